@@ -1,0 +1,56 @@
+// Command exocortex is the Exocortex extension host: an agent loop for local LLMs
+// whose hooks run in out-of-process plugins, with typed shared state and a memory
+// store. Run it without arguments for an operator session; see --help for the rest.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newRootCmd().ExecuteContext(ctx)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "exocortex:", err)
+		os.Exit(exitCode(err))
+	}
+}
+
+// newRootCmd assembles the command tree. Each subcommand lives in its own file.
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "exocortex",
+		Short:         "An extension host for local LLM agents",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(
+	// Subcommands register here, one line each.
+	)
+	return root
+}
+
+// exitError carries a process exit status through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func exitCode(err error) int {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return 1
+}
