@@ -1,0 +1,68 @@
+# Exocortex build. `make run` starts an operator session; `make test` runs everything CI runs.
+
+GO            ?= go
+BIN           := bin/exocortex
+TOOLS         := $(CURDIR)/.tools/bin
+PROTOC_GEN_GO_VERSION      := v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
+PROTO_FILES   := $(wildcard proto/exocortex/v1/*.proto)
+export PATH   := $(TOOLS):$(PATH)
+
+.PHONY: all build run test test-race vet fmt-check generate check-generated tools protoc bench eval glove lint clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/exocortex
+
+run: build
+	./$(BIN)
+
+## tools: protoc from Debian, the protoc plugins pinned, into .tools/bin
+tools: protoc $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc
+
+protoc:
+	@command -v protoc >/dev/null 2>&1 || { \
+	  echo "installing protoc (apt-get install protobuf-compiler)"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq protobuf-compiler >/dev/null; }
+
+$(TOOLS)/protoc-gen-go:
+	GOBIN=$(TOOLS) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+
+$(TOOLS)/protoc-gen-go-grpc:
+	GOBIN=$(TOOLS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+
+## generate: every generated file (protocol code, signal constants)
+generate: tools
+	protoc -I proto -I /usr/include \
+	  --go_out=. --go_opt=module=github.com/exocortex/exocortex \
+	  --go-grpc_out=. --go-grpc_opt=module=github.com/exocortex/exocortex \
+	  $(PROTO_FILES)
+	$(GO) generate ./...
+
+## check-generated: fail when a generated file differs from what `make generate` writes
+check-generated: generate
+	@if [ -n "$$(git status --porcelain -- proto signals sdk/python WIRING.md)" ]; then \
+	  echo "generated files are stale; run 'make generate' and commit:"; \
+	  git status --porcelain -- proto signals sdk/python WIRING.md; \
+	  git --no-pager diff --stat -- proto signals sdk/python WIRING.md; exit 1; fi
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \
+	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+test: check-generated fmt-check vet
+	$(GO) test -count=1 ./...
+
+test-race:
+	$(GO) test -count=1 -race ./core/... ./staging/... ./memory/... ./sdk/...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./...
+
+clean:
+	rm -rf bin
