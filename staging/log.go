@@ -1,0 +1,734 @@
+package staging
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// SyncPolicy says when appended records are forced to stable storage.
+type SyncPolicy int
+
+const (
+	// SyncEveryAppend fsyncs after every Append and AppendBatch call: a record that
+	// Append returned survives a power cut. The default.
+	SyncEveryAppend SyncPolicy = iota
+	// SyncInterval fsyncs in the background every Options.SyncInterval: a crash of
+	// the machine can lose that much; a crash of the process loses nothing.
+	SyncInterval
+	// SyncOS leaves flushing to the operating system (and Close).
+	SyncOS
+)
+
+func (p SyncPolicy) String() string {
+	switch p {
+	case SyncEveryAppend:
+		return "every-append"
+	case SyncInterval:
+		return "interval"
+	case SyncOS:
+		return "os"
+	}
+	return fmt.Sprintf("SyncPolicy(%d)", int(p))
+}
+
+// ParseSyncPolicy reads "every-append", "interval" or "os" (as in configuration files).
+func ParseSyncPolicy(s string) (SyncPolicy, error) {
+	for _, p := range []SyncPolicy{SyncEveryAppend, SyncInterval, SyncOS} {
+		if s == p.String() {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown sync policy %q: use every-append, interval or os", s)
+}
+
+// Options tune a Log. The zero value is safe: fsync after every append.
+type Options struct {
+	Sync SyncPolicy
+	// SyncInterval is the period for SyncInterval (default one second).
+	SyncInterval time.Duration
+	// Now stamps records (default time.Now). Tests pin it.
+	Now func() time.Time
+	// Logger receives recovery notices (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// BadLine is a line that could not be read as a record.
+type BadLine struct {
+	File   string `json:"file"`
+	Line   int    `json:"line"`   // 1-based line number in the file as it was found
+	Offset int64  `json:"offset"` // byte offset of the line's start
+	Reason string `json:"reason"`
+	Text   []byte `json:"-"`
+}
+
+func (b BadLine) String() string {
+	return fmt.Sprintf("%s:%d: %s", b.File, b.Line, b.Reason)
+}
+
+// Recovery reports what Open repaired. The zero value means the file was clean.
+type Recovery struct {
+	// TornTail is the partial last line that was cut off, if any.
+	TornTail *BadLine
+	// Quarantined lists malformed lines moved out of the log.
+	Quarantined []BadLine
+	// QuarantinePath is where cut and moved lines were written (<path>.quarantine).
+	QuarantinePath string
+}
+
+// Repaired reports whether Open changed the file.
+func (r Recovery) Repaired() bool { return r.TornTail != nil || len(r.Quarantined) > 0 }
+
+func (r Recovery) String() string {
+	if !r.Repaired() {
+		return "clean"
+	}
+	var parts []string
+	if r.TornTail != nil {
+		parts = append(parts, fmt.Sprintf("cut a torn last line (%s, %d bytes)", r.TornTail, len(r.TornTail.Text)))
+	}
+	for _, b := range r.Quarantined {
+		parts = append(parts, "quarantined "+b.String())
+	}
+	return strings.Join(parts, "; ") + "; the removed text is in " + r.QuarantinePath
+}
+
+// LockedError is returned by Open when another writer holds the log.
+type LockedError struct {
+	Path     string
+	LockPath string
+	// Holder describes the process that took the lock (pid, command, time), as it
+	// wrote it into the lock file; empty if unreadable.
+	Holder string
+}
+
+func (e *LockedError) Error() string {
+	who := e.Holder
+	if who == "" {
+		who = "another process"
+	}
+	return fmt.Sprintf("%s is in use by %s: stop that process or wait for it to finish, then retry (lock file %s)",
+		e.Path, who, e.LockPath)
+}
+
+// holderInfo is written into the lock file so a refused writer can say who holds it.
+type holderInfo struct {
+	PID     int       `json:"pid"`
+	Command string    `json:"command"`
+	Since   time.Time `json:"since"`
+}
+
+// indexEvery is the spacing of the sparse seq -> offset index that lets Read start
+// near a checkpoint instead of at the top of the file.
+const indexEvery = 4096
+
+type seqOffset struct {
+	seq uint64
+	off int64
+}
+
+// Log is an open, locked log file. Its methods are safe for concurrent use.
+type Log struct {
+	path string
+	opts Options
+	lock *os.File
+
+	mu      sync.Mutex
+	f       *os.File
+	size    int64 // bytes of complete records
+	lastSeq uint64
+	index   []seqOffset
+	dirty   bool
+	closed  bool
+	rec     Recovery
+	// write performs the single write of an append. Tests replace it to inject a
+	// failing disk; production uses (*os.File).Write.
+	write func(f *os.File, b []byte) (int, error)
+
+	stopSync chan struct{}
+	syncDone chan struct{}
+}
+
+// Open opens (creating if needed) the log at path for appending, takes its lock,
+// and repairs what a crash or a stray edit left: see the package documentation.
+func Open(ctx context.Context, path string, opts Options) (*Log, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.SyncInterval <= 0 {
+		opts.SyncInterval = time.Second
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("staging: creating the directory of %s: %w", path, err)
+	}
+	lock, err := acquireLock(path)
+	if err != nil {
+		return nil, err
+	}
+	l := &Log{path: path, opts: opts, lock: lock, write: (*os.File).Write}
+	if err := l.open(ctx); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	if opts.Sync == SyncInterval {
+		l.stopSync = make(chan struct{})
+		l.syncDone = make(chan struct{})
+		go l.syncLoop()
+	}
+	return l, nil
+}
+
+func acquireLock(path string) (*os.File, error) {
+	lockPath := path + ".lock"
+	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("staging: opening the lock file %s: %w", lockPath, err)
+	}
+	busy, err := tryLock(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("staging: locking %s: %w", lockPath, err)
+	}
+	if busy {
+		holder := ""
+		if b, err := os.ReadFile(lockPath); err == nil {
+			var h holderInfo
+			if json.Unmarshal(b, &h) == nil && h.PID != 0 {
+				holder = fmt.Sprintf("process %d (%s) since %s", h.PID, h.Command, h.Since.Format(time.RFC3339))
+			}
+		}
+		f.Close()
+		return nil, &LockedError{Path: path, LockPath: lockPath, Holder: holder}
+	}
+	info, _ := json.Marshal(holderInfo{PID: os.Getpid(), Command: commandLine(), Since: time.Now().UTC()})
+	if err := f.Truncate(0); err == nil {
+		f.WriteAt(info, 0) // informational only: the flock is the lock
+	}
+	return f, nil
+}
+
+func commandLine() string {
+	s := strings.Join(os.Args, " ")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// open scans the file, repairs it if needed and positions the log at its end.
+func (l *Log) open(ctx context.Context) error {
+	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("staging: opening %s: %w", l.path, err)
+	}
+	sc, err := scanFile(ctx, f, l.path)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	if sc.torn != nil || len(sc.bad) > 0 {
+		f, err = l.repair(f, sc)
+		if err != nil {
+			return err
+		}
+		if sc, err = scanFile(ctx, f, l.path); err != nil {
+			f.Close()
+			return err
+		}
+		if sc.torn != nil || len(sc.bad) > 0 {
+			f.Close()
+			return fmt.Errorf("staging: %s still has malformed lines after repair; move it aside and report this", l.path)
+		}
+	}
+	l.f, l.size, l.lastSeq, l.index = f, sc.size, sc.lastSeq, sc.index
+	return nil
+}
+
+type scanResult struct {
+	size    int64 // offset after the last complete line
+	lastSeq uint64
+	index   []seqOffset
+	bad     []BadLine
+	badOffs [][2]int64 // [start, end) of each bad line, newline included
+	torn    *BadLine
+}
+
+// scanFile checks every line of f from the top.
+func scanFile(ctx context.Context, f *os.File, path string) (scanResult, error) {
+	var sc scanResult
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return sc, fmt.Errorf("staging: reading %s: %w", path, err)
+	}
+	br := bufio.NewReaderSize(f, 1<<20)
+	var off int64
+	count := 0
+	for lineNo := 1; ; lineNo++ {
+		if lineNo%65536 == 0 && ctx.Err() != nil {
+			return sc, ctx.Err()
+		}
+		line, err := readLine(br)
+		if err == io.EOF && len(line) == 0 {
+			break
+		}
+		if err != nil && err != io.EOF {
+			return sc, fmt.Errorf("staging: reading %s at line %d: %w", path, lineNo, err)
+		}
+		if err == io.EOF { // no newline: the write was torn
+			sc.torn = &BadLine{File: path, Line: lineNo, Offset: off,
+				Reason: "torn last line: no newline (a crash interrupted a write)", Text: line}
+			break
+		}
+		end := off + int64(len(line)) + 1
+		seq, perr := checkLine(line)
+		if perr == nil && seq <= sc.lastSeq {
+			perr = fmt.Errorf("sequence %d does not follow %d", seq, sc.lastSeq)
+		}
+		if perr != nil {
+			if errors.Is(perr, ErrNewerVersion) {
+				return sc, fmt.Errorf("staging: %s:%d: %w; upgrade Exocortex to open this log", path, lineNo, perr)
+			}
+			sc.bad = append(sc.bad, BadLine{File: path, Line: lineNo, Offset: off, Reason: perr.Error(), Text: line})
+			sc.badOffs = append(sc.badOffs, [2]int64{off, end})
+		} else {
+			if count%indexEvery == 0 {
+				sc.index = append(sc.index, seqOffset{seq, off})
+			}
+			count++
+			sc.lastSeq = seq
+			sc.size = end
+		}
+		off = end
+	}
+	if len(sc.bad) > 0 {
+		// size must cover every byte kept; bad lines before the end are removed by
+		// repair, after which the file is scanned again.
+		sc.size = off
+	}
+	return sc, nil
+}
+
+// readLine returns the next line without its newline; at the end of the file it
+// returns the remaining bytes (a line without newline) with io.EOF.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		buf := append([]byte(nil), line...)
+		for err == bufio.ErrBufferFull {
+			line, err = br.ReadSlice('\n')
+			buf = append(buf, line...)
+		}
+		line = buf
+	}
+	if err != nil {
+		return line, err
+	}
+	return line[:len(line)-1], nil
+}
+
+// repair writes the torn tail and bad lines to the quarantine file, then removes
+// them from the log: the tail by truncation, bad lines by rewriting the file
+// through a temporary file and an atomic rename. It returns the reopened file.
+func (l *Log) repair(f *os.File, sc scanResult) (*os.File, error) {
+	qpath := l.path + ".quarantine"
+	var lines []BadLine
+	lines = append(lines, sc.bad...)
+	if sc.torn != nil {
+		lines = append(lines, *sc.torn)
+	}
+	if err := appendQuarantine(qpath, lines, l.opts.Now()); err != nil {
+		f.Close()
+		return nil, err
+	}
+	l.rec.QuarantinePath = qpath
+	if sc.torn != nil {
+		if err := f.Truncate(sc.torn.Offset); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("staging: cutting the torn last line of %s: %w", l.path, err)
+		}
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("staging: syncing %s: %w", l.path, err)
+		}
+		t := *sc.torn
+		l.rec.TornTail = &t
+		l.opts.Logger.Warn("staging: cut a torn last line", "file", l.path, "line", t.Line, "bytes", len(t.Text), "quarantine", qpath)
+	}
+	if len(sc.bad) == 0 {
+		return f, nil
+	}
+	tmp := l.path + ".rewrite"
+	out, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("staging: rewriting %s without its malformed lines: %w", l.path, err)
+	}
+	fail := func(err error) (*os.File, error) {
+		out.Close()
+		os.Remove(tmp)
+		f.Close()
+		return nil, fmt.Errorf("staging: rewriting %s without its malformed lines: %w", l.path, err)
+	}
+	var pos int64
+	keep := func(from, to int64) error {
+		if to <= from {
+			return nil
+		}
+		_, err := io.Copy(out, io.NewSectionReader(f, from, to-from))
+		return err
+	}
+	for _, r := range sc.badOffs {
+		if err := keep(pos, r[0]); err != nil {
+			return fail(err)
+		}
+		pos = r[1]
+	}
+	end := sc.size
+	if sc.torn != nil {
+		end = sc.torn.Offset
+	}
+	if err := keep(pos, end); err != nil {
+		return fail(err)
+	}
+	if err := out.Sync(); err != nil {
+		return fail(err)
+	}
+	out.Close()
+	if err := os.Rename(tmp, l.path); err != nil {
+		return fail(err)
+	}
+	syncDir(filepath.Dir(l.path))
+	f.Close()
+	for _, b := range sc.bad {
+		l.opts.Logger.Warn("staging: moved a malformed line to quarantine", "file", b.File, "line", b.Line, "reason", b.Reason, "quarantine", qpath)
+	}
+	l.rec.Quarantined = append(l.rec.Quarantined, sc.bad...)
+	nf, err := os.OpenFile(l.path, os.O_RDWR|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("staging: reopening %s: %w", l.path, err)
+	}
+	return nf, nil
+}
+
+// quarantineLine is one line of <path>.quarantine.
+type quarantineLine struct {
+	QuarantinedAt time.Time `json:"quarantined_at"`
+	BadLine
+	Text       string `json:"text,omitempty"`
+	TextBase64 []byte `json:"text_base64,omitempty"` // when the text is not valid UTF-8
+}
+
+func appendQuarantine(qpath string, lines []BadLine, now time.Time) error {
+	var buf bytes.Buffer
+	for _, b := range lines {
+		q := quarantineLine{QuarantinedAt: now.UTC(), BadLine: b}
+		if isUTF8(b.Text) {
+			q.Text = string(b.Text)
+		} else {
+			q.TextBase64 = b.Text
+		}
+		enc, err := json.Marshal(q)
+		if err != nil {
+			return fmt.Errorf("staging: encoding quarantine entry for %s: %w", b, err)
+		}
+		buf.Write(enc)
+		buf.WriteByte('\n')
+	}
+	qf, err := os.OpenFile(qpath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("staging: opening the quarantine file %s: %w", qpath, err)
+	}
+	if _, err := qf.Write(buf.Bytes()); err != nil {
+		qf.Close()
+		return fmt.Errorf("staging: writing the quarantine file %s (the log was left untouched): %w", qpath, err)
+	}
+	if err := qf.Sync(); err != nil {
+		qf.Close()
+		return fmt.Errorf("staging: syncing the quarantine file %s: %w", qpath, err)
+	}
+	return qf.Close()
+}
+
+func isUTF8(b []byte) bool { return strings.ToValidUTF8(string(b), "\x00\x00") == string(b) }
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// Path returns the log's file name.
+func (l *Log) Path() string { return l.path }
+
+// Recovery reports what Open repaired.
+func (l *Log) Recovery() Recovery { return l.rec }
+
+// LastSeq returns the sequence number of the last record (0 for an empty log).
+func (l *Log) LastSeq() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lastSeq
+}
+
+// Size returns the log's length in bytes.
+func (l *Log) Size() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.size
+}
+
+// Append writes one record and returns it as written.
+func (l *Log) Append(ctx context.Context, kind, session string, payload any) (Record, error) {
+	recs, err := l.AppendBatch(ctx, []Entry{{Kind: kind, Session: session, Payload: payload}})
+	if err != nil {
+		return Record{}, err
+	}
+	return recs[0], nil
+}
+
+// AppendBatch writes several records with one write and (under SyncEveryAppend)
+// one fsync. Either all of them are in the log afterwards or none is.
+func (l *Log) AppendBatch(ctx context.Context, entries []Entry) ([]Record, error) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	payloads := make([][]byte, len(entries))
+	for i, e := range entries {
+		if e.Kind == "" {
+			return nil, fmt.Errorf("staging: appending to %s: entry %d has no kind", l.path, i)
+		}
+		p, err := encodePayload(e.Payload)
+		if err != nil {
+			return nil, fmt.Errorf("staging: appending a %q record to %s: encoding the payload: %w", e.Kind, l.path, err)
+		}
+		payloads[i] = p
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil, fmt.Errorf("staging: appending to %s: the log is closed", l.path)
+	}
+	now := l.opts.Now().UTC()
+	var buf bytes.Buffer
+	recs := make([]Record, len(entries))
+	for i, e := range entries {
+		seq := l.lastSeq + 1 + uint64(i)
+		encodeLine(&buf, seq, now, e.Kind, e.Session, payloads[i])
+		recs[i] = Record{V: SchemaVersion, Seq: seq, TS: now, Kind: e.Kind, Session: e.Session, Payload: payloads[i]}
+	}
+	n, err := l.write(l.f, buf.Bytes())
+	if err == nil && n != buf.Len() {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		return nil, l.undoWrite(len(entries), n, err)
+	}
+	l.indexBatch(recs, buf.Bytes())
+	l.size += int64(buf.Len())
+	l.lastSeq = recs[len(recs)-1].Seq
+	switch l.opts.Sync {
+	case SyncEveryAppend:
+		if err := l.f.Sync(); err != nil {
+			return recs, fmt.Errorf("staging: syncing %s after writing records %d-%d (they are written but may not survive a power cut): %w",
+				l.path, recs[0].Seq, l.lastSeq, err)
+		}
+	default:
+		l.dirty = true
+	}
+	return recs, nil
+}
+
+// indexBatch adds sparse index entries for a batch about to be counted in l.size.
+func (l *Log) indexBatch(recs []Record, written []byte) {
+	off := l.size
+	for _, r := range recs {
+		j := bytes.IndexByte(written, '\n')
+		if (r.Seq-1)%indexEvery == 0 {
+			l.index = append(l.index, seqOffset{r.Seq, off})
+		}
+		off += int64(j + 1)
+		written = written[j+1:]
+	}
+}
+
+// undoWrite cuts a failed write back to the last complete record.
+func (l *Log) undoWrite(count, written int, cause error) error {
+	what := fmt.Sprintf("staging: appending %d record(s) to %s", count, l.path)
+	hint := ""
+	if errors.Is(cause, syscall.ENOSPC) {
+		hint = " (the disk is full: free some space and retry)"
+	}
+	if written > 0 || errors.Is(cause, io.ErrShortWrite) {
+		if terr := l.f.Truncate(l.size); terr != nil {
+			return fmt.Errorf("%s: %w%s; cutting the partial line back also failed (%v): the next Open will cut it", what, cause, hint, terr)
+		}
+	}
+	return fmt.Errorf("%s: %w%s; nothing partial was left in the log", what, cause, hint)
+}
+
+// Sync forces written records to stable storage.
+func (l *Log) Sync() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.dirty = false
+	f := l.f
+	l.mu.Unlock()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("staging: syncing %s: %w", l.path, err)
+	}
+	return nil
+}
+
+func (l *Log) syncLoop() {
+	defer close(l.syncDone)
+	t := time.NewTicker(l.opts.SyncInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stopSync:
+			return
+		case <-t.C:
+			l.mu.Lock()
+			dirty := l.dirty && !l.closed
+			l.mu.Unlock()
+			if dirty {
+				if err := l.Sync(); err != nil {
+					l.opts.Logger.Error("staging: background sync failed", "file", l.path, "err", err)
+				}
+			}
+		}
+	}
+}
+
+// Close syncs and closes the log and releases its lock. Closing twice is harmless.
+func (l *Log) Close() error {
+	if l.stopSync != nil {
+		select {
+		case <-l.stopSync:
+		default:
+			close(l.stopSync)
+			<-l.syncDone
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	err := l.f.Sync()
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	l.lock.Close() // releases the flock
+	if err != nil {
+		return fmt.Errorf("staging: closing %s: %w", l.path, err)
+	}
+	return nil
+}
+
+// Read calls fn for every record with a sequence number greater than since, in
+// order, up to the end of the log as it was when Read started. Appends may go on
+// concurrently. An error from fn stops the read and is returned as it is.
+func (l *Log) Read(ctx context.Context, since uint64, fn func(Record) error) error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return fmt.Errorf("staging: reading %s: the log is closed", l.path)
+	}
+	end := l.size
+	var start int64
+	// The last index entry at or before since+1 is a line boundary to start from.
+	i := sort.Search(len(l.index), func(i int) bool { return l.index[i].seq > since+1 })
+	if i > 0 {
+		start = l.index[i-1].off
+	}
+	l.mu.Unlock()
+	f, err := os.Open(l.path)
+	if err != nil {
+		return fmt.Errorf("staging: reading %s: %w", l.path, err)
+	}
+	defer f.Close()
+	_, err = readRecords(ctx, io.NewSectionReader(f, start, end-start), l.path, since, false, fn)
+	return err
+}
+
+// Scan reads the log at path without taking its lock (so it can follow a log that
+// another process is writing) and calls fn for every record with a sequence number
+// greater than since. A partial last line (a write in progress) is not read. Lines
+// that do not parse are skipped and returned; the writer's next Open quarantines
+// them. A missing file is an empty log.
+func Scan(ctx context.Context, path string, since uint64, fn func(Record) error) ([]BadLine, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("staging: reading %s: %w", path, err)
+	}
+	defer f.Close()
+	return readRecords(ctx, f, path, since, true, fn)
+}
+
+// readRecords decodes lines from r. lenient skips bad lines (Scan); otherwise a bad
+// line is an error naming the file and line (Read, on a file Open has repaired).
+func readRecords(ctx context.Context, r io.Reader, path string, since uint64, lenient bool, fn func(Record) error) ([]BadLine, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	var bad []BadLine
+	var off int64
+	for lineNo := 1; ; lineNo++ {
+		if lineNo%4096 == 0 && ctx.Err() != nil {
+			return bad, ctx.Err()
+		}
+		line, err := readLine(br)
+		if err == io.EOF {
+			return bad, nil // a line without newline is a write in progress
+		}
+		if err != nil {
+			return bad, fmt.Errorf("staging: reading %s: %w", path, err)
+		}
+		start := off
+		off += int64(len(line)) + 1
+		if seq, ok := quickSeq(line); ok && seq <= since {
+			continue
+		}
+		rec, perr := parseLine(line)
+		if perr != nil {
+			b := BadLine{File: path, Line: lineNo, Offset: start, Reason: perr.Error(), Text: append([]byte(nil), line...)}
+			if !lenient || errors.Is(perr, ErrNewerVersion) {
+				return bad, fmt.Errorf("staging: %s (line %d from the read position): %w", path, b.Line, perr)
+			}
+			bad = append(bad, b)
+			continue
+		}
+		if rec.Seq <= since {
+			continue
+		}
+		// The reader's buffer is reused: give fn its own copy of the payload.
+		rec.Payload = append(json.RawMessage(nil), rec.Payload...)
+		if err := fn(rec); err != nil {
+			return bad, err
+		}
+	}
+}
