@@ -1,0 +1,145 @@
+// Package hooks describes the hooks of the agent loop, derived from the protocol
+// rather than written down a second time: a hook's name comes from the Hook enum, its
+// RPC from the Plugin service, and whether it may add prompt text from whether its
+// response message has the prompt_blocks field (number 15). The loop, the host and
+// the wiring lint all read this table, so none of them can disagree about it.
+package hooks
+
+import (
+	"fmt"
+	"strings"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+)
+
+// PromptBlocksField is the field number of prompt_blocks in the responses of the
+// prompt-assembly hooks, reserved in every other response.
+const PromptBlocksField protoreflect.FieldNumber = 15
+
+// Stage says how often a hook fires.
+type Stage int
+
+const (
+	// PerSession hooks fire once when the agent is created.
+	PerSession Stage = iota
+	// PerMonologue hooks fire once per user request.
+	PerMonologue
+	// PerMessage hooks fire for every message added to the history.
+	PerMessage
+	// PerIteration hooks fire in every iteration of the message loop.
+	PerIteration
+)
+
+func (s Stage) String() string {
+	switch s {
+	case PerSession:
+		return "session"
+	case PerMonologue:
+		return "monologue"
+	case PerMessage:
+		return "message"
+	case PerIteration:
+		return "iteration"
+	}
+	return fmt.Sprintf("Stage(%d)", int(s))
+}
+
+// Info describes one hook.
+type Info struct {
+	Hook exocortexv1.Hook
+	// Name is the snake_case name, e.g. "message_loop_prompts_after".
+	Name string
+	// Method is the Plugin service RPC, e.g. "MessageLoopPromptsAfter".
+	Method string
+	Stage  Stage
+	// InjectsPrompt is true for the hooks whose response can carry prompt blocks:
+	// they fire while the prompt is assembled, so their text reaches the model.
+	InjectsPrompt bool
+	// Request and Response are the hook's message types.
+	Request, Response protoreflect.MessageDescriptor
+}
+
+// All returns every hook in firing order (the Hook enum's order).
+func All() []Info {
+	enum := exocortexv1.Hook(0).Descriptor().Values()
+	svc := exocortexv1.File_exocortex_v1_plugin_proto.Services().ByName("Plugin")
+	out := make([]Info, 0, enum.Len()-1)
+	for i := 0; i < enum.Len(); i++ {
+		h := exocortexv1.Hook(enum.Get(i).Number())
+		if h == exocortexv1.Hook_HOOK_UNSPECIFIED {
+			continue
+		}
+		name := strings.ToLower(strings.TrimPrefix(string(enum.Get(i).Name()), "HOOK_"))
+		method := camel(name)
+		m := svc.Methods().ByName(protoreflect.Name(method))
+		if m == nil {
+			// The protocol is generated from one file; a missing RPC is a build-time bug.
+			panic(fmt.Sprintf("hooks: Plugin service has no RPC %s for hook %s", method, name))
+		}
+		out = append(out, Info{
+			Hook:          h,
+			Name:          name,
+			Method:        method,
+			Stage:         stageOf(h),
+			InjectsPrompt: m.Output().Fields().ByNumber(PromptBlocksField) != nil,
+			Request:       m.Input(),
+			Response:      m.Output(),
+		})
+	}
+	return out
+}
+
+// Lookup returns the hook with the given snake_case name.
+func Lookup(name string) (Info, bool) {
+	for _, in := range All() {
+		if in.Name == name {
+			return in, true
+		}
+	}
+	return Info{}, false
+}
+
+// Of returns the description of h.
+func Of(h exocortexv1.Hook) (Info, bool) {
+	for _, in := range All() {
+		if in.Hook == h {
+			return in, true
+		}
+	}
+	return Info{}, false
+}
+
+// Name returns the snake_case name of h, or its enum string if it is unknown.
+func Name(h exocortexv1.Hook) string {
+	if in, ok := Of(h); ok {
+		return in.Name
+	}
+	return h.String()
+}
+
+func stageOf(h exocortexv1.Hook) Stage {
+	switch h {
+	case exocortexv1.Hook_HOOK_AGENT_INIT:
+		return PerSession
+	case exocortexv1.Hook_HOOK_MONOLOGUE_START, exocortexv1.Hook_HOOK_MONOLOGUE_END:
+		return PerMonologue
+	case exocortexv1.Hook_HOOK_HIST_ADD_BEFORE:
+		return PerMessage
+	}
+	return PerIteration
+}
+
+func camel(snake string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(snake, "_") {
+		switch part {
+		case "llm":
+			b.WriteString("LLM")
+		default:
+			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return b.String()
+}

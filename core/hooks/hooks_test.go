@@ -1,0 +1,63 @@
+package hooks
+
+import (
+	"testing"
+
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+)
+
+func TestAllInFiringOrder(t *testing.T) {
+	want := []string{
+		"agent_init", "monologue_start", "hist_add_before", "message_loop_start",
+		"message_loop_prompts_before", "system_prompt", "message_loop_prompts_after",
+		"before_main_llm_call", "response_stream_chunk", "response_stream_end",
+		"error_format", "tool_execute_before", "tool_execute_after",
+		"message_loop_end", "monologue_end",
+	}
+	all := All()
+	if len(all) != len(want) {
+		t.Fatalf("got %d hooks, want %d", len(all), len(want))
+	}
+	for i, in := range all {
+		if in.Name != want[i] {
+			t.Errorf("hook %d = %q, want %q", i, in.Name, want[i])
+		}
+	}
+}
+
+func TestOnlyPromptAssemblyHooksInject(t *testing.T) {
+	injecting := map[string]bool{
+		"message_loop_prompts_before": true,
+		"system_prompt":               true,
+		"message_loop_prompts_after":  true,
+	}
+	for _, in := range All() {
+		if in.InjectsPrompt != injecting[in.Name] {
+			t.Errorf("%s: InjectsPrompt = %v, want %v", in.Name, in.InjectsPrompt, injecting[in.Name])
+		}
+	}
+}
+
+func TestLookup(t *testing.T) {
+	tests := []struct {
+		name   string
+		method string
+		stage  Stage
+		ok     bool
+	}{
+		{"before_main_llm_call", "BeforeMainLLMCall", PerIteration, true},
+		{"hist_add_before", "HistAddBefore", PerMessage, true},
+		{"monologue_end", "MonologueEnd", PerMonologue, true},
+		{"agent_init", "AgentInit", PerSession, true},
+		{"no_such_hook", "", 0, false},
+	}
+	for _, tt := range tests {
+		in, ok := Lookup(tt.name)
+		if ok != tt.ok || in.Method != tt.method || (ok && in.Stage != tt.stage) {
+			t.Errorf("Lookup(%q) = %+v, %v", tt.name, in, ok)
+		}
+	}
+	if Name(exocortexv1.Hook_HOOK_SYSTEM_PROMPT) != "system_prompt" {
+		t.Errorf("Name(system prompt) = %q", Name(exocortexv1.Hook_HOOK_SYSTEM_PROMPT))
+	}
+}
