@@ -1,0 +1,90 @@
+// Command gensignals writes package signals from the front matter of the prompt
+// files: one constant per declared signal, plus All and Known. With -py it also
+// writes the Python SDK's constants module from the same declarations.
+//
+// It runs through go generate in package signals:
+//
+//	go run ./internal/gensignals -prompts ../prompts -out signals_gen.go -py ../sdk/python/exocortex/signals.py
+//
+// Files are rewritten only when their content changes.
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/exocortex/exocortex/signals/internal/gen"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "gensignals:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fl := flag.NewFlagSet("gensignals", flag.ContinueOnError)
+	promptDir := fl.String("prompts", "../prompts", "directory of the prompt files (*.md) to read")
+	out := fl.String("out", "signals_gen.go", "Go file to write")
+	py := fl.String("py", "", "Python module to write as well (empty: none)")
+	fl.Usage = func() {
+		fmt.Fprintln(fl.Output(), "usage: gensignals [-prompts DIR] [-out FILE] [-py FILE]")
+		fmt.Fprintln(fl.Output(), "Generates the signal constants from the signal: lines of prompt front matter.")
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	if fl.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q (see -help)", fl.Args())
+	}
+	info, err := os.Stat(*promptDir)
+	if err != nil || !info.IsDir() {
+		return fmt.Errorf("prompt directory %s: not a readable directory (set -prompts)", *promptDir)
+	}
+	sigs, err := gen.Collect(os.DirFS(*promptDir), filepath.Base(*promptDir))
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", *promptDir, err)
+	}
+	src, err := gen.Go(sigs)
+	if err != nil {
+		return err
+	}
+	if err := writeIfChanged(*out, src); err != nil {
+		return err
+	}
+	if *py != "" {
+		if err := writeIfChanged(*py, gen.Python(sigs)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeIfChanged(path string, data []byte) error {
+	old, err := os.ReadFile(path)
+	if err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("creating the directory of %s: %w", path, err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("replacing %s: %w", path, err)
+	}
+	return nil
+}
