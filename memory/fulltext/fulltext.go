@@ -1,0 +1,388 @@
+// Package fulltext is the memory store's BM25 index: a Bleve v2 (scorch) index over
+// each record's text, with its area, tags, key, status and creation time as filter
+// fields.
+//
+// The index is a projection of the memory journal, never the truth, which is what
+// makes two shortcuts safe:
+//
+//   - Writes use scorch's unsafe batch mode (no fsync per batch, about twenty times
+//     faster); a crash can leave the index behind or broken, and replaying the
+//     journal repairs it.
+//   - The index remembers the last journal sequence it applied (stored inside the
+//     index, in the same batch as the documents), and a manifest beside it
+//     (<dir>.manifest) lists every file with its size and SHA-256, written on a clean
+//     Close and removed on Open. A missing or mismatched manifest means the index was
+//     not closed cleanly or was damaged: Open then discards it and starts empty, and
+//     says why, so the caller replays the journal into it.
+package fulltext
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search/query"
+	index "github.com/blevesearch/bleve_index_api"
+)
+
+// Doc is what the index holds of one record.
+type Doc struct {
+	ID      string
+	Text    string
+	Area    string
+	Key     string
+	Status  string
+	Tags    []string
+	Created time.Time
+}
+
+// Filter narrows a search. Empty fields do not filter.
+type Filter struct {
+	Areas        []string // any of these areas
+	ExcludeAreas []string // none of these areas
+	Tags         []string // every one of these tags
+	Key          string
+	Statuses     []string // any of these statuses
+	From, To     time.Time
+}
+
+// Hit is one search result, best first.
+type Hit struct {
+	ID    string
+	Score float64
+}
+
+// Index is an open full-text index. Search is safe for concurrent use; Apply calls
+// must not overlap each other.
+type Index struct {
+	dir     string
+	idx     bleve.Index
+	applied uint64
+}
+
+var appliedKey = []byte("exocortex.applied_seq")
+
+const formatVersion = 1
+
+type manifest struct {
+	Version    int         `json:"version"`
+	AppliedSeq uint64      `json:"applied_seq"`
+	Files      []fileEntry `json:"files"`
+}
+
+type fileEntry struct {
+	Name   string `json:"name"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// Open opens the index in dir, creating it if needed. notice is non-empty when the
+// index had to be discarded and recreated (missing, unclean shutdown, checksum
+// mismatch, unreadable); its AppliedSeq is then 0 and the caller must replay.
+func Open(dir string) (ix *Index, notice string, err error) {
+	mpath := dir + ".manifest"
+	_, statErr := os.Stat(dir)
+	switch {
+	case errors.Is(statErr, fs.ErrNotExist):
+		if _, err := os.Stat(mpath); err == nil {
+			notice = fmt.Sprintf("full-text index %s is missing: rebuilding it from the journal", dir)
+		}
+	case statErr != nil:
+		return nil, "", fmt.Errorf("fulltext: %s: %w", dir, statErr)
+	default:
+		if problem := verify(dir, mpath); problem != "" {
+			notice = fmt.Sprintf("full-text index %s %s: rebuilding it from the journal", dir, problem)
+			if err := os.RemoveAll(dir); err != nil {
+				return nil, "", fmt.Errorf("fulltext: removing the damaged index %s: %w", dir, err)
+			}
+		} else {
+			idx, err := bleve.OpenUsing(dir, map[string]interface{}{"unsafe_batch": true})
+			if err != nil {
+				notice = fmt.Sprintf("full-text index %s cannot be opened (%v): rebuilding it from the journal", dir, err)
+				if err := os.RemoveAll(dir); err != nil {
+					return nil, "", fmt.Errorf("fulltext: removing the damaged index %s: %w", dir, err)
+				}
+			} else {
+				ix := &Index{dir: dir, idx: idx}
+				if v, err := idx.GetInternal(appliedKey); err == nil && len(v) == 8 {
+					ix.applied = binary.BigEndian.Uint64(v)
+				}
+				// From now on the index may change: until Close writes a new
+				// manifest, a crash must be detected as one.
+				if err := os.Remove(mpath); err != nil {
+					idx.Close()
+					return nil, "", fmt.Errorf("fulltext: %w", err)
+				}
+				return ix, "", nil
+			}
+		}
+	}
+	os.Remove(mpath)
+	idx, err := bleve.NewUsing(dir, newMapping(), scorch.Name, scorch.Name, map[string]interface{}{"unsafe_batch": true})
+	if err != nil {
+		return nil, "", fmt.Errorf("fulltext: creating the index %s: %w", dir, err)
+	}
+	return &Index{dir: dir, idx: idx}, notice, nil
+}
+
+// verify compares the index directory with its manifest and returns what is wrong,
+// or "" when it matches.
+func verify(dir, mpath string) string {
+	b, err := os.ReadFile(mpath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "was not closed cleanly (no manifest)"
+	}
+	if err != nil {
+		return fmt.Sprintf("has an unreadable manifest (%v)", err)
+	}
+	var m manifest
+	if err := json.Unmarshal(b, &m); err != nil || m.Version != formatVersion {
+		return "has an unreadable manifest"
+	}
+	files, err := listFiles(dir)
+	if err != nil {
+		return fmt.Sprintf("cannot be read (%v)", err)
+	}
+	if len(files) != len(m.Files) {
+		return fmt.Sprintf("has %d files where its manifest lists %d", len(files), len(m.Files))
+	}
+	for i, f := range files {
+		want := m.Files[i]
+		if f.Name != want.Name || f.Size != want.Size || f.SHA256 != want.SHA256 {
+			return fmt.Sprintf("fails its checksum at %s", f.Name)
+		}
+	}
+	return ""
+}
+
+// listFiles hashes every regular file under dir, sorted by name.
+func listFiles(dir string) ([]fileEntry, error) {
+	var out []fileEntry
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		h := sha256.New()
+		n, err := io.Copy(h, f)
+		if err != nil {
+			return err
+		}
+		out = append(out, fileEntry{Name: filepath.ToSlash(rel), Size: n, SHA256: hex.EncodeToString(h.Sum(nil))})
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, err
+}
+
+func newMapping() mapping.IndexMapping {
+	text := bleve.NewTextFieldMapping()
+	text.Analyzer = en.AnalyzerName
+	text.Store = false
+	text.IncludeTermVectors = false
+	text.IncludeInAll = false
+	text.DocValues = false
+
+	kw := func() *mapping.FieldMapping {
+		f := bleve.NewKeywordFieldMapping()
+		f.Analyzer = keyword.Name
+		f.Store = false
+		f.IncludeTermVectors = false
+		f.IncludeInAll = false
+		f.DocValues = false
+		return f
+	}
+	created := bleve.NewDateTimeFieldMapping()
+	created.Store = false
+	created.IncludeInAll = false
+	created.DocValues = false
+
+	doc := bleve.NewDocumentStaticMapping()
+	doc.AddFieldMappingsAt("text", text)
+	doc.AddFieldMappingsAt("area", kw())
+	doc.AddFieldMappingsAt("key", kw())
+	doc.AddFieldMappingsAt("status", kw())
+	doc.AddFieldMappingsAt("tags", kw())
+	doc.AddFieldMappingsAt("created", created)
+
+	m := bleve.NewIndexMapping()
+	m.DefaultMapping = doc
+	m.DefaultAnalyzer = en.AnalyzerName
+	m.ScoringModel = index.BM25Scoring
+	m.StoreDynamic = false
+	m.IndexDynamic = false
+	m.DocValuesDynamic = false
+	return m
+}
+
+type docFields struct {
+	Text    string    `json:"text"`
+	Area    string    `json:"area"`
+	Key     string    `json:"key,omitempty"`
+	Status  string    `json:"status"`
+	Tags    []string  `json:"tags,omitempty"`
+	Created time.Time `json:"created"`
+}
+
+// AppliedSeq is the last journal sequence whose effects the index holds.
+func (ix *Index) AppliedSeq() uint64 { return ix.applied }
+
+// Dir returns the index directory.
+func (ix *Index) Dir() string { return ix.dir }
+
+// Apply indexes docs (replacing any with the same id), removes deletes, and records
+// seq as applied, all in one batch.
+func (ix *Index) Apply(docs []Doc, deletes []string, seq uint64) error {
+	b := ix.idx.NewBatch()
+	for _, d := range docs {
+		if err := b.Index(d.ID, docFields{Text: d.Text, Area: d.Area, Key: d.Key, Status: d.Status, Tags: d.Tags, Created: d.Created.UTC()}); err != nil {
+			return fmt.Errorf("fulltext: indexing record %s: %w", d.ID, err)
+		}
+	}
+	for _, id := range deletes {
+		b.Delete(id)
+	}
+	if seq > ix.applied {
+		var v [8]byte
+		binary.BigEndian.PutUint64(v[:], seq)
+		b.SetInternal(appliedKey, v[:])
+	}
+	if err := ix.idx.Batch(b); err != nil {
+		return fmt.Errorf("fulltext: writing a batch of %d documents to %s: %w", len(docs)+len(deletes), ix.dir, err)
+	}
+	if seq > ix.applied {
+		ix.applied = seq
+	}
+	return nil
+}
+
+// flush waits until every batch so far is on disk. Unsafe batches return before
+// they are persisted, and scorch's Close does not persist them: a last batch with a
+// persisted callback is the way to wait for the persister.
+func (ix *Index) flush() error {
+	done := make(chan error, 1)
+	b := ix.idx.NewBatch()
+	var v [8]byte
+	binary.BigEndian.PutUint64(v[:], ix.applied)
+	b.SetInternal(appliedKey, v[:])
+	b.SetPersistedCallback(func(err error) { done <- err })
+	if err := ix.idx.Batch(b); err != nil {
+		return fmt.Errorf("fulltext: flushing %s: %w", ix.dir, err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("fulltext: persisting %s: %w", ix.dir, err)
+		}
+	case <-time.After(2 * time.Minute):
+		return fmt.Errorf("fulltext: persisting %s did not finish in two minutes", ix.dir)
+	}
+	return nil
+}
+
+// Count returns the number of documents.
+func (ix *Index) Count() (uint64, error) { return ix.idx.DocCount() }
+
+// Search returns up to k documents matching text under the filter, by BM25 score.
+// An empty text matches every document the filter admits (score 0 order by id).
+func (ix *Index) Search(ctx context.Context, text string, f Filter, k int) ([]Hit, error) {
+	if k <= 0 {
+		return nil, nil
+	}
+	var must []query.Query
+	if text != "" {
+		mq := bleve.NewMatchQuery(text)
+		mq.SetField("text")
+		must = append(must, mq)
+	} else {
+		must = append(must, bleve.NewMatchAllQuery())
+	}
+	termsAny := func(field string, vals []string) {
+		if len(vals) == 0 {
+			return
+		}
+		var qs []query.Query
+		for _, v := range vals {
+			tq := bleve.NewTermQuery(v)
+			tq.SetField(field)
+			qs = append(qs, tq)
+		}
+		must = append(must, bleve.NewDisjunctionQuery(qs...))
+	}
+	termsAny("area", f.Areas)
+	termsAny("status", f.Statuses)
+	for _, t := range f.Tags {
+		termsAny("tags", []string{t})
+	}
+	if f.Key != "" {
+		termsAny("key", []string{f.Key})
+	}
+	if !f.From.IsZero() || !f.To.IsZero() {
+		dq := bleve.NewDateRangeQuery(f.From.UTC(), f.To.UTC())
+		dq.SetField("created")
+		must = append(must, dq)
+	}
+	bq := bleve.NewBooleanQuery()
+	bq.AddMust(must...)
+	for _, a := range f.ExcludeAreas {
+		tq := bleve.NewTermQuery(a)
+		tq.SetField("area")
+		bq.AddMustNot(tq)
+	}
+	req := bleve.NewSearchRequestOptions(bq, k, 0, false)
+	req.SortBy([]string{"-_score", "_id"})
+	res, err := ix.idx.SearchInContext(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("fulltext: searching %s for %q: %w", ix.dir, text, err)
+	}
+	hits := make([]Hit, len(res.Hits))
+	for i, h := range res.Hits {
+		hits[i] = Hit{ID: h.ID, Score: h.Score}
+	}
+	return hits, nil
+}
+
+// Close persists what unsafe batches left in memory, closes the index and writes
+// its manifest, marking it clean.
+func (ix *Index) Close() error {
+	if err := ix.flush(); err != nil {
+		ix.idx.Close()
+		return err
+	}
+	if err := ix.idx.Close(); err != nil {
+		return fmt.Errorf("fulltext: closing %s: %w", ix.dir, err)
+	}
+	files, err := listFiles(ix.dir)
+	if err != nil {
+		return fmt.Errorf("fulltext: hashing %s: %w", ix.dir, err)
+	}
+	b, _ := json.Marshal(manifest{Version: formatVersion, AppliedSeq: ix.applied, Files: files})
+	tmp := ix.dir + ".manifest.tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("fulltext: writing the manifest of %s: %w", ix.dir, err)
+	}
+	if err := os.Rename(tmp, ix.dir+".manifest"); err != nil {
+		return fmt.Errorf("fulltext: writing the manifest of %s: %w", ix.dir, err)
+	}
+	return nil
+}
