@@ -1,0 +1,378 @@
+// Package host loads plugins and keeps them running. It finds plugins with package
+// discover, starts each as a process through hashicorp/go-plugin (gRPC only), reads
+// its manifest, checks the wiring the manifests declare, and then runs calls
+// against the extensions with a deadline each.
+//
+// Failure isolation: a plugin that panics or exits mid-call fails that call only;
+// it is restarted on its next use after a backoff, and quarantined after three
+// crashes within a minute until its file changes on disk. A call that misses its
+// deadline kills the plugin, so a hung plugin cannot hold the turn twice. Plugins
+// run in their own process group and die with the host.
+//
+// The host does not know what the hooks mean; the agent loop (core/loop) decides
+// what to send and what to do with the answers.
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/exocortex/exocortex/core/discover"
+	"github.com/exocortex/exocortex/core/hooks"
+	"github.com/exocortex/exocortex/core/state"
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+)
+
+// Options configure a Host.
+type Options struct {
+	// Dirs are scanned in priority order; Builtins follow them.
+	Dirs []discover.Dir
+	// Builtins are the plugins shipped in the exocortex binary (re-executed as
+	// plugin servers), with the lowest priority.
+	Builtins []discover.Candidate
+	Logger   *slog.Logger
+	// PluginLog receives go-plugin's log and the plugins' stderr (default: discarded).
+	PluginLog io.Writer
+	// DefaultTimeout is the per-call deadline when a manifest gives none (10 s).
+	DefaultTimeout time.Duration
+	// Timeouts overrides deadlines per extension name.
+	Timeouts map[string]time.Duration
+	// StartTimeout bounds start-up and handshake (10 s).
+	StartTimeout time.Duration
+	// Disabled extensions are not run; Enabled turns on extensions shipped disabled.
+	Disabled, Enabled map[string]bool
+	// Checksums pins plugins by name to the hex SHA-256 of their executable.
+	Checksums map[string]string
+	// PluginEnv is added to every plugin's environment.
+	PluginEnv []string
+	// OnEvent receives loads, crashes, restarts and quarantines.
+	OnEvent func(Event)
+}
+
+// Event is something that happened to a plugin.
+type Event struct {
+	Time      time.Time `json:"time"`
+	Kind      string    `json:"kind"`
+	Plugin    string    `json:"plugin"`
+	Extension string    `json:"extension,omitempty"`
+	Detail    string    `json:"detail,omitempty"`
+}
+
+// Extension is one loaded extension at one hook.
+type Extension struct {
+	Spec    *exocortexv1.ExtensionSpec
+	Plugin  *Plugin
+	Hook    hooks.Info
+	Timeout time.Duration
+	Access  state.Access
+}
+
+// Name is the extension's name.
+func (e *Extension) Name() string { return e.Spec.GetName() }
+
+// Tool is a tool a plugin provides.
+type Tool struct {
+	Spec   *exocortexv1.ToolSpec
+	Plugin *Plugin
+}
+
+// Shadow records an extension or tool hidden by a higher-priority plugin.
+type Shadow struct {
+	Kind   string `json:"kind"` // "plugin", "extension" or "tool"
+	Name   string `json:"name"`
+	Hidden string `json:"hidden"` // the plugin whose copy does not run
+	By     string `json:"by"`     // the plugin whose copy runs
+}
+
+// Host runs the loaded plugins.
+type Host struct {
+	opts   Options
+	logger *slog.Logger
+	hclog  hclog.Logger
+
+	mu       sync.RWMutex
+	plugins  []*Plugin
+	byHook   map[exocortexv1.Hook][]*Extension
+	tools    map[string]*Tool
+	shadows  []Shadow
+	failed   []*StartError
+	registry *state.Registry
+}
+
+// New loads every plugin. Plugins that fail to start are reported in Status and
+// FailedPlugins and do not stop the others. Wiring errors between the loaded
+// manifests (an order collision, a key declared with two types, prompt injection
+// at a hook that fires after the prompt is built, an undeclared key) are returned
+// as a *WiringError: the host does not run a pipeline it knows to be broken.
+func New(ctx context.Context, opts Options) (*Host, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.PluginLog == nil {
+		opts.PluginLog = io.Discard
+	}
+	if opts.DefaultTimeout == 0 {
+		opts.DefaultTimeout = 10 * time.Second
+	}
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = 10 * time.Second
+	}
+	h := &Host{opts: opts, logger: opts.Logger, hclog: newHCLog(opts.PluginLog, hclog.Info)}
+
+	res := discover.Scan(opts.Dirs)
+	cands := append([]discover.Candidate(nil), res.Plugins...)
+	seen := map[string]bool{}
+	for _, c := range cands {
+		seen[c.Name] = true
+	}
+	for _, b := range opts.Builtins {
+		if seen[b.Name] {
+			for _, c := range cands {
+				if c.Name == b.Name {
+					h.shadows = append(h.shadows, Shadow{Kind: "plugin", Name: b.Name, Hidden: "builtin", By: c.Dir.Source.String() + ":" + c.Path})
+				}
+			}
+			continue
+		}
+		cands = append(cands, b)
+	}
+	for _, s := range res.Shadowed {
+		h.shadows = append(h.shadows, Shadow{Kind: "plugin", Name: s.Hidden.Name, Hidden: s.Hidden.Path, By: s.By.Path})
+	}
+	for _, p := range res.Problems {
+		h.logger.Warn("plugin directory entry skipped", "path", p.Path, "err", p.Err)
+	}
+
+	plugins := make([]*Plugin, len(cands))
+	var wg sync.WaitGroup
+	for i, c := range cands {
+		p := &Plugin{cand: c, h: h, stderr: newTail(20, opts.PluginLog)}
+		plugins[i] = p
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if err := p.start(ctx); err != nil {
+				p.lastErr = err
+			}
+		}()
+	}
+	wg.Wait()
+
+	var loaded []*Plugin
+	for _, p := range plugins {
+		if p.lastErr != nil {
+			var se *StartError
+			if !errors.As(p.lastErr, &se) {
+				se = &StartError{Plugin: p.Name(), Path: p.cand.Path, Reason: p.lastErr.Error(), err: p.lastErr}
+			}
+			h.failed = append(h.failed, se)
+			h.emit(Event{Kind: "load_failed", Plugin: p.Name(), Detail: se.Error()})
+			continue
+		}
+		loaded = append(loaded, p)
+		h.emit(Event{Kind: "load", Plugin: p.Name(), Detail: p.cand.Path})
+	}
+	h.plugins = plugins
+	reg, table, err := Wire(loaded, opts)
+	if err != nil {
+		h.Close()
+		return nil, err
+	}
+	h.registry, h.byHook, h.tools = reg, table.ByHook, table.Tools
+	h.shadows = append(h.shadows, table.Shadows...)
+	return h, nil
+}
+
+// Table is the wiring the manifests declare.
+type Table struct {
+	ByHook  map[exocortexv1.Hook][]*Extension
+	Tools   map[string]*Tool
+	Shadows []Shadow
+}
+
+// WiringError lists every problem found between the manifests.
+type WiringError struct{ Problems []string }
+
+func (e *WiringError) Error() string {
+	return "the plugins' wiring is inconsistent:\n  - " + strings.Join(e.Problems, "\n  - ")
+}
+
+// Wire checks the manifests of plugins (in priority order) against each other and
+// builds the hook table. It is used at start-up and to vet a reloaded plugin
+// before it is swapped in.
+func Wire(plugins []*Plugin, opts Options) (*state.Registry, Table, error) {
+	reg := state.NewRegistry()
+	var problems []string
+	for _, p := range plugins {
+		for _, k := range p.Manifest().GetStateKeys() {
+			if err := reg.Declare(state.FromSpec(p.Name(), k)); err != nil {
+				problems = append(problems, err.Error())
+			}
+		}
+	}
+	t := Table{ByHook: map[exocortexv1.Hook][]*Extension{}, Tools: map[string]*Tool{}}
+	type owner struct{ plugin string }
+	extOwner := map[string]string{}
+	for _, p := range plugins {
+		for _, spec := range p.Manifest().GetExtensions() {
+			name := spec.GetName()
+			info, ok := hooks.Of(spec.GetHook())
+			if !ok {
+				problems = append(problems, fmt.Sprintf("plugin %s, extension %s: unknown hook %v", p.Name(), name, spec.GetHook()))
+				continue
+			}
+			if prev, ok := extOwner[name+"@"+info.Name]; ok && prev != p.Name() {
+				t.Shadows = append(t.Shadows, Shadow{Kind: "extension", Name: name, Hidden: p.Name(), By: prev})
+				continue
+			}
+			extOwner[name+"@"+info.Name] = p.Name()
+			if spec.GetInjectsPrompt() && !info.InjectsPrompt {
+				problems = append(problems, fmt.Sprintf("plugin %s, extension %s declares prompt injection at %s, which fires after the prompt is built: its text would never reach the model; move it to message_loop_prompts_after", p.Name(), name, info.Name))
+			}
+			for _, k := range append(append([]string(nil), spec.GetReads()...), spec.GetWrites()...) {
+				if _, ok := reg.Lookup(k); !ok {
+					problems = append(problems, fmt.Sprintf("plugin %s, extension %s uses state key %q, which nobody declares; declare it in the plugin's manifest state_keys or fix the name", p.Name(), name, k))
+				}
+			}
+			if opts.Disabled[name] || (spec.GetDisabled() && !opts.Enabled[name]) {
+				continue
+			}
+			timeout := opts.DefaultTimeout
+			if spec.GetTimeoutMs() > 0 {
+				timeout = time.Duration(spec.GetTimeoutMs()) * time.Millisecond
+			}
+			if d, ok := opts.Timeouts[name]; ok && d > 0 {
+				timeout = d
+			}
+			t.ByHook[info.Hook] = append(t.ByHook[info.Hook], &Extension{
+				Spec: spec, Plugin: p, Hook: info, Timeout: timeout,
+				Access: state.Access{Plugin: p.Name(), Extension: name, Reads: spec.GetReads(), Writes: spec.GetWrites()},
+			})
+		}
+		for _, ts := range p.Manifest().GetTools() {
+			if prev, ok := t.Tools[ts.GetName()]; ok {
+				if prev.Plugin.cand.Dir.Source == p.cand.Dir.Source && prev.Plugin.cand.Dir.Path == p.cand.Dir.Path {
+					problems = append(problems, fmt.Sprintf("tool %q is provided by two plugins of the same directory: %s and %s; rename one", ts.GetName(), prev.Plugin.Name(), p.Name()))
+				} else {
+					t.Shadows = append(t.Shadows, Shadow{Kind: "tool", Name: ts.GetName(), Hidden: p.Name(), By: prev.Plugin.Name()})
+				}
+				continue
+			}
+			t.Tools[ts.GetName()] = &Tool{Spec: ts, Plugin: p}
+		}
+	}
+	for hook, exts := range t.ByHook {
+		sort.SliceStable(exts, func(i, j int) bool {
+			if exts[i].Spec.GetOrder() != exts[j].Spec.GetOrder() {
+				return exts[i].Spec.GetOrder() < exts[j].Spec.GetOrder()
+			}
+			return exts[i].Name() < exts[j].Name()
+		})
+		for i := 1; i < len(exts); i++ {
+			a, b := exts[i-1], exts[i]
+			if a.Spec.GetOrder() == b.Spec.GetOrder() {
+				problems = append(problems, fmt.Sprintf("order collision at %s: extensions %s (plugin %s) and %s (plugin %s) both have order %d; give one another number",
+					hooks.Name(hook), a.Name(), a.Plugin.Name(), b.Name(), b.Plugin.Name(), a.Spec.GetOrder()))
+			}
+		}
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		return nil, Table{}, &WiringError{Problems: problems}
+	}
+	return reg, t, nil
+}
+
+// Registry returns the state declarations in force.
+func (h *Host) Registry() *state.Registry {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.registry
+}
+
+// Extensions returns the extensions of a hook in firing order.
+func (h *Host) Extensions(hook exocortexv1.Hook) []*Extension {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.byHook[hook]
+}
+
+// Tools returns the tools, sorted by name.
+func (h *Host) Tools() []*Tool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	out := make([]*Tool, 0, len(h.tools))
+	for _, t := range h.tools {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Spec.GetName() < out[j].Spec.GetName() })
+	return out
+}
+
+// Tool returns the tool called name.
+func (h *Host) Tool(name string) (*Tool, bool) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	t, ok := h.tools[name]
+	return t, ok
+}
+
+// Plugins returns every plugin found, loaded or not, in priority order.
+func (h *Host) Plugins() []*Plugin {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return append([]*Plugin(nil), h.plugins...)
+}
+
+// FailedPlugins returns the plugins that could not be started at load.
+func (h *Host) FailedPlugins() []*StartError {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return append([]*StartError(nil), h.failed...)
+}
+
+// Shadows returns what higher-priority plugins hide.
+func (h *Host) Shadows() []Shadow {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return append([]Shadow(nil), h.shadows...)
+}
+
+// Close stops every plugin.
+func (h *Host) Close() {
+	var wg sync.WaitGroup
+	for _, p := range h.plugins {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.stop()
+		}()
+	}
+	wg.Wait()
+}
+
+func (h *Host) emit(e Event) {
+	if e.Time.IsZero() {
+		e.Time = time.Now().UTC()
+	}
+	switch e.Kind {
+	case "crash", "quarantine", "load_failed":
+		h.logger.Warn("plugin "+e.Kind, "plugin", e.Plugin, "detail", e.Detail)
+	default:
+		h.logger.Debug("plugin "+e.Kind, "plugin", e.Plugin, "detail", e.Detail)
+	}
+	if h.opts.OnEvent != nil {
+		h.opts.OnEvent(e)
+	}
+}

@@ -1,0 +1,338 @@
+package host
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+
+	"github.com/exocortex/exocortex/core/discover"
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/sdk"
+)
+
+// Crash policy: a plugin that crashes is restarted on its next use after a backoff
+// that doubles per recent crash; the third crash within crashWindow quarantines it
+// until its file changes on disk.
+const (
+	crashWindow     = 60 * time.Second
+	crashQuarantine = 3
+	backoffBase     = 100 * time.Millisecond
+	backoffMax      = 5 * time.Second
+)
+
+// State is a plugin process's condition.
+type State string
+
+const (
+	StateRunning     State = "running"
+	StateStopped     State = "stopped"
+	StateFailed      State = "failed"
+	StateQuarantined State = "quarantined"
+)
+
+// Plugin is one plugin process and what the host knows about it.
+type Plugin struct {
+	cand discover.Candidate
+	h    *Host
+
+	mu          sync.Mutex
+	client      *plugin.Client
+	rpc         exocortexv1.PluginClient
+	manifest    *exocortexv1.ManifestResponse
+	stamp       fileStamp
+	crashes     []time.Time
+	totalCrash  int
+	restarts    int
+	starts      int
+	quarantined bool
+	nextStart   time.Time
+	lastErr     error
+	stderr      *tail
+}
+
+// Name is the plugin's name from discovery.
+func (p *Plugin) Name() string { return p.cand.Name }
+
+// Candidate returns where the plugin was found.
+func (p *Plugin) Candidate() discover.Candidate { return p.cand }
+
+// Manifest returns the manifest the plugin answered when it was loaded.
+func (p *Plugin) Manifest() *exocortexv1.ManifestResponse {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.manifest
+}
+
+// StderrTail returns the last lines the plugin wrote to stderr.
+func (p *Plugin) StderrTail() string { return p.stderr.String() }
+
+// fileStamp identifies the plugin's file contents cheaply, to notice a rebuild.
+type fileStamp struct {
+	size    int64
+	modTime time.Time
+}
+
+func stampOf(path string) fileStamp {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileStamp{}
+	}
+	return fileStamp{size: fi.Size(), modTime: fi.ModTime()}
+}
+
+// start launches the process, hand-shakes and reads the manifest. p.mu is held.
+func (p *Plugin) start(ctx context.Context) error {
+	cmd := exec.Command(p.cand.Command[0], p.cand.Command[1:]...)
+	cmd.Dir = p.cand.WorkDir
+	cmd.Env = append(os.Environ(), p.h.opts.PluginEnv...)
+	configureProcess(cmd)
+
+	cfg := &plugin.ClientConfig{
+		HandshakeConfig:  sdk.Handshake(),
+		VersionedPlugins: sdk.PluginSet(nil),
+		Cmd:              cmd,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		Logger:           p.h.hclog.Named(p.cand.Name),
+		Stderr:           p.stderr,
+		StartTimeout:     p.h.opts.StartTimeout,
+		Managed:          false,
+	}
+	if sum, ok := p.h.opts.Checksums[p.cand.Name]; ok {
+		raw, err := hex.DecodeString(sum)
+		if err != nil {
+			return fmt.Errorf("the configured checksum of plugin %s is not hex sha256: %w", p.cand.Name, err)
+		}
+		cfg.SecureConfig = &plugin.SecureConfig{Checksum: raw, Hash: sha256.New()}
+	}
+	client := plugin.NewClient(cfg)
+	rpcClient, err := client.Client()
+	if err != nil {
+		client.Kill()
+		return p.startError(err)
+	}
+	raw, err := rpcClient.Dispense(sdk.PluginName)
+	if err != nil {
+		client.Kill()
+		return p.startError(err)
+	}
+	pc := raw.(exocortexv1.PluginClient)
+	mctx, cancel := context.WithTimeout(ctx, p.h.opts.StartTimeout)
+	defer cancel()
+	m, err := pc.Manifest(mctx, &exocortexv1.ManifestRequest{ProtocolVersion: sdk.ProtocolVersion})
+	if err != nil {
+		client.Kill()
+		return p.startError(fmt.Errorf("answering its manifest: %w", err))
+	}
+	p.client, p.rpc, p.manifest = client, pc, m
+	p.stamp = stampOf(p.cand.Path)
+	p.starts++
+	return nil
+}
+
+// startError explains a failed start in the operator's terms, with the plugin's
+// last stderr lines.
+func (p *Plugin) startError(err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "Unrecognized remote plugin message"):
+		msg = "it printed to stdout before its handshake (" + msg + "); a plugin must log to stderr, never stdout"
+	case strings.Contains(msg, "Incompatible API version") || strings.Contains(msg, "Incompatible core API version"):
+		msg = "its protocol version is not one this host speaks (" + msg + "); rebuild it against this SDK"
+	case strings.Contains(msg, "timeout while waiting for plugin to start"):
+		msg = "it did not hand shake within " + p.h.opts.StartTimeout.String() + " (" + msg + ")"
+	case strings.Contains(msg, "checksums did not match"):
+		msg = "its checksum does not match the one pinned in the configuration (" + msg + "); rebuild or update the pin"
+	}
+	return &StartError{Plugin: p.cand.Name, Path: p.cand.Path, Reason: msg, Stderr: p.stderr.String(), err: err}
+}
+
+// StartError reports a plugin that could not be started, hand-shaken or asked for
+// its manifest.
+type StartError struct {
+	Plugin, Path, Reason, Stderr string
+	err                          error
+}
+
+func (e *StartError) Error() string {
+	s := fmt.Sprintf("plugin %s (%s) failed to start: %s", e.Plugin, e.Path, e.Reason)
+	if e.Stderr != "" {
+		s += "\n  last stderr lines:\n    " + strings.ReplaceAll(strings.TrimRight(e.Stderr, "\n"), "\n", "\n    ")
+	}
+	return s
+}
+
+func (e *StartError) Unwrap() error { return e.err }
+
+// ErrQuarantined is returned for calls to a quarantined plugin.
+var errQuarantined = errors.New("quarantined after repeated crashes; it is retried when its file changes on disk")
+
+// client returns a live client, starting the plugin when it is not running.
+func (p *Plugin) live(ctx context.Context) (exocortexv1.PluginClient, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.client != nil && !p.client.Exited() {
+		return p.rpc, nil
+	}
+	if p.client != nil {
+		// The process is gone without our call noticing (killed between calls).
+		p.recordCrashLocked(fmt.Errorf("the process exited"))
+	}
+	if p.quarantined {
+		if st := stampOf(p.cand.Path); st == p.stamp {
+			return nil, errQuarantined
+		}
+		p.quarantined = false
+		p.crashes = nil
+		p.h.emit(Event{Kind: "unquarantine", Plugin: p.cand.Name, Detail: "its file changed on disk"})
+	}
+	if wait := time.Until(p.nextStart); wait > 0 {
+		return nil, fmt.Errorf("restarting after a crash in %s", wait.Round(time.Millisecond))
+	}
+	old := p.manifest
+	if err := p.start(ctx); err != nil {
+		p.lastErr = err
+		p.recordCrashLocked(err)
+		return nil, err
+	}
+	p.restarts++
+	p.h.emit(Event{Kind: "restart", Plugin: p.cand.Name, Detail: fmt.Sprintf("restart %d", p.restarts)})
+	if old != nil && !sameExtensions(old, p.manifest) {
+		p.h.logger.Warn("plugin answered a different manifest after restart; reload it to apply the change", "plugin", p.cand.Name)
+		p.manifest = old
+	}
+	return p.rpc, nil
+}
+
+// recordCrashLocked counts a crash and decides backoff or quarantine. p.mu is held.
+func (p *Plugin) recordCrashLocked(err error) {
+	now := time.Now()
+	p.lastErr = err
+	p.totalCrash++
+	recent := p.crashes[:0]
+	for _, t := range p.crashes {
+		if now.Sub(t) < crashWindow {
+			recent = append(recent, t)
+		}
+	}
+	p.crashes = append(recent, now)
+	if p.client != nil {
+		killClient(p.client, true)
+		p.client, p.rpc = nil, nil
+	}
+	if len(p.crashes) >= crashQuarantine {
+		p.quarantined = true
+		p.stamp = stampOf(p.cand.Path)
+		p.h.emit(Event{Kind: "quarantine", Plugin: p.cand.Name, Detail: fmt.Sprintf("%d crashes in %s: %v", len(p.crashes), crashWindow, err)})
+		return
+	}
+	backoff := backoffBase << (len(p.crashes) - 1)
+	if backoff > backoffMax {
+		backoff = backoffMax
+	}
+	p.nextStart = now.Add(backoff)
+	p.h.emit(Event{Kind: "crash", Plugin: p.cand.Name, Detail: err.Error()})
+}
+
+// fail handles a failed call: a dead process or a missed deadline counts as a
+// crash (the process is killed so a hung plugin cannot hold the turn again).
+func (p *Plugin) fail(err error, kill bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if kill || (p.client != nil && p.client.Exited()) {
+		p.recordCrashLocked(err)
+		return
+	}
+	p.lastErr = err
+}
+
+func (p *Plugin) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.client != nil {
+		killClient(p.client, false)
+		p.client, p.rpc = nil, nil
+	}
+}
+
+// killClient stops the process and, through its process group, anything it
+// started. A crashed or hung plugin is killed at once; a healthy one is first asked
+// to shut down (go-plugin gives it two seconds).
+func killClient(c *plugin.Client, now bool) {
+	pid := 0
+	if rc := c.ReattachConfig(); rc != nil {
+		pid = rc.Pid
+	}
+	if now && pid > 0 {
+		killGroup(pid)
+	}
+	c.Kill()
+	if pid > 0 {
+		killGroup(pid)
+	}
+}
+
+func sameExtensions(a, b *exocortexv1.ManifestResponse) bool {
+	if len(a.GetExtensions()) != len(b.GetExtensions()) {
+		return false
+	}
+	for i, e := range a.GetExtensions() {
+		f := b.GetExtensions()[i]
+		if e.GetName() != f.GetName() || e.GetHook() != f.GetHook() || e.GetOrder() != f.GetOrder() {
+			return false
+		}
+	}
+	return true
+}
+
+// tail keeps the last lines written to it (a plugin's stderr).
+type tail struct {
+	mu    sync.Mutex
+	lines []string
+	max   int
+	w     io.Writer
+}
+
+func newTail(max int, also io.Writer) *tail { return &tail{max: max, w: also} }
+
+func (t *tail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	for sc.Scan() {
+		t.lines = append(t.lines, sc.Text())
+		if len(t.lines) > t.max {
+			t.lines = t.lines[len(t.lines)-t.max:]
+		}
+	}
+	if t.w != nil {
+		_, _ = t.w.Write(b)
+	}
+	return len(b), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.lines) == 0 {
+		return ""
+	}
+	return strings.Join(t.lines, "\n") + "\n"
+}
+
+// newHCLog adapts the host's log destination for go-plugin: Info level, never the
+// Trace noise go-plugin's default logger prints on the operator's terminal.
+func newHCLog(w io.Writer, level hclog.Level) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: "plugin", Output: w, Level: level})
+}

@@ -1,0 +1,92 @@
+package host
+
+import (
+	"sort"
+
+	"github.com/exocortex/exocortex/core/hooks"
+)
+
+// PluginStatus is a plugin's health, for `exocortex plugins status` and /plugins.
+type PluginStatus struct {
+	Name       string          `json:"name"`
+	Path       string          `json:"path"`
+	Source     string          `json:"source"`
+	Version    string          `json:"version,omitempty"`
+	State      State           `json:"state"`
+	Crashes    int             `json:"crashes"`
+	Restarts   int             `json:"restarts"`
+	LastError  string          `json:"last_error,omitempty"`
+	Stderr     string          `json:"stderr_tail,omitempty"`
+	Extensions []ExtensionInfo `json:"extensions"`
+	Tools      []string        `json:"tools,omitempty"`
+	Shadows    []Shadow        `json:"shadows,omitempty"`
+}
+
+// ExtensionInfo is one extension in a status report.
+type ExtensionInfo struct {
+	Name     string `json:"name"`
+	Hook     string `json:"hook"`
+	Order    int32  `json:"order"`
+	Disabled bool   `json:"disabled,omitempty"`
+}
+
+// Status reports every plugin, in priority order.
+func (h *Host) Status() []PluginStatus {
+	h.mu.RLock()
+	plugins := append([]*Plugin(nil), h.plugins...)
+	shadows := append([]Shadow(nil), h.shadows...)
+	active := map[*Plugin]map[string]bool{}
+	for _, exts := range h.byHook {
+		for _, e := range exts {
+			if active[e.Plugin] == nil {
+				active[e.Plugin] = map[string]bool{}
+			}
+			active[e.Plugin][e.Name()+"@"+e.Hook.Name] = true
+		}
+	}
+	h.mu.RUnlock()
+
+	out := make([]PluginStatus, 0, len(plugins))
+	for _, p := range plugins {
+		p.mu.Lock()
+		st := PluginStatus{
+			Name: p.Name(), Path: p.cand.Path, Source: p.cand.Dir.Source.String(),
+			Crashes: p.totalCrash, Restarts: p.restarts,
+		}
+		switch {
+		case p.quarantined:
+			st.State = StateQuarantined
+		case p.client != nil && !p.client.Exited():
+			st.State = StateRunning
+		case p.manifest == nil:
+			st.State = StateFailed
+		default:
+			st.State = StateStopped
+		}
+		if p.lastErr != nil {
+			st.LastError = p.lastErr.Error()
+		}
+		m := p.manifest
+		p.mu.Unlock()
+		st.Stderr = p.StderrTail()
+		st.Version = m.GetVersion()
+		for _, e := range m.GetExtensions() {
+			hn := hooks.Name(e.GetHook())
+			st.Extensions = append(st.Extensions, ExtensionInfo{
+				Name: e.GetName(), Hook: hn, Order: e.GetOrder(),
+				Disabled: !active[p][e.GetName()+"@"+hn],
+			})
+		}
+		for _, t := range m.GetTools() {
+			st.Tools = append(st.Tools, t.GetName())
+		}
+		for _, s := range shadows {
+			if s.By == p.Name() || s.Hidden == p.Name() {
+				st.Shadows = append(st.Shadows, s)
+			}
+		}
+		sort.Strings(st.Tools)
+		out = append(out, st)
+	}
+	return out
+}
