@@ -169,8 +169,9 @@ type savedValue struct {
 	Value []byte `json:"value"`
 }
 
-// Save writes the values of the given scopes to path as JSON, atomically.
-func (s *Store) Save(path string, scopes ...exocortexv1.Scope) error {
+// Snapshot encodes the values of the given scopes as JSON (type URL and bytes per
+// key, so values of plugin-declared types the host cannot decode survive too).
+func (s *Store) Snapshot(scopes ...exocortexv1.Scope) (json.RawMessage, error) {
 	want := map[exocortexv1.Scope]bool{}
 	for _, sc := range scopes {
 		want[sc] = true
@@ -183,9 +184,38 @@ func (s *Store) Save(path string, scopes ...exocortexv1.Scope) error {
 		}
 	}
 	s.mu.RUnlock()
-	b, err := json.MarshalIndent(out, "", "  ")
+	b, err := json.Marshal(out) // map keys are sorted: the snapshot is deterministic
 	if err != nil {
-		return fmt.Errorf("encoding state for %s: %w", path, err)
+		return nil, fmt.Errorf("encoding state: %w", err)
+	}
+	return b, nil
+}
+
+// Restore loads values from a Snapshot. A value whose key is now declared with
+// another type is skipped and reported, never coerced.
+func (s *Store) Restore(snap json.RawMessage) (skipped []string, err error) {
+	var in map[string]savedValue
+	if err := json.Unmarshal(snap, &in); err != nil {
+		return nil, fmt.Errorf("the state snapshot is not valid JSON: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, v := range in {
+		if d, ok := s.reg.Lookup(k); ok && d.TypeURL() != v.Type {
+			skipped = append(skipped, fmt.Sprintf("%s (saved as %s, now declared as %s)", k, trimTypeURL(v.Type), d.Type))
+			continue
+		}
+		s.values[k] = &anypb.Any{TypeUrl: v.Type, Value: v.Value}
+	}
+	sort.Strings(skipped)
+	return skipped, nil
+}
+
+// Save writes the values of the given scopes to path, atomically.
+func (s *Store) Save(path string, scopes ...exocortexv1.Scope) error {
+	b, err := s.Snapshot(scopes...)
+	if err != nil {
+		return fmt.Errorf("saving state to %s: %w", path, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("saving state: %w", err)
@@ -200,8 +230,7 @@ func (s *Store) Save(path string, scopes ...exocortexv1.Scope) error {
 	return nil
 }
 
-// Load reads values saved by Save. A missing file is not an error. A value whose
-// key is declared with another type now is skipped and reported, never coerced.
+// Load reads values saved by Save. A missing file is not an error.
 func (s *Store) Load(path string) (skipped []string, err error) {
 	b, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
@@ -210,20 +239,10 @@ func (s *Store) Load(path string) (skipped []string, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading state: %w", err)
 	}
-	var in map[string]savedValue
-	if err := json.Unmarshal(b, &in); err != nil {
-		return nil, fmt.Errorf("loading state from %s: the file is not valid JSON (%v); move it aside to start with empty state", path, err)
+	skipped, err = s.Restore(b)
+	if err != nil {
+		return nil, fmt.Errorf("loading state from %s: %w; move the file aside to start with empty state", path, err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for k, v := range in {
-		if d, ok := s.reg.Lookup(k); ok && d.TypeURL() != v.Type {
-			skipped = append(skipped, fmt.Sprintf("%s (saved as %s, now declared as %s)", k, trimTypeURL(v.Type), d.Type))
-			continue
-		}
-		s.values[k] = &anypb.Any{TypeUrl: v.Type, Value: v.Value}
-	}
-	sort.Strings(skipped)
 	return skipped, nil
 }
 
