@@ -1,0 +1,323 @@
+package memory
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/exocortex/exocortex/memory/fulltext"
+	"github.com/exocortex/exocortex/staging"
+)
+
+// HistoryEntry is one journal event that mentions a record.
+type HistoryEntry struct {
+	Seq     uint64          `json:"seq"`
+	TS      time.Time       `json:"ts"`
+	Kind    string          `json:"kind"`
+	Session string          `json:"session,omitempty"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+// Summary renders the event in one line.
+func (h HistoryEntry) Summary() string {
+	var p map[string]any
+	json.Unmarshal(h.Payload, &p)
+	var parts []string
+	for _, k := range []string{"reason", "superseded_by", "into", "from", "source", "session", "message", "area", "key"} {
+		if v, ok := p[k]; ok && v != "" {
+			parts = append(parts, fmt.Sprintf("%s=%v", k, v))
+		}
+	}
+	if t, ok := p["text"].(string); ok {
+		if len(t) > 60 {
+			t = t[:60] + "…"
+		}
+		parts = append(parts, fmt.Sprintf("text=%q", t))
+	}
+	return strings.Join(parts, " ")
+}
+
+// History returns every journal event that names id (as id, ids, into, from or
+// superseded_by), oldest first, so it also lists events of kinds this build does
+// not apply.
+func (s *Store) History(ctx context.Context, id string) ([]HistoryEntry, error) {
+	var out []HistoryEntry
+	err := s.journal.Read(ctx, 0, func(r staging.Record) error {
+		if !isMemoryKind(r.Kind) || !strings.Contains(string(r.Payload), id) {
+			return nil
+		}
+		for _, ref := range eventRefs(r.Payload) {
+			if ref == id {
+				out = append(out, HistoryEntry{Seq: r.Seq, TS: r.TS, Kind: r.Kind, Session: r.Session, Payload: r.Payload})
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("memory: reading the history of %s: %w", id, err)
+	}
+	return out, nil
+}
+
+// ImportLine is one line of an import file.
+type ImportLine struct {
+	ID         string         `json:"id,omitempty"`
+	Area       string         `json:"area"`
+	Text       string         `json:"text"`
+	Key        string         `json:"key,omitempty"`
+	Tags       []string       `json:"tags,omitempty"`
+	Metadata   map[string]any `json:"metadata,omitempty"`
+	Created    *time.Time     `json:"created,omitempty"`
+	Importance *float64       `json:"importance,omitempty"`
+	Status     Status         `json:"status,omitempty"`
+}
+
+// BadInput is an import line that was not imported.
+type BadInput struct {
+	Line   int    `json:"line"`
+	Reason string `json:"reason"`
+}
+
+func (b BadInput) String() string { return fmt.Sprintf("line %d: %s", b.Line, b.Reason) }
+
+// ImportProgress is reported after each committed batch.
+type ImportProgress struct {
+	Lines    int   // lines read so far
+	Imported int   // records committed so far
+	Bad      int   // lines rejected so far
+	Bytes    int64 // input bytes read so far
+	// Committed lists the ids of the batch just committed to the journal: they
+	// survive a crash from now on.
+	Committed []string
+}
+
+// ImportReport sums up an import.
+type ImportReport struct {
+	Lines    int        `json:"lines"`
+	Imported int        `json:"imported"`
+	Bad      []BadInput `json:"bad,omitempty"`
+}
+
+// Import reads JSONL records ({id?, area, text, key?, tags?, metadata?, created?})
+// and saves them in batches. A line that cannot be imported is reported by number
+// and skipped; the import goes on. progress, if set, is called after each batch.
+func (s *Store) Import(ctx context.Context, r io.Reader, src Source, progress func(ImportProgress)) (ImportReport, error) {
+	var rep ImportReport
+	br := bufio.NewReaderSize(r, 1<<20)
+	var batch []Input
+	var lines []int
+	var bytesRead int64
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		recs, err := s.PutBatch(ctx, batch, src)
+		if err != nil {
+			// One bad record must not sink its batch: retry one by one to name it.
+			var ids []string
+			for i, in := range batch {
+				r, err := s.Put(ctx, in, src)
+				if err != nil {
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					rep.Bad = append(rep.Bad, BadInput{Line: lines[i], Reason: err.Error()})
+					continue
+				}
+				ids = append(ids, r.ID)
+				rep.Imported++
+			}
+			if progress != nil {
+				progress(ImportProgress{Lines: rep.Lines, Imported: rep.Imported, Bad: len(rep.Bad), Bytes: bytesRead, Committed: ids})
+			}
+		} else {
+			rep.Imported += len(recs)
+			if progress != nil {
+				ids := make([]string, len(recs))
+				for i, r := range recs {
+					ids[i] = r.ID
+				}
+				progress(ImportProgress{Lines: rep.Lines, Imported: rep.Imported, Bad: len(rep.Bad), Bytes: bytesRead, Committed: ids})
+			}
+		}
+		batch, lines = batch[:0], lines[:0]
+		return nil
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			rep.Lines++
+			bytesRead += int64(len(line))
+			if t := strings.TrimSpace(string(line)); t != "" {
+				var in ImportLine
+				dec := json.NewDecoder(strings.NewReader(t))
+				dec.DisallowUnknownFields()
+				if derr := dec.Decode(&in); derr != nil {
+					rep.Bad = append(rep.Bad, BadInput{Line: rep.Lines, Reason: "not a JSON record: " + derr.Error()})
+				} else if strings.TrimSpace(in.Text) == "" {
+					rep.Bad = append(rep.Bad, BadInput{Line: rep.Lines, Reason: `"text" is missing or empty`})
+				} else if in.Area == "" {
+					rep.Bad = append(rep.Bad, BadInput{Line: rep.Lines, Reason: `"area" is missing (main, fragments, solutions, library, ontology or a custom area)`})
+				} else if aerr := ValidArea(in.Area); aerr != nil {
+					rep.Bad = append(rep.Bad, BadInput{Line: rep.Lines, Reason: aerr.Error()})
+				} else {
+					batch = append(batch, Input{ID: in.ID, Area: in.Area, Text: in.Text, Key: in.Key, Tags: in.Tags,
+						Metadata: in.Metadata, Created: in.Created, Importance: in.Importance, Status: in.Status})
+					lines = append(lines, rep.Lines)
+				}
+			}
+			if len(batch) >= s.opts.BatchSize {
+				if ferr := flush(); ferr != nil {
+					return rep, ferr
+				}
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return rep, fmt.Errorf("memory: reading the import: %w", err)
+		}
+	}
+	return rep, flush()
+}
+
+// Export writes every record (active and archived) as JSONL, oldest first, in a
+// form Import reads back.
+func (s *Store) Export(ctx context.Context, w io.Writer) (int, error) {
+	recs := s.List(Filter{Areas: s.allAreas(), Statuses: []Status{StatusActive, StatusArchived}})
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	for i, r := range recs {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return i, ctx.Err()
+		}
+		created := r.Created
+		imp := r.Importance
+		if err := enc.Encode(ImportLine{ID: r.ID, Area: r.Area, Text: r.Text, Key: r.Key, Tags: r.Tags, Metadata: r.Metadata,
+			Created: &created, Importance: &imp, Status: r.Status}); err != nil {
+			return i, fmt.Errorf("memory: exporting record %s: %w", r.ID, err)
+		}
+	}
+	return len(recs), bw.Flush()
+}
+
+func (s *Store) allAreas() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	seen := map[string]bool{}
+	for _, r := range s.state.recs {
+		seen[r.Area] = true
+	}
+	if len(seen) == 0 {
+		return []string{AreaMain}
+	}
+	return sortedKeys(seen)
+}
+
+// ReplayReport is the result of rebuilding a store from its journal.
+type ReplayReport struct {
+	Events       uint64        `json:"events"`
+	Records      int           `json:"records"`
+	StateHash    string        `json:"state_hash"`
+	FulltextDocs uint64        `json:"fulltext_docs"`
+	Vectors      int           `json:"vectors"`
+	Duration     time.Duration `json:"duration_ns"`
+}
+
+// Replay rebuilds the state and both indexes from sequence 1 of the journal at
+// journalPath into scratch (which must be empty or absent), without touching the
+// journal (it is read without its lock). The report's StateHash equals the live
+// store's Hash when the projections are sound.
+func Replay(ctx context.Context, journalPath, scratch string, opts Options) (ReplayReport, error) {
+	start := time.Now()
+	var rep ReplayReport
+	if entries, err := os.ReadDir(scratch); err == nil && len(entries) > 0 {
+		return rep, fmt.Errorf("memory: the replay directory %s is not empty", scratch)
+	}
+	if err := os.MkdirAll(scratch, 0o700); err != nil {
+		return rep, fmt.Errorf("memory: %w", err)
+	}
+	if opts.NewVectorIndex == nil {
+		opts.NewVectorIndex = NewHNSWIndex
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = defaultBatch
+	}
+	ft, _, err := fulltext.Open(filepath.Join(scratch, FulltextDir))
+	if err != nil {
+		return rep, fmt.Errorf("memory: %w", err)
+	}
+	s := &Store{dir: scratch, opts: opts, log: opts.Logger, state: newState(), ft: ft}
+	if s.log == nil {
+		s.log = discardLogger()
+	}
+	if e := opts.Embedder; e != nil {
+		s.vec = newVectors(opts.NewVectorIndex, e.ModelID(), e.Dimensions())
+	}
+	defer ft.Close()
+	var pending []string
+	seen := map[string]bool{}
+	project := func(seq uint64) error {
+		if err := s.projectFulltext(pending, seq); err != nil {
+			return err
+		}
+		if err := s.projectVectors(ctx, pending, seq); err != nil {
+			return fmt.Errorf("memory: replay: %w", err)
+		}
+		pending = pending[:0]
+		clear(seen)
+		return nil
+	}
+	var last uint64
+	_, err = staging.Scan(ctx, journalPath, 0, func(r staging.Record) error {
+		rep.Events++
+		last = r.Seq
+		chs, err := s.state.apply(r)
+		if err != nil {
+			return fmt.Errorf("memory: replay: journal record %d: %w", r.Seq, err)
+		}
+		for _, c := range chs {
+			if c.content && !seen[c.id] {
+				seen[c.id] = true
+				pending = append(pending, c.id)
+			}
+		}
+		if len(pending) >= opts.BatchSize {
+			return project(r.Seq)
+		}
+		return nil
+	})
+	if err != nil {
+		return rep, err
+	}
+	if err := project(last); err != nil {
+		return rep, err
+	}
+	rep.Records = s.state.Len()
+	rep.StateHash = s.state.Hash()
+	rep.FulltextDocs, _ = ft.Count()
+	if s.vec != nil {
+		rep.Vectors = s.vec.count()
+	}
+	rep.Duration = time.Since(start)
+	return rep, nil
+}
+
+// JournalPath is the store's journal file.
+func (s *Store) JournalPath() string { return s.journal.Path() }
+
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -1,0 +1,410 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/exocortex/exocortex/memory/fulltext"
+	"github.com/exocortex/exocortex/memory/recall"
+)
+
+// Filter narrows recall and listing. The zero Filter admits active records of every
+// area except the library.
+type Filter struct {
+	// Areas admits any of these areas; empty means every area except library
+	// (which is only searched when named).
+	Areas []string `json:"areas,omitempty"`
+	// Tags admits records carrying every one of these tags.
+	Tags []string `json:"tags,omitempty"`
+	Key  string   `json:"key,omitempty"`
+	// Statuses admits any of these; empty means active only.
+	Statuses []Status `json:"statuses,omitempty"`
+	// From and To bound the creation time (inclusive From, exclusive To); zero
+	// values do not bound.
+	From time.Time `json:"from,omitzero"`
+	To   time.Time `json:"to,omitzero"`
+}
+
+func (f Filter) match(r *Record) bool {
+	if len(f.Areas) == 0 {
+		if r.Area == AreaLibrary {
+			return false
+		}
+	} else if !contains(f.Areas, r.Area) {
+		return false
+	}
+	if len(f.Statuses) == 0 {
+		if r.Status != StatusActive {
+			return false
+		}
+	} else if !contains(f.Statuses, r.Status) {
+		return false
+	}
+	for _, t := range f.Tags {
+		if !r.HasTag(t) {
+			return false
+		}
+	}
+	if f.Key != "" && r.Key != f.Key {
+		return false
+	}
+	if !f.From.IsZero() && r.Created.Before(f.From) {
+		return false
+	}
+	if !f.To.IsZero() && !r.Created.Before(f.To) {
+		return false
+	}
+	return true
+}
+
+func contains[T comparable](xs []T, x T) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func (f Filter) fulltext() fulltext.Filter {
+	ff := fulltext.Filter{Areas: f.Areas, Tags: normTags(f.Tags), Key: f.Key, From: f.From, To: f.To}
+	if len(f.Areas) == 0 {
+		ff.ExcludeAreas = []string{AreaLibrary}
+	}
+	if len(f.Statuses) == 0 {
+		ff.Statuses = []string{string(StatusActive)}
+	}
+	for _, st := range f.Statuses {
+		ff.Statuses = append(ff.Statuses, string(st))
+	}
+	return ff
+}
+
+// Mode chooses the retrievers.
+type Mode string
+
+const (
+	ModeHybrid Mode = "hybrid"
+	ModeBM25   Mode = "bm25"
+	ModeVector Mode = "vector"
+)
+
+// SearchOptions tune a search. The zero value gives the ten best active records by
+// hybrid recall (BM25 alone without an embedder).
+type SearchOptions struct {
+	Limit  int // default 10
+	Filter Filter
+	Mode   Mode // default hybrid
+	// RRFK is the reciprocal rank fusion constant (default recall.DefaultK = 60).
+	RRFK float64
+	// Candidates is how many hits each retriever contributes before fusion
+	// (default max(5·Limit, 50)).
+	Candidates int
+	// RecencyHalfLife, when set, weighs the fused score down with age (updated
+	// time): a memory one half-life old keeps 1 - RecencyWeight/2 of its score.
+	RecencyHalfLife time.Duration
+	RecencyWeight   float64 // default 0.3
+	// MMRLambda in (0, 1) re-ranks for diversity (maximal marginal relevance); 0
+	// or 1 keeps the relevance order.
+	MMRLambda float64
+	// TokenBudget caps the rendered block; hits that do not fit are dropped from
+	// the end. 0 means no cap.
+	TokenBudget int
+	// RecordAccess appends an access event for the returned records.
+	RecordAccess bool
+	Source       Source
+	// Now is the reference time for recency (default time.Now).
+	Now time.Time
+}
+
+// Hit is one recalled record and why it was recalled.
+type Hit struct {
+	Record *Record `json:"record"`
+	// BM25Rank and VectorRank are 1-based ranks in each retriever's list (0: not
+	// in that list).
+	BM25Rank   int     `json:"bm25_rank"`
+	BM25Score  float64 `json:"bm25_score,omitempty"`
+	VectorRank int     `json:"vector_rank"`
+	Similarity float64 `json:"similarity,omitempty"` // cosine similarity to the query
+	Fused      float64 `json:"fused"`                // reciprocal rank fusion score
+	Score      float64 `json:"score"`                // after recency weighting
+	Tokens     int     `json:"tokens"`
+}
+
+// Why says in words why the hit matched.
+func (h Hit) Why() string {
+	var parts []string
+	if h.BM25Rank > 0 {
+		parts = append(parts, fmt.Sprintf("BM25 rank %d (score %.3f)", h.BM25Rank, h.BM25Score))
+	}
+	if h.VectorRank > 0 {
+		parts = append(parts, fmt.Sprintf("vector rank %d (similarity %.3f)", h.VectorRank, h.Similarity))
+	}
+	s := strings.Join(parts, ", ")
+	s += fmt.Sprintf("; fused %.5f", h.Fused)
+	if h.Score != h.Fused {
+		s += fmt.Sprintf(", %.5f after recency", h.Score)
+	}
+	return s
+}
+
+// Result is the answer to a search.
+type Result struct {
+	Query string `json:"query"`
+	Mode  Mode   `json:"mode"`
+	// Notice says what limited the search (no embedder, vectors lagging).
+	Notice string `json:"notice,omitempty"`
+	Hits   []Hit  `json:"hits"`
+	// Block is the hits rendered for a prompt, within the token budget.
+	Block  string `json:"block"`
+	Tokens int    `json:"tokens"`
+	// Dropped counts hits left out by the token budget.
+	Dropped int `json:"dropped,omitempty"`
+}
+
+// Search runs hybrid recall for query.
+func (s *Store) Search(ctx context.Context, query string, o SearchOptions) (Result, error) {
+	if o.Limit <= 0 {
+		o.Limit = 10
+	}
+	if o.Candidates <= 0 {
+		o.Candidates = max(5*o.Limit, 50)
+	}
+	if o.RecencyWeight == 0 {
+		o.RecencyWeight = 0.3
+	}
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	res := Result{Query: query, Mode: o.Mode}
+	if res.Mode == "" {
+		res.Mode = ModeHybrid
+	}
+	useVec := res.Mode != ModeBM25 && s.vec != nil && strings.TrimSpace(query) != ""
+	useBM25 := res.Mode != ModeVector
+	if res.Mode != ModeBM25 && s.vec == nil {
+		res.Notice = "no embedder: BM25 only"
+		res.Mode, useBM25 = ModeBM25, true
+	} else if useVec && s.vectorsLagging() {
+		res.Notice = "vectors lag behind the journal: recent records are found by BM25 only"
+	}
+
+	var lists [][]string
+	bm25 := map[string]fulltext.Hit{}
+	if useBM25 {
+		hits, err := s.ft.Search(ctx, query, o.Filter.fulltext(), o.Candidates)
+		if err != nil {
+			return res, fmt.Errorf("memory: %w", err)
+		}
+		ids := make([]string, len(hits))
+		for i, h := range hits {
+			ids[i] = h.ID
+			bm25[h.ID] = h
+		}
+		lists = append(lists, ids)
+	} else {
+		lists = append(lists, nil)
+	}
+	sims := map[string]float64{}
+	if useVec {
+		vecs, err := s.opts.Embedder.Embed(ctx, []string{query})
+		if err != nil || len(vecs) != 1 {
+			if err == nil {
+				err = fmt.Errorf("%d vectors for one query", len(vecs))
+			}
+			if res.Mode == ModeVector {
+				return res, fmt.Errorf("memory: embedding the query with %s: %w", s.opts.Embedder.ModelID(), err)
+			}
+			res.Notice = fmt.Sprintf("embedding the query failed (%v): BM25 only", err)
+			lists = append(lists, nil)
+		} else {
+			ids, err := s.vectorCandidates(vecs[0], o.Filter, o.Candidates, sims)
+			if err != nil {
+				return res, err
+			}
+			lists = append(lists, ids)
+		}
+	} else {
+		lists = append(lists, nil)
+	}
+
+	fused := recall.RRF(o.RRFK, nil, lists...)
+	rawFused := make(map[string]float64, len(fused))
+	for _, f := range fused {
+		rawFused[f.ID] = f.Score
+	}
+	s.mu.RLock()
+	recs := make([]*Record, 0, len(fused))
+	kept := fused[:0]
+	for _, f := range fused {
+		r := s.state.get(f.ID)
+		if r == nil || !o.Filter.match(r) { // the indexes may briefly trail the state
+			continue
+		}
+		if o.RecencyHalfLife > 0 {
+			age := o.Now.Sub(r.Updated).Seconds()
+			f.Score *= recall.RecencyFactor(age, o.RecencyHalfLife.Seconds(), o.RecencyWeight)
+		}
+		recs = append(recs, r.clone())
+		kept = append(kept, f)
+	}
+	s.mu.RUnlock()
+	byID := make(map[string]*Record, len(recs))
+	for _, r := range recs {
+		byID[r.ID] = r
+	}
+	recall.SortByScore(kept)
+	if o.MMRLambda > 0 && o.MMRLambda < 1 {
+		pool := kept[:min(len(kept), max(3*o.Limit, o.Limit))]
+		kept = recall.MMR(pool, o.Limit, o.MMRLambda, s.similarity(pool, byID))
+	} else if len(kept) > o.Limit {
+		kept = kept[:o.Limit]
+	}
+	for _, f := range kept {
+		h := Hit{Record: byID[f.ID], BM25Rank: f.Ranks[0], VectorRank: f.Ranks[1], Fused: rawFused[f.ID], Score: f.Score}
+		if b, ok := bm25[f.ID]; ok {
+			h.BM25Score = b.Score
+		}
+		if sim, ok := sims[f.ID]; ok {
+			h.Similarity = sim
+		}
+		res.Hits = append(res.Hits, h)
+	}
+	res.render(o.TokenBudget)
+	if o.RecordAccess && len(res.Hits) > 0 {
+		ids := make([]string, len(res.Hits))
+		for i, h := range res.Hits {
+			ids[i] = h.Record.ID
+		}
+		if err := s.RecordAccess(ctx, ids, o.Source); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// vectorCandidates returns up to k ids nearest to vec among the records the filter
+// admits, best first, and fills sims. The HNSW graphs are per area, so the area
+// filter is exact; other filters are applied after the search, asking for more
+// neighbours until k pass or the areas are exhausted.
+func (s *Store) vectorCandidates(vec []float32, f Filter, k int, sims map[string]float64) ([]string, error) {
+	areas := f.Areas
+	if len(areas) == 0 {
+		for _, a := range s.vec.areaNames() {
+			if a != AreaLibrary {
+				areas = append(areas, a)
+			}
+		}
+	}
+	total := 0
+	for _, a := range areas {
+		s.vec.mu.RLock()
+		if idx := s.vec.areas[a]; idx != nil {
+			total += idx.Len()
+		}
+		s.vec.mu.RUnlock()
+	}
+	for ask := k; ; ask *= 4 {
+		hits, err := s.vec.search(vec, areas, ask)
+		if err != nil {
+			return nil, err
+		}
+		var ids []string
+		s.mu.RLock()
+		for _, h := range hits {
+			if r := s.state.get(h.ID); r != nil && f.match(r) {
+				ids = append(ids, h.ID)
+				sims[h.ID] = float64(h.Similarity)
+				if len(ids) == k {
+					break
+				}
+			}
+		}
+		s.mu.RUnlock()
+		if len(ids) >= k || ask >= total || len(hits) < ask {
+			return ids, nil
+		}
+	}
+}
+
+// similarity compares two candidates for MMR: cosine of their vectors when there
+// are vectors, else the Jaccard overlap of their words.
+func (s *Store) similarity(pool []recall.Fused, byID map[string]*Record) func(i, j int) float64 {
+	vecs := make([][]float32, len(pool))
+	words := make([]map[string]bool, len(pool))
+	for i, f := range pool {
+		r := byID[f.ID]
+		if s.vec != nil {
+			vecs[i], _ = s.vec.lookup(r.ID, r.Area)
+		}
+		words[i] = wordSet(r.Text)
+	}
+	return func(i, j int) float64 {
+		if vecs[i] != nil && vecs[j] != nil {
+			return math.Max(0, cosine(vecs[i], vecs[j]))
+		}
+		return jaccard(words[i], words[j])
+	}
+}
+
+func cosine(a, b []float32) float64 {
+	var ab, aa, bb float64
+	for i := range a {
+		ab += float64(a[i]) * float64(b[i])
+		aa += float64(a[i]) * float64(a[i])
+		bb += float64(b[i]) * float64(b[i])
+	}
+	if aa == 0 || bb == 0 {
+		return 0
+	}
+	return ab / math.Sqrt(aa*bb)
+}
+
+func wordSet(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127)
+	}) {
+		out[w] = true
+	}
+	return out
+}
+
+func jaccard(a, b map[string]bool) float64 {
+	if len(a) == 0 && len(b) == 0 {
+		return 0
+	}
+	inter := 0
+	for w := range a {
+		if b[w] {
+			inter++
+		}
+	}
+	return float64(inter) / float64(len(a)+len(b)-inter)
+}
+
+// render writes the prompt block: one entry per hit, within budget tokens.
+func (r *Result) render(budget int) {
+	entries := make([]string, len(r.Hits))
+	for i, h := range r.Hits {
+		var b strings.Builder
+		fmt.Fprintf(&b, "[%s] (area %s", h.Record.ID, h.Record.Area)
+		if h.Record.Key != "" {
+			fmt.Fprintf(&b, ", key %s", h.Record.Key)
+		}
+		if len(h.Record.Tags) > 0 {
+			fmt.Fprintf(&b, ", tags %s", strings.Join(h.Record.Tags, ","))
+		}
+		fmt.Fprintf(&b, ", %s)\n%s\n", h.Record.Updated.UTC().Format("2006-01-02"), h.Record.Text)
+		entries[i] = b.String()
+		r.Hits[i].Tokens = recall.EstimateTokens(entries[i])
+	}
+	n, used := recall.Budget(len(entries), budget, func(i int) int { return r.Hits[i].Tokens })
+	r.Dropped = len(r.Hits) - n
+	r.Hits = r.Hits[:n]
+	r.Block = strings.Join(entries[:n], "\n")
+	r.Tokens = used
+}

@@ -1,0 +1,669 @@
+package memory
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/exocortex/exocortex/memory/fulltext"
+	"github.com/exocortex/exocortex/staging"
+)
+
+// File names inside a store directory.
+const (
+	JournalFile  = "journal.jsonl"
+	FulltextDir  = "fulltext"
+	VectorsFile  = "vectors.hnsw"
+	defaultBatch = 1000
+)
+
+// Options configure a Store. The zero value works: BM25 only, fsync per write.
+type Options struct {
+	// Embedder computes vectors; nil runs the store on BM25 alone.
+	Embedder Embedder
+	// NewVectorIndex makes an empty per-area vector index (default NewHNSWIndex).
+	NewVectorIndex func() VectorIndex
+	// Sync is the journal's fsync policy.
+	Sync staging.SyncPolicy
+	// Now stamps journal events (default time.Now).
+	Now func() time.Time
+	// Logger receives notices (default slog.Default()).
+	Logger *slog.Logger
+	// BatchSize bounds the records per index batch and per embedding call when
+	// catching up or importing (default 1000).
+	BatchSize int
+}
+
+// Store is an open memory store. It is safe for concurrent use: searches run in
+// parallel, writes one at a time. Only one process can open a store: a second gets
+// an error naming the process that holds it.
+type Store struct {
+	dir  string
+	opts Options
+	log  *slog.Logger
+
+	wmu     sync.Mutex // serialises writers: journal append, then projections
+	journal *staging.Log
+
+	mu    sync.RWMutex // guards state
+	state *State
+
+	ft  *fulltext.Index
+	vec *vectors // nil without an embedder
+
+	nmu     sync.Mutex
+	notices []string
+	vecLag  bool // an embedding failed: vectors stopped at vec.applied until the next open
+	closed  bool
+}
+
+// Open opens the store in dir, creating it if needed, replays the journal into the
+// record state, and brings the indexes up to date (rebuilding any that is missing,
+// damaged or built with another embedding model). What it repaired is in Notices.
+func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.NewVectorIndex == nil {
+		opts.NewVectorIndex = NewHNSWIndex
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = defaultBatch
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("memory: creating the store directory %s: %w", dir, err)
+	}
+	s := &Store{dir: dir, opts: opts, log: opts.Logger, state: newState()}
+	j, err := staging.Open(ctx, filepath.Join(dir, JournalFile), staging.Options{Sync: opts.Sync, Now: opts.Now, Logger: opts.Logger})
+	if err != nil {
+		var le *staging.LockedError
+		if errors.As(err, &le) {
+			return nil, fmt.Errorf("memory: the store in %s is open in another process: %w", dir, err)
+		}
+		return nil, fmt.Errorf("memory: opening the journal of %s: %w", dir, err)
+	}
+	s.journal = j
+	if rec := j.Recovery(); rec.Repaired() {
+		s.notice("journal " + rec.String())
+	}
+	if err := s.openProjections(ctx); err != nil {
+		s.closeAll()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) notice(msg string) {
+	s.nmu.Lock()
+	s.notices = append(s.notices, msg)
+	s.nmu.Unlock()
+	s.log.Warn("memory: " + msg)
+}
+
+// Notices lists what Open repaired or degraded, and anything since (an embedder
+// that failed), in order.
+func (s *Store) Notices() []string {
+	s.nmu.Lock()
+	defer s.nmu.Unlock()
+	return append([]string(nil), s.notices...)
+}
+
+// Dir is the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+func (s *Store) openProjections(ctx context.Context) error {
+	last := s.journal.LastSeq()
+	ftDir := filepath.Join(s.dir, FulltextDir)
+	ft, note, err := fulltext.Open(ftDir)
+	if err != nil {
+		return fmt.Errorf("memory: %w", err)
+	}
+	if note != "" {
+		s.notice(note)
+	}
+	if ft.AppliedSeq() > last {
+		s.notice(fmt.Sprintf("full-text index %s is ahead of the journal (seq %d > %d): rebuilding it", ftDir, ft.AppliedSeq(), last))
+		ft.Close()
+		os.RemoveAll(ftDir)
+		os.Remove(ftDir + ".manifest")
+		if ft, _, err = fulltext.Open(ftDir); err != nil {
+			return fmt.Errorf("memory: %w", err)
+		}
+	}
+	s.ft = ft
+	if e := s.opts.Embedder; e != nil {
+		vpath := filepath.Join(s.dir, VectorsFile)
+		v, note := loadVectors(vpath, s.opts.NewVectorIndex, e.ModelID(), e.Dimensions())
+		if note != "" {
+			s.notice(note)
+		}
+		if v.applied > last {
+			s.notice(fmt.Sprintf("vector index %s is ahead of the journal (seq %d > %d): rebuilding it", vpath, v.applied, last))
+			v = newVectors(s.opts.NewVectorIndex, e.ModelID(), e.Dimensions())
+		}
+		s.vec = v
+	}
+
+	// Replay the journal into the state, noting which records each projection
+	// has not seen yet.
+	ftFrom := s.ft.AppliedSeq()
+	vecFrom := uint64(0)
+	if s.vec != nil {
+		vecFrom = s.vec.applied
+	}
+	ftTouched, vecTouched := map[string]bool{}, map[string]bool{}
+	err = s.journal.Read(ctx, 0, func(r staging.Record) error {
+		chs, err := s.state.apply(r)
+		if err != nil {
+			s.notice(fmt.Sprintf("journal record %d (%s) could not be applied and was skipped: %v", r.Seq, r.Kind, err))
+		}
+		for _, c := range chs {
+			if c.content && r.Seq > ftFrom {
+				ftTouched[c.id] = true
+			}
+			if (c.vector || c.deleted) && r.Seq > vecFrom {
+				vecTouched[c.id] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("memory: replaying the journal of %s: %w", s.dir, err)
+	}
+	if len(ftTouched) > 0 || ftFrom < last {
+		if err := s.projectFulltext(sortedSet(ftTouched), last); err != nil {
+			return err
+		}
+	}
+	if s.vec != nil && (len(vecTouched) > 0 || vecFrom < last) {
+		if err := s.projectVectors(ctx, sortedSet(vecTouched), last); err != nil {
+			s.vectorFailure(err)
+		}
+	}
+	return nil
+}
+
+func sortedSet(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// projectFulltext re-derives the documents of ids from the state and records seq
+// as applied.
+func (s *Store) projectFulltext(ids []string, seq uint64) error {
+	bs := s.opts.BatchSize
+	for start := 0; start < len(ids) || start == 0; start += bs {
+		end := min(start+bs, len(ids))
+		var docs []fulltext.Doc
+		var dels []string
+		s.mu.RLock()
+		for _, id := range ids[start:end] {
+			r := s.state.get(id)
+			if r == nil {
+				dels = append(dels, id)
+				continue
+			}
+			docs = append(docs, fulltext.Doc{ID: r.ID, Text: r.Text, Area: r.Area, Key: r.Key, Status: string(r.Status), Tags: r.Tags, Created: r.Created})
+		}
+		s.mu.RUnlock()
+		applied := uint64(0)
+		if end == len(ids) {
+			applied = seq
+		}
+		if err := s.ft.Apply(docs, dels, applied); err != nil {
+			return fmt.Errorf("memory: %w", err)
+		}
+		if end >= len(ids) {
+			break
+		}
+	}
+	return nil
+}
+
+// projectVectors re-embeds the records ids and records seq as applied.
+func (s *Store) projectVectors(ctx context.Context, ids []string, seq uint64) error {
+	if s.vec == nil {
+		return nil
+	}
+	type item struct{ id, text string }
+	byArea := map[string][]item{}
+	s.mu.RLock()
+	for _, id := range ids {
+		r := s.state.get(id)
+		if r == nil {
+			s.vec.remove(id)
+			continue
+		}
+		byArea[r.Area] = append(byArea[r.Area], item{r.ID, r.Text})
+	}
+	s.mu.RUnlock()
+	bs := s.opts.BatchSize
+	for _, area := range sortedKeys(byArea) {
+		items := byArea[area]
+		for start := 0; start < len(items); start += bs {
+			chunk := items[start:min(start+bs, len(items))]
+			texts := make([]string, len(chunk))
+			cids := make([]string, len(chunk))
+			for i, it := range chunk {
+				texts[i], cids[i] = it.text, it.id
+			}
+			vecs, err := s.opts.Embedder.Embed(ctx, texts)
+			if err != nil {
+				return fmt.Errorf("embedding %d texts with %s: %w", len(texts), s.opts.Embedder.ModelID(), err)
+			}
+			if len(vecs) != len(texts) {
+				return fmt.Errorf("embedder %s returned %d vectors for %d texts", s.opts.Embedder.ModelID(), len(vecs), len(texts))
+			}
+			if err := s.vec.put(area, cids, vecs); err != nil {
+				return fmt.Errorf("adding vectors to area %s: %w", area, err)
+			}
+		}
+	}
+	s.vec.mu.Lock()
+	if seq > s.vec.applied {
+		s.vec.applied = seq
+	}
+	s.vec.mu.Unlock()
+	return nil
+}
+
+// vectorFailure stops vector projection for the rest of the session: the journal
+// and BM25 stay current, and the next Open catches the vectors up.
+func (s *Store) vectorFailure(err error) {
+	s.nmu.Lock()
+	already := s.vecLag
+	s.vecLag = true
+	s.nmu.Unlock()
+	if !already {
+		s.notice(fmt.Sprintf("vector index stopped at journal seq %d (%v); records are saved and found by BM25, and vectors catch up on the next open", s.vec.applied, err))
+	}
+}
+
+func (s *Store) vectorsLagging() bool {
+	s.nmu.Lock()
+	defer s.nmu.Unlock()
+	return s.vecLag
+}
+
+// commit appends entries to the journal, applies them to the state and the
+// projections, and returns the journal records. Once the journal has them the
+// change is durable: a projection failure after that is reported and repaired on
+// the next Open, never undone.
+func (s *Store) commit(ctx context.Context, entries []staging.Entry) ([]staging.Record, error) {
+	// s.wmu is held by the caller.
+	recs, err := s.journal.AppendBatch(ctx, entries)
+	if err != nil {
+		return nil, fmt.Errorf("memory: %w", err)
+	}
+	ftSet, vecSet := map[string]bool{}, map[string]bool{}
+	var ftIDs, vecIDs []string
+	s.mu.Lock()
+	for _, r := range recs {
+		chs, err := s.state.apply(r)
+		if err != nil {
+			s.notice(fmt.Sprintf("journal record %d (%s) could not be applied: %v", r.Seq, r.Kind, err))
+		}
+		for _, c := range chs {
+			if c.content && !ftSet[c.id] {
+				ftSet[c.id] = true
+				ftIDs = append(ftIDs, c.id)
+			}
+			if (c.vector || c.deleted) && !vecSet[c.id] {
+				vecSet[c.id] = true
+				vecIDs = append(vecIDs, c.id)
+			}
+		}
+	}
+	s.mu.Unlock()
+	last := recs[len(recs)-1].Seq
+	if len(ftIDs) > 0 {
+		if err := s.projectFulltext(ftIDs, last); err != nil {
+			return recs, fmt.Errorf("memory: saved to the journal (seq %d), but the full-text index failed (it catches up on the next open): %w", last, err)
+		}
+	}
+	if s.vec != nil && len(vecIDs) > 0 && !s.vectorsLagging() {
+		if err := s.projectVectors(ctx, vecIDs, last); err != nil {
+			s.vectorFailure(err)
+		}
+	}
+	return recs, nil
+}
+
+// Close saves the vector index, closes the full-text index (marking both clean)
+// and the journal, releasing the store's lock.
+func (s *Store) Close() error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return s.closeAll()
+}
+
+func (s *Store) closeAll() error {
+	var errs []error
+	if s.vec != nil {
+		if err := s.vec.save(filepath.Join(s.dir, VectorsFile)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if s.ft != nil {
+		if err := s.ft.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if s.journal != nil {
+		if err := s.journal.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func newID() string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on supported systems
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// Input is a record to save. Area defaults to main. With an empty ID, a record
+// with the same key in the same area is updated, otherwise a new id is made.
+type Input struct {
+	ID         string         `json:"id,omitempty"`
+	Area       string         `json:"area,omitempty"`
+	Text       string         `json:"text"`
+	Key        string         `json:"key,omitempty"`
+	Tags       []string       `json:"tags,omitempty"`
+	Metadata   map[string]any `json:"metadata,omitempty"`
+	Importance *float64       `json:"importance,omitempty"`
+	Created    *time.Time     `json:"created,omitempty"`
+	Status     Status         `json:"status,omitempty"`
+}
+
+// Put saves one record and returns it as stored.
+func (s *Store) Put(ctx context.Context, in Input, src Source) (*Record, error) {
+	recs, err := s.PutBatch(ctx, []Input{in}, src)
+	if err != nil {
+		return nil, err
+	}
+	return recs[0], nil
+}
+
+// PutBatch saves records with one journal write. The batch is checked first: if
+// any input is invalid nothing is written and the error names it by position.
+func (s *Store) PutBatch(ctx context.Context, ins []Input, src Source) ([]*Record, error) {
+	if len(ins) == 0 {
+		return nil, nil
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.closed {
+		return nil, errors.New("memory: the store is closed")
+	}
+	entries, ids, err := s.upsertEntries(ins, src)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.commit(ctx, entries); err != nil {
+		return nil, err
+	}
+	out := make([]*Record, len(ids))
+	s.mu.RLock()
+	for i, id := range ids {
+		if r := s.state.get(id); r != nil {
+			out[i] = r.clone()
+		}
+	}
+	s.mu.RUnlock()
+	return out, nil
+}
+
+// upsertEntries validates inputs and turns them into journal entries. s.wmu is held.
+func (s *Store) upsertEntries(ins []Input, src Source) ([]staging.Entry, []string, error) {
+	entries := make([]staging.Entry, len(ins))
+	ids := make([]string, len(ins))
+	batchKeys := map[[2]string]string{}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for i, in := range ins {
+		if in.Area == "" {
+			in.Area = AreaMain
+		}
+		if err := ValidArea(in.Area); err != nil {
+			return nil, nil, fmt.Errorf("memory: record %d: %w", i+1, err)
+		}
+		if strings.TrimSpace(in.Text) == "" {
+			return nil, nil, fmt.Errorf("memory: record %d has no text", i+1)
+		}
+		if in.Status != "" && in.Status != StatusActive && in.Status != StatusArchived {
+			return nil, nil, fmt.Errorf("memory: record %d: status %q is not active or archived", i+1, in.Status)
+		}
+		in.Key = strings.TrimSpace(in.Key)
+		if in.Key != "" {
+			k := [2]string{in.Area, in.Key}
+			holder := batchKeys[k]
+			if holder == "" {
+				if r := s.state.byKey(in.Area, in.Key); r != nil {
+					holder = r.ID
+				}
+			}
+			switch {
+			case in.ID == "" && holder != "":
+				in.ID = holder
+			case in.ID != "" && holder != "" && holder != in.ID:
+				return nil, nil, fmt.Errorf("memory: record %d: key %q in area %s belongs to record %s; use that id or another key", i+1, in.Key, in.Area, holder)
+			}
+		}
+		if in.ID == "" {
+			in.ID = newID()
+		}
+		if in.Key != "" {
+			batchKeys[[2]string{in.Area, in.Key}] = in.ID
+		}
+		ids[i] = in.ID
+		entries[i] = staging.Entry{Kind: KindUpsert, Session: src.Session, Payload: UpsertEvent{
+			ID: in.ID, Area: in.Area, Text: in.Text, Key: in.Key, Tags: normTags(in.Tags), Metadata: in.Metadata,
+			Importance: in.Importance, Created: in.Created, Status: in.Status, Source: src,
+		}}
+	}
+	return entries, ids, nil
+}
+
+// ErrNotFound is wrapped by errors about a record id that does not exist.
+var ErrNotFound = errors.New("no such record")
+
+// event writes one event about an existing record.
+func (s *Store) event(ctx context.Context, id, kind string, payload any, src Source, check func(*Record) error) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.closed {
+		return errors.New("memory: the store is closed")
+	}
+	s.mu.RLock()
+	r := s.state.get(id)
+	var err error
+	if r == nil {
+		err = fmt.Errorf("memory: record %s: %w (see `exocortex memory why %s` for its history)", id, ErrNotFound, id)
+	} else if check != nil {
+		err = check(r)
+	}
+	s.mu.RUnlock()
+	if err != nil {
+		return err
+	}
+	_, err = s.commit(ctx, []staging.Entry{{Kind: kind, Session: src.Session, Payload: payload}})
+	return err
+}
+
+// Archive takes a record out of recall; supersededBy names the record that
+// replaces it, if any.
+func (s *Store) Archive(ctx context.Context, id, reason, supersededBy string, src Source) error {
+	return s.event(ctx, id, KindArchive, ArchiveEvent{ID: id, Reason: reason, SupersededBy: supersededBy, Source: src}, src, nil)
+}
+
+// Restore makes an archived record active again.
+func (s *Store) Restore(ctx context.Context, id, reason string, src Source) error {
+	return s.event(ctx, id, KindRestore, RestoreEvent{ID: id, Reason: reason, Source: src}, src, func(r *Record) error {
+		if r.Status == StatusActive {
+			return fmt.Errorf("memory: record %s is already active", id)
+		}
+		return nil
+	})
+}
+
+// Delete removes a record. Its history stays in the journal.
+func (s *Store) Delete(ctx context.Context, id, reason string, src Source) error {
+	return s.event(ctx, id, KindDelete, DeleteEvent{ID: id, Reason: reason, Source: src}, src, nil)
+}
+
+// Merge folds the From records into Into (see MergeEvent).
+func (s *Store) Merge(ctx context.Context, e MergeEvent) error {
+	return s.event(ctx, e.Into, KindMerge, e, e.Source, func(*Record) error {
+		for _, id := range e.From {
+			if s.state.get(id) == nil {
+				return fmt.Errorf("memory: merging into %s: record %s: %w", e.Into, id, ErrNotFound)
+			}
+		}
+		return nil
+	})
+}
+
+// RecordAccess counts a recall of the records.
+func (s *Store) RecordAccess(ctx context.Context, ids []string, src Source) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.closed {
+		return errors.New("memory: the store is closed")
+	}
+	_, err := s.commit(ctx, []staging.Entry{{Kind: KindAccess, Session: src.Session, Payload: AccessEvent{IDs: ids, Source: src}}})
+	return err
+}
+
+// Get returns a copy of the record with id.
+func (s *Store) Get(id string) (*Record, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if r := s.state.get(id); r != nil {
+		return r.clone(), true
+	}
+	return nil, false
+}
+
+// GetByKey returns a copy of the record with key in area.
+func (s *Store) GetByKey(area, key string) (*Record, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if r := s.state.byKey(area, key); r != nil {
+		return r.clone(), true
+	}
+	return nil, false
+}
+
+// List returns copies of the records the filter admits, oldest first (then by id).
+func (s *Store) List(f Filter) []*Record {
+	s.mu.RLock()
+	var out []*Record
+	for _, r := range s.state.recs {
+		if f.match(r) {
+			out = append(out, r.clone())
+		}
+	}
+	s.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Created.Equal(out[j].Created) {
+			return out[i].Created.Before(out[j].Created)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// Hash is the state hash (see State.Hash).
+func (s *Store) Hash() string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.state.Hash()
+}
+
+// Stats describes the store.
+type Stats struct {
+	Dir            string         `json:"dir"`
+	Records        int            `json:"records"`
+	ByArea         map[string]int `json:"by_area"`
+	ByStatus       map[string]int `json:"by_status"`
+	JournalSeq     uint64         `json:"journal_seq"`
+	JournalBytes   int64          `json:"journal_bytes"`
+	FulltextSeq    uint64         `json:"fulltext_seq"`
+	FulltextDocs   uint64         `json:"fulltext_docs"`
+	Vectors        string         `json:"vectors"` // "on", or why not
+	VectorModel    string         `json:"vector_model,omitempty"`
+	VectorSeq      uint64         `json:"vector_seq,omitempty"`
+	VectorCount    int            `json:"vector_count,omitempty"`
+	UnknownEvents  map[string]int `json:"unknown_events,omitempty"`
+	SkippedEvents  int            `json:"skipped_events,omitempty"`
+	StateHash      string         `json:"state_hash"`
+	Notices        []string       `json:"notices,omitempty"`
+	VectorsLagging bool           `json:"vectors_lagging,omitempty"`
+}
+
+// Stats counts records and reports each projection's position.
+func (s *Store) Stats() Stats {
+	st := Stats{Dir: s.dir, ByArea: map[string]int{}, ByStatus: map[string]int{}, UnknownEvents: map[string]int{}}
+	s.mu.RLock()
+	st.Records = s.state.Len()
+	for _, r := range s.state.recs {
+		st.ByArea[r.Area]++
+		st.ByStatus[string(r.Status)]++
+	}
+	for k, n := range s.state.unknown {
+		st.UnknownEvents[k] = n
+	}
+	st.SkippedEvents = s.state.skipped
+	st.StateHash = s.state.Hash()
+	s.mu.RUnlock()
+	st.JournalSeq = s.journal.LastSeq()
+	st.JournalBytes = s.journal.Size()
+	st.FulltextSeq = s.ft.AppliedSeq()
+	st.FulltextDocs, _ = s.ft.Count()
+	st.Vectors = s.vectorMode()
+	if s.vec != nil {
+		st.VectorModel = s.vec.model
+		s.vec.mu.RLock()
+		st.VectorSeq = s.vec.applied
+		s.vec.mu.RUnlock()
+		st.VectorCount = s.vec.count()
+		st.VectorsLagging = s.vectorsLagging()
+	}
+	st.Notices = s.Notices()
+	return st
+}
+
+// vectorMode says whether vectors take part in recall, and if not, why.
+func (s *Store) vectorMode() string {
+	if s.vec == nil {
+		return "off: no embedder configured, recall uses BM25 alone"
+	}
+	if s.vectorsLagging() {
+		return "lagging: the embedder failed, recent records are found by BM25 only until the next open"
+	}
+	return "on"
+}

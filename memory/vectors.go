@@ -1,0 +1,309 @@
+package memory
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sort"
+	"sync"
+
+	"github.com/exocortex/exocortex/memory/hnsw"
+)
+
+// Embedder turns texts into vectors. memory/embed provides an offline one and an
+// Ollama one; any other can be plugged in.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	Dimensions() int
+	// ModelID names the model; the vector index is rebuilt when it changes.
+	ModelID() string
+}
+
+// VectorHit is one nearest neighbour with its cosine similarity.
+type VectorHit struct {
+	ID         string
+	Similarity float32
+}
+
+// VectorIndex is an approximate nearest-neighbour index keyed by record id, under
+// cosine similarity. Search may run alongside one writer.
+type VectorIndex interface {
+	Add(ids []string, vecs [][]float32) error
+	Delete(id string) bool
+	Search(vec []float32, k int) ([]VectorHit, error)
+	Lookup(id string) ([]float32, bool)
+	Len() int
+	Save(w io.Writer) error
+	Load(r io.Reader) error
+}
+
+// hnswIndex is the VectorIndex on memory/hnsw.
+type hnswIndex struct{ g *hnsw.Graph[string] }
+
+// NewHNSWIndex returns an empty HNSW index with the package's default tunables.
+func NewHNSWIndex() VectorIndex { return &hnswIndex{g: hnsw.NewGraph[string]()} }
+
+func (h *hnswIndex) Add(ids []string, vecs [][]float32) error {
+	nodes := make([]hnsw.Node[string], len(ids))
+	for i := range ids {
+		nodes[i] = hnsw.MakeNode(ids[i], vecs[i])
+	}
+	return h.g.Add(nodes...)
+}
+func (h *hnswIndex) Delete(id string) bool { return h.g.Delete(id) }
+func (h *hnswIndex) Search(vec []float32, k int) ([]VectorHit, error) {
+	res, err := h.g.SearchWithDistance(vec, k)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]VectorHit, len(res))
+	for i, r := range res {
+		out[i] = VectorHit{ID: r.Key, Similarity: 1 - r.Distance}
+	}
+	return out, nil
+}
+func (h *hnswIndex) Lookup(id string) ([]float32, bool) { return h.g.Lookup(id) }
+func (h *hnswIndex) Len() int                           { return h.g.Len() }
+func (h *hnswIndex) Save(w io.Writer) error             { return h.g.Export(w) }
+func (h *hnswIndex) Load(r io.Reader) error             { return h.g.Import(r) }
+
+// vectors is the vector projection: one index per area (so an area filter is exact
+// and the library stays apart), the model they were built with, and the last
+// journal sequence applied.
+type vectors struct {
+	mu      sync.RWMutex
+	areas   map[string]VectorIndex
+	newIdx  func() VectorIndex
+	model   string
+	dims    int
+	applied uint64
+}
+
+func newVectors(newIdx func() VectorIndex, model string, dims int) *vectors {
+	return &vectors{areas: map[string]VectorIndex{}, newIdx: newIdx, model: model, dims: dims}
+}
+
+// vectorFileVersion is the version of vectors.hnsw's header.
+const vectorFileVersion = 1
+
+type vectorHeader struct {
+	Version    int           `json:"version"`
+	Model      string        `json:"model"`
+	Dims       int           `json:"dims"`
+	AppliedSeq uint64        `json:"applied_seq"`
+	Areas      []vectorBlock `json:"areas"`
+	SHA256     string        `json:"sha256"` // of everything after the header line
+}
+
+type vectorBlock struct {
+	Area  string `json:"area"`
+	Bytes int64  `json:"bytes"`
+}
+
+// loadVectors reads path. It returns a fresh, empty projection and a notice when
+// the file is missing (notice empty if it never existed), damaged, or made with
+// another model.
+func loadVectors(path string, newIdx func() VectorIndex, model string, dims int) (*vectors, string) {
+	v := newVectors(newIdx, model, dims)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return v, ""
+	}
+	if err != nil {
+		return v, fmt.Sprintf("vector index %s cannot be read (%v): rebuilding it from the journal", path, err)
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 1<<20)
+	line, err := br.ReadBytes('\n')
+	var h vectorHeader
+	if err != nil || json.Unmarshal(line, &h) != nil || h.Version != vectorFileVersion {
+		return v, fmt.Sprintf("vector index %s has an unreadable header: rebuilding it from the journal", path)
+	}
+	if h.Model != model || h.Dims != dims {
+		return v, fmt.Sprintf("vector index %s was built with model %q (%d dimensions), now %q (%d): re-embedding every record from the journal",
+			path, h.Model, h.Dims, model, dims)
+	}
+	body, err := io.ReadAll(br)
+	if err != nil {
+		return v, fmt.Sprintf("vector index %s cannot be read (%v): rebuilding it from the journal", path, err)
+	}
+	sum := sha256.Sum256(body)
+	if hex.EncodeToString(sum[:]) != h.SHA256 {
+		return v, fmt.Sprintf("vector index %s fails its checksum: rebuilding it from the journal", path)
+	}
+	var off int64
+	for _, b := range h.Areas {
+		if b.Bytes < 0 || off+b.Bytes > int64(len(body)) {
+			return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s is truncated: rebuilding it from the journal", path)
+		}
+		idx := newIdx()
+		if err := idx.Load(bytes.NewReader(body[off : off+b.Bytes])); err != nil {
+			return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s (area %s) cannot be loaded (%v): rebuilding it from the journal", path, b.Area, err)
+		}
+		v.areas[b.Area] = idx
+		off += b.Bytes
+	}
+	v.applied = h.AppliedSeq
+	return v, ""
+}
+
+// save writes the projection to path through a temporary file and a rename.
+func (v *vectors) save(path string) error {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	var body bytes.Buffer
+	h := vectorHeader{Version: vectorFileVersion, Model: v.model, Dims: v.dims, AppliedSeq: v.applied}
+	for _, area := range sortedKeys(v.areas) {
+		start := body.Len()
+		if err := v.areas[area].Save(&body); err != nil {
+			return fmt.Errorf("memory: saving the vectors of area %s: %w", area, err)
+		}
+		h.Areas = append(h.Areas, vectorBlock{Area: area, Bytes: int64(body.Len() - start)})
+	}
+	sum := sha256.Sum256(body.Bytes())
+	h.SHA256 = hex.EncodeToString(sum[:])
+	head, _ := json.Marshal(h)
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("memory: writing %s: %w", path, err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	w.Write(head)
+	w.WriteByte('\n')
+	w.Write(body.Bytes())
+	err = w.Flush()
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("memory: writing %s: %w", path, err)
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// put stores vectors for records of one area, removing them from any other area
+// (a record can move). A zero vector (an empty text) has no direction: the record
+// is left without one.
+func (v *vectors) put(area string, ids []string, vecs [][]float32) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var keepIDs []string
+	var keepVecs [][]float32
+	for i, id := range ids {
+		for a, idx := range v.areas {
+			if a != area || isZero(vecs[i]) {
+				idx.Delete(id)
+			}
+		}
+		if !isZero(vecs[i]) {
+			keepIDs = append(keepIDs, id)
+			keepVecs = append(keepVecs, vecs[i])
+		}
+	}
+	if len(keepIDs) == 0 {
+		return nil
+	}
+	idx := v.areas[area]
+	if idx == nil {
+		idx = v.newIdx()
+		v.areas[area] = idx
+	}
+	return idx.Add(keepIDs, keepVecs)
+}
+
+// remove drops id's vector, whichever area holds it.
+func (v *vectors) remove(id string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for _, idx := range v.areas {
+		idx.Delete(id)
+	}
+}
+
+func isZero(vec []float32) bool {
+	for _, x := range vec {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// search asks each area's index for k neighbours and merges them by similarity.
+func (v *vectors) search(vec []float32, areas []string, k int) ([]VectorHit, error) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	var all []VectorHit
+	for _, a := range areas {
+		idx := v.areas[a]
+		if idx == nil {
+			continue
+		}
+		hits, err := idx.Search(vec, k)
+		if err != nil {
+			return nil, fmt.Errorf("memory: vector search in area %s: %w", a, err)
+		}
+		all = append(all, hits...)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].Similarity != all[j].Similarity {
+			return all[i].Similarity > all[j].Similarity
+		}
+		return all[i].ID < all[j].ID
+	})
+	if len(all) > k {
+		all = all[:k]
+	}
+	return all, nil
+}
+
+func (v *vectors) lookup(id, area string) ([]float32, bool) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	idx := v.areas[area]
+	if idx == nil {
+		return nil, false
+	}
+	return idx.Lookup(id)
+}
+
+func (v *vectors) areaNames() []string {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return sortedKeys(v.areas)
+}
+
+func (v *vectors) count() int {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	n := 0
+	for _, idx := range v.areas {
+		n += idx.Len()
+	}
+	return n
+}
