@@ -1,0 +1,158 @@
+package sdk
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"google.golang.org/protobuf/types/known/anypb"
+
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+)
+
+// Call is one hook call (or tool call) as the extension sees it: the ACP context, a
+// logger that reaches the host's log, and the state the extension declared. Typed
+// keys read and write through it (Key.Get, Key.Set, Key.Reset); the SDK puts the
+// recorded changes into the response.
+//
+// A Call is valid only during the method it is passed to. It is safe for use by
+// several goroutines the method starts, provided they finish before it returns.
+type Call struct {
+	extension string
+	hook      exocortexv1.Hook // HOOK_UNSPECIFIED for a tool call
+	context   *exocortexv1.Context
+	logger    *slog.Logger
+	// reads and writes are the extension's declared keys; nil for a tool.
+	reads, writes map[string]bool
+	// tool is the tool's name when the call runs a tool.
+	tool string
+
+	mu sync.Mutex
+	// state holds the values the host sent, by key.
+	state map[string]*anypb.Any
+	// order lists keys in the order of their first change; pending holds each
+	// key's latest change (nil means reset).
+	order   []string
+	pending map[string]*anypb.Any
+	errs    []error
+}
+
+type access int
+
+const (
+	accessRead access = iota
+	accessWrite
+)
+
+// Context is the ACP context of the call. Never nil.
+func (c *Call) Context() *exocortexv1.Context { return c.context }
+
+// Extension is the name of the extension being called (for a tool call, the tool's
+// name).
+func (c *Call) Extension() string { return c.extension }
+
+// Hook is the hook being run; HOOK_UNSPECIFIED when the call runs a tool.
+func (c *Call) Hook() exocortexv1.Hook { return c.hook }
+
+// Logger writes to the host's log (the plugin's stderr, which go-plugin forwards),
+// with the extension and hook attached.
+func (c *Call) Logger() *slog.Logger { return c.logger }
+
+// Err reports the state-access errors recorded so far (an undeclared read or write,
+// a value that does not decode), joined. When it is non-nil at the end of the
+// method, the call fails with it whatever the method returned.
+func (c *Call) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return errors.Join(c.errs...)
+}
+
+// check refuses an access the extension did not declare, recording the error.
+func (c *Call) check(k KeyRef, a access) error {
+	info := k.info()
+	if info == nil {
+		err := fmt.Errorf("%s: a zero sdk.Key was used; build keys with sdk.KeyOf or sdk.NewKey", c.who())
+		c.fail(err)
+		return err
+	}
+	var declared map[string]bool
+	var field string
+	if a == accessRead {
+		declared, field = c.reads, "Reads"
+	} else {
+		declared, field = c.writes, "Writes"
+	}
+	if c.tool != "" {
+		err := fmt.Errorf("tool %q: state key %q: tools have no state access in protocol v1 "+
+			"(read and write state from an extension at tool_execute_before or tool_execute_after)", c.tool, info.name)
+		c.fail(err)
+		return err
+	}
+	if !declared[info.name] {
+		verb := "read"
+		if a == accessWrite {
+			verb = "write"
+		}
+		err := fmt.Errorf("extension %q: %s of state key %q, which its Spec does not list in %s",
+			c.extension, verb, info.name, field)
+		c.fail(err)
+		return err
+	}
+	return nil
+}
+
+func (c *Call) who() string {
+	if c.tool != "" {
+		return fmt.Sprintf("tool %q", c.tool)
+	}
+	return fmt.Sprintf("extension %q", c.extension)
+}
+
+func (c *Call) fail(err error) {
+	c.mu.Lock()
+	c.errs = append(c.errs, err)
+	c.mu.Unlock()
+}
+
+// value returns the key's current value: this call's own change if any, else what
+// the host sent.
+func (c *Call) value(name string) (*anypb.Any, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a, changed := c.pending[name]; changed {
+		return a, a != nil
+	}
+	a, ok := c.state[name]
+	return a, ok
+}
+
+// record notes a write (a != nil) or a reset (a == nil); the last change of a key
+// wins.
+func (c *Call) record(name string, a *anypb.Any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pending == nil {
+		c.pending = make(map[string]*anypb.Any)
+	}
+	if _, seen := c.pending[name]; !seen {
+		c.order = append(c.order, name)
+	}
+	c.pending[name] = a
+}
+
+// changes builds the StateChanges of the response, in the order keys were first
+// changed.
+func (c *Call) changes() *exocortexv1.StateChanges {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sc := &exocortexv1.StateChanges{}
+	for _, name := range c.order {
+		if a := c.pending[name]; a != nil {
+			sc.Writes = append(sc.Writes, &exocortexv1.StateEntry{Key: name, Value: a})
+		} else {
+			sc.Resets = append(sc.Resets, name)
+		}
+	}
+	return sc
+}

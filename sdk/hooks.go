@@ -1,0 +1,140 @@
+package sdk
+
+import (
+	"context"
+	"strings"
+
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+)
+
+// One interface per hook. An extension implements the ones it handles; each becomes
+// one ExtensionSpec of the manifest. A nil response with a nil error means "no
+// change". To have the compiler check a method's spelling, assert the interface:
+//
+//	var _ sdk.MessageLoopEndHook = (*Supervisor)(nil)
+
+// AgentInitHook runs once, when the agent is created for a session.
+type AgentInitHook interface {
+	AgentInit(ctx context.Context, c *Call, req *exocortexv1.AgentInitRequest) (*exocortexv1.AgentInitResponse, error)
+}
+
+// MonologueStartHook runs when a user message starts a monologue.
+type MonologueStartHook interface {
+	MonologueStart(ctx context.Context, c *Call, req *exocortexv1.MonologueStartRequest) (*exocortexv1.MonologueStartResponse, error)
+}
+
+// HistAddBeforeHook runs before each message is added to the history.
+type HistAddBeforeHook interface {
+	HistAddBefore(ctx context.Context, c *Call, req *exocortexv1.HistAddBeforeRequest) (*exocortexv1.HistAddBeforeResponse, error)
+}
+
+// MessageLoopStartHook runs when an iteration begins.
+type MessageLoopStartHook interface {
+	MessageLoopStart(ctx context.Context, c *Call, req *exocortexv1.MessageLoopStartRequest) (*exocortexv1.MessageLoopStartResponse, error)
+}
+
+// MessageLoopPromptsBeforeHook runs when prompt assembly begins; it may add prompt
+// blocks before the history.
+type MessageLoopPromptsBeforeHook interface {
+	MessageLoopPromptsBefore(ctx context.Context, c *Call, req *exocortexv1.MessageLoopPromptsBeforeRequest) (*exocortexv1.MessageLoopPromptsBeforeResponse, error)
+}
+
+// SystemPromptHook runs when the system prompt is assembled; it may append blocks.
+type SystemPromptHook interface {
+	SystemPrompt(ctx context.Context, c *Call, req *exocortexv1.SystemPromptRequest) (*exocortexv1.SystemPromptResponse, error)
+}
+
+// MessageLoopPromptsAfterHook is the last point at which text reaches this LLM call;
+// it may add prompt blocks after the history.
+type MessageLoopPromptsAfterHook interface {
+	MessageLoopPromptsAfter(ctx context.Context, c *Call, req *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error)
+}
+
+// BeforeMainLLMCallHook runs when the prompt is final: state work only.
+type BeforeMainLLMCallHook interface {
+	BeforeMainLLMCall(ctx context.Context, c *Call, req *exocortexv1.BeforeMainLLMCallRequest) (*exocortexv1.BeforeMainLLMCallResponse, error)
+}
+
+// ResponseStreamChunkHook runs for each streamed piece of the model's reply.
+type ResponseStreamChunkHook interface {
+	ResponseStreamChunk(ctx context.Context, c *Call, req *exocortexv1.ResponseStreamChunkRequest) (*exocortexv1.ResponseStreamChunkResponse, error)
+}
+
+// ResponseStreamEndHook runs when the reply is complete.
+type ResponseStreamEndHook interface {
+	ResponseStreamEnd(ctx context.Context, c *Call, req *exocortexv1.ResponseStreamEndRequest) (*exocortexv1.ResponseStreamEndResponse, error)
+}
+
+// ErrorFormatHook runs when the reply could not be used.
+type ErrorFormatHook interface {
+	ErrorFormat(ctx context.Context, c *Call, req *exocortexv1.ErrorFormatRequest) (*exocortexv1.ErrorFormatResponse, error)
+}
+
+// ToolExecuteBeforeHook runs before a tool runs; it may rewrite the arguments or
+// block the call.
+type ToolExecuteBeforeHook interface {
+	ToolExecuteBefore(ctx context.Context, c *Call, req *exocortexv1.ToolExecuteBeforeRequest) (*exocortexv1.ToolExecuteBeforeResponse, error)
+}
+
+// ToolExecuteAfterHook runs after a tool has run.
+type ToolExecuteAfterHook interface {
+	ToolExecuteAfter(ctx context.Context, c *Call, req *exocortexv1.ToolExecuteAfterRequest) (*exocortexv1.ToolExecuteAfterResponse, error)
+}
+
+// MessageLoopEndHook runs when an iteration is over, even when it failed.
+type MessageLoopEndHook interface {
+	MessageLoopEnd(ctx context.Context, c *Call, req *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error)
+}
+
+// MonologueEndHook runs when the monologue is over, even when it failed.
+type MonologueEndHook interface {
+	MonologueEnd(ctx context.Context, c *Call, req *exocortexv1.MonologueEndRequest) (*exocortexv1.MonologueEndResponse, error)
+}
+
+// hookDef ties a protocol hook to the Go interface that handles it.
+type hookDef struct {
+	hook       exocortexv1.Hook
+	implements func(Extension) bool
+}
+
+func is[I any](e Extension) bool { _, ok := e.(I); return ok }
+
+// hookDefs lists every hook in enum order, which is also the order of an extension's
+// entries in the manifest. A function, not a variable: no mutable package state.
+func hookDefs() []hookDef {
+	return []hookDef{
+		{exocortexv1.Hook_HOOK_AGENT_INIT, is[AgentInitHook]},
+		{exocortexv1.Hook_HOOK_MONOLOGUE_START, is[MonologueStartHook]},
+		{exocortexv1.Hook_HOOK_HIST_ADD_BEFORE, is[HistAddBeforeHook]},
+		{exocortexv1.Hook_HOOK_MESSAGE_LOOP_START, is[MessageLoopStartHook]},
+		{exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE, is[MessageLoopPromptsBeforeHook]},
+		{exocortexv1.Hook_HOOK_SYSTEM_PROMPT, is[SystemPromptHook]},
+		{exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER, is[MessageLoopPromptsAfterHook]},
+		{exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL, is[BeforeMainLLMCallHook]},
+		{exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK, is[ResponseStreamChunkHook]},
+		{exocortexv1.Hook_HOOK_RESPONSE_STREAM_END, is[ResponseStreamEndHook]},
+		{exocortexv1.Hook_HOOK_ERROR_FORMAT, is[ErrorFormatHook]},
+		{exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE, is[ToolExecuteBeforeHook]},
+		{exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER, is[ToolExecuteAfterHook]},
+		{exocortexv1.Hook_HOOK_MESSAGE_LOOP_END, is[MessageLoopEndHook]},
+		{exocortexv1.Hook_HOOK_MONOLOGUE_END, is[MonologueEndHook]},
+	}
+}
+
+// HookName is the snake_case name of a hook as the documentation and the logs use
+// it: HOOK_MESSAGE_LOOP_END is "message_loop_end".
+func HookName(h exocortexv1.Hook) string {
+	return strings.ToLower(strings.TrimPrefix(h.String(), "HOOK_"))
+}
+
+// IsPromptHook reports whether extensions at h may add prompt blocks: only the three
+// prompt-assembly hooks' responses have a prompt_blocks field.
+func IsPromptHook(h exocortexv1.Hook) bool {
+	switch h {
+	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE,
+		exocortexv1.Hook_HOOK_SYSTEM_PROMPT,
+		exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER:
+		return true
+	}
+	return false
+}

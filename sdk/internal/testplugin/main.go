@@ -1,0 +1,47 @@
+// Command testplugin is the plugin the SDK's own tests start as a real process: one
+// extension, "probe", at message_loop_end, and one tool, "echo".
+//
+//	go build -o /tmp/testplugin ./sdk/internal/testplugin
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/sdk"
+)
+
+// probe logs each call and answers with the iteration it saw; a reply of "panic"
+// makes it panic.
+type probe struct{}
+
+func (probe) Spec() sdk.Spec {
+	return sdk.Spec{Name: "probe", Order: 50, Description: "Answers with the iteration it saw."}
+}
+
+func (probe) MessageLoopEnd(_ context.Context, c *sdk.Call, req *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
+	c.Logger().Info("probe called", "iteration", req.GetIteration())
+	if req.GetReply() == "panic" {
+		panic("probe was asked to panic")
+	}
+	msg := fmt.Sprintf("iteration %d", req.GetIteration())
+	return &exocortexv1.MessageLoopEndResponse{Intervention: &msg}, nil
+}
+
+func main() {
+	sdk.Serve(sdk.Plugin{
+		Name:       "testplugin",
+		Version:    "0.0.1",
+		Extensions: []sdk.Extension{probe{}},
+		Tools: []sdk.Tool{{
+			Name:        "echo",
+			Description: "Returns its arguments.",
+			Parameters:  `{"type":"object"}`,
+			Run: func(_ context.Context, _ *sdk.Call, args json.RawMessage) (*exocortexv1.ToolResult, error) {
+				return &exocortexv1.ToolResult{Content: string(args)}, nil
+			},
+		}},
+	})
+}

@@ -1,0 +1,101 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+)
+
+// Extension is a type with a Spec and at least one hook method (the *Hook
+// interfaces of this package). Its methods may be called concurrently: keep what
+// must survive a call in shared state, through keys, not in fields.
+type Extension interface {
+	Spec() Spec
+}
+
+// Spec declares an extension. Spec is called once, when the server is built; each
+// hook the extension implements becomes one ExtensionSpec of the manifest, with the
+// same name and these fields.
+type Spec struct {
+	// Name is unique across all plugins, e.g. "failure_tracker".
+	Name string
+	// Order places the extension among the others at the same hook (ascending,
+	// across all plugins).
+	Order int
+	// HookOrder overrides Order at particular hooks, for an extension that
+	// handles more than one. Each hook named must be one the extension implements.
+	HookOrder map[exocortexv1.Hook]int
+
+	// Reads lists the keys the extension reads: the host hands it only these, and
+	// Key.Get refuses any other.
+	Reads []KeyRef
+	// Writes lists the keys the extension sets or resets: Key.Set and Key.Reset
+	// refuse any other.
+	Writes []KeyRef
+	// Resets lists the keys the extension clears, a subset of Writes, for the
+	// wiring lint (a flag that is set must have a resetter).
+	Resets []KeyRef
+
+	// InjectsPrompt declares that the extension adds prompt blocks. It is what the
+	// wiring lint reads, so it is declared rather than inferred. Only the
+	// prompt-assembly hooks (message_loop_prompts_before, system_prompt,
+	// message_loop_prompts_after) may add blocks: Serve refuses InjectsPrompt on an
+	// extension that implements none of them, and a call fails when an extension
+	// returns blocks without declaring it.
+	InjectsPrompt bool
+	// Timeout is the per-call deadline (rounded up to a millisecond); 0 means the
+	// host's default.
+	Timeout time.Duration
+	// Required makes a failure of the extension stop the turn instead of being
+	// skipped.
+	Required bool
+	// OncePerSession makes the host run the extension at most once per session at
+	// each hook.
+	OncePerSession bool
+	// ConsumesSignals lists the signals (constants of package signals) the
+	// extension reacts to, for the wiring diagram.
+	ConsumesSignals []string
+	Description     string
+	// Disabled ships the extension disabled: it runs only when the operator's
+	// config enables it.
+	Disabled bool
+}
+
+// Tool is a tool the agent may call, served by the plugin.
+type Tool struct {
+	// Name is what the model writes as tool_name.
+	Name        string
+	Description string
+	// Parameters is the JSON Schema of the arguments object; empty means none
+	// declared.
+	Parameters string
+	// PromptFile is the prompt file documenting the tool, e.g.
+	// "agent.system.tool.hello_time.md".
+	PromptFile string
+	// Run executes the tool with the arguments object as JSON ("{}" when the
+	// model gave none). An error is the tool's failure as the model sees it: it
+	// becomes ToolResult.error (with the returned result's other fields, if any).
+	// Tools have no shared-state access in protocol v1: the Call carries the
+	// context and the logger only.
+	Run func(ctx context.Context, c *Call, args json.RawMessage) (*exocortexv1.ToolResult, error)
+}
+
+// Plugin is what one plugin process serves.
+type Plugin struct {
+	// Name is unique among loaded plugins.
+	Name    string
+	Version string
+	// Extensions and Tools may be empty, not both.
+	Extensions []Extension
+	Tools      []Tool
+	// Files declares the data files the plugin's extensions and tools read or
+	// write; they pass through to the manifest.
+	Files []*exocortexv1.FileSpec
+	// Logger receives the plugin's log, including every Call's Logger. Nil means
+	// the plugin's stderr in the JSON form go-plugin forwards to the host's log,
+	// at Info level.
+	Logger *slog.Logger
+}
