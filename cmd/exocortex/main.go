@@ -34,6 +34,7 @@ func newRootCmd() *cobra.Command {
 	}
 	root.AddCommand(
 	// Subcommands register here, one line each.
+		newMemoryCmd(),
 	)
 	return root
 }

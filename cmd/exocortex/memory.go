@@ -1,0 +1,742 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/exocortex/exocortex/config"
+	"github.com/exocortex/exocortex/memory"
+)
+
+// memoryFlags are shared by every memory subcommand.
+type memoryFlags struct {
+	dir     string
+	json    bool
+	session string
+}
+
+func newMemoryCmd() *cobra.Command {
+	f := &memoryFlags{}
+	cmd := &cobra.Command{
+		Use:   "memory",
+		Short: "Read and change the long-term memory store",
+		Long: `The memory store lives in $EXOCORTEX_HOME/memory (or --dir). Its journal is the
+truth; the full-text and vector indexes are rebuilt from it when missing or damaged.
+Only one process can open the store at a time.`,
+	}
+	cmd.PersistentFlags().StringVar(&f.dir, "dir", "", "store directory (default $EXOCORTEX_HOME/memory)")
+	cmd.PersistentFlags().BoolVar(&f.json, "json", false, "print JSON for scripts")
+	cmd.PersistentFlags().StringVar(&f.session, "session", "", "session id recorded as provenance of changes")
+	cmd.AddCommand(
+		memAddCmd(f), memGetCmd(f), memSearchCmd(f), memDeleteCmd(f), memForgetCmd(f),
+		memImportCmd(f), memExportCmd(f), memStatsCmd(f), memReplayCmd(f), memWhyCmd(f),
+		memRestoreCmd(f), memArchiveCmd(f),
+	)
+	return cmd
+}
+
+func (f *memoryFlags) storeDir() (string, error) {
+	if f.dir != "" {
+		return filepath.Abs(f.dir)
+	}
+	home, err := config.Home()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, "memory"), nil
+}
+
+func (f *memoryFlags) source() memory.Source {
+	return memory.Source{Session: f.session, Source: "cli"}
+}
+
+// open opens the store; notices go to stderr as warnings.
+func (f *memoryFlags) open(ctx context.Context, cmd *cobra.Command) (*memory.Store, error) {
+	dir, err := f.storeDir()
+	if err != nil {
+		return nil, err
+	}
+	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return memory.Open(ctx, dir, memory.Options{Logger: log})
+}
+
+// withStore opens the store, runs fn and closes it, reporting a close error.
+func (f *memoryFlags) withStore(cmd *cobra.Command, fn func(s *memory.Store) error) (err error) {
+	s, err := f.open(cmd.Context(), cmd)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := s.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	return fn(s)
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func printRecord(w io.Writer, r *memory.Record) {
+	fmt.Fprintf(w, "id:          %s\narea:        %s\n", r.ID, r.Area)
+	if r.Key != "" {
+		fmt.Fprintf(w, "key:         %s\n", r.Key)
+	}
+	if len(r.Tags) > 0 {
+		fmt.Fprintf(w, "tags:        %s\n", strings.Join(r.Tags, ", "))
+	}
+	fmt.Fprintf(w, "status:      %s", r.Status)
+	if r.SupersededBy != "" {
+		fmt.Fprintf(w, " (superseded by %s)", r.SupersededBy)
+	}
+	fmt.Fprintf(w, "\ncreated:     %s\nupdated:     %s\nimportance:  %g\naccesses:    %d\n",
+		r.Created.Format(time.RFC3339), r.Updated.Format(time.RFC3339), r.Importance, r.AccessCount)
+	if len(r.Metadata) > 0 {
+		b, _ := json.Marshal(r.Metadata)
+		fmt.Fprintf(w, "metadata:    %s\n", b)
+	}
+	fmt.Fprintf(w, "text:\n%s\n", r.Text)
+}
+
+func memAddCmd(f *memoryFlags) *cobra.Command {
+	var in memory.Input
+	var tags, meta []string
+	var importance float64
+	cmd := &cobra.Command{
+		Use:   "add TEXT...",
+		Short: "Save a memory (with --key, update the one that has the key)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			in.Text = strings.Join(args, " ")
+			if in.Text == "-" {
+				b, err := io.ReadAll(cmd.InOrStdin())
+				if err != nil {
+					return err
+				}
+				in.Text = string(b)
+			}
+			in.Tags = splitList(tags)
+			if len(meta) > 0 {
+				in.Metadata = map[string]any{}
+				for _, kv := range meta {
+					k, v, ok := strings.Cut(kv, "=")
+					if !ok || k == "" {
+						return fmt.Errorf("--meta %q: use KEY=VALUE", kv)
+					}
+					in.Metadata[k] = v
+				}
+			}
+			if cmd.Flags().Changed("importance") {
+				in.Importance = &importance
+			}
+			return f.withStore(cmd, func(s *memory.Store) error {
+				r, err := s.Put(cmd.Context(), in, f.source())
+				if err != nil {
+					return err
+				}
+				if f.json {
+					return printJSON(cmd.OutOrStdout(), r)
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), r.ID)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&in.Area, "area", memory.AreaMain, "area: main, fragments, solutions, library, ontology or a custom one")
+	cmd.Flags().StringVar(&in.Key, "key", "", "key, unique within the area")
+	cmd.Flags().StringVar(&in.ID, "id", "", "record id (default: new, or the key's record)")
+	cmd.Flags().StringSliceVar(&tags, "tags", nil, "comma-separated tags")
+	cmd.Flags().StringArrayVar(&meta, "meta", nil, "metadata KEY=VALUE (repeatable)")
+	cmd.Flags().Float64Var(&importance, "importance", memory.DefaultImportance, "importance, 0 to 1")
+	return cmd
+}
+
+func splitList(xs []string) []string {
+	var out []string
+	for _, x := range xs {
+		for _, p := range strings.Split(x, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+func memGetCmd(f *memoryFlags) *cobra.Command {
+	var key, area string
+	cmd := &cobra.Command{
+		Use:   "get ID | get --key KEY [--area AREA]",
+		Short: "Print a memory",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (len(args) == 0) == (key == "") {
+				return errors.New("give an ID or --key")
+			}
+			return f.withStore(cmd, func(s *memory.Store) error {
+				var r *memory.Record
+				var ok bool
+				if key != "" {
+					r, ok = s.GetByKey(area, key)
+					if !ok {
+						return fmt.Errorf("no memory with key %q in area %s", key, area)
+					}
+				} else if r, ok = s.Get(args[0]); !ok {
+					return fmt.Errorf("no memory with id %s (deleted ones still have a history: exocortex memory why %s)", args[0], args[0])
+				}
+				if f.json {
+					return printJSON(cmd.OutOrStdout(), r)
+				}
+				printRecord(cmd.OutOrStdout(), r)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&key, "key", "", "look up by key")
+	cmd.Flags().StringVar(&area, "area", memory.AreaMain, "area of the key")
+	return cmd
+}
+
+type searchFlags struct {
+	areas, tags, statuses []string
+	key, mode             string
+	limit, budget         int
+	rrfK, mmr             float64
+	recency               time.Duration
+	since, until          string
+	queries               string
+}
+
+func (sf *searchFlags) options() (memory.SearchOptions, error) {
+	o := memory.SearchOptions{Limit: sf.limit, Mode: memory.Mode(sf.mode), RRFK: sf.rrfK, MMRLambda: sf.mmr,
+		RecencyHalfLife: sf.recency, TokenBudget: sf.budget}
+	switch o.Mode {
+	case memory.ModeHybrid, memory.ModeBM25, memory.ModeVector:
+	default:
+		return o, fmt.Errorf("--mode %q: use hybrid, bm25 or vector", sf.mode)
+	}
+	o.Filter = memory.Filter{Areas: splitList(sf.areas), Tags: splitList(sf.tags), Key: sf.key}
+	for _, st := range splitList(sf.statuses) {
+		o.Filter.Statuses = append(o.Filter.Statuses, memory.Status(st))
+	}
+	var err error
+	if o.Filter.From, err = parseTime(sf.since); err != nil {
+		return o, fmt.Errorf("--since: %w", err)
+	}
+	if o.Filter.To, err = parseTime(sf.until); err != nil {
+		return o, fmt.Errorf("--until: %w", err)
+	}
+	return o, nil
+}
+
+func parseTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{time.RFC3339, "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is not a date (2006-01-02) or RFC 3339 time", s)
+}
+
+// searchLine is one line of `search --queries` output.
+type searchLine struct {
+	Line   int         `json:"line"`
+	Query  string      `json:"query"`
+	Mode   memory.Mode `json:"mode"`
+	Notice string      `json:"notice,omitempty"`
+	Hits   []lineHit   `json:"hits"`
+	Error  string      `json:"error,omitempty"`
+}
+
+type lineHit struct {
+	ID         string  `json:"id"`
+	Area       string  `json:"area"`
+	Key        string  `json:"key,omitempty"`
+	BM25Rank   int     `json:"bm25_rank"`
+	VectorRank int     `json:"vector_rank"`
+	Fused      float64 `json:"fused"`
+	Score      float64 `json:"score"`
+}
+
+func memSearchCmd(f *memoryFlags) *cobra.Command {
+	sf := &searchFlags{}
+	cmd := &cobra.Command{
+		Use:   "search QUERY... | search --queries FILE",
+		Short: "Hybrid recall (BM25 + vectors, fused by reciprocal rank); each hit says why",
+		Long: `Search prints the best memories for a query and why each matched (BM25 rank,
+vector rank, fused score). With --queries FILE (- for stdin) it answers one query per
+line as JSONL, for evaluation scripts.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o, err := sf.options()
+			if err != nil {
+				return err
+			}
+			if sf.queries == "" && len(args) == 0 {
+				return errors.New("give a query or --queries FILE")
+			}
+			return f.withStore(cmd, func(s *memory.Store) error {
+				if sf.queries != "" {
+					return searchFile(cmd, s, sf.queries, o)
+				}
+				res, err := s.Search(cmd.Context(), strings.Join(args, " "), o)
+				if err != nil {
+					return err
+				}
+				if f.json {
+					return printJSON(cmd.OutOrStdout(), res)
+				}
+				w := cmd.OutOrStdout()
+				if res.Notice != "" {
+					fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", res.Notice)
+				}
+				if len(res.Hits) == 0 {
+					fmt.Fprintln(w, "no memories found")
+				}
+				for i, h := range res.Hits {
+					fmt.Fprintf(w, "%d. %s [%s", i+1, h.Record.ID, h.Record.Area)
+					if h.Record.Key != "" {
+						fmt.Fprintf(w, ", key %s", h.Record.Key)
+					}
+					fmt.Fprintf(w, "] %s\n   %s\n", h.Why(), oneLine(h.Record.Text, 160))
+				}
+				if res.Dropped > 0 {
+					fmt.Fprintf(w, "(%d more left out by the token budget)\n", res.Dropped)
+				}
+				return nil
+			})
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&sf.areas, "area", nil, "areas to search (default all but library)")
+	fl.StringSliceVar(&sf.tags, "tags", nil, "only memories with every one of these tags")
+	fl.StringVar(&sf.key, "key", "", "only the memory with this key")
+	fl.StringSliceVar(&sf.statuses, "status", nil, "statuses: active, archived (default active)")
+	fl.StringVar(&sf.since, "since", "", "created at or after (2006-01-02 or RFC 3339)")
+	fl.StringVar(&sf.until, "until", "", "created before (2006-01-02 or RFC 3339)")
+	fl.IntVarP(&sf.limit, "limit", "k", 10, "hits to return")
+	fl.StringVar(&sf.mode, "mode", "hybrid", "retrievers: hybrid, bm25 or vector")
+	fl.Float64Var(&sf.rrfK, "rrf-k", 60, "reciprocal rank fusion constant")
+	fl.Float64Var(&sf.mmr, "mmr", 0, "MMR lambda in (0,1) for diversity (0: off)")
+	fl.DurationVar(&sf.recency, "recency", 0, "recency half-life, e.g. 720h (0: off)")
+	fl.IntVar(&sf.budget, "budget", 0, "token budget of the returned block (0: none)")
+	fl.StringVar(&sf.queries, "queries", "", "answer one query per line of FILE (- for stdin) as JSONL")
+	return cmd
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len([]rune(s)) > n {
+		return string([]rune(s)[:n]) + "…"
+	}
+	return s
+}
+
+func searchFile(cmd *cobra.Command, s *memory.Store, path string, o memory.SearchOptions) error {
+	var r io.Reader = cmd.InOrStdin()
+	if path != "-" {
+		fh, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer fh.Close()
+		r = fh
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	w := bufio.NewWriter(cmd.OutOrStdout())
+	defer w.Flush()
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for n := 1; sc.Scan(); n++ {
+		q := strings.TrimSpace(sc.Text())
+		if q == "" {
+			continue
+		}
+		out := searchLine{Line: n, Query: q, Hits: []lineHit{}}
+		res, err := s.Search(cmd.Context(), q, o)
+		if err != nil {
+			out.Error = err.Error()
+		}
+		out.Mode, out.Notice = res.Mode, res.Notice
+		for _, h := range res.Hits {
+			out.Hits = append(out.Hits, lineHit{ID: h.Record.ID, Area: h.Record.Area, Key: h.Record.Key,
+				BM25Rank: h.BM25Rank, VectorRank: h.VectorRank, Fused: h.Fused, Score: h.Score})
+		}
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reading queries from %s: %w", path, err)
+	}
+	return nil
+}
+
+func idCmd(f *memoryFlags, use, short string, run func(cmd *cobra.Command, s *memory.Store, id, reason string) (string, error)) *cobra.Command {
+	var reason string
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return f.withStore(cmd, func(s *memory.Store) error {
+				msg, err := run(cmd, s, args[0], reason)
+				if err != nil {
+					return err
+				}
+				if f.json {
+					return printJSON(cmd.OutOrStdout(), map[string]string{"id": args[0], "result": msg})
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), msg)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&reason, "reason", "", "why, recorded in the journal")
+	return cmd
+}
+
+func memDeleteCmd(f *memoryFlags) *cobra.Command {
+	return idCmd(f, "delete ID", "Delete a memory (its history stays in the journal)", func(cmd *cobra.Command, s *memory.Store, id, reason string) (string, error) {
+		return "deleted " + id, s.Delete(cmd.Context(), id, reason, f.source())
+	})
+}
+
+func memRestoreCmd(f *memoryFlags) *cobra.Command {
+	return idCmd(f, "restore ID", "Make an archived memory active again", func(cmd *cobra.Command, s *memory.Store, id, reason string) (string, error) {
+		return "restored " + id, s.Restore(cmd.Context(), id, reason, f.source())
+	})
+}
+
+func memArchiveCmd(f *memoryFlags) *cobra.Command {
+	return idCmd(f, "archive ID", "Take a memory out of recall without deleting it", func(cmd *cobra.Command, s *memory.Store, id, reason string) (string, error) {
+		return "archived " + id, s.Archive(cmd.Context(), id, reason, "", f.source())
+	})
+}
+
+func memForgetCmd(f *memoryFlags) *cobra.Command {
+	var threshold float64
+	var filter string
+	cmd := &cobra.Command{
+		Use:   "forget QUERY...",
+		Short: "Delete the memories similar to a query (Agent Zero's memory_forget)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return f.withStore(cmd, func(s *memory.Store) error {
+				msg, err := s.MemoryForget(cmd.Context(), strings.Join(args, " "), threshold, filter, f.source())
+				if err != nil {
+					return err
+				}
+				if f.json {
+					return printJSON(cmd.OutOrStdout(), map[string]string{"result": msg})
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), msg)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().Float64Var(&threshold, "threshold", memory.DefaultForgetThreshold, "similarity at or above which a memory is deleted")
+	cmd.Flags().StringVar(&filter, "filter", "", "filter expression, e.g. \"area == 'main' and 'tmp' in tags\"")
+	return cmd
+}
+
+func memImportCmd(f *memoryFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "import FILE|-",
+		Short: "Import JSONL records ({id?, area, text, key?, tags?, metadata?, created?})",
+		Long: `Import reads one JSON record per line. Bad lines are reported by number and
+skipped; the import goes on. Progress goes to stderr: a bar on a terminal, plain lines
+otherwise.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var r io.Reader = cmd.InOrStdin()
+			var size int64
+			if args[0] != "-" {
+				fh, err := os.Open(args[0])
+				if err != nil {
+					return err
+				}
+				defer fh.Close()
+				if st, err := fh.Stat(); err == nil {
+					size = st.Size()
+				}
+				r = fh
+			}
+			return f.withStore(cmd, func(s *memory.Store) error {
+				pr := newProgress(cmd.ErrOrStderr(), size)
+				rep, err := s.Import(cmd.Context(), r, memory.Source{Session: f.session, Source: "import:" + filepath.Base(args[0])}, pr.update)
+				pr.finish()
+				if err != nil {
+					return err
+				}
+				if f.json {
+					return printJSON(cmd.OutOrStdout(), rep)
+				}
+				for _, b := range rep.Bad {
+					fmt.Fprintf(cmd.ErrOrStderr(), "%s:%d: %s\n", args[0], b.Line, b.Reason)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "imported %d records from %d lines; %d bad lines\n", rep.Imported, rep.Lines, len(rep.Bad))
+				return nil
+			})
+		},
+	}
+	return cmd
+}
+
+// progress shows import progress on w: a redrawn bar when w is a terminal, else a
+// plain line every few seconds.
+type progress struct {
+	w        io.Writer
+	tty      bool
+	size     int64
+	start    time.Time
+	last     time.Time
+	lastLine memory.ImportProgress
+}
+
+func newProgress(w io.Writer, size int64) *progress {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		tty = term.IsTerminal(int(f.Fd()))
+	}
+	return &progress{w: w, tty: tty, size: size, start: time.Now()}
+}
+
+func (p *progress) update(ip memory.ImportProgress) {
+	p.lastLine = ip
+	now := time.Now()
+	every := 5 * time.Second
+	if p.tty {
+		every = 100 * time.Millisecond
+	}
+	if now.Sub(p.last) < every {
+		return
+	}
+	p.last = now
+	p.draw(false)
+}
+
+func (p *progress) draw(final bool) {
+	ip := p.lastLine
+	rate := float64(ip.Imported) / max(time.Since(p.start).Seconds(), 1e-9)
+	status := fmt.Sprintf("%d records, %d lines, %d bad, %.0f records/s", ip.Imported, ip.Lines, ip.Bad, rate)
+	if !p.tty {
+		fmt.Fprintf(p.w, "import: %s\n", status)
+		return
+	}
+	bar := ""
+	if p.size > 0 {
+		frac := min(float64(ip.Bytes)/float64(p.size), 1)
+		n := int(frac * 30)
+		bar = fmt.Sprintf("[%s%s] %3.0f%% ", strings.Repeat("#", n), strings.Repeat(".", 30-n), frac*100)
+	}
+	fmt.Fprintf(p.w, "\r%s%s\x1b[K", bar, status)
+	if final {
+		fmt.Fprintln(p.w)
+	}
+}
+
+func (p *progress) finish() {
+	if p.lastLine.Lines > 0 {
+		p.draw(true)
+	}
+}
+
+func memExportCmd(f *memoryFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "export [FILE]",
+		Short: "Write every memory as JSONL that import reads back (stdout without FILE)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return f.withStore(cmd, func(s *memory.Store) error {
+				w := cmd.OutOrStdout()
+				if len(args) == 1 {
+					fh, err := os.Create(args[0])
+					if err != nil {
+						return err
+					}
+					defer fh.Close()
+					w = fh
+				}
+				n, err := s.Export(cmd.Context(), w)
+				if err != nil {
+					return err
+				}
+				if len(args) == 1 {
+					fmt.Fprintf(cmd.ErrOrStderr(), "exported %d records to %s\n", n, args[0])
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func memStatsCmd(f *memoryFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "stats",
+		Short: "Count memories and show where each index stands",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return f.withStore(cmd, func(s *memory.Store) error {
+				st := s.Stats()
+				if f.json {
+					return printJSON(cmd.OutOrStdout(), st)
+				}
+				w := cmd.OutOrStdout()
+				fmt.Fprintf(w, "store:      %s\nrecords:    %d\n", st.Dir, st.Records)
+				for _, a := range sortedKeys(st.ByArea) {
+					fmt.Fprintf(w, "  area %-12s %d\n", a, st.ByArea[a])
+				}
+				for _, k := range sortedKeys(st.ByStatus) {
+					fmt.Fprintf(w, "  status %-10s %d\n", k, st.ByStatus[k])
+				}
+				fmt.Fprintf(w, "journal:    seq %d, %d bytes\nfull-text:  seq %d, %d documents\nvectors:    %s\n",
+					st.JournalSeq, st.JournalBytes, st.FulltextSeq, st.FulltextDocs, st.Vectors)
+				if st.VectorModel != "" {
+					fmt.Fprintf(w, "            model %s, seq %d, %d vectors\n", st.VectorModel, st.VectorSeq, st.VectorCount)
+				}
+				if st.SkippedEvents > 0 {
+					fmt.Fprintf(w, "skipped:    %d events could not apply\n", st.SkippedEvents)
+				}
+				for _, k := range sortedKeys(st.UnknownEvents) {
+					fmt.Fprintf(w, "unknown:    %d %s events (written by a newer version)\n", st.UnknownEvents[k], k)
+				}
+				fmt.Fprintf(w, "state hash: %s\n", st.StateHash)
+				return nil
+			})
+		},
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func memReplayCmd(f *memoryFlags) *cobra.Command {
+	var verify, keep bool
+	var scratch string
+	cmd := &cobra.Command{
+		Use:   "replay --verify",
+		Short: "Rebuild everything from journal sequence 1 in a scratch directory and compare state hashes",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !verify {
+				return errors.New("replay only runs with --verify (the live store is never replaced)")
+			}
+			return f.withStore(cmd, func(s *memory.Store) error {
+				dir := scratch
+				if dir == "" {
+					d, err := os.MkdirTemp("", "exocortex-replay-")
+					if err != nil {
+						return err
+					}
+					dir = d
+				}
+				if !keep {
+					defer os.RemoveAll(dir)
+				}
+				live := s.Stats()
+				rep, err := memory.Replay(cmd.Context(), s.JournalPath(), dir, memory.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+				if err != nil {
+					return err
+				}
+				ok := rep.StateHash == live.StateHash && rep.Records == live.Records && rep.FulltextDocs == live.FulltextDocs
+				out := map[string]any{"ok": ok, "live_hash": live.StateHash, "replay_hash": rep.StateHash, "events": rep.Events,
+					"records": rep.Records, "fulltext_docs": rep.FulltextDocs, "live_fulltext_docs": live.FulltextDocs,
+					"seconds": rep.Duration.Seconds(), "scratch": dir}
+				if f.json {
+					if err := printJSON(cmd.OutOrStdout(), out); err != nil {
+						return err
+					}
+				} else {
+					w := cmd.OutOrStdout()
+					fmt.Fprintf(w, "replayed %d events into %s in %.2fs\nrecords:     %d (live %d)\nfull-text:   %d documents (live %d)\nreplay hash: %s\nlive hash:   %s\n",
+						rep.Events, dir, rep.Duration.Seconds(), rep.Records, live.Records, rep.FulltextDocs, live.FulltextDocs, rep.StateHash, live.StateHash)
+				}
+				if !ok {
+					return &exitError{code: 2, err: errors.New("replay does not match the live store: run `exocortex memory stats` and report the journal")}
+				}
+				if !f.json {
+					fmt.Fprintln(cmd.OutOrStdout(), "OK: the replay matches the live store")
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&verify, "verify", false, "rebuild into a scratch directory and compare (required)")
+	cmd.Flags().StringVar(&scratch, "scratch", "", "scratch directory (default a new temporary one)")
+	cmd.Flags().BoolVar(&keep, "keep", false, "keep the scratch directory")
+	return cmd
+}
+
+func memWhyCmd(f *memoryFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "why ID",
+		Short: "Show a memory's provenance and its history from the journal",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return f.withStore(cmd, func(s *memory.Store) error {
+				id := args[0]
+				r, exists := s.Get(id)
+				hist, err := s.History(cmd.Context(), id)
+				if err != nil {
+					return err
+				}
+				if !exists && len(hist) == 0 {
+					return fmt.Errorf("no memory %s, and the journal never mentions it", id)
+				}
+				if f.json {
+					return printJSON(cmd.OutOrStdout(), map[string]any{"record": r, "history": hist})
+				}
+				w := cmd.OutOrStdout()
+				if exists {
+					p := r.Provenance
+					fmt.Fprintf(w, "%s: %s in area %s\ncreated by seq %d", id, r.Status, r.Area, p.Seq)
+					if p.Session != "" {
+						fmt.Fprintf(w, ", session %s", p.Session)
+					}
+					if p.Message != "" {
+						fmt.Fprintf(w, ", message %s", p.Message)
+					}
+					if p.Source != "" {
+						fmt.Fprintf(w, ", source %s", p.Source)
+					}
+					fmt.Fprintf(w, "; last changed by seq %d\n", p.UpdatedSeq)
+				} else {
+					fmt.Fprintf(w, "%s: deleted\n", id)
+				}
+				fmt.Fprintln(w, "history:")
+				for _, h := range hist {
+					fmt.Fprintf(w, "  seq %-8s %s  %-20s %s\n", strconv.FormatUint(h.Seq, 10), h.TS.Format(time.RFC3339), h.Kind, h.Summary())
+				}
+				return nil
+			})
+		},
+	}
+}
