@@ -1,0 +1,135 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// FileName is the configuration file inside the home directory.
+const FileName = "config.yaml"
+
+// Config is the operator's configuration.
+type Config struct {
+	// Model is the chat model, e.g. "qwen3:8b", or "script:FILE" for a scripted
+	// model that replays replies without Ollama.
+	Model string `yaml:"model"`
+	// OllamaHost is the Ollama address ("" means OLLAMA_HOST or Ollama's default).
+	OllamaHost string `yaml:"ollama_host"`
+	// NumCtx is the context window sent with every request.
+	NumCtx        int `yaml:"num_ctx"`
+	MaxIterations int `yaml:"max_iterations"`
+	UnusableLimit int `yaml:"unusable_limit"`
+	// PluginDirs are scanned after the project and user plugin directories.
+	PluginDirs []string `yaml:"plugin_dirs"`
+	Timeouts   Timeouts `yaml:"timeouts"`
+	// DisabledExtensions are not run; EnabledExtensions turns on ones shipped disabled.
+	DisabledExtensions []string `yaml:"disabled_extensions"`
+	EnabledExtensions  []string `yaml:"enabled_extensions"`
+	// Checksums pins plugins by name to the hex SHA-256 of their executable.
+	Checksums map[string]string `yaml:"checksums"`
+	// Approval is the approval mode: default, auto-edit or yolo.
+	Approval string `yaml:"approval"`
+	// EmbedModel is the Ollama embedding model for memory ("" uses the offline one).
+	EmbedModel string `yaml:"embed_model"`
+	// TrustedProjects are project directories whose plugins may load.
+	TrustedProjects []string `yaml:"trusted_projects"`
+}
+
+// Timeouts are per-call deadlines.
+type Timeouts struct {
+	// Default applies to extensions whose manifest names none.
+	Default Duration `yaml:"default"`
+	// Tool bounds one tool call.
+	Tool Duration `yaml:"tool"`
+	// Extensions overrides the deadline per extension name.
+	Extensions map[string]Duration `yaml:"extensions"`
+}
+
+// Duration is a time.Duration written as "10s" in YAML.
+type Duration time.Duration
+
+// UnmarshalYAML reads "10s", "1m30s" or a number of seconds.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return err
+	}
+	if v, err := time.ParseDuration(s); err == nil {
+		*d = Duration(v)
+		return nil
+	}
+	if secs, err := strconv.ParseFloat(s, 64); err == nil {
+		*d = Duration(secs * float64(time.Second))
+		return nil
+	}
+	return fmt.Errorf("line %d: %q is not a duration (write e.g. 10s or 2m)", n.Line, s)
+}
+
+// MarshalYAML writes the duration as a string.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+// Default returns the configuration used when there is no file.
+func Default() Config {
+	return Config{
+		Model:         "qwen3:8b",
+		NumCtx:        8192,
+		MaxIterations: 25,
+		UnusableLimit: 3,
+		Timeouts:      Timeouts{Default: Duration(10 * time.Second), Tool: Duration(2 * time.Minute)},
+		Approval:      "default",
+	}
+}
+
+// Environment variables that override the file.
+const (
+	EnvModel  = "EXOCORTEX_MODEL"
+	EnvNumCtx = "EXOCORTEX_NUM_CTX"
+	EnvOllama = "OLLAMA_HOST"
+)
+
+// Load reads home/config.yaml over the defaults (a missing file is fine), then
+// applies the environment. Unknown keys are errors, so a typo does not pass
+// unnoticed.
+func Load(home string) (Config, error) {
+	cfg := Default()
+	path := filepath.Join(home, FileName)
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return cfg, fmt.Errorf("reading %s: %w", path, err)
+	default:
+		dec := yaml.NewDecoder(bytes.NewReader(b))
+		dec.KnownFields(true)
+		// An empty file decodes to io.EOF: it means "no settings", not an error.
+		if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+			return cfg, fmt.Errorf("%s: %w (see `exocortex config --help` for the keys)", path, err)
+		}
+	}
+	if v := os.Getenv(EnvModel); v != "" {
+		cfg.Model = v
+	}
+	if v := os.Getenv(EnvOllama); v != "" {
+		cfg.OllamaHost = v
+	}
+	if v := os.Getenv(EnvNumCtx); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return cfg, fmt.Errorf("%s=%q: want a positive number of tokens", EnvNumCtx, v)
+		}
+		cfg.NumCtx = n
+	}
+	return cfg, nil
+}
+
+// Marshal renders the configuration as YAML (for `exocortex config`).
+func (c Config) Marshal() ([]byte, error) { return yaml.Marshal(c) }

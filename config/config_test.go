@@ -1,0 +1,58 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoad(t *testing.T) {
+	tests := []struct {
+		name    string
+		file    string
+		env     map[string]string
+		check   func(Config) bool
+		wantErr string
+	}{
+		{name: "no file", check: func(c Config) bool { return c.Model == "qwen3:8b" && c.NumCtx == 8192 }},
+		{name: "empty file", file: "", check: func(c Config) bool { return c.MaxIterations == 25 }},
+		{name: "values", file: "model: llama3.2\nnum_ctx: 4096\ntimeouts:\n  default: 3s\n  extensions:\n    recall: 1.5\n",
+			check: func(c Config) bool {
+				return c.Model == "llama3.2" && c.NumCtx == 4096 && time.Duration(c.Timeouts.Default) == 3*time.Second &&
+					time.Duration(c.Timeouts.Extensions["recall"]) == 1500*time.Millisecond
+			}},
+		{name: "env overrides file", file: "model: llama3.2\n", env: map[string]string{EnvModel: "qwen3:4b", EnvNumCtx: "16384"},
+			check: func(c Config) bool { return c.Model == "qwen3:4b" && c.NumCtx == 16384 }},
+		{name: "typo", file: "modle: x\n", wantErr: "field modle not found"},
+		{name: "bad duration", file: "timeouts:\n  default: soon\n", wantErr: `"soon" is not a duration`},
+		{name: "bad env", env: map[string]string{EnvNumCtx: "lots"}, wantErr: "EXOCORTEX_NUM_CTX"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			home := t.TempDir()
+			if tt.file != "" || tt.name == "empty file" {
+				if err := os.WriteFile(filepath.Join(home, FileName), []byte(tt.file), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, k := range []string{EnvModel, EnvNumCtx, EnvOllama} {
+				t.Setenv(k, tt.env[k])
+			}
+			c, err := Load(home)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tt.check(c) {
+				t.Fatalf("config = %+v", c)
+			}
+		})
+	}
+}
