@@ -29,6 +29,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -72,7 +73,7 @@ type Hit struct {
 type Index struct {
 	dir     string
 	idx     bleve.Index
-	applied uint64
+	applied atomic.Uint64
 }
 
 var appliedKey = []byte("exocortex.applied_seq")
@@ -120,7 +121,7 @@ func Open(dir string) (ix *Index, notice string, err error) {
 			} else {
 				ix := &Index{dir: dir, idx: idx}
 				if v, err := idx.GetInternal(appliedKey); err == nil && len(v) == 8 {
-					ix.applied = binary.BigEndian.Uint64(v)
+					ix.applied.Store(binary.BigEndian.Uint64(v))
 				}
 				// From now on the index may change: until Close writes a new
 				// manifest, a crash must be detected as one.
@@ -245,7 +246,7 @@ type docFields struct {
 }
 
 // AppliedSeq is the last journal sequence whose effects the index holds.
-func (ix *Index) AppliedSeq() uint64 { return ix.applied }
+func (ix *Index) AppliedSeq() uint64 { return ix.applied.Load() }
 
 // Dir returns the index directory.
 func (ix *Index) Dir() string { return ix.dir }
@@ -262,7 +263,7 @@ func (ix *Index) Apply(docs []Doc, deletes []string, seq uint64) error {
 	for _, id := range deletes {
 		b.Delete(id)
 	}
-	if seq > ix.applied {
+	if seq > ix.applied.Load() {
 		var v [8]byte
 		binary.BigEndian.PutUint64(v[:], seq)
 		b.SetInternal(appliedKey, v[:])
@@ -270,8 +271,8 @@ func (ix *Index) Apply(docs []Doc, deletes []string, seq uint64) error {
 	if err := ix.idx.Batch(b); err != nil {
 		return fmt.Errorf("fulltext: writing a batch of %d documents to %s: %w", len(docs)+len(deletes), ix.dir, err)
 	}
-	if seq > ix.applied {
-		ix.applied = seq
+	if seq > ix.applied.Load() {
+		ix.applied.Store(seq)
 	}
 	return nil
 }
@@ -283,7 +284,7 @@ func (ix *Index) flush() error {
 	done := make(chan error, 1)
 	b := ix.idx.NewBatch()
 	var v [8]byte
-	binary.BigEndian.PutUint64(v[:], ix.applied)
+	binary.BigEndian.PutUint64(v[:], ix.applied.Load())
 	b.SetInternal(appliedKey, v[:])
 	b.SetPersistedCallback(func(err error) { done <- err })
 	if err := ix.idx.Batch(b); err != nil {
@@ -376,7 +377,7 @@ func (ix *Index) Close() error {
 	if err != nil {
 		return fmt.Errorf("fulltext: hashing %s: %w", ix.dir, err)
 	}
-	b, _ := json.Marshal(manifest{Version: formatVersion, AppliedSeq: ix.applied, Files: files})
+	b, _ := json.Marshal(manifest{Version: formatVersion, AppliedSeq: ix.applied.Load(), Files: files})
 	tmp := ix.dir + ".manifest.tmp"
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		return fmt.Errorf("fulltext: writing the manifest of %s: %w", ix.dir, err)
