@@ -114,7 +114,8 @@
 // key in Resets but not in Writes, a zero key, a NewKey that reuses a built-in name
 // or has no scope, one key name declared with two types, duplicate extension or tool
 // names, a tool without Run, a tool schema that is not JSON, a HookOrder entry for a
-// hook not implemented, a panic in Spec.
+// hook not implemented, a consumed signal that is not a constant of package signals,
+// a panic in Spec.
 //
 // # State keys
 //

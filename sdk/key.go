@@ -88,9 +88,10 @@ func NewKey[T proto.Message](name string, scope exocortexv1.Scope, doc string) K
 }
 
 // AsFlag returns a copy of a plugin key marked as a flag: one extension sets it and
-// another must reset it (the wiring lint checks both exist).
+// another must reset it (the wiring lint checks both exist). A built-in key is
+// returned unchanged: state.proto decides whether it is a flag.
 func (k Key[T]) AsFlag() Key[T] {
-	if k.ki == nil {
+	if k.ki == nil || k.ki.builtin {
 		return k
 	}
 	cp := *k.ki
@@ -151,6 +152,7 @@ func (k Key[T]) Get(c *Call) (v T, ok bool) {
 }
 
 // Set records a new value for the key; the SDK sends it in the response's changes.
+// v is encoded at once: changing it afterwards changes nothing.
 // The key must be in the extension's Spec.Writes, and v must not be nil (use Reset to
 // clear a key); otherwise the call fails with an error naming extension and key.
 func (k Key[T]) Set(c *Call, v T) {

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/signals"
 )
 
 // extEntry is an extension as the server dispatches to it.
@@ -97,6 +98,11 @@ func build(p Plugin) (*built, error) {
 		for h := range spec.HookOrder {
 			if !e.hooks[h] {
 				bad("extension %q: HookOrder names %s, a hook it does not implement", name, HookName(h))
+			}
+		}
+		for _, sig := range spec.ConsumesSignals {
+			if !signals.Known(sig) {
+				bad("extension %q consumes unknown signal %q; use a constant of package signals (%s)", name, sig, knownSignals())
 			}
 		}
 		if spec.Timeout < 0 {
@@ -271,6 +277,14 @@ func checkKey(info *keyInfo, builtins map[string]*exocortexv1.StateKeySpec) erro
 // goTypeHint turns "exocortex.v1.FailureTracker" into "exocortexv1.FailureTracker".
 func goTypeHint(full string) string {
 	return strings.Replace(full, "exocortex.v1.", "exocortexv1.", 1)
+}
+
+func knownSignals() string {
+	var vals []string
+	for _, i := range signals.All() {
+		vals = append(vals, i.Value)
+	}
+	return strings.Join(vals, ", ")
 }
 
 func sameKey(a, b *keyInfo) bool {

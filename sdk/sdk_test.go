@@ -217,6 +217,8 @@ func TestNewServerRefusesInvalidPlugins(t *testing.T) {
 		{"hook order for another hook", with(ender{spec: sdk.Spec{Name: "e",
 			HookOrder: map[exocortexv1.Hook]int{exocortexv1.Hook_HOOK_SYSTEM_PROMPT: 3}}, run: ok}),
 			[]string{`"e"`, "system_prompt"}},
+		{"unknown signal", with(ender{spec: sdk.Spec{Name: "e", ConsumesSignals: []string{"LOOP DETECTED."}}, run: ok}),
+			[]string{`"e"`, `unknown signal "LOOP DETECTED."`, "repeat"}},
 		{"negative timeout", with(ender{spec: sdk.Spec{Name: "e", Timeout: -time.Second}, run: ok}), []string{`"e"`, "negative Timeout"}},
 		{"tool without Run", sdk.Plugin{Name: "p", Tools: []sdk.Tool{{Name: "t"}}}, []string{`tool "t"`, "no Run"}},
 		{"tool with bad schema", sdk.Plugin{Name: "p", Tools: []sdk.Tool{{Name: "t", Parameters: "{", Run: run}}},

@@ -14,8 +14,9 @@ import (
 )
 
 // BuildPlugin compiles the plugin main package pkgPath (an import path such as
-// "github.com/exocortex/exocortex/examples/hello", or a directory relative to the
-// test's working directory) and returns the path of a copy of the binary inside
+// "github.com/exocortex/exocortex/examples/hello", resolved in the test's module, or a
+// directory, absolute or starting with "." and relative to the test's working
+// directory, built from inside so that it may be its own module) and returns the path of a copy of the binary inside
 // t.TempDir(), which the test may move, replace or delete.
 //
 // Each package is compiled once per test binary run; later calls copy the cached
@@ -89,6 +90,12 @@ func (b *builds) build(pkgPath string) (string, error) {
 			return
 		}
 		cmd := exec.Command(goBin, "build", "-o", out, key)
+		if filepath.IsAbs(key) {
+			// A directory builds from inside, so a plugin with its own go.mod
+			// builds in its own module.
+			cmd = exec.Command(goBin, "build", "-o", out, ".")
+			cmd.Dir = key
+		}
 		if output, err := cmd.CombinedOutput(); err != nil {
 			e.err = fmt.Errorf("go build %s: %v\n%s", pkgPath, err, output)
 			return
