@@ -24,7 +24,7 @@ func TestBuiltinContract(t *testing.T) {
 		{"agent.system.main", "", nil},
 		{"agent.system.tools", "", []string{"tools"}},
 		{"fw.msg_repeat", "repeat", nil},
-		{"fw.msg_misformat", "misformat", nil},
+		{"fw.msg_misformat", "misformat", []string{"error"}},
 		{"fw.msg_error_format", "", []string{"error"}},
 		{"fw.msg_unusable_limit", "unusable_limit", []string{"count"}},
 		{"fw.msg_tool_not_found", "tool_not_found", []string{"tool_name", "tools"}},
