@@ -202,9 +202,9 @@ func TestParseReply(t *testing.T) {
 		repairs  []string
 	}{
 		{
-			name:   "native wins over text",
-			reply:  Reply{Content: jsonReply, ToolCalls: []ToolCall{{ID: "c1", Name: "native_tool", Arguments: json.RawMessage(`{"b": 2, "a": 1}`)}}},
-			tool:   "native_tool", args: `{"b":2,"a":1}`, native: true, thoughts: []string{"t1"}, headline: "h",
+			name:  "native wins over text",
+			reply: Reply{Content: jsonReply, ToolCalls: []ToolCall{{ID: "c1", Name: "native_tool", Arguments: json.RawMessage(`{"b": 2, "a": 1}`)}}},
+			tool:  "native_tool", args: `{"b":2,"a":1}`, native: true, thoughts: []string{"t1"}, headline: "h",
 		},
 		{
 			name:  "native with prose and a second call",
