@@ -33,7 +33,10 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(
-	// Subcommands register here, one line each.
+		// Subcommands register here, one line each.
+		newRunCmd(),
+		newPluginsCmd(),
+		newPluginServeCmd(),
 		newMemoryCmd(),
 	)
 	return root

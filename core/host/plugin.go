@@ -22,9 +22,9 @@ import (
 	"github.com/exocortex/exocortex/sdk"
 )
 
-// Crash policy: a plugin that crashes is restarted on its next use after a backoff
-// that doubles per recent crash; the third crash within crashWindow quarantines it
-// until its file changes on disk.
+// Crash policy: a plugin that crashes is restarted on its next use, at once after
+// its first crash and after a doubling backoff for further ones; the third crash
+// within crashWindow quarantines it until its file changes on disk.
 const (
 	crashWindow     = 60 * time.Second
 	crashQuarantine = 3
@@ -237,9 +237,11 @@ func (p *Plugin) recordCrashLocked(err error) {
 		p.h.emit(Event{Kind: "quarantine", Plugin: p.cand.Name, Detail: fmt.Sprintf("%d crashes in %s: %v", len(p.crashes), crashWindow, err)})
 		return
 	}
-	backoff := backoffBase << (len(p.crashes) - 1)
-	if backoff > backoffMax {
-		backoff = backoffMax
+	// The first crash in the window restarts at once, so one bad call does not
+	// cost the plugin's other extensions their turn; repeats back off.
+	var backoff time.Duration
+	if n := len(p.crashes); n > 1 {
+		backoff = min(backoffBase<<(n-2), backoffMax)
 	}
 	p.nextStart = now.Add(backoff)
 	p.h.emit(Event{Kind: "crash", Plugin: p.cand.Name, Detail: err.Error()})

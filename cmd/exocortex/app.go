@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/exocortex/exocortex/config"
+	"github.com/exocortex/exocortex/core/discover"
+	"github.com/exocortex/exocortex/core/host"
+	"github.com/exocortex/exocortex/core/llm"
+	"github.com/exocortex/exocortex/core/llm/scripted"
+	"github.com/exocortex/exocortex/extensions/builtin"
+)
+
+// app is what every subcommand starts from: the home directory and the
+// configuration, with flags applied by the subcommand.
+type app struct {
+	home string
+	cfg  config.Config
+	log  *slog.Logger
+	// logFile receives the host's and the plugins' logs.
+	logFile io.WriteCloser
+}
+
+func loadApp() (*app, error) {
+	home, err := config.Home()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.Load(home)
+	if err != nil {
+		return nil, err
+	}
+	a := &app{home: home, cfg: cfg}
+	if err := os.MkdirAll(filepath.Join(home, "logs"), 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", filepath.Join(home, "logs"), err)
+	}
+	f, err := os.OpenFile(filepath.Join(home, "logs", "exocortex.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening the log: %w", err)
+	}
+	a.logFile = f
+	a.log = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	return a, nil
+}
+
+func (a *app) close() {
+	if a.logFile != nil {
+		a.logFile.Close()
+	}
+}
+
+// pluginDirs lists the plugin directories in priority order: the project's,
+// the user's, then the configured ones.
+func (a *app) pluginDirs() []discover.Dir {
+	var dirs []discover.Dir
+	if wd, err := os.Getwd(); err == nil {
+		dirs = append(dirs, discover.Dir{Path: filepath.Join(wd, ".exocortex", "plugins"), Source: discover.Project})
+	}
+	dirs = append(dirs, discover.Dir{Path: filepath.Join(a.home, "plugins"), Source: discover.User})
+	for _, d := range a.cfg.PluginDirs {
+		dirs = append(dirs, discover.Dir{Path: d, Source: discover.Extra})
+	}
+	return dirs
+}
+
+// builtins are the built-in plugins: this binary, re-executed as a plugin server.
+func builtins() ([]discover.Candidate, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding the exocortex binary to serve the built-in plugins: %w", err)
+	}
+	var out []discover.Candidate
+	for _, name := range builtin.Names() {
+		out = append(out, discover.Candidate{
+			Name: name, Path: exe + " plugin serve " + name,
+			Command: []string{exe, "plugin", "serve", name},
+			WorkDir: filepath.Dir(exe), Dir: discover.Dir{Path: "(built in)", Source: discover.Builtin},
+		})
+	}
+	return out, nil
+}
+
+// hostOptions builds the host's options from the configuration.
+func (a *app) hostOptions() (host.Options, error) {
+	b, err := builtins()
+	if err != nil {
+		return host.Options{}, err
+	}
+	opts := host.Options{
+		Dirs:           a.pluginDirs(),
+		Builtins:       b,
+		Logger:         a.log,
+		PluginLog:      a.logFile,
+		DefaultTimeout: time.Duration(a.cfg.Timeouts.Default),
+		Timeouts:       map[string]time.Duration{},
+		Disabled:       set(a.cfg.DisabledExtensions),
+		Enabled:        set(a.cfg.EnabledExtensions),
+		Checksums:      a.cfg.Checksums,
+		OnEvent:        a.eventLogger(),
+	}
+	for k, v := range a.cfg.Timeouts.Extensions {
+		opts.Timeouts[k] = time.Duration(v)
+	}
+	return opts, nil
+}
+
+// openHost starts the plugins.
+func (a *app) openHost(ctx context.Context) (*host.Host, error) {
+	opts, err := a.hostOptions()
+	if err != nil {
+		return nil, err
+	}
+	return host.New(ctx, opts)
+}
+
+// eventLogger appends plugin events to $EXOCORTEX_HOME/logs/events.jsonl.
+func (a *app) eventLogger() func(host.Event) {
+	path := filepath.Join(a.home, "logs", "events.jsonl")
+	var mu sync.Mutex
+	return func(e host.Event) {
+		b, err := json.Marshal(e)
+		if err != nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			a.log.Warn("writing the event log", "err", err)
+			return
+		}
+		_, _ = f.Write(append(b, '\n'))
+		f.Close()
+	}
+}
+
+// model returns a client and the model name. "script:FILE" starts a scripted
+// server that replays FILE through the same client path as a real model; the
+// returned stop function shuts it down.
+func (a *app) model() (*llm.Client, string, func(), error) {
+	if file, ok := strings.CutPrefix(a.cfg.Model, "script:"); ok {
+		s, err := scripted.LoadScript(file)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		srv, err := scripted.NewServer(s)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		c, err := llm.New(srv.URL())
+		if err != nil {
+			srv.Close()
+			return nil, "", nil, err
+		}
+		return c, srv.Model(), func() { srv.Close() }, nil
+	}
+	c, err := llm.New(a.cfg.OllamaHost)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return c, a.cfg.Model, func() {}, nil
+}
+
+func set(xs []string) map[string]bool {
+	m := map[string]bool{}
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
+}

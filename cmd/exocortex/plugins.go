@@ -1,0 +1,97 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/exocortex/exocortex/core/host"
+)
+
+func newPluginsCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "plugins",
+		Short: "List plugins and their health",
+	}
+	var asJSON bool
+	show := func(detail bool) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, _ []string) error {
+			a, err := loadApp()
+			if err != nil {
+				return err
+			}
+			defer a.close()
+			h, err := a.openHost(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			st := h.Status()
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(st)
+			}
+			printStatus(cmd.OutOrStdout(), st, detail)
+			return nil
+		}
+	}
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "Every plugin and extension: where it was loaded from, hook, order, what it shadows",
+		Args:  cobra.NoArgs,
+		RunE:  show(false),
+	}
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "Every plugin's health: state, crashes, restarts, last error and stderr",
+		Args:  cobra.NoArgs,
+		RunE:  show(true),
+	}
+	for _, c := range []*cobra.Command{list, status} {
+		c.Flags().BoolVar(&asJSON, "json", false, "write JSON")
+	}
+	cmd.AddCommand(list, status)
+	return cmd
+}
+
+func printStatus(w io.Writer, st []host.PluginStatus, detail bool) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, p := range st {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Name, p.State, p.Source, p.Path)
+		for _, e := range p.Extensions {
+			state := ""
+			if e.Disabled {
+				state = "disabled or shadowed"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\n", e.Name, e.Hook, e.Order, state)
+		}
+		if len(p.Tools) > 0 {
+			fmt.Fprintf(tw, "  tools:\t%s\n", strings.Join(p.Tools, ", "))
+		}
+		for _, s := range p.Shadows {
+			fmt.Fprintf(tw, "  shadow:\t%s %q of %s is hidden by %s\n", s.Kind, s.Name, s.Hidden, s.By)
+		}
+		if detail {
+			fmt.Fprintf(tw, "  crashes:\t%d\trestarts: %d\n", p.Crashes, p.Restarts)
+			if p.LastError != "" {
+				fmt.Fprintf(tw, "  last error:\t%s\n", firstLine(p.LastError))
+			}
+			if p.Stderr != "" {
+				for _, l := range strings.Split(strings.TrimRight(p.Stderr, "\n"), "\n") {
+					fmt.Fprintf(tw, "  stderr:\t%s\n", l)
+				}
+			}
+		}
+	}
+	tw.Flush()
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

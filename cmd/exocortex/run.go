@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/exocortex/exocortex/core/host"
+	"github.com/exocortex/exocortex/core/llm"
+	"github.com/exocortex/exocortex/core/loop"
+	"github.com/exocortex/exocortex/core/session"
+	"github.com/exocortex/exocortex/prompts"
+)
+
+// agentFlags are the flags shared by `run` and the operator session.
+type agentFlags struct {
+	model         string
+	sessionName   string
+	approval      string
+	numCtx        int
+	maxIterations int
+	// emitContext adds the ACP context object to hook events (run --context).
+	emitContext bool
+}
+
+func (f *agentFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.model, "model", "", `model name, or "script:FILE" to replay a scripted model (overrides config and EXOCORTEX_MODEL)`)
+	cmd.Flags().StringVar(&f.sessionName, "session", "", "session name: its history and state are loaded and saved")
+	cmd.Flags().StringVar(&f.approval, "approval", "", "approval mode for held tool calls: default, auto-edit or yolo")
+	cmd.Flags().IntVar(&f.numCtx, "num-ctx", 0, "context window in tokens, sent with every request")
+	cmd.Flags().IntVar(&f.maxIterations, "max-iterations", 0, "iterations allowed per monologue")
+}
+
+func (f *agentFlags) apply(a *app) {
+	if f.model != "" {
+		a.cfg.Model = f.model
+	}
+	if f.approval != "" {
+		a.cfg.Approval = f.approval
+	}
+	if f.numCtx > 0 {
+		a.cfg.NumCtx = f.numCtx
+	}
+	if f.maxIterations > 0 {
+		a.cfg.MaxIterations = f.maxIterations
+	}
+}
+
+// runtime is a started host, model and agent.
+type runtime struct {
+	host    *host.Host
+	agent   *loop.Agent
+	llm     *llm.Client
+	model   string
+	session *session.Session
+	stop    func()
+}
+
+func (r *runtime) close() {
+	if r.session != nil {
+		r.session.Close()
+	}
+	if r.host != nil {
+		r.host.Close()
+	}
+	if r.stop != nil {
+		r.stop()
+	}
+}
+
+// start loads the plugins, the model client and the session, and builds the agent.
+func (a *app) start(ctx context.Context, f *agentFlags, sessionName string, observer func(loop.Event), approver loop.Approver) (*runtime, error) {
+	f.apply(a)
+	mode, err := loop.ParseApprovalMode(a.cfg.Approval)
+	if err != nil {
+		return nil, err
+	}
+	r := &runtime{}
+	r.llm, r.model, r.stop, err = a.model()
+	if err != nil {
+		return nil, err
+	}
+	r.host, err = a.openHost(ctx)
+	if err != nil {
+		r.close()
+		return nil, err
+	}
+	if sessionName != "" {
+		r.session, err = session.Open(ctx, filepath.Join(a.home, "sessions"), sessionName)
+		if err != nil {
+			r.close()
+			return nil, err
+		}
+	}
+	wd, _ := os.Getwd()
+	dirs, err := prompts.Dirs(wd)
+	if err != nil {
+		r.close()
+		return nil, err
+	}
+	r.agent, err = loop.New(loop.Options{
+		Host: r.host, LLM: r.llm, Prompts: prompts.NewLoader(dirs...), Model: r.model,
+		NumCtx: a.cfg.NumCtx, MaxIterations: a.cfg.MaxIterations, UnusableLimit: a.cfg.UnusableLimit,
+		Session: r.session, PersistentState: filepath.Join(a.home, "state.json"),
+		ApprovalMode: mode, Approver: approver, Observer: observer, Logger: a.log,
+		ToolTimeout: time.Duration(a.cfg.Timeouts.Tool), EmitContext: f.emitContext,
+	})
+	if err != nil {
+		r.close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func newRunCmd() *cobra.Command {
+	var f agentFlags
+	var prompt string
+	var asJSON, showContext bool
+	cmd := &cobra.Command{
+		Use:   "run -p PROMPT",
+		Short: "Run one monologue on a prompt and print the answer (the scripted entry point)",
+		Long: `Run one monologue: the agent works on PROMPT until it answers with the response
+tool or is stopped. The answer goes to stdout; plugin problems and notices to stderr.
+
+With --json, every event goes to stdout as one JSON object per line: hook calls
+(hook, extension, plugin, order, duration_us, keys read and written, error), model
+chunks and replies, tool calls and results, signals, and the final response.`,
+		Example: `  exocortex run -p "What is in README.md?"
+  exocortex run -p "hello" --model script:examples/scripts/hello.yaml --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if strings.TrimSpace(prompt) == "" {
+				return &exitError{2, errors.New("run needs a prompt: exocortex run -p \"...\" (or - to read it from stdin)")}
+			}
+			if prompt == "-" {
+				b, err := io.ReadAll(cmd.InOrStdin())
+				if err != nil {
+					return err
+				}
+				prompt = string(b)
+			}
+			a, err := loadApp()
+			if err != nil {
+				return err
+			}
+			defer a.close()
+			out := cmd.OutOrStdout()
+			enc := json.NewEncoder(out)
+			var observer func(loop.Event)
+			if asJSON {
+				observer = func(e loop.Event) { _ = enc.Encode(e) }
+			}
+			ctx := cmd.Context()
+			f.emitContext = showContext
+			r, err := a.start(ctx, &f, f.sessionName, observer, nil)
+			if err != nil {
+				return err
+			}
+			defer r.close()
+			reportLoad(cmd.ErrOrStderr(), r.host, asJSON, enc)
+			if !strings.HasPrefix(a.cfg.Model, "script:") {
+				if _, err := r.llm.Probe(ctx, r.model); err != nil {
+					return err
+				}
+			}
+			res, err := r.agent.Monologue(ctx, prompt)
+			if res != nil && !asJSON {
+				for _, n := range res.Notices {
+					fmt.Fprintln(cmd.ErrOrStderr(), "notice:", n)
+				}
+				if res.Response != "" && err == nil {
+					fmt.Fprintln(out, res.Response)
+				}
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVarP(&prompt, "prompt", "p", "", "the prompt (- reads it from stdin)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "write every event as a JSON line")
+	cmd.Flags().BoolVar(&showContext, "context", false, "with --json, include the ACP context object in every hook event")
+	f.register(cmd)
+	return cmd
+}
+
+// reportLoad tells the operator about plugins that did not load or are shadowed.
+func reportLoad(w io.Writer, h *host.Host, asJSON bool, enc *json.Encoder) {
+	for _, fe := range h.FailedPlugins() {
+		if asJSON {
+			_ = enc.Encode(loop.Event{Type: loop.EventNotice, Plugin: fe.Plugin, Error: fe.Error(), Text: "plugin failed to load"})
+			continue
+		}
+		fmt.Fprintln(w, "warning:", fe.Error())
+	}
+	for _, s := range h.Shadows() {
+		msg := fmt.Sprintf("%s %q of %s is shadowed by %s", s.Kind, s.Name, s.Hidden, s.By)
+		if asJSON {
+			_ = enc.Encode(loop.Event{Type: loop.EventNotice, Text: msg})
+			continue
+		}
+		fmt.Fprintln(w, "note:", msg)
+	}
+}

@@ -1,0 +1,208 @@
+package loop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/exocortex/exocortex/core/host"
+	"github.com/exocortex/exocortex/core/llm"
+	"github.com/exocortex/exocortex/core/session"
+	"github.com/exocortex/exocortex/core/state"
+	"github.com/exocortex/exocortex/prompts"
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+)
+
+// Options configure an Agent.
+type Options struct {
+	Host    *host.Host
+	LLM     *llm.Client
+	Prompts *prompts.Loader
+	Model   string
+	// NumCtx is sent with every model call (llm.DefaultNumCtx when 0).
+	NumCtx int
+	// MaxIterations bounds one monologue (25 when 0).
+	MaxIterations int
+	// UnusableLimit stops a monologue after this many unusable replies in a row
+	// (misformatted, repeated, empty); 3 when 0.
+	UnusableLimit int
+	// RecentMessages is how many messages the ACP context carries (10 when 0).
+	RecentMessages int
+	// ToolTimeout bounds a tool call (2 minutes when 0).
+	ToolTimeout time.Duration
+	// NativeTools offers the plugins' tools to the model as native tools as well
+	// as in the system prompt.
+	NativeTools bool
+	// Session keeps the history and session state on disk; nil keeps them in
+	// memory only.
+	Session *session.Session
+	// PersistentState is where persistent-scope keys are saved ("" for nowhere).
+	PersistentState string
+	// AgentProfile names the agent in the ACP context ("agent0" when "").
+	AgentProfile string
+	// Approver decides tool calls an extension holds for the operator; nil denies
+	// them (there is no operator to ask).
+	Approver Approver
+	// ApprovalMode is "default" (ask), "auto_edit" (file edits pass) or "yolo".
+	ApprovalMode ApprovalMode
+	// Observer receives every event; it must not block for long.
+	Observer func(Event)
+	// EmitContext adds the ACP context object to hook events.
+	EmitContext bool
+	Logger      *slog.Logger
+}
+
+// Agent runs monologues for one session. Methods must not be called concurrently,
+// except Approve-related ones from the approver.
+type Agent struct {
+	opts  Options
+	store *state.Store
+	log   *slog.Logger
+
+	history []*exocortexv1.Message
+	once    map[string]bool
+
+	sessionID string
+
+	mu          sync.Mutex
+	sessionAllo map[string]bool
+	lastContext *exocortexv1.Context
+	inited      bool
+}
+
+// New returns an agent. It restores the session's history and state when the
+// options carry a session.
+func New(opts Options) (*Agent, error) {
+	if opts.Host == nil || opts.LLM == nil || opts.Prompts == nil {
+		return nil, errors.New("loop: Host, LLM and Prompts are required")
+	}
+	if opts.Model == "" {
+		return nil, errors.New("loop: no model configured (set model in config.yaml, EXOCORTEX_MODEL, or --model)")
+	}
+	if opts.NumCtx == 0 {
+		opts.NumCtx = llm.DefaultNumCtx
+	}
+	if opts.MaxIterations == 0 {
+		opts.MaxIterations = 25
+	}
+	if opts.UnusableLimit == 0 {
+		opts.UnusableLimit = 3
+	}
+	if opts.RecentMessages == 0 {
+		opts.RecentMessages = 10
+	}
+	if opts.ToolTimeout == 0 {
+		opts.ToolTimeout = 2 * time.Minute
+	}
+	if opts.AgentProfile == "" {
+		opts.AgentProfile = "agent0"
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	a := &Agent{
+		opts:        opts,
+		store:       state.NewStore(opts.Host.Registry()),
+		log:         opts.Logger,
+		once:        map[string]bool{},
+		sessionAllo: map[string]bool{},
+	}
+	if opts.PersistentState != "" {
+		skipped, err := a.store.Load(opts.PersistentState)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range skipped {
+			a.log.Warn("persistent state value skipped", "key", s)
+		}
+	}
+	a.sessionID = uuid.NewString()
+	if s := opts.Session; s != nil {
+		a.sessionID = s.ID()
+		a.history = s.History()
+		if snap := s.State(); len(snap) > 0 {
+			if err := a.restoreSessionState(snap); err != nil {
+				return nil, fmt.Errorf("restoring the state of session %q: %w", s.Name(), err)
+			}
+		}
+	}
+	return a, nil
+}
+
+// State returns the shared-state store (for status views and tests).
+func (a *Agent) State() *state.Store { return a.store }
+
+// History returns a copy of the conversation so far.
+func (a *Agent) History() []*exocortexv1.Message {
+	return append([]*exocortexv1.Message(nil), a.history...)
+}
+
+// LastContext returns the ACP context object the last hook call received.
+func (a *Agent) LastContext() *exocortexv1.Context {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.lastContext
+}
+
+// SessionID is the ACP session_id.
+func (a *Agent) SessionID() string { return a.sessionID }
+
+// Init fires agent_init. Monologue calls it when it was not called.
+func (a *Agent) Init(ctx context.Context) error {
+	if a.inited {
+		return nil
+	}
+	a.inited = true
+	t := &turn{}
+	return fire(ctx, a, t, exocortexv1.Hook_HOOK_AGENT_INIT,
+		func(c *exocortexv1.HookCall) *exocortexv1.AgentInitRequest {
+			return &exocortexv1.AgentInitRequest{Call: c}
+		}, exocortexv1.PluginClient.AgentInit, nil)
+}
+
+func (a *Agent) emit(e Event) {
+	if a.opts.Observer == nil {
+		return
+	}
+	if e.Time.IsZero() {
+		e.Time = time.Now().UTC()
+	}
+	a.opts.Observer(e)
+}
+
+// saveState writes the session and persistent scopes.
+func (a *Agent) saveState(ctx context.Context) {
+	if a.opts.PersistentState != "" {
+		if err := a.store.Save(a.opts.PersistentState, exocortexv1.Scope_SCOPE_PERSISTENT); err != nil {
+			a.log.Warn("saving persistent state", "err", err)
+		}
+	}
+	if s := a.opts.Session; s != nil {
+		snap, err := a.sessionSnapshot()
+		if err == nil {
+			err = s.SaveState(ctx, snap)
+		}
+		if err != nil {
+			a.emit(Event{Type: EventNotice, Error: err.Error(), Text: "the session state could not be saved"})
+		}
+	}
+}
+
+func (a *Agent) sessionSnapshot() (json.RawMessage, error) {
+	return a.store.Snapshot(exocortexv1.Scope_SCOPE_SESSION)
+}
+
+func (a *Agent) restoreSessionState(snap json.RawMessage) error {
+	skipped, err := a.store.Restore(snap)
+	for _, s := range skipped {
+		a.log.Warn("session state value skipped", "key", s)
+	}
+	return err
+}

@@ -1,0 +1,224 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/exocortex/exocortex/core/hooks"
+	"github.com/exocortex/exocortex/core/host"
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+)
+
+// turn is the state of one monologue that the hooks' contexts are built from.
+type turn struct {
+	requestID string
+	userMsg   *exocortexv1.Message
+	iteration int
+	// message is the message the current call concerns (hist_add_before).
+	message *exocortexv1.Message
+	// added holds the messages added in the current iteration.
+	added []*exocortexv1.Message
+}
+
+type changer interface {
+	proto.Message
+	GetChanges() *exocortexv1.StateChanges
+}
+
+type blocker interface {
+	GetPromptBlocks() []*exocortexv1.PromptBlock
+}
+
+// HookError is an extension's response that its hook or its declaration does not
+// allow; the response is discarded, state changes included.
+type HookError struct {
+	Plugin, Extension, Hook, Problem string
+}
+
+func (e *HookError) Error() string {
+	return fmt.Sprintf("plugin %s, extension %s at %s: %s", e.Plugin, e.Extension, e.Hook, e.Problem)
+}
+
+// fire calls every extension of hook in order. build makes an extension's request
+// around its HookCall; handle, if set, takes the response after its state changes
+// were applied. A failing extension is reported and skipped, unless it is required:
+// then fire returns the error. A canceled ctx stops the hook.
+func fire[Req proto.Message, Resp changer](
+	ctx context.Context, a *Agent, t *turn, hook exocortexv1.Hook,
+	build func(*exocortexv1.HookCall) Req,
+	rpc host.RPC[Req, Resp],
+	handle func(*host.Extension, Resp) error,
+) error {
+	for _, ext := range a.opts.Host.Extensions(hook) {
+		onceKey := ext.Name() + "@" + ext.Hook.Name
+		if ext.Spec.GetOncePerSession() && a.once[onceKey] {
+			continue
+		}
+		call, ctxJSON := a.hookCall(t, ext)
+		start := time.Now()
+		resp, err := host.Call(ctx, ext, build(call), rpc)
+		if err == nil {
+			err = checkResponse(ext, resp)
+		}
+		var writes []string
+		if err == nil {
+			ch := resp.GetChanges()
+			if err = a.store.Apply(ext.Access, ch); err == nil {
+				for _, w := range ch.GetWrites() {
+					writes = append(writes, w.GetKey())
+				}
+				writes = append(writes, ch.GetResets()...)
+			}
+		}
+		if err == nil && handle != nil {
+			err = handle(ext, resp)
+		}
+		order := ext.Spec.GetOrder()
+		ev := Event{
+			Type: EventHook, Iteration: t.iteration, Hook: ext.Hook.Name, Extension: ext.Name(),
+			Plugin: ext.Plugin.Name(), Order: &order, DurationUS: time.Since(start).Microseconds(),
+			Writes: writes, Context: ctxJSON,
+		}
+		for _, e := range call.GetState() {
+			ev.Reads = append(ev.Reads, e.GetKey())
+		}
+		if err != nil {
+			ev.Error = err.Error()
+		}
+		a.emit(ev)
+		if err != nil {
+			var ce *host.CallError
+			if errors.As(err, &ce) && ce.Kind == host.Canceled {
+				return ctx.Err()
+			}
+			if ext.Spec.GetRequired() {
+				return fmt.Errorf("required extension %s (plugin %s) failed at %s, so the turn stops: %w", ext.Name(), ext.Plugin.Name(), ext.Hook.Name, err)
+			}
+			a.log.Warn("extension skipped", "extension", ext.Name(), "plugin", ext.Plugin.Name(), "hook", ext.Hook.Name, "err", err)
+			continue
+		}
+		if ext.Spec.GetOncePerSession() {
+			a.once[onceKey] = true
+		}
+	}
+	return nil
+}
+
+// checkResponse rejects what the hook's type or the extension's declaration does
+// not allow. Prompt blocks at a hook that fires after the prompt is built arrive
+// as the unknown field 15 (the field is reserved there), from a plugin built
+// against a forged or stale schema: they would never reach the model, so the
+// response is refused with an error instead of being dropped in silence.
+func checkResponse(ext *host.Extension, resp proto.Message) error {
+	fail := func(problem string) error {
+		return &HookError{Plugin: ext.Plugin.Name(), Extension: ext.Name(), Hook: ext.Hook.Name, Problem: problem}
+	}
+	if hasField(resp.ProtoReflect().GetUnknown(), hooks.PromptBlocksField) {
+		return fail(fmt.Sprintf("returned prompt blocks, but %s fires after the prompt is built, so they would never reach the model; inject at message_loop_prompts_after instead", ext.Hook.Name))
+	}
+	if b, ok := resp.(blocker); ok && len(b.GetPromptBlocks()) > 0 && !ext.Spec.GetInjectsPrompt() {
+		return fail("returned prompt blocks without declaring injects_prompt in its manifest; declare it so the wiring shows who writes the prompt")
+	}
+	return nil
+}
+
+// hasField reports whether raw protobuf bytes hold field num.
+func hasField(raw []byte, num protowire.Number) bool {
+	for len(raw) > 0 {
+		n, typ, l := protowire.ConsumeTag(raw)
+		if l < 0 {
+			return false
+		}
+		if n == num {
+			return true
+		}
+		raw = raw[l:]
+		m := protowire.ConsumeFieldValue(n, typ, raw)
+		if m < 0 {
+			return false
+		}
+		raw = raw[m:]
+	}
+	return false
+}
+
+// hookCall builds what an extension receives: the ACP context and the values of
+// the keys it declared it reads.
+func (a *Agent) hookCall(t *turn, ext *host.Extension) (*exocortexv1.HookCall, []byte) {
+	c := a.context(t, ext.Hook)
+	a.mu.Lock()
+	a.lastContext = c
+	a.mu.Unlock()
+	var ctxJSON []byte
+	if a.opts.EmitContext {
+		ctxJSON, _ = protojson.Marshal(c)
+	}
+	return &exocortexv1.HookCall{Extension: ext.Name(), Context: c, State: a.store.Read(ext.Access)}, ctxJSON
+}
+
+// context builds the ACP context object for one call.
+func (a *Agent) context(t *turn, h hooks.Info) *exocortexv1.Context {
+	msgID := ""
+	switch {
+	case t.message != nil:
+		msgID = t.message.GetId()
+	case t.userMsg != nil:
+		msgID = t.userMsg.GetId()
+	}
+	recent := a.history
+	var summary string
+	if n := len(recent) - a.opts.RecentMessages; n > 0 {
+		recent = recent[n:]
+		summary = fmt.Sprintf("%d earlier messages of this session are not included.", n)
+	}
+	return &exocortexv1.Context{
+		ContextId:    uuid.NewString(),
+		SessionId:    a.sessionID,
+		MessageId:    msgID,
+		RequestId:    t.requestID,
+		TimestampUtc: time.Now().UTC().Format(time.RFC3339Nano),
+		SourceEntity: &exocortexv1.SourceEntity{Id: "exocortex-core", Type: "system_module"},
+		InteractionHistory: &exocortexv1.InteractionHistory{
+			RecentMessages:          recent,
+			PreviousExchangeSummary: summary,
+		},
+		ProcessingDirectives: &exocortexv1.ProcessingDirectives{
+			RequestedAction:     requestedAction(h),
+			ResponseConstraints: &exocortexv1.ResponseConstraints{Format: "protobuf:" + string(h.Response.FullName())},
+		},
+		CustomData:   &structpb.Struct{},
+		Hook:         h.Name,
+		Iteration:    int32(t.iteration),
+		AgentProfile: a.opts.AgentProfile,
+		Model:        a.opts.Model,
+	}
+}
+
+func requestedAction(h hooks.Info) string {
+	switch {
+	case h.InjectsPrompt:
+		return "prepare_prompt"
+	case h.Hook == exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE:
+		return "review_tool_call"
+	case h.Hook == exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER:
+		return "review_tool_result"
+	case h.Hook == exocortexv1.Hook_HOOK_ERROR_FORMAT:
+		return "correct_reply"
+	}
+	return "update_state"
+}
+
+// toolHook is the context description for a tool call, which is not a hook.
+func toolHook() hooks.Info {
+	in, _ := hooks.Of(exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE)
+	in.Name = "execute_tool"
+	return in
+}

@@ -1,0 +1,64 @@
+package loop
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Event kinds, in the order a monologue produces them. `exocortex run --json`
+// writes one Event per line.
+const (
+	EventMonologueStart = "monologue_start"
+	EventIteration      = "iteration"
+	EventHook           = "hook"
+	EventMessage        = "message"
+	EventSignal         = "signal"
+	EventLLMChunk       = "llm_chunk"
+	EventLLMReply       = "llm_reply"
+	EventToolCall       = "tool_call"
+	EventToolResult     = "tool_result"
+	EventApproval       = "approval"
+	EventNotice         = "notice"
+	EventResponse       = "response"
+	EventMonologueEnd   = "monologue_end"
+)
+
+// Event is something the loop did. Fields that do not apply to a kind are empty.
+type Event struct {
+	Type      string    `json:"type"`
+	Time      time.Time `json:"time"`
+	Iteration int       `json:"iteration,omitempty"`
+
+	// Hook calls.
+	Hook       string   `json:"hook,omitempty"`
+	Extension  string   `json:"extension,omitempty"`
+	Plugin     string   `json:"plugin,omitempty"`
+	Order      *int32   `json:"order,omitempty"`
+	DurationUS int64    `json:"duration_us,omitempty"`
+	Reads      []string `json:"reads,omitempty"`
+	Writes     []string `json:"writes,omitempty"`
+	Skipped    bool     `json:"skipped,omitempty"`
+	Error      string   `json:"error,omitempty"`
+	// Context is the ACP context object the extension received (when
+	// Options.EmitContext is set).
+	Context json.RawMessage `json:"context,omitempty"`
+
+	// Messages, signals, model output.
+	Role   string `json:"role,omitempty"`
+	Signal string `json:"signal,omitempty"`
+	Text   string `json:"text,omitempty"`
+
+	// Tool calls and results.
+	Tool   string          `json:"tool,omitempty"`
+	Args   json.RawMessage `json:"args,omitempty"`
+	Result string          `json:"result,omitempty"`
+
+	// Model usage, on llm_reply.
+	PromptTokens int     `json:"prompt_tokens,omitempty"`
+	OutputTokens int     `json:"output_tokens,omitempty"`
+	TokensPerSec float64 `json:"tokens_per_second,omitempty"`
+	ContextFill  float64 `json:"context_fill,omitempty"`
+
+	// Monologue end.
+	StopReason string `json:"stop_reason,omitempty"`
+}

@@ -1,0 +1,410 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/exocortex/exocortex/core/host"
+	"github.com/exocortex/exocortex/core/llm"
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/signals"
+)
+
+// Result is how a monologue ended.
+type Result struct {
+	// Response is the final answer (the response tool's text), or the core's
+	// message when the monologue was stopped.
+	Response string
+	// StopReason is "" when a tool ended the monologue normally; otherwise why it
+	// stopped: a signal value (unusable_limit, max_iterations) or
+	// "extension:NAME: reason".
+	StopReason string
+	Iterations int
+	// Notices are the monologue_end extensions' notes for the operator.
+	Notices []string
+}
+
+// StopError reports a monologue the loop stopped instead of letting it run on.
+type StopError struct {
+	Reason  string
+	Message string
+}
+
+func (e *StopError) Error() string {
+	return "the monologue was stopped (" + e.Reason + "): " + e.Message
+}
+
+// Monologue runs the agent on one user message until a tool ends it or it is
+// stopped. A stopped monologue returns its Result together with a *StopError.
+func (a *Agent) Monologue(ctx context.Context, userText string) (*Result, error) {
+	if err := a.Init(ctx); err != nil {
+		return nil, err
+	}
+	t := &turn{requestID: uuid.NewString()}
+	res := &Result{}
+	a.store.ResetScope(exocortexv1.Scope_SCOPE_MONOLOGUE)
+	a.emit(Event{Type: EventMonologueStart, Text: userText})
+
+	// The finally part: monologue_end fires whatever happened, with a context that
+	// outlives a Ctrl+C long enough to let extensions record the end.
+	defer func() {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = fire(fctx, a, t, exocortexv1.Hook_HOOK_MONOLOGUE_END,
+			func(c *exocortexv1.HookCall) *exocortexv1.MonologueEndRequest {
+				return &exocortexv1.MonologueEndRequest{Call: c, FinalResponse: res.Response, History: a.history, StopReason: res.StopReason}
+			}, exocortexv1.PluginClient.MonologueEnd,
+			func(_ *host.Extension, r *exocortexv1.MonologueEndResponse) error {
+				res.Notices = append(res.Notices, r.GetNotices()...)
+				return nil
+			})
+		for _, n := range res.Notices {
+			a.emit(Event{Type: EventNotice, Text: n})
+		}
+		a.saveState(fctx)
+		a.emit(Event{Type: EventMonologueEnd, Iteration: res.Iterations, Text: res.Response, StopReason: res.StopReason})
+	}()
+
+	user := a.newMessage("user", "operator", userText)
+	t.userMsg = user
+	if err := a.addMessage(ctx, t, user); err != nil {
+		return res, err
+	}
+	err := fire(ctx, a, t, exocortexv1.Hook_HOOK_MONOLOGUE_START,
+		func(c *exocortexv1.HookCall) *exocortexv1.MonologueStartRequest {
+			return &exocortexv1.MonologueStartRequest{Call: c, UserMessage: user}
+		}, exocortexv1.PluginClient.MonologueStart, nil)
+	if err != nil {
+		return res, err
+	}
+
+	var lastReply string
+	unusable := 0
+	for t.iteration = 1; t.iteration <= a.opts.MaxIterations; t.iteration++ {
+		res.Iterations = t.iteration
+		done, err := a.iterate(ctx, t, res, &lastReply, &unusable)
+		if err != nil || done {
+			return res, err
+		}
+	}
+	t.iteration = a.opts.MaxIterations
+	res.StopReason = signals.MaxIterations
+	msg, _ := a.injectSignal(ctx, t, signals.MaxIterations, nil)
+	res.Response = msg
+	return res, &StopError{Reason: signals.MaxIterations, Message: fmt.Sprintf("no response after %d iterations", a.opts.MaxIterations)}
+}
+
+// iterate runs one iteration; done is true when the monologue is over.
+func (a *Agent) iterate(ctx context.Context, t *turn, res *Result, lastReply *string, unusable *int) (done bool, err error) {
+	t.added = nil
+	t.message = nil
+	a.store.ResetScope(exocortexv1.Scope_SCOPE_ITERATION)
+	a.emit(Event{Type: EventIteration, Iteration: t.iteration})
+
+	var reply string
+	var toolCall *exocortexv1.ToolCall
+	var toolResult *exocortexv1.ToolResult
+	// message_loop_end fires even when the iteration failed (Agent Zero's finally).
+	defer func() {
+		ectx := ctx
+		if ctx.Err() != nil {
+			var cancel context.CancelFunc
+			ectx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+		}
+		var intervention, stop, stopper string
+		ferr := fire(ectx, a, t, exocortexv1.Hook_HOOK_MESSAGE_LOOP_END,
+			func(c *exocortexv1.HookCall) *exocortexv1.MessageLoopEndRequest {
+				return &exocortexv1.MessageLoopEndRequest{Call: c, Iteration: int32(t.iteration), Reply: reply, ToolCall: toolCall, ToolResult: toolResult, Added: t.added}
+			}, exocortexv1.PluginClient.MessageLoopEnd,
+			func(ext *host.Extension, r *exocortexv1.MessageLoopEndResponse) error {
+				if r.Intervention != nil && intervention == "" {
+					intervention = r.GetIntervention()
+				}
+				if r.Stop != nil && stop == "" {
+					stop, stopper = r.GetStop(), ext.Name()
+				}
+				return nil
+			})
+		if err == nil && ferr != nil {
+			err = ferr
+		}
+		if err != nil || done || ctx.Err() != nil {
+			return
+		}
+		if stop != "" {
+			done = true
+			res.StopReason = "extension:" + stopper + ": " + stop
+			res.Response = stop
+			err = &StopError{Reason: res.StopReason, Message: stop}
+			return
+		}
+		if intervention != "" {
+			if _, ierr := a.injectSignal(ctx, t, signals.Intervention, map[string]any{"message": intervention}); ierr != nil {
+				err = ierr
+			}
+		}
+	}()
+
+	if err = fire(ctx, a, t, exocortexv1.Hook_HOOK_MESSAGE_LOOP_START,
+		func(c *exocortexv1.HookCall) *exocortexv1.MessageLoopStartRequest {
+			return &exocortexv1.MessageLoopStartRequest{Call: c, Iteration: int32(t.iteration)}
+		}, exocortexv1.PluginClient.MessageLoopStart, nil); err != nil {
+		return false, err
+	}
+	prompt, err := a.preparePrompt(ctx, t)
+	if err != nil {
+		return false, err
+	}
+	prompt.messages = append([]llm.Message(nil), prompt.messages...)
+	promptMsgs := make([]*exocortexv1.Message, len(prompt.messages))
+	for i, m := range prompt.messages {
+		promptMsgs[i] = &exocortexv1.Message{Role: m.Role, Content: m.Content}
+	}
+	if err = fire(ctx, a, t, exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL,
+		func(c *exocortexv1.HookCall) *exocortexv1.BeforeMainLLMCallRequest {
+			return &exocortexv1.BeforeMainLLMCallRequest{Call: c, Iteration: int32(t.iteration), Prompt: promptMsgs, NumCtx: int32(a.opts.NumCtx), PromptTokens: int32(prompt.tokens)}
+		}, exocortexv1.PluginClient.BeforeMainLLMCall, nil); err != nil {
+		return false, err
+	}
+
+	r, err := a.callModel(ctx, t, prompt)
+	if err != nil {
+		return false, err
+	}
+	reply = r.Content
+	if err = fire(ctx, a, t, exocortexv1.Hook_HOOK_RESPONSE_STREAM_END,
+		func(c *exocortexv1.HookCall) *exocortexv1.ResponseStreamEndRequest {
+			return &exocortexv1.ResponseStreamEndRequest{Call: c, Text: r.Content}
+		}, exocortexv1.PluginClient.ResponseStreamEnd, nil); err != nil {
+		return false, err
+	}
+	if err = a.addMessage(ctx, t, a.newMessage("assistant", a.opts.AgentProfile, replyText(r))); err != nil {
+		return false, err
+	}
+
+	// Repeat check: the same reply as the previous one of this monologue.
+	key := replyKey(r)
+	repeated := key != "" && key == *lastReply
+	*lastReply = key
+	if repeated {
+		*unusable++
+		if done, err := a.unusable(ctx, t, res, *unusable); done || err != nil {
+			return done, err
+		}
+		_, err = a.injectSignal(ctx, t, signals.Repeat, nil)
+		return false, err
+	}
+
+	req, perr := llm.ParseReply(r)
+	if perr != nil {
+		*unusable++
+		if done, err := a.unusable(ctx, t, res, *unusable); done || err != nil {
+			return done, err
+		}
+		return false, a.correct(ctx, t, r.Content, perr)
+	}
+	*unusable = 0
+
+	toolCall = &exocortexv1.ToolCall{Id: req.CallID, Name: req.ToolName, ArgsJson: string(req.ToolArgs), Thoughts: req.Thoughts, Headline: req.Headline}
+	toolResult, err = a.runTool(ctx, t, toolCall)
+	if err != nil {
+		return false, err
+	}
+	if toolResult != nil && toolResult.GetBreakLoop() {
+		res.Response = toolResult.GetContent()
+		a.emit(Event{Type: EventResponse, Iteration: t.iteration, Text: res.Response})
+		return true, nil
+	}
+	return false, nil
+}
+
+// unusable stops the monologue when the unusable-reply limit is reached.
+func (a *Agent) unusable(ctx context.Context, t *turn, res *Result, n int) (bool, error) {
+	if n < a.opts.UnusableLimit {
+		return false, nil
+	}
+	msg, err := a.injectSignal(ctx, t, signals.UnusableLimit, map[string]any{"count": n})
+	if err != nil {
+		return true, err
+	}
+	res.StopReason = signals.UnusableLimit
+	res.Response = msg
+	return true, &StopError{Reason: signals.UnusableLimit, Message: fmt.Sprintf("%d unusable replies in a row (misformatted, repeated or empty); the model is not following the reply format", n)}
+}
+
+// correct runs error_format for an unusable reply and adds the correction message
+// with the misformat signal.
+func (a *Agent) correct(ctx context.Context, t *turn, reply string, perr error) error {
+	var pe *llm.ParseError
+	fault := ""
+	if errors.As(perr, &pe) {
+		fault = string(pe.Fault)
+	}
+	var correction *string
+	err := fire(ctx, a, t, exocortexv1.Hook_HOOK_ERROR_FORMAT,
+		func(c *exocortexv1.HookCall) *exocortexv1.ErrorFormatRequest {
+			return &exocortexv1.ErrorFormatRequest{Call: c, Reply: reply, Error: perr.Error(), Signal: signals.Misformat, ToolName: guessTool(reply)}
+		}, exocortexv1.PluginClient.ErrorFormat,
+		func(_ *host.Extension, r *exocortexv1.ErrorFormatResponse) error {
+			if r.Correction != nil {
+				c := r.GetCorrection()
+				correction = &c
+			}
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+	if correction != nil {
+		m := a.newMessage("user", "exocortex", *correction)
+		m.Signal = signals.Misformat
+		m.Metadata = map[string]string{"fault": fault}
+		a.emit(Event{Type: EventSignal, Iteration: t.iteration, Signal: signals.Misformat, Text: *correction})
+		return a.addMessage(ctx, t, m)
+	}
+	_, err = a.injectSignal(ctx, t, signals.Misformat, map[string]any{"error": perr.Error()})
+	return err
+}
+
+// callModel streams the model's reply, firing response_stream_chunk per piece.
+func (a *Agent) callModel(ctx context.Context, t *turn, p assembled) (llm.Reply, error) {
+	req := llm.ChatRequest{Model: a.opts.Model, Messages: p.messages, NumCtx: a.opts.NumCtx}
+	if a.opts.NativeTools {
+		for _, tl := range a.opts.Host.Tools() {
+			req.Tools = append(req.Tools, llm.Tool{Name: tl.Spec.GetName(), Description: tl.Spec.GetDescription(), Parameters: []byte(tl.Spec.GetParametersJsonSchema())})
+		}
+	}
+	var text strings.Builder
+	r, err := a.opts.LLM.Chat(ctx, req, func(c llm.Chunk) error {
+		if c.Content == "" {
+			return nil
+		}
+		text.WriteString(c.Content)
+		a.emit(Event{Type: EventLLMChunk, Iteration: t.iteration, Text: c.Content})
+		so := text.String()
+		return fire(ctx, a, t, exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK,
+			func(hc *exocortexv1.HookCall) *exocortexv1.ResponseStreamChunkRequest {
+				return &exocortexv1.ResponseStreamChunkRequest{Call: hc, Delta: c.Content, Text: so}
+			}, exocortexv1.PluginClient.ResponseStreamChunk, nil)
+	})
+	if err != nil {
+		return llm.Reply{}, fmt.Errorf("model %s: %w", a.opts.Model, err)
+	}
+	a.emit(Event{
+		Type: EventLLMReply, Iteration: t.iteration, Text: r.Content,
+		PromptTokens: r.Usage.PromptTokens, OutputTokens: r.Usage.OutputTokens,
+		TokensPerSec: r.Usage.TokensPerSecond(), ContextFill: r.Usage.ContextFill(),
+	})
+	return r, nil
+}
+
+// injectSignal adds the core's message for a signal, rendered from the prompt
+// file that declares the signal, and returns its text.
+func (a *Agent) injectSignal(ctx context.Context, t *turn, signal string, vars map[string]any) (string, error) {
+	p, err := a.opts.Prompts.LoadSignal(signal)
+	if err != nil {
+		return "", err
+	}
+	text, err := p.Render(vars)
+	if err != nil {
+		return "", err
+	}
+	text = strings.TrimSpace(text)
+	m := a.newMessage("user", "exocortex", text)
+	m.Signal = signal
+	a.emit(Event{Type: EventSignal, Iteration: t.iteration, Signal: signal, Text: text})
+	return text, a.addMessage(ctx, t, m)
+}
+
+func (a *Agent) newMessage(role, sender, content string) *exocortexv1.Message {
+	return &exocortexv1.Message{
+		Id: uuid.NewString(), Role: role, SenderId: sender, Content: content,
+		TimestampUtc: time.Now().UTC().Format(time.RFC3339Nano),
+	}
+}
+
+// addMessage runs hist_add_before for m and appends it to the history (and the
+// session file).
+func (a *Agent) addMessage(ctx context.Context, t *turn, m *exocortexv1.Message) error {
+	prev := t.message
+	t.message = m
+	err := fire(ctx, a, t, exocortexv1.Hook_HOOK_HIST_ADD_BEFORE,
+		func(c *exocortexv1.HookCall) *exocortexv1.HistAddBeforeRequest {
+			return &exocortexv1.HistAddBeforeRequest{Call: c, Message: m}
+		}, exocortexv1.PluginClient.HistAddBefore,
+		func(_ *host.Extension, r *exocortexv1.HistAddBeforeResponse) error {
+			if r.Content != nil {
+				m.Content = r.GetContent()
+			}
+			return nil
+		})
+	t.message = prev
+	if err != nil {
+		return err
+	}
+	if s := a.opts.Session; s != nil {
+		if err := s.Append(ctx, m); err != nil {
+			return err
+		}
+	}
+	a.history = append(a.history, m)
+	t.added = append(t.added, m)
+	a.emit(Event{Type: EventMessage, Iteration: t.iteration, Role: m.GetRole(), Signal: m.GetSignal(), Text: m.GetContent(), Tool: m.GetToolName()})
+	return nil
+}
+
+// replyText is what the history keeps of a reply: its text, or its native tool
+// calls as JSON when it had no text.
+func replyText(r llm.Reply) string {
+	if strings.TrimSpace(r.Content) != "" || len(r.ToolCalls) == 0 {
+		return r.Content
+	}
+	var b strings.Builder
+	for _, tc := range r.ToolCalls {
+		fmt.Fprintf(&b, `{"tool_name": %q, "tool_args": %s}`, tc.Name, orEmpty(tc.Arguments))
+	}
+	return b.String()
+}
+
+func orEmpty(b []byte) string {
+	if len(b) == 0 {
+		return "{}"
+	}
+	return string(b)
+}
+
+// replyKey identifies a reply for the repeat check: Agent Zero compares the
+// whole reply with the previous one.
+func replyKey(r llm.Reply) string {
+	k := strings.TrimSpace(r.Content)
+	for _, tc := range r.ToolCalls {
+		k += "\x00" + tc.Name + string(tc.Arguments)
+	}
+	return k
+}
+
+// guessTool pulls a tool name out of an unusable reply, for error_format.
+func guessTool(reply string) string {
+	for _, key := range []string{`"tool_name"`, `"tool"`} {
+		i := strings.Index(reply, key)
+		if i < 0 {
+			continue
+		}
+		rest := reply[i+len(key):]
+		j := strings.IndexByte(rest, '"')
+		if j < 0 {
+			continue
+		}
+		rest = rest[j+1:]
+		if k := strings.IndexByte(rest, '"'); k > 0 {
+			return rest[:k]
+		}
+	}
+	return ""
+}

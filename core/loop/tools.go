@@ -1,0 +1,118 @@
+package loop
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/exocortex/exocortex/core/host"
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/signals"
+)
+
+// runTool runs tool_execute_before, the tool, tool_execute_after, and adds the
+// result to the history. It returns nil when the tool was not found or blocked
+// (the model was told why).
+func (a *Agent) runTool(ctx context.Context, t *turn, tc *exocortexv1.ToolCall) (*exocortexv1.ToolResult, error) {
+	tool, ok := a.opts.Host.Tool(tc.GetName())
+	if !ok {
+		_, err := a.injectSignal(ctx, t, signals.ToolNotFound, map[string]any{"tool_name": tc.GetName(), "tools": a.toolNames()})
+		return nil, err
+	}
+	a.emit(Event{Type: EventToolCall, Iteration: t.iteration, Tool: tc.GetName(), Args: json.RawMessage(tc.GetArgsJson())})
+
+	var block *exocortexv1.ToolBlock
+	var blocker string
+	err := fire(ctx, a, t, exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE,
+		func(c *exocortexv1.HookCall) *exocortexv1.ToolExecuteBeforeRequest {
+			return &exocortexv1.ToolExecuteBeforeRequest{Call: c, ToolCall: tc}
+		}, exocortexv1.PluginClient.ToolExecuteBefore,
+		func(ext *host.Extension, r *exocortexv1.ToolExecuteBeforeResponse) error {
+			if r.ArgsJson != nil {
+				if !json.Valid([]byte(r.GetArgsJson())) {
+					return &HookError{Plugin: ext.Plugin.Name(), Extension: ext.Name(), Hook: ext.Hook.Name, Problem: "rewrote the tool arguments to invalid JSON"}
+				}
+				tc.ArgsJson = r.GetArgsJson()
+			}
+			if b := r.GetBlock(); b != nil && block == nil {
+				block, blocker = b, ext.Name()
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	if block != nil {
+		reason := block.GetReason()
+		allowed := false
+		if block.GetNeedsApproval() {
+			action := block.GetAction()
+			if action == "" {
+				action = tc.GetName() + " " + tc.GetArgsJson()
+			}
+			d, why := a.decide(ctx, Approval{Tool: tc.GetName(), Action: action, Reason: reason, Extension: blocker})
+			a.emit(Event{Type: EventApproval, Iteration: t.iteration, Tool: tc.GetName(), Extension: blocker, Text: action, Result: d.String() + ": " + why})
+			allowed = d != Deny
+			if !allowed {
+				reason += " (" + why + ")"
+			}
+		}
+		if !allowed {
+			_, err := a.injectSignal(ctx, t, signals.ToolBlocked, map[string]any{"tool_name": tc.GetName(), "reason": reason})
+			return &exocortexv1.ToolResult{Error: "blocked by " + blocker + ": " + reason}, err
+		}
+	}
+
+	resp, err := a.opts.Host.ExecuteTool(ctx, tool, &exocortexv1.ExecuteToolRequest{
+		Call:     &exocortexv1.HookCall{Context: a.context(t, toolHook())},
+		ToolCall: tc,
+	}, a.opts.ToolTimeout)
+	result := resp.GetResult()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		result = &exocortexv1.ToolResult{Error: err.Error()}
+	}
+	if result == nil {
+		result = &exocortexv1.ToolResult{}
+	}
+
+	err = fire(ctx, a, t, exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER,
+		func(c *exocortexv1.HookCall) *exocortexv1.ToolExecuteAfterRequest {
+			return &exocortexv1.ToolExecuteAfterRequest{Call: c, ToolCall: tc, Result: result}
+		}, exocortexv1.PluginClient.ToolExecuteAfter,
+		func(_ *host.Extension, r *exocortexv1.ToolExecuteAfterResponse) error {
+			if r.Content != nil {
+				result.Content = r.GetContent()
+			}
+			result.Annotations = append(result.Annotations, r.GetAnnotations()...)
+			return nil
+		})
+	if err != nil {
+		return result, err
+	}
+	a.emit(Event{Type: EventToolResult, Iteration: t.iteration, Tool: tc.GetName(), Result: result.GetContent(), Error: result.GetError()})
+	if result.GetBreakLoop() {
+		return result, nil
+	}
+	m := a.newMessage("tool", tc.GetName(), resultText(result))
+	m.ToolName = tc.GetName()
+	return result, a.addMessage(ctx, t, m)
+}
+
+// resultText is what the model sees of a tool result.
+func resultText(r *exocortexv1.ToolResult) string {
+	var b strings.Builder
+	b.WriteString(r.GetContent())
+	if r.GetError() != "" {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString("Error: " + r.GetError())
+	}
+	for _, n := range r.GetAnnotations() {
+		b.WriteString("\n\nNote: " + n)
+	}
+	return b.String()
+}
