@@ -89,7 +89,8 @@
 // ToolExecuteAfterHook, MessageLoopEndHook and MonologueEndHook. Each method takes
 // the hook's request message and returns its response message; the types fix what an
 // extension may see and change there. A nil response (with a nil error) means "no
-// change". The SDK fills in the response's changes field itself.
+// change". The SDK fills in the response's changes field itself, from the Call (a
+// value the method put there is replaced).
 //
 // Only the three prompt-assembly hooks (message_loop_prompts_before, system_prompt,
 // message_loop_prompts_after) have prompt_blocks in their response: text added at any

@@ -27,7 +27,7 @@ func Handshake() plugin.HandshakeConfig {
 }
 
 // GRPCPlugin binds the generated Plugin service to go-plugin, on both sides: a
-// plugin process sets Server; the host leaves it nil and dispenses a client.
+// plugin process sets Impl; the host leaves it nil and dispenses a client.
 type GRPCPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
 	Impl exocortexv1.PluginServer

@@ -233,6 +233,9 @@ func stateKeyOption(md protoreflect.MessageDescriptor) (*exocortexv1.StateKey, b
 // nil pointer.
 func descriptorOf[T proto.Message]() protoreflect.MessageDescriptor {
 	var zero T
+	if any(zero) == nil {
+		panic("sdk: a key's type must be a generated message pointer such as *exocortexv1.FailureTracker, not an interface type")
+	}
 	return zero.ProtoReflect().Descriptor()
 }
 

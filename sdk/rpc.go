@@ -10,91 +10,91 @@ import (
 // and calls its method for the hook through handle.
 
 func (s *server) AgentInit(ctx context.Context, req *exocortexv1.AgentInitRequest) (*exocortexv1.AgentInitResponse, error) {
-	return handle(ctx, s, exocortexv1.Hook_HOOK_AGENT_INIT, req, func(e Extension, c *Call) (*exocortexv1.AgentInitResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_AGENT_INIT, req, func(e Extension, c *Call) (*exocortexv1.AgentInitResponse, error) {
 		return e.(AgentInitHook).AgentInit(ctx, c, req)
 	})
 }
 
 func (s *server) MonologueStart(ctx context.Context, req *exocortexv1.MonologueStartRequest) (*exocortexv1.MonologueStartResponse, error) {
-	return handle(ctx, s, exocortexv1.Hook_HOOK_MONOLOGUE_START, req, func(e Extension, c *Call) (*exocortexv1.MonologueStartResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_MONOLOGUE_START, req, func(e Extension, c *Call) (*exocortexv1.MonologueStartResponse, error) {
 		return e.(MonologueStartHook).MonologueStart(ctx, c, req)
 	})
 }
 
 func (s *server) HistAddBefore(ctx context.Context, req *exocortexv1.HistAddBeforeRequest) (*exocortexv1.HistAddBeforeResponse, error) {
-	return handle(ctx, s, exocortexv1.Hook_HOOK_HIST_ADD_BEFORE, req, func(e Extension, c *Call) (*exocortexv1.HistAddBeforeResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_HIST_ADD_BEFORE, req, func(e Extension, c *Call) (*exocortexv1.HistAddBeforeResponse, error) {
 		return e.(HistAddBeforeHook).HistAddBefore(ctx, c, req)
 	})
 }
 
 func (s *server) MessageLoopStart(ctx context.Context, req *exocortexv1.MessageLoopStartRequest) (*exocortexv1.MessageLoopStartResponse, error) {
-	return handle(ctx, s, exocortexv1.Hook_HOOK_MESSAGE_LOOP_START, req, func(e Extension, c *Call) (*exocortexv1.MessageLoopStartResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_MESSAGE_LOOP_START, req, func(e Extension, c *Call) (*exocortexv1.MessageLoopStartResponse, error) {
 		return e.(MessageLoopStartHook).MessageLoopStart(ctx, c, req)
 	})
 }
 
 func (s *server) MessageLoopPromptsBefore(ctx context.Context, req *exocortexv1.MessageLoopPromptsBeforeRequest) (*exocortexv1.MessageLoopPromptsBeforeResponse, error) {
-	return handle(ctx, s, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE, req, func(e Extension, c *Call) (*exocortexv1.MessageLoopPromptsBeforeResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE, req, func(e Extension, c *Call) (*exocortexv1.MessageLoopPromptsBeforeResponse, error) {
 		return e.(MessageLoopPromptsBeforeHook).MessageLoopPromptsBefore(ctx, c, req)
 	})
 }
 
 func (s *server) SystemPrompt(ctx context.Context, req *exocortexv1.SystemPromptRequest) (*exocortexv1.SystemPromptResponse, error) {
-	return handle(ctx, s, exocortexv1.Hook_HOOK_SYSTEM_PROMPT, req, func(e Extension, c *Call) (*exocortexv1.SystemPromptResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_SYSTEM_PROMPT, req, func(e Extension, c *Call) (*exocortexv1.SystemPromptResponse, error) {
 		return e.(SystemPromptHook).SystemPrompt(ctx, c, req)
 	})
 }
 
 func (s *server) MessageLoopPromptsAfter(ctx context.Context, req *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
-	return handle(ctx, s, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER, req, func(e Extension, c *Call) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER, req, func(e Extension, c *Call) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
 		return e.(MessageLoopPromptsAfterHook).MessageLoopPromptsAfter(ctx, c, req)
 	})
 }
 
 func (s *server) BeforeMainLLMCall(ctx context.Context, req *exocortexv1.BeforeMainLLMCallRequest) (*exocortexv1.BeforeMainLLMCallResponse, error) {
-	return handle(ctx, s, exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL, req, func(e Extension, c *Call) (*exocortexv1.BeforeMainLLMCallResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL, req, func(e Extension, c *Call) (*exocortexv1.BeforeMainLLMCallResponse, error) {
 		return e.(BeforeMainLLMCallHook).BeforeMainLLMCall(ctx, c, req)
 	})
 }
 
 func (s *server) ResponseStreamChunk(ctx context.Context, req *exocortexv1.ResponseStreamChunkRequest) (*exocortexv1.ResponseStreamChunkResponse, error) {
-	return handle(ctx, s, exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK, req, func(e Extension, c *Call) (*exocortexv1.ResponseStreamChunkResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK, req, func(e Extension, c *Call) (*exocortexv1.ResponseStreamChunkResponse, error) {
 		return e.(ResponseStreamChunkHook).ResponseStreamChunk(ctx, c, req)
 	})
 }
 
 func (s *server) ResponseStreamEnd(ctx context.Context, req *exocortexv1.ResponseStreamEndRequest) (*exocortexv1.ResponseStreamEndResponse, error) {
-	return handle(ctx, s, exocortexv1.Hook_HOOK_RESPONSE_STREAM_END, req, func(e Extension, c *Call) (*exocortexv1.ResponseStreamEndResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_RESPONSE_STREAM_END, req, func(e Extension, c *Call) (*exocortexv1.ResponseStreamEndResponse, error) {
 		return e.(ResponseStreamEndHook).ResponseStreamEnd(ctx, c, req)
 	})
 }
 
 func (s *server) ErrorFormat(ctx context.Context, req *exocortexv1.ErrorFormatRequest) (*exocortexv1.ErrorFormatResponse, error) {
-	return handle(ctx, s, exocortexv1.Hook_HOOK_ERROR_FORMAT, req, func(e Extension, c *Call) (*exocortexv1.ErrorFormatResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_ERROR_FORMAT, req, func(e Extension, c *Call) (*exocortexv1.ErrorFormatResponse, error) {
 		return e.(ErrorFormatHook).ErrorFormat(ctx, c, req)
 	})
 }
 
 func (s *server) ToolExecuteBefore(ctx context.Context, req *exocortexv1.ToolExecuteBeforeRequest) (*exocortexv1.ToolExecuteBeforeResponse, error) {
-	return handle(ctx, s, exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE, req, func(e Extension, c *Call) (*exocortexv1.ToolExecuteBeforeResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE, req, func(e Extension, c *Call) (*exocortexv1.ToolExecuteBeforeResponse, error) {
 		return e.(ToolExecuteBeforeHook).ToolExecuteBefore(ctx, c, req)
 	})
 }
 
 func (s *server) ToolExecuteAfter(ctx context.Context, req *exocortexv1.ToolExecuteAfterRequest) (*exocortexv1.ToolExecuteAfterResponse, error) {
-	return handle(ctx, s, exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER, req, func(e Extension, c *Call) (*exocortexv1.ToolExecuteAfterResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER, req, func(e Extension, c *Call) (*exocortexv1.ToolExecuteAfterResponse, error) {
 		return e.(ToolExecuteAfterHook).ToolExecuteAfter(ctx, c, req)
 	})
 }
 
 func (s *server) MessageLoopEnd(ctx context.Context, req *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
-	return handle(ctx, s, exocortexv1.Hook_HOOK_MESSAGE_LOOP_END, req, func(e Extension, c *Call) (*exocortexv1.MessageLoopEndResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_MESSAGE_LOOP_END, req, func(e Extension, c *Call) (*exocortexv1.MessageLoopEndResponse, error) {
 		return e.(MessageLoopEndHook).MessageLoopEnd(ctx, c, req)
 	})
 }
 
 func (s *server) MonologueEnd(ctx context.Context, req *exocortexv1.MonologueEndRequest) (*exocortexv1.MonologueEndResponse, error) {
-	return handle(ctx, s, exocortexv1.Hook_HOOK_MONOLOGUE_END, req, func(e Extension, c *Call) (*exocortexv1.MonologueEndResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_MONOLOGUE_END, req, func(e Extension, c *Call) (*exocortexv1.MonologueEndResponse, error) {
 		return e.(MonologueEndHook).MonologueEnd(ctx, c, req)
 	})
 }

@@ -417,6 +417,24 @@ func TestUndeclaredStateAccessIsRefused(t *testing.T) {
 	}
 }
 
+func TestValueOfAnotherTypeIsAnError(t *testing.T) {
+	client := sdktest.Serve(t, sdk.Plugin{Name: "p", Extensions: []sdk.Extension{ender{
+		spec: sdk.Spec{Name: "reader", Reads: []sdk.KeyRef{tracker()}},
+		run: func(c *sdk.Call, _ *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
+			if _, ok := tracker().Get(c); ok {
+				return nil, errors.New("Get decoded a value of another type")
+			}
+			return nil, nil
+		}}}})
+	wrong := sdktest.State(loopActive(), &exocortexv1.LoopActive{Active: true})
+	wrong.Key = "failure_tracker"
+	_, err := client.MessageLoopEnd(t.Context(), &exocortexv1.MessageLoopEndRequest{Call: sdktest.Call("reader", wrong)})
+	if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), `state key "failure_tracker"`) ||
+		!strings.Contains(err.Error(), "LoopActive") {
+		t.Fatalf("got %v", err)
+	}
+}
+
 func TestPanicBecomesErrorAndPluginKeepsServing(t *testing.T) {
 	client := sdktest.Serve(t, sdk.Plugin{Name: "p", Extensions: []sdk.Extension{ender{spec: sdk.Spec{Name: "fragile"},
 		run: func(_ *sdk.Call, req *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
@@ -558,5 +576,40 @@ func TestHookNames(t *testing.T) {
 	}
 	if len(prompt) != 3 {
 		t.Errorf("prompt hooks: %v", prompt)
+	}
+}
+
+func TestConcurrentCalls(t *testing.T) {
+	client := sdktest.Serve(t, sdk.Plugin{Name: "p", Extensions: []sdk.Extension{failureCounter{}}})
+	errs := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			for i := range 20 {
+				tool := fmt.Sprintf("tool%d", g)
+				resp, err := client.ToolExecuteAfter(t.Context(), &exocortexv1.ToolExecuteAfterRequest{
+					Call: sdktest.Call("failure_counter", sdktest.State(tracker(),
+						&exocortexv1.FailureTracker{Failures: map[string]int32{tool: int32(i)}})),
+					ToolCall: &exocortexv1.ToolCall{Name: tool},
+					Result:   &exocortexv1.ToolResult{Error: "failed"},
+				})
+				if err == nil {
+					var ft exocortexv1.FailureTracker
+					err = resp.GetChanges().GetWrites()[0].GetValue().UnmarshalTo(&ft)
+					if err == nil && ft.Failures[tool] != int32(i+1) {
+						err = fmt.Errorf("%s call %d: failures %v", tool, i, ft.Failures)
+					}
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }

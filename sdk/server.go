@@ -59,7 +59,7 @@ type hookRequest interface {
 
 // handle runs one hook call: it finds the extension, builds the Call, runs the
 // method with panics recovered, checks the result and attaches the state changes.
-func handle[Req hookRequest, Resp proto.Message](ctx context.Context, s *server, hook exocortexv1.Hook, req Req,
+func handle[Req hookRequest, Resp proto.Message](s *server, hook exocortexv1.Hook, req Req,
 	run func(e Extension, c *Call) (Resp, error)) (Resp, error) {
 	var zero Resp
 	hc := req.GetCall()
