@@ -1,0 +1,287 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/exocortex/exocortex/memory/embed"
+	"github.com/exocortex/exocortex/staging"
+)
+
+// The benchmarks build stores of benchN() records (default 100,000; set
+// MEMORY_BENCH_N to change it). They take minutes: run them one at a time with
+// -benchtime=1x (see docs/perf/memory.md). The embedder is the offline GloVe one
+// when EXOCORTEX_GLOVE names its word-vector file (scripts/fetch-glove.sh), else the
+// test's hashed bag-of-words embedder at 100 dimensions, and each benchmark says
+// which it used.
+
+func benchN(def int) int {
+	if s := os.Getenv("MEMORY_BENCH_N"); s != "" {
+		if n, err := strconv.Atoi(s); err == nil && n > 0 {
+			return n
+		}
+	}
+	return def
+}
+
+var benchEmbedderOnce = sync.OnceValues(func() (Embedder, string) {
+	if p := os.Getenv("EXOCORTEX_GLOVE"); p != "" {
+		g, err := embed.LoadGloVe(p, embed.GloVeConfig{})
+		if err != nil {
+			panic(fmt.Sprintf("EXOCORTEX_GLOVE=%s: %v", p, err))
+		}
+		return g, g.ModelID()
+	}
+	h := newHashEmbedder()
+	h.dims = 100
+	return h, "hashed bag-of-words (set EXOCORTEX_GLOVE for the offline GloVe embedder)"
+})
+
+// benchCorpus makes n deterministic English-like records: facts about people,
+// places, projects and tools, drawn from fixed word lists.
+func benchCorpus(n int, seed uint64) []Input {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	subjects := strings.Fields("alice bob carol dave erin frank grace heidi ivan judy mallory niaj olivia peggy rupert sybil trent victor walter yolanda")
+	verbs := strings.Fields("prefers uses maintains deployed reviewed configured migrated documented tested rewrote benchmarked disabled enabled archived scheduled")
+	objects := strings.Fields("postgres redis nginx kafka terraform ansible kubernetes grafana prometheus vim emacs vscode golang python rust docker systemd cron backups certificates dashboards pipelines migrations invoices reports")
+	places := strings.Fields("berlin paris london tokyo oslo lisbon madrid dublin vienna prague warsaw helsinki")
+	times := strings.Fields("monday tuesday wednesday thursday friday weekend morning evening nightly weekly quarterly")
+	extra := strings.Fields("because the old setup was slow after the outage for the new team to reduce costs before the audit during the migration with help from ops as agreed in the retro")
+	areas := []string{AreaMain, AreaMain, AreaMain, AreaFragments, AreaSolutions, AreaLibrary}
+	out := make([]Input, n)
+	for i := range out {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s %s %s in %s every %s", subjects[rng.IntN(len(subjects))], verbs[rng.IntN(len(verbs))],
+			objects[rng.IntN(len(objects))], places[rng.IntN(len(places))], times[rng.IntN(len(times))])
+		for k := rng.IntN(8); k > 0; k-- {
+			b.WriteByte(' ')
+			b.WriteString(extra[rng.IntN(len(extra))])
+		}
+		fmt.Fprintf(&b, " ticket %d", i)
+		out[i] = Input{ID: fmt.Sprintf("r%07d", i), Area: areas[i%len(areas)], Text: b.String(),
+			Tags: []string{objects[i%len(objects)]}}
+	}
+	return out
+}
+
+// ingest saves the corpus in batches of 1,000 and returns the elapsed time.
+func ingest(b *testing.B, s *Store, corpus []Input) time.Duration {
+	start := time.Now()
+	for i := 0; i < len(corpus); i += 1000 {
+		if _, err := s.PutBatch(context.Background(), corpus[i:min(i+1000, len(corpus))], Source{Source: "bench"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return time.Since(start)
+}
+
+// BenchmarkIngest measures records per second saved through the whole pipeline:
+// journal (fsync per batch), state, Bleve batch, embedding and HNSW insert.
+func BenchmarkIngest(b *testing.B) {
+	n := benchN(100_000)
+	e, name := benchEmbedderOnce()
+	corpus := benchCorpus(n, 1)
+	b.Logf("embedder: %s; %d records", name, n)
+	for i := 0; i < b.N; i++ {
+		dir := b.TempDir()
+		s, err := Open(context.Background(), dir, Options{Embedder: e, Logger: discardLogger()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		d := ingest(b, s, corpus)
+		b.ReportMetric(float64(n)/d.Seconds(), "records/s")
+		t0 := time.Now()
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(time.Since(t0).Seconds(), "close-s")
+		t0 = time.Now()
+		s, err = Open(context.Background(), dir, Options{Embedder: e, Logger: discardLogger()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(time.Since(t0).Seconds(), "reopen-s")
+		s.Close()
+	}
+}
+
+var searchStore struct {
+	once sync.Once
+	s    *Store
+	dir  string
+}
+
+// BenchmarkSearch measures hybrid search latency on a store of benchN records,
+// reporting p50 and p99 over b.N queries.
+func BenchmarkSearch(b *testing.B) {
+	for _, mode := range []Mode{ModeHybrid, ModeBM25, ModeVector} {
+		b.Run(string(mode), func(b *testing.B) {
+			s := benchSearchStore(b)
+			queries := benchCorpus(2000, 99)
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				q := queries[i%len(queries)].Text
+				q = q[:strings.Index(q, " ticket")]
+				t0 := time.Now()
+				res, err := s.Search(context.Background(), q, SearchOptions{Limit: 10, Mode: mode})
+				lat = append(lat, time.Since(t0))
+				if err != nil || len(res.Hits) == 0 {
+					b.Fatalf("search %q: %v (%d hits)", q, err, len(res.Hits))
+				}
+			}
+			b.StopTimer()
+			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+		})
+	}
+}
+
+func benchSearchStore(b *testing.B) *Store {
+	searchStore.once.Do(func() {
+		n := benchN(100_000)
+		e, name := benchEmbedderOnce()
+		dir, err := os.MkdirTemp("", "memory-bench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := Open(context.Background(), dir, Options{Embedder: e, Logger: discardLogger()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("embedder: %s; building a store of %d records", name, n)
+		ingest(b, s, benchCorpus(n, 1))
+		searchStore.s, searchStore.dir = s, dir
+	})
+	return searchStore.s
+}
+
+// writeJournal writes n upsert events straight into a journal, as a store would.
+func writeJournal(b *testing.B, path string, n int) {
+	j, err := staging.Open(context.Background(), path, staging.Options{Sync: staging.SyncOS, Logger: discardLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	corpus := benchCorpus(min(n, 100_000), 3)
+	var batch []staging.Entry
+	for i := 0; i < n; i++ {
+		in := corpus[i%len(corpus)]
+		batch = append(batch, staging.Entry{Kind: KindUpsert, Session: "bench", Payload: UpsertEvent{
+			ID: fmt.Sprintf("j%07d", i), Area: in.Area, Text: in.Text, Tags: in.Tags, Source: Source{Source: "bench"}}})
+		if len(batch) == 10_000 || i == n-1 {
+			if _, err := j.AppendBatch(context.Background(), batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	if err := j.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkReplayState replays a journal of benchN(1,000,000) events into the record
+// state and hashes it: the work every Open does, and what replay --verify repeats
+// before rebuilding the indexes.
+func BenchmarkReplayState(b *testing.B) {
+	n := benchN(1_000_000)
+	path := filepath.Join(b.TempDir(), JournalFile)
+	writeJournal(b, path, n)
+	st, _ := os.Stat(path)
+	b.Logf("journal: %d events, %d MB", n, st.Size()>>20)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		state := newState()
+		if _, err := staging.Scan(context.Background(), path, 0, func(r staging.Record) error {
+			_, err := state.apply(r)
+			return err
+		}); err != nil {
+			b.Fatal(err)
+		}
+		hash := state.Hash()
+		b.ReportMetric(time.Since(t0).Seconds(), "replay-s")
+		if state.Len() != n || hash == "" {
+			b.Fatalf("replayed %d records", state.Len())
+		}
+	}
+}
+
+// BenchmarkReplayFull runs Replay (state, Bleve and vectors rebuilt in a scratch
+// directory) over a journal of benchN(100,000) events.
+func BenchmarkReplayFull(b *testing.B) {
+	n := benchN(100_000)
+	e, name := benchEmbedderOnce()
+	path := filepath.Join(b.TempDir(), JournalFile)
+	writeJournal(b, path, n)
+	b.Logf("embedder: %s; %d events", name, n)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		rep, err := Replay(context.Background(), path, filepath.Join(b.TempDir(), "scratch"), Options{Embedder: e})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(rep.Duration.Seconds(), "replay-s")
+		b.ReportMetric(float64(n)/rep.Duration.Seconds(), "events/s")
+	}
+}
+
+// BenchmarkResident opens a store of benchN(1,000,000) records (built from a
+// journal, so Open replays it and builds both indexes) and reports the Go heap
+// in use and the process's peak resident set.
+func BenchmarkResident(b *testing.B) {
+	n := benchN(1_000_000)
+	e, name := benchEmbedderOnce()
+	dir := b.TempDir()
+	writeJournal(b, filepath.Join(dir, JournalFile), n)
+	b.Logf("embedder: %s; %d records", name, n)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		s, err := Open(context.Background(), dir, Options{Embedder: e, Logger: discardLogger()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(time.Since(t0).Seconds(), "build-s")
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MiB")
+		b.ReportMetric(float64(peakRSS())/(1<<20), "peak-rss-MiB")
+		res, err := s.Search(context.Background(), "alice prefers vim in berlin", SearchOptions{})
+		if err != nil || len(res.Hits) == 0 {
+			b.Fatalf("search: %v", err)
+		}
+		s.Close()
+	}
+}
+
+// peakRSS reads VmHWM (peak resident set) from /proc/self/status, in bytes; 0
+// where there is no /proc.
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				kb, _ := strconv.ParseInt(f[0], 10, 64)
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
