@@ -1,0 +1,106 @@
+// Package lint checks the wiring of an Exocortex installation: what the plugins
+// declare in their manifests, the built-in state keys, the prompt files and their
+// signals, the generated signal constants, the files in and around the plugin
+// directories, and WIRING.md. Every "known fragile seam" of the seed system is
+// either impossible by construction in Exocortex or has a finding code here; see
+// Codes, and docs/lint-codes.md for the table with fixes.
+//
+// Check is a pure function of an Input: it does no I/O and returns the same
+// findings, in the same order, for the same input. The loaders (LoadPrompts,
+// ScanTree, and the command's discovery through core/host) fill the Input.
+//
+// # Which extensions count
+//
+// The checks see what the host would run (package wiring applies the host's
+// rules): an extension shadowed by a higher-priority plugin, disabled by the
+// configuration, or shipped disabled and not enabled does not run. Rules about
+// who reads and writes what look only at running extensions, and name the ones
+// that do not run when that is the cause (a resetter that is disabled, EXO052).
+//
+// # Timing (rule 3: EXO033, EXO034)
+//
+// The checks simulate the declared pipeline through two sessions of two
+// monologues of two iterations each, in the host's order:
+//
+//	session:    reset iteration, monologue and session keys; agent_init
+//	monologue:  reset monologue keys; monologue_start; hist_add_before (the user's message)
+//	iteration:  reset iteration keys; message_loop_start, message_loop_prompts_before,
+//	            system_prompt, message_loop_prompts_after, before_main_llm_call,
+//	            response_stream_chunk, response_stream_end, hist_add_before (the reply),
+//	            error_format, tool_execute_before, tool_execute_after,
+//	            hist_add_before (the tool result), message_loop_end
+//	            then monologue_end
+//
+// Within a hook extensions fire in ascending order; an extension reads its keys
+// before it writes them; a once_per_session extension fires only the first time
+// its hook fires in a session; a persistent key starts with a value left by an
+// earlier run. An error_format and a tool call do not both happen in one real
+// iteration; the simulation runs both, which can only hide a finding, never
+// invent one.
+//
+// Each read is then classed: empty (no value since the key's last reset), fresh
+// (written in the reader's own iteration, or before the iterations of its
+// monologue at monologue_start or agent_init; for a reader at monologue_end,
+// anywhere in its monologue), or stale (written in an earlier iteration,
+// monologue or session).
+//
+//   - EXO033, error: every read of the key by that extension is empty. Examples:
+//     an iteration-scoped key read at message_loop_prompts_after and written only
+//     at tool_execute_after (reset at the next message_loop_start before anyone
+//     reads it); a monologue-scoped key written only at monologue_end.
+//   - EXO034, info: some reads are stale, or some empty, so the reader fires
+//     before any writer of the key in the same iteration. This is what "read at
+//     a hook that fires before any writer in the same iteration" means for keys
+//     that outlive an iteration: a monologue- or session-scoped key written late
+//     in the previous iteration (error_diagnosis, written at tool_execute_after
+//     and read at tool_execute_before) gives the reader the previous iteration's
+//     value, and nothing the first time. That is often the point, so it is
+//     reported as information, with the writers named. It is not reported when the reader writes the key itself
+//     (it keeps its own state across calls) or fires at hist_add_before (it
+//     fires at every history add, so an earlier value is what it gets by design).
+//
+// Keys owned by "core" are written by the host and are left out of rule 3.
+//
+// # Flags and gates (rules 5 and 9)
+//
+// A flag is a key declared with flag set, or of type google.protobuf.BoolValue,
+// or of a known message whose only field is a bool, whose scope is session or
+// persistent (the host resets narrower scopes itself, so those cannot stick). A
+// flag that a running extension sets (writes) must have a running resetter (an
+// extension that lists it in resets): EXO051 when there is none, EXO052 when the
+// only resetters are disabled or shadowed — the seed's action gate, stuck when
+// the extension that cleared it was disabled.
+//
+// A hand-rolled once-per-session gate (EXO091) is one extension name registered
+// at two or more hooks that reads and writes the same gate-like key at more than
+// one of them. Gate-like widens "flag" to any session or persistent key whose
+// known message type has a bool field, such as memory_catalog_built. Whichever
+// hook fires first sets the key and the other skips for the session; the host's
+// once primitive (ExtensionSpec.once_per_session) is keyed by extension and hook,
+// so it cannot make that mistake.
+//
+// # Orders (rule 4)
+//
+// EXO041: two extensions at one hook with one order. EXO042: a name with a
+// numeric prefix in the seed's style (_15_x, 15_x, 015-x) whose number is not its
+// order; when the prefix has a leading zero and its octal value is the order, the
+// message names Go's octal literal trap (Order: 010 is 8). EXO043: at one hook,
+// two numbered names whose string order differs from their integer order
+// ("_10_y" sorts before "_9_x" as strings): Agent Zero ran extensions in string
+// order and Exocortex runs them in integer order, so a port that kept such names
+// changed its order silently; zero-padding the prefixes makes both orders agree.
+//
+// # Plugin-looking files (rule 8)
+//
+// The loader's rule is package discover's: a plugin is an executable directly in
+// a plugin directory, or a directory directly in it holding an executable of its
+// own name or a plugin.json with a command. A file looks like a plugin when it is
+// executable, a script (.py, .sh, .js, .ts, .rb, .pl), numbered like _50_name.py,
+// a plugin.json, or the go.mod or main.go of a plugin that was never built.
+// Inside a plugin directory: a hook-named directory holding such files is an
+// error (EXO081, the seed's extensions/<hook>/ trap); any other directory holding
+// them without being a plugin is a warning (EXO083); a script directly in the
+// directory without its execute bit is a warning (EXO085). In the Around
+// directories, which the loader never scans, plugins and hook-named directories
+// are warnings (EXO082).
+package lint

@@ -1,0 +1,256 @@
+package lint
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/exocortex/exocortex/core/discover"
+	"github.com/exocortex/exocortex/wiring"
+)
+
+// Plugin is a loaded plugin (see wiring.Plugin).
+type Plugin = wiring.Plugin
+
+// Prompt is a prompt file with its front matter (see wiring.Prompt).
+type Prompt = wiring.Prompt
+
+// Input is everything the checks look at. Check only reads it.
+type Input struct {
+	// Model holds the plugins with their manifests, the built-in state keys, the
+	// prompt files, the generated signal constants, the core's own tools and the
+	// operator's enabled and disabled extensions.
+	wiring.Model
+	// PluginDirs are the directories the loader scans, in priority order.
+	PluginDirs []discover.Dir
+	// Around are other directories where plugins tend to be put by mistake, such
+	// as $EXOCORTEX_HOME/extensions (rule 8).
+	Around []string
+	// Tree lists what was found in and under PluginDirs and Around (ScanTree).
+	Tree []Entry
+	// Problems are the entries discovery could not make sense of, such as a
+	// plugin.json that is not JSON.
+	Problems []discover.Problem
+	// WiringPath is where WIRING.md is kept; "" leaves rule 12 out.
+	WiringPath string
+	// Wiring is the file's current content, nil when it does not exist.
+	Wiring []byte
+}
+
+// Entry is one file or directory found in or under a scanned directory.
+type Entry struct {
+	// Root is the scanned directory (a PluginDirs path or an Around one).
+	Root string
+	// Rel is the path below Root, slash-separated.
+	Rel string
+	Dir bool
+	// Exec is true for a regular file with an execute bit.
+	Exec bool
+}
+
+// Severity says how much a finding matters. Only errors fail `exocortex lint`.
+type Severity string
+
+const (
+	// Error: something will not work as declared (a reader that never sees a
+	// value, a flag nobody resets, a tool without implementation).
+	Error Severity = "error"
+	// Warning: probably a mistake, or a trap for the next change.
+	Warning Severity = "warning"
+	// Info: worth knowing when reading the wiring, nothing to fix by default.
+	Info Severity = "info"
+)
+
+func (s Severity) rank() int {
+	switch s {
+	case Error:
+		return 0
+	case Warning:
+		return 1
+	}
+	return 2
+}
+
+// Finding is one problem, with where it is and how to fix it.
+type Finding struct {
+	// Code is stable across releases, e.g. "EXO041" (see Codes).
+	Code     string   `json:"code"`
+	Severity Severity `json:"severity"`
+	// Plugin, Extension, Key and File locate the finding; those that do not
+	// apply are empty.
+	Plugin    string `json:"plugin,omitempty"`
+	Extension string `json:"extension,omitempty"`
+	Key       string `json:"key,omitempty"`
+	File      string `json:"file,omitempty"`
+	// Message says what is wrong; Fix says in one line what to do about it.
+	Message string `json:"message"`
+	Fix     string `json:"fix"`
+}
+
+// Location renders the finding's location fields, e.g. "plugin=recall extension=recall_memories".
+func (f Finding) Location() string {
+	var parts []string
+	for _, kv := range [][2]string{{"plugin", f.Plugin}, {"extension", f.Extension}, {"key", f.Key}, {"file", f.File}} {
+		if kv[1] != "" {
+			parts = append(parts, kv[0]+"="+kv[1])
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// CodeInfo documents one finding code.
+type CodeInfo struct {
+	Code string
+	// Severity is the usual one; a few codes are raised at a lower severity in
+	// the case their description names.
+	Severity Severity
+	// Seam is the number of the seed's "known fragile seam" the code guards
+	// (1-10), or 0 for checks beyond the seed's table.
+	Seam int
+	// Rule is the numbered finding of the lint's specification (1-12), or 0 for
+	// the manifest checks every rule relies on.
+	Rule    int
+	Summary string
+}
+
+// Codes lists every finding code, in code order.
+func Codes() []CodeInfo {
+	return []CodeInfo{
+		{"EXO001", Error, 0, 0, "A declaration is malformed: empty or spaced name, unknown hook, key without type or scope, file without id, path or access, resets not within writes."},
+		{"EXO002", Warning, 0, 0, "Two plugins answer with the same plugin name in their manifests."},
+		{"EXO003", Error, 4, 4, "One plugin declares the same extension at the same hook, or the same tool, twice; or two plugins of one directory declare the same tool."},
+		{"EXO004", Info, 0, 0, "An extension or tool is shadowed by a higher-priority plugin (a warning when both plugins are in the same directory)."},
+		{"EXO005", Warning, 0, 0, "The configuration disables or enables an extension no plugin declares."},
+		{"EXO006", Warning, 0, 0, "A manifest names its plugin differently from the name it was discovered under."},
+		{"EXO011", Error, 1, 1, "A prompt file's signal: has no generated constant."},
+		{"EXO012", Error, 1, 1, "A generated signal constant has no prompt file declaring it."},
+		{"EXO013", Error, 1, 1, "A generated signal constant is older than its prompt (the prompt file or description changed)."},
+		{"EXO014", Error, 1, 1, "An extension consumes a signal that has no generated constant."},
+		{"EXO015", Error, 1, 1, "Two prompt files declare the same signal."},
+		{"EXO016", Error, 1, 1, "A prompt file's front matter cannot be read, or an override changes its prompt's signal."},
+		{"EXO021", Error, 2, 2, "A state key is declared twice with different types."},
+		{"EXO022", Error, 2, 2, "A state key is declared twice with different scopes."},
+		{"EXO023", Error, 3, 2, "A state key is read or written but declared by no one."},
+		{"EXO031", Error, 3, 3, "A state key is read by a running extension and written by none that runs."},
+		{"EXO032", Warning, 0, 3, "A state key is written but read by no running extension."},
+		{"EXO033", Error, 0, 3, "A reader never sees a value: every writer of the key runs after it, or before the key's reset."},
+		{"EXO034", Info, 0, 3, "A reader fires before any writer of the key in the same iteration and sees an earlier iteration's value."},
+		{"EXO041", Error, 4, 4, "Two extensions run at the same hook with the same order (a warning when one of them does not run)."},
+		{"EXO042", Warning, 4, 4, "An extension's numeric name prefix (_15_x) disagrees with its order; an octal literal (010) is named."},
+		{"EXO043", Warning, 4, 4, "At one hook, numbered names sort differently as strings than their orders do as integers (_9_x, _10_y)."},
+		{"EXO051", Error, 5, 5, "A flag key is set and nothing resets it."},
+		{"EXO052", Error, 5, 5, "A flag key's only resetters do not run (disabled or shadowed)."},
+		{"EXO061", Error, 6, 6, "Plugins declare one data file under different paths."},
+		{"EXO062", Error, 6, 6, "A data file is read and never written."},
+		{"EXO063", Warning, 6, 6, "One path is declared under two data-file ids."},
+		{"EXO064", Info, 0, 6, "A data file is written and never read by a plugin."},
+		{"EXO071", Error, 7, 7, "An extension declares prompt injection at a hook that fires after the prompt is built."},
+		{"EXO081", Error, 8, 8, "Plugin-looking files sit in a hook-named directory inside a plugin directory, which the loader does not scan."},
+		{"EXO082", Warning, 8, 8, "Plugin-looking files sit in a place that is not a plugin directory (e.g. $EXOCORTEX_HOME/extensions)."},
+		{"EXO083", Warning, 8, 8, "A directory in a plugin directory looks like a plugin but has no executable of its name and no plugin.json."},
+		{"EXO084", Error, 8, 8, "A plugin directory entry cannot be read as a plugin (e.g. a plugin.json without a command)."},
+		{"EXO085", Warning, 8, 8, "A script or numbered file directly in a plugin directory is not executable, so it is not loaded."},
+		{"EXO091", Error, 9, 9, "An extension at two hooks reads and writes the same flag-like key: a hand-rolled once-per-session gate."},
+		{"EXO101", Error, 10, 10, "A plugin fails to start, to hand-shake or to answer its manifest."},
+		{"EXO111", Error, 0, 11, "A tool is declared without an implementation."},
+		{"EXO112", Error, 0, 11, "A tool prompt file (agent.system.tool.NAME.md) documents a tool no plugin declares."},
+		{"EXO113", Warning, 0, 11, "A declared tool has no prompt file."},
+		{"EXO114", Error, 0, 11, "A tool names a prompt file that does not exist."},
+		{"EXO121", Error, 0, 12, "WIRING.md is missing or differs from what `exocortex lint --write` produces."},
+	}
+}
+
+// Check runs every check over in and returns the findings, errors first, then by
+// code and location. It is deterministic and does no I/O.
+func Check(in Input) []Finding {
+	c := &checker{in: &in, g: wiring.Build(&in.Model), hookNames: hookNames()}
+	c.manifests()
+	c.signals()
+	c.keys()
+	c.flow()
+	c.timeline()
+	c.orders()
+	c.flags()
+	c.files()
+	c.injection()
+	c.tree()
+	c.gates()
+	c.loads()
+	c.tools()
+	c.wiringDoc()
+	SortFindings(c.out)
+	return slices.CompactFunc(c.out, func(a, b Finding) bool { return a == b })
+}
+
+// SortFindings puts findings in the order Check returns them.
+func SortFindings(fs []Finding) {
+	slices.SortStableFunc(fs, func(a, b Finding) int {
+		return cmp.Or(
+			cmp.Compare(a.Severity.rank(), b.Severity.rank()),
+			strings.Compare(a.Code, b.Code),
+			strings.Compare(a.Plugin, b.Plugin),
+			strings.Compare(a.Extension, b.Extension),
+			strings.Compare(a.Key, b.Key),
+			strings.Compare(a.File, b.File),
+			strings.Compare(a.Message, b.Message),
+		)
+	})
+}
+
+// Count returns how many findings have each severity.
+func Count(fs []Finding) (errors, warnings, infos int) {
+	for _, f := range fs {
+		switch f.Severity {
+		case Error:
+			errors++
+		case Warning:
+			warnings++
+		default:
+			infos++
+		}
+	}
+	return
+}
+
+type checker struct {
+	in        *Input
+	g         *wiring.Graph
+	hookNames map[string]bool
+	out       []Finding
+}
+
+func (c *checker) add(f Finding) { c.out = append(c.out, f) }
+
+// at names an extension at its hook for messages: "recall at message_loop_prompts_after (order 55)".
+func at(e *wiring.Extension) string {
+	return fmt.Sprintf("%s at %s (order %d)", e.Name, e.Hook.Name, e.Order())
+}
+
+// ats lists extensions with at, joined.
+func ats(es []*wiring.Extension) string {
+	var out []string
+	for _, e := range es {
+		out = append(out, at(e))
+	}
+	return strings.Join(out, ", ")
+}
+
+// running returns the extensions of es that run.
+func running(es []*wiring.Extension) []*wiring.Extension {
+	var out []*wiring.Extension
+	for _, e := range es {
+		if e.Runs() {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}

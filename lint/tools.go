@@ -1,0 +1,114 @@
+package lint
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+	"strings"
+)
+
+// Tool prompt files are named ToolPromptPrefix + tool name + ".md".
+const ToolPromptPrefix = "agent.system.tool."
+
+// toolOfPrompt returns the tool a prompt file documents, if it is a tool prompt.
+func toolOfPrompt(file string) (string, bool) {
+	name, ok := strings.CutPrefix(file, ToolPromptPrefix)
+	if !ok {
+		return "", false
+	}
+	name, ok = strings.CutSuffix(name, ".md")
+	return name, ok && name != ""
+}
+
+// tools checks that declared tools and their documentation and implementation
+// agree (rule 11, the ECHOMEN seed's check:tools: EXO111 to EXO114).
+func (c *checker) tools() {
+	prompts := map[string]bool{}
+	for _, p := range c.in.Prompts {
+		prompts[p.File] = true
+	}
+	declared := map[string]bool{}
+	for _, t := range c.in.CoreTools {
+		declared[t] = true
+	}
+	for _, t := range c.g.Tools {
+		declared[t.Name] = true
+		if t.ShadowedBy != "" || t.Name == "" {
+			continue
+		}
+		if !t.Spec.GetImplemented() {
+			c.add(Finding{Code: "EXO111", Severity: Error, Plugin: t.Plugin.Name, File: t.Spec.GetPromptFile(),
+				Message: fmt.Sprintf("tool %q is declared by plugin %s without an implementation: the model is offered a tool that can only fail", t.Name, t.Plugin.Name),
+				Fix:     "give the tool a handler (sdk.Tool.Run), or remove its declaration"})
+		}
+		want := t.Spec.GetPromptFile()
+		switch {
+		case want != "" && !prompts[path.Base(want)]:
+			c.add(Finding{Code: "EXO114", Severity: Error, Plugin: t.Plugin.Name, File: want,
+				Message: fmt.Sprintf("tool %q names prompt file %s, which does not exist among the prompts", t.Name, want),
+				Fix:     fmt.Sprintf("add %s to the prompts, or correct prompt_file", path.Base(want))})
+		case want == "" && !prompts[ToolPromptPrefix+t.Name+".md"]:
+			c.add(Finding{Code: "EXO113", Severity: Warning, Plugin: t.Plugin.Name,
+				Message: fmt.Sprintf("tool %q has no prompt file: the model gets only its one-line description", t.Name),
+				Fix:     fmt.Sprintf("write %s%s.md (and set prompt_file)", ToolPromptPrefix, t.Name)})
+		}
+	}
+	for _, p := range c.in.Prompts {
+		name, ok := toolOfPrompt(p.File)
+		if !ok || declared[name] {
+			continue
+		}
+		c.add(Finding{Code: "EXO112", Severity: Error, File: p.Source,
+			Message: fmt.Sprintf("prompt %s documents tool %q, which no loaded plugin declares: the model is told about a tool that does not exist", p.Source, name),
+			Fix:     fmt.Sprintf("declare and implement tool %q in a plugin, or delete the prompt file", name)})
+	}
+}
+
+// wiringDoc compares WIRING.md with what `exocortex lint --write` would write
+// (rule 12, EXO121).
+func (c *checker) wiringDoc() {
+	if c.in.WiringPath == "" {
+		return
+	}
+	fix := "run `exocortex lint --write` and commit WIRING.md"
+	if c.in.Wiring == nil {
+		c.add(Finding{Code: "EXO121", Severity: Error, File: c.in.WiringPath,
+			Message: fmt.Sprintf("%s does not exist", c.in.WiringPath), Fix: fix})
+		return
+	}
+	want := c.g.Render()
+	if bytes.Equal(want, c.in.Wiring) {
+		return
+	}
+	c.add(Finding{Code: "EXO121", Severity: Error, File: c.in.WiringPath,
+		Message: fmt.Sprintf("%s differs from the generated wiring from line %d on: %s", c.in.WiringPath, firstDiffLine(c.in.Wiring, want), diffHint(c.in.Wiring, want)),
+		Fix:     fix})
+}
+
+// firstDiffLine returns the 1-based number of the first line where a and b differ.
+func firstDiffLine(a, b []byte) int {
+	al, bl := bytes.Split(a, []byte("\n")), bytes.Split(b, []byte("\n"))
+	for i := 0; i < len(al) && i < len(bl); i++ {
+		if !bytes.Equal(al[i], bl[i]) {
+			return i + 1
+		}
+	}
+	return min(len(al), len(bl)) + 1
+}
+
+// diffHint shows the first differing line of both versions, shortened.
+func diffHint(have, want []byte) string {
+	n := firstDiffLine(have, want)
+	line := func(b []byte) string {
+		ls := bytes.Split(b, []byte("\n"))
+		if n-1 < len(ls) {
+			s := string(ls[n-1])
+			if len(s) > 80 {
+				s = s[:77] + "..."
+			}
+			return fmt.Sprintf("%q", s)
+		}
+		return "end of file"
+	}
+	return fmt.Sprintf("the file has %s, the generator writes %s", line(have), line(want))
+}

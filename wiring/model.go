@@ -1,0 +1,83 @@
+package wiring
+
+import (
+	"github.com/exocortex/exocortex/core/state"
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/signals"
+)
+
+// Plugin is one plugin the host found, with the manifest it answered or the
+// reason it could not.
+type Plugin struct {
+	// Name is the plugin's name from discovery (the file or directory name); the
+	// host knows a plugin by it.
+	Name string
+	// Path is the executable, or the plugin's directory when plugin.json starts it.
+	Path string
+	// Dir is the plugin directory it was found in ("" for plugins built into the
+	// exocortex binary).
+	Dir string
+	// Priority is the plugin's place in the search order: lower loads first and
+	// wins when two plugins declare the same extension or tool.
+	Priority int
+	// Manifest is nil when the plugin could not be loaded.
+	Manifest *exocortexv1.ManifestResponse
+	// LoadError says why the plugin could not be started, hand-shaken or asked
+	// for its manifest.
+	LoadError error
+	// StderrTail holds the last lines the plugin wrote to stderr.
+	StderrTail string
+}
+
+// Prompt is one prompt file and its front matter.
+type Prompt struct {
+	// File is the file name, e.g. "fw.msg_repeat.md".
+	File string
+	// Source says where it was read, e.g. "prompts/fw.msg_repeat.md" or an
+	// override's path.
+	Source string
+	// Builtin is true for the prompts embedded in the binary (package prompts),
+	// from which package signals is generated; false for overrides.
+	Builtin bool
+	// Signal is the front matter's signal ("" for none).
+	Signal      string
+	Description string
+	// Err is set when the front matter could not be read.
+	Err error
+}
+
+// Services names the external services and places the wiring depends on. They
+// are written as the operator configures them (an environment variable and its
+// default), not as resolved on one machine, so WIRING.md is the same everywhere.
+type Services struct {
+	Ollama  string `json:"ollama"`
+	DataDir string `json:"data_dir"`
+}
+
+// DefaultServices describes the services as Exocortex finds them when nothing
+// else is configured.
+func DefaultServices() Services {
+	return Services{
+		Ollama:  "`$OLLAMA_HOST`, default `http://127.0.0.1:11434`",
+		DataDir: "`$EXOCORTEX_HOME`, default `~/.exocortex`",
+	}
+}
+
+// Model is everything the wiring is derived from.
+type Model struct {
+	// Plugins in any order; Build sorts them by priority, then name.
+	Plugins []Plugin
+	// BuiltinKeys are the keys of state.proto (state.Builtin()).
+	BuiltinKeys []state.Decl
+	// Prompts are the prompt files: the built-in ones and any overrides.
+	Prompts []Prompt
+	// Signals are the generated constants (signals.All()).
+	Signals []signals.Info
+	// CoreTools are the tools the loop implements itself (e.g. "response"), which
+	// no plugin declares.
+	CoreTools []string
+	// Disabled turns extensions off by name; Enabled turns on extensions shipped
+	// disabled. Both come from the operator's configuration.
+	Disabled, Enabled map[string]bool
+	Services          Services
+}
