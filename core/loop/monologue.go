@@ -117,14 +117,15 @@ func (a *Agent) iterate(ctx context.Context, t *turn, res *Result, lastReply *st
 			ectx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
 		}
-		var intervention, stop, stopper string
+		var interventions []string
+		var stop, stopper string
 		ferr := fire(ectx, a, t, exocortexv1.Hook_HOOK_MESSAGE_LOOP_END,
 			func(c *exocortexv1.HookCall) *exocortexv1.MessageLoopEndRequest {
 				return &exocortexv1.MessageLoopEndRequest{Call: c, Iteration: int32(t.iteration), Reply: reply, ToolCall: toolCall, ToolResult: toolResult, Added: t.added}
 			}, exocortexv1.PluginClient.MessageLoopEnd,
 			func(ext *host.Extension, r *exocortexv1.MessageLoopEndResponse) error {
-				if r.Intervention != nil && intervention == "" {
-					intervention = r.GetIntervention()
+				if r.Intervention != nil {
+					interventions = append(interventions, r.GetIntervention())
 				}
 				if r.Stop != nil && stop == "" {
 					stop, stopper = r.GetStop(), ext.Name()
@@ -144,9 +145,12 @@ func (a *Agent) iterate(ctx context.Context, t *turn, res *Result, lastReply *st
 			err = &StopError{Reason: res.StopReason, Message: stop}
 			return
 		}
-		if intervention != "" {
-			if _, ierr := a.injectSignal(ctx, t, signals.Intervention, map[string]any{"message": intervention}); ierr != nil {
+		// Every queued intervention is delivered, in extension order: dropping
+		// all but one would be exactly the silent failure this loop exists to stop.
+		for _, msg := range interventions {
+			if _, ierr := a.injectSignal(ctx, t, signals.Intervention, map[string]any{"message": msg}); ierr != nil {
 				err = ierr
+				return
 			}
 		}
 	}()

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/exocortex/exocortex/core/loop"
+	"github.com/exocortex/exocortex/sdk/sdktest"
+	"github.com/exocortex/exocortex/signals"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// e2eScript is the scripted model of the end-to-end test: a tool call, two failing
+// response calls (the second with other arguments, so not a repeat), the same
+// failing call again (a repeat), and the answer.
+const e2eScript = `model: e2e
+replies:
+  - content: '{"thoughts":["start"],"headline":"greet","tool_name":"hello_time","tool_args":{"name":"e2e"}}'
+  - content: '{"thoughts":["answer"],"tool_name":"response","tool_args":{}}'
+  - content: '{"thoughts":["answer again"],"tool_name":"response","tool_args":{"txt":"typo"}}'
+  - content: '{"thoughts":["answer again"],"tool_name":"response","tool_args":{"txt":"typo"}}'
+  - content: '{"thoughts":["done"],"tool_name":"response","tool_args":{"text":"All done."}}'
+`
+
+func readEvents(t *testing.T, out []byte) []loop.Event {
+	t.Helper()
+	var evs []loop.Event
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<22)
+	for sc.Scan() {
+		var e loop.Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("--json wrote a line that is not an event: %q: %v", sc.Text(), err)
+		}
+		evs = append(evs, e)
+	}
+	return evs
+}
+
+// TestEndToEnd runs the real binary with real plugin processes against the
+// scripted Ollama-protocol server.
+func TestEndToEnd(t *testing.T) {
+	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
+	home := t.TempDir()
+	plugins := filepath.Join(home, "plugins")
+	if err := os.MkdirAll(plugins, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, pkg := range map[string]string{
+		"hello":            "github.com/exocortex/exocortex/examples/hello",
+		"statepair-writer": "github.com/exocortex/exocortex/examples/statepair/writer",
+		"statepair-reader": "github.com/exocortex/exocortex/examples/statepair/reader",
+		"crashonce":        "./testdata/crashonce",
+	} {
+		if err := os.Rename(sdktest.BuildPlugin(t, pkg), filepath.Join(plugins, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := filepath.Join(t.TempDir(), "e2e.yaml")
+	if err := os.WriteFile(script, []byte(e2eScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "run", "-p", "Say hello, then answer.", "--json", "--model", "script:"+script)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "EXOCORTEX_HOME="+home, "EXOCORTEX_TEST_CRASH_MARKER="+filepath.Join(t.TempDir(), "crashed"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("exocortex run: %v\nstderr:\n%s\nstdout:\n%s", err, stderr.String(), out)
+	}
+	evs := readEvents(t, out)
+
+	// The exact hook order, with every extension, against the golden file.
+	var trace strings.Builder
+	for _, e := range evs {
+		switch e.Type {
+		case loop.EventHook:
+			status := "ok"
+			if e.Error != "" {
+				status = "FAILED"
+			}
+			fmt.Fprintf(&trace, "%d %-28s %-26s %-18s %3d %s reads=%v writes=%v\n", e.Iteration, e.Hook, e.Extension, e.Plugin, *e.Order, status, e.Reads, e.Writes)
+		case loop.EventSignal, loop.EventToolCall, loop.EventToolResult, loop.EventResponse:
+			fmt.Fprintf(&trace, "%d %s %s%s\n", e.Iteration, e.Type, e.Signal, e.Tool)
+		}
+	}
+	golden := filepath.Join("testdata", "e2e_hooks.golden")
+	if *update {
+		if err := os.WriteFile(golden, []byte(trace.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if trace.String() != string(want) {
+		t.Errorf("hook trace differs from %s (go test -run TestEndToEnd -update to rewrite):\n%s", golden, trace.String())
+	}
+
+	var final string
+	var signalsSeen []string
+	var crashes, laterCrashOnce int
+	for _, e := range evs {
+		switch {
+		case e.Type == loop.EventResponse:
+			final = e.Text
+		case e.Type == loop.EventSignal:
+			signalsSeen = append(signalsSeen, e.Signal)
+		case e.Type == loop.EventHook && e.Extension == "crash_once" && e.Error != "":
+			crashes++
+			if !strings.Contains(e.Error, "crashed") {
+				t.Errorf("the killed plugin's event says %q, want a crash", e.Error)
+			}
+		case e.Type == loop.EventHook && e.Extension == "crash_once" && e.Iteration > 1:
+			laterCrashOnce++
+		}
+	}
+	if final != "All done." {
+		t.Fatalf("final response = %q", final)
+	}
+	if crashes != 1 || laterCrashOnce == 0 {
+		t.Fatalf("crash_once: %d crashes, %d later calls; want one crash and the restarted plugin serving later iterations", crashes, laterCrashOnce)
+	}
+	// A typed signal on the repeated reply, seen by the example reader.
+	if !contains(signalsSeen, signals.Repeat) {
+		t.Fatalf("signals = %v, want %s on the repeated reply", signalsSeen, signals.Repeat)
+	}
+	// Typed state between two plugins: the writer's failure_tracker reached the
+	// reader, whose intervention reached the model (two failures of response).
+	var interventions []string
+	for _, e := range evs {
+		if e.Type == loop.EventSignal && e.Signal == signals.Intervention {
+			interventions = append(interventions, e.Text)
+		}
+	}
+	if !containsText(interventions, "response (2 times)") {
+		t.Fatalf("interventions = %q\nwant the reader's alarm about response failing twice", interventions)
+	}
+	if !containsText(interventions, "statepair_repeat_alarm") && !containsText(interventions, "repeat") {
+		t.Logf("interventions: %q", interventions)
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, s := range xs {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}
+
+func containsText(xs []string, sub string) bool {
+	for _, s := range xs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
