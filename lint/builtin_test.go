@@ -1,0 +1,79 @@
+package lint
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/exocortex/exocortex/core/state"
+	"github.com/exocortex/exocortex/extensions/builtin"
+	"github.com/exocortex/exocortex/prompts"
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/sdk"
+	"github.com/exocortex/exocortex/signals"
+	"github.com/exocortex/exocortex/wiring"
+)
+
+// builtinInput asks each built-in plugin for its manifest in process (through
+// the SDK's real server, as the plugin process would answer it) and adds the real
+// prompts, signals and state keys.
+func builtinInput(t testing.TB) Input {
+	t.Helper()
+	var plugins []wiring.Plugin
+	for _, name := range builtin.Names() {
+		p := builtin.Plugins()[name]
+		p.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		srv, err := sdk.NewServer(p)
+		if err != nil {
+			t.Fatalf("built-in plugin %s: %v", name, err)
+		}
+		m, err := srv.Manifest(context.Background(), &exocortexv1.ManifestRequest{ProtocolVersion: sdk.ProtocolVersion})
+		if err != nil {
+			t.Fatalf("built-in plugin %s: manifest: %v", name, err)
+		}
+		plugins = append(plugins, wiring.Plugin{Name: name, Path: "(built in) " + name, Manifest: m})
+	}
+	ps, err := LoadPrompts(prompts.Embedded())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Input{Model: wiring.Model{Plugins: plugins, BuiltinKeys: state.Builtin(), Prompts: ps,
+		Signals: signals.All(), Services: wiring.DefaultServices()}}
+}
+
+// knownBuiltinErrors are lint errors of the built-in extensions reported to
+// their authors and not fixed yet, as "CODE plugin/extension key file". The test
+// fails on any other error, and on an entry here that no longer occurs, so the
+// list can only shrink.
+var knownBuiltinErrors = map[string]bool{
+	// supervisor_loop reads action_gate_active; the action boundary that writes
+	// it is not built in yet.
+	"EXO031 supervision/supervisor_loop action_gate_active ": true,
+	// The response tool names a prompt file that prompts/ does not have.
+	"EXO114 agent-tools/  agent.system.tool.response.md": true,
+}
+
+// TestBuiltinsAreClean lints the extensions shipped in the binary: no error
+// beyond the known ones.
+func TestBuiltinsAreClean(t *testing.T) {
+	in := builtinInput(t)
+	got := Check(in)
+	seen := map[string]bool{}
+	for _, f := range got {
+		if f.Severity != Error {
+			continue
+		}
+		id := f.Code + " " + f.Plugin + "/" + f.Extension + " " + f.Key + " " + f.File
+		seen[id] = true
+		if !knownBuiltinErrors[id] {
+			t.Errorf("new lint error in the built-in extensions: %s\n%s\nfix: %s", id, f.Message, f.Fix)
+		}
+	}
+	for id := range knownBuiltinErrors {
+		if !seen[id] {
+			t.Errorf("%q is fixed: remove it from knownBuiltinErrors", id)
+		}
+	}
+	t.Logf("built-ins:\n%s", text(t, got))
+}
