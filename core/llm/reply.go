@@ -158,9 +158,8 @@ func fromNative(r Reply) (ToolRequest, error) {
 	return req, nil
 }
 
-// maxStarts bounds how many '{' positions are tried, so a reply full of
-// braces costs linear time, not quadratic.
-const maxStarts = 32
+// maxStarts bounds how many '{' positions are tried.
+const maxStarts = 64
 
 func parseText(text string, cutByLimit bool) (ToolRequest, error) {
 	if strings.TrimSpace(text) == "" {
@@ -176,6 +175,9 @@ func parseText(text string, cutByLimit bool) (ToolRequest, error) {
 		return ToolRequest{}, newParseError(text, FaultEmpty, -1, "the reply has a <think> block but no answer after it")
 	}
 
+	// Try each '{' that can open an object, left to right. After a failed
+	// object the search resumes behind it: the objects inside one are its
+	// arguments, or drafts in its thoughts, never the request.
 	var first *ParseError
 	starts := 0
 	for i := from; i < len(text) && starts < maxStarts; i++ {
@@ -183,13 +185,17 @@ func parseText(text string, cutByLimit bool) (ToolRequest, error) {
 			continue
 		}
 		starts++
-		req, perr := tryObject(text, from, i, cutByLimit)
+		req, perr, next := tryObject(text, from, i, cutByLimit, first == nil)
 		if perr == nil {
 			return req, nil
 		}
 		if first == nil {
 			first = perr
 		}
+		if next < 0 {
+			break
+		}
+		i = next
 	}
 	if first == nil {
 		return ToolRequest{}, newParseError(text, FaultNoObject, -1, "the reply is plain text, not a JSON object: %q", clip(strings.TrimSpace(text[from:]), 80))
@@ -220,14 +226,16 @@ func opensObject(text string, i int) bool {
 }
 
 // tryObject parses the object starting at text[start], trying the matching
-// '}' and then the last '}' of the text.
-func tryObject(text string, from, start int, cutByLimit bool) (ToolRequest, *ParseError) {
+// '}' and then, when widen is set, the last '}' of the text (for a matcher
+// misled by a stray quote). On failure, next is where the search for another
+// object may resume, -1 when the object runs to the end of the text.
+func tryObject(text string, from, start int, cutByLimit, widen bool) (_ ToolRequest, _ *ParseError, next int) {
 	m := match(text, start)
 	var repairs repairs
 	if !m.closed {
 		if m.inString || cutByLimit {
 			return ToolRequest{}, newParseError(text, FaultTruncated, len(text),
-				"the reply ends inside an unfinished JSON object that opened at offset %d%s", start, limitHint(cutByLimit))
+				"the reply ends inside an unfinished JSON object that opened at offset %d%s", start, limitHint(cutByLimit)), -1
 		}
 		// The model stopped by itself after a complete value and forgot
 		// closing brackets: close them.
@@ -240,21 +248,20 @@ func tryObject(text string, from, start int, cutByLimit bool) (ToolRequest, *Par
 		if perr != nil {
 			perr.Fault = FaultTruncated
 			perr.Detail = "the reply ends inside an unfinished JSON object; " + perr.Detail
-			return ToolRequest{}, perr
+			return ToolRequest{}, perr, -1
 		}
-		return req, nil
+		return req, nil, 0
 	}
 	end := m.end
 	req, perr := parseObject(text, start, text[start:end+1], repairs)
 	if perr != nil {
 		last := strings.LastIndexByte(text, '}')
-		if last <= end {
-			return ToolRequest{}, perr
+		if !widen || last <= end {
+			return ToolRequest{}, perr, end
 		}
-		var alt ToolRequest
-		var altErr *ParseError
-		if alt, altErr = parseObject(text, start, text[start:last+1], repairs); altErr != nil {
-			return ToolRequest{}, perr
+		alt, altErr := parseObject(text, start, text[start:last+1], repairs)
+		if altErr != nil {
+			return ToolRequest{}, perr, end
 		}
 		req, end = alt, last
 	}
@@ -270,7 +277,7 @@ func tryObject(text string, from, start int, cutByLimit bool) (ToolRequest, *Par
 	if after != "" {
 		req.Repairs = append(req.Repairs, "ignored text after the JSON object")
 	}
-	return req, nil
+	return req, nil, 0
 }
 
 func limitHint(cutByLimit bool) string {
@@ -301,7 +308,7 @@ func match(text string, start int) matched {
 			switch {
 			case c == '\\':
 				i++
-			case c == quote && closesString(text, i):
+			case c == quote && closesString(text, i, top(stack)):
 				quote = 0
 			}
 			continue
@@ -323,24 +330,63 @@ func match(text string, start int) matched {
 	return matched{stack: stack, inString: quote != 0}
 }
 
-// closesString reports whether the quote at s[i] ends its string: it does when
-// what follows (after spaces) is a comma, a colon, a closing bracket, the end,
-// or, after at least one space, another quote (a missing comma or colon).
-// Otherwise it is a quote the model forgot to escape, as in "print("hi")".
-func closesString(s string, i int) bool {
-	for k := i + 1; k < len(s); k++ {
-		switch s[k] {
-		case ' ', '\t', '\r', '\n':
-			continue
-		case ',', ':', '}', ']':
+// closesString reports whether the quote at s[i] ends its string, given the
+// innermost open bracket (top). It does when what follows, after spaces, can
+// follow a string there: the end of the text; the bracket that closes top; a
+// colon in an object; a comma followed by the start of a value or key; or,
+// after a space, another quote (a missing comma or colon). Otherwise it is a
+// quote the model forgot to escape, as in "code": "print("a", b)".
+func closesString(s string, i int, top byte) bool {
+	k := skipSpace(s, i+1)
+	if k >= len(s) {
+		return true
+	}
+	switch s[k] {
+	case '}', ':':
+		return top == '{'
+	case ']':
+		return top == '['
+	case ',':
+		return startsValue(s, skipSpace(s, k+1), top)
+	case '"':
+		return k > i+1
+	}
+	return false
+}
+
+// startsValue reports whether s[j] can begin what follows a comma inside top:
+// a key in an object, a value in a list (or a closing bracket, for a trailing
+// comma).
+func startsValue(s string, j int, top byte) bool {
+	if j >= len(s) {
+		return true
+	}
+	c := s[j]
+	switch {
+	case c == '"' || c == '\'' || c == '{' || c == '[' || c == '}' || c == ']' || c == '-' || (c >= '0' && c <= '9'):
+		return true
+	case isIdentStart(c):
+		k := j
+		for k < len(s) && isIdent(s[k]) {
+			k++
+		}
+		if top == '{' {
+			return skipSpace(s, k) < len(s) && s[skipSpace(s, k)] == ':' // a bare key
+		}
+		switch s[j:k] {
+		case "true", "false", "null", "True", "False", "None":
 			return true
-		case '"':
-			return k > i+1
-		default:
-			return false
 		}
 	}
-	return true
+	return false
+}
+
+// top returns the innermost open bracket, 0 for none.
+func top(stack []byte) byte {
+	if len(stack) == 0 {
+		return 0
+	}
+	return stack[len(stack)-1]
 }
 
 // parseObject normalises src (the object text, which starts at text[start])
@@ -527,6 +573,7 @@ func normalize(src string) (out []byte, pos []int, fixes repairs) {
 		}
 	}
 	n := len(src)
+	var stack []byte
 	for i := 0; i < n; {
 		c := src[i]
 		switch {
@@ -557,7 +604,7 @@ func normalize(src string) (out []byte, pos []int, fixes repairs) {
 					continue
 				}
 				if d == c {
-					if closesString(src, j) {
+					if closesString(src, j, top(stack)) {
 						break
 					}
 					fixes.add("escaped a quote inside a string")
@@ -629,6 +676,14 @@ func normalize(src string) (out []byte, pos []int, fixes repairs) {
 			}
 			i = j
 		default:
+			switch c {
+			case '{', '[':
+				stack = append(stack, c)
+			case '}', ']':
+				if len(stack) > 0 {
+					stack = stack[:len(stack)-1]
+				}
+			}
 			emit(i, c)
 			i++
 		}
@@ -636,9 +691,28 @@ func normalize(src string) (out []byte, pos []int, fixes repairs) {
 	return out, pos, fixes
 }
 
+// skipSpace returns the index of the first byte at or after i that is neither
+// white space nor inside a // or /* */ comment.
 func skipSpace(s string, i int) int {
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
-		i++
+	for i < len(s) {
+		switch {
+		case s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r':
+			i++
+		case strings.HasPrefix(s[i:], "//"):
+			k := strings.IndexByte(s[i:], '\n')
+			if k < 0 {
+				return len(s)
+			}
+			i += k + 1
+		case strings.HasPrefix(s[i:], "/*"):
+			k := strings.Index(s[i+2:], "*/")
+			if k < 0 {
+				return len(s)
+			}
+			i += k + 4
+		default:
+			return i
+		}
 	}
 	return i
 }

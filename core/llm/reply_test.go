@@ -55,6 +55,8 @@ func TestParseFixtures(t *testing.T) {
 			thoughts: 1, repairs: []string{"escaped a line break inside a string"}},
 		{file: "unescaped_quotes", tool: "code_execution", args: `{"runtime":"python","code":"print(\"hello, world\")"}`, thoughts: 1,
 			repairs: []string{"escaped a quote inside a string"}},
+		{file: "unescaped_quotes_comma", tool: "code_execution", args: `{"runtime":"python","code":"name = \"Ada\"\nprint(\"hello\", name)"}`, thoughts: 1,
+			repairs: []string{"escaped a quote inside a string"}},
 		{file: "two_objects", tool: "code_execution", args: `{"runtime":"terminal","code":"ls"}`, thoughts: 1,
 			repairs: []string{"ignored text after the JSON object"}},
 		{file: "args_as_string", tool: "memory_save", args: `{"text":"The build needs Go 1.26","area":"main"}`, thoughts: 1,
