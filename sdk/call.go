@@ -27,6 +27,8 @@ type Call struct {
 	reads, writes map[string]bool
 	// tool is the tool's name when the call runs a tool.
 	tool string
+	// host reaches the host's services (nil outside a served plugin).
+	host *hostConn
 
 	mu sync.Mutex
 	// state holds the values the host sent, by key.

@@ -27,20 +27,40 @@ func Handshake() plugin.HandshakeConfig {
 }
 
 // GRPCPlugin binds the generated Plugin service to go-plugin, on both sides: a
-// plugin process sets Impl; the host leaves it nil and dispenses a client.
+// plugin process sets Impl; the host leaves it nil, sets Host to the services it
+// offers its plugins, and dispenses a client.
 type GRPCPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
 	Impl exocortexv1.PluginServer
+	// Host is served to the plugin through the broker (host side only).
+	Host exocortexv1.HostServer
+}
+
+// brokerUser is implemented by the SDK's server, which dials the host's services
+// through the broker when an extension or tool first asks for them.
+type brokerUser interface {
+	useBroker(*plugin.GRPCBroker)
 }
 
 // GRPCServer registers the plugin's implementation.
-func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+func (p *GRPCPlugin) GRPCServer(b *plugin.GRPCBroker, s *grpc.Server) error {
+	if u, ok := p.Impl.(brokerUser); ok {
+		u.useBroker(b)
+	}
 	exocortexv1.RegisterPluginServer(s, p.Impl)
 	return nil
 }
 
-// GRPCClient returns the generated client for the host.
-func (p *GRPCPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+// GRPCClient returns the generated client for the host, and starts serving the
+// host's services to the plugin on the broker's fixed stream.
+func (p *GRPCPlugin) GRPCClient(_ context.Context, b *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	if p.Host != nil {
+		go b.AcceptAndServe(uint32(exocortexv1.HostBroker_HOST_BROKER_ID), func(opts []grpc.ServerOption) *grpc.Server {
+			s := grpc.NewServer(opts...)
+			exocortexv1.RegisterHostServer(s, p.Host)
+			return s
+		})
+	}
 	return exocortexv1.NewPluginClient(c), nil
 }
 
@@ -48,5 +68,13 @@ func (p *GRPCPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc
 func PluginSet(server exocortexv1.PluginServer) map[int]plugin.PluginSet {
 	return map[int]plugin.PluginSet{
 		ProtocolVersion: {PluginName: &GRPCPlugin{Impl: server}},
+	}
+}
+
+// HostPluginSet is the plugin set the host passes to go-plugin: it serves host to
+// every plugin it starts.
+func HostPluginSet(host exocortexv1.HostServer) map[int]plugin.PluginSet {
+	return map[int]plugin.PluginSet{
+		ProtocolVersion: {PluginName: &GRPCPlugin{Host: host}},
 	}
 }

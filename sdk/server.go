@@ -25,6 +25,7 @@ type server struct {
 	exocortexv1.UnimplementedPluginServer
 	b      *built
 	logger *slog.Logger
+	host   *hostConn
 }
 
 // NewServer validates p and returns the Plugin service that serves it, for use in
@@ -39,7 +40,7 @@ func NewServer(p Plugin) (exocortexv1.PluginServer, error) {
 	if logger == nil {
 		logger = slog.New(NewHostLogHandler(os.Stderr, p.Name))
 	}
-	return &server{b: b, logger: logger}, nil
+	return &server{b: b, logger: logger, host: &hostConn{}}, nil
 }
 
 // Manifest answers the manifest built from the Plugin.
@@ -129,6 +130,7 @@ func (s *server) newCall(e *extEntry, hook exocortexv1.Hook, hc *exocortexv1.Hoo
 		writes:    e.writes,
 		state:     make(map[string]*anypb.Any, len(hc.GetState())),
 		logger:    s.logger.With("extension", e.spec.Name, "hook", HookName(hook)),
+		host:      s.host,
 	}
 	if c.context == nil {
 		c.context = &exocortexv1.Context{}
@@ -204,6 +206,7 @@ func (s *server) ExecuteTool(ctx context.Context, req *exocortexv1.ExecuteToolRe
 		tool:      name,
 		context:   req.GetCall().GetContext(),
 		logger:    s.logger.With("tool", name),
+		host:      s.host,
 	}
 	if c.context == nil {
 		c.context = &exocortexv1.Context{}

@@ -117,6 +117,7 @@ func (a *app) start(ctx context.Context, f *agentFlags, sessionName string, obse
 		r.close()
 		return nil, err
 	}
+	r.host.Services().SetSubordinateRunner(r.agent.RunSubordinate)
 	return r, nil
 }
 

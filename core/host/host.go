@@ -106,6 +106,7 @@ type Host struct {
 	shadows  []Shadow
 	failed   []*StartError
 	registry *state.Registry
+	services *Services
 }
 
 // New loads every plugin. Plugins that fail to start are reported in Status and
@@ -126,7 +127,7 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = 10 * time.Second
 	}
-	h := &Host{opts: opts, logger: opts.Logger, hclog: newHCLog(opts.PluginLog, hclog.Info)}
+	h := &Host{opts: opts, logger: opts.Logger, hclog: newHCLog(opts.PluginLog, hclog.Info), services: &Services{}}
 
 	res := discover.Scan(opts.Dirs)
 	cands := append([]discover.Candidate(nil), res.Plugins...)

@@ -101,7 +101,7 @@ func (p *Plugin) start(ctx context.Context) error {
 
 	cfg := &plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake(),
-		VersionedPlugins: sdk.PluginSet(nil),
+		VersionedPlugins: sdk.HostPluginSet(p.h.services),
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           p.h.hclog.Named(p.cand.Name),

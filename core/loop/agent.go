@@ -70,6 +70,10 @@ type Agent struct {
 	once    map[string]bool
 
 	sessionID string
+	// depth is 0 for the operator's agent, 1 for its subordinates, and so on.
+	depth    int
+	fam      *family
+	children map[string]*Agent
 
 	mu          sync.Mutex
 	sessionAllo map[string]bool
@@ -113,6 +117,8 @@ func New(opts Options) (*Agent, error) {
 		log:         opts.Logger,
 		once:        map[string]bool{},
 		sessionAllo: map[string]bool{},
+		fam:         &family{byRequest: map[string]*Agent{}},
+		children:    map[string]*Agent{},
 	}
 	if opts.PersistentState != "" {
 		skipped, err := a.store.Load(opts.PersistentState)

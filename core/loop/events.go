@@ -25,9 +25,11 @@ const (
 
 // Event is something the loop did. Fields that do not apply to a kind are empty.
 type Event struct {
-	Type      string    `json:"type"`
-	Time      time.Time `json:"time"`
-	Iteration int       `json:"iteration,omitempty"`
+	Type string    `json:"type"`
+	Time time.Time `json:"time"`
+	// Agent names a subordinate agent ("profile#depth"); empty for the operator's.
+	Agent     string `json:"agent,omitempty"`
+	Iteration int    `json:"iteration,omitempty"`
 
 	// Hook calls.
 	Hook       string   `json:"hook,omitempty"`

@@ -46,6 +46,8 @@ func (a *Agent) Monologue(ctx context.Context, userText string) (*Result, error)
 		return nil, err
 	}
 	t := &turn{requestID: uuid.NewString()}
+	a.fam.enter(t.requestID, a)
+	defer a.fam.leave(t.requestID)
 	res := &Result{}
 	a.store.ResetScope(exocortexv1.Scope_SCOPE_MONOLOGUE)
 	a.emit(Event{Type: EventMonologueStart, Text: userText})
