@@ -42,6 +42,9 @@ type Config struct {
 	EmbedModel string `yaml:"embed_model"`
 	// TrustedProjects are project directories whose plugins may load.
 	TrustedProjects []string `yaml:"trusted_projects"`
+	// Tools configures the built-in tools (config/tools.go); the tool plugins
+	// load it themselves with LoadTools.
+	Tools Tools `yaml:"tools"`
 }
 
 // Timeouts are per-call deadlines.

@@ -1,0 +1,317 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// Tools configures the agent's built-in tools: the `tools:` section of config.yaml.
+// A zero field means its default (see WithDefaults), so an empty section is a
+// working configuration, except for web_search, which needs a provider.
+//
+// The built-in tool plugins read this themselves with LoadTools: they are the
+// exocortex binary re-executed by the host (`exocortex plugin serve NAME`), so they
+// find the same home directory and the same config.yaml. What only the running host
+// knows reaches them through the environment the host gives its plugins
+// (host.Options.PluginEnv): the project directory in EXOCORTEX_PROJECT and, to be
+// safe, the home directory in EXOCORTEX_HOME.
+//
+//	tools:
+//	  editor:
+//	    roots: [".", "/srv/data"]
+//	  code_execution:
+//	    timeout: 60s
+//	    output_limit: 10000
+//	  web_search:
+//	    url: http://127.0.0.1:8888      # a SearXNG instance with the json format on
+//	    rate: 1                         # requests per second
+type Tools struct {
+	// Home is the Exocortex home directory (filled in by LoadTools, not read from
+	// the file): the memory store, staging.jsonl and the library catalog live in it.
+	Home string `yaml:"-"`
+	// ProjectDir is where relative paths of the tools start: $EXOCORTEX_PROJECT,
+	// else the process's working directory (filled in by LoadTools).
+	ProjectDir string `yaml:"-"`
+
+	Editor        Editor        `yaml:"editor"`
+	CodeExecution CodeExecution `yaml:"code_execution"`
+	Data          Data          `yaml:"data"`
+	WebSearch     WebSearch     `yaml:"web_search"`
+	Memory        MemoryTools   `yaml:"memory"`
+}
+
+// Editor configures text_editor.
+type Editor struct {
+	// Roots are the directories text_editor may read and write in; a relative
+	// root is taken from the project directory. Default: the project directory.
+	// A relative path given to the tool starts at the first root.
+	Roots []string `yaml:"roots"`
+	// MaxReadLines bounds the lines one read returns (default 400).
+	MaxReadLines int `yaml:"max_read_lines"`
+	// MaxFileBytes bounds the files text_editor reads whole, writes or patches
+	// (default 10 MiB).
+	MaxFileBytes int64 `yaml:"max_file_bytes"`
+}
+
+// CodeExecution configures code_execution.
+type CodeExecution struct {
+	// Timeout bounds one call; the command's processes are killed when it passes
+	// (default 60s). Keep it below timeouts.tool: the host kills the whole plugin
+	// at that deadline, and the tool shortens its own timeout to fit inside it.
+	Timeout Duration `yaml:"timeout"`
+	// OutputLimit is how many bytes of output the model sees; longer output is cut
+	// to its last OutputLimit bytes, with a note saying so (default 10000).
+	OutputLimit int `yaml:"output_limit"`
+	// WorkDir is where a new session's shell starts (default the project
+	// directory).
+	WorkDir string `yaml:"work_dir"`
+	// Shell, Python and Node are the programs behind the runtimes terminal,
+	// python and nodejs (default bash, python3, node).
+	Shell  string `yaml:"shell"`
+	Python string `yaml:"python"`
+	Node   string `yaml:"node"`
+	// MaxSessions bounds the live shells of the plugin; starting one more stops
+	// the least recently used (default 8).
+	MaxSessions int `yaml:"max_sessions"`
+}
+
+// Data configures data_analyze and data_visualize.
+type Data struct {
+	// Python is the interpreter that runs the scripts (default python3).
+	Python string `yaml:"python"`
+	// Timeout bounds one script (default 60s).
+	Timeout Duration `yaml:"timeout"`
+	// OutputLimit bounds the standard output returned (default 10000 bytes).
+	OutputLimit int `yaml:"output_limit"`
+	// BaseDir is where relative input and output paths start (default the project
+	// directory).
+	BaseDir string `yaml:"base_dir"`
+}
+
+// WebSearch configures web_search. Without a URL or an API key the tool answers
+// with an error saying what to set.
+type WebSearch struct {
+	// Provider is "searxng" or "tavily". Empty: searxng when URL is set, else
+	// tavily when APIKey is set.
+	Provider string `yaml:"provider"`
+	// URL is the SearXNG instance (GET URL/search?q=...&format=json), or for
+	// tavily a replacement of https://api.tavily.com.
+	URL string `yaml:"url"`
+	// APIKey is the provider's key (tavily: required; searxng: sent as a bearer
+	// token when set, for instances behind a proxy).
+	APIKey string `yaml:"api_key"`
+	// Rate is the sustained requests per second (default 1); Burst how many may
+	// go at once after a quiet spell (default 1).
+	Rate  float64 `yaml:"rate"`
+	Burst int     `yaml:"burst"`
+	// MaxResults is the default number of results (default 5, at most 20).
+	MaxResults int `yaml:"max_results"`
+	// Timeout bounds one request (default 20s).
+	Timeout Duration `yaml:"timeout"`
+}
+
+// MemoryTools configures the memory, library and staging tools.
+type MemoryTools struct {
+	// IdleClose closes the memory store after this long without a tool call,
+	// releasing its lock (so `exocortex memory` works between turns) and leaving
+	// its indexes cleanly closed; it reopens on the next call. Default 1m; a
+	// negative value keeps it open until the plugin exits.
+	IdleClose Duration `yaml:"idle_close"`
+}
+
+// Environment variables read by LoadTools.
+const (
+	// EnvProject is the project directory; the host sets it for its plugins.
+	EnvProject = "EXOCORTEX_PROJECT"
+	// EnvSearchProvider, EnvSearchURL and EnvSearchKey override
+	// tools.web_search.provider, .url and .api_key.
+	EnvSearchProvider = "EXOCORTEX_SEARCH_PROVIDER"
+	EnvSearchURL      = "EXOCORTEX_SEARCH_URL"
+	EnvSearchKey      = "EXOCORTEX_SEARCH_API_KEY"
+	// EnvSearchRate overrides tools.web_search.rate (requests per second).
+	EnvSearchRate = "EXOCORTEX_SEARCH_RATE"
+)
+
+// Search providers.
+const (
+	SearchSearXNG = "searxng"
+	SearchTavily  = "tavily"
+)
+
+// LoadTools loads the tools' configuration as a built-in plugin sees it: home's
+// config.yaml (Load), the tool environment variables, then the defaults, with
+// Home and ProjectDir filled in.
+func LoadTools(home string) (Tools, error) {
+	cfg, err := Load(home)
+	if err != nil {
+		return Tools{}, err
+	}
+	t := cfg.Tools
+	t.Home = home
+	if err := t.applyEnv(os.Getenv); err != nil {
+		return Tools{}, err
+	}
+	return t.WithDefaults(), nil
+}
+
+// LoadToolsFromEnv is LoadTools on the home directory Home finds.
+func LoadToolsFromEnv() (Tools, error) {
+	home, err := Home()
+	if err != nil {
+		return Tools{}, err
+	}
+	return LoadTools(home)
+}
+
+func (t *Tools) applyEnv(getenv func(string) string) error {
+	if v := getenv(EnvProject); v != "" {
+		t.ProjectDir = v
+	}
+	if v := getenv(EnvSearchProvider); v != "" {
+		t.WebSearch.Provider = v
+	}
+	if v := getenv(EnvSearchURL); v != "" {
+		t.WebSearch.URL = v
+	}
+	if v := getenv(EnvSearchKey); v != "" {
+		t.WebSearch.APIKey = v
+	}
+	if v := getenv(EnvSearchRate); v != "" {
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil || r <= 0 {
+			return fmt.Errorf("%s=%q: want a positive number of requests per second", EnvSearchRate, v)
+		}
+		t.WebSearch.Rate = r
+	}
+	return nil
+}
+
+// WithDefaults returns t with every zero field set to its default, the project
+// directory made absolute and relative paths resolved against it.
+func (t Tools) WithDefaults() Tools {
+	if t.ProjectDir == "" {
+		if wd, err := os.Getwd(); err == nil {
+			t.ProjectDir = wd
+		}
+	}
+	if abs, err := filepath.Abs(t.ProjectDir); err == nil {
+		t.ProjectDir = abs
+	}
+	t.Editor = t.Editor.WithDefaults(t.ProjectDir)
+	t.CodeExecution = t.CodeExecution.WithDefaults(t.ProjectDir)
+	t.Data = t.Data.WithDefaults(t.ProjectDir)
+	t.WebSearch = t.WebSearch.WithDefaults()
+	t.Memory = t.Memory.WithDefaults()
+	return t
+}
+
+// under resolves p against base unless it is absolute.
+func under(base, p string) string {
+	if p == "" || filepath.IsAbs(p) || base == "" {
+		return p
+	}
+	return filepath.Join(base, p)
+}
+
+// WithDefaults fills in the editor's defaults; relative roots start at project.
+func (e Editor) WithDefaults(project string) Editor {
+	if len(e.Roots) == 0 && project != "" {
+		e.Roots = []string{project}
+	} else {
+		roots := make([]string, len(e.Roots))
+		for i, r := range e.Roots {
+			roots[i] = under(project, r)
+		}
+		e.Roots = roots
+	}
+	if e.MaxReadLines <= 0 {
+		e.MaxReadLines = 400
+	}
+	if e.MaxFileBytes <= 0 {
+		e.MaxFileBytes = 10 << 20
+	}
+	return e
+}
+
+// WithDefaults fills in code_execution's defaults; a relative work directory
+// starts at project.
+func (c CodeExecution) WithDefaults(project string) CodeExecution {
+	if c.Timeout <= 0 {
+		c.Timeout = Duration(60 * time.Second)
+	}
+	if c.OutputLimit <= 0 {
+		c.OutputLimit = 10000
+	}
+	if c.WorkDir == "" {
+		c.WorkDir = project
+	}
+	c.WorkDir = under(project, c.WorkDir)
+	if c.Shell == "" {
+		c.Shell = "bash"
+	}
+	if c.Python == "" {
+		c.Python = "python3"
+	}
+	if c.Node == "" {
+		c.Node = "node"
+	}
+	if c.MaxSessions <= 0 {
+		c.MaxSessions = 8
+	}
+	return c
+}
+
+// WithDefaults fills in the data tools' defaults.
+func (d Data) WithDefaults(project string) Data {
+	if d.Python == "" {
+		d.Python = "python3"
+	}
+	if d.Timeout <= 0 {
+		d.Timeout = Duration(60 * time.Second)
+	}
+	if d.OutputLimit <= 0 {
+		d.OutputLimit = 10000
+	}
+	if d.BaseDir == "" {
+		d.BaseDir = project
+	}
+	d.BaseDir = under(project, d.BaseDir)
+	return d
+}
+
+// WithDefaults fills in web_search's defaults, choosing the provider from what is
+// set when none is named.
+func (w WebSearch) WithDefaults() WebSearch {
+	if w.Provider == "" {
+		switch {
+		case w.URL != "":
+			w.Provider = SearchSearXNG
+		case w.APIKey != "":
+			w.Provider = SearchTavily
+		}
+	}
+	if w.Rate <= 0 {
+		w.Rate = 1
+	}
+	if w.Burst <= 0 {
+		w.Burst = 1
+	}
+	if w.MaxResults <= 0 {
+		w.MaxResults = 5
+	}
+	if w.Timeout <= 0 {
+		w.Timeout = Duration(20 * time.Second)
+	}
+	return w
+}
+
+// WithDefaults fills in the memory tools' defaults.
+func (m MemoryTools) WithDefaults() MemoryTools {
+	if m.IdleClose == 0 {
+		m.IdleClose = Duration(time.Minute)
+	}
+	return m
+}
