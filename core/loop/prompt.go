@@ -96,11 +96,21 @@ func (a *Agent) baseSystemPrompt() (string, error) {
 	return strings.TrimSpace(main) + "\n\n" + strings.TrimSpace(tools), nil
 }
 
-// toolList renders the tools for the system prompt: name, description, arguments.
+// toolList renders the tools for the system prompt: the tool's prompt file when
+// it names one (overridable like every prompt, and written with its own heading
+// and arguments), else a heading, the description and the JSON Schema.
 func (a *Agent) toolList() string {
 	var b strings.Builder
 	for _, t := range a.opts.Host.Tools() {
-		fmt.Fprintf(&b, "## %s\n%s\n", t.Spec.GetName(), strings.TrimSpace(t.Spec.GetDescription()))
+		if pf := t.Spec.GetPromptFile(); pf != "" {
+			text, err := a.opts.Prompts.Render(pf, nil)
+			if err == nil {
+				b.WriteString(strings.TrimSpace(text) + "\n\n")
+				continue
+			}
+			a.log.Warn("tool prompt file not used", "tool", t.Spec.GetName(), "file", pf, "err", err)
+		}
+		fmt.Fprintf(&b, "### %s\n%s\n", t.Spec.GetName(), strings.TrimSpace(t.Spec.GetDescription()))
 		if s := t.Spec.GetParametersJsonSchema(); s != "" {
 			fmt.Fprintf(&b, "Arguments (JSON Schema): %s\n", s)
 		}
