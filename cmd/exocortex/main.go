@@ -38,6 +38,7 @@ func newRootCmd() *cobra.Command {
 		newPluginsCmd(),
 		newPluginServeCmd(),
 		newMemoryCmd(),
+		newLintCmd(),
 	)
 	return root
 }

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/exocortex/exocortex/core/discover"
+	"github.com/exocortex/exocortex/core/host"
+	"github.com/exocortex/exocortex/core/state"
+	"github.com/exocortex/exocortex/lint"
+	"github.com/exocortex/exocortex/prompts"
+	"github.com/exocortex/exocortex/signals"
+	"github.com/exocortex/exocortex/wiring"
+)
+
+// lintFlags are the flags of `exocortex lint`.
+type lintFlags struct {
+	json, write, builtinsOnly bool
+	dirs                      []string
+	wiring                    string
+	wiringSet                 bool
+}
+
+func newLintCmd() *cobra.Command {
+	var f lintFlags
+	cmd := &cobra.Command{
+		Use:   "lint",
+		Short: "Check the plugins' wiring and write WIRING.md",
+		Long: `Lint loads every plugin the host would load (the same discovery, the same
+start-up and manifest), the prompt files and their signals, the state keys, tools
+and data files they declare, and the files in and around the plugin directories,
+and reports every place where the wiring is broken or fragile. Each finding has a
+stable code (see docs/lint-codes.md), a severity, where it is, and how to fix it.
+
+WIRING.md is the generated wiring diagram. --write writes it; without --write, a
+WIRING.md at --wiring (default ./WIRING.md) is compared with what --write would
+write, and a difference is an error.
+
+Exit status: 0 without errors (warnings and infos allowed), 1 on errors, 2 on a
+usage error.`,
+		Example: `  exocortex lint
+  exocortex lint --json
+  exocortex lint --builtins-only --write     # the repository's WIRING.md
+  exocortex lint --dir ./plugins --dir ~/more-plugins`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return &exitError{code: 2, err: fmt.Errorf("lint takes no arguments (got %q); see exocortex lint --help", args)}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.wiringSet = cmd.Flags().Changed("wiring")
+			if f.builtinsOnly && len(f.dirs) > 0 {
+				return &exitError{code: 2, err: errors.New("--builtins-only and --dir exclude each other")}
+			}
+			errs, err := runLint(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
+			if err != nil {
+				return err
+			}
+			if errs > 0 {
+				return &exitError{code: 1, err: fmt.Errorf("lint found %d error(s)", errs)}
+			}
+			return nil
+		},
+	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return &exitError{code: 2, err: fmt.Errorf("%w (see exocortex lint --help)", err)}
+	})
+	fl := cmd.Flags()
+	fl.BoolVar(&f.json, "json", false, "write the findings as JSON")
+	fl.BoolVar(&f.write, "write", false, "write WIRING.md (to --wiring) from what was found")
+	fl.StringArrayVar(&f.dirs, "dir", nil, "plugin directory to lint instead of the project, user and configured ones (repeatable)")
+	fl.BoolVar(&f.builtinsOnly, "builtins-only", false, "lint only the plugins built into this binary, with the shipped defaults (no plugin directory, no configuration, no prompt overrides)")
+	fl.StringVar(&f.wiring, "wiring", "WIRING.md", "where WIRING.md is checked and written")
+	return cmd
+}
+
+// runLint lints and reports, and returns the number of errors found.
+func runLint(ctx context.Context, out, errOut io.Writer, f lintFlags) (int, error) {
+	a, err := loadApp()
+	if err != nil {
+		return 0, err
+	}
+	defer a.close()
+	opts, err := a.hostOptions()
+	if err != nil {
+		return 0, err
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return 0, fmt.Errorf("finding the working directory: %w", err)
+	}
+	var overrides []string
+	switch {
+	case f.builtinsOnly:
+		opts.Dirs, opts.Disabled, opts.Enabled, opts.Checksums = nil, nil, nil, nil
+	default:
+		if len(f.dirs) > 0 {
+			opts.Dirs = nil
+			for _, d := range f.dirs {
+				abs, err := filepath.Abs(d)
+				if err != nil {
+					return 0, fmt.Errorf("plugin directory %s: %w", d, err)
+				}
+				opts.Dirs = append(opts.Dirs, discover.Dir{Path: abs, Source: discover.Extra})
+			}
+		}
+		if overrides, err = prompts.Dirs(wd); err != nil {
+			return 0, err
+		}
+	}
+
+	in, err := lintInput(ctx, opts, overrides, []string{
+		filepath.Join(a.home, "extensions"),
+		filepath.Join(wd, ".exocortex", "extensions"),
+		filepath.Join(wd, "extensions"),
+	})
+	if err != nil {
+		return 0, err
+	}
+
+	in.WiringPath = f.wiring
+	if f.write {
+		doc := wiring.Render(&in.Model)
+		if err := writeFileAtomic(f.wiring, doc); err != nil {
+			return 0, err
+		}
+		in.Wiring = doc
+		fmt.Fprintf(errOut, "wrote %s\n", f.wiring)
+	} else {
+		doc, err := os.ReadFile(f.wiring)
+		switch {
+		case err == nil:
+			in.Wiring = doc
+		case errors.Is(err, fs.ErrNotExist) && !f.wiringSet:
+			in.WiringPath = "" // nothing to compare with, and nobody asked
+		case errors.Is(err, fs.ErrNotExist):
+			in.Wiring = nil
+		default:
+			return 0, fmt.Errorf("reading %s: %w", f.wiring, err)
+		}
+	}
+
+	findings := lint.Check(in)
+	if f.json {
+		err = lint.WriteJSON(out, findings)
+	} else {
+		err = lint.WriteText(out, findings)
+	}
+	errs, _, _ := lint.Count(findings)
+	return errs, err
+}
+
+// lintInput loads everything the lint looks at: the plugins through the host,
+// the prompts (built-in and overrides), the generated signals, the built-in
+// state keys, and the files in and around the plugin directories.
+func lintInput(ctx context.Context, opts host.Options, promptDirs, around []string) (lint.Input, error) {
+	plugins, err := lintPlugins(ctx, opts)
+	if err != nil {
+		return lint.Input{}, err
+	}
+	ps, err := lint.LoadPrompts(prompts.Embedded(), promptDirs...)
+	if err != nil {
+		return lint.Input{}, err
+	}
+	in := lint.Input{
+		Model: wiring.Model{
+			Plugins:     plugins,
+			BuiltinKeys: state.Builtin(),
+			Prompts:     ps,
+			Signals:     signals.All(),
+			Disabled:    opts.Disabled,
+			Enabled:     opts.Enabled,
+			Services:    wiring.DefaultServices(),
+		},
+		PluginDirs: opts.Dirs,
+		Around:     around,
+		Problems:   discover.Scan(opts.Dirs).Problems,
+	}
+	var roots, owned []string
+	for _, d := range opts.Dirs {
+		roots = append(roots, d.Path)
+	}
+	for _, p := range plugins {
+		owned = append(owned, p.Path)
+	}
+	// A tree that cannot be read in part still gives findings for the rest; the
+	// unreadable part is left out, as the loader leaves it out.
+	in.Tree, _ = lint.ScanTree(append(roots, around...), owned)
+	return in, nil
+}
+
+// lintPlugins starts every plugin the host would start and returns each with
+// its manifest, or with why it did not load. Built-in plugins have no directory.
+//
+// It goes through host.New, so it sees exactly what would run. host.New refuses
+// a set of manifests whose wiring it knows to be broken (a *host.WiringError:
+// an order collision, a key with two types, injection after the prompt is built,
+// an undeclared key); the lint then reports the host's problems without codes.
+// A host call that loads the manifests without that check would let the lint
+// report those too, with codes and fixes.
+func lintPlugins(ctx context.Context, opts host.Options) ([]wiring.Plugin, error) {
+	h, err := host.New(ctx, opts)
+	var we *host.WiringError
+	if errors.As(err, &we) {
+		return nil, &exitError{code: 1, err: fmt.Errorf("%w\n(fix these first: the host does not load plugins whose wiring it knows to be broken, so the lint cannot check them further)", err)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	priority := map[string]int{}
+	for i, d := range opts.Dirs {
+		priority[d.Path] = i
+	}
+	failed := map[string]*host.StartError{}
+	for _, se := range h.FailedPlugins() {
+		failed[se.Plugin] = se
+	}
+	var out []wiring.Plugin
+	for _, p := range h.Plugins() {
+		c := p.Candidate()
+		wp := wiring.Plugin{Name: p.Name(), Path: c.Path, Manifest: p.Manifest(), StderrTail: p.StderrTail()}
+		if c.Dir.Source == discover.Builtin {
+			wp.Priority = len(opts.Dirs)
+		} else {
+			wp.Dir, wp.Priority = c.Dir.Path, priority[c.Dir.Path]
+		}
+		if se, ok := failed[p.Name()]; ok {
+			wp.LoadError, wp.Manifest = se, nil
+		}
+		out = append(out, wp)
+	}
+	return out, nil
+}
+
+// writeFileAtomic replaces path with data through a temporary file in the same
+// directory, so a reader never sees half a file.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
