@@ -8,7 +8,7 @@ PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 PROTO_FILES   := $(wildcard proto/exocortex/v1/*.proto)
 export PATH   := $(TOOLS):$(PATH)
 
-.PHONY: all build run test test-race vet fmt-check generate check-generated tools protoc bench eval glove lint clean
+.PHONY: all build run test test-race vet fmt-check generate check-generated deps tools bench eval glove lint clean
 
 all: build
 
@@ -18,14 +18,22 @@ build:
 run: build
 	./$(BIN)
 
-## tools: protoc from Debian, the protoc plugins pinned, into .tools/bin
-tools: protoc $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc
+# System packages the build and tests use: protoc for `make generate`, tmux for
+# the terminal end-to-end test, Python's gRPC for the Python SDK and its
+# conformance run. Installed from Debian when missing (as root, or with sudo).
+APT_PACKAGES := protobuf-compiler tmux python3-grpcio python3-protobuf
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-protoc:
-	@command -v protoc >/dev/null 2>&1 || { \
-	  echo "installing protoc (apt-get install protobuf-compiler)"; \
-	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq protobuf-compiler >/dev/null; }
+## deps: install the missing system packages
+deps:
+	@missing=; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+## tools: protoc and the pinned protoc plugins (into .tools/bin)
+tools: deps $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc
 
 $(TOOLS)/protoc-gen-go:
 	GOBIN=$(TOOLS) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
@@ -55,7 +63,7 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-test: check-generated fmt-check vet
+test: deps check-generated fmt-check vet
 	$(GO) test -count=1 ./...
 
 test-race:
