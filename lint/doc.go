@@ -20,15 +20,16 @@
 // # Timing (rule 3: EXO033, EXO034)
 //
 // The checks simulate the declared pipeline through two sessions of two
-// monologues of two iterations each, in the host's order:
+// monologues of two iterations each, in the order core/loop fires the hooks:
 //
 //	session:    reset iteration, monologue and session keys; agent_init
-//	monologue:  reset monologue keys; monologue_start; hist_add_before (the user's message)
+//	monologue:  reset monologue keys; hist_add_before (the user's message); monologue_start
 //	iteration:  reset iteration keys; message_loop_start, message_loop_prompts_before,
 //	            system_prompt, message_loop_prompts_after, before_main_llm_call,
 //	            response_stream_chunk, response_stream_end, hist_add_before (the reply),
 //	            error_format, tool_execute_before, tool_execute_after,
-//	            hist_add_before (the tool result), message_loop_end
+//	            hist_add_before (the tool result), message_loop_end,
+//	            hist_add_before (an intervention)
 //	            then monologue_end
 //
 // Within a hook extensions fire in ascending order; an extension reads its keys
@@ -40,9 +41,9 @@
 //
 // Each read is then classed: empty (no value since the key's last reset), fresh
 // (written in the reader's own iteration, or before the iterations of its
-// monologue at monologue_start or agent_init; for a reader at monologue_end,
-// anywhere in its monologue), or stale (written in an earlier iteration,
-// monologue or session).
+// monologue, at agent_init, hist_add_before or monologue_start; for a reader at
+// monologue_end, anywhere in its monologue), or stale (written in an earlier
+// iteration, monologue or session).
 //
 //   - EXO033, error: every read of the key by that extension is empty. Examples:
 //     an iteration-scoped key read at message_loop_prompts_after and written only

@@ -15,7 +15,7 @@ type phase uint8
 
 const (
 	phaseInit phase = iota // agent_init
-	phasePre               // monologue_start, and hist_add_before for the user message
+	phasePre               // hist_add_before for the user message, and monologue_start
 	phaseIter              // inside an iteration
 	phasePost              // monologue_end
 )
@@ -69,8 +69,9 @@ const (
 	simIterations = 2
 )
 
-// iterationHooks are the hooks of one iteration in firing order, with
-// hist_add_before where the loop adds the reply and the tool result.
+// iterationHooks are the hooks of one iteration in the loop's firing order
+// (core/loop), with hist_add_before where the loop adds the reply, the tool's
+// result and an intervention.
 var iterationHooks = [...]exocortexv1.Hook{
 	exocortexv1.Hook_HOOK_MESSAGE_LOOP_START,
 	exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE,
@@ -85,6 +86,7 @@ var iterationHooks = [...]exocortexv1.Hook{
 	exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER,
 	exocortexv1.Hook_HOOK_HIST_ADD_BEFORE, // the tool's result
 	exocortexv1.Hook_HOOK_MESSAGE_LOOP_END,
+	exocortexv1.Hook_HOOK_HIST_ADD_BEFORE, // an intervention queued at message_loop_end
 }
 
 // timeline runs the declared pipeline through a simulated session and reports
@@ -172,8 +174,8 @@ func (c *checker) timeline() {
 			mono++
 			now = tick{session: s, monologue: mono, phase: phasePre}
 			reset(exocortexv1.Scope_SCOPE_MONOLOGUE)
-			fire(exocortexv1.Hook_HOOK_MONOLOGUE_START)
 			fire(exocortexv1.Hook_HOOK_HIST_ADD_BEFORE) // the user's message
+			fire(exocortexv1.Hook_HOOK_MONOLOGUE_START)
 			for range simIterations {
 				iter++
 				now = tick{session: s, monologue: mono, iteration: iter, phase: phaseIter}
