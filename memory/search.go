@@ -74,11 +74,14 @@ func (f Filter) fulltext() fulltext.Filter {
 	if len(f.Areas) == 0 {
 		ff.ExcludeAreas = []string{AreaLibrary}
 	}
-	if len(f.Statuses) == 0 {
-		ff.Statuses = []string{string(StatusActive)}
-	}
-	for _, st := range f.Statuses {
-		ff.Statuses = append(ff.Statuses, string(st))
+	// Almost every record is active: excluding archived ones is far cheaper for
+	// Bleve than requiring "active", which matches nearly every document.
+	active, archived := len(f.Statuses) == 0 || contains(f.Statuses, StatusActive), contains(f.Statuses, StatusArchived)
+	switch {
+	case active && !archived:
+		ff.ExcludeStatuses = []string{string(StatusArchived)}
+	case archived && !active:
+		ff.Statuses = []string{string(StatusArchived)}
 	}
 	return ff
 }

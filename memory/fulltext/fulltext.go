@@ -59,6 +59,9 @@ type Filter struct {
 	Tags         []string // every one of these tags
 	Key          string
 	Statuses     []string // any of these statuses
+	// ExcludeStatuses drops these statuses. Excluding the rare status is much
+	// cheaper than requiring the common one, which matches nearly every document.
+	ExcludeStatuses []string
 	From, To     time.Time
 }
 
@@ -350,8 +353,14 @@ func (ix *Index) Search(ctx context.Context, text string, f Filter, k int) ([]Hi
 		tq.SetField("area")
 		bq.AddMustNot(tq)
 	}
+	for _, st := range f.ExcludeStatuses {
+		tq := bleve.NewTermQuery(st)
+		tq.SetField("status")
+		bq.AddMustNot(tq)
+	}
 	req := bleve.NewSearchRequestOptions(bq, k, 0, false)
-	req.SortBy([]string{"-_score", "_id"})
+	// Sorting by score alone (the default) keeps Bleve's fast top-k path; an _id
+	// tie-break would load the id of every matching document.
 	res, err := ix.idx.SearchInContext(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("fulltext: searching %s for %q: %w", ix.dir, text, err)
