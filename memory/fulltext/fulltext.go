@@ -62,7 +62,7 @@ type Filter struct {
 	// ExcludeStatuses drops these statuses. Excluding the rare status is much
 	// cheaper than requiring the common one, which matches nearly every document.
 	ExcludeStatuses []string
-	From, To     time.Time
+	From, To        time.Time
 }
 
 // Hit is one search result, best first.
