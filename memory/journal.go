@@ -117,29 +117,20 @@ func (s *Store) Import(ctx context.Context, r io.Reader, src Source, progress fu
 	var lines []int
 	var bytesRead int64
 	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		recs, err := s.PutBatch(ctx, batch, src)
-		if err != nil {
-			// One bad record must not sink its batch: retry one by one to name it.
-			var ids []string
-			for i, in := range batch {
-				r, err := s.Put(ctx, in, src)
-				if err != nil {
-					if ctx.Err() != nil {
-						return ctx.Err()
-					}
-					rep.Bad = append(rep.Bad, BadInput{Line: lines[i], Reason: err.Error()})
-					continue
-				}
-				ids = append(ids, r.ID)
-				rep.Imported++
+		// An invalid input is reported by its line and taken out; the rest of the
+		// batch is written. Any other error (a full disk) stops the import.
+		for len(batch) > 0 {
+			recs, err := s.PutBatch(ctx, batch, src)
+			var ie *InputError
+			if errors.As(err, &ie) {
+				rep.Bad = append(rep.Bad, BadInput{Line: lines[ie.Index], Reason: ie.Err.Error()})
+				batch = append(batch[:ie.Index], batch[ie.Index+1:]...)
+				lines = append(lines[:ie.Index], lines[ie.Index+1:]...)
+				continue
 			}
-			if progress != nil {
-				progress(ImportProgress{Lines: rep.Lines, Imported: rep.Imported, Bad: len(rep.Bad), Bytes: bytesRead, Committed: ids})
+			if err != nil {
+				return err
 			}
-		} else {
 			rep.Imported += len(recs)
 			if progress != nil {
 				ids := make([]string, len(recs))
@@ -148,6 +139,7 @@ func (s *Store) Import(ctx context.Context, r io.Reader, src Source, progress fu
 				}
 				progress(ImportProgress{Lines: rep.Lines, Imported: rep.Imported, Bad: len(rep.Bad), Bytes: bytesRead, Committed: ids})
 			}
+			break
 		}
 		batch, lines = batch[:0], lines[:0]
 		return nil

@@ -434,6 +434,16 @@ func (s *Store) PutBatch(ctx context.Context, ins []Input, src Source) ([]*Recor
 	return out, nil
 }
 
+// InputError says which input of a batch is invalid; nothing of the batch was
+// written.
+type InputError struct {
+	Index int // 0-based position in the batch
+	Err   error
+}
+
+func (e *InputError) Error() string { return fmt.Sprintf("memory: record %d: %v", e.Index+1, e.Err) }
+func (e *InputError) Unwrap() error { return e.Err }
+
 // upsertEntries validates inputs and turns them into journal entries. s.wmu is held.
 func (s *Store) upsertEntries(ins []Input, src Source) ([]staging.Entry, []string, error) {
 	entries := make([]staging.Entry, len(ins))
@@ -446,13 +456,13 @@ func (s *Store) upsertEntries(ins []Input, src Source) ([]staging.Entry, []strin
 			in.Area = AreaMain
 		}
 		if err := ValidArea(in.Area); err != nil {
-			return nil, nil, fmt.Errorf("memory: record %d: %w", i+1, err)
+			return nil, nil, &InputError{Index: i, Err: err}
 		}
 		if strings.TrimSpace(in.Text) == "" {
-			return nil, nil, fmt.Errorf("memory: record %d has no text", i+1)
+			return nil, nil, &InputError{Index: i, Err: errors.New("the text is empty")}
 		}
 		if in.Status != "" && in.Status != StatusActive && in.Status != StatusArchived {
-			return nil, nil, fmt.Errorf("memory: record %d: status %q is not active or archived", i+1, in.Status)
+			return nil, nil, &InputError{Index: i, Err: fmt.Errorf("status %q is not active or archived", in.Status)}
 		}
 		in.Key = strings.TrimSpace(in.Key)
 		if in.Key != "" {
@@ -467,7 +477,7 @@ func (s *Store) upsertEntries(ins []Input, src Source) ([]staging.Entry, []strin
 			case in.ID == "" && holder != "":
 				in.ID = holder
 			case in.ID != "" && holder != "" && holder != in.ID:
-				return nil, nil, fmt.Errorf("memory: record %d: key %q in area %s belongs to record %s; use that id or another key", i+1, in.Key, in.Area, holder)
+				return nil, nil, &InputError{Index: i, Err: fmt.Errorf("key %q in area %s belongs to record %s; use that id or another key", in.Key, in.Area, holder)}
 			}
 		}
 		if in.ID == "" {

@@ -439,6 +439,7 @@ not json
 {"id":"fixed","area":"solutions","text":"second fact","metadata":{"src":"x"},"created":"2020-01-02T03:04:05Z"}
 {"area":"main","text":"unknown field","colour":"red"}
 {"area":"main","text":"third fact","key":"f1"}
+{"id":"other","area":"main","text":"takes a key that is not free","key":"f1"}
 `
 	var progress []ImportProgress
 	rep, err := s.Import(ctx, strings.NewReader(in), Source{Source: "import"}, func(p ImportProgress) { progress = append(progress, p) })
@@ -449,7 +450,7 @@ not json
 	for _, b := range rep.Bad {
 		bad = append(bad, fmt.Sprint(b.Line))
 	}
-	if rep.Lines != 9 || rep.Imported != 3 || strings.Join(bad, ",") != "2,3,4,6,8" {
+	if rep.Lines != 10 || rep.Imported != 3 || strings.Join(bad, ",") != "2,3,4,6,8,10" || !strings.Contains(rep.Bad[5].Reason, "belongs to record") {
 		t.Fatalf("report %+v", rep)
 	}
 	if len(progress) == 0 || progress[len(progress)-1].Imported != 3 {
