@@ -1,0 +1,154 @@
+"""The Call: one hook call (or tool call) as an extension sees it."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional
+
+from google.protobuf import any_pb2
+
+from exocortex.hooks import hook_name
+from exocortex.log import Logger
+from exocortex.v1 import context_pb2
+
+if TYPE_CHECKING:  # pragma: no cover
+    from exocortex.keys import Key
+
+
+class StateError(Exception):
+    """State-access errors recorded during a call (an undeclared read or write, a
+    value that does not decode, a set with None). Call.err() returns one; when the
+    method ends with one recorded, the call fails with FAILED_PRECONDITION."""
+
+
+class Call:
+    """One hook call (or tool call) as the extension sees it: the ACP context, a
+    logger that reaches the host's log, and the state the extension declared. Typed
+    keys read and write through it (Key.get, Key.set, Key.reset); the SDK puts the
+    recorded changes into the response.
+
+    A Call is valid only during the method it is passed to. Threads the method starts
+    may use it if they finish before the method returns."""
+
+    def __init__(
+        self,
+        *,
+        extension: str,
+        hook: int,
+        context: Optional[context_pb2.Context],
+        logger: Logger,
+        reads: FrozenSet[str] = frozenset(),
+        writes: FrozenSet[str] = frozenset(),
+        state: Optional[Dict[str, any_pb2.Any]] = None,
+        tool: str = "",
+        host: Optional[Callable[[], object]] = None,
+    ) -> None:
+        self._extension = extension
+        self._hook = hook
+        self._context = context if context is not None else context_pb2.Context()
+        self._logger = logger
+        self._reads = reads
+        self._writes = writes
+        self._state = dict(state or {})
+        self._tool = tool
+        self._host = host
+        self._lock = threading.Lock()
+        self._order: List[str] = []
+        self._pending: Dict[str, Optional[any_pb2.Any]] = {}
+        self._errors: List[str] = []
+
+    @property
+    def context(self) -> context_pb2.Context:
+        """The ACP context of the call. Never None."""
+        return self._context
+
+    @property
+    def extension(self) -> str:
+        """The name of the extension being called (for a tool call, the tool's)."""
+        return self._extension
+
+    @property
+    def hook(self) -> int:
+        """The hook being run (manifest_pb2.HOOK_*); HOOK_UNSPECIFIED for a tool call."""
+        return self._hook
+
+    @property
+    def hook_name(self) -> str:
+        """The snake_case name of the hook, e.g. "message_loop_end"; "" for a tool."""
+        return hook_name(self._hook)
+
+    @property
+    def tool(self) -> str:
+        """The tool's name when the call runs a tool, else ""."""
+        return self._tool
+
+    @property
+    def logger(self) -> Logger:
+        """Writes to the host's log with the extension and hook (or tool) attached."""
+        return self._logger
+
+    def host(self):
+        """Return a client (exocortex.v1.host_pb2_grpc.HostStub) for the services the
+        host offers its plugins, e.g. RunSubordinate. The connection is made on first
+        use, through go-plugin's broker; RuntimeError when the plugin was not started
+        by an Exocortex host."""
+        if self._host is None:
+            raise RuntimeError("the host's services are not reachable from this call")
+        return self._host()
+
+    def err(self) -> Optional[StateError]:
+        """The state-access errors recorded so far, joined; None when there are none.
+        When it is not None at the end of the method, the call fails with it whatever
+        the method returned."""
+        with self._lock:
+            return StateError("\n".join(self._errors)) if self._errors else None
+
+    # --- used by Key ------------------------------------------------------------
+
+    def _who(self) -> str:
+        kind = "tool" if self._tool else "extension"
+        return f'{kind} "{self._extension}"'
+
+    def _fail(self, message: str) -> None:
+        with self._lock:
+            self._errors.append(message)
+
+    def _check(self, key: "Key", write: bool) -> bool:
+        """Refuse an access the extension did not declare, recording the error."""
+        if self._tool:
+            self._fail(
+                f'tool "{self._tool}": state key "{key.name}": tools have no state access in protocol v1 '
+                "(read and write state from an extension at tool_execute_before or tool_execute_after)")
+            return False
+        declared, field = (self._writes, "writes") if write else (self._reads, "reads")
+        if key.name not in declared:
+            verb = "write" if write else "read"
+            self._fail(f'extension "{self._extension}": {verb} of state key "{key.name}", '
+                       f"which its Spec does not list in {field}")
+            return False
+        return True
+
+    def _value(self, name: str) -> Optional[any_pb2.Any]:
+        with self._lock:
+            if name in self._pending:
+                return self._pending[name]
+            return self._state.get(name)
+
+    def _record(self, name: str, value: Optional[any_pb2.Any]) -> None:
+        with self._lock:
+            if name not in self._pending:
+                self._order.append(name)
+            self._pending[name] = value
+
+    def _changes(self) -> context_pb2.StateChanges:
+        """The StateChanges of the response, in the order keys were first changed;
+        the last change of a key wins."""
+        sc = context_pb2.StateChanges()
+        with self._lock:
+            for name in self._order:
+                v = self._pending[name]
+                if v is None:
+                    sc.resets.append(name)
+                else:
+                    sc.writes.add(key=name).value.CopyFrom(v)
+        return sc
