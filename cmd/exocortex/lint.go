@@ -200,18 +200,11 @@ func lintInput(ctx context.Context, opts host.Options, promptDirs, around []stri
 // lintPlugins starts every plugin the host would start and returns each with
 // its manifest, or with why it did not load. Built-in plugins have no directory.
 //
-// It goes through host.New, so it sees exactly what would run. host.New refuses
-// a set of manifests whose wiring it knows to be broken (a *host.WiringError:
-// an order collision, a key with two types, injection after the prompt is built,
-// an undeclared key); the lint then reports the host's problems without codes.
-// A host call that loads the manifests without that check would let the lint
-// report those too, with codes and fixes.
+// It goes through host.Load, the host's own discovery and start-up without the
+// wiring check, so it sees exactly what would run, and reports broken wiring as
+// findings with codes and fixes rather than as the host's refusal.
 func lintPlugins(ctx context.Context, opts host.Options) ([]wiring.Plugin, error) {
-	h, err := host.New(ctx, opts)
-	var we *host.WiringError
-	if errors.As(err, &we) {
-		return nil, &exitError{code: 1, err: fmt.Errorf("%w\n(fix these first: the host does not load plugins whose wiring it knows to be broken, so the lint cannot check them further)", err)}
-	}
+	h, err := host.Load(ctx, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,9 @@ package hooks
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -61,8 +63,14 @@ type Info struct {
 	Request, Response protoreflect.MessageDescriptor
 }
 
-// All returns every hook in firing order (the Hook enum's order).
-func All() []Info {
+// table is computed once: the hooks are fixed by the generated protocol, and the
+// loop looks them up on hot paths.
+var table = sync.OnceValue(build)
+
+// All returns every hook in firing order (the Hook enum's order), in a new slice.
+func All() []Info { return slices.Clone(table()) }
+
+func build() []Info {
 	enum := exocortexv1.Hook(0).Descriptor().Values()
 	svc := exocortexv1.File_exocortex_v1_plugin_proto.Services().ByName("Plugin")
 	out := make([]Info, 0, enum.Len()-1)
@@ -93,7 +101,7 @@ func All() []Info {
 
 // Lookup returns the hook with the given snake_case name.
 func Lookup(name string) (Info, bool) {
-	for _, in := range All() {
+	for _, in := range table() {
 		if in.Name == name {
 			return in, true
 		}
@@ -103,7 +111,7 @@ func Lookup(name string) (Info, bool) {
 
 // Of returns the description of h.
 func Of(h exocortexv1.Hook) (Info, bool) {
-	for _, in := range All() {
+	for _, in := range table() {
 		if in.Hook == h {
 			return in, true
 		}

@@ -109,12 +109,11 @@ type Host struct {
 	services *Services
 }
 
-// New loads every plugin. Plugins that fail to start are reported in Status and
-// FailedPlugins and do not stop the others. Wiring errors between the loaded
-// manifests (an order collision, a key declared with two types, prompt injection
-// at a hook that fires after the prompt is built, an undeclared key) are returned
-// as a *WiringError: the host does not run a pipeline it knows to be broken.
-func New(ctx context.Context, opts Options) (*Host, error) {
+// Load starts every plugin and reads its manifest, without wiring them: the
+// returned host has no extensions or tools to run. It is for tools that inspect
+// what would run, broken wiring included (the wiring lint). Plugins that fail to
+// start are reported in Status and FailedPlugins and do not stop the others.
+func Load(ctx context.Context, opts Options) (*Host, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -170,7 +169,6 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 	}
 	wg.Wait()
 
-	var loaded []*Plugin
 	for _, p := range plugins {
 		if p.lastErr != nil {
 			var se *StartError
@@ -181,11 +179,31 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 			h.emit(Event{Kind: "load_failed", Plugin: p.Name(), Detail: se.Error()})
 			continue
 		}
-		loaded = append(loaded, p)
 		h.emit(Event{Kind: "load", Plugin: p.Name(), Detail: p.cand.Path})
 	}
 	h.plugins = plugins
-	reg, table, err := Wire(loaded, opts)
+	h.registry = state.NewRegistry()
+	h.byHook, h.tools = map[exocortexv1.Hook][]*Extension{}, map[string]*Tool{}
+	return h, nil
+}
+
+// New loads every plugin (see Load) and wires them. Wiring errors between the
+// loaded manifests (an order collision, a key declared with two types, prompt
+// injection at a hook that fires after the prompt is built, an undeclared key)
+// are returned as a *WiringError: the host does not run a pipeline it knows to be
+// broken.
+func New(ctx context.Context, opts Options) (*Host, error) {
+	h, err := Load(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	var loaded []*Plugin
+	for _, p := range h.plugins {
+		if p.Manifest() != nil {
+			loaded = append(loaded, p)
+		}
+	}
+	reg, table, err := Wire(loaded, h.opts)
 	if err != nil {
 		h.Close()
 		return nil, err
