@@ -48,6 +48,9 @@ generate: tools
 	  --go-grpc_out=. --go-grpc_opt=module=github.com/exocortex/exocortex \
 	  $(PROTO_FILES)
 	$(GO) generate ./...
+	@# WIRING.md is generated from the built-ins' declarations; lint writes it even
+	@# when it finds errors (exit 1), which `make lint` then reports.
+	$(GO) run ./cmd/exocortex lint --builtins-only --write >/dev/null || [ $$? -eq 1 ]
 
 ## check-generated: fail when a generated file differs from what `make generate` writes
 check-generated: generate
@@ -65,6 +68,10 @@ vet:
 
 test: deps check-generated fmt-check vet
 	$(GO) test -count=1 ./...
+
+## lint: the wiring lint over the built-in extensions, and WIRING.md's freshness
+lint: build
+	./$(BIN) lint --builtins-only --wiring WIRING.md
 
 test-race:
 	$(GO) test -count=1 -race ./core/... ./staging/... ./memory/... ./sdk/...
