@@ -1,0 +1,187 @@
+// Package shell runs the operator's "!command" escapes under the same approval
+// rules the agent loop applies to a tool call an extension holds for the
+// operator: in yolo mode the command runs; a command allowed "for this
+// session" earlier runs again without asking; otherwise the operator is asked,
+// through the same loop.Approver the agent uses, with the exact command.
+//
+// The command runs in the working directory under $SHELL -c (/bin/sh when
+// unset), with no stdin, stdout and stderr captured together up to a limit,
+// in its own process group so that a cancel (Ctrl+C) stops the command and
+// everything it started.
+package shell
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/exocortex/exocortex/core/loop"
+)
+
+// Tool is the tool name the approval request carries: the name of the agent's
+// shell tool, so the dialog reads the same for both.
+const Tool = "code_execution"
+
+// Defaults.
+const (
+	DefaultTimeout   = 10 * time.Minute
+	DefaultMaxOutput = 256 << 10
+)
+
+// ErrDenied is returned when the command was not allowed to run.
+var ErrDenied = errors.New("not run: the operator denied it")
+
+// Runner runs commands. The zero value is not usable: set Approver and Mode.
+type Runner struct {
+	// Approver asks the operator; nil refuses every command that needs asking.
+	Approver loop.Approver
+	// Mode returns the approval mode in force (it changes with /approval).
+	Mode func() loop.ApprovalMode
+	// Dir is the working directory ("" for the process's).
+	Dir string
+	// Shell runs the command with -c ("" for $SHELL, then /bin/sh).
+	Shell string
+	// Timeout bounds a command (DefaultTimeout when 0).
+	Timeout time.Duration
+	// MaxOutput bounds the captured output in bytes (DefaultMaxOutput when 0).
+	MaxOutput int
+
+	mu      sync.Mutex
+	allowed map[string]bool
+}
+
+// Result is what a command did.
+type Result struct {
+	Command string
+	// Output is stdout and stderr, interleaved as written, cut at MaxOutput.
+	Output    string
+	Truncated bool
+	ExitCode  int
+	Duration  time.Duration
+	// Decision says why it ran: the mode, an earlier answer, or the operator.
+	Decision string
+}
+
+// Run decides whether command may run and runs it. A denied command returns
+// ErrDenied; a command that ran and failed returns its Result with a non-zero
+// ExitCode and no error; ctx ending stops it.
+func (r *Runner) Run(ctx context.Context, command string) (Result, error) {
+	res := Result{Command: command}
+	command = strings.TrimSpace(command)
+	if command == "" {
+		return res, errors.New("no command after !: type !ls, for example")
+	}
+	why, err := r.decide(ctx, command)
+	res.Decision = why
+	if err != nil {
+		return res, err
+	}
+	timeout := r.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	sh := r.Shell
+	if sh == "" {
+		sh = os.Getenv("SHELL")
+	}
+	if sh == "" {
+		sh = "/bin/sh"
+	}
+	limit := r.MaxOutput
+	if limit <= 0 {
+		limit = DefaultMaxOutput
+	}
+	out := &capped{limit: limit}
+	cmd := exec.CommandContext(ctx, sh, "-c", command)
+	cmd.Dir = r.Dir
+	cmd.Stdout, cmd.Stderr = out, out
+	ownGroup(cmd)
+	cmd.WaitDelay = 2 * time.Second
+	start := time.Now()
+	err = cmd.Run()
+	res.Duration = time.Since(start)
+	res.Output, res.Truncated = out.buf.String(), out.cut
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return res, fmt.Errorf("!%s stopped after %s: %w", command, res.Duration.Round(time.Millisecond), context.Cause(ctx))
+	case errors.As(err, &exit):
+		res.ExitCode = exit.ExitCode()
+	default:
+		return res, fmt.Errorf("running !%s with %s: %w", command, sh, err)
+	}
+	return res, nil
+}
+
+// decide applies the approval rules; it returns why the command may run, or
+// ErrDenied.
+func (r *Runner) decide(ctx context.Context, command string) (string, error) {
+	mode := loop.ApprovalDefault
+	if r.Mode != nil {
+		mode = r.Mode()
+	}
+	r.mu.Lock()
+	memo := r.allowed[command]
+	r.mu.Unlock()
+	switch {
+	case mode == loop.ApprovalYolo:
+		return "approval mode yolo", nil
+	case memo:
+		return "allowed earlier for this session", nil
+	case r.Approver == nil:
+		return "", fmt.Errorf("%w (no operator to ask; choose --approval yolo to run commands without asking)", ErrDenied)
+	}
+	d, err := r.Approver.Approve(ctx, loop.Approval{
+		Tool: Tool, Action: command, Extension: "operator",
+		Reason: "a shell command typed after ! in the session",
+	})
+	if err != nil {
+		return "", fmt.Errorf("%w: the approval failed: %v", ErrDenied, err)
+	}
+	switch d {
+	case loop.AllowSession:
+		r.mu.Lock()
+		if r.allowed == nil {
+			r.allowed = map[string]bool{}
+		}
+		r.allowed[command] = true
+		r.mu.Unlock()
+		return "allowed for this session", nil
+	case loop.AllowOnce:
+		return "allowed once", nil
+	}
+	return "", ErrDenied
+}
+
+// capped keeps the first limit bytes written.
+type capped struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	limit int
+	cut   bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	room := c.limit - c.buf.Len()
+	if room < len(p) {
+		c.cut = true
+		if room > 0 {
+			c.buf.Write(p[:room])
+		}
+		return len(p), nil
+	}
+	c.buf.Write(p)
+	return len(p), nil
+}
