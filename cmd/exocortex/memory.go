@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -20,13 +21,15 @@ import (
 
 	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/memory"
+	"github.com/exocortex/exocortex/memory/embed"
 )
 
 // memoryFlags are shared by every memory subcommand.
 type memoryFlags struct {
-	dir     string
-	json    bool
-	session string
+	dir      string
+	json     bool
+	session  string
+	embedder string
 }
 
 func newMemoryCmd() *cobra.Command {
@@ -41,6 +44,7 @@ Only one process can open the store at a time.`,
 	cmd.PersistentFlags().StringVar(&f.dir, "dir", "", "store directory (default $EXOCORTEX_HOME/memory)")
 	cmd.PersistentFlags().BoolVar(&f.json, "json", false, "print JSON for scripts")
 	cmd.PersistentFlags().StringVar(&f.session, "session", "", "session id recorded as provenance of changes")
+	cmd.PersistentFlags().StringVar(&f.embedder, "embedder", "auto", `vectors: "auto" (offline GloVe if its word-vector file is found), "none" (BM25 only), "glove:PATH" or "ollama:MODEL"`)
 	cmd.AddCommand(
 		memAddCmd(f), memGetCmd(f), memSearchCmd(f), memDeleteCmd(f), memForgetCmd(f),
 		memImportCmd(f), memExportCmd(f), memStatsCmd(f), memReplayCmd(f), memWhyCmd(f),
@@ -71,7 +75,51 @@ func (f *memoryFlags) open(ctx context.Context, cmd *cobra.Command) (*memory.Sto
 		return nil, err
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	return memory.Open(ctx, dir, memory.Options{Logger: log})
+	e, err := f.newEmbedder(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return memory.Open(ctx, dir, memory.Options{Logger: log, Embedder: e})
+}
+
+// GloVeEnv names the environment variable that points at the offline word vectors
+// (scripts/fetch-glove.sh writes them); the default is glove-100d.bin in the home
+// directory.
+const GloVeEnv = "EXOCORTEX_GLOVE"
+
+// newEmbedder builds the embedder --embedder asks for; nil means BM25 only.
+func (f *memoryFlags) newEmbedder(ctx context.Context) (memory.Embedder, error) {
+	kind, arg, _ := strings.Cut(f.embedder, ":")
+	switch kind {
+	case "none":
+		return nil, nil
+	case "ollama":
+		if arg == "" {
+			return nil, errors.New(`--embedder ollama:MODEL needs a model, e.g. ollama:nomic-embed-text`)
+		}
+		return embed.NewOllama(ctx, embed.OllamaConfig{Model: arg})
+	case "auto", "glove":
+		path := arg
+		if path == "" {
+			path = os.Getenv(GloVeEnv)
+		}
+		if path == "" {
+			home, err := config.Home()
+			if err != nil {
+				return nil, err
+			}
+			path = filepath.Join(home, "glove-100d.bin")
+		}
+		g, err := embed.LoadGloVe(path, embed.GloVeConfig{})
+		if err == nil {
+			return g, nil
+		}
+		if kind == "auto" && errors.Is(err, fs.ErrNotExist) {
+			return nil, nil // the store says it runs on BM25 alone
+		}
+		return nil, fmt.Errorf("loading the word vectors %s (scripts/fetch-glove.sh makes them; --embedder none runs on BM25 alone): %w", path, err)
+	}
+	return nil, fmt.Errorf(`--embedder %q: use auto, none, glove:PATH or ollama:MODEL`, f.embedder)
 }
 
 // withStore opens the store, runs fn and closes it, reporting a close error.
@@ -662,13 +710,19 @@ func memReplayCmd(f *memoryFlags) *cobra.Command {
 					defer os.RemoveAll(dir)
 				}
 				live := s.Stats()
-				rep, err := memory.Replay(cmd.Context(), s.JournalPath(), dir, memory.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+				e, err := f.newEmbedder(cmd.Context())
 				if err != nil {
 					return err
 				}
-				ok := rep.StateHash == live.StateHash && rep.Records == live.Records && rep.FulltextDocs == live.FulltextDocs
+				rep, err := memory.Replay(cmd.Context(), s.JournalPath(), dir, memory.Options{Embedder: e, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+				if err != nil {
+					return err
+				}
+				ok := rep.StateHash == live.StateHash && rep.Records == live.Records && rep.FulltextDocs == live.FulltextDocs &&
+					(e == nil || rep.Vectors == live.VectorCount)
 				out := map[string]any{"ok": ok, "live_hash": live.StateHash, "replay_hash": rep.StateHash, "events": rep.Events,
 					"records": rep.Records, "fulltext_docs": rep.FulltextDocs, "live_fulltext_docs": live.FulltextDocs,
+					"vectors": rep.Vectors, "live_vectors": live.VectorCount,
 					"seconds": rep.Duration.Seconds(), "scratch": dir}
 				if f.json {
 					if err := printJSON(cmd.OutOrStdout(), out); err != nil {
@@ -676,8 +730,9 @@ func memReplayCmd(f *memoryFlags) *cobra.Command {
 					}
 				} else {
 					w := cmd.OutOrStdout()
-					fmt.Fprintf(w, "replayed %d events into %s in %.2fs\nrecords:     %d (live %d)\nfull-text:   %d documents (live %d)\nreplay hash: %s\nlive hash:   %s\n",
-						rep.Events, dir, rep.Duration.Seconds(), rep.Records, live.Records, rep.FulltextDocs, live.FulltextDocs, rep.StateHash, live.StateHash)
+					fmt.Fprintf(w, "replayed %d events into %s in %.2fs\nrecords:     %d (live %d)\nfull-text:   %d documents (live %d)\nvectors:     %d (live %d)\nreplay hash: %s\nlive hash:   %s\n",
+						rep.Events, dir, rep.Duration.Seconds(), rep.Records, live.Records, rep.FulltextDocs, live.FulltextDocs,
+						rep.Vectors, live.VectorCount, rep.StateHash, live.StateHash)
 				}
 				if !ok {
 					return &exitError{code: 2, err: errors.New("replay does not match the live store: run `exocortex memory stats` and report the journal")}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/exocortex/exocortex/memory"
+	"github.com/exocortex/exocortex/memory/embed"
 )
 
 // runMemory runs `exocortex memory ARGS...` in-process and returns stdout, stderr.
@@ -38,6 +39,8 @@ func mustRun(t *testing.T, stdin string, args ...string) string {
 func TestMemoryCommands(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "mem")
 	d := "--dir=" + dir
+	t.Setenv("EXOCORTEX_HOME", t.TempDir()) // no word vectors there: BM25 only
+	t.Setenv(GloVeEnv, "")
 
 	id := strings.TrimSpace(mustRun(t, "", "add", d, "--key", "deploy", "--tags", "ops,release", "--meta", "owner=ops",
 		"To", "deploy,", "run", "make", "release"))
@@ -128,6 +131,7 @@ func TestMemoryCommands(t *testing.T) {
 }
 
 func TestMemoryLockedStore(t *testing.T) {
+	t.Setenv("EXOCORTEX_HOME", t.TempDir())
 	dir := t.TempDir()
 	s, err := memory.Open(context.Background(), dir, memory.Options{})
 	if err != nil {
@@ -146,5 +150,50 @@ func TestMemoryDefaultsToHome(t *testing.T) {
 	mustRun(t, "", "add", "remember this")
 	if _, err := os.Stat(filepath.Join(home, "memory", memory.JournalFile)); err != nil {
 		t.Fatalf("store not under $EXOCORTEX_HOME/memory: %v", err)
+	}
+}
+
+// TestMemoryWithGloVe runs the CLI with the offline embedder on a tiny word-vector
+// file written in the real format.
+func TestMemoryWithGloVe(t *testing.T) {
+	words := []string{"the", "cat", "kitten", "dog", "puppy", "car", "truck", "sleeps", "drives"}
+	vecs := [][]float32{
+		{0.1, 0.1, 0.1, 0.1}, {1, 0, 0, 0.1}, {0.9, 0.1, 0, 0.1}, {0, 1, 0, 0.1}, {0.1, 0.9, 0, 0.1},
+		{0, 0, 1, 0.1}, {0, 0.1, 0.9, 0.1}, {0.3, 0.3, 0, 1}, {0, 0.3, 0.3, 1},
+	}
+	wv := &embed.WordVectors{Dim: 4, Words: words}
+	for _, v := range vecs {
+		wv.Vectors = append(wv.Vectors, v...)
+	}
+	path := filepath.Join(t.TempDir(), "tiny.bin")
+	f, _ := os.Create(path)
+	if err := embed.WriteWordVectors(f, wv); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	d := "--dir=" + filepath.Join(t.TempDir(), "mem")
+	t.Setenv(GloVeEnv, path)
+	mustRun(t, "", "add", d, "the cat sleeps")
+	mustRun(t, "", "add", d, "the truck drives")
+	// No word in common with "the cat sleeps" but "the": the vectors find it.
+	out := mustRun(t, "", "search", d, "kitten")
+	if !strings.Contains(out, "vector rank 1") || !strings.Contains(out, "the cat sleeps") {
+		t.Fatalf("vector search:\n%s", out)
+	}
+	var st memory.Stats
+	json.Unmarshal([]byte(mustRun(t, "", "stats", d, "--json")), &st)
+	if st.Vectors != "on" || st.VectorCount != 2 || !strings.HasPrefix(st.VectorModel, "glove-4d") {
+		t.Fatalf("stats: %+v", st)
+	}
+	if out := mustRun(t, "", "replay", d, "--verify"); !strings.Contains(out, "vectors:     2 (live 2)") {
+		t.Fatalf("replay:\n%s", out)
+	}
+	// Without the embedder the store still answers, by BM25, and says so.
+	_, errOut, err := runMemory(t, "", "search", d, "--embedder", "none", "truck")
+	if err != nil || !strings.Contains(errOut, "no embedder: BM25 only") {
+		t.Fatalf("--embedder none: %v %s", err, errOut)
+	}
+	if _, _, err := runMemory(t, "", "stats", d, "--embedder", "glove:/nonexistent"); err == nil || !strings.Contains(err.Error(), "fetch-glove.sh") {
+		t.Fatalf("missing explicit vectors: %v", err)
 	}
 }
