@@ -1,0 +1,87 @@
+package codeexec
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// sysProcAttr starts the shell as the leader of a new session (and so of a new
+// process group), and has the kernel kill it if the plugin dies first.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// proc is a process that was killed.
+type proc struct {
+	pid int
+	cmd string
+}
+
+// sessionMembers lists the live processes of session sid other than its leader,
+// from /proc.
+func sessionMembers(sid int) []proc {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []proc
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == sid {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp session ...; comm may hold spaces and ')'.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 || i+2 > len(stat) {
+			continue
+		}
+		f := strings.Fields(string(stat[i+2:]))
+		if len(f) < 4 || f[0] == "Z" || f[0] == "X" {
+			continue
+		}
+		if s, _ := strconv.Atoi(f[3]); s != sid {
+			continue
+		}
+		out = append(out, proc{pid: pid, cmd: cmdline(e.Name(), string(stat[bytes.IndexByte(stat, '(')+1:i]))})
+	}
+	return out
+}
+
+// cmdline is the process's command line, shortened, or its name.
+func cmdline(pid, comm string) string {
+	b, err := os.ReadFile("/proc/" + pid + "/cmdline")
+	s := strings.TrimSpace(strings.ReplaceAll(string(bytes.TrimRight(b, "\x00")), "\x00", " "))
+	if err != nil || s == "" {
+		s = comm
+	}
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return s
+}
+
+// killMembers kills with SIGKILL every process of the shell's session except the
+// shell, and returns them.
+func killMembers(sid int) []proc {
+	ps := sessionMembers(sid)
+	for _, p := range ps {
+		_ = syscall.Kill(p.pid, syscall.SIGKILL)
+	}
+	return ps
+}
+
+// killGroup kills the shell's whole process group.
+func killGroup(cmd *exec.Cmd) {
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+}

@@ -1,0 +1,28 @@
+//go:build !linux
+
+package codeexec
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// sysProcAttr: without /proc the session's processes cannot be found, so the
+// time limit kills the shell itself (killGroup).
+func sysProcAttr() *syscall.SysProcAttr { return nil }
+
+// proc is a process that was killed.
+type proc struct {
+	pid int
+	cmd string
+}
+
+// killMembers cannot list a session's processes here.
+func killMembers(int) []proc { return nil }
+
+// killGroup kills the shell.
+func killGroup(cmd *exec.Cmd) {
+	if cmd != nil && cmd.Process != nil {
+		_ = cmd.Process.Kill()
+	}
+}
