@@ -797,6 +797,1697 @@ func (x *ContextFill) GetWarned() bool {
 	return false
 }
 
+// working_memory: the entities of recent messages, a bounded typed buffer.
+type WorkingMemory struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Entities []*WorkingEntity       `protobuf:"bytes,1,rep,name=entities,proto3" json:"entities,omitempty"`
+	// Messages seen so far; first_seen and last_seen count in these.
+	MessagesSeen  int32 `protobuf:"varint,2,opt,name=messages_seen,json=messagesSeen,proto3" json:"messages_seen,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkingMemory) Reset() {
+	*x = WorkingMemory{}
+	mi := &file_exocortex_v1_state_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkingMemory) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkingMemory) ProtoMessage() {}
+
+func (x *WorkingMemory) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_state_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkingMemory.ProtoReflect.Descriptor instead.
+func (*WorkingMemory) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_state_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *WorkingMemory) GetEntities() []*WorkingEntity {
+	if x != nil {
+		return x.Entities
+	}
+	return nil
+}
+
+func (x *WorkingMemory) GetMessagesSeen() int32 {
+	if x != nil {
+		return x.MessagesSeen
+	}
+	return 0
+}
+
+type WorkingEntity struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Text  string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	// "path", "url", "identifier", "name".
+	Kind      string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	Mentions  int32  `protobuf:"varint,3,opt,name=mentions,proto3" json:"mentions,omitempty"`
+	FirstSeen int32  `protobuf:"varint,4,opt,name=first_seen,json=firstSeen,proto3" json:"first_seen,omitempty"`
+	LastSeen  int32  `protobuf:"varint,5,opt,name=last_seen,json=lastSeen,proto3" json:"last_seen,omitempty"`
+	// The role of the last message that mentioned it.
+	LastRole      string `protobuf:"bytes,6,opt,name=last_role,json=lastRole,proto3" json:"last_role,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkingEntity) Reset() {
+	*x = WorkingEntity{}
+	mi := &file_exocortex_v1_state_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkingEntity) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkingEntity) ProtoMessage() {}
+
+func (x *WorkingEntity) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_state_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkingEntity.ProtoReflect.Descriptor instead.
+func (*WorkingEntity) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_state_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *WorkingEntity) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *WorkingEntity) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *WorkingEntity) GetMentions() int32 {
+	if x != nil {
+		return x.Mentions
+	}
+	return 0
+}
+
+func (x *WorkingEntity) GetFirstSeen() int32 {
+	if x != nil {
+		return x.FirstSeen
+	}
+	return 0
+}
+
+func (x *WorkingEntity) GetLastSeen() int32 {
+	if x != nil {
+		return x.LastSeen
+	}
+	return 0
+}
+
+func (x *WorkingEntity) GetLastRole() string {
+	if x != nil {
+		return x.LastRole
+	}
+	return ""
+}
+
+// task_state: the task tracker's view of the monologue's task.
+type TaskState struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Status string                 `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	// The user's request, shortened.
+	Goal         string            `protobuf:"bytes,2,opt,name=goal,proto3" json:"goal,omitempty"`
+	Transitions  []*TaskTransition `protobuf:"bytes,3,rep,name=transitions,proto3" json:"transitions,omitempty"`
+	ToolCalls    int32             `protobuf:"varint,4,opt,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
+	ToolFailures int32             `protobuf:"varint,5,opt,name=tool_failures,json=toolFailures,proto3" json:"tool_failures,omitempty"`
+	// The last iteration in which a tool succeeded.
+	LastProgressIteration int32 `protobuf:"varint,6,opt,name=last_progress_iteration,json=lastProgressIteration,proto3" json:"last_progress_iteration,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
+}
+
+func (x *TaskState) Reset() {
+	*x = TaskState{}
+	mi := &file_exocortex_v1_state_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskState) ProtoMessage() {}
+
+func (x *TaskState) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_state_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskState.ProtoReflect.Descriptor instead.
+func (*TaskState) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_state_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *TaskState) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *TaskState) GetGoal() string {
+	if x != nil {
+		return x.Goal
+	}
+	return ""
+}
+
+func (x *TaskState) GetTransitions() []*TaskTransition {
+	if x != nil {
+		return x.Transitions
+	}
+	return nil
+}
+
+func (x *TaskState) GetToolCalls() int32 {
+	if x != nil {
+		return x.ToolCalls
+	}
+	return 0
+}
+
+func (x *TaskState) GetToolFailures() int32 {
+	if x != nil {
+		return x.ToolFailures
+	}
+	return 0
+}
+
+func (x *TaskState) GetLastProgressIteration() int32 {
+	if x != nil {
+		return x.LastProgressIteration
+	}
+	return 0
+}
+
+type TaskTransition struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	From          string                 `protobuf:"bytes,1,opt,name=from,proto3" json:"from,omitempty"`
+	To            string                 `protobuf:"bytes,2,opt,name=to,proto3" json:"to,omitempty"`
+	Iteration     int32                  `protobuf:"varint,3,opt,name=iteration,proto3" json:"iteration,omitempty"`
+	Reason        string                 `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskTransition) Reset() {
+	*x = TaskTransition{}
+	mi := &file_exocortex_v1_state_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskTransition) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskTransition) ProtoMessage() {}
+
+func (x *TaskTransition) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_state_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskTransition.ProtoReflect.Descriptor instead.
+func (*TaskTransition) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_state_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *TaskTransition) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *TaskTransition) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *TaskTransition) GetIteration() int32 {
+	if x != nil {
+		return x.Iteration
+	}
+	return 0
+}
+
+func (x *TaskTransition) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// completion: completion signals seen in tool output and the agent's thoughts.
+type Completion struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Signals []*CompletionSignal    `protobuf:"bytes,1,rep,name=signals,proto3" json:"signals,omitempty"`
+	// The agent's last reply said the work is done.
+	ClaimedDone          bool  `protobuf:"varint,2,opt,name=claimed_done,json=claimedDone,proto3" json:"claimed_done,omitempty"`
+	LastSuccessIteration int32 `protobuf:"varint,3,opt,name=last_success_iteration,json=lastSuccessIteration,proto3" json:"last_success_iteration,omitempty"`
+	// The iteration whose prompt was last examined.
+	CheckedIteration int32 `protobuf:"varint,4,opt,name=checked_iteration,json=checkedIteration,proto3" json:"checked_iteration,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *Completion) Reset() {
+	*x = Completion{}
+	mi := &file_exocortex_v1_state_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Completion) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Completion) ProtoMessage() {}
+
+func (x *Completion) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_state_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Completion.ProtoReflect.Descriptor instead.
+func (*Completion) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_state_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *Completion) GetSignals() []*CompletionSignal {
+	if x != nil {
+		return x.Signals
+	}
+	return nil
+}
+
+func (x *Completion) GetClaimedDone() bool {
+	if x != nil {
+		return x.ClaimedDone
+	}
+	return false
+}
+
+func (x *Completion) GetLastSuccessIteration() int32 {
+	if x != nil {
+		return x.LastSuccessIteration
+	}
+	return 0
+}
+
+func (x *Completion) GetCheckedIteration() int32 {
+	if x != nil {
+		return x.CheckedIteration
+	}
+	return 0
+}
+
+type CompletionSignal struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "success_marker", "claims_done", "setback".
+	Kind          string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	Text          string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	Iteration     int32  `protobuf:"varint,3,opt,name=iteration,proto3" json:"iteration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompletionSignal) Reset() {
+	*x = CompletionSignal{}
+	mi := &file_exocortex_v1_state_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompletionSignal) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompletionSignal) ProtoMessage() {}
+
+func (x *CompletionSignal) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_state_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompletionSignal.ProtoReflect.Descriptor instead.
+func (*CompletionSignal) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_state_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *CompletionSignal) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *CompletionSignal) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *CompletionSignal) GetIteration() int32 {
+	if x != nil {
+		return x.Iteration
+	}
+	return 0
+}
+
+// supervisor_signals: the proactive supervisor's findings on the reasoning chain.
+type SupervisorSignals struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Signals       []*SupervisorSignal    `protobuf:"bytes,1,rep,name=signals,proto3" json:"signals,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SupervisorSignals) Reset() {
+	*x = SupervisorSignals{}
+	mi := &file_exocortex_v1_state_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SupervisorSignals) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SupervisorSignals) ProtoMessage() {}
+
+func (x *SupervisorSignals) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_state_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SupervisorSignals.ProtoReflect.Descriptor instead.
+func (*SupervisorSignals) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_state_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *SupervisorSignals) GetSignals() []*SupervisorSignal {
+	if x != nil {
+		return x.Signals
+	}
+	return nil
+}
+
+type SupervisorSignal struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "oscillation", "near_repeat", "no_progress".
+	Kind          string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	Evidence      string `protobuf:"bytes,2,opt,name=evidence,proto3" json:"evidence,omitempty"`
+	Iteration     int32  `protobuf:"varint,3,opt,name=iteration,proto3" json:"iteration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SupervisorSignal) Reset() {
+	*x = SupervisorSignal{}
+	mi := &file_exocortex_v1_state_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SupervisorSignal) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SupervisorSignal) ProtoMessage() {}
+
+func (x *SupervisorSignal) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_state_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SupervisorSignal.ProtoReflect.Descriptor instead.
+func (*SupervisorSignal) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_state_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *SupervisorSignal) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *SupervisorSignal) GetEvidence() string {
+	if x != nil {
+		return x.Evidence
+	}
+	return ""
+}
+
+func (x *SupervisorSignal) GetIteration() int32 {
+	if x != nil {
+		return x.Iteration
+	}
+	return 0
+}
+
+// reasoning_state: the artifact registry of the session.
+type ReasoningState struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Artifacts     []*Artifact            `protobuf:"bytes,1,rep,name=artifacts,proto3" json:"artifacts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReasoningState) Reset() {
+	*x = ReasoningState{}
+	mi := &file_exocortex_v1_state_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReasoningState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReasoningState) ProtoMessage() {}
+
+func (x *ReasoningState) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_state_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReasoningState.ProtoReflect.Descriptor instead.
+func (*ReasoningState) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_state_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ReasoningState) GetArtifacts() []*Artifact {
+	if x != nil {
+		return x.Artifacts
+	}
+	return nil
+}
+
+type Artifact struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Path  string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// "file", "directory", "output".
+	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	// "created", "modified", "deleted".
+	Action        string `protobuf:"bytes,3,opt,name=action,proto3" json:"action,omitempty"`
+	Tool          string `protobuf:"bytes,4,opt,name=tool,proto3" json:"tool,omitempty"`
+	Iteration     int32  `protobuf:"varint,5,opt,name=iteration,proto3" json:"iteration,omitempty"`
+	RequestId     string `protobuf:"bytes,6,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Touches       int32  `protobuf:"varint,7,opt,name=touches,proto3" json:"touches,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Artifact) Reset() {
+	*x = Artifact{}
+	mi := &file_exocortex_v1_state_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Artifact) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Artifact) ProtoMessage() {}
+
+func (x *Artifact) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_state_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Artifact.ProtoReflect.Descriptor instead.
+func (*Artifact) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_state_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *Artifact) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *Artifact) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *Artifact) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *Artifact) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *Artifact) GetIteration() int32 {
+	if x != nil {
+		return x.Iteration
+	}
+	return 0
+}
+
+func (x *Artifact) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *Artifact) GetTouches() int32 {
+	if x != nil {
+		return x.Touches
+	}
+	return 0
+}
+
+// operator_profile: what the operator has said about themselves and their preferences.
+type OperatorProfile struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Name         string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Role         string                 `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"`
+	Preferences  []string               `protobuf:"bytes,3,rep,name=preferences,proto3" json:"preferences,omitempty"`
+	DomainCounts map[string]int32       `protobuf:"bytes,4,rep,name=domain_counts,json=domainCounts,proto3" json:"domain_counts,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	Messages     int32                  `protobuf:"varint,5,opt,name=messages,proto3" json:"messages,omitempty"`
+	Words        int64                  `protobuf:"varint,6,opt,name=words,proto3" json:"words,omitempty"`
+	// The last operator message folded into the profile.
+	LastMessageId string `protobuf:"bytes,7,opt,name=last_message_id,json=lastMessageId,proto3" json:"last_message_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OperatorProfile) Reset() {
+	*x = OperatorProfile{}
+	mi := &file_exocortex_v1_state_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OperatorProfile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OperatorProfile) ProtoMessage() {}
+
+func (x *OperatorProfile) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_state_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OperatorProfile.ProtoReflect.Descriptor instead.
+func (*OperatorProfile) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_state_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *OperatorProfile) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *OperatorProfile) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *OperatorProfile) GetPreferences() []string {
+	if x != nil {
+		return x.Preferences
+	}
+	return nil
+}
+
+func (x *OperatorProfile) GetDomainCounts() map[string]int32 {
+	if x != nil {
+		return x.DomainCounts
+	}
+	return nil
+}
+
+func (x *OperatorProfile) GetMessages() int32 {
+	if x != nil {
+		return x.Messages
+	}
+	return 0
+}
+
+func (x *OperatorProfile) GetWords() int64 {
+	if x != nil {
+		return x.Words
+	}
+	return 0
+}
+
+func (x *OperatorProfile) GetLastMessageId() string {
+	if x != nil {
+		return x.LastMessageId
+	}
+	return ""
+}
+
+// htn_plan: the hierarchical plan selected for the monologue's task.
+type HTNPlan struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Domain string                 `protobuf:"bytes,1,opt,name=domain,proto3" json:"domain,omitempty"`
+	Plan   string                 `protobuf:"bytes,2,opt,name=plan,proto3" json:"plan,omitempty"`
+	Steps  []*PlanStep            `protobuf:"bytes,3,rep,name=steps,proto3" json:"steps,omitempty"`
+	// Index of the first step not done.
+	Current       int32 `protobuf:"varint,4,opt,name=current,proto3" json:"current,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HTNPlan) Reset() {
+	*x = HTNPlan{}
+	mi := &file_exocortex_v1_state_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HTNPlan) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HTNPlan) ProtoMessage() {}
+
+func (x *HTNPlan) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_state_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HTNPlan.ProtoReflect.Descriptor instead.
+func (*HTNPlan) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_state_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *HTNPlan) GetDomain() string {
+	if x != nil {
+		return x.Domain
+	}
+	return ""
+}
+
+func (x *HTNPlan) GetPlan() string {
+	if x != nil {
+		return x.Plan
+	}
+	return ""
+}
+
+func (x *HTNPlan) GetSteps() []*PlanStep {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
+func (x *HTNPlan) GetCurrent() int32 {
+	if x != nil {
+		return x.Current
+	}
+	return 0
+}
+
+type PlanStep struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Hint  string                 `protobuf:"bytes,2,opt,name=hint,proto3" json:"hint,omitempty"`
+	// A successful call of one of these tools completes the step.
+	Tools         []string `protobuf:"bytes,3,rep,name=tools,proto3" json:"tools,omitempty"`
+	Done          bool     `protobuf:"varint,4,opt,name=done,proto3" json:"done,omitempty"`
+	DoneIteration int32    `protobuf:"varint,5,opt,name=done_iteration,json=doneIteration,proto3" json:"done_iteration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanStep) Reset() {
+	*x = PlanStep{}
+	mi := &file_exocortex_v1_state_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanStep) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanStep) ProtoMessage() {}
+
+func (x *PlanStep) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_state_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanStep.ProtoReflect.Descriptor instead.
+func (*PlanStep) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_state_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *PlanStep) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PlanStep) GetHint() string {
+	if x != nil {
+		return x.Hint
+	}
+	return ""
+}
+
+func (x *PlanStep) GetTools() []string {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+func (x *PlanStep) GetDone() bool {
+	if x != nil {
+		return x.Done
+	}
+	return false
+}
+
+func (x *PlanStep) GetDoneIteration() int32 {
+	if x != nil {
+		return x.DoneIteration
+	}
+	return 0
+}
+
+// orchestration: whether the task should be delegated in parts.
+type Orchestration struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "direct" or "delegate".
+	Mode             string   `protobuf:"bytes,1,opt,name=mode,proto3" json:"mode,omitempty"`
+	Reason           string   `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	Subtasks         []string `protobuf:"bytes,3,rep,name=subtasks,proto3" json:"subtasks,omitempty"`
+	MessageId        string   `protobuf:"bytes,4,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	DecidedIteration int32    `protobuf:"varint,5,opt,name=decided_iteration,json=decidedIteration,proto3" json:"decided_iteration,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *Orchestration) Reset() {
+	*x = Orchestration{}
+	mi := &file_exocortex_v1_state_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Orchestration) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Orchestration) ProtoMessage() {}
+
+func (x *Orchestration) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_state_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Orchestration.ProtoReflect.Descriptor instead.
+func (*Orchestration) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_state_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *Orchestration) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *Orchestration) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *Orchestration) GetSubtasks() []string {
+	if x != nil {
+		return x.Subtasks
+	}
+	return nil
+}
+
+func (x *Orchestration) GetMessageId() string {
+	if x != nil {
+		return x.MessageId
+	}
+	return ""
+}
+
+func (x *Orchestration) GetDecidedIteration() int32 {
+	if x != nil {
+		return x.DecidedIteration
+	}
+	return 0
+}
+
+// tool_catalog: the tools offered to the model this iteration.
+type ToolCatalog struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tools         []*ToolSpec            `protobuf:"bytes,1,rep,name=tools,proto3" json:"tools,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolCatalog) Reset() {
+	*x = ToolCatalog{}
+	mi := &file_exocortex_v1_state_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolCatalog) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolCatalog) ProtoMessage() {}
+
+func (x *ToolCatalog) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_state_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolCatalog.ProtoReflect.Descriptor instead.
+func (*ToolCatalog) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_state_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ToolCatalog) GetTools() []*ToolSpec {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+// seen_tools: the tools the model has called this session.
+type SeenTools struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Calls map[string]int32       `protobuf:"bytes,1,rep,name=calls,proto3" json:"calls,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// Tool names, least recently called first.
+	Recent []string `protobuf:"bytes,2,rep,name=recent,proto3" json:"recent,omitempty"`
+	// History messages already counted.
+	HistorySeen   int32 `protobuf:"varint,3,opt,name=history_seen,json=historySeen,proto3" json:"history_seen,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SeenTools) Reset() {
+	*x = SeenTools{}
+	mi := &file_exocortex_v1_state_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SeenTools) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SeenTools) ProtoMessage() {}
+
+func (x *SeenTools) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_state_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SeenTools.ProtoReflect.Descriptor instead.
+func (*SeenTools) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_state_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *SeenTools) GetCalls() map[string]int32 {
+	if x != nil {
+		return x.Calls
+	}
+	return nil
+}
+
+func (x *SeenTools) GetRecent() []string {
+	if x != nil {
+		return x.Recent
+	}
+	return nil
+}
+
+func (x *SeenTools) GetHistorySeen() int32 {
+	if x != nil {
+		return x.HistorySeen
+	}
+	return 0
+}
+
+// memory_candidates: memories recalled for the monologue, before and after filtering.
+type MemoryCandidates struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Query string                 `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`
+	// "retrieved", "filtered", "enhanced".
+	Stage             string             `protobuf:"bytes,2,opt,name=stage,proto3" json:"stage,omitempty"`
+	Candidates        []*MemoryCandidate `protobuf:"bytes,3,rep,name=candidates,proto3" json:"candidates,omitempty"`
+	RequestId         string             `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	SearchedIteration int32              `protobuf:"varint,5,opt,name=searched_iteration,json=searchedIteration,proto3" json:"searched_iteration,omitempty"`
+	// What limited the search (no embedder, store unavailable).
+	Notice        string   `protobuf:"bytes,6,opt,name=notice,proto3" json:"notice,omitempty"`
+	Expansions    []string `protobuf:"bytes,7,rep,name=expansions,proto3" json:"expansions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemoryCandidates) Reset() {
+	*x = MemoryCandidates{}
+	mi := &file_exocortex_v1_state_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemoryCandidates) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemoryCandidates) ProtoMessage() {}
+
+func (x *MemoryCandidates) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_state_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemoryCandidates.ProtoReflect.Descriptor instead.
+func (*MemoryCandidates) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_state_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *MemoryCandidates) GetQuery() string {
+	if x != nil {
+		return x.Query
+	}
+	return ""
+}
+
+func (x *MemoryCandidates) GetStage() string {
+	if x != nil {
+		return x.Stage
+	}
+	return ""
+}
+
+func (x *MemoryCandidates) GetCandidates() []*MemoryCandidate {
+	if x != nil {
+		return x.Candidates
+	}
+	return nil
+}
+
+func (x *MemoryCandidates) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *MemoryCandidates) GetSearchedIteration() int32 {
+	if x != nil {
+		return x.SearchedIteration
+	}
+	return 0
+}
+
+func (x *MemoryCandidates) GetNotice() string {
+	if x != nil {
+		return x.Notice
+	}
+	return ""
+}
+
+func (x *MemoryCandidates) GetExpansions() []string {
+	if x != nil {
+		return x.Expansions
+	}
+	return nil
+}
+
+type MemoryCandidate struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Area  string                 `protobuf:"bytes,2,opt,name=area,proto3" json:"area,omitempty"`
+	Text  string                 `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	Tags  []string               `protobuf:"bytes,4,rep,name=tags,proto3" json:"tags,omitempty"`
+	Score float64                `protobuf:"fixed64,5,opt,name=score,proto3" json:"score,omitempty"`
+	// Why it matched (retriever ranks, expansion, decay, boosts).
+	Why           string  `protobuf:"bytes,6,opt,name=why,proto3" json:"why,omitempty"`
+	Dropped       bool    `protobuf:"varint,7,opt,name=dropped,proto3" json:"dropped,omitempty"`
+	DropReason    string  `protobuf:"bytes,8,opt,name=drop_reason,json=dropReason,proto3" json:"drop_reason,omitempty"`
+	UpdatedUtc    string  `protobuf:"bytes,9,opt,name=updated_utc,json=updatedUtc,proto3" json:"updated_utc,omitempty"`
+	Importance    float64 `protobuf:"fixed64,10,opt,name=importance,proto3" json:"importance,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemoryCandidate) Reset() {
+	*x = MemoryCandidate{}
+	mi := &file_exocortex_v1_state_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemoryCandidate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemoryCandidate) ProtoMessage() {}
+
+func (x *MemoryCandidate) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_state_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemoryCandidate.ProtoReflect.Descriptor instead.
+func (*MemoryCandidate) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_state_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *MemoryCandidate) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *MemoryCandidate) GetArea() string {
+	if x != nil {
+		return x.Area
+	}
+	return ""
+}
+
+func (x *MemoryCandidate) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *MemoryCandidate) GetTags() []string {
+	if x != nil {
+		return x.Tags
+	}
+	return nil
+}
+
+func (x *MemoryCandidate) GetScore() float64 {
+	if x != nil {
+		return x.Score
+	}
+	return 0
+}
+
+func (x *MemoryCandidate) GetWhy() string {
+	if x != nil {
+		return x.Why
+	}
+	return ""
+}
+
+func (x *MemoryCandidate) GetDropped() bool {
+	if x != nil {
+		return x.Dropped
+	}
+	return false
+}
+
+func (x *MemoryCandidate) GetDropReason() string {
+	if x != nil {
+		return x.DropReason
+	}
+	return ""
+}
+
+func (x *MemoryCandidate) GetUpdatedUtc() string {
+	if x != nil {
+		return x.UpdatedUtc
+	}
+	return ""
+}
+
+func (x *MemoryCandidate) GetImportance() float64 {
+	if x != nil {
+		return x.Importance
+	}
+	return 0
+}
+
+// write_log: file writes the write guard backed up and the validator checked.
+type WriteLog struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Writes        []*WriteRecord         `protobuf:"bytes,1,rep,name=writes,proto3" json:"writes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WriteLog) Reset() {
+	*x = WriteLog{}
+	mi := &file_exocortex_v1_state_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WriteLog) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WriteLog) ProtoMessage() {}
+
+func (x *WriteLog) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_state_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WriteLog.ProtoReflect.Descriptor instead.
+func (*WriteLog) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_state_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *WriteLog) GetWrites() []*WriteRecord {
+	if x != nil {
+		return x.Writes
+	}
+	return nil
+}
+
+type WriteRecord struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Path  string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// The backup file ("" when the file did not exist before).
+	Backup    string `protobuf:"bytes,2,opt,name=backup,proto3" json:"backup,omitempty"`
+	Tool      string `protobuf:"bytes,3,opt,name=tool,proto3" json:"tool,omitempty"`
+	Iteration int32  `protobuf:"varint,4,opt,name=iteration,proto3" json:"iteration,omitempty"`
+	// The validator's finding ("" when the file checked clean).
+	Problem       string `protobuf:"bytes,5,opt,name=problem,proto3" json:"problem,omitempty"`
+	Validated     bool   `protobuf:"varint,6,opt,name=validated,proto3" json:"validated,omitempty"`
+	Op            string `protobuf:"bytes,7,opt,name=op,proto3" json:"op,omitempty"`
+	SizeBefore    int64  `protobuf:"varint,8,opt,name=size_before,json=sizeBefore,proto3" json:"size_before,omitempty"`
+	RequestId     string `protobuf:"bytes,9,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WriteRecord) Reset() {
+	*x = WriteRecord{}
+	mi := &file_exocortex_v1_state_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WriteRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WriteRecord) ProtoMessage() {}
+
+func (x *WriteRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_state_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WriteRecord.ProtoReflect.Descriptor instead.
+func (*WriteRecord) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_state_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *WriteRecord) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *WriteRecord) GetBackup() string {
+	if x != nil {
+		return x.Backup
+	}
+	return ""
+}
+
+func (x *WriteRecord) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *WriteRecord) GetIteration() int32 {
+	if x != nil {
+		return x.Iteration
+	}
+	return 0
+}
+
+func (x *WriteRecord) GetProblem() string {
+	if x != nil {
+		return x.Problem
+	}
+	return ""
+}
+
+func (x *WriteRecord) GetValidated() bool {
+	if x != nil {
+		return x.Validated
+	}
+	return false
+}
+
+func (x *WriteRecord) GetOp() string {
+	if x != nil {
+		return x.Op
+	}
+	return ""
+}
+
+func (x *WriteRecord) GetSizeBefore() int64 {
+	if x != nil {
+		return x.SizeBefore
+	}
+	return 0
+}
+
+func (x *WriteRecord) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+// code_quality: the code-quality gate's verdict on the last code execution.
+type CodeQuality struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "clean", "warnings", "errors", "tests_failed", "tests_passed".
+	Verdict       string   `protobuf:"bytes,1,opt,name=verdict,proto3" json:"verdict,omitempty"`
+	FailingTests  []string `protobuf:"bytes,2,rep,name=failing_tests,json=failingTests,proto3" json:"failing_tests,omitempty"`
+	Warnings      int32    `protobuf:"varint,3,opt,name=warnings,proto3" json:"warnings,omitempty"`
+	Errors        int32    `protobuf:"varint,4,opt,name=errors,proto3" json:"errors,omitempty"`
+	Tool          string   `protobuf:"bytes,5,opt,name=tool,proto3" json:"tool,omitempty"`
+	Iteration     int32    `protobuf:"varint,6,opt,name=iteration,proto3" json:"iteration,omitempty"`
+	TestsPassed   int32    `protobuf:"varint,7,opt,name=tests_passed,json=testsPassed,proto3" json:"tests_passed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CodeQuality) Reset() {
+	*x = CodeQuality{}
+	mi := &file_exocortex_v1_state_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CodeQuality) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CodeQuality) ProtoMessage() {}
+
+func (x *CodeQuality) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_state_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CodeQuality.ProtoReflect.Descriptor instead.
+func (*CodeQuality) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_state_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *CodeQuality) GetVerdict() string {
+	if x != nil {
+		return x.Verdict
+	}
+	return ""
+}
+
+func (x *CodeQuality) GetFailingTests() []string {
+	if x != nil {
+		return x.FailingTests
+	}
+	return nil
+}
+
+func (x *CodeQuality) GetWarnings() int32 {
+	if x != nil {
+		return x.Warnings
+	}
+	return 0
+}
+
+func (x *CodeQuality) GetErrors() int32 {
+	if x != nil {
+		return x.Errors
+	}
+	return 0
+}
+
+func (x *CodeQuality) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *CodeQuality) GetIteration() int32 {
+	if x != nil {
+		return x.Iteration
+	}
+	return 0
+}
+
+func (x *CodeQuality) GetTestsPassed() int32 {
+	if x != nil {
+		return x.TestsPassed
+	}
+	return 0
+}
+
+// sleep_state: when sleep consolidation was last requested.
+type SleepState struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	ToolCallsSince   int32                  `protobuf:"varint,1,opt,name=tool_calls_since,json=toolCallsSince,proto3" json:"tool_calls_since,omitempty"`
+	LastRequestedUtc string                 `protobuf:"bytes,2,opt,name=last_requested_utc,json=lastRequestedUtc,proto3" json:"last_requested_utc,omitempty"`
+	Requests         int32                  `protobuf:"varint,3,opt,name=requests,proto3" json:"requests,omitempty"`
+	// A loop fired (p4_loop_fired) since the last request.
+	LoopSeen      bool `protobuf:"varint,4,opt,name=loop_seen,json=loopSeen,proto3" json:"loop_seen,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SleepState) Reset() {
+	*x = SleepState{}
+	mi := &file_exocortex_v1_state_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SleepState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SleepState) ProtoMessage() {}
+
+func (x *SleepState) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_state_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SleepState.ProtoReflect.Descriptor instead.
+func (*SleepState) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_state_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *SleepState) GetToolCallsSince() int32 {
+	if x != nil {
+		return x.ToolCallsSince
+	}
+	return 0
+}
+
+func (x *SleepState) GetLastRequestedUtc() string {
+	if x != nil {
+		return x.LastRequestedUtc
+	}
+	return ""
+}
+
+func (x *SleepState) GetRequests() int32 {
+	if x != nil {
+		return x.Requests
+	}
+	return 0
+}
+
+func (x *SleepState) GetLoopSeen() bool {
+	if x != nil {
+		return x.LoopSeen
+	}
+	return false
+}
+
+// maintenance_state: when memory maintenance last ran.
+type MaintenanceState struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	LastRunUtc    string                 `protobuf:"bytes,1,opt,name=last_run_utc,json=lastRunUtc,proto3" json:"last_run_utc,omitempty"`
+	ArchivedTotal int32                  `protobuf:"varint,2,opt,name=archived_total,json=archivedTotal,proto3" json:"archived_total,omitempty"`
+	Runs          int32                  `protobuf:"varint,3,opt,name=runs,proto3" json:"runs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MaintenanceState) Reset() {
+	*x = MaintenanceState{}
+	mi := &file_exocortex_v1_state_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MaintenanceState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MaintenanceState) ProtoMessage() {}
+
+func (x *MaintenanceState) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_state_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MaintenanceState.ProtoReflect.Descriptor instead.
+func (*MaintenanceState) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_state_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *MaintenanceState) GetLastRunUtc() string {
+	if x != nil {
+		return x.LastRunUtc
+	}
+	return ""
+}
+
+func (x *MaintenanceState) GetArchivedTotal() int32 {
+	if x != nil {
+		return x.ArchivedTotal
+	}
+	return 0
+}
+
+func (x *MaintenanceState) GetRuns() int32 {
+	if x != nil {
+		return x.Runs
+	}
+	return 0
+}
+
 var file_exocortex_v1_state_proto_extTypes = []protoimpl.ExtensionInfo{
 	{
 		ExtendedType:  (*descriptorpb.MessageOptions)(nil),
@@ -894,7 +2585,177 @@ const file_exocortex_v1_state_proto_rawDesc = "" +
 	"\anum_ctx\x18\x02 \x01(\x05R\x06numCtx\x12\x12\n" +
 	"\x04fill\x18\x03 \x01(\x01R\x04fill\x12\x16\n" +
 	"\x06warned\x18\x04 \x01(\bR\x06warned:c\xea\xe0\x18_\n" +
-	"\fcontext_fill\x10\x01\x1a\x10context_watchdog\";Estimated prompt tokens against num_ctx for this iteration.:V\n" +
+	"\fcontext_fill\x10\x01\x1a\x10context_watchdog\";Estimated prompt tokens against num_ctx for this iteration.\"\xf9\x01\n" +
+	"\rWorkingMemory\x127\n" +
+	"\bentities\x18\x01 \x03(\v2\x1b.exocortex.v1.WorkingEntityR\bentities\x12#\n" +
+	"\rmessages_seen\x18\x02 \x01(\x05R\fmessagesSeen:\x89\x01\xea\xe0\x18\x84\x01\n" +
+	"\x0eworking_memory\x10\x03\x1a\x0eworking_memory\"`Entities (paths, identifiers, names, URLs) of the session's messages, most recent kept; bounded.\"\xac\x01\n" +
+	"\rWorkingEntity\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x1a\n" +
+	"\bmentions\x18\x03 \x01(\x05R\bmentions\x12\x1d\n" +
+	"\n" +
+	"first_seen\x18\x04 \x01(\x05R\tfirstSeen\x12\x1b\n" +
+	"\tlast_seen\x18\x05 \x01(\x05R\blastSeen\x12\x1b\n" +
+	"\tlast_role\x18\x06 \x01(\tR\blastRole\"\x82\x03\n" +
+	"\tTaskState\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\tR\x06status\x12\x12\n" +
+	"\x04goal\x18\x02 \x01(\tR\x04goal\x12>\n" +
+	"\vtransitions\x18\x03 \x03(\v2\x1c.exocortex.v1.TaskTransitionR\vtransitions\x12\x1d\n" +
+	"\n" +
+	"tool_calls\x18\x04 \x01(\x05R\ttoolCalls\x12#\n" +
+	"\rtool_failures\x18\x05 \x01(\x05R\ftoolFailures\x126\n" +
+	"\x17last_progress_iteration\x18\x06 \x01(\x05R\x15lastProgressIteration:\x8c\x01\xea\xe0\x18\x87\x01\n" +
+	"\n" +
+	"task_state\x10\x02\x1a\ftask_tracker\"iStatus of the monologue's task (started, working, blocked, verifying, done, stopped) and its transitions.\"j\n" +
+	"\x0eTaskTransition\x12\x12\n" +
+	"\x04from\x18\x01 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x02 \x01(\tR\x02to\x12\x1c\n" +
+	"\titeration\x18\x03 \x01(\x05R\titeration\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\"\xe6\x02\n" +
+	"\n" +
+	"Completion\x128\n" +
+	"\asignals\x18\x01 \x03(\v2\x1e.exocortex.v1.CompletionSignalR\asignals\x12!\n" +
+	"\fclaimed_done\x18\x02 \x01(\bR\vclaimedDone\x124\n" +
+	"\x16last_success_iteration\x18\x03 \x01(\x05R\x14lastSuccessIteration\x12+\n" +
+	"\x11checked_iteration\x18\x04 \x01(\x05R\x10checkedIteration:\x97\x01\xea\xe0\x18\x92\x01\n" +
+	"\n" +
+	"completion\x10\x02\x1a\x12completion_tracker\"nSignals that the task is done or not: success markers in tool output, the agent claiming it is done, setbacks.\"X\n" +
+	"\x10CompletionSignal\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\x12\x1c\n" +
+	"\titeration\x18\x03 \x01(\x05R\titeration\"\xdc\x01\n" +
+	"\x11SupervisorSignals\x128\n" +
+	"\asignals\x18\x01 \x03(\v2\x1e.exocortex.v1.SupervisorSignalR\asignals:\x8c\x01\xea\xe0\x18\x87\x01\n" +
+	"\x12supervisor_signals\x10\x02\x1a\x14proactive_supervisor\"YReasoning-chain findings (oscillation, near repeat, no progress) for the supervisor loop.\"`\n" +
+	"\x10SupervisorSignal\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x1a\n" +
+	"\bevidence\x18\x02 \x01(\tR\bevidence\x12\x1c\n" +
+	"\titeration\x18\x03 \x01(\x05R\titeration\"\xe3\x01\n" +
+	"\x0eReasoningState\x124\n" +
+	"\tartifacts\x18\x01 \x03(\v2\x16.exocortex.v1.ArtifactR\tartifacts:\x9a\x01\xea\xe0\x18\x95\x01\n" +
+	"\x0freasoning_state\x10\x03\x1a\x16reasoning_state_update\"hArtifacts (files written, outputs produced) the agent made this session; also appended to staging.jsonl.\"\xb5\x01\n" +
+	"\bArtifact\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x16\n" +
+	"\x06action\x18\x03 \x01(\tR\x06action\x12\x12\n" +
+	"\x04tool\x18\x04 \x01(\tR\x04tool\x12\x1c\n" +
+	"\titeration\x18\x05 \x01(\x05R\titeration\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x06 \x01(\tR\trequestId\x12\x18\n" +
+	"\atouches\x18\a \x01(\x05R\atouches\"\xe1\x03\n" +
+	"\x0fOperatorProfile\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04role\x18\x02 \x01(\tR\x04role\x12 \n" +
+	"\vpreferences\x18\x03 \x03(\tR\vpreferences\x12T\n" +
+	"\rdomain_counts\x18\x04 \x03(\v2/.exocortex.v1.OperatorProfile.DomainCountsEntryR\fdomainCounts\x12\x1a\n" +
+	"\bmessages\x18\x05 \x01(\x05R\bmessages\x12\x14\n" +
+	"\x05words\x18\x06 \x01(\x03R\x05words\x12&\n" +
+	"\x0flast_message_id\x18\a \x01(\tR\rlastMessageId\x1a?\n" +
+	"\x11DomainCountsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01:\x92\x01\xea\xe0\x18\x8d\x01\n" +
+	"\x10operator_profile\x10\x04\x1a\x10operator_profile\"eThe operator's stated name, role and preferences, and the domains they work in; kept across sessions.\"\xf8\x01\n" +
+	"\aHTNPlan\x12\x16\n" +
+	"\x06domain\x18\x01 \x01(\tR\x06domain\x12\x12\n" +
+	"\x04plan\x18\x02 \x01(\tR\x04plan\x12,\n" +
+	"\x05steps\x18\x03 \x03(\v2\x16.exocortex.v1.PlanStepR\x05steps\x12\x18\n" +
+	"\acurrent\x18\x04 \x01(\x05R\acurrent:y\xea\xe0\x18u\n" +
+	"\bhtn_plan\x10\x02\x1a\x11htn_plan_selector\"TThe plan template chosen from the primary domain, with its steps and which are done.\"\x83\x01\n" +
+	"\bPlanStep\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04hint\x18\x02 \x01(\tR\x04hint\x12\x14\n" +
+	"\x05tools\x18\x03 \x03(\tR\x05tools\x12\x12\n" +
+	"\x04done\x18\x04 \x01(\bR\x04done\x12%\n" +
+	"\x0edone_iteration\x18\x05 \x01(\x05R\rdoneIteration\"\xa4\x02\n" +
+	"\rOrchestration\x12\x12\n" +
+	"\x04mode\x18\x01 \x01(\tR\x04mode\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x1a\n" +
+	"\bsubtasks\x18\x03 \x03(\tR\bsubtasks\x12\x1d\n" +
+	"\n" +
+	"message_id\x18\x04 \x01(\tR\tmessageId\x12+\n" +
+	"\x11decided_iteration\x18\x05 \x01(\x05R\x10decidedIteration:\x7f\xea\xe0\x18{\n" +
+	"\rorchestration\x10\x02\x1a\x12orchestration_gate\"TThe orchestration gate's decision: direct or delegate, why, and the sub-tasks found.\"\xbf\x01\n" +
+	"\vToolCatalog\x12,\n" +
+	"\x05tools\x18\x01 \x03(\v2\x16.exocortex.v1.ToolSpecR\x05tools:\x81\x01\xea\xe0\x18}\n" +
+	"\ftool_catalog\x10\x01\x1a\rtool_registry\"\\The tools in this iteration's system prompt, with their schemas (recorded at system_prompt).\"\xab\x02\n" +
+	"\tSeenTools\x128\n" +
+	"\x05calls\x18\x01 \x03(\v2\".exocortex.v1.SeenTools.CallsEntryR\x05calls\x12\x16\n" +
+	"\x06recent\x18\x02 \x03(\tR\x06recent\x12!\n" +
+	"\fhistory_seen\x18\x03 \x01(\x05R\vhistorySeen\x1a8\n" +
+	"\n" +
+	"CallsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01:o\xea\xe0\x18k\n" +
+	"\n" +
+	"seen_tools\x10\x03\x1a\x15tiered_tool_injection\"DTools the model has called this session, by calls, most recent last.\"\xb6\x03\n" +
+	"\x10MemoryCandidates\x12\x14\n" +
+	"\x05query\x18\x01 \x01(\tR\x05query\x12\x14\n" +
+	"\x05stage\x18\x02 \x01(\tR\x05stage\x12=\n" +
+	"\n" +
+	"candidates\x18\x03 \x03(\v2\x1d.exocortex.v1.MemoryCandidateR\n" +
+	"candidates\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x04 \x01(\tR\trequestId\x12-\n" +
+	"\x12searched_iteration\x18\x05 \x01(\x05R\x11searchedIteration\x12\x16\n" +
+	"\x06notice\x18\x06 \x01(\tR\x06notice\x12\x1e\n" +
+	"\n" +
+	"expansions\x18\a \x03(\tR\n" +
+	"expansions:\xb0\x01\xea\xe0\x18\xab\x01\n" +
+	"\x11memory_candidates\x10\x02\x1a\rrecall_search\"\x84\x01Memories recalled for the user's prompt, with why each matched; filtered, expanded and decayed before the recall block renders them.\"\x81\x02\n" +
+	"\x0fMemoryCandidate\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04area\x18\x02 \x01(\tR\x04area\x12\x12\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\x12\x12\n" +
+	"\x04tags\x18\x04 \x03(\tR\x04tags\x12\x14\n" +
+	"\x05score\x18\x05 \x01(\x01R\x05score\x12\x10\n" +
+	"\x03why\x18\x06 \x01(\tR\x03why\x12\x18\n" +
+	"\adropped\x18\a \x01(\bR\adropped\x12\x1f\n" +
+	"\vdrop_reason\x18\b \x01(\tR\n" +
+	"dropReason\x12\x1f\n" +
+	"\vupdated_utc\x18\t \x01(\tR\n" +
+	"updatedUtc\x12\x1e\n" +
+	"\n" +
+	"importance\x18\n" +
+	" \x01(\x01R\n" +
+	"importance\"\xc5\x01\n" +
+	"\bWriteLog\x121\n" +
+	"\x06writes\x18\x01 \x03(\v2\x19.exocortex.v1.WriteRecordR\x06writes:\x85\x01\xea\xe0\x18\x80\x01\n" +
+	"\twrite_log\x10\x03\x1a\vwrite_guard\"dtext_editor writes of the session: the backup taken before each, and what the validator found after.\"\xf3\x01\n" +
+	"\vWriteRecord\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x16\n" +
+	"\x06backup\x18\x02 \x01(\tR\x06backup\x12\x12\n" +
+	"\x04tool\x18\x03 \x01(\tR\x04tool\x12\x1c\n" +
+	"\titeration\x18\x04 \x01(\x05R\titeration\x12\x18\n" +
+	"\aproblem\x18\x05 \x01(\tR\aproblem\x12\x1c\n" +
+	"\tvalidated\x18\x06 \x01(\bR\tvalidated\x12\x0e\n" +
+	"\x02op\x18\a \x01(\tR\x02op\x12\x1f\n" +
+	"\vsize_before\x18\b \x01(\x03R\n" +
+	"sizeBefore\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\t \x01(\tR\trequestId\"\xd2\x02\n" +
+	"\vCodeQuality\x12\x18\n" +
+	"\averdict\x18\x01 \x01(\tR\averdict\x12#\n" +
+	"\rfailing_tests\x18\x02 \x03(\tR\ffailingTests\x12\x1a\n" +
+	"\bwarnings\x18\x03 \x01(\x05R\bwarnings\x12\x16\n" +
+	"\x06errors\x18\x04 \x01(\x05R\x06errors\x12\x12\n" +
+	"\x04tool\x18\x05 \x01(\tR\x04tool\x12\x1c\n" +
+	"\titeration\x18\x06 \x01(\x05R\titeration\x12!\n" +
+	"\ftests_passed\x18\a \x01(\x05R\vtestsPassed:{\xea\xe0\x18w\n" +
+	"\fcode_quality\x10\x02\x1a\x11code_quality_gate\"RVerdict on the last code execution output: clean, warnings, errors, tests failing.\"\x8f\x02\n" +
+	"\n" +
+	"SleepState\x12(\n" +
+	"\x10tool_calls_since\x18\x01 \x01(\x05R\x0etoolCallsSince\x12,\n" +
+	"\x12last_requested_utc\x18\x02 \x01(\tR\x10lastRequestedUtc\x12\x1a\n" +
+	"\brequests\x18\x03 \x01(\x05R\brequests\x12\x1b\n" +
+	"\tloop_seen\x18\x04 \x01(\bR\bloopSeen:p\xea\xe0\x18l\n" +
+	"\vsleep_state\x10\x04\x1a\rsleep_trigger\"LTool calls since the last sleep-consolidation request, and when it was made.\"\xea\x01\n" +
+	"\x10MaintenanceState\x12 \n" +
+	"\flast_run_utc\x18\x01 \x01(\tR\n" +
+	"lastRunUtc\x12%\n" +
+	"\x0earchived_total\x18\x02 \x01(\x05R\rarchivedTotal\x12\x12\n" +
+	"\x04runs\x18\x03 \x01(\x05R\x04runs:y\xea\xe0\x18u\n" +
+	"\x11maintenance_state\x10\x04\x1a\x12memory_maintenance\"JWhen memory maintenance last archived stale memories, and how many in all.:V\n" +
 	"\tstate_key\x12\x1f.google.protobuf.MessageOptions\x18\x8d\x8c\x03 \x01(\v2\x16.exocortex.v1.StateKeyR\bstateKeyB?Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1b\x06proto3"
 
 var (
@@ -909,7 +2770,7 @@ func file_exocortex_v1_state_proto_rawDescGZIP() []byte {
 	return file_exocortex_v1_state_proto_rawDescData
 }
 
-var file_exocortex_v1_state_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_exocortex_v1_state_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_exocortex_v1_state_proto_goTypes = []any{
 	(*StateKey)(nil),                    // 0: exocortex.v1.StateKey
 	(*BeliefState)(nil),                 // 1: exocortex.v1.BeliefState
@@ -922,21 +2783,58 @@ var file_exocortex_v1_state_proto_goTypes = []any{
 	(*SupervisorState)(nil),             // 8: exocortex.v1.SupervisorState
 	(*MemoryCatalogBuilt)(nil),          // 9: exocortex.v1.MemoryCatalogBuilt
 	(*ContextFill)(nil),                 // 10: exocortex.v1.ContextFill
-	nil,                                 // 11: exocortex.v1.FailureTracker.FailuresEntry
-	(Scope)(0),                          // 12: exocortex.v1.Scope
-	(*descriptorpb.MessageOptions)(nil), // 13: google.protobuf.MessageOptions
+	(*WorkingMemory)(nil),               // 11: exocortex.v1.WorkingMemory
+	(*WorkingEntity)(nil),               // 12: exocortex.v1.WorkingEntity
+	(*TaskState)(nil),                   // 13: exocortex.v1.TaskState
+	(*TaskTransition)(nil),              // 14: exocortex.v1.TaskTransition
+	(*Completion)(nil),                  // 15: exocortex.v1.Completion
+	(*CompletionSignal)(nil),            // 16: exocortex.v1.CompletionSignal
+	(*SupervisorSignals)(nil),           // 17: exocortex.v1.SupervisorSignals
+	(*SupervisorSignal)(nil),            // 18: exocortex.v1.SupervisorSignal
+	(*ReasoningState)(nil),              // 19: exocortex.v1.ReasoningState
+	(*Artifact)(nil),                    // 20: exocortex.v1.Artifact
+	(*OperatorProfile)(nil),             // 21: exocortex.v1.OperatorProfile
+	(*HTNPlan)(nil),                     // 22: exocortex.v1.HTNPlan
+	(*PlanStep)(nil),                    // 23: exocortex.v1.PlanStep
+	(*Orchestration)(nil),               // 24: exocortex.v1.Orchestration
+	(*ToolCatalog)(nil),                 // 25: exocortex.v1.ToolCatalog
+	(*SeenTools)(nil),                   // 26: exocortex.v1.SeenTools
+	(*MemoryCandidates)(nil),            // 27: exocortex.v1.MemoryCandidates
+	(*MemoryCandidate)(nil),             // 28: exocortex.v1.MemoryCandidate
+	(*WriteLog)(nil),                    // 29: exocortex.v1.WriteLog
+	(*WriteRecord)(nil),                 // 30: exocortex.v1.WriteRecord
+	(*CodeQuality)(nil),                 // 31: exocortex.v1.CodeQuality
+	(*SleepState)(nil),                  // 32: exocortex.v1.SleepState
+	(*MaintenanceState)(nil),            // 33: exocortex.v1.MaintenanceState
+	nil,                                 // 34: exocortex.v1.FailureTracker.FailuresEntry
+	nil,                                 // 35: exocortex.v1.OperatorProfile.DomainCountsEntry
+	nil,                                 // 36: exocortex.v1.SeenTools.CallsEntry
+	(Scope)(0),                          // 37: exocortex.v1.Scope
+	(*ToolSpec)(nil),                    // 38: exocortex.v1.ToolSpec
+	(*descriptorpb.MessageOptions)(nil), // 39: google.protobuf.MessageOptions
 }
 var file_exocortex_v1_state_proto_depIdxs = []int32{
-	12, // 0: exocortex.v1.StateKey.scope:type_name -> exocortex.v1.Scope
+	37, // 0: exocortex.v1.StateKey.scope:type_name -> exocortex.v1.Scope
 	4,  // 1: exocortex.v1.EvidenceLedger.entries:type_name -> exocortex.v1.Evidence
-	11, // 2: exocortex.v1.FailureTracker.failures:type_name -> exocortex.v1.FailureTracker.FailuresEntry
-	13, // 3: exocortex.v1.state_key:extendee -> google.protobuf.MessageOptions
-	0,  // 4: exocortex.v1.state_key:type_name -> exocortex.v1.StateKey
-	5,  // [5:5] is the sub-list for method output_type
-	5,  // [5:5] is the sub-list for method input_type
-	4,  // [4:5] is the sub-list for extension type_name
-	3,  // [3:4] is the sub-list for extension extendee
-	0,  // [0:3] is the sub-list for field type_name
+	34, // 2: exocortex.v1.FailureTracker.failures:type_name -> exocortex.v1.FailureTracker.FailuresEntry
+	12, // 3: exocortex.v1.WorkingMemory.entities:type_name -> exocortex.v1.WorkingEntity
+	14, // 4: exocortex.v1.TaskState.transitions:type_name -> exocortex.v1.TaskTransition
+	16, // 5: exocortex.v1.Completion.signals:type_name -> exocortex.v1.CompletionSignal
+	18, // 6: exocortex.v1.SupervisorSignals.signals:type_name -> exocortex.v1.SupervisorSignal
+	20, // 7: exocortex.v1.ReasoningState.artifacts:type_name -> exocortex.v1.Artifact
+	35, // 8: exocortex.v1.OperatorProfile.domain_counts:type_name -> exocortex.v1.OperatorProfile.DomainCountsEntry
+	23, // 9: exocortex.v1.HTNPlan.steps:type_name -> exocortex.v1.PlanStep
+	38, // 10: exocortex.v1.ToolCatalog.tools:type_name -> exocortex.v1.ToolSpec
+	36, // 11: exocortex.v1.SeenTools.calls:type_name -> exocortex.v1.SeenTools.CallsEntry
+	28, // 12: exocortex.v1.MemoryCandidates.candidates:type_name -> exocortex.v1.MemoryCandidate
+	30, // 13: exocortex.v1.WriteLog.writes:type_name -> exocortex.v1.WriteRecord
+	39, // 14: exocortex.v1.state_key:extendee -> google.protobuf.MessageOptions
+	0,  // 15: exocortex.v1.state_key:type_name -> exocortex.v1.StateKey
+	16, // [16:16] is the sub-list for method output_type
+	16, // [16:16] is the sub-list for method input_type
+	15, // [15:16] is the sub-list for extension type_name
+	14, // [14:15] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_exocortex_v1_state_proto_init() }
@@ -951,7 +2849,7 @@ func file_exocortex_v1_state_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_exocortex_v1_state_proto_rawDesc), len(file_exocortex_v1_state_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   37,
 			NumExtensions: 1,
 			NumServices:   0,
 		},
