@@ -130,3 +130,8 @@ func l2sqGo(a, b []float32) float32 {
 	}
 	return (s0 + s1) + (s2 + s3)
 }
+
+// Dot returns the inner product of two equal-length vectors, with the same kernel
+// the graph uses (AVX2 and FMA on amd64 when available). It panics if b is shorter
+// than a.
+func Dot(a, b []float32) float32 { return dot(a, b) }

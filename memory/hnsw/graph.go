@@ -439,7 +439,9 @@ func (c *core[K]) grow(n int) {
 	if n <= len(c.keys) {
 		return
 	}
-	capacity := max(n, 2*len(c.keys), 64)
+	// Grow by a quarter, not double: the vectors dominate memory, and a quarter
+	// still amortises the copies.
+	capacity := max(n, len(c.keys)+len(c.keys)/4, 64)
 	c.vecs = slices.Grow(c.vecs[:c.n*c.dim], (capacity-c.n)*c.dim)[:capacity*c.dim]
 	c.norms = slices.Grow(c.norms[:c.n], capacity-c.n)[:capacity]
 	c.keys = slices.Grow(c.keys[:c.n], capacity-c.n)[:capacity]
@@ -616,6 +618,7 @@ type searcher struct {
 	sel    []cand
 	tmp    []cand
 	pairs  []cand
+	ids    []uint32
 	q      []float32
 }
 
@@ -668,11 +671,18 @@ func (c *core[K]) searchLayer(s *searcher, q []float32, eps []cand, ef, level in
 		}
 		l := c.links(cur.id, level)
 		cnt := min(int(atomic.LoadUint32(&l[0])), len(l)-1)
+		// Collect the unvisited neighbours and prefetch their vectors first, so
+		// their memory loads overlap.
+		ids := s.ids[:0]
 		for i := 1; i <= cnt; i++ {
 			nb := atomic.LoadUint32(&l[i])
-			if !s.vis.visit(nb) {
-				continue
+			if s.vis.visit(nb) {
+				ids = append(ids, nb)
+				prefetch(&c.vecs[int(nb)*c.dim], c.dim)
 			}
+		}
+		s.ids = ids
+		for _, nb := range ids {
 			d := c.distQ(q, nb)
 			if len(s.res) < ef || d < s.res[0].d {
 				s.cands.push(cand{d, nb})
@@ -696,9 +706,12 @@ func (c *core[K]) selectNeighbours(cands []cand, m int, out []cand) []cand {
 	if len(cands) <= m {
 		return append(out, cands...)
 	}
-	for _, e := range cands {
+	for i, e := range cands {
 		if len(out) >= m {
 			break
+		}
+		if i+1 < len(cands) {
+			prefetch(&c.vecs[int(cands[i+1].id)*c.dim], c.dim)
 		}
 		ev := c.vec(e.id)
 		good := true
@@ -748,6 +761,9 @@ func (c *core[K]) link(s *searcher, e, id uint32, d float32, level int) {
 		return
 	}
 	ev := c.vec(e)
+	for i := 1; i <= cnt; i++ {
+		prefetch(&c.vecs[int(l[i])*c.dim], c.dim)
+	}
 	s.tmp = s.tmp[:0]
 	for i := 1; i <= cnt; i++ {
 		nb := l[i]

@@ -13,6 +13,9 @@ func dotAVX2(a, b *float32, n int) float32
 //go:noescape
 func l2sqAVX2(a, b *float32, n int) float32
 
+//go:noescape
+func prefetch(p *float32, n int)
+
 func dotKernel(a, b []float32) float32 {
 	if useAVX2 {
 		return dotAVX2(&a[0], &b[0], len(a))

@@ -128,3 +128,19 @@ l2sdone:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
+
+// func prefetch(p *float32, n int)
+// Asks for the cache lines of n floats at p: a search issues these for all of a
+// node's unvisited neighbours before computing any of their distances, so the
+// memory loads overlap instead of running one after another.
+TEXT ·prefetch(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+	SHLQ $2, CX
+
+pfloop:
+	PREFETCHT0 (SI)
+	ADDQ $64, SI
+	SUBQ $64, CX
+	JG   pfloop
+	RET

@@ -218,6 +218,9 @@ func (g *Graph[K]) read(r io.Reader) (*core[K], int, error) {
 	c := &core[K]{dim: dim, kind: kind, custom: custom, m: m, m0: 2 * m, ml: ml, efc: efc}
 	c.init()
 
+	// The header checksum vouches for n; beyond a sane size, grow as slots arrive so
+	// a damaged body runs out before memory does.
+	c.grow(int(min(n, 1<<24)))
 	body := &bodyReader{r: br, crc: crc32.New(crcTable), off: headerSize}
 	vec := make([]byte, 4*dim)
 	var small [8]byte
@@ -238,7 +241,7 @@ func (g *Graph[K]) read(r io.Reader) (*core[K], int, error) {
 			return nil, 0, err
 		}
 		if int(id) >= len(c.keys) {
-			c.grow(int(id) + 1)
+			c.grow(int(id) + 1 + int(id)/4)
 		}
 		slot := c.placeNormalised(key, nil, norm, level)
 		dst := c.vec(slot)
