@@ -77,6 +77,7 @@ func call[Req, Resp proto.Message](ctx context.Context, p *Plugin, ext, hook str
 	if err != nil {
 		return fail(Unavailable, err)
 	}
+	defer p.release()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	resp, err := rpc(client, cctx, req)

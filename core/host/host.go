@@ -54,8 +54,16 @@ type Options struct {
 	Checksums map[string]string
 	// PluginEnv is added to every plugin's environment.
 	PluginEnv []string
-	// OnEvent receives loads, crashes, restarts and quarantines.
+	// OnEvent receives loads, crashes, restarts and quarantines, and the hot
+	// reload events (reload.go).
 	OnEvent func(Event)
+	// TrustedProjects are the projects whose plugin directory (a Dir of source
+	// Project) may load; an untrusted project's plugins are skipped with a
+	// notice (trust.go).
+	TrustedProjects []string
+	// WatchDebounce is how quiet a changed plugin must be before Watch reloads
+	// it (watch.DefaultDebounce when 0).
+	WatchDebounce time.Duration
 }
 
 // Event is something that happened to a plugin.
@@ -107,6 +115,8 @@ type Host struct {
 	failed   []*StartError
 	registry *state.Registry
 	services *Services
+
+	rl reloadState // hot reload (reload.go)
 }
 
 // Load starts every plugin and reads its manifest, without wiring them: the
@@ -128,29 +138,10 @@ func Load(ctx context.Context, opts Options) (*Host, error) {
 	}
 	h := &Host{opts: opts, logger: opts.Logger, hclog: newHCLog(opts.PluginLog, hclog.Info), services: &Services{}}
 
-	res := discover.Scan(opts.Dirs)
-	cands := append([]discover.Candidate(nil), res.Plugins...)
-	seen := map[string]bool{}
-	for _, c := range cands {
-		seen[c.Name] = true
-	}
-	for _, b := range opts.Builtins {
-		if seen[b.Name] {
-			for _, c := range cands {
-				if c.Name == b.Name {
-					h.shadows = append(h.shadows, Shadow{Kind: "plugin", Name: b.Name, Hidden: "builtin", By: c.Dir.Source.String() + ":" + c.Path})
-				}
-			}
-			continue
-		}
-		cands = append(cands, b)
-	}
-	for _, s := range res.Shadowed {
-		h.shadows = append(h.shadows, Shadow{Kind: "plugin", Name: s.Hidden.Name, Hidden: s.Hidden.Path, By: s.By.Path})
-	}
-	for _, p := range res.Problems {
-		h.logger.Warn("plugin directory entry skipped", "path", p.Path, "err", p.Err)
-	}
+	// Untrusted projects are left out (trust.go); discovery is shared with
+	// hot reload (reload.go).
+	cands, shadows := h.candidates(h.scanDirs())
+	h.shadows = shadows
 
 	plugins := make([]*Plugin, len(cands))
 	var wg sync.WaitGroup
@@ -368,10 +359,14 @@ func (h *Host) Shadows() []Shadow {
 	return append([]Shadow(nil), h.shadows...)
 }
 
-// Close stops every plugin.
+// Close stops watching and every plugin.
 func (h *Host) Close() {
+	h.closeReload()
+	h.mu.RLock()
+	plugins := append([]*Plugin(nil), h.plugins...)
+	h.mu.RUnlock()
 	var wg sync.WaitGroup
-	for _, p := range h.plugins {
+	for _, p := range plugins {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -40,6 +40,12 @@ const (
 	StateStopped     State = "stopped"
 	StateFailed      State = "failed"
 	StateQuarantined State = "quarantined"
+	// StateRejected: a plugin found while running whose first version was
+	// refused (reload.go); it never ran.
+	StateRejected State = "rejected"
+	// StateUntrusted: a project plugin not loaded because the project is not
+	// trusted (trust.go).
+	StateUntrusted State = "untrusted"
 )
 
 // Plugin is one plugin process and what the host knows about it.
@@ -60,6 +66,12 @@ type Plugin struct {
 	nextStart   time.Time
 	lastErr     error
 	stderr      *tail
+
+	// Hot reload (reload.go): a replaced plugin is retired, refuses new calls,
+	// and is stopped once the calls in flight have drained.
+	retired  bool
+	inflight int
+	drained  chan struct{}
 }
 
 // Name is the plugin's name from discovery.
@@ -178,11 +190,16 @@ func (e *StartError) Unwrap() error { return e.err }
 // ErrQuarantined is returned for calls to a quarantined plugin.
 var errQuarantined = errors.New("quarantined after repeated crashes; it is retried when its file changes on disk")
 
-// client returns a live client, starting the plugin when it is not running.
+// live returns a live client, starting the plugin when it is not running. The
+// caller must release() a client it got.
 func (p *Plugin) live(ctx context.Context) (exocortexv1.PluginClient, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.retired {
+		return nil, errRetired
+	}
 	if p.client != nil && !p.client.Exited() {
+		p.inflight++
 		return p.rpc, nil
 	}
 	if p.client != nil {
@@ -212,6 +229,7 @@ func (p *Plugin) live(ctx context.Context) (exocortexv1.PluginClient, error) {
 		p.h.logger.Warn("plugin answered a different manifest after restart; reload it to apply the change", "plugin", p.cand.Name)
 		p.manifest = old
 	}
+	p.inflight++
 	return p.rpc, nil
 }
 

@@ -20,6 +20,13 @@ type PluginStatus struct {
 	Extensions []ExtensionInfo `json:"extensions"`
 	Tools      []string        `json:"tools,omitempty"`
 	Shadows    []Shadow        `json:"shadows,omitempty"`
+
+	// Reloads counts the new versions swapped in while running; Pending says a
+	// staged version waits for the next iteration; LastRejection says why the
+	// last new version was refused (cleared when one is swapped in).
+	Reloads       int    `json:"reloads,omitempty"`
+	Pending       string `json:"pending,omitempty"`
+	LastRejection string `json:"last_rejection,omitempty"`
 }
 
 // ExtensionInfo is one extension in a status report.
@@ -88,5 +95,5 @@ func (h *Host) Status() []PluginStatus {
 		sort.Strings(st.Tools)
 		out = append(out, st)
 	}
-	return out
+	return h.reloadStatus(out)
 }

@@ -103,6 +103,9 @@ func (a *Agent) Monologue(ctx context.Context, userText string) (*Result, error)
 
 // iterate runs one iteration; done is true when the monologue is over.
 func (a *Agent) iterate(ctx context.Context, t *turn, res *Result, lastReply *string, unusable *int) (done bool, err error) {
+	// Hot reload: plugin versions staged since the last iteration are swapped in
+	// here, between iterations, and this iteration holds off further swaps.
+	defer a.opts.Host.BeginIteration(a.store)()
 	t.added = nil
 	t.message = nil
 	a.store.ResetScope(exocortexv1.Scope_SCOPE_ITERATION)
