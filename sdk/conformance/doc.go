@@ -1,0 +1,34 @@
+// Package conformance is the conformance suite of Exocortex's plugin SDKs: it starts
+// a plugin as a real process through the host (core/host: discovery, go-plugin's
+// handshake, deadlines, restarts), calls it as the agent loop would, and checks the
+// answers. It runs against the same plugin written twice, with the Go SDK
+// (testdata/goplugin) and with the Python SDK (testdata/pyplugin, started as
+// {"command": ["/usr/bin/python3", "main.py"]} with the SDK installed beside it), so
+// the two SDKs are held to one behaviour:
+//
+//   - manifest: extensions, hooks, orders, keys, tools and files, equal to
+//     testdata/manifest.golden.json and the same on every request;
+//   - protocol: the handshake, gRPC health, the protocol-version refusal, a request
+//     without its HookCall, and a graceful stop through go-plugin's controller;
+//   - hooks: each of the 15 hooks answers its own response type, built from its own
+//     request, with state changes the host's store accepts;
+//   - state: what the host hands is read, declared keys are written and reset, and
+//     undeclared reads and writes and values of the wrong type are refused with
+//     FailedPrecondition naming the extension and the key;
+//   - signals: an extension reacts to a message carrying signals.Repeat;
+//   - errors: a panic or exception is Internal naming the extension and the plugin
+//     keeps serving; a plain error is Unknown, a status error passes through;
+//   - tools: results, tool failures, bad arguments, unknown tools, no state access,
+//     and a call back into the host's services (RunSubordinate);
+//   - logs: the plugin's records reach the host's log at their level;
+//   - timeouts: a hung extension is killed at its deadline and the plugin restarted;
+//   - orphans: a plugin whose host dies exits on its own.
+//
+// The Python half is skipped, saying why, when /usr/bin/python3 cannot import grpc
+// and google.protobuf (apt-get install -y python3-grpcio python3-protobuf), unless
+// EXOCORTEX_CONFORMANCE_PYTHON=require makes that a failure. The suite also runs the
+// Python SDK's own unit tests (sdk/python/tests).
+//
+//	go test ./sdk/conformance              # both plugins
+//	go test ./sdk/conformance -update      # rewrite the golden manifest
+package conformance

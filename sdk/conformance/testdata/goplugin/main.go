@@ -1,0 +1,352 @@
+// Command goplugin is the conformance plugin written with the Go SDK. The Python
+// plugin in ../pyplugin is the same plugin written with the Python SDK; the suite in
+// sdk/conformance runs against both and expects the same answers.
+//
+// Extensions (what each is for in the suite):
+//
+//	echo              every hook: answers each from its request, writes conformance_seen
+//	counter           typed state: failure_tracker, loop_active, the plugin key
+//	nosy              undeclared reads and writes (reply "read", "write", "reset")
+//	repeat_watch      signals: reacts to a message carrying signals.Repeat
+//	fragile           errors (reply "boom", "fail", "status")
+//	undeclared_blocks prompt blocks without InjectsPrompt
+//	sleepy            timeouts (user message "sleep")
+//
+// Tools: shout, failing, panicky, stateful, delegate (the host's services).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/sdk"
+	"github.com/exocortex/exocortex/signals"
+)
+
+func seen() sdk.Key[*wrapperspb.StringValue] {
+	return sdk.NewKey[*wrapperspb.StringValue]("conformance_seen", exocortexv1.Scope_SCOPE_SESSION,
+		"The last hook echo answered, with the call's message id.")
+}
+func tracker() sdk.Key[*exocortexv1.FailureTracker] { return sdk.KeyOf[*exocortexv1.FailureTracker]() }
+func loopActive() sdk.Key[*exocortexv1.LoopActive]  { return sdk.KeyOf[*exocortexv1.LoopActive]() }
+
+func ptr(s string) *string { return &s }
+
+// echo answers every hook from its request.
+type echo struct{}
+
+func (echo) Spec() sdk.Spec {
+	return sdk.Spec{
+		Name:          "echo",
+		Order:         10,
+		HookOrder:     map[exocortexv1.Hook]int{exocortexv1.Hook_HOOK_SYSTEM_PROMPT: 15},
+		Writes:        []sdk.KeyRef{seen()},
+		InjectsPrompt: true,
+		Description:   "Answers every hook from its request.",
+	}
+}
+
+// mark records the hook and the call's message id in conformance_seen.
+func mark(c *sdk.Call) {
+	seen().Set(c, wrapperspb.String(sdk.HookName(c.Hook())+":"+c.Context().GetMessageId()))
+}
+
+func block(format string, args ...any) []*exocortexv1.PromptBlock {
+	return []*exocortexv1.PromptBlock{{Title: "ECHO", Content: fmt.Sprintf(format, args...)}}
+}
+
+func (echo) AgentInit(_ context.Context, c *sdk.Call, _ *exocortexv1.AgentInitRequest) (*exocortexv1.AgentInitResponse, error) {
+	mark(c)
+	return nil, nil
+}
+
+func (echo) MonologueStart(_ context.Context, c *sdk.Call, _ *exocortexv1.MonologueStartRequest) (*exocortexv1.MonologueStartResponse, error) {
+	mark(c)
+	return nil, nil
+}
+
+func (echo) HistAddBefore(_ context.Context, c *sdk.Call, req *exocortexv1.HistAddBeforeRequest) (*exocortexv1.HistAddBeforeResponse, error) {
+	mark(c)
+	return &exocortexv1.HistAddBeforeResponse{Content: ptr("echo:" + req.GetMessage().GetContent())}, nil
+}
+
+func (echo) MessageLoopStart(_ context.Context, c *sdk.Call, _ *exocortexv1.MessageLoopStartRequest) (*exocortexv1.MessageLoopStartResponse, error) {
+	mark(c)
+	return nil, nil
+}
+
+func (echo) MessageLoopPromptsBefore(_ context.Context, c *sdk.Call, req *exocortexv1.MessageLoopPromptsBeforeRequest) (*exocortexv1.MessageLoopPromptsBeforeResponse, error) {
+	mark(c)
+	return &exocortexv1.MessageLoopPromptsBeforeResponse{PromptBlocks: block("before %d %d", req.GetIteration(), len(req.GetHistory()))}, nil
+}
+
+func (echo) SystemPrompt(_ context.Context, c *sdk.Call, req *exocortexv1.SystemPromptRequest) (*exocortexv1.SystemPromptResponse, error) {
+	mark(c)
+	var tools []string
+	for _, t := range req.GetTools() {
+		tools = append(tools, t.GetName())
+	}
+	return &exocortexv1.SystemPromptResponse{PromptBlocks: block("system %s [%s]", req.GetSystemPrompt(), strings.Join(tools, ","))}, nil
+}
+
+func (echo) MessageLoopPromptsAfter(_ context.Context, c *sdk.Call, req *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
+	mark(c)
+	return &exocortexv1.MessageLoopPromptsAfterResponse{PromptBlocks: block("after %d %d %d/%d",
+		req.GetIteration(), len(req.GetExtras()), req.GetPromptTokens(), req.GetNumCtx())}, nil
+}
+
+func (echo) BeforeMainLLMCall(_ context.Context, c *sdk.Call, _ *exocortexv1.BeforeMainLLMCallRequest) (*exocortexv1.BeforeMainLLMCallResponse, error) {
+	mark(c)
+	return nil, nil
+}
+
+func (echo) ResponseStreamChunk(_ context.Context, c *sdk.Call, req *exocortexv1.ResponseStreamChunkRequest) (*exocortexv1.ResponseStreamChunkResponse, error) {
+	mark(c)
+	return &exocortexv1.ResponseStreamChunkResponse{Display: ptr(strings.ToUpper(req.GetText()) + "|" + req.GetDelta())}, nil
+}
+
+func (echo) ResponseStreamEnd(_ context.Context, c *sdk.Call, req *exocortexv1.ResponseStreamEndRequest) (*exocortexv1.ResponseStreamEndResponse, error) {
+	mark(c)
+	return &exocortexv1.ResponseStreamEndResponse{Display: ptr("end:" + req.GetText())}, nil
+}
+
+func (echo) ErrorFormat(_ context.Context, c *sdk.Call, req *exocortexv1.ErrorFormatRequest) (*exocortexv1.ErrorFormatResponse, error) {
+	mark(c)
+	return &exocortexv1.ErrorFormatResponse{Correction: ptr(fmt.Sprintf("fix %s (%s, tool %q)", req.GetError(), req.GetSignal(), req.GetToolName()))}, nil
+}
+
+func (echo) ToolExecuteBefore(_ context.Context, c *sdk.Call, req *exocortexv1.ToolExecuteBeforeRequest) (*exocortexv1.ToolExecuteBeforeResponse, error) {
+	mark(c)
+	tc := req.GetToolCall()
+	if tc.GetName() == "forbidden" {
+		return &exocortexv1.ToolExecuteBeforeResponse{Block: &exocortexv1.ToolBlock{
+			Reason: "forbidden by echo", NeedsApproval: true, Action: tc.GetName() + " " + tc.GetArgsJson()}}, nil
+	}
+	return &exocortexv1.ToolExecuteBeforeResponse{ArgsJson: ptr(fmt.Sprintf(`{"wrapped":%s}`, tc.GetArgsJson()))}, nil
+}
+
+func (echo) ToolExecuteAfter(_ context.Context, c *sdk.Call, req *exocortexv1.ToolExecuteAfterRequest) (*exocortexv1.ToolExecuteAfterResponse, error) {
+	mark(c)
+	return &exocortexv1.ToolExecuteAfterResponse{
+		Annotations: []string{"echo:" + req.GetToolCall().GetName()},
+		Content:     ptr(strings.ToUpper(req.GetResult().GetContent())),
+	}, nil
+}
+
+func (echo) MessageLoopEnd(_ context.Context, c *sdk.Call, req *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
+	mark(c)
+	resp := &exocortexv1.MessageLoopEndResponse{Intervention: ptr(fmt.Sprintf("end %d %s %d", req.GetIteration(), req.GetReply(), len(req.GetAdded())))}
+	if req.GetReply() == "stop" {
+		resp.Stop = ptr("echo was asked to stop")
+	}
+	return resp, nil
+}
+
+func (echo) MonologueEnd(_ context.Context, c *sdk.Call, req *exocortexv1.MonologueEndRequest) (*exocortexv1.MonologueEndResponse, error) {
+	mark(c)
+	return &exocortexv1.MonologueEndResponse{Notices: []string{"final:" + req.GetFinalResponse(), "stop:" + req.GetStopReason()}}, nil
+}
+
+// counter counts consecutive failures per tool and clears loop_active.
+type counter struct{}
+
+func (counter) Spec() sdk.Spec {
+	return sdk.Spec{
+		Name:        "counter",
+		Order:       20,
+		Reads:       []sdk.KeyRef{tracker(), loopActive(), seen()},
+		Writes:      []sdk.KeyRef{tracker(), loopActive()},
+		Resets:      []sdk.KeyRef{loopActive()},
+		Required:    true,
+		Timeout:     1500 * time.Millisecond,
+		Description: "Counts consecutive failures per tool.",
+	}
+}
+
+func (counter) ToolExecuteAfter(_ context.Context, c *sdk.Call, req *exocortexv1.ToolExecuteAfterRequest) (*exocortexv1.ToolExecuteAfterResponse, error) {
+	ft, ok := tracker().Get(c)
+	if !ok {
+		ft = &exocortexv1.FailureTracker{}
+	}
+	if ft.Failures == nil {
+		ft.Failures = map[string]int32{}
+	}
+	name := req.GetToolCall().GetName()
+	if req.GetResult().GetError() != "" {
+		ft.Failures[name]++
+	} else {
+		delete(ft.Failures, name)
+	}
+	tracker().Set(c, ft)
+	if la, ok := loopActive().Get(c); ok && la.GetActive() {
+		loopActive().Reset(c)
+	}
+	s := "none"
+	if v, ok := seen().Get(c); ok {
+		s = v.GetValue()
+	}
+	c.Logger().Info("counted", "tool", name, "failures", ft.Failures[name])
+	return &exocortexv1.ToolExecuteAfterResponse{Annotations: []string{
+		fmt.Sprintf("failures=%d", ft.Failures[name]), "seen=" + s}}, nil
+}
+
+// nosy touches keys it did not declare, as its request's reply says.
+type nosy struct{}
+
+func (nosy) Spec() sdk.Spec {
+	return sdk.Spec{Name: "nosy", Order: 30, Reads: []sdk.KeyRef{seen()}, Description: "Touches keys it did not declare."}
+}
+
+func (nosy) MessageLoopEnd(_ context.Context, c *sdk.Call, req *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
+	switch req.GetReply() {
+	case "read":
+		tracker().Get(c)
+	case "write":
+		tracker().Set(c, &exocortexv1.FailureTracker{})
+	case "reset":
+		loopActive().Reset(c)
+	}
+	return &exocortexv1.MessageLoopEndResponse{Intervention: ptr("nosy did nothing wrong")}, nil
+}
+
+// repeatWatch reacts to a repeated reply.
+type repeatWatch struct{}
+
+func (repeatWatch) Spec() sdk.Spec {
+	return sdk.Spec{Name: "repeat_watch", Order: 40, ConsumesSignals: []string{signals.Repeat},
+		Description: "Asks for another approach when the model repeats itself."}
+}
+
+func (repeatWatch) MessageLoopEnd(_ context.Context, _ *sdk.Call, req *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
+	for _, m := range req.GetAdded() {
+		if m.GetSignal() == signals.Repeat {
+			return &exocortexv1.MessageLoopEndResponse{Intervention: ptr("repeat noticed in " + m.GetId() + "; try another approach")}, nil
+		}
+	}
+	return nil, nil
+}
+
+// fragile fails as its request's reply says.
+type fragile struct{}
+
+func (fragile) Spec() sdk.Spec {
+	return sdk.Spec{Name: "fragile", Order: 50, Description: "Fails on request."}
+}
+
+func (fragile) MessageLoopEnd(_ context.Context, _ *sdk.Call, req *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
+	switch req.GetReply() {
+	case "boom":
+		panic("fragile was asked to blow up")
+	case "fail":
+		return nil, errors.New("disk full")
+	case "status":
+		return nil, status.Error(codes.ResourceExhausted, "slow down")
+	}
+	return &exocortexv1.MessageLoopEndResponse{Intervention: ptr("fragile is fine")}, nil
+}
+
+// undeclaredBlocks returns prompt blocks without declaring InjectsPrompt.
+type undeclaredBlocks struct{}
+
+func (undeclaredBlocks) Spec() sdk.Spec {
+	return sdk.Spec{Name: "undeclared_blocks", Order: 60, Description: "Adds prompt blocks it did not declare."}
+}
+
+func (undeclaredBlocks) MessageLoopPromptsAfter(_ context.Context, _ *sdk.Call, _ *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
+	return &exocortexv1.MessageLoopPromptsAfterResponse{PromptBlocks: block("undeclared")}, nil
+}
+
+// sleepy hangs when asked to, past its own deadline.
+type sleepy struct{}
+
+func (sleepy) Spec() sdk.Spec {
+	return sdk.Spec{Name: "sleepy", Order: 70, Timeout: 300 * time.Millisecond, OncePerSession: true,
+		Description: "Hangs on request."}
+}
+
+func (sleepy) MonologueStart(ctx context.Context, _ *sdk.Call, req *exocortexv1.MonologueStartRequest) (*exocortexv1.MonologueStartResponse, error) {
+	if req.GetUserMessage().GetContent() == "sleep" {
+		time.Sleep(30 * time.Second) // ignores ctx on purpose: a hung extension
+	}
+	return nil, nil
+}
+
+func main() {
+	sdk.Serve(sdk.Plugin{
+		Name:    "conformance",
+		Version: "1.0.0",
+		Extensions: []sdk.Extension{
+			echo{}, counter{}, nosy{}, repeatWatch{}, fragile{}, undeclaredBlocks{}, sleepy{},
+		},
+		Tools: []sdk.Tool{
+			{
+				Name:        "shout",
+				Description: "Repeats its text argument, loudly.",
+				Parameters:  `{"type":"object","properties":{"text":{"type":"string"}}}`,
+				PromptFile:  "agent.system.tool.shout.md",
+				Run: func(_ context.Context, c *sdk.Call, args json.RawMessage) (*exocortexv1.ToolResult, error) {
+					var a struct{ Text string }
+					if err := json.Unmarshal(args, &a); err != nil {
+						return nil, err
+					}
+					return &exocortexv1.ToolResult{Content: strings.ToUpper(a.Text) + "! (" + c.Context().GetSessionId() + ")"}, nil
+				},
+			},
+			{
+				Name:        "failing",
+				Description: "Fails with partial output.",
+				Run: func(context.Context, *sdk.Call, json.RawMessage) (*exocortexv1.ToolResult, error) {
+					return &exocortexv1.ToolResult{Content: "partial output"}, errors.New("exit status 2")
+				},
+			},
+			{
+				Name:        "panicky",
+				Description: "Has a bug.",
+				Run: func(context.Context, *sdk.Call, json.RawMessage) (*exocortexv1.ToolResult, error) {
+					panic("tool bug")
+				},
+			},
+			{
+				Name:        "stateful",
+				Description: "Reads state, which tools may not.",
+				Run: func(_ context.Context, c *sdk.Call, _ json.RawMessage) (*exocortexv1.ToolResult, error) {
+					tracker().Get(c)
+					return nil, nil
+				},
+			},
+			{
+				Name:        "delegate",
+				Description: "Hands its task to a subordinate agent, through the host's services.",
+				Parameters:  `{"type":"object","properties":{"task":{"type":"string"}}}`,
+				Run: func(ctx context.Context, c *sdk.Call, args json.RawMessage) (*exocortexv1.ToolResult, error) {
+					var a struct{ Task string }
+					if err := json.Unmarshal(args, &a); err != nil {
+						return nil, err
+					}
+					hc, err := c.Host()
+					if err != nil {
+						return nil, err
+					}
+					resp, err := hc.RunSubordinate(ctx, &exocortexv1.RunSubordinateRequest{Context: c.Context(), Message: a.Task})
+					if err != nil {
+						return nil, fmt.Errorf("the host refused: %s", status.Convert(err).Message())
+					}
+					return &exocortexv1.ToolResult{Content: fmt.Sprintf("%s (%d iterations)", resp.GetResponse(), resp.GetIterations())}, nil
+				},
+			},
+		},
+		Files: []*exocortexv1.FileSpec{
+			{Id: "shout_log", Path: "$EXOCORTEX_HOME/shout.log", Access: exocortexv1.Access_ACCESS_WRITE, User: "shout", Doc: "What was shouted."},
+			{Id: "catalog", Path: "$PROJECT/catalog.json", Access: exocortexv1.Access_ACCESS_READ, User: "echo"},
+		},
+	})
+}
