@@ -1,0 +1,50 @@
+// Command greeter (version 2) is what the hot-reload end-to-end test rebuilds
+// mid-session. It differs from version 1 only in its version, which its block
+// and its state key show.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/sdk"
+)
+
+const version = "v2"
+
+func servedBy() sdk.Key[*wrapperspb.StringValue] {
+	return sdk.NewKey[*wrapperspb.StringValue]("greeter_version", exocortexv1.Scope_SCOPE_MONOLOGUE, "The greeter version that served the iteration.")
+}
+
+type greeter struct{}
+
+func (greeter) Spec() sdk.Spec {
+	return sdk.Spec{Name: "greeter", Order: 50, InjectsPrompt: true, Writes: []sdk.KeyRef{servedBy()},
+		Description: "Adds a GREETER block naming the plugin version."}
+}
+
+func (greeter) MessageLoopPromptsAfter(_ context.Context, c *sdk.Call, req *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
+	servedBy().Set(c, wrapperspb.String(version))
+	return &exocortexv1.MessageLoopPromptsAfterResponse{PromptBlocks: []*exocortexv1.PromptBlock{{
+		Title: "GREETER", Content: fmt.Sprintf("greetings from %s, iteration %d", version, req.GetIteration()),
+	}}}, nil
+}
+
+func main() {
+	sdk.Serve(sdk.Plugin{
+		Name: "greeter", Version: version,
+		Extensions: []sdk.Extension{greeter{}},
+		Tools: []sdk.Tool{
+			{Name: "note", Description: "Notes its arguments.", Run: func(_ context.Context, _ *sdk.Call, args json.RawMessage) (*exocortexv1.ToolResult, error) {
+				return &exocortexv1.ToolResult{Content: version + " noted " + string(args)}, nil
+			}},
+			{Name: "finish", Description: "Ends the monologue.", Run: func(_ context.Context, _ *sdk.Call, _ json.RawMessage) (*exocortexv1.ToolResult, error) {
+				return &exocortexv1.ToolResult{Content: "finished by " + version, BreakLoop: true}, nil
+			}},
+		},
+	})
+}
