@@ -24,6 +24,24 @@ class ActionGate(_message.Message):
     tool_name: str
     def __init__(self, active: bool = ..., tool_name: _Optional[str] = ..., action: _Optional[str] = ..., tier: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
 
+class Artifact(_message.Message):
+    __slots__ = ["action", "iteration", "kind", "path", "request_id", "tool", "touches"]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    ITERATION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    TOUCHES_FIELD_NUMBER: _ClassVar[int]
+    action: str
+    iteration: int
+    kind: str
+    path: str
+    request_id: str
+    tool: str
+    touches: int
+    def __init__(self, path: _Optional[str] = ..., kind: _Optional[str] = ..., action: _Optional[str] = ..., tool: _Optional[str] = ..., iteration: _Optional[int] = ..., request_id: _Optional[str] = ..., touches: _Optional[int] = ...) -> None: ...
+
 class BeliefState(_message.Message):
     __slots__ = ["compound_sig", "compound_turns", "confidence", "domains", "message_id", "primary_domain", "user_msg_count"]
     COMPOUND_SIG_FIELD_NUMBER: _ClassVar[int]
@@ -41,6 +59,46 @@ class BeliefState(_message.Message):
     primary_domain: str
     user_msg_count: int
     def __init__(self, compound_sig: _Optional[str] = ..., primary_domain: _Optional[str] = ..., domains: _Optional[_Iterable[str]] = ..., compound_turns: _Optional[int] = ..., user_msg_count: _Optional[int] = ..., message_id: _Optional[str] = ..., confidence: _Optional[float] = ...) -> None: ...
+
+class CodeQuality(_message.Message):
+    __slots__ = ["errors", "failing_tests", "iteration", "tests_passed", "tool", "verdict", "warnings"]
+    ERRORS_FIELD_NUMBER: _ClassVar[int]
+    FAILING_TESTS_FIELD_NUMBER: _ClassVar[int]
+    ITERATION_FIELD_NUMBER: _ClassVar[int]
+    TESTS_PASSED_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    VERDICT_FIELD_NUMBER: _ClassVar[int]
+    WARNINGS_FIELD_NUMBER: _ClassVar[int]
+    errors: int
+    failing_tests: _containers.RepeatedScalarFieldContainer[str]
+    iteration: int
+    tests_passed: int
+    tool: str
+    verdict: str
+    warnings: int
+    def __init__(self, verdict: _Optional[str] = ..., failing_tests: _Optional[_Iterable[str]] = ..., warnings: _Optional[int] = ..., errors: _Optional[int] = ..., tool: _Optional[str] = ..., iteration: _Optional[int] = ..., tests_passed: _Optional[int] = ...) -> None: ...
+
+class Completion(_message.Message):
+    __slots__ = ["checked_iteration", "claimed_done", "last_success_iteration", "signals"]
+    CHECKED_ITERATION_FIELD_NUMBER: _ClassVar[int]
+    CLAIMED_DONE_FIELD_NUMBER: _ClassVar[int]
+    LAST_SUCCESS_ITERATION_FIELD_NUMBER: _ClassVar[int]
+    SIGNALS_FIELD_NUMBER: _ClassVar[int]
+    checked_iteration: int
+    claimed_done: bool
+    last_success_iteration: int
+    signals: _containers.RepeatedCompositeFieldContainer[CompletionSignal]
+    def __init__(self, signals: _Optional[_Iterable[_Union[CompletionSignal, _Mapping]]] = ..., claimed_done: bool = ..., last_success_iteration: _Optional[int] = ..., checked_iteration: _Optional[int] = ...) -> None: ...
+
+class CompletionSignal(_message.Message):
+    __slots__ = ["iteration", "kind", "text"]
+    ITERATION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    iteration: int
+    kind: str
+    text: str
+    def __init__(self, kind: _Optional[str] = ..., text: _Optional[str] = ..., iteration: _Optional[int] = ...) -> None: ...
 
 class ContextFill(_message.Message):
     __slots__ = ["fill", "num_ctx", "prompt_tokens", "warned"]
@@ -107,6 +165,18 @@ class FailureTracker(_message.Message):
     failures: _containers.ScalarMap[str, int]
     def __init__(self, failures: _Optional[_Mapping[str, int]] = ...) -> None: ...
 
+class HTNPlan(_message.Message):
+    __slots__ = ["current", "domain", "plan", "steps"]
+    CURRENT_FIELD_NUMBER: _ClassVar[int]
+    DOMAIN_FIELD_NUMBER: _ClassVar[int]
+    PLAN_FIELD_NUMBER: _ClassVar[int]
+    STEPS_FIELD_NUMBER: _ClassVar[int]
+    current: int
+    domain: str
+    plan: str
+    steps: _containers.RepeatedCompositeFieldContainer[PlanStep]
+    def __init__(self, domain: _Optional[str] = ..., plan: _Optional[str] = ..., steps: _Optional[_Iterable[_Union[PlanStep, _Mapping]]] = ..., current: _Optional[int] = ...) -> None: ...
+
 class LoopActive(_message.Message):
     __slots__ = ["active", "since_iteration"]
     ACTIVE_FIELD_NUMBER: _ClassVar[int]
@@ -115,6 +185,58 @@ class LoopActive(_message.Message):
     since_iteration: int
     def __init__(self, active: bool = ..., since_iteration: _Optional[int] = ...) -> None: ...
 
+class MaintenanceState(_message.Message):
+    __slots__ = ["archived_total", "last_run_utc", "runs"]
+    ARCHIVED_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    LAST_RUN_UTC_FIELD_NUMBER: _ClassVar[int]
+    RUNS_FIELD_NUMBER: _ClassVar[int]
+    archived_total: int
+    last_run_utc: str
+    runs: int
+    def __init__(self, last_run_utc: _Optional[str] = ..., archived_total: _Optional[int] = ..., runs: _Optional[int] = ...) -> None: ...
+
+class MemoryCandidate(_message.Message):
+    __slots__ = ["area", "drop_reason", "dropped", "id", "importance", "score", "tags", "text", "updated_utc", "why"]
+    AREA_FIELD_NUMBER: _ClassVar[int]
+    DROPPED_FIELD_NUMBER: _ClassVar[int]
+    DROP_REASON_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    IMPORTANCE_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_UTC_FIELD_NUMBER: _ClassVar[int]
+    WHY_FIELD_NUMBER: _ClassVar[int]
+    area: str
+    drop_reason: str
+    dropped: bool
+    id: str
+    importance: float
+    score: float
+    tags: _containers.RepeatedScalarFieldContainer[str]
+    text: str
+    updated_utc: str
+    why: str
+    def __init__(self, id: _Optional[str] = ..., area: _Optional[str] = ..., text: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., score: _Optional[float] = ..., why: _Optional[str] = ..., dropped: bool = ..., drop_reason: _Optional[str] = ..., updated_utc: _Optional[str] = ..., importance: _Optional[float] = ...) -> None: ...
+
+class MemoryCandidates(_message.Message):
+    __slots__ = ["candidates", "expansions", "notice", "query", "request_id", "searched_iteration", "stage"]
+    CANDIDATES_FIELD_NUMBER: _ClassVar[int]
+    EXPANSIONS_FIELD_NUMBER: _ClassVar[int]
+    NOTICE_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    SEARCHED_ITERATION_FIELD_NUMBER: _ClassVar[int]
+    STAGE_FIELD_NUMBER: _ClassVar[int]
+    candidates: _containers.RepeatedCompositeFieldContainer[MemoryCandidate]
+    expansions: _containers.RepeatedScalarFieldContainer[str]
+    notice: str
+    query: str
+    request_id: str
+    searched_iteration: int
+    stage: str
+    def __init__(self, query: _Optional[str] = ..., stage: _Optional[str] = ..., candidates: _Optional[_Iterable[_Union[MemoryCandidate, _Mapping]]] = ..., request_id: _Optional[str] = ..., searched_iteration: _Optional[int] = ..., notice: _Optional[str] = ..., expansions: _Optional[_Iterable[str]] = ...) -> None: ...
+
 class MemoryCatalogBuilt(_message.Message):
     __slots__ = ["areas", "built"]
     AREAS_FIELD_NUMBER: _ClassVar[int]
@@ -122,6 +244,94 @@ class MemoryCatalogBuilt(_message.Message):
     areas: int
     built: bool
     def __init__(self, built: bool = ..., areas: _Optional[int] = ...) -> None: ...
+
+class OperatorProfile(_message.Message):
+    __slots__ = ["domain_counts", "last_message_id", "messages", "name", "preferences", "role", "words"]
+    class DomainCountsEntry(_message.Message):
+        __slots__ = ["key", "value"]
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    DOMAIN_COUNTS_FIELD_NUMBER: _ClassVar[int]
+    LAST_MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PREFERENCES_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    WORDS_FIELD_NUMBER: _ClassVar[int]
+    domain_counts: _containers.ScalarMap[str, int]
+    last_message_id: str
+    messages: int
+    name: str
+    preferences: _containers.RepeatedScalarFieldContainer[str]
+    role: str
+    words: int
+    def __init__(self, name: _Optional[str] = ..., role: _Optional[str] = ..., preferences: _Optional[_Iterable[str]] = ..., domain_counts: _Optional[_Mapping[str, int]] = ..., messages: _Optional[int] = ..., words: _Optional[int] = ..., last_message_id: _Optional[str] = ...) -> None: ...
+
+class Orchestration(_message.Message):
+    __slots__ = ["decided_iteration", "message_id", "mode", "reason", "subtasks"]
+    DECIDED_ITERATION_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    SUBTASKS_FIELD_NUMBER: _ClassVar[int]
+    decided_iteration: int
+    message_id: str
+    mode: str
+    reason: str
+    subtasks: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, mode: _Optional[str] = ..., reason: _Optional[str] = ..., subtasks: _Optional[_Iterable[str]] = ..., message_id: _Optional[str] = ..., decided_iteration: _Optional[int] = ...) -> None: ...
+
+class PlanStep(_message.Message):
+    __slots__ = ["done", "done_iteration", "hint", "name", "tools"]
+    DONE_FIELD_NUMBER: _ClassVar[int]
+    DONE_ITERATION_FIELD_NUMBER: _ClassVar[int]
+    HINT_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    done: bool
+    done_iteration: int
+    hint: str
+    name: str
+    tools: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., hint: _Optional[str] = ..., tools: _Optional[_Iterable[str]] = ..., done: bool = ..., done_iteration: _Optional[int] = ...) -> None: ...
+
+class ReasoningState(_message.Message):
+    __slots__ = ["artifacts"]
+    ARTIFACTS_FIELD_NUMBER: _ClassVar[int]
+    artifacts: _containers.RepeatedCompositeFieldContainer[Artifact]
+    def __init__(self, artifacts: _Optional[_Iterable[_Union[Artifact, _Mapping]]] = ...) -> None: ...
+
+class SeenTools(_message.Message):
+    __slots__ = ["calls", "history_seen", "recent"]
+    class CallsEntry(_message.Message):
+        __slots__ = ["key", "value"]
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    CALLS_FIELD_NUMBER: _ClassVar[int]
+    HISTORY_SEEN_FIELD_NUMBER: _ClassVar[int]
+    RECENT_FIELD_NUMBER: _ClassVar[int]
+    calls: _containers.ScalarMap[str, int]
+    history_seen: int
+    recent: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, calls: _Optional[_Mapping[str, int]] = ..., recent: _Optional[_Iterable[str]] = ..., history_seen: _Optional[int] = ...) -> None: ...
+
+class SleepState(_message.Message):
+    __slots__ = ["last_requested_utc", "loop_seen", "requests", "tool_calls_since"]
+    LAST_REQUESTED_UTC_FIELD_NUMBER: _ClassVar[int]
+    LOOP_SEEN_FIELD_NUMBER: _ClassVar[int]
+    REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALLS_SINCE_FIELD_NUMBER: _ClassVar[int]
+    last_requested_utc: str
+    loop_seen: bool
+    requests: int
+    tool_calls_since: int
+    def __init__(self, tool_calls_since: _Optional[int] = ..., last_requested_utc: _Optional[str] = ..., requests: _Optional[int] = ..., loop_seen: bool = ...) -> None: ...
 
 class StateKey(_message.Message):
     __slots__ = ["doc", "flag", "name", "owner", "scope"]
@@ -137,6 +347,22 @@ class StateKey(_message.Message):
     scope: _manifest_pb2.Scope
     def __init__(self, name: _Optional[str] = ..., scope: _Optional[_Union[_manifest_pb2.Scope, str]] = ..., owner: _Optional[str] = ..., doc: _Optional[str] = ..., flag: bool = ...) -> None: ...
 
+class SupervisorSignal(_message.Message):
+    __slots__ = ["evidence", "iteration", "kind"]
+    EVIDENCE_FIELD_NUMBER: _ClassVar[int]
+    ITERATION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    evidence: str
+    iteration: int
+    kind: str
+    def __init__(self, kind: _Optional[str] = ..., evidence: _Optional[str] = ..., iteration: _Optional[int] = ...) -> None: ...
+
+class SupervisorSignals(_message.Message):
+    __slots__ = ["signals"]
+    SIGNALS_FIELD_NUMBER: _ClassVar[int]
+    signals: _containers.RepeatedCompositeFieldContainer[SupervisorSignal]
+    def __init__(self, signals: _Optional[_Iterable[_Union[SupervisorSignal, _Mapping]]] = ...) -> None: ...
+
 class SupervisorState(_message.Message):
     __slots__ = ["interventions", "loop_tier", "p4_loop_fired", "quiet_iterations"]
     INTERVENTIONS_FIELD_NUMBER: _ClassVar[int]
@@ -148,3 +374,88 @@ class SupervisorState(_message.Message):
     p4_loop_fired: bool
     quiet_iterations: int
     def __init__(self, loop_tier: _Optional[int] = ..., p4_loop_fired: bool = ..., interventions: _Optional[int] = ..., quiet_iterations: _Optional[int] = ...) -> None: ...
+
+class TaskState(_message.Message):
+    __slots__ = ["goal", "last_progress_iteration", "status", "tool_calls", "tool_failures", "transitions"]
+    GOAL_FIELD_NUMBER: _ClassVar[int]
+    LAST_PROGRESS_ITERATION_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALLS_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FAILURES_FIELD_NUMBER: _ClassVar[int]
+    TRANSITIONS_FIELD_NUMBER: _ClassVar[int]
+    goal: str
+    last_progress_iteration: int
+    status: str
+    tool_calls: int
+    tool_failures: int
+    transitions: _containers.RepeatedCompositeFieldContainer[TaskTransition]
+    def __init__(self, status: _Optional[str] = ..., goal: _Optional[str] = ..., transitions: _Optional[_Iterable[_Union[TaskTransition, _Mapping]]] = ..., tool_calls: _Optional[int] = ..., tool_failures: _Optional[int] = ..., last_progress_iteration: _Optional[int] = ...) -> None: ...
+
+class TaskTransition(_message.Message):
+    __slots__ = ["iteration", "reason", "to"]
+    FROM_FIELD_NUMBER: _ClassVar[int]
+    ITERATION_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    TO_FIELD_NUMBER: _ClassVar[int]
+    iteration: int
+    reason: str
+    to: str
+    def __init__(self, to: _Optional[str] = ..., iteration: _Optional[int] = ..., reason: _Optional[str] = ..., **kwargs) -> None: ...
+
+class ToolCatalog(_message.Message):
+    __slots__ = ["tools"]
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    tools: _containers.RepeatedCompositeFieldContainer[_manifest_pb2.ToolSpec]
+    def __init__(self, tools: _Optional[_Iterable[_Union[_manifest_pb2.ToolSpec, _Mapping]]] = ...) -> None: ...
+
+class WorkingEntity(_message.Message):
+    __slots__ = ["first_seen", "kind", "last_role", "last_seen", "mentions", "text"]
+    FIRST_SEEN_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    LAST_ROLE_FIELD_NUMBER: _ClassVar[int]
+    LAST_SEEN_FIELD_NUMBER: _ClassVar[int]
+    MENTIONS_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    first_seen: int
+    kind: str
+    last_role: str
+    last_seen: int
+    mentions: int
+    text: str
+    def __init__(self, text: _Optional[str] = ..., kind: _Optional[str] = ..., mentions: _Optional[int] = ..., first_seen: _Optional[int] = ..., last_seen: _Optional[int] = ..., last_role: _Optional[str] = ...) -> None: ...
+
+class WorkingMemory(_message.Message):
+    __slots__ = ["entities", "messages_seen"]
+    ENTITIES_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_SEEN_FIELD_NUMBER: _ClassVar[int]
+    entities: _containers.RepeatedCompositeFieldContainer[WorkingEntity]
+    messages_seen: int
+    def __init__(self, entities: _Optional[_Iterable[_Union[WorkingEntity, _Mapping]]] = ..., messages_seen: _Optional[int] = ...) -> None: ...
+
+class WriteLog(_message.Message):
+    __slots__ = ["writes"]
+    WRITES_FIELD_NUMBER: _ClassVar[int]
+    writes: _containers.RepeatedCompositeFieldContainer[WriteRecord]
+    def __init__(self, writes: _Optional[_Iterable[_Union[WriteRecord, _Mapping]]] = ...) -> None: ...
+
+class WriteRecord(_message.Message):
+    __slots__ = ["backup", "iteration", "op", "path", "problem", "request_id", "size_before", "tool", "validated"]
+    BACKUP_FIELD_NUMBER: _ClassVar[int]
+    ITERATION_FIELD_NUMBER: _ClassVar[int]
+    OP_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    PROBLEM_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    SIZE_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    VALIDATED_FIELD_NUMBER: _ClassVar[int]
+    backup: str
+    iteration: int
+    op: str
+    path: str
+    problem: str
+    request_id: str
+    size_before: int
+    tool: str
+    validated: bool
+    def __init__(self, path: _Optional[str] = ..., backup: _Optional[str] = ..., tool: _Optional[str] = ..., iteration: _Optional[int] = ..., problem: _Optional[str] = ..., validated: bool = ..., op: _Optional[str] = ..., size_before: _Optional[int] = ..., request_id: _Optional[str] = ...) -> None: ...
