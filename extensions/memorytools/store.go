@@ -1,0 +1,167 @@
+// Package memorytools provides the memory and library tools over the memory
+// store in $EXOCORTEX_HOME/memory (package memory):
+//
+//   - memory_save, memory_retrieve, memory_delete: ECHOMEN's keyed memories in the
+//     main area, answering with ECHOMEN's exact strings ("Memory item 'KEY' saved
+//     successfully.");
+//   - memory_load, memory_forget: Agent Zero's similarity search and
+//     similarity delete, with a threshold and an optional filter expression;
+//   - library_add, library_search, library_list: documents in the isolated library
+//     area (a memory search that does not name the library never sees them, and
+//     library_search sees nothing else), with a catalog of the documents kept in
+//     $EXOCORTEX_HOME/library/catalog.json for the library catalog extension.
+//
+// # Who holds the store
+//
+// Only one process can open a store (memory.Open locks its journal). The plugin
+// serving these tools opens it on first use and keeps it while tools use it; after
+// tools.memory.idle_close without a call (default one minute) it closes it,
+// leaving the indexes cleanly closed and the lock free, and opens it again on the
+// next call. While the plugin holds it, `exocortex memory ...` is refused with an
+// error naming this process; while the CLI holds it, the tools answer with that
+// same error, and work again once the CLI is done. Extensions that need the store
+// belong in the same plugin process and should share its Stores.
+package memorytools
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/exocortex/exocortex/config"
+	"github.com/exocortex/exocortex/memory"
+	"github.com/exocortex/exocortex/sdk"
+)
+
+// Where the tools keep their data, inside the home directory.
+const (
+	StoreDir    = "memory"
+	CatalogFile = "library/catalog.json"
+)
+
+// Stores opens the memory store lazily and closes it when idle. Its methods are
+// safe for concurrent use.
+type Stores struct {
+	load   func() (config.Tools, error)
+	logger *slog.Logger
+
+	mu    sync.Mutex
+	store *memory.Store
+	busy  int
+	timer *time.Timer
+	gen   int
+}
+
+// New returns a Stores whose configuration (Home, Memory.IdleClose) comes from
+// load, called on every use (the built-in plugins pass a once-loaded config).
+// logger receives the store's notices (nil: the plugin's stderr in the form the
+// host reads).
+func New(load func() (config.Tools, error), logger *slog.Logger) *Stores {
+	if logger == nil {
+		logger = slog.New(sdk.NewHostLogHandler(os.Stderr, "memory-tools"))
+	}
+	return &Stores{load: load, logger: logger}
+}
+
+// Fixed is a load function returning cfg.
+func Fixed(cfg config.Tools) func() (config.Tools, error) {
+	return func() (config.Tools, error) { return cfg, nil }
+}
+
+// Home returns the configured home directory.
+func (st *Stores) Home() (string, error) {
+	cfg, err := st.load()
+	if err != nil {
+		return "", fmt.Errorf("loading the configuration: %w", err)
+	}
+	if cfg.Home == "" {
+		return "", fmt.Errorf("the Exocortex home directory is unknown: set %s", config.HomeEnv)
+	}
+	return cfg.Home, nil
+}
+
+// Use runs fn with the open store, opening it first if needed. The store stays
+// open while any fn runs; the idle timer starts when the last one returns.
+func (st *Stores) Use(ctx context.Context, fn func(*memory.Store) error) error {
+	cfg, err := st.load()
+	if err != nil {
+		return fmt.Errorf("loading the configuration: %w", err)
+	}
+	home, err := st.Home()
+	if err != nil {
+		return err
+	}
+	st.mu.Lock()
+	if st.timer != nil {
+		st.timer.Stop()
+		st.timer = nil
+	}
+	if st.store == nil {
+		s, err := memory.Open(ctx, filepath.Join(home, StoreDir), memory.Options{Logger: st.logger})
+		if err != nil {
+			st.mu.Unlock()
+			return err
+		}
+		st.store = s
+	}
+	s := st.store
+	st.busy++
+	st.mu.Unlock()
+
+	defer func() {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		st.busy--
+		idle := time.Duration(cfg.Memory.WithDefaults().IdleClose)
+		if st.busy == 0 && idle > 0 && st.store != nil {
+			st.gen++
+			gen := st.gen
+			st.timer = time.AfterFunc(idle, func() { st.closeIdle(gen) })
+		}
+	}()
+	return fn(s)
+}
+
+// closeIdle closes the store if nothing used it since the timer of generation
+// gen was set.
+func (st *Stores) closeIdle(gen int) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if gen != st.gen || st.busy > 0 || st.store == nil {
+		return
+	}
+	if err := st.store.Close(); err != nil {
+		st.logger.Warn("memory-tools: closing the idle memory store", "err", err)
+	}
+	st.store = nil
+	st.timer = nil
+}
+
+// IsOpen reports whether the store is open now.
+func (st *Stores) IsOpen() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.store != nil
+}
+
+// Close closes the store if it is open (waiting for no one: call it when no tool
+// runs).
+func (st *Stores) Close() error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.timer != nil {
+		st.timer.Stop()
+		st.timer = nil
+	}
+	st.gen++
+	if st.store == nil {
+		return nil
+	}
+	err := st.store.Close()
+	st.store = nil
+	return err
+}

@@ -1,0 +1,184 @@
+// Package stagingnote provides staging_note: the agent writes a note, or records
+// an artifact it produced, into $EXOCORTEX_HOME/staging.jsonl, the inbox that
+// session start-up and consolidation read (package staging).
+//
+// Each call appends one record:
+//
+//	{"v":1,"seq":7,"ts":"...","kind":"note","session":"SESSION","payload":{
+//	  "text":"...","title":"...","path":"...","tags":["..."],
+//	  "request_id":"...","message_id":"...","agent_profile":"...","tool":"staging_note"}}
+//
+// kind is "note" or "artifact" (an artifact names the file it produced in path);
+// session is the calling session's id. staging.jsonl has one writer at a time
+// (staging.Open locks it), and other plugins and commands write it too, so the
+// tool opens the log, appends and closes it on every call, waiting a little for a
+// writer that holds the lock before it reports who does.
+package stagingnote
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/exocortex/exocortex/config"
+	"github.com/exocortex/exocortex/extensions/toolargs"
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/sdk"
+	"github.com/exocortex/exocortex/staging"
+)
+
+// ToolName is the tool's name.
+const ToolName = "staging_note"
+
+// FileName is the staging log inside the home directory.
+const FileName = "staging.jsonl"
+
+// Record kinds written by the tool.
+const (
+	KindNote     = "note"
+	KindArtifact = "artifact"
+)
+
+// Payload is the payload of a staging_note record.
+type Payload struct {
+	Text         string   `json:"text,omitempty"`
+	Title        string   `json:"title,omitempty"`
+	Path         string   `json:"path,omitempty"`
+	Tags         []string `json:"tags,omitempty"`
+	RequestID    string   `json:"request_id,omitempty"`
+	MessageID    string   `json:"message_id,omitempty"`
+	AgentProfile string   `json:"agent_profile,omitempty"`
+	Tool         string   `json:"tool"`
+}
+
+// Note is the staging_note tool.
+type Note struct {
+	home func() (string, error)
+	// lockWait is how long a call waits for another writer to release the log.
+	lockWait time.Duration
+	logger   *slog.Logger
+}
+
+// New returns the tool; home gives the Exocortex home directory on each call.
+func New(home func() (string, error)) *Note {
+	// Recovery notices (a torn last line cut off) go to the host's log.
+	return &Note{home: home, lockWait: 3 * time.Second, logger: slog.New(sdk.NewHostLogHandler(os.Stderr, ToolName))}
+}
+
+// HomeFrom adapts a tools configuration loader to New.
+func HomeFrom(load func() (config.Tools, error)) func() (string, error) {
+	return func() (string, error) {
+		cfg, err := load()
+		if err != nil {
+			return "", fmt.Errorf("loading the configuration: %w", err)
+		}
+		if cfg.Home == "" {
+			return "", fmt.Errorf("the Exocortex home directory is unknown: set %s", config.HomeEnv)
+		}
+		return cfg.Home, nil
+	}
+}
+
+// File declares staging.jsonl for the plugin's manifest.
+func File() *exocortexv1.FileSpec {
+	return &exocortexv1.FileSpec{Id: "staging", Path: "$EXOCORTEX_HOME/" + FileName, Access: exocortexv1.Access_ACCESS_WRITE,
+		User: ToolName, Doc: `Notes and artifacts the agent records: kind "note" or "artifact", payload {text, title, path, tags, request_id, message_id, agent_profile, tool}.`}
+}
+
+type args struct {
+	Kind  toolargs.Text    `json:"kind"`
+	Text  toolargs.Text    `json:"text"`
+	Note  toolargs.Text    `json:"note"`
+	Title toolargs.Text    `json:"title"`
+	Path  toolargs.Text    `json:"path"`
+	Tags  toolargs.Strings `json:"tags"`
+}
+
+// Tool is the staging_note tool.
+func (n *Note) Tool() sdk.Tool {
+	return sdk.Tool{
+		Name:        ToolName,
+		Description: "Record a note, or an artifact you produced, in the staging log that later sessions and memory consolidation read.",
+		Parameters: `{"type":"object","properties":{` +
+			`"kind":{"type":"string","enum":["note","artifact"],"description":"note (default) or artifact."},` +
+			`"text":{"type":"string","description":"The note, or what the artifact is."},` +
+			`"title":{"type":"string","description":"A short title."},` +
+			`"path":{"type":"string","description":"artifact: the file it is."},` +
+			`"tags":{"type":"array","items":{"type":"string"}}},` +
+			`"required":["text"]}`,
+		PromptFile: "agent.system.tool.staging_note.md",
+		Run:        n.run,
+	}
+}
+
+func (n *Note) run(ctx context.Context, c *sdk.Call, raw json.RawMessage) (*exocortexv1.ToolResult, error) {
+	var a args
+	if err := toolargs.Decode(ToolName, raw, &a); err != nil {
+		return nil, err
+	}
+	kind := strings.ToLower(strings.TrimSpace(string(a.Kind)))
+	if kind == "" {
+		kind = KindNote
+	}
+	if kind != KindNote && kind != KindArtifact {
+		return nil, fmt.Errorf(`%s: kind %q: use "note" or "artifact"`, ToolName, kind)
+	}
+	text := strings.TrimSpace(string(a.Text))
+	if text == "" {
+		text = strings.TrimSpace(string(a.Note))
+	}
+	path := strings.TrimSpace(string(a.Path))
+	if text == "" && !(kind == KindArtifact && path != "") {
+		return nil, fmt.Errorf(`%s: "text" is empty: write the note`, ToolName)
+	}
+	if kind == KindArtifact && path == "" {
+		return nil, fmt.Errorf(`%s: an artifact needs "path", the file it is`, ToolName)
+	}
+	home, err := n.home()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ToolName, err)
+	}
+	cx := c.Context()
+	p := Payload{Text: text, Title: strings.TrimSpace(string(a.Title)), Path: path, Tags: a.Tags,
+		RequestID: cx.GetRequestId(), MessageID: cx.GetMessageId(), AgentProfile: cx.GetAgentProfile(), Tool: ToolName}
+	file := filepath.Join(home, FileName)
+	rec, err := n.append(ctx, file, kind, cx.GetSessionId(), p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ToolName, err)
+	}
+	return &exocortexv1.ToolResult{Content: fmt.Sprintf("Recorded %s #%d in %s.", kind, rec.Seq, file)}, nil
+}
+
+// append opens the log, appends one record and closes it, retrying while another
+// writer holds the lock, up to lockWait.
+func (n *Note) append(ctx context.Context, file, kind, session string, p Payload) (staging.Record, error) {
+	deadline := time.Now().Add(n.lockWait)
+	wait := 25 * time.Millisecond
+	for {
+		l, err := staging.Open(ctx, file, staging.Options{Sync: staging.SyncEveryAppend, Logger: n.logger})
+		if err == nil {
+			rec, aerr := l.Append(ctx, kind, session, p)
+			cerr := l.Close()
+			if aerr != nil {
+				return staging.Record{}, aerr
+			}
+			return rec, cerr
+		}
+		var le *staging.LockedError
+		if !errors.As(err, &le) || time.Now().Add(wait).After(deadline) {
+			return staging.Record{}, err
+		}
+		select {
+		case <-ctx.Done():
+			return staging.Record{}, fmt.Errorf("%w (while waiting for the lock: %v)", err, ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 400*time.Millisecond)
+	}
+}
