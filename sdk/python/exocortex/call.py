@@ -42,6 +42,7 @@ class Call:
         state: Optional[Dict[str, any_pb2.Any]] = None,
         tool: str = "",
         host: Optional[Callable[[], object]] = None,
+        rpc: Optional[object] = None,
     ) -> None:
         self._extension = extension
         self._hook = hook
@@ -52,6 +53,7 @@ class Call:
         self._state = dict(state or {})
         self._tool = tool
         self._host = host
+        self._rpc = rpc
         self._lock = threading.Lock()
         self._order: List[str] = []
         self._pending: Dict[str, Optional[any_pb2.Any]] = {}
@@ -86,6 +88,17 @@ class Call:
     def logger(self) -> Logger:
         """Writes to the host's log with the extension and hook (or tool) attached."""
         return self._logger
+
+    def time_remaining(self) -> Optional[float]:
+        """Seconds left before the host's deadline for this call (the host kills the
+        plugin when it passes); None when the call has no deadline."""
+        left = self._rpc.time_remaining() if self._rpc is not None else None
+        return None if left is None or left > 1e9 else left  # gRPC answers "forever" with a huge number
+
+    def is_active(self) -> bool:
+        """False once the host has given up on the call (deadline passed, turn
+        cancelled): a long-running method may stop early."""
+        return self._rpc.is_active() if self._rpc is not None else True
 
     def host(self):
         """Return a client (exocortex.v1.host_pb2_grpc.HostStub) for the services the

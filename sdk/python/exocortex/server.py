@@ -71,14 +71,14 @@ class PluginService(plugin_pb2_grpc.PluginServicer):
 
     def ExecuteTool(self, request: plugin_pb2.ExecuteToolRequest, context) -> plugin_pb2.ExecuteToolResponse:
         try:
-            return self._execute_tool(request)
+            return self._execute_tool(request, context)
         except Refusal as r:
             return _refuse(context, r.code, r.message)
 
     def _hook_method(self, info: HookInfo) -> Callable[[Message, Any], Message]:
         def rpc(request: Message, context) -> Message:
             try:
-                return self._handle(info, request)
+                return self._handle(info, request, context)
             except Refusal as r:
                 return _refuse(context, r.code, r.message)
         rpc.__name__ = info.method
@@ -90,7 +90,7 @@ class PluginService(plugin_pb2_grpc.PluginServicer):
         names = sorted(n for n, e in self._b.exts.items() if hook in e.hooks)
         return ", ".join(names) if names else "none at this hook"
 
-    def _handle(self, info: HookInfo, request: Message) -> Message:
+    def _handle(self, info: HookInfo, request: Message, rpc: Any = None) -> Message:
         plugin = self._b.manifest.plugin
         if not request.HasField("call"):
             raise Refusal(grpc.StatusCode.INVALID_ARGUMENT, f'plugin "{plugin}": {info.name} request without a HookCall')
@@ -100,7 +100,7 @@ class PluginService(plugin_pb2_grpc.PluginServicer):
             raise Refusal(grpc.StatusCode.NOT_FOUND,
                           f'plugin "{plugin}" has no extension "{hc.extension}" at {info.name} '
                           f"(it serves: {self._served_at(info.hook)})")
-        c = self._new_call(e, info, hc)
+        c = self._new_call(e, info, hc, rpc)
         method = getattr(e.ext, info.name)
         resp = self._protect(c, info.name, lambda: method(c, request))
         err = c.err()
@@ -119,13 +119,13 @@ class PluginService(plugin_pb2_grpc.PluginServicer):
         resp.changes.CopyFrom(c._changes())
         return resp
 
-    def _new_call(self, e: ExtEntry, info: HookInfo, hc: context_pb2.HookCall) -> Call:
+    def _new_call(self, e: ExtEntry, info: HookInfo, hc: context_pb2.HookCall, rpc: Any) -> Call:
         state = {st.key: st.value for st in hc.state if st.HasField("value")}
         return Call(
             extension=e.spec.name, hook=info.hook,
             context=hc.context if hc.HasField("context") else None,
             logger=self._logger.with_attrs(extension=e.spec.name, hook=info.name),
-            reads=e.reads, writes=e.writes, state=state, host=self._host)
+            reads=e.reads, writes=e.writes, state=state, host=self._host, rpc=rpc)
 
     def _protect(self, c: Call, where: str, run: Callable[[], Any]) -> Any:
         """Run an extension's method or a tool, turning its exceptions into refusals:
@@ -144,7 +144,7 @@ class PluginService(plugin_pb2_grpc.PluginServicer):
             raise Refusal(grpc.StatusCode.INTERNAL,
                           f"{c._who()} raised at {where}: {type(x).__name__}: {x}\n{_stack_head(x)}") from None
 
-    def _execute_tool(self, request: plugin_pb2.ExecuteToolRequest) -> plugin_pb2.ExecuteToolResponse:
+    def _execute_tool(self, request: plugin_pb2.ExecuteToolRequest, rpc: Any = None) -> plugin_pb2.ExecuteToolResponse:
         plugin = self._b.manifest.plugin
         name = request.tool_call.name
         t = self._b.tools.get(name)
@@ -161,7 +161,7 @@ class PluginService(plugin_pb2_grpc.PluginServicer):
                           f'tool "{name}": args_json is not valid JSON: {json.dumps(raw[:200])}') from None
         c = Call(extension=name, hook=manifest_pb2.HOOK_UNSPECIFIED,
                  context=request.call.context if request.call.HasField("context") else None,
-                 logger=self._logger.with_attrs(tool=name), tool=name, host=self._host)
+                 logger=self._logger.with_attrs(tool=name), tool=name, host=self._host, rpc=rpc)
         failure: Optional[ToolError] = None
 
         def run() -> Any:

@@ -407,6 +407,21 @@ class ErrorsTest(unittest.TestCase):
         self.assertTrue(resp.HasField("changes"))
 
 
+class DeadlineTest(unittest.TestCase):
+    def test_time_remaining(self):
+        seen = []
+
+        def run(call, req):
+            seen.append((call.time_remaining(), call.is_active()))
+
+        with xt.served(exo.Plugin(name="p", extensions=[Ender(exo.Spec(name="e"), run)])) as client:
+            client.MessageLoopEnd(hooks_pb2.MessageLoopEndRequest(call=xt.hook_call("e")), timeout=5)
+            client.MessageLoopEnd(hooks_pb2.MessageLoopEndRequest(call=xt.hook_call("e")))
+        (left, active), (none, active2) = seen
+        self.assertTrue(0 < left <= 6 and active and active2, seen)
+        self.assertIsNone(none)
+
+
 class ToolsTest(unittest.TestCase):
     def test_tools(self):
         def upper(call, args):
