@@ -38,7 +38,6 @@ class Built:
     manifest: manifest_pb2.ManifestResponse
     exts: Dict[str, ExtEntry]
     tools: Dict[str, Tool]
-    # Tool name -> parameters schema as JSON text.
 
 
 def _has_space(s: str) -> bool:

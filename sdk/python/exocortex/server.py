@@ -138,7 +138,7 @@ class PluginService(plugin_pb2_grpc.PluginServicer):
             raise Refusal(s.code, s.details) from None
         except HookError as h:
             raise Refusal(grpc.StatusCode.UNKNOWN, f"{c._who()} at {where}: {h}") from None
-        except Exception as x:
+        except (Exception, SystemExit) as x:  # sys.exit() in a hook must not end the plugin
             c.logger.error(f"exception in {c._who()}", error=f"{type(x).__name__}: {x}",
                            stack="".join(traceback.format_exception(type(x), x, x.__traceback__)))
             raise Refusal(grpc.StatusCode.INTERNAL,

@@ -367,10 +367,15 @@ class ErrorsTest(unittest.TestCase):
         def wrong_type(call, req):
             return hooks_pb2.MonologueEndResponse()
 
+        def exits(call, req):
+            raise SystemExit(3)
+
         p = exo.Plugin(name="p", extensions=[Ender(exo.Spec(name="failing"), failing),
                                              Ender(exo.Spec(name="status"), status),
                                              Ender(exo.Spec(name="wrong_type"), wrong_type),
-                                             Multi(exo.Spec(name="undeclared_blocks"))])
+                                             Ender(exo.Spec(name="exits"), exits),
+                                             Multi(exo.Spec(name="undeclared_blocks"))],
+                       logger=exo.Logger("p", io.StringIO()))
         with xt.served(p) as client:
             def code(f):
                 with self.assertRaises(grpc.RpcError) as cm:
@@ -388,7 +393,10 @@ class ErrorsTest(unittest.TestCase):
             c, d = code(lambda: loop_end(client, "nobody"))
             self.assertEqual(c, grpc.StatusCode.NOT_FOUND)
             self.assertIn('no extension "nobody" at message_loop_end', d)
-            self.assertIn("failing, status, undeclared_blocks, wrong_type", d)
+            self.assertIn("exits, failing, status, undeclared_blocks, wrong_type", d)
+            c, d = code(lambda: loop_end(client, "exits"))
+            self.assertEqual(c, grpc.StatusCode.INTERNAL)
+            self.assertIn('extension "exits" raised at message_loop_end: SystemExit: 3', d)
             c, d = code(lambda: client.SystemPrompt(hooks_pb2.SystemPromptRequest(call=xt.hook_call("failing"))))
             self.assertEqual(c, grpc.StatusCode.NOT_FOUND)
             self.assertIn("none at this hook", d)
