@@ -30,10 +30,10 @@ import (
 	"sort"
 	"strings"
 
-	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
-	"github.com/exocortex/exocortex/sdk"
 	"github.com/exocortex/exocortex/extensions/textfacts"
 	"github.com/exocortex/exocortex/extensions/turn"
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/sdk"
 )
 
 // Domain is one class of request, with its cue words and the terms memory
