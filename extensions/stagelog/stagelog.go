@@ -1,0 +1,100 @@
+// Package stagelog appends records to the staging logs the built-in extensions
+// share with tools and commands: staging.jsonl (notes, artifacts, memorized
+// episodes, insights, read by session start-up and by sleep consolidation) and
+// the ontology's relationships.jsonl.
+//
+// A staging log has one writer at a time (staging.Open locks it), and several
+// plugins write staging.jsonl (staging_note, the reasoning-state update, the
+// memorizer), so Append opens the log, appends and closes it on every call,
+// waiting a little while another writer holds the lock, as the staging_note tool
+// does. Reading needs no lock: Read scans the file as it is (staging.Scan).
+package stagelog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/staging"
+)
+
+// Paths inside the home directory, and the FileSpec ids that name them in
+// manifests (one id, one path: the lint checks it).
+const (
+	StagingFile       = "staging.jsonl"
+	StagingID         = "staging"
+	RelationshipsFile = "ontology/relationships.jsonl"
+	RelationshipsID   = "ontology_relationships"
+)
+
+// Record kinds the built-in extensions write to staging.jsonl (staging_note
+// writes "note" and "artifact" too).
+const (
+	KindArtifact = "artifact"
+	KindMemorize = "memorize"
+	KindInsight  = "insight"
+	// KindRelationship is the kind of relationships.jsonl records.
+	KindRelationship = "relationship"
+)
+
+// LockWait is how long Append waits for another writer.
+const LockWait = 3 * time.Second
+
+// File returns a FileSpec for one of the logs.
+func File(id, rel string, access exocortexv1.Access, user, doc string) *exocortexv1.FileSpec {
+	return &exocortexv1.FileSpec{Id: id, Path: "$EXOCORTEX_HOME/" + rel, Access: access, User: user, Doc: doc}
+}
+
+// Append opens the log at path (creating its directory), appends the entries in
+// one write and closes it. While another writer holds the lock it retries for up
+// to LockWait, then returns the lock error naming the holder.
+func Append(ctx context.Context, path string, entries []staging.Entry, log *slog.Logger) ([]staging.Record, error) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("creating the directory of %s: %w", path, err)
+	}
+	deadline := time.Now().Add(LockWait)
+	wait := 25 * time.Millisecond
+	for {
+		l, err := staging.Open(ctx, path, staging.Options{Sync: staging.SyncEveryAppend, Logger: log})
+		if err == nil {
+			recs, aerr := l.AppendBatch(ctx, entries)
+			cerr := l.Close()
+			if aerr != nil {
+				return nil, aerr
+			}
+			return recs, cerr
+		}
+		var le *staging.LockedError
+		if !errors.As(err, &le) || time.Now().Add(wait).After(deadline) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (while waiting for the lock: %v)", err, ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 400*time.Millisecond)
+	}
+}
+
+// Read calls fn for every record of the log at path with seq above since; a
+// missing file has no records. Lines that do not parse are skipped.
+func Read(ctx context.Context, path string, since uint64, fn func(staging.Record) error) error {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	_, err := staging.Scan(ctx, path, since, fn)
+	return err
+}
