@@ -11,22 +11,21 @@
 // kind is "note" or "artifact" (an artifact names the file it produced in path);
 // session is the calling session's id. staging.jsonl has one writer at a time
 // (staging.Open locks it), and other plugins and commands write it too, so the
-// tool opens the log, appends and closes it on every call, waiting a little for a
-// writer that holds the lock before it reports who does.
+// tool opens the log, appends and closes it on every call (package stagelog),
+// waiting a little for a writer that holds the lock before it reports who does.
 package stagingnote
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/exocortex/exocortex/config"
+	"github.com/exocortex/exocortex/extensions/stagelog"
 	"github.com/exocortex/exocortex/extensions/toolargs"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
@@ -37,12 +36,12 @@ import (
 const ToolName = "staging_note"
 
 // FileName is the staging log inside the home directory.
-const FileName = "staging.jsonl"
+const FileName = stagelog.StagingFile
 
 // Record kinds written by the tool.
 const (
 	KindNote     = "note"
-	KindArtifact = "artifact"
+	KindArtifact = stagelog.KindArtifact
 )
 
 // Payload is the payload of a staging_note record.
@@ -59,16 +58,14 @@ type Payload struct {
 
 // Note is the staging_note tool.
 type Note struct {
-	home func() (string, error)
-	// lockWait is how long a call waits for another writer to release the log.
-	lockWait time.Duration
-	logger   *slog.Logger
+	home   func() (string, error)
+	logger *slog.Logger
 }
 
 // New returns the tool; home gives the Exocortex home directory on each call.
 func New(home func() (string, error)) *Note {
 	// Recovery notices (a torn last line cut off) go to the host's log.
-	return &Note{home: home, lockWait: 3 * time.Second, logger: slog.New(sdk.NewHostLogHandler(os.Stderr, ToolName))}
+	return &Note{home: home, logger: slog.New(sdk.NewHostLogHandler(os.Stderr, ToolName))}
 }
 
 // HomeFrom adapts a tools configuration loader to New.
@@ -87,8 +84,8 @@ func HomeFrom(load func() (config.Tools, error)) func() (string, error) {
 
 // File declares staging.jsonl for the plugin's manifest.
 func File() *exocortexv1.FileSpec {
-	return &exocortexv1.FileSpec{Id: "staging", Path: "$EXOCORTEX_HOME/" + FileName, Access: exocortexv1.Access_ACCESS_WRITE,
-		User: ToolName, Doc: `Notes and artifacts the agent records: kind "note" or "artifact", payload {text, title, path, tags, request_id, message_id, agent_profile, tool}.`}
+	return stagelog.File(stagelog.StagingID, FileName, exocortexv1.Access_ACCESS_WRITE, ToolName,
+		`Notes and artifacts the agent records: kind "note" or "artifact", payload {text, title, path, tags, request_id, message_id, agent_profile, tool}.`)
 }
 
 type args struct {
@@ -155,30 +152,12 @@ func (n *Note) run(ctx context.Context, c *sdk.Call, raw json.RawMessage) (*exoc
 	return &exocortexv1.ToolResult{Content: fmt.Sprintf("Recorded %s #%d in %s.", kind, rec.Seq, file)}, nil
 }
 
-// append opens the log, appends one record and closes it, retrying while another
-// writer holds the lock, up to lockWait.
+// append appends one record through stagelog, which opens the log, appends and
+// closes it, waiting a little while another writer holds the lock.
 func (n *Note) append(ctx context.Context, file, kind, session string, p Payload) (staging.Record, error) {
-	deadline := time.Now().Add(n.lockWait)
-	wait := 25 * time.Millisecond
-	for {
-		l, err := staging.Open(ctx, file, staging.Options{Sync: staging.SyncEveryAppend, Logger: n.logger})
-		if err == nil {
-			rec, aerr := l.Append(ctx, kind, session, p)
-			cerr := l.Close()
-			if aerr != nil {
-				return staging.Record{}, aerr
-			}
-			return rec, cerr
-		}
-		var le *staging.LockedError
-		if !errors.As(err, &le) || time.Now().Add(wait).After(deadline) {
-			return staging.Record{}, err
-		}
-		select {
-		case <-ctx.Done():
-			return staging.Record{}, fmt.Errorf("%w (while waiting for the lock: %v)", err, ctx.Err())
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, 400*time.Millisecond)
+	recs, err := stagelog.Append(ctx, file, []staging.Entry{{Kind: kind, Session: session, Payload: p}}, n.logger)
+	if err != nil {
+		return staging.Record{}, err
 	}
+	return recs[0], nil
 }

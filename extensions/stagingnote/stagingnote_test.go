@@ -16,11 +16,10 @@ import (
 	"github.com/exocortex/exocortex/staging"
 )
 
-func serve(t *testing.T, lockWait time.Duration) (exocortexv1.PluginClient, string) {
+func serve(t *testing.T) (exocortexv1.PluginClient, string) {
 	t.Helper()
 	home := t.TempDir()
 	n := New(func() (string, error) { return home, nil })
-	n.lockWait = lockWait
 	n.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	client := sdktest.Serve(t, sdk.Plugin{Name: "notes", Version: "test", Tools: []sdk.Tool{n.Tool()}, Files: []*exocortexv1.FileSpec{File()}})
 	return client, home
@@ -52,7 +51,7 @@ func records(t *testing.T, path string) []staging.Record {
 }
 
 func TestWritesStagingLines(t *testing.T) {
-	client, home := serve(t, time.Second)
+	client, home := serve(t)
 	file := filepath.Join(home, FileName)
 	res := call(t, client, `{"text":"The build needs Go 1.26.","title":"build","tags":"go, build"}`)
 	if res.GetError() != "" || res.GetContent() != "Recorded note #1 in "+file+"." {
@@ -98,26 +97,28 @@ func TestWritesStagingLines(t *testing.T) {
 	}
 }
 
-// Another writer holding staging.jsonl: the tool waits for it, and names it
-// when it does not let go.
+// Another writer holding staging.jsonl: the tool waits for it to let go.
 func TestWaitsForTheLock(t *testing.T) {
-	client, home := serve(t, 200*time.Millisecond)
+	client, home := serve(t)
 	file := filepath.Join(home, FileName)
 	other, err := staging.Open(t.Context(), file, staging.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := call(t, client, `{"text":"blocked"}`)
-	if !strings.Contains(res.GetError(), "is in use by") || !strings.Contains(res.GetError(), "staging.jsonl") {
-		t.Errorf("locked: error %q", res.GetError())
-	}
 	if _, err := other.Append(t.Context(), "note", "cli", map[string]string{"text": "from the other writer"}); err != nil {
 		t.Fatal(err)
+	}
+	done := make(chan *exocortexv1.ToolResult, 1)
+	go func() { done <- call(t, client, `{"text":"waited"}`) }()
+	select {
+	case res := <-done:
+		t.Fatalf("the call did not wait for the lock: %q, error %q", res.GetContent(), res.GetError())
+	case <-time.After(100 * time.Millisecond):
 	}
 	if err := other.Close(); err != nil {
 		t.Fatal(err)
 	}
-	res = call(t, client, `{"text":"after"}`)
+	res := <-done
 	if res.GetError() != "" || !strings.HasPrefix(res.GetContent(), "Recorded note #2") {
 		t.Errorf("after release: %q, error %q", res.GetContent(), res.GetError())
 	}
