@@ -186,10 +186,12 @@ def _socket_path() -> str:
 
 
 def watch_parent(getppid: Callable[[], int], every: float, gone: Callable[[], None],
-                 stop: Optional[threading.Event] = None) -> None:
-    """Call gone once when getppid's answer differs from its first one, then return;
-    return without calling it when stop is set."""
-    start = getppid()
+                 stop: Optional[threading.Event] = None, start: Optional[int] = None) -> None:
+    """Call gone once when getppid's answer differs from start (by default its first
+    answer), then return; return without calling it when stop is set. serve() takes
+    start before its handshake: a host that dies right after it must still be seen."""
+    if start is None:
+        start = getppid()
     stop = stop or threading.Event()
     while not stop.wait(every):
         if getppid() != start:
@@ -205,6 +207,7 @@ def serve(plugin: Plugin) -> NoReturn:
     When the plugin is not valid, serve() writes the problems to stderr and exits 1,
     so an author who runs `python3 main.py` sees them; run by hand otherwise, the
     program says it is a plugin and exits 1."""
+    parent = os.getppid()  # before the handshake, after which the host may die at once
     try:
         service = new_server(plugin)
     except InvalidPlugin as e:
@@ -219,10 +222,10 @@ def serve(plugin: Plugin) -> NoReturn:
         logger.error("the host asked for automatic mTLS, which this SDK does not speak; "
                      "start the plugin without AutoMTLS")
         sys.exit(1)
-    _serve(plugin, service, logger)
+    _serve(plugin, service, logger, parent)
 
 
-def _serve(plugin: Plugin, service: PluginService, logger: Logger) -> NoReturn:
+def _serve(plugin: Plugin, service: PluginService, logger: Logger, parent: int) -> NoReturn:
     root = logging.getLogger()
     root.addHandler(HostLogHandler(logger))
     root.setLevel(logging.INFO)
@@ -263,7 +266,7 @@ def _serve(plugin: Plugin, service: PluginService, logger: Logger) -> NoReturn:
         logger.info("the host process is gone; exiting", plugin=plugin.name)
         os._exit(0)
 
-    threading.Thread(target=watch_parent, args=(os.getppid, PARENT_POLL_INTERVAL, host_gone, stop),
+    threading.Thread(target=watch_parent, args=(os.getppid, PARENT_POLL_INTERVAL, host_gone, stop, parent),
                      name="exocortex-parent-watch", daemon=True).start()
 
     while not stop.wait(1.0):

@@ -524,6 +524,12 @@ class ParentWatchTest(unittest.TestCase):
         watch_parent(lambda: next(pids), 0.001, gone.set)
         self.assertTrue(gone.is_set())
 
+    def test_gone_before_the_watch_began(self):
+        from exocortex.serve import watch_parent
+        gone = threading.Event()
+        watch_parent(lambda: 1, 0.001, gone.set, start=4242)
+        self.assertTrue(gone.is_set())
+
     def test_stops(self):
         from exocortex.serve import watch_parent
         stop, gone = threading.Event(), threading.Event()
