@@ -25,12 +25,17 @@ func newPluginsCmd() *cobra.Command {
 				return err
 			}
 			defer a.close()
+			// Read before this host logs its own loads (plugins_history.go).
+			hist, err := readPluginHistory(eventLogPath(a))
+			if err != nil {
+				return err
+			}
 			h, err := a.openHost(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer h.Close()
-			st := h.Status()
+			st := hist.apply(h.Status())
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -48,14 +53,14 @@ func newPluginsCmd() *cobra.Command {
 	}
 	status := &cobra.Command{
 		Use:   "status",
-		Short: "Every plugin's health: state, crashes, restarts, last error and stderr",
+		Short: "Every plugin's health: state, crashes, restarts, reloads, last error, last refused version and stderr",
 		Args:  cobra.NoArgs,
 		RunE:  show(true),
 	}
 	for _, c := range []*cobra.Command{list, status} {
 		c.Flags().BoolVar(&asJSON, "json", false, "write JSON")
 	}
-	cmd.AddCommand(list, status)
+	cmd.AddCommand(list, status, newPluginsNewCmd())
 	return cmd
 }
 
@@ -81,6 +86,7 @@ func printStatus(w io.Writer, st []host.PluginStatus, detail bool) {
 			if p.LastError != "" {
 				fmt.Fprintf(tw, "  last error:\t%s\n", firstLine(p.LastError))
 			}
+			printReloadStatus(tw, p)
 			if p.Stderr != "" {
 				for _, l := range strings.Split(strings.TrimRight(p.Stderr, "\n"), "\n") {
 					fmt.Fprintf(tw, "  stderr:\t%s\n", l)

@@ -74,8 +74,8 @@ func (e *BuildError) Error() string {
 
 func (e *BuildError) Unwrap() error { return e.Err }
 
-// diagLine matches "path/file.go:12:5: message" and "file.go:12: message".
-var diagLine = regexp.MustCompile(`^(\S+\.go):(\d+)(?::(\d+))?: (.*)$`)
+// diagLine matches "path/file.go:12:5: message" and "file.py:12: message".
+var diagLine = regexp.MustCompile(`^(\S+\.(?:go|py)):(\d+)(?::(\d+))?: (.*)$`)
 
 // Build compiles the plugin in o.Src into a hidden temporary file beside o.Dest
 // (".NAME.tmp", a name plugin discovery skips) and renames it onto o.Dest, so the
@@ -155,6 +155,11 @@ func SourceFile(name string) bool {
 // go.sum under src (recursively, hidden directories, testdata and vendor left
 // out) has been quiet for debounce. It returns when ctx ends.
 func WatchSource(ctx context.Context, src string, debounce time.Duration, fn func(changed []string)) error {
+	return WatchFiles(ctx, src, debounce, SourceFile, fn)
+}
+
+// WatchFiles is WatchSource for the files match accepts (by path).
+func WatchFiles(ctx context.Context, src string, debounce time.Duration, match func(name string) bool, fn func(changed []string)) error {
 	if debounce <= 0 {
 		debounce = DefaultDebounce
 	}
@@ -197,7 +202,7 @@ func WatchSource(ctx context.Context, src string, debounce time.Duration, fn fun
 					continue
 				}
 			}
-			if ev.Op == fsnotify.Chmod || !SourceFile(ev.Name) {
+			if ev.Op == fsnotify.Chmod || !match(ev.Name) {
 				continue
 			}
 			rel, err := filepath.Rel(src, ev.Name)
@@ -227,5 +232,115 @@ func WatchSource(ctx context.Context, src string, debounce time.Duration, fn fun
 }
 
 func skipSourceDir(name string) bool {
-	return strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor" || name == "node_modules"
+	return strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor" || name == "node_modules" || name == "__pycache__"
+}
+
+// InstallDir copies a plugin directory (a Python plugin with its plugin.json,
+// say) to dest through a hidden temporary copy beside it and two renames, so
+// the plugin directory only ever holds the old copy or the complete new one.
+// Hidden files, caches and dest itself (when it is inside src) are left out.
+func InstallDir(src, dest string) error {
+	parent := filepath.Dir(dest)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("installing %s: %w", src, err)
+	}
+	base := filepath.Base(dest)
+	tmp := filepath.Join(parent, "."+base+".tmp")
+	old := filepath.Join(parent, "."+base+".old")
+	_ = os.RemoveAll(tmp)
+	_ = os.RemoveAll(old)
+	absDest, _ := filepath.Abs(dest)
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if p != src && (ignoredInside(d.Name()) || skipSourceDir(d.Name())) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if abs, _ := filepath.Abs(p); abs == absDest {
+			return filepath.SkipDir
+		}
+		out := filepath.Join(tmp, rel)
+		if d.IsDir() {
+			return os.MkdirAll(out, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(out, b, fi.Mode().Perm())
+	})
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+		return fmt.Errorf("installing %s into %s: %w", src, dest, err)
+	}
+	if _, err := os.Lstat(dest); err == nil {
+		if err := os.Rename(dest, old); err != nil {
+			_ = os.RemoveAll(tmp)
+			return fmt.Errorf("installing %s: moving the old copy aside: %w", dest, err)
+		}
+	}
+	if err := os.Rename(tmp, dest); err != nil {
+		_ = os.Rename(old, dest)
+		_ = os.RemoveAll(tmp)
+		return fmt.Errorf("installing %s: %w", dest, err)
+	}
+	return os.RemoveAll(old)
+}
+
+// pySyntaxCheck parses every file named on its command line and prints each
+// syntax error as "file:line:col: message".
+const pySyntaxCheck = `import ast, sys
+bad = 0
+for f in sys.argv[1:]:
+    try:
+        with open(f, encoding="utf-8") as fh:
+            ast.parse(fh.read(), f)
+    except SyntaxError as e:
+        print(f"{e.filename}:{e.lineno}:{e.offset or 0}: {e.msg}")
+        bad = 1
+sys.exit(bad)
+`
+
+// InstallPython checks that the Python files of the plugin in src parse (with
+// interpreter), then installs the directory at dest with InstallDir. A syntax
+// error is a *BuildError with its file:line, and dest is left as it was.
+func InstallPython(ctx context.Context, src, dest, interpreter string) error {
+	var files []string
+	_ = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if p != src && d.IsDir() && (skipSourceDir(d.Name()) || ignoredInside(d.Name()) || d.Name() == "exocortex") {
+			return filepath.SkipDir // the SDK's own copy is not the plugin's code
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".py") {
+			rel, _ := filepath.Rel(src, p)
+			files = append(files, rel)
+		}
+		return nil
+	})
+	if len(files) > 0 {
+		cmd := exec.CommandContext(ctx, interpreter, append([]string{"-B", "-c", pySyntaxCheck}, files...)...)
+		cmd.Dir = src
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("checking %s: %w", src, ctx.Err())
+			}
+			return &BuildError{Src: src, Output: string(out), Diagnostics: parseDiagnostics(src, out), Err: err}
+		}
+	}
+	return InstallDir(src, dest)
 }

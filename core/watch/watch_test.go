@@ -365,3 +365,40 @@ func TestWatchSource(t *testing.T) {
 		t.Fatal("no rebuild asked for")
 	}
 }
+
+func TestInstallDir(t *testing.T) {
+	src := t.TempDir()
+	for name, body := range map[string]string{"plugin.json": `{"command":["python3","main.py"]}`, "main.py": "v1", "pkg/util.py": "u", ".git/HEAD": "x", "__pycache__/main.pyc": "c"} {
+		p := filepath.Join(src, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plugins := t.TempDir()
+	dest := filepath.Join(plugins, "notes")
+	for _, v := range []string{"v1", "v2"} {
+		os.WriteFile(filepath.Join(src, "main.py"), []byte(v), 0o644)
+		if err := InstallDir(src, dest); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dest, "main.py")); string(b) != v {
+			t.Fatalf("installed main.py = %q, want %q", b, v)
+		}
+	}
+	for _, gone := range []string{".git", "__pycache__"} {
+		if _, err := os.Stat(filepath.Join(dest, gone)); err == nil {
+			t.Errorf("%s was copied", gone)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dest, "pkg", "util.py")); err != nil {
+		t.Error("a package directory was not copied")
+	}
+	if entries, _ := os.ReadDir(plugins); len(entries) != 1 {
+		t.Errorf("leftovers in the plugin directory: %v", entries)
+	}
+	res := discover.Scan([]discover.Dir{{Path: plugins, Source: discover.User}})
+	if len(res.Plugins) != 1 || res.Plugins[0].Name != "notes" {
+		t.Errorf("discovery finds %v", res.Plugins)
+	}
+}
