@@ -39,6 +39,8 @@ func newRootCmd() *cobra.Command {
 		newPluginServeCmd(),
 		newMemoryCmd(),
 		newLintCmd(),
+		newDevCmd(),
+		newTrustCmd(),
 	)
 	return root
 }
