@@ -18,10 +18,11 @@ build:
 run: build
 	./$(BIN)
 
-# System packages the build and tests use: protoc for `make generate`, tmux for
-# the terminal end-to-end test, Python's gRPC for the Python SDK and its
-# conformance run. Installed from Debian when missing (as root, or with sudo).
-APT_PACKAGES := protobuf-compiler tmux python3-grpcio python3-protobuf
+# System packages the build and tests use: protoc (and its gRPC Python plugin)
+# for `make generate`, tmux for the terminal end-to-end test, Debian's Python gRPC
+# for the Python SDK and its conformance run (always /usr/bin/python3: a pyenv or
+# virtualenv python does not see Debian's packages). Installed from Debian when missing (as root, or with sudo).
+APT_PACKAGES := protobuf-compiler protobuf-compiler-grpc tmux python3-grpcio python3-protobuf
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 ## deps: install the missing system packages
@@ -47,6 +48,7 @@ generate: tools
 	  --go_out=. --go_opt=module=github.com/exocortex/exocortex \
 	  --go-grpc_out=. --go-grpc_opt=module=github.com/exocortex/exocortex \
 	  $(PROTO_FILES)
+	sdk/python/generate.sh
 	$(GO) generate ./...
 	@# WIRING.md is generated from the built-ins' declarations; lint writes it even
 	@# when it finds errors (exit 1), which `make lint` then reports.
@@ -66,8 +68,9 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
+# The Python half of the conformance suite is required here, not skipped.
 test: deps check-generated fmt-check vet
-	$(GO) test -count=1 ./...
+	EXOCORTEX_CONFORMANCE_PYTHON=require $(GO) test -count=1 ./...
 
 ## lint: the wiring lint over the built-in extensions, and WIRING.md's freshness
 lint: build

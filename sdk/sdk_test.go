@@ -264,15 +264,30 @@ func TestKeyOfEveryBuiltinKey(t *testing.T) {
 	// which reads the descriptors, catches a key added without a line here.
 	got := map[string]sdk.KeyRef{}
 	for _, k := range []sdk.KeyRef{
+		sdk.KeyOf[*exocortexv1.ActionGate](),
 		sdk.KeyOf[*exocortexv1.BeliefState](),
+		sdk.KeyOf[*exocortexv1.CodeQuality](),
+		sdk.KeyOf[*exocortexv1.Completion](),
+		sdk.KeyOf[*exocortexv1.ContextFill](),
 		sdk.KeyOf[*exocortexv1.ErrorDiagnosis](),
 		sdk.KeyOf[*exocortexv1.EvidenceLedger](),
-		sdk.KeyOf[*exocortexv1.LoopActive](),
-		sdk.KeyOf[*exocortexv1.ActionGate](),
 		sdk.KeyOf[*exocortexv1.FailureTracker](),
-		sdk.KeyOf[*exocortexv1.SupervisorState](),
+		sdk.KeyOf[*exocortexv1.HTNPlan](),
+		sdk.KeyOf[*exocortexv1.LoopActive](),
+		sdk.KeyOf[*exocortexv1.MaintenanceState](),
+		sdk.KeyOf[*exocortexv1.MemoryCandidates](),
 		sdk.KeyOf[*exocortexv1.MemoryCatalogBuilt](),
-		sdk.KeyOf[*exocortexv1.ContextFill](),
+		sdk.KeyOf[*exocortexv1.OperatorProfile](),
+		sdk.KeyOf[*exocortexv1.Orchestration](),
+		sdk.KeyOf[*exocortexv1.ReasoningState](),
+		sdk.KeyOf[*exocortexv1.SeenTools](),
+		sdk.KeyOf[*exocortexv1.SleepState](),
+		sdk.KeyOf[*exocortexv1.SupervisorSignals](),
+		sdk.KeyOf[*exocortexv1.SupervisorState](),
+		sdk.KeyOf[*exocortexv1.TaskState](),
+		sdk.KeyOf[*exocortexv1.ToolCatalog](),
+		sdk.KeyOf[*exocortexv1.WorkingMemory](),
+		sdk.KeyOf[*exocortexv1.WriteLog](),
 	} {
 		if !k.Builtin() {
 			t.Errorf("%s: Builtin() is false", k.Name())

@@ -40,7 +40,9 @@ func Serve(p Plugin) {
 	if logger == nil {
 		logger = slog.New(NewHostLogHandler(os.Stderr, p.Name))
 	}
-	go watchParent(context.Background(), os.Getppid, ParentPollInterval, func() {
+	// The parent's pid is read now, before the handshake: read inside the
+	// goroutine, a host that died right after starting us would go unnoticed.
+	go watchParent(context.Background(), os.Getppid(), os.Getppid, ParentPollInterval, func() {
 		logger.Info("the host process is gone; exiting", "plugin", p.Name)
 		os.Exit(0)
 	})
@@ -57,10 +59,9 @@ func Serve(p Plugin) {
 	})
 }
 
-// watchParent calls gone once when getppid's answer differs from its first one, then
+// watchParent calls gone once when getppid's answer differs from start, then
 // returns; it returns without calling gone when ctx ends.
-func watchParent(ctx context.Context, getppid func() int, every time.Duration, gone func()) {
-	start := getppid()
+func watchParent(ctx context.Context, start int, getppid func() int, every time.Duration, gone func()) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {

@@ -14,7 +14,7 @@ func TestWatchParentNoticesReparenting(t *testing.T) {
 	var ppid atomic.Int64
 	ppid.Store(4242)
 	gone := make(chan struct{})
-	go watchParent(t.Context(), func() int { return int(ppid.Load()) }, time.Millisecond, func() { close(gone) })
+	go watchParent(t.Context(), int(ppid.Load()), func() int { return int(ppid.Load()) }, time.Millisecond, func() { close(gone) })
 
 	select {
 	case <-gone:
@@ -33,7 +33,7 @@ func TestWatchParentStopsWithContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() {
-		watchParent(ctx, func() int { return 7 }, time.Millisecond, func() { t.Error("gone called") })
+		watchParent(ctx, 7, func() int { return 7 }, time.Millisecond, func() { t.Error("gone called") })
 		close(done)
 	}()
 	cancel()
