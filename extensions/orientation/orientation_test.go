@@ -1,0 +1,39 @@
+package orientation
+
+import (
+	"strings"
+	"testing"
+
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/sdk"
+	"github.com/exocortex/exocortex/sdk/sdktest"
+)
+
+func TestThroughProtocol(t *testing.T) {
+	client := sdktest.Serve(t, sdk.Plugin{Name: "cognition", Extensions: []sdk.Extension{Extension{}}})
+	call := func(entries ...*exocortexv1.StateEntry) string {
+		resp, err := client.MessageLoopPromptsAfter(t.Context(), &exocortexv1.MessageLoopPromptsAfterRequest{Call: sdktest.Call("situational_orientation", entries...)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.GetPromptBlocks()) == 0 {
+			return ""
+		}
+		return resp.GetPromptBlocks()[0].GetContent()
+	}
+	if got := call(sdktest.State(diagKey(), &exocortexv1.ErrorDiagnosis{ErrorClass: "none"}), sdktest.State(bstKey(), &exocortexv1.BeliefState{CompoundSig: "coding"})); got != "" {
+		t.Fatalf("nothing to act on, yet: %s", got)
+	}
+	got := call(
+		sdktest.State(diagKey(), &exocortexv1.ErrorDiagnosis{ErrorClass: "not_found", ToolName: "text_editor", Confidence: 0.85,
+			CausalChain: []string{"text_editor failed: a.txt does not exist"}, SuggestedActions: []string{"list the directory"}, AntiActions: []string{"retrying the same path"}}),
+		sdktest.State(gateKey(), &exocortexv1.ActionGate{Active: true, Tier: 4, Action: "rm -rf /srv"}),
+		sdktest.State(qualityKey(), &exocortexv1.CodeQuality{Verdict: "tests_failed", FailingTests: []string{"TestA"}}),
+		sdktest.State(bstKey(), &exocortexv1.BeliefState{CompoundSig: "debugging+coding"}),
+	)
+	for _, want := range []string{"text_editor call failed: not_found (confidence 0.85)", "Do: list the directory.", "Avoid: retrying the same path.", "tier-4 action: rm -rf /srv", "Failing tests: TestA", "debugging+coding"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("block lacks %q:\n%s", want, got)
+		}
+	}
+}
