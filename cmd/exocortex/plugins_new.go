@@ -62,7 +62,7 @@ no built-in extension uses there. Hooks: ` + strings.Join(scaffold.HookNames(), 
 			if _, ok := hooks.Lookup(o.Hook); !ok {
 				return fmt.Errorf("--hook %q is not a hook; choose one of: %s", o.Hook, strings.Join(scaffold.HookNames(), ", "))
 			}
-			if !cmd.Flags().Changed("order") {
+			if o.Order == 0 {
 				order, err := freeOrder(cmd.Context(), o.Hook)
 				if err != nil {
 					return err
@@ -92,7 +92,7 @@ no built-in extension uses there. Hooks: ` + strings.Join(scaffold.HookNames(), 
 	fl := cmd.Flags()
 	fl.StringVar(&o.Lang, "lang", scaffold.Go, "the plugin's language: go or python")
 	fl.StringVar(&o.Hook, "hook", "message_loop_prompts_after", "the hook the extension handles")
-	fl.IntVar(&o.Order, "order", defaultOrder, "the extension's order at its hook (default: the first free of 500, 510, ...)")
+	fl.IntVar(&o.Order, "order", 0, "the extension's order at its hook (0: the first of 500, 510, ... no built-in uses there)")
 	fl.StringVar(&dir, "dir", "", "where to write the plugin (default ./NAME)")
 	fl.StringVar(&o.Module, "module", "", "the Go module path (default exocortex.local/plugins/NAME)")
 	fl.StringVar(&src, "exocortex-src", "", "an Exocortex checkout to build a Go plugin against (default: found above the current directory or the exocortex binary)")
