@@ -201,6 +201,7 @@ func TestTimeoutKillsTheProcessGroup(t *testing.T) {
 		t.Errorf("error = %q, want the time limit", res.GetError())
 	}
 	c := res.GetContent()
+	t.Logf("result of the timed-out call:\n%s", c)
 	for _, want := range []string{"started", "stopped: the time limit of 300ms passed", "`echo started ...`", "sleep 100", "survived"} {
 		if !strings.Contains(c, want) {
 			t.Errorf("content lacks %q:\n%s", want, c)

@@ -2,6 +2,7 @@ package codeexec
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -84,4 +85,32 @@ func killGroup(cmd *exec.Cmd) {
 		return
 	}
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// watcherScript waits for end of file on its standard input, which happens when
+// the plugin closes the pipe or dies (however it dies), then kills every process
+// of the shell's session ($1) and its process group.
+const watcherScript = `read -r _; pkill -KILL -s "$1" 2>/dev/null; kill -KILL -- -"$1" 2>/dev/null; exit 0`
+
+// startWatcher starts the session's watcher: a small shell in a session of its
+// own (so neither the host's kill of the plugin's group nor the time-limit sweep
+// of the shell's session reaches it) reading a pipe only the plugin writes. The
+// shell's Pdeathsig covers the shell alone; the watcher covers the jobs it left
+// running in the background. Closing the returned pipe triggers it.
+func startWatcher(sid int) (*os.File, *exec.Cmd, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command("/bin/sh", "-c", watcherScript, "exocortex-session-watch", strconv.Itoa(sid))
+	cmd.Stdin = r
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		r.Close()
+		w.Close()
+		return nil, nil, fmt.Errorf("starting the session watcher: %w", err)
+	}
+	r.Close()
+	go func() { _ = cmd.Wait() }()
+	return w, cmd, nil
 }

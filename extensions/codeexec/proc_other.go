@@ -3,6 +3,7 @@
 package codeexec
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
 )
@@ -26,3 +27,6 @@ func killGroup(cmd *exec.Cmd) {
 		_ = cmd.Process.Kill()
 	}
 }
+
+// startWatcher: without sessions there is nothing for a watcher to kill.
+func startWatcher(int) (*os.File, *exec.Cmd, error) { return nil, nil, nil }

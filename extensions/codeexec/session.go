@@ -27,9 +27,12 @@ type session struct {
 	// mu is held while a command runs: one command at a time per session.
 	mu sync.Mutex
 
-	cmd     *exec.Cmd
-	pid     int
-	stdin   io.WriteCloser
+	cmd   *exec.Cmd
+	pid   int
+	stdin io.WriteCloser
+	// watch is the plugin's end of the watcher's pipe (nil where there is no
+	// watcher); closing it makes the watcher kill the session.
+	watch   *os.File
 	scratch string
 	token   string
 	marker  []byte // "\n" + token + " "
@@ -98,6 +101,9 @@ func startSession(shell, dir string) (*session, error) {
 	}
 	w.Close()
 	s.cmd, s.pid, s.stdin = cmd, cmd.Process.Pid, stdin
+	if watch, _, err := startWatcher(s.pid); err == nil {
+		s.watch = watch
+	}
 	go s.read(r)
 	go func() {
 		err := cmd.Wait()
@@ -208,6 +214,9 @@ func (s *session) kill() []proc {
 		if s.stdin != nil {
 			_ = s.stdin.Close()
 		}
+		if s.watch != nil {
+			_ = s.watch.Close()
+		}
 		if s.pid > 0 {
 			killed = killMembers(s.pid)
 			killGroup(s.cmd)
@@ -265,7 +274,7 @@ func (s *session) exec(ctx context.Context, runtime, program, code string, limit
 	default:
 		line = shellQuote(program) + " " + shellQuote(file)
 	}
-	line += " < /dev/null; printf '\\n" + s.token + " %d %s\\n' \"$?\" \"$PWD\"\n"
+	line += " < /dev/null; " + s.markerCmd()
 
 	// Output a background job wrote since the last call comes first, as in a
 	// terminal.
@@ -289,8 +298,11 @@ func (s *session) exec(ctx context.Context, runtime, program, code string, limit
 		carry = append(carry, chunk...)
 		if done := s.scan(&carry, &out); done {
 			if interrupted {
-				// Sweep once more: a job started just before the marker.
+				// Sweep once more: a job started just before the marker. Then
+				// let the shell report the jobs it lost ("Killed sleep 100")
+				// in this call's output rather than the next one's.
 				out.killed = mergeProcs(out.killed, killMembers(s.pid))
+				s.flush(&out)
 			}
 			return out
 		}
@@ -342,6 +354,45 @@ func (s *session) exec(ctx context.Context, runtime, program, code string, limit
 			interrupted, graceEnd = true, time.Now().Add(grace)
 			out.reason = fmt.Sprintf("the call was cancelled (%v)", context.Cause(ctx))
 			out.killed = killMembers(s.pid)
+		}
+	}
+}
+
+// markerCmd prints the marker line: a newline (so the marker starts a line
+// whatever the output ended with), the token, the last exit status and the
+// working directory.
+func (s *session) markerCmd() string {
+	return "printf '\\n" + s.token + " %d %s\\n' \"$?\" \"$PWD\"\n"
+}
+
+// flush runs a no-op through the shell and adds what it printed before the marker
+// (notices about background jobs that were killed) to out. It gives up quietly
+// after a short while.
+func (s *session) flush(out *outcome) {
+	line := ": < /dev/null; " + s.markerCmd()
+	if _, err := io.WriteString(s.stdin, line); err != nil {
+		return
+	}
+	var extra outcome
+	extra.cwd = out.cwd
+	var carry []byte
+	deadline := time.After(time.Second)
+	for {
+		chunk, dropped, eof := s.take()
+		extra.output.skip(dropped)
+		carry = append(carry, chunk...)
+		if s.scan(&carry, &extra) {
+			text, _, _ := extra.output.text(extra.output.keep())
+			out.output.write([]byte(text))
+			return
+		}
+		if eof {
+			return
+		}
+		select {
+		case <-s.notify:
+		case <-deadline:
+			return
 		}
 	}
 }
