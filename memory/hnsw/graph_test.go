@@ -173,10 +173,11 @@ func TestCustomDistance(t *testing.T) {
 		}
 		return s
 	}
-	data := clustered(3, 1100, 16, 10)
-	g, m := build(t, manhattan, data[:1000], 1)
+	n := scaled(1000)
+	data := clustered(3, n+100, 16, 10)
+	g, m := build(t, manhattan, data[:n], 1)
 	g.EfSearch = 64
-	if r := recallAt(t, g, m, data[1000:], 10); r < 0.95 {
+	if r := recallAt(t, g, m, data[n:], 10); r < 0.95 {
 		t.Errorf("recall@10 with a custom distance = %.3f", r)
 	}
 }

@@ -46,6 +46,7 @@ func run(ctx context.Context, args []string) error {
 	efs := fs.String("ef", "10,20,40,80,120,200,400", "EfSearch values to sweep")
 	par := fs.Int("parallel", 0, "build goroutines for our index (0: GOMAXPROCS)")
 	coderMax := fs.Int("coder-max", 0, "index at most this many vectors in coder/hnsw (0: all, -1: skip it)")
+	repeat := fs.Int("repeat", 1, "run each search sweep this many times and keep the fastest")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	if err := fs.Parse(args); err != nil {
@@ -68,7 +69,7 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	cfg := annbench.Config{K: *k, M: *m, EfConstruction: *efc, EfSearch: sweep, Parallelism: *par, CoderMax: *coderMax}
+	cfg := annbench.Config{K: *k, M: *m, EfConstruction: *efc, EfSearch: sweep, Parallelism: *par, CoderMax: *coderMax, Repeat: *repeat}
 	if !*quiet {
 		cfg.Progress = func(f string, a ...any) { fmt.Fprintf(os.Stderr, "hnswbench: "+f+"\n", a...) }
 	}

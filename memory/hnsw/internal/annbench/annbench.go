@@ -174,6 +174,7 @@ type Config struct {
 	EfSearch       []int
 	Parallelism    int // build goroutines for our index; 0 = GOMAXPROCS
 	CoderMax       int // index at most this many base vectors in coder/hnsw (0 = all, <0 = skip)
+	Repeat         int // run each search sweep this many times and keep the best speed (0 = 1)
 	Progress       func(format string, args ...any)
 }
 
@@ -188,6 +189,7 @@ type Result struct {
 	EfConstr   int     `json:"ef_construction"`
 	Threads    int     `json:"build_threads"`
 	GoMaxProcs int     `json:"gomaxprocs"`
+	Repeat     int     `json:"search_repeats"`
 	Rows       []Row   `json:"rows"`
 	ExportMB   float64 `json:"export_mb,omitempty"`
 	ImportSec  float64 `json:"import_seconds,omitempty"`
@@ -287,7 +289,7 @@ func Run(ctx context.Context, ds *Dataset, cfg Config) (*Result, error) {
 		progress = func(string, ...any) {}
 	}
 	res := &Result{Dataset: ds.Name, Base: len(ds.Base), Queries: len(ds.Queries), Dim: ds.Dim,
-		K: cfg.K, M: cfg.M, EfConstr: cfg.EfConstruction, GoMaxProcs: runtime.GOMAXPROCS(0)}
+		K: cfg.K, M: cfg.M, EfConstr: cfg.EfConstruction, GoMaxProcs: runtime.GOMAXPROCS(0), Repeat: max(cfg.Repeat, 1)}
 	res.Threads = cfg.Parallelism
 	if res.Threads <= 0 {
 		res.Threads = runtime.GOMAXPROCS(0)
@@ -306,7 +308,7 @@ func Run(ctx context.Context, ds *Dataset, cfg Config) (*Result, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		row := SearchOurs(g, ds, truth, cfg.K, ef)
+		row := bestOf(cfg.Repeat, func() Row { return SearchOurs(g, ds, truth, cfg.K, ef) })
 		if i == 0 {
 			row.BuildSec, row.BuildCPU, row.HeapMB = build.BuildSec, build.BuildCPU, build.HeapMB
 		}
@@ -381,19 +383,21 @@ func runCoder(ctx context.Context, ds *Dataset, truth [][]int, cfg Config, progr
 	var rows []Row
 	for i, ef := range cfg.EfSearch {
 		g.EfSearch = ef
-		got := make([][]int, len(ds.Queries))
-		t0, c0 := time.Now(), CPUTime()
-		for qi, q := range ds.Queries {
-			ns := g.Search(q, cfg.K)
-			ids := make([]int, len(ns))
-			for j, n := range ns {
-				ids[j] = n.Key
+		row := bestOf(cfg.Repeat, func() Row {
+			got := make([][]int, len(ds.Queries))
+			t0, c0 := time.Now(), CPUTime()
+			for qi, q := range ds.Queries {
+				ns := g.Search(q, cfg.K)
+				ids := make([]int, len(ns))
+				for j, n := range ns {
+					ids[j] = n.Key
+				}
+				got[qi] = ids
 			}
-			got[qi] = ids
-		}
-		el, elCPU := time.Since(t0), CPUTime()-c0
-		n := float64(len(ds.Queries))
-		row := Row{Index: "coder/hnsw v0.6.1", Ef: ef, Recall: Recall(truth, got), QPS: n / el.Seconds(), CPUQPS: n / elCPU.Seconds(), Note: note}
+			el, elCPU := time.Since(t0), CPUTime()-c0
+			n := float64(len(ds.Queries))
+			return Row{Index: "coder/hnsw v0.6.1", Ef: ef, Recall: Recall(truth, got), QPS: n / el.Seconds(), CPUQPS: n / elCPU.Seconds(), Note: note}
+		})
 		if i == 0 {
 			row.BuildSec, row.BuildCPU, row.HeapMB = build, buildCPU, mem
 		}
@@ -401,4 +405,21 @@ func runCoder(ctx context.Context, ds *Dataset, truth [][]int, cfg Config, progr
 		rows = append(rows, row)
 	}
 	return rows, nil
+}
+
+// bestOf runs a timed search n times (at least once) and keeps the fastest run: on a
+// shared machine the slower runs measure the neighbours, not the index. Recall is
+// the same on every run.
+func bestOf(n int, run func() Row) Row {
+	best := run()
+	for range n - 1 {
+		r := run()
+		if r.QPS > best.QPS {
+			best.QPS = r.QPS
+		}
+		if r.CPUQPS > best.CPUQPS {
+			best.CPUQPS = r.CPUQPS
+		}
+	}
+	return best
 }

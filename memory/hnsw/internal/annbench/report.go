@@ -9,7 +9,7 @@ import (
 // Print writes the comparison as an aligned table.
 func Print(w io.Writer, r *Result) {
 	fmt.Fprintf(w, "%s: %d base vectors, %d queries, %d dimensions, cosine, recall@%d\n", r.Dataset, r.Base, r.Queries, r.Dim, r.K)
-	fmt.Fprintf(w, "M %d, efConstruction %d, build threads %d (ours), GOMAXPROCS %d; searches on one goroutine\n\n", r.M, r.EfConstr, r.Threads, r.GoMaxProcs)
+	fmt.Fprintf(w, "M %d, efConstruction %d, build threads %d (ours), GOMAXPROCS %d; searches on one goroutine, best of %d\n\n", r.M, r.EfConstr, r.Threads, r.GoMaxProcs, max(r.Repeat, 1))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "index\tef\trecall@k\tqueries/s\tqueries/cpu-s\tbuild s\tbuild cpu-s\theap MB\tnote\t")
 	for _, row := range r.Rows {
