@@ -37,8 +37,13 @@
 // what became of the session. A shell that exits (`exit`, `set -e`) is replaced
 // on the next call the same way.
 //
+// If the plugin process dies (the host kills it at its own deadline, or it
+// crashes), the kernel kills the shell (Pdeathsig), and a small watcher process
+// per session, in a session of its own and waiting for end of file on a pipe
+// only the plugin holds, kills what the shell left running in the background.
+//
 // Killing by session needs /proc (Linux). Elsewhere the shell and its process
-// group are killed at the time limit.
+// group are killed at the time limit, and there is no watcher.
 //
 // # Output
 //

@@ -340,11 +340,7 @@ func patch(path, shown, old, repl string, cfg config.Editor) (string, error) {
 		return "", fmt.Errorf("writing %s: %w", shown, err)
 	}
 	first := lineAt(text, i)
-	oldLines := max(1, strings.Count(old, "\n")+1)
-	newLines := strings.Count(repl, "\n") + 1
-	if repl == "" {
-		newLines = 0
-	}
+	oldLines, newLines := countLines(old), countLines(repl)
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "Patched %s: replaced %d line(s) from line %d with %d line(s). Now:\n", shown, oldLines, first, newLines)
 	lines := splitLines(updated)
@@ -356,6 +352,15 @@ func patch(path, shown, old, repl string, cfg config.Editor) (string, error) {
 		fmt.Fprintf(&sb, "%6d\t%s\n", k, strings.TrimSuffix(lines[k-1], "\r"))
 	}
 	return strings.TrimRight(sb.String(), "\n"), nil
+}
+
+// countLines is how many lines a passage spans: "b\n" is one line, "a\nb" two.
+func countLines(s string) int {
+	n := strings.Count(s, "\n")
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		n++
+	}
+	return n
 }
 
 // nearMiss points at lines where the passage's first line occurs with other

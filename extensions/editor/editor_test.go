@@ -134,7 +134,7 @@ func TestWriteAndPatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = h.ok(map[string]any{"action": "patch", "path": "src/new/main.go", "old_text": "\tprintln(1)\n", "new_text": "\tprintln(2)\n\tprintln(3)\n"})
-	if !strings.HasPrefix(got, "Patched src/new/main.go: replaced 2 line(s) from line 4 with 3 line(s). Now:") || !strings.Contains(got, "     5\t\tprintln(3)") {
+	if !strings.HasPrefix(got, "Patched src/new/main.go: replaced 1 line(s) from line 4 with 2 line(s). Now:") || !strings.Contains(got, "     5\t\tprintln(3)") {
 		t.Errorf("patch:\n%s", got)
 	}
 	if want := "package main\n\nfunc main() {\n\tprintln(2)\n\tprintln(3)\n}\n"; readFile(t, path) != want {
