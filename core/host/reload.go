@@ -437,8 +437,12 @@ func (h *Host) reconcile(ctx context.Context, name string, trigger time.Time, fr
 	default:
 		ev = Event{Kind: kind, Plugin: name, Detail: fmt.Sprintf("version %s -> %s from %s", orUnknown(cur.Manifest().GetVersion()), orUnknown(np.Manifest().GetVersion()), want.Path)}
 	}
-	ready := time.Since(trigger)
-	ev.Detail += fmt.Sprintf("; ready %s after the last change", ready.Round(time.Millisecond))
+	ready := time.Since(trigger).Round(time.Millisecond)
+	if from != nil {
+		ev.Detail += fmt.Sprintf("; ready %s after the last change on disk", ready)
+	} else {
+		ev.Detail += fmt.Sprintf("; ready %s after the reload was asked for", ready)
+	}
 
 	h.rl.mu.Lock()
 	if h.rl.closed {
@@ -450,20 +454,28 @@ func (h *Host) reconcile(ctx context.Context, name string, trigger time.Time, fr
 	}
 	prev := h.rl.staged
 	s := &staged{plugins: list, failed: failed, registry: reg, table: table, shadows: plShadows}
+	var earlier *Event // what is already staged for name, not yet applied
 	if prev != nil {
 		for _, e := range prev.events {
 			if e.Plugin != name {
 				s.events = append(s.events, e)
 				s.names = append(s.names, e.Plugin)
+			} else {
+				earlier = &e
 			}
 		}
 	}
-	s.events = append(s.events, ev)
-	s.names = append(s.names, name)
+	merged, ok := mergeStaged(earlier, ev)
+	if ok {
+		s.events = append(s.events, merged)
+		s.names = append(s.names, name)
+		in := h.rl.infoOf(name)
+		in.pending = fmt.Sprintf("%s staged at %s; it takes effect at the next iteration", merged.Kind, time.Now().Format(time.TimeOnly))
+		in.lastRejection, in.rejected = "", nil
+	} else {
+		delete(h.rl.info, name) // added and removed again before it ever ran
+	}
 	h.rl.staged = s
-	in := h.rl.infoOf(name)
-	in.pending = fmt.Sprintf("%s staged at %s; it takes effect at the next iteration", kind, time.Now().Format(time.TimeOnly))
-	in.lastRejection, in.rejected = "", nil
 	h.rl.mu.Unlock()
 
 	// A version staged earlier and superseded before it ever served is stopped.
@@ -490,6 +502,24 @@ func (h *Host) reconcile(ctx context.Context, name string, trigger time.Time, fr
 	}
 	h.emit(Event{Kind: EventStaged, Plugin: name, Detail: detail})
 	return nil
+}
+
+// mergeStaged combines a change staged earlier for a plugin, not applied yet,
+// with a new one, as the running table will see them: added then changed is
+// added, added then removed is nothing, removed then added back is a reload.
+func mergeStaged(earlier *Event, ev Event) (Event, bool) {
+	if earlier == nil {
+		return ev, true
+	}
+	switch {
+	case earlier.Kind == EventAdded && ev.Kind == EventRemoved:
+		return Event{}, false
+	case earlier.Kind == EventAdded:
+		ev.Kind = EventAdded
+	case earlier.Kind == EventRemoved && ev.Kind == EventAdded:
+		ev.Kind = EventReload
+	}
+	return ev, true
 }
 
 func orUnknown(v string) string {

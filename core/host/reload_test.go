@@ -473,3 +473,67 @@ func TestProjectOf(t *testing.T) {
 		t.Error("a sibling with a common prefix was trusted")
 	}
 }
+
+// TestStagedChangesMerge: changes staged one after the other before the next
+// iteration are applied as the running table sees them.
+func TestStagedChangesMerge(t *testing.T) {
+	dir := t.TempDir()
+	addPlugin(t, dir, "alpha", []ext{{name: "a1", hook: "message_loop_end", order: 10}}, nil)
+	log := &eventLog{}
+	h, err := newHost(t, dir, Options{OnEvent: log.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	// Added, then changed: one addition of the latest version.
+	addPlugin(t, dir, "gamma", []ext{{name: "g1", hook: "message_loop_end", order: 5}}, nil)
+	if err := h.Reload(ctx, "gamma"); err != nil {
+		t.Fatal(err)
+	}
+	var first *Plugin
+	h.rl.mu.Lock()
+	for _, p := range h.rl.staged.plugins {
+		if p.Name() == "gamma" {
+			first = p
+		}
+	}
+	h.rl.mu.Unlock()
+	first.mu.Lock()
+	firstPid := first.client.ReattachConfig().Pid
+	first.mu.Unlock()
+	addPlugin(t, dir, "gamma", []ext{{name: "g2", hook: "message_loop_end", order: 5}}, nil)
+	if err := h.Reload(ctx, "gamma"); err != nil {
+		t.Fatal(err)
+	}
+	waitDead(t, firstPid, "the superseded staged version")
+	if !h.ApplyPending() {
+		t.Fatal("nothing applied")
+	}
+	if got := endNames(h); got != "g2,a1" {
+		t.Fatalf("table = %s", got)
+	}
+	if got := strings.Join(log.kinds("gamma"), ","); got != "staged,staged,added" {
+		t.Fatalf("gamma's events: %s", got)
+	}
+	// Added, then removed before any iteration: nothing to apply for it.
+	addPlugin(t, dir, "delta", []ext{{name: "d1", hook: "message_loop_end", order: 7}}, nil)
+	if err := h.Reload(ctx, "delta"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "delta")); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Reload(ctx, "delta"); err != nil {
+		t.Fatal(err)
+	}
+	if p := h.Pending(); len(p) != 0 {
+		t.Fatalf("pending = %v", p)
+	}
+	h.ApplyPending()
+	if got := endNames(h); got != "g2,a1" {
+		t.Fatalf("table = %s", got)
+	}
+	if _, ok := statusOf(h, "delta"); ok {
+		t.Fatal("delta shows in the status")
+	}
+}
