@@ -142,8 +142,8 @@ func (r *Runner) decide(ctx context.Context, command string) (string, error) {
 		return "", fmt.Errorf("%w (no operator to ask; choose --approval yolo to run commands without asking)", ErrDenied)
 	}
 	d, err := r.Approver.Approve(ctx, loop.Approval{
-		Tool: Tool, Action: command, Extension: "operator",
-		Reason: "a shell command typed after ! in the session",
+		Tool: Tool, Action: command,
+		Reason: "typed after ! in the session; it asks as the agent's shell tool does",
 	})
 	if err != nil {
 		return "", fmt.Errorf("%w: the approval failed: %v", ErrDenied, err)

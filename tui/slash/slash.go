@@ -46,6 +46,10 @@ type Command struct {
 // takesArgs reports whether anything may follow the name.
 func (c Command) takesArgs() bool { return c.Args != "" || len(c.Subs) > 0 }
 
+// needsArgs reports whether the usage has a required argument (one not in
+// brackets).
+func needsArgs(usage string) bool { return usage != "" && !strings.HasPrefix(usage, "[") }
+
 // Registry is the set of commands, in the order given (the order of /help).
 type Registry struct {
 	cmds   []Command
@@ -192,6 +196,9 @@ type Candidate struct {
 	// Label is what the menu shows, e.g. "/memory search QUERY".
 	Label   string
 	Summary string
+	// Runnable is set when the line makes sense run as it is (no required
+	// argument is missing), so Enter may run it at once.
+	Runnable bool
 }
 
 // Values returns the possible values of an argument kind that may complete
@@ -226,7 +233,7 @@ func (r *Registry) Complete(line string, values Values) []Candidate {
 				if sc.Args != "" || sc.Kind != "" {
 					line += " "
 				}
-				out = append(out, Candidate{Line: line, Label: "/" + c.Name + " " + sc.Name + " " + sc.Args, Summary: sc.Summary})
+				out = append(out, Candidate{Line: line, Label: "/" + c.Name + " " + sc.Name + " " + sc.Args, Summary: sc.Summary, Runnable: !needsArgs(sc.Args)})
 			}
 			return out
 		}
@@ -254,7 +261,7 @@ func (r *Registry) completeName(prefix string) []Candidate {
 		if c.takesArgs() {
 			line += " "
 		}
-		out = append(out, Candidate{Line: line, Label: strings.TrimSpace("/" + c.Name + " " + c.Args), Summary: c.Summary})
+		out = append(out, Candidate{Line: line, Label: strings.TrimSpace("/" + c.Name + " " + c.Args), Summary: c.Summary, Runnable: !needsArgs(c.Args)})
 	}
 	return out
 }
@@ -266,7 +273,7 @@ func completeValue(head, arg, kind string, values Values) []Candidate {
 	}
 	var out []Candidate
 	for _, v := range matchNames(arg, values(kind, arg)) {
-		out = append(out, Candidate{Line: head + v, Label: v})
+		out = append(out, Candidate{Line: head + v, Label: v, Runnable: true})
 	}
 	return out
 }
@@ -312,25 +319,32 @@ func indexSub(subs []Sub, name string) int {
 	return -1
 }
 
-// Help renders the command table: one line per command, and one per
-// subcommand, aligned.
-func (r *Registry) Help() string {
-	type row struct{ usage, summary string }
-	var rows []row
-	width := 0
+// Row is one line of the command table: the usage and what it does.
+type Row struct{ Usage, Summary string }
+
+// Rows returns the command table: one row per command, and one per
+// subcommand (indented).
+func (r *Registry) Rows() []Row {
+	var rows []Row
 	for _, c := range r.cmds {
-		u := strings.TrimSpace("/" + c.Name + " " + c.Args)
-		rows = append(rows, row{u, c.Summary})
-		width = max(width, len(u))
+		rows = append(rows, Row{strings.TrimSpace("/" + c.Name + " " + c.Args), c.Summary})
 		for _, s := range c.Subs {
-			su := strings.TrimSpace("  /" + c.Name + " " + s.Name + " " + s.Args)
-			rows = append(rows, row{su, s.Summary})
-			width = max(width, len(su))
+			rows = append(rows, Row{strings.TrimSpace("  /" + c.Name + " " + s.Name + " " + s.Args), s.Summary})
 		}
+	}
+	return rows
+}
+
+// Help renders the command table, aligned.
+func (r *Registry) Help() string {
+	rows := r.Rows()
+	width := 0
+	for _, rw := range rows {
+		width = max(width, len(rw.Usage))
 	}
 	var b strings.Builder
 	for _, rw := range rows {
-		fmt.Fprintf(&b, "%-*s  %s\n", width, rw.usage, rw.summary)
+		fmt.Fprintf(&b, "%-*s  %s\n", width, rw.Usage, rw.Summary)
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/exocortex/exocortex/core/llm"
+	"github.com/exocortex/exocortex/core/loop"
+	"github.com/exocortex/exocortex/core/session"
+	"github.com/exocortex/exocortex/prompts"
+	"github.com/exocortex/exocortex/tui"
+)
+
+// sessionFlags are the root command's: the agent's flags and how to pick the
+// session and the screen.
+type sessionFlags struct {
+	agent      agentFlags
+	cont       bool
+	resume     string
+	fullscreen bool
+	plain      bool
+}
+
+// setSessionCmd makes the root command open an operator session.
+func setSessionCmd(root *cobra.Command) {
+	f := &sessionFlags{}
+	root.Args = cobra.NoArgs
+	root.Long = `Exocortex runs an agent loop against a local model (Ollama) and fires its hooks
+into out-of-process plugins. Without a subcommand it opens an operator session
+in the terminal: a welcome card (model, Ollama address and whether it answered,
+plugins and their health, memory size), then a prompt.
+
+The session draws inline, so the terminal's scrollback keeps the conversation
+(--fullscreen uses the whole screen instead). Every message is saved as it is
+added, under a session name: -c continues the last session, --resume NAME a
+named one. /help lists the commands and keys. When stdin or stdout is not a
+terminal (or with --plain) it reads prompts line by line instead; for scripts,
+use exocortex run -p.`
+	root.Example = `  exocortex                       # a new session
+  exocortex -c                    # continue the last session
+  exocortex --resume 2026-11-21-1530-ab12
+  exocortex --model script:examples/scripts/hello.yaml
+  echo "hello" | exocortex --plain`
+	root.RunE = func(cmd *cobra.Command, _ []string) error { return runSession(cmd, f) }
+	fl := root.Flags()
+	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the last session")
+	fl.StringVar(&f.resume, "resume", "", "continue the session called `NAME` (it must exist)")
+	fl.BoolVar(&f.fullscreen, "fullscreen", false, "draw on the whole screen (the alternate screen) instead of inline")
+	fl.BoolVar(&f.plain, "plain", false, "read prompts line by line even on a terminal")
+	f.agent.register(root)
+}
+
+// pickSession returns the session to open and whether it existed before.
+func (f *sessionFlags) pickSession(dir string, now time.Time) (string, bool, error) {
+	exists := func(name string) bool {
+		_, err := os.Stat(filepath.Join(dir, name+".jsonl"))
+		return err == nil
+	}
+	set := 0
+	for _, b := range []bool{f.cont, f.resume != "", f.agent.sessionName != ""} {
+		if b {
+			set++
+		}
+	}
+	if set > 1 {
+		return "", false, &exitError{2, errors.New("choose one of -c, --resume NAME and --session NAME")}
+	}
+	switch {
+	case f.resume != "":
+		if err := session.ValidateName(f.resume); err != nil {
+			return "", false, &exitError{2, err}
+		}
+		if !exists(f.resume) {
+			return "", false, &exitError{2, fmt.Errorf("no session called %s in %s; `exocortex -c` continues the last one, and /sessions lists them all", f.resume, dir)}
+		}
+		return f.resume, true, nil
+	case f.cont:
+		last, err := session.Last(dir)
+		if err != nil {
+			return "", false, err
+		}
+		if last != "" && exists(last) {
+			return last, true, nil
+		}
+		// Nothing to continue: a new session, as the welcome card says.
+		return session.NewName(now), false, nil
+	case f.agent.sessionName != "":
+		if err := session.ValidateName(f.agent.sessionName); err != nil {
+			return "", false, &exitError{2, err}
+		}
+		return f.agent.sessionName, exists(f.agent.sessionName), nil
+	}
+	return session.NewName(now), false, nil
+}
+
+// runSession is the root command: the terminal session, or line mode.
+func runSession(cmd *cobra.Command, f *sessionFlags) error {
+	a, err := loadApp()
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	f.agent.apply(a)
+	mode, err := loop.ParseApprovalMode(a.cfg.Approval)
+	if err != nil {
+		return &exitError{2, err}
+	}
+	sessions := filepath.Join(a.home, "sessions")
+	name, resumed, err := f.pickSession(sessions, time.Now())
+	if err != nil {
+		return err
+	}
+	client, model, stopModel, err := a.model()
+	if err != nil {
+		return err
+	}
+	defer stopModel()
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	dirs, err := prompts.Dirs(wd)
+	if err != nil {
+		return err
+	}
+	loader := prompts.NewLoader(dirs...)
+	numCtx := a.cfg.NumCtx
+	if numCtx == 0 {
+		numCtx = llm.DefaultNumCtx
+	}
+	scripted := ""
+	if strings.HasPrefix(a.cfg.Model, "script:") {
+		scripted = a.cfg.Model
+	}
+	eng := tui.NewEngine(tui.Config{
+		Model: model, Address: client.BaseURL(), Scripted: scripted, LLM: client, NumCtx: numCtx,
+		StartHost: a.openHost,
+		NewAgent:  a.sessionAgent(client, loader),
+		Prompts:   loader, SessionsDir: sessions, Session: name, Resumed: resumed,
+		HistoryFile: filepath.Join(a.home, "history.jsonl"),
+		MemoryDir:   filepath.Join(a.home, "memory"),
+		WorkDir:     wd, ApprovalMode: mode, Fullscreen: f.fullscreen,
+	})
+
+	// Ctrl+C belongs to the session (it stops a turn), so the root's SIGINT
+	// context is not used; SIGTERM and SIGHUP end the session cleanly.
+	ctx, stop := signal.NotifyContext(context.WithoutCancel(cmd.Context()), syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	if f.plain || !isTerminal(os.Stdin) || !isTerminal(os.Stdout) {
+		return tui.LineMode(ctx, eng, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+	}
+	return tui.Run(ctx, eng)
+}
+
+// sessionAgent builds a session's agent as `run` does (app.start), with the
+// model, session, observer and approver the terminal gives.
+func (a *app) sessionAgent(client *llm.Client, loader *prompts.Loader) func(tui.AgentSpec) (*loop.Agent, error) {
+	return func(s tui.AgentSpec) (*loop.Agent, error) {
+		agent, err := loop.New(loop.Options{
+			Host: s.Host, LLM: client, Prompts: loader, Model: s.Model,
+			NumCtx: a.cfg.NumCtx, MaxIterations: a.cfg.MaxIterations, UnusableLimit: a.cfg.UnusableLimit,
+			Session: s.Session, PersistentState: filepath.Join(a.home, "state.json"),
+			ApprovalMode: s.Mode, Approver: s.Approver, Observer: s.Observer, Logger: a.log,
+			ToolTimeout: time.Duration(a.cfg.Timeouts.Tool),
+		})
+		if err != nil {
+			return nil, err
+		}
+		s.Host.Services().SetSubordinateRunner(agent.RunSubordinate)
+		return agent, nil
+	}
+}
+
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }

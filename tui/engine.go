@@ -1,0 +1,525 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/exocortex/exocortex/core/host"
+	"github.com/exocortex/exocortex/core/llm"
+	"github.com/exocortex/exocortex/core/loop"
+	"github.com/exocortex/exocortex/core/session"
+	"github.com/exocortex/exocortex/prompts"
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/tui/shell"
+	"github.com/exocortex/exocortex/tui/transcript"
+)
+
+// CohesionPrompt is the prompt file whose text asks the agent for a
+// reflection when the operator sends an empty prompt.
+const CohesionPrompt = "fw.cohesion"
+
+// Config is what a terminal session needs from the command line. The slow
+// parts (plugins) are functions, run after the first paint.
+type Config struct {
+	// Model is the chat model's name; Address is the Ollama server it is asked
+	// at; Scripted, when set, names the script replayed instead ("script:FILE").
+	Model    string
+	Address  string
+	Scripted string
+	LLM      *llm.Client
+	// NumCtx is the context window sent with every request (for the status line).
+	NumCtx int
+
+	// StartHost starts the plugins.
+	StartHost func(ctx context.Context) (*host.Host, error)
+	// NewAgent builds the agent of a session; the spec's fields are all set.
+	NewAgent func(AgentSpec) (*loop.Agent, error)
+	Prompts  *prompts.Loader
+
+	// SessionsDir holds the sessions; Session names the one to open (created
+	// when missing). Resumed says it was asked for by -c or --resume.
+	SessionsDir string
+	Session     string
+	Resumed     bool
+
+	// HistoryFile keeps the input history ("" keeps it in memory).
+	HistoryFile string
+	// MemoryDir is the memory store's directory.
+	MemoryDir string
+	// WorkDir resolves @path, /export and /import paths and runs !commands.
+	WorkDir      string
+	ApprovalMode loop.ApprovalMode
+	// Fullscreen draws on the alternate screen instead of inline.
+	Fullscreen bool
+}
+
+// AgentSpec is what Config.NewAgent is given.
+type AgentSpec struct {
+	Host     *host.Host
+	Session  *session.Session
+	Model    string
+	Mode     loop.ApprovalMode
+	Observer func(loop.Event)
+	Approver loop.Approver
+}
+
+// ErrBusy is returned for work that cannot start while a turn runs.
+var ErrBusy = errors.New("a turn is running: wait for it to finish, or press ctrl+c to stop it")
+
+// ErrNotReady is returned for a prompt before the agent is built.
+var ErrNotReady = errors.New("the agent is not ready yet (plugins are still starting)")
+
+// Engine is the session's runtime: the plugins, the open session, its agent,
+// and what was recorded of the turns. The Bubble Tea model and the line mode
+// both drive it. Its methods are safe for concurrent use; one turn runs at a
+// time.
+type Engine struct {
+	cfg   Config
+	shell *shell.Runner
+	rec   *recorder
+
+	mu       sync.Mutex
+	host     *host.Host
+	hostErr  error
+	sess     *session.Session
+	agent    *loop.Agent
+	model    string
+	mode     loop.ApprovalMode
+	busy     bool
+	observer func(loop.Event)
+	approver loop.Approver
+	// allowed remembers "allow for this session" answers, so that an agent
+	// rebuilt for the same session (/rename, /model) keeps them.
+	allowed map[string]bool
+}
+
+// NewEngine returns an engine for cfg; nothing is started yet.
+func NewEngine(cfg Config) *Engine {
+	if cfg.ApprovalMode == "" {
+		cfg.ApprovalMode = loop.ApprovalDefault
+	}
+	e := &Engine{cfg: cfg, model: cfg.Model, mode: cfg.ApprovalMode, rec: newRecorder(), allowed: map[string]bool{}}
+	e.shell = &shell.Runner{Approver: loop.ApproverFunc(e.approve), Mode: e.Mode, Dir: cfg.WorkDir}
+	return e
+}
+
+// Config returns the configuration the engine was made with.
+func (e *Engine) Config() Config { return e.cfg }
+
+// SetFrontend connects the engine to what shows events and asks the operator.
+// Call it before StartHost and OpenSession.
+func (e *Engine) SetFrontend(observer func(loop.Event), approver loop.Approver) {
+	e.mu.Lock()
+	e.observer, e.approver = observer, approver
+	e.mu.Unlock()
+}
+
+// observe records an event and passes it on. The loop calls it from the
+// goroutine running the monologue.
+func (e *Engine) observe(ev loop.Event) {
+	e.rec.record(ev)
+	e.mu.Lock()
+	obs := e.observer
+	e.mu.Unlock()
+	if obs != nil {
+		obs(ev)
+	}
+}
+
+// approve asks the frontend, remembering "allow for this session" answers.
+func (e *Engine) approve(ctx context.Context, req loop.Approval) (loop.Decision, error) {
+	key := req.Tool + "\x00" + req.Action
+	e.mu.Lock()
+	ap, memo := e.approver, e.allowed[key]
+	e.mu.Unlock()
+	if memo {
+		return loop.AllowSession, nil
+	}
+	if ap == nil {
+		return loop.Deny, errors.New("no operator to ask")
+	}
+	d, err := ap.Approve(ctx, req)
+	if err == nil && d == loop.AllowSession {
+		e.mu.Lock()
+		e.allowed[key] = true
+		e.mu.Unlock()
+	}
+	return d, err
+}
+
+// StartHost starts the plugins and, when a session is open, builds its agent.
+func (e *Engine) StartHost(ctx context.Context) (*host.Host, error) {
+	if e.cfg.StartHost == nil {
+		return nil, errors.New("no plugin host configured")
+	}
+	h, err := e.cfg.StartHost(ctx)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.host, e.hostErr = h, err
+	if err != nil {
+		return nil, err
+	}
+	if e.sess != nil && e.agent == nil {
+		if err := e.buildAgentLocked(); err != nil {
+			return h, err
+		}
+	}
+	return h, nil
+}
+
+// Host returns the plugin host (nil until started).
+func (e *Engine) Host() *host.Host {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.host
+}
+
+// Ready reports whether a prompt can run.
+func (e *Engine) Ready() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.agent != nil
+}
+
+// Probe asks the model server whether it answers and has the model.
+func (e *Engine) Probe(ctx context.Context) (llm.ServerInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return e.cfg.LLM.Probe(ctx, e.Model())
+}
+
+// Model is the chat model in use.
+func (e *Engine) Model() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.model
+}
+
+// Mode is the approval mode in force.
+func (e *Engine) Mode() loop.ApprovalMode {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.mode
+}
+
+// SetMode changes the approval mode for the agent and for !commands.
+func (e *Engine) SetMode(m loop.ApprovalMode) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.mode = m
+	if e.agent != nil {
+		e.agent.SetApprovalMode(m)
+	}
+}
+
+// Session returns the open session (nil before OpenSession).
+func (e *Engine) Session() *session.Session {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.sess
+}
+
+// Agent returns the agent (nil until the plugins and the session are ready).
+func (e *Engine) Agent() *loop.Agent {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.agent
+}
+
+// Stats returns what was recorded of the turns so far.
+func (e *Engine) Stats() Stats { return e.rec.stats() }
+
+// LastWiring returns the hook calls of the last turn, in order.
+func (e *Engine) LastWiring() []loop.Event { return e.rec.wiring() }
+
+// buildAgentLocked makes the agent for the open session. e.mu is held.
+func (e *Engine) buildAgentLocked() error {
+	a, err := e.cfg.NewAgent(AgentSpec{
+		Host: e.host, Session: e.sess, Model: e.model, Mode: e.mode,
+		Observer: e.observe, Approver: loop.ApproverFunc(e.approve),
+	})
+	if err != nil {
+		return fmt.Errorf("building the agent for session %s: %w", e.sess.Name(), err)
+	}
+	e.agent = a
+	return nil
+}
+
+// OpenSession makes name the open session (creating it when it does not
+// exist), closing the one before. The "allow for this session" answers are
+// forgotten unless keepApprovals is set (the same session under a new name).
+func (e *Engine) OpenSession(ctx context.Context, name string) (*session.Session, error) {
+	return e.openSession(ctx, name, false, nil)
+}
+
+func (e *Engine) openSession(ctx context.Context, name string, keepApprovals bool, between func() error) (*session.Session, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.busy {
+		return nil, ErrBusy
+	}
+	if err := session.ValidateName(name); err != nil {
+		return nil, err
+	}
+	if e.sess != nil && e.sess.Name() == name && between == nil {
+		return e.sess, nil
+	}
+	old := e.sess
+	if old != nil {
+		if err := old.Close(); err != nil {
+			return nil, fmt.Errorf("closing session %s: %w", old.Name(), err)
+		}
+		e.sess, e.agent = nil, nil
+	}
+	if between != nil {
+		if err := between(); err != nil {
+			// Put the old session back: the operator keeps working in it.
+			if old != nil {
+				if s, rerr := session.Open(ctx, e.cfg.SessionsDir, old.Name()); rerr == nil {
+					e.sess = s
+					if e.host != nil {
+						_ = e.buildAgentLocked()
+					}
+				}
+			}
+			return nil, err
+		}
+	}
+	s, err := session.Open(ctx, e.cfg.SessionsDir, name)
+	if err != nil {
+		return nil, err
+	}
+	e.sess = s
+	if !keepApprovals {
+		e.allowed = map[string]bool{}
+	}
+	if e.host != nil {
+		if err := e.buildAgentLocked(); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// SessionExists reports whether a session file called name exists.
+func (e *Engine) SessionExists(name string) bool {
+	_, err := os.Stat(filepath.Join(e.cfg.SessionsDir, name+".jsonl"))
+	return err == nil
+}
+
+// Sessions lists the saved sessions, newest first.
+func (e *Engine) Sessions() ([]session.Info, error) { return session.List(e.cfg.SessionsDir) }
+
+// NewSession opens a fresh session, named from the time when name is "".
+func (e *Engine) NewSession(ctx context.Context, name string) (*session.Session, error) {
+	if name == "" {
+		name = session.NewName(time.Now())
+	} else if e.SessionExists(name) {
+		return nil, fmt.Errorf("a session called %s exists already: /resume %s opens it", name, name)
+	}
+	return e.OpenSession(ctx, name)
+}
+
+// Rename gives the open session a new name: the file is renamed and the
+// session reopened under it (its agent is rebuilt; the history and state are
+// those on disk, so nothing is lost).
+func (e *Engine) Rename(ctx context.Context, name string) (*session.Session, error) {
+	if err := session.ValidateName(name); err != nil {
+		return nil, err
+	}
+	cur := e.Session()
+	if cur == nil {
+		return nil, errors.New("no session is open")
+	}
+	if cur.Name() == name {
+		return cur, nil
+	}
+	if e.SessionExists(name) {
+		return nil, fmt.Errorf("a session called %s exists already; choose another name", name)
+	}
+	oldPath := cur.Path()
+	newPath := filepath.Join(e.cfg.SessionsDir, name+".jsonl")
+	return e.openSession(ctx, name, true, func() error {
+		if err := os.Rename(oldPath, newPath); err != nil {
+			return fmt.Errorf("renaming %s: %w", oldPath, err)
+		}
+		// The old lock file is stale now that the session is closed.
+		_ = os.Remove(oldPath + ".lock")
+		return nil
+	})
+}
+
+// SetModel switches the chat model after checking the server has it; the
+// agent is rebuilt on the same session.
+func (e *Engine) SetModel(ctx context.Context, model string) (llm.ServerInfo, error) {
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	info, err := e.cfg.LLM.Probe(pctx, model)
+	cancel()
+	if err != nil {
+		return info, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.busy {
+		return info, ErrBusy
+	}
+	prev := e.model
+	e.model = model
+	if e.sess != nil && e.host != nil {
+		if err := e.buildAgentLocked(); err != nil {
+			e.model = prev
+			_ = e.buildAgentLocked()
+			return info, err
+		}
+	}
+	return info, nil
+}
+
+// begin marks a turn as running and returns the agent.
+func (e *Engine) begin() (*loop.Agent, *session.Session, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.busy {
+		return nil, nil, ErrBusy
+	}
+	if e.agent == nil {
+		if e.hostErr != nil {
+			return nil, nil, fmt.Errorf("the plugins did not start, so no agent can run: %w", e.hostErr)
+		}
+		return nil, nil, ErrNotReady
+	}
+	e.busy = true
+	return e.agent, e.sess, nil
+}
+
+func (e *Engine) end() {
+	e.mu.Lock()
+	e.busy = false
+	e.mu.Unlock()
+}
+
+// Busy reports whether a turn runs.
+func (e *Engine) Busy() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.busy
+}
+
+// Run runs one monologue on the operator's text. Events reach the frontend
+// as they happen; cancel ctx to stop it.
+func (e *Engine) Run(ctx context.Context, text string) (*loop.Result, error) {
+	a, _, err := e.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer e.end()
+	e.rec.startTurn()
+	return a.Monologue(ctx, text)
+}
+
+// Reflect runs the cohesion loop: a monologue on the reflection instruction
+// (prompts/fw.cohesion.md), whose answer is saved in the session as a thought
+// (see package transcript) and returned. The exchange stays in the agent's
+// context; the transcript hides it.
+func (e *Engine) Reflect(ctx context.Context) (string, error) {
+	p, err := e.cfg.Prompts.Load(CohesionPrompt)
+	if err != nil {
+		return "", err
+	}
+	instruction, err := p.Render(nil)
+	if err != nil {
+		return "", err
+	}
+	a, s, err := e.begin()
+	if err != nil {
+		return "", err
+	}
+	defer e.end()
+	e.rec.startTurn()
+	before := len(a.History())
+	res, err := a.Monologue(ctx, strings.TrimSpace(instruction))
+	hist := a.History()
+	if len(hist) <= before || s == nil {
+		return "", err
+	}
+	thought := ""
+	if res != nil {
+		thought = res.Response
+	}
+	if err != nil {
+		thought = "(the reflection was interrupted: " + err.Error() + ")"
+	}
+	// The thought is saved even when ctx was canceled: it marks the exchange
+	// as a reflection so the transcript keeps hiding it.
+	m := transcript.NewThought(hist[before].GetId(), thought, time.Now())
+	if aerr := s.Append(context.WithoutCancel(ctx), m); aerr != nil && err == nil {
+		err = aerr
+	}
+	return thought, err
+}
+
+// RunShell runs a !command under the approval rules (see package shell).
+func (e *Engine) RunShell(ctx context.Context, command string) (shell.Result, error) {
+	e.mu.Lock()
+	if e.busy {
+		e.mu.Unlock()
+		return shell.Result{}, ErrBusy
+	}
+	e.busy = true
+	e.mu.Unlock()
+	defer e.end()
+	return e.shell.Run(ctx, command)
+}
+
+// History returns the open session's messages as saved: the agent's
+// history and the thoughts kept beside it.
+func (e *Engine) History() []*exocortexv1.Message {
+	e.mu.Lock()
+	s := e.sess
+	e.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	return s.History()
+}
+
+// Close closes the session and stops the plugins.
+func (e *Engine) Close() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.sess != nil {
+		e.sess.Close()
+		e.sess = nil
+	}
+	if e.host != nil {
+		e.host.Close()
+		e.host = nil
+	}
+	e.agent = nil
+}
+
+// resolve makes a path from a command relative to the working directory and
+// expands a leading ~.
+func (e *Engine) resolve(p string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, rest)
+		}
+	}
+	if filepath.IsAbs(p) || e.cfg.WorkDir == "" {
+		return p
+	}
+	return filepath.Join(e.cfg.WorkDir, p)
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return !errors.Is(err, fs.ErrNotExist)
+}

@@ -1,0 +1,415 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/spinner"
+	"charm.land/bubbles/v2/textarea"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/exocortex/exocortex/core/host"
+	"github.com/exocortex/exocortex/core/llm"
+	"github.com/exocortex/exocortex/core/loop"
+	"github.com/exocortex/exocortex/core/session"
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/tui/history"
+	"github.com/exocortex/exocortex/tui/slash"
+)
+
+// Messages the model receives from its own commands.
+type (
+	sessionMsg struct {
+		s       *session.Session
+		history []*exocortexv1.Message
+		err     error
+	}
+	hostMsg struct {
+		h   *host.Host
+		err error
+	}
+	probeMsg struct {
+		info llm.ServerInfo
+		err  error
+	}
+	memoryMsg  struct{ summary string }
+	printedMsg struct{}
+	commandMsg struct {
+		in  slash.Invocation
+		out Output
+		err error
+	}
+	editorMsg struct {
+		text string
+		err  error
+	}
+	modelsMsg struct{ models []string }
+	// statusTickMsg refreshes plugin health while idle.
+	statusTickMsg struct{}
+)
+
+// boot tracks what the welcome card waits for.
+type boot struct {
+	start                                  time.Time
+	sessDone, hostDone, probeDone, memDone bool
+	sessErr, hostErr, probeErr             error
+	info                                   llm.ServerInfo
+	memory                                 string
+	history                                []*exocortexv1.Message
+	welcomed                               bool
+	agentErr                               error
+}
+
+func (b *boot) done() bool { return b.sessDone && b.hostDone && b.probeDone && b.memDone }
+
+// Model is the Bubble Tea model of the session. Create it with New; it is
+// used through its pointer.
+type Model struct {
+	ctx  context.Context
+	eng  *Engine
+	reg  *slash.Registry
+	box  *inbox
+	st   styles
+	md   *markdown
+	cfg  Config
+	now  func() time.Time
+	boot boot
+
+	width, height int
+
+	input   textarea.Model
+	hist    *history.History
+	search  *search
+	menu    *menu
+	pastes  map[int]string
+	pasteN  int
+	attach  []attachment
+	queue   []queued
+	notice  string
+	noticeT time.Time
+	noticeE bool
+
+	turn     *turn
+	dialogs  []*dialog
+	tools    []toolRecord
+	spin     spinner.Model
+	spinning bool
+
+	printQ   []string
+	printing bool
+	// printed keeps everything printed (the transcript of fullscreen mode,
+	// and what tests read), the newest maxPrinted blocks.
+	printed []string
+	vp      viewport.Model
+
+	plugins []host.PluginStatus
+	failed  int
+	models  []string
+	lastTPS float64
+	lastCtx float64
+
+	ctrlCAt  time.Time
+	quitting bool
+}
+
+const maxPrinted = 4000
+
+// New returns the model for eng. ctx bounds everything the session starts.
+func New(ctx context.Context, eng *Engine) (*Model, error) {
+	cfg := eng.Config()
+	m := &Model{
+		ctx: ctx, eng: eng, reg: Commands(), box: newInbox(), st: newStyles(), md: newMarkdown(),
+		cfg: cfg, now: time.Now, width: 80, height: 24, pastes: map[int]string{},
+		spin: spinner.New(spinner.WithSpinner(spinner.Dot), spinner.WithStyle(lipgloss.NewStyle().Foreground(lipgloss.Cyan))),
+	}
+	m.boot.start = time.Now()
+	var err error
+	if cfg.HistoryFile != "" {
+		m.hist, err = history.Open(cfg.HistoryFile, history.DefaultLimit)
+		if err != nil {
+			// A broken history file does not stop the session.
+			m.hist = history.New(history.DefaultLimit)
+			m.setNotice(err.Error()+" (history kept in memory for this run)", true)
+		}
+	} else {
+		m.hist = history.New(history.DefaultLimit)
+	}
+	m.input = newInput()
+	m.vp = viewport.New()
+	eng.SetFrontend(func(e loop.Event) { m.box.push(eventMsg{e}) }, approverFunc(m.box))
+	m.resize(m.width, m.height)
+	return m, nil
+}
+
+// eventMsg carries one loop event through the inbox.
+type eventMsg struct{ e loop.Event }
+
+func newInput() textarea.Model {
+	ta := textarea.New()
+	ta.ShowLineNumbers = false
+	ta.CharLimit = 0
+	ta.DynamicHeight = true
+	ta.MinHeight = 1
+	ta.MaxHeight = 10
+	ta.Placeholder = "Ask anything · / commands · @file · !shell · Enter on an empty line: reflect"
+	ta.SetPromptFunc(2, func(info textarea.PromptInfo) string {
+		if info.LineNumber == 0 {
+			return "› "
+		}
+		return "  "
+	})
+	km := textarea.DefaultKeyMap()
+	km.InsertNewline.SetKeys("shift+enter", "ctrl+j", "alt+enter")
+	km.DeleteCharacterForward.SetKeys("delete")
+	km.LinePrevious.SetKeys("up")
+	km.LineNext.SetKeys("down")
+	ta.KeyMap = km
+	s := textarea.DefaultDarkStyles()
+	s.Focused.CursorLine = lipgloss.NewStyle()
+	s.Focused.Prompt = lipgloss.NewStyle().Foreground(lipgloss.Cyan).Bold(true)
+	s.Focused.Placeholder = lipgloss.NewStyle().Foreground(lipgloss.BrightBlack)
+	s.Focused.Text = lipgloss.NewStyle()
+	s.Blurred = s.Focused
+	ta.SetStyles(s)
+	ta.SetVirtualCursor(false)
+	ta.Focus()
+	return ta
+}
+
+// Init starts the slow parts: the session, the plugins, the model probe.
+func (m *Model) Init() tea.Cmd {
+	eng, ctx := m.eng, m.ctx
+	return tea.Batch(
+		m.box.next,
+		m.startSpinner(),
+		tea.RequestBackgroundColor,
+		func() tea.Msg {
+			s, err := eng.OpenSession(ctx, m.cfg.Session)
+			if err != nil {
+				return sessionMsg{err: err}
+			}
+			return sessionMsg{s: s, history: s.History()}
+		},
+		func() tea.Msg {
+			h, err := eng.StartHost(ctx)
+			return hostMsg{h: h, err: err}
+		},
+		func() tea.Msg {
+			info, err := eng.Probe(ctx)
+			return probeMsg{info: info, err: err}
+		},
+	)
+}
+
+// Update handles a message and prints what it produced, in order.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	cmd := m.update(msg)
+	if m.quitting {
+		return m, tea.Sequence(m.flush(), tea.Quit)
+	}
+	return m, tea.Batch(cmd, m.flush())
+}
+
+func (m *Model) update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.resize(msg.Width, msg.Height)
+		return nil
+	case tea.BackgroundColorMsg:
+		if !msg.IsDark() {
+			m.md.setStyle("light")
+		}
+		return nil
+	case tea.KeyPressMsg:
+		return m.key(msg)
+	case tea.PasteMsg:
+		return m.paste(msg.Content)
+	case spinner.TickMsg:
+		if !m.busyUI() {
+			m.spinning = false
+			return nil
+		}
+		var cmd tea.Cmd
+		m.spin, cmd = m.spin.Update(msg)
+		return cmd
+	case inboxMsg:
+		var cmds []tea.Cmd
+		for _, it := range msg {
+			cmds = append(cmds, m.update(it))
+		}
+		return tea.Batch(append(cmds, m.box.next)...)
+	case eventMsg:
+		m.event(msg.e)
+		return nil
+	case approvalMsg:
+		m.dialogs = append(m.dialogs, &dialog{req: msg.req, reply: msg.reply})
+		return nil
+	case turnDoneMsg:
+		return m.turnDone(msg)
+	case sessionMsg:
+		return m.sessionOpened(msg)
+	case hostMsg:
+		return m.hostStarted(msg)
+	case probeMsg:
+		m.boot.probeDone, m.boot.info, m.boot.probeErr = true, msg.info, msg.err
+		m.models = msg.info.Models
+		return m.maybeWelcome()
+	case memoryMsg:
+		m.boot.memDone, m.boot.memory = true, msg.summary
+		return m.maybeWelcome()
+	case printedMsg:
+		m.printing = false
+		return nil
+	case commandMsg:
+		return m.commandDone(msg)
+	case editorMsg:
+		if msg.err != nil {
+			m.setNotice("editor: "+msg.err.Error(), true)
+			return nil
+		}
+		m.input.SetValue(strings.TrimRight(msg.text, "\n"))
+		m.refreshMenu()
+		return nil
+	case modelsMsg:
+		m.models = msg.models
+		return nil
+	case statusTickMsg:
+		m.refreshPlugins()
+		return tea.Tick(5*time.Second, func(time.Time) tea.Msg { return statusTickMsg{} })
+	}
+	return nil
+}
+
+func (m *Model) resize(w, h int) {
+	m.width, m.height = max(w, 20), max(h, 5)
+	m.input.SetWidth(m.width)
+	m.vp.SetWidth(m.width)
+}
+
+// busyUI reports whether something animates (the spinner must tick).
+func (m *Model) busyUI() bool { return m.turn != nil || !m.boot.welcomed }
+
+func (m *Model) startSpinner() tea.Cmd {
+	if m.spinning {
+		return nil
+	}
+	m.spinning = true
+	return m.spin.Tick
+}
+
+func (m *Model) sessionOpened(msg sessionMsg) tea.Cmd {
+	if !m.boot.sessDone {
+		m.boot.sessDone, m.boot.sessErr, m.boot.history = true, msg.err, msg.history
+		if msg.err != nil {
+			m.boot.sessErr = msg.err
+		}
+		return m.maybeWelcome()
+	}
+	return nil
+}
+
+func (m *Model) hostStarted(msg hostMsg) tea.Cmd {
+	m.boot.hostDone = true
+	if msg.h == nil {
+		m.boot.hostErr = msg.err
+	} else if msg.err != nil {
+		m.boot.agentErr = msg.err
+	}
+	m.refreshPlugins()
+	eng, ctx := m.eng, m.ctx
+	// The memory store is read after the plugins are up, so the count does
+	// not race a memory plugin opening it at start.
+	return tea.Batch(
+		func() tea.Msg { return memoryMsg{summary: eng.MemorySummary(ctx)} },
+		tea.Tick(5*time.Second, func(time.Time) tea.Msg { return statusTickMsg{} }),
+	)
+}
+
+func (m *Model) refreshPlugins() {
+	if h := m.eng.Host(); h != nil {
+		m.plugins = h.Status()
+		m.failed = len(h.FailedPlugins())
+	}
+}
+
+// maybeWelcome prints the welcome card and the resumed conversation once
+// everything it shows is known, then starts what the operator queued.
+func (m *Model) maybeWelcome() tea.Cmd {
+	if m.boot.welcomed || !m.boot.done() {
+		return nil
+	}
+	m.boot.welcomed = true
+	m.print(m.welcomeCard(true))
+	if m.boot.sessErr == nil && len(m.boot.history) > 0 {
+		m.printResumed(m.boot.history)
+	}
+	return m.next()
+}
+
+// print queues text to go above the live area. Lines are wrapped to the
+// width here: a line the terminal wraps by itself would throw off the
+// renderer's count of the lines it inserted.
+func (m *Model) print(s string) {
+	s = ansi.Wrap(s, m.width, "")
+	m.printQ = append(m.printQ, s)
+	m.printed = append(m.printed, s)
+	if len(m.printed) > maxPrinted {
+		m.printed = append([]string(nil), m.printed[len(m.printed)-maxPrinted/2:]...)
+	}
+	if m.cfg.Fullscreen {
+		m.vp.SetContent(strings.Join(m.printed, "\n"))
+		m.vp.GotoBottom()
+	}
+}
+
+// flush prints the queued text. One print is in flight at a time, and the
+// next waits for the previous one's acknowledgement: each command runs on
+// its own goroutine, so two prints issued at once could land out of order.
+func (m *Model) flush() tea.Cmd {
+	if m.cfg.Fullscreen {
+		m.printQ = nil
+		return nil
+	}
+	if m.printing || len(m.printQ) == 0 {
+		return nil
+	}
+	text := strings.Join(m.printQ, "\n")
+	m.printQ = nil
+	m.printing = true
+	return tea.Sequence(tea.Println(text), func() tea.Msg { return printedMsg{} })
+}
+
+// Printed returns everything printed above the live area so far.
+func (m *Model) Printed() string { return strings.Join(m.printed, "\n") }
+
+func (m *Model) setNotice(s string, isErr bool) {
+	m.notice, m.noticeE, m.noticeT = s, isErr, m.now()
+}
+
+// quit ends the program after the pending prints.
+func (m *Model) quit() tea.Cmd {
+	if m.turn != nil && m.turn.cancel != nil {
+		m.turn.cancel()
+	}
+	for _, d := range m.dialogs {
+		d.answer(loop.Deny)
+	}
+	m.dialogs = nil
+	m.quitting = true
+	return nil
+}
+
+// errText is an error as the operator reads it.
+func errText(err error) string {
+	var se *loop.StopError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("stopped (%s): %s", se.Reason, se.Message)
+	}
+	return err.Error()
+}

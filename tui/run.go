@@ -1,0 +1,45 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// Run opens the session on the terminal and returns when the operator
+// leaves. opts are passed to the Bubble Tea program (tests give input and
+// output). The engine is closed before Run returns.
+func Run(ctx context.Context, eng *Engine, opts ...tea.ProgramOption) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	m, err := New(ctx, eng)
+	if err != nil {
+		return err
+	}
+	p := tea.NewProgram(m, append([]tea.ProgramOption{tea.WithContext(ctx)}, opts...)...)
+	_, err = p.Run()
+	// Stop a turn still running and let the loop record its end before the
+	// session and the plugins close.
+	cancel()
+	eng.WaitIdle(10 * time.Second)
+	eng.Close()
+	if errors.Is(err, tea.ErrProgramKilled) {
+		// The caller's context ended (SIGTERM): a normal way out.
+		return nil
+	}
+	return err
+}
+
+// WaitIdle waits until no turn runs, at most d.
+func (e *Engine) WaitIdle(d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for e.Busy() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}

@@ -1,0 +1,638 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/exocortex/exocortex/core/loop"
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/tui/shell"
+	"github.com/exocortex/exocortex/tui/stream"
+	"github.com/exocortex/exocortex/tui/transcript"
+)
+
+type turnKind int
+
+const (
+	kindPrompt turnKind = iota
+	kindCohesion
+	kindShell
+)
+
+// turn is the work running now: a monologue, a reflection or a !command.
+type turn struct {
+	kind   turnKind
+	start  time.Time
+	cancel context.CancelFunc
+	// canceled is set by Ctrl+C, so the end reads "stopped", not an error.
+	canceled bool
+
+	iteration int
+	reply     strings.Builder // the current model call's text so far
+	view      stream.Reply
+	rendered  string // view.Text rendered, for the live area
+	dirty     bool
+	// tool is the tool running now ("" between calls).
+	tool      string
+	toolStart time.Time
+	headline  string
+	answered  bool
+	// sub names the subordinate agent working now ("" for the operator's).
+	sub string
+	// height is the live body's height: it grows, never shrinks, within a
+	// turn, so a redraw never has to erase and repaint the whole area.
+	height int
+}
+
+// turnDoneMsg ends a turn (pushed by its goroutine after the last event).
+type turnDoneMsg struct {
+	kind    turnKind
+	res     *loop.Result
+	err     error
+	thought string
+	shell   shell.Result
+	command string
+}
+
+// toolRecord is a tool call kept for /expand and ctrl+o.
+type toolRecord struct {
+	n          int
+	agent      string
+	tool, args string
+	result     string
+	err        string
+	done       bool
+}
+
+// queued is work typed while a turn ran; it starts when the turn ends.
+type queued struct {
+	text    string
+	display string
+}
+
+// attachment is a !command's output, sent with the next prompt.
+type attachment struct {
+	command string
+	text    string
+}
+
+// startPrompt runs a monologue on text. display is what the echo shows.
+func (m *Model) startPrompt(text, display string) tea.Cmd {
+	m.echo(display)
+	for _, a := range m.attach {
+		text = a.text + "\n\n" + text
+	}
+	m.attach = nil
+	return m.run(kindPrompt, func(ctx context.Context) turnDoneMsg {
+		res, err := m.eng.Run(ctx, text)
+		return turnDoneMsg{kind: kindPrompt, res: res, err: err}
+	})
+}
+
+// startCohesion runs the cohesion loop (an empty prompt).
+func (m *Model) startCohesion() tea.Cmd {
+	return m.run(kindCohesion, func(ctx context.Context) turnDoneMsg {
+		th, err := m.eng.Reflect(ctx)
+		return turnDoneMsg{kind: kindCohesion, thought: th, err: err}
+	})
+}
+
+// startShell runs a !command.
+func (m *Model) startShell(command string) tea.Cmd {
+	m.print(m.st.accent.Render("! ") + m.st.bold.Render(command))
+	return m.run(kindShell, func(ctx context.Context) turnDoneMsg {
+		res, err := m.eng.RunShell(ctx, command)
+		return turnDoneMsg{kind: kindShell, shell: res, err: err, command: command}
+	})
+}
+
+func (m *Model) run(kind turnKind, work func(context.Context) turnDoneMsg) tea.Cmd {
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.turn = &turn{kind: kind, start: m.now(), cancel: cancel}
+	go func() {
+		msg := work(ctx)
+		cancel()
+		m.box.push(msg)
+	}()
+	return m.startSpinner()
+}
+
+// echo prints the operator's prompt.
+func (m *Model) echo(text string) {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	for i, l := range lines {
+		if i == 0 {
+			lines[i] = m.st.prompt.Render("› ") + m.st.bold.Render(l)
+		} else {
+			lines[i] = "  " + m.st.bold.Render(l)
+		}
+	}
+	m.print("\n" + strings.Join(lines, "\n"))
+}
+
+func (m *Model) cancelTurn() tea.Cmd {
+	if m.turn == nil {
+		return nil
+	}
+	m.turn.canceled = true
+	m.turn.cancel()
+	for _, d := range m.dialogs {
+		d.answer(loop.Deny)
+	}
+	m.dialogs = nil
+	return nil
+}
+
+// event shows one loop event. Everything shown for good goes through print;
+// the rest updates the live area.
+func (m *Model) event(e loop.Event) {
+	t := m.turn
+	if e.Type == loop.EventLLMReply && e.Agent == "" {
+		m.lastTPS, m.lastCtx = e.TokensPerSec, e.ContextFill
+	}
+	if t == nil {
+		return
+	}
+	if t.kind == kindCohesion {
+		// A reflection shows nothing but its failures.
+		if e.Type == loop.EventHook && e.Error != "" {
+			m.print(m.st.err.Render("  ! " + hookFailure(e)))
+		}
+		return
+	}
+	if e.Agent != "" {
+		m.subEvent(e)
+		return
+	}
+	switch e.Type {
+	case loop.EventIteration:
+		t.iteration = e.Iteration
+		t.reply.Reset()
+		t.view, t.rendered, t.tool = stream.Reply{}, "", ""
+	case loop.EventLLMChunk:
+		t.reply.WriteString(e.Text)
+		t.view = stream.Parse(t.reply.String())
+		t.dirty = true
+	case loop.EventLLMReply:
+		t.view = stream.Parse(e.Text)
+		t.dirty = true
+		t.headline = t.view.Headline
+	case loop.EventToolCall:
+		t.tool, t.toolStart = e.Tool, m.now()
+		if e.Tool == "response" {
+			return
+		}
+		rec := toolRecord{n: len(m.tools) + 1, tool: e.Tool, args: string(e.Args)}
+		m.tools = append(m.tools, rec)
+		var b strings.Builder
+		b.WriteString(m.takeHeadline())
+		fmt.Fprintf(&b, "  %s %s %s", m.st.accent.Render("⚙"), m.st.bold.Render(e.Tool), m.st.dim.Render(clip(compactArgs(e.Args), max(20, m.width-len(e.Tool)-8))))
+		m.print(b.String())
+		// The live area no longer needs the reply: the step is printed.
+		t.reply.Reset()
+		t.view, t.rendered, t.headline = stream.Reply{}, "", ""
+	case loop.EventToolResult:
+		t.tool = ""
+		if e.Tool == "response" {
+			return
+		}
+		if n := len(m.tools); n > 0 && m.tools[n-1].tool == e.Tool && !m.tools[n-1].done {
+			m.tools[n-1].result, m.tools[n-1].err, m.tools[n-1].done = e.Result, e.Error, true
+		}
+		m.print(m.resultLine(e.Result, e.Error, len(m.tools)))
+	case loop.EventApproval:
+		verdict, _, _ := strings.Cut(e.Result, ":")
+		mark, st := "✓", m.st.ok
+		if verdict == loop.Deny.String() {
+			mark, st = "✗", m.st.err
+		}
+		m.print("  " + st.Render(mark+" "+strings.ReplaceAll(verdict, "_", " ")) + m.st.dim.Render(" "+clip(oneLine(e.Text), m.width-24)+" ("+strings.TrimSpace(strings.TrimPrefix(e.Result, verdict+":"))+")"))
+	case loop.EventSignal:
+		first, _, _ := strings.Cut(strings.TrimSpace(e.Text), "\n")
+		m.print(m.takeHeadline() + m.st.warn.Render("  ↺ "+e.Signal) + m.st.dim.Render(": "+clip(first, max(20, m.width-len(e.Signal)-8))))
+	case loop.EventNotice:
+		text := e.Text
+		if e.Error != "" {
+			text += ": " + e.Error
+		}
+		m.print(m.st.warn.Render("  ! " + text))
+	case loop.EventHook:
+		if e.Error != "" {
+			m.print(m.st.err.Render("  ! " + hookFailure(e)))
+		}
+	case loop.EventResponse:
+		t.answered = true
+		t.reply.Reset()
+		t.view, t.rendered = stream.Reply{}, ""
+		m.print("\n" + m.md.render(e.Text, m.width))
+	}
+}
+
+// takeHeadline returns the last reply's headline as a line to print, once.
+func (m *Model) takeHeadline() string {
+	h := m.turn.headline
+	m.turn.headline = ""
+	if h == "" {
+		return ""
+	}
+	return m.st.accent.Render("● ") + h + "\n"
+}
+
+// subEvent shows a subordinate agent's work compactly.
+func (m *Model) subEvent(e loop.Event) {
+	t := m.turn
+	t.sub = e.Agent
+	prefix := m.st.dim.Render("  ↳ " + e.Agent + " ")
+	switch e.Type {
+	case loop.EventToolCall:
+		if e.Tool != "response" {
+			m.tools = append(m.tools, toolRecord{n: len(m.tools) + 1, agent: e.Agent, tool: e.Tool, args: string(e.Args)})
+			m.print(prefix + m.st.accent.Render("⚙ ") + e.Tool + " " + m.st.dim.Render(clip(compactArgs(e.Args), max(20, m.width-30))))
+		}
+	case loop.EventToolResult:
+		if e.Tool != "response" {
+			for i := len(m.tools) - 1; i >= 0; i-- {
+				if m.tools[i].agent == e.Agent && m.tools[i].tool == e.Tool && !m.tools[i].done {
+					m.tools[i].result, m.tools[i].err, m.tools[i].done = e.Result, e.Error, true
+					break
+				}
+			}
+		}
+	case loop.EventResponse:
+		first, _, _ := strings.Cut(strings.TrimSpace(e.Text), "\n")
+		m.print(prefix + "answered: " + m.st.dim.Render(clip(first, max(20, m.width-30))))
+	case loop.EventHook:
+		if e.Error != "" {
+			m.print(m.st.err.Render("  ! " + e.Agent + ": " + hookFailure(e)))
+		}
+	case loop.EventMonologueEnd:
+		t.sub = ""
+	}
+}
+
+func hookFailure(e loop.Event) string {
+	return fmt.Sprintf("extension %s (plugin %s) failed at %s and was skipped: %s", e.Extension, e.Plugin, e.Hook, clip(oneLine(e.Error), 200))
+}
+
+// resultLine is a tool result, folded to its first line.
+func (m *Model) resultLine(result, errText string, n int) string {
+	text, st := result, m.st.dim
+	if errText != "" {
+		text, st = errText, m.st.err
+		if result != "" {
+			text = errText + " · " + result
+		}
+	}
+	text = strings.TrimSpace(text)
+	lines := strings.Split(text, "\n")
+	first := lines[0]
+	if first == "" {
+		first = "(no output)"
+	}
+	more := ""
+	if len(lines) > 1 {
+		more = fmt.Sprintf(" (+%d lines · ctrl+o or /expand %d)", len(lines)-1, n)
+	}
+	return "    " + st.Render("⎿ "+clip(first, max(20, m.width-len(more)-8))) + m.st.dim.Render(more)
+}
+
+// compactArgs shows tool arguments on one line.
+func compactArgs(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var v map[string]any
+	if json.Unmarshal(raw, &v) != nil {
+		return oneLine(string(raw))
+	}
+	var parts []string
+	for _, k := range sortedKeys(v) {
+		val := v[k]
+		s, ok := val.(string)
+		if !ok {
+			b, _ := json.Marshal(val)
+			s = string(b)
+		}
+		parts = append(parts, k+"="+oneLine(s))
+	}
+	return strings.Join(parts, " ")
+}
+
+// expand prints tool call n (0 for the last) in full.
+func (m *Model) expand(n int) {
+	if len(m.tools) == 0 {
+		m.setNotice("no tool call yet in this run", false)
+		return
+	}
+	if n <= 0 || n > len(m.tools) {
+		n = len(m.tools)
+	}
+	r := m.tools[n-1]
+	var b strings.Builder
+	who := ""
+	if r.agent != "" {
+		who = r.agent + ": "
+	}
+	fmt.Fprintf(&b, "%s %s%s\n", m.st.accent.Render(fmt.Sprintf("tool call %d ·", r.n)), who, m.st.bold.Render(r.tool))
+	var pretty any
+	args := r.args
+	if json.Unmarshal([]byte(r.args), &pretty) == nil {
+		if b, err := json.MarshalIndent(pretty, "", "  "); err == nil {
+			args = string(b)
+		}
+	}
+	b.WriteString(m.st.dim.Render("arguments") + "\n" + indentBlock(args, "  ") + "\n")
+	switch {
+	case !r.done:
+		b.WriteString(m.st.dim.Render("(still running)"))
+	case r.err != "":
+		b.WriteString(m.st.err.Render("error") + "\n" + indentBlock(r.err, "  "))
+		if r.result != "" {
+			b.WriteString("\n" + m.st.dim.Render("result") + "\n" + indentBlock(r.result, "  "))
+		}
+	default:
+		b.WriteString(m.st.dim.Render("result") + "\n" + indentBlock(r.result, "  "))
+	}
+	m.print(b.String())
+}
+
+func indentBlock(s, pad string) string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return pad + "(empty)"
+	}
+	return pad + strings.ReplaceAll(s, "\n", "\n"+pad)
+}
+
+// turnDone ends the turn: what it left to say, then the next queued work.
+func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
+	t := m.turn
+	m.turn = nil
+	for _, d := range m.dialogs {
+		d.answer(loop.Deny)
+	}
+	m.dialogs = nil
+	canceled := t != nil && t.canceled
+	elapsed := time.Duration(0)
+	if t != nil {
+		elapsed = m.now().Sub(t.start)
+	}
+	switch msg.kind {
+	case kindPrompt:
+		switch {
+		case msg.err == nil:
+			if t != nil && !t.answered && msg.res != nil && msg.res.Response != "" {
+				m.print("\n" + m.md.render(msg.res.Response, m.width))
+			}
+		case canceled || errors.Is(msg.err, context.Canceled):
+			m.print(m.st.warn.Render("  ⏹ stopped (ctrl+c); the session goes on"))
+		default:
+			var se *loop.StopError
+			if errors.As(msg.err, &se) {
+				m.print(m.st.warn.Render("  ⏹ " + errText(msg.err)))
+			} else {
+				m.print(m.st.err.Render("  ✗ " + errText(msg.err)))
+			}
+		}
+		m.print(m.st.dim.Render("  " + m.footer(elapsed, msg.res)))
+	case kindCohesion:
+		switch {
+		case msg.err == nil:
+			m.print(m.st.dim.Render("· the agent reflected; the thought is in the session's context (/thoughts shows it)"))
+		case canceled || errors.Is(msg.err, context.Canceled):
+			m.print(m.st.warn.Render("  ⏹ reflection stopped"))
+		default:
+			m.print(m.st.err.Render("  ✗ reflection failed: " + errText(msg.err)))
+		}
+	case kindShell:
+		m.shellDone(msg, canceled)
+	}
+	m.refreshPlugins()
+	return m.next()
+}
+
+func (m *Model) footer(d time.Duration, res *loop.Result) string {
+	parts := []string{duration(d)}
+	if res != nil && res.Iterations > 0 {
+		parts = append(parts, plural(res.Iterations, "step"))
+	}
+	if m.lastTPS > 0 {
+		parts = append(parts, fmt.Sprintf("%.0f tok/s", m.lastTPS))
+	}
+	return strings.Join(parts, " · ")
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+func (m *Model) shellDone(msg turnDoneMsg, canceled bool) {
+	res := msg.shell
+	switch {
+	case errors.Is(msg.err, shell.ErrDenied):
+		m.print(m.st.warn.Render("  ✗ " + msg.err.Error()))
+		return
+	case canceled:
+		m.print(m.st.warn.Render("  ⏹ stopped (ctrl+c)"))
+	case msg.err != nil:
+		m.print(m.st.err.Render("  ✗ " + msg.err.Error()))
+		if res.Output == "" {
+			return
+		}
+	}
+	out := strings.TrimRight(res.Output, "\n")
+	lines := strings.Split(out, "\n")
+	shown := lines
+	if len(lines) > 40 {
+		shown = append(lines[:20:20], m.st.dim.Render(fmt.Sprintf("… %d lines …", len(lines)-40)))
+		shown = append(shown, lines[len(lines)-20:]...)
+	}
+	if out != "" {
+		m.print(indentBlock(strings.Join(shown, "\n"), "  "))
+	}
+	status := fmt.Sprintf("exit %d · %s · %s", res.ExitCode, duration(res.Duration), res.Decision)
+	if res.Truncated {
+		status += " · output cut at " + bytesize(int64(len(res.Output)))
+	}
+	st := m.st.dim
+	if res.ExitCode != 0 {
+		st = m.st.warn
+	}
+	m.print("  " + st.Render(status) + m.st.dim.Render(" · the output goes with your next message"))
+	const maxAttach = 16 << 10
+	text := res.Output
+	if len(text) > maxAttach {
+		text = text[:maxAttach] + "\n… (cut)"
+	}
+	m.attach = append(m.attach, attachment{
+		command: msg.command,
+		text:    fmt.Sprintf("The operator ran `%s` in the shell (exit %d); its output:\n%s", msg.command, res.ExitCode, fence(text)),
+	})
+}
+
+func fence(s string) string {
+	ticks := "```"
+	for strings.Contains(s, ticks) {
+		ticks += "`"
+	}
+	return ticks + "\n" + strings.TrimRight(s, "\n") + "\n" + ticks
+}
+
+// next starts the first queued item, if the session is ready for it.
+func (m *Model) next() tea.Cmd {
+	if m.turn != nil || !m.boot.welcomed || len(m.queue) == 0 {
+		return nil
+	}
+	q := m.queue[0]
+	m.queue = m.queue[1:]
+	return m.submit(q.text, q.display, true)
+}
+
+// printResumed prints the end of a resumed session's conversation.
+func (m *Model) printResumed(msgs []*exocortexv1.Message) {
+	turns, thoughts := transcript.Build(msgs)
+	const show = 10
+	var b strings.Builder
+	head := fmt.Sprintf("resumed: %s, %s", plural(len(turns), "turn"), plural(len(msgs), "message"))
+	if len(thoughts) > 0 {
+		head += ", " + plural(len(thoughts), "thought")
+	}
+	if len(turns) > show {
+		head += fmt.Sprintf(" · the last %d below (/export md FILE has all)", show)
+		turns = turns[len(turns)-show:]
+	}
+	b.WriteString(m.st.dim.Render(head))
+	for _, t := range turns {
+		b.WriteString("\n\n")
+		for i, l := range strings.Split(strings.TrimSpace(t.Prompt.GetContent()), "\n") {
+			if i == 0 {
+				b.WriteString(m.st.prompt.Render("› ") + m.st.bold.Render(l))
+			} else {
+				b.WriteString("\n  " + m.st.bold.Render(l))
+			}
+		}
+		tools := 0
+		for _, s := range t.Steps {
+			if s.Tool != "" {
+				tools++
+			}
+		}
+		if tools > 0 {
+			b.WriteString("\n" + m.st.dim.Render("  ("+plural(tools, "tool call")+")"))
+		}
+		if t.Answer != "" {
+			b.WriteString("\n" + m.md.render(t.Answer, m.width))
+		} else {
+			b.WriteString("\n" + m.st.dim.Render("  (no answer)"))
+		}
+	}
+	m.print(b.String())
+}
+
+// liveTurn draws the running turn: a spinner line, then the reply being
+// written (headline, thoughts, the answer's tail).
+func (m *Model) liveTurn() string {
+	t := m.turn
+	elapsed := m.now().Sub(t.start)
+	var status string
+	switch {
+	case t.canceled:
+		status = "Stopping…"
+	case t.kind == kindCohesion:
+		status = "Reflecting…"
+	case t.kind == kindShell:
+		status = "Running the command…"
+	case len(m.dialogs) > 0:
+		status = "Waiting for your answer"
+	case t.sub != "":
+		status = t.sub + " is working…"
+	case t.tool != "" && t.tool != "response":
+		status = fmt.Sprintf("Running %s (%.1fs)", t.tool, m.now().Sub(t.toolStart).Seconds())
+	case t.reply.Len() == 0:
+		status = "Thinking…"
+	default:
+		status = "Writing…"
+	}
+	head := m.spin.View() + m.st.accent.Render(status) + m.st.dim.Render(fmt.Sprintf(" %.1fs · esc or ctrl+c stops", elapsed.Seconds()))
+	if t.iteration > 1 {
+		head += m.st.dim.Render(fmt.Sprintf(" · step %d", t.iteration))
+	}
+	body := m.liveBody()
+	// The body's height only grows during a turn (in steps of 4 lines), so a
+	// streamed chunk changes cells, not the area's size.
+	limit := max(2, m.height-m.chromeHeight()-2)
+	if len(body) > limit {
+		body = body[len(body)-limit:]
+	}
+	if len(body) > t.height {
+		t.height = min(limit, (len(body)+3)/4*4)
+	}
+	for len(body) < t.height {
+		body = append(body, "")
+	}
+	if len(body) == 0 {
+		return head
+	}
+	return head + "\n" + strings.Join(body, "\n")
+}
+
+func (m *Model) liveBody() []string {
+	t := m.turn
+	v := t.view
+	var lines []string
+	w := m.width - 4
+	if v.Think != "" && v.Text == "" && len(v.Thoughts) == 0 {
+		for _, l := range lastLines(v.Think, 3) {
+			lines = append(lines, m.st.dim.Italic(true).Render("  "+clip(l, w)))
+		}
+	}
+	if v.Headline != "" {
+		lines = append(lines, m.st.accent.Render("● ")+clip(v.Headline, w))
+	}
+	for _, th := range lastN(v.Thoughts, 2) {
+		lines = append(lines, m.st.dim.Render("  · "+clip(oneLine(th), w)))
+	}
+	if v.Tool != "" && v.Tool != "response" {
+		lines = append(lines, "  "+m.st.accent.Render("⚙ ")+m.st.bold.Render(v.Tool))
+		for _, a := range lastN(v.Args, 3) {
+			for _, l := range lastLines(a.Key+": "+a.Value, 3) {
+				lines = append(lines, m.st.dim.Render("    "+clip(l, w)))
+			}
+		}
+	}
+	if v.Text != "" {
+		if t.dirty || t.rendered == "" {
+			limit := max(4, m.height)
+			t.rendered = m.md.render(tailSource(v.Text, limit), m.width)
+			t.dirty = false
+		}
+		lines = append(lines, strings.Split(t.rendered, "\n")...)
+	}
+	return lines
+}
+
+func lastN[T any](xs []T, n int) []T {
+	if len(xs) > n {
+		return xs[len(xs)-n:]
+	}
+	return xs
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

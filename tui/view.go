@@ -1,0 +1,348 @@
+package tui
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"github.com/exocortex/exocortex/core/host"
+	"github.com/exocortex/exocortex/core/llm"
+)
+
+// View draws the live area: the welcome card while starting, the running
+// turn, an approval dialog, the input with its menu, and the status line.
+func (m *Model) View() tea.View {
+	var parts []string
+	if !m.boot.welcomed {
+		parts = append(parts, m.welcomeCard(false))
+	}
+	if m.turn != nil {
+		parts = append(parts, m.liveTurn())
+	}
+	for _, q := range m.queue {
+		parts = append(parts, m.st.dim.Render("⏳ "+clip(oneLine(q.display), m.width-4)))
+	}
+	bottom := m.bottom()
+	top := strings.Join(parts, "\n")
+	var content string
+	var above int
+	if m.cfg.Fullscreen {
+		bh := lipgloss.Height(bottom)
+		th := 0
+		if top != "" {
+			th = lipgloss.Height(top)
+		}
+		m.vp.SetHeight(max(1, m.height-bh-th))
+		content = m.vp.View()
+		if top != "" {
+			content += "\n" + top
+		}
+		above = lipgloss.Height(content)
+		content += "\n" + bottom
+	} else {
+		if top != "" {
+			content = top + "\n"
+			above = lipgloss.Height(top)
+		}
+		content += bottom
+	}
+	v := tea.NewView(content)
+	v.AltScreen = m.cfg.Fullscreen
+	v.WindowTitle = "exocortex"
+	if s := m.eng.Session(); s != nil {
+		v.WindowTitle = "exocortex · " + s.Name()
+	}
+	if len(m.dialogs) == 0 && m.search == nil && !m.quitting {
+		if c := m.input.Cursor(); c != nil {
+			c.Y += above + 1 // the rule above the input
+			v.Cursor = c
+		}
+	}
+	return v
+}
+
+// bottom is the input area: a dialog or the input (or the search line), the
+// completion menu, and the status line.
+func (m *Model) bottom() string {
+	rule := m.st.rule.Render(strings.Repeat("─", m.width))
+	var b strings.Builder
+	if len(m.dialogs) > 0 {
+		b.WriteString(m.dialogView(m.dialogs[0]))
+		b.WriteString("\n" + m.statusLine())
+		return b.String()
+	}
+	b.WriteString(rule + "\n")
+	if m.search != nil {
+		match := ""
+		if m.search.idx >= 0 {
+			match = oneLine(m.hist.At(m.search.idx))
+		} else if m.search.query != "" {
+			match = m.st.err.Render("no match")
+		}
+		b.WriteString(m.st.accent.Render("(reverse search) ") + m.search.query + m.st.dim.Render(" ↦ ") + clip(match, max(10, m.width-len(m.search.query)-24)))
+	} else {
+		b.WriteString(m.input.View())
+	}
+	b.WriteString("\n" + rule)
+	if m.menu != nil {
+		b.WriteString("\n" + m.menuView())
+	}
+	b.WriteString("\n" + m.statusLine())
+	if m.notice != "" && m.now().Sub(m.noticeT) < 8*time.Second {
+		st := m.st.dim
+		if m.noticeE {
+			st = m.st.err
+		}
+		b.WriteString("\n" + st.Render(clip(m.notice, m.width)))
+	}
+	return b.String()
+}
+
+// chromeHeight is the height of everything below the live turn area.
+func (m *Model) chromeHeight() int {
+	h := 4 + m.input.Height()
+	if m.menu != nil {
+		h += min(len(m.menu.items), 8)
+	}
+	return h
+}
+
+func (m *Model) menuView() string {
+	const show = 8
+	items := m.menu.items
+	start := 0
+	if m.menu.sel >= show {
+		start = m.menu.sel - show + 1
+	}
+	end := min(len(items), start+show)
+	labelW := 0
+	for _, it := range items[start:end] {
+		labelW = max(labelW, lipgloss.Width(it.Label))
+	}
+	labelW = min(labelW, m.width/2)
+	var lines []string
+	for i := start; i < end; i++ {
+		it := items[i]
+		label := fmt.Sprintf("%-*s", labelW, clip(it.Label, labelW))
+		line := "  " + label
+		if it.Summary != "" {
+			line += "  " + clip(it.Summary, max(10, m.width-labelW-6))
+		}
+		if i == m.menu.sel {
+			lines = append(lines, m.st.menuSel.Render("›"+line[1:]))
+		} else {
+			lines = append(lines, m.st.menu.Render(line))
+		}
+	}
+	if len(items) > end {
+		lines = append(lines, m.st.dim.Render(fmt.Sprintf("  … %d more", len(items)-end)))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// statusLine: model, context fill, speed, plugin health, approval mode,
+// session.
+func (m *Model) statusLine() string {
+	sep := m.st.dim.Render(" · ")
+	var parts []string
+	model := m.eng.Model()
+	switch {
+	case m.boot.probeDone && m.boot.probeErr != nil:
+		parts = append(parts, m.st.err.Render(model+" ✗"))
+	default:
+		parts = append(parts, m.st.accent.Render(model))
+	}
+	fill := m.lastCtx
+	ctxSt := m.st.dim
+	switch {
+	case fill >= 0.9:
+		ctxSt = m.st.err
+	case fill >= 0.7:
+		ctxSt = m.st.warn
+	}
+	parts = append(parts, ctxSt.Render(fmt.Sprintf("ctx %.0f%%", fill*100)))
+	if m.lastTPS > 0 {
+		parts = append(parts, m.st.dim.Render(fmt.Sprintf("%.0f tok/s", m.lastTPS)))
+	}
+	parts = append(parts, m.pluginHealth())
+	mode := string(m.eng.Mode())
+	if mode == "auto_edit" {
+		mode = "auto-edit"
+	}
+	modeSt := m.st.dim
+	if mode == "yolo" {
+		modeSt = m.st.warn
+	}
+	parts = append(parts, modeSt.Render(mode))
+	if s := m.eng.Session(); s != nil {
+		parts = append(parts, m.st.dim.Render(s.Name()))
+	}
+	line := strings.Join(parts, sep)
+	if lipgloss.Width(line) > m.width {
+		// Drop from the right until it fits.
+		for len(parts) > 1 && lipgloss.Width(strings.Join(parts, sep)) > m.width {
+			parts = parts[:len(parts)-1]
+		}
+		line = strings.Join(parts, sep)
+	}
+	return line
+}
+
+// pluginHealth is "plugins 3/3" in green, or what is wrong.
+func (m *Model) pluginHealth() string {
+	if !m.boot.hostDone {
+		return m.st.dim.Render("plugins starting…")
+	}
+	if m.boot.hostErr != nil {
+		return m.st.err.Render("plugins ✗")
+	}
+	running, bad := 0, 0
+	for _, p := range m.plugins {
+		switch p.State {
+		case host.StateRunning:
+			running++
+		case host.StateStopped:
+			// A stopped plugin restarts on its next use: not a fault.
+			running++
+		default:
+			bad++
+		}
+	}
+	total := len(m.plugins)
+	text := fmt.Sprintf("plugins %d/%d", running, total)
+	switch {
+	case bad > 0:
+		return m.st.err.Render(text + " ✗")
+	case total == 0:
+		return m.st.dim.Render("no plugins")
+	}
+	return m.st.ok.Render(text)
+}
+
+// welcomeCard shows the model, the server and whether it answered, the
+// plugins and their health, the memory's size and the keys. final is false
+// while some of it is still being found out.
+func (m *Model) welcomeCard(final bool) string {
+	w := min(m.width, 100)
+	inner := w - 4
+	label := func(s string) string { return m.st.dim.Render(fmt.Sprintf("%-8s ", s)) }
+	pending := func(s string) string { return m.spin.View() + " " + m.st.dim.Render(s) }
+	var b strings.Builder
+	title := m.st.accent.Render("◆ Exocortex")
+	if s := m.cfg.Session; s != "" {
+		kind := "new session"
+		if m.cfg.Resumed {
+			kind = "resumed session"
+		}
+		title += m.st.dim.Render(" · "+kind+" ") + s
+	}
+	b.WriteString(title + "\n\n")
+
+	model := m.eng.Model()
+	if m.cfg.Scripted != "" {
+		model += m.st.dim.Render(" (scripted: " + strings.TrimPrefix(m.cfg.Scripted, "script:") + ")")
+	}
+	b.WriteString(label("model") + model + "\n")
+	b.WriteString(label("ollama") + m.cfg.Address + "  ")
+	switch {
+	case !m.boot.probeDone:
+		b.WriteString(pending("asking…"))
+	case m.boot.probeErr == nil:
+		info := m.boot.info
+		b.WriteString(m.st.ok.Render("✓ answered"))
+		if info.Version != "" {
+			b.WriteString(m.st.dim.Render(" (Ollama " + info.Version + ")"))
+		}
+		if info.ContextLength > 0 && m.cfg.NumCtx > info.ContextLength {
+			b.WriteString("\n" + label("") + m.st.warn.Render(fmt.Sprintf("num_ctx %d is above the model's trained context (%d)", m.cfg.NumCtx, info.ContextLength)))
+		}
+	default:
+		b.WriteString(m.st.err.Render("✗ " + probeProblem(m.boot.probeErr)))
+		b.WriteString("\n" + label("") + m.st.warn.Render(probeFix(m.boot.probeErr, m.eng.Model())))
+	}
+	b.WriteString("\n" + label("plugins"))
+	switch {
+	case !m.boot.hostDone:
+		b.WriteString(pending("starting…"))
+	case m.boot.hostErr != nil:
+		b.WriteString(m.st.err.Render("✗ " + clip(oneLine(m.boot.hostErr.Error()), inner*2)))
+	default:
+		b.WriteString(m.pluginList(inner - 9))
+		if m.boot.agentErr != nil {
+			b.WriteString("\n" + label("") + m.st.err.Render("✗ "+clip(oneLine(m.boot.agentErr.Error()), inner*2)))
+		}
+	}
+	b.WriteString("\n" + label("memory"))
+	switch {
+	case !m.boot.memDone:
+		b.WriteString(pending("counting…"))
+	default:
+		b.WriteString(m.boot.memory)
+	}
+	if m.boot.sessErr != nil {
+		b.WriteString("\n" + label("session") + m.st.err.Render("✗ "+oneLine(m.boot.sessErr.Error())))
+		b.WriteString("\n" + label("") + m.st.warn.Render("/new opens a fresh session, /sessions lists the others"))
+	}
+	b.WriteString("\n\n" + m.st.dim.Render("enter send · shift+enter or ctrl+j new line · / commands · @file · !shell"))
+	b.WriteString("\n" + m.st.dim.Render("↑↓ history · ctrl+r search · ctrl+c stop · ctrl+d quit · /help"))
+	_ = final
+	return m.st.card.Width(w).Render(b.String())
+}
+
+// pluginList is the plugins with a mark each, wrapped to width.
+func (m *Model) pluginList(width int) string {
+	if len(m.plugins) == 0 {
+		return m.st.dim.Render("none loaded")
+	}
+	var items []string
+	for _, p := range m.plugins {
+		switch p.State {
+		case host.StateRunning, host.StateStopped:
+			items = append(items, m.st.ok.Render("✓ ")+p.Name)
+		default:
+			items = append(items, m.st.err.Render("✗ "+p.Name+" ("+string(p.State)+")"))
+		}
+	}
+	var lines []string
+	cur := ""
+	for _, it := range items {
+		if cur != "" && lipgloss.Width(cur)+2+lipgloss.Width(it) > width {
+			lines = append(lines, cur)
+			cur = ""
+		}
+		if cur != "" {
+			cur += "  "
+		}
+		cur += it
+	}
+	lines = append(lines, cur)
+	out := strings.Join(lines, "\n"+strings.Repeat(" ", 9))
+	if m.failed > 0 {
+		out += "\n" + strings.Repeat(" ", 9) + m.st.err.Render(fmt.Sprintf("%d failed to start: /plugins status", m.failed))
+	}
+	return out
+}
+
+func probeProblem(err error) string {
+	switch {
+	case errors.Is(err, llm.ErrUnreachable):
+		return "nothing answered"
+	case errors.Is(err, llm.ErrModelNotFound):
+		return "answered, but has no such model"
+	}
+	return clip(oneLine(err.Error()), 80)
+}
+
+func probeFix(err error, model string) string {
+	switch {
+	case errors.Is(err, llm.ErrUnreachable):
+		return "start it with: ollama serve  (then: ollama pull " + model + "); commands work meanwhile"
+	case errors.Is(err, llm.ErrModelNotFound):
+		return "download it with: ollama pull " + model + "  (or /model NAME)"
+	}
+	return clip(oneLine(err.Error()), 200)
+}
