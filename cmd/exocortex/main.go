@@ -42,6 +42,8 @@ func newRootCmd() *cobra.Command {
 		newDevCmd(),
 		newTrustCmd(),
 	)
+	// Without a subcommand: the operator's terminal session (session.go).
+	setSessionCmd(root)
 	return root
 }
 
