@@ -1,0 +1,138 @@
+package boundary
+
+import "strings"
+
+// command is one simple command of a shell line: its words (quotes removed,
+// assignments and wrappers like sudo kept as words), the files it redirects
+// output to, and whether its output is piped into the next command.
+type command struct {
+	words     []string
+	redirects []string
+	pipeOut   bool
+}
+
+// parseShell splits a shell text into simple commands at unquoted ; && || | & and
+// newlines, and into words with the usual quoting ('…', "…", \x). Command
+// substitutions ($(…) and `…`) are parsed as commands of their own. It is not a
+// shell: it only needs to find the commands and their arguments reliably enough
+// to classify them, and errs towards splitting.
+func parseShell(text string) []command {
+	var cmds []command
+	var cur command
+	var word strings.Builder
+	inWord := false
+	redirectNext := false
+	endWord := func() {
+		if !inWord {
+			return
+		}
+		w := word.String()
+		word.Reset()
+		inWord = false
+		if redirectNext {
+			cur.redirects = append(cur.redirects, w)
+			redirectNext = false
+			return
+		}
+		cur.words = append(cur.words, w)
+	}
+	endCmd := func(pipe bool) {
+		endWord()
+		cur.pipeOut = pipe
+		if len(cur.words) > 0 || len(cur.redirects) > 0 {
+			cmds = append(cmds, cur)
+		}
+		cur = command{}
+		redirectNext = false
+	}
+	rs := []rune(text)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case r == '\\' && i+1 < len(rs):
+			i++
+			if rs[i] != '\n' {
+				word.WriteRune(rs[i])
+				inWord = true
+			}
+		case r == '\'':
+			inWord = true
+			for i++; i < len(rs) && rs[i] != '\''; i++ {
+				word.WriteRune(rs[i])
+			}
+		case r == '"':
+			inWord = true
+			for i++; i < len(rs) && rs[i] != '"'; i++ {
+				if rs[i] == '\\' && i+1 < len(rs) {
+					i++
+				}
+				word.WriteRune(rs[i])
+			}
+		case r == '#' && !inWord:
+			for i < len(rs) && rs[i] != '\n' {
+				i++
+			}
+			endCmd(false)
+		case r == ' ' || r == '\t':
+			endWord()
+		case r == '\n' || r == ';' || r == '(' || r == ')' || r == '`' || r == '{' && !inWord || r == '}' && !inWord:
+			endCmd(false)
+		case r == '$' && i+1 < len(rs) && rs[i+1] == '(':
+			endCmd(false)
+			i++
+		case r == '&':
+			if i+1 < len(rs) && rs[i+1] == '&' {
+				i++
+			} else if inWord && strings.HasSuffix(word.String(), ">") {
+				word.WriteRune(r) // 2>&1
+				continue
+			}
+			endCmd(false)
+		case r == '|':
+			if i+1 < len(rs) && rs[i+1] == '|' {
+				i++
+				endCmd(false)
+			} else {
+				endCmd(true)
+			}
+		case r == '>':
+			// A descriptor number before > belongs to the redirection, not a word.
+			if inWord && isDigits(word.String()) {
+				word.Reset()
+				inWord = false
+			} else {
+				endWord()
+			}
+			if i+1 < len(rs) && rs[i+1] == '>' {
+				i++
+			}
+			if i+1 < len(rs) && rs[i+1] == '&' { // >&2
+				i++
+				for i+1 < len(rs) && rs[i+1] >= '0' && rs[i+1] <= '9' {
+					i++
+				}
+				continue
+			}
+			redirectNext = true
+		case r == '<':
+			endWord()
+		default:
+			word.WriteRune(r)
+			inWord = true
+		}
+	}
+	endCmd(false)
+	return cmds
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
