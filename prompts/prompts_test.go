@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -32,6 +33,7 @@ func TestBuiltinContract(t *testing.T) {
 		{"fw.msg_max_iterations", "max_iterations", nil},
 		{"fw.msg_tool_blocked", "tool_blocked", []string{"reason", "tool_name"}},
 		{"fw.msg_intervention", "intervention", []string{"message"}},
+		{"fw.cohesion", "", nil},
 	}
 	l := NewLoader()
 	for _, tc := range tests {
@@ -70,13 +72,33 @@ func TestBuiltinContract(t *testing.T) {
 			}
 		})
 	}
-	// Every embedded file is in the table, so a new prompt gets a contract line.
+	// Every embedded file is in the table, so a new prompt gets a contract line;
+	// tool documentation (agent.system.tool.NAME.md) has one contract for all: no
+	// signal, no placeholders, a description.
 	files, err := frontmatter.ReadDir(Embedded())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != len(tests) {
-		t.Errorf("%d embedded prompts, %d in the contract table", len(files), len(tests))
+	inTable := map[string]bool{}
+	for _, tc := range tests {
+		inTable[tc.name+".md"] = true
+	}
+	for _, f := range files {
+		name := path.Base(f.Name)
+		if inTable[name] {
+			continue
+		}
+		if !strings.HasPrefix(name, "agent.system.tool.") {
+			t.Errorf("embedded prompt %s has no line in the contract table", name)
+			continue
+		}
+		p, err := l.Load(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Signal != "" || len(p.Placeholders()) > 0 || p.Description == "" {
+			t.Errorf("tool prompt %s: signal %q, placeholders %v, description %q; want none, none, and one", name, p.Signal, p.Placeholders(), p.Description)
+		}
 	}
 }
 
