@@ -53,6 +53,8 @@ type Timeouts struct {
 	Default Duration `yaml:"default"`
 	// Tool bounds one tool call.
 	Tool Duration `yaml:"tool"`
+	// Tools overrides Tool per tool name (call_subordinate runs a whole agent).
+	Tools map[string]Duration `yaml:"tools"`
 	// Extensions overrides the deadline per extension name.
 	Extensions map[string]Duration `yaml:"extensions"`
 }

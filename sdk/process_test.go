@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -200,4 +201,18 @@ func processRunning(pid int) bool {
 	// The state follows the parenthesised command name.
 	i := bytes.LastIndexByte(stat, ')')
 	return i < 0 || i+2 >= len(stat) || (stat[i+2] != 'Z' && stat[i+2] != 'X')
+}
+
+// TestCloseRunsOnGracefulStop: when the host stops a healthy plugin, the plugin's
+// Close runs before the process exits (the memory plugin closes its index there).
+func TestCloseRunsOnGracefulStop(t *testing.T) {
+	bin := sdktest.BuildPlugin(t, testPluginPkg)
+	marker := filepath.Join(t.TempDir(), "closed")
+	t.Setenv("SDK_TEST_CLOSE_MARKER", marker)
+	client, _ := startPlugin(t, bin, &syncBuffer{})
+	client.Kill()
+	b, err := os.ReadFile(marker)
+	if err != nil || string(b) != "closed" {
+		t.Fatalf("Close did not run on a graceful stop: %v %q", err, b)
+	}
 }

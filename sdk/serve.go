@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -42,10 +43,19 @@ func Serve(p Plugin) {
 	}
 	// The parent's pid is read now, before the handshake: read inside the
 	// goroutine, a host that died right after starting us would go unnoticed.
+	closeOnce := sync.OnceFunc(func() {
+		if p.Close != nil {
+			if err := p.Close(); err != nil {
+				logger.Error("closing the plugin", "plugin", p.Name, "err", err)
+			}
+		}
+	})
 	go watchParent(context.Background(), os.Getppid(), os.Getppid, ParentPollInterval, func() {
 		logger.Info("the host process is gone; exiting", "plugin", p.Name)
+		closeOnce()
 		os.Exit(0)
 	})
+	defer closeOnce()
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  Handshake(),
 		VersionedPlugins: PluginSet(srv),

@@ -98,4 +98,8 @@ type Plugin struct {
 	// the plugin's stderr in the JSON form go-plugin forwards to the host's log,
 	// at Info level.
 	Logger *slog.Logger
+	// Close, if set, runs when the plugin stops: after the host asked it to shut
+	// down, or when Serve notices the host is gone. Release what must be closed
+	// cleanly here (an index, a lock, child processes).
+	Close func() error
 }

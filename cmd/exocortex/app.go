@@ -106,6 +106,9 @@ func (a *app) hostOptions() (host.Options, error) {
 		Enabled:        set(a.cfg.EnabledExtensions),
 		Checksums:      a.cfg.Checksums,
 		OnEvent:        a.eventLogger(),
+		// Built-in plugins run from the binary's directory; they learn the
+		// operator's project (editor roots, code_execution's start) and home here.
+		PluginEnv: []string{config.EnvProject + "=" + cwd(), config.HomeEnv + "=" + a.home},
 	}
 	for k, v := range a.cfg.Timeouts.Extensions {
 		opts.Timeouts[k] = time.Duration(v)
@@ -176,4 +179,12 @@ func set(xs []string) map[string]bool {
 		m[x] = true
 	}
 	return m
+}
+
+func cwd() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	return wd
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/llm"
 	"github.com/exocortex/exocortex/core/loop"
@@ -111,7 +112,8 @@ func (a *app) start(ctx context.Context, f *agentFlags, sessionName string, obse
 		NumCtx: a.cfg.NumCtx, MaxIterations: a.cfg.MaxIterations, UnusableLimit: a.cfg.UnusableLimit,
 		Session: r.session, PersistentState: filepath.Join(a.home, "state.json"),
 		ApprovalMode: mode, Approver: approver, Observer: observer, Logger: a.log,
-		ToolTimeout: time.Duration(a.cfg.Timeouts.Tool), EmitContext: f.emitContext,
+		ToolTimeout: time.Duration(a.cfg.Timeouts.Tool), ToolTimeouts: durations(a.cfg.Timeouts.Tools),
+		EmitContext: f.emitContext,
 	})
 	if err != nil {
 		r.close()
@@ -208,4 +210,12 @@ func reportLoad(w io.Writer, h *host.Host, asJSON bool, enc *json.Encoder) {
 		}
 		fmt.Fprintln(w, "note:", msg)
 	}
+}
+
+func durations(m map[string]config.Duration) map[string]time.Duration {
+	out := make(map[string]time.Duration, len(m))
+	for k, v := range m {
+		out[k] = time.Duration(v)
+	}
+	return out
 }

@@ -35,8 +35,10 @@ type Options struct {
 	UnusableLimit int
 	// RecentMessages is how many messages the ACP context carries (10 when 0).
 	RecentMessages int
-	// ToolTimeout bounds a tool call (2 minutes when 0).
-	ToolTimeout time.Duration
+	// ToolTimeout bounds a tool call (2 minutes when 0); ToolTimeouts overrides
+	// it per tool name.
+	ToolTimeout  time.Duration
+	ToolTimeouts map[string]time.Duration
 	// NativeTools offers the plugins' tools to the model as native tools as well
 	// as in the system prompt.
 	NativeTools bool

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/exocortex/exocortex/core/host"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
@@ -66,7 +67,7 @@ func (a *Agent) runTool(ctx context.Context, t *turn, tc *exocortexv1.ToolCall) 
 	resp, err := a.opts.Host.ExecuteTool(ctx, tool, &exocortexv1.ExecuteToolRequest{
 		Call:     &exocortexv1.HookCall{Context: a.context(t, toolHook())},
 		ToolCall: tc,
-	}, a.opts.ToolTimeout)
+	}, a.toolTimeout(tc.GetName()))
 	result := resp.GetResult()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -115,4 +116,11 @@ func resultText(r *exocortexv1.ToolResult) string {
 		b.WriteString("\n\nNote: " + n)
 	}
 	return b.String()
+}
+
+func (a *Agent) toolTimeout(name string) time.Duration {
+	if d, ok := a.opts.ToolTimeouts[name]; ok && d > 0 {
+		return d
+	}
+	return a.opts.ToolTimeout
 }

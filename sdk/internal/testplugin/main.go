@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
@@ -43,5 +44,13 @@ func main() {
 				return &exocortexv1.ToolResult{Content: string(args)}, nil
 			},
 		}},
+		// Close leaves a mark where SDK_TEST_CLOSE_MARKER says, for the test
+		// that a graceful stop runs it.
+		Close: func() error {
+			if p := os.Getenv("SDK_TEST_CLOSE_MARKER"); p != "" {
+				return os.WriteFile(p, []byte("closed"), 0o644)
+			}
+			return nil
+		},
 	})
 }
