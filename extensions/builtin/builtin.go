@@ -47,12 +47,15 @@ func Plugins() map[string]sdk.Plugin {
 	tools := sync.OnceValues(config.LoadToolsFromEnv)
 	data := datatools.New(func() (config.Data, error) { t, err := tools(); return t.Data, err })
 	stores := memorytools.New(tools, nil)
+	shells := codeexec.New(func() (config.CodeExecution, error) { t, err := tools(); return t.CodeExecution, err })
 	return map[string]sdk.Plugin{
 		"agent-tools": {
 			Name: "agent-tools", Version: Version,
+			// Close ends the shells (and what they started) when the host stops us.
+			Close: shells.Close,
 			Tools: []sdk.Tool{
 				agenttools.Response(),
-				codeexec.New(func() (config.CodeExecution, error) { t, err := tools(); return t.CodeExecution, err }).Tool(),
+				shells.Tool(),
 				editor.New(func() (config.Editor, error) { t, err := tools(); return t.Editor, err }).Tool(),
 				data.Analyze(),
 				data.Visualize(),
@@ -62,6 +65,8 @@ func Plugins() map[string]sdk.Plugin {
 		},
 		"memory-tools": {
 			Name: "memory-tools", Version: Version,
+			// Close closes the store, so its indexes are clean for the next opener.
+			Close: stores.Close,
 			Tools: append(stores.Tools(), stagingnote.New(stagingnote.HomeFrom(tools)).Tool()),
 			Files: append(memorytools.Files(), stagingnote.File()),
 		},
