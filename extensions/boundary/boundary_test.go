@@ -115,3 +115,15 @@ func TestBoundaryThroughProtocol(t *testing.T) {
 		t.Fatalf("pass: %v", resp)
 	}
 }
+
+func TestWrittenPaths(t *testing.T) {
+	got := WrittenPaths("mkdir -p out && go build -o out/app . > build.log 2>&1; cp a.txt b.txt; rm -f old.txt; echo x >/dev/null")
+	var s []string
+	for _, w := range got {
+		s = append(s, w.Action+":"+w.Path)
+	}
+	want := "directory:out|written:build.log|written:out/app|written:b.txt|deleted:old.txt"
+	if strings.Join(s, "|") != want {
+		t.Fatalf("got %q, want %q", strings.Join(s, "|"), want)
+	}
+}

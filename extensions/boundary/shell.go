@@ -136,3 +136,70 @@ func isDigits(s string) bool {
 	}
 	return true
 }
+
+// Written is a path a shell command writes, and how.
+type Written struct {
+	Path string
+	// Action is "written", "created", "directory" or "deleted".
+	Action string
+}
+
+// WrittenPaths lists the paths a shell text writes, creates or deletes, as
+// written in the text (not resolved): output redirections, touch, mkdir, the
+// destination of cp, mv, install and ln, tee's files, -o/--output arguments, and
+// rm's arguments. Devices are left out.
+func WrittenPaths(text string) []Written {
+	var out []Written
+	seen := map[string]bool{}
+	add := func(p, action string) {
+		if p == "" || strings.HasPrefix(p, "/dev/") || strings.HasPrefix(p, "-") || seen[p+action] {
+			return
+		}
+		seen[p+action] = true
+		out = append(out, Written{Path: p, Action: action})
+	}
+	for _, c := range parseShell(text) {
+		for _, r := range c.redirects {
+			add(r, "written")
+		}
+		words := c.words
+		for len(words) > 0 && (privileged[words[0]] || wrappers[words[0]]) {
+			words = words[1:]
+		}
+		if len(words) == 0 {
+			continue
+		}
+		name, args := words[0], words[1:]
+		for i, a := range args {
+			if (a == "-o" || a == "--output") && i+1 < len(args) {
+				add(args[i+1], "written")
+			} else if strings.HasPrefix(a, "--output=") {
+				add(strings.TrimPrefix(a, "--output="), "written")
+			}
+		}
+		nf := nonFlags(args)
+		switch name {
+		case "touch":
+			for _, a := range nf {
+				add(a, "created")
+			}
+		case "mkdir":
+			for _, a := range nf {
+				add(a, "directory")
+			}
+		case "cp", "mv", "install", "ln":
+			if len(nf) >= 2 {
+				add(nf[len(nf)-1], "written")
+			}
+		case "tee":
+			for _, a := range nf {
+				add(a, "written")
+			}
+		case "rm":
+			for _, a := range nf {
+				add(a, "deleted")
+			}
+		}
+	}
+	return out
+}

@@ -78,6 +78,11 @@ var stopNames = map[string]bool{
 	"Do": true, "Does": true, "Can": true, "Could": true, "Should": true, "Would": true, "Will": true,
 	"Use": true, "Run": true, "Try": true, "Check": true, "See": true, "After": true, "Before": true,
 	"Some": true, "All": true, "Any": true, "Each": true, "Every": true, "None": true, "Not": true,
+	// Imperatives that open requests ("Ask Agent Zero" names Agent Zero).
+	"Ask": true, "Tell": true, "Show": true, "Give": true, "Find": true, "Make": true, "Write": true, "Read": true,
+	"Open": true, "List": true, "Explain": true, "Describe": true, "Create": true, "Add": true, "Remove": true,
+	"Delete": true, "Fix": true, "Update": true, "Get": true, "Set": true, "Send": true, "Call": true, "Search": true,
+	"Look": true, "Compare": true, "Summarise": true, "Summarize": true, "Install": true, "Build": true, "Test": true,
 }
 
 // stopAcronyms are all-caps words that carry no entity.

@@ -1,0 +1,135 @@
+package recall
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/exocortex/exocortex/config"
+	"github.com/exocortex/exocortex/extensions/internal/hooktest"
+	"github.com/exocortex/exocortex/extensions/memorytools"
+	"github.com/exocortex/exocortex/extensions/workingmemory"
+	"github.com/exocortex/exocortex/memory"
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/sdk"
+	"github.com/exocortex/exocortex/sdk/sdktest"
+)
+
+func stores(t *testing.T) *memorytools.Stores {
+	t.Helper()
+	st := memorytools.New(memorytools.Fixed(config.Tools{Home: t.TempDir()}), nil)
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func put(t *testing.T, st *memorytools.Stores, in memory.Input) {
+	t.Helper()
+	if err := st.Use(context.Background(), func(s *memory.Store) error {
+		_, err := s.Put(context.Background(), in, memory.Source{Source: "test"})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPipelineThroughProtocol(t *testing.T) {
+	st := stores(t)
+	put(t, st, memory.Input{Text: "The nightly build of exocortex runs make test on the CI runner", Tags: []string{"ci"}})
+	put(t, st, memory.Input{Text: "The nightly build of exocortex runs make test on the CI runner.", Tags: []string{"ci", "dup"}})
+	put(t, st, memory.Input{Text: "Flaky build: the nightly build failed because the runner disk was full", Tags: []string{"loop_period"}})
+	put(t, st, memory.Input{Area: memory.AreaSolutions, Text: "Fix for the build: clear the Go build cache with go clean -cache when the disk fills"})
+	now := time.Now().Add(30 * 24 * time.Hour)
+	opts := Options{Limit: 5, BlockChars: 2000, Now: func() time.Time { return now }}
+	client := sdktest.Serve(t, sdk.Plugin{Name: "memory-tools", Extensions: []sdk.Extension{
+		Search{Stores: st}, Filter{}, Enhancement{Stores: st, Options: opts}, Block{Stores: st, Options: opts}, Catalog{Stores: st},
+	}})
+	hist := hooktest.Msgs("user", "why did the nightly build fail?")
+	var mc *exocortexv1.MemoryCandidates
+	step := func(ext string, state ...*exocortexv1.StateEntry) *exocortexv1.MessageLoopPromptsAfterResponse {
+		t.Helper()
+		if mc != nil {
+			state = append(state, sdktest.State(CandidatesKey(), mc))
+		}
+		resp, err := client.MessageLoopPromptsAfter(t.Context(), &exocortexv1.MessageLoopPromptsAfterRequest{Call: hooktest.Call(ext, 1, hist, state...), Iteration: 1, History: hist})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := sdktest.Written(t, resp.GetChanges(), CandidatesKey()); ok {
+			mc = v
+		}
+		return resp
+	}
+	step("recall_search")
+	if mc.GetStage() != StageRetrieved || len(mc.GetCandidates()) < 3 || !strings.Contains(mc.GetCandidates()[0].GetWhy(), "BM25 rank") {
+		t.Fatalf("retrieved %v", mc)
+	}
+	step("memory_relevance_filter", sdktest.State(workingmemory.Key(), &exocortexv1.WorkingMemory{Entities: []*exocortexv1.WorkingEntity{{Text: "runner"}}}))
+	var reasons []string
+	for _, cd := range mc.GetCandidates() {
+		if cd.GetDropped() {
+			reasons = append(reasons, cd.GetDropReason())
+		}
+	}
+	joined := strings.Join(reasons, "|")
+	if !strings.Contains(joined, "duplicate of") || !strings.Contains(joined, "loop") {
+		t.Fatalf("drop reasons %q", reasons)
+	}
+	step("memory_enhancement", sdktest.State(bstKey(), &exocortexv1.BeliefState{PrimaryDomain: "debugging"}))
+	if mc.GetStage() != StageEnhanced || !strings.Contains(mc.GetCandidates()[0].GetWhy(), "half-life 14d") {
+		t.Fatalf("enhanced %v", mc.GetCandidates()[0])
+	}
+	resp := step("recall")
+	bs := resp.GetPromptBlocks()
+	if len(bs) != 1 || !strings.Contains(bs[0].GetContent(), "why: BM25 rank") || strings.Contains(bs[0].GetContent(), "disk was full") {
+		t.Fatalf("block %v", bs)
+	}
+	// The search runs once per monologue.
+	before := mc
+	step("recall_search")
+	if mc != before {
+		t.Fatal("searched twice in one monologue")
+	}
+	// The block size is configurable.
+	if text, ids := Render(mc, 5, 120); len(text) > 120 || len(ids) != 1 {
+		t.Fatalf("small block: %d chars, %d memories", len(text), len(ids))
+	}
+	// Accesses were recorded for the memories shown.
+	_ = st.Use(context.Background(), func(s *memory.Store) error {
+		n := 0
+		for _, r := range s.List(memory.Filter{}) {
+			n += int(r.AccessCount)
+		}
+		if n == 0 {
+			t.Error("no access recorded")
+		}
+		return nil
+	})
+	// The catalog.
+	cresp, err := client.MessageLoopPromptsAfter(t.Context(), &exocortexv1.MessageLoopPromptsAfterRequest{Call: sdktest.Call("memory_catalog")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, _ := sdktest.Written(t, cresp.GetChanges(), catalogBuilt())
+	if !built.GetBuilt() || built.GetAreas() != 2 || len(cresp.GetPromptBlocks()) != 1 || !strings.Contains(cresp.GetPromptBlocks()[0].GetContent(), "- main: 3 (tags: ci") {
+		t.Fatalf("catalog %v %v", built, cresp.GetPromptBlocks())
+	}
+}
+
+func TestHalfLifeAndEmptyStore(t *testing.T) {
+	if HalfLife("debugging") >= HalfLife("research") {
+		t.Fatal("debugging memories should decay faster than research ones")
+	}
+	st := stores(t)
+	client := sdktest.Serve(t, sdk.Plugin{Name: "memory-tools", Extensions: []sdk.Extension{Search{Stores: st}, Block{Stores: st}}})
+	hist := hooktest.Msgs("user", "anything")
+	resp, err := client.MessageLoopPromptsAfter(t.Context(), &exocortexv1.MessageLoopPromptsAfterRequest{Call: hooktest.Call("recall_search", 1, hist), History: hist})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc, _ := sdktest.Written(t, resp.GetChanges(), CandidatesKey())
+	resp, err = client.MessageLoopPromptsAfter(t.Context(), &exocortexv1.MessageLoopPromptsAfterRequest{Call: hooktest.Call("recall", 1, hist, sdktest.State(CandidatesKey(), mc)), History: hist})
+	if err != nil || len(resp.GetPromptBlocks()) != 0 {
+		t.Fatalf("empty store: %v %v", resp, err)
+	}
+}
