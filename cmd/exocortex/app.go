@@ -108,7 +108,8 @@ func (a *app) hostOptions() (host.Options, error) {
 		OnEvent:        a.eventLogger(),
 		// Built-in plugins run from the binary's directory; they learn the
 		// operator's project (editor roots, code_execution's start) and home here.
-		PluginEnv: []string{config.EnvProject + "=" + cwd(), config.HomeEnv + "=" + a.home},
+		PluginEnv:       []string{config.EnvProject + "=" + cwd(), config.HomeEnv + "=" + a.home},
+		TrustedProjects: a.cfg.TrustedProjects,
 	}
 	for k, v := range a.cfg.Timeouts.Extensions {
 		opts.Timeouts[k] = time.Duration(v)

@@ -94,6 +94,10 @@ func (a *app) start(ctx context.Context, f *agentFlags, sessionName string, obse
 		r.close()
 		return nil, err
 	}
+	// Hot reload: rebuilt plugins are swapped in between iterations.
+	if err := r.host.Watch(ctx); err != nil {
+		a.log.Warn("plugin hot reload is off", "err", err)
+	}
 	if sessionName != "" {
 		r.session, err = session.Open(ctx, filepath.Join(a.home, "sessions"), sessionName)
 		if err != nil {
