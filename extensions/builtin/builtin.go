@@ -16,6 +16,15 @@
 // code_execution's shells; "memory-tools" holds everything that opens the memory
 // store or writes the staging log, so one process owns the store (its lock) and
 // extensions that need the store belong there too, sharing its Stores.
+//
+// The extensions of the seed's per-turn sequence are grouped by concern (see
+// docs/extension-moves.md for each one's hook, order and why it is there):
+// "supervision" watches the loop (failures, diagnosis, evidence, the supervisor,
+// completion and the reply display), "safety" stands between the model and the
+// machine (the action boundary, argument correction, the write guard and
+// validator), "cognition" builds the model's picture of the task (belief state,
+// working memory, profile, plan, orchestration, tool tiers, orientation), and the
+// memory extensions join "memory-tools".
 package builtin
 
 import (
@@ -24,16 +33,39 @@ import (
 
 	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/extensions/agenttools"
+	"github.com/exocortex/exocortex/extensions/belief"
+	"github.com/exocortex/exocortex/extensions/boundary"
 	"github.com/exocortex/exocortex/extensions/codeexec"
 	"github.com/exocortex/exocortex/extensions/datatools"
+	"github.com/exocortex/exocortex/extensions/diagnosis"
+	"github.com/exocortex/exocortex/extensions/display"
 	"github.com/exocortex/exocortex/extensions/editor"
+	"github.com/exocortex/exocortex/extensions/evidence"
 	"github.com/exocortex/exocortex/extensions/failures"
+	"github.com/exocortex/exocortex/extensions/htn"
+	"github.com/exocortex/exocortex/extensions/library"
+	"github.com/exocortex/exocortex/extensions/memorize"
 	"github.com/exocortex/exocortex/extensions/memorytools"
+	"github.com/exocortex/exocortex/extensions/ontology"
+	"github.com/exocortex/exocortex/extensions/orchestration"
+	"github.com/exocortex/exocortex/extensions/orientation"
+	"github.com/exocortex/exocortex/extensions/paramgate"
+	"github.com/exocortex/exocortex/extensions/profile"
+	"github.com/exocortex/exocortex/extensions/quality"
+	"github.com/exocortex/exocortex/extensions/reasoning"
+	"github.com/exocortex/exocortex/extensions/recall"
+	"github.com/exocortex/exocortex/extensions/retry"
+	"github.com/exocortex/exocortex/extensions/sleep"
 	"github.com/exocortex/exocortex/extensions/stagingnote"
 	"github.com/exocortex/exocortex/extensions/subordinate"
 	"github.com/exocortex/exocortex/extensions/supervisor"
+	"github.com/exocortex/exocortex/extensions/tasks"
+	"github.com/exocortex/exocortex/extensions/toolregistry"
 	"github.com/exocortex/exocortex/extensions/watchdog"
 	"github.com/exocortex/exocortex/extensions/websearch"
+	"github.com/exocortex/exocortex/extensions/workingmemory"
+	"github.com/exocortex/exocortex/extensions/writeguard"
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 )
 
@@ -47,6 +79,18 @@ func Plugins() map[string]sdk.Plugin {
 	tools := sync.OnceValues(config.LoadToolsFromEnv)
 	data := datatools.New(func() (config.Data, error) { t, err := tools(); return t.Data, err })
 	stores := memorytools.New(tools, nil)
+	home := func() (string, error) { t, err := tools(); return t.Home, err }
+	bounds := func() (boundary.Bounds, error) {
+		t, err := tools()
+		return boundary.Bounds{WorkDir: t.CodeExecution.WorkDir, Roots: t.Editor.Roots}, err
+	}
+	writePaths := func() (writeguard.Paths, error) {
+		t, err := tools()
+		return writeguard.Paths{Home: t.Home, Roots: t.Editor.Roots}, err
+	}
+	// The recall block's size: recall.DefaultBlockChars until config.yaml has a
+	// setting for it (asked of the integrator: tools.memory.recall_block_chars).
+	recallOpts := recall.Options{}
 	shells := codeexec.New(func() (config.CodeExecution, error) { t, err := tools(); return t.CodeExecution, err })
 	return map[string]sdk.Plugin{
 		"agent-tools": {
@@ -68,17 +112,61 @@ func Plugins() map[string]sdk.Plugin {
 			// Close closes the store, so its indexes are clean for the next opener.
 			Close: stores.Close,
 			Tools: append(stores.Tools(), stagingnote.New(stagingnote.HomeFrom(tools)).Tool()),
-			Files: append(memorytools.Files(), stagingnote.File()),
-		},
-		"failures": {
-			Name: "failures", Version: Version,
-			Extensions: []sdk.Extension{failures.Tracker{}, failures.Reset{}},
+			// The memory extensions share the tools' Stores: one process, one store lock.
+			Extensions: []sdk.Extension{
+				reasoning.SessionInit{Home: stores.Home}, reasoning.State{}, reasoning.Update{Home: stores.Home},
+				recall.Catalog{Stores: stores}, recall.Search{Stores: stores}, recall.Filter{},
+				recall.Enhancement{Stores: stores, Options: recallOpts}, recall.Block{Stores: stores, Options: recallOpts},
+				ontology.NewQuery(stores), ontology.Maintenance{Stores: stores},
+				memorize.Memorize{Home: stores.Home}, memorize.Selective{Stores: stores}, memorize.Capture{Home: stores.Home},
+				memorize.Classifier{Stores: stores}, memorize.Maintenance{Stores: stores},
+			},
+			Files: concat(memorytools.Files(), []*exocortexv1.FileSpec{stagingnote.File()},
+				reasoning.Files(), recall.Files(), ontology.Files(), memorize.Files()),
 		},
 		"supervision": {
 			Name: "supervision", Version: Version,
-			Extensions: []sdk.Extension{supervisor.Loop{}, watchdog.Context{}},
+			Extensions: []sdk.Extension{
+				failures.Tracker{}, failures.Reset{}, retry.Structured{},
+				supervisor.Loop{}, supervisor.Proactive{}, watchdog.Context{},
+				tasks.Completion{}, tasks.Tracker{},
+				diagnosis.Comprehension{}, diagnosis.Advisor{}, diagnosis.Logger{},
+				evidence.Recorder{}, evidence.Integrity{},
+				quality.Finalizer{}, quality.Gate{},
+				display.PlainText{}, display.ClearGenerating{},
+				sleep.Trigger{Home: home},
+			},
+			Files: []*exocortexv1.FileSpec{sleep.File()},
+		},
+		"safety": {
+			Name: "safety", Version: Version,
+			Extensions: []sdk.Extension{
+				boundary.Boundary{Bounds: bounds}, paramgate.Gate{},
+				writeguard.Guard{Paths: writePaths}, writeguard.Validator{Paths: writePaths},
+			},
+			Tools: []sdk.Tool{writeguard.RestoreTool(writePaths)},
+			Files: writeguard.Files(),
+		},
+		"cognition": {
+			Name: "cognition", Version: Version,
+			Extensions: []sdk.Extension{
+				workingmemory.Extension{}, belief.Tracker{},
+				orchestration.Gate{}, orchestration.Mode{},
+				profile.Extension{}, htn.Selector{}, library.Catalog{Home: home},
+				toolregistry.NewRegistry(home), toolregistry.Tiered{},
+				orientation.Extension{},
+			},
+			Files: []*exocortexv1.FileSpec{library.File(), toolregistry.File()},
 		},
 	}
+}
+
+func concat(lists ...[]*exocortexv1.FileSpec) []*exocortexv1.FileSpec {
+	var out []*exocortexv1.FileSpec
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
 }
 
 // Names returns the built-in plugin names, sorted.

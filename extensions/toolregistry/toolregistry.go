@@ -16,7 +16,9 @@
 //     listing only the programs found on PATH. The file is either
 //     {"programs": [{"name": "ffmpeg", "use": "convert audio and video"}]} or
 //     {"ffmpeg": "convert audio and video"}; a file that parses as neither is
-//     logged and skipped.
+//     logged and skipped. When the file does not exist, the registry writes an
+//     empty one (Template) for the operator to fill in, and never touches it
+//     again.
 //
 // Tiered tool injection (message_loop_prompts_after, order 95, as in the seed):
 // it counts in seen_tools the tools the model has called this session (tool
@@ -61,25 +63,42 @@ type Program struct {
 	Use  string `json:"use"`
 }
 
-// ParseManifest reads either form of tool_manifest.json.
+// ParseManifest reads either form of tool_manifest.json. In the flat form, keys
+// starting with "_" are comments.
 func ParseManifest(b []byte) ([]Program, error) {
-	var listed struct {
-		Programs []Program `json:"programs"`
-	}
-	if err := json.Unmarshal(b, &listed); err == nil && len(listed.Programs) > 0 {
-		return listed.Programs, nil
-	}
-	var flat map[string]string
-	if err := json.Unmarshal(b, &flat); err != nil {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(b, &top); err != nil {
 		return nil, fmt.Errorf(`want {"programs": [{"name": ..., "use": ...}]} or {"NAME": "use"}: %w`, err)
 	}
+	if raw, ok := top["programs"]; ok {
+		var ps []Program
+		if err := json.Unmarshal(raw, &ps); err != nil {
+			return nil, fmt.Errorf(`"programs" must be a list of {"name": ..., "use": ...}: %w`, err)
+		}
+		return ps, nil
+	}
 	var out []Program
-	for n, u := range flat {
-		out = append(out, Program{Name: n, Use: u})
+	for n, raw := range top {
+		if strings.HasPrefix(n, "_") {
+			continue
+		}
+		var use string
+		if err := json.Unmarshal(raw, &use); err != nil {
+			return nil, fmt.Errorf("program %q: want a string saying what it is for: %w", n, err)
+		}
+		out = append(out, Program{Name: n, Use: use})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }
+
+// Template is what the registry writes when the home has no tool_manifest.json,
+// so the operator finds the file to fill in.
+const Template = `{
+  "_doc": "Programs installed on this machine that the agent may use with code_execution. Add {\"name\": \"ffmpeg\", \"use\": \"convert audio and video\"}; only programs found on PATH are shown to the model.",
+  "programs": []
+}
+`
 
 // Registry is the tool-registry extension. Home gives the Exocortex home;
 // LookPath finds a program (exec.LookPath when nil).
@@ -105,8 +124,8 @@ func NewRegistry(home func() (string, error)) Registry {
 
 // File declares the manifest as read.
 func File() *exocortexv1.FileSpec {
-	return &exocortexv1.FileSpec{Id: "tool_manifest", Path: "$EXOCORTEX_HOME/" + ManifestFile, Access: exocortexv1.Access_ACCESS_READ,
-		User: "tool_registry", Doc: "The operator's list of installed programs the agent may use (written by hand)."}
+	return &exocortexv1.FileSpec{Id: "tool_manifest", Path: "$EXOCORTEX_HOME/" + ManifestFile, Access: exocortexv1.Access_ACCESS_READ_WRITE,
+		User: "tool_registry", Doc: "The operator's list of installed programs the agent may use, written by hand; created empty (a template) when missing."}
 }
 
 // Spec declares it.
@@ -162,7 +181,15 @@ func (r Registry) programs(c *sdk.Call) string {
 	}
 	path := filepath.Join(home, ManifestFile)
 	fi, err := os.Stat(path)
-	if errors.Is(err, os.ErrNotExist) || err != nil {
+	if errors.Is(err, os.ErrNotExist) {
+		// O_EXCL: never overwrite what the operator wrote meanwhile.
+		if f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
+			_, _ = f.WriteString(Template)
+			_ = f.Close()
+		}
+		return ""
+	}
+	if err != nil {
 		return ""
 	}
 	version := fmt.Sprintf("%s %d %s", path, fi.Size(), fi.ModTime().Format(time.RFC3339Nano))

@@ -50,6 +50,19 @@ func TestRegistryThroughProtocol(t *testing.T) {
 	if _, err := ParseManifest([]byte(`[1]`)); err == nil {
 		t.Fatal("a list of numbers parsed")
 	}
+	if p, err := ParseManifest([]byte(Template)); err != nil || len(p) != 0 {
+		t.Fatalf("template: %v %v", p, err)
+	}
+	// A home without the file gets the template, once.
+	empty := t.TempDir()
+	reg2 := NewRegistry(func() (string, error) { return empty, nil })
+	c2 := sdktest.Serve(t, sdk.Plugin{Name: "cognition", Extensions: []sdk.Extension{reg2}})
+	if _, err := c2.SystemPrompt(t.Context(), &exocortexv1.SystemPromptRequest{Call: sdktest.Call("tool_registry")}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(empty, ManifestFile)); err != nil || string(b) != Template {
+		t.Fatalf("template not written: %q %v", b, err)
+	}
 }
 
 func TestTieredThroughProtocol(t *testing.T) {
