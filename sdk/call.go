@@ -22,7 +22,10 @@ type Call struct {
 	extension string
 	hook      exocortexv1.Hook // HOOK_UNSPECIFIED for a tool call
 	context   *exocortexv1.Context
-	logger    *slog.Logger
+	// logger is built on first use (most calls never log); base and attrs make it.
+	logger     *slog.Logger
+	baseLogger *slog.Logger
+	logAttrs   []any
 	// reads and writes are the extension's declared keys; nil for a tool.
 	reads, writes map[string]bool
 	// tool is the tool's name when the call runs a tool.
@@ -59,7 +62,14 @@ func (c *Call) Hook() exocortexv1.Hook { return c.hook }
 
 // Logger writes to the host's log (the plugin's stderr, which go-plugin forwards),
 // with the extension and hook attached.
-func (c *Call) Logger() *slog.Logger { return c.logger }
+func (c *Call) Logger() *slog.Logger {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.logger == nil {
+		c.logger = c.baseLogger.With(c.logAttrs...)
+	}
+	return c.logger
+}
 
 // Err reports the state-access errors recorded so far (an undeclared read or write,
 // a value that does not decode), joined. When it is non-nil at the end of the

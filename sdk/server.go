@@ -123,14 +123,15 @@ func (s *server) servedAt(hook exocortexv1.Hook) string {
 
 func (s *server) newCall(e *extEntry, hook exocortexv1.Hook, hc *exocortexv1.HookCall) *Call {
 	c := &Call{
-		extension: e.spec.Name,
-		hook:      hook,
-		context:   hc.GetContext(),
-		reads:     e.reads,
-		writes:    e.writes,
-		state:     make(map[string]*anypb.Any, len(hc.GetState())),
-		logger:    s.logger.With("extension", e.spec.Name, "hook", HookName(hook)),
-		host:      s.host,
+		extension:  e.spec.Name,
+		hook:       hook,
+		context:    hc.GetContext(),
+		reads:      e.reads,
+		writes:     e.writes,
+		state:      make(map[string]*anypb.Any, len(hc.GetState())),
+		baseLogger: s.logger,
+		logAttrs:   []any{"extension", e.spec.Name, "hook", HookName(hook)},
+		host:       s.host,
 	}
 	if c.context == nil {
 		c.context = &exocortexv1.Context{}
@@ -153,7 +154,7 @@ func protect[T any](c *Call, f func() (T, error)) (v T, err, perr error) {
 			return
 		}
 		head := stackHead(5)
-		c.logger.Error("panic in "+c.who(), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		c.Logger().Error("panic in "+c.who(), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 		where := HookName(c.hook)
 		if c.tool != "" {
 			where = "ExecuteTool"
@@ -202,11 +203,12 @@ func (s *server) ExecuteTool(ctx context.Context, req *exocortexv1.ExecuteToolRe
 		return nil, status.Errorf(codes.InvalidArgument, "tool %q: args_json is not valid JSON: %.200q", name, string(args))
 	}
 	c := &Call{
-		extension: name,
-		tool:      name,
-		context:   req.GetCall().GetContext(),
-		logger:    s.logger.With("tool", name),
-		host:      s.host,
+		extension:  name,
+		tool:       name,
+		context:    req.GetCall().GetContext(),
+		baseLogger: s.logger,
+		logAttrs:   []any{"tool", name},
+		host:       s.host,
 	}
 	if c.context == nil {
 		c.context = &exocortexv1.Context{}
