@@ -28,10 +28,24 @@ type State struct {
 	applied uint64
 	unknown map[string]int // kinds this build does not apply, with counts
 	skipped int            // events that could not apply (unknown id, key taken)
+	// strs interns the short strings that repeat across records (areas, tags,
+	// sessions, sources, statuses): one copy each instead of one per record.
+	strs map[string]string
+}
+
+func (s *State) intern(x string) string {
+	if x == "" {
+		return ""
+	}
+	if y, ok := s.strs[x]; ok {
+		return y
+	}
+	s.strs[x] = x
+	return x
 }
 
 func newState() *State {
-	return &State{recs: map[string]*Record{}, keys: map[[2]string]string{}, unknown: map[string]int{}}
+	return &State{recs: map[string]*Record{}, keys: map[[2]string]string{}, unknown: map[string]int{}, strs: map[string]string{}}
 }
 
 // Applied is the last journal sequence applied.
@@ -170,7 +184,7 @@ func (s *State) upsert(e UpsertEvent, src Source, seq uint64, ts time.Time) []ch
 	ch := change{id: e.ID, content: true, vector: true}
 	if rec == nil {
 		rec = &Record{ID: e.ID, Created: ts, Status: StatusActive,
-			Provenance: Provenance{Session: src.Session, Message: src.Message, Source: src.Source, Seq: seq}}
+			Provenance: Provenance{Session: s.intern(src.Session), Message: src.Message, Source: s.intern(src.Source), Seq: seq}}
 		if e.Created != nil {
 			rec.Created = e.Created.UTC()
 		}
@@ -181,8 +195,11 @@ func (s *State) upsert(e UpsertEvent, src Source, seq uint64, ts time.Time) []ch
 			delete(s.keys, [2]string{rec.Area, rec.Key})
 		}
 	}
-	rec.Area, rec.Text, rec.Key = e.Area, e.Text, e.Key
+	rec.Area, rec.Text, rec.Key = s.intern(e.Area), e.Text, e.Key
 	rec.Tags = normTags(e.Tags)
+	for i, t := range rec.Tags {
+		rec.Tags[i] = s.intern(t)
+	}
 	rec.Metadata = e.Metadata
 	if len(rec.Metadata) == 0 {
 		rec.Metadata = nil
@@ -192,7 +209,7 @@ func (s *State) upsert(e UpsertEvent, src Source, seq uint64, ts time.Time) []ch
 		rec.Importance = *e.Importance
 	}
 	if e.Status != "" {
-		rec.Status = e.Status
+		rec.Status = Status(s.intern(string(e.Status)))
 		if e.Status == StatusActive {
 			rec.SupersededBy = ""
 		}
