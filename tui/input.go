@@ -87,7 +87,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 		if s == "ctrl+p" || m.input.Line() == 0 {
 			if v, ok := m.hist.Prev(m.input.Value()); ok {
-				m.setInput(v)
+				m.recall(v)
 			}
 			return nil
 		}
@@ -98,7 +98,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 		if s == "ctrl+n" || m.input.Line() >= m.input.LineCount()-1 {
 			if v, ok := m.hist.Next(); ok {
-				m.setInput(v)
+				m.recall(v)
 			}
 			return nil
 		}
@@ -144,6 +144,14 @@ func (m *Model) passToInput(msg tea.Msg) tea.Cmd {
 		m.refreshMenu()
 	}
 	return cmd
+}
+
+// recall shows a history entry; no completion menu opens, so the next Up
+// or Down keeps browsing.
+func (m *Model) recall(v string) {
+	m.input.SetValue(v)
+	m.input.MoveToEnd()
+	m.menu = nil
 }
 
 func (m *Model) setInput(v string) {

@@ -382,7 +382,17 @@ func (m *Model) flush() tea.Cmd {
 	text := strings.Join(m.printQ, "\n")
 	m.printQ = nil
 	m.printing = true
-	return tea.Sequence(tea.Println(text), func() tea.Msg { return printedMsg{} })
+	// A print taller than the screen confuses the renderer's insertion
+	// above the live area, so a long block goes in screen-sized pieces.
+	lines := strings.Split(text, "\n")
+	step := max(1, m.height/2)
+	var cmds []tea.Cmd
+	for len(lines) > 0 {
+		n := min(step, len(lines))
+		cmds = append(cmds, tea.Println(strings.Join(lines[:n], "\n")))
+		lines = lines[n:]
+	}
+	return tea.Sequence(append(cmds, func() tea.Msg { return printedMsg{} })...)
 }
 
 // Printed returns everything printed above the live area so far.

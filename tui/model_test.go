@@ -493,3 +493,21 @@ func TestLiveAreaNeverShrinksDuringATurn(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+func TestUpThroughCommandsKeepsBrowsing(t *testing.T) {
+	e := newEnv(t)
+	eng, _ := e.engine(t, "u1", answer("ok"))
+	u := start(t, eng)
+	u.submit("a prompt")
+	u.idle()
+	u.submit("/stats")
+	u.waitPrinted("turns")
+	u.key(up)
+	if got := u.input(); got != "/stats" {
+		t.Fatalf("Up gave %q", got)
+	}
+	u.key(up) // no completion menu took the key
+	if got := u.input(); got != "a prompt" {
+		t.Fatalf("Up Up gave %q", got)
+	}
+}

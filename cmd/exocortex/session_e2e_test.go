@@ -1,0 +1,264 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/exocortex/exocortex/sdk/sdktest"
+)
+
+// tmuxServer is a tmux server of the test's own (its socket in a temp
+// directory), so the test never touches the operator's tmux.
+type tmuxServer struct {
+	t    *testing.T
+	sock string
+	conf string
+	pids []int
+}
+
+func newTmux(t *testing.T) *tmuxServer {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed, so the terminal session's end-to-end test cannot run (apt-get install -y tmux)")
+	}
+	dir := t.TempDir()
+	s := &tmuxServer{t: t, sock: filepath.Join(dir, "tmux.sock"), conf: filepath.Join(dir, "tmux.conf")}
+	// remain-on-exit keeps a pane whose process died, to read it and its status.
+	if err := os.WriteFile(s.conf, []byte("set -g remain-on-exit on\nset -g history-limit 10000\nset -g status off\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = exec.Command("tmux", "-S", s.sock, "kill-server").Run()
+		// The session gets SIGHUP; let it close its plugins before the
+		// directories are removed.
+		for _, pid := range s.pids {
+			for end := time.Now().Add(15 * time.Second); time.Now().Before(end) && syscall.Kill(pid, 0) == nil; {
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+	})
+	return s
+}
+
+// track remembers a process to wait for at cleanup.
+func (s *tmuxServer) track(pidFile string) int {
+	s.t.Helper()
+	end := time.Now().Add(45 * time.Second)
+	for {
+		b, err := os.ReadFile(pidFile)
+		if err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				s.pids = append(s.pids, pid)
+				return pid
+			}
+		}
+		if time.Now().After(end) {
+			s.t.Fatalf("no pid in %s", pidFile)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (s *tmuxServer) run(args ...string) string {
+	s.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-S", s.sock, "-f", s.conf}, args...)...).CombinedOutput()
+	if err != nil {
+		s.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// screen is the pane's visible screen and its scrollback.
+func (s *tmuxServer) screen(pane string) string {
+	return s.run("capture-pane", "-p", "-J", "-t", pane, "-S", "-3000")
+}
+
+// waitFor polls the pane until every want is on it. The deadline is generous
+// (a loaded 2-core machine); the poll itself asserts nothing by time.
+func (s *tmuxServer) waitFor(pane string, wants ...string) string {
+	s.t.Helper()
+	end := time.Now().Add(45 * time.Second)
+	for {
+		scr := s.screen(pane)
+		missing := ""
+		for _, w := range wants {
+			if !strings.Contains(scr, w) {
+				missing = w
+				break
+			}
+		}
+		if missing == "" {
+			return scr
+		}
+		if time.Now().After(end) {
+			s.t.Fatalf("the pane never showed %q; it shows:\n%s", missing, scr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitInput polls until the input line (the line above the rule under the
+// input) is want.
+func (s *tmuxServer) waitInput(pane, want string) {
+	s.t.Helper()
+	end := time.Now().Add(45 * time.Second)
+	for {
+		scr := s.screen(pane)
+		got := inputLine(scr)
+		if got == want {
+			return
+		}
+		if time.Now().After(end) {
+			s.t.Fatalf("input line %q, want %q; the pane:\n%s", got, want, scr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// inputLine finds the input: the line between the last two rules.
+func inputLine(screen string) string {
+	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")
+	last := -1
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(lines[i], "────") {
+			last = i
+			break
+		}
+	}
+	if last < 1 {
+		return ""
+	}
+	return strings.TrimRight(lines[last-1], " ")
+}
+
+func (s *tmuxServer) typeLine(pane, text string) {
+	s.run("send-keys", "-t", pane, "-l", text)
+	s.run("send-keys", "-t", pane, "Enter")
+}
+
+func (s *tmuxServer) keys(pane string, keys ...string) {
+	s.run(append([]string{"send-keys", "-t", pane}, keys...)...)
+}
+
+// paneDead waits for the pane's process to end and returns its exit status.
+func (s *tmuxServer) paneDead(pane string) int {
+	s.t.Helper()
+	end := time.Now().Add(45 * time.Second)
+	for {
+		out := strings.TrimSpace(s.run("list-panes", "-t", pane, "-F", "#{pane_dead} #{pane_dead_status}"))
+		if dead, status, _ := strings.Cut(out, " "); dead == "1" {
+			n, _ := strconv.Atoi(status)
+			return n
+		}
+		if time.Now().After(end) {
+			s.t.Fatalf("the process in pane %s did not end; the pane:\n%s", pane, s.screen(pane))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestSessionInTmux drives the real binary in a real terminal (tmux) against
+// the scripted Ollama-protocol server: the welcome card, a streamed answer,
+// /help, history recall with Up, Ctrl+C during a long stream, and the session
+// resumed with -c after its process was killed with SIGKILL.
+func TestSessionInTmux(t *testing.T) {
+	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
+	home, work := t.TempDir(), t.TempDir()
+	// After the directories, so its cleanup (ending the processes) runs first.
+	tm := newTmux(t)
+	scripts, err := filepath.Abs(filepath.Join("testdata", "tui"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	runner := filepath.Join(t.TempDir(), "run.sh")
+	script := "#!/bin/sh\necho $$ > " + pidFile + "\ncd " + work + "\nexport EXOCORTEX_HOME=" + home + "\nexec " + exe + ` "$@"` + "\n"
+	if err := os.WriteFile(runner, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	started := time.Now()
+	tm.run("new-session", "-d", "-s", "one", "-x", "110", "-y", "40", "sh "+runner+" --model script:"+filepath.Join(scripts, "session.yaml"))
+	pid := tm.track(pidFile)
+	tm.waitFor("one", "◆ Exocortex", "new session")
+	t.Logf("welcome card on the screen %s after tmux started the process", time.Since(started).Round(time.Millisecond))
+	tm.waitFor("one", "model    e2e", "✓ answered", "plugins  ✓", "memory   empty", "ctrl+d quit", "plugins ")
+
+	// A streamed answer, rendered as Markdown with its code block.
+	tm.typeLine("one", "say hello")
+	tm.waitFor("one", "› say hello", "Hello from the scripted model.", `fmt.Println("e2e")`, "That was the streamed-answer check.", "tok/s")
+
+	// /help.
+	tm.typeLine("one", "/help")
+	tm.waitFor("one", "/wiring", "ctrl+r", "search the history", "/export json FILE")
+
+	// History recall with Up: /help, then say hello.
+	tm.keys("one", "Up")
+	tm.waitInput("one", "› /help")
+	tm.keys("one", "Up")
+	tm.waitInput("one", "› say hello")
+	tm.keys("one", "C-c") // clears the input
+	tm.waitInput("one", "› Ask anything · / commands · @file · !shell · Enter on an empty line: reflect")
+
+	// Ctrl+C in the middle of a long stream stops it; the session goes on.
+	tm.typeLine("one", "write a lot")
+	tm.waitFor("one", "LONGSTREAM begins")
+	tm.keys("one", "C-c")
+	scr := tm.waitFor("one", "stopped (ctrl+c)")
+	if strings.Contains(scr, "LONGSTREAM ends") {
+		t.Fatalf("the stream went on after ctrl+c:\n%s", scr)
+	}
+	tm.typeLine("one", "still there?")
+	tm.waitFor("one", "Still here after the stop.")
+
+	// Kill the process outright: what was shown is already saved.
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	tm.paneDead("one")
+	files, _ := filepath.Glob(filepath.Join(home, "sessions", "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("sessions after the kill: %v", files)
+	}
+	saved, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"say hello", "write a lot", "still there?", "Still here after the stop."} {
+		if !bytes.Contains(saved, []byte(want)) {
+			t.Fatalf("the session file lacks %q after the kill", want)
+		}
+	}
+
+	// -c continues it: the conversation is shown again, the input history is
+	// there, and the next prompt reaches the model.
+	os.Remove(pidFile)
+	tm.run("new-session", "-d", "-s", "two", "-x", "110", "-y", "40", "sh "+runner+" -c --model script:"+filepath.Join(scripts, "resumed.yaml"))
+	tm.track(pidFile)
+	tm.waitFor("two", "resumed session", "› say hello", "Hello from the scripted model.", "› still there?", "Still here after the stop.")
+	tm.keys("two", "Up")
+	tm.waitInput("two", "› still there?")
+	tm.keys("two", "C-c")
+	tm.typeLine("two", "after the kill")
+	tm.waitFor("two", "Resumed and answering.")
+	tm.keys("two", "C-d")
+	if status := tm.paneDead("two"); status != 0 {
+		t.Fatalf("exit status %d after ctrl+d; the pane:\n%s", status, tm.screen("two"))
+	}
+	saved, err = os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"after the kill", "Resumed and answering."} {
+		if !bytes.Contains(saved, []byte(want)) {
+			t.Fatalf("the resumed session's file lacks %q", want)
+		}
+	}
+}
