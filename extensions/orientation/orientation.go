@@ -10,6 +10,8 @@
 //     to do: this is how a diagnosis reaches the next prompt;
 //   - a tier-4 action waits for the operator (action_gate_active);
 //   - the last code run's tests failed (code_quality): which;
+//   - a file written in the previous iteration failed the write validator
+//     (write_log): which, what is wrong, and the way back (restore_backup);
 //   - the task is blocked or the model said it is done without answering
 //     (task_state).
 //
@@ -30,6 +32,7 @@ func gateKey() sdk.Key[*exocortexv1.ActionGate]     { return sdk.KeyOf[*exocorte
 func bstKey() sdk.Key[*exocortexv1.BeliefState]     { return sdk.KeyOf[*exocortexv1.BeliefState]() }
 func taskKey() sdk.Key[*exocortexv1.TaskState]      { return sdk.KeyOf[*exocortexv1.TaskState]() }
 func qualityKey() sdk.Key[*exocortexv1.CodeQuality] { return sdk.KeyOf[*exocortexv1.CodeQuality]() }
+func writeLogKey() sdk.Key[*exocortexv1.WriteLog]   { return sdk.KeyOf[*exocortexv1.WriteLog]() }
 
 // Extension is the situational-orientation extension.
 type Extension struct{}
@@ -39,9 +42,9 @@ func (Extension) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:          "situational_orientation",
 		Order:         14,
-		Reads:         []sdk.KeyRef{diagKey(), gateKey(), bstKey(), taskKey(), qualityKey()},
+		Reads:         []sdk.KeyRef{diagKey(), gateKey(), bstKey(), taskKey(), qualityKey(), writeLogKey()},
 		InjectsPrompt: true,
-		Description:   "Adds the SITUATION block when there is something to act on: the last error's diagnosis and advice, an action waiting for approval, failing tests, a blocked task.",
+		Description:   "Adds the SITUATION block when there is something to act on: the last error's diagnosis and advice, an action waiting for approval, failing tests, a bad file write, a blocked task.",
 	}
 }
 
@@ -91,6 +94,14 @@ func (Extension) MessageLoopPromptsAfter(_ context.Context, c *sdk.Call, _ *exoc
 	q, _ := qualityKey().Get(c)
 	ts, _ := taskKey().Get(c)
 	lines := Situation(d, g, q, ts)
+	if wl, ok := writeLogKey().Get(c); ok {
+		it := c.Context().GetIteration()
+		for _, w := range wl.GetWrites() {
+			if w.GetValidated() && w.GetProblem() != "" && w.GetIteration() == it-1 {
+				lines = append(lines, fmt.Sprintf("Your write to %s has a problem: %s. Put the old version back with restore_backup, or write the file again in full.", w.GetPath(), w.GetProblem()))
+			}
+		}
+	}
 	if len(lines) == 0 {
 		return nil, nil
 	}

@@ -12,7 +12,9 @@ import (
 func TestThroughProtocol(t *testing.T) {
 	client := sdktest.Serve(t, sdk.Plugin{Name: "cognition", Extensions: []sdk.Extension{Extension{}}})
 	call := func(entries ...*exocortexv1.StateEntry) string {
-		resp, err := client.MessageLoopPromptsAfter(t.Context(), &exocortexv1.MessageLoopPromptsAfterRequest{Call: sdktest.Call("situational_orientation", entries...)})
+		hc := sdktest.Call("situational_orientation", entries...)
+		hc.Context.Iteration = 1
+		resp, err := client.MessageLoopPromptsAfter(t.Context(), &exocortexv1.MessageLoopPromptsAfterRequest{Call: hc})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,6 +33,10 @@ func TestThroughProtocol(t *testing.T) {
 		sdktest.State(qualityKey(), &exocortexv1.CodeQuality{Verdict: "tests_failed", FailingTests: []string{"TestA"}}),
 		sdktest.State(bstKey(), &exocortexv1.BeliefState{CompoundSig: "debugging+coding"}),
 	)
+	w := call(sdktest.State(writeLogKey(), &exocortexv1.WriteLog{Writes: []*exocortexv1.WriteRecord{{Path: "/p/a.json", Iteration: 0, Validated: true, Problem: "truncated: the JSON ends early"}}}))
+	if !strings.Contains(w, "Your write to /p/a.json has a problem: truncated") {
+		t.Errorf("write problem not shown: %q", w)
+	}
 	for _, want := range []string{"text_editor call failed: not_found (confidence 0.85)", "Do: list the directory.", "Avoid: retrying the same path.", "tier-4 action: rm -rf /srv", "Failing tests: TestA", "debugging+coding"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("block lacks %q:\n%s", want, got)
