@@ -95,7 +95,9 @@ func reply(tool string, args map[string]any) string {
 	return "content: '" + strings.ReplaceAll(string(b), "'", "''") + "'"
 }
 
-func expecting(r, text string) string { return r + "\n    expect_contains: '" + strings.ReplaceAll(text, "'", "''") + "'" }
+func expecting(r, text string) string {
+	return r + "\n    expect_contains: '" + strings.ReplaceAll(text, "'", "''") + "'"
+}
 
 func of(evs []loop.Event, typ string) []loop.Event {
 	var out []loop.Event
