@@ -80,6 +80,7 @@ type Graph[K cmp.Ordered] struct {
 	RebuildRatio float64
 
 	wmu  sync.Mutex   // serialises writers: Add, Delete, Import, Export
+	ws   *searcher    // the writer's scratch space, guarded by wmu
 	mu   sync.RWMutex // guards c and the slice headers inside it
 	c    *core[K]
 	pool sync.Pool // *searcher
@@ -190,12 +191,9 @@ func (g *Graph[K]) Add(nodes ...Node[K]) error {
 	g.c = c
 	g.mu.Unlock()
 
-	c.insertRange(uint32(start), uint32(c.n), g.workers())
-	if len(replaced) > 0 {
-		s := newSearcher()
-		for _, old := range replaced {
-			c.repair(s, old)
-		}
+	c.insertRange(g.writer(), uint32(start), uint32(c.n), g.workers())
+	for _, old := range replaced {
+		c.repair(g.writer(), old)
 	}
 	g.maybeRebuild()
 	return nil
@@ -226,7 +224,7 @@ func (g *Graph[K]) Delete(key K) bool {
 		return true
 	}
 	g.mu.Unlock()
-	c.repair(newSearcher(), id)
+	c.repair(g.writer(), id)
 	g.maybeRebuild()
 	return true
 }
@@ -305,6 +303,14 @@ func (g *Graph[K]) search(near Vector, k int) ([]cand, *core[K], *searcher, erro
 	return hits, c, s, nil
 }
 
+// writer returns the scratch space of the (single, wmu-holding) writer.
+func (g *Graph[K]) writer() *searcher {
+	if g.ws == nil {
+		g.ws = newSearcher()
+	}
+	return g.ws
+}
+
 func (g *Graph[K]) workers() int {
 	if g.Parallelism > 0 {
 		return g.Parallelism
@@ -350,7 +356,7 @@ func (g *Graph[K]) maybeRebuild() {
 		nc.byKey[c.keys[id]] = nid
 		nc.live++
 	}
-	nc.insertRange(0, uint32(nc.n), g.workers())
+	nc.insertRange(g.writer(), 0, uint32(nc.n), g.workers())
 	g.mu.Lock()
 	g.c = nc
 	g.mu.Unlock()
@@ -834,13 +840,12 @@ func (c *core[K]) insert(s *searcher, id uint32) {
 }
 
 // insertRange links slots [from, to), on several goroutines when the range is large.
-func (c *core[K]) insertRange(from, to uint32, workers int) {
+func (c *core[K]) insertRange(s *searcher, from, to uint32, workers int) {
 	n := int(to - from)
 	if n <= 0 {
 		return
 	}
 	if workers <= 1 || n < 256*workers {
-		s := newSearcher()
 		for id := from; id < to; id++ {
 			if !c.isDead(id) {
 				c.insert(s, id)
@@ -850,7 +855,6 @@ func (c *core[K]) insertRange(from, to uint32, workers int) {
 	}
 	// Insert the first slots alone so the workers start from a connected graph.
 	head := from + uint32(min(n, 64))
-	s := newSearcher()
 	for id := from; id < head; id++ {
 		if !c.isDead(id) {
 			c.insert(s, id)
