@@ -130,16 +130,16 @@ func (s *Store) openProjections(ctx context.Context) error {
 	if note != "" {
 		s.notice(note)
 	}
+	s.ft = ft
 	if ft.AppliedSeq() > last {
 		s.notice(fmt.Sprintf("full-text index %s is ahead of the journal (seq %d > %d): rebuilding it", ftDir, ft.AppliedSeq(), last))
-		ft.Close()
+		s.ft.Close()
 		os.RemoveAll(ftDir)
 		os.Remove(ftDir + ".manifest")
-		if ft, _, err = fulltext.Open(ftDir); err != nil {
+		if s.ft, _, err = fulltext.Open(ftDir); err != nil {
 			return fmt.Errorf("memory: %w", err)
 		}
 	}
-	s.ft = ft
 	if e := s.opts.Embedder; e != nil {
 		vpath := filepath.Join(s.dir, VectorsFile)
 		v, note := loadVectors(vpath, s.opts.NewVectorIndex, e.ModelID(), e.Dimensions())
@@ -184,12 +184,36 @@ func (s *Store) openProjections(ctx context.Context) error {
 			return err
 		}
 	}
+	// Every record has one document: a different count means the index lost or
+	// kept something it should not have (a crash inside scorch, a stray copy).
+	if n, err := s.ft.Count(); err != nil || n != uint64(s.state.Len()) {
+		s.notice(fmt.Sprintf("full-text index %s holds %d documents for %d records (%v): rebuilding it from the journal", ftDir, n, s.state.Len(), err))
+		if err := s.rebuildFulltext(); err != nil {
+			return err
+		}
+	}
 	if s.vec != nil && (len(vecTouched) > 0 || vecFrom < last) {
 		if err := s.projectVectors(ctx, sortedSet(vecTouched), last); err != nil {
 			s.vectorFailure(err)
 		}
 	}
 	return nil
+}
+
+// rebuildFulltext discards the full-text index and indexes every record again.
+func (s *Store) rebuildFulltext() error {
+	dir := s.ft.Dir()
+	s.ft.Close()
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("memory: removing %s: %w", dir, err)
+	}
+	os.Remove(dir + ".manifest")
+	ft, _, err := fulltext.Open(dir)
+	if err != nil {
+		return fmt.Errorf("memory: %w", err)
+	}
+	s.ft = ft
+	return s.projectFulltext(s.state.sortedIDs(), s.journal.LastSeq())
 }
 
 func sortedSet(m map[string]bool) []string {

@@ -280,7 +280,20 @@ func TestDamagedIndexesAreRebuilt(t *testing.T) {
 				return nil
 			})
 		}, "fails its checksum"},
-		{"fulltext after a crash", func(dir string) { os.Remove(filepath.Join(dir, FulltextDir+".manifest")) }, "not closed cleanly"},
+		{"fulltext after a crash", func(dir string) { os.Remove(filepath.Join(dir, FulltextDir+".manifest")) }, "catching up from the journal"},
+		{"fulltext from another store", func(dir string) {
+			// A stray copy: a clean index whose documents do not match the journal.
+			other := filepath.Join(dir, "other")
+			s, _ := Open(context.Background(), other, Options{Logger: discardLogger()})
+			s.Put(context.Background(), Input{ID: "stray", Text: "user terminal stray"}, Source{})
+			s.Put(context.Background(), Input{ID: "stray2", Text: "another"}, Source{})
+			s.Delete(context.Background(), "stray2", "", Source{})
+			s.Close()
+			os.RemoveAll(filepath.Join(dir, FulltextDir))
+			os.Rename(filepath.Join(other, FulltextDir), filepath.Join(dir, FulltextDir))
+			os.Rename(filepath.Join(other, FulltextDir+".manifest"), filepath.Join(dir, FulltextDir+".manifest"))
+			os.RemoveAll(other)
+		}, "holds 4 documents for 6 records"},
 		{"vectors deleted", func(dir string) { os.Remove(filepath.Join(dir, VectorsFile)) }, ""},
 		{"vectors corrupted", func(dir string) {
 			p := filepath.Join(dir, VectorsFile)

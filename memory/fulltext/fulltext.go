@@ -11,9 +11,12 @@
 //   - The index remembers the last journal sequence it applied (stored inside the
 //     index, in the same batch as the documents), and a manifest beside it
 //     (<dir>.manifest) lists every file with its size and SHA-256, written on a clean
-//     Close and removed on Open. A missing or mismatched manifest means the index was
-//     not closed cleanly or was damaged: Open then discards it and starts empty, and
-//     says why, so the caller replays the journal into it.
+//     Close and removed on Open. A mismatch means the index was damaged while
+//     closed: Open discards it, starts empty and says why, so the caller replays the
+//     journal into it. A missing manifest means the process stopped with the index
+//     open: what scorch persisted is consistent up to its applied sequence, so Open
+//     keeps it, says so, and the caller replays from there (and should compare the
+//     document count with its own, rebuilding on a mismatch).
 package fulltext
 
 import (
@@ -109,32 +112,39 @@ func Open(dir string) (ix *Index, notice string, err error) {
 	case statErr != nil:
 		return nil, "", fmt.Errorf("fulltext: %s: %w", dir, statErr)
 	default:
-		if problem := verify(dir, mpath); problem != "" {
+		problem, unclean := verify(dir, mpath)
+		if problem != "" && !unclean {
 			notice = fmt.Sprintf("full-text index %s %s: rebuilding it from the journal", dir, problem)
 			if err := os.RemoveAll(dir); err != nil {
 				return nil, "", fmt.Errorf("fulltext: removing the damaged index %s: %w", dir, err)
 			}
-		} else {
-			idx, err := bleve.OpenUsing(dir, map[string]interface{}{"unsafe_batch": true})
-			if err != nil {
-				notice = fmt.Sprintf("full-text index %s cannot be opened (%v): rebuilding it from the journal", dir, err)
-				if err := os.RemoveAll(dir); err != nil {
-					return nil, "", fmt.Errorf("fulltext: removing the damaged index %s: %w", dir, err)
-				}
-			} else {
-				ix := &Index{dir: dir, idx: idx}
-				if v, err := idx.GetInternal(appliedKey); err == nil && len(v) == 8 {
-					ix.applied.Store(binary.BigEndian.Uint64(v))
-				}
-				// From now on the index may change: until Close writes a new
-				// manifest, a crash must be detected as one.
-				if err := os.Remove(mpath); err != nil {
-					idx.Close()
-					return nil, "", fmt.Errorf("fulltext: %w", err)
-				}
-				return ix, "", nil
-			}
+			break
 		}
+		idx, err := openBleve(dir)
+		if err != nil {
+			notice = fmt.Sprintf("full-text index %s cannot be opened (%v): rebuilding it from the journal", dir, err)
+			if err := os.RemoveAll(dir); err != nil {
+				return nil, "", fmt.Errorf("fulltext: removing the damaged index %s: %w", dir, err)
+			}
+			break
+		}
+		ix := &Index{dir: dir, idx: idx}
+		if v, err := idx.GetInternal(appliedKey); err == nil && len(v) == 8 {
+			ix.applied.Store(binary.BigEndian.Uint64(v))
+		}
+		if unclean {
+			// Scorch persists whole snapshots, and the applied sequence is part of
+			// each, so what survived a crash is consistent up to that sequence:
+			// the caller replays the rest (and checks the document count).
+			notice = fmt.Sprintf("full-text index %s %s: catching up from the journal after seq %d", dir, problem, ix.AppliedSeq())
+		}
+		// From now on the index may change: until Close writes a new manifest, a
+		// crash must be detected as one.
+		if err := os.Remove(mpath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			idx.Close()
+			return nil, "", fmt.Errorf("fulltext: %w", err)
+		}
+		return ix, notice, nil
 	}
 	os.Remove(mpath)
 	idx, err := bleve.NewUsing(dir, newMapping(), scorch.Name, scorch.Name, map[string]interface{}{"unsafe_batch": true})
@@ -144,34 +154,46 @@ func Open(dir string) (ix *Index, notice string, err error) {
 	return &Index{dir: dir, idx: idx}, notice, nil
 }
 
+// openBleve opens an existing index, turning a panic on damaged files into an
+// error.
+func openBleve(dir string) (idx bleve.Index, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic while opening: %v", r)
+		}
+	}()
+	return bleve.OpenUsing(dir, map[string]interface{}{"unsafe_batch": true})
+}
+
 // verify compares the index directory with its manifest and returns what is wrong,
-// or "" when it matches.
-func verify(dir, mpath string) string {
+// or "" when it matches. unclean is true when there is no manifest: the index was
+// open when its process stopped.
+func verify(dir, mpath string) (problem string, unclean bool) {
 	b, err := os.ReadFile(mpath)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "was not closed cleanly (no manifest)"
+		return "was not closed cleanly (no manifest)", true
 	}
 	if err != nil {
-		return fmt.Sprintf("has an unreadable manifest (%v)", err)
+		return fmt.Sprintf("has an unreadable manifest (%v)", err), false
 	}
 	var m manifest
 	if err := json.Unmarshal(b, &m); err != nil || m.Version != formatVersion {
-		return "has an unreadable manifest"
+		return "has an unreadable manifest", false
 	}
 	files, err := listFiles(dir)
 	if err != nil {
-		return fmt.Sprintf("cannot be read (%v)", err)
+		return fmt.Sprintf("cannot be read (%v)", err), false
 	}
 	if len(files) != len(m.Files) {
-		return fmt.Sprintf("has %d files where its manifest lists %d", len(files), len(m.Files))
+		return fmt.Sprintf("has %d files where its manifest lists %d", len(files), len(m.Files)), false
 	}
 	for i, f := range files {
 		want := m.Files[i]
 		if f.Name != want.Name || f.Size != want.Size || f.SHA256 != want.SHA256 {
-			return fmt.Sprintf("fails its checksum at %s", f.Name)
+			return fmt.Sprintf("fails its checksum at %s", f.Name), false
 		}
 	}
-	return ""
+	return "", false
 }
 
 // listFiles hashes every regular file under dir, sorted by name.

@@ -102,7 +102,6 @@ func TestDamagedIndexIsRecreated(t *testing.T) {
 		notice string
 	}{
 		{"deleted", func(t *testing.T, dir string) { os.RemoveAll(dir) }, "is missing"},
-		{"unclean shutdown", func(t *testing.T, dir string) { os.Remove(dir + ".manifest") }, "not closed cleanly"},
 		{"corrupted file", func(t *testing.T, dir string) {
 			files, _ := listFiles(dir)
 			for _, f := range files {
@@ -141,5 +140,29 @@ func TestDamagedIndexIsRecreated(t *testing.T) {
 				t.Fatalf("recreated index has %d docs, applied %d", n, ix.AppliedSeq())
 			}
 		})
+	}
+}
+
+func TestUncleanShutdownKeepsPersistedDocs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "fulltext")
+	ix, _, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix.Apply(docs, nil, 4)
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(dir + ".manifest") // as if the process had died with the index open
+	ix, notice, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if !strings.Contains(notice, "not closed cleanly") || !strings.Contains(notice, "after seq 4") {
+		t.Fatalf("notice %q", notice)
+	}
+	if n, _ := ix.Count(); n != uint64(len(docs)) || ix.AppliedSeq() != 4 {
+		t.Fatalf("after an unclean stop: %d docs, applied %d", n, ix.AppliedSeq())
 	}
 }
