@@ -1,0 +1,167 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/exocortex/exocortex/core/discover"
+	"github.com/exocortex/exocortex/core/host"
+	"github.com/exocortex/exocortex/core/llm"
+	"github.com/exocortex/exocortex/core/llm/scripted"
+	"github.com/exocortex/exocortex/core/loop"
+	"github.com/exocortex/exocortex/extensions/builtin"
+	"github.com/exocortex/exocortex/prompts"
+	"github.com/exocortex/exocortex/sdk/sdktest"
+)
+
+// BenchmarkSuiteIteration runs monologues of two iterations (a code_execution
+// call, then the answer) with every built-in plugin loaded as a real process,
+// and reports the hook time of one iteration: the sum of the durations of the
+// hook calls fired in it (as the loop measures them: context, state, gRPC,
+// checks, state apply), p50 and p99, and the same without the per-chunk
+// response_stream_chunk calls. Monologue-level hooks (the user message's
+// hist_add_before, monologue_start, monologue_end) are reported per monologue.
+//
+// Sub-benchmark "suite" runs the real extensions; "null" runs nullsuite, the
+// same declarations with methods that do nothing, so that the difference is the
+// extensions' own work and the rest the cost of dispatching the calls on this
+// machine. They run in one go, so the load of the machine is comparable.
+//
+//	go test ./extensions/scenario -run '^$' -bench SuiteIteration -benchtime 100x
+func BenchmarkSuiteIteration(b *testing.B) {
+	exe := sdktest.BuildPlugin(b, "github.com/exocortex/exocortex/cmd/exocortex")
+	null := sdktest.BuildPlugin(b, "./testdata/nullsuite")
+	for _, tc := range []struct {
+		name    string
+		command func(plugin string) []string
+	}{
+		{"suite", func(p string) []string { return []string{exe, "plugin", "serve", p} }},
+		{"null", func(p string) []string {
+			if p == "agent-tools" { // the tools the script calls
+				return []string{exe, "plugin", "serve", p}
+			}
+			return []string{null, p}
+		}},
+	} {
+		b.Run(tc.name, func(b *testing.B) { benchSuite(b, tc.command) })
+	}
+}
+
+func benchSuite(b *testing.B, command func(string) []string) {
+	home, proj := b.TempDir(), b.TempDir()
+	cfg := fmt.Sprintf("tools:\n  editor:\n    roots: [%q]\n  code_execution:\n    work_dir: %q\n", proj, proj)
+	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(cfg), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Setenv("EXOCORTEX_HOME", home)
+	b.Setenv("EXOCORTEX_PROJECT", proj)
+	var cands []discover.Candidate
+	for _, name := range builtin.Names() {
+		cmd := command(name)
+		cands = append(cands, discover.Candidate{Name: name, Path: strings.Join(cmd, " "), Command: cmd,
+			WorkDir: proj, Dir: discover.Dir{Path: "(built in)", Source: discover.Builtin}})
+	}
+	h, err := host.New(context.Background(), host.Options{Builtins: cands})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	n := b.N + 1
+	var replies []scripted.Reply
+	for i := 0; i < n; i++ {
+		replies = append(replies,
+			scripted.Reply{Content: fmt.Sprintf(`{"thoughts":["list the files to answer"],"headline":"Listing files","tool_name":"code_execution","tool_args":{"runtime":"terminal","code":"echo %d"}}`, i)},
+			scripted.Reply{Content: fmt.Sprintf(`{"thoughts":["done"],"headline":"Answering","tool_name":"response","tool_args":{"text":"The shell printed %d."}}`, i)})
+	}
+	srv, err := scripted.NewServer(scripted.Script{Replies: replies})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	c, _ := llm.New(srv.URL())
+	type key struct{ mono, it int }
+	perIt := map[key]time.Duration{}
+	perItNoChunk := map[key]time.Duration{}
+	perMono := map[int]time.Duration{}
+	byHook := map[string]time.Duration{}
+	mono := 0
+	a, err := loop.New(loop.Options{Host: h, LLM: c, Prompts: prompts.NewLoader(), Model: srv.Model(), MaxIterations: 2,
+		Observer: func(ev loop.Event) {
+			if ev.Type != loop.EventHook {
+				return
+			}
+			d := time.Duration(ev.DurationUS) * time.Microsecond
+			byHook[ev.Hook] += d
+			if ev.Iteration == 0 || ev.Hook == "monologue_end" {
+				perMono[mono] += d
+				return
+			}
+			k := key{mono, ev.Iteration}
+			perIt[k] += d
+			if ev.Hook != "response_stream_chunk" {
+				perItNoChunk[k] += d
+			}
+		}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// One warm-up monologue: plugins start lazily and caches fill.
+	if _, err := a.Monologue(context.Background(), "What does the shell print?"); err != nil {
+		b.Fatal(err)
+	}
+	clear(perIt)
+	clear(perItNoChunk)
+	clear(perMono)
+	clear(byHook)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		mono = i + 1
+		if _, err := a.Monologue(context.Background(), "What does the shell print?"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	q := func(m map[key]time.Duration) (p50, p99 time.Duration) {
+		var ds []time.Duration
+		for _, d := range m {
+			ds = append(ds, d)
+		}
+		slices.Sort(ds)
+		if len(ds) == 0 {
+			return 0, 0
+		}
+		return ds[len(ds)/2], ds[len(ds)*99/100]
+	}
+	p50, p99 := q(perIt)
+	b.ReportMetric(float64(p50.Microseconds()), "iter-hook-p50-µs")
+	b.ReportMetric(float64(p99.Microseconds()), "iter-hook-p99-µs")
+	p50nc, _ := q(perItNoChunk)
+	b.ReportMetric(float64(p50nc.Microseconds()), "iter-hook-p50-no-chunks-µs")
+	var ms []time.Duration
+	for _, d := range perMono {
+		ms = append(ms, d)
+	}
+	slices.Sort(ms)
+	if len(ms) > 0 {
+		b.ReportMetric(float64(ms[len(ms)/2].Microseconds()), "monologue-hooks-p50-µs")
+	}
+	if testing.Verbose() {
+		var hooks []string
+		for hk := range byHook {
+			hooks = append(hooks, hk)
+		}
+		sort.Slice(hooks, func(i, j int) bool { return byHook[hooks[i]] > byHook[hooks[j]] })
+		var sb strings.Builder
+		for _, hk := range hooks {
+			fmt.Fprintf(&sb, "%-28s %8.0f µs/monologue\n", hk, float64(byHook[hk].Microseconds())/float64(b.N))
+		}
+		b.Logf("hook time by hook:\n%s", sb.String())
+	}
+}
