@@ -195,43 +195,53 @@ func (s *Store) Search(ctx context.Context, query string, o SearchOptions) (Resu
 		res.Notice = "vectors lag behind the journal: recent records are found by BM25 only"
 	}
 
-	var lists [][]string
-	bm25 := map[string]fulltext.Hit{}
-	if useBM25 {
-		hits, err := s.ft.Search(ctx, query, o.Filter.fulltext(), o.Candidates)
-		if err != nil {
-			return res, fmt.Errorf("memory: %w", err)
-		}
-		ids := make([]string, len(hits))
-		for i, h := range hits {
-			ids[i] = h.ID
-			bm25[h.ID] = h
-		}
-		lists = append(lists, ids)
-	} else {
-		lists = append(lists, nil)
-	}
+	// The two retrievers are independent: the vector side (embedding the query
+	// and walking the graphs) runs on its own goroutine while Bleve answers.
+	lists := make([][]string, 2)
 	sims := map[string]float64{}
-	if useVec {
-		vecs, err := s.opts.Embedder.Embed(ctx, []string{query})
-		if err != nil || len(vecs) != 1 {
-			if err == nil {
-				err = fmt.Errorf("%d vectors for one query", len(vecs))
-			}
-			if res.Mode == ModeVector {
-				return res, fmt.Errorf("memory: embedding the query with %s: %w", s.opts.Embedder.ModelID(), err)
-			}
-			res.Notice = fmt.Sprintf("embedding the query failed (%v): BM25 only", err)
-			lists = append(lists, nil)
-		} else {
-			ids, err := s.vectorCandidates(vecs[0], o.Filter, o.Candidates, sims)
-			if err != nil {
-				return res, err
-			}
-			lists = append(lists, ids)
+	var vecErr error
+	var vecNotice string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if !useVec {
+			return
 		}
-	} else {
-		lists = append(lists, nil)
+		vecs, err := s.opts.Embedder.Embed(ctx, []string{query})
+		if err == nil && len(vecs) != 1 {
+			err = fmt.Errorf("%d vectors for one query", len(vecs))
+		}
+		if err != nil {
+			if res.Mode == ModeVector {
+				vecErr = fmt.Errorf("memory: embedding the query with %s: %w", s.opts.Embedder.ModelID(), err)
+			} else {
+				vecNotice = fmt.Sprintf("embedding the query failed (%v): BM25 only", err)
+			}
+			return
+		}
+		lists[1], vecErr = s.vectorCandidates(vecs[0], o.Filter, o.Candidates, sims)
+	}()
+	bm25 := map[string]fulltext.Hit{}
+	var bm25Err error
+	if useBM25 {
+		var hits []fulltext.Hit
+		if hits, bm25Err = s.ft.Search(ctx, query, o.Filter.fulltext(), o.Candidates); bm25Err == nil {
+			lists[0] = make([]string, len(hits))
+			for i, h := range hits {
+				lists[0][i] = h.ID
+				bm25[h.ID] = h
+			}
+		}
+	}
+	<-done
+	if bm25Err != nil {
+		return res, fmt.Errorf("memory: %w", bm25Err)
+	}
+	if vecErr != nil {
+		return res, vecErr
+	}
+	if vecNotice != "" {
+		res.Notice = vecNotice
 	}
 
 	fused := recall.RRF(o.RRFK, nil, lists...)

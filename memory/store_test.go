@@ -376,9 +376,12 @@ func TestEmbedderFailureKeepsRecords(t *testing.T) {
 	if !s.Stats().VectorsLagging {
 		t.Fatal("lag not reported")
 	}
-	res, err := s.Search(ctx, "staging log", SearchOptions{Mode: ModeBM25})
-	if err != nil || len(res.Hits) == 0 || res.Hits[0].Record.ID != "late" {
-		t.Fatalf("BM25 did not find the record saved while embedding failed: %v %v", hitIDs(res), err)
+	res, err := s.Search(ctx, "staging log", SearchOptions{})
+	if err != nil || len(res.Hits) == 0 || res.Hits[0].Record.ID != "late" || !strings.Contains(res.Notice, "embedding the query failed") {
+		t.Fatalf("BM25 did not find the record saved while embedding failed: %v %v %q", hitIDs(res), err, res.Notice)
+	}
+	if _, err := s.Search(ctx, "staging log", SearchOptions{Mode: ModeVector}); err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("vector-only search with a failing embedder: %v", err)
 	}
 	s.Close()
 	e.fail.Store(false)
