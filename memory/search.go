@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"time"
 
@@ -299,11 +300,21 @@ func (s *Store) Search(ctx context.Context, query string, o SearchOptions) (Resu
 	return res, nil
 }
 
+// exactLimit is the largest filtered set that vectorCandidates scores exactly
+// instead of searching the graphs.
+const exactLimit = 4096
+
 // vectorCandidates returns up to k ids nearest to vec among the records the filter
 // admits, best first, and fills sims. The HNSW graphs are per area, so the area
-// filter is exact; other filters are applied after the search, asking for more
-// neighbours until k pass or the areas are exhausted.
+// filter is exact. A selective filter (tags, key, time range, archived records) that
+// admits at most exactLimit records is answered exactly from those records'
+// vectors; otherwise the graphs are asked for more neighbours until k pass.
 func (s *Store) vectorCandidates(vec []float32, f Filter, k int, sims map[string]float64) ([]string, error) {
+	if len(f.Tags) > 0 || f.Key != "" || !f.From.IsZero() || !f.To.IsZero() || len(f.Statuses) > 0 {
+		if ids, ok := s.exactVectors(vec, f, k, sims); ok {
+			return ids, nil
+		}
+	}
 	areas := f.Areas
 	if len(areas) == 0 {
 		for _, a := range s.vec.areaNames() {
@@ -341,6 +352,45 @@ func (s *Store) vectorCandidates(vec []float32, f Filter, k int, sims map[string
 			return ids, nil
 		}
 	}
+}
+
+// exactVectors scores every record the filter admits, if there are at most
+// exactLimit of them; ok is false otherwise.
+func (s *Store) exactVectors(vec []float32, f Filter, k int, sims map[string]float64) (ids []string, ok bool) {
+	type cand struct{ id, area string }
+	var cands []cand
+	s.mu.RLock()
+	for _, r := range s.state.recs {
+		if f.match(r) {
+			if len(cands) == exactLimit {
+				s.mu.RUnlock()
+				return nil, false
+			}
+			cands = append(cands, cand{r.ID, r.Area})
+		}
+	}
+	s.mu.RUnlock()
+	type scored struct {
+		id  string
+		sim float64
+	}
+	var out []scored
+	for _, c := range cands {
+		if v, ok := s.vec.lookup(c.id, c.area); ok {
+			out = append(out, scored{c.id, cosine(vec, v)})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].sim != out[j].sim {
+			return out[i].sim > out[j].sim
+		}
+		return out[i].id < out[j].id
+	})
+	for _, x := range out[:min(k, len(out))] {
+		ids = append(ids, x.id)
+		sims[x.id] = x.sim
+	}
+	return ids, true
 }
 
 // similarity compares two candidates for MMR: cosine of their vectors when there

@@ -68,6 +68,12 @@ func TestHybridSearchExplainsAndFilters(t *testing.T) {
 		}
 	}
 
+	// A selective filter is answered exactly from the vectors of what it admits.
+	vres, err := s.Search(ctx, "black coffee in the morning", SearchOptions{Mode: ModeVector, Filter: Filter{Tags: []string{"pref"}}})
+	if err != nil || fmt.Sprint(hitIDs(vres)) != "[coffee theme]" || vres.Hits[0].VectorRank != 1 || vres.Hits[0].Similarity <= vres.Hits[1].Similarity {
+		t.Fatalf("filtered vector search: %v %+v %v", hitIDs(vres), vres.Hits, err)
+	}
+
 	// Archived records leave recall, and come back on restore.
 	if err := s.Archive(ctx, "coffee", "stale", "", Source{}); err != nil {
 		t.Fatal(err)
