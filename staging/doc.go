@@ -25,3 +25,8 @@
 //     last seq I applied". Scan needs no lock and can follow a log another process
 //     is writing; it skips (and returns) lines it cannot parse.
 package staging
+
+// InboxFile is the name of the inbox log in the Exocortex home directory
+// ($EXOCORTEX_HOME/staging.jsonl): sessions and plugins append notes and artifacts
+// to it; session start and the sleep consolidation read it with Scan.
+const InboxFile = "staging.jsonl"
