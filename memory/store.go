@@ -353,15 +353,24 @@ func (s *Store) commit(ctx context.Context, entries []staging.Entry) ([]staging.
 	}
 	s.mu.Unlock()
 	last := recs[len(recs)-1].Seq
+	// The two indexes are independent: embedding and the HNSW insert run while
+	// Bleve indexes the batch.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if s.vec != nil && len(vecIDs) > 0 && !s.vectorsLagging() {
+			if err := s.projectVectors(ctx, vecIDs, last); err != nil {
+				s.vectorFailure(err)
+			}
+		}
+	}()
+	var ftErr error
 	if len(ftIDs) > 0 {
-		if err := s.projectFulltext(ftIDs, last); err != nil {
-			return recs, fmt.Errorf("memory: saved to the journal (seq %d), but the full-text index failed (it catches up on the next open): %w", last, err)
-		}
+		ftErr = s.projectFulltext(ftIDs, last)
 	}
-	if s.vec != nil && len(vecIDs) > 0 && !s.vectorsLagging() {
-		if err := s.projectVectors(ctx, vecIDs, last); err != nil {
-			s.vectorFailure(err)
-		}
+	<-done
+	if ftErr != nil {
+		return recs, fmt.Errorf("memory: saved to the journal (seq %d), but the full-text index failed (it catches up on the next open): %w", last, ftErr)
 	}
 	return recs, nil
 }
