@@ -80,15 +80,62 @@ func Table() []Class {
 	}
 }
 
-// failureMarkers make an output a failure even when the tool reported none:
-// a Python traceback, a Go panic, a shell that could not find a command, a
-// non-zero exit status printed by the tool.
-var failureMarkers = regexp.MustCompile(`(?im)traceback \(most recent call last\)|^panic: |command not found|^exit status [1-9]|^exit code:? [1-9]|^(?:error|fatal): `)
-
 // Failed reports whether a tool result is a failure: an error, or an output
-// with a failure marker.
+// with a failure marker, which makes an output a failure even when the tool
+// reported none: a Python traceback, a shell that could not find a command, or a
+// line starting with "panic: " (Go), "exit status N" or "exit code N" (N not 0),
+// "error: " or "fatal: ". The markers are found by plain string scanning: this
+// runs on every tool result, several times.
 func Failed(r *exocortexv1.ToolResult) bool {
-	return r.GetError() != "" || failureMarkers.MatchString(r.GetContent())
+	if r.GetError() != "" {
+		return true
+	}
+	c := r.GetContent()
+	if len(c) > 64<<10 {
+		c = c[len(c)-64<<10:] // failures show at the end
+	}
+	low := strings.ToLower(c)
+	if strings.Contains(low, "traceback (most recent call last)") || strings.Contains(low, "command not found") {
+		return true
+	}
+	for len(low) > 0 {
+		line := low
+		if i := strings.IndexByte(low, '\n'); i >= 0 {
+			line, low = low[:i], low[i+1:]
+		} else {
+			low = ""
+		}
+		switch {
+		case strings.HasPrefix(line, "panic: "), strings.HasPrefix(line, "error: "), strings.HasPrefix(line, "fatal: "):
+			return true
+		case strings.HasPrefix(line, "exit status "), strings.HasPrefix(line, "exit code "), strings.HasPrefix(line, "exit code: "):
+			rest := strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(line, "exit status "), "exit code: "), "exit code ")
+			if rest != "" && rest[0] >= '1' && rest[0] <= '9' {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// compiled is the table with its patterns compiled, built once: Diagnose runs
+// on every failure. Immutable.
+var compiled = compile(Table())
+
+type compiledClass struct {
+	Class
+	res []*regexp.Regexp
+}
+
+func compile(t []Class) []compiledClass {
+	out := make([]compiledClass, len(t))
+	for i, cl := range t {
+		out[i].Class = cl
+		for _, p := range cl.Patterns {
+			out[i].res = append(out[i].res, regexp.MustCompile(`(?im)`+p))
+		}
+	}
+	return out
 }
 
 // Diagnose classifies a tool result. A success gives class none.
@@ -96,13 +143,12 @@ func Diagnose(tool string, r *exocortexv1.ToolResult) *exocortexv1.ErrorDiagnosi
 	if !Failed(r) {
 		return &exocortexv1.ErrorDiagnosis{ErrorClass: None, ToolName: tool, Confidence: 1}
 	}
-	for _, cl := range Table() {
+	for _, cl := range compiled {
 		for _, text := range []string{r.GetError(), r.GetContent()} {
 			if text == "" {
 				continue
 			}
-			for _, p := range cl.Patterns {
-				re := regexp.MustCompile(`(?im)` + p)
+			for _, re := range cl.res {
 				loc := re.FindStringIndex(text)
 				if loc == nil {
 					continue
@@ -133,7 +179,7 @@ func Diagnose(tool string, r *exocortexv1.ToolResult) *exocortexv1.ErrorDiagnosi
 
 // IsTransient reports whether the class may succeed when retried unchanged.
 func IsTransient(class string) bool {
-	for _, cl := range Table() {
+	for _, cl := range compiled {
 		if cl.Name == class {
 			return cl.Transient
 		}

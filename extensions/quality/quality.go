@@ -99,19 +99,19 @@ func (Finalizer) ToolExecuteAfter(_ context.Context, _ *sdk.Call, req *exocortex
 func qualityKey() sdk.Key[*exocortexv1.CodeQuality] { return sdk.KeyOf[*exocortexv1.CodeQuality]() }
 
 var (
-	goFailRE     = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)`)
-	goPkgFailRE  = regexp.MustCompile(`(?m)^FAIL\s+(\S+)\s`)
-	goOKRE       = regexp.MustCompile(`(?m)^ok\s+\S+`)
-	pyFailedRE   = regexp.MustCompile(`(?m)^FAILED (\S+)`)
-	countRE      = regexp.MustCompile(`(?i)\b(\d+) (failed|passed|failures?)\b`)
-	unittestRE   = regexp.MustCompile(`FAILED \((?:failures|errors)=(\d+)`)
-	jestFailedRE = regexp.MustCompile(`Tests:\s+(\d+) failed`)
-	warningRE    = regexp.MustCompile(`(?im)^.*\b(warning|deprecationwarning)\b.*$`)
+	countRE    = regexp.MustCompile(`(\d+) (failed|passed|failures?)\b`)
+	unittestRE = regexp.MustCompile(`failed \((?:failures|errors)=(\d+)`)
+	jestRE     = regexp.MustCompile(`tests:\s+(\d+) failed`)
 )
 
-// Judge reads a code run's output.
+// Judge reads a code run's output. It scans the output line by line (the last
+// 64 KiB; test summaries are at the end) with prefix checks, and runs a small
+// pattern only on the lines that mention failed, passed or failures.
 func Judge(tool string, r *exocortexv1.ToolResult) *exocortexv1.CodeQuality {
 	out := r.GetContent() + "\n" + r.GetError()
+	if len(out) > 64<<10 {
+		out = out[len(out)-64<<10:]
+	}
 	q := &exocortexv1.CodeQuality{Tool: tool}
 	seen := map[string]bool{}
 	addFail := func(name string) {
@@ -120,35 +120,54 @@ func Judge(tool string, r *exocortexv1.ToolResult) *exocortexv1.CodeQuality {
 			q.FailingTests = append(q.FailingTests, name)
 		}
 	}
-	for _, m := range goFailRE.FindAllStringSubmatch(out, -1) {
-		addFail(m[1])
+	failed := 0
+	var pkgFails []string
+	for _, line := range strings.Split(out, "\n") {
+		t := strings.TrimSpace(line)
+		low := strings.ToLower(t)
+		switch {
+		case strings.HasPrefix(t, "--- FAIL: "):
+			if f := strings.Fields(t[len("--- FAIL: "):]); len(f) > 0 {
+				addFail(f[0])
+			}
+		case strings.HasPrefix(line, "FAILED "):
+			if f := strings.Fields(line); len(f) > 1 {
+				addFail(f[1])
+			}
+		case strings.HasPrefix(line, "FAIL\t") || strings.HasPrefix(line, "FAIL "):
+			if f := strings.Fields(line); len(f) > 1 {
+				pkgFails = append(pkgFails, f[1])
+			}
+		case strings.HasPrefix(line, "ok  ") || strings.HasPrefix(line, "ok \t") || strings.HasPrefix(line, "ok\t"):
+			q.TestsPassed++
+		}
+		if strings.Contains(low, "warning") {
+			q.Warnings++
+		}
+		if strings.Contains(low, "failed") || strings.Contains(low, "passed") || strings.Contains(low, "failure") {
+			for _, m := range countRE.FindAllStringSubmatch(low, -1) {
+				n, _ := strconv.Atoi(m[1])
+				if m[2] == "passed" {
+					q.TestsPassed += int32(n)
+				} else {
+					failed = max(failed, n)
+				}
+			}
+			for _, re := range []*regexp.Regexp{unittestRE, jestRE} {
+				if m := re.FindStringSubmatch(low); m != nil {
+					n, _ := strconv.Atoi(m[1])
+					failed = max(failed, n)
+				}
+			}
+		}
 	}
-	for _, m := range pyFailedRE.FindAllStringSubmatch(out, -1) {
-		addFail(m[1])
-	}
-	failed := len(q.FailingTests)
-	for _, m := range goPkgFailRE.FindAllStringSubmatch(out, -1) {
+	failed = max(failed, len(q.FailingTests))
+	if len(pkgFails) > 0 {
 		if len(q.FailingTests) == 0 {
-			addFail(m[1])
+			addFail(pkgFails[0])
 		}
 		failed = max(failed, 1)
 	}
-	for _, m := range countRE.FindAllStringSubmatch(out, -1) {
-		n, _ := strconv.Atoi(m[1])
-		if strings.HasPrefix(strings.ToLower(m[2]), "pass") {
-			q.TestsPassed += int32(n)
-		} else {
-			failed = max(failed, n)
-		}
-	}
-	for _, re := range []*regexp.Regexp{unittestRE, jestFailedRE} {
-		for _, m := range re.FindAllStringSubmatch(out, -1) {
-			n, _ := strconv.Atoi(m[1])
-			failed = max(failed, n)
-		}
-	}
-	q.TestsPassed += int32(len(goOKRE.FindAllString(out, -1)))
-	q.Warnings = int32(len(warningRE.FindAllString(out, -1)))
 	if diagnosis.Failed(r) {
 		q.Errors = 1
 	}

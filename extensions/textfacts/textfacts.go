@@ -21,6 +21,10 @@
 // paths and URLs as above, code spans, "quoted" and 'quoted' strings of 2 to 80
 // characters, the values of key=value and key: value pairs. Values are lower-cased
 // for matching.
+//
+// The text is split into tokens once (at white space, brackets, quotes, commas
+// and the like) and each token is classified with cheap checks; only the first
+// MaxScan bytes of a text are read.
 package textfacts
 
 import (
@@ -47,155 +51,243 @@ type Entity struct {
 // MaxEntities bounds what Entities returns for one text.
 const MaxEntities = 50
 
-// The patterns. Built per call would be wasteful; these are immutable after
-// compilation, which is why they may be package variables.
+// MaxScan bounds the text scanned: Entities and Values look at its first MaxScan
+// bytes (a long tool output names its entities early, and the cost stays bounded).
+const MaxScan = 16 << 10
+
+// The patterns, applied to single tokens (the text is split once; running
+// unanchored patterns over the whole text is an order of magnitude slower).
+// Immutable after compilation, which is why they may be package variables.
 var (
-	urlRE       = regexp.MustCompile(`https?://[^\s<>"'\x60)\]]+`)
-	pathRE      = regexp.MustCompile(`(?:~|\.{1,2})?/[\w.@%+~-]+(?:/[\w.@%+~-]*)*|[\w.@%+~-]+(?:/[\w.@%+~-]+)+`)
-	fileRE      = regexp.MustCompile(`\b[\w-]+(?:\.[\w-]+)*\.(?:go|py|js|ts|tsx|jsx|md|json|yaml|yml|toml|txt|csv|tsv|sh|bash|rs|c|h|cc|cpp|hpp|java|kt|rb|php|html|css|sql|proto|mod|sum|lock|cfg|ini|conf|xml|log|jsonl|ipynb|pdf|png|jpg|svg)\b`)
 	codeRE      = regexp.MustCompile("`([^`\n]{1,60})`")
-	camelRE     = regexp.MustCompile(`\b(?:[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*)\b`)
-	snakeRE     = regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b`)
-	dottedRE    = regexp.MustCompile(`\b[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\b`)
-	capsRunRE   = regexp.MustCompile(`\b[A-Z][a-z]+(?:[ -][A-Z][a-z]+)*\b`)
-	acronymRE   = regexp.MustCompile(`\b[A-Z]{2,6}s?\b`)
+	dottedRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$`)
+	snakeRE     = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+$`)
+	fileStem    = regexp.MustCompile(`^[\w-]+(?:\.[\w-]+)*$`)
+	pathChars   = regexp.MustCompile(`^(?:~|\.{1,2})?/?[\w.@%+~-]+(?:/[\w.@%+~-]*)*$`)
 	numberRE    = regexp.MustCompile(`[-+]?\d+(?:[.,]\d+)*%?`)
-	quotedRE    = regexp.MustCompile(`"([^"\n]{2,80})"|'([^'\n]{2,80})'`)
-	keyValueRE  = regexp.MustCompile(`\b[\w.-]+\s*(?:=|:)\s*([^\s,;]+)`)
 	extensionRE = regexp.MustCompile(`\.[A-Za-z0-9]{1,6}$`)
 )
 
-// stopNames are capitalised words that are not names on their own.
-var stopNames = map[string]bool{
-	"I": true, "The": true, "This": true, "That": true, "These": true, "Those": true, "A": true, "An": true,
-	"It": true, "Its": true, "We": true, "You": true, "He": true, "She": true, "They": true, "My": true,
-	"Our": true, "Your": true, "If": true, "When": true, "Then": true, "But": true, "And": true, "Or": true,
-	"So": true, "Yes": true, "No": true, "Ok": true, "OK": true, "Please": true, "Thanks": true, "Hi": true,
-	"Hello": true, "What": true, "Why": true, "How": true, "Where": true, "Which": true, "Who": true,
-	"Let": true, "Now": true, "Next": true, "First": true, "Also": true, "Note": true, "Error": true,
-	"Result": true, "Here": true, "There": true, "Done": true, "To": true, "In": true, "On": true, "For": true,
-	"With": true, "Of": true, "At": true, "By": true, "From": true, "As": true, "Is": true, "Are": true,
-	"Do": true, "Does": true, "Can": true, "Could": true, "Should": true, "Would": true, "Will": true,
-	"Use": true, "Run": true, "Try": true, "Check": true, "See": true, "After": true, "Before": true,
-	"Some": true, "All": true, "Any": true, "Each": true, "Every": true, "None": true, "Not": true,
-	// Imperatives that open requests ("Ask Agent Zero" names Agent Zero).
-	"Ask": true, "Tell": true, "Show": true, "Give": true, "Find": true, "Make": true, "Write": true, "Read": true,
-	"Open": true, "List": true, "Explain": true, "Describe": true, "Create": true, "Add": true, "Remove": true,
-	"Delete": true, "Fix": true, "Update": true, "Get": true, "Set": true, "Send": true, "Call": true, "Search": true,
-	"Look": true, "Compare": true, "Summarise": true, "Summarize": true, "Install": true, "Build": true, "Test": true,
+// fileExts are the extensions that make a bare name a file name.
+var fileExts = set("go", "py", "js", "ts", "tsx", "jsx", "md", "json", "yaml", "yml", "toml", "txt", "csv", "tsv", "sh", "bash",
+	"rs", "c", "h", "cc", "cpp", "hpp", "java", "kt", "rb", "php", "html", "css", "sql", "proto", "mod", "sum", "lock", "cfg", "ini",
+	"conf", "xml", "log", "jsonl", "ipynb", "pdf", "png", "jpg", "svg")
+
+func set(xs ...string) map[string]bool {
+	m := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
 }
 
+// stopNames are capitalised words that are not names on their own.
+var stopNames = set("I", "The", "This", "That", "These", "Those", "A", "An",
+	"It", "Its", "We", "You", "He", "She", "They", "My", "Our", "Your", "If", "When", "Then", "But", "And", "Or",
+	"So", "Yes", "No", "Ok", "OK", "Please", "Thanks", "Hi", "Hello", "What", "Why", "How", "Where", "Which", "Who",
+	"Let", "Now", "Next", "First", "Also", "Note", "Error", "Result", "Here", "There", "Done", "To", "In", "On", "For",
+	"With", "Of", "At", "By", "From", "As", "Is", "Are", "Do", "Does", "Can", "Could", "Should", "Would", "Will",
+	"Use", "Run", "Try", "Check", "See", "After", "Before", "Some", "All", "Any", "Each", "Every", "None", "Not",
+	// Imperatives that open requests ("Ask Agent Zero" names Agent Zero).
+	"Ask", "Tell", "Show", "Give", "Find", "Make", "Write", "Read", "Open", "List", "Explain", "Describe", "Create", "Add", "Remove",
+	"Delete", "Fix", "Update", "Get", "Set", "Send", "Call", "Search", "Look", "Compare", "Summarise", "Summarize", "Install", "Build", "Test",
+	// Months and days start sentences of logs and dates, not names of things.
+	"Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Sept", "Oct", "Nov", "Dec",
+	"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+
 // stopAcronyms are all-caps words that carry no entity.
-var stopAcronyms = map[string]bool{"OK": true, "I": true, "A": true, "AM": true, "PM": true, "TODO": true, "NOTE": true}
+var stopAcronyms = set("OK", "I", "A", "AM", "PM", "TODO", "NOTE")
 
-type span struct{ start, end int }
+// token is a piece of text between separators, with its offsets.
+type token struct {
+	s, e int
+	text string
+}
 
-type claimed []span
-
-func (c claimed) overlaps(s, e int) bool {
-	for _, sp := range c {
-		if s < sp.end && e > sp.start {
-			return true
-		}
+// isSep separates tokens: white space and brackets, quotes and commas that
+// never belong to a path or an identifier.
+func isSep(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '(', ')', '[', ']', '{', '}', '<', '>', '"', '\'', ',', ';', '|', '*', '`':
+		return true
 	}
 	return false
 }
 
-// Entities returns the entities of text in order of first appearance, each text
-// once (the first kind found wins), at most MaxEntities.
+// tokens splits text; each token has trailing . : ! ? cut off.
+func tokens(text string) []token {
+	var out []token
+	for i := 0; i < len(text); {
+		for i < len(text) && isSep(text[i]) {
+			i++
+		}
+		j := i
+		for j < len(text) && !isSep(text[j]) {
+			j++
+		}
+		e := j
+		for e > i && strings.IndexByte(".:!?", text[e-1]) >= 0 {
+			e--
+		}
+		if e > i {
+			out = append(out, token{i, e, text[i:e]})
+		}
+		i = j
+	}
+	return out
+}
+
+func isCapWord(w string) bool {
+	if len(w) < 2 || w[0] < 'A' || w[0] > 'Z' {
+		return false
+	}
+	for i := 1; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+func isCamel(w string) bool {
+	if len(w) < 3 || !isAlnum(w) {
+		return false
+	}
+	lower, upperAfterLower := false, false
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		switch {
+		case c >= 'a' && c <= 'z' || c >= '0' && c <= '9':
+			lower = true
+		case c >= 'A' && c <= 'Z':
+			if lower && i > 0 {
+				upperAfterLower = true
+			}
+		}
+	}
+	// CamelCase needs a lower-case run before an inner capital; ALLCAPS is not.
+	return upperAfterLower && (w[0] >= 'a' && w[0] <= 'z' || w[1] >= 'a' && w[1] <= 'z')
+}
+
+func isAlnum(w string) bool {
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func isAcronym(w string) bool {
+	w = strings.TrimSuffix(w, "s")
+	if len(w) < 2 || len(w) > 6 || stopAcronyms[w] {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'A' || w[i] > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+func isFileName(w string) bool {
+	dot := strings.LastIndexByte(w, '.')
+	return dot > 0 && fileExts[strings.ToLower(w[dot+1:])] && fileStem.MatchString(w)
+}
+
+// Entities returns the entities of text (its first MaxScan bytes) in order of
+// first appearance, each text once (the first kind found wins), at most
+// MaxEntities.
 func Entities(text string) []Entity {
-	var out []Entity
-	seen := map[string]bool{}
-	var taken claimed
-	add := func(s, e int, kind string) {
-		if taken.overlaps(s, e) {
-			return
-		}
-		t := strings.TrimRight(text[s:e], ".,;:!?")
-		if len(t) < 2 || seen[t] {
-			taken = append(taken, span{s, e})
-			return
-		}
-		seen[t] = true
-		taken = append(taken, span{s, e})
-		out = append(out, Entity{Text: t, Kind: kind})
+	if len(text) > MaxScan {
+		text = text[:MaxScan]
 	}
 	type hit struct {
-		s, e int
+		s    int
+		text string
 		kind string
 	}
 	var hits []hit
-	collect := func(re *regexp.Regexp, kind string, keep func(string) bool) {
-		for _, m := range re.FindAllStringIndex(text, -1) {
-			if keep == nil || keep(text[m[0]:m[1]]) {
-				hits = append(hits, hit{m[0], m[1], kind})
-			}
+	seen := map[string]bool{}
+	add := func(s int, t, kind string) {
+		if len(t) < 2 || seen[t] {
+			return
+		}
+		seen[t] = true
+		hits = append(hits, hit{s, t, kind})
+	}
+	// Code spans first: what is quoted as code is an identifier as written.
+	inCode := make([]bool, len(text))
+	for _, m := range codeRE.FindAllStringSubmatchIndex(text, -1) {
+		for k := m[0]; k < m[1]; k++ {
+			inCode[k] = true
+		}
+		if inner := text[m[2]:m[3]]; !strings.ContainsAny(inner, " \t") {
+			add(m[2], strings.TrimRight(inner, ".,;:!?"), KindIdentifier)
 		}
 	}
-	// Rules in priority order; positions are sorted afterwards within a rule's
-	// claims, but a span's kind is decided by the first rule that claims it.
-	rules := []func(){
-		func() { collect(urlRE, KindURL, nil) },
-		func() { collect(pathRE, KindPath, isPath) },
-		func() { collect(fileRE, KindPath, nil) },
-		func() {
-			for _, m := range codeRE.FindAllStringSubmatchIndex(text, -1) {
-				if !strings.ContainsAny(text[m[2]:m[3]], " \t") {
-					hits = append(hits, hit{m[2], m[3], KindIdentifier})
-				}
-			}
-		},
-		func() { collect(dottedRE, KindIdentifier, isDotted) },
-		func() { collect(camelRE, KindIdentifier, nil) },
-		func() { collect(snakeRE, KindIdentifier, nil) },
-		func() {
-			for _, m := range capsRunRE.FindAllStringIndex(text, -1) {
-				s, e := m[0], m[1]
-				words := strings.Fields(strings.ReplaceAll(text[s:e], "-", " "))
-				// Drop leading common words ("The Berlin office" -> "Berlin").
-				for len(words) > 0 && stopNames[words[0]] {
-					s += strings.Index(text[s:], words[0]) + len(words[0])
-					for s < e && (text[s] == ' ' || text[s] == '-') {
-						s++
-					}
-					words = words[1:]
-				}
-				if len(words) == 0 {
-					continue
-				}
-				if len(words) == 1 && sentenceStart(text, s) {
-					continue
-				}
-				hits = append(hits, hit{s, e, KindName})
-			}
-		},
-		func() {
-			collect(acronymRE, KindName, func(s string) bool { return !stopAcronyms[strings.TrimSuffix(s, "s")] })
-		},
-	}
-	for _, r := range rules {
-		before := len(hits)
-		r()
-		batch := hits[before:]
-		sort.SliceStable(batch, func(i, j int) bool { return batch[i].s < batch[j].s })
-		for _, h := range batch {
-			add(h.s, h.e, h.kind)
+	toks := tokens(text)
+	var names []token
+	for _, tk := range toks {
+		if inCode[tk.s] {
+			continue
+		}
+		w := strings.TrimLeft(tk.text, "([")
+		switch {
+		case strings.HasPrefix(w, "http://") || strings.HasPrefix(w, "https://"):
+			add(tk.s, w, KindURL)
+		case strings.Contains(w, "/") && pathChars.MatchString(w) && isPath(w):
+			add(tk.s, w, KindPath)
+		case isFileName(w):
+			add(tk.s, w, KindPath)
+		case strings.Contains(w, ".") && dottedRE.MatchString(w) && isDotted(w):
+			add(tk.s, w, KindIdentifier)
+		case isCamel(w):
+			add(tk.s, w, KindIdentifier)
+		case strings.Contains(w, "_") && snakeRE.MatchString(w):
+			add(tk.s, w, KindIdentifier)
+		case isCapWord(w):
+			names = append(names, tk)
+		case isAcronym(w):
+			add(tk.s, w, KindName)
 		}
 	}
-	// Report in order of appearance.
-	pos := map[string]int{}
-	for _, e := range out {
-		pos[e.Text] = strings.Index(text, e.Text)
+	// Runs of capitalised words separated by one space or hyphen, without
+	// punctuation in between, are one name.
+	for i := 0; i < len(names); {
+		j := i
+		for j+1 < len(names) && names[j].e+1 == names[j+1].s && (text[names[j].e] == ' ' || text[names[j].e] == '-') && names[j].e-names[j].s == len(names[j].text) {
+			j++
+		}
+		run := names[i : j+1]
+		for len(run) > 0 && stopNames[run[0].text] {
+			run = run[1:]
+		}
+		for len(run) > 0 && stopNames[run[len(run)-1].text] && len(run) > 1 {
+			run = run[:len(run)-1]
+		}
+		switch {
+		case len(run) == 0:
+		case len(run) == 1 && (sentenceStart(text, run[0].s) || stopNames[run[0].text]):
+		default:
+			add(run[0].s, text[run[0].s:run[len(run)-1].e], KindName)
+		}
+		i = j + 1
 	}
-	sort.SliceStable(out, func(i, j int) bool { return pos[out[i].Text] < pos[out[j].Text] })
-	if len(out) > MaxEntities {
-		out = out[:MaxEntities]
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].s < hits[j].s })
+	out := make([]Entity, 0, min(len(hits), MaxEntities))
+	for _, h := range hits {
+		if len(out) == MaxEntities {
+			break
+		}
+		out = append(out, Entity{Text: h.text, Kind: h.kind})
 	}
 	return out
 }
 
 func isPath(s string) bool {
-	s = strings.TrimRight(s, ".,;:!?")
 	if strings.Count(s, "/") == 0 {
 		return false
 	}
@@ -209,8 +301,7 @@ func isPath(s string) bool {
 }
 
 func isDotted(s string) bool {
-	// "e.g" and "i.e" are not identifiers; version-like or sentence joins are
-	// excluded by requiring a letter after each dot.
+	// "e.g" and "i.e" are not identifiers.
 	low := strings.ToLower(s)
 	return low != "e.g" && low != "i.e" && low != "etc" && len(s) >= 4
 }
@@ -231,9 +322,13 @@ func sentenceStart(text string, i int) bool {
 	return true
 }
 
-// Values returns the salient values of text, lower-cased, each once, in order of
-// first appearance, at most limit (0: no limit).
+// Values returns the salient values of text (its first MaxScan bytes),
+// lower-cased, each once, in order of first appearance, at most limit (0: no
+// limit).
 func Values(text string, limit int) []string {
+	if len(text) > MaxScan {
+		text = text[:MaxScan]
+	}
 	var out []string
 	seen := map[string]bool{}
 	add := func(v string) {
@@ -249,48 +344,34 @@ func Values(text string, limit int) []string {
 			add(e.Text)
 		}
 	}
-	for _, m := range quotedRE.FindAllStringSubmatch(text, -1) {
-		add(m[1] + m[2])
-	}
-	for _, m := range keyValueRE.FindAllStringSubmatch(text, -1) {
-		if !strings.Contains(m[1], "//") {
-			add(strings.Trim(m[1], `"'`))
+	// Quoted strings of 2 to 80 characters on one line.
+	for i := 0; i < len(text); i++ {
+		q := text[i]
+		if q != '"' && q != '\'' {
+			continue
+		}
+		end := strings.IndexByte(text[i+1:min(len(text), i+82)], q)
+		if end >= 2 && !strings.ContainsRune(text[i+1:i+1+end], '\n') {
+			add(text[i+1 : i+1+end])
+			i += end + 1
 		}
 	}
-	for _, m := range numberRE.FindAllString(text, -1) {
-		add(NormalizeNumber(m))
-	}
-	return out
-}
-
-// NormalizeNumber writes a number the way Values does: no plus sign, no
-// thousands commas ("1,024" is "1024"), so a claim and an output compare equal.
-func NormalizeNumber(s string) string {
-	s = strings.TrimPrefix(s, "+")
-	if strings.Count(s, ",") >= 1 && !strings.Contains(s, ".") {
-		parts := strings.Split(strings.TrimSuffix(s, "%"), ",")
-		ok := len(parts) > 1
-		for _, p := range parts[1:] {
-			if len(p) != 3 {
-				ok = false
-			}
-		}
-		if ok {
-			pct := ""
-			if strings.HasSuffix(s, "%") {
-				pct = "%"
-			}
-			return strings.Join(parts, "") + pct
+	// key=value and key: value.
+	fields := strings.Fields(text)
+	for i, f := range fields {
+		if k := strings.IndexByte(f, '='); k > 0 && k < len(f)-1 && !strings.Contains(f, "//") {
+			add(strings.Trim(f[k+1:], `"',;`))
+		} else if strings.HasSuffix(f, ":") && len(f) > 1 && i+1 < len(fields) && !strings.Contains(fields[i+1], "//") {
+			add(strings.Trim(fields[i+1], `"',;`))
 		}
 	}
-	return s
-}
-
-// Numbers returns the numbers of text, normalised as Values writes them.
-func Numbers(text string) []string {
-	var out []string
-	for _, m := range numberRE.FindAllString(text, -1) {
-		out = append(out, NormalizeNumber(m))
+	for _, f := range fields {
+		if strings.IndexFunc(f, unicode.IsDigit) < 0 {
+			continue
+		}
+		for _, m := range numberRE.FindAllString(f, -1) {
+			add(NormalizeNumber(m))
+		}
 	}
 	return out
 }
@@ -380,4 +461,41 @@ func Shorten(s string, n int) string {
 		cut = cut[:i]
 	}
 	return cut + "…"
+}
+
+// NormalizeNumber writes a number the way Values does: no plus sign, no
+// thousands commas ("1,024" is "1024"), so a claim and an output compare equal.
+func NormalizeNumber(s string) string {
+	s = strings.TrimPrefix(s, "+")
+	if strings.Count(s, ",") >= 1 && !strings.Contains(s, ".") {
+		parts := strings.Split(strings.TrimSuffix(s, "%"), ",")
+		ok := len(parts) > 1
+		for _, p := range parts[1:] {
+			if len(p) != 3 {
+				ok = false
+			}
+		}
+		if ok {
+			pct := ""
+			if strings.HasSuffix(s, "%") {
+				pct = "%"
+			}
+			return strings.Join(parts, "") + pct
+		}
+	}
+	return s
+}
+
+// Numbers returns the numbers of text, normalised as Values writes them.
+func Numbers(text string) []string {
+	var out []string
+	for _, f := range strings.Fields(text) {
+		if strings.IndexFunc(f, unicode.IsDigit) < 0 {
+			continue
+		}
+		for _, m := range numberRE.FindAllString(f, -1) {
+			out = append(out, NormalizeNumber(m))
+		}
+	}
+	return out
 }
