@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,4 +82,44 @@ func BenchmarkEmbedGloVe(b *testing.B) {
 		n += len(texts)
 	}
 	b.ReportMetric(float64(n)/time.Since(start).Seconds(), "texts/s")
+}
+
+// tripleAccuracy embeds each (anchor, paraphrase, distractor) line of
+// testdata/triples.tsv and counts how often the paraphrase is nearer.
+func tripleAccuracy(tb testing.TB, e embed.Embedder) float64 {
+	data, err := os.ReadFile("testdata/triples.tsv")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var right, total int
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 3 || strings.HasPrefix(line, "#") {
+			continue
+		}
+		vs, err := e.Embed(context.Background(), f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if cosine(vs[0], vs[1]) > cosine(vs[0], vs[2]) {
+			right++
+		}
+		total++
+	}
+	return float64(right) / float64(total)
+}
+
+// TestRealGloVeTriples compares the weighting schemes on 40 hand-written triples
+// whose distractor shares words with the anchor. SIF must beat the plain average.
+func TestRealGloVeTriples(t *testing.T) {
+	loadReal(t)
+	wv, _ := embed.ReadWordVectors(realFile)
+	plain := embed.NewGloVe(wv, embed.GloVeConfig{SIFA: 1e9, KeepCommonComponent: true}) // a -> inf: all weights 1
+	sif := embed.NewGloVe(wv, embed.GloVeConfig{KeepCommonComponent: true})
+	sifPC := embed.NewGloVe(wv, embed.GloVeConfig{})
+	p, s, sp := tripleAccuracy(t, plain), tripleAccuracy(t, sif), tripleAccuracy(t, sifPC)
+	t.Logf("paraphrase nearer than distractor: plain average %.3f, SIF %.3f, SIF + common component removed %.3f", p, s, sp)
+	if s <= p {
+		t.Errorf("SIF %.3f does not beat the plain average %.3f", s, p)
+	}
 }

@@ -37,6 +37,7 @@ const (
 	DefaultEfConstruction = 200
 	DefaultRebuildRatio   = 0.25
 	maxLevel              = 31
+	maxDim                = 1 << 16
 )
 
 // Graph is a Hierarchical Navigable Small World graph keyed by K.
@@ -366,6 +367,9 @@ func (g *Graph[K]) newCore(dim int) (*core[K], error) {
 	if dim <= 0 {
 		return nil, errors.New("empty vector")
 	}
+	if dim > maxDim {
+		return nil, fmt.Errorf("vector of %d dimensions, at most %d supported", dim, maxDim)
+	}
 	m := g.M
 	if m < 2 {
 		m = 2
@@ -447,7 +451,12 @@ func (c *core[K]) grow(n int) {
 	}
 	// Grow by a quarter, not double: the vectors dominate memory, and a quarter
 	// still amortises the copies.
-	capacity := max(n, len(c.keys)+len(c.keys)/4, 64)
+	c.resize(max(n, len(c.keys)+len(c.keys)/4, 64))
+}
+
+// resize sets the number of slots the arrays hold (never below c.n).
+func (c *core[K]) resize(capacity int) {
+	capacity = max(capacity, c.n)
 	c.vecs = slices.Grow(c.vecs[:c.n*c.dim], (capacity-c.n)*c.dim)[:capacity*c.dim]
 	c.norms = slices.Grow(c.norms[:c.n], capacity-c.n)[:capacity]
 	c.keys = slices.Grow(c.keys[:c.n], capacity-c.n)[:capacity]

@@ -209,7 +209,7 @@ func (g *Graph[K]) read(r io.Reader) (*core[K], int, error) {
 	ml := math.Float64frombits(binary.LittleEndian.Uint64(hdr[32:]))
 	n := binary.LittleEndian.Uint64(hdr[40:])
 	entry := binary.LittleEndian.Uint64(hdr[48:])
-	if m < 2 || m > 1<<14 || dim > 1<<20 || n >= uint64(noSlot) || !(ml > 0 && ml < 1) || efs > 1<<24 {
+	if m < 2 || m > 1<<14 || dim > maxDim || n >= uint64(noSlot) || !(ml > 0 && ml < 1) || efs > 1<<24 || efc > 1<<24 {
 		return nil, 0, corrupt("impossible header values (dim %d, M %d, Ml %v, %d slots)", dim, m, ml, n)
 	}
 	if n > 0 && dim == 0 {
@@ -218,9 +218,10 @@ func (g *Graph[K]) read(r io.Reader) (*core[K], int, error) {
 	c := &core[K]{dim: dim, kind: kind, custom: custom, m: m, m0: 2 * m, ml: ml, efc: efc}
 	c.init()
 
-	// The header checksum vouches for n; beyond a sane size, grow as slots arrive so
-	// a damaged body runs out before memory does.
-	c.grow(int(min(n, 1<<24)))
+	// Allocate for at most 16 MB of vectors up front and double as slots arrive, up
+	// to n: a header that claims more slots than the body holds runs out of data
+	// before it runs out of memory, and a true one ends with exactly n slots.
+	c.resize(int(min(n, uint64(max(16, (16<<20)/(4*max(dim, 1)))))))
 	body := &bodyReader{r: br, crc: crc32.New(crcTable), off: headerSize}
 	vec := make([]byte, 4*dim)
 	var small [8]byte
@@ -241,7 +242,7 @@ func (g *Graph[K]) read(r io.Reader) (*core[K], int, error) {
 			return nil, 0, err
 		}
 		if int(id) >= len(c.keys) {
-			c.grow(int(id) + 1 + int(id)/4)
+			c.resize(int(min(n, uint64(2*len(c.keys)))))
 		}
 		slot := c.placeNormalised(key, nil, norm, level)
 		dst := c.vec(slot)
