@@ -38,6 +38,7 @@ const (
 	DefaultRebuildRatio   = 0.25
 	maxLevel              = 31
 	maxDim                = 1 << 16
+	maxM                  = 1024
 )
 
 // Graph is a Hierarchical Navigable Small World graph keyed by K.
@@ -374,8 +375,8 @@ func (g *Graph[K]) newCore(dim int) (*core[K], error) {
 	if m < 2 {
 		m = 2
 	}
-	if m > 1<<14 {
-		return nil, fmt.Errorf("M %d is too large", g.M)
+	if m > maxM {
+		return nil, fmt.Errorf("M %d is too large (at most %d)", g.M, maxM)
 	}
 	ml := g.Ml
 	if ml <= 0 || ml >= 1 {

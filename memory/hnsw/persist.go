@@ -209,7 +209,7 @@ func (g *Graph[K]) read(r io.Reader) (*core[K], int, error) {
 	ml := math.Float64frombits(binary.LittleEndian.Uint64(hdr[32:]))
 	n := binary.LittleEndian.Uint64(hdr[40:])
 	entry := binary.LittleEndian.Uint64(hdr[48:])
-	if m < 2 || m > 1<<14 || dim > maxDim || n >= uint64(noSlot) || !(ml > 0 && ml < 1) || efs > 1<<24 || efc > 1<<24 {
+	if m < 2 || m > maxM || dim > maxDim || n >= uint64(noSlot) || !(ml > 0 && ml < 1) || efs > 1<<24 || efc > 1<<24 {
 		return nil, 0, corrupt("impossible header values (dim %d, M %d, Ml %v, %d slots)", dim, m, ml, n)
 	}
 	if n > 0 && dim == 0 {
@@ -221,7 +221,8 @@ func (g *Graph[K]) read(r io.Reader) (*core[K], int, error) {
 	// Allocate for at most 16 MB of vectors up front and double as slots arrive, up
 	// to n: a header that claims more slots than the body holds runs out of data
 	// before it runs out of memory, and a true one ends with exactly n slots.
-	c.resize(int(min(n, uint64(max(16, (16<<20)/(4*max(dim, 1)))))))
+	perSlot := 4*dim + 4*(2*m+1) + 32
+	c.resize(int(min(n, uint64(max(16, (16<<20)/perSlot)))))
 	body := &bodyReader{r: br, crc: crc32.New(crcTable), off: headerSize}
 	vec := make([]byte, 4*dim)
 	var small [8]byte
