@@ -1,7 +1,10 @@
 // Package evidence keeps the record of what tools actually returned and checks the
 // final answer against it.
 //
-// Evidence ledger recorder (tool_execute_after, order 25): every tool result
+// Evidence ledger recorder (tool_execute_after, order 24; the seed's 25 is taken
+// by examples/statepair's writer, which the end-to-end test loads beside the
+// built-ins; 24 keeps it after the finalizer (22) and before the validators and
+// the fallback logger, which read the ledger with the current call in it): every tool result
 // except the response tool's becomes an Evidence entry of evidence_ledger: the
 // tool, its arguments, the salient values of its output (textfacts.Values: numbers,
 // paths, URLs, identifiers, quoted strings, key=value values; at most 40), a
@@ -62,7 +65,7 @@ type Recorder struct{}
 func (Recorder) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:        "evidence_ledger_recorder",
-		Order:       25,
+		Order:       24,
 		Reads:       []sdk.KeyRef{LedgerKey(), loopKey()},
 		Writes:      []sdk.KeyRef{LedgerKey()},
 		Description: "Appends each tool output (salient values, excerpt, success, loop marker) to evidence_ledger.",

@@ -9,12 +9,13 @@
 // stage is an extension of its own, can be disabled alone, and is visible in the
 // wiring:
 //
-//	50 recall_search            search the store with the user's prompt
+//	51 recall_search            search the store with the user's prompt
 //	55 memory_relevance_filter  drop weak, present, duplicate and loop-period hits
 //	56 memory_enhancement       expand the query from the domain; decay by age
 //	59 recall                   render the block within its size; say why each matched
 //
-// recall_search (order 50). Once per monologue, on its first iteration (the
+// recall_search (order 51: 50, Agent Zero's recall number, is taken by
+// examples/hello, which the end-to-end test loads beside the built-ins). Once per monologue, on its first iteration (the
 // user's prompt): the operator's message is the query, searched with hybrid recall
 // (BM25 alone without an embedder) for Pool candidates across every area but the
 // library. Each candidate keeps the store's reasons (retriever ranks, fused
@@ -171,7 +172,7 @@ type Search struct {
 func (Search) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:        "recall_search",
-		Order:       50,
+		Order:       51,
 		Reads:       []sdk.KeyRef{CandidatesKey()},
 		Writes:      []sdk.KeyRef{CandidatesKey()},
 		Description: "Once per user prompt, searches long-term memory (hybrid, or BM25 alone) with the operator's message into memory_candidates, with why each matched.",
