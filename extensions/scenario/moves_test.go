@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,10 +16,13 @@ import (
 	"github.com/exocortex/exocortex/core/discover"
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/state"
+	"github.com/exocortex/exocortex/extensions/builtin"
 	"github.com/exocortex/exocortex/lint"
+	"github.com/exocortex/exocortex/prompts"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 	"github.com/exocortex/exocortex/sdk/sdktest"
+	"github.com/exocortex/exocortex/signals"
 	"github.com/exocortex/exocortex/wiring"
 )
 
@@ -85,5 +90,39 @@ func TestSeedPlacementIsRefused(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("lint did not report EXO071 for _17_orchestration_gate")
+	}
+}
+
+// TestSuiteLintsCleanAndBeliefStateIsFresh lints the built-in plugins as the
+// binary serves them: no error, and every reader of bst_store sees the current
+// turn's classification (no EXO033/EXO034 finding for it: the tracker runs at
+// message_loop_start, before all of them).
+func TestSuiteLintsCleanAndBeliefStateIsFresh(t *testing.T) {
+	var plugins []wiring.Plugin
+	for _, name := range builtin.Names() {
+		p := builtin.Plugins()[name]
+		p.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		srv, err := sdk.NewServer(p)
+		if err != nil {
+			t.Fatalf("built-in plugin %s: %v", name, err)
+		}
+		m, err := srv.Manifest(context.Background(), &exocortexv1.ManifestRequest{ProtocolVersion: sdk.ProtocolVersion})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plugins = append(plugins, wiring.Plugin{Name: name, Path: "(built in) " + name, Manifest: m})
+	}
+	ps, err := lint.LoadPrompts(prompts.Embedded())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range lint.Check(lint.Input{Model: wiring.Model{Plugins: plugins, BuiltinKeys: state.Builtin(), Prompts: ps,
+		Signals: signals.All(), Services: wiring.DefaultServices()}}) {
+		if f.Severity == lint.Error {
+			t.Errorf("lint error %s %s/%s: %s", f.Code, f.Plugin, f.Extension, f.Message)
+		}
+		if f.Key == "bst_store" && (f.Code == "EXO033" || f.Code == "EXO034") {
+			t.Errorf("%s reads a stale bst_store: %s", f.Extension, f.Message)
+		}
 	}
 }
