@@ -25,7 +25,7 @@ var _ sdk.MessageLoopPromptsAfterHook = hello{}
 func (hello) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:          "hello",
-		Order:         50,
+		Order:         500,
 		InjectsPrompt: true,
 		Description:   "Adds a HELLO block naming the iteration to every prompt.",
 	}

@@ -16,7 +16,7 @@ func TestManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &exocortexv1.ExtensionSpec{Name: "hello", Hook: exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER, Order: 50,
+	want := &exocortexv1.ExtensionSpec{Name: "hello", Hook: exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER, Order: 500,
 		InjectsPrompt: true, Description: "Adds a HELLO block naming the iteration to every prompt."}
 	if len(m.GetExtensions()) != 1 || !proto.Equal(m.GetExtensions()[0], want) {
 		t.Errorf("extensions: %v", m.GetExtensions())

@@ -4,8 +4,8 @@
 //
 // README: build with `go build ./examples/statepair/reader` together with
 // examples/statepair/writer. At message_loop_end, "statepair_failure_alarm" (order
-// 50) reads failure_tracker and queues an intervention when a tool has failed
-// FailureLimit times in a row or more; "statepair_repeat_alarm" (order 56) queues one
+// 500) reads failure_tracker and queues an intervention when a tool has failed
+// FailureLimit times in a row or more; "statepair_repeat_alarm" (order 501) queues one
 // when a message added this iteration carries the signal signals.Repeat, comparing
 // the signal constant, never the message text.
 package main
@@ -35,7 +35,7 @@ var _ sdk.MessageLoopEndHook = failureAlarm{}
 func (failureAlarm) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:        "statepair_failure_alarm",
-		Order:       55,
+		Order:       500,
 		Reads:       []sdk.KeyRef{tracker()},
 		Description: fmt.Sprintf("Queues an intervention when a tool has failed %d times in a row.", FailureLimit),
 	}
@@ -69,7 +69,7 @@ var _ sdk.MessageLoopEndHook = repeatAlarm{}
 func (repeatAlarm) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:            "statepair_repeat_alarm",
-		Order:           56,
+		Order:           501,
 		ConsumesSignals: []string{signals.Repeat},
 		Description:     "Queues an intervention when the model repeated its previous reply.",
 	}

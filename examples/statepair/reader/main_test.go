@@ -85,7 +85,7 @@ func TestManifestDeclaresTheSignalAndTheRead(t *testing.T) {
 		t.Fatalf("extensions: %v", m.GetExtensions())
 	}
 	alarm, repeat := m.GetExtensions()[0], m.GetExtensions()[1]
-	if alarm.GetName() != "statepair_failure_alarm" || alarm.GetOrder() != 55 || alarm.GetHook() != exocortexv1.Hook_HOOK_MESSAGE_LOOP_END ||
+	if alarm.GetName() != "statepair_failure_alarm" || alarm.GetOrder() != 500 || alarm.GetHook() != exocortexv1.Hook_HOOK_MESSAGE_LOOP_END ||
 		len(alarm.GetReads()) != 1 || alarm.GetReads()[0] != "failure_tracker" || len(alarm.GetWrites()) != 0 {
 		t.Errorf("failure alarm: %v", alarm)
 	}

@@ -3,7 +3,7 @@
 //
 // README: build with `go build ./examples/statepair/writer` together with
 // examples/statepair/reader; the extension "statepair_failure_counter" runs at
-// tool_execute_after (order 25), adds one to the tool's count when
+// tool_execute_after (order 500), adds one to the tool's count when
 // ToolResult.error is set and removes the tool's entry when it succeeds.
 package main
 
@@ -24,7 +24,7 @@ func tracker() sdk.Key[*exocortexv1.FailureTracker] { return sdk.KeyOf[*exocorte
 func (failureCounter) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:        "statepair_failure_counter",
-		Order:       25,
+		Order:       500,
 		Reads:       []sdk.KeyRef{tracker()},
 		Writes:      []sdk.KeyRef{tracker()},
 		Description: "Counts consecutive failures per tool name in failure_tracker; a success clears the tool's count.",

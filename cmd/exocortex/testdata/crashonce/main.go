@@ -15,7 +15,7 @@ import (
 type crashOnce struct{}
 
 func (crashOnce) Spec() sdk.Spec {
-	return sdk.Spec{Name: "crash_once", Order: 90, Description: "Exits mid-hook on its first call."}
+	return sdk.Spec{Name: "crash_once", Order: 900, Description: "Exits mid-hook on its first call."}
 }
 
 func (crashOnce) MessageLoopEnd(context.Context, *sdk.Call, *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
