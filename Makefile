@@ -69,7 +69,7 @@ vet:
 	$(GO) vet ./...
 
 # The Python half of the conformance suite is required here, not skipped.
-test: deps check-generated fmt-check vet
+test: deps check-generated fmt-check vet lint
 	EXOCORTEX_CONFORMANCE_PYTHON=require $(GO) test -count=1 ./...
 
 ## lint: the wiring lint over the built-in extensions, and WIRING.md's freshness
