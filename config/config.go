@@ -88,7 +88,7 @@ func Default() Config {
 		Model:         "qwen3:8b",
 		NumCtx:        8192,
 		MaxIterations: 25,
-		UnusableLimit: 3,
+		UnusableLimit: 5,
 		Timeouts:      Timeouts{Default: Duration(10 * time.Second), Tool: Duration(2 * time.Minute)},
 		Approval:      "default",
 	}

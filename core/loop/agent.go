@@ -31,7 +31,8 @@ type Options struct {
 	// MaxIterations bounds one monologue (25 when 0).
 	MaxIterations int
 	// UnusableLimit stops a monologue after this many unusable replies in a row
-	// (misformatted, repeated, empty); 3 when 0.
+	// (misformatted, repeated, empty); 5 when 0, which leaves the supervisor room
+	// for its three tiers of intervention first.
 	UnusableLimit int
 	// RecentMessages is how many messages the ACP context carries (10 when 0).
 	RecentMessages int
@@ -99,7 +100,7 @@ func New(opts Options) (*Agent, error) {
 		opts.MaxIterations = 25
 	}
 	if opts.UnusableLimit == 0 {
-		opts.UnusableLimit = 3
+		opts.UnusableLimit = 5
 	}
 	if opts.RecentMessages == 0 {
 		opts.RecentMessages = 10

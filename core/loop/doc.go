@@ -11,7 +11,7 @@
 //	  system_prompt                 │ may add prompt blocks, and only these: their
 //	  message_loop_prompts_after    ┘ text reaches this iteration's model call
 //	  before_main_llm_call          the prompt is final: state work only
-//	  response_stream_chunk         per streamed piece of the reply
+//	  response_stream_chunk         per streamed piece of the reply (64 bytes or a line)
 //	  response_stream_end
 //	  hist_add_before               the reply
 //	  error_format                  when the reply is unusable (with a signal)

@@ -15,12 +15,15 @@ const (
 	EventSignal         = "signal"
 	EventLLMChunk       = "llm_chunk"
 	EventLLMReply       = "llm_reply"
-	EventToolCall       = "tool_call"
-	EventToolResult     = "tool_result"
-	EventApproval       = "approval"
-	EventNotice         = "notice"
-	EventResponse       = "response"
-	EventMonologueEnd   = "monologue_end"
+	// EventDisplay carries what a response_stream extension wants the operator to
+	// see of the reply so far, instead of the raw text.
+	EventDisplay      = "display"
+	EventToolCall     = "tool_call"
+	EventToolResult   = "tool_result"
+	EventApproval     = "approval"
+	EventNotice       = "notice"
+	EventResponse     = "response"
+	EventMonologueEnd = "monologue_end"
 )
 
 // Event is something the loop did. Fields that do not apply to a kind are empty.

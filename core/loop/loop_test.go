@@ -252,7 +252,7 @@ func TestSignals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a, rec, _ := newAgent(t, setup{replies: tt.replies})
+			a, rec, _ := newAgent(t, setup{replies: tt.replies, opts: Options{UnusableLimit: 3}})
 			res, err := a.Monologue(context.Background(), "go")
 			var stop *StopError
 			if !errors.As(err, &stop) || stop.Reason != tt.wantReason || res.StopReason != tt.wantReason {

@@ -190,7 +190,11 @@ func (a *Agent) iterate(ctx context.Context, t *turn, res *Result, lastReply *st
 	if err = fire(ctx, a, t, exocortexv1.Hook_HOOK_RESPONSE_STREAM_END,
 		func(c *exocortexv1.HookCall) *exocortexv1.ResponseStreamEndRequest {
 			return &exocortexv1.ResponseStreamEndRequest{Call: c, Text: r.Content}
-		}, exocortexv1.PluginClient.ResponseStreamEnd, nil); err != nil {
+		}, exocortexv1.PluginClient.ResponseStreamEnd,
+		func(ext *host.Extension, r *exocortexv1.ResponseStreamEndResponse) error {
+			a.display(t, ext, r.Display)
+			return nil
+		}); err != nil {
 		return false, err
 	}
 	if err = a.addMessage(ctx, t, a.newMessage("assistant", a.opts.AgentProfile, replyText(r))); err != nil {
@@ -258,7 +262,7 @@ func (a *Agent) correct(ctx context.Context, t *turn, reply string, perr error) 
 	var correction *string
 	err := fire(ctx, a, t, exocortexv1.Hook_HOOK_ERROR_FORMAT,
 		func(c *exocortexv1.HookCall) *exocortexv1.ErrorFormatRequest {
-			return &exocortexv1.ErrorFormatRequest{Call: c, Reply: reply, Error: perr.Error(), Signal: signals.Misformat, ToolName: guessTool(reply)}
+			return &exocortexv1.ErrorFormatRequest{Call: c, Reply: reply, Error: perr.Error(), Signal: signals.Misformat, ToolName: guessTool(reply), Fault: fault}
 		}, exocortexv1.PluginClient.ErrorFormat,
 		func(_ *host.Extension, r *exocortexv1.ErrorFormatResponse) error {
 			if r.Correction != nil {
@@ -289,19 +293,42 @@ func (a *Agent) callModel(ctx context.Context, t *turn, p assembled) (llm.Reply,
 			req.Tools = append(req.Tools, llm.Tool{Name: tl.Spec.GetName(), Description: tl.Spec.GetDescription(), Parameters: []byte(tl.Spec.GetParametersJsonSchema())})
 		}
 	}
+	// Every chunk is an event (the operator sees it at once), but the hook fires
+	// per piece of at least chunkCoalesce bytes: models stream a few characters at
+	// a time, and a round trip to every stream extension per token would cost
+	// more than the generation.
 	var text strings.Builder
+	pending := ""
+	flush := func() error {
+		if pending == "" {
+			return nil
+		}
+		delta, so := pending, text.String()
+		pending = ""
+		return fire(ctx, a, t, exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK,
+			func(hc *exocortexv1.HookCall) *exocortexv1.ResponseStreamChunkRequest {
+				return &exocortexv1.ResponseStreamChunkRequest{Call: hc, Delta: delta, Text: so}
+			}, exocortexv1.PluginClient.ResponseStreamChunk,
+			func(ext *host.Extension, r *exocortexv1.ResponseStreamChunkResponse) error {
+				a.display(t, ext, r.Display)
+				return nil
+			})
+	}
 	r, err := a.opts.LLM.Chat(ctx, req, func(c llm.Chunk) error {
 		if c.Content == "" {
 			return nil
 		}
 		text.WriteString(c.Content)
+		pending += c.Content
 		a.emit(Event{Type: EventLLMChunk, Iteration: t.iteration, Text: c.Content})
-		so := text.String()
-		return fire(ctx, a, t, exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK,
-			func(hc *exocortexv1.HookCall) *exocortexv1.ResponseStreamChunkRequest {
-				return &exocortexv1.ResponseStreamChunkRequest{Call: hc, Delta: c.Content, Text: so}
-			}, exocortexv1.PluginClient.ResponseStreamChunk, nil)
+		if len(pending) < chunkCoalesce && !strings.Contains(c.Content, "\n") {
+			return nil
+		}
+		return flush()
 	})
+	if err == nil {
+		err = flush()
+	}
 	if err != nil {
 		return llm.Reply{}, fmt.Errorf("model %s: %w", a.opts.Model, err)
 	}
@@ -416,4 +443,15 @@ func guessTool(reply string) string {
 		}
 	}
 	return ""
+}
+
+// chunkCoalesce is the smallest piece of a streamed reply that fires
+// response_stream_chunk (a line break fires it too).
+const chunkCoalesce = 64
+
+// display passes an extension's replacement for the shown reply to the observer.
+func (a *Agent) display(t *turn, ext *host.Extension, d *string) {
+	if d != nil {
+		a.emit(Event{Type: EventDisplay, Iteration: t.iteration, Extension: ext.Name(), Text: *d})
+	}
 }

@@ -4,7 +4,8 @@
 // attaches the misformat signal to it whatever it says, so the supervisor keeps
 // counting it.
 //
-// The fault is read from the reply itself (not from the parser's wording):
+// The fault is the core parser's (ErrorFormatRequest.fault); when a host does not
+// send one, it is read from the reply itself, never from the parser's wording:
 //
 //	empty            nothing but whitespace
 //	no_json_object   no "{" at all
@@ -164,6 +165,13 @@ func (Structured) ErrorFormat(_ context.Context, c *sdk.Call, req *exocortexv1.E
 		name = FormatKey
 	}
 	attempt := int(ft.GetFailures()[name]) + 1
-	msg := Correction(req.GetReply(), Fault(req.GetReply()), req.GetToolName(), req.GetError(), attempt)
+	fault := req.GetFault()
+	switch fault {
+	case "":
+		fault = Fault(req.GetReply())
+	case "missing_tool_name":
+		fault = FaultMissingTool
+	}
+	msg := Correction(req.GetReply(), fault, req.GetToolName(), req.GetError(), attempt)
 	return &exocortexv1.ErrorFormatResponse{Correction: &msg}, nil
 }

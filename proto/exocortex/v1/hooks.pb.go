@@ -1138,7 +1138,10 @@ type ErrorFormatRequest struct {
 	// The signal the core will attach to its correction message.
 	Signal string `protobuf:"bytes,4,opt,name=signal,proto3" json:"signal,omitempty"`
 	// The tool the reply seemed to ask for, if any.
-	ToolName      string `protobuf:"bytes,5,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	ToolName string `protobuf:"bytes,5,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// The parser's name for the fault: empty, no_json_object, invalid_json,
+	// truncated, missing_tool_name, bad_tool_args; "repeat" for a repeated reply.
+	Fault         string `protobuf:"bytes,6,opt,name=fault,proto3" json:"fault,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1204,6 +1207,13 @@ func (x *ErrorFormatRequest) GetSignal() string {
 func (x *ErrorFormatRequest) GetToolName() string {
 	if x != nil {
 		return x.ToolName
+	}
+	return ""
+}
+
+func (x *ErrorFormatRequest) GetFault() string {
+	if x != nil {
+		return x.Fault
 	}
 	return ""
 }
@@ -1910,13 +1920,14 @@ const file_exocortex_v1_hooks_proto_rawDesc = "" +
 	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12\x1d\n" +
 	"\adisplay\x18\x02 \x01(\tH\x00R\adisplay\x88\x01\x01B\n" +
 	"\n" +
-	"\b_displayJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xa1\x01\n" +
+	"\b_displayJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xb7\x01\n" +
 	"\x12ErrorFormatRequest\x12*\n" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x14\n" +
 	"\x05reply\x18\x02 \x01(\tR\x05reply\x12\x14\n" +
 	"\x05error\x18\x03 \x01(\tR\x05error\x12\x16\n" +
 	"\x06signal\x18\x04 \x01(\tR\x06signal\x12\x1b\n" +
-	"\ttool_name\x18\x05 \x01(\tR\btoolName\"\x94\x01\n" +
+	"\ttool_name\x18\x05 \x01(\tR\btoolName\x12\x14\n" +
+	"\x05fault\x18\x06 \x01(\tR\x05fault\"\x94\x01\n" +
 	"\x13ErrorFormatResponse\x124\n" +
 	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12#\n" +
 	"\n" +

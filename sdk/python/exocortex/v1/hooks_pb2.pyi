@@ -41,18 +41,20 @@ class BeforeMainLLMCallResponse(_message.Message):
     def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ...) -> None: ...
 
 class ErrorFormatRequest(_message.Message):
-    __slots__ = ["call", "error", "reply", "signal", "tool_name"]
+    __slots__ = ["call", "error", "fault", "reply", "signal", "tool_name"]
     CALL_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    FAULT_FIELD_NUMBER: _ClassVar[int]
     REPLY_FIELD_NUMBER: _ClassVar[int]
     SIGNAL_FIELD_NUMBER: _ClassVar[int]
     TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
     call: _context_pb2.HookCall
     error: str
+    fault: str
     reply: str
     signal: str
     tool_name: str
-    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., reply: _Optional[str] = ..., error: _Optional[str] = ..., signal: _Optional[str] = ..., tool_name: _Optional[str] = ...) -> None: ...
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., reply: _Optional[str] = ..., error: _Optional[str] = ..., signal: _Optional[str] = ..., tool_name: _Optional[str] = ..., fault: _Optional[str] = ...) -> None: ...
 
 class ErrorFormatResponse(_message.Message):
     __slots__ = ["changes", "correction"]
