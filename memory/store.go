@@ -24,6 +24,9 @@ const (
 	FulltextDir  = "fulltext"
 	VectorsFile  = "vectors.hnsw"
 	defaultBatch = 1000
+	// flushEvery is how many index batches a catch-up writes between waits for
+	// Bleve's persister, which bounds the memory its unpersisted segments hold.
+	flushEvery = 50
 )
 
 // Options configure a Store. The zero value works: BM25 only, fsync per write.
@@ -252,6 +255,12 @@ func (s *Store) projectFulltext(ids []string, seq uint64) error {
 		}
 		if end >= len(ids) {
 			break
+		}
+		// In a long catch-up, let the persister keep up (see fulltext.Flush).
+		if (start/bs+1)%flushEvery == 0 {
+			if err := s.ft.Flush(); err != nil {
+				return fmt.Errorf("memory: %w", err)
+			}
 		}
 	}
 	return nil

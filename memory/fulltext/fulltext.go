@@ -302,10 +302,11 @@ func (ix *Index) Apply(docs []Doc, deletes []string, seq uint64) error {
 	return nil
 }
 
-// flush waits until every batch so far is on disk. Unsafe batches return before
+// Flush waits until every batch so far is on disk. Unsafe batches return before
 // they are persisted, and scorch's Close does not persist them: a last batch with a
-// persisted callback is the way to wait for the persister.
-func (ix *Index) flush() error {
+// persisted callback is the way to wait for the persister. A long run of batches
+// (a rebuild) should flush now and then, or unpersisted segments pile up in memory.
+func (ix *Index) Flush() error {
 	done := make(chan error, 1)
 	b := ix.idx.NewBatch()
 	var v [8]byte
@@ -397,7 +398,7 @@ func (ix *Index) Search(ctx context.Context, text string, f Filter, k int) ([]Hi
 // Close persists what unsafe batches left in memory, closes the index and writes
 // its manifest, marking it clean.
 func (ix *Index) Close() error {
-	if err := ix.flush(); err != nil {
+	if err := ix.Flush(); err != nil {
 		ix.idx.Close()
 		return err
 	}
