@@ -392,6 +392,14 @@ func (ix *Index) Search(ctx context.Context, text string, f Filter, k int) ([]Hi
 	for i, h := range res.Hits {
 		hits[i] = Hit{ID: h.ID, Score: h.Score}
 	}
+	// Equal scores come back in internal document order, which background merges
+	// change; order them by id so that a search repeats exactly.
+	sort.SliceStable(hits, func(i, j int) bool {
+		if hits[i].Score != hits[j].Score {
+			return hits[i].Score > hits[j].Score
+		}
+		return hits[i].ID < hits[j].ID
+	})
 	return hits, nil
 }
 
