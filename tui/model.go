@@ -116,6 +116,8 @@ type Model struct {
 
 	ctrlCAt  time.Time
 	quitting bool
+
+	bottomCache struct{ key, out string }
 }
 
 const maxPrinted = 4000

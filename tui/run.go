@@ -9,8 +9,13 @@ import (
 )
 
 // Run opens the session on the terminal and returns when the operator
-// leaves. opts are passed to the Bubble Tea program (tests give input and
-// output). The engine is closed before Run returns.
+// leaves or ctx ends (the caller turns SIGTERM and SIGHUP into that). opts
+// are passed to the Bubble Tea program (tests give input and output). The
+// engine is closed before Run returns.
+//
+// Bubble Tea's own SIGINT/SIGTERM handler is off: in raw mode Ctrl+C is a
+// key, and that handler, when a signal arrives as ctx ends, blocks the
+// program's shutdown sending to a loop that has stopped.
 func Run(ctx context.Context, eng *Engine, opts ...tea.ProgramOption) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -18,7 +23,7 @@ func Run(ctx context.Context, eng *Engine, opts ...tea.ProgramOption) error {
 	if err != nil {
 		return err
 	}
-	p := tea.NewProgram(m, append([]tea.ProgramOption{tea.WithContext(ctx)}, opts...)...)
+	p := tea.NewProgram(m, append([]tea.ProgramOption{tea.WithContext(ctx), tea.WithoutSignalHandler()}, opts...)...)
 	_, err = p.Run()
 	// Stop a turn still running and let the loop record its end before the
 	// session and the plugins close.

@@ -37,8 +37,9 @@ type turn struct {
 	iteration int
 	reply     strings.Builder // the current model call's text so far
 	view      stream.Reply
-	rendered  string // view.Text rendered, for the live area
-	dirty     bool
+	parsed    int // bytes of reply that view reflects
+	parsedAt  time.Time
+	live      liveMarkdown
 	// tool is the tool running now ("" between calls).
 	tool      string
 	toolStart time.Time
@@ -175,14 +176,13 @@ func (m *Model) event(e loop.Event) {
 	case loop.EventIteration:
 		t.iteration = e.Iteration
 		t.reply.Reset()
-		t.view, t.rendered, t.tool = stream.Reply{}, "", ""
+		t.view, t.live, t.tool, t.parsed = stream.Reply{}, liveMarkdown{}, "", 0
 	case loop.EventLLMChunk:
+		// Parsed when drawn (liveBody), at most every liveEvery.
 		t.reply.WriteString(e.Text)
-		t.view = stream.Parse(t.reply.String())
-		t.dirty = true
 	case loop.EventLLMReply:
 		t.view = stream.Parse(e.Text)
-		t.dirty = true
+		t.parsed, t.parsedAt = len(e.Text), m.now()
 		t.headline = t.view.Headline
 	case loop.EventToolCall:
 		t.tool, t.toolStart = e.Tool, m.now()
@@ -197,7 +197,7 @@ func (m *Model) event(e loop.Event) {
 		m.print(b.String())
 		// The live area no longer needs the reply: the step is printed.
 		t.reply.Reset()
-		t.view, t.rendered, t.headline = stream.Reply{}, "", ""
+		t.view, t.live, t.headline, t.parsed = stream.Reply{}, liveMarkdown{}, "", 0
 	case loop.EventToolResult:
 		t.tool = ""
 		if e.Tool == "response" {
@@ -230,7 +230,7 @@ func (m *Model) event(e loop.Event) {
 	case loop.EventResponse:
 		t.answered = true
 		t.reply.Reset()
-		t.view, t.rendered = stream.Reply{}, ""
+		t.view, t.live, t.parsed = stream.Reply{}, liveMarkdown{}, 0
 		m.print("\n" + m.md.render(e.Text, m.width))
 	}
 }
@@ -588,6 +588,10 @@ func (m *Model) liveTurn() string {
 
 func (m *Model) liveBody() []string {
 	t := m.turn
+	if now := m.now(); t.reply.Len() != t.parsed && (now.Sub(t.parsedAt) >= liveEvery || t.parsed == 0) {
+		t.view = stream.Parse(t.reply.String())
+		t.parsed, t.parsedAt = t.reply.Len(), now
+	}
 	v := t.view
 	var lines []string
 	w := m.width - 4
@@ -611,14 +615,86 @@ func (m *Model) liveBody() []string {
 		}
 	}
 	if v.Text != "" {
-		if t.dirty || t.rendered == "" {
-			limit := max(4, m.height)
-			t.rendered = m.md.render(tailSource(v.Text, limit), m.width)
-			t.dirty = false
-		}
-		lines = append(lines, strings.Split(t.rendered, "\n")...)
+		lines = append(lines, strings.Split(t.live.render(m.md, v.Text, m.width, max(4, m.height), m.now()), "\n")...)
 	}
 	return lines
+}
+
+// liveMarkdown renders a growing answer cheaply. The text is cut at its
+// last paragraph break outside a code fence: what comes before the cut is
+// rendered once, a piece at a time as paragraphs are finished, and kept;
+// the open paragraph after it is rendered again at most every liveEvery (the
+// spinner's tick catches the last change up). Only as many lines as fit on
+// the screen are kept, so the cost of a chunk does not grow with the answer.
+// (The finished answer is printed rendered as a whole.)
+type liveMarkdown struct {
+	blocks           []string // finished paragraphs, rendered
+	lines            int      // lines in blocks
+	doneLen          int      // bytes of the text the blocks cover
+	openSrc, openOut string
+	at               time.Time
+	width            int
+	// The scan for paragraph ends: how far, inside a fence or not, the cut.
+	scanned, cut int
+	inFence      bool
+}
+
+const liveEvery = 50 * time.Millisecond
+
+func (l *liveMarkdown) render(md *markdown, text string, width, maxLines int, now time.Time) string {
+	if width != l.width || len(text) < l.scanned {
+		*l = liveMarkdown{width: width}
+	}
+	cut := l.paragraphEnd(text)
+	if cut > l.doneLen {
+		if src := text[l.doneLen:cut]; strings.TrimSpace(src) != "" {
+			out := md.render(tailSource(src, maxLines), width)
+			l.blocks = append(l.blocks, out)
+			l.lines += strings.Count(out, "\n") + 2
+			for len(l.blocks) > 1 && l.lines-strings.Count(l.blocks[0], "\n")-2 >= maxLines {
+				l.lines -= strings.Count(l.blocks[0], "\n") + 2
+				l.blocks = l.blocks[1:]
+			}
+		}
+		l.doneLen = cut
+		l.at = time.Time{} // the open part changed too: render it now
+	}
+	open := text[cut:]
+	if open != l.openSrc && now.Sub(l.at) >= liveEvery {
+		l.openSrc, l.at = open, now
+		l.openOut = ""
+		if strings.TrimSpace(open) != "" {
+			l.openOut = md.render(tailSource(open, maxLines), width)
+		}
+	}
+	parts := append([]string(nil), l.blocks...)
+	if l.openOut != "" {
+		parts = append(parts, l.openOut)
+	}
+	return strings.Join(lastLines(strings.Join(parts, "\n\n"), maxLines), "\n")
+}
+
+// paragraphEnd is the offset after the last blank line of text that is not
+// inside a code fence (0 when there is none). It scans on from where the
+// previous call stopped: the text only grows.
+func (l *liveMarkdown) paragraphEnd(text string) int {
+	if l.scanned > len(text) {
+		l.scanned, l.inFence, l.cut = 0, false, 0
+	}
+	for {
+		i := strings.IndexByte(text[l.scanned:], '\n')
+		if i < 0 {
+			return l.cut // the last line is still being written
+		}
+		line := strings.TrimSpace(text[l.scanned : l.scanned+i])
+		l.scanned += i + 1
+		if strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~") {
+			l.inFence = !l.inFence
+		}
+		if !l.inFence && line == "" {
+			l.cut = l.scanned
+		}
+	}
 }
 
 func lastN[T any](xs []T, n int) []T {

@@ -66,8 +66,48 @@ func (m *Model) View() tea.View {
 }
 
 // bottom is the input area: a dialog or the input (or the search line), the
-// completion menu, and the status line.
+// completion menu, and the status line. It is drawn again only when what it
+// shows changed: a streamed chunk redraws the turn above it, not the input.
 func (m *Model) bottom() string {
+	key := m.bottomKey()
+	if key == m.bottomCache.key {
+		return m.bottomCache.out
+	}
+	out := m.drawBottom()
+	m.bottomCache.key, m.bottomCache.out = key, out
+	return out
+}
+
+// bottomKey is everything the input area depends on.
+func (m *Model) bottomKey() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d|%d|%d|%d|%t|%s|", m.width, m.height, m.input.Line(), m.input.Column(), m.quitting, m.input.Value())
+	if m.menu != nil {
+		fmt.Fprintf(&b, "m%p.%d|", m.menu, m.menu.sel)
+	}
+	if m.search != nil {
+		fmt.Fprintf(&b, "s%s.%d|", m.search.query, m.search.idx)
+	}
+	if len(m.dialogs) > 0 {
+		fmt.Fprintf(&b, "d%p.%d|", m.dialogs[0], m.dialogs[0].sel)
+	}
+	if m.notice != "" && m.now().Sub(m.noticeT) < 8*time.Second {
+		fmt.Fprintf(&b, "n%t%s|", m.noticeE, m.notice)
+	}
+	sess := ""
+	if s := m.eng.Session(); s != nil {
+		sess = s.Name()
+	}
+	var plugins *host.PluginStatus
+	if len(m.plugins) > 0 {
+		plugins = &m.plugins[0]
+	}
+	fmt.Fprintf(&b, "%s|%t%t|%.3f|%.0f|%s|%s|%t%t|%p.%d", m.eng.Model(), m.boot.probeDone, m.boot.probeErr != nil,
+		m.lastCtx, m.lastTPS, m.eng.Mode(), sess, m.boot.hostDone, m.boot.hostErr != nil, plugins, len(m.plugins))
+	return b.String()
+}
+
+func (m *Model) drawBottom() string {
 	rule := m.st.rule.Render(strings.Repeat("─", m.width))
 	var b strings.Builder
 	if len(m.dialogs) > 0 {

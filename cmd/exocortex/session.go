@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -159,6 +160,14 @@ func runSession(cmd *cobra.Command, f *sessionFlags) error {
 	if f.plain || !isTerminal(os.Stdin) || !isTerminal(os.Stdout) {
 		return tui.LineMode(ctx, eng, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 	}
+	// Libraries that log through the standard logger (go-plugin's broker, for
+	// one) would write over the screen: their lines go to the log file.
+	log.SetOutput(a.logFile)
+	defer log.SetOutput(os.Stderr)
+	// In raw mode Ctrl+C is a key; a SIGINT can only come from kill, and
+	// ends the session like SIGTERM.
+	ctx, stopInt := signal.NotifyContext(ctx, os.Interrupt)
+	defer stopInt()
 	return tui.Run(ctx, eng)
 }
 
