@@ -27,6 +27,8 @@ const (
 	// flushEvery is how many index batches a catch-up writes between waits for
 	// Bleve's persister, which bounds the memory its unpersisted segments hold.
 	flushEvery = 50
+	// longCatchUp is the catch-up size from which Open says what it is doing.
+	longCatchUp = 10_000
 )
 
 // Options configure a Store. The zero value works: BM25 only, fsync per write.
@@ -181,6 +183,12 @@ func (s *Store) openProjections(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("memory: replaying the journal of %s: %w", s.dir, err)
+	}
+	if n := len(ftTouched); n >= longCatchUp {
+		s.log.Warn("memory: indexing records for full-text search", "records", n, "index", ftDir)
+	}
+	if n := len(vecTouched); s.vec != nil && n >= longCatchUp {
+		s.log.Warn("memory: embedding records for the vector index", "records", n, "model", s.vec.model)
 	}
 	if len(ftTouched) > 0 || ftFrom < last {
 		if err := s.projectFulltext(sortedSet(ftTouched), last); err != nil {
