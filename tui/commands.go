@@ -171,13 +171,6 @@ func ctxLen(n int) string {
 	return fmt.Sprintf("%d tokens", n)
 }
 
-// Models lists the models the server has (for completion); nil when it does
-// not answer.
-func (e *Engine) Models(ctx context.Context) []string {
-	info, _ := e.Probe(ctx)
-	return info.Models
-}
-
 // withMemory opens the memory store for one command. A store another process
 // holds (the memory plugin) gives a clear error, not a wait.
 func (e *Engine) withMemory(ctx context.Context, write bool, fn func(*memory.Store) (Output, error)) (Output, error) {

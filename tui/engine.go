@@ -143,7 +143,7 @@ func (e *Engine) approve(ctx context.Context, req loop.Approval) (loop.Decision,
 		return loop.AllowSession, nil
 	}
 	if ap == nil {
-		return loop.Deny, errors.New("no operator to ask")
+		return loop.Deny, errors.New("nobody can be asked here (no terminal); --approval yolo lets held calls run")
 	}
 	d, err := ap.Approve(ctx, req)
 	if err == nil && d == loop.AllowSession {

@@ -123,11 +123,13 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	case "pgup":
 		if m.cfg.Fullscreen {
 			m.vp.PageUp()
+			m.scrolled = !m.vp.AtBottom()
 			return nil
 		}
 	case "pgdown":
 		if m.cfg.Fullscreen {
 			m.vp.PageDown()
+			m.scrolled = !m.vp.AtBottom()
 			return nil
 		}
 	}

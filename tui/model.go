@@ -49,7 +49,6 @@ type (
 		text string
 		err  error
 	}
-	modelsMsg struct{ models []string }
 	// statusTickMsg refreshes plugin health while idle.
 	statusTickMsg struct{}
 )
@@ -107,6 +106,9 @@ type Model struct {
 	// and what tests read), the newest maxPrinted blocks.
 	printed []string
 	vp      viewport.Model
+	// scrolled is set when the operator scrolled the fullscreen transcript
+	// up: new output then does not pull it back to the bottom.
+	scrolled bool
 
 	plugins []host.PluginStatus
 	failed  int
@@ -232,6 +234,12 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.key(msg)
 	case tea.PasteMsg:
 		return m.paste(msg.Content)
+	case tea.MouseWheelMsg:
+		if m.cfg.Fullscreen {
+			m.vp, _ = m.vp.Update(msg)
+			m.scrolled = !m.vp.AtBottom()
+		}
+		return nil
 	case spinner.TickMsg:
 		if !m.busyUI() {
 			m.spinning = false
@@ -277,9 +285,6 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		}
 		m.input.SetValue(strings.TrimRight(msg.text, "\n"))
 		m.refreshMenu()
-		return nil
-	case modelsMsg:
-		m.models = msg.models
 		return nil
 	case statusTickMsg:
 		m.refreshPlugins()
@@ -347,7 +352,7 @@ func (m *Model) maybeWelcome() tea.Cmd {
 		return nil
 	}
 	m.boot.welcomed = true
-	m.print(m.welcomeCard(true))
+	m.print(m.welcomeCard())
 	if m.boot.sessErr == nil && len(m.boot.history) > 0 {
 		m.printResumed(m.boot.history)
 	}
@@ -366,7 +371,6 @@ func (m *Model) print(s string) {
 	}
 	if m.cfg.Fullscreen {
 		m.vp.SetContent(strings.Join(m.printed, "\n"))
-		m.vp.GotoBottom()
 	}
 }
 

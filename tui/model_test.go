@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/exocortex/exocortex/core/llm"
@@ -223,10 +224,10 @@ func TestCtrlCStopsTheStreamAndTheSessionGoesOn(t *testing.T) {
 		answer("after the stop"))
 	u := start(t, eng)
 	u.submit("write a lot")
-	u.waitFor("streaming", func(m *Model) bool { return m.turn != nil && m.turn.reply.Len() > 40 })
+	u.waitFor("streaming", func(m *Model) bool { return m.turn != nil && m.turn.reply.Len() > 100 })
 	u.key(ctrlC)
 	u.idle()
-	u.waitPrinted("stopped (ctrl+c)")
+	u.waitPrinted("stopped (ctrl+c)", "word word")
 	u.submit("go on")
 	u.idle()
 	u.waitPrinted("after the stop")
@@ -510,4 +511,52 @@ func TestUpThroughCommandsKeepsBrowsing(t *testing.T) {
 	if got := u.input(); got != "a prompt" {
 		t.Fatalf("Up Up gave %q", got)
 	}
+}
+
+func TestFullscreenKeepsATranscript(t *testing.T) {
+	e := newEnv(t)
+	eng, _ := e.engine(t, "fs", answer("in the viewport"))
+	cfg := eng.Config()
+	cfg.Fullscreen = true
+	eng.cfg = cfg
+	u := start(t, eng)
+	u.submit("/help")
+	u.waitPrinted("/wiring")
+	u.submit("hello")
+	u.idle()
+	var alt bool
+	var content string
+	u.inspect(func(m *Model) { v := m.View(); alt, content = v.AltScreen, plain(v.Content) })
+	if !alt || !strings.Contains(content, "in the viewport") {
+		t.Fatalf("alt screen %v; the screen:\n%s", alt, content)
+	}
+	if n := strings.Count(content, "\n") + 1; n != 30 {
+		t.Fatalf("the full screen has %d lines, want the terminal's 30", n)
+	}
+	u.key(tea.KeyPressMsg{Code: tea.KeyPgUp})
+	if v := u.view(); strings.Contains(v, "in the viewport") {
+		t.Fatalf("page up did not scroll back:\n%s", v)
+	}
+	u.submit("/stats") // new output does not pull a scrolled view down
+	u.waitPrinted("model calls")
+	if v := u.view(); strings.Contains(v, "model calls") {
+		t.Fatalf("the view jumped to the bottom while scrolled up:\n%s", v)
+	}
+	u.key(tea.KeyPressMsg{Code: tea.KeyPgDown})
+	u.key(tea.KeyPressMsg{Code: tea.KeyPgDown})
+	u.key(tea.KeyPressMsg{Code: tea.KeyPgDown})
+	if v := u.view(); !strings.Contains(v, "model calls") {
+		t.Fatalf("page down did not come back:\n%s", v)
+	}
+}
+
+func TestEditorReplacesTheInput(t *testing.T) {
+	t.Setenv("VISUAL", "")
+	t.Setenv("EDITOR", "sed -i s/^/edited:/")
+	e := newEnv(t)
+	eng, _ := e.engine(t, "ed")
+	u := start(t, eng)
+	u.typeText("draft")
+	u.key(tea.KeyPressMsg{Code: 'x', Mod: tea.ModCtrl})
+	u.waitFor("the edited input", func(m *Model) bool { return m.input.Value() == "edited:draft" })
 }

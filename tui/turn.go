@@ -392,7 +392,13 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 				m.print("\n" + m.md.render(msg.res.Response, m.width))
 			}
 		case canceled || errors.Is(msg.err, context.Canceled):
-			m.print(m.st.warn.Render("  ⏹ stopped (ctrl+c); the session goes on"))
+			// What was already on the screen stays in the scrollback.
+			if t != nil && t.reply.Len() > 0 {
+				if v := stream.Parse(t.reply.String()); strings.TrimSpace(v.Text) != "" {
+					m.print("\n" + m.md.render(v.Text, m.width))
+				}
+			}
+			m.print(m.st.warn.Render("  ⏹ stopped (ctrl+c) before the answer was complete; the session goes on"))
 		default:
 			var se *loop.StopError
 			if errors.As(msg.err, &se) {

@@ -18,7 +18,7 @@ import (
 func (m *Model) View() tea.View {
 	var parts []string
 	if !m.boot.welcomed {
-		parts = append(parts, m.welcomeCard(false))
+		parts = append(parts, m.welcomeCard())
 	}
 	if m.turn != nil {
 		parts = append(parts, m.liveTurn())
@@ -37,6 +37,9 @@ func (m *Model) View() tea.View {
 			th = lipgloss.Height(top)
 		}
 		m.vp.SetHeight(max(1, m.height-bh-th))
+		if !m.scrolled {
+			m.vp.GotoBottom()
+		}
 		content = m.vp.View()
 		if top != "" {
 			content += "\n" + top
@@ -52,6 +55,9 @@ func (m *Model) View() tea.View {
 	}
 	v := tea.NewView(content)
 	v.AltScreen = m.cfg.Fullscreen
+	if m.cfg.Fullscreen {
+		v.MouseMode = tea.MouseModeCellMotion // the wheel scrolls the transcript
+	}
 	v.WindowTitle = "exocortex"
 	if s := m.eng.Session(); s != nil {
 		v.WindowTitle = "exocortex · " + s.Name()
@@ -264,9 +270,9 @@ func (m *Model) pluginHealth() string {
 }
 
 // welcomeCard shows the model, the server and whether it answered, the
-// plugins and their health, the memory's size and the keys. final is false
-// while some of it is still being found out.
-func (m *Model) welcomeCard(final bool) string {
+// plugins and their health, the memory's size and the keys; what is still
+// being found out shows a spinner.
+func (m *Model) welcomeCard() string {
 	w := min(m.width, 100)
 	inner := w - 4
 	label := func(s string) string { return m.st.dim.Render(fmt.Sprintf("%-8s ", s)) }
@@ -312,6 +318,11 @@ func (m *Model) welcomeCard(final bool) string {
 		b.WriteString(m.st.err.Render("✗ " + clip(oneLine(m.boot.hostErr.Error()), inner*2)))
 	default:
 		b.WriteString(m.pluginList(inner - 9))
+		if h := m.eng.Host(); h != nil {
+			for _, n := range h.Notices() {
+				b.WriteString("\n" + label("") + m.st.warn.Render(clip(oneLine(n), inner*2)))
+			}
+		}
 		if m.boot.agentErr != nil {
 			b.WriteString("\n" + label("") + m.st.err.Render("✗ "+clip(oneLine(m.boot.agentErr.Error()), inner*2)))
 		}
@@ -329,7 +340,6 @@ func (m *Model) welcomeCard(final bool) string {
 	}
 	b.WriteString("\n\n" + m.st.dim.Render("enter send · shift+enter or ctrl+j new line · / commands · @file · !shell"))
 	b.WriteString("\n" + m.st.dim.Render("↑↓ history · ctrl+r search · ctrl+c stop · ctrl+d quit · /help"))
-	_ = final
 	return m.st.card.Width(w).Render(b.String())
 }
 

@@ -262,3 +262,32 @@ func TestSessionInTmux(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionWithoutTerminal pipes prompts into the binary: with no terminal
+// it reads them line by line, answers on stdout, and reports on stderr.
+func TestSessionWithoutTerminal(t *testing.T) {
+	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
+	home := t.TempDir()
+	script, err := filepath.Abs(filepath.Join("testdata", "tui", "session.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "--model", "script:"+script, "--session", "piped")
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "EXOCORTEX_HOME="+home)
+	cmd.Stdin = strings.NewReader("say hello\n/sessions\n")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\nstderr:\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "Hello from the **scripted** model.") || !strings.Contains(stdout.String(), "• piped") {
+		t.Fatalf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "session piped") || strings.Contains(stdout.String(), "\x1b[") {
+		t.Fatalf("stderr:\n%s\nstdout has escape codes: %q", stderr.String(), stdout.String())
+	}
+	if _, err := os.Stat(filepath.Join(home, "sessions", "piped.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+}

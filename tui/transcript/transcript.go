@@ -18,7 +18,6 @@ package transcript
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -329,6 +328,3 @@ func ReadJSON(r io.Reader, source string) (Export, []*exocortexv1.Message, error
 	}
 	return ex, msgs, nil
 }
-
-// ErrEmpty is returned by exports of a session with no messages.
-var ErrEmpty = errors.New("the session has no messages yet")

@@ -1,0 +1,41 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/exocortex/exocortex/core/llm/scripted"
+)
+
+func TestLineMode(t *testing.T) {
+	e := newEnv(t)
+	eng, _ := e.engine(t, "plain",
+		reply("Running it", "shell_echo", `{"cmd":"rm -rf /"}`),
+		answer("first answer"),
+		scripted.Reply{Content: answerJSON("second answer"), ExpectContains: "two\nlines"})
+	in := strings.NewReader("first\n\n/approval\ntwo\\\nlines\n!echo hi\n/nosuch\n/quit\nnever sent\n")
+	var out, errOut bytes.Buffer
+	if err := LineMode(context.Background(), eng, in, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	o, e2 := out.String(), errOut.String()
+	for _, want := range []string{"first answer\n", "approval mode default", "second answer\n"} {
+		if !strings.Contains(o, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, o)
+		}
+	}
+	for _, want := range []string{
+		"session plain", "answered", "plugins: gate (running)",
+		"⚙ shell_echo", "approval deny: the approval failed: nobody can be asked here", // a held call
+		"! not run", "--approval yolo", "unknown command /nosuch",
+	} {
+		if !strings.Contains(e2, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, e2)
+		}
+	}
+	if strings.Contains(o+e2, "never sent") {
+		t.Error("a line after /quit was read")
+	}
+}
