@@ -2,16 +2,19 @@ package sleep
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/exocortex/exocortex/memory"
 	"github.com/exocortex/exocortex/memory/embed"
+	"github.com/exocortex/exocortex/staging"
 )
 
 // testNow is the fixed clock of the tests.
@@ -93,4 +96,92 @@ func copyDir(t testing.TB, src, dst string) {
 // cfgFor is a run over dir with the test clock.
 func cfgFor(dir string, e memory.Embedder) Config {
 	return Config{StoreDir: dir, Store: memory.Options{Embedder: e}, Now: testNow, Logger: quiet()}
+}
+
+// fixture is an Exocortex home for a run: a store of generated records and
+// entities, staging.jsonl with every kind of entry, and relationships.jsonl.
+type fixture struct {
+	home, store, staging, rels, reports, request string
+	gen                                          *generated
+}
+
+func fixtureAt(home string) *fixture {
+	return &fixture{home: home, store: filepath.Join(home, "memory"), staging: filepath.Join(home, "staging.jsonl"),
+		rels: filepath.Join(home, "ontology", "relationships.jsonl"), reports: filepath.Join(home, "sleep_reports"),
+		request: filepath.Join(home, RequestFile)}
+}
+
+// entities are the ontology records of the fixture: name variants to resolve,
+// and names to keep apart.
+func entities() []memory.Input {
+	ent := func(name, kind string, mentions int, aliases ...string) memory.Input {
+		as := make([]any, len(aliases))
+		for i, a := range aliases {
+			as[i] = a
+		}
+		return memory.Input{ID: "ent-" + strings.ReplaceAll(name, " ", "_"), Area: memory.AreaOntology, Key: entityPrefix + name,
+			Text: fmt.Sprintf("%s (%s), also written %s", aliases[0], kind, strings.Join(aliases, ", ")), Tags: []string{"entity", kind},
+			Metadata: map[string]any{"kind": kind, "mentions": mentions, "aliases": as}}
+	}
+	return []memory.Input{
+		ent("kubernetes", "name", 5, "Kubernetes"),
+		ent("kubernetis", "name", 1, "Kubernetis"),
+		ent("agent zero", "name", 4, "Agent Zero"),
+		ent("agent-zero", "name", 1, "agent-zero"),
+		ent("postgresql", "name", 6, "PostgreSQL", "Postgres"),
+		ent("postgres", "name", 2, "postgres"),
+		ent("python2", "name", 3, "python2"),
+		ent("python3", "name", 3, "python3"),
+		ent("redis", "name", 2, "Redis"),
+	}
+}
+
+// writeFixture builds the fixture in home with embedder e.
+func writeFixture(t testing.TB, home string, e memory.Embedder, cfg genConfig) *fixture {
+	t.Helper()
+	fx := fixtureAt(home)
+	fx.gen = generate(cfg)
+	makeStore(t, fx.store, e, append(fx.gen.inputs(), entities()...))
+	ctx := context.Background()
+	appendLog := func(path string, entries []staging.Entry) {
+		l, err := staging.Open(ctx, path, staging.Options{Logger: quiet(), Now: func() time.Time { return testNow.Add(-2 * time.Hour) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.AppendBatch(ctx, entries); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendLog(fx.staging, []staging.Entry{
+		{Kind: StagingNote, Session: "s1", Payload: map[string]any{"title": "migration", "text": "Invoices still use the old schema until the March release.", "tags": []string{"billing"}, "tool": "staging_note"}},
+		{Kind: StagingNote, Session: "s1", Payload: map[string]any{"text": "Run the linter with make lint before every commit.", "area": "solutions", "tool": "staging_note"}},
+		{Kind: StagingArtifact, Session: "s1", Payload: map[string]any{"path": "reports/q3.md", "text": "quarterly report written by the agent", "tool": "staging_note"}},
+		{Kind: StagingMemorize, Session: "s2", Payload: map[string]any{"request_id": "r1", "user": "How many files are in src?", "response": "There are 42 files in src.", "loop_period": false}},
+		{Kind: StagingMemorize, Session: "s2", Payload: map[string]any{"request_id": "r2", "user": "Fix the flaky upload test", "response": "The upload test sleeps 3 seconds before polling the queue.", "loop_period": true}},
+		{Kind: StagingInsight, Session: "s2", Payload: map[string]any{"type": "decision", "text": "We decided to keep the ledger service on PostgreSQL 16.", "source": "operator"}},
+		{Kind: "custom", Session: "s2", Payload: map[string]any{"anything": 1}},
+		{Kind: StagingNote, Session: "s3", Payload: map[string]any{"title": "migration", "text": "Invoices still use the old schema until the March release.", "tool": "staging_note"}},
+		{Kind: StagingNote, Session: "s3", Payload: map[string]any{"text": "   ", "tool": "staging_note"}},
+	})
+	appendLog(fx.rels, []staging.Entry{
+		{Kind: KindRelationship, Session: "s1", Payload: relationship{From: "Exocortex", Rel: "uses", To: "Kubernetis", Evidence: "Exocortex uses Kubernetis."}},
+		{Kind: KindRelationship, Session: "s1", Payload: relationship{From: "billing", Rel: "depends_on", To: "postgres", Evidence: "billing depends on postgres"}},
+		{Kind: KindRelationship, Session: "s1", Payload: relationship{From: "agent-zero", Rel: "calls", To: "python3", Evidence: "agent-zero calls python3"}},
+		{Kind: KindRelationship, Session: "s1", Payload: relationship{From: "Exocortex", Rel: "uses", To: "Redis", Evidence: "Exocortex uses Redis"}},
+	})
+	return fx
+}
+
+// config is a run over the fixture with the test clock.
+func (fx *fixture) config(e memory.Embedder) Config {
+	return Config{StoreDir: fx.store, Store: memory.Options{Embedder: e}, StagingPath: fx.staging, RelationshipsPath: fx.rels,
+		ReportDir: fx.reports, RequestPath: fx.request, Now: testNow, Logger: quiet()}
+}
+
+// smallGen is the generator configuration of most tests: every case, small.
+func smallGen(seed uint64) genConfig {
+	return genConfig{seed: seed, facts: 60, dupRate: 0.5, negRate: 0.5, fillers: 30, stale: 10, loops: 6, now: testNow, areaSplit: true}
 }

@@ -132,7 +132,7 @@ func setOf(words string) map[string]bool {
 
 // lexicon indexes the lists: stems to synonym groups, words to contrast sets.
 type lexicon struct {
-	synonyms map[string][]int // stem -> the synonym sets it belongs to
+	synonyms map[string][]int  // stem -> the synonym sets it belongs to
 	contrast map[string][2]int // word -> (contrast set, choice)
 }
 

@@ -14,8 +14,8 @@ import (
 // linked to its sources. The sources stay as they are.
 //
 //  1. Candidates are the active records of ConsolidateAreas (that are also work
-//     areas) that are not summaries and not already summarised by an active
-//     summary.
+//     areas) that are not summaries, not written during a loop (tag
+//     loop_period), and not already summarised by an active summary.
 //  2. Two candidates are related when their similarity reaches
 //     RelatedSimilarity (neighbours from the run's index).
 //  3. Clusters grow around seeds, the candidates with the most related
@@ -44,7 +44,10 @@ func (r *runner) planConsolidate(ctx context.Context) (PhaseSummary, []plannedEv
 	}
 	var cands []*memory.Record
 	for _, rec := range r.recs {
-		if !rec.Active() || isSummary(rec) || !slices.Contains(r.params.ConsolidateAreas, rec.Area) {
+		// Records written during a loop are left out, adjudicated or not: not
+		// yet trusted, a summary would carry them back into recall, and once
+		// trusted their corroborating records say the same.
+		if !rec.Active() || isSummary(rec) || rec.HasTag(TagLoopPeriod) || !slices.Contains(r.params.ConsolidateAreas, rec.Area) {
 			continue
 		}
 		if !r.params.workArea(rec.Area) {

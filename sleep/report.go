@@ -88,12 +88,12 @@ type PhaseReport struct {
 
 // Change is one planned memory event, listed by a dry run.
 type Change struct {
-	Phase  Phase  `json:"phase"`
-	Action string `json:"action"` // upsert, archive, merge
-	ID     string `json:"id"`
-	Into   string `json:"into,omitempty"`
+	Phase  Phase    `json:"phase"`
+	Action string   `json:"action"` // upsert, archive, merge
+	ID     string   `json:"id"`
+	Into   string   `json:"into,omitempty"`
 	From   []string `json:"from,omitempty"`
-	Reason string `json:"reason,omitempty"`
+	Reason string   `json:"reason,omitempty"`
 }
 
 // Shape is the memory's size and age at one moment.

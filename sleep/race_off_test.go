@@ -1,0 +1,5 @@
+//go:build !race
+
+package sleep
+
+const raceEnabled = false
