@@ -41,6 +41,7 @@ func newRootCmd() *cobra.Command {
 		newLintCmd(),
 		newDevCmd(),
 		newTrustCmd(),
+		newSleepCmd(),
 	)
 	// Without a subcommand: the operator's terminal session (session.go).
 	setSessionCmd(root)
