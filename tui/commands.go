@@ -68,6 +68,9 @@ type Output struct {
 	Text  string
 	// Switched is set when the command opened another session.
 	Switched bool
+	// Table is set for column output: lines are cut at the screen's width
+	// rather than wrapped.
+	Table bool
 }
 
 // Exec runs a command that needs the runtime. Commands that change the
@@ -171,8 +174,15 @@ func ctxLen(n int) string {
 	return fmt.Sprintf("%d tokens", n)
 }
 
+// errMemoryHeld reports a store another process holds.
+type errMemoryHeld struct{ err error }
+
+func (e *errMemoryHeld) Error() string {
+	return "the memory store is open in another process, most likely the memory plugin while it runs (" + e.err.Error() + ")"
+}
+
 // withMemory opens the memory store for one command. A store another process
-// holds (the memory plugin) gives a clear error, not a wait.
+// holds gives an *errMemoryHeld at once, not a wait.
 func (e *Engine) withMemory(ctx context.Context, write bool, fn func(*memory.Store) (Output, error)) (Output, error) {
 	dir := e.cfg.MemoryDir
 	if !write && !exists(filepath.Join(dir, memory.JournalFile)) {
@@ -182,7 +192,7 @@ func (e *Engine) withMemory(ctx context.Context, write bool, fn func(*memory.Sto
 	if err != nil {
 		var le *staging.LockedError
 		if errors.As(err, &le) {
-			return Output{}, fmt.Errorf("the memory store is open in another process, most likely the memory plugin while it runs (%v); ask the agent to use its memory tools, or retry when that process has finished", err)
+			return Output{}, &errMemoryHeld{err}
 		}
 		return Output{}, err
 	}
@@ -198,19 +208,45 @@ func (e *Engine) memorySource() memory.Source {
 	return src
 }
 
+// memoryTool runs a memory command through the memory plugin's tool when the
+// plugin holds the store.
+func (e *Engine) memoryTool(ctx context.Context, held error, title, tool string, args map[string]any) (Output, error) {
+	var mh *errMemoryHeld
+	if !errors.As(held, &mh) {
+		return Output{}, held
+	}
+	if !e.hasTool(tool) {
+		return Output{}, fmt.Errorf("%v; no plugin offers %s to go through, so retry when that process has finished", held, tool)
+	}
+	res, err := e.callTool(ctx, tool, args, time.Minute)
+	if err != nil {
+		return Output{}, err
+	}
+	if res.GetError() != "" {
+		return Output{}, fmt.Errorf("%s: %s", tool, res.GetError())
+	}
+	return Output{Title: title + " (through " + tool + ", the memory plugin holds the store)", Text: strings.TrimSpace(res.GetContent())}, nil
+}
+
 func (e *Engine) cmdMemory(ctx context.Context, in slash.Invocation) (Output, error) {
 	sub := in.Arg(0)
 	arg := in.RestAfter(1)
 	switch sub {
 	case "", "stats":
-		return e.withMemory(ctx, false, func(s *memory.Store) (Output, error) {
+		out, err := e.withMemory(ctx, false, func(s *memory.Store) (Output, error) {
 			return Output{Title: "memory", Text: formatMemoryStats(s.Stats())}, nil
 		})
+		var mh *errMemoryHeld
+		if errors.As(err, &mh) {
+			return Output{Title: "memory (held by the memory plugin)", Text: e.journalSummary() +
+				"\nrecord counts: `exocortex memory stats` when no session runs, or /memory search"}, nil
+		}
+		return out, err
 	case "search":
 		if arg == "" {
 			return Output{}, errors.New("/memory search needs a query")
 		}
-		return e.withMemory(ctx, false, func(s *memory.Store) (Output, error) {
+		out, err := e.withMemory(ctx, false, func(s *memory.Store) (Output, error) {
 			res, err := s.Search(ctx, arg, memory.SearchOptions{Limit: 8})
 			if err != nil {
 				return Output{}, err
@@ -228,30 +264,57 @@ func (e *Engine) cmdMemory(ctx context.Context, in slash.Invocation) (Output, er
 			}
 			return Output{Title: fmt.Sprintf("memory search %s (%s)", quote(arg), res.Mode), Text: strings.TrimRight(b.String(), "\n")}, nil
 		})
+		if err != nil {
+			return e.memoryTool(ctx, err, "memory search "+quote(arg), "memory_load", map[string]any{"query": arg, "limit": 8, "threshold": 0.1})
+		}
+		return out, nil
 	case "add":
 		if arg == "" {
 			return Output{}, errors.New("/memory add needs the text to save")
 		}
-		return e.withMemory(ctx, true, func(s *memory.Store) (Output, error) {
+		out, err := e.withMemory(ctx, true, func(s *memory.Store) (Output, error) {
 			r, err := s.Put(ctx, memory.Input{Text: arg}, e.memorySource())
 			if err != nil {
 				return Output{}, err
 			}
 			return Output{Text: fmt.Sprintf("saved memory %s in area %s", r.ID, r.Area)}, nil
 		})
+		if err != nil {
+			key := "operator_note_" + time.Now().UTC().Format("20060102_150405")
+			return e.memoryTool(ctx, err, "memory add", "memory_save", map[string]any{"key": key, "value": arg, "tags": []string{"operator"}})
+		}
+		return out, nil
 	case "forget":
 		if arg == "" {
 			return Output{}, errors.New("/memory forget needs a query: the memories similar to it are deleted")
 		}
-		return e.withMemory(ctx, true, func(s *memory.Store) (Output, error) {
+		out, err := e.withMemory(ctx, true, func(s *memory.Store) (Output, error) {
 			msg, err := s.MemoryForget(ctx, arg, memory.DefaultForgetThreshold, "", e.memorySource())
 			if err != nil {
 				return Output{}, err
 			}
 			return Output{Text: msg}, nil
 		})
+		if err != nil {
+			return e.memoryTool(ctx, err, "memory forget "+quote(arg), "memory_forget", map[string]any{"query": arg})
+		}
+		return out, nil
 	}
 	return Output{}, fmt.Errorf("/memory %s: use stats, search QUERY, add TEXT or forget QUERY", sub)
+}
+
+// journalSummary is the size of the memory journal, read without its lock.
+func (e *Engine) journalSummary() string {
+	path := filepath.Join(e.cfg.MemoryDir, memory.JournalFile)
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "no journal yet"
+	}
+	events := 0
+	if b, err := os.ReadFile(path); err == nil {
+		events = strings.Count(string(b), "\n")
+	}
+	return fmt.Sprintf("journal   %s, %d events", bytesize(fi.Size()), events)
 }
 
 func formatMemoryStats(st memory.Stats) string {
@@ -294,15 +357,14 @@ func counts(m map[string]int) string {
 // size, without holding the store longer than it takes to count.
 func (e *Engine) MemorySummary(ctx context.Context) string {
 	journal := filepath.Join(e.cfg.MemoryDir, memory.JournalFile)
-	fi, err := os.Stat(journal)
-	if err != nil {
+	if _, err := os.Stat(journal); err != nil {
 		return "empty (nothing saved yet)"
 	}
 	s, err := memory.Open(ctx, e.cfg.MemoryDir, memory.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		var le *staging.LockedError
 		if errors.As(err, &le) {
-			return fmt.Sprintf("%s journal, open in another process (the memory plugin?)", bytesize(fi.Size()))
+			return strings.TrimPrefix(e.journalSummary(), "journal   ") + " (held by the memory plugin)"
 		}
 		return "unreadable: " + err.Error()
 	}
@@ -318,7 +380,7 @@ func (e *Engine) cmdPlugins(ctx context.Context, in slash.Invocation) (Output, e
 	}
 	switch in.Arg(0) {
 	case "", "list":
-		return Output{Title: "plugins", Text: formatPluginList(h.Status(), len(h.FailedPlugins()))}, nil
+		return Output{Title: "plugins", Text: formatPluginList(h.Status(), len(h.FailedPlugins())), Table: true}, nil
 	case "status":
 		return Output{Title: "plugin status", Text: formatPluginStatus(h.Status(), in.Arg(1))}, nil
 	case "reload":
@@ -347,13 +409,13 @@ func (e *Engine) cmdTools() (Output, error) {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	for _, t := range h.Tools() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Spec.GetName(), t.Plugin.Name(), clip(oneLine(t.Spec.GetDescription()), 90))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Spec.GetName(), t.Plugin.Name(), oneLine(t.Spec.GetDescription()))
 	}
 	tw.Flush()
 	if b.Len() == 0 {
 		return Output{Title: "tools", Text: "no tools are loaded"}, nil
 	}
-	return Output{Title: "tools", Text: strings.TrimRight(b.String(), "\n")}, nil
+	return Output{Title: "tools", Text: strings.TrimRight(b.String(), "\n"), Table: true}, nil
 }
 
 func (e *Engine) cmdContext() (Output, error) {
@@ -437,7 +499,7 @@ func (e *Engine) cmdSessions() (Output, error) {
 		fmt.Fprintf(tw, "%s %s\t%s\t%s\n", mark, s.Name, s.Modified.Local().Format("2006-01-02 15:04"), bytesize(s.Size))
 	}
 	tw.Flush()
-	return Output{Title: "sessions (• this one; /resume NAME)", Text: strings.TrimRight(b.String(), "\n")}, nil
+	return Output{Title: "sessions (• this one; /resume NAME)", Text: strings.TrimRight(b.String(), "\n"), Table: true}, nil
 }
 
 func (e *Engine) cmdExport(in slash.Invocation) (Output, error) {
@@ -562,33 +624,49 @@ func sanitizeName(s string) string {
 	return n
 }
 
-// FormatWiring renders hook events as /wiring shows them.
+// FormatWiring renders hook events as /wiring shows them: one line per call
+// (step, hook, order, extension and plugin, time), and under it the state
+// keys it read and wrote, and its error.
 func FormatWiring(evs []loop.Event) string {
 	if len(evs) == 0 {
 		return "no hook has fired yet: send a prompt first"
 	}
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tit\thook\torder\textension\tplugin\ttime\treads\twrites\t")
+	type row struct{ hook, order, who, time, notes string }
+	rows := make([]row, len(evs))
+	hw, ow, ww := len("hook"), len("order"), len("extension (plugin)")
 	var total time.Duration
 	for i, e := range evs {
 		d := time.Duration(e.DurationUS) * time.Microsecond
 		total += d
-		order := ""
+		r := row{hook: e.Hook, who: e.Extension + " (" + e.Plugin + ")", time: duration(d)}
 		if e.Order != nil {
-			order = fmt.Sprint(*e.Order)
+			r.order = fmt.Sprint(*e.Order)
 		}
-		who := e.Extension
 		if e.Agent != "" {
-			who = e.Agent + ": " + who
+			r.who = e.Agent + ": " + r.who
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t", i+1, e.Iteration, e.Hook, order, who, e.Plugin, duration(d), list(e.Reads), list(e.Writes))
+		var notes []string
+		if len(e.Reads) > 0 {
+			notes = append(notes, "read "+strings.Join(e.Reads, ", "))
+		}
+		if len(e.Writes) > 0 {
+			notes = append(notes, "wrote "+strings.Join(e.Writes, ", "))
+		}
 		if e.Error != "" {
-			fmt.Fprintf(tw, "FAILED: %s", clip(oneLine(e.Error), 120))
+			notes = append(notes, "FAILED: "+clip(oneLine(e.Error), 160))
 		}
-		fmt.Fprintln(tw)
+		r.notes = strings.Join(notes, "; ")
+		hw, ow, ww = max(hw, len(r.hook)), max(ow, len(r.order)), max(ww, len(r.who))
+		rows[i] = r
 	}
-	tw.Flush()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%4s %4s  %-*s  %*s  %-*s  %s\n", "#", "step", hw, "hook", ow, "order", ww, "extension (plugin)", "time")
+	for i, r := range rows {
+		fmt.Fprintf(&b, "%4d %4d  %-*s  %*s  %-*s  %s\n", i+1, evs[i].Iteration, hw, r.hook, ow, r.order, ww, r.who, r.time)
+		if r.notes != "" {
+			fmt.Fprintf(&b, "%11s%s\n", "", r.notes)
+		}
+	}
 	fmt.Fprintf(&b, "%d hook calls, %s in extensions", len(evs), duration(total))
 	return b.String()
 }

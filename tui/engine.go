@@ -465,7 +465,9 @@ func (e *Engine) Reflect(ctx context.Context) (string, error) {
 	return thought, err
 }
 
-// RunShell runs a !command under the approval rules (see package shell).
+// RunShell runs a !command under the approval rules (see package shell):
+// through the agent's shell tool when a plugin provides it, else under the
+// local shell.
 func (e *Engine) RunShell(ctx context.Context, command string) (shell.Result, error) {
 	e.mu.Lock()
 	if e.busy {
@@ -475,6 +477,9 @@ func (e *Engine) RunShell(ctx context.Context, command string) (shell.Result, er
 	e.busy = true
 	e.mu.Unlock()
 	defer e.end()
+	if e.hasTool(ShellTool) {
+		return e.shell.RunWith(ctx, command, e.shellThroughTool)
+	}
 	return e.shell.Run(ctx, command)
 }
 

@@ -39,16 +39,20 @@ type env struct {
 	home, plugins, work string
 }
 
-func newEnv(t *testing.T) env {
+// newEnv installs the gate plugin and the extra ones named (directories of
+// testdata).
+func newEnv(t *testing.T, extra ...string) env {
 	t.Helper()
 	e := env{home: t.TempDir(), work: t.TempDir()}
 	e.plugins = filepath.Join(e.home, "plugins")
 	if err := os.MkdirAll(e.plugins, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	bin := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/tui/testdata/gate")
-	if err := os.Rename(bin, filepath.Join(e.plugins, "gate")); err != nil {
-		t.Fatal(err)
+	for _, name := range append([]string{"gate"}, extra...) {
+		bin := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/tui/testdata/"+name)
+		if err := os.Rename(bin, filepath.Join(e.plugins, name)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return e
 }

@@ -275,7 +275,7 @@ func (m *Model) submit(text, display string, fromQueue bool) tea.Cmd {
 	expanded, files, err := m.expandFiles(text)
 	if err != nil {
 		m.echo(display)
-		m.print(m.st.err.Render("  ✗ " + err.Error()))
+		m.note(m.st.err, "✗", err.Error())
 		return nil
 	}
 	if len(files) > 0 {
@@ -350,7 +350,7 @@ func (m *Model) command(line string) tea.Cmd {
 	in, err := m.reg.Parse(line)
 	m.print(m.st.dim.Render(line))
 	if err != nil {
-		m.print(m.st.err.Render("  ✗ " + err.Error()))
+		m.note(m.st.err, "✗", err.Error())
 		return nil
 	}
 	switch in.Name {
@@ -371,7 +371,7 @@ func (m *Model) command(line string) tea.Cmd {
 	switch in.Name {
 	case "resume", "new", "rename", "import", "model":
 		if m.turn != nil && (in.Name != "model" || in.Arg(0) != "") {
-			m.print(m.st.err.Render("  ✗ " + ErrBusy.Error()))
+			m.note(m.st.err, "✗", ErrBusy.Error())
 			return nil
 		}
 	}
@@ -386,7 +386,7 @@ func (m *Model) command(line string) tea.Cmd {
 
 func (m *Model) commandDone(msg commandMsg) tea.Cmd {
 	if msg.err != nil {
-		m.print(m.st.err.Render("  ✗ " + msg.err.Error()))
+		m.note(m.st.err, "✗", msg.err.Error())
 		return nil
 	}
 	out := msg.out
@@ -395,7 +395,15 @@ func (m *Model) commandDone(msg commandMsg) tea.Cmd {
 		b.WriteString(m.st.accent.Render(out.Title) + "\n")
 	}
 	if out.Title != "" {
-		b.WriteString(indentBlock(out.Text, "  "))
+		text := indentBlock(out.Text, "  ")
+		if out.Table {
+			lines := strings.Split(text, "\n")
+			for i, l := range lines {
+				lines[i] = ansi.Truncate(l, m.width, "…")
+			}
+			text = strings.Join(lines, "\n")
+		}
+		b.WriteString(text)
 	} else {
 		b.WriteString(m.st.ok.Render("  ✓ ") + out.Text)
 	}

@@ -404,6 +404,12 @@ func (m *Model) flush() tea.Cmd {
 // Printed returns everything printed above the live area so far.
 func (m *Model) Printed() string { return strings.Join(m.printed, "\n") }
 
+// note prints a one-line message with a mark, its continuation lines
+// wrapped under the text rather than at the left edge.
+func (m *Model) note(st lipgloss.Style, mark, text string) {
+	m.print(hang("  "+st.Render(mark)+" ", st.Render(text), m.width))
+}
+
 func (m *Model) setNotice(s string, isErr bool) {
 	m.notice, m.noticeE, m.noticeT = s, isErr, m.now()
 }

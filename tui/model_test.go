@@ -14,6 +14,7 @@ import (
 	"github.com/exocortex/exocortex/core/llm"
 	"github.com/exocortex/exocortex/core/llm/scripted"
 	"github.com/exocortex/exocortex/core/loop"
+	"github.com/exocortex/exocortex/memory"
 	"github.com/exocortex/exocortex/tui/history"
 	"github.com/exocortex/exocortex/tui/transcript"
 )
@@ -393,7 +394,7 @@ func TestSlashCommands(t *testing.T) {
 		line string
 		want []string
 	}{
-		{"/wiring", []string{"tool_execute_before", "shell_gate", "gate", "hook calls"}},
+		{"/wiring", []string{"tool_execute_before", "shell_gate (gate)", "hook calls"}},
 		{"/context", []string{`"sessionId"`, `"hook"`}},
 		{"/stats", []string{"model calls  2", "tools        2 calls"}},
 		{"/tools", []string{"response", "shell_echo", "gate"}},
@@ -559,4 +560,38 @@ func TestEditorReplacesTheInput(t *testing.T) {
 	u.typeText("draft")
 	u.key(tea.KeyPressMsg{Code: 'x', Mod: tea.ModCtrl})
 	u.waitFor("the edited input", func(m *Model) bool { return m.input.Value() == "edited:draft" })
+}
+
+// TestOperatorCommandsThroughTheTools: with a shell tool loaded, !commands
+// run through it (in the operator's own shell session, after the approval);
+// with the memory store held by another process, /memory goes through the
+// memory plugin's tools.
+func TestOperatorCommandsThroughTheTools(t *testing.T) {
+	e := newEnv(t, "optools")
+	held, err := memory.Open(t.Context(), filepath.Join(e.home, "memory"), memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	eng, _ := e.engine(t, "o1")
+	u := start(t, eng)
+	if p := u.printed(); !strings.Contains(p, "held by the memory plugin") {
+		t.Fatalf("the card does not say who holds the memory:\n%s", p)
+	}
+	u.submit("!echo via-the-tool; exit 3")
+	u.waitFor("the approval dialog", func(m *Model) bool { return len(m.dialogs) > 0 })
+	u.typeText("y")
+	u.idle()
+	u.waitPrinted("[code_execution as operator]", "via-the-tool", "exit 3")
+
+	steps := []struct{ line, want string }{
+		{"/memory stats", "held by the memory plugin"},
+		{"/memory search blue sky", `memory_load by operator: {"limit":8,"query":"blue sky","threshold":0.1}`},
+		{"/memory add the sky is blue", `memory_save by operator: {"key":"operator_note_`},
+		{"/memory forget the sky", `memory_forget by operator: {"query":"the sky"}`},
+	}
+	for _, s := range steps {
+		u.submit(s.line)
+		u.waitPrinted(s.want)
+	}
 }

@@ -164,7 +164,7 @@ func (m *Model) event(e loop.Event) {
 	if t.kind == kindCohesion {
 		// A reflection shows nothing but its failures.
 		if e.Type == loop.EventHook && e.Error != "" {
-			m.print(m.st.err.Render("  ! " + hookFailure(e)))
+			m.note(m.st.err, "!", hookFailure(e))
 		}
 		return
 	}
@@ -222,10 +222,10 @@ func (m *Model) event(e loop.Event) {
 		if e.Error != "" {
 			text += ": " + e.Error
 		}
-		m.print(m.st.warn.Render("  ! " + text))
+		m.note(m.st.warn, "!", text)
 	case loop.EventHook:
 		if e.Error != "" {
-			m.print(m.st.err.Render("  ! " + hookFailure(e)))
+			m.note(m.st.err, "!", hookFailure(e))
 		}
 	case loop.EventResponse:
 		t.answered = true
@@ -270,7 +270,7 @@ func (m *Model) subEvent(e loop.Event) {
 		m.print(prefix + "answered: " + m.st.dim.Render(clip(first, max(20, m.width-30))))
 	case loop.EventHook:
 		if e.Error != "" {
-			m.print(m.st.err.Render("  ! " + e.Agent + ": " + hookFailure(e)))
+			m.note(m.st.err, "!", e.Agent+": "+hookFailure(e))
 		}
 	case loop.EventMonologueEnd:
 		t.sub = ""
@@ -402,9 +402,9 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 		default:
 			var se *loop.StopError
 			if errors.As(msg.err, &se) {
-				m.print(m.st.warn.Render("  ⏹ " + errText(msg.err)))
+				m.note(m.st.warn, "⏹", errText(msg.err))
 			} else {
-				m.print(m.st.err.Render("  ✗ " + errText(msg.err)))
+				m.note(m.st.err, "✗", errText(msg.err))
 			}
 		}
 		m.print(m.st.dim.Render("  " + m.footer(elapsed, msg.res)))
@@ -446,12 +446,12 @@ func (m *Model) shellDone(msg turnDoneMsg, canceled bool) {
 	res := msg.shell
 	switch {
 	case errors.Is(msg.err, shell.ErrDenied):
-		m.print(m.st.warn.Render("  ✗ " + msg.err.Error()))
+		m.note(m.st.warn, "✗", msg.err.Error())
 		return
 	case canceled:
 		m.print(m.st.warn.Render("  ⏹ stopped (ctrl+c)"))
 	case msg.err != nil:
-		m.print(m.st.err.Render("  ✗ " + msg.err.Error()))
+		m.note(m.st.err, "✗", msg.err.Error())
 		if res.Output == "" {
 			return
 		}

@@ -68,20 +68,39 @@ type Result struct {
 	Decision string
 }
 
-// Run decides whether command may run and runs it. A denied command returns
-// ErrDenied; a command that ran and failed returns its Result with a non-zero
-// ExitCode and no error; ctx ending stops it.
+// Exec runs a command that was allowed.
+type Exec func(ctx context.Context, command string) (Result, error)
+
+// Run decides whether command may run and runs it under the local shell. A
+// denied command returns ErrDenied; a command that ran and failed returns its
+// Result with a non-zero ExitCode and no error; ctx ending stops it.
 func (r *Runner) Run(ctx context.Context, command string) (Result, error) {
-	res := Result{Command: command}
+	return r.RunWith(ctx, command, r.local)
+}
+
+// RunWith is Run with another way to run the command once it is allowed (the
+// agent's own shell tool, for one).
+func (r *Runner) RunWith(ctx context.Context, command string, exec Exec) (Result, error) {
 	command = strings.TrimSpace(command)
 	if command == "" {
-		return res, errors.New("no command after !: type !ls, for example")
+		return Result{}, errors.New("no command after !: type !ls, for example")
 	}
 	why, err := r.decide(ctx, command)
-	res.Decision = why
 	if err != nil {
-		return res, err
+		return Result{Command: command, Decision: why}, err
 	}
+	start := time.Now()
+	res, err := exec(ctx, command)
+	res.Command, res.Decision = command, why
+	if res.Duration == 0 {
+		res.Duration = time.Since(start)
+	}
+	return res, err
+}
+
+// local runs command under the shell, in its own process group.
+func (r *Runner) local(ctx context.Context, command string) (Result, error) {
+	res := Result{Command: command}
 	timeout := r.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -107,7 +126,7 @@ func (r *Runner) Run(ctx context.Context, command string) (Result, error) {
 	ownGroup(cmd)
 	cmd.WaitDelay = 2 * time.Second
 	start := time.Now()
-	err = cmd.Run()
+	err := cmd.Run()
 	res.Duration = time.Since(start)
 	res.Output, res.Truncated = out.buf.String(), out.cut
 	var exit *exec.ExitError
