@@ -201,6 +201,10 @@ func (m *Model) event(e loop.Event) {
 	case loop.EventToolResult:
 		t.tool = ""
 		if e.Tool == "response" {
+			if e.Error != "" {
+				// The answer did not go through (bad arguments): say why.
+				m.print(m.takeHeadline() + m.resultLine(e.Result, e.Error, 0))
+			}
 			return
 		}
 		if n := len(m.tools); n > 0 && m.tools[n-1].tool == e.Tool && !m.tools[n-1].done {
@@ -297,7 +301,7 @@ func (m *Model) resultLine(result, errText string, n int) string {
 		first = "(no output)"
 	}
 	more := ""
-	if len(lines) > 1 {
+	if len(lines) > 1 && n > 0 {
 		more = fmt.Sprintf(" (+%d lines · ctrl+o or /expand %d)", len(lines)-1, n)
 	}
 	return "    " + st.Render("⎿ "+clip(first, max(20, m.width-len(more)-8))) + m.st.dim.Render(more)
