@@ -96,7 +96,7 @@ func TestLintCommand(t *testing.T) {
 	if f := find(r, "EXO101", "broken", ""); f == nil || !strings.Contains(f.Message, "python.helpers") {
 		t.Errorf("the plugin that fails to start is not reported with its stderr: %+v", f)
 	}
-	if find(r, "EXO051", "gate02", "action_gate_active") == nil {
+	if find(r, "EXO051", "gate02", "lint_test_gate") == nil {
 		t.Errorf("the flag set and never reset is not reported")
 	}
 	if f := find(r, "EXO081", "", ""); f == nil || f.File != filepath.Join(plugins, "message_loop_end") {

@@ -1,7 +1,8 @@
 // Command lintplugin is a test plugin for `exocortex lint`. It takes its name from
 // its file name, so one build copied under several names is several plugins: the
 // digits in the name are its extension's order, and a name starting with "gate"
-// declares an extension that sets the action_gate_active flag and never resets it.
+// declares an extension that sets a flag of its own (lint_test_gate) that nothing
+// resets. (A built-in flag would not do: the built-ins reset theirs.)
 package main
 
 import (
@@ -24,9 +25,14 @@ type ext struct {
 func (e ext) Spec() sdk.Spec {
 	s := sdk.Spec{Name: e.name, Order: e.order, Description: "A test extension that does nothing."}
 	if e.gate {
-		s.Writes = []sdk.KeyRef{sdk.KeyOf[*exocortexv1.ActionGate]()}
+		s.Writes = []sdk.KeyRef{gateKey()}
 	}
 	return s
+}
+
+// gateKey is the plugin's own flag key.
+func gateKey() sdk.Key[*exocortexv1.ActionGate] {
+	return sdk.NewKey[*exocortexv1.ActionGate]("lint_test_gate", exocortexv1.Scope_SCOPE_SESSION, "A flag this test plugin sets and nobody resets.").AsFlag()
 }
 
 func (ext) MonologueEnd(context.Context, *sdk.Call, *exocortexv1.MonologueEndRequest) (*exocortexv1.MonologueEndResponse, error) {
