@@ -8,23 +8,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/go-plugin"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/exocortex/exocortex/core/discover"
 	"github.com/exocortex/exocortex/core/hooks"
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/state"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
-	"github.com/exocortex/exocortex/sdk"
+	"github.com/exocortex/exocortex/sdk/conformance"
 	"github.com/exocortex/exocortex/sdk/python"
 )
 
@@ -130,7 +122,7 @@ func TestGoPluginAsGenerated(t *testing.T) {
 	if entries, _ := os.ReadDir(pluginDir); len(entries) != 1 || entries[0].Name() != "notes" {
 		t.Fatalf("make build left %v in the plugin directory", entries)
 	}
-	protocolChecks(t, pluginDir, "notes")
+	conformance.Plugin(t, pluginDir)
 	resp := callThroughHost(t, pluginDir, "notes", exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER)
 	blocks := resp.(*exocortexv1.MessageLoopPromptsAfterResponse).GetPromptBlocks()
 	if len(blocks) != 1 || blocks[0].GetTitle() != "NOTES" || blocks[0].GetContent() != "notes ran 1 time(s) in this monologue." {
@@ -186,7 +178,7 @@ func TestPythonPluginAsGenerated(t *testing.T) {
 			run(t, src, "make", "test")
 			pluginDir := filepath.Join(t.TempDir(), "plugins")
 			run(t, src, "make", "build", "PLUGIN_DIR="+pluginDir)
-			protocolChecks(t, pluginDir, "py_notes")
+			conformance.Plugin(t, pluginDir)
 			resp := callThroughHost(t, pluginDir, "py_notes", hook)
 			if sp, ok := resp.(*exocortexv1.SystemPromptResponse); ok {
 				if b := sp.GetPromptBlocks(); len(b) != 1 || b[0].GetTitle() != "PY NOTES" {
@@ -242,95 +234,4 @@ func callThroughHost(t *testing.T, pluginDir, ext string, hook exocortexv1.Hook)
 		t.Fatalf("%s_calls was not written", ext)
 	}
 	return resp
-}
-
-// logBuffer collects go-plugin's log, written from several goroutines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// protocolChecks holds the one plugin in pluginDir to what every plugin owes the
-// host, with go-plugin directly (no host around it): the gRPC handshake at the
-// SDK's protocol version, the health check, the same manifest every time, a
-// refusal of another protocol version, InvalidArgument for a request without
-// its HookCall, NotFound for an extension it does not serve, and a graceful stop.
-func protocolChecks(t *testing.T, pluginDir, ext string) {
-	t.Helper()
-	cands := discover.Scan([]discover.Dir{{Path: pluginDir, Source: discover.User}}).Plugins
-	if len(cands) != 1 {
-		t.Fatalf("discovery finds %v", cands)
-	}
-	c := cands[0]
-	cmd := exec.Command(c.Command[0], c.Command[1:]...)
-	cmd.Dir = c.WorkDir
-	log := &logBuffer{}
-	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig: sdk.Handshake(), VersionedPlugins: sdk.PluginSet(nil), Cmd: cmd,
-		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		Logger:           hclog.New(&hclog.LoggerOptions{Output: log, Level: hclog.Debug}),
-	})
-	defer client.Kill()
-	rpc, err := client.Client()
-	if err != nil {
-		t.Fatalf("handshake: %v\n%s", err, log)
-	}
-	if client.Protocol() != plugin.ProtocolGRPC || client.NegotiatedVersion() != sdk.ProtocolVersion {
-		t.Errorf("negotiated %s version %d", client.Protocol(), client.NegotiatedVersion())
-	}
-	if err := rpc.Ping(); err != nil {
-		t.Errorf("health check: %v", err)
-	}
-	raw, err := rpc.Dispense(sdk.PluginName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc := raw.(exocortexv1.PluginClient)
-	ctx := t.Context()
-	m1, err := pc.Manifest(ctx, &exocortexv1.ManifestRequest{ProtocolVersion: sdk.ProtocolVersion})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m2, err := pc.Manifest(ctx, &exocortexv1.ManifestRequest{ProtocolVersion: sdk.ProtocolVersion})
-	if err != nil || !proto.Equal(m1, m2) {
-		t.Errorf("a second manifest differs (%v): %v", err, m2)
-	}
-	if _, err := pc.Manifest(ctx, &exocortexv1.ManifestRequest{ProtocolVersion: 2}); status.Code(err) != codes.FailedPrecondition {
-		t.Errorf("manifest for protocol version 2: %v, want FailedPrecondition", err)
-	}
-	if _, err := pc.MessageLoopEnd(ctx, &exocortexv1.MessageLoopEndRequest{}); status.Code(err) != codes.InvalidArgument {
-		t.Errorf("a request without HookCall: %v, want InvalidArgument", err)
-	}
-	if _, err := pc.MessageLoopEnd(ctx, &exocortexv1.MessageLoopEndRequest{Call: &exocortexv1.HookCall{Extension: ext + "_nope"}}); status.Code(err) != codes.NotFound {
-		t.Errorf("an unknown extension: %v, want NotFound", err)
-	}
-	pid := client.ReattachConfig().Pid
-	client.Kill()
-	if err := syscall.Kill(pid, 0); err == nil && processRunning(pid) {
-		t.Errorf("the plugin (pid %d) still runs after a graceful stop", pid)
-	}
-	if strings.Contains(log.String(), "plugin failed to exit gracefully") {
-		t.Errorf("the plugin did not stop gracefully:\n%s", log)
-	}
-}
-
-func processRunning(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	f := strings.Fields(string(b))
-	return len(f) > 2 && f[2] != "Z"
 }

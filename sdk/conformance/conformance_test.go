@@ -108,6 +108,25 @@ func skipWithoutPython(t *testing.T) {
 
 func TestGoPlugin(t *testing.T) { run(t, goTarget()) }
 
+// TestPluginChecker runs the plugin-agnostic checker (Plugin), which generated
+// plugins' tests use too, on the example plugins. (The conformance plugins
+// misbehave on purpose in some extensions, so they are not its subject.)
+func TestPluginChecker(t *testing.T) {
+	for _, pkg := range []string{
+		"github.com/exocortex/exocortex/examples/hello",
+		"github.com/exocortex/exocortex/examples/statepair/writer",
+		"github.com/exocortex/exocortex/examples/statepair/reader",
+	} {
+		t.Run(filepath.Base(pkg), func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.Rename(sdktest.BuildPlugin(t, pkg), filepath.Join(dir, filepath.Base(pkg))); err != nil {
+				t.Fatal(err)
+			}
+			Plugin(t, dir)
+		})
+	}
+}
+
 func TestPythonPlugin(t *testing.T) {
 	skipWithoutPython(t)
 	run(t, pythonTarget())
