@@ -5,9 +5,9 @@ import (
 	"slices"
 	"testing"
 
-	extsleep "github.com/exocortex/exocortex/extensions/sleep"
 	"github.com/exocortex/exocortex/extensions/memorize"
 	"github.com/exocortex/exocortex/extensions/ontology"
+	extsleep "github.com/exocortex/exocortex/extensions/sleep"
 	"github.com/exocortex/exocortex/extensions/stagelog"
 	"github.com/exocortex/exocortex/extensions/stagingnote"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
