@@ -104,7 +104,10 @@ var genSynonyms = map[string][]string{
 	"break":     {"break", "crash"},
 }
 
-var slotValues = map[string][]string{
+// baseValues are the slot values; slotValues extends the name, service, port
+// and version pools by combination, so that large stores still have distinct
+// facts.
+var baseValues = map[string][]string{
 	"P": {"Chiara Brandt", "Bruno Okafor", "Mei Lindqvist", "Tomas Varga", "Anika Rao", "Jonas Weber", "Lucia Moreno", "Kofi Mensah",
 		"Ingrid Holm", "Ravi Iyer", "Sofia Marchetti", "Hugo Lefevre", "Yara Haddad", "Emil Novak", "Nadia Petrova", "Omar Farouk"},
 	"T": {"Vim", "Emacs", "PostgreSQL", "Redis", "Kafka", "Nginx", "Docker", "Terraform", "Grafana", "Prometheus", "Memcached", "SQLite",
@@ -126,6 +129,44 @@ var slotValues = map[string][]string{
 	"Z":  {"large", "small", "medium"},
 	"R":  {"storage", "compute", "bandwidth", "request"},
 	"V":  {"1.4", "2.0", "2.7", "3.1", "11.2", "0.9"},
+}
+
+// slotPool returns the values of a slot for a store of about n records: the
+// base values for small stores, and for large ones also combinations (more
+// people, services with a number, more ports and versions).
+func slotPool(slot string, n int) []string {
+	base := baseValues[slot]
+	if n < 5000 {
+		return base
+	}
+	out := append([]string(nil), base...)
+	switch slot {
+	case "P":
+		first := []string{"Ada", "Basil", "Carmen", "Dario", "Elif", "Farid", "Greta", "Hana", "Ivo", "Jun", "Kira", "Leon"}
+		last := []string{"Abe", "Berg", "Costa", "Dahl", "Evans", "Fischer", "Gomez", "Haas", "Ito", "Jansen", "Kowal", "Lund"}
+		for _, f := range first {
+			for _, l := range last {
+				out = append(out, f+" "+l)
+			}
+		}
+	case "S":
+		for _, b := range base {
+			for i := 2; i <= 9; i++ {
+				out = append(out, fmt.Sprintf("%s%d", b, i))
+			}
+		}
+	case "N":
+		for p := 1024; p < 9000; p += 37 {
+			out = append(out, fmt.Sprint(p))
+		}
+	case "V":
+		for maj := 1; maj < 12; maj++ {
+			for mnr := 0; mnr < 10; mnr++ {
+				out = append(out, fmt.Sprintf("%d.%d", maj, mnr))
+			}
+		}
+	}
+	return out
 }
 
 // fact is one filled template.
@@ -254,12 +295,17 @@ type generated struct {
 // generate builds the labelled records.
 func generate(cfg genConfig) *generated {
 	rng := rand.New(rand.NewPCG(cfg.seed, 11))
+	size := cfg.facts*2 + cfg.fillers + cfg.stale + cfg.loops
+	pools := map[string][]string{}
+	for slot := range baseValues {
+		pools[slot] = slotPool(slot, size)
+	}
 	used := map[string]bool{}
 	newFact := func() fact {
 		for {
 			f := fact{tmpl: rng.IntN(len(templates)), values: map[string]string{}}
 			for _, s := range slotsOf(templates[f.tmpl].a) {
-				pool := slotValues[s]
+				pool := pools[s]
 				f.values[s] = pool[rng.IntN(len(pool))]
 			}
 			if f.values["T"] == f.values["T2"] {
@@ -336,7 +382,7 @@ func generate(cfg genConfig) *generated {
 				}
 			} else {
 				s := slots[rng.IntN(len(slots))]
-				pool := slotValues[s]
+				pool := pools[s]
 				for neg.values[s] == f.values[s] || neg.values["T"] == neg.values["T2"] {
 					neg.values[s] = pool[rng.IntN(len(pool))]
 				}

@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 	if home := os.Getenv(envChildHome); home != "" {
 		os.Exit(childRun(home))
 	}
+	if home := os.Getenv(envBenchChild); home != "" {
+		os.Exit(benchChild(home))
+	}
 	os.Exit(m.Run())
 }
 

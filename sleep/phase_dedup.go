@@ -61,7 +61,6 @@ func (r *runner) planDedup(ctx context.Context) (PhaseSummary, []plannedEvent, e
 		isCand[c.ID] = true
 	}
 	adj := map[string][]string{}
-	checked := map[[2]string]bool{}
 	threshold := r.params.DedupSimilarity
 	for i, a := range cands {
 		if i%5000 == 0 {
@@ -78,11 +77,11 @@ func (r *runner) planDedup(ctx context.Context) (PhaseSummary, []plannedEvent, e
 			if !isCand[nb.id] {
 				continue
 			}
-			key := [2]string{min(a.ID, nb.id), max(a.ID, nb.id)}
-			if checked[key] {
+			// Each pair once: from its smaller id, or from the larger when the
+			// smaller's list does not hold it.
+			if a.ID > nb.id && ix.listHolds(a.Area, nb.id, a.ID) {
 				continue
 			}
-			checked[key] = true
 			sum.count("pairs_checked", 1)
 			if m := r.lx.dup(r.info(a), r.info(r.byID[nb.id])); m.ok {
 				adj[a.ID] = append(adj[a.ID], nb.id)

@@ -482,6 +482,7 @@ func (r *runner) planPhase(ctx context.Context, p Phase) (PhaseSummary, []planne
 
 // refresh takes a snapshot of the records for the phase about to be planned.
 func (r *runner) refresh() {
+	r.recs, r.byID = nil, nil // let the last snapshot go first
 	r.recs = r.store.Records()
 	r.byID = make(map[string]*memory.Record, len(r.recs))
 	for _, rec := range r.recs {
@@ -510,7 +511,7 @@ func (r *runner) index(ctx context.Context) (*index, error) {
 		return r.ix, nil
 	}
 	var members []*memory.Record
-	for _, rec := range r.store.Records() {
+	for _, rec := range r.recs {
 		if r.params.workArea(rec.Area) && !isSummary(rec) {
 			members = append(members, rec)
 		}
@@ -584,3 +585,9 @@ func (r *runner) noteChanges(p Phase, events []plannedEvent) {
 		r.plan = append(r.plan, c)
 	}
 }
+
+// MemoryLimit is the soft limit on the Go heap that `exocortex sleep` asks the
+// runtime for (runtime/debug.SetMemoryLimit) unless GOMEMLIMIT is set: a run
+// holds its snapshot and index at once, and with the default pacing the heap
+// would grow to twice what is live before the collector runs.
+const MemoryLimit = 768 << 20

@@ -2,6 +2,7 @@ package sleep
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -32,13 +33,27 @@ type word struct {
 	initial bool // capitalised at the start of a sentence (maybe a name)
 }
 
-// textInfo is what the checks need of one text, computed once per record.
+// textInfo is what the checks need of one text, computed once per record
+// (slices, not maps: a run keeps one per record).
 type textInfo struct {
-	values   map[string]bool // values, lower-cased
-	capInner map[string]bool // words capitalised inside a sentence, lower-cased
-	contrast map[int]int     // contrast set -> choice (-1: several choices)
-	neg      int             // negations
-	content  []word          // content words in order
+	values   []string // values, lower-cased, sorted, unique
+	capInner []string // words capitalised inside a sentence, lower-cased, sorted
+	contrast []choice // contrast choices, by set
+	neg      int      // negations
+	content  []word   // content words in order
+}
+
+// choice is the choice a text makes in a contrast set (-1: several).
+type choice struct{ set, pick int }
+
+func has(sorted []string, x string) bool {
+	i := sort.SearchStrings(sorted, x)
+	return i < len(sorted) && sorted[i] == x
+}
+
+func sortUnique(xs []string) []string {
+	sort.Strings(xs)
+	return slices.Compact(xs)
 }
 
 // tokenize splits text into tokens, reporting for each whether it starts a
@@ -113,28 +128,32 @@ func normWord(tok string) string {
 
 // analyse reads a text.
 func (lx *lexicon) analyse(text string) *textInfo {
-	ti := &textInfo{values: map[string]bool{}, capInner: map[string]bool{}, contrast: map[int]int{}}
+	ti := &textInfo{}
 	tokenize(text, func(tok string, initial bool) {
 		lower := normWord(tok)
 		switch {
 		case isValueToken(tok):
-			ti.values[lower] = true
+			ti.values = append(ti.values, lower)
 			return
 		case negations[lower]:
 			ti.neg++
 			return
 		}
 		if c, ok := lx.contrast[lower]; ok {
-			if prev, seen := ti.contrast[c[0]]; seen && prev != c[1] {
-				ti.contrast[c[0]] = -1
-			} else {
-				ti.contrast[c[0]] = c[1]
+			for i := range ti.contrast {
+				if ti.contrast[i].set == c[0] {
+					if ti.contrast[i].pick != c[1] {
+						ti.contrast[i].pick = -1
+					}
+					return
+				}
 			}
+			ti.contrast = append(ti.contrast, choice{c[0], c[1]})
 			return
 		}
 		if isCapitalised(tok) && !initial {
-			ti.capInner[lower] = true
-			ti.values[lower] = true
+			ti.capInner = append(ti.capInner, lower)
+			ti.values = append(ti.values, lower)
 			return
 		}
 		if stopWords[lower] {
@@ -142,29 +161,32 @@ func (lx *lexicon) analyse(text string) *textInfo {
 		}
 		ti.content = append(ti.content, word{stem: stem(lower), lower: lower, initial: isCapitalised(tok)})
 	})
+	ti.values = sortUnique(ti.values)
+	ti.capInner = sortUnique(ti.capInner)
+	sort.Slice(ti.contrast, func(i, j int) bool { return ti.contrast[i].set < ti.contrast[j].set })
 	return ti
 }
 
 // split returns a text's values and content words for comparison with another
 // text: a capitalised sentence-initial word is a value when either text has it
 // capitalised inside a sentence.
-func (ti *textInfo) split(other *textInfo) (map[string]bool, []word) {
+func (ti *textInfo) split(other *textInfo) ([]string, []word) {
 	values := ti.values
 	promoted := false
 	var content []word
 	for _, w := range ti.content {
-		if w.initial && (ti.capInner[w.lower] || other.capInner[w.lower]) {
+		if w.initial && (has(ti.capInner, w.lower) || has(other.capInner, w.lower)) {
 			if !promoted {
-				values = make(map[string]bool, len(ti.values)+1)
-				for k := range ti.values {
-					values[k] = true
-				}
+				values = append([]string(nil), ti.values...)
 				promoted = true
 			}
-			values[w.lower] = true
+			values = append(values, w.lower)
 			continue
 		}
 		content = append(content, w)
+	}
+	if promoted {
+		values = sortUnique(values)
 	}
 	return values, content
 }
@@ -179,49 +201,50 @@ type lexMatch struct {
 // contrastConflict names the first contrast set on which a and b differ. With
 // both set, a set only one text uses is a conflict too.
 func contrastConflict(a, b *textInfo, both bool) string {
-	sets := map[int]bool{}
-	for s := range a.contrast {
-		sets[s] = true
-	}
-	for s := range b.contrast {
-		sets[s] = true
-	}
-	ids := make([]int, 0, len(sets))
-	for s := range sets {
-		ids = append(ids, s)
-	}
-	sort.Ints(ids)
-	for _, s := range ids {
-		ca, okA := a.contrast[s]
-		cb, okB := b.contrast[s]
-		if okA && okB && ca == cb && ca >= 0 {
-			continue
-		}
-		if !okA || !okB {
-			if !both {
-				continue
+	i, j := 0, 0
+	for i < len(a.contrast) || j < len(b.contrast) {
+		switch {
+		case j == len(b.contrast) || i < len(a.contrast) && a.contrast[i].set < b.contrast[j].set:
+			if both {
+				return contrastName(a.contrast[i].set)
 			}
+			i++
+		case i == len(a.contrast) || b.contrast[j].set < a.contrast[i].set:
+			if both {
+				return contrastName(b.contrast[j].set)
+			}
+			j++
+		default:
+			if a.contrast[i].pick != b.contrast[j].pick || a.contrast[i].pick < 0 {
+				return contrastName(a.contrast[i].set)
+			}
+			i++
+			j++
 		}
-		return strings.SplitN(contrastSets[s], "/", 3)[0] + "/…"
 	}
 	return ""
 }
 
-// matchValues pairs the values of a with those of b, forgiving a one-letter
-// typo in a name of five letters or more. It returns the unmatched ones.
-func matchValues(a, b map[string]bool) (onlyA, onlyB []string) {
-	for v := range a {
-		if !b[v] {
-			onlyA = append(onlyA, v)
+func contrastName(set int) string { return strings.SplitN(contrastSets[set], "/", 3)[0] + "/…" }
+
+// matchValues pairs the values of a with those of b (both sorted), forgiving a
+// one-letter typo in a name of five letters or more. It returns the unmatched
+// ones.
+func matchValues(a, b []string) (onlyA, onlyB []string) {
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || i < len(a) && a[i] < b[j]:
+			onlyA = append(onlyA, a[i])
+			i++
+		case i == len(a) || b[j] < a[i]:
+			onlyB = append(onlyB, b[j])
+			j++
+		default:
+			i++
+			j++
 		}
 	}
-	for v := range b {
-		if !a[v] {
-			onlyB = append(onlyB, v)
-		}
-	}
-	sort.Strings(onlyA)
-	sort.Strings(onlyB)
 	onlyA, onlyB = pairOff(onlyA, onlyB, func(x, y string) bool {
 		return !hasDigit(x) && !hasDigit(y) && len(x) >= 5 && len(y) >= 5 && osa(x, y, 1) <= 1
 	})

@@ -114,7 +114,7 @@ func (v *vectorSource) lexicalVector(text string) []float32 {
 		}
 		prev = w.stem
 	}
-	for _, val := range sortedKeys(ti.values) {
+	for _, val := range ti.values {
 		add("v:"+val, 1)
 	}
 	return unit(vec)
@@ -149,19 +149,26 @@ func cos(a, b []float32) float64 {
 // neighbour is one entry of a neighbour list.
 type neighbour struct {
 	id  string
-	sim float64 // cosine similarity, recomputed exactly
+	sim float64 // cosine similarity
+}
+
+// stored is a neighbour as an area index keeps it: a position and the
+// cosine similarity the graph computed (the same in every run).
+type stored struct {
+	pos int32
+	sim float32
 }
 
 // areaIndex is the run's index of one area.
 type areaIndex struct {
 	area  string
 	ids   []string // members in id order; the graph's keys are positions here
-	vecs  [][]float32
 	pos   map[string]int32
 	graph *hnsw.Graph[int32]
 
 	mu    sync.Mutex
-	lists map[string][]neighbour // neighbour lists asked for so far
+	lists [][]stored // neighbour lists by position, nil until asked for
+	have  []bool
 }
 
 // index is the run's vector index over the work areas.
@@ -191,7 +198,7 @@ func buildIndex(ctx context.Context, src *vectorSource, members []*memory.Record
 	for _, area := range areas {
 		recs := byArea[area]
 		sort.Slice(recs, func(i, j int) bool { return recs[i].ID < recs[j].ID })
-		ai := &areaIndex{area: area, pos: map[string]int32{}, lists: map[string][]neighbour{}}
+		ai := &areaIndex{area: area, pos: map[string]int32{}}
 		ix.areas[area] = ai
 		wg.Add(1)
 		go func() {
@@ -231,42 +238,29 @@ func (ai *areaIndex) build(ctx context.Context, src *vectorSource, recs []*memor
 	g := hnsw.NewGraph[int32]()
 	g.M, g.Ml, g.EfConstruction, g.EfSearch, g.Parallelism = graphM, 1/float64(graphM), graphEfConstruction, graphEfSearch, 1
 	g.RebuildRatio = -1
-	const chunk = 2048
-	var nodes []hnsw.Node[int32]
-	flush := func() error {
-		if len(nodes) == 0 {
-			return nil
-		}
-		if err := g.Add(nodes...); err != nil {
-			return fmt.Errorf("sleep: indexing area %s: %w", ai.area, err)
-		}
-		progress(len(nodes))
-		nodes = nodes[:0]
-		return ctx.Err()
-	}
+	// One Add: the graph sizes its arrays once, and inserts in order.
+	nodes := make([]hnsw.Node[int32], 0, len(recs))
 	for i, r := range recs {
 		if vecs[i] == nil {
 			continue
 		}
 		p := int32(len(ai.ids))
 		ai.ids = append(ai.ids, r.ID)
-		ai.vecs = append(ai.vecs, vecs[i])
 		ai.pos[r.ID] = p
 		nodes = append(nodes, hnsw.MakeNode(p, vecs[i]))
-		if len(nodes) == chunk {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
 	}
-	if err := flush(); err != nil {
-		return err
+	vecs = nil
+	if err := g.Add(nodes...); err != nil {
+		return fmt.Errorf("sleep: indexing area %s: %w", ai.area, err)
 	}
+	progress(len(recs))
 	ai.graph = g
-	return nil
+	ai.lists = make([][]stored, len(ai.ids))
+	ai.have = make([]bool, len(ai.ids))
+	return ctx.Err()
 }
 
-// vector returns the unit vector of a member.
+// vector returns the unit vector of a member (a copy, from the graph).
 func (ix *index) vector(area, id string) ([]float32, bool) {
 	ai := ix.areas[area]
 	if ai == nil {
@@ -276,33 +270,37 @@ func (ix *index) vector(area, id string) ([]float32, bool) {
 	if !ok {
 		return nil, false
 	}
-	return ai.vecs[p], true
+	return ai.vector(p), true
 }
 
-// search returns up to k members of area nearest to vec (excluding skip), best
-// first, with exact similarities; ties go to the smaller id.
-func (ix *index) search(area string, vec []float32, k int, skip string) ([]neighbour, error) {
-	ai := ix.areas[area]
-	if ai == nil || ai.graph == nil || ai.graph.Len() == 0 {
+func (ai *areaIndex) vector(p int32) []float32 {
+	v, _ := ai.graph.Lookup(p)
+	return unit(v)
+}
+
+// search returns up to k members of area nearest to vec (excluding the member
+// at position skip, -1 for none), best first, with exact similarities; ties go
+// to the smaller position, which is the smaller id.
+func (ai *areaIndex) search(vec []float32, k int, skip int32) ([]stored, error) {
+	if ai.graph == nil || ai.graph.Len() == 0 {
 		return nil, nil
 	}
 	res, err := ai.graph.SearchWithDistance(vec, k+1)
 	if err != nil {
-		return nil, fmt.Errorf("sleep: searching area %s: %w", area, err)
+		return nil, fmt.Errorf("sleep: searching area %s: %w", ai.area, err)
 	}
-	out := make([]neighbour, 0, len(res))
+	out := make([]stored, 0, len(res))
 	for _, h := range res {
-		id := ai.ids[h.Key]
-		if id == skip {
+		if h.Key == skip {
 			continue
 		}
-		out = append(out, neighbour{id: id, sim: cos(vec, ai.vecs[h.Key])})
+		out = append(out, stored{pos: h.Key, sim: 1 - h.Distance})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].sim != out[j].sim {
 			return out[i].sim > out[j].sim
 		}
-		return out[i].id < out[j].id
+		return out[i].pos < out[j].pos
 	})
 	if len(out) > k {
 		out = out[:k]
@@ -310,30 +308,83 @@ func (ix *index) search(area string, vec []float32, k int, skip string) ([]neigh
 	return out, nil
 }
 
-// neighbours returns the neighbour list of member id (computed once).
+// search returns up to k members of area nearest to vec (excluding the member
+// skip), best first.
+func (ix *index) search(area string, vec []float32, k int, skip string) ([]neighbour, error) {
+	ai := ix.areas[area]
+	if ai == nil {
+		return nil, nil
+	}
+	sp := int32(-1)
+	if p, ok := ai.pos[skip]; ok {
+		sp = p
+	}
+	l, err := ai.search(vec, k, sp)
+	return ai.expand(l), err
+}
+
+func (ai *areaIndex) expand(l []stored) []neighbour {
+	out := make([]neighbour, len(l))
+	for i, s := range l {
+		out[i] = neighbour{id: ai.ids[s.pos], sim: float64(s.sim)}
+	}
+	return out
+}
+
+// list returns the stored neighbour list of the member at p (computed once).
+func (ai *areaIndex) list(p int32, k int) ([]stored, error) {
+	ai.mu.Lock()
+	if ai.have[p] {
+		l := ai.lists[p]
+		ai.mu.Unlock()
+		return l, nil
+	}
+	ai.mu.Unlock()
+	l, err := ai.search(ai.vector(p), k, p)
+	if err != nil {
+		return nil, err
+	}
+	ai.mu.Lock()
+	ai.lists[p], ai.have[p] = l, true
+	ai.mu.Unlock()
+	return l, nil
+}
+
+// neighbours returns the neighbour list of member id.
 func (ix *index) neighbours(area, id string) ([]neighbour, error) {
 	ai := ix.areas[area]
 	if ai == nil {
 		return nil, nil
 	}
-	ai.mu.Lock()
-	l, ok := ai.lists[id]
-	ai.mu.Unlock()
-	if ok {
-		return l, nil
-	}
 	p, ok := ai.pos[id]
 	if !ok {
 		return nil, nil
 	}
-	l, err := ix.search(area, ai.vecs[p], ix.k, id)
-	if err != nil {
-		return nil, err
+	l, err := ai.list(p, ix.k)
+	return ai.expand(l), err
+}
+
+// lists reports whether b's neighbour list holds a (both members of area).
+func (ix *index) listHolds(area, b, a string) bool {
+	ai := ix.areas[area]
+	if ai == nil {
+		return false
 	}
-	ai.mu.Lock()
-	ai.lists[id] = l
-	ai.mu.Unlock()
-	return l, nil
+	pb, okb := ai.pos[b]
+	pa, oka := ai.pos[a]
+	if !okb || !oka {
+		return false
+	}
+	l, err := ai.list(pb, ix.k)
+	if err != nil {
+		return false
+	}
+	for _, s := range l {
+		if s.pos == pa {
+			return true
+		}
+	}
+	return false
 }
 
 // prefetch computes the neighbour lists of ids in parallel (each list is the

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -152,6 +153,9 @@ func runSleep(cmd *cobra.Command, f *sleepFlags) error {
 		return err
 	}
 	defer stop()
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(sleep.MemoryLimit)
+	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	pr := newSleepProgress(cmd.ErrOrStderr())
 	cfg := sleep.Config{
