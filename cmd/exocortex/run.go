@@ -111,14 +111,10 @@ func (a *app) start(ctx context.Context, f *agentFlags, sessionName string, obse
 		r.close()
 		return nil, err
 	}
-	r.agent, err = loop.New(loop.Options{
-		Host: r.host, LLM: r.llm, Prompts: prompts.NewLoader(dirs...), Model: r.model,
-		NumCtx: a.cfg.NumCtx, MaxIterations: a.cfg.MaxIterations, UnusableLimit: a.cfg.UnusableLimit,
-		Session: r.session, PersistentState: filepath.Join(a.home, "state.json"),
-		ApprovalMode: mode, Approver: approver, Observer: observer, Logger: a.log,
-		ToolTimeout: time.Duration(a.cfg.Timeouts.Tool), ToolTimeouts: durations(a.cfg.Timeouts.Tools),
-		EmitContext: f.emitContext,
-	})
+	opts := a.agentOptions(r.host, r.llm, prompts.NewLoader(dirs...), r.model)
+	opts.Session, opts.ApprovalMode, opts.Approver, opts.Observer = r.session, mode, approver, observer
+	opts.EmitContext = f.emitContext
+	r.agent, err = loop.New(opts)
 	if err != nil {
 		r.close()
 		return nil, err
@@ -222,4 +218,16 @@ func durations(m map[string]config.Duration) map[string]time.Duration {
 		out[k] = time.Duration(v)
 	}
 	return out
+}
+
+// agentOptions are the loop's options from the configuration; the caller adds the
+// session, approvals and observer. The scripted entry point and the terminal
+// session both start from here, so they cannot drift apart.
+func (a *app) agentOptions(h *host.Host, client *llm.Client, loader *prompts.Loader, model string) loop.Options {
+	return loop.Options{
+		Host: h, LLM: client, Prompts: loader, Model: model,
+		NumCtx: a.cfg.NumCtx, MaxIterations: a.cfg.MaxIterations, UnusableLimit: a.cfg.UnusableLimit,
+		PersistentState: filepath.Join(a.home, "state.json"), Logger: a.log,
+		ToolTimeout: time.Duration(a.cfg.Timeouts.Tool), ToolTimeouts: durations(a.cfg.Timeouts.Tools),
+	}
 }

@@ -175,13 +175,9 @@ func runSession(cmd *cobra.Command, f *sessionFlags) error {
 // model, session, observer and approver the terminal gives.
 func (a *app) sessionAgent(client *llm.Client, loader *prompts.Loader) func(tui.AgentSpec) (*loop.Agent, error) {
 	return func(s tui.AgentSpec) (*loop.Agent, error) {
-		agent, err := loop.New(loop.Options{
-			Host: s.Host, LLM: client, Prompts: loader, Model: s.Model,
-			NumCtx: a.cfg.NumCtx, MaxIterations: a.cfg.MaxIterations, UnusableLimit: a.cfg.UnusableLimit,
-			Session: s.Session, PersistentState: filepath.Join(a.home, "state.json"),
-			ApprovalMode: s.Mode, Approver: s.Approver, Observer: s.Observer, Logger: a.log,
-			ToolTimeout: time.Duration(a.cfg.Timeouts.Tool),
-		})
+		opts := a.agentOptions(s.Host, client, loader, s.Model)
+		opts.Session, opts.ApprovalMode, opts.Approver, opts.Observer = s.Session, s.Mode, s.Approver, s.Observer
+		agent, err := loop.New(opts)
 		if err != nil {
 			return nil, err
 		}
