@@ -144,32 +144,14 @@ func TestPythonSDKUnitTests(t *testing.T) {
 	t.Logf("%s", bytes.TrimSpace(out[max(0, bytes.LastIndex(out, []byte("\nRan "))):]))
 }
 
-// syncBuffer collects log output written from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // suite is one run against one plugin.
 type suite struct {
 	h       *host.Host
 	p       *host.Plugin
 	dir     string
 	store   *state.Store
-	log     *syncBuffer // the plugins' log, as the host writes it
-	stdlog  *syncBuffer // go-plugin's own complaints (package log)
+	log     *lockedBuffer // the plugins' log, as the host writes it
+	stdlog  *lockedBuffer // go-plugin's own complaints (package log)
 	session string
 }
 
@@ -181,14 +163,14 @@ func run(t *testing.T, tg target) {
 	tg.install(t, dir)
 
 	stdLogMu.Lock()
-	stdlog := &syncBuffer{}
+	stdlog := &lockedBuffer{}
 	log.SetOutput(io.MultiWriter(os.Stderr, stdlog))
 	t.Cleanup(func() {
 		log.SetOutput(os.Stderr)
 		stdLogMu.Unlock()
 	})
 
-	pluginLog := &syncBuffer{}
+	pluginLog := &lockedBuffer{}
 	h, err := host.New(t.Context(), host.Options{
 		Dirs:           []discover.Dir{{Path: dir, Source: discover.User}},
 		PluginLog:      pluginLog,

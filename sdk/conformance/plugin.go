@@ -205,6 +205,7 @@ func running(pid int) bool {
 	return len(f) > 2 && f[2] != "Z"
 }
 
+// lockedBuffer collects log output written from several goroutines.
 type lockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer

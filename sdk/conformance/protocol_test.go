@@ -47,7 +47,7 @@ func startBare(c discover.Candidate, w io.Writer) (int, error) {
 
 func (s *suite) testProtocol(t *testing.T) {
 	c := discover.Scan([]discover.Dir{{Path: s.dir, Source: discover.User}}).Plugins[0]
-	clientLog := &syncBuffer{}
+	clientLog := &lockedBuffer{}
 	client := bareClient(c, clientLog)
 	t.Cleanup(client.Kill)
 	rpc, err := client.Client()
