@@ -7,10 +7,15 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/exocortex/exocortex/memory"
+	"github.com/exocortex/exocortex/staging"
 )
 
 // The kill-and-resume test runs the consolidation in a child process (this
@@ -102,9 +107,24 @@ func TestKillAndResumeEndsInTheSameState(t *testing.T) {
 	// Kill points: the first writes (the run's start, the first plan), inside
 	// batches, between phases, and the last writes.
 	n := want.Written
-	points := []int{1, 2, 3, n / 5, n / 3, n / 2, 2 * n / 3, n - 2, n - 1}
+	// Right after each plan is journaled, before any of its events.
+	var afterPlans []int
+	i := 0
+	staging.Scan(context.Background(), filepath.Join(fixtureAt(clean).store, memory.JournalFile), 0, func(r staging.Record) error {
+		if strings.HasPrefix(r.Session, sessionPrefix) {
+			i++
+			if r.Kind == KindPlan {
+				afterPlans = append(afterPlans, i)
+			}
+		}
+		return nil
+	})
+	if len(afterPlans) != 6 {
+		t.Fatalf("plans written at %v, want six", afterPlans)
+	}
+	points := append([]int{1, 2, 3, n / 5, n / 3, n / 2, 2 * n / 3, n - 2, n - 1}, afterPlans...)
 	if raceEnabled || testing.Short() {
-		points = []int{1, n / 3, 2 * n / 3, n - 1}
+		points = []int{1, n / 3, 2 * n / 3, n - 1, afterPlans[1], afterPlans[4]}
 	}
 	slices.Sort(points)
 	points = slices.Compact(points)
@@ -129,6 +149,24 @@ func TestKillAndResumeEndsInTheSameState(t *testing.T) {
 			}
 		})
 	}
+	// Killed in the middle of a write: the journal ends in a torn line, which
+	// the store cuts off when it opens (the write never happened).
+	t.Run("torn_write", func(t *testing.T) {
+		home := t.TempDir()
+		copyDir(t, base, home)
+		if _, killed := runChild(t, home, n/2); !killed {
+			t.Fatal("not killed")
+		}
+		f, err := os.OpenFile(filepath.Join(fixtureAt(home).store, memory.JournalFile), os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(`{"v":1,"seq":999999,"ts":"2026-11-21T12:00:00Z","kind":"memory.archive.v1","session":"sleep:x","payload":{"id":"b0`)
+		f.Close()
+		if got, _ := runChild(t, home, 0); got.Hash != want.Hash {
+			t.Fatalf("hash %s, want %s", got.Hash, want.Hash)
+		}
+	})
 	// Killed twice before finishing.
 	t.Run("twice", func(t *testing.T) {
 		home := t.TempDir()
