@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -230,13 +231,7 @@ func BenchmarkSleep(b *testing.B) {
 	}
 }
 
-func logf(n int) float64 {
-	l := 0.0
-	for x := float64(n); x > 1; x /= 2 {
-		l++
-	}
-	return l
-}
+func logf(n int) float64 { return math.Log2(float64(n)) }
 
 // benchChild runs the consolidation on home and prints a benchResult.
 func benchChild(home string) int {
