@@ -74,6 +74,9 @@ func scoreDedup(g *generated, after []*memory.Record) dedupScore {
 // TestDedupPrecisionRecallGloVe is the labelled benchmark of the dedup phase
 // with the offline GloVe embedder.
 func TestDedupPrecisionRecallGloVe(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a quality measure, not a concurrency test: skipped under -race")
+	}
 	e := needGloVe(t)
 	g := generate(genConfig{seed: 1, facts: 600, dupRate: 0.5, negRate: 0.5, fillers: 300, now: testNow, areaSplit: true})
 	dir := t.TempDir()

@@ -269,7 +269,13 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d |\n", name, x[0].Active, x[1].Active, x[0].Archived, x[1].Archived)
 	}
 	fmt.Fprintf(&b, "| **all** | %d | %d | %d | %d |\n", r.Before.Active, r.After.Active, r.Before.Archived, r.After.Archived)
-	b.WriteString("\nAge of the active records after the run:\n\n```\n")
+	b.WriteString("\nActive records per area after the run:\n\n```\n")
+	var perArea []AgeBucket
+	for _, a := range r.After.Areas {
+		perArea = append(perArea, AgeBucket{Label: a.Area, Count: a.Active})
+	}
+	b.WriteString(histogram(perArea, 40))
+	b.WriteString("```\n\nAge of the active records after the run:\n\n```\n")
 	b.WriteString(histogram(r.After.Ages, 40))
 	b.WriteString("```\n")
 

@@ -202,8 +202,11 @@ func runDry(ctx context.Context, cfg Config, start time.Time) (*Report, error) {
 	}
 	defer os.RemoveAll(scratch)
 	storeCopy := filepath.Join(scratch, "memory")
-	skipped, err := copyTree(cfg.StoreDir, storeCopy)
-	if err != nil {
+	var skipped []string
+	missing := false
+	if _, err := os.Stat(cfg.StoreDir); errors.Is(err, fs.ErrNotExist) {
+		missing = true
+	} else if skipped, err = copyTree(cfg.StoreDir, storeCopy); err != nil {
 		return nil, fmt.Errorf("sleep: dry run: copying the store %s: %w", cfg.StoreDir, err)
 	}
 	real := cfg
@@ -227,6 +230,9 @@ func runDry(ctx context.Context, cfg Config, start time.Time) (*Report, error) {
 		}
 		for _, f := range skipped {
 			rep.Notices = append(rep.Notices, "dry run: "+f+" changed while it was copied; the copy repaired itself")
+		}
+		if missing {
+			rep.Notices = append(rep.Notices, "dry run: there is no store in "+real.StoreDir+" yet; a real run would create an empty one")
 		}
 	}
 	return rep, err

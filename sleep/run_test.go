@@ -388,7 +388,7 @@ func TestSecondRunChangesNothing(t *testing.T) {
 	for seed := uint64(20); seed < 24; seed++ {
 		stores = append(stores, store{fmt.Sprintf("hash-%d", seed), hashEmb, smallGen(seed)})
 	}
-	if g := gloveEmbedder(); g != nil {
+	if g := gloveEmbedder(); g != nil && !raceEnabled {
 		stores = append(stores, store{"glove", g, genConfig{seed: 30, facts: 300, dupRate: 0.5, negRate: 0.5, fillers: 150, stale: 30, loops: 10, now: testNow, areaSplit: true}})
 	}
 	for _, st := range stores {
