@@ -91,7 +91,7 @@ Rules and thresholds: docs/sleep.md.`,
 	fl.StringVar(&f.reports, "reports", "", "directory for the Markdown report (default $EXOCORTEX_HOME/sleep_reports)")
 	fl.StringVar(&f.now, "now", "", "the run's time (RFC 3339), for reproducible runs; default now")
 	fl.DurationVar(&f.wait, "wait", 0, "wait this long for a store another process holds")
-	fl.StringVar(&f.model, "model", "", `write cluster summaries with this Ollama model (or "script:FILE"); default: extractive`)
+	fl.StringVar(&f.model, "model", "", `write cluster summaries with this Ollama model, "config" (the configured chat model) or "script:FILE"; default: extractive`)
 	fl.StringSliceVar(&f.areas, "areas", nil, "areas for dedup, consolidation and loop adjudication (default all but library and ontology)")
 	fl.StringSliceVar(&f.consolidateAreas, "consolidate-areas", nil, "areas whose related records gain summaries (default main,fragments)")
 	fl.Float64Var(&f.dedup, "dedup-similarity", 0, "vector similarity for duplicate candidates (default 0.75; 0.70 with lexical vectors)")
@@ -216,6 +216,18 @@ func sleepSummarizer(model string) (sleep.Summarizer, func(), error) {
 	if model == "" {
 		return nil, func() {}, nil
 	}
+	var cfg config.Config
+	if home, err := config.Home(); err == nil {
+		if c, err := config.Load(home); err == nil {
+			cfg = c
+		}
+	}
+	if model == "config" {
+		if cfg.Model == "" {
+			return nil, nil, fmt.Errorf("--model config: no model is configured (set model in %s or %s)", config.FileName, config.EnvModel)
+		}
+		model = cfg.Model
+	}
 	if file, ok := strings.CutPrefix(model, "script:"); ok {
 		s, err := scripted.LoadScript(file)
 		if err != nil {
@@ -232,13 +244,7 @@ func sleepSummarizer(model string) (sleep.Summarizer, func(), error) {
 		}
 		return &sleep.ModelSummarizer{Client: c, Model: srv.Model()}, func() { srv.Close() }, nil
 	}
-	host := ""
-	if home, err := config.Home(); err == nil {
-		if cfg, err := config.Load(home); err == nil {
-			host = cfg.OllamaHost
-		}
-	}
-	c, err := llm.New(host)
+	c, err := llm.New(cfg.OllamaHost)
 	if err != nil {
 		return nil, nil, err
 	}

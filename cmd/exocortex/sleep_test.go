@@ -146,3 +146,32 @@ func TestSleepCommandBusyAndBadFlags(t *testing.T) {
 		t.Fatalf("--help: %v\n%s", err, out)
 	}
 }
+
+func TestSleepCommandModelSummaries(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("EXOCORTEX_HOME", home)
+	t.Setenv(GloVeEnv, "")
+	lines := []string{
+		`{"id":"k1","area":"fragments","text":"The billing service runs on the Kubernetes cluster alpha in Frankfurt."}`,
+		`{"id":"k2","area":"fragments","text":"The billing service runs on the Kubernetes cluster beta in Dublin."}`,
+		`{"id":"k3","area":"fragments","text":"The billing service runs on the Kubernetes cluster gamma in Madrid."}`,
+	}
+	imp := filepath.Join(t.TempDir(), "in.jsonl")
+	os.WriteFile(imp, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+	if _, errOut, err := runSleepCLI(t, "memory", "import", "--embedder", "none", imp); err != nil {
+		t.Fatalf("import: %v %s", err, errOut)
+	}
+	script := filepath.Join(t.TempDir(), "summary.yaml")
+	os.WriteFile(script, []byte("model: summariser\nreplies:\n  - content: Billing runs on three Kubernetes clusters, in Frankfurt, Dublin and Madrid.\n"), 0o600)
+	out, errOut, err := runSleepCLI(t, "sleep", "--json", "--embedder", "none", "--phases", "consolidate", "--model", "script:"+script)
+	if err != nil {
+		t.Fatalf("sleep: %v\n%s", err, errOut)
+	}
+	var rep sleep.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Phases[sleep.Consolidate].Counts["summaries"] != 1 || rep.Summarizer != "summariser" {
+		t.Fatalf("report %v: %s", err, out)
+	}
+	if ex := rep.Phases[sleep.Consolidate].Examples; len(ex) != 1 || !strings.HasPrefix(ex[0].Text, "Billing runs on three Kubernetes clusters") {
+		t.Fatalf("examples %+v", ex)
+	}
+}
