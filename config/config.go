@@ -42,6 +42,9 @@ type Config struct {
 	EmbedModel string `yaml:"embed_model"`
 	// TrustedProjects are project directories whose plugins may load.
 	TrustedProjects []string `yaml:"trusted_projects"`
+	// IdleSleep is how long an operator session stays idle before it runs the
+	// sleep consolidation the trigger asked for; 0 turns it off.
+	IdleSleep Duration `yaml:"idle_sleep"`
 	// Tools configures the built-in tools (config/tools.go); the tool plugins
 	// load it themselves with LoadTools.
 	Tools Tools `yaml:"tools"`
@@ -91,6 +94,7 @@ func Default() Config {
 		UnusableLimit: 5,
 		Timeouts:      Timeouts{Default: Duration(10 * time.Second), Tool: Duration(2 * time.Minute)},
 		Approval:      "default",
+		IdleSleep:     Duration(10 * time.Minute),
 	}
 }
 

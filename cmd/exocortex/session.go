@@ -143,10 +143,11 @@ func runSession(cmd *cobra.Command, f *sessionFlags) error {
 	if strings.HasPrefix(a.cfg.Model, "script:") {
 		scripted = a.cfg.Model
 	}
+	idle := newIdleSleeper(a.home, time.Duration(a.cfg.IdleSleep), a.log, a.logFile)
 	eng := tui.NewEngine(tui.Config{
 		Model: model, Address: client.BaseURL(), Scripted: scripted, LLM: client, NumCtx: numCtx,
 		StartHost: a.openHost,
-		NewAgent:  a.sessionAgent(client, loader),
+		NewAgent:  a.sessionAgent(client, loader, idle),
 		Prompts:   loader, SessionsDir: sessions, Session: name, Resumed: resumed,
 		HistoryFile: filepath.Join(a.home, "history.jsonl"),
 		MemoryDir:   filepath.Join(a.home, "memory"),
@@ -157,6 +158,7 @@ func runSession(cmd *cobra.Command, f *sessionFlags) error {
 	// context is not used; SIGTERM and SIGHUP end the session cleanly.
 	ctx, stop := signal.NotifyContext(context.WithoutCancel(cmd.Context()), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	go idle.run(ctx, 30*time.Second)
 	if f.plain || !isTerminal(os.Stdin) || !isTerminal(os.Stdout) {
 		return tui.LineMode(ctx, eng, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 	}
@@ -173,10 +175,10 @@ func runSession(cmd *cobra.Command, f *sessionFlags) error {
 
 // sessionAgent builds a session's agent as `run` does (app.start), with the
 // model, session, observer and approver the terminal gives.
-func (a *app) sessionAgent(client *llm.Client, loader *prompts.Loader) func(tui.AgentSpec) (*loop.Agent, error) {
+func (a *app) sessionAgent(client *llm.Client, loader *prompts.Loader, idle *idleSleeper) func(tui.AgentSpec) (*loop.Agent, error) {
 	return func(s tui.AgentSpec) (*loop.Agent, error) {
 		opts := a.agentOptions(s.Host, client, loader, s.Model)
-		opts.Session, opts.ApprovalMode, opts.Approver, opts.Observer = s.Session, s.Mode, s.Approver, s.Observer
+		opts.Session, opts.ApprovalMode, opts.Approver, opts.Observer = s.Session, s.Mode, s.Approver, idle.observe(s.Observer)
 		agent, err := loop.New(opts)
 		if err != nil {
 			return nil, err
