@@ -356,3 +356,26 @@ func (t *tail) String() string {
 func newHCLog(w io.Writer, level hclog.Level) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{Name: "plugin", Output: w, Level: level})
 }
+
+// Ping checks that the plugin process answers go-plugin's health service, starting
+// it if it is not running. It is the cheapest round trip to the process, the floor
+// under every hook call's latency.
+func (p *Plugin) Ping(ctx context.Context) error {
+	if _, err := p.live(ctx); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	c := p.client
+	p.mu.Unlock()
+	if c == nil {
+		return fmt.Errorf("plugin %s is not running", p.Name())
+	}
+	rpc, err := c.Client()
+	if err != nil {
+		return fmt.Errorf("plugin %s: %w", p.Name(), err)
+	}
+	if err := rpc.Ping(); err != nil {
+		return fmt.Errorf("plugin %s does not answer its health check: %w", p.Name(), err)
+	}
+	return nil
+}

@@ -102,6 +102,24 @@ func BenchmarkExtensionCall(b *testing.B) {
 		b.StopTimer()
 		reportQuantiles(b, ds)
 	})
+	// The floor: go-plugin's health check to the same process, the cheapest
+	// round trip there is; the difference is what the dispatch path adds.
+	b.Run("grpc-floor", func(b *testing.B) {
+		h := benchHost(b, 1)
+		p := h.Plugins()[0]
+		ctx := context.Background()
+		ds := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			start := time.Now()
+			if err := p.Ping(ctx); err != nil {
+				b.Fatal(err)
+			}
+			ds = append(ds, time.Since(start))
+		}
+		b.StopTimer()
+		reportQuantiles(b, ds)
+	})
 	b.Run("in-process", func(b *testing.B) {
 		srv, err := sdk.NewServer(sdk.Plugin{Name: "bench", Extensions: benchExtensions()})
 		if err != nil {
