@@ -59,7 +59,7 @@ func Serve(p Plugin) {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  Handshake(),
 		VersionedPlugins: PluginSet(srv),
-		GRPCServer:       plugin.DefaultGRPCServer,
+		GRPCServer:       grpcServer,
 		Logger: hclog.New(&hclog.LoggerOptions{
 			Name:       p.Name,
 			Level:      hclog.Info,

@@ -120,6 +120,7 @@ func (p *Plugin) start(ctx context.Context) error {
 		Stderr:           p.stderr,
 		StartTimeout:     p.h.opts.StartTimeout,
 		Managed:          false,
+		GRPCDialOptions:  sdk.DialOptions(),
 	}
 	if sum, ok := p.h.opts.Checksums[p.cand.Name]; ok {
 		raw, err := hex.DecodeString(sum)

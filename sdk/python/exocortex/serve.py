@@ -234,7 +234,10 @@ def _serve(plugin: Plugin, service: PluginService, logger: Logger, parent: int) 
     broker = _Broker()
     service.set_host(_HostServices(broker))
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=MAX_WORKERS + 2, thread_name_prefix="exocortex"),
-                         handlers=_goplugin_handlers(stop, broker))
+                         handlers=_goplugin_handlers(stop, broker),
+                         # As in the Go SDK: no bandwidth probe, whose PING with every
+                         # data frame would wake the host for an acknowledgement.
+                         options=[("grpc.http2.bdp_probe", 0)])
     plugin_pb2_grpc.add_PluginServicer_to_server(service, server)
     path = _socket_path()
     try:
