@@ -45,7 +45,7 @@ func build(p Plugin) (*built, error) {
 		bad("plugin %q serves no extension and no tool", p.Name)
 	}
 	b := &built{
-		manifest: &exocortexv1.ManifestResponse{Plugin: p.Name, Version: p.Version},
+		manifest: &exocortexv1.ManifestResponse{Plugin: p.Name, Version: p.Version, ServesBatches: true},
 		exts:     make(map[string]*extEntry),
 		tools:    make(map[string]Tool),
 	}
@@ -103,6 +103,14 @@ func build(p Plugin) (*built, error) {
 		for _, sig := range spec.ConsumesSignals {
 			if !signals.Known(sig) {
 				bad("extension %q consumes unknown signal %q; use a constant of package signals (%s)", name, sig, knownSignals())
+			}
+		}
+		if len(spec.ForTools) > 0 && !e.hooks[exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE] && !e.hooks[exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER] {
+			bad("extension %q: ForTools applies to tool_execute_before and tool_execute_after, which it does not implement", name)
+		}
+		for _, t := range spec.ForTools {
+			if strings.TrimSpace(t) == "" {
+				bad("extension %q: an empty name in ForTools", name)
 			}
 		}
 		if spec.Timeout < 0 {
@@ -173,6 +181,8 @@ func build(p Plugin) (*built, error) {
 				ConsumesSignals: sortedUnique(spec.ConsumesSignals),
 				Description:     spec.Description,
 				Disabled:        spec.Disabled,
+				ReadsHistory:    spec.ReadsHistory && readsHistoryAt(d.hook),
+				ForTools:        forTools(spec.ForTools, d.hook),
 			})
 		}
 	}
@@ -319,4 +329,24 @@ func timeoutMs(d time.Duration) uint32 {
 		return math.MaxUint32
 	}
 	return uint32(ms)
+}
+
+// readsHistory reports whether hook's request has a field that Spec.ReadsHistory
+// governs.
+func readsHistoryAt(hook exocortexv1.Hook) bool {
+	switch hook {
+	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER,
+		exocortexv1.Hook_HOOK_MONOLOGUE_END, exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL:
+		return true
+	}
+	return false
+}
+
+// forTools is Spec.ForTools as the manifest carries it at hook: sorted, at the
+// tool hooks only.
+func forTools(tools []string, hook exocortexv1.Hook) []string {
+	if hook != exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE && hook != exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER {
+		return nil
+	}
+	return sortedUnique(tools)
 }

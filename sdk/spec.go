@@ -62,6 +62,16 @@ type Spec struct {
 	// Disabled ships the extension disabled: it runs only when the operator's
 	// config enables it.
 	Disabled bool
+	// ReadsHistory declares that the extension reads the whole conversation: the
+	// History of message_loop_prompts_before, message_loop_prompts_after and
+	// monologue_end requests, and the Prompt of before_main_llm_call. Without it
+	// those fields are empty (the host does not ship a long session's history with
+	// every call); the context's recent messages are always there.
+	ReadsHistory bool
+	// ForTools limits tool_execute_before and tool_execute_after to calls of these
+	// tools (empty: every tool). The wiring lint reports a name no loaded plugin
+	// provides.
+	ForTools []string
 }
 
 // Tool is a tool the agent may call, served by the plugin.

@@ -281,7 +281,10 @@ type ManifestResponse struct {
 	StateKeys []*StateKeySpec `protobuf:"bytes,4,rep,name=state_keys,json=stateKeys,proto3" json:"state_keys,omitempty"`
 	Tools     []*ToolSpec     `protobuf:"bytes,5,rep,name=tools,proto3" json:"tools,omitempty"`
 	// Data files the plugin's extensions and tools read or write.
-	Files         []*FileSpec `protobuf:"bytes,6,rep,name=files,proto3" json:"files,omitempty"`
+	Files []*FileSpec `protobuf:"bytes,6,rep,name=files,proto3" json:"files,omitempty"`
+	// Whether the plugin serves Plugin.RunBatch. The host then runs consecutive
+	// extensions of this plugin at one hook in one round trip.
+	ServesBatches bool `protobuf:"varint,7,opt,name=serves_batches,json=servesBatches,proto3" json:"serves_batches,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -358,6 +361,13 @@ func (x *ManifestResponse) GetFiles() []*FileSpec {
 	return nil
 }
 
+func (x *ManifestResponse) GetServesBatches() bool {
+	if x != nil {
+		return x.ServesBatches
+	}
+	return false
+}
+
 // ExtensionSpec declares one extension at one hook.
 type ExtensionSpec struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -387,7 +397,18 @@ type ExtensionSpec struct {
 	ConsumesSignals []string `protobuf:"bytes,11,rep,name=consumes_signals,json=consumesSignals,proto3" json:"consumes_signals,omitempty"`
 	Description     string   `protobuf:"bytes,12,opt,name=description,proto3" json:"description,omitempty"`
 	// Shipped disabled: runs only when the operator's config enables it.
-	Disabled      bool `protobuf:"varint,13,opt,name=disabled,proto3" json:"disabled,omitempty"`
+	Disabled bool `protobuf:"varint,13,opt,name=disabled,proto3" json:"disabled,omitempty"`
+	// Whether the extension reads the whole conversation: the history of
+	// message_loop_prompts_before, message_loop_prompts_after and monologue_end, and
+	// the prompt of before_main_llm_call. The host fills those fields only for
+	// extensions that declare it, so that a long session does not ship its whole
+	// history with every call; every extension gets the recent messages in its
+	// context.
+	ReadsHistory bool `protobuf:"varint,14,opt,name=reads_history,json=readsHistory,proto3" json:"reads_history,omitempty"`
+	// At tool_execute_before and tool_execute_after: the tools whose calls the
+	// extension sees (empty: every tool). The wiring lint reports a name no loaded
+	// plugin provides, so a renamed tool cannot silently switch an extension off.
+	ForTools      []string `protobuf:"bytes,15,rep,name=for_tools,json=forTools,proto3" json:"for_tools,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -511,6 +532,20 @@ func (x *ExtensionSpec) GetDisabled() bool {
 		return x.Disabled
 	}
 	return false
+}
+
+func (x *ExtensionSpec) GetReadsHistory() bool {
+	if x != nil {
+		return x.ReadsHistory
+	}
+	return false
+}
+
+func (x *ExtensionSpec) GetForTools() []string {
+	if x != nil {
+		return x.ForTools
+	}
+	return nil
 }
 
 // StateKeySpec declares a shared-state key: a name bound to one protobuf message type.
@@ -767,7 +802,7 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\n" +
 	"\x1bexocortex/v1/manifest.proto\x12\fexocortex.v1\"<\n" +
 	"\x0fManifestRequest\x12)\n" +
-	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\"\x98\x02\n" +
+	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\"\xbf\x02\n" +
 	"\x10ManifestResponse\x12\x16\n" +
 	"\x06plugin\x18\x01 \x01(\tR\x06plugin\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12;\n" +
@@ -777,7 +812,8 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\n" +
 	"state_keys\x18\x04 \x03(\v2\x1a.exocortex.v1.StateKeySpecR\tstateKeys\x12,\n" +
 	"\x05tools\x18\x05 \x03(\v2\x16.exocortex.v1.ToolSpecR\x05tools\x12,\n" +
-	"\x05files\x18\x06 \x03(\v2\x16.exocortex.v1.FileSpecR\x05files\"\x9c\x03\n" +
+	"\x05files\x18\x06 \x03(\v2\x16.exocortex.v1.FileSpecR\x05files\x12%\n" +
+	"\x0eserves_batches\x18\a \x01(\bR\rservesBatches\"\xde\x03\n" +
 	"\rExtensionSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12&\n" +
 	"\x04hook\x18\x02 \x01(\x0e2\x12.exocortex.v1.HookR\x04hook\x12\x14\n" +
@@ -793,7 +829,9 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	" \x01(\bR\x0eoncePerSession\x12)\n" +
 	"\x10consumes_signals\x18\v \x03(\tR\x0fconsumesSignals\x12 \n" +
 	"\vdescription\x18\f \x01(\tR\vdescription\x12\x1a\n" +
-	"\bdisabled\x18\r \x01(\bR\bdisabled\"\x9d\x01\n" +
+	"\bdisabled\x18\r \x01(\bR\bdisabled\x12#\n" +
+	"\rreads_history\x18\x0e \x01(\bR\freadsHistory\x12\x1b\n" +
+	"\tfor_tools\x18\x0f \x03(\tR\bforTools\"\x9d\x01\n" +
 	"\fStateKeySpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12)\n" +

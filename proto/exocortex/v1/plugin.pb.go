@@ -2,7 +2,8 @@
 //
 // A plugin is a process started by the host through hashicorp/go-plugin (gRPC only).
 // It serves one or more extensions. The host first asks for its Manifest, then calls
-// one RPC per hook, naming the extension in HookCall.extension. Each hook has its own
+// one RPC per hook, naming the extension in HookCall.extension, or RunBatch for
+// several consecutive extensions of the plugin at one hook. Each hook has its own
 // request and response message, so what an extension may see and change at a hook is
 // fixed by the type: only hooks that fire while the prompt is assembled carry
 // prompt_blocks (field 15); every other response reserves field 15, and the host
@@ -35,6 +36,671 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// BatchRequest carries the hook's request once, and one HookCall per extension.
+type BatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The hook's request as the first extension receives it; field number = Hook
+	// number. Extension i receives a copy whose call is calls[i], with the state it
+	// reads updated by the writes and resets of the results before it.
+	//
+	// Types that are valid to be assigned to Request:
+	//
+	//	*BatchRequest_AgentInit
+	//	*BatchRequest_MonologueStart
+	//	*BatchRequest_HistAddBefore
+	//	*BatchRequest_MessageLoopStart
+	//	*BatchRequest_MessageLoopPromptsBefore
+	//	*BatchRequest_SystemPrompt
+	//	*BatchRequest_MessageLoopPromptsAfter
+	//	*BatchRequest_BeforeMainLlmCall
+	//	*BatchRequest_ResponseStreamChunk
+	//	*BatchRequest_ResponseStreamEnd
+	//	*BatchRequest_ErrorFormat
+	//	*BatchRequest_ToolExecuteBefore
+	//	*BatchRequest_ToolExecuteAfter
+	//	*BatchRequest_MessageLoopEnd
+	//	*BatchRequest_MonologueEnd
+	Request isBatchRequest_Request `protobuf_oneof:"request"`
+	// One per extension, in the order they run; the state each holds is the state
+	// when the batch began.
+	Calls         []*HookCall `protobuf:"bytes,16,rep,name=calls,proto3" json:"calls,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BatchRequest) Reset() {
+	*x = BatchRequest{}
+	mi := &file_exocortex_v1_plugin_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BatchRequest) ProtoMessage() {}
+
+func (x *BatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_plugin_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BatchRequest.ProtoReflect.Descriptor instead.
+func (*BatchRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_plugin_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *BatchRequest) GetRequest() isBatchRequest_Request {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetAgentInit() *AgentInitRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_AgentInit); ok {
+			return x.AgentInit
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetMonologueStart() *MonologueStartRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_MonologueStart); ok {
+			return x.MonologueStart
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetHistAddBefore() *HistAddBeforeRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_HistAddBefore); ok {
+			return x.HistAddBefore
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetMessageLoopStart() *MessageLoopStartRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_MessageLoopStart); ok {
+			return x.MessageLoopStart
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetMessageLoopPromptsBefore() *MessageLoopPromptsBeforeRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_MessageLoopPromptsBefore); ok {
+			return x.MessageLoopPromptsBefore
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetSystemPrompt() *SystemPromptRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_SystemPrompt); ok {
+			return x.SystemPrompt
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetMessageLoopPromptsAfter() *MessageLoopPromptsAfterRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_MessageLoopPromptsAfter); ok {
+			return x.MessageLoopPromptsAfter
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetBeforeMainLlmCall() *BeforeMainLLMCallRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_BeforeMainLlmCall); ok {
+			return x.BeforeMainLlmCall
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetResponseStreamChunk() *ResponseStreamChunkRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_ResponseStreamChunk); ok {
+			return x.ResponseStreamChunk
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetResponseStreamEnd() *ResponseStreamEndRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_ResponseStreamEnd); ok {
+			return x.ResponseStreamEnd
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetErrorFormat() *ErrorFormatRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_ErrorFormat); ok {
+			return x.ErrorFormat
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetToolExecuteBefore() *ToolExecuteBeforeRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_ToolExecuteBefore); ok {
+			return x.ToolExecuteBefore
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetToolExecuteAfter() *ToolExecuteAfterRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_ToolExecuteAfter); ok {
+			return x.ToolExecuteAfter
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetMessageLoopEnd() *MessageLoopEndRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_MessageLoopEnd); ok {
+			return x.MessageLoopEnd
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetMonologueEnd() *MonologueEndRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_MonologueEnd); ok {
+			return x.MonologueEnd
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetCalls() []*HookCall {
+	if x != nil {
+		return x.Calls
+	}
+	return nil
+}
+
+type isBatchRequest_Request interface {
+	isBatchRequest_Request()
+}
+
+type BatchRequest_AgentInit struct {
+	AgentInit *AgentInitRequest `protobuf:"bytes,1,opt,name=agent_init,json=agentInit,proto3,oneof"`
+}
+
+type BatchRequest_MonologueStart struct {
+	MonologueStart *MonologueStartRequest `protobuf:"bytes,2,opt,name=monologue_start,json=monologueStart,proto3,oneof"`
+}
+
+type BatchRequest_HistAddBefore struct {
+	HistAddBefore *HistAddBeforeRequest `protobuf:"bytes,3,opt,name=hist_add_before,json=histAddBefore,proto3,oneof"`
+}
+
+type BatchRequest_MessageLoopStart struct {
+	MessageLoopStart *MessageLoopStartRequest `protobuf:"bytes,4,opt,name=message_loop_start,json=messageLoopStart,proto3,oneof"`
+}
+
+type BatchRequest_MessageLoopPromptsBefore struct {
+	MessageLoopPromptsBefore *MessageLoopPromptsBeforeRequest `protobuf:"bytes,5,opt,name=message_loop_prompts_before,json=messageLoopPromptsBefore,proto3,oneof"`
+}
+
+type BatchRequest_SystemPrompt struct {
+	SystemPrompt *SystemPromptRequest `protobuf:"bytes,6,opt,name=system_prompt,json=systemPrompt,proto3,oneof"`
+}
+
+type BatchRequest_MessageLoopPromptsAfter struct {
+	MessageLoopPromptsAfter *MessageLoopPromptsAfterRequest `protobuf:"bytes,7,opt,name=message_loop_prompts_after,json=messageLoopPromptsAfter,proto3,oneof"`
+}
+
+type BatchRequest_BeforeMainLlmCall struct {
+	BeforeMainLlmCall *BeforeMainLLMCallRequest `protobuf:"bytes,8,opt,name=before_main_llm_call,json=beforeMainLlmCall,proto3,oneof"`
+}
+
+type BatchRequest_ResponseStreamChunk struct {
+	ResponseStreamChunk *ResponseStreamChunkRequest `protobuf:"bytes,9,opt,name=response_stream_chunk,json=responseStreamChunk,proto3,oneof"`
+}
+
+type BatchRequest_ResponseStreamEnd struct {
+	ResponseStreamEnd *ResponseStreamEndRequest `protobuf:"bytes,10,opt,name=response_stream_end,json=responseStreamEnd,proto3,oneof"`
+}
+
+type BatchRequest_ErrorFormat struct {
+	ErrorFormat *ErrorFormatRequest `protobuf:"bytes,11,opt,name=error_format,json=errorFormat,proto3,oneof"`
+}
+
+type BatchRequest_ToolExecuteBefore struct {
+	ToolExecuteBefore *ToolExecuteBeforeRequest `protobuf:"bytes,12,opt,name=tool_execute_before,json=toolExecuteBefore,proto3,oneof"`
+}
+
+type BatchRequest_ToolExecuteAfter struct {
+	ToolExecuteAfter *ToolExecuteAfterRequest `protobuf:"bytes,13,opt,name=tool_execute_after,json=toolExecuteAfter,proto3,oneof"`
+}
+
+type BatchRequest_MessageLoopEnd struct {
+	MessageLoopEnd *MessageLoopEndRequest `protobuf:"bytes,14,opt,name=message_loop_end,json=messageLoopEnd,proto3,oneof"`
+}
+
+type BatchRequest_MonologueEnd struct {
+	MonologueEnd *MonologueEndRequest `protobuf:"bytes,15,opt,name=monologue_end,json=monologueEnd,proto3,oneof"`
+}
+
+func (*BatchRequest_AgentInit) isBatchRequest_Request() {}
+
+func (*BatchRequest_MonologueStart) isBatchRequest_Request() {}
+
+func (*BatchRequest_HistAddBefore) isBatchRequest_Request() {}
+
+func (*BatchRequest_MessageLoopStart) isBatchRequest_Request() {}
+
+func (*BatchRequest_MessageLoopPromptsBefore) isBatchRequest_Request() {}
+
+func (*BatchRequest_SystemPrompt) isBatchRequest_Request() {}
+
+func (*BatchRequest_MessageLoopPromptsAfter) isBatchRequest_Request() {}
+
+func (*BatchRequest_BeforeMainLlmCall) isBatchRequest_Request() {}
+
+func (*BatchRequest_ResponseStreamChunk) isBatchRequest_Request() {}
+
+func (*BatchRequest_ResponseStreamEnd) isBatchRequest_Request() {}
+
+func (*BatchRequest_ErrorFormat) isBatchRequest_Request() {}
+
+func (*BatchRequest_ToolExecuteBefore) isBatchRequest_Request() {}
+
+func (*BatchRequest_ToolExecuteAfter) isBatchRequest_Request() {}
+
+func (*BatchRequest_MessageLoopEnd) isBatchRequest_Request() {}
+
+func (*BatchRequest_MonologueEnd) isBatchRequest_Request() {}
+
+// BatchResponse has one result per extension that ran, in order. The plugin stops
+// early, after a result that sets anything besides its state changes (prompt
+// blocks, rewritten arguments or content, an annotation, a block, ...) or that
+// writes a key its extension does not declare: what the next extension receives
+// then depends on how the host takes that result, so the host sends the rest again.
+type BatchResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Results       []*BatchResult         `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BatchResponse) Reset() {
+	*x = BatchResponse{}
+	mi := &file_exocortex_v1_plugin_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BatchResponse) ProtoMessage() {}
+
+func (x *BatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_plugin_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BatchResponse.ProtoReflect.Descriptor instead.
+func (*BatchResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_plugin_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *BatchResponse) GetResults() []*BatchResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+type BatchResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The extension's response; field number = Hook number. Unset when it failed.
+	//
+	// Types that are valid to be assigned to Response:
+	//
+	//	*BatchResult_AgentInit
+	//	*BatchResult_MonologueStart
+	//	*BatchResult_HistAddBefore
+	//	*BatchResult_MessageLoopStart
+	//	*BatchResult_MessageLoopPromptsBefore
+	//	*BatchResult_SystemPrompt
+	//	*BatchResult_MessageLoopPromptsAfter
+	//	*BatchResult_BeforeMainLlmCall
+	//	*BatchResult_ResponseStreamChunk
+	//	*BatchResult_ResponseStreamEnd
+	//	*BatchResult_ErrorFormat
+	//	*BatchResult_ToolExecuteBefore
+	//	*BatchResult_ToolExecuteAfter
+	//	*BatchResult_MessageLoopEnd
+	//	*BatchResult_MonologueEnd
+	Response isBatchResult_Response `protobuf_oneof:"response"`
+	// The extension's error, as its own call would have returned it (a panic
+	// included: the plugin keeps serving).
+	Error string `protobuf:"bytes,16,opt,name=error,proto3" json:"error,omitempty"`
+	// How long the extension's method ran in the plugin, in microseconds.
+	DurationUs    uint32 `protobuf:"varint,17,opt,name=duration_us,json=durationUs,proto3" json:"duration_us,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BatchResult) Reset() {
+	*x = BatchResult{}
+	mi := &file_exocortex_v1_plugin_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BatchResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BatchResult) ProtoMessage() {}
+
+func (x *BatchResult) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_plugin_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BatchResult.ProtoReflect.Descriptor instead.
+func (*BatchResult) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_plugin_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *BatchResult) GetResponse() isBatchResult_Response {
+	if x != nil {
+		return x.Response
+	}
+	return nil
+}
+
+func (x *BatchResult) GetAgentInit() *AgentInitResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_AgentInit); ok {
+			return x.AgentInit
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetMonologueStart() *MonologueStartResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_MonologueStart); ok {
+			return x.MonologueStart
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetHistAddBefore() *HistAddBeforeResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_HistAddBefore); ok {
+			return x.HistAddBefore
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetMessageLoopStart() *MessageLoopStartResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_MessageLoopStart); ok {
+			return x.MessageLoopStart
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetMessageLoopPromptsBefore() *MessageLoopPromptsBeforeResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_MessageLoopPromptsBefore); ok {
+			return x.MessageLoopPromptsBefore
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetSystemPrompt() *SystemPromptResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_SystemPrompt); ok {
+			return x.SystemPrompt
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetMessageLoopPromptsAfter() *MessageLoopPromptsAfterResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_MessageLoopPromptsAfter); ok {
+			return x.MessageLoopPromptsAfter
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetBeforeMainLlmCall() *BeforeMainLLMCallResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_BeforeMainLlmCall); ok {
+			return x.BeforeMainLlmCall
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetResponseStreamChunk() *ResponseStreamChunkResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_ResponseStreamChunk); ok {
+			return x.ResponseStreamChunk
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetResponseStreamEnd() *ResponseStreamEndResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_ResponseStreamEnd); ok {
+			return x.ResponseStreamEnd
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetErrorFormat() *ErrorFormatResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_ErrorFormat); ok {
+			return x.ErrorFormat
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetToolExecuteBefore() *ToolExecuteBeforeResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_ToolExecuteBefore); ok {
+			return x.ToolExecuteBefore
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetToolExecuteAfter() *ToolExecuteAfterResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_ToolExecuteAfter); ok {
+			return x.ToolExecuteAfter
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetMessageLoopEnd() *MessageLoopEndResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_MessageLoopEnd); ok {
+			return x.MessageLoopEnd
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetMonologueEnd() *MonologueEndResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_MonologueEnd); ok {
+			return x.MonologueEnd
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *BatchResult) GetDurationUs() uint32 {
+	if x != nil {
+		return x.DurationUs
+	}
+	return 0
+}
+
+type isBatchResult_Response interface {
+	isBatchResult_Response()
+}
+
+type BatchResult_AgentInit struct {
+	AgentInit *AgentInitResponse `protobuf:"bytes,1,opt,name=agent_init,json=agentInit,proto3,oneof"`
+}
+
+type BatchResult_MonologueStart struct {
+	MonologueStart *MonologueStartResponse `protobuf:"bytes,2,opt,name=monologue_start,json=monologueStart,proto3,oneof"`
+}
+
+type BatchResult_HistAddBefore struct {
+	HistAddBefore *HistAddBeforeResponse `protobuf:"bytes,3,opt,name=hist_add_before,json=histAddBefore,proto3,oneof"`
+}
+
+type BatchResult_MessageLoopStart struct {
+	MessageLoopStart *MessageLoopStartResponse `protobuf:"bytes,4,opt,name=message_loop_start,json=messageLoopStart,proto3,oneof"`
+}
+
+type BatchResult_MessageLoopPromptsBefore struct {
+	MessageLoopPromptsBefore *MessageLoopPromptsBeforeResponse `protobuf:"bytes,5,opt,name=message_loop_prompts_before,json=messageLoopPromptsBefore,proto3,oneof"`
+}
+
+type BatchResult_SystemPrompt struct {
+	SystemPrompt *SystemPromptResponse `protobuf:"bytes,6,opt,name=system_prompt,json=systemPrompt,proto3,oneof"`
+}
+
+type BatchResult_MessageLoopPromptsAfter struct {
+	MessageLoopPromptsAfter *MessageLoopPromptsAfterResponse `protobuf:"bytes,7,opt,name=message_loop_prompts_after,json=messageLoopPromptsAfter,proto3,oneof"`
+}
+
+type BatchResult_BeforeMainLlmCall struct {
+	BeforeMainLlmCall *BeforeMainLLMCallResponse `protobuf:"bytes,8,opt,name=before_main_llm_call,json=beforeMainLlmCall,proto3,oneof"`
+}
+
+type BatchResult_ResponseStreamChunk struct {
+	ResponseStreamChunk *ResponseStreamChunkResponse `protobuf:"bytes,9,opt,name=response_stream_chunk,json=responseStreamChunk,proto3,oneof"`
+}
+
+type BatchResult_ResponseStreamEnd struct {
+	ResponseStreamEnd *ResponseStreamEndResponse `protobuf:"bytes,10,opt,name=response_stream_end,json=responseStreamEnd,proto3,oneof"`
+}
+
+type BatchResult_ErrorFormat struct {
+	ErrorFormat *ErrorFormatResponse `protobuf:"bytes,11,opt,name=error_format,json=errorFormat,proto3,oneof"`
+}
+
+type BatchResult_ToolExecuteBefore struct {
+	ToolExecuteBefore *ToolExecuteBeforeResponse `protobuf:"bytes,12,opt,name=tool_execute_before,json=toolExecuteBefore,proto3,oneof"`
+}
+
+type BatchResult_ToolExecuteAfter struct {
+	ToolExecuteAfter *ToolExecuteAfterResponse `protobuf:"bytes,13,opt,name=tool_execute_after,json=toolExecuteAfter,proto3,oneof"`
+}
+
+type BatchResult_MessageLoopEnd struct {
+	MessageLoopEnd *MessageLoopEndResponse `protobuf:"bytes,14,opt,name=message_loop_end,json=messageLoopEnd,proto3,oneof"`
+}
+
+type BatchResult_MonologueEnd struct {
+	MonologueEnd *MonologueEndResponse `protobuf:"bytes,15,opt,name=monologue_end,json=monologueEnd,proto3,oneof"`
+}
+
+func (*BatchResult_AgentInit) isBatchResult_Response() {}
+
+func (*BatchResult_MonologueStart) isBatchResult_Response() {}
+
+func (*BatchResult_HistAddBefore) isBatchResult_Response() {}
+
+func (*BatchResult_MessageLoopStart) isBatchResult_Response() {}
+
+func (*BatchResult_MessageLoopPromptsBefore) isBatchResult_Response() {}
+
+func (*BatchResult_SystemPrompt) isBatchResult_Response() {}
+
+func (*BatchResult_MessageLoopPromptsAfter) isBatchResult_Response() {}
+
+func (*BatchResult_BeforeMainLlmCall) isBatchResult_Response() {}
+
+func (*BatchResult_ResponseStreamChunk) isBatchResult_Response() {}
+
+func (*BatchResult_ResponseStreamEnd) isBatchResult_Response() {}
+
+func (*BatchResult_ErrorFormat) isBatchResult_Response() {}
+
+func (*BatchResult_ToolExecuteBefore) isBatchResult_Response() {}
+
+func (*BatchResult_ToolExecuteAfter) isBatchResult_Response() {}
+
+func (*BatchResult_MessageLoopEnd) isBatchResult_Response() {}
+
+func (*BatchResult_MonologueEnd) isBatchResult_Response() {}
+
 type ExecuteToolRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Call          *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
@@ -45,7 +711,7 @@ type ExecuteToolRequest struct {
 
 func (x *ExecuteToolRequest) Reset() {
 	*x = ExecuteToolRequest{}
-	mi := &file_exocortex_v1_plugin_proto_msgTypes[0]
+	mi := &file_exocortex_v1_plugin_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -57,7 +723,7 @@ func (x *ExecuteToolRequest) String() string {
 func (*ExecuteToolRequest) ProtoMessage() {}
 
 func (x *ExecuteToolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_exocortex_v1_plugin_proto_msgTypes[0]
+	mi := &file_exocortex_v1_plugin_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -70,7 +736,7 @@ func (x *ExecuteToolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteToolRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteToolRequest) Descriptor() ([]byte, []int) {
-	return file_exocortex_v1_plugin_proto_rawDescGZIP(), []int{0}
+	return file_exocortex_v1_plugin_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ExecuteToolRequest) GetCall() *HookCall {
@@ -96,7 +762,7 @@ type ExecuteToolResponse struct {
 
 func (x *ExecuteToolResponse) Reset() {
 	*x = ExecuteToolResponse{}
-	mi := &file_exocortex_v1_plugin_proto_msgTypes[1]
+	mi := &file_exocortex_v1_plugin_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -108,7 +774,7 @@ func (x *ExecuteToolResponse) String() string {
 func (*ExecuteToolResponse) ProtoMessage() {}
 
 func (x *ExecuteToolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_exocortex_v1_plugin_proto_msgTypes[1]
+	mi := &file_exocortex_v1_plugin_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -121,7 +787,7 @@ func (x *ExecuteToolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteToolResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteToolResponse) Descriptor() ([]byte, []int) {
-	return file_exocortex_v1_plugin_proto_rawDescGZIP(), []int{1}
+	return file_exocortex_v1_plugin_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ExecuteToolResponse) GetResult() *ToolResult {
@@ -135,12 +801,59 @@ var File_exocortex_v1_plugin_proto protoreflect.FileDescriptor
 
 const file_exocortex_v1_plugin_proto_rawDesc = "" +
 	"\n" +
-	"\x19exocortex/v1/plugin.proto\x12\fexocortex.v1\x1a\x1aexocortex/v1/context.proto\x1a\x18exocortex/v1/hooks.proto\x1a\x1bexocortex/v1/manifest.proto\"u\n" +
+	"\x19exocortex/v1/plugin.proto\x12\fexocortex.v1\x1a\x1aexocortex/v1/context.proto\x1a\x18exocortex/v1/hooks.proto\x1a\x1bexocortex/v1/manifest.proto\"\xcc\n" +
+	"\n" +
+	"\fBatchRequest\x12?\n" +
+	"\n" +
+	"agent_init\x18\x01 \x01(\v2\x1e.exocortex.v1.AgentInitRequestH\x00R\tagentInit\x12N\n" +
+	"\x0fmonologue_start\x18\x02 \x01(\v2#.exocortex.v1.MonologueStartRequestH\x00R\x0emonologueStart\x12L\n" +
+	"\x0fhist_add_before\x18\x03 \x01(\v2\".exocortex.v1.HistAddBeforeRequestH\x00R\rhistAddBefore\x12U\n" +
+	"\x12message_loop_start\x18\x04 \x01(\v2%.exocortex.v1.MessageLoopStartRequestH\x00R\x10messageLoopStart\x12n\n" +
+	"\x1bmessage_loop_prompts_before\x18\x05 \x01(\v2-.exocortex.v1.MessageLoopPromptsBeforeRequestH\x00R\x18messageLoopPromptsBefore\x12H\n" +
+	"\rsystem_prompt\x18\x06 \x01(\v2!.exocortex.v1.SystemPromptRequestH\x00R\fsystemPrompt\x12k\n" +
+	"\x1amessage_loop_prompts_after\x18\a \x01(\v2,.exocortex.v1.MessageLoopPromptsAfterRequestH\x00R\x17messageLoopPromptsAfter\x12Y\n" +
+	"\x14before_main_llm_call\x18\b \x01(\v2&.exocortex.v1.BeforeMainLLMCallRequestH\x00R\x11beforeMainLlmCall\x12^\n" +
+	"\x15response_stream_chunk\x18\t \x01(\v2(.exocortex.v1.ResponseStreamChunkRequestH\x00R\x13responseStreamChunk\x12X\n" +
+	"\x13response_stream_end\x18\n" +
+	" \x01(\v2&.exocortex.v1.ResponseStreamEndRequestH\x00R\x11responseStreamEnd\x12E\n" +
+	"\ferror_format\x18\v \x01(\v2 .exocortex.v1.ErrorFormatRequestH\x00R\verrorFormat\x12X\n" +
+	"\x13tool_execute_before\x18\f \x01(\v2&.exocortex.v1.ToolExecuteBeforeRequestH\x00R\x11toolExecuteBefore\x12U\n" +
+	"\x12tool_execute_after\x18\r \x01(\v2%.exocortex.v1.ToolExecuteAfterRequestH\x00R\x10toolExecuteAfter\x12O\n" +
+	"\x10message_loop_end\x18\x0e \x01(\v2#.exocortex.v1.MessageLoopEndRequestH\x00R\x0emessageLoopEnd\x12H\n" +
+	"\rmonologue_end\x18\x0f \x01(\v2!.exocortex.v1.MonologueEndRequestH\x00R\fmonologueEnd\x12,\n" +
+	"\x05calls\x18\x10 \x03(\v2\x16.exocortex.v1.HookCallR\x05callsB\t\n" +
+	"\arequest\"D\n" +
+	"\rBatchResponse\x123\n" +
+	"\aresults\x18\x01 \x03(\v2\x19.exocortex.v1.BatchResultR\aresults\"\xe4\n" +
+	"\n" +
+	"\vBatchResult\x12@\n" +
+	"\n" +
+	"agent_init\x18\x01 \x01(\v2\x1f.exocortex.v1.AgentInitResponseH\x00R\tagentInit\x12O\n" +
+	"\x0fmonologue_start\x18\x02 \x01(\v2$.exocortex.v1.MonologueStartResponseH\x00R\x0emonologueStart\x12M\n" +
+	"\x0fhist_add_before\x18\x03 \x01(\v2#.exocortex.v1.HistAddBeforeResponseH\x00R\rhistAddBefore\x12V\n" +
+	"\x12message_loop_start\x18\x04 \x01(\v2&.exocortex.v1.MessageLoopStartResponseH\x00R\x10messageLoopStart\x12o\n" +
+	"\x1bmessage_loop_prompts_before\x18\x05 \x01(\v2..exocortex.v1.MessageLoopPromptsBeforeResponseH\x00R\x18messageLoopPromptsBefore\x12I\n" +
+	"\rsystem_prompt\x18\x06 \x01(\v2\".exocortex.v1.SystemPromptResponseH\x00R\fsystemPrompt\x12l\n" +
+	"\x1amessage_loop_prompts_after\x18\a \x01(\v2-.exocortex.v1.MessageLoopPromptsAfterResponseH\x00R\x17messageLoopPromptsAfter\x12Z\n" +
+	"\x14before_main_llm_call\x18\b \x01(\v2'.exocortex.v1.BeforeMainLLMCallResponseH\x00R\x11beforeMainLlmCall\x12_\n" +
+	"\x15response_stream_chunk\x18\t \x01(\v2).exocortex.v1.ResponseStreamChunkResponseH\x00R\x13responseStreamChunk\x12Y\n" +
+	"\x13response_stream_end\x18\n" +
+	" \x01(\v2'.exocortex.v1.ResponseStreamEndResponseH\x00R\x11responseStreamEnd\x12F\n" +
+	"\ferror_format\x18\v \x01(\v2!.exocortex.v1.ErrorFormatResponseH\x00R\verrorFormat\x12Y\n" +
+	"\x13tool_execute_before\x18\f \x01(\v2'.exocortex.v1.ToolExecuteBeforeResponseH\x00R\x11toolExecuteBefore\x12V\n" +
+	"\x12tool_execute_after\x18\r \x01(\v2&.exocortex.v1.ToolExecuteAfterResponseH\x00R\x10toolExecuteAfter\x12P\n" +
+	"\x10message_loop_end\x18\x0e \x01(\v2$.exocortex.v1.MessageLoopEndResponseH\x00R\x0emessageLoopEnd\x12I\n" +
+	"\rmonologue_end\x18\x0f \x01(\v2\".exocortex.v1.MonologueEndResponseH\x00R\fmonologueEnd\x12\x14\n" +
+	"\x05error\x18\x10 \x01(\tR\x05error\x12\x1f\n" +
+	"\vduration_us\x18\x11 \x01(\rR\n" +
+	"durationUsB\n" +
+	"\n" +
+	"\bresponse\"u\n" +
 	"\x12ExecuteToolRequest\x12*\n" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x123\n" +
 	"\ttool_call\x18\x02 \x01(\v2\x16.exocortex.v1.ToolCallR\btoolCall\"G\n" +
 	"\x13ExecuteToolResponse\x120\n" +
-	"\x06result\x18\x01 \x01(\v2\x18.exocortex.v1.ToolResultR\x06result2\xe2\f\n" +
+	"\x06result\x18\x01 \x01(\v2\x18.exocortex.v1.ToolResultR\x06result2\xa7\r\n" +
 	"\x06Plugin\x12I\n" +
 	"\bManifest\x12\x1d.exocortex.v1.ManifestRequest\x1a\x1e.exocortex.v1.ManifestResponse\x12L\n" +
 	"\tAgentInit\x12\x1e.exocortex.v1.AgentInitRequest\x1a\x1f.exocortex.v1.AgentInitResponse\x12[\n" +
@@ -158,7 +871,8 @@ const file_exocortex_v1_plugin_proto_rawDesc = "" +
 	"\x10ToolExecuteAfter\x12%.exocortex.v1.ToolExecuteAfterRequest\x1a&.exocortex.v1.ToolExecuteAfterResponse\x12[\n" +
 	"\x0eMessageLoopEnd\x12#.exocortex.v1.MessageLoopEndRequest\x1a$.exocortex.v1.MessageLoopEndResponse\x12U\n" +
 	"\fMonologueEnd\x12!.exocortex.v1.MonologueEndRequest\x1a\".exocortex.v1.MonologueEndResponse\x12R\n" +
-	"\vExecuteTool\x12 .exocortex.v1.ExecuteToolRequest\x1a!.exocortex.v1.ExecuteToolResponseB?Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1b\x06proto3"
+	"\vExecuteTool\x12 .exocortex.v1.ExecuteToolRequest\x1a!.exocortex.v1.ExecuteToolResponse\x12C\n" +
+	"\bRunBatch\x12\x1a.exocortex.v1.BatchRequest\x1a\x1b.exocortex.v1.BatchResponseB?Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1b\x06proto3"
 
 var (
 	file_exocortex_v1_plugin_proto_rawDescOnce sync.Once
@@ -172,89 +886,126 @@ func file_exocortex_v1_plugin_proto_rawDescGZIP() []byte {
 	return file_exocortex_v1_plugin_proto_rawDescData
 }
 
-var file_exocortex_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_exocortex_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_exocortex_v1_plugin_proto_goTypes = []any{
-	(*ExecuteToolRequest)(nil),               // 0: exocortex.v1.ExecuteToolRequest
-	(*ExecuteToolResponse)(nil),              // 1: exocortex.v1.ExecuteToolResponse
-	(*HookCall)(nil),                         // 2: exocortex.v1.HookCall
-	(*ToolCall)(nil),                         // 3: exocortex.v1.ToolCall
-	(*ToolResult)(nil),                       // 4: exocortex.v1.ToolResult
-	(*ManifestRequest)(nil),                  // 5: exocortex.v1.ManifestRequest
-	(*AgentInitRequest)(nil),                 // 6: exocortex.v1.AgentInitRequest
-	(*MonologueStartRequest)(nil),            // 7: exocortex.v1.MonologueStartRequest
-	(*HistAddBeforeRequest)(nil),             // 8: exocortex.v1.HistAddBeforeRequest
-	(*MessageLoopStartRequest)(nil),          // 9: exocortex.v1.MessageLoopStartRequest
-	(*MessageLoopPromptsBeforeRequest)(nil),  // 10: exocortex.v1.MessageLoopPromptsBeforeRequest
-	(*SystemPromptRequest)(nil),              // 11: exocortex.v1.SystemPromptRequest
-	(*MessageLoopPromptsAfterRequest)(nil),   // 12: exocortex.v1.MessageLoopPromptsAfterRequest
-	(*BeforeMainLLMCallRequest)(nil),         // 13: exocortex.v1.BeforeMainLLMCallRequest
-	(*ResponseStreamChunkRequest)(nil),       // 14: exocortex.v1.ResponseStreamChunkRequest
-	(*ResponseStreamEndRequest)(nil),         // 15: exocortex.v1.ResponseStreamEndRequest
-	(*ErrorFormatRequest)(nil),               // 16: exocortex.v1.ErrorFormatRequest
-	(*ToolExecuteBeforeRequest)(nil),         // 17: exocortex.v1.ToolExecuteBeforeRequest
-	(*ToolExecuteAfterRequest)(nil),          // 18: exocortex.v1.ToolExecuteAfterRequest
-	(*MessageLoopEndRequest)(nil),            // 19: exocortex.v1.MessageLoopEndRequest
-	(*MonologueEndRequest)(nil),              // 20: exocortex.v1.MonologueEndRequest
-	(*ManifestResponse)(nil),                 // 21: exocortex.v1.ManifestResponse
-	(*AgentInitResponse)(nil),                // 22: exocortex.v1.AgentInitResponse
-	(*MonologueStartResponse)(nil),           // 23: exocortex.v1.MonologueStartResponse
-	(*HistAddBeforeResponse)(nil),            // 24: exocortex.v1.HistAddBeforeResponse
-	(*MessageLoopStartResponse)(nil),         // 25: exocortex.v1.MessageLoopStartResponse
-	(*MessageLoopPromptsBeforeResponse)(nil), // 26: exocortex.v1.MessageLoopPromptsBeforeResponse
-	(*SystemPromptResponse)(nil),             // 27: exocortex.v1.SystemPromptResponse
-	(*MessageLoopPromptsAfterResponse)(nil),  // 28: exocortex.v1.MessageLoopPromptsAfterResponse
-	(*BeforeMainLLMCallResponse)(nil),        // 29: exocortex.v1.BeforeMainLLMCallResponse
-	(*ResponseStreamChunkResponse)(nil),      // 30: exocortex.v1.ResponseStreamChunkResponse
-	(*ResponseStreamEndResponse)(nil),        // 31: exocortex.v1.ResponseStreamEndResponse
-	(*ErrorFormatResponse)(nil),              // 32: exocortex.v1.ErrorFormatResponse
-	(*ToolExecuteBeforeResponse)(nil),        // 33: exocortex.v1.ToolExecuteBeforeResponse
-	(*ToolExecuteAfterResponse)(nil),         // 34: exocortex.v1.ToolExecuteAfterResponse
-	(*MessageLoopEndResponse)(nil),           // 35: exocortex.v1.MessageLoopEndResponse
-	(*MonologueEndResponse)(nil),             // 36: exocortex.v1.MonologueEndResponse
+	(*BatchRequest)(nil),                     // 0: exocortex.v1.BatchRequest
+	(*BatchResponse)(nil),                    // 1: exocortex.v1.BatchResponse
+	(*BatchResult)(nil),                      // 2: exocortex.v1.BatchResult
+	(*ExecuteToolRequest)(nil),               // 3: exocortex.v1.ExecuteToolRequest
+	(*ExecuteToolResponse)(nil),              // 4: exocortex.v1.ExecuteToolResponse
+	(*AgentInitRequest)(nil),                 // 5: exocortex.v1.AgentInitRequest
+	(*MonologueStartRequest)(nil),            // 6: exocortex.v1.MonologueStartRequest
+	(*HistAddBeforeRequest)(nil),             // 7: exocortex.v1.HistAddBeforeRequest
+	(*MessageLoopStartRequest)(nil),          // 8: exocortex.v1.MessageLoopStartRequest
+	(*MessageLoopPromptsBeforeRequest)(nil),  // 9: exocortex.v1.MessageLoopPromptsBeforeRequest
+	(*SystemPromptRequest)(nil),              // 10: exocortex.v1.SystemPromptRequest
+	(*MessageLoopPromptsAfterRequest)(nil),   // 11: exocortex.v1.MessageLoopPromptsAfterRequest
+	(*BeforeMainLLMCallRequest)(nil),         // 12: exocortex.v1.BeforeMainLLMCallRequest
+	(*ResponseStreamChunkRequest)(nil),       // 13: exocortex.v1.ResponseStreamChunkRequest
+	(*ResponseStreamEndRequest)(nil),         // 14: exocortex.v1.ResponseStreamEndRequest
+	(*ErrorFormatRequest)(nil),               // 15: exocortex.v1.ErrorFormatRequest
+	(*ToolExecuteBeforeRequest)(nil),         // 16: exocortex.v1.ToolExecuteBeforeRequest
+	(*ToolExecuteAfterRequest)(nil),          // 17: exocortex.v1.ToolExecuteAfterRequest
+	(*MessageLoopEndRequest)(nil),            // 18: exocortex.v1.MessageLoopEndRequest
+	(*MonologueEndRequest)(nil),              // 19: exocortex.v1.MonologueEndRequest
+	(*HookCall)(nil),                         // 20: exocortex.v1.HookCall
+	(*AgentInitResponse)(nil),                // 21: exocortex.v1.AgentInitResponse
+	(*MonologueStartResponse)(nil),           // 22: exocortex.v1.MonologueStartResponse
+	(*HistAddBeforeResponse)(nil),            // 23: exocortex.v1.HistAddBeforeResponse
+	(*MessageLoopStartResponse)(nil),         // 24: exocortex.v1.MessageLoopStartResponse
+	(*MessageLoopPromptsBeforeResponse)(nil), // 25: exocortex.v1.MessageLoopPromptsBeforeResponse
+	(*SystemPromptResponse)(nil),             // 26: exocortex.v1.SystemPromptResponse
+	(*MessageLoopPromptsAfterResponse)(nil),  // 27: exocortex.v1.MessageLoopPromptsAfterResponse
+	(*BeforeMainLLMCallResponse)(nil),        // 28: exocortex.v1.BeforeMainLLMCallResponse
+	(*ResponseStreamChunkResponse)(nil),      // 29: exocortex.v1.ResponseStreamChunkResponse
+	(*ResponseStreamEndResponse)(nil),        // 30: exocortex.v1.ResponseStreamEndResponse
+	(*ErrorFormatResponse)(nil),              // 31: exocortex.v1.ErrorFormatResponse
+	(*ToolExecuteBeforeResponse)(nil),        // 32: exocortex.v1.ToolExecuteBeforeResponse
+	(*ToolExecuteAfterResponse)(nil),         // 33: exocortex.v1.ToolExecuteAfterResponse
+	(*MessageLoopEndResponse)(nil),           // 34: exocortex.v1.MessageLoopEndResponse
+	(*MonologueEndResponse)(nil),             // 35: exocortex.v1.MonologueEndResponse
+	(*ToolCall)(nil),                         // 36: exocortex.v1.ToolCall
+	(*ToolResult)(nil),                       // 37: exocortex.v1.ToolResult
+	(*ManifestRequest)(nil),                  // 38: exocortex.v1.ManifestRequest
+	(*ManifestResponse)(nil),                 // 39: exocortex.v1.ManifestResponse
 }
 var file_exocortex_v1_plugin_proto_depIdxs = []int32{
-	2,  // 0: exocortex.v1.ExecuteToolRequest.call:type_name -> exocortex.v1.HookCall
-	3,  // 1: exocortex.v1.ExecuteToolRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	4,  // 2: exocortex.v1.ExecuteToolResponse.result:type_name -> exocortex.v1.ToolResult
-	5,  // 3: exocortex.v1.Plugin.Manifest:input_type -> exocortex.v1.ManifestRequest
-	6,  // 4: exocortex.v1.Plugin.AgentInit:input_type -> exocortex.v1.AgentInitRequest
-	7,  // 5: exocortex.v1.Plugin.MonologueStart:input_type -> exocortex.v1.MonologueStartRequest
-	8,  // 6: exocortex.v1.Plugin.HistAddBefore:input_type -> exocortex.v1.HistAddBeforeRequest
-	9,  // 7: exocortex.v1.Plugin.MessageLoopStart:input_type -> exocortex.v1.MessageLoopStartRequest
-	10, // 8: exocortex.v1.Plugin.MessageLoopPromptsBefore:input_type -> exocortex.v1.MessageLoopPromptsBeforeRequest
-	11, // 9: exocortex.v1.Plugin.SystemPrompt:input_type -> exocortex.v1.SystemPromptRequest
-	12, // 10: exocortex.v1.Plugin.MessageLoopPromptsAfter:input_type -> exocortex.v1.MessageLoopPromptsAfterRequest
-	13, // 11: exocortex.v1.Plugin.BeforeMainLLMCall:input_type -> exocortex.v1.BeforeMainLLMCallRequest
-	14, // 12: exocortex.v1.Plugin.ResponseStreamChunk:input_type -> exocortex.v1.ResponseStreamChunkRequest
-	15, // 13: exocortex.v1.Plugin.ResponseStreamEnd:input_type -> exocortex.v1.ResponseStreamEndRequest
-	16, // 14: exocortex.v1.Plugin.ErrorFormat:input_type -> exocortex.v1.ErrorFormatRequest
-	17, // 15: exocortex.v1.Plugin.ToolExecuteBefore:input_type -> exocortex.v1.ToolExecuteBeforeRequest
-	18, // 16: exocortex.v1.Plugin.ToolExecuteAfter:input_type -> exocortex.v1.ToolExecuteAfterRequest
-	19, // 17: exocortex.v1.Plugin.MessageLoopEnd:input_type -> exocortex.v1.MessageLoopEndRequest
-	20, // 18: exocortex.v1.Plugin.MonologueEnd:input_type -> exocortex.v1.MonologueEndRequest
-	0,  // 19: exocortex.v1.Plugin.ExecuteTool:input_type -> exocortex.v1.ExecuteToolRequest
-	21, // 20: exocortex.v1.Plugin.Manifest:output_type -> exocortex.v1.ManifestResponse
-	22, // 21: exocortex.v1.Plugin.AgentInit:output_type -> exocortex.v1.AgentInitResponse
-	23, // 22: exocortex.v1.Plugin.MonologueStart:output_type -> exocortex.v1.MonologueStartResponse
-	24, // 23: exocortex.v1.Plugin.HistAddBefore:output_type -> exocortex.v1.HistAddBeforeResponse
-	25, // 24: exocortex.v1.Plugin.MessageLoopStart:output_type -> exocortex.v1.MessageLoopStartResponse
-	26, // 25: exocortex.v1.Plugin.MessageLoopPromptsBefore:output_type -> exocortex.v1.MessageLoopPromptsBeforeResponse
-	27, // 26: exocortex.v1.Plugin.SystemPrompt:output_type -> exocortex.v1.SystemPromptResponse
-	28, // 27: exocortex.v1.Plugin.MessageLoopPromptsAfter:output_type -> exocortex.v1.MessageLoopPromptsAfterResponse
-	29, // 28: exocortex.v1.Plugin.BeforeMainLLMCall:output_type -> exocortex.v1.BeforeMainLLMCallResponse
-	30, // 29: exocortex.v1.Plugin.ResponseStreamChunk:output_type -> exocortex.v1.ResponseStreamChunkResponse
-	31, // 30: exocortex.v1.Plugin.ResponseStreamEnd:output_type -> exocortex.v1.ResponseStreamEndResponse
-	32, // 31: exocortex.v1.Plugin.ErrorFormat:output_type -> exocortex.v1.ErrorFormatResponse
-	33, // 32: exocortex.v1.Plugin.ToolExecuteBefore:output_type -> exocortex.v1.ToolExecuteBeforeResponse
-	34, // 33: exocortex.v1.Plugin.ToolExecuteAfter:output_type -> exocortex.v1.ToolExecuteAfterResponse
-	35, // 34: exocortex.v1.Plugin.MessageLoopEnd:output_type -> exocortex.v1.MessageLoopEndResponse
-	36, // 35: exocortex.v1.Plugin.MonologueEnd:output_type -> exocortex.v1.MonologueEndResponse
-	1,  // 36: exocortex.v1.Plugin.ExecuteTool:output_type -> exocortex.v1.ExecuteToolResponse
-	20, // [20:37] is the sub-list for method output_type
-	3,  // [3:20] is the sub-list for method input_type
-	3,  // [3:3] is the sub-list for extension type_name
-	3,  // [3:3] is the sub-list for extension extendee
-	0,  // [0:3] is the sub-list for field type_name
+	5,  // 0: exocortex.v1.BatchRequest.agent_init:type_name -> exocortex.v1.AgentInitRequest
+	6,  // 1: exocortex.v1.BatchRequest.monologue_start:type_name -> exocortex.v1.MonologueStartRequest
+	7,  // 2: exocortex.v1.BatchRequest.hist_add_before:type_name -> exocortex.v1.HistAddBeforeRequest
+	8,  // 3: exocortex.v1.BatchRequest.message_loop_start:type_name -> exocortex.v1.MessageLoopStartRequest
+	9,  // 4: exocortex.v1.BatchRequest.message_loop_prompts_before:type_name -> exocortex.v1.MessageLoopPromptsBeforeRequest
+	10, // 5: exocortex.v1.BatchRequest.system_prompt:type_name -> exocortex.v1.SystemPromptRequest
+	11, // 6: exocortex.v1.BatchRequest.message_loop_prompts_after:type_name -> exocortex.v1.MessageLoopPromptsAfterRequest
+	12, // 7: exocortex.v1.BatchRequest.before_main_llm_call:type_name -> exocortex.v1.BeforeMainLLMCallRequest
+	13, // 8: exocortex.v1.BatchRequest.response_stream_chunk:type_name -> exocortex.v1.ResponseStreamChunkRequest
+	14, // 9: exocortex.v1.BatchRequest.response_stream_end:type_name -> exocortex.v1.ResponseStreamEndRequest
+	15, // 10: exocortex.v1.BatchRequest.error_format:type_name -> exocortex.v1.ErrorFormatRequest
+	16, // 11: exocortex.v1.BatchRequest.tool_execute_before:type_name -> exocortex.v1.ToolExecuteBeforeRequest
+	17, // 12: exocortex.v1.BatchRequest.tool_execute_after:type_name -> exocortex.v1.ToolExecuteAfterRequest
+	18, // 13: exocortex.v1.BatchRequest.message_loop_end:type_name -> exocortex.v1.MessageLoopEndRequest
+	19, // 14: exocortex.v1.BatchRequest.monologue_end:type_name -> exocortex.v1.MonologueEndRequest
+	20, // 15: exocortex.v1.BatchRequest.calls:type_name -> exocortex.v1.HookCall
+	2,  // 16: exocortex.v1.BatchResponse.results:type_name -> exocortex.v1.BatchResult
+	21, // 17: exocortex.v1.BatchResult.agent_init:type_name -> exocortex.v1.AgentInitResponse
+	22, // 18: exocortex.v1.BatchResult.monologue_start:type_name -> exocortex.v1.MonologueStartResponse
+	23, // 19: exocortex.v1.BatchResult.hist_add_before:type_name -> exocortex.v1.HistAddBeforeResponse
+	24, // 20: exocortex.v1.BatchResult.message_loop_start:type_name -> exocortex.v1.MessageLoopStartResponse
+	25, // 21: exocortex.v1.BatchResult.message_loop_prompts_before:type_name -> exocortex.v1.MessageLoopPromptsBeforeResponse
+	26, // 22: exocortex.v1.BatchResult.system_prompt:type_name -> exocortex.v1.SystemPromptResponse
+	27, // 23: exocortex.v1.BatchResult.message_loop_prompts_after:type_name -> exocortex.v1.MessageLoopPromptsAfterResponse
+	28, // 24: exocortex.v1.BatchResult.before_main_llm_call:type_name -> exocortex.v1.BeforeMainLLMCallResponse
+	29, // 25: exocortex.v1.BatchResult.response_stream_chunk:type_name -> exocortex.v1.ResponseStreamChunkResponse
+	30, // 26: exocortex.v1.BatchResult.response_stream_end:type_name -> exocortex.v1.ResponseStreamEndResponse
+	31, // 27: exocortex.v1.BatchResult.error_format:type_name -> exocortex.v1.ErrorFormatResponse
+	32, // 28: exocortex.v1.BatchResult.tool_execute_before:type_name -> exocortex.v1.ToolExecuteBeforeResponse
+	33, // 29: exocortex.v1.BatchResult.tool_execute_after:type_name -> exocortex.v1.ToolExecuteAfterResponse
+	34, // 30: exocortex.v1.BatchResult.message_loop_end:type_name -> exocortex.v1.MessageLoopEndResponse
+	35, // 31: exocortex.v1.BatchResult.monologue_end:type_name -> exocortex.v1.MonologueEndResponse
+	20, // 32: exocortex.v1.ExecuteToolRequest.call:type_name -> exocortex.v1.HookCall
+	36, // 33: exocortex.v1.ExecuteToolRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	37, // 34: exocortex.v1.ExecuteToolResponse.result:type_name -> exocortex.v1.ToolResult
+	38, // 35: exocortex.v1.Plugin.Manifest:input_type -> exocortex.v1.ManifestRequest
+	5,  // 36: exocortex.v1.Plugin.AgentInit:input_type -> exocortex.v1.AgentInitRequest
+	6,  // 37: exocortex.v1.Plugin.MonologueStart:input_type -> exocortex.v1.MonologueStartRequest
+	7,  // 38: exocortex.v1.Plugin.HistAddBefore:input_type -> exocortex.v1.HistAddBeforeRequest
+	8,  // 39: exocortex.v1.Plugin.MessageLoopStart:input_type -> exocortex.v1.MessageLoopStartRequest
+	9,  // 40: exocortex.v1.Plugin.MessageLoopPromptsBefore:input_type -> exocortex.v1.MessageLoopPromptsBeforeRequest
+	10, // 41: exocortex.v1.Plugin.SystemPrompt:input_type -> exocortex.v1.SystemPromptRequest
+	11, // 42: exocortex.v1.Plugin.MessageLoopPromptsAfter:input_type -> exocortex.v1.MessageLoopPromptsAfterRequest
+	12, // 43: exocortex.v1.Plugin.BeforeMainLLMCall:input_type -> exocortex.v1.BeforeMainLLMCallRequest
+	13, // 44: exocortex.v1.Plugin.ResponseStreamChunk:input_type -> exocortex.v1.ResponseStreamChunkRequest
+	14, // 45: exocortex.v1.Plugin.ResponseStreamEnd:input_type -> exocortex.v1.ResponseStreamEndRequest
+	15, // 46: exocortex.v1.Plugin.ErrorFormat:input_type -> exocortex.v1.ErrorFormatRequest
+	16, // 47: exocortex.v1.Plugin.ToolExecuteBefore:input_type -> exocortex.v1.ToolExecuteBeforeRequest
+	17, // 48: exocortex.v1.Plugin.ToolExecuteAfter:input_type -> exocortex.v1.ToolExecuteAfterRequest
+	18, // 49: exocortex.v1.Plugin.MessageLoopEnd:input_type -> exocortex.v1.MessageLoopEndRequest
+	19, // 50: exocortex.v1.Plugin.MonologueEnd:input_type -> exocortex.v1.MonologueEndRequest
+	3,  // 51: exocortex.v1.Plugin.ExecuteTool:input_type -> exocortex.v1.ExecuteToolRequest
+	0,  // 52: exocortex.v1.Plugin.RunBatch:input_type -> exocortex.v1.BatchRequest
+	39, // 53: exocortex.v1.Plugin.Manifest:output_type -> exocortex.v1.ManifestResponse
+	21, // 54: exocortex.v1.Plugin.AgentInit:output_type -> exocortex.v1.AgentInitResponse
+	22, // 55: exocortex.v1.Plugin.MonologueStart:output_type -> exocortex.v1.MonologueStartResponse
+	23, // 56: exocortex.v1.Plugin.HistAddBefore:output_type -> exocortex.v1.HistAddBeforeResponse
+	24, // 57: exocortex.v1.Plugin.MessageLoopStart:output_type -> exocortex.v1.MessageLoopStartResponse
+	25, // 58: exocortex.v1.Plugin.MessageLoopPromptsBefore:output_type -> exocortex.v1.MessageLoopPromptsBeforeResponse
+	26, // 59: exocortex.v1.Plugin.SystemPrompt:output_type -> exocortex.v1.SystemPromptResponse
+	27, // 60: exocortex.v1.Plugin.MessageLoopPromptsAfter:output_type -> exocortex.v1.MessageLoopPromptsAfterResponse
+	28, // 61: exocortex.v1.Plugin.BeforeMainLLMCall:output_type -> exocortex.v1.BeforeMainLLMCallResponse
+	29, // 62: exocortex.v1.Plugin.ResponseStreamChunk:output_type -> exocortex.v1.ResponseStreamChunkResponse
+	30, // 63: exocortex.v1.Plugin.ResponseStreamEnd:output_type -> exocortex.v1.ResponseStreamEndResponse
+	31, // 64: exocortex.v1.Plugin.ErrorFormat:output_type -> exocortex.v1.ErrorFormatResponse
+	32, // 65: exocortex.v1.Plugin.ToolExecuteBefore:output_type -> exocortex.v1.ToolExecuteBeforeResponse
+	33, // 66: exocortex.v1.Plugin.ToolExecuteAfter:output_type -> exocortex.v1.ToolExecuteAfterResponse
+	34, // 67: exocortex.v1.Plugin.MessageLoopEnd:output_type -> exocortex.v1.MessageLoopEndResponse
+	35, // 68: exocortex.v1.Plugin.MonologueEnd:output_type -> exocortex.v1.MonologueEndResponse
+	4,  // 69: exocortex.v1.Plugin.ExecuteTool:output_type -> exocortex.v1.ExecuteToolResponse
+	1,  // 70: exocortex.v1.Plugin.RunBatch:output_type -> exocortex.v1.BatchResponse
+	53, // [53:71] is the sub-list for method output_type
+	35, // [35:53] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_exocortex_v1_plugin_proto_init() }
@@ -265,13 +1016,47 @@ func file_exocortex_v1_plugin_proto_init() {
 	file_exocortex_v1_context_proto_init()
 	file_exocortex_v1_hooks_proto_init()
 	file_exocortex_v1_manifest_proto_init()
+	file_exocortex_v1_plugin_proto_msgTypes[0].OneofWrappers = []any{
+		(*BatchRequest_AgentInit)(nil),
+		(*BatchRequest_MonologueStart)(nil),
+		(*BatchRequest_HistAddBefore)(nil),
+		(*BatchRequest_MessageLoopStart)(nil),
+		(*BatchRequest_MessageLoopPromptsBefore)(nil),
+		(*BatchRequest_SystemPrompt)(nil),
+		(*BatchRequest_MessageLoopPromptsAfter)(nil),
+		(*BatchRequest_BeforeMainLlmCall)(nil),
+		(*BatchRequest_ResponseStreamChunk)(nil),
+		(*BatchRequest_ResponseStreamEnd)(nil),
+		(*BatchRequest_ErrorFormat)(nil),
+		(*BatchRequest_ToolExecuteBefore)(nil),
+		(*BatchRequest_ToolExecuteAfter)(nil),
+		(*BatchRequest_MessageLoopEnd)(nil),
+		(*BatchRequest_MonologueEnd)(nil),
+	}
+	file_exocortex_v1_plugin_proto_msgTypes[2].OneofWrappers = []any{
+		(*BatchResult_AgentInit)(nil),
+		(*BatchResult_MonologueStart)(nil),
+		(*BatchResult_HistAddBefore)(nil),
+		(*BatchResult_MessageLoopStart)(nil),
+		(*BatchResult_MessageLoopPromptsBefore)(nil),
+		(*BatchResult_SystemPrompt)(nil),
+		(*BatchResult_MessageLoopPromptsAfter)(nil),
+		(*BatchResult_BeforeMainLlmCall)(nil),
+		(*BatchResult_ResponseStreamChunk)(nil),
+		(*BatchResult_ResponseStreamEnd)(nil),
+		(*BatchResult_ErrorFormat)(nil),
+		(*BatchResult_ToolExecuteBefore)(nil),
+		(*BatchResult_ToolExecuteAfter)(nil),
+		(*BatchResult_MessageLoopEnd)(nil),
+		(*BatchResult_MonologueEnd)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_exocortex_v1_plugin_proto_rawDesc), len(file_exocortex_v1_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -2,7 +2,8 @@
 //
 // A plugin is a process started by the host through hashicorp/go-plugin (gRPC only).
 // It serves one or more extensions. The host first asks for its Manifest, then calls
-// one RPC per hook, naming the extension in HookCall.extension. Each hook has its own
+// one RPC per hook, naming the extension in HookCall.extension, or RunBatch for
+// several consecutive extensions of the plugin at one hook. Each hook has its own
 // request and response message, so what an extension may see and change at a hook is
 // fixed by the type: only hooks that fire while the prompt is assembled carry
 // prompt_blocks (field 15); every other response reserves field 15, and the host
@@ -50,6 +51,7 @@ const (
 	Plugin_MessageLoopEnd_FullMethodName           = "/exocortex.v1.Plugin/MessageLoopEnd"
 	Plugin_MonologueEnd_FullMethodName             = "/exocortex.v1.Plugin/MonologueEnd"
 	Plugin_ExecuteTool_FullMethodName              = "/exocortex.v1.Plugin/ExecuteTool"
+	Plugin_RunBatch_FullMethodName                 = "/exocortex.v1.Plugin/RunBatch"
 )
 
 // PluginClient is the client API for Plugin service.
@@ -77,6 +79,11 @@ type PluginClient interface {
 	MonologueEnd(ctx context.Context, in *MonologueEndRequest, opts ...grpc.CallOption) (*MonologueEndResponse, error)
 	// ExecuteTool runs one of the tools the manifest declares.
 	ExecuteTool(ctx context.Context, in *ExecuteToolRequest, opts ...grpc.CallOption) (*ExecuteToolResponse, error)
+	// RunBatch runs consecutive extensions of this plugin at one hook, in order, in
+	// one round trip, with the semantics of one call each: every extension sees the
+	// state writes of the ones before it. Served when the manifest says
+	// serves_batches.
+	RunBatch(ctx context.Context, in *BatchRequest, opts ...grpc.CallOption) (*BatchResponse, error)
 }
 
 type pluginClient struct {
@@ -257,6 +264,16 @@ func (c *pluginClient) ExecuteTool(ctx context.Context, in *ExecuteToolRequest, 
 	return out, nil
 }
 
+func (c *pluginClient) RunBatch(ctx context.Context, in *BatchRequest, opts ...grpc.CallOption) (*BatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BatchResponse)
+	err := c.cc.Invoke(ctx, Plugin_RunBatch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PluginServer is the server API for Plugin service.
 // All implementations must embed UnimplementedPluginServer
 // for forward compatibility.
@@ -282,6 +299,11 @@ type PluginServer interface {
 	MonologueEnd(context.Context, *MonologueEndRequest) (*MonologueEndResponse, error)
 	// ExecuteTool runs one of the tools the manifest declares.
 	ExecuteTool(context.Context, *ExecuteToolRequest) (*ExecuteToolResponse, error)
+	// RunBatch runs consecutive extensions of this plugin at one hook, in order, in
+	// one round trip, with the semantics of one call each: every extension sees the
+	// state writes of the ones before it. Served when the manifest says
+	// serves_batches.
+	RunBatch(context.Context, *BatchRequest) (*BatchResponse, error)
 	mustEmbedUnimplementedPluginServer()
 }
 
@@ -342,6 +364,9 @@ func (UnimplementedPluginServer) MonologueEnd(context.Context, *MonologueEndRequ
 }
 func (UnimplementedPluginServer) ExecuteTool(context.Context, *ExecuteToolRequest) (*ExecuteToolResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ExecuteTool not implemented")
+}
+func (UnimplementedPluginServer) RunBatch(context.Context, *BatchRequest) (*BatchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RunBatch not implemented")
 }
 func (UnimplementedPluginServer) mustEmbedUnimplementedPluginServer() {}
 func (UnimplementedPluginServer) testEmbeddedByValue()                {}
@@ -670,6 +695,24 @@ func _Plugin_ExecuteTool_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Plugin_RunBatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).RunBatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_RunBatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).RunBatch(ctx, req.(*BatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Plugin_ServiceDesc is the grpc.ServiceDesc for Plugin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -744,6 +787,10 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ExecuteTool",
 			Handler:    _Plugin_ExecuteTool_Handler,
+		},
+		{
+			MethodName: "RunBatch",
+			Handler:    _Plugin_RunBatch_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -33,16 +33,18 @@ SCOPE_SESSION: Scope
 SCOPE_UNSPECIFIED: Scope
 
 class ExtensionSpec(_message.Message):
-    __slots__ = ["consumes_signals", "description", "disabled", "hook", "injects_prompt", "name", "once_per_session", "order", "reads", "required", "resets", "timeout_ms", "writes"]
+    __slots__ = ["consumes_signals", "description", "disabled", "for_tools", "hook", "injects_prompt", "name", "once_per_session", "order", "reads", "reads_history", "required", "resets", "timeout_ms", "writes"]
     CONSUMES_SIGNALS_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     DISABLED_FIELD_NUMBER: _ClassVar[int]
+    FOR_TOOLS_FIELD_NUMBER: _ClassVar[int]
     HOOK_FIELD_NUMBER: _ClassVar[int]
     INJECTS_PROMPT_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     ONCE_PER_SESSION_FIELD_NUMBER: _ClassVar[int]
     ORDER_FIELD_NUMBER: _ClassVar[int]
     READS_FIELD_NUMBER: _ClassVar[int]
+    READS_HISTORY_FIELD_NUMBER: _ClassVar[int]
     REQUIRED_FIELD_NUMBER: _ClassVar[int]
     RESETS_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
@@ -50,17 +52,19 @@ class ExtensionSpec(_message.Message):
     consumes_signals: _containers.RepeatedScalarFieldContainer[str]
     description: str
     disabled: bool
+    for_tools: _containers.RepeatedScalarFieldContainer[str]
     hook: Hook
     injects_prompt: bool
     name: str
     once_per_session: bool
     order: int
     reads: _containers.RepeatedScalarFieldContainer[str]
+    reads_history: bool
     required: bool
     resets: _containers.RepeatedScalarFieldContainer[str]
     timeout_ms: int
     writes: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, name: _Optional[str] = ..., hook: _Optional[_Union[Hook, str]] = ..., order: _Optional[int] = ..., reads: _Optional[_Iterable[str]] = ..., writes: _Optional[_Iterable[str]] = ..., resets: _Optional[_Iterable[str]] = ..., injects_prompt: bool = ..., timeout_ms: _Optional[int] = ..., required: bool = ..., once_per_session: bool = ..., consumes_signals: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., disabled: bool = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., hook: _Optional[_Union[Hook, str]] = ..., order: _Optional[int] = ..., reads: _Optional[_Iterable[str]] = ..., writes: _Optional[_Iterable[str]] = ..., resets: _Optional[_Iterable[str]] = ..., injects_prompt: bool = ..., timeout_ms: _Optional[int] = ..., required: bool = ..., once_per_session: bool = ..., consumes_signals: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., disabled: bool = ..., reads_history: bool = ..., for_tools: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class FileSpec(_message.Message):
     __slots__ = ["access", "doc", "id", "path", "user"]
@@ -83,20 +87,22 @@ class ManifestRequest(_message.Message):
     def __init__(self, protocol_version: _Optional[int] = ...) -> None: ...
 
 class ManifestResponse(_message.Message):
-    __slots__ = ["extensions", "files", "plugin", "state_keys", "tools", "version"]
+    __slots__ = ["extensions", "files", "plugin", "serves_batches", "state_keys", "tools", "version"]
     EXTENSIONS_FIELD_NUMBER: _ClassVar[int]
     FILES_FIELD_NUMBER: _ClassVar[int]
     PLUGIN_FIELD_NUMBER: _ClassVar[int]
+    SERVES_BATCHES_FIELD_NUMBER: _ClassVar[int]
     STATE_KEYS_FIELD_NUMBER: _ClassVar[int]
     TOOLS_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     extensions: _containers.RepeatedCompositeFieldContainer[ExtensionSpec]
     files: _containers.RepeatedCompositeFieldContainer[FileSpec]
     plugin: str
+    serves_batches: bool
     state_keys: _containers.RepeatedCompositeFieldContainer[StateKeySpec]
     tools: _containers.RepeatedCompositeFieldContainer[ToolSpec]
     version: str
-    def __init__(self, plugin: _Optional[str] = ..., version: _Optional[str] = ..., extensions: _Optional[_Iterable[_Union[ExtensionSpec, _Mapping]]] = ..., state_keys: _Optional[_Iterable[_Union[StateKeySpec, _Mapping]]] = ..., tools: _Optional[_Iterable[_Union[ToolSpec, _Mapping]]] = ..., files: _Optional[_Iterable[_Union[FileSpec, _Mapping]]] = ...) -> None: ...
+    def __init__(self, plugin: _Optional[str] = ..., version: _Optional[str] = ..., extensions: _Optional[_Iterable[_Union[ExtensionSpec, _Mapping]]] = ..., state_keys: _Optional[_Iterable[_Union[StateKeySpec, _Mapping]]] = ..., tools: _Optional[_Iterable[_Union[ToolSpec, _Mapping]]] = ..., files: _Optional[_Iterable[_Union[FileSpec, _Mapping]]] = ..., serves_batches: bool = ...) -> None: ...
 
 class StateKeySpec(_message.Message):
     __slots__ = ["doc", "flag", "name", "owner", "scope", "type"]

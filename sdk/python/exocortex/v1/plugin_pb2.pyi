@@ -2,11 +2,92 @@
 from exocortex.v1 import context_pb2 as _context_pb2
 from exocortex.v1 import hooks_pb2 as _hooks_pb2
 from exocortex.v1 import manifest_pb2 as _manifest_pb2
+from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from typing import ClassVar as _ClassVar, Mapping as _Mapping, Optional as _Optional, Union as _Union
+from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class BatchRequest(_message.Message):
+    __slots__ = ["agent_init", "before_main_llm_call", "calls", "error_format", "hist_add_before", "message_loop_end", "message_loop_prompts_after", "message_loop_prompts_before", "message_loop_start", "monologue_end", "monologue_start", "response_stream_chunk", "response_stream_end", "system_prompt", "tool_execute_after", "tool_execute_before"]
+    AGENT_INIT_FIELD_NUMBER: _ClassVar[int]
+    BEFORE_MAIN_LLM_CALL_FIELD_NUMBER: _ClassVar[int]
+    CALLS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FORMAT_FIELD_NUMBER: _ClassVar[int]
+    HIST_ADD_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_LOOP_END_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_LOOP_PROMPTS_AFTER_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_LOOP_PROMPTS_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_LOOP_START_FIELD_NUMBER: _ClassVar[int]
+    MONOLOGUE_END_FIELD_NUMBER: _ClassVar[int]
+    MONOLOGUE_START_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_STREAM_CHUNK_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_STREAM_END_FIELD_NUMBER: _ClassVar[int]
+    SYSTEM_PROMPT_FIELD_NUMBER: _ClassVar[int]
+    TOOL_EXECUTE_AFTER_FIELD_NUMBER: _ClassVar[int]
+    TOOL_EXECUTE_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    agent_init: _hooks_pb2.AgentInitRequest
+    before_main_llm_call: _hooks_pb2.BeforeMainLLMCallRequest
+    calls: _containers.RepeatedCompositeFieldContainer[_context_pb2.HookCall]
+    error_format: _hooks_pb2.ErrorFormatRequest
+    hist_add_before: _hooks_pb2.HistAddBeforeRequest
+    message_loop_end: _hooks_pb2.MessageLoopEndRequest
+    message_loop_prompts_after: _hooks_pb2.MessageLoopPromptsAfterRequest
+    message_loop_prompts_before: _hooks_pb2.MessageLoopPromptsBeforeRequest
+    message_loop_start: _hooks_pb2.MessageLoopStartRequest
+    monologue_end: _hooks_pb2.MonologueEndRequest
+    monologue_start: _hooks_pb2.MonologueStartRequest
+    response_stream_chunk: _hooks_pb2.ResponseStreamChunkRequest
+    response_stream_end: _hooks_pb2.ResponseStreamEndRequest
+    system_prompt: _hooks_pb2.SystemPromptRequest
+    tool_execute_after: _hooks_pb2.ToolExecuteAfterRequest
+    tool_execute_before: _hooks_pb2.ToolExecuteBeforeRequest
+    def __init__(self, agent_init: _Optional[_Union[_hooks_pb2.AgentInitRequest, _Mapping]] = ..., monologue_start: _Optional[_Union[_hooks_pb2.MonologueStartRequest, _Mapping]] = ..., hist_add_before: _Optional[_Union[_hooks_pb2.HistAddBeforeRequest, _Mapping]] = ..., message_loop_start: _Optional[_Union[_hooks_pb2.MessageLoopStartRequest, _Mapping]] = ..., message_loop_prompts_before: _Optional[_Union[_hooks_pb2.MessageLoopPromptsBeforeRequest, _Mapping]] = ..., system_prompt: _Optional[_Union[_hooks_pb2.SystemPromptRequest, _Mapping]] = ..., message_loop_prompts_after: _Optional[_Union[_hooks_pb2.MessageLoopPromptsAfterRequest, _Mapping]] = ..., before_main_llm_call: _Optional[_Union[_hooks_pb2.BeforeMainLLMCallRequest, _Mapping]] = ..., response_stream_chunk: _Optional[_Union[_hooks_pb2.ResponseStreamChunkRequest, _Mapping]] = ..., response_stream_end: _Optional[_Union[_hooks_pb2.ResponseStreamEndRequest, _Mapping]] = ..., error_format: _Optional[_Union[_hooks_pb2.ErrorFormatRequest, _Mapping]] = ..., tool_execute_before: _Optional[_Union[_hooks_pb2.ToolExecuteBeforeRequest, _Mapping]] = ..., tool_execute_after: _Optional[_Union[_hooks_pb2.ToolExecuteAfterRequest, _Mapping]] = ..., message_loop_end: _Optional[_Union[_hooks_pb2.MessageLoopEndRequest, _Mapping]] = ..., monologue_end: _Optional[_Union[_hooks_pb2.MonologueEndRequest, _Mapping]] = ..., calls: _Optional[_Iterable[_Union[_context_pb2.HookCall, _Mapping]]] = ...) -> None: ...
+
+class BatchResponse(_message.Message):
+    __slots__ = ["results"]
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[BatchResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[BatchResult, _Mapping]]] = ...) -> None: ...
+
+class BatchResult(_message.Message):
+    __slots__ = ["agent_init", "before_main_llm_call", "duration_us", "error", "error_format", "hist_add_before", "message_loop_end", "message_loop_prompts_after", "message_loop_prompts_before", "message_loop_start", "monologue_end", "monologue_start", "response_stream_chunk", "response_stream_end", "system_prompt", "tool_execute_after", "tool_execute_before"]
+    AGENT_INIT_FIELD_NUMBER: _ClassVar[int]
+    BEFORE_MAIN_LLM_CALL_FIELD_NUMBER: _ClassVar[int]
+    DURATION_US_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FORMAT_FIELD_NUMBER: _ClassVar[int]
+    HIST_ADD_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_LOOP_END_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_LOOP_PROMPTS_AFTER_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_LOOP_PROMPTS_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_LOOP_START_FIELD_NUMBER: _ClassVar[int]
+    MONOLOGUE_END_FIELD_NUMBER: _ClassVar[int]
+    MONOLOGUE_START_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_STREAM_CHUNK_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_STREAM_END_FIELD_NUMBER: _ClassVar[int]
+    SYSTEM_PROMPT_FIELD_NUMBER: _ClassVar[int]
+    TOOL_EXECUTE_AFTER_FIELD_NUMBER: _ClassVar[int]
+    TOOL_EXECUTE_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    agent_init: _hooks_pb2.AgentInitResponse
+    before_main_llm_call: _hooks_pb2.BeforeMainLLMCallResponse
+    duration_us: int
+    error: str
+    error_format: _hooks_pb2.ErrorFormatResponse
+    hist_add_before: _hooks_pb2.HistAddBeforeResponse
+    message_loop_end: _hooks_pb2.MessageLoopEndResponse
+    message_loop_prompts_after: _hooks_pb2.MessageLoopPromptsAfterResponse
+    message_loop_prompts_before: _hooks_pb2.MessageLoopPromptsBeforeResponse
+    message_loop_start: _hooks_pb2.MessageLoopStartResponse
+    monologue_end: _hooks_pb2.MonologueEndResponse
+    monologue_start: _hooks_pb2.MonologueStartResponse
+    response_stream_chunk: _hooks_pb2.ResponseStreamChunkResponse
+    response_stream_end: _hooks_pb2.ResponseStreamEndResponse
+    system_prompt: _hooks_pb2.SystemPromptResponse
+    tool_execute_after: _hooks_pb2.ToolExecuteAfterResponse
+    tool_execute_before: _hooks_pb2.ToolExecuteBeforeResponse
+    def __init__(self, agent_init: _Optional[_Union[_hooks_pb2.AgentInitResponse, _Mapping]] = ..., monologue_start: _Optional[_Union[_hooks_pb2.MonologueStartResponse, _Mapping]] = ..., hist_add_before: _Optional[_Union[_hooks_pb2.HistAddBeforeResponse, _Mapping]] = ..., message_loop_start: _Optional[_Union[_hooks_pb2.MessageLoopStartResponse, _Mapping]] = ..., message_loop_prompts_before: _Optional[_Union[_hooks_pb2.MessageLoopPromptsBeforeResponse, _Mapping]] = ..., system_prompt: _Optional[_Union[_hooks_pb2.SystemPromptResponse, _Mapping]] = ..., message_loop_prompts_after: _Optional[_Union[_hooks_pb2.MessageLoopPromptsAfterResponse, _Mapping]] = ..., before_main_llm_call: _Optional[_Union[_hooks_pb2.BeforeMainLLMCallResponse, _Mapping]] = ..., response_stream_chunk: _Optional[_Union[_hooks_pb2.ResponseStreamChunkResponse, _Mapping]] = ..., response_stream_end: _Optional[_Union[_hooks_pb2.ResponseStreamEndResponse, _Mapping]] = ..., error_format: _Optional[_Union[_hooks_pb2.ErrorFormatResponse, _Mapping]] = ..., tool_execute_before: _Optional[_Union[_hooks_pb2.ToolExecuteBeforeResponse, _Mapping]] = ..., tool_execute_after: _Optional[_Union[_hooks_pb2.ToolExecuteAfterResponse, _Mapping]] = ..., message_loop_end: _Optional[_Union[_hooks_pb2.MessageLoopEndResponse, _Mapping]] = ..., monologue_end: _Optional[_Union[_hooks_pb2.MonologueEndResponse, _Mapping]] = ..., error: _Optional[str] = ..., duration_us: _Optional[int] = ...) -> None: ...
 
 class ExecuteToolRequest(_message.Message):
     __slots__ = ["call", "tool_call"]

@@ -103,6 +103,11 @@ class PluginStub(object):
                 request_serializer=exocortex_dot_v1_dot_plugin__pb2.ExecuteToolRequest.SerializeToString,
                 response_deserializer=exocortex_dot_v1_dot_plugin__pb2.ExecuteToolResponse.FromString,
                 )
+        self.RunBatch = channel.unary_unary(
+                '/exocortex.v1.Plugin/RunBatch',
+                request_serializer=exocortex_dot_v1_dot_plugin__pb2.BatchRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_plugin__pb2.BatchResponse.FromString,
+                )
 
 
 class PluginServicer(object):
@@ -213,6 +218,16 @@ class PluginServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RunBatch(self, request, context):
+        """RunBatch runs consecutive extensions of this plugin at one hook, in order, in
+        one round trip, with the semantics of one call each: every extension sees the
+        state writes of the ones before it. Served when the manifest says
+        serves_batches.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_PluginServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -300,6 +315,11 @@ def add_PluginServicer_to_server(servicer, server):
                     servicer.ExecuteTool,
                     request_deserializer=exocortex_dot_v1_dot_plugin__pb2.ExecuteToolRequest.FromString,
                     response_serializer=exocortex_dot_v1_dot_plugin__pb2.ExecuteToolResponse.SerializeToString,
+            ),
+            'RunBatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.RunBatch,
+                    request_deserializer=exocortex_dot_v1_dot_plugin__pb2.BatchRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_plugin__pb2.BatchResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -598,5 +618,22 @@ class Plugin(object):
         return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/ExecuteTool',
             exocortex_dot_v1_dot_plugin__pb2.ExecuteToolRequest.SerializeToString,
             exocortex_dot_v1_dot_plugin__pb2.ExecuteToolResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def RunBatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/RunBatch',
+            exocortex_dot_v1_dot_plugin__pb2.BatchRequest.SerializeToString,
+            exocortex_dot_v1_dot_plugin__pb2.BatchResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)

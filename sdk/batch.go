@@ -1,0 +1,179 @@
+package sdk
+
+import (
+	"context"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+)
+
+// RunBatch runs consecutive extensions of the plugin at one hook in one round
+// trip, each exactly as its own call would run it: extension i gets the hook's
+// request with calls[i], and the state it reads carries the writes and resets of
+// the extensions before it. The batch stops after a result that sets anything
+// besides state changes, because the next extension's request then depends on how
+// the host takes that result (appended prompt blocks, rewritten arguments, a
+// replaced tool result); the host sends the rest again.
+func (s *server) RunBatch(ctx context.Context, req *exocortexv1.BatchRequest) (*exocortexv1.BatchResponse, error) {
+	rm := req.ProtoReflect()
+	fd := rm.WhichOneof(rm.Descriptor().Oneofs().ByName("request"))
+	if fd == nil {
+		return nil, status.Errorf(codes.InvalidArgument, "plugin %q: a batch without a hook request", s.b.manifest.Plugin)
+	}
+	hook := exocortexv1.Hook(fd.Number())
+	run := s.hookMethod(hook)
+	if run == nil {
+		return nil, status.Errorf(codes.InvalidArgument, "plugin %q: a batch for unknown hook %d", s.b.manifest.Plugin, fd.Number())
+	}
+	base := rm.Get(fd).Message().Interface()
+	calls := req.GetCalls()
+	resultField := (&exocortexv1.BatchResult{}).ProtoReflect().Descriptor().Fields().ByNumber(fd.Number())
+
+	// written holds the batch's state changes so far: a value, or nil for a reset.
+	written := map[string]*anypb.Any{}
+	out := &exocortexv1.BatchResponse{}
+	for i, hc := range calls {
+		if err := ctx.Err(); err != nil {
+			return nil, status.FromContextError(err).Err()
+		}
+		r := base
+		if i < len(calls)-1 {
+			// Each extension gets its own request: one that changes its request in
+			// place must not change the next one's.
+			r = proto.Clone(base)
+		}
+		withCall(r, overlay(hc, written, s.b.exts[hc.GetExtension()]))
+		start := time.Now()
+		resp, err := run(ctx, r)
+		res := &exocortexv1.BatchResult{DurationUs: uint32(min(time.Since(start).Microseconds(), 1<<32-1))}
+		out.Results = append(out.Results, res)
+		if err != nil {
+			res.Error = err.Error()
+			continue
+		}
+		res.ProtoReflect().Set(resultField, protoreflect.ValueOfMessage(resp.ProtoReflect()))
+		if !stateOnly(resp.ProtoReflect()) {
+			break
+		}
+		ch := changesOf(resp.ProtoReflect())
+		for _, w := range ch.GetWrites() {
+			written[w.GetKey()] = w.GetValue()
+		}
+		for _, k := range ch.GetResets() {
+			written[k] = nil
+		}
+	}
+	return out, nil
+}
+
+// overlay returns hc with the batch's writes applied to the keys its extension
+// reads; hc itself is left alone.
+func overlay(hc *exocortexv1.HookCall, written map[string]*anypb.Any, e *extEntry) *exocortexv1.HookCall {
+	if len(written) == 0 || e == nil {
+		return hc
+	}
+	var changed bool
+	state := make([]*exocortexv1.StateEntry, 0, len(hc.GetState()))
+	seen := map[string]bool{}
+	for _, st := range hc.GetState() {
+		seen[st.GetKey()] = true
+		v, ok := written[st.GetKey()]
+		switch {
+		case !ok:
+			state = append(state, st)
+		case v != nil:
+			state = append(state, &exocortexv1.StateEntry{Key: st.GetKey(), Value: v})
+			changed = true
+		default:
+			changed = true // reset: a key with no value is absent
+		}
+	}
+	for k, v := range written {
+		if v != nil && !seen[k] && e.reads[k] {
+			state = append(state, &exocortexv1.StateEntry{Key: k, Value: v})
+			changed = true
+		}
+	}
+	if !changed {
+		return hc
+	}
+	return &exocortexv1.HookCall{Extension: hc.GetExtension(), Context: hc.GetContext(), State: state}
+}
+
+// withCall sets field 1, "call", which every hook request has.
+func withCall(req proto.Message, hc *exocortexv1.HookCall) {
+	m := req.ProtoReflect()
+	m.Set(m.Descriptor().Fields().ByName("call"), protoreflect.ValueOfMessage(hc.ProtoReflect()))
+}
+
+// stateOnly reports whether a hook response sets nothing but its state changes.
+func stateOnly(m protoreflect.Message) bool {
+	only := true
+	m.Range(func(fd protoreflect.FieldDescriptor, _ protoreflect.Value) bool {
+		only = fd.Name() == "changes"
+		return only
+	})
+	return only && len(m.GetUnknown()) == 0
+}
+
+func changesOf(m protoreflect.Message) *exocortexv1.StateChanges {
+	fd := m.Descriptor().Fields().ByName("changes")
+	if !m.Has(fd) {
+		return nil
+	}
+	return m.Get(fd).Message().Interface().(*exocortexv1.StateChanges)
+}
+
+// hookMethod is the server's method for hook, taking and returning the hook's
+// own messages.
+func (s *server) hookMethod(hook exocortexv1.Hook) func(context.Context, proto.Message) (proto.Message, error) {
+	switch hook {
+	case exocortexv1.Hook_HOOK_AGENT_INIT:
+		return method(s.AgentInit)
+	case exocortexv1.Hook_HOOK_MONOLOGUE_START:
+		return method(s.MonologueStart)
+	case exocortexv1.Hook_HOOK_HIST_ADD_BEFORE:
+		return method(s.HistAddBefore)
+	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_START:
+		return method(s.MessageLoopStart)
+	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE:
+		return method(s.MessageLoopPromptsBefore)
+	case exocortexv1.Hook_HOOK_SYSTEM_PROMPT:
+		return method(s.SystemPrompt)
+	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER:
+		return method(s.MessageLoopPromptsAfter)
+	case exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL:
+		return method(s.BeforeMainLLMCall)
+	case exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK:
+		return method(s.ResponseStreamChunk)
+	case exocortexv1.Hook_HOOK_RESPONSE_STREAM_END:
+		return method(s.ResponseStreamEnd)
+	case exocortexv1.Hook_HOOK_ERROR_FORMAT:
+		return method(s.ErrorFormat)
+	case exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE:
+		return method(s.ToolExecuteBefore)
+	case exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER:
+		return method(s.ToolExecuteAfter)
+	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_END:
+		return method(s.MessageLoopEnd)
+	case exocortexv1.Hook_HOOK_MONOLOGUE_END:
+		return method(s.MonologueEnd)
+	}
+	return nil
+}
+
+func method[Req, Resp proto.Message](f func(context.Context, Req) (Resp, error)) func(context.Context, proto.Message) (proto.Message, error) {
+	return func(ctx context.Context, m proto.Message) (proto.Message, error) {
+		resp, err := f(ctx, m.(Req))
+		if err != nil {
+			return nil, err
+		}
+		return resp, nil
+	}
+}
