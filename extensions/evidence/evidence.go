@@ -117,6 +117,8 @@ func (Integrity) Spec() sdk.Spec {
 		Order:       25,
 		Reads:       []sdk.KeyRef{LedgerKey(), bstKey(), qualityKey()},
 		Description: "Checks the claims of the final answer against the evidence ledger and reports those without evidence to the operator.",
+		// Every operator message of the session counts as a source of a claim.
+		ReadsHistory: true,
 	}
 }
 

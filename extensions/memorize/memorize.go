@@ -144,6 +144,9 @@ func (Memorize) Spec() sdk.Spec {
 		Order:       50,
 		Reads:       []sdk.KeyRef{bstKey(), loopKey(), ledgerKey()},
 		Description: "Appends the finished monologue as a memorize episode to staging.jsonl (request, answer, domain, tools, loop period) for the sleep consolidation.",
+		// The monologue's operator message may be further back than the recent
+		// messages reach.
+		ReadsHistory: true,
 	}
 }
 
@@ -190,6 +193,9 @@ func (Selective) Spec() sdk.Spec {
 		Order:       52,
 		Reads:       []sdk.KeyRef{bstKey(), loopKey(), ledgerKey()},
 		Description: "Stores the monologue's high-signal parts in memory: failed-then-fixed tool calls as solutions, checked answers in main; tags loop-period ones.",
+		// The monologue's operator message may be further back than the recent
+		// messages reach.
+		ReadsHistory: true,
 	}
 }
 
@@ -319,6 +325,9 @@ func (Capture) Spec() sdk.Spec {
 		Order:       53,
 		Reads:       []sdk.KeyRef{bstKey()},
 		Description: "Appends the decisions, intents and framings stated by the operator or in the answer to staging.jsonl as insight records.",
+		// The monologue's operator message may be further back than the recent
+		// messages reach.
+		ReadsHistory: true,
 	}
 }
 

@@ -146,6 +146,8 @@ func (Maintenance) Spec() sdk.Spec {
 		Name:        "ontology_maintenance",
 		Order:       59,
 		Description: "Resolves the monologue's entities into ontology records (one per lower-cased name, with aliases) and appends new typed relationships to ontology/relationships.jsonl.",
+		// The monologue's messages, from the operator's message on.
+		ReadsHistory: true,
 	}
 }
 

@@ -5,8 +5,8 @@
 // Operator profile (message_loop_prompts_before, order 13). The seed ran it at
 // before_main_llm_call, where its block never reached the model; it now adds
 // its block while the prompt is assembled. For each operator message of the
-// history not yet folded in (after last_message_id; when that is not in this
-// history, the latest operator message only):
+// context's recent messages not yet folded in (after last_message_id; when that
+// is not among them, the latest operator message only):
 //   - name: "my name is X", "call me X", "I'm X" with X capitalised;
 //   - role: "I'm a/an ROLE" / "I am a/an ROLE" (up to the end of the clause);
 //   - preferences: sentences saying how to work: with "I prefer", "I'd rather",
@@ -14,6 +14,10 @@
 //     a new one replaces a similar older one (word overlap of 0.6 or more); the
 //     newest MaxPreferences are kept;
 //   - the message counts for the primary domain of bst_store.
+//
+// The recent messages suffice: the extension runs at every iteration, and an
+// operator message is one of the last few when the first iteration after it
+// runs, so it never needs the whole history (and does not declare ReadsHistory).
 //
 // The PROFILE block names what is known, lists the preferences as instructions,
 // and from the third message on the three most frequent domains. Nothing is
@@ -155,13 +159,13 @@ func (Extension) Spec() sdk.Spec {
 }
 
 // MessageLoopPromptsBefore updates and shows the profile.
-func (Extension) MessageLoopPromptsBefore(_ context.Context, c *sdk.Call, req *exocortexv1.MessageLoopPromptsBeforeRequest) (*exocortexv1.MessageLoopPromptsBeforeResponse, error) {
+func (Extension) MessageLoopPromptsBefore(_ context.Context, c *sdk.Call, _ *exocortexv1.MessageLoopPromptsBeforeRequest) (*exocortexv1.MessageLoopPromptsBeforeResponse, error) {
 	p, _ := key().Get(c)
 	if p == nil {
 		p = &exocortexv1.OperatorProfile{}
 	}
 	var ops []*exocortexv1.Message
-	for _, m := range req.GetHistory() {
+	for _, m := range c.Context().GetInteractionHistory().GetRecentMessages() {
 		if turn.IsOperator(m) {
 			ops = append(ops, m)
 		}

@@ -196,6 +196,8 @@ func (Gate) Spec() sdk.Spec {
 		Order:       27,
 		Writes:      []sdk.KeyRef{qualityKey()},
 		Description: "Judges code_execution output (failing and passing tests, warnings, errors) into code_quality and annotates problems.",
+		// Only these tools run code whose output it judges.
+		ForTools: []string{"code_execution", "data_analyze"},
 	}
 }
 

@@ -16,7 +16,8 @@
 //
 // recall_search (order 51: 50, Agent Zero's recall number, is taken by
 // examples/hello, which the end-to-end test loads beside the built-ins). Once per monologue, on its first iteration (the
-// user's prompt): the operator's message is the query, searched with hybrid recall
+// user's prompt): the operator's message (the context's message, found among its
+// recent messages) is the query, searched with hybrid recall
 // (BM25 alone without an embedder) for Pool candidates across every area but the
 // library. Each candidate keeps the store's reasons (retriever ranks, fused
 // score). A store that cannot be opened (the CLI holds it) leaves a notice and no
@@ -25,7 +26,8 @@
 // memory_relevance_filter (order 55, as in the seed), on retrieved candidates:
 //   - a score below RelativeFloor of the best is a weak match;
 //   - a memory whose text is already in the conversation (word overlap of 0.8
-//     with a message) adds nothing;
+//     with a message of the whole history, which the filter and the enhancement
+//     declare they read) adds nothing;
 //   - a near duplicate (overlap 0.8) of a better candidate is dropped;
 //   - a memory tagged loop_period and not adjudicated was written while the agent
 //     looped: it waits for the sleep consolidation;
@@ -184,7 +186,9 @@ func (s Search) MessageLoopPromptsAfter(ctx context.Context, c *sdk.Call, req *e
 	if cur, ok := CandidatesKey().Get(c); ok && cur.GetRequestId() == c.Context().GetRequestId() {
 		return nil, nil
 	}
-	m := turn.LastOperator(req.GetHistory())
+	// The operator's message is among the recent messages on the monologue's
+	// first iteration, when the search runs: the history is not needed.
+	m := turn.UserMessage(c)
 	if m == nil || s.Stores == nil {
 		return nil, nil
 	}
@@ -273,6 +277,8 @@ func (Filter) Spec() sdk.Spec {
 		Reads:       []sdk.KeyRef{CandidatesKey(), workingmemory.Key()},
 		Writes:      []sdk.KeyRef{CandidatesKey()},
 		Description: "Drops recalled memories that are weak, already in the conversation, duplicates or from a loop period; boosts those naming working-memory entities.",
+		// A memory already anywhere in the conversation adds nothing.
+		ReadsHistory: true,
 	}
 }
 
@@ -323,6 +329,8 @@ func (Enhancement) Spec() sdk.Spec {
 		Reads:       []sdk.KeyRef{CandidatesKey(), bstKey(), workingmemory.Key()},
 		Writes:      []sdk.KeyRef{CandidatesKey()},
 		Description: "Expands a thin recall with the domain's terms (bst_store) and working-memory entities; decays memories by age with a domain half-life and weighs importance.",
+		// New hits go through the filter, which compares them with the conversation.
+		ReadsHistory: true,
 	}
 }
 

@@ -2,6 +2,7 @@ package recall
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -41,17 +42,34 @@ func TestPipelineThroughProtocol(t *testing.T) {
 	put(t, st, memory.Input{Area: memory.AreaSolutions, Text: "Fix for the build: clear the Go build cache with go clean -cache when the disk fills"})
 	now := time.Now().Add(30 * 24 * time.Hour)
 	opts := Options{Limit: 5, BlockChars: 2000, Now: func() time.Time { return now }}
-	client := sdktest.Serve(t, sdk.Plugin{Name: "memory-tools", Extensions: []sdk.Extension{
+	exts := []sdk.Extension{
 		Search{Stores: st}, Filter{}, Enhancement{Stores: st, Options: opts}, Block{Stores: st, Options: opts}, Catalog{Stores: st},
-	}})
-	hist := hooktest.Msgs("user", "why did the nightly build fail?")
+	}
+	byName := map[string]sdk.Extension{}
+	for _, e := range exts {
+		byName[e.Spec().Name] = e
+	}
+	client := sdktest.Serve(t, sdk.Plugin{Name: "memory-tools", Extensions: exts})
+	// The solution was already given earlier in the session, further back than
+	// the recent messages reach; the operator's question is the last message.
+	hist := hooktest.Msgs("assistant", "Fix for the build: clear the Go build cache with go clean -cache when the disk fills")
+	for range hooktest.RecentCount {
+		hist = append(hist, hooktest.Msgs("assistant", "{}")...)
+	}
+	hist = append(hist, hooktest.Msgs("user", "why did the nightly build fail?")...)
+	for i, m := range hist {
+		m.Id = fmt.Sprintf("m%d", i+1)
+	}
 	var mc *exocortexv1.MemoryCandidates
+	// step sends what the host sends: the recent messages to every extension,
+	// the history only to those that declare ReadsHistory.
 	step := func(ext string, state ...*exocortexv1.StateEntry) *exocortexv1.MessageLoopPromptsAfterResponse {
 		t.Helper()
 		if mc != nil {
 			state = append(state, sdktest.State(CandidatesKey(), mc))
 		}
-		resp, err := client.MessageLoopPromptsAfter(t.Context(), &exocortexv1.MessageLoopPromptsAfterRequest{Call: hooktest.Call(ext, 1, hist, state...), Iteration: 1, History: hist})
+		resp, err := client.MessageLoopPromptsAfter(t.Context(), &exocortexv1.MessageLoopPromptsAfterRequest{
+			Call: hooktest.Call(ext, 1, hooktest.Recent(hist), state...), Iteration: 1, History: hooktest.History(byName[ext], hist)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,7 +90,7 @@ func TestPipelineThroughProtocol(t *testing.T) {
 		}
 	}
 	joined := strings.Join(reasons, "|")
-	if !strings.Contains(joined, "duplicate of") || !strings.Contains(joined, "loop") {
+	if !strings.Contains(joined, "duplicate of") || !strings.Contains(joined, "loop") || !strings.Contains(joined, "already in the conversation") {
 		t.Fatalf("drop reasons %q", reasons)
 	}
 	step("memory_enhancement", sdktest.State(bstKey(), &exocortexv1.BeliefState{PrimaryDomain: "debugging"}))
@@ -123,12 +141,12 @@ func TestHalfLifeAndEmptyStore(t *testing.T) {
 	st := stores(t)
 	client := sdktest.Serve(t, sdk.Plugin{Name: "memory-tools", Extensions: []sdk.Extension{Search{Stores: st}, Block{Stores: st}}})
 	hist := hooktest.Msgs("user", "anything")
-	resp, err := client.MessageLoopPromptsAfter(t.Context(), &exocortexv1.MessageLoopPromptsAfterRequest{Call: hooktest.Call("recall_search", 1, hist), History: hist})
+	resp, err := client.MessageLoopPromptsAfter(t.Context(), &exocortexv1.MessageLoopPromptsAfterRequest{Call: hooktest.Call("recall_search", 1, hist)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mc, _ := sdktest.Written(t, resp.GetChanges(), CandidatesKey())
-	resp, err = client.MessageLoopPromptsAfter(t.Context(), &exocortexv1.MessageLoopPromptsAfterRequest{Call: hooktest.Call("recall", 1, hist, sdktest.State(CandidatesKey(), mc)), History: hist})
+	resp, err = client.MessageLoopPromptsAfter(t.Context(), &exocortexv1.MessageLoopPromptsAfterRequest{Call: hooktest.Call("recall", 1, hist, sdktest.State(CandidatesKey(), mc))})
 	if err != nil || len(resp.GetPromptBlocks()) != 0 {
 		t.Fatalf("empty store: %v %v", resp, err)
 	}

@@ -3,12 +3,15 @@
 // states. The situational orientation shows the state to the model.
 //
 // Completion tracker (before_main_llm_call, order 12, as in the seed; state work
-// on the final prompt). Once per iteration:
+// when the prompt is final). Once per iteration, from the context's recent
+// messages (the tail of the history the prompt ends with; the latest tool result
+// and reply are always among them, so the tracker does not declare ReadsHistory
+// and is not sent the whole prompt):
 //   - last_success_iteration is the latest iteration with a successful call in
 //     the evidence ledger;
-//   - the latest tool result in the prompt ("Result of tool ...") with a success
-//     marker (passed, ok, success, created, saved, written, completed, 0 failures,
-//     no errors) and a successful ledger entry adds a success_marker signal;
+//   - the latest tool result with a success marker (passed, ok, success,
+//     created, saved, written, completed, 0 failures, no errors) and a
+//     successful ledger entry adds a success_marker signal;
 //   - the model's latest reply whose thoughts or headline say the work is done
 //     (done, finished, complete, all set, ready to answer) sets claimed_done and
 //     adds a claims_done signal;
@@ -85,7 +88,7 @@ func (Completion) Spec() sdk.Spec {
 	}
 }
 
-// BeforeMainLLMCall reads the final prompt.
+// BeforeMainLLMCall reads the end of the conversation when the prompt is final.
 func (Completion) BeforeMainLLMCall(_ context.Context, c *sdk.Call, req *exocortexv1.BeforeMainLLMCallRequest) (*exocortexv1.BeforeMainLLMCallResponse, error) {
 	it := req.GetIteration()
 	cp, _ := CompletionKey().Get(c)
@@ -106,10 +109,9 @@ func (Completion) BeforeMainLLMCall(_ context.Context, c *sdk.Call, req *exocort
 	add := func(kind, text string) {
 		cp.Signals = append(cp.Signals, &exocortexv1.CompletionSignal{Kind: kind, Text: textfacts.Shorten(text, 120), Iteration: it})
 	}
-	prompt := req.GetPrompt()
-	for i := len(prompt) - 1; i >= 0; i-- {
-		m := prompt[i]
-		if m.GetRole() == "user" && strings.HasPrefix(m.GetContent(), "Result of tool ") {
+	recent := c.Context().GetInteractionHistory().GetRecentMessages()
+	for i := len(recent) - 1; i >= 0; i-- {
+		if m := recent[i]; m.GetRole() == "tool" {
 			if n := len(es); n > 0 && es[n-1].GetOk() {
 				if loc := successRE.FindStringIndex(m.GetContent()); loc != nil {
 					add("success_marker", lineAt(m.GetContent(), loc[0]))
@@ -119,11 +121,11 @@ func (Completion) BeforeMainLLMCall(_ context.Context, c *sdk.Call, req *exocort
 		}
 	}
 	cp.ClaimedDone = false
-	for i := len(prompt) - 1; i >= 0; i-- {
-		if prompt[i].GetRole() != "assistant" {
+	for i := len(recent) - 1; i >= 0; i-- {
+		if recent[i].GetRole() != "assistant" {
 			continue
 		}
-		if said := thoughts(prompt[i].GetContent()); doneRE.MatchString(said) {
+		if said := thoughts(recent[i].GetContent()); doneRE.MatchString(said) {
 			cp.ClaimedDone = true
 			add("claims_done", said)
 		}

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/exocortex/exocortex/extensions/internal/hooktest"
@@ -13,17 +14,18 @@ func plugin() sdk.Plugin {
 	return sdk.Plugin{Name: "supervision", Extensions: []sdk.Extension{Completion{}, Tracker{}}}
 }
 
+// TestCompletionThroughProtocol sends what the host sends an extension that does
+// not declare ReadsHistory: the recent messages in the context, no prompt.
 func TestCompletionThroughProtocol(t *testing.T) {
 	client := sdktest.Serve(t, plugin())
 	ledger := &exocortexv1.EvidenceLedger{Entries: []*exocortexv1.Evidence{{ToolName: "code_execution", Ok: true, Iteration: 2}}}
-	prompt := []*exocortexv1.Message{
-		{Role: "system", Content: "..."},
-		{Role: "user", Content: "run the tests"},
-		{Role: "assistant", Content: `{"thoughts":["the tests passed, I am done"],"tool_name":"code_execution","tool_args":{}}`},
-		{Role: "user", Content: "Result of tool code_execution:\nok  \tgithub.com/x/y\t0.2s"},
-	}
+	recent := hooktest.Msgs(
+		"user", "run the tests",
+		"assistant", `{"thoughts":["the tests passed, I am done"],"tool_name":"code_execution","tool_args":{}}`,
+		"tool:code_execution", "ok  \tgithub.com/x/y\t0.2s",
+	)
 	resp, err := client.BeforeMainLLMCall(t.Context(), &exocortexv1.BeforeMainLLMCallRequest{
-		Call: sdktest.Call("completion_tracker", sdktest.State(ledgerKey(), ledger)), Iteration: 3, Prompt: prompt,
+		Call: hooktest.Call("completion_tracker", 3, recent, sdktest.State(ledgerKey(), ledger)), Iteration: 3,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -32,15 +34,33 @@ func TestCompletionThroughProtocol(t *testing.T) {
 	if !ok || !cp.GetClaimedDone() || cp.GetLastSuccessIteration() != 2 || cp.GetCheckedIteration() != 3 || len(cp.GetSignals()) != 2 {
 		t.Fatalf("completion %v", cp)
 	}
+	if s := cp.GetSignals()[0]; s.GetKind() != "success_marker" || !strings.HasPrefix(s.GetText(), "ok") {
+		t.Fatalf("success marker %v", s)
+	}
 	// The same iteration is not examined twice.
 	resp, err = client.BeforeMainLLMCall(t.Context(), &exocortexv1.BeforeMainLLMCallRequest{
-		Call: sdktest.Call("completion_tracker", sdktest.State(CompletionKey(), cp)), Iteration: 3, Prompt: prompt,
+		Call: hooktest.Call("completion_tracker", 3, recent, sdktest.State(CompletionKey(), cp)), Iteration: 3,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := sdktest.Written(t, resp.GetChanges(), CompletionKey()); ok {
 		t.Fatal("examined iteration 3 twice")
+	}
+	// Only the latest reply and tool result count: a reply after the result
+	// that is not done clears claimed_done, and no success marker is added
+	// when the latest result is not a success.
+	later := append(recent, hooktest.Msgs("assistant", `{"thoughts":["now the docs"],"tool_name":"text_editor"}`, "tool:text_editor", "error: no such file")...)
+	ledger.Entries = append(ledger.Entries, &exocortexv1.Evidence{ToolName: "text_editor", Ok: false, Iteration: 3})
+	resp, err = client.BeforeMainLLMCall(t.Context(), &exocortexv1.BeforeMainLLMCallRequest{
+		Call: hooktest.Call("completion_tracker", 4, later, sdktest.State(ledgerKey(), ledger), sdktest.State(CompletionKey(), cp)), Iteration: 4,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp4, _ := sdktest.Written(t, resp.GetChanges(), CompletionKey())
+	if cp4.GetClaimedDone() || len(cp4.GetSignals()) != 3 || cp4.GetSignals()[2].GetKind() != "setback" {
+		t.Fatalf("iteration 4: %v", cp4)
 	}
 }
 

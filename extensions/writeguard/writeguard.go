@@ -130,6 +130,8 @@ func (Guard) Spec() sdk.Spec {
 		Reads:       []sdk.KeyRef{logKey()},
 		Writes:      []sdk.KeyRef{logKey()},
 		Description: "Backs up a file before a text_editor write or patch (backups/, index.jsonl, write_log), so restore_backup can put it back.",
+		// Only text_editor writes files it backs up; the host calls it for no other tool.
+		ForTools: []string{"text_editor"},
 	}
 }
 
@@ -241,6 +243,7 @@ func (Validator) Spec() sdk.Spec {
 		Reads:       []sdk.KeyRef{logKey()},
 		Writes:      []sdk.KeyRef{logKey()},
 		Description: "Reads a file back after a text_editor write: syntax (Go, Python, JSON, YAML) and truncation; annotates problems and records them in write_log.",
+		ForTools:    []string{"text_editor"},
 	}
 }
 

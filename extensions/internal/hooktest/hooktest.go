@@ -29,6 +29,27 @@ func Call(ext string, iteration int32, recent []*exocortexv1.Message, state ...*
 	return c
 }
 
+// RecentCount is how many messages the host puts in the context (core/loop's
+// default).
+const RecentCount = 10
+
+// Recent is the tail of hist the host puts in the context's recent messages.
+func Recent(hist []*exocortexv1.Message) []*exocortexv1.Message {
+	if n := len(hist) - RecentCount; n > 0 {
+		return hist[n:]
+	}
+	return hist
+}
+
+// History is what the host puts in the history (or prompt) field of a request
+// to ext: hist when ext's Spec declares ReadsHistory, nothing otherwise.
+func History(ext sdk.Extension, hist []*exocortexv1.Message) []*exocortexv1.Message {
+	if ext.Spec().ReadsHistory {
+		return hist
+	}
+	return nil
+}
+
 // Msgs builds messages from role/content pairs: "user", "text", "tool:NAME",
 // "output", "assistant", "reply", "signal:NAME", "text"... Ids are m1, m2, ...
 func Msgs(pairs ...string) []*exocortexv1.Message {
