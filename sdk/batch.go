@@ -35,20 +35,31 @@ func (s *server) RunBatch(ctx context.Context, req *exocortexv1.BatchRequest) (*
 	calls := req.GetCalls()
 	resultField := (&exocortexv1.BatchResult{}).ProtoReflect().Descriptor().Fields().ByNumber(fd.Number())
 
+	// The host includes the conversation when any extension of the batch reads
+	// it; the others get the request without it, as their own call would.
+	var trimmed proto.Message
+	requestFor := func(e *extEntry) proto.Message {
+		if e == nil || e.spec.ReadsHistory {
+			return base
+		}
+		if trimmed == nil {
+			trimmed = withoutConversation(base)
+		}
+		return trimmed
+	}
+
 	// written holds the batch's state changes so far: a value, or nil for a reset.
 	written := map[string]*anypb.Any{}
 	out := &exocortexv1.BatchResponse{}
-	for i, hc := range calls {
+	for _, hc := range calls {
 		if err := ctx.Err(); err != nil {
 			return nil, status.FromContextError(err).Err()
 		}
-		r := base
-		if i < len(calls)-1 {
-			// Each extension gets its own request: one that changes its request in
-			// place must not change the next one's.
-			r = proto.Clone(base)
-		}
-		withCall(r, overlay(hc, written, s.b.exts[hc.GetExtension()]))
+		e := s.b.exts[hc.GetExtension()]
+		// Each extension gets its own request: one that changes its request in
+		// place must not change the next one's.
+		r := proto.Clone(requestFor(e))
+		withCall(r, overlay(hc, written, e))
 		start := time.Now()
 		resp, err := run(ctx, r)
 		res := &exocortexv1.BatchResult{DurationUs: uint32(min(time.Since(start).Microseconds(), 1<<32-1))}
@@ -104,6 +115,19 @@ func overlay(hc *exocortexv1.HookCall, written map[string]*anypb.Any, e *extEntr
 		return hc
 	}
 	return &exocortexv1.HookCall{Extension: hc.GetExtension(), Context: hc.GetContext(), State: state}
+}
+
+// withoutConversation returns a copy of req without the fields only extensions
+// declaring ReadsHistory receive.
+func withoutConversation(req proto.Message) proto.Message {
+	out := proto.Clone(req)
+	m := out.ProtoReflect()
+	for _, name := range []protoreflect.Name{"history", "prompt"} {
+		if fd := m.Descriptor().Fields().ByName(name); fd != nil && fd.IsList() {
+			m.Clear(fd)
+		}
+	}
+	return out
 }
 
 // withCall sets field 1, "call", which every hook request has.

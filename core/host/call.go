@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -59,6 +60,23 @@ func (e *CallError) Unwrap() error { return e.Err }
 func Call[Req, Resp proto.Message](ctx context.Context, ext *Extension, req Req, rpc RPC[Req, Resp]) (Resp, error) {
 	return call(ctx, ext.Plugin, ext.Name(), ext.Hook.Name, ext.Timeout, req, rpc)
 }
+
+// CallBatch runs consecutive extensions of one plugin at one hook in one round
+// trip (Plugin.RunBatch). Its deadline is the sum of theirs, as if each had its
+// own call. A crash or a missed deadline fails the whole batch, recorded against
+// the plugin once; the extensions' own errors come back in the results.
+func CallBatch(ctx context.Context, exts []*Extension, req *exocortexv1.BatchRequest) (*exocortexv1.BatchResponse, error) {
+	names := make([]string, len(exts))
+	var timeout time.Duration
+	for i, e := range exts {
+		names[i] = e.Name()
+		timeout += e.Timeout
+	}
+	return call(ctx, exts[0].Plugin, strings.Join(names, ", "), exts[0].Hook.Name, timeout, req, exocortexv1.PluginClient.RunBatch)
+}
+
+// ServesBatches reports whether the plugin answered that it serves RunBatch.
+func (p *Plugin) ServesBatches() bool { return p.Manifest().GetServesBatches() }
 
 // ExecuteTool runs a tool in the plugin that provides it.
 func (h *Host) ExecuteTool(ctx context.Context, t *Tool, req *exocortexv1.ExecuteToolRequest, timeout time.Duration) (*exocortexv1.ExecuteToolResponse, error) {

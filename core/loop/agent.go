@@ -57,6 +57,9 @@ type Options struct {
 	ApprovalMode ApprovalMode
 	// Observer receives every event; it must not block for long.
 	Observer func(Event)
+	// NoBatching gives every extension call its own round trip, even where the
+	// plugin serves batches (for comparison; batches keep the same semantics).
+	NoBatching bool
 	// EmitContext adds the ACP context object to hook events.
 	EmitContext bool
 	Logger      *slog.Logger
@@ -171,7 +174,7 @@ func (a *Agent) Init(ctx context.Context) error {
 	a.inited = true
 	t := &turn{}
 	return fire(ctx, a, t, exocortexv1.Hook_HOOK_AGENT_INIT,
-		func(c *exocortexv1.HookCall) *exocortexv1.AgentInitRequest {
+		func(c *exocortexv1.HookCall, _ bool) *exocortexv1.AgentInitRequest {
 			return &exocortexv1.AgentInitRequest{Call: c}
 		}, exocortexv1.PluginClient.AgentInit, nil)
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/exocortex/exocortex/core/hooks"
@@ -26,6 +28,8 @@ type turn struct {
 	message *exocortexv1.Message
 	// added holds the messages added in the current iteration.
 	added []*exocortexv1.Message
+	// tool is the tool being called, at tool_execute_before/after (for_tools).
+	tool string
 }
 
 type changer interface {
@@ -47,69 +51,244 @@ func (e *HookError) Error() string {
 	return fmt.Sprintf("plugin %s, extension %s at %s: %s", e.Plugin, e.Extension, e.Hook, e.Problem)
 }
 
-// fire calls every extension of hook in order. build makes an extension's request
-// around its HookCall; handle, if set, takes the response after its state changes
-// were applied. A failing extension is reported and skipped, unless it is required:
-// then fire returns the error. A canceled ctx stops the hook.
+// fire calls every extension of hook in order. build makes the request around
+// an extension's HookCall; history says whether to include the whole
+// conversation (the extension declared reads_history). handle, if set, takes the
+// response after its state changes were applied. A failing extension is reported
+// and skipped, unless it is required: then fire returns the error. A canceled ctx
+// stops the hook.
+//
+// Consecutive extensions of one plugin go in one round trip (RunBatch) when the
+// plugin serves batches; the plugin runs them with the semantics of one call
+// each, and stops a batch early where the next request would depend on how the
+// host takes a response, so the rest are sent again from there.
 func fire[Req proto.Message, Resp changer](
 	ctx context.Context, a *Agent, t *turn, hook exocortexv1.Hook,
-	build func(*exocortexv1.HookCall) Req,
+	build func(c *exocortexv1.HookCall, history bool) Req,
 	rpc host.RPC[Req, Resp],
 	handle func(*host.Extension, Resp) error,
 ) error {
-	for _, ext := range a.opts.Host.Extensions(hook) {
-		onceKey := ext.Name() + "@" + ext.Hook.Name
-		if ext.Spec.GetOncePerSession() && a.once[onceKey] {
-			continue
-		}
-		call, ctxJSON := a.hookCall(t, ext)
-		start := time.Now()
-		resp, err := host.Call(ctx, ext, build(call), rpc)
-		if err == nil {
-			err = checkResponse(ext, resp)
-		}
-		var writes []string
-		if err == nil {
-			ch := resp.GetChanges()
-			if err = a.store.Apply(ext.Access, ch); err == nil {
-				for _, w := range ch.GetWrites() {
-					writes = append(writes, w.GetKey())
-				}
-				writes = append(writes, ch.GetResets()...)
-			}
-		}
-		if err == nil && handle != nil {
-			err = handle(ext, resp)
-		}
-		order := ext.Spec.GetOrder()
-		ev := Event{
-			Type: EventHook, Iteration: t.iteration, Hook: ext.Hook.Name, Extension: ext.Name(),
-			Plugin: ext.Plugin.Name(), Order: &order, DurationUS: time.Since(start).Microseconds(),
-			Writes: writes, Context: ctxJSON,
-		}
-		for _, e := range call.GetState() {
-			ev.Reads = append(ev.Reads, e.GetKey())
+	exts := a.runnable(t, hook)
+	for i := 0; i < len(exts); {
+		n := a.batchable(exts[i:])
+		var done int
+		var err error
+		if n == 1 {
+			done, err = 1, fireOne(ctx, a, t, exts[i], build, rpc, handle)
+		} else {
+			done, err = fireBatch(ctx, a, t, exts[i:i+n], build, handle)
 		}
 		if err != nil {
-			ev.Error = err.Error()
+			return err
 		}
-		a.emit(ev)
-		if err != nil {
-			var ce *host.CallError
-			if errors.As(err, &ce) && ce.Kind == host.Canceled {
-				return ctx.Err()
-			}
-			if ext.Spec.GetRequired() {
-				return fmt.Errorf("required extension %s (plugin %s) failed at %s, so the turn stops: %w", ext.Name(), ext.Plugin.Name(), ext.Hook.Name, err)
-			}
-			a.log.Warn("extension skipped", "extension", ext.Name(), "plugin", ext.Plugin.Name(), "hook", ext.Hook.Name, "err", err)
-			continue
-		}
-		if ext.Spec.GetOncePerSession() {
-			a.once[onceKey] = true
-		}
+		i += done
 	}
 	return nil
+}
+
+// runnable is the extensions that run at hook now: not yet run when once per
+// session, and at the tool hooks only those for the tool called.
+func (a *Agent) runnable(t *turn, hook exocortexv1.Hook) []*host.Extension {
+	all := a.opts.Host.Extensions(hook)
+	exts := make([]*host.Extension, 0, len(all))
+	for _, ext := range all {
+		if ext.Spec.GetOncePerSession() && a.once[onceKey(ext)] {
+			continue
+		}
+		if tools := ext.Spec.GetForTools(); len(tools) > 0 && t.tool != "" && !slices.Contains(tools, t.tool) {
+			continue
+		}
+		exts = append(exts, ext)
+	}
+	return exts
+}
+
+// batchable is how many extensions from the start of exts go in one round trip.
+func (a *Agent) batchable(exts []*host.Extension) int {
+	p := exts[0].Plugin
+	if a.opts.NoBatching || !p.ServesBatches() {
+		return 1
+	}
+	n := 1
+	for n < len(exts) && exts[n].Plugin == p {
+		n++
+	}
+	return n
+}
+
+func onceKey(ext *host.Extension) string { return ext.Name() + "@" + ext.Hook.Name }
+
+// fireOne calls one extension in its own round trip.
+func fireOne[Req proto.Message, Resp changer](
+	ctx context.Context, a *Agent, t *turn, ext *host.Extension,
+	build func(*exocortexv1.HookCall, bool) Req, rpc host.RPC[Req, Resp],
+	handle func(*host.Extension, Resp) error,
+) error {
+	call, ctxJSON := a.hookCall(t, ext)
+	start := time.Now()
+	resp, err := host.Call(ctx, ext, build(call, ext.Spec.GetReadsHistory()), rpc)
+	_, stop := settle(ctx, a, t, ext, call, ctxJSON, resp, err, start, 0, 1, handle)
+	return stop
+}
+
+// fireBatch calls consecutive extensions of one plugin in one round trip and
+// returns how many of them ran (the plugin may stop the batch early).
+func fireBatch[Req proto.Message, Resp changer](
+	ctx context.Context, a *Agent, t *turn, exts []*host.Extension,
+	build func(*exocortexv1.HookCall, bool) Req,
+	handle func(*host.Extension, Resp) error,
+) (int, error) {
+	calls := make([]*exocortexv1.HookCall, len(exts))
+	ctxJSON := make([][]byte, len(exts))
+	history := false
+	for j, ext := range exts {
+		calls[j], ctxJSON[j] = a.hookCall(t, ext)
+		history = history || ext.Spec.GetReadsHistory()
+	}
+	breq := &exocortexv1.BatchRequest{Calls: calls}
+	field := batchField(breq.ProtoReflect(), exts[0].Hook.Hook)
+	// The plugin clears the history again for the extensions that did not
+	// declare reads_history.
+	breq.ProtoReflect().Set(field, protoreflect.ValueOfMessage(build(calls[0], history).ProtoReflect()))
+	start := time.Now()
+	bresp, err := host.CallBatch(ctx, exts, breq)
+	if err != nil {
+		// A crash, a missed deadline or a cancel: none of them has a result.
+		for j, ext := range exts {
+			var zero Resp
+			if _, stop := settle(ctx, a, t, ext, calls[j], ctxJSON[j], zero, err, start, 0, len(exts), handle); stop != nil {
+				return len(exts), stop
+			}
+			start = time.Now()
+		}
+		return len(exts), nil
+	}
+	results := bresp.GetResults()
+	if len(results) == 0 || len(results) > len(exts) {
+		var zero Resp
+		perr := &HookError{Plugin: exts[0].Plugin.Name(), Extension: exts[0].Name(), Hook: exts[0].Hook.Name,
+			Problem: fmt.Sprintf("answered a batch of %d extensions with %d results", len(exts), len(results))}
+		_, stop := settle(ctx, a, t, exts[0], calls[0], ctxJSON[0], zero, perr, start, 0, len(exts), handle)
+		return 1, stop
+	}
+	// The round trip's own cost goes to the first extension, so that the events'
+	// durations add up to the hook's time.
+	var inPlugin time.Duration
+	for _, r := range results {
+		inPlugin += time.Duration(r.GetDurationUs()) * time.Microsecond
+	}
+	overhead := max(time.Since(start)-inPlugin, 0)
+	var broken string // why the rest of the batch cannot be trusted
+	for j, r := range results {
+		ext := exts[j]
+		dur := time.Duration(r.GetDurationUs()) * time.Microsecond
+		if j == 0 {
+			dur += overhead
+		}
+		var resp Resp
+		var rerr error
+		switch {
+		case broken != "":
+			rerr = &HookError{Plugin: ext.Plugin.Name(), Extension: ext.Name(), Hook: ext.Hook.Name, Problem: broken}
+		case r.GetError() != "":
+			rerr = &host.CallError{Plugin: ext.Plugin.Name(), Extension: ext.Name(), Hook: ext.Hook.Name, Kind: host.Returned, Err: errors.New(r.GetError())}
+		default:
+			m := r.ProtoReflect()
+			if fd := batchField(m, ext.Hook.Hook); m.Has(fd) {
+				resp, _ = m.Get(fd).Message().Interface().(Resp)
+			}
+			if any(resp) == nil || !resp.ProtoReflect().IsValid() {
+				rerr = &HookError{Plugin: ext.Plugin.Name(), Extension: ext.Name(), Hook: ext.Hook.Name, Problem: "answered its batch with a result for another hook, or none"}
+			}
+		}
+		if j > 0 {
+			// What it read, for its event, is the state after the ones before it,
+			// as the plugin overlaid it.
+			calls[j].State = a.store.Read(ext.Access)
+		}
+		accepted, stop := settle(ctx, a, t, ext, calls[j], ctxJSON[j], resp, rerr, time.Now().Add(-dur), j, len(exts), handle)
+		if stop != nil {
+			return j + 1, stop
+		}
+		if broken == "" && j < len(results)-1 && rerr == nil && (!accepted || !stateOnly(resp.ProtoReflect())) {
+			broken = fmt.Sprintf("ran in a batch after %s, whose response changed what it would receive, so its result is discarded; the plugin must stop a batch there", ext.Name())
+		}
+	}
+	return len(results), nil
+}
+
+// settle takes one extension's outcome: it checks and applies the response,
+// emits the hook event, and applies the failure policy. accepted says the
+// response was taken; stop is non-nil when the hook must stop (a cancel, or a
+// required extension that failed).
+func settle[Resp changer](
+	ctx context.Context, a *Agent, t *turn, ext *host.Extension, call *exocortexv1.HookCall, ctxJSON []byte,
+	resp Resp, err error, start time.Time, pos, batch int, handle func(*host.Extension, Resp) error,
+) (accepted bool, stop error) {
+	if err == nil {
+		err = checkResponse(ext, resp)
+	}
+	var writes []string
+	if err == nil {
+		ch := resp.GetChanges()
+		if err = a.store.Apply(ext.Access, ch); err == nil {
+			for _, w := range ch.GetWrites() {
+				writes = append(writes, w.GetKey())
+			}
+			writes = append(writes, ch.GetResets()...)
+		}
+	}
+	if err == nil && handle != nil {
+		err = handle(ext, resp)
+	}
+	order := ext.Spec.GetOrder()
+	ev := Event{
+		Type: EventHook, Iteration: t.iteration, Hook: ext.Hook.Name, Extension: ext.Name(),
+		Plugin: ext.Plugin.Name(), Order: &order, DurationUS: time.Since(start).Microseconds(),
+		Writes: writes, Context: ctxJSON,
+	}
+	if batch > 1 {
+		ev.Batch, ev.BatchIndex = batch, pos+1
+	}
+	for _, e := range call.GetState() {
+		ev.Reads = append(ev.Reads, e.GetKey())
+	}
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	a.emit(ev)
+	if err != nil {
+		var ce *host.CallError
+		if errors.As(err, &ce) && ce.Kind == host.Canceled {
+			return false, ctx.Err()
+		}
+		if ext.Spec.GetRequired() {
+			return false, fmt.Errorf("required extension %s (plugin %s) failed at %s, so the turn stops: %w", ext.Name(), ext.Plugin.Name(), ext.Hook.Name, err)
+		}
+		a.log.Warn("extension skipped", "extension", ext.Name(), "plugin", ext.Plugin.Name(), "hook", ext.Hook.Name, "err", err)
+		return false, nil
+	}
+	if ext.Spec.GetOncePerSession() {
+		a.once[onceKey(ext)] = true
+	}
+	return true, nil
+}
+
+// batchField is the field of a BatchRequest or BatchResult oneof that holds
+// hook's message (its number is the hook's).
+func batchField(m protoreflect.Message, hook exocortexv1.Hook) protoreflect.FieldDescriptor {
+	return m.Descriptor().Fields().ByNumber(protoreflect.FieldNumber(hook))
+}
+
+// stateOnly reports whether a hook response sets nothing but its state changes:
+// only then may a batch go on after it.
+func stateOnly(m protoreflect.Message) bool {
+	only := true
+	m.Range(func(fd protoreflect.FieldDescriptor, _ protoreflect.Value) bool {
+		only = fd.Name() == "changes"
+		return only
+	})
+	return only && len(m.GetUnknown()) == 0
 }
 
 // checkResponse rejects what the hook's type or the extension's declaration does
@@ -221,4 +400,13 @@ func toolHook() hooks.Info {
 	in, _ := hooks.Of(exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE)
 	in.Name = "execute_tool"
 	return in
+}
+
+// ifFull is msgs for an extension that declared reads_history, and nothing for
+// the others: they have the recent messages in their context.
+func ifFull(full bool, msgs []*exocortexv1.Message) []*exocortexv1.Message {
+	if !full {
+		return nil
+	}
+	return msgs
 }

@@ -43,7 +43,13 @@ type Event struct {
 	Reads      []string `json:"reads,omitempty"`
 	Writes     []string `json:"writes,omitempty"`
 	Skipped    bool     `json:"skipped,omitempty"`
-	Error      string   `json:"error,omitempty"`
+	// Batch is the number of extensions that shared this call's round trip
+	// (RunBatch), and BatchIndex this one's place among them, from 1; both are
+	// empty for a call of its own. The round trip's cost is in the first one's
+	// duration.
+	Batch      int    `json:"batch,omitempty"`
+	BatchIndex int    `json:"batch_index,omitempty"`
+	Error      string `json:"error,omitempty"`
 	// Context is the ACP context object the extension received (when
 	// Options.EmitContext is set).
 	Context json.RawMessage `json:"context,omitempty"`

@@ -23,8 +23,8 @@ type assembled struct {
 func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 	var before []*exocortexv1.PromptBlock
 	err := fire(ctx, a, t, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE,
-		func(c *exocortexv1.HookCall) *exocortexv1.MessageLoopPromptsBeforeRequest {
-			return &exocortexv1.MessageLoopPromptsBeforeRequest{Call: c, Iteration: int32(t.iteration), History: a.history}
+		func(c *exocortexv1.HookCall, full bool) *exocortexv1.MessageLoopPromptsBeforeRequest {
+			return &exocortexv1.MessageLoopPromptsBeforeRequest{Call: c, Iteration: int32(t.iteration), History: ifFull(full, a.history)}
 		}, exocortexv1.PluginClient.MessageLoopPromptsBefore,
 		func(ext *host.Extension, r *exocortexv1.MessageLoopPromptsBeforeResponse) error {
 			before = append(before, sourced(ext, r.GetPromptBlocks())...)
@@ -43,7 +43,7 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 		toolSpecs = append(toolSpecs, tl.Spec)
 	}
 	err = fire(ctx, a, t, exocortexv1.Hook_HOOK_SYSTEM_PROMPT,
-		func(c *exocortexv1.HookCall) *exocortexv1.SystemPromptRequest {
+		func(c *exocortexv1.HookCall, _ bool) *exocortexv1.SystemPromptRequest {
 			return &exocortexv1.SystemPromptRequest{Call: c, SystemPrompt: system, Tools: toolSpecs}
 		}, exocortexv1.PluginClient.SystemPrompt,
 		func(ext *host.Extension, r *exocortexv1.SystemPromptResponse) error {
@@ -65,9 +65,9 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 	}
 	var extras []*exocortexv1.PromptBlock
 	err = fire(ctx, a, t, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER,
-		func(c *exocortexv1.HookCall) *exocortexv1.MessageLoopPromptsAfterRequest {
+		func(c *exocortexv1.HookCall, full bool) *exocortexv1.MessageLoopPromptsAfterRequest {
 			return &exocortexv1.MessageLoopPromptsAfterRequest{
-				Call: c, Iteration: int32(t.iteration), History: a.history, Extras: extras,
+				Call: c, Iteration: int32(t.iteration), History: ifFull(full, a.history), Extras: extras,
 				NumCtx: int32(a.opts.NumCtx), PromptTokens: int32(estimateTokens(msgs) + blockTokens(extras)),
 			}
 		}, exocortexv1.PluginClient.MessageLoopPromptsAfter,

@@ -41,7 +41,9 @@ type BatchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The hook's request as the first extension receives it; field number = Hook
 	// number. Extension i receives a copy whose call is calls[i], with the state it
-	// reads updated by the writes and resets of the results before it.
+	// reads updated by the writes and resets of the results before it. The history
+	// and prompt fields are filled when any extension of the batch declares
+	// reads_history; the plugin clears them for the extensions that do not.
 	//
 	// Types that are valid to be assigned to Request:
 	//

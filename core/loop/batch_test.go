@@ -1,0 +1,174 @@
+package loop
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/exocortex/exocortex/core/discover"
+	"github.com/exocortex/exocortex/core/host"
+	"github.com/exocortex/exocortex/core/llm"
+	"github.com/exocortex/exocortex/core/llm/scripted"
+	"github.com/exocortex/exocortex/prompts"
+	"github.com/exocortex/exocortex/sdk/sdktest"
+)
+
+// runBatchPlugin runs one monologue (tool x, tool y, then the response tool)
+// with testdata/batchplugin loaded, and returns the agent and its events.
+func runBatchPlugin(t *testing.T, noBatching bool, env ...string) (*Agent, *recorder, error) {
+	t.Helper()
+	bin := sdktest.BuildPlugin(t, "./testdata/batchplugin")
+	dir := t.TempDir()
+	pj, _ := json.Marshal(discover.Manifest{Command: []string{bin}})
+	if err := os.MkdirAll(filepath.Join(dir, "batchy"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "batchy", "plugin.json"), pj, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.New(t.Context(), host.Options{Dirs: []discover.Dir{{Path: dir, Source: discover.User}}, PluginEnv: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	srv, err := scripted.NewServer(scripted.Script{Replies: []scripted.Reply{
+		{Content: `{"thoughts":["x"],"headline":"x","tool_name":"x","tool_args":{"n":1}}`},
+		{Content: `{"thoughts":["y"],"headline":"y","tool_name":"y","tool_args":{"n":2}}`},
+		{Content: `{"thoughts":["done"],"headline":"done","tool_name":"response","tool_args":{"text":"done"}}`},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	c, _ := llm.New(srv.URL())
+	rec := &recorder{}
+	a, err := New(Options{Host: h, LLM: c, Prompts: prompts.NewLoader(), Model: srv.Model(), MaxIterations: 5,
+		Observer: rec.observe, NoBatching: noBatching})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.Monologue(context.Background(), "run the tools")
+	return a, rec, err
+}
+
+// saw is what batchplugin's extension recorded in batch_NAME.
+func saw(t *testing.T, a *Agent, name string) string {
+	t.Helper()
+	v, ok := a.State().Get("batch_" + name)
+	if !ok {
+		return "(unset)"
+	}
+	var s wrapperspb.StringValue
+	if err := v.UnmarshalTo(&s); err != nil {
+		t.Fatal(err)
+	}
+	return s.GetValue()
+}
+
+// TestBatchesKeepOneCallEachSemantics runs the same monologue with and without
+// batching: every extension must see and leave the same state, receive the same
+// request fields, and fail the same way; only the round trips differ.
+func TestBatchesKeepOneCallEachSemantics(t *testing.T) {
+	type hookCall struct {
+		Hook, Extension string
+		Iteration       int
+		Reads, Writes   []string
+		Failed          bool
+	}
+	trace := func(rec *recorder) []hookCall {
+		var out []hookCall
+		for _, e := range rec.events {
+			if e.Type == EventHook {
+				out = append(out, hookCall{e.Hook, e.Extension, e.Iteration, e.Reads, e.Writes, e.Error != ""})
+			}
+		}
+		return out
+	}
+	var traces [2][]hookCall
+	for i, noBatching := range []bool{false, true} {
+		a, rec, err := runBatchPlugin(t, noBatching)
+		if err != nil {
+			t.Fatalf("noBatching=%v: %v", noBatching, err)
+		}
+		traces[i] = trace(rec)
+		for _, tc := range []struct{ key, want string }{
+			{"read", "iteration 3"},           // b_read saw b_write's note of the same hook
+			{"read_after_reset", "nothing"},   // and b_read_after_reset saw b_reset clear it
+			{"last", "ran at iteration 3"},    // b_fail's error did not stop the hook
+			{"p_count", "extras=1 history=0"}, // p_inject's block, and no history undeclared
+			{"tools", "x"},                    // t_only_x ran for x only
+		} {
+			if got := saw(t, a, tc.key); !strings.HasPrefix(got, tc.want) {
+				t.Errorf("noBatching=%v: batch_%s = %q, want %q…", noBatching, tc.key, got, tc.want)
+			}
+		}
+		if got := saw(t, a, "p_history"); !strings.HasPrefix(got, "extras=1 history=") || strings.HasPrefix(got, "extras=1 history=0") {
+			t.Errorf("noBatching=%v: p_history (declares ReadsHistory) saw %q, want the history", noBatching, got)
+		}
+		fails := rec.hook("b_fail")
+		if len(fails) != 3 || !strings.Contains(fails[0].Error, "fails on purpose") {
+			t.Errorf("noBatching=%v: b_fail events %+v, want 3 carrying its error", noBatching, fails)
+		}
+		for _, e := range rec.events {
+			if e.Type == EventHook && noBatching && e.Batch != 0 {
+				t.Fatalf("a batch without batching: %+v", e)
+			}
+		}
+		if noBatching {
+			continue
+		}
+		// Six message_loop_end extensions in one round trip: state only, so
+		// the plugin never stops the batch early.
+		if r := rec.hook("b_read")[0]; r.Batch != 6 || r.BatchIndex != 2 {
+			t.Errorf("b_read ran as %d of a batch of %d, want 2 of 6", r.BatchIndex, r.Batch)
+		}
+		// p_inject's block ends its batch: p_count must see the extras the
+		// host built from it, so it goes in a second round trip with p_history.
+		if r := rec.hook("p_inject")[0]; r.Batch != 3 || r.BatchIndex != 1 {
+			t.Errorf("p_inject ran as %d of a batch of %d, want 1 of 3", r.BatchIndex, r.Batch)
+		}
+		if r := rec.hook("p_count")[0]; r.Batch != 2 || r.BatchIndex != 1 {
+			t.Errorf("p_count ran as %d of a batch of %d, want 1 of 2 (sent again after p_inject's block)", r.BatchIndex, r.Batch)
+		}
+	}
+	if len(traces[0]) != len(traces[1]) {
+		t.Fatalf("%d hook calls batched, %d one by one", len(traces[0]), len(traces[1]))
+	}
+	for i := range traces[0] {
+		b, o := traces[0][i], traces[1][i]
+		if b.Hook != o.Hook || b.Extension != o.Extension || b.Iteration != o.Iteration || b.Failed != o.Failed ||
+			strings.Join(b.Reads, ",") != strings.Join(o.Reads, ",") || strings.Join(b.Writes, ",") != strings.Join(o.Writes, ",") {
+			t.Errorf("call %d: batched %+v, one by one %+v", i, b, o)
+		}
+	}
+}
+
+// TestBatchCrash: a plugin that dies in the middle of a batch fails every
+// extension of the batch (the host cannot know which ran), and the turn goes on.
+func TestBatchCrash(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "crashed")
+	_, rec, _ := runBatchPlugin(t, false, "BATCHPLUGIN_CRASH="+marker)
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("the plugin did not crash: %v", err)
+	}
+	for _, name := range []string{"s_crash", "s_after_crash"} {
+		evs := rec.hook(name)
+		if len(evs) == 0 || !strings.Contains(evs[0].Error, "crashed") || !strings.Contains(evs[0].Error, "s_crash, s_after_crash") {
+			t.Errorf("%s: first event %+v, want a crash naming the batch", name, evs)
+		}
+	}
+	var later bool
+	for _, e := range rec.events {
+		if e.Type == EventHook && e.Iteration > 1 && e.Error == "" {
+			later = true
+		}
+	}
+	if !later {
+		t.Error("no extension ran after the crash: the turn did not go on")
+	}
+}
