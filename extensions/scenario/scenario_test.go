@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -296,5 +297,74 @@ func TestWriteIsBackedUpAndTruncationCaught(t *testing.T) {
 	backups, _ := filepath.Glob(filepath.Join(e.home, "backups", "*", "*config.json"))
 	if len(backups) == 0 {
 		t.Fatal("no backup was taken")
+	}
+}
+
+// TestDeclarationsAreHonoured runs the suite through the host that sends the
+// whole history only to extensions declaring reads_history and calls the tool
+// hooks' extensions only for the tools they name in for_tools: the extensions
+// that read the history get it (the memorize episode and the insight carry the
+// operator's message), those that use the recent messages still find it (the
+// profile folds it, recall searches with it), and the write guard, write
+// validator and code-quality gate run only for their tools.
+func TestDeclarationsAreHonoured(t *testing.T) {
+	e := newEnv(t)
+	const prompt = "Call me Sam. I want to know how many files are here, and keep a note of it."
+	evs, err := e.run(t, prompt,
+		reply("code_execution", map[string]any{"runtime": "terminal", "code": "ls | wc -l"}),
+		reply("text_editor", map[string]any{"action": "write", "path": "note.txt", "content": "0 files\n"}),
+		reply("response", map[string]any{"text": "There are no files; I wrote that to note.txt."}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string][]int{}
+	wrote := map[string]bool{}
+	for _, ev := range of(evs, loop.EventHook) {
+		if ev.Skipped {
+			continue
+		}
+		calls[ev.Extension+"@"+ev.Hook] = append(calls[ev.Extension+"@"+ev.Hook], ev.Iteration)
+		for _, k := range ev.Writes {
+			wrote[ev.Extension+":"+k] = true
+		}
+	}
+	for ext, want := range map[string][]int{
+		"write_guard@tool_execute_before":      {2},
+		"write_validator@tool_execute_after":   {2},
+		"code_quality_gate@tool_execute_after": {1},
+		// Extensions without for_tools see every tool call, the response too.
+		"evidence_ledger_recorder@tool_execute_after": {1, 2, 3},
+	} {
+		if got := calls[ext]; !slices.Equal(got, want) {
+			t.Errorf("%s ran in iterations %v, want %v", ext, got, want)
+		}
+	}
+	for _, w := range []string{"operator_profile:operator_profile", "recall_search:memory_candidates"} {
+		if !wrote[w] {
+			t.Errorf("%s was not written: the extension did not find the operator's message", w)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(e.home, "staging.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var episode, insight bool
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var rec struct {
+			Kind    string          `json:"kind"`
+			Payload json.RawMessage `json:"payload"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("staging.jsonl: %v: %q", err, line)
+		}
+		switch p := string(rec.Payload); rec.Kind {
+		case "memorize":
+			episode = strings.Contains(p, `"user":"Call me Sam.`)
+		case "insight":
+			insight = insight || strings.Contains(p, `"source":"operator"`) && strings.Contains(p, "I want to know")
+		}
+	}
+	if !episode || !insight {
+		t.Fatalf("memorize episode with the operator's message: %v, operator insight: %v\n%s", episode, insight, data)
 	}
 }
