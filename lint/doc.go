@@ -104,4 +104,15 @@
 // directory without its execute bit is a warning (EXO085). In the Around
 // directories, which the loader never scans, plugins and hook-named directories
 // are warnings (EXO082).
+//
+// # Tools (rule 11)
+//
+// Declared tools must be implemented (EXO111) and documented by a prompt file
+// that exists (EXO113, EXO114), and a tool prompt must document a declared tool
+// (EXO112). An extension's for_tools makes the host call it at
+// tool_execute_before and tool_execute_after only for the tools named, so each
+// name must be a tool some loaded plugin (or the loop) provides: otherwise a
+// renamed tool switches the extension off without a word (EXO115; a warning
+// while a plugin that might provide it did not load). for_tools anywhere else
+// limits nothing (EXO116).
 package lint

@@ -2,6 +2,7 @@ package lint
 
 import (
 	"bytes"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -113,6 +114,17 @@ func TestEditsOfTheCleanSeed(t *testing.T) {
 		{"a tool loses its implementation", func(t *testing.T, in *Input) {
 			manifestOf(t, in, "memory").Tools[0].Implemented = false
 		}, [6]string{"EXO111", "error", "memory", "", "", "agent.system.tool.memory_save.md"}},
+		{"a tool an extension is limited to is renamed", func(t *testing.T, in *Input) {
+			extension(t, in, "evidence_ledger_recorder").ForTools = []string{"memory_save"}
+			manifestOf(t, in, "memory").Tools[0].Name = "memory_store"
+		}, [6]string{"EXO115", "error", "evidence", "evidence_ledger_recorder", "", ""}},
+		{"an extension's for_tools names a tool of a plugin that did not load", func(t *testing.T, in *Input) {
+			extension(t, in, "evidence_ledger_recorder").ForTools = []string{"web_search"}
+			in.Plugins = append(in.Plugins, Plugin{Name: "search", Path: "plugins/search", LoadError: errors.New("exec format error")})
+		}, [6]string{"EXO115", "warning", "evidence", "evidence_ledger_recorder", "", ""}},
+		{"for_tools is declared at a hook without tools", func(t *testing.T, in *Input) {
+			extension(t, in, "epistemic_integrity").ForTools = []string{"memory_save"}
+		}, [6]string{"EXO116", "warning", "evidence", "epistemic_integrity", "", ""}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

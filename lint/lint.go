@@ -117,7 +117,7 @@ type CodeInfo struct {
 // Codes lists every finding code, in code order.
 func Codes() []CodeInfo {
 	return []CodeInfo{
-		{"EXO001", Error, 0, 0, "A declaration is malformed: empty or spaced name, unknown hook, key without type or scope, file without id, path or access, resets not within writes."},
+		{"EXO001", Error, 0, 0, "A declaration is malformed: empty or spaced name, unknown hook, key without type or scope, file without id, path or access, resets not within writes, empty for_tools name."},
 		{"EXO002", Warning, 0, 0, "Two plugins answer with the same plugin name in their manifests."},
 		{"EXO003", Error, 4, 4, "One plugin declares the same extension at the same hook, or the same tool, twice; or two plugins of one directory declare the same tool."},
 		{"EXO004", Info, 0, 0, "An extension or tool is shadowed by a higher-priority plugin (a warning when both plugins are in the same directory)."},
@@ -157,6 +157,8 @@ func Codes() []CodeInfo {
 		{"EXO112", Error, 0, 11, "A tool prompt file (agent.system.tool.NAME.md) documents a tool no plugin declares."},
 		{"EXO113", Warning, 0, 11, "A declared tool has no prompt file."},
 		{"EXO114", Error, 0, 11, "A tool names a prompt file that does not exist."},
+		{"EXO115", Error, 0, 11, "An extension's for_tools names a tool no loaded plugin provides, so it never runs for it (a warning when a plugin did not load)."},
+		{"EXO116", Warning, 0, 11, "An extension declares for_tools at a hook other than tool_execute_before and tool_execute_after, where it has no effect."},
 		{"EXO121", Error, 0, 12, "WIRING.md is missing or differs from what `exocortex lint --write` produces."},
 	}
 }

@@ -55,6 +55,11 @@ func (c *checker) manifests() {
 					bad(p, name, "", "", fmt.Sprintf("extension %s lists an empty state key name", name), "remove the empty entry or name the key")
 				}
 			}
+			for _, t := range e.GetForTools() {
+				if strings.TrimSpace(t) == "" {
+					bad(p, name, "", "", fmt.Sprintf("extension %s lists an empty tool name in for_tools", name), "remove the empty entry or name the tool")
+				}
+			}
 			id := name + "@" + e.GetHook().String()
 			if seenAt[id] {
 				c.add(Finding{Code: "EXO003", Severity: Error, Plugin: p.Name, Extension: name,

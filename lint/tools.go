@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
+
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
 
 // Tool prompt files are named ToolPromptPrefix + tool name + ".md".
@@ -61,6 +64,45 @@ func (c *checker) tools() {
 		c.add(Finding{Code: "EXO112", Severity: Error, File: p.Source,
 			Message: fmt.Sprintf("prompt %s documents tool %q, which no loaded plugin declares: the model is told about a tool that does not exist", p.Source, name),
 			Fix:     fmt.Sprintf("declare and implement tool %q in a plugin, or delete the prompt file", name)})
+	}
+	c.forTools(declared)
+}
+
+// forTools checks the tools extensions name in for_tools (EXO115, EXO116):
+// the host calls such an extension at tool_execute_before and
+// tool_execute_after only for those tools, so a name no plugin provides (a
+// tool renamed or removed) switches the extension off without a word.
+func (c *checker) forTools(declared map[string]bool) {
+	var unloaded []string
+	for _, p := range c.g.Plugins {
+		if p.Manifest == nil || p.LoadError != nil {
+			unloaded = append(unloaded, p.Name)
+		}
+	}
+	for _, e := range c.g.Extensions {
+		// Empty names are EXO001's.
+		tools := slices.DeleteFunc(uniqKeep(e.Spec.GetForTools()), func(t string) bool { return strings.TrimSpace(t) == "" })
+		if len(tools) == 0 || e.ShadowedBy != "" {
+			continue
+		}
+		if h := e.Spec.GetHook(); h != exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE && h != exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER {
+			c.add(Finding{Code: "EXO116", Severity: Warning, Plugin: e.Plugin.Name, Extension: e.Name,
+				Message: fmt.Sprintf("extension %s of plugin %s names tools in for_tools (%s) at %s, where it means nothing: only tool_execute_before and tool_execute_after are limited to the tools named, so the extension runs at every %s", e.Name, e.Plugin.Name, quoteAll(tools), e.Hook.Name, e.Hook.Name),
+				Fix:     "drop for_tools from the declaration at " + e.Hook.Name + "; keep it only on the extension's tool_execute_before and tool_execute_after declarations"})
+			continue
+		}
+		for _, t := range tools {
+			if declared[t] {
+				continue
+			}
+			sev, note := Error, ""
+			if len(unloaded) > 0 {
+				sev, note = Warning, fmt.Sprintf(" (unless plugin %s, which did not load, provides it)", strings.Join(unloaded, ", "))
+			}
+			c.add(Finding{Code: "EXO115", Severity: sev, Plugin: e.Plugin.Name, Extension: e.Name,
+				Message: fmt.Sprintf("extension %s of plugin %s runs at %s only for the tools in its for_tools, and no loaded plugin provides tool %q%s: the extension never runs for that name (a tool renamed or removed switches it off without a word)", e.Name, e.Plugin.Name, e.Hook.Name, t, note),
+				Fix:     fmt.Sprintf("rename %q in the extension's for_tools (sdk.Spec.ForTools) to the tool's current name (WIRING.md lists the tools), or remove it", t)})
+		}
 	}
 }
 
