@@ -9,6 +9,7 @@ import (
 
 	"github.com/exocortex/exocortex/core/hooks"
 	"github.com/exocortex/exocortex/core/state"
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
 
 // Header is the first line of WIRING.md.
@@ -99,7 +100,11 @@ func (g *Graph) renderPipeline(w writer) {
 	w("`monologue_start`. Within a hook, extensions run in ascending order across all\n")
 	w("plugins. Only `message_loop_prompts_before`, `system_prompt` and\n")
 	w("`message_loop_prompts_after` fire while the prompt is built, so only their\n")
-	w("extensions can add text the model sees.\n\n")
+	w("extensions can add text the model sees. Every extension gets the recent messages\n")
+	w("in its context; those whose reads include history (prompt at `before_main_llm_call`)\n")
+	w("declare `reads_history` and are sent the whole conversation. At `tool_execute_before`\n")
+	w("and `tool_execute_after`, an extension noted \"only for\" some tools (`for_tools`)\n")
+	w("is called only for calls of those tools.\n\n")
 
 	byHook := map[string][]*Extension{}
 	for _, e := range g.Extensions {
@@ -149,6 +154,10 @@ func renderExtensionTable(w writer, exts []*Extension) {
 		if s.GetInjectsPrompt() {
 			injects = "yes"
 		}
+		reads := codes(uniq(s.GetReads()))
+		if what := historyField(e); what != "" {
+			reads = strings.Join(slices.DeleteFunc([]string{reads, what}, func(x string) bool { return x == "" }), ", ")
+		}
 		var notes []string
 		switch {
 		case e.ShadowedBy != "":
@@ -162,6 +171,9 @@ func renderExtensionTable(w writer, exts []*Extension) {
 		if s.GetRequired() {
 			notes = append(notes, "required")
 		}
+		if tools := uniq(s.GetForTools()); len(tools) > 0 {
+			notes = append(notes, "only for "+codes(tools))
+		}
 		if sig := uniq(s.GetConsumesSignals()); len(sig) > 0 {
 			notes = append(notes, "consumes "+codes(sig))
 		}
@@ -169,9 +181,25 @@ func renderExtensionTable(w writer, exts []*Extension) {
 			notes = append(notes, d)
 		}
 		w("| %d | %s | %s | %s | %s | %s | %s |\n", e.Order(), code(e.Name), code(e.Plugin.Name),
-			orDash(codes(uniq(s.GetReads()))), orDash(strings.Join(writes, ", ")), injects, orDash(cell(strings.Join(notes, "; "))))
+			orDash(reads), orDash(strings.Join(writes, ", ")), injects, orDash(cell(strings.Join(notes, "; "))))
 	}
 	w("\n")
+}
+
+// historyField names what reads_history gives the extension at its hook
+// ("history", or "prompt" at before_main_llm_call), or "" when it is not
+// declared or the hook's request carries neither.
+func historyField(e *Extension) string {
+	if !e.Spec.GetReadsHistory() {
+		return ""
+	}
+	switch e.Spec.GetHook() {
+	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER, exocortexv1.Hook_HOOK_MONOLOGUE_END:
+		return "history"
+	case exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL:
+		return "prompt"
+	}
+	return ""
 }
 
 // extList names extensions with their hook, marking those that do not run.

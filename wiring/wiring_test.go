@@ -127,3 +127,31 @@ func TestShadowing(t *testing.T) {
 }
 
 func itoa(n int32) string { return strconv.Itoa(int(n)) }
+
+// TestHistoryAndToolsDeclarations: an extension sent the whole conversation
+// has history (or, at before_main_llm_call, prompt) among its reads, and one
+// limited to some tools says so in its notes.
+func TestHistoryAndToolsDeclarations(t *testing.T) {
+	ext := func(name string, hook exocortexv1.Hook, reads []string, history bool, tools ...string) *exocortexv1.ExtensionSpec {
+		return &exocortexv1.ExtensionSpec{Name: name, Hook: hook, Order: 1, Reads: reads, ReadsHistory: history, ForTools: tools}
+	}
+	m := Model{Plugins: []Plugin{{Name: "p", Manifest: &exocortexv1.ManifestResponse{Extensions: []*exocortexv1.ExtensionSpec{
+		ext("summariser", exocortexv1.Hook_HOOK_MONOLOGUE_END, nil, true),
+		ext("tracker", exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL, []string{"completion"}, true),
+		ext("profile", exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE, nil, false),
+		ext("guard", exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE, nil, false, "text_editor"),
+		ext("gate", exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER, nil, false, "code_execution", "data_analyze"),
+	}}}}}
+	doc := string(Render(&m))
+	for _, want := range []string{
+		"| 1 | `summariser` | `p` | history | – | no | – |",
+		"| 1 | `tracker` | `p` | `completion`, prompt | – | no | – |",
+		"| 1 | `profile` | `p` | – | – | no | – |",
+		"| 1 | `guard` | `p` | – | – | no | only for `text_editor` |",
+		"| 1 | `gate` | `p` | – | – | no | only for `code_execution`, `data_analyze` |",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("the document lacks the row %q", want)
+		}
+	}
+}
