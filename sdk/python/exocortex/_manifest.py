@@ -18,6 +18,12 @@ from exocortex.v1 import manifest_pb2
 _INT32_MIN, _INT32_MAX = -(2 ** 31), 2 ** 31 - 1
 _UINT32_MAX = 2 ** 32 - 1
 _SCOPES = frozenset(v.number for v in manifest_pb2.Scope.DESCRIPTOR.values) - {manifest_pb2.SCOPE_UNSPECIFIED}
+# The hooks whose requests carry what Spec.reads_history governs (the history, or
+# before_main_llm_call's prompt): the manifest says reads_history only there.
+READS_HISTORY_HOOKS = frozenset({manifest_pb2.HOOK_MESSAGE_LOOP_PROMPTS_BEFORE, manifest_pb2.HOOK_MESSAGE_LOOP_PROMPTS_AFTER,
+                                 manifest_pb2.HOOK_MONOLOGUE_END, manifest_pb2.HOOK_BEFORE_MAIN_LLM_CALL})
+# The hooks Spec.for_tools applies to.
+TOOL_HOOKS = frozenset({manifest_pb2.HOOK_TOOL_EXECUTE_BEFORE, manifest_pb2.HOOK_TOOL_EXECUTE_AFTER})
 
 
 @dataclass
@@ -106,7 +112,7 @@ def build(p: Plugin) -> Built:
         bad("plugin has no name")
     if not p.extensions and not p.tools:
         bad(f'plugin "{pname}" serves no extension and no tool')
-    manifest = manifest_pb2.ManifestResponse(plugin=pname, version=p.version or "")
+    manifest = manifest_pb2.ManifestResponse(plugin=pname, version=p.version or "", serves_batches=True)
     exts: Dict[str, ExtEntry] = {}
     tools: Dict[str, Tool] = {}
     builtins = {k.name: k for k in builtin_keys()}
@@ -152,6 +158,7 @@ def build(p: Plugin) -> Built:
             if not signals.known(sig):
                 bad(f'extension "{name}" consumes unknown signal "{sig}"; use a constant of exocortex.signals '
                     f"({', '.join(sorted(signals.ALL))})")
+        for_tools = _check_for_tools(name, spec.for_tools, hooks, bad)
         ms = timeout_ms(spec.timeout)
         if ms is None:
             bad(f'extension "{name}": timeout {spec.timeout!r} is not a number of seconds or a timedelta')
@@ -206,6 +213,8 @@ def build(p: Plugin) -> Built:
                 consumes_signals=_sorted_unique([s for s in spec.consumes_signals if isinstance(s, str)]),
                 description=spec.description or "",
                 disabled=bool(spec.disabled),
+                reads_history=bool(spec.reads_history) and info.hook in READS_HISTORY_HOOKS,
+                for_tools=for_tools if info.hook in TOOL_HOOKS else [],
             )
 
     for name, k in plugin_keys.items():
@@ -250,6 +259,31 @@ def build(p: Plugin) -> Built:
         raise InvalidPlugin(pname, errs)
     _sort_manifest(manifest)
     return Built(manifest, exts, tools)
+
+
+def _check_for_tools(name: str, tools: Any, hooks: FrozenSet[int], bad) -> List[str]:
+    """Validate a Spec's for_tools, reporting each problem through bad; return the
+    names as the manifest carries them (sorted, without duplicates)."""
+    if isinstance(tools, str):  # for_tools="shell" would otherwise be five one-letter tools
+        bad(f'extension "{name}": for_tools is a string; give a list of tool names, e.g. for_tools=[{tools!r}]')
+        return []
+    try:
+        items = list(tools or ())
+    except TypeError:
+        bad(f'extension "{name}": for_tools is {type(tools).__name__}; give a list of tool names')
+        return []
+    if items and not hooks & TOOL_HOOKS:
+        bad(f'extension "{name}": for_tools applies to tool_execute_before and tool_execute_after, '
+            "which it does not implement")
+    names = []
+    for j, t in enumerate(items):
+        if not isinstance(t, str):
+            bad(f'extension "{name}": for_tools[{j}] is {type(t).__name__}, not a tool name')
+        elif not t.strip():
+            bad(f'extension "{name}": an empty name in for_tools')
+        else:
+            names.append(t)
+    return _sorted_unique(names)
 
 
 def _valid_json(s: str) -> bool:

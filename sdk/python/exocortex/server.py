@@ -3,21 +3,42 @@
 from __future__ import annotations
 
 import json
+import time
 import traceback
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Dict, Optional
 
 import grpc
+from google.protobuf import any_pb2
 from google.protobuf.message import Message
 
 from exocortex._manifest import Built, ExtEntry, build
 from exocortex.call import Call
-from exocortex.hooks import HOOKS, HookInfo
+from exocortex.hooks import HOOKS, HookInfo, lookup
 from exocortex.log import Logger
 from exocortex.spec import HookError, Plugin, StatusError, ToolError
 from exocortex.v1 import context_pb2, manifest_pb2, plugin_pb2, plugin_pb2_grpc
 
 # The plugin protocol this SDK speaks: package exocortex.v1.
 PROTOCOL_VERSION = 1
+
+# The gRPC status codes by number, as Go names them (codes.Code.String()): a batch
+# result's error is written as a Go plugin's is, "rpc error: code = Unknown desc = ...",
+# which is also how a Go host prints the error of a single call.
+_GO_CODE_NAMES = ("OK", "Canceled", "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound", "AlreadyExists",
+                  "PermissionDenied", "ResourceExhausted", "FailedPrecondition", "Aborted", "OutOfRange",
+                  "Unimplemented", "Internal", "Unavailable", "DataLoss", "Unauthenticated")
+
+_UINT32_MAX = 2 ** 32 - 1
+
+# The request fields only extensions declaring reads_history receive (the history, or
+# before_main_llm_call's prompt).
+_CONVERSATION_FIELDS = ("history", "prompt")
+
+try:  # protobuf >= 4.22; Message.UnknownFields() is deprecated there
+    from google.protobuf.unknown_fields import UnknownFieldSet as _unknown_fields
+except ImportError:  # Debian's protobuf 4.21
+    def _unknown_fields(m: Message):
+        return m.UnknownFields()
 
 
 class Refusal(Exception):
@@ -35,11 +56,32 @@ def _stack_head(exc: BaseException, n: int = 5) -> str:
     return "\n".join(f"  at {f.name} ({f.filename}:{f.lineno})" for f in reversed(frames))
 
 
+def _status_text(code: grpc.StatusCode, message: str) -> str:
+    """A failed call's status as a Go error prints it."""
+    n = code.value[0]
+    name = _GO_CODE_NAMES[n] if 0 <= n < len(_GO_CODE_NAMES) else f"Code({n})"
+    return f"rpc error: code = {name} desc = {message}"
+
+
+def _state_only(resp: Message) -> bool:
+    """Whether a hook response sets nothing but its state changes."""
+    return all(fd.name == "changes" for fd, _ in resp.ListFields()) and len(_unknown_fields(resp)) == 0
+
+
+def _without_conversation(req: Message) -> None:
+    """Clear the fields of req only extensions declaring reads_history receive."""
+    for name in _CONVERSATION_FIELDS:
+        fd = req.DESCRIPTOR.fields_by_name.get(name)
+        if fd is not None and fd.label == fd.LABEL_REPEATED:
+            req.ClearField(name)
+
+
 class PluginService(plugin_pb2_grpc.PluginServicer):
     """The Plugin service for one Plugin: new_server() builds it, serve() serves it.
 
     Each hook RPC finds the extension named in HookCall.extension, builds the Call,
-    runs the extension's method, checks the result and attaches the state changes.
+    runs the extension's method, checks the result and attaches the state changes;
+    RunBatch does that for several extensions at one hook in one round trip.
     Each may also be called directly, in the same process, with context None: then a
     refusal raises Refusal instead of aborting an RPC."""
 
@@ -72,6 +114,12 @@ class PluginService(plugin_pb2_grpc.PluginServicer):
     def ExecuteTool(self, request: plugin_pb2.ExecuteToolRequest, context) -> plugin_pb2.ExecuteToolResponse:
         try:
             return self._execute_tool(request, context)
+        except Refusal as r:
+            return _refuse(context, r.code, r.message)
+
+    def RunBatch(self, request: plugin_pb2.BatchRequest, context) -> plugin_pb2.BatchResponse:
+        try:
+            return self._run_batch(request, context)
         except Refusal as r:
             return _refuse(context, r.code, r.message)
 
@@ -118,6 +166,84 @@ class PluginService(plugin_pb2_grpc.PluginServicer):
                           "but its Spec does not declare injects_prompt")
         resp.changes.CopyFrom(c._changes())
         return resp
+
+    def _run_batch(self, request: plugin_pb2.BatchRequest, rpc: Any = None) -> plugin_pb2.BatchResponse:
+        """Run consecutive extensions at one hook, each exactly as its own call would
+        run it: extension i gets its own copy of the hook's request with calls[i], and
+        the state it reads carries the writes and resets of the extensions before it.
+        An extension's failure is its result's error, and the batch goes on. The batch
+        stops after a result that sets anything besides state changes, because the
+        next extension's request then depends on how the host takes that result
+        (appended prompt blocks, rewritten arguments, a replaced tool result); the
+        host sends the rest again. The host includes the conversation when any
+        extension of the batch reads it; the others get the request without it, as
+        their own call would."""
+        plugin = self._b.manifest.plugin
+        which = request.WhichOneof("request")
+        if which is None:
+            raise Refusal(grpc.StatusCode.INVALID_ARGUMENT, f'plugin "{plugin}": a batch without a hook request')
+        hook = request.DESCRIPTOR.fields_by_name[which].number
+        info = lookup(hook)
+        if info is None:
+            raise Refusal(grpc.StatusCode.INVALID_ARGUMENT, f'plugin "{plugin}": a batch for unknown hook {hook}')
+        base = getattr(request, which)
+        result_field = plugin_pb2.BatchResult.DESCRIPTOR.fields_by_number[hook].name
+
+        # The batch's state changes so far: a value, or None for a reset.
+        written: Dict[str, Optional[any_pb2.Any]] = {}
+        out = plugin_pb2.BatchResponse()
+        for hc in request.calls:
+            if rpc is not None and not rpc.is_active():
+                left = rpc.time_remaining()
+                if left is not None and left <= 0:
+                    raise Refusal(grpc.StatusCode.DEADLINE_EXCEEDED, "context deadline exceeded")
+                raise Refusal(grpc.StatusCode.CANCELLED, "context canceled")
+            # Each extension gets its own request: one that changes its request in
+            # place must not change the next one's.
+            req = info.request()
+            req.CopyFrom(base)
+            e = self._b.exts.get(hc.extension)
+            if e is not None and not e.spec.reads_history:
+                _without_conversation(req)
+            req.call.CopyFrom(self._overlay(hc, written))
+            res = out.results.add()
+            start = time.perf_counter_ns()
+            try:
+                resp = self._handle(info, req, rpc)
+            except Refusal as r:
+                res.error = _status_text(r.code, r.message)
+                continue
+            finally:
+                res.duration_us = min((time.perf_counter_ns() - start) // 1000, _UINT32_MAX)
+            getattr(res, result_field).CopyFrom(resp)
+            if not _state_only(resp):
+                break
+            for w in resp.changes.writes:
+                written[w.key] = w.value
+            for k in resp.changes.resets:
+                written[k] = None
+        return out
+
+    def _overlay(self, hc: context_pb2.HookCall, written: Dict[str, Optional[any_pb2.Any]]) -> context_pb2.HookCall:
+        """hc with the batch's writes applied to the keys its extension reads; hc
+        itself is left alone."""
+        e = self._b.exts.get(hc.extension)
+        if not written or e is None:
+            return hc
+        out = context_pb2.HookCall(extension=hc.extension)
+        if hc.HasField("context"):
+            out.context.CopyFrom(hc.context)
+        sent = set()
+        for st in hc.state:
+            sent.add(st.key)
+            if st.key not in written:
+                out.state.add().CopyFrom(st)
+            elif written[st.key] is not None:  # a reset key is absent
+                out.state.add(key=st.key).value.CopyFrom(written[st.key])
+        for k, v in written.items():
+            if v is not None and k not in sent and k in e.reads:
+                out.state.add(key=k).value.CopyFrom(v)
+        return out
 
     def _new_call(self, e: ExtEntry, info: HookInfo, hc: context_pb2.HookCall, rpc: Any) -> Call:
         state = {st.key: st.value for st in hc.state if st.HasField("value")}

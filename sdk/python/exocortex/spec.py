@@ -53,6 +53,15 @@ class Spec:
     description: str = ""
     # Shipped disabled: runs only when the operator's config enables it.
     disabled: bool = False
+    # The extension reads the whole conversation: the history of
+    # message_loop_prompts_before, message_loop_prompts_after and monologue_end
+    # requests, and the prompt of before_main_llm_call. Without it those fields are
+    # empty (the host does not ship a long session's history with every call); the
+    # context's recent messages are always there.
+    reads_history: bool = False
+    # Limits tool_execute_before and tool_execute_after to calls of these tools
+    # (empty: every tool). The wiring lint reports a name no loaded plugin provides.
+    for_tools: Sequence[str] = ()
 
 
 # A tool's run: (call, args) -> ToolResult, a str (the content) or None.

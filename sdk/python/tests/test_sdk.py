@@ -77,7 +77,7 @@ def multi_plugin():
             reads=[TRACKER, NOTE, TRACKER], writes=[NOTE, LOOP_ACTIVE.as_flag()], resets=[LOOP_ACTIVE],
             injects_prompt=True, timeout=datetime.timedelta(milliseconds=1500, microseconds=1),
             required=True, once_per_session=True, consumes_signals=["repeat", "misformat"],
-            description="Handles three hooks."))],
+            description="Handles three hooks.", reads_history=True, for_tools=["shell", "read_file", "shell"]))],
         tools=[exo.Tool("zeta", "Z.", '{"type":"object"}', run_none, prompt_file="agent.system.tool.zeta.md"),
                exo.Tool("alpha", "A.", run=run_none)],
         files=[exo.FileSpec(id="staging", path="$EXOCORTEX_HOME/staging.jsonl", access=exo.ACCESS_READ, user="multi"),
@@ -94,16 +94,18 @@ class ManifestTest(unittest.TestCase):
         with xt.served(multi_plugin()) as client:
             got = client.Manifest(manifest_pb2.ManifestRequest(protocol_version=1))
 
-        def entry(hook, order, injects):
+        def entry(hook, order, injects, reads_history=False, for_tools=()):
             return manifest_pb2.ExtensionSpec(
                 name="multi", hook=hook, order=order, reads=["failure_tracker", "multi_note"],
                 writes=["loop_active", "multi_note"], resets=["loop_active"], injects_prompt=injects,
                 timeout_ms=1501, required=True, once_per_session=True, consumes_signals=["misformat", "repeat"],
-                description="Handles three hooks.")
+                description="Handles three hooks.", reads_history=reads_history, for_tools=for_tools)
+        # reads_history only where the request has a history, for_tools only at the
+        # tool hooks (sorted, without duplicates).
         want = manifest_pb2.ManifestResponse(
-            plugin="multi_plugin", version="1.2.3",
-            extensions=[entry(manifest_pb2.HOOK_MESSAGE_LOOP_PROMPTS_AFTER, 90, True),
-                        entry(manifest_pb2.HOOK_TOOL_EXECUTE_AFTER, 40, False),
+            plugin="multi_plugin", version="1.2.3", serves_batches=True,
+            extensions=[entry(manifest_pb2.HOOK_MESSAGE_LOOP_PROMPTS_AFTER, 90, True, reads_history=True),
+                        entry(manifest_pb2.HOOK_TOOL_EXECUTE_AFTER, 40, False, for_tools=["read_file", "shell"]),
                         entry(manifest_pb2.HOOK_MESSAGE_LOOP_END, 40, False)],
             state_keys=[manifest_pb2.StateKeySpec(name="multi_note", type="google.protobuf.StringValue",
                                                   scope=exo.SCOPE_MONOLOGUE, owner="multi",
@@ -168,6 +170,14 @@ class ManifestTest(unittest.TestCase):
              ['"e"', 'unknown signal "LOOP DETECTED."', "repeat"]),
             ("negative timeout", with_(Ender(exo.Spec(name="e", timeout=-1))), ['"e"', "negative timeout"]),
             ("order beyond 32 bits", with_(Ender(exo.Spec(name="e", order=2 ** 31))), ['"e"', "32 bits"]),
+            ("for_tools off the tool hooks", with_(Ender(exo.Spec(name="e", for_tools=["shell"]))),
+             ['"e"', "for_tools", "tool_execute_before and tool_execute_after", "does not implement"]),
+            ("empty name in for_tools", with_(Multi(exo.Spec(name="m", for_tools=["shell", " "]))),
+             ['"m"', "an empty name in for_tools"]),
+            ("for_tools as one string", with_(Multi(exo.Spec(name="m", for_tools="shell"))),
+             ['"m"', "for_tools is a string", "for_tools=['shell']"]),
+            ("for_tools not names", with_(Multi(exo.Spec(name="m", for_tools=["shell", 3]))),
+             ['"m"', "for_tools[1] is int"]),
             ("tool without run", exo.Plugin(name="p", tools=[exo.Tool("t")]), ['tool "t"', "no run"]),
             ("tool with bad schema", exo.Plugin(name="p", tools=[exo.Tool("t", parameters="{", run=run_none)]),
              ['tool "t"', "not valid JSON"]),
