@@ -294,17 +294,19 @@ func (a *Agent) callModel(ctx context.Context, t *turn, p assembled) (llm.Reply,
 		}
 	}
 	// Every chunk is an event (the operator sees it at once), but the hook fires
-	// per piece of at least chunkCoalesce bytes: models stream a few characters at
-	// a time, and a round trip to every stream extension per token would cost
-	// more than the generation.
+	// per piece of at least chunkCoalesce bytes (or a line) and at most every
+	// chunkInterval: models stream a few characters at a time, and a round trip
+	// to every stream extension per token would cost more than the generation.
+	// The rest goes out when the reply is complete.
 	var text strings.Builder
 	pending := ""
+	var fired time.Time
 	flush := func() error {
 		if pending == "" {
 			return nil
 		}
 		delta, so := pending, text.String()
-		pending = ""
+		pending, fired = "", time.Now()
 		return fire(ctx, a, t, exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK,
 			func(hc *exocortexv1.HookCall, _ bool) *exocortexv1.ResponseStreamChunkRequest {
 				return &exocortexv1.ResponseStreamChunkRequest{Call: hc, Delta: delta, Text: so}
@@ -321,7 +323,7 @@ func (a *Agent) callModel(ctx context.Context, t *turn, p assembled) (llm.Reply,
 		text.WriteString(c.Content)
 		pending += c.Content
 		a.emit(Event{Type: EventLLMChunk, Iteration: t.iteration, Text: c.Content})
-		if len(pending) < chunkCoalesce && !strings.Contains(c.Content, "\n") {
+		if len(pending) < chunkCoalesce && !strings.Contains(pending, "\n") || time.Since(fired) < chunkInterval {
 			return nil
 		}
 		return flush()
@@ -446,8 +448,12 @@ func guessTool(reply string) string {
 }
 
 // chunkCoalesce is the smallest piece of a streamed reply that fires
-// response_stream_chunk (a line break fires it too).
-const chunkCoalesce = 64
+// response_stream_chunk (a line break fires it too), and chunkInterval the
+// shortest time between two firings: 20 a second is as fast as a display is read.
+const (
+	chunkCoalesce = 64
+	chunkInterval = 50 * time.Millisecond
+)
 
 // display passes an extension's replacement for the shown reply to the observer.
 func (a *Agent) display(t *turn, ext *host.Extension, d *string) {

@@ -26,10 +26,12 @@ import (
 // and reports the hook time of one iteration: the sum of the durations of the
 // hook calls fired in it (as the loop measures them: context, state, gRPC,
 // checks, state apply), p50 and p99, and the same without the per-chunk
-// response_stream_chunk calls. Monologue-level hooks (the user message's
+// response_stream_chunk calls, in sessions of sessionLength monologues.
+// Monologue-level hooks (the user message's
 // hist_add_before, monologue_start, monologue_end) are reported per monologue.
 //
-// Sub-benchmark "suite" runs the real extensions; "null" runs nullsuite, the
+// Sub-benchmark "suite" runs the real extensions; "suite-one-call-each" the same
+// without batches (every extension in its own round trip); "null" runs nullsuite, the
 // same declarations with methods that do nothing, so that the difference is the
 // extensions' own work and the rest the cost of dispatching the calls on this
 // machine. They run in one go, so the load of the machine is comparable.
@@ -38,23 +40,31 @@ import (
 func BenchmarkSuiteIteration(b *testing.B) {
 	exe := sdktest.BuildPlugin(b, "github.com/exocortex/exocortex/cmd/exocortex")
 	null := sdktest.BuildPlugin(b, "./testdata/nullsuite")
+	real := func(p string) []string { return []string{exe, "plugin", "serve", p} }
 	for _, tc := range []struct {
-		name    string
-		command func(plugin string) []string
+		name       string
+		command    func(plugin string) []string
+		noBatching bool
 	}{
-		{"suite", func(p string) []string { return []string{exe, "plugin", "serve", p} }},
+		{"suite", real, false},
+		{"suite-one-call-each", real, true},
 		{"null", func(p string) []string {
 			if p == "agent-tools" { // the tools the script calls
 				return []string{exe, "plugin", "serve", p}
 			}
 			return []string{null, p}
-		}},
+		}, false},
 	} {
-		b.Run(tc.name, func(b *testing.B) { benchSuite(b, tc.command) })
+		b.Run(tc.name, func(b *testing.B) { benchSuite(b, tc.command, tc.noBatching) })
 	}
 }
 
-func benchSuite(b *testing.B, command func(string) []string) {
+// sessionLength is how many monologues the benchmark runs in one session before
+// it starts another: a session of 10 requests ends with 40 messages of history,
+// and the hook time of an iteration does not depend on b.N.
+const sessionLength = 10
+
+func benchSuite(b *testing.B, command func(string) []string, noBatching bool) {
 	home, proj := b.TempDir(), b.TempDir()
 	cfg := fmt.Sprintf("tools:\n  editor:\n    roots: [%q]\n  code_execution:\n    work_dir: %q\n", proj, proj)
 	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(cfg), 0o644); err != nil {
@@ -91,27 +101,37 @@ func benchSuite(b *testing.B, command func(string) []string) {
 	perItNoChunk := map[key]time.Duration{}
 	perMono := map[int]time.Duration{}
 	byHook := map[string]time.Duration{}
-	mono := 0
-	a, err := loop.New(loop.Options{Host: h, LLM: c, Prompts: prompts.NewLoader(), Model: srv.Model(), MaxIterations: 2,
-		Observer: func(ev loop.Event) {
-			if ev.Type != loop.EventHook {
-				return
-			}
-			d := time.Duration(ev.DurationUS) * time.Microsecond
-			byHook[ev.Hook] += d
-			if ev.Iteration == 0 || ev.Hook == "monologue_end" {
-				perMono[mono] += d
-				return
-			}
-			k := key{mono, ev.Iteration}
-			perIt[k] += d
-			if ev.Hook != "response_stream_chunk" {
-				perItNoChunk[k] += d
-			}
-		}})
-	if err != nil {
-		b.Fatal(err)
+	byExt := map[string]time.Duration{}
+	mono, trips := 0, 0
+	observe := func(ev loop.Event) {
+		if ev.Type != loop.EventHook {
+			return
+		}
+		d := time.Duration(ev.DurationUS) * time.Microsecond
+		byHook[ev.Hook] += d
+		byExt[ev.Extension] += d
+		if ev.Iteration == 0 || ev.Hook == "monologue_end" {
+			perMono[mono] += d
+			return
+		}
+		k := key{mono, ev.Iteration}
+		perIt[k] += d
+		if ev.BatchIndex <= 1 { // a call of its own, or the first of a batch
+			trips++
+		}
+		if ev.Hook != "response_stream_chunk" {
+			perItNoChunk[k] += d
+		}
 	}
+	newSession := func() *loop.Agent {
+		a, err := loop.New(loop.Options{Host: h, LLM: c, Prompts: prompts.NewLoader(), Model: srv.Model(), MaxIterations: 2,
+			NoBatching: noBatching, Observer: observe})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return a
+	}
+	a := newSession()
 	// One warm-up monologue: plugins start lazily and caches fill.
 	if _, err := a.Monologue(context.Background(), "What does the shell print?"); err != nil {
 		b.Fatal(err)
@@ -120,9 +140,14 @@ func benchSuite(b *testing.B, command func(string) []string) {
 	clear(perItNoChunk)
 	clear(perMono)
 	clear(byHook)
+	clear(byExt)
+	trips = 0
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		mono = i + 1
+		if i%sessionLength == sessionLength-1 {
+			a = newSession()
+		}
 		if _, err := a.Monologue(context.Background(), "What does the shell print?"); err != nil {
 			b.Fatal(err)
 		}
@@ -142,6 +167,9 @@ func benchSuite(b *testing.B, command func(string) []string) {
 	p50, p99 := q(perIt)
 	b.ReportMetric(float64(p50.Microseconds()), "iter-hook-p50-µs")
 	b.ReportMetric(float64(p99.Microseconds()), "iter-hook-p99-µs")
+	if len(perIt) > 0 {
+		b.ReportMetric(float64(trips)/float64(len(perIt)), "round-trips/iter")
+	}
 	p50nc, _ := q(perItNoChunk)
 	b.ReportMetric(float64(p50nc.Microseconds()), "iter-hook-p50-no-chunks-µs")
 	var ms []time.Duration
@@ -163,5 +191,15 @@ func benchSuite(b *testing.B, command func(string) []string) {
 			fmt.Fprintf(&sb, "%-28s %8.0f µs/monologue\n", hk, float64(byHook[hk].Microseconds())/float64(b.N))
 		}
 		b.Logf("hook time by hook:\n%s", sb.String())
+		var exts []string
+		for e := range byExt {
+			exts = append(exts, e)
+		}
+		sort.Slice(exts, func(i, j int) bool { return byExt[exts[i]] > byExt[exts[j]] })
+		sb.Reset()
+		for _, e := range exts[:min(12, len(exts))] {
+			fmt.Fprintf(&sb, "%-28s %8.0f µs/monologue\n", e, float64(byExt[e].Microseconds())/float64(b.N))
+		}
+		b.Logf("most expensive extensions (a batch's round trip counts for its first):\n%s", sb.String())
 	}
 }
