@@ -127,6 +127,54 @@ func TestPluginChecker(t *testing.T) {
 	}
 }
 
+// recorder is a testing.TB that keeps what the checker reports instead of failing.
+type recorder struct {
+	testing.TB
+	mu     sync.Mutex
+	errors []string
+}
+
+func (r *recorder) Errorf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+}
+
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.Errorf(format, args...)
+	runtime.Goexit()
+}
+
+// TestPluginCheckerFindsABadBatch runs the checker on a plugin whose batches go on
+// after a result that sets more than state: it must say so.
+func TestPluginCheckerFindsABadBatch(t *testing.T) {
+	skipWithoutPython(t)
+	dir := filepath.Join(t.TempDir(), "badbatch")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile("testdata/badbatch/main.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pj, _ := json.Marshal(discover.Manifest{Command: []string{python.Interpreter, "main.py"}})
+	if err := errors.Join(os.WriteFile(filepath.Join(dir, "main.py"), src, 0o644),
+		os.WriteFile(filepath.Join(dir, "plugin.json"), pj, 0o644), python.Install(dir)); err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Plugin(r, filepath.Dir(dir))
+	}()
+	<-done
+	want := "speaker at message_loop_end, in a batch: the result sets more than state"
+	if len(r.errors) != 1 || !strings.Contains(r.errors[0], want) || !strings.Contains(r.errors[0], "yet the batch went on to listener") {
+		t.Errorf("the checker reported %q, want one error saying %q", r.errors, want)
+	}
+}
+
 func TestPythonPlugin(t *testing.T) {
 	skipWithoutPython(t)
 	run(t, pythonTarget())
@@ -196,6 +244,7 @@ func run(t *testing.T, tg target) {
 	t.Run("state", s.testState)
 	t.Run("signals", s.testSignals)
 	t.Run("errors", s.testErrors)
+	t.Run("batches", s.testBatches)
 	t.Run("tools", s.testTools)
 	t.Run("logs", s.testLogs)
 	t.Run("timeout", s.testTimeout)
@@ -314,7 +363,7 @@ func (s *suite) testManifest(t *testing.T) {
 			t.Errorf("%s: extensions %v, want %s first", info.Name, names, wantEcho)
 		}
 	}
-	if got := strings.Join(namesAt(s.h, exocortexv1.Hook_HOOK_MESSAGE_LOOP_END), ","); got != "echo,nosy,repeat_watch,fragile" {
+	if got := strings.Join(namesAt(s.h, exocortexv1.Hook_HOOK_MESSAGE_LOOP_END), ","); got != "echo,nosy,repeat_watch,fragile,relay_a,relay_b,relay_c" {
 		t.Errorf("message_loop_end runs %s", got)
 	}
 	var tools []string
@@ -698,7 +747,7 @@ func (s *suite) testErrors(t *testing.T) {
 	// An extension the plugin does not serve, and a request without its HookCall.
 	nobody := &host.Extension{Spec: &exocortexv1.ExtensionSpec{Name: "nobody"}, Plugin: s.p, Hook: fragile.Hook, Timeout: 5 * time.Second}
 	_, err = call(nobody, &exocortexv1.MessageLoopEndRequest{Call: &exocortexv1.HookCall{Extension: "nobody"}})
-	wantRefusal(t, err, host.Returned, codes.NotFound, `no extension "nobody" at message_loop_end`, "echo, fragile, nosy, repeat_watch")
+	wantRefusal(t, err, host.Returned, codes.NotFound, `no extension "nobody" at message_loop_end`, "echo, fragile, nosy, relay_a, relay_b, relay_c, repeat_watch")
 	_, err = call(fragile, &exocortexv1.MessageLoopEndRequest{})
 	wantRefusal(t, err, host.Returned, codes.InvalidArgument, "HookCall")
 

@@ -18,6 +18,11 @@
 //   - signals: an extension reacts to a message carrying signals.Repeat;
 //   - errors: a panic or exception is Internal naming the extension and the plugin
 //     keeps serving; a plain error is Unknown, a status error passes through;
+//   - batches (RunBatch, which the manifest says it serves): state written or reset
+//     by one extension reaches the next that reads it, each extension gets its own
+//     copy of the request, a batch stops right after a result that sets more than
+//     state (the host sends the rest again), and a failure is its extension's
+//     result, written as a Go gRPC error, while the batch goes on;
 //   - tools: results, tool failures, bad arguments, unknown tools, no state access,
 //     and a call back into the host's services (RunSubordinate);
 //   - logs: the plugin's records reach the host's log at their level;

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/exocortex/exocortex/core/discover"
 	"github.com/exocortex/exocortex/core/hooks"
@@ -34,10 +35,14 @@ import (
 //     version, the health check, the same manifest on every request, a refusal of
 //     another protocol version, InvalidArgument for a request without its
 //     HookCall, NotFound for an extension it does not serve, a graceful stop;
+//     when the manifest says serves_batches, InvalidArgument for a batch without
+//     its hook's request and an error result for each extension it does not serve;
 //   - through the real host: it loads and wires; every extension it declares
 //     answers its own hook's request with its own response type, carrying no
 //     fields the hook does not allow, and with state changes the host's store
-//     accepts; every tool it declares is implemented.
+//     accepts; every tool it declares is implemented; when it serves batches, a
+//     batch of all its extensions at each hook answers as RunBatch must (see
+//     checkBatch).
 func Plugin(t testing.TB, pluginDir string) {
 	t.Helper()
 	cands := discover.Scan([]discover.Dir{{Path: pluginDir, Source: discover.User}}).Plugins
@@ -92,6 +97,19 @@ func protocol(t testing.TB, c discover.Candidate) *exocortexv1.ManifestResponse 
 	}
 	if _, err := pc.MessageLoopEnd(ctx, &exocortexv1.MessageLoopEndRequest{Call: &exocortexv1.HookCall{Extension: "no_such_extension_here"}}); status.Code(err) != codes.NotFound {
 		t.Errorf("conformance: an unknown extension: %v, want NotFound", err)
+	}
+	if m1.GetServesBatches() {
+		if _, err := pc.RunBatch(ctx, &exocortexv1.BatchRequest{}); status.Code(err) != codes.InvalidArgument {
+			t.Errorf("conformance: a batch without its hook's request: %v, want InvalidArgument", err)
+		}
+		nobody := []*exocortexv1.HookCall{{Extension: "no_such_extension_here"}, {Extension: "no_such_extension_here_either"}}
+		resp, err := pc.RunBatch(ctx, batchRequest(exocortexv1.Hook_HOOK_MESSAGE_LOOP_END, &exocortexv1.MessageLoopEndRequest{}, nobody))
+		if err != nil || len(resp.GetResults()) != 2 || !failed(resp.GetResults()[0]) || !failed(resp.GetResults()[1]) {
+			t.Errorf("conformance: a batch of two extensions it does not serve: %v, %v; want two results, each an error and no response "+
+				"(a failure does not stop a batch)", resp, err)
+		}
+	} else {
+		t.Logf("conformance: %s does not say it serves batches; the host calls its extensions one by one", c.Name)
 	}
 	pid := client.ReattachConfig().Pid
 	client.Kill()
@@ -151,6 +169,13 @@ func throughHost(t testing.TB, pluginDir string, m *exocortexv1.ManifestResponse
 			}
 		}
 	}
+	if m.GetServesBatches() {
+		for _, info := range hooks.All() {
+			if exts := h.Extensions(info.Hook); len(exts) > 0 {
+				checkBatch(ctx, t, store, info, exts)
+			}
+		}
+	}
 	for _, tool := range m.GetTools() {
 		if !tool.GetImplemented() {
 			t.Errorf("conformance: tool %s is declared without an implementation", tool.GetName())
@@ -158,42 +183,185 @@ func throughHost(t testing.TB, pluginDir string, m *exocortexv1.ManifestResponse
 	}
 }
 
+// checkBatch runs every extension at one hook in one batch, in the host's order, as
+// the host may, and checks the answer: one result per extension that ran, in order,
+// each either the hook's own response (no fields the hook does not have, state
+// changes the host's store accepts) or an error; the batch went on past a result
+// only if that result sets nothing but state, and stopped early only after one
+// that sets more.
+func checkBatch(ctx context.Context, t testing.TB, store *state.Store, info hooks.Info, exts []*host.Extension) {
+	t.Helper()
+	calls := make([]*exocortexv1.HookCall, len(exts))
+	names := make([]string, len(exts))
+	for i, e := range exts {
+		names[i] = e.Name()
+		calls[i] = &exocortexv1.HookCall{Extension: e.Name(), State: store.Read(e.Access),
+			Context: &exocortexv1.Context{SessionId: "conformance", Hook: info.Name, Iteration: 1}}
+	}
+	resp, err := host.CallBatch(ctx, exts, batchRequest(info.Hook, hookRequest(info.Hook, nil), calls))
+	if err != nil {
+		t.Errorf("conformance: a batch of %s at %s: %v", strings.Join(names, ", "), info.Name, err)
+		return
+	}
+	results := resp.GetResults()
+	if len(results) == 0 || len(results) > len(exts) {
+		t.Errorf("conformance: a batch of %d extensions at %s answered %d results", len(exts), info.Name, len(results))
+		return
+	}
+	for i, r := range results {
+		who := fmt.Sprintf("conformance: %s at %s, in a batch", names[i], info.Name)
+		if failed(r) {
+			continue
+		}
+		out := batchResponseOf(r, info.Hook)
+		if out == nil || r.GetError() != "" {
+			t.Errorf("%s: result %v, want either %s or an error", who, r, info.Response.FullName())
+			continue
+		}
+		if u := out.ProtoReflect().GetUnknown(); len(u) > 0 {
+			t.Errorf("%s: answered fields its hook does not have (%d bytes)", who, len(u))
+		}
+		if ch, ok := out.(interface {
+			GetChanges() *exocortexv1.StateChanges
+		}); ok {
+			if err := store.Apply(exts[i].Access, ch.GetChanges()); err != nil {
+				t.Errorf("%s: the host's store refuses the changes: %v", who, err)
+			}
+		}
+		if i < len(results)-1 && !stateOnly(out) {
+			t.Errorf("%s: the result sets more than state (%v), yet the batch went on to %s", who, out, names[i+1])
+		}
+	}
+	if len(results) == len(exts) {
+		return
+	}
+	if last := results[len(results)-1]; failed(last) || (batchResponseOf(last, info.Hook) != nil && stateOnly(batchResponseOf(last, info.Hook))) {
+		t.Errorf("conformance: a batch at %s stopped after %s, whose result sets nothing but state or is an error; %s did not run",
+			info.Name, names[len(results)-1], strings.Join(names[len(results):], ", "))
+	}
+}
+
+// failed reports whether a batch result is an extension's failure: an error and no
+// response.
+func failed(r *exocortexv1.BatchResult) bool {
+	m := r.ProtoReflect()
+	return r.GetError() != "" && m.WhichOneof(m.Descriptor().Oneofs().ByName("response")) == nil
+}
+
 // CallHook calls ext at its hook with a request that carries only call, through
 // the host (deadline, crash handling), and returns the response.
 func CallHook(ctx context.Context, ext *host.Extension, call *exocortexv1.HookCall) (proto.Message, error) {
-	switch ext.Hook.Hook {
-	case exocortexv1.Hook_HOOK_AGENT_INIT:
-		return host.Call(ctx, ext, &exocortexv1.AgentInitRequest{Call: call}, exocortexv1.PluginClient.AgentInit)
-	case exocortexv1.Hook_HOOK_MONOLOGUE_START:
-		return host.Call(ctx, ext, &exocortexv1.MonologueStartRequest{Call: call, UserMessage: &exocortexv1.Message{Role: "user", Content: "hello"}}, exocortexv1.PluginClient.MonologueStart)
-	case exocortexv1.Hook_HOOK_HIST_ADD_BEFORE:
-		return host.Call(ctx, ext, &exocortexv1.HistAddBeforeRequest{Call: call, Message: &exocortexv1.Message{Role: "user", Content: "hello"}}, exocortexv1.PluginClient.HistAddBefore)
-	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_START:
-		return host.Call(ctx, ext, &exocortexv1.MessageLoopStartRequest{Call: call, Iteration: 1}, exocortexv1.PluginClient.MessageLoopStart)
-	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE:
-		return host.Call(ctx, ext, &exocortexv1.MessageLoopPromptsBeforeRequest{Call: call, Iteration: 1}, exocortexv1.PluginClient.MessageLoopPromptsBefore)
-	case exocortexv1.Hook_HOOK_SYSTEM_PROMPT:
-		return host.Call(ctx, ext, &exocortexv1.SystemPromptRequest{Call: call, SystemPrompt: "You are a test agent."}, exocortexv1.PluginClient.SystemPrompt)
-	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER:
-		return host.Call(ctx, ext, &exocortexv1.MessageLoopPromptsAfterRequest{Call: call, Iteration: 1, NumCtx: 8192, PromptTokens: 100}, exocortexv1.PluginClient.MessageLoopPromptsAfter)
-	case exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL:
-		return host.Call(ctx, ext, &exocortexv1.BeforeMainLLMCallRequest{Call: call, Iteration: 1, NumCtx: 8192, PromptTokens: 100}, exocortexv1.PluginClient.BeforeMainLLMCall)
-	case exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK:
-		return host.Call(ctx, ext, &exocortexv1.ResponseStreamChunkRequest{Call: call, Delta: "{", Text: "{"}, exocortexv1.PluginClient.ResponseStreamChunk)
-	case exocortexv1.Hook_HOOK_RESPONSE_STREAM_END:
-		return host.Call(ctx, ext, &exocortexv1.ResponseStreamEndRequest{Call: call, Text: "{}"}, exocortexv1.PluginClient.ResponseStreamEnd)
-	case exocortexv1.Hook_HOOK_ERROR_FORMAT:
-		return host.Call(ctx, ext, &exocortexv1.ErrorFormatRequest{Call: call, Reply: "prose", Error: "no JSON object", Fault: "no_json_object"}, exocortexv1.PluginClient.ErrorFormat)
-	case exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE:
-		return host.Call(ctx, ext, &exocortexv1.ToolExecuteBeforeRequest{Call: call, ToolCall: &exocortexv1.ToolCall{Name: "response", ArgsJson: `{"text":"hi"}`}}, exocortexv1.PluginClient.ToolExecuteBefore)
-	case exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER:
-		return host.Call(ctx, ext, &exocortexv1.ToolExecuteAfterRequest{Call: call, ToolCall: &exocortexv1.ToolCall{Name: "response", ArgsJson: `{"text":"hi"}`}, Result: &exocortexv1.ToolResult{Content: "hi"}}, exocortexv1.PluginClient.ToolExecuteAfter)
-	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_END:
-		return host.Call(ctx, ext, &exocortexv1.MessageLoopEndRequest{Call: call, Iteration: 1}, exocortexv1.PluginClient.MessageLoopEnd)
-	case exocortexv1.Hook_HOOK_MONOLOGUE_END:
-		return host.Call(ctx, ext, &exocortexv1.MonologueEndRequest{Call: call, FinalResponse: "hi"}, exocortexv1.PluginClient.MonologueEnd)
+	req := hookRequest(ext.Hook.Hook, call)
+	switch r := req.(type) {
+	case *exocortexv1.AgentInitRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.AgentInit)
+	case *exocortexv1.MonologueStartRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.MonologueStart)
+	case *exocortexv1.HistAddBeforeRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.HistAddBefore)
+	case *exocortexv1.MessageLoopStartRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.MessageLoopStart)
+	case *exocortexv1.MessageLoopPromptsBeforeRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.MessageLoopPromptsBefore)
+	case *exocortexv1.SystemPromptRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.SystemPrompt)
+	case *exocortexv1.MessageLoopPromptsAfterRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.MessageLoopPromptsAfter)
+	case *exocortexv1.BeforeMainLLMCallRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.BeforeMainLLMCall)
+	case *exocortexv1.ResponseStreamChunkRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.ResponseStreamChunk)
+	case *exocortexv1.ResponseStreamEndRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.ResponseStreamEnd)
+	case *exocortexv1.ErrorFormatRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.ErrorFormat)
+	case *exocortexv1.ToolExecuteBeforeRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.ToolExecuteBefore)
+	case *exocortexv1.ToolExecuteAfterRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.ToolExecuteAfter)
+	case *exocortexv1.MessageLoopEndRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.MessageLoopEnd)
+	case *exocortexv1.MonologueEndRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.MonologueEnd)
 	}
 	return nil, fmt.Errorf("conformance: no request for hook %v", ext.Hook.Hook)
+}
+
+// hookRequest is a plausible request at hook carrying call; nil for an unknown
+// hook.
+func hookRequest(hook exocortexv1.Hook, call *exocortexv1.HookCall) proto.Message {
+	switch hook {
+	case exocortexv1.Hook_HOOK_AGENT_INIT:
+		return &exocortexv1.AgentInitRequest{Call: call}
+	case exocortexv1.Hook_HOOK_MONOLOGUE_START:
+		return &exocortexv1.MonologueStartRequest{Call: call, UserMessage: &exocortexv1.Message{Role: "user", Content: "hello"}}
+	case exocortexv1.Hook_HOOK_HIST_ADD_BEFORE:
+		return &exocortexv1.HistAddBeforeRequest{Call: call, Message: &exocortexv1.Message{Role: "user", Content: "hello"}}
+	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_START:
+		return &exocortexv1.MessageLoopStartRequest{Call: call, Iteration: 1}
+	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE:
+		return &exocortexv1.MessageLoopPromptsBeforeRequest{Call: call, Iteration: 1}
+	case exocortexv1.Hook_HOOK_SYSTEM_PROMPT:
+		return &exocortexv1.SystemPromptRequest{Call: call, SystemPrompt: "You are a test agent."}
+	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER:
+		return &exocortexv1.MessageLoopPromptsAfterRequest{Call: call, Iteration: 1, NumCtx: 8192, PromptTokens: 100}
+	case exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL:
+		return &exocortexv1.BeforeMainLLMCallRequest{Call: call, Iteration: 1, NumCtx: 8192, PromptTokens: 100}
+	case exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK:
+		return &exocortexv1.ResponseStreamChunkRequest{Call: call, Delta: "{", Text: "{"}
+	case exocortexv1.Hook_HOOK_RESPONSE_STREAM_END:
+		return &exocortexv1.ResponseStreamEndRequest{Call: call, Text: "{}"}
+	case exocortexv1.Hook_HOOK_ERROR_FORMAT:
+		return &exocortexv1.ErrorFormatRequest{Call: call, Reply: "prose", Error: "no JSON object", Fault: "no_json_object"}
+	case exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE:
+		return &exocortexv1.ToolExecuteBeforeRequest{Call: call, ToolCall: &exocortexv1.ToolCall{Name: "response", ArgsJson: `{"text":"hi"}`}}
+	case exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER:
+		return &exocortexv1.ToolExecuteAfterRequest{Call: call, ToolCall: &exocortexv1.ToolCall{Name: "response", ArgsJson: `{"text":"hi"}`}, Result: &exocortexv1.ToolResult{Content: "hi"}}
+	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_END:
+		return &exocortexv1.MessageLoopEndRequest{Call: call, Iteration: 1}
+	case exocortexv1.Hook_HOOK_MONOLOGUE_END:
+		return &exocortexv1.MonologueEndRequest{Call: call, FinalResponse: "hi"}
+	}
+	return nil
+}
+
+// batchRequest builds the RunBatch request of hook: req (a request of that hook,
+// whose call is ignored) once, and calls. It panics when req is not hook's request.
+func batchRequest(hook exocortexv1.Hook, req proto.Message, calls []*exocortexv1.HookCall) *exocortexv1.BatchRequest {
+	out := &exocortexv1.BatchRequest{Calls: calls}
+	m := out.ProtoReflect()
+	fd := m.Descriptor().Fields().ByNumber(protoreflect.FieldNumber(hook))
+	if fd == nil || fd.ContainingOneof() == nil || fd.Message() != req.ProtoReflect().Descriptor() {
+		panic(fmt.Sprintf("conformance: %s is not the request of hook %v", req.ProtoReflect().Descriptor().FullName(), hook))
+	}
+	req = proto.Clone(req)
+	r := req.ProtoReflect()
+	r.Clear(r.Descriptor().Fields().ByName("call"))
+	m.Set(fd, protoreflect.ValueOfMessage(r))
+	return out
+}
+
+// batchResponseOf returns the response a batch result holds for hook, or nil when
+// it holds none (the extension failed) or one of another hook.
+func batchResponseOf(res *exocortexv1.BatchResult, hook exocortexv1.Hook) proto.Message {
+	m := res.ProtoReflect()
+	fd := m.WhichOneof(m.Descriptor().Oneofs().ByName("response"))
+	if fd == nil || fd.Number() != protoreflect.FieldNumber(hook) {
+		return nil
+	}
+	return m.Get(fd).Message().Interface()
+}
+
+// stateOnly reports whether a hook response sets nothing but its state changes:
+// the results a batch goes on after.
+func stateOnly(resp proto.Message) bool {
+	m := resp.ProtoReflect()
+	only := true
+	m.Range(func(fd protoreflect.FieldDescriptor, _ protoreflect.Value) bool {
+		only = fd.Name() == "changes"
+		return only
+	})
+	return only && len(m.GetUnknown()) == 0
 }
 
 func running(pid int) bool {

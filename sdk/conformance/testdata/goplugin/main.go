@@ -11,6 +11,8 @@
 //	fragile           errors (reply "boom", "fail", "status")
 //	undeclared_blocks prompt blocks without InjectsPrompt
 //	sleepy            timeouts (user message "sleep")
+//	relay_a, _b, _c   batches (message_loop_end, after fragile): state passed along
+//	                  a batch, and each extension's own copy of the request
 //
 // Tools: shout, failing, panicky, stateful, delegate (the host's services).
 package main
@@ -51,6 +53,7 @@ func (echo) Spec() sdk.Spec {
 		HookOrder:     map[exocortexv1.Hook]int{exocortexv1.Hook_HOOK_SYSTEM_PROMPT: 15},
 		Writes:        []sdk.KeyRef{seen()},
 		InjectsPrompt: true,
+		ReadsHistory:  true,
 		Description:   "Answers every hook from its request.",
 	}
 }
@@ -168,6 +171,7 @@ func (counter) Spec() sdk.Spec {
 		Resets:      []sdk.KeyRef{loopActive()},
 		Required:    true,
 		Timeout:     1500 * time.Millisecond,
+		ForTools:    []string{"shell", "failing", "shell"},
 		Description: "Counts consecutive failures per tool.",
 	}
 }
@@ -280,12 +284,40 @@ func (sleepy) MonologueStart(ctx context.Context, _ *sdk.Call, req *exocortexv1.
 	return nil, nil
 }
 
+// relay passes a note along a batch: it takes away the note of the relay before
+// it, and otherwise leaves its own, saying what it saw. It then changes its request
+// in place, which must not reach the next extension.
+type relay struct {
+	name  string
+	order int
+}
+
+func (r relay) Spec() sdk.Spec {
+	return sdk.Spec{Name: r.name, Order: r.order, Reads: []sdk.KeyRef{seen()}, Writes: []sdk.KeyRef{seen()},
+		Resets: []sdk.KeyRef{seen()}, Description: "Passes a note along a batch."}
+}
+
+func (r relay) MessageLoopEnd(_ context.Context, c *sdk.Call, req *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
+	saw := "nothing"
+	if v, ok := seen().Get(c); ok {
+		saw = v.GetValue()
+	}
+	if strings.HasPrefix(saw, "relay") {
+		seen().Reset(c)
+	} else {
+		seen().Set(c, wrapperspb.String(fmt.Sprintf("%s saw %s at iteration %d", r.name, saw, req.GetIteration())))
+	}
+	req.Iteration += 100
+	return nil, nil
+}
+
 func main() {
 	sdk.Serve(sdk.Plugin{
 		Name:    "conformance",
 		Version: "1.0.0",
 		Extensions: []sdk.Extension{
 			echo{}, counter{}, nosy{}, repeatWatch{}, fragile{}, undeclaredBlocks{}, sleepy{},
+			relay{"relay_a", 61}, relay{"relay_b", 62}, relay{"relay_c", 63},
 		},
 		Tools: []sdk.Tool{
 			{

@@ -14,6 +14,8 @@ Extensions (what each is for in the suite):
     fragile           errors (reply "boom", "fail", "status")
     undeclared_blocks prompt blocks without injects_prompt
     sleepy            timeouts (user message "sleep")
+    relay_a, _b, _c   batches (message_loop_end, after fragile): state passed along
+                      a batch, and each extension's own copy of the request
 
 Tools: shout, failing, panicky, stateful, delegate (the host's services).
 """
@@ -48,7 +50,7 @@ class Echo:
 
     def spec(self):
         return exo.Spec(name="echo", order=10, hook_order={"system_prompt": 15}, writes=[SEEN],
-                        injects_prompt=True, description="Answers every hook from its request.")
+                        injects_prompt=True, reads_history=True, description="Answers every hook from its request.")
 
     def agent_init(self, call, req):
         mark(call)
@@ -125,7 +127,7 @@ class Counter:
     def spec(self):
         return exo.Spec(name="counter", order=20, reads=[TRACKER, LOOP_ACTIVE, SEEN],
                         writes=[TRACKER, LOOP_ACTIVE], resets=[LOOP_ACTIVE], required=True, timeout=1.5,
-                        description="Counts consecutive failures per tool.")
+                        for_tools=["shell", "failing", "shell"], description="Counts consecutive failures per tool.")
 
     def tool_execute_after(self, call, req):
         ft = TRACKER.get(call) or state_pb2.FailureTracker()
@@ -213,6 +215,28 @@ class Sleepy:
             time.sleep(30)  # a hung extension
 
 
+class Relay:
+    """Passes a note along a batch: takes away the note of the relay before it, and
+    otherwise leaves its own, saying what it saw. It then changes its request in
+    place, which must not reach the next extension."""
+
+    def __init__(self, name, order):
+        self.name, self.order = name, order
+
+    def spec(self):
+        return exo.Spec(name=self.name, order=self.order, reads=[SEEN], writes=[SEEN], resets=[SEEN],
+                        description="Passes a note along a batch.")
+
+    def message_loop_end(self, call, req):
+        seen = SEEN.get(call)
+        saw = seen.value if seen is not None else "nothing"
+        if saw.startswith("relay"):
+            SEEN.reset(call)
+        else:
+            SEEN.set(call, wrappers_pb2.StringValue(value=f"{self.name} saw {saw} at iteration {req.iteration}"))
+        req.iteration += 100
+
+
 def shout(call, args):
     if not isinstance(args, dict):
         raise exo.ToolError("the arguments must be a JSON object")
@@ -244,7 +268,8 @@ if __name__ == "__main__":
     exo.serve(exo.Plugin(
         name="conformance",
         version="1.0.0",
-        extensions=[Echo(), Counter(), Nosy(), RepeatWatch(), Fragile(), UndeclaredBlocks(), Sleepy()],
+        extensions=[Echo(), Counter(), Nosy(), RepeatWatch(), Fragile(), UndeclaredBlocks(), Sleepy(),
+                    Relay("relay_a", 61), Relay("relay_b", 62), Relay("relay_c", 63)],
         tools=[
             exo.Tool("shout", "Repeats its text argument, loudly.",
                      '{"type":"object","properties":{"text":{"type":"string"}}}', shout,
