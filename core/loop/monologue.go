@@ -300,7 +300,7 @@ func (a *Agent) callModel(ctx context.Context, t *turn, p assembled) (llm.Reply,
 	// The rest goes out when the reply is complete.
 	var text strings.Builder
 	pending := ""
-	var fired time.Time
+	fired := time.Now() // the request counts as a firing: a reply that streams in faster goes in one piece
 	flush := func() error {
 		if pending == "" {
 			return nil
