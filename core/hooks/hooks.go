@@ -11,7 +11,9 @@ import (
 	"strings"
 	"sync"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/descriptorpb"
 
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
@@ -59,6 +61,11 @@ type Info struct {
 	// InjectsPrompt is true for the hooks whose response can carry prompt blocks:
 	// they fire while the prompt is assembled, so their text reaches the model.
 	InjectsPrompt bool
+	// FeedsNext lists the response fields the host folds into the next
+	// extension's request (option feeds_next in hooks.proto). At a hook without
+	// any, an extension's request depends on the ones before it only through the
+	// state they write.
+	FeedsNext []protoreflect.FieldDescriptor
 	// Request and Response are the hook's message types.
 	Request, Response protoreflect.MessageDescriptor
 }
@@ -92,6 +99,7 @@ func build() []Info {
 			Method:        method,
 			Stage:         stageOf(h),
 			InjectsPrompt: m.Output().Fields().ByNumber(PromptBlocksField) != nil,
+			FeedsNext:     feedsNext(m.Output()),
 			Request:       m.Input(),
 			Response:      m.Output(),
 		})
@@ -125,6 +133,18 @@ func Name(h exocortexv1.Hook) string {
 		return in.Name
 	}
 	return h.String()
+}
+
+func feedsNext(resp protoreflect.MessageDescriptor) []protoreflect.FieldDescriptor {
+	var out []protoreflect.FieldDescriptor
+	fields := resp.Fields()
+	for i := 0; i < fields.Len(); i++ {
+		fd := fields.Get(i)
+		if opts, ok := fd.Options().(*descriptorpb.FieldOptions); ok && proto.GetExtension(opts, exocortexv1.E_FeedsNext).(bool) {
+			out = append(out, fd)
+		}
+	}
+	return out
 }
 
 func stageOf(h exocortexv1.Hook) Stage {

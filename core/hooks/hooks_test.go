@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"strings"
 	"testing"
 
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
@@ -59,5 +60,26 @@ func TestLookup(t *testing.T) {
 	}
 	if Name(exocortexv1.Hook_HOOK_SYSTEM_PROMPT) != "system_prompt" {
 		t.Errorf("Name(system prompt) = %q", Name(exocortexv1.Hook_HOOK_SYSTEM_PROMPT))
+	}
+}
+
+// TestFeedsNext pins which hooks thread a response into the next request: the
+// loop calls extensions of the others at once when their wiring allows.
+func TestFeedsNext(t *testing.T) {
+	want := map[string][]string{
+		"hist_add_before":            {"content"},
+		"system_prompt":              {"prompt_blocks"},
+		"message_loop_prompts_after": {"prompt_blocks"},
+		"tool_execute_before":        {"args_json"},
+		"tool_execute_after":         {"annotations", "content"},
+	}
+	for _, in := range All() {
+		var got []string
+		for _, fd := range in.FeedsNext {
+			got = append(got, string(fd.Name()))
+		}
+		if strings.Join(got, ",") != strings.Join(want[in.Name], ",") {
+			t.Errorf("%s feeds the next request through %v, want %v", in.Name, got, want[in.Name])
+		}
 	}
 }

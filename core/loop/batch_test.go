@@ -56,10 +56,15 @@ func runBatchPlugin(t *testing.T, noBatching bool, env ...string) (*Agent, *reco
 	return a, rec, err
 }
 
-// saw is what batchplugin's extension recorded in batch_NAME.
-func saw(t *testing.T, a *Agent, name string) string {
+// saw is what a test plugin's extension recorded in PREFIX+NAME (batch_ when no
+// prefix is given).
+func saw(t *testing.T, a *Agent, name string, prefix ...string) string {
 	t.Helper()
-	v, ok := a.State().Get("batch_" + name)
+	p := "batch_"
+	if len(prefix) > 0 {
+		p = prefix[0]
+	}
+	v, ok := a.State().Get(p + name)
 	if !ok {
 		return "(unset)"
 	}
@@ -170,5 +175,80 @@ func TestBatchCrash(t *testing.T) {
 	}
 	if !later {
 		t.Error("no extension ran after the crash: the turn did not go on")
+	}
+}
+
+// runPair runs a one-iteration monologue with pairplugin's alpha and beta loaded.
+func runPair(t *testing.T, env ...string) (*Agent, *recorder) {
+	t.Helper()
+	bin := sdktest.BuildPlugin(t, "./testdata/pairplugin")
+	dir := t.TempDir()
+	for _, name := range []string{"alpha", "beta"} {
+		pj, _ := json.Marshal(discover.Manifest{Command: []string{bin, name}})
+		if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name, "plugin.json"), pj, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env = append(env, "PAIR_DIR="+t.TempDir())
+	h, err := host.New(t.Context(), host.Options{Dirs: []discover.Dir{{Path: dir, Source: discover.User}}, PluginEnv: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	srv, err := scripted.NewServer(scripted.Script{Replies: []scripted.Reply{
+		{Content: `{"thoughts":["done"],"headline":"done","tool_name":"response","tool_args":{}}`},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	c, _ := llm.New(srv.URL())
+	rec := &recorder{}
+	a, err := New(Options{Host: h, LLM: c, Prompts: prompts.NewLoader(), Model: srv.Model(), MaxIterations: 1, Observer: rec.observe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Monologue(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	return a, rec
+}
+
+// TestIndependentExtensionsRunAtOnce: at message_loop_end (no response feeds
+// the next request), beta's b2 shares nothing with alpha's a1, so it is called
+// while a1 runs; b4 reads what a1 writes, so it waits for it. Responses are
+// still taken in order.
+func TestIndependentExtensionsRunAtOnce(t *testing.T) {
+	a, rec := runPair(t, "PAIR_WAIT=10s")
+	for key, want := range map[string]string{
+		"a1": "together",     // b2 started while a1 waited for it
+		"a3": "note=from a1", // threaded in alpha's batch
+		"b4": "note=from a1", // waited for a1's write
+		"b2": "ran",
+	} {
+		if got := saw(t, a, key, "pair_"); got != want {
+			t.Errorf("pair_%s = %q, want %q", key, got, want)
+		}
+	}
+	var order []string
+	for _, e := range rec.events {
+		if e.Type == EventHook && e.Hook == "message_loop_end" {
+			order = append(order, e.Extension)
+		}
+	}
+	if strings.Join(order, " ") != "a1 b2 a3 b4" {
+		t.Errorf("message_loop_end events in order %v, want a1 b2 a3 b4", order)
+	}
+}
+
+// TestDeclaredFileKeepsOrder: when b2 declares reading the data file a1
+// writes, b2 waits for a1 like any dependent extension.
+func TestDeclaredFileKeepsOrder(t *testing.T) {
+	a, _ := runPair(t, "PAIR_WAIT=300ms", "PAIR_FILE_DEP=1")
+	if got := saw(t, a, "a1", "pair_"); got != "alone" {
+		t.Errorf("pair_a1 = %q: b2 ran while a1 did, though it reads a1's file", got)
 	}
 }

@@ -16,6 +16,7 @@ package exocortexv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	descriptorpb "google.golang.org/protobuf/types/descriptorpb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -1845,11 +1846,36 @@ func (x *MonologueEndResponse) GetNotices() []string {
 	return nil
 }
 
+var file_exocortex_v1_hooks_proto_extTypes = []protoimpl.ExtensionInfo{
+	{
+		ExtendedType:  (*descriptorpb.FieldOptions)(nil),
+		ExtensionType: (*bool)(nil),
+		Field:         50702,
+		Name:          "exocortex.v1.feeds_next",
+		Tag:           "varint,50702,opt,name=feeds_next",
+		Filename:      "exocortex/v1/hooks.proto",
+	},
+}
+
+// Extension fields to descriptorpb.FieldOptions.
+var (
+	// Marks a response field that the host folds into the next extension's request
+	// at the same hook: the rewritten message, the system prompt or extras so far,
+	// the tool arguments, the tool result. At a hook with such a field an
+	// extension's request depends on the responses before it; at every other hook
+	// it depends only on the state they write, which the host uses to call
+	// extensions of different plugins at once when their declared keys and files
+	// do not meet.
+	//
+	// optional bool feeds_next = 50702;
+	E_FeedsNext = &file_exocortex_v1_hooks_proto_extTypes[0]
+)
+
 var File_exocortex_v1_hooks_proto protoreflect.FileDescriptor
 
 const file_exocortex_v1_hooks_proto_rawDesc = "" +
 	"\n" +
-	"\x18exocortex/v1/hooks.proto\x12\fexocortex.v1\x1a\x1aexocortex/v1/context.proto\x1a\x1bexocortex/v1/manifest.proto\">\n" +
+	"\x18exocortex/v1/hooks.proto\x12\fexocortex.v1\x1a\x1aexocortex/v1/context.proto\x1a\x1bexocortex/v1/manifest.proto\x1a google/protobuf/descriptor.proto\">\n" +
 	"\x10AgentInitRequest\x12*\n" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\"^\n" +
 	"\x11AgentInitResponse\x124\n" +
@@ -1861,10 +1887,10 @@ const file_exocortex_v1_hooks_proto_rawDesc = "" +
 	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"s\n" +
 	"\x14HistAddBeforeRequest\x12*\n" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12/\n" +
-	"\amessage\x18\x02 \x01(\v2\x15.exocortex.v1.MessageR\amessage\"\x8d\x01\n" +
+	"\amessage\x18\x02 \x01(\v2\x15.exocortex.v1.MessageR\amessage\"\x93\x01\n" +
 	"\x15HistAddBeforeResponse\x124\n" +
-	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12\x1d\n" +
-	"\acontent\x18\x02 \x01(\tH\x00R\acontent\x88\x01\x01B\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12#\n" +
+	"\acontent\x18\x02 \x01(\tB\x04\xf0\xe0\x18\x01H\x00R\acontent\x88\x01\x01B\n" +
 	"\n" +
 	"\b_contentJ\x04\b\x0f\x10\x10R\rprompt_blocks\"c\n" +
 	"\x17MessageLoopStartRequest\x12*\n" +
@@ -1882,20 +1908,20 @@ const file_exocortex_v1_hooks_proto_rawDesc = "" +
 	"\x13SystemPromptRequest\x12*\n" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12#\n" +
 	"\rsystem_prompt\x18\x02 \x01(\tR\fsystemPrompt\x12,\n" +
-	"\x05tools\x18\x03 \x03(\v2\x16.exocortex.v1.ToolSpecR\x05tools\"\x8c\x01\n" +
+	"\x05tools\x18\x03 \x03(\v2\x16.exocortex.v1.ToolSpecR\x05tools\"\x92\x01\n" +
 	"\x14SystemPromptResponse\x124\n" +
-	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12>\n" +
-	"\rprompt_blocks\x18\x0f \x03(\v2\x19.exocortex.v1.PromptBlockR\fpromptBlocks\"\x8c\x02\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12D\n" +
+	"\rprompt_blocks\x18\x0f \x03(\v2\x19.exocortex.v1.PromptBlockB\x04\xf0\xe0\x18\x01R\fpromptBlocks\"\x8c\x02\n" +
 	"\x1eMessageLoopPromptsAfterRequest\x12*\n" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x1c\n" +
 	"\titeration\x18\x02 \x01(\x05R\titeration\x12/\n" +
 	"\ahistory\x18\x03 \x03(\v2\x15.exocortex.v1.MessageR\ahistory\x121\n" +
 	"\x06extras\x18\x04 \x03(\v2\x19.exocortex.v1.PromptBlockR\x06extras\x12\x17\n" +
 	"\anum_ctx\x18\x05 \x01(\x05R\x06numCtx\x12#\n" +
-	"\rprompt_tokens\x18\x06 \x01(\x05R\fpromptTokens\"\x97\x01\n" +
+	"\rprompt_tokens\x18\x06 \x01(\x05R\fpromptTokens\"\x9d\x01\n" +
 	"\x1fMessageLoopPromptsAfterResponse\x124\n" +
-	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12>\n" +
-	"\rprompt_blocks\x18\x0f \x03(\v2\x19.exocortex.v1.PromptBlockR\fpromptBlocks\"\xd1\x01\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12D\n" +
+	"\rprompt_blocks\x18\x0f \x03(\v2\x19.exocortex.v1.PromptBlockB\x04\xf0\xe0\x18\x01R\fpromptBlocks\"\xd1\x01\n" +
 	"\x18BeforeMainLLMCallRequest\x12*\n" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x1c\n" +
 	"\titeration\x18\x02 \x01(\x05R\titeration\x12-\n" +
@@ -1936,10 +1962,10 @@ const file_exocortex_v1_hooks_proto_rawDesc = "" +
 	"\v_correctionJ\x04\b\x0f\x10\x10R\rprompt_blocks\"{\n" +
 	"\x18ToolExecuteBeforeRequest\x12*\n" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x123\n" +
-	"\ttool_call\x18\x02 \x01(\v2\x16.exocortex.v1.ToolCallR\btoolCall\"\xc5\x01\n" +
+	"\ttool_call\x18\x02 \x01(\v2\x16.exocortex.v1.ToolCallR\btoolCall\"\xcb\x01\n" +
 	"\x19ToolExecuteBeforeResponse\x124\n" +
-	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12 \n" +
-	"\targs_json\x18\x02 \x01(\tH\x00R\bargsJson\x88\x01\x01\x12-\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12&\n" +
+	"\targs_json\x18\x02 \x01(\tB\x04\xf0\xe0\x18\x01H\x00R\bargsJson\x88\x01\x01\x12-\n" +
 	"\x05block\x18\x03 \x01(\v2\x17.exocortex.v1.ToolBlockR\x05blockB\f\n" +
 	"\n" +
 	"_args_jsonJ\x04\b\x0f\x10\x10R\rprompt_blocks\"b\n" +
@@ -1950,11 +1976,11 @@ const file_exocortex_v1_hooks_proto_rawDesc = "" +
 	"\x17ToolExecuteAfterRequest\x12*\n" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x123\n" +
 	"\ttool_call\x18\x02 \x01(\v2\x16.exocortex.v1.ToolCallR\btoolCall\x120\n" +
-	"\x06result\x18\x03 \x01(\v2\x18.exocortex.v1.ToolResultR\x06result\"\xb2\x01\n" +
+	"\x06result\x18\x03 \x01(\v2\x18.exocortex.v1.ToolResultR\x06result\"\xbe\x01\n" +
 	"\x18ToolExecuteAfterResponse\x124\n" +
-	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12 \n" +
-	"\vannotations\x18\x02 \x03(\tR\vannotations\x12\x1d\n" +
-	"\acontent\x18\x03 \x01(\tH\x00R\acontent\x88\x01\x01B\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12&\n" +
+	"\vannotations\x18\x02 \x03(\tB\x04\xf0\xe0\x18\x01R\vannotations\x12#\n" +
+	"\acontent\x18\x03 \x01(\tB\x04\xf0\xe0\x18\x01H\x00R\acontent\x88\x01\x01B\n" +
 	"\n" +
 	"\b_contentJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\x94\x02\n" +
 	"\x15MessageLoopEndRequest\x12*\n" +
@@ -1979,7 +2005,9 @@ const file_exocortex_v1_hooks_proto_rawDesc = "" +
 	"stopReason\"{\n" +
 	"\x14MonologueEndResponse\x124\n" +
 	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12\x18\n" +
-	"\anotices\x18\x02 \x03(\tR\anoticesJ\x04\b\x0f\x10\x10R\rprompt_blocksB?Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1b\x06proto3"
+	"\anotices\x18\x02 \x03(\tR\anoticesJ\x04\b\x0f\x10\x10R\rprompt_blocks:>\n" +
+	"\n" +
+	"feeds_next\x12\x1d.google.protobuf.FieldOptions\x18\x8e\x8c\x03 \x01(\bR\tfeedsNextB?Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1b\x06proto3"
 
 var (
 	file_exocortex_v1_hooks_proto_rawDescOnce sync.Once
@@ -2033,6 +2061,7 @@ var file_exocortex_v1_hooks_proto_goTypes = []any{
 	(*ToolSpec)(nil),                         // 35: exocortex.v1.ToolSpec
 	(*ToolCall)(nil),                         // 36: exocortex.v1.ToolCall
 	(*ToolResult)(nil),                       // 37: exocortex.v1.ToolResult
+	(*descriptorpb.FieldOptions)(nil),        // 38: google.protobuf.FieldOptions
 }
 var file_exocortex_v1_hooks_proto_depIdxs = []int32{
 	31, // 0: exocortex.v1.AgentInitRequest.call:type_name -> exocortex.v1.HookCall
@@ -2083,10 +2112,11 @@ var file_exocortex_v1_hooks_proto_depIdxs = []int32{
 	31, // 45: exocortex.v1.MonologueEndRequest.call:type_name -> exocortex.v1.HookCall
 	33, // 46: exocortex.v1.MonologueEndRequest.history:type_name -> exocortex.v1.Message
 	32, // 47: exocortex.v1.MonologueEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	48, // [48:48] is the sub-list for method output_type
-	48, // [48:48] is the sub-list for method input_type
-	48, // [48:48] is the sub-list for extension type_name
-	48, // [48:48] is the sub-list for extension extendee
+	38, // 48: exocortex.v1.feeds_next:extendee -> google.protobuf.FieldOptions
+	49, // [49:49] is the sub-list for method output_type
+	49, // [49:49] is the sub-list for method input_type
+	49, // [49:49] is the sub-list for extension type_name
+	48, // [48:49] is the sub-list for extension extendee
 	0,  // [0:48] is the sub-list for field type_name
 }
 
@@ -2111,12 +2141,13 @@ func file_exocortex_v1_hooks_proto_init() {
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_exocortex_v1_hooks_proto_rawDesc), len(file_exocortex_v1_hooks_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   31,
-			NumExtensions: 0,
+			NumExtensions: 1,
 			NumServices:   0,
 		},
 		GoTypes:           file_exocortex_v1_hooks_proto_goTypes,
 		DependencyIndexes: file_exocortex_v1_hooks_proto_depIdxs,
 		MessageInfos:      file_exocortex_v1_hooks_proto_msgTypes,
+		ExtensionInfos:    file_exocortex_v1_hooks_proto_extTypes,
 	}.Build()
 	File_exocortex_v1_hooks_proto = out.File
 	file_exocortex_v1_hooks_proto_goTypes = nil

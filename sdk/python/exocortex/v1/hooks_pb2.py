@@ -14,76 +14,90 @@ _sym_db = _symbol_database.Default()
 
 from exocortex.v1 import context_pb2 as exocortex_dot_v1_dot_context__pb2
 from exocortex.v1 import manifest_pb2 as exocortex_dot_v1_dot_manifest__pb2
+from google.protobuf import descriptor_pb2 as google_dot_protobuf_dot_descriptor__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x65xocortex/v1/hooks.proto\x12\x0c\x65xocortex.v1\x1a\x1a\x65xocortex/v1/context.proto\x1a\x1b\x65xocortex/v1/manifest.proto\"8\n\x10\x41gentInitRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\"U\n\x11\x41gentInitResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChangesJ\x04\x08\x0f\x10\x10R\rprompt_blocks\"j\n\x15MonologueStartRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12+\n\x0cuser_message\x18\x02 \x01(\x0b\x32\x15.exocortex.v1.Message\"Z\n\x16MonologueStartResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChangesJ\x04\x08\x0f\x10\x10R\rprompt_blocks\"d\n\x14HistAddBeforeRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12&\n\x07message\x18\x02 \x01(\x0b\x32\x15.exocortex.v1.Message\"{\n\x15HistAddBeforeResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChanges\x12\x14\n\x07\x63ontent\x18\x02 \x01(\tH\x00\x88\x01\x01\x42\n\n\x08_contentJ\x04\x08\x0f\x10\x10R\rprompt_blocks\"R\n\x17MessageLoopStartRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12\x11\n\titeration\x18\x02 \x01(\x05\"\\\n\x18MessageLoopStartResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChangesJ\x04\x08\x0f\x10\x10R\rprompt_blocks\"\x82\x01\n\x1fMessageLoopPromptsBeforeRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12\x11\n\titeration\x18\x02 \x01(\x05\x12&\n\x07history\x18\x03 \x03(\x0b\x32\x15.exocortex.v1.Message\"\x81\x01\n MessageLoopPromptsBeforeResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChanges\x12\x30\n\rprompt_blocks\x18\x0f \x03(\x0b\x32\x19.exocortex.v1.PromptBlock\"y\n\x13SystemPromptRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12\x15\n\rsystem_prompt\x18\x02 \x01(\t\x12%\n\x05tools\x18\x03 \x03(\x0b\x32\x16.exocortex.v1.ToolSpec\"u\n\x14SystemPromptResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChanges\x12\x30\n\rprompt_blocks\x18\x0f \x03(\x0b\x32\x19.exocortex.v1.PromptBlock\"\xd4\x01\n\x1eMessageLoopPromptsAfterRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12\x11\n\titeration\x18\x02 \x01(\x05\x12&\n\x07history\x18\x03 \x03(\x0b\x32\x15.exocortex.v1.Message\x12)\n\x06\x65xtras\x18\x04 \x03(\x0b\x32\x19.exocortex.v1.PromptBlock\x12\x0f\n\x07num_ctx\x18\x05 \x01(\x05\x12\x15\n\rprompt_tokens\x18\x06 \x01(\x05\"\x80\x01\n\x1fMessageLoopPromptsAfterResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChanges\x12\x30\n\rprompt_blocks\x18\x0f \x03(\x0b\x32\x19.exocortex.v1.PromptBlock\"\xa2\x01\n\x18\x42\x65\x66oreMainLLMCallRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12\x11\n\titeration\x18\x02 \x01(\x05\x12%\n\x06prompt\x18\x03 \x03(\x0b\x32\x15.exocortex.v1.Message\x12\x0f\n\x07num_ctx\x18\x04 \x01(\x05\x12\x15\n\rprompt_tokens\x18\x05 \x01(\x05\"]\n\x19\x42\x65\x66oreMainLLMCallResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChangesJ\x04\x08\x0f\x10\x10R\rprompt_blocks\"_\n\x1aResponseStreamChunkRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12\r\n\x05\x64\x65lta\x18\x02 \x01(\t\x12\x0c\n\x04text\x18\x03 \x01(\t\"\x81\x01\n\x1bResponseStreamChunkResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChanges\x12\x14\n\x07\x64isplay\x18\x02 \x01(\tH\x00\x88\x01\x01\x42\n\n\x08_displayJ\x04\x08\x0f\x10\x10R\rprompt_blocks\"N\n\x18ResponseStreamEndRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12\x0c\n\x04text\x18\x02 \x01(\t\"\x7f\n\x19ResponseStreamEndResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChanges\x12\x14\n\x07\x64isplay\x18\x02 \x01(\tH\x00\x88\x01\x01\x42\n\n\x08_displayJ\x04\x08\x0f\x10\x10R\rprompt_blocks\"\x8a\x01\n\x12\x45rrorFormatRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12\r\n\x05reply\x18\x02 \x01(\t\x12\r\n\x05\x65rror\x18\x03 \x01(\t\x12\x0e\n\x06signal\x18\x04 \x01(\t\x12\x11\n\ttool_name\x18\x05 \x01(\t\x12\r\n\x05\x66\x61ult\x18\x06 \x01(\t\"\x7f\n\x13\x45rrorFormatResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChanges\x12\x17\n\ncorrection\x18\x02 \x01(\tH\x00\x88\x01\x01\x42\r\n\x0b_correctionJ\x04\x08\x0f\x10\x10R\rprompt_blocks\"k\n\x18ToolExecuteBeforeRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12)\n\ttool_call\x18\x02 \x01(\x0b\x32\x16.exocortex.v1.ToolCall\"\xab\x01\n\x19ToolExecuteBeforeResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChanges\x12\x16\n\targs_json\x18\x02 \x01(\tH\x00\x88\x01\x01\x12&\n\x05\x62lock\x18\x03 \x01(\x0b\x32\x17.exocortex.v1.ToolBlockB\x0c\n\n_args_jsonJ\x04\x08\x0f\x10\x10R\rprompt_blocks\"C\n\tToolBlock\x12\x0e\n\x06reason\x18\x01 \x01(\t\x12\x16\n\x0eneeds_approval\x18\x02 \x01(\x08\x12\x0e\n\x06\x61\x63tion\x18\x03 \x01(\t\"\x94\x01\n\x17ToolExecuteAfterRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12)\n\ttool_call\x18\x02 \x01(\x0b\x32\x16.exocortex.v1.ToolCall\x12(\n\x06result\x18\x03 \x01(\x0b\x32\x18.exocortex.v1.ToolResult\"\x93\x01\n\x18ToolExecuteAfterResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChanges\x12\x13\n\x0b\x61nnotations\x18\x02 \x03(\t\x12\x14\n\x07\x63ontent\x18\x03 \x01(\tH\x00\x88\x01\x01\x42\n\n\x08_contentJ\x04\x08\x0f\x10\x10R\rprompt_blocks\"\xdf\x01\n\x15MessageLoopEndRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12\x11\n\titeration\x18\x02 \x01(\x05\x12\r\n\x05reply\x18\x03 \x01(\t\x12)\n\ttool_call\x18\x04 \x01(\x0b\x32\x16.exocortex.v1.ToolCall\x12-\n\x0btool_result\x18\x05 \x01(\x0b\x32\x18.exocortex.v1.ToolResult\x12$\n\x05\x61\x64\x64\x65\x64\x18\x06 \x03(\x0b\x32\x15.exocortex.v1.Message\"\xa2\x01\n\x16MessageLoopEndResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChanges\x12\x19\n\x0cintervention\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x11\n\x04stop\x18\x03 \x01(\tH\x01\x88\x01\x01\x42\x0f\n\r_interventionB\x07\n\x05_stopJ\x04\x08\x0f\x10\x10R\rprompt_blocks\"\x90\x01\n\x13MonologueEndRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12\x16\n\x0e\x66inal_response\x18\x02 \x01(\t\x12&\n\x07history\x18\x03 \x03(\x0b\x32\x15.exocortex.v1.Message\x12\x13\n\x0bstop_reason\x18\x04 \x01(\t\"i\n\x14MonologueEndResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChanges\x12\x0f\n\x07notices\x18\x02 \x03(\tJ\x04\x08\x0f\x10\x10R\rprompt_blocksB?Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x65xocortex/v1/hooks.proto\x12\x0c\x65xocortex.v1\x1a\x1a\x65xocortex/v1/context.proto\x1a\x1b\x65xocortex/v1/manifest.proto\x1a google/protobuf/descriptor.proto\"8\n\x10\x41gentInitRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\"U\n\x11\x41gentInitResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChangesJ\x04\x08\x0f\x10\x10R\rprompt_blocks\"j\n\x15MonologueStartRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12+\n\x0cuser_message\x18\x02 \x01(\x0b\x32\x15.exocortex.v1.Message\"Z\n\x16MonologueStartResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChangesJ\x04\x08\x0f\x10\x10R\rprompt_blocks\"d\n\x14HistAddBeforeRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12&\n\x07message\x18\x02 \x01(\x0b\x32\x15.exocortex.v1.Message\"\x81\x01\n\x15HistAddBeforeResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChanges\x12\x1a\n\x07\x63ontent\x18\x02 \x01(\tB\x04\xf0\xe0\x18\x01H\x00\x88\x01\x01\x42\n\n\x08_contentJ\x04\x08\x0f\x10\x10R\rprompt_blocks\"R\n\x17MessageLoopStartRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12\x11\n\titeration\x18\x02 \x01(\x05\"\\\n\x18MessageLoopStartResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChangesJ\x04\x08\x0f\x10\x10R\rprompt_blocks\"\x82\x01\n\x1fMessageLoopPromptsBeforeRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12\x11\n\titeration\x18\x02 \x01(\x05\x12&\n\x07history\x18\x03 \x03(\x0b\x32\x15.exocortex.v1.Message\"\x81\x01\n MessageLoopPromptsBeforeResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChanges\x12\x30\n\rprompt_blocks\x18\x0f \x03(\x0b\x32\x19.exocortex.v1.PromptBlock\"y\n\x13SystemPromptRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12\x15\n\rsystem_prompt\x18\x02 \x01(\t\x12%\n\x05tools\x18\x03 \x03(\x0b\x32\x16.exocortex.v1.ToolSpec\"{\n\x14SystemPromptResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChanges\x12\x36\n\rprompt_blocks\x18\x0f \x03(\x0b\x32\x19.exocortex.v1.PromptBlockB\x04\xf0\xe0\x18\x01\"\xd4\x01\n\x1eMessageLoopPromptsAfterRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12\x11\n\titeration\x18\x02 \x01(\x05\x12&\n\x07history\x18\x03 \x03(\x0b\x32\x15.exocortex.v1.Message\x12)\n\x06\x65xtras\x18\x04 \x03(\x0b\x32\x19.exocortex.v1.PromptBlock\x12\x0f\n\x07num_ctx\x18\x05 \x01(\x05\x12\x15\n\rprompt_tokens\x18\x06 \x01(\x05\"\x86\x01\n\x1fMessageLoopPromptsAfterResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChanges\x12\x36\n\rprompt_blocks\x18\x0f \x03(\x0b\x32\x19.exocortex.v1.PromptBlockB\x04\xf0\xe0\x18\x01\"\xa2\x01\n\x18\x42\x65\x66oreMainLLMCallRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12\x11\n\titeration\x18\x02 \x01(\x05\x12%\n\x06prompt\x18\x03 \x03(\x0b\x32\x15.exocortex.v1.Message\x12\x0f\n\x07num_ctx\x18\x04 \x01(\x05\x12\x15\n\rprompt_tokens\x18\x05 \x01(\x05\"]\n\x19\x42\x65\x66oreMainLLMCallResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChangesJ\x04\x08\x0f\x10\x10R\rprompt_blocks\"_\n\x1aResponseStreamChunkRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12\r\n\x05\x64\x65lta\x18\x02 \x01(\t\x12\x0c\n\x04text\x18\x03 \x01(\t\"\x81\x01\n\x1bResponseStreamChunkResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChanges\x12\x14\n\x07\x64isplay\x18\x02 \x01(\tH\x00\x88\x01\x01\x42\n\n\x08_displayJ\x04\x08\x0f\x10\x10R\rprompt_blocks\"N\n\x18ResponseStreamEndRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12\x0c\n\x04text\x18\x02 \x01(\t\"\x7f\n\x19ResponseStreamEndResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChanges\x12\x14\n\x07\x64isplay\x18\x02 \x01(\tH\x00\x88\x01\x01\x42\n\n\x08_displayJ\x04\x08\x0f\x10\x10R\rprompt_blocks\"\x8a\x01\n\x12\x45rrorFormatRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12\r\n\x05reply\x18\x02 \x01(\t\x12\r\n\x05\x65rror\x18\x03 \x01(\t\x12\x0e\n\x06signal\x18\x04 \x01(\t\x12\x11\n\ttool_name\x18\x05 \x01(\t\x12\r\n\x05\x66\x61ult\x18\x06 \x01(\t\"\x7f\n\x13\x45rrorFormatResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChanges\x12\x17\n\ncorrection\x18\x02 \x01(\tH\x00\x88\x01\x01\x42\r\n\x0b_correctionJ\x04\x08\x0f\x10\x10R\rprompt_blocks\"k\n\x18ToolExecuteBeforeRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12)\n\ttool_call\x18\x02 \x01(\x0b\x32\x16.exocortex.v1.ToolCall\"\xb1\x01\n\x19ToolExecuteBeforeResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChanges\x12\x1c\n\targs_json\x18\x02 \x01(\tB\x04\xf0\xe0\x18\x01H\x00\x88\x01\x01\x12&\n\x05\x62lock\x18\x03 \x01(\x0b\x32\x17.exocortex.v1.ToolBlockB\x0c\n\n_args_jsonJ\x04\x08\x0f\x10\x10R\rprompt_blocks\"C\n\tToolBlock\x12\x0e\n\x06reason\x18\x01 \x01(\t\x12\x16\n\x0eneeds_approval\x18\x02 \x01(\x08\x12\x0e\n\x06\x61\x63tion\x18\x03 \x01(\t\"\x94\x01\n\x17ToolExecuteAfterRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12)\n\ttool_call\x18\x02 \x01(\x0b\x32\x16.exocortex.v1.ToolCall\x12(\n\x06result\x18\x03 \x01(\x0b\x32\x18.exocortex.v1.ToolResult\"\x9f\x01\n\x18ToolExecuteAfterResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChanges\x12\x19\n\x0b\x61nnotations\x18\x02 \x03(\tB\x04\xf0\xe0\x18\x01\x12\x1a\n\x07\x63ontent\x18\x03 \x01(\tB\x04\xf0\xe0\x18\x01H\x00\x88\x01\x01\x42\n\n\x08_contentJ\x04\x08\x0f\x10\x10R\rprompt_blocks\"\xdf\x01\n\x15MessageLoopEndRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12\x11\n\titeration\x18\x02 \x01(\x05\x12\r\n\x05reply\x18\x03 \x01(\t\x12)\n\ttool_call\x18\x04 \x01(\x0b\x32\x16.exocortex.v1.ToolCall\x12-\n\x0btool_result\x18\x05 \x01(\x0b\x32\x18.exocortex.v1.ToolResult\x12$\n\x05\x61\x64\x64\x65\x64\x18\x06 \x03(\x0b\x32\x15.exocortex.v1.Message\"\xa2\x01\n\x16MessageLoopEndResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChanges\x12\x19\n\x0cintervention\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x11\n\x04stop\x18\x03 \x01(\tH\x01\x88\x01\x01\x42\x0f\n\r_interventionB\x07\n\x05_stopJ\x04\x08\x0f\x10\x10R\rprompt_blocks\"\x90\x01\n\x13MonologueEndRequest\x12$\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x16.exocortex.v1.HookCall\x12\x16\n\x0e\x66inal_response\x18\x02 \x01(\t\x12&\n\x07history\x18\x03 \x03(\x0b\x32\x15.exocortex.v1.Message\x12\x13\n\x0bstop_reason\x18\x04 \x01(\t\"i\n\x14MonologueEndResponse\x12+\n\x07\x63hanges\x18\x01 \x01(\x0b\x32\x1a.exocortex.v1.StateChanges\x12\x0f\n\x07notices\x18\x02 \x03(\tJ\x04\x08\x0f\x10\x10R\rprompt_blocks:3\n\nfeeds_next\x12\x1d.google.protobuf.FieldOptions\x18\x8e\x8c\x03 \x01(\x08\x42?Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'exocortex.v1.hooks_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
+  google_dot_protobuf_dot_descriptor__pb2.FieldOptions.RegisterExtension(feeds_next)
 
   DESCRIPTOR._options = None
   DESCRIPTOR._serialized_options = b'Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1'
-  _AGENTINITREQUEST._serialized_start=99
-  _AGENTINITREQUEST._serialized_end=155
-  _AGENTINITRESPONSE._serialized_start=157
-  _AGENTINITRESPONSE._serialized_end=242
-  _MONOLOGUESTARTREQUEST._serialized_start=244
-  _MONOLOGUESTARTREQUEST._serialized_end=350
-  _MONOLOGUESTARTRESPONSE._serialized_start=352
-  _MONOLOGUESTARTRESPONSE._serialized_end=442
-  _HISTADDBEFOREREQUEST._serialized_start=444
-  _HISTADDBEFOREREQUEST._serialized_end=544
-  _HISTADDBEFORERESPONSE._serialized_start=546
-  _HISTADDBEFORERESPONSE._serialized_end=669
-  _MESSAGELOOPSTARTREQUEST._serialized_start=671
-  _MESSAGELOOPSTARTREQUEST._serialized_end=753
-  _MESSAGELOOPSTARTRESPONSE._serialized_start=755
-  _MESSAGELOOPSTARTRESPONSE._serialized_end=847
-  _MESSAGELOOPPROMPTSBEFOREREQUEST._serialized_start=850
-  _MESSAGELOOPPROMPTSBEFOREREQUEST._serialized_end=980
-  _MESSAGELOOPPROMPTSBEFORERESPONSE._serialized_start=983
-  _MESSAGELOOPPROMPTSBEFORERESPONSE._serialized_end=1112
-  _SYSTEMPROMPTREQUEST._serialized_start=1114
-  _SYSTEMPROMPTREQUEST._serialized_end=1235
-  _SYSTEMPROMPTRESPONSE._serialized_start=1237
-  _SYSTEMPROMPTRESPONSE._serialized_end=1354
-  _MESSAGELOOPPROMPTSAFTERREQUEST._serialized_start=1357
-  _MESSAGELOOPPROMPTSAFTERREQUEST._serialized_end=1569
-  _MESSAGELOOPPROMPTSAFTERRESPONSE._serialized_start=1572
-  _MESSAGELOOPPROMPTSAFTERRESPONSE._serialized_end=1700
-  _BEFOREMAINLLMCALLREQUEST._serialized_start=1703
-  _BEFOREMAINLLMCALLREQUEST._serialized_end=1865
-  _BEFOREMAINLLMCALLRESPONSE._serialized_start=1867
-  _BEFOREMAINLLMCALLRESPONSE._serialized_end=1960
-  _RESPONSESTREAMCHUNKREQUEST._serialized_start=1962
-  _RESPONSESTREAMCHUNKREQUEST._serialized_end=2057
-  _RESPONSESTREAMCHUNKRESPONSE._serialized_start=2060
-  _RESPONSESTREAMCHUNKRESPONSE._serialized_end=2189
-  _RESPONSESTREAMENDREQUEST._serialized_start=2191
-  _RESPONSESTREAMENDREQUEST._serialized_end=2269
-  _RESPONSESTREAMENDRESPONSE._serialized_start=2271
-  _RESPONSESTREAMENDRESPONSE._serialized_end=2398
-  _ERRORFORMATREQUEST._serialized_start=2401
-  _ERRORFORMATREQUEST._serialized_end=2539
-  _ERRORFORMATRESPONSE._serialized_start=2541
-  _ERRORFORMATRESPONSE._serialized_end=2668
-  _TOOLEXECUTEBEFOREREQUEST._serialized_start=2670
-  _TOOLEXECUTEBEFOREREQUEST._serialized_end=2777
-  _TOOLEXECUTEBEFORERESPONSE._serialized_start=2780
-  _TOOLEXECUTEBEFORERESPONSE._serialized_end=2951
-  _TOOLBLOCK._serialized_start=2953
-  _TOOLBLOCK._serialized_end=3020
-  _TOOLEXECUTEAFTERREQUEST._serialized_start=3023
-  _TOOLEXECUTEAFTERREQUEST._serialized_end=3171
-  _TOOLEXECUTEAFTERRESPONSE._serialized_start=3174
-  _TOOLEXECUTEAFTERRESPONSE._serialized_end=3321
-  _MESSAGELOOPENDREQUEST._serialized_start=3324
-  _MESSAGELOOPENDREQUEST._serialized_end=3547
-  _MESSAGELOOPENDRESPONSE._serialized_start=3550
-  _MESSAGELOOPENDRESPONSE._serialized_end=3712
-  _MONOLOGUEENDREQUEST._serialized_start=3715
-  _MONOLOGUEENDREQUEST._serialized_end=3859
-  _MONOLOGUEENDRESPONSE._serialized_start=3861
-  _MONOLOGUEENDRESPONSE._serialized_end=3966
+  _HISTADDBEFORERESPONSE.fields_by_name['content']._options = None
+  _HISTADDBEFORERESPONSE.fields_by_name['content']._serialized_options = b'\360\340\030\001'
+  _SYSTEMPROMPTRESPONSE.fields_by_name['prompt_blocks']._options = None
+  _SYSTEMPROMPTRESPONSE.fields_by_name['prompt_blocks']._serialized_options = b'\360\340\030\001'
+  _MESSAGELOOPPROMPTSAFTERRESPONSE.fields_by_name['prompt_blocks']._options = None
+  _MESSAGELOOPPROMPTSAFTERRESPONSE.fields_by_name['prompt_blocks']._serialized_options = b'\360\340\030\001'
+  _TOOLEXECUTEBEFORERESPONSE.fields_by_name['args_json']._options = None
+  _TOOLEXECUTEBEFORERESPONSE.fields_by_name['args_json']._serialized_options = b'\360\340\030\001'
+  _TOOLEXECUTEAFTERRESPONSE.fields_by_name['annotations']._options = None
+  _TOOLEXECUTEAFTERRESPONSE.fields_by_name['annotations']._serialized_options = b'\360\340\030\001'
+  _TOOLEXECUTEAFTERRESPONSE.fields_by_name['content']._options = None
+  _TOOLEXECUTEAFTERRESPONSE.fields_by_name['content']._serialized_options = b'\360\340\030\001'
+  _AGENTINITREQUEST._serialized_start=133
+  _AGENTINITREQUEST._serialized_end=189
+  _AGENTINITRESPONSE._serialized_start=191
+  _AGENTINITRESPONSE._serialized_end=276
+  _MONOLOGUESTARTREQUEST._serialized_start=278
+  _MONOLOGUESTARTREQUEST._serialized_end=384
+  _MONOLOGUESTARTRESPONSE._serialized_start=386
+  _MONOLOGUESTARTRESPONSE._serialized_end=476
+  _HISTADDBEFOREREQUEST._serialized_start=478
+  _HISTADDBEFOREREQUEST._serialized_end=578
+  _HISTADDBEFORERESPONSE._serialized_start=581
+  _HISTADDBEFORERESPONSE._serialized_end=710
+  _MESSAGELOOPSTARTREQUEST._serialized_start=712
+  _MESSAGELOOPSTARTREQUEST._serialized_end=794
+  _MESSAGELOOPSTARTRESPONSE._serialized_start=796
+  _MESSAGELOOPSTARTRESPONSE._serialized_end=888
+  _MESSAGELOOPPROMPTSBEFOREREQUEST._serialized_start=891
+  _MESSAGELOOPPROMPTSBEFOREREQUEST._serialized_end=1021
+  _MESSAGELOOPPROMPTSBEFORERESPONSE._serialized_start=1024
+  _MESSAGELOOPPROMPTSBEFORERESPONSE._serialized_end=1153
+  _SYSTEMPROMPTREQUEST._serialized_start=1155
+  _SYSTEMPROMPTREQUEST._serialized_end=1276
+  _SYSTEMPROMPTRESPONSE._serialized_start=1278
+  _SYSTEMPROMPTRESPONSE._serialized_end=1401
+  _MESSAGELOOPPROMPTSAFTERREQUEST._serialized_start=1404
+  _MESSAGELOOPPROMPTSAFTERREQUEST._serialized_end=1616
+  _MESSAGELOOPPROMPTSAFTERRESPONSE._serialized_start=1619
+  _MESSAGELOOPPROMPTSAFTERRESPONSE._serialized_end=1753
+  _BEFOREMAINLLMCALLREQUEST._serialized_start=1756
+  _BEFOREMAINLLMCALLREQUEST._serialized_end=1918
+  _BEFOREMAINLLMCALLRESPONSE._serialized_start=1920
+  _BEFOREMAINLLMCALLRESPONSE._serialized_end=2013
+  _RESPONSESTREAMCHUNKREQUEST._serialized_start=2015
+  _RESPONSESTREAMCHUNKREQUEST._serialized_end=2110
+  _RESPONSESTREAMCHUNKRESPONSE._serialized_start=2113
+  _RESPONSESTREAMCHUNKRESPONSE._serialized_end=2242
+  _RESPONSESTREAMENDREQUEST._serialized_start=2244
+  _RESPONSESTREAMENDREQUEST._serialized_end=2322
+  _RESPONSESTREAMENDRESPONSE._serialized_start=2324
+  _RESPONSESTREAMENDRESPONSE._serialized_end=2451
+  _ERRORFORMATREQUEST._serialized_start=2454
+  _ERRORFORMATREQUEST._serialized_end=2592
+  _ERRORFORMATRESPONSE._serialized_start=2594
+  _ERRORFORMATRESPONSE._serialized_end=2721
+  _TOOLEXECUTEBEFOREREQUEST._serialized_start=2723
+  _TOOLEXECUTEBEFOREREQUEST._serialized_end=2830
+  _TOOLEXECUTEBEFORERESPONSE._serialized_start=2833
+  _TOOLEXECUTEBEFORERESPONSE._serialized_end=3010
+  _TOOLBLOCK._serialized_start=3012
+  _TOOLBLOCK._serialized_end=3079
+  _TOOLEXECUTEAFTERREQUEST._serialized_start=3082
+  _TOOLEXECUTEAFTERREQUEST._serialized_end=3230
+  _TOOLEXECUTEAFTERRESPONSE._serialized_start=3233
+  _TOOLEXECUTEAFTERRESPONSE._serialized_end=3392
+  _MESSAGELOOPENDREQUEST._serialized_start=3395
+  _MESSAGELOOPENDREQUEST._serialized_end=3618
+  _MESSAGELOOPENDRESPONSE._serialized_start=3621
+  _MESSAGELOOPENDRESPONSE._serialized_end=3783
+  _MONOLOGUEENDREQUEST._serialized_start=3786
+  _MONOLOGUEENDREQUEST._serialized_end=3930
+  _MONOLOGUEENDRESPONSE._serialized_start=3932
+  _MONOLOGUEENDRESPONSE._serialized_end=4037
 # @@protoc_insertion_point(module_scope)

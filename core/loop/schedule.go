@@ -1,0 +1,330 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/exocortex/exocortex/core/hooks"
+	"github.com/exocortex/exocortex/core/host"
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+)
+
+// fire calls every extension of hook, with the effect of calling them one after
+// another in their order. build makes the request around an extension's
+// HookCall; history says whether to include the whole conversation (the
+// extension declared reads_history). handle, if set, takes a response after its
+// state changes were applied. A failing extension is reported and skipped,
+// unless it is required: then fire returns the error. A canceled ctx stops the
+// hook.
+//
+// Round trips are what an iteration's hook time is made of, so fire saves them
+// where the order cannot be told apart:
+//   - Consecutive extensions of one plugin go in one round trip (RunBatch); the
+//     plugin threads the state from one to the next, and stops the batch where a
+//     response changes the next request, so the rest are sent again.
+//   - At a hook where no response feeds the next request (see hooks.Info.
+//     FeedsNext), an extension of another plugin is called at the same time when
+//     the state keys and data files its manifest declares do not meet those of
+//     the extensions before it that have not answered yet.
+//
+// Responses are always taken, and events emitted, in the extensions' order.
+func fire[Req proto.Message, Resp changer](
+	ctx context.Context, a *Agent, t *turn, hook exocortexv1.Hook,
+	build func(c *exocortexv1.HookCall, history bool) Req,
+	rpc host.RPC[Req, Resp],
+	handle func(*host.Extension, Resp) error,
+) error {
+	info, _ := hooks.Of(hook)
+	concurrent := !a.opts.NoBatching && len(info.FeedsNext) == 0
+	// pending are the extensions not taken yet, in order; ran holds the answers
+	// of those that ran but wait for one before them (in a batch the plugin
+	// stopped early) to be taken first.
+	pending := a.runnable(t, hook)
+	ran := map[*host.Extension]*outcome[Resp]{}
+	calls := map[*host.Extension]*exocortexv1.HookCall{}
+	ctxJSON := map[*host.Extension][]byte{}
+	for len(pending) > 0 {
+		groups := a.round(pending, func(e *host.Extension) bool { _, ok := ran[e]; return ok }, concurrent)
+		for _, g := range groups {
+			for _, ext := range g {
+				calls[ext], ctxJSON[ext] = a.hookCall(t, ext)
+			}
+		}
+		outs := make([][]outcome[Resp], len(groups))
+		run := func(i int) { outs[i] = callGroup(ctx, groups[i], calls, build, rpc) }
+		if len(groups) == 1 {
+			run(0)
+		} else {
+			var wg sync.WaitGroup
+			for i := range groups {
+				wg.Go(func() { run(i) })
+			}
+			wg.Wait()
+		}
+		for _, rs := range outs {
+			b := &batchState{ran: len(rs)}
+			for j := range rs {
+				rs[j].state = b
+				ran[rs[j].ext] = &rs[j]
+			}
+		}
+
+		// Take the answers in the extensions' order, up to the first extension
+		// that has not run.
+		for len(pending) > 0 {
+			ext := pending[0]
+			o, ok := ran[ext]
+			if !ok {
+				break
+			}
+			pending = pending[1:]
+			if o.state.broken != "" && o.err == nil {
+				o.err = &HookError{Plugin: ext.Plugin.Name(), Extension: ext.Name(), Hook: ext.Hook.Name, Problem: o.state.broken}
+			}
+			// What it read, for its event, is the state after the ones before it:
+			// its plugin threaded it through the batch, and others' writes do not
+			// meet its reads.
+			calls[ext].State = a.store.Read(ext.Access)
+			accepted, stop := settle(ctx, a, t, ext, calls[ext], ctxJSON[ext], o.resp, o.err, time.Now().Add(-o.dur), o.pos, o.batch, handle)
+			delete(ran, ext)
+			if stop != nil {
+				return stop
+			}
+			if o.pos < o.state.ran-1 && o.err == nil && o.state.broken == "" && (!accepted || !stateOnly(o.resp.ProtoReflect())) {
+				o.state.broken = fmt.Sprintf("ran in a batch after %s, whose response changed what the next extension receives, so its result is discarded; the plugin must stop a batch there", ext.Name())
+			}
+		}
+	}
+	return nil
+}
+
+// batchState is shared by the answers of one round trip.
+type batchState struct {
+	ran    int    // how many of its extensions ran
+	broken string // why the rest of the batch cannot be trusted
+}
+
+// runnable is the extensions that run at hook now: not yet run when once per
+// session, and at the tool hooks only those for the tool called.
+func (a *Agent) runnable(t *turn, hook exocortexv1.Hook) []*host.Extension {
+	all := a.opts.Host.Extensions(hook)
+	exts := make([]*host.Extension, 0, len(all))
+	for _, ext := range all {
+		if ext.Spec.GetOncePerSession() && a.once[onceKey(ext)] {
+			continue
+		}
+		if tools := ext.Spec.GetForTools(); len(tools) > 0 && t.tool != "" && !slices.Contains(tools, t.tool) {
+			continue
+		}
+		exts = append(exts, ext)
+	}
+	return exts
+}
+
+func onceKey(ext *host.Extension) string { return ext.Name() + "@" + ext.Hook.Name }
+
+// round picks the extensions to call now, from the start of pending, grouped by
+// round trip: one group per plugin, each in order. The first pending extension
+// is always in it. Without concurrent, the round is the first extension and the
+// ones of its plugin right after it.
+//
+// Extensions that already ran are not called again, but count as not
+// answered for those after them.
+func (a *Agent) round(pending []*host.Extension, ran func(*host.Extension) bool, concurrent bool) [][]*host.Extension {
+	groups := [][]*host.Extension{{pending[0]}}
+	if a.opts.NoBatching || pending[0].Spec.GetRequired() {
+		return groups
+	}
+	groupOf := map[*host.Plugin]int{pending[0].Plugin: 0}
+	in := map[*host.Extension]bool{pending[0]: true}
+	for i := 1; i < len(pending); i++ {
+		e := pending[i]
+		if ran(e) {
+			continue
+		}
+		if !a.canJoin(e, pending[:i], in, groupOf, concurrent) {
+			if !concurrent {
+				break
+			}
+			continue
+		}
+		g, ok := groupOf[e.Plugin]
+		if !ok {
+			g = len(groups)
+			groupOf[e.Plugin] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], e)
+		in[e] = true
+		if e.Spec.GetRequired() {
+			break // its failure stops the hook: nothing after it may have run
+		}
+	}
+	return groups
+}
+
+// canJoin reports whether e may be called in the round being built, before the
+// earlier extensions that are not in it have answered.
+func (a *Agent) canJoin(e *host.Extension, earlier []*host.Extension, in map[*host.Extension]bool, groupOf map[*host.Plugin]int, concurrent bool) bool {
+	if _, ok := groupOf[e.Plugin]; ok && !e.Plugin.ServesBatches() {
+		return false // a second call to the same plugin would wait for the first
+	}
+	fe := footprintOf(e)
+	for _, x := range earlier {
+		switch {
+		case in[x] && x.Plugin == e.Plugin:
+			// Same batch, after x: the plugin threads x's writes to e.
+		case !concurrent:
+			return false
+		case !in[x] && (x.Plugin == e.Plugin || x.Spec.GetRequired() || e.Spec.GetRequired()):
+			// Never overtake an extension of the same plugin, or a required one;
+			// a required one never overtakes.
+			return false
+		case footprintOf(x).meets(fe):
+			return false
+		}
+	}
+	return true
+}
+
+// footprint is what an extension's call may touch that another's could see:
+// the state keys it reads and writes, and the data files its plugin declares
+// for it.
+type footprint struct{ reads, writes map[string]bool }
+
+func footprintOf(ext *host.Extension) footprint {
+	f := footprint{reads: map[string]bool{}, writes: map[string]bool{}}
+	for _, k := range ext.Spec.GetReads() {
+		f.reads["key "+k] = true
+	}
+	for _, k := range ext.Spec.GetWrites() {
+		f.writes["key "+k] = true
+	}
+	for _, k := range ext.Spec.GetResets() {
+		f.writes["key "+k] = true
+	}
+	for _, fs := range ext.Plugin.Manifest().GetFiles() {
+		if fs.GetUser() != ext.Name() {
+			continue
+		}
+		id := "file " + fs.GetId()
+		if fs.GetId() == "" {
+			id = "file " + fs.GetPath()
+		}
+		switch fs.GetAccess() {
+		case exocortexv1.Access_ACCESS_READ:
+			f.reads[id] = true
+		case exocortexv1.Access_ACCESS_WRITE:
+			f.writes[id] = true
+		default: // read-write, or unspecified: assume both
+			f.reads[id], f.writes[id] = true, true
+		}
+	}
+	return f
+}
+
+// meets reports whether two calls could see each other's effects.
+func (f footprint) meets(g footprint) bool {
+	for k := range f.writes {
+		if g.reads[k] || g.writes[k] {
+			return true
+		}
+	}
+	for k := range g.writes {
+		if f.reads[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// outcome is one extension's answer in a round.
+type outcome[Resp any] struct {
+	ext  *host.Extension
+	resp Resp
+	err  error
+	dur  time.Duration
+	// pos is its place in its round trip, batch the number of extensions that
+	// shared it (1 for a call of its own).
+	pos, batch int
+	state      *batchState
+}
+
+// callGroup calls the extensions of one plugin, in one round trip, and returns
+// the outcomes of those that ran (a batch may stop early).
+func callGroup[Req proto.Message, Resp changer](
+	ctx context.Context, exts []*host.Extension, calls map[*host.Extension]*exocortexv1.HookCall,
+	build func(*exocortexv1.HookCall, bool) Req, rpc host.RPC[Req, Resp],
+) []outcome[Resp] {
+	if len(exts) == 1 {
+		ext := exts[0]
+		start := time.Now()
+		resp, err := host.Call(ctx, ext, build(calls[ext], ext.Spec.GetReadsHistory()), rpc)
+		return []outcome[Resp]{{ext: ext, resp: resp, err: err, dur: time.Since(start), batch: 1}}
+	}
+	hcs := make([]*exocortexv1.HookCall, len(exts))
+	history := false
+	for j, ext := range exts {
+		hcs[j] = calls[ext]
+		history = history || ext.Spec.GetReadsHistory()
+	}
+	breq := &exocortexv1.BatchRequest{Calls: hcs}
+	// The plugin clears the history again for the extensions that did not
+	// declare reads_history.
+	breq.ProtoReflect().Set(batchField(breq.ProtoReflect(), exts[0].Hook.Hook), protoreflect.ValueOfMessage(build(hcs[0], history).ProtoReflect()))
+	start := time.Now()
+	bresp, err := host.CallBatch(ctx, exts, breq)
+	total := time.Since(start)
+	fail := func(n int, err error) []outcome[Resp] {
+		out := make([]outcome[Resp], n)
+		for j := range out {
+			out[j] = outcome[Resp]{ext: exts[j], err: err, pos: j, batch: len(exts)}
+		}
+		out[0].dur = total
+		return out
+	}
+	if err != nil {
+		// A crash, a missed deadline or a cancel: none of them has a result.
+		return fail(len(exts), err)
+	}
+	results := bresp.GetResults()
+	if len(results) == 0 || len(results) > len(exts) {
+		return fail(1, &HookError{Plugin: exts[0].Plugin.Name(), Extension: exts[0].Name(), Hook: exts[0].Hook.Name,
+			Problem: fmt.Sprintf("answered a batch of %d extensions with %d results", len(exts), len(results))})
+	}
+	// The round trip's own cost goes to the first extension, so that the events'
+	// durations add up to the hook's time.
+	var inPlugin time.Duration
+	for _, r := range results {
+		inPlugin += time.Duration(r.GetDurationUs()) * time.Microsecond
+	}
+	out := make([]outcome[Resp], len(results))
+	for j, r := range results {
+		ext := exts[j]
+		o := outcome[Resp]{ext: ext, dur: time.Duration(r.GetDurationUs()) * time.Microsecond, pos: j, batch: len(exts)}
+		if j == 0 {
+			o.dur += max(total-inPlugin, 0)
+		}
+		switch {
+		case r.GetError() != "":
+			o.err = &host.CallError{Plugin: ext.Plugin.Name(), Extension: ext.Name(), Hook: ext.Hook.Name, Kind: host.Returned, Err: errors.New(r.GetError())}
+		default:
+			m := r.ProtoReflect()
+			if fd := batchField(m, ext.Hook.Hook); m.Has(fd) {
+				o.resp, _ = m.Get(fd).Message().Interface().(Resp)
+			}
+			if any(o.resp) == nil || !o.resp.ProtoReflect().IsValid() {
+				o.err = &HookError{Plugin: ext.Plugin.Name(), Extension: ext.Name(), Hook: ext.Hook.Name, Problem: "answered its batch with a result for another hook, or none"}
+			}
+		}
+		out[j] = o
+	}
+	return out
+}

@@ -1,0 +1,105 @@
+// Command pairplugin serves one of two plugins for the test of extensions called
+// at once (pairplugin alpha|beta), all at message_loop_end:
+//
+//	alpha: a1 (order 1) writes pair_note and waits for beta's b2 to start;
+//	       a3 (order 3) reads pair_note.
+//	beta:  b2 (order 2) is independent of a1, unless PAIR_FILE_DEP is set:
+//	       then it reads the data file a1 writes;
+//	       b4 (order 4) reads pair_note.
+//
+// Each records what it saw in a session key. PAIR_DIR is where b2 leaves the
+// file a1 waits for (at most PAIR_WAIT, default 1s).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"time"
+
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/sdk"
+)
+
+type str = *wrapperspb.StringValue
+
+func key(name string) sdk.Key[str] {
+	return sdk.NewKey[str]("pair_"+name, exocortexv1.Scope_SCOPE_SESSION, "what the pair test saw: "+name)
+}
+
+func started() string { return filepath.Join(os.Getenv("PAIR_DIR"), "b2.started") }
+
+type a1 struct{}
+
+func (a1) Spec() sdk.Spec {
+	return sdk.Spec{Name: "a1", Order: 1, Writes: []sdk.KeyRef{key("note"), key("a1")}}
+}
+func (a1) MessageLoopEnd(_ context.Context, c *sdk.Call, _ *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
+	key("note").Set(c, wrapperspb.String("from a1"))
+	wait, err := time.ParseDuration(os.Getenv("PAIR_WAIT"))
+	if err != nil {
+		wait = time.Second
+	}
+	saw := "alone"
+	for end := time.Now().Add(wait); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(started()); err == nil {
+			saw = "together"
+			break
+		}
+	}
+	key("a1").Set(c, wrapperspb.String(saw))
+	return nil, nil
+}
+
+type reader struct {
+	name  string
+	order int
+}
+
+func (r reader) Spec() sdk.Spec {
+	return sdk.Spec{Name: r.name, Order: r.order, Reads: []sdk.KeyRef{key("note")}, Writes: []sdk.KeyRef{key(r.name)}}
+}
+func (r reader) MessageLoopEnd(_ context.Context, c *sdk.Call, _ *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
+	v, _ := key("note").Get(c)
+	key(r.name).Set(c, wrapperspb.String("note="+v.GetValue()))
+	return nil, nil
+}
+
+type b2 struct{}
+
+func (b2) Spec() sdk.Spec { return sdk.Spec{Name: "b2", Order: 2, Writes: []sdk.KeyRef{key("b2")}} }
+func (b2) MessageLoopEnd(_ context.Context, c *sdk.Call, _ *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
+	if err := os.WriteFile(started(), nil, 0o644); err != nil {
+		return nil, err
+	}
+	key("b2").Set(c, wrapperspb.String("ran"))
+	return nil, nil
+}
+
+func tool() sdk.Tool {
+	return sdk.Tool{Name: "response", Description: "ends the monologue", Run: func(context.Context, *sdk.Call, json.RawMessage) (*exocortexv1.ToolResult, error) {
+		return &exocortexv1.ToolResult{Content: "done", BreakLoop: true}, nil
+	}}
+}
+
+func main() {
+	file := func(access exocortexv1.Access, user string) *exocortexv1.FileSpec {
+		return &exocortexv1.FileSpec{Id: "pair_file", Path: "$EXOCORTEX_HOME/pair.txt", Access: access, User: user, Doc: "what a1 writes"}
+	}
+	switch os.Args[len(os.Args)-1] {
+	case "alpha":
+		w := sdk.Plugin{Name: "alpha", Extensions: []sdk.Extension{a1{}, reader{"a3", 3}}, Tools: []sdk.Tool{tool()}}
+		w.Files = []*exocortexv1.FileSpec{file(exocortexv1.Access_ACCESS_WRITE, "a1")}
+		sdk.Serve(w)
+	case "beta":
+		p := sdk.Plugin{Name: "beta", Extensions: []sdk.Extension{b2{}, reader{"b4", 4}}}
+		if os.Getenv("PAIR_FILE_DEP") != "" {
+			p.Files = []*exocortexv1.FileSpec{file(exocortexv1.Access_ACCESS_READ, "b2")}
+		}
+		sdk.Serve(p)
+	}
+	os.Exit(2)
+}
