@@ -156,7 +156,7 @@ func BenchmarkIteration40(b *testing.B) {
 	ctx := context.Background()
 	var hookTime, iterHooks time.Duration
 	a.opts.Observer = func(e Event) {
-		if e.Type == EventHook {
+		if e.Type == EventHookDone { // wall time, calls at once counted once
 			d := time.Duration(e.DurationUS) * time.Microsecond
 			hookTime += d
 			iterHooks += d

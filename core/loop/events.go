@@ -11,10 +11,14 @@ const (
 	EventMonologueStart = "monologue_start"
 	EventIteration      = "iteration"
 	EventHook           = "hook"
-	EventMessage        = "message"
-	EventSignal         = "signal"
-	EventLLMChunk       = "llm_chunk"
-	EventLLMReply       = "llm_reply"
+	// EventHookDone closes the calls of one hook firing: its wall time and how
+	// many round trips to plugins it took (some at once). The hook events'
+	// durations overlap where extensions of different plugins ran at once.
+	EventHookDone = "hook_done"
+	EventMessage  = "message"
+	EventSignal   = "signal"
+	EventLLMChunk = "llm_chunk"
+	EventLLMReply = "llm_reply"
 	// EventDisplay carries what a response_stream extension wants the operator to
 	// see of the reply so far, instead of the raw text.
 	EventDisplay      = "display"
@@ -47,8 +51,10 @@ type Event struct {
 	// (RunBatch), and BatchIndex this one's place among them, from 1; both are
 	// empty for a call of its own. The round trip's cost is in the first one's
 	// duration.
-	Batch      int    `json:"batch,omitempty"`
-	BatchIndex int    `json:"batch_index,omitempty"`
+	Batch      int `json:"batch,omitempty"`
+	BatchIndex int `json:"batch_index,omitempty"`
+	// RoundTrips, on hook_done, counts the calls to plugins the firing took.
+	RoundTrips int    `json:"round_trips,omitempty"`
 	Error      string `json:"error,omitempty"`
 	// Context is the ACP context object the extension received (when
 	// Options.EmitContext is set).

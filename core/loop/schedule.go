@@ -47,6 +47,14 @@ func fire[Req proto.Message, Resp changer](
 	// of those that ran but wait for one before them (in a batch the plugin
 	// stopped early) to be taken first.
 	pending := a.runnable(t, hook)
+	if len(pending) == 0 {
+		return nil
+	}
+	began, trips := time.Now(), 0
+	defer func() {
+		a.emit(Event{Type: EventHookDone, Iteration: t.iteration, Hook: info.Name,
+			DurationUS: time.Since(began).Microseconds(), RoundTrips: trips})
+	}()
 	ran := map[*host.Extension]*outcome[Resp]{}
 	calls := map[*host.Extension]*exocortexv1.HookCall{}
 	ctxJSON := map[*host.Extension][]byte{}
@@ -57,6 +65,7 @@ func fire[Req proto.Message, Resp changer](
 				calls[ext], ctxJSON[ext] = a.hookCall(t, ext)
 			}
 		}
+		trips += len(groups)
 		outs := make([][]outcome[Resp], len(groups))
 		run := func(i int) { outs[i] = callGroup(ctx, groups[i], calls, build, rpc) }
 		if len(groups) == 1 {
