@@ -2,6 +2,8 @@ package sdk
 
 import (
 	"context"
+	"errors"
+	"io"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -81,6 +83,32 @@ func (s *server) RunBatch(ctx context.Context, req *exocortexv1.BatchRequest) (*
 		}
 	}
 	return out, nil
+}
+
+// Dispatch serves batches over one stream, one at a time, each as RunBatch
+// would: the host saves setting up a call per round trip.
+func (s *server) Dispatch(stream exocortexv1.Plugin_DispatchServer) error {
+	for {
+		req, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		ctx, cancel := stream.Context(), context.CancelFunc(func() {})
+		if ms := req.GetTimeoutMs(); ms > 0 {
+			ctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
+		}
+		resp, err := s.RunBatch(ctx, req)
+		cancel()
+		if err != nil {
+			return err
+		}
+		if err := stream.Send(resp); err != nil {
+			return err
+		}
+	}
 }
 
 // overlay returns hc with the batch's writes applied to the keys its extension

@@ -99,3 +99,50 @@ func TestRunBatch(t *testing.T) {
 		t.Error("the extension after inject ran in the same batch")
 	}
 }
+
+// TestDispatch: batches over one stream are answered one by one, each as
+// RunBatch answers it, until the host closes the stream.
+func TestDispatch(t *testing.T) {
+	note := sdk.NewKey[*wrapperspb.StringValue]("dispatch_note", exocortexv1.Scope_SCOPE_MONOLOGUE, "a note")
+	exts := []sdk.Extension{
+		ender{sdk.Spec{Name: "write", Order: 1, Writes: []sdk.KeyRef{note}}, func(c *sdk.Call, req *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
+			note.Set(c, wrapperspb.String(fmt.Sprint("iteration ", req.GetIteration())))
+			return nil, nil
+		}},
+		ender{sdk.Spec{Name: "second", Order: 2}, func(c *sdk.Call, _ *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
+			return nil, nil
+		}},
+	}
+	client := sdktest.Serve(t, sdk.Plugin{Name: "dispatchy", Extensions: exts})
+	stream, err := client.Dispatch(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for it := int32(1); it <= 3; it++ {
+		req := &exocortexv1.BatchRequest{
+			Request:   &exocortexv1.BatchRequest_MessageLoopEnd{MessageLoopEnd: &exocortexv1.MessageLoopEndRequest{Iteration: it}},
+			Calls:     []*exocortexv1.HookCall{sdktest.Call("write"), sdktest.Call("second")},
+			TimeoutMs: 5000,
+		}
+		if err := stream.Send(req); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := stream.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.GetResults()) != 2 {
+			t.Fatalf("iteration %d: %d results, want 2", it, len(resp.GetResults()))
+		}
+		v, ok := sdktest.Written(t, resp.GetResults()[0].GetMessageLoopEnd().GetChanges(), note)
+		if want := fmt.Sprint("iteration ", it); !ok || v.GetValue() != want {
+			t.Errorf("iteration %d: write wrote %v, want %q", it, v, want)
+		}
+	}
+	if err := stream.CloseSend(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stream.Recv(); err == nil {
+		t.Error("the stream answered after the host closed it")
+	}
+}

@@ -45,7 +45,7 @@ func build(p Plugin) (*built, error) {
 		bad("plugin %q serves no extension and no tool", p.Name)
 	}
 	b := &built{
-		manifest: &exocortexv1.ManifestResponse{Plugin: p.Name, Version: p.Version, ServesBatches: true},
+		manifest: &exocortexv1.ManifestResponse{Plugin: p.Name, Version: p.Version, ServesBatches: true, ServesDispatch: true},
 		exts:     make(map[string]*extEntry),
 		tools:    make(map[string]Tool),
 	}

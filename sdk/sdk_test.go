@@ -115,7 +115,7 @@ func TestManifestOfMultiHookExtension(t *testing.T) {
 			Description:     "Handles three hooks.",
 		}
 	}
-	want := &exocortexv1.ManifestResponse{ServesBatches: true,
+	want := &exocortexv1.ManifestResponse{ServesBatches: true, ServesDispatch: true,
 		Plugin:  "multi_plugin",
 		Version: "1.2.3",
 		Extensions: []*exocortexv1.ExtensionSpec{

@@ -285,8 +285,10 @@ type ManifestResponse struct {
 	// Whether the plugin serves Plugin.RunBatch. The host then runs consecutive
 	// extensions of this plugin at one hook in one round trip.
 	ServesBatches bool `protobuf:"varint,7,opt,name=serves_batches,json=servesBatches,proto3" json:"serves_batches,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Whether the plugin serves Plugin.Dispatch (batches over one stream).
+	ServesDispatch bool `protobuf:"varint,8,opt,name=serves_dispatch,json=servesDispatch,proto3" json:"serves_dispatch,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ManifestResponse) Reset() {
@@ -364,6 +366,13 @@ func (x *ManifestResponse) GetFiles() []*FileSpec {
 func (x *ManifestResponse) GetServesBatches() bool {
 	if x != nil {
 		return x.ServesBatches
+	}
+	return false
+}
+
+func (x *ManifestResponse) GetServesDispatch() bool {
+	if x != nil {
+		return x.ServesDispatch
 	}
 	return false
 }
@@ -802,7 +811,7 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\n" +
 	"\x1bexocortex/v1/manifest.proto\x12\fexocortex.v1\"<\n" +
 	"\x0fManifestRequest\x12)\n" +
-	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\"\xbf\x02\n" +
+	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\"\xe8\x02\n" +
 	"\x10ManifestResponse\x12\x16\n" +
 	"\x06plugin\x18\x01 \x01(\tR\x06plugin\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12;\n" +
@@ -813,7 +822,8 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"state_keys\x18\x04 \x03(\v2\x1a.exocortex.v1.StateKeySpecR\tstateKeys\x12,\n" +
 	"\x05tools\x18\x05 \x03(\v2\x16.exocortex.v1.ToolSpecR\x05tools\x12,\n" +
 	"\x05files\x18\x06 \x03(\v2\x16.exocortex.v1.FileSpecR\x05files\x12%\n" +
-	"\x0eserves_batches\x18\a \x01(\bR\rservesBatches\"\xde\x03\n" +
+	"\x0eserves_batches\x18\a \x01(\bR\rservesBatches\x12'\n" +
+	"\x0fserves_dispatch\x18\b \x01(\bR\x0eservesDispatch\"\xde\x03\n" +
 	"\rExtensionSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12&\n" +
 	"\x04hook\x18\x02 \x01(\x0e2\x12.exocortex.v1.HookR\x04hook\x12\x14\n" +

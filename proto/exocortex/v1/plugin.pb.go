@@ -65,7 +65,11 @@ type BatchRequest struct {
 	Request isBatchRequest_Request `protobuf_oneof:"request"`
 	// One per extension, in the order they run; the state each holds is the state
 	// when the batch began.
-	Calls         []*HookCall `protobuf:"bytes,16,rep,name=calls,proto3" json:"calls,omitempty"`
+	Calls []*HookCall `protobuf:"bytes,16,rep,name=calls,proto3" json:"calls,omitempty"`
+	// The host's deadline for the whole batch, in milliseconds (0: none). Over
+	// Dispatch, whose stream has no deadline per message, the plugin gives the
+	// extensions a context that ends then.
+	TimeoutMs     uint32 `protobuf:"varint,17,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -247,6 +251,13 @@ func (x *BatchRequest) GetCalls() []*HookCall {
 		return x.Calls
 	}
 	return nil
+}
+
+func (x *BatchRequest) GetTimeoutMs() uint32 {
+	if x != nil {
+		return x.TimeoutMs
+	}
+	return 0
 }
 
 type isBatchRequest_Request interface {
@@ -803,7 +814,7 @@ var File_exocortex_v1_plugin_proto protoreflect.FileDescriptor
 
 const file_exocortex_v1_plugin_proto_rawDesc = "" +
 	"\n" +
-	"\x19exocortex/v1/plugin.proto\x12\fexocortex.v1\x1a\x1aexocortex/v1/context.proto\x1a\x18exocortex/v1/hooks.proto\x1a\x1bexocortex/v1/manifest.proto\"\xcc\n" +
+	"\x19exocortex/v1/plugin.proto\x12\fexocortex.v1\x1a\x1aexocortex/v1/context.proto\x1a\x18exocortex/v1/hooks.proto\x1a\x1bexocortex/v1/manifest.proto\"\xeb\n" +
 	"\n" +
 	"\fBatchRequest\x12?\n" +
 	"\n" +
@@ -823,7 +834,9 @@ const file_exocortex_v1_plugin_proto_rawDesc = "" +
 	"\x12tool_execute_after\x18\r \x01(\v2%.exocortex.v1.ToolExecuteAfterRequestH\x00R\x10toolExecuteAfter\x12O\n" +
 	"\x10message_loop_end\x18\x0e \x01(\v2#.exocortex.v1.MessageLoopEndRequestH\x00R\x0emessageLoopEnd\x12H\n" +
 	"\rmonologue_end\x18\x0f \x01(\v2!.exocortex.v1.MonologueEndRequestH\x00R\fmonologueEnd\x12,\n" +
-	"\x05calls\x18\x10 \x03(\v2\x16.exocortex.v1.HookCallR\x05callsB\t\n" +
+	"\x05calls\x18\x10 \x03(\v2\x16.exocortex.v1.HookCallR\x05calls\x12\x1d\n" +
+	"\n" +
+	"timeout_ms\x18\x11 \x01(\rR\ttimeoutMsB\t\n" +
 	"\arequest\"D\n" +
 	"\rBatchResponse\x123\n" +
 	"\aresults\x18\x01 \x03(\v2\x19.exocortex.v1.BatchResultR\aresults\"\xe4\n" +
@@ -855,7 +868,7 @@ const file_exocortex_v1_plugin_proto_rawDesc = "" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x123\n" +
 	"\ttool_call\x18\x02 \x01(\v2\x16.exocortex.v1.ToolCallR\btoolCall\"G\n" +
 	"\x13ExecuteToolResponse\x120\n" +
-	"\x06result\x18\x01 \x01(\v2\x18.exocortex.v1.ToolResultR\x06result2\xa7\r\n" +
+	"\x06result\x18\x01 \x01(\v2\x18.exocortex.v1.ToolResultR\x06result2\xf0\r\n" +
 	"\x06Plugin\x12I\n" +
 	"\bManifest\x12\x1d.exocortex.v1.ManifestRequest\x1a\x1e.exocortex.v1.ManifestResponse\x12L\n" +
 	"\tAgentInit\x12\x1e.exocortex.v1.AgentInitRequest\x1a\x1f.exocortex.v1.AgentInitResponse\x12[\n" +
@@ -874,7 +887,8 @@ const file_exocortex_v1_plugin_proto_rawDesc = "" +
 	"\x0eMessageLoopEnd\x12#.exocortex.v1.MessageLoopEndRequest\x1a$.exocortex.v1.MessageLoopEndResponse\x12U\n" +
 	"\fMonologueEnd\x12!.exocortex.v1.MonologueEndRequest\x1a\".exocortex.v1.MonologueEndResponse\x12R\n" +
 	"\vExecuteTool\x12 .exocortex.v1.ExecuteToolRequest\x1a!.exocortex.v1.ExecuteToolResponse\x12C\n" +
-	"\bRunBatch\x12\x1a.exocortex.v1.BatchRequest\x1a\x1b.exocortex.v1.BatchResponseB?Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1b\x06proto3"
+	"\bRunBatch\x12\x1a.exocortex.v1.BatchRequest\x1a\x1b.exocortex.v1.BatchResponse\x12G\n" +
+	"\bDispatch\x12\x1a.exocortex.v1.BatchRequest\x1a\x1b.exocortex.v1.BatchResponse(\x010\x01B?Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1b\x06proto3"
 
 var (
 	file_exocortex_v1_plugin_proto_rawDescOnce sync.Once
@@ -985,26 +999,28 @@ var file_exocortex_v1_plugin_proto_depIdxs = []int32{
 	19, // 50: exocortex.v1.Plugin.MonologueEnd:input_type -> exocortex.v1.MonologueEndRequest
 	3,  // 51: exocortex.v1.Plugin.ExecuteTool:input_type -> exocortex.v1.ExecuteToolRequest
 	0,  // 52: exocortex.v1.Plugin.RunBatch:input_type -> exocortex.v1.BatchRequest
-	39, // 53: exocortex.v1.Plugin.Manifest:output_type -> exocortex.v1.ManifestResponse
-	21, // 54: exocortex.v1.Plugin.AgentInit:output_type -> exocortex.v1.AgentInitResponse
-	22, // 55: exocortex.v1.Plugin.MonologueStart:output_type -> exocortex.v1.MonologueStartResponse
-	23, // 56: exocortex.v1.Plugin.HistAddBefore:output_type -> exocortex.v1.HistAddBeforeResponse
-	24, // 57: exocortex.v1.Plugin.MessageLoopStart:output_type -> exocortex.v1.MessageLoopStartResponse
-	25, // 58: exocortex.v1.Plugin.MessageLoopPromptsBefore:output_type -> exocortex.v1.MessageLoopPromptsBeforeResponse
-	26, // 59: exocortex.v1.Plugin.SystemPrompt:output_type -> exocortex.v1.SystemPromptResponse
-	27, // 60: exocortex.v1.Plugin.MessageLoopPromptsAfter:output_type -> exocortex.v1.MessageLoopPromptsAfterResponse
-	28, // 61: exocortex.v1.Plugin.BeforeMainLLMCall:output_type -> exocortex.v1.BeforeMainLLMCallResponse
-	29, // 62: exocortex.v1.Plugin.ResponseStreamChunk:output_type -> exocortex.v1.ResponseStreamChunkResponse
-	30, // 63: exocortex.v1.Plugin.ResponseStreamEnd:output_type -> exocortex.v1.ResponseStreamEndResponse
-	31, // 64: exocortex.v1.Plugin.ErrorFormat:output_type -> exocortex.v1.ErrorFormatResponse
-	32, // 65: exocortex.v1.Plugin.ToolExecuteBefore:output_type -> exocortex.v1.ToolExecuteBeforeResponse
-	33, // 66: exocortex.v1.Plugin.ToolExecuteAfter:output_type -> exocortex.v1.ToolExecuteAfterResponse
-	34, // 67: exocortex.v1.Plugin.MessageLoopEnd:output_type -> exocortex.v1.MessageLoopEndResponse
-	35, // 68: exocortex.v1.Plugin.MonologueEnd:output_type -> exocortex.v1.MonologueEndResponse
-	4,  // 69: exocortex.v1.Plugin.ExecuteTool:output_type -> exocortex.v1.ExecuteToolResponse
-	1,  // 70: exocortex.v1.Plugin.RunBatch:output_type -> exocortex.v1.BatchResponse
-	53, // [53:71] is the sub-list for method output_type
-	35, // [35:53] is the sub-list for method input_type
+	0,  // 53: exocortex.v1.Plugin.Dispatch:input_type -> exocortex.v1.BatchRequest
+	39, // 54: exocortex.v1.Plugin.Manifest:output_type -> exocortex.v1.ManifestResponse
+	21, // 55: exocortex.v1.Plugin.AgentInit:output_type -> exocortex.v1.AgentInitResponse
+	22, // 56: exocortex.v1.Plugin.MonologueStart:output_type -> exocortex.v1.MonologueStartResponse
+	23, // 57: exocortex.v1.Plugin.HistAddBefore:output_type -> exocortex.v1.HistAddBeforeResponse
+	24, // 58: exocortex.v1.Plugin.MessageLoopStart:output_type -> exocortex.v1.MessageLoopStartResponse
+	25, // 59: exocortex.v1.Plugin.MessageLoopPromptsBefore:output_type -> exocortex.v1.MessageLoopPromptsBeforeResponse
+	26, // 60: exocortex.v1.Plugin.SystemPrompt:output_type -> exocortex.v1.SystemPromptResponse
+	27, // 61: exocortex.v1.Plugin.MessageLoopPromptsAfter:output_type -> exocortex.v1.MessageLoopPromptsAfterResponse
+	28, // 62: exocortex.v1.Plugin.BeforeMainLLMCall:output_type -> exocortex.v1.BeforeMainLLMCallResponse
+	29, // 63: exocortex.v1.Plugin.ResponseStreamChunk:output_type -> exocortex.v1.ResponseStreamChunkResponse
+	30, // 64: exocortex.v1.Plugin.ResponseStreamEnd:output_type -> exocortex.v1.ResponseStreamEndResponse
+	31, // 65: exocortex.v1.Plugin.ErrorFormat:output_type -> exocortex.v1.ErrorFormatResponse
+	32, // 66: exocortex.v1.Plugin.ToolExecuteBefore:output_type -> exocortex.v1.ToolExecuteBeforeResponse
+	33, // 67: exocortex.v1.Plugin.ToolExecuteAfter:output_type -> exocortex.v1.ToolExecuteAfterResponse
+	34, // 68: exocortex.v1.Plugin.MessageLoopEnd:output_type -> exocortex.v1.MessageLoopEndResponse
+	35, // 69: exocortex.v1.Plugin.MonologueEnd:output_type -> exocortex.v1.MonologueEndResponse
+	4,  // 70: exocortex.v1.Plugin.ExecuteTool:output_type -> exocortex.v1.ExecuteToolResponse
+	1,  // 71: exocortex.v1.Plugin.RunBatch:output_type -> exocortex.v1.BatchResponse
+	1,  // 72: exocortex.v1.Plugin.Dispatch:output_type -> exocortex.v1.BatchResponse
+	54, // [54:73] is the sub-list for method output_type
+	35, // [35:54] is the sub-list for method input_type
 	35, // [35:35] is the sub-list for extension type_name
 	35, // [35:35] is the sub-list for extension extendee
 	0,  // [0:35] is the sub-list for field type_name

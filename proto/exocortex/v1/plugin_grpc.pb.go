@@ -52,6 +52,7 @@ const (
 	Plugin_MonologueEnd_FullMethodName             = "/exocortex.v1.Plugin/MonologueEnd"
 	Plugin_ExecuteTool_FullMethodName              = "/exocortex.v1.Plugin/ExecuteTool"
 	Plugin_RunBatch_FullMethodName                 = "/exocortex.v1.Plugin/RunBatch"
+	Plugin_Dispatch_FullMethodName                 = "/exocortex.v1.Plugin/Dispatch"
 )
 
 // PluginClient is the client API for Plugin service.
@@ -84,6 +85,13 @@ type PluginClient interface {
 	// state writes of the ones before it. Served when the manifest says
 	// serves_batches.
 	RunBatch(ctx context.Context, in *BatchRequest, opts ...grpc.CallOption) (*BatchResponse, error)
+	// Dispatch is RunBatch over one long-lived stream: the host sends a batch (of
+	// one or more extensions), waits for its response, then sends the next. It
+	// saves setting up a call for every round trip, which on a small machine is
+	// most of a hook call's cost. The host opens it when the manifest says
+	// serves_dispatch, and falls back to RunBatch or the hook's own RPC while it
+	// is busy or after it broke.
+	Dispatch(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[BatchRequest, BatchResponse], error)
 }
 
 type pluginClient struct {
@@ -274,6 +282,19 @@ func (c *pluginClient) RunBatch(ctx context.Context, in *BatchRequest, opts ...g
 	return out, nil
 }
 
+func (c *pluginClient) Dispatch(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[BatchRequest, BatchResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Plugin_ServiceDesc.Streams[0], Plugin_Dispatch_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[BatchRequest, BatchResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Plugin_DispatchClient = grpc.BidiStreamingClient[BatchRequest, BatchResponse]
+
 // PluginServer is the server API for Plugin service.
 // All implementations must embed UnimplementedPluginServer
 // for forward compatibility.
@@ -304,6 +325,13 @@ type PluginServer interface {
 	// state writes of the ones before it. Served when the manifest says
 	// serves_batches.
 	RunBatch(context.Context, *BatchRequest) (*BatchResponse, error)
+	// Dispatch is RunBatch over one long-lived stream: the host sends a batch (of
+	// one or more extensions), waits for its response, then sends the next. It
+	// saves setting up a call for every round trip, which on a small machine is
+	// most of a hook call's cost. The host opens it when the manifest says
+	// serves_dispatch, and falls back to RunBatch or the hook's own RPC while it
+	// is busy or after it broke.
+	Dispatch(grpc.BidiStreamingServer[BatchRequest, BatchResponse]) error
 	mustEmbedUnimplementedPluginServer()
 }
 
@@ -367,6 +395,9 @@ func (UnimplementedPluginServer) ExecuteTool(context.Context, *ExecuteToolReques
 }
 func (UnimplementedPluginServer) RunBatch(context.Context, *BatchRequest) (*BatchResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RunBatch not implemented")
+}
+func (UnimplementedPluginServer) Dispatch(grpc.BidiStreamingServer[BatchRequest, BatchResponse]) error {
+	return status.Error(codes.Unimplemented, "method Dispatch not implemented")
 }
 func (UnimplementedPluginServer) mustEmbedUnimplementedPluginServer() {}
 func (UnimplementedPluginServer) testEmbeddedByValue()                {}
@@ -713,6 +744,13 @@ func _Plugin_RunBatch_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Plugin_Dispatch_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(PluginServer).Dispatch(&grpc.GenericServerStream[BatchRequest, BatchResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Plugin_DispatchServer = grpc.BidiStreamingServer[BatchRequest, BatchResponse]
+
 // Plugin_ServiceDesc is the grpc.ServiceDesc for Plugin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -793,6 +831,13 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Plugin_RunBatch_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Dispatch",
+			Handler:       _Plugin_Dispatch_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "exocortex/v1/plugin.proto",
 }

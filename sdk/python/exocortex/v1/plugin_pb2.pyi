@@ -10,7 +10,7 @@ from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Map
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class BatchRequest(_message.Message):
-    __slots__ = ["agent_init", "before_main_llm_call", "calls", "error_format", "hist_add_before", "message_loop_end", "message_loop_prompts_after", "message_loop_prompts_before", "message_loop_start", "monologue_end", "monologue_start", "response_stream_chunk", "response_stream_end", "system_prompt", "tool_execute_after", "tool_execute_before"]
+    __slots__ = ["agent_init", "before_main_llm_call", "calls", "error_format", "hist_add_before", "message_loop_end", "message_loop_prompts_after", "message_loop_prompts_before", "message_loop_start", "monologue_end", "monologue_start", "response_stream_chunk", "response_stream_end", "system_prompt", "timeout_ms", "tool_execute_after", "tool_execute_before"]
     AGENT_INIT_FIELD_NUMBER: _ClassVar[int]
     BEFORE_MAIN_LLM_CALL_FIELD_NUMBER: _ClassVar[int]
     CALLS_FIELD_NUMBER: _ClassVar[int]
@@ -25,6 +25,7 @@ class BatchRequest(_message.Message):
     RESPONSE_STREAM_CHUNK_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_STREAM_END_FIELD_NUMBER: _ClassVar[int]
     SYSTEM_PROMPT_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     TOOL_EXECUTE_AFTER_FIELD_NUMBER: _ClassVar[int]
     TOOL_EXECUTE_BEFORE_FIELD_NUMBER: _ClassVar[int]
     agent_init: _hooks_pb2.AgentInitRequest
@@ -41,9 +42,10 @@ class BatchRequest(_message.Message):
     response_stream_chunk: _hooks_pb2.ResponseStreamChunkRequest
     response_stream_end: _hooks_pb2.ResponseStreamEndRequest
     system_prompt: _hooks_pb2.SystemPromptRequest
+    timeout_ms: int
     tool_execute_after: _hooks_pb2.ToolExecuteAfterRequest
     tool_execute_before: _hooks_pb2.ToolExecuteBeforeRequest
-    def __init__(self, agent_init: _Optional[_Union[_hooks_pb2.AgentInitRequest, _Mapping]] = ..., monologue_start: _Optional[_Union[_hooks_pb2.MonologueStartRequest, _Mapping]] = ..., hist_add_before: _Optional[_Union[_hooks_pb2.HistAddBeforeRequest, _Mapping]] = ..., message_loop_start: _Optional[_Union[_hooks_pb2.MessageLoopStartRequest, _Mapping]] = ..., message_loop_prompts_before: _Optional[_Union[_hooks_pb2.MessageLoopPromptsBeforeRequest, _Mapping]] = ..., system_prompt: _Optional[_Union[_hooks_pb2.SystemPromptRequest, _Mapping]] = ..., message_loop_prompts_after: _Optional[_Union[_hooks_pb2.MessageLoopPromptsAfterRequest, _Mapping]] = ..., before_main_llm_call: _Optional[_Union[_hooks_pb2.BeforeMainLLMCallRequest, _Mapping]] = ..., response_stream_chunk: _Optional[_Union[_hooks_pb2.ResponseStreamChunkRequest, _Mapping]] = ..., response_stream_end: _Optional[_Union[_hooks_pb2.ResponseStreamEndRequest, _Mapping]] = ..., error_format: _Optional[_Union[_hooks_pb2.ErrorFormatRequest, _Mapping]] = ..., tool_execute_before: _Optional[_Union[_hooks_pb2.ToolExecuteBeforeRequest, _Mapping]] = ..., tool_execute_after: _Optional[_Union[_hooks_pb2.ToolExecuteAfterRequest, _Mapping]] = ..., message_loop_end: _Optional[_Union[_hooks_pb2.MessageLoopEndRequest, _Mapping]] = ..., monologue_end: _Optional[_Union[_hooks_pb2.MonologueEndRequest, _Mapping]] = ..., calls: _Optional[_Iterable[_Union[_context_pb2.HookCall, _Mapping]]] = ...) -> None: ...
+    def __init__(self, agent_init: _Optional[_Union[_hooks_pb2.AgentInitRequest, _Mapping]] = ..., monologue_start: _Optional[_Union[_hooks_pb2.MonologueStartRequest, _Mapping]] = ..., hist_add_before: _Optional[_Union[_hooks_pb2.HistAddBeforeRequest, _Mapping]] = ..., message_loop_start: _Optional[_Union[_hooks_pb2.MessageLoopStartRequest, _Mapping]] = ..., message_loop_prompts_before: _Optional[_Union[_hooks_pb2.MessageLoopPromptsBeforeRequest, _Mapping]] = ..., system_prompt: _Optional[_Union[_hooks_pb2.SystemPromptRequest, _Mapping]] = ..., message_loop_prompts_after: _Optional[_Union[_hooks_pb2.MessageLoopPromptsAfterRequest, _Mapping]] = ..., before_main_llm_call: _Optional[_Union[_hooks_pb2.BeforeMainLLMCallRequest, _Mapping]] = ..., response_stream_chunk: _Optional[_Union[_hooks_pb2.ResponseStreamChunkRequest, _Mapping]] = ..., response_stream_end: _Optional[_Union[_hooks_pb2.ResponseStreamEndRequest, _Mapping]] = ..., error_format: _Optional[_Union[_hooks_pb2.ErrorFormatRequest, _Mapping]] = ..., tool_execute_before: _Optional[_Union[_hooks_pb2.ToolExecuteBeforeRequest, _Mapping]] = ..., tool_execute_after: _Optional[_Union[_hooks_pb2.ToolExecuteAfterRequest, _Mapping]] = ..., message_loop_end: _Optional[_Union[_hooks_pb2.MessageLoopEndRequest, _Mapping]] = ..., monologue_end: _Optional[_Union[_hooks_pb2.MonologueEndRequest, _Mapping]] = ..., calls: _Optional[_Iterable[_Union[_context_pb2.HookCall, _Mapping]]] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
 
 class BatchResponse(_message.Message):
     __slots__ = ["results"]

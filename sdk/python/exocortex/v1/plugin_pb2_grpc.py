@@ -108,6 +108,11 @@ class PluginStub(object):
                 request_serializer=exocortex_dot_v1_dot_plugin__pb2.BatchRequest.SerializeToString,
                 response_deserializer=exocortex_dot_v1_dot_plugin__pb2.BatchResponse.FromString,
                 )
+        self.Dispatch = channel.stream_stream(
+                '/exocortex.v1.Plugin/Dispatch',
+                request_serializer=exocortex_dot_v1_dot_plugin__pb2.BatchRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_plugin__pb2.BatchResponse.FromString,
+                )
 
 
 class PluginServicer(object):
@@ -228,6 +233,18 @@ class PluginServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Dispatch(self, request_iterator, context):
+        """Dispatch is RunBatch over one long-lived stream: the host sends a batch (of
+        one or more extensions), waits for its response, then sends the next. It
+        saves setting up a call for every round trip, which on a small machine is
+        most of a hook call's cost. The host opens it when the manifest says
+        serves_dispatch, and falls back to RunBatch or the hook's own RPC while it
+        is busy or after it broke.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_PluginServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -318,6 +335,11 @@ def add_PluginServicer_to_server(servicer, server):
             ),
             'RunBatch': grpc.unary_unary_rpc_method_handler(
                     servicer.RunBatch,
+                    request_deserializer=exocortex_dot_v1_dot_plugin__pb2.BatchRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_plugin__pb2.BatchResponse.SerializeToString,
+            ),
+            'Dispatch': grpc.stream_stream_rpc_method_handler(
+                    servicer.Dispatch,
                     request_deserializer=exocortex_dot_v1_dot_plugin__pb2.BatchRequest.FromString,
                     response_serializer=exocortex_dot_v1_dot_plugin__pb2.BatchResponse.SerializeToString,
             ),
@@ -633,6 +655,23 @@ class Plugin(object):
             timeout=None,
             metadata=None):
         return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/RunBatch',
+            exocortex_dot_v1_dot_plugin__pb2.BatchRequest.SerializeToString,
+            exocortex_dot_v1_dot_plugin__pb2.BatchResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def Dispatch(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(request_iterator, target, '/exocortex.v1.Plugin/Dispatch',
             exocortex_dot_v1_dot_plugin__pb2.BatchRequest.SerializeToString,
             exocortex_dot_v1_dot_plugin__pb2.BatchResponse.FromString,
             options, channel_credentials,
