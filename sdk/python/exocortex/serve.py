@@ -48,8 +48,8 @@ MAGIC_COOKIE_VALUE = "3f1c9a1e-exocortex-plugin-protocol"
 CORE_PROTOCOL_VERSION = 1
 # How often a serving plugin checks that the host that started it is alive.
 PARENT_POLL_INTERVAL = 0.25
-# Hook calls served at once; two more threads hold go-plugin's stdio and broker
-# streams.
+# Hook calls served at once; three more threads hold go-plugin's stdio and broker
+# streams and the host's Dispatch stream (the host keeps one per plugin).
 MAX_WORKERS = 16
 # How long Call.host() waits for the host to announce its services.
 BROKER_DIAL_TIMEOUT = 5.0
@@ -233,7 +233,7 @@ def _serve(plugin: Plugin, service: PluginService, logger: Logger, parent: int) 
     stop = threading.Event()
     broker = _Broker()
     service.set_host(_HostServices(broker))
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=MAX_WORKERS + 2, thread_name_prefix="exocortex"),
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=MAX_WORKERS + 3, thread_name_prefix="exocortex"),
                          handlers=_goplugin_handlers(stop, broker),
                          # As in the Go SDK: no bandwidth probe, whose PING with every
                          # data frame would wake the host for an acknowledgement.

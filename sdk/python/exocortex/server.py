@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 import traceback
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Iterator, Optional
 
 import grpc
 from google.protobuf import any_pb2
@@ -81,7 +81,8 @@ class PluginService(plugin_pb2_grpc.PluginServicer):
 
     Each hook RPC finds the extension named in HookCall.extension, builds the Call,
     runs the extension's method, checks the result and attaches the state changes;
-    RunBatch does that for several extensions at one hook in one round trip.
+    RunBatch does that for several extensions at one hook in one round trip, and
+    Dispatch for batch after batch over one stream.
     Each may also be called directly, in the same process, with context None: then a
     refusal raises Refusal instead of aborting an RPC."""
 
@@ -122,6 +123,24 @@ class PluginService(plugin_pb2_grpc.PluginServicer):
             return self._run_batch(request, context)
         except Refusal as r:
             return _refuse(context, r.code, r.message)
+
+    def Dispatch(self, request_iterator: Iterator[plugin_pb2.BatchRequest], context) -> Iterator[plugin_pb2.BatchResponse]:
+        """RunBatch over one long-lived stream: each batch the host sends is answered,
+        in order, exactly as RunBatch answers it, and the stream ends cleanly when the
+        host closes its side. The extensions of a batch see its timeout_ms as their
+        call's deadline (Call.time_remaining(), Call.is_active()), counted from when
+        the batch arrived, and a batch whose deadline passes before an extension
+        starts is refused with DEADLINE_EXCEEDED. A batch RunBatch would refuse (no
+        hook request, the deadline passed) ends the stream with that refusal: the
+        host opens another. The stream holds one of the server's worker threads while
+        it is open."""
+        for request in request_iterator:
+            try:
+                resp = self._run_batch(request, _BatchDeadline(context, request.timeout_ms))
+            except Refusal as r:
+                _refuse(context, r.code, r.message)
+                return
+            yield resp
 
     def _hook_method(self, info: HookInfo) -> Callable[[Message, Any], Message]:
         def rpc(request: Message, context) -> Message:
@@ -312,6 +331,29 @@ class PluginService(plugin_pb2_grpc.PluginServicer):
         if failure is not None:
             out.result.error = str(failure)
         return out
+
+
+class _BatchDeadline:
+    """The call context the extensions of one Dispatch batch see: the stream's
+    (cancelled when the host drops the stream), ending also timeout_ms after the
+    batch arrived, since a stream has no deadline per message. It answers the two
+    questions Call and _run_batch ask of a gRPC context."""
+
+    def __init__(self, stream: Any, timeout_ms: int) -> None:
+        self._stream = stream
+        self._end = time.monotonic() + timeout_ms / 1000 if timeout_ms > 0 else None
+
+    def time_remaining(self) -> Optional[float]:
+        left = self._stream.time_remaining() if self._stream is not None else None
+        if self._end is not None:
+            mine = max(0.0, self._end - time.monotonic())
+            left = mine if left is None else min(left, mine)
+        return left
+
+    def is_active(self) -> bool:
+        if self._stream is not None and not self._stream.is_active():
+            return False
+        return self._end is None or time.monotonic() < self._end
 
 
 def _refuse(context, code: grpc.StatusCode, message: str):

@@ -103,7 +103,7 @@ class ManifestTest(unittest.TestCase):
         # reads_history only where the request has a history, for_tools only at the
         # tool hooks (sorted, without duplicates).
         want = manifest_pb2.ManifestResponse(
-            plugin="multi_plugin", version="1.2.3", serves_batches=True,
+            plugin="multi_plugin", version="1.2.3", serves_batches=True, serves_dispatch=True,
             extensions=[entry(manifest_pb2.HOOK_MESSAGE_LOOP_PROMPTS_AFTER, 90, True, reads_history=True),
                         entry(manifest_pb2.HOOK_TOOL_EXECUTE_AFTER, 40, False, for_tools=["read_file", "shell"]),
                         entry(manifest_pb2.HOOK_MESSAGE_LOOP_END, 40, False)],
