@@ -245,6 +245,7 @@ func run(t *testing.T, tg target) {
 	t.Run("signals", s.testSignals)
 	t.Run("errors", s.testErrors)
 	t.Run("batches", s.testBatches)
+	t.Run("dispatch", s.testDispatch)
 	t.Run("tools", s.testTools)
 	t.Run("logs", s.testLogs)
 	t.Run("timeout", s.testTimeout)

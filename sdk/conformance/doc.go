@@ -23,6 +23,11 @@
 //     copy of the request, a batch stops right after a result that sets more than
 //     state (the host sends the rest again), and a failure is its extension's
 //     result, written as a Go gRPC error, while the batch goes on;
+//   - dispatch (Dispatch, which the manifest says it serves): those batches, one
+//     at each hook and more, sent over one stream, each after the answer to the one
+//     before, are answered in order, each exactly as RunBatch answers it (durations
+//     aside); closing the sending side ends the stream cleanly, a batch RunBatch
+//     refuses ends it with the refusal, and the plugin serves the next stream;
 //   - tools: results, tool failures, bad arguments, unknown tools, no state access,
 //     and a call back into the host's services (RunSubordinate);
 //   - logs: the plugin's records reach the host's log at their level;
