@@ -145,15 +145,17 @@ func (r *recorder) Fatalf(format string, args ...any) {
 	runtime.Goexit()
 }
 
-// TestPluginCheckerFindsABadBatch runs the checker on a plugin whose batches go on
-// after a result that sets more than state: it must say so.
-func TestPluginCheckerFindsABadBatch(t *testing.T) {
+// checkPythonPlugin installs testdata/NAME/main.py as the one plugin of a plugin
+// directory, with the Python SDK beside it, and returns what the checker
+// (Plugin) reports about it.
+func checkPythonPlugin(t *testing.T, name string) []string {
+	t.Helper()
 	skipWithoutPython(t)
-	dir := filepath.Join(t.TempDir(), "badbatch")
+	dir := filepath.Join(t.TempDir(), name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.ReadFile("testdata/badbatch/main.py")
+	src, err := os.ReadFile(filepath.Join("testdata", name, "main.py"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,9 +171,38 @@ func TestPluginCheckerFindsABadBatch(t *testing.T) {
 		Plugin(r, filepath.Dir(dir))
 	}()
 	<-done
+	return r.errors
+}
+
+// TestPluginCheckerFindsABadBatch runs the checker on a plugin whose batches go on
+// after a result that sets more than state: it must say so.
+func TestPluginCheckerFindsABadBatch(t *testing.T) {
+	errs := checkPythonPlugin(t, "badbatch")
 	want := "speaker at message_loop_end, in a batch: the result sets more than state"
-	if len(r.errors) != 1 || !strings.Contains(r.errors[0], want) || !strings.Contains(r.errors[0], "yet the batch went on to listener") {
-		t.Errorf("the checker reported %q, want one error saying %q", r.errors, want)
+	if len(errs) != 1 || !strings.Contains(errs[0], want) || !strings.Contains(errs[0], "yet the batch went on to listener") {
+		t.Errorf("the checker reported %q, want one error saying %q", errs, want)
+	}
+}
+
+// TestPluginCheckerFindsABadDispatch runs the checker on a plugin whose Dispatch
+// stream answers each batch with the answer to the one before, and ends with an
+// error when the host closes its side: it must say so, and nothing else (its
+// RunBatch is right).
+func TestPluginCheckerFindsABadDispatch(t *testing.T) {
+	errs := checkPythonPlugin(t, "baddispatch")
+	want := []string{
+		"conformance: Dispatch: a batch of 1 extensions at message_loop_start answered 0 results",
+		"conformance: Dispatch: ticker at message_loop_end: result message_loop_start:{",
+		"conformance: Dispatch: after the host closed its side: <nil>, rpc error: code = Internal desc = the stream broke",
+		// Answered with the answer to the batch before it, an empty one.
+		"conformance: Dispatch: a batch without its hook's request: , <nil>; want the stream to end with InvalidArgument",
+	}
+	ok := len(errs) == len(want)
+	for i := 0; ok && i < len(want); i++ {
+		ok = strings.HasPrefix(errs[i], want[i])
+	}
+	if !ok {
+		t.Errorf("the checker reported\n%s\nwant errors beginning\n%s", strings.Join(errs, "\n"), strings.Join(want, "\n"))
 	}
 }
 

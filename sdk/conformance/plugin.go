@@ -3,9 +3,12 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -37,6 +40,7 @@ import (
 //     HookCall, NotFound for an extension it does not serve, a graceful stop;
 //     when the manifest says serves_batches, InvalidArgument for a batch without
 //     its hook's request and an error result for each extension it does not serve;
+//     when it says serves_dispatch, a Dispatch round (see checkDispatch);
 //   - through the real host: it loads and wires; every extension it declares
 //     answers its own hook's request with its own response type, carrying no
 //     fields the hook does not allow, and with state changes the host's store
@@ -110,6 +114,9 @@ func protocol(t testing.TB, c discover.Candidate) *exocortexv1.ManifestResponse 
 		}
 	} else {
 		t.Logf("conformance: %s does not say it serves batches; the host calls its extensions one by one", c.Name)
+	}
+	if m1.GetServesDispatch() {
+		checkDispatch(ctx, t, pc, m1)
 	}
 	pid := client.ReattachConfig().Pid
 	client.Kill()
@@ -240,6 +247,115 @@ func checkBatch(ctx context.Context, t testing.TB, store *state.Store, info hook
 			info.Name, names[len(results)-1], strings.Join(names[len(results):], ", "))
 	}
 }
+
+// checkDispatch sends, over one Dispatch stream as the host may, a batch of every
+// extension the manifest declares at each hook (in the host's order: by order,
+// then name; disabled ones left out), each after the answer to the one before,
+// and checks that each is answered in turn: its results are of its own hook's
+// response (or errors), and, when the plugin serves RunBatch, as many and of the
+// same kinds as RunBatch's answer to the same batch. Their contents are left
+// alone, since an extension may answer differently each time it runs (checkBatch
+// holds the results to RunBatch's rules). Closing the sending side must end the
+// stream cleanly, and a batch without its hook's request ends one with
+// InvalidArgument, as RunBatch refuses it.
+func checkDispatch(ctx context.Context, t testing.TB, pc exocortexv1.PluginClient, m *exocortexv1.ManifestResponse) {
+	t.Helper()
+	stream, err := pc.Dispatch(ctx)
+	if err != nil {
+		t.Errorf("conformance: opening a Dispatch stream (the manifest says serves_dispatch): %v", err)
+		return
+	}
+	byHook := map[exocortexv1.Hook][]*exocortexv1.ExtensionSpec{}
+	for _, e := range m.GetExtensions() {
+		if !e.GetDisabled() {
+			byHook[e.GetHook()] = append(byHook[e.GetHook()], e)
+		}
+	}
+	for _, info := range hooks.All() {
+		specs := byHook[info.Hook]
+		if len(specs) == 0 {
+			continue
+		}
+		sort.SliceStable(specs, func(i, j int) bool {
+			if specs[i].GetOrder() != specs[j].GetOrder() {
+				return specs[i].GetOrder() < specs[j].GetOrder()
+			}
+			return specs[i].GetName() < specs[j].GetName()
+		})
+		names := make([]string, len(specs))
+		calls := make([]*exocortexv1.HookCall, len(specs))
+		for i, e := range specs {
+			names[i] = e.GetName()
+			calls[i] = &exocortexv1.HookCall{Extension: e.GetName(),
+				Context: &exocortexv1.Context{SessionId: "conformance", Hook: info.Name, Iteration: 1}}
+		}
+		req := batchRequest(info.Hook, hookRequest(info.Hook, nil), calls)
+		var want *exocortexv1.BatchResponse
+		if m.GetServesBatches() {
+			if want, err = pc.RunBatch(ctx, req); err != nil {
+				t.Errorf("conformance: RunBatch of %s at %s: %v", strings.Join(names, ", "), info.Name, err)
+			}
+		}
+		if err := stream.Send(req); err != nil {
+			t.Errorf("conformance: Dispatch: sending the batch at %s: %v", info.Name, err)
+			return
+		}
+		got, err := stream.Recv()
+		if err != nil {
+			t.Errorf("conformance: Dispatch: the batch of %s at %s: %v", strings.Join(names, ", "), info.Name, err)
+			return
+		}
+		results := got.GetResults()
+		if len(results) == 0 || len(results) > len(calls) {
+			t.Errorf("conformance: Dispatch: a batch of %d extensions at %s answered %d results", len(calls), info.Name, len(results))
+			continue
+		}
+		for i, r := range results {
+			if !failed(r) && (batchResponseOf(r, info.Hook) == nil || r.GetError() != "") {
+				t.Errorf("conformance: Dispatch: %s at %s: result %v, want either %s or an error (an answer to another batch?)",
+					names[i], info.Name, r, info.Response.FullName())
+			}
+		}
+		if want != nil && !sameKinds(got, want) {
+			t.Errorf("conformance: Dispatch: the batch of %s at %s answered %s; RunBatch answers the same batch %s",
+				strings.Join(names, ", "), info.Name, kinds(got), kinds(want))
+		}
+	}
+	if err := stream.CloseSend(); err != nil {
+		t.Errorf("conformance: Dispatch: closing the sending side: %v", err)
+		return
+	}
+	if resp, err := stream.Recv(); !errors.Is(err, io.EOF) {
+		t.Errorf("conformance: Dispatch: after the host closed its side: %v, %v; want the stream to end cleanly", resp, err)
+	}
+
+	stream, err = pc.Dispatch(ctx)
+	if err == nil {
+		err = stream.Send(&exocortexv1.BatchRequest{})
+	}
+	if err != nil {
+		t.Errorf("conformance: Dispatch: a second stream: %v", err)
+		return
+	}
+	if resp, err := stream.Recv(); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("conformance: Dispatch: a batch without its hook's request: %v, %v; want the stream to end with InvalidArgument", resp, err)
+	}
+}
+
+// kinds describes a batch answer's results, one word each: "ok" for a response,
+// "error" for a failure.
+func kinds(resp *exocortexv1.BatchResponse) string {
+	out := make([]string, len(resp.GetResults()))
+	for i, r := range resp.GetResults() {
+		out[i] = "ok"
+		if failed(r) {
+			out[i] = "error"
+		}
+	}
+	return "[" + strings.Join(out, " ") + "]"
+}
+
+func sameKinds(a, b *exocortexv1.BatchResponse) bool { return kinds(a) == kinds(b) }
 
 // failed reports whether a batch result is an extension's failure: an error and no
 // response.
