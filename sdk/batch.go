@@ -53,17 +53,20 @@ func (s *server) RunBatch(ctx context.Context, req *exocortexv1.BatchRequest) (*
 	// written holds the batch's state changes so far: a value, or nil for a reset.
 	written := map[string]*anypb.Any{}
 	out := &exocortexv1.BatchResponse{}
-	for _, hc := range calls {
+	for i, hc := range calls {
 		if err := ctx.Err(); err != nil {
 			return nil, status.FromContextError(err).Err()
 		}
 		e := s.b.exts[hc.GetExtension()]
 		// Each extension gets its own request: one that changes its request in
-		// place must not change the next one's.
-		r := proto.Clone(requestFor(e))
+		// place must not change the next one's. The last may have the original.
+		r := requestFor(e)
+		if i < len(calls)-1 {
+			r = proto.Clone(r)
+		}
 		withCall(r, overlay(hc, written, e))
 		start := time.Now()
-		resp, err := run(ctx, r)
+		resp, err := runWithin(ctx, hc, r, run)
 		res := &exocortexv1.BatchResult{DurationUs: uint32(min(time.Since(start).Microseconds(), 1<<32-1))}
 		out.Results = append(out.Results, res)
 		if err != nil {
@@ -111,6 +114,23 @@ func (s *server) Dispatch(stream exocortexv1.Plugin_DispatchServer) error {
 	}
 }
 
+// runWithin runs one extension of a batch with its own deadline: the batch's
+// covers all of them. A miss is the extension's error, even when it returned.
+func runWithin(ctx context.Context, hc *exocortexv1.HookCall, r proto.Message, run func(context.Context, proto.Message) (proto.Message, error)) (proto.Message, error) {
+	ms := hc.GetTimeoutMs()
+	if ms == 0 {
+		return run(ctx, r)
+	}
+	d := time.Duration(ms) * time.Millisecond
+	ectx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	resp, err := run(ectx, r)
+	if errors.Is(ectx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+		return nil, status.Errorf(codes.DeadlineExceeded, "extension %q did not finish within its deadline of %s", hc.GetExtension(), d)
+	}
+	return resp, err
+}
+
 // overlay returns hc with the batch's writes applied to the keys its extension
 // reads; hc itself is left alone.
 func overlay(hc *exocortexv1.HookCall, written map[string]*anypb.Any, e *extEntry) *exocortexv1.HookCall {
@@ -142,7 +162,7 @@ func overlay(hc *exocortexv1.HookCall, written map[string]*anypb.Any, e *extEntr
 	if !changed {
 		return hc
 	}
-	return &exocortexv1.HookCall{Extension: hc.GetExtension(), Context: hc.GetContext(), State: state}
+	return &exocortexv1.HookCall{Extension: hc.GetExtension(), Context: hc.GetContext(), State: state, TimeoutMs: hc.GetTimeoutMs()}
 }
 
 // withoutConversation returns a copy of req without the fields only extensions

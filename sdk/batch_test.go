@@ -3,6 +3,7 @@ package sdk_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -142,7 +143,7 @@ func TestDispatch(t *testing.T) {
 	if err := stream.CloseSend(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := stream.Recv(); err == nil {
-		t.Error("the stream answered after the host closed it")
+	if _, err := stream.Recv(); err != io.EOF {
+		t.Errorf("the stream did not end cleanly after the host closed it: %v", err)
 	}
 }

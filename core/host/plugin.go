@@ -72,6 +72,9 @@ type Plugin struct {
 	retired  bool
 	inflight int
 	drained  chan struct{}
+
+	// disp is the Dispatch stream (dispatch.go).
+	disp dispatcher
 }
 
 // Name is the plugin's name from discovery.
@@ -247,6 +250,7 @@ func (p *Plugin) recordCrashLocked(err error) {
 	}
 	p.crashes = append(recent, now)
 	if p.client != nil {
+		p.disp.drop()
 		killClient(p.client, true)
 		p.client, p.rpc = nil, nil
 	}
@@ -282,6 +286,7 @@ func (p *Plugin) stop() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.client != nil {
+		p.disp.drop() // an open stream would hold up the plugin's graceful stop
 		killClient(p.client, false)
 		p.client, p.rpc = nil, nil
 	}

@@ -843,6 +843,7 @@ func (p *Plugin) retire(wait time.Duration, closing <-chan struct{}) {
 		p.mu.Lock()
 	}
 	if p.client != nil {
+		p.disp.drop()
 		killClient(p.client, false)
 		p.client, p.rpc = nil, nil
 	}

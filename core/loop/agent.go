@@ -57,8 +57,9 @@ type Options struct {
 	ApprovalMode ApprovalMode
 	// Observer receives every event; it must not block for long.
 	Observer func(Event)
-	// NoBatching gives every extension call its own round trip, even where the
-	// plugin serves batches (for comparison; batches keep the same semantics).
+	// NoBatching gives every extension its own call of the hook's RPC, one after
+	// another: no batches, no Dispatch stream, no calls at once (for comparison;
+	// those keep the same semantics).
 	NoBatching bool
 	// EmitContext adds the ACP context object to hook events.
 	EmitContext bool

@@ -3,10 +3,12 @@ package loop
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -250,5 +252,84 @@ func TestDeclaredFileKeepsOrder(t *testing.T) {
 	a, _ := runPair(t, "PAIR_WAIT=300ms", "PAIR_FILE_DEP=1")
 	if got := saw(t, a, "a1", "pair_"); got != "alone" {
 		t.Errorf("pair_a1 = %q: b2 ran while a1 did, though it reads a1's file", got)
+	}
+}
+
+// TestDispatchDeadline: an extension that hangs in a batch on the Dispatch
+// stream gets its own deadline, not the batch's: its context ends then, the miss
+// is its error, and the plugin serves on.
+func TestDispatchDeadline(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "hung")
+	_, rec, err := runBatchPlugin(t, false, "BATCHPLUGIN_HANG="+marker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := rec.hook("s_hang")
+	if len(evs) == 0 || !strings.Contains(evs[0].Error, "did not finish within its deadline of 500ms") {
+		t.Fatalf("s_hang's first event: %+v, want its own deadline missed", evs)
+	}
+	if d := time.Duration(evs[0].DurationUS) * time.Microsecond; d > 5*time.Second {
+		t.Errorf("s_hang held its batch %s: its own deadline is 500ms", d)
+	}
+	var after bool
+	for _, e := range rec.hook("b_last") {
+		if e.Iteration > 1 && e.Error == "" {
+			after = true
+		}
+	}
+	if !after {
+		t.Error("the plugin did not serve after the miss")
+	}
+}
+
+// TestDispatchCancel: the operator's cancel ends a call on the Dispatch stream
+// at once, without killing the plugin; the next monologue uses a new stream.
+func TestDispatchCancel(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "hung")
+	bin := sdktest.BuildPlugin(t, "./testdata/batchplugin")
+	dir := t.TempDir()
+	pj, _ := json.Marshal(discover.Manifest{Command: []string{bin}})
+	if err := os.MkdirAll(filepath.Join(dir, "batchy"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "batchy", "plugin.json"), pj, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.New(t.Context(), host.Options{Dirs: []discover.Dir{{Path: dir, Source: discover.User}},
+		PluginEnv: []string{"BATCHPLUGIN_HANG=" + marker}, DefaultTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	reply := scripted.Reply{Content: `{"thoughts":["done"],"headline":"done","tool_name":"response","tool_args":{"text":"done"}}`}
+	srv, err := scripted.NewServer(scripted.Script{Replies: []scripted.Reply{reply, reply}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	c, _ := llm.New(srv.URL())
+	a, err := New(Options{Host: h, LLM: c, Prompts: prompts.NewLoader(), Model: srv.Model(), MaxIterations: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		for { // cancel once s_hang is hanging
+			if _, err := os.Stat(marker); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	if _, err := a.Monologue(ctx, "first"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled monologue: %v, want context.Canceled", err)
+	}
+	crashes := h.Status()[0].Crashes
+	if _, err := a.Monologue(t.Context(), "second"); err != nil {
+		t.Fatalf("the monologue after a cancel: %v", err)
+	}
+	if st := h.Status()[0]; st.Crashes != crashes {
+		t.Errorf("the cancel counted as a crash: %+v", st)
 	}
 }

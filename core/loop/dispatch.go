@@ -173,7 +173,8 @@ func (a *Agent) hookCall(t *turn, ext *host.Extension) (*exocortexv1.HookCall, [
 	if a.opts.EmitContext {
 		ctxJSON, _ = protojson.Marshal(c)
 	}
-	return &exocortexv1.HookCall{Extension: ext.Name(), Context: c, State: a.store.Read(ext.Access)}, ctxJSON
+	return &exocortexv1.HookCall{Extension: ext.Name(), Context: c, State: a.store.Read(ext.Access),
+		TimeoutMs: uint32(min(ext.Timeout.Milliseconds(), 1<<32-1))}, ctxJSON
 }
 
 // context builds the ACP context object for one call.

@@ -26,7 +26,8 @@ import (
 //
 // Round trips are what an iteration's hook time is made of, so fire saves them
 // where the order cannot be told apart:
-//   - Consecutive extensions of one plugin go in one round trip (RunBatch); the
+//   - A round trip goes over the plugin's Dispatch stream when it serves one.
+//   - Consecutive extensions of one plugin go in one round trip (a batch); the
 //     plugin threads the state from one to the next, and stops the batch where a
 //     response changes the next request, so the rest are sent again.
 //   - At a hook where no response feeds the next request (see hooks.Info.
@@ -67,7 +68,7 @@ func fire[Req proto.Message, Resp changer](
 		}
 		trips += len(groups)
 		outs := make([][]outcome[Resp], len(groups))
-		run := func(i int) { outs[i] = callGroup(ctx, groups[i], calls, build, rpc) }
+		run := func(i int) { outs[i] = callGroup(ctx, a.opts.NoBatching, groups[i], calls, build, rpc) }
 		if len(groups) == 1 {
 			run(0)
 		} else {
@@ -267,16 +268,22 @@ type outcome[Resp any] struct {
 }
 
 // callGroup calls the extensions of one plugin, in one round trip, and returns
-// the outcomes of those that ran (a batch may stop early).
+// the outcomes of those that ran (a batch may stop early). The round trip goes
+// over the plugin's Dispatch stream when it serves one (a single extension
+// too), else by RunBatch, or by the hook's own RPC for a single extension.
 func callGroup[Req proto.Message, Resp changer](
-	ctx context.Context, exts []*host.Extension, calls map[*host.Extension]*exocortexv1.HookCall,
+	ctx context.Context, noStream bool, exts []*host.Extension, calls map[*host.Extension]*exocortexv1.HookCall,
 	build func(*exocortexv1.HookCall, bool) Req, rpc host.RPC[Req, Resp],
 ) []outcome[Resp] {
-	if len(exts) == 1 {
+	single := func() []outcome[Resp] {
 		ext := exts[0]
 		start := time.Now()
 		resp, err := host.Call(ctx, ext, build(calls[ext], ext.Spec.GetReadsHistory()), rpc)
 		return []outcome[Resp]{{ext: ext, resp: resp, err: err, dur: time.Since(start), batch: 1}}
+	}
+	stream := !noStream && exts[0].Plugin.ServesDispatch()
+	if len(exts) == 1 && !stream {
+		return single()
 	}
 	hcs := make([]*exocortexv1.HookCall, len(exts))
 	history := false
@@ -289,7 +296,18 @@ func callGroup[Req proto.Message, Resp changer](
 	// declare reads_history.
 	breq.ProtoReflect().Set(batchField(breq.ProtoReflect(), exts[0].Hook.Hook), protoreflect.ValueOfMessage(build(hcs[0], history).ProtoReflect()))
 	start := time.Now()
-	bresp, err := host.CallBatch(ctx, exts, breq)
+	var bresp *exocortexv1.BatchResponse
+	var err error
+	sent := false
+	if stream {
+		bresp, err, sent = host.Dispatch(ctx, exts, breq)
+	}
+	if !sent {
+		if len(exts) == 1 {
+			return single() // the stream is busy
+		}
+		bresp, err = host.CallBatch(ctx, exts, breq)
+	}
 	total := time.Since(start)
 	fail := func(n int, err error) []outcome[Resp] {
 		out := make([]outcome[Resp], n)

@@ -35,7 +35,11 @@ type HookCall struct {
 	Context   *Context `protobuf:"bytes,2,opt,name=context,proto3" json:"context,omitempty"`
 	// The values of the state keys the extension declared it reads; a key with no
 	// value yet is absent.
-	State         []*StateEntry `protobuf:"bytes,3,rep,name=state,proto3" json:"state,omitempty"`
+	State []*StateEntry `protobuf:"bytes,3,rep,name=state,proto3" json:"state,omitempty"`
+	// The extension's deadline in milliseconds (0: none). In a batch, whose call
+	// or stream deadline covers all its extensions, the plugin ends the
+	// extension's context then, and reports a miss as the extension's error.
+	TimeoutMs     uint32 `protobuf:"varint,4,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -89,6 +93,13 @@ func (x *HookCall) GetState() []*StateEntry {
 		return x.State
 	}
 	return nil
+}
+
+func (x *HookCall) GetTimeoutMs() uint32 {
+	if x != nil {
+		return x.TimeoutMs
+	}
+	return 0
 }
 
 // Context follows ACP's context object.
@@ -896,11 +907,13 @@ var File_exocortex_v1_context_proto protoreflect.FileDescriptor
 
 const file_exocortex_v1_context_proto_rawDesc = "" +
 	"\n" +
-	"\x1aexocortex/v1/context.proto\x12\fexocortex.v1\x1a\x19google/protobuf/any.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x89\x01\n" +
+	"\x1aexocortex/v1/context.proto\x12\fexocortex.v1\x1a\x19google/protobuf/any.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xa8\x01\n" +
 	"\bHookCall\x12\x1c\n" +
 	"\textension\x18\x01 \x01(\tR\textension\x12/\n" +
 	"\acontext\x18\x02 \x01(\v2\x15.exocortex.v1.ContextR\acontext\x12.\n" +
-	"\x05state\x18\x03 \x03(\v2\x18.exocortex.v1.StateEntryR\x05state\"\xbe\x04\n" +
+	"\x05state\x18\x03 \x03(\v2\x18.exocortex.v1.StateEntryR\x05state\x12\x1d\n" +
+	"\n" +
+	"timeout_ms\x18\x04 \x01(\rR\ttimeoutMs\"\xbe\x04\n" +
 	"\aContext\x12\x1d\n" +
 	"\n" +
 	"context_id\x18\x01 \x01(\tR\tcontextId\x12\x1d\n" +

@@ -226,9 +226,17 @@ class PluginService(plugin_pb2_grpc.PluginServicer):
                 _without_conversation(req)
             req.call.CopyFrom(self._overlay(hc, written))
             res = out.results.add()
+            # Each extension has its own deadline in a batch, whose call or stream
+            # deadline covers all of them; a miss is its error, even when it returned.
+            own = _BatchDeadline(rpc, hc.timeout_ms) if hc.timeout_ms > 0 else rpc
             start = time.perf_counter_ns()
             try:
-                resp = self._handle(info, req, rpc)
+                resp = self._handle(info, req, own)
+                if hc.timeout_ms > 0 and time.perf_counter_ns() - start > hc.timeout_ms * 1_000_000 \
+                        and (rpc is None or rpc.is_active()):
+                    raise Refusal(grpc.StatusCode.DEADLINE_EXCEEDED,
+                                  f'extension "{hc.extension}" did not finish within its deadline of '
+                                  f"{_go_duration(hc.timeout_ms)}")
             except Refusal as r:
                 res.error = _status_text(r.code, r.message)
                 continue
@@ -249,7 +257,7 @@ class PluginService(plugin_pb2_grpc.PluginServicer):
         e = self._b.exts.get(hc.extension)
         if not written or e is None:
             return hc
-        out = context_pb2.HookCall(extension=hc.extension)
+        out = context_pb2.HookCall(extension=hc.extension, timeout_ms=hc.timeout_ms)
         if hc.HasField("context"):
             out.context.CopyFrom(hc.context)
         sent = set()
@@ -354,6 +362,16 @@ class _BatchDeadline:
         if self._stream is not None and not self._stream.is_active():
             return False
         return self._end is None or time.monotonic() < self._end
+
+
+def _go_duration(ms: int) -> str:
+    """ms as Go's time.Duration prints it (500ms, 1.5s, 1m30s), so that both
+    SDKs word a missed deadline alike."""
+    if ms < 1000:
+        return f"{ms}ms"
+    minutes, rest = divmod(ms, 60_000)
+    seconds = f"{rest / 1000:.3f}".rstrip("0").rstrip(".") + "s"
+    return (f"{minutes}m" if minutes else "") + seconds
 
 
 def _refuse(context, code: grpc.StatusCode, message: str):

@@ -220,6 +220,21 @@ class BatchTest(unittest.TestCase):
                           resp.results[0].error)
             self.assertEqual(written(resp.results[1], OTHER).value, "saw nothing")
 
+    def test_each_extension_has_its_own_deadline(self):
+        def slow(call, req):
+            while call.is_active():  # a well-behaved extension: it stops when told
+                time.sleep(0.005)
+        p = plugin(Ext("slow", slow), Ext("c", recorder, reads=[NOTE], writes=[OTHER]))
+        slow_call = xt.hook_call("slow")
+        slow_call.timeout_ms = 100
+        with xt.served(p) as client:
+            resp = client.RunBatch(batch(slow_call, xt.hook_call("c")))
+        self.assertEqual(len(resp.results), 2)
+        self.assertEqual(resp.results[0].error, 'rpc error: code = DeadlineExceeded desc = extension "slow" '
+                                                 "did not finish within its deadline of 100ms")
+        self.assertLess(resp.results[0].duration_us, 5_000_000)
+        self.assertEqual(written(resp.results[1], OTHER).value, "saw nothing")
+
     def test_a_result_is_what_its_own_call_answers(self):
         def report(call, req):
             return hooks_pb2.MessageLoopEndResponse(intervention=f"{note_of(call)} {req.reply} {call.context.message_id}")

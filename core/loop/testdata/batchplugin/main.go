@@ -1,8 +1,9 @@
 // Command batchplugin serves the extensions of the batching tests: neighbours
 // that hand state to each other, one that injects a prompt block (which ends a
 // batch), readers of the conversation with and without declaring it, a tool
-// filter, and one that kills its process once when BATCHPLUGIN_CRASH names a file that does not exist yet. Each
-// extension writes what it saw into a session key, for the test to read back.
+// filter, one that kills its process once when BATCHPLUGIN_CRASH names a file
+// that does not exist yet, and one that hangs once when BATCHPLUGIN_HANG does.
+// Each extension writes what it saw into a session key, for the test to read.
 package main
 
 import (
@@ -11,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -141,6 +143,26 @@ func (afterCrash) MessageLoopStart(_ context.Context, c *sdk.Call, req *exocorte
 	return nil, nil
 }
 
+// hang sleeps for a minute once when BATCHPLUGIN_HANG names a file that does
+// not exist yet, or until its context ends; its deadline is half a second.
+type hang struct{}
+
+func (hang) Spec() sdk.Spec {
+	return sdk.Spec{Name: "s_hang", Order: 3, Timeout: 500 * time.Millisecond}
+}
+func (hang) MessageLoopStart(ctx context.Context, _ *sdk.Call, _ *exocortexv1.MessageLoopStartRequest) (*exocortexv1.MessageLoopStartResponse, error) {
+	if f := os.Getenv("BATCHPLUGIN_HANG"); f != "" {
+		if _, err := os.Stat(f); err != nil {
+			_ = os.WriteFile(f, nil, 0o644)
+			select {
+			case <-time.After(time.Minute):
+			case <-ctx.Done():
+			}
+		}
+	}
+	return nil, nil
+}
+
 func tool(name string, done bool) sdk.Tool {
 	return sdk.Tool{Name: name, Description: "a batch test tool", Run: func(_ context.Context, _ *sdk.Call, args json.RawMessage) (*exocortexv1.ToolResult, error) {
 		return &exocortexv1.ToolResult{Content: name + " ran with " + string(args), BreakLoop: done}, nil
@@ -153,7 +175,7 @@ func main() {
 		Extensions: []sdk.Extension{
 			writeNote{}, readNote{"b_read", "read"}, resetNote{}, readNote{"b_read_after_reset", "read_after_reset"}, failing{}, lastOfEnd{},
 			inject{}, count{"p_count", 2, false}, count{"p_history", 3, true},
-			onlyX{}, crash{}, afterCrash{},
+			onlyX{}, crash{}, afterCrash{}, hang{},
 		},
 		Tools: []sdk.Tool{tool("x", false), tool("y", false), tool("response", true)},
 	})

@@ -16,7 +16,7 @@ from google.protobuf import any_pb2 as google_dot_protobuf_dot_any__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x65xocortex/v1/context.proto\x12\x0c\x65xocortex.v1\x1a\x19google/protobuf/any.proto\x1a\x1cgoogle/protobuf/struct.proto\"n\n\x08HookCall\x12\x11\n\textension\x18\x01 \x01(\t\x12&\n\x07\x63ontext\x18\x02 \x01(\x0b\x32\x15.exocortex.v1.Context\x12\'\n\x05state\x18\x03 \x03(\x0b\x32\x18.exocortex.v1.StateEntry\"\x9a\x03\n\x07\x43ontext\x12\x12\n\ncontext_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x12\n\nmessage_id\x18\x03 \x01(\t\x12\x12\n\nrequest_id\x18\x04 \x01(\t\x12\x15\n\rtimestamp_utc\x18\x05 \x01(\t\x12\x31\n\rsource_entity\x18\x06 \x01(\x0b\x32\x1a.exocortex.v1.SourceEntity\x12=\n\x13interaction_history\x18\x07 \x01(\x0b\x32 .exocortex.v1.InteractionHistory\x12\x41\n\x15processing_directives\x18\x08 \x01(\x0b\x32\".exocortex.v1.ProcessingDirectives\x12,\n\x0b\x63ustom_data\x18\t \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0c\n\x04hook\x18\n \x01(\t\x12\x11\n\titeration\x18\x0b \x01(\x05\x12\x15\n\ragent_profile\x18\x0c \x01(\t\x12\r\n\x05model\x18\r \x01(\t\"(\n\x0cSourceEntity\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\"\x85\x01\n\x12InteractionHistory\x12.\n\x0frecent_messages\x18\x01 \x03(\x0b\x32\x15.exocortex.v1.Message\x12!\n\x19previous_exchange_summary\x18\x02 \x01(\t\x12\x1c\n\x14relevant_message_ids\x18\x03 \x03(\t\"\x83\x01\n\x14ProcessingDirectives\x12\x18\n\x10requested_action\x18\x01 \x01(\t\x12?\n\x14response_constraints\x18\x02 \x01(\x0b\x32!.exocortex.v1.ResponseConstraints\x12\x10\n\x08priority\x18\x03 \x01(\x05\"9\n\x13ResponseConstraints\x12\x12\n\nmax_length\x18\x01 \x01(\x05\x12\x0e\n\x06\x66ormat\x18\x02 \x01(\t\"\xe9\x01\n\x07Message\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04role\x18\x02 \x01(\t\x12\x11\n\tsender_id\x18\x03 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x04 \x01(\t\x12\x0e\n\x06signal\x18\x05 \x01(\t\x12\x11\n\ttool_name\x18\x06 \x01(\t\x12\x15\n\rtimestamp_utc\x18\x07 \x01(\t\x12\x35\n\x08metadata\x18\x08 \x03(\x0b\x32#.exocortex.v1.Message.MetadataEntry\x1a/\n\rMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\">\n\nStateEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12#\n\x05value\x18\x02 \x01(\x0b\x32\x14.google.protobuf.Any\"H\n\x0cStateChanges\x12(\n\x06writes\x18\x01 \x03(\x0b\x32\x18.exocortex.v1.StateEntry\x12\x0e\n\x06resets\x18\x02 \x03(\t\"=\n\x0bPromptBlock\x12\r\n\x05title\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12\x0e\n\x06source\x18\x03 \x01(\t\"[\n\x08ToolCall\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x11\n\targs_json\x18\x03 \x01(\t\x12\x10\n\x08thoughts\x18\x04 \x03(\t\x12\x10\n\x08headline\x18\x05 \x01(\t\"U\n\nToolResult\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\t\x12\r\n\x05\x65rror\x18\x02 \x01(\t\x12\x12\n\nbreak_loop\x18\x03 \x01(\x08\x12\x13\n\x0b\x61nnotations\x18\x04 \x03(\tB?Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x65xocortex/v1/context.proto\x12\x0c\x65xocortex.v1\x1a\x19google/protobuf/any.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x82\x01\n\x08HookCall\x12\x11\n\textension\x18\x01 \x01(\t\x12&\n\x07\x63ontext\x18\x02 \x01(\x0b\x32\x15.exocortex.v1.Context\x12\'\n\x05state\x18\x03 \x03(\x0b\x32\x18.exocortex.v1.StateEntry\x12\x12\n\ntimeout_ms\x18\x04 \x01(\r\"\x9a\x03\n\x07\x43ontext\x12\x12\n\ncontext_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x12\n\nmessage_id\x18\x03 \x01(\t\x12\x12\n\nrequest_id\x18\x04 \x01(\t\x12\x15\n\rtimestamp_utc\x18\x05 \x01(\t\x12\x31\n\rsource_entity\x18\x06 \x01(\x0b\x32\x1a.exocortex.v1.SourceEntity\x12=\n\x13interaction_history\x18\x07 \x01(\x0b\x32 .exocortex.v1.InteractionHistory\x12\x41\n\x15processing_directives\x18\x08 \x01(\x0b\x32\".exocortex.v1.ProcessingDirectives\x12,\n\x0b\x63ustom_data\x18\t \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0c\n\x04hook\x18\n \x01(\t\x12\x11\n\titeration\x18\x0b \x01(\x05\x12\x15\n\ragent_profile\x18\x0c \x01(\t\x12\r\n\x05model\x18\r \x01(\t\"(\n\x0cSourceEntity\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\"\x85\x01\n\x12InteractionHistory\x12.\n\x0frecent_messages\x18\x01 \x03(\x0b\x32\x15.exocortex.v1.Message\x12!\n\x19previous_exchange_summary\x18\x02 \x01(\t\x12\x1c\n\x14relevant_message_ids\x18\x03 \x03(\t\"\x83\x01\n\x14ProcessingDirectives\x12\x18\n\x10requested_action\x18\x01 \x01(\t\x12?\n\x14response_constraints\x18\x02 \x01(\x0b\x32!.exocortex.v1.ResponseConstraints\x12\x10\n\x08priority\x18\x03 \x01(\x05\"9\n\x13ResponseConstraints\x12\x12\n\nmax_length\x18\x01 \x01(\x05\x12\x0e\n\x06\x66ormat\x18\x02 \x01(\t\"\xe9\x01\n\x07Message\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04role\x18\x02 \x01(\t\x12\x11\n\tsender_id\x18\x03 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x04 \x01(\t\x12\x0e\n\x06signal\x18\x05 \x01(\t\x12\x11\n\ttool_name\x18\x06 \x01(\t\x12\x15\n\rtimestamp_utc\x18\x07 \x01(\t\x12\x35\n\x08metadata\x18\x08 \x03(\x0b\x32#.exocortex.v1.Message.MetadataEntry\x1a/\n\rMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\">\n\nStateEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12#\n\x05value\x18\x02 \x01(\x0b\x32\x14.google.protobuf.Any\"H\n\x0cStateChanges\x12(\n\x06writes\x18\x01 \x03(\x0b\x32\x18.exocortex.v1.StateEntry\x12\x0e\n\x06resets\x18\x02 \x03(\t\"=\n\x0bPromptBlock\x12\r\n\x05title\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12\x0e\n\x06source\x18\x03 \x01(\t\"[\n\x08ToolCall\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x11\n\targs_json\x18\x03 \x01(\t\x12\x10\n\x08thoughts\x18\x04 \x03(\t\x12\x10\n\x08headline\x18\x05 \x01(\t\"U\n\nToolResult\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\t\x12\r\n\x05\x65rror\x18\x02 \x01(\t\x12\x12\n\nbreak_loop\x18\x03 \x01(\x08\x12\x13\n\x0b\x61nnotations\x18\x04 \x03(\tB?Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'exocortex.v1.context_pb2', globals())
@@ -26,30 +26,30 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   DESCRIPTOR._serialized_options = b'Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1'
   _MESSAGE_METADATAENTRY._options = None
   _MESSAGE_METADATAENTRY._serialized_options = b'8\001'
-  _HOOKCALL._serialized_start=101
-  _HOOKCALL._serialized_end=211
-  _CONTEXT._serialized_start=214
-  _CONTEXT._serialized_end=624
-  _SOURCEENTITY._serialized_start=626
-  _SOURCEENTITY._serialized_end=666
-  _INTERACTIONHISTORY._serialized_start=669
-  _INTERACTIONHISTORY._serialized_end=802
-  _PROCESSINGDIRECTIVES._serialized_start=805
-  _PROCESSINGDIRECTIVES._serialized_end=936
-  _RESPONSECONSTRAINTS._serialized_start=938
-  _RESPONSECONSTRAINTS._serialized_end=995
-  _MESSAGE._serialized_start=998
-  _MESSAGE._serialized_end=1231
-  _MESSAGE_METADATAENTRY._serialized_start=1184
-  _MESSAGE_METADATAENTRY._serialized_end=1231
-  _STATEENTRY._serialized_start=1233
-  _STATEENTRY._serialized_end=1295
-  _STATECHANGES._serialized_start=1297
-  _STATECHANGES._serialized_end=1369
-  _PROMPTBLOCK._serialized_start=1371
-  _PROMPTBLOCK._serialized_end=1432
-  _TOOLCALL._serialized_start=1434
-  _TOOLCALL._serialized_end=1525
-  _TOOLRESULT._serialized_start=1527
-  _TOOLRESULT._serialized_end=1612
+  _HOOKCALL._serialized_start=102
+  _HOOKCALL._serialized_end=232
+  _CONTEXT._serialized_start=235
+  _CONTEXT._serialized_end=645
+  _SOURCEENTITY._serialized_start=647
+  _SOURCEENTITY._serialized_end=687
+  _INTERACTIONHISTORY._serialized_start=690
+  _INTERACTIONHISTORY._serialized_end=823
+  _PROCESSINGDIRECTIVES._serialized_start=826
+  _PROCESSINGDIRECTIVES._serialized_end=957
+  _RESPONSECONSTRAINTS._serialized_start=959
+  _RESPONSECONSTRAINTS._serialized_end=1016
+  _MESSAGE._serialized_start=1019
+  _MESSAGE._serialized_end=1252
+  _MESSAGE_METADATAENTRY._serialized_start=1205
+  _MESSAGE_METADATAENTRY._serialized_end=1252
+  _STATEENTRY._serialized_start=1254
+  _STATEENTRY._serialized_end=1316
+  _STATECHANGES._serialized_start=1318
+  _STATECHANGES._serialized_end=1390
+  _PROMPTBLOCK._serialized_start=1392
+  _PROMPTBLOCK._serialized_end=1453
+  _TOOLCALL._serialized_start=1455
+  _TOOLCALL._serialized_end=1546
+  _TOOLRESULT._serialized_start=1548
+  _TOOLRESULT._serialized_end=1633
 # @@protoc_insertion_point(module_scope)

@@ -39,14 +39,16 @@ class Context(_message.Message):
     def __init__(self, context_id: _Optional[str] = ..., session_id: _Optional[str] = ..., message_id: _Optional[str] = ..., request_id: _Optional[str] = ..., timestamp_utc: _Optional[str] = ..., source_entity: _Optional[_Union[SourceEntity, _Mapping]] = ..., interaction_history: _Optional[_Union[InteractionHistory, _Mapping]] = ..., processing_directives: _Optional[_Union[ProcessingDirectives, _Mapping]] = ..., custom_data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., hook: _Optional[str] = ..., iteration: _Optional[int] = ..., agent_profile: _Optional[str] = ..., model: _Optional[str] = ...) -> None: ...
 
 class HookCall(_message.Message):
-    __slots__ = ["context", "extension", "state"]
+    __slots__ = ["context", "extension", "state", "timeout_ms"]
     CONTEXT_FIELD_NUMBER: _ClassVar[int]
     EXTENSION_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     context: Context
     extension: str
     state: _containers.RepeatedCompositeFieldContainer[StateEntry]
-    def __init__(self, extension: _Optional[str] = ..., context: _Optional[_Union[Context, _Mapping]] = ..., state: _Optional[_Iterable[_Union[StateEntry, _Mapping]]] = ...) -> None: ...
+    timeout_ms: int
+    def __init__(self, extension: _Optional[str] = ..., context: _Optional[_Union[Context, _Mapping]] = ..., state: _Optional[_Iterable[_Union[StateEntry, _Mapping]]] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
 
 class InteractionHistory(_message.Message):
     __slots__ = ["previous_exchange_summary", "recent_messages", "relevant_message_ids"]
