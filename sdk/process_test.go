@@ -76,7 +76,7 @@ func TestRealPluginProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.GetPlugin() != "testplugin" || len(m.GetExtensions()) != 1 || len(m.GetTools()) != 1 {
+	if m.GetPlugin() != "testplugin" || len(m.GetExtensions()) != 1 || len(m.GetTools()) != 2 {
 		t.Fatalf("manifest: %v", m)
 	}
 
@@ -93,6 +93,14 @@ func TestRealPluginProcess(t *testing.T) {
 	}
 	if client.Exited() {
 		t.Fatal("the plugin process exited after a panic in an extension")
+	}
+	// One processor unless the environment says otherwise (Plugin.Procs).
+	if os.Getenv("GOMAXPROCS") == "" {
+		pr, err := pc.ExecuteTool(t.Context(), &exocortexv1.ExecuteToolRequest{Call: sdktest.Call(""),
+			ToolCall: &exocortexv1.ToolCall{Name: "procs", ArgsJson: `{}`}})
+		if err != nil || pr.GetResult().GetContent() != "1" {
+			t.Errorf("the plugin's GOMAXPROCS: %v, %v; want 1", pr.GetResult().GetContent(), err)
+		}
 	}
 	tr, err := pc.ExecuteTool(t.Context(), &exocortexv1.ExecuteToolRequest{Call: sdktest.Call(""),
 		ToolCall: &exocortexv1.ToolCall{Name: "echo", ArgsJson: `{"a":1}`}})

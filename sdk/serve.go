@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 
@@ -36,6 +37,9 @@ func Serve(p Plugin) {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%v\n", err)
 		os.Exit(1)
+	}
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(max(p.Procs, 1))
 	}
 	logger := p.Logger
 	if logger == nil {

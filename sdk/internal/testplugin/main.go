@@ -1,5 +1,5 @@
 // Command testplugin is the plugin the SDK's own tests start as a real process: one
-// extension, "probe", at message_loop_end, and one tool, "echo".
+// extension, "probe", at message_loop_end, and two tools, "echo" and "procs".
 //
 //	go build -o /tmp/testplugin ./sdk/internal/testplugin
 package main
@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
 
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
@@ -42,6 +43,12 @@ func main() {
 			Parameters:  `{"type":"object"}`,
 			Run: func(_ context.Context, _ *sdk.Call, args json.RawMessage) (*exocortexv1.ToolResult, error) {
 				return &exocortexv1.ToolResult{Content: string(args)}, nil
+			},
+		}, {
+			Name:        "procs",
+			Description: "Returns the plugin's GOMAXPROCS.",
+			Run: func(context.Context, *sdk.Call, json.RawMessage) (*exocortexv1.ToolResult, error) {
+				return &exocortexv1.ToolResult{Content: fmt.Sprint(runtime.GOMAXPROCS(0))}, nil
 			},
 		}},
 		// Close leaves a mark where SDK_TEST_CLOSE_MARKER says, for the test
