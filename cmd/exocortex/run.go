@@ -134,8 +134,10 @@ func newRunCmd() *cobra.Command {
 tool or is stopped. The answer goes to stdout; plugin problems and notices to stderr.
 
 With --json, every event goes to stdout as one JSON object per line: hook calls
-(hook, extension, plugin, order, duration_us, keys read and written, error), model
-chunks and replies, tool calls and results, signals, and the final response.`,
+(hook, extension, plugin, order, duration_us, keys read and written, error, and
+batch/batch_index when it shared a round trip), a hook_done per hook firing (its
+wall time and round_trips), model chunks and replies, tool calls and results,
+signals, and the final response.`,
 		Example: `  exocortex run -p "What is in README.md?"
   exocortex run -p "hello" --model script:examples/scripts/hello.yaml --json`,
 		Args: cobra.NoArgs,
