@@ -206,22 +206,28 @@ func (a *Agent) canJoin(e *host.Extension, earlier []*host.Extension, in map[*ho
 
 // footprint is what an extension's call may touch that another's could see:
 // the state keys it reads and writes, and the data files its plugin declares
-// for it.
+// for it, or for no one in particular (then for each of its extensions).
 type footprint struct{ reads, writes map[string]bool }
 
 func footprintOf(ext *host.Extension) footprint {
+	return declared(ext.Spec, ext.Plugin.Manifest().GetFiles())
+}
+
+// declared is the footprint of the extension spec declares, among the data files
+// of its plugin's manifest.
+func declared(spec *exocortexv1.ExtensionSpec, files []*exocortexv1.FileSpec) footprint {
 	f := footprint{reads: map[string]bool{}, writes: map[string]bool{}}
-	for _, k := range ext.Spec.GetReads() {
+	for _, k := range spec.GetReads() {
 		f.reads["key "+k] = true
 	}
-	for _, k := range ext.Spec.GetWrites() {
+	for _, k := range spec.GetWrites() {
 		f.writes["key "+k] = true
 	}
-	for _, k := range ext.Spec.GetResets() {
+	for _, k := range spec.GetResets() {
 		f.writes["key "+k] = true
 	}
-	for _, fs := range ext.Plugin.Manifest().GetFiles() {
-		if fs.GetUser() != ext.Name() {
+	for _, fs := range files {
+		if u := fs.GetUser(); u != spec.GetName() && u != "" {
 			continue
 		}
 		id := "file " + fs.GetId()
