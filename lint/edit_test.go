@@ -80,9 +80,18 @@ func TestEditsOfTheCleanSeed(t *testing.T) {
 			m := manifestOf(t, in, "memory")
 			m.StateKeys = append(m.StateKeys, &exocortexv1.StateKeySpec{Name: "bst_store", Type: "memory.v1.Belief", Scope: exocortexv1.Scope_SCOPE_SESSION})
 		}, [6]string{"EXO021", "error", "memory", "", "bst_store", ""}},
-		{"the gate's resetter is disabled", func(t *testing.T, in *Input) {
+		{"a session flag's only resetter is disabled", func(t *testing.T, in *Input) {
+			// The seed's own gate is iteration-scoped now, reset by the host; a
+			// plugin's session flag still needs a resetter that runs.
+			m := manifestOf(t, in, "action_boundary")
+			m.StateKeys = append(m.StateKeys, &exocortexv1.StateKeySpec{Name: "approval_pending", Type: "exocortex.v1.ActionGate",
+				Scope: exocortexv1.Scope_SCOPE_SESSION, Owner: "action_boundary", Flag: true})
+			setter, resetter := extension(t, in, "action_boundary"), extension(t, in, "error_comprehension")
+			setter.Writes = append(setter.Writes, "approval_pending")
+			resetter.Writes = append(resetter.Writes, "approval_pending")
+			resetter.Resets = append(resetter.Resets, "approval_pending")
 			in.Disabled = map[string]bool{"error_comprehension": true}
-		}, [6]string{"EXO052", "error", "action_boundary", "action_boundary", "action_gate_active", ""}},
+		}, [6]string{"EXO052", "error", "action_boundary", "action_boundary", "approval_pending", ""}},
 		{"an injector is moved after the prompt is built", func(t *testing.T, in *Input) {
 			extension(t, in, "library_catalog").Hook = exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL
 		}, [6]string{"EXO071", "error", "library", "library_catalog", "", ""}},

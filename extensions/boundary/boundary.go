@@ -486,10 +486,8 @@ func (Boundary) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:        "action_boundary",
 		Order:       15,
-		Reads:       []sdk.KeyRef{gateKey()},
 		Writes:      []sdk.KeyRef{gateKey()},
-		Resets:      []sdk.KeyRef{gateKey()},
-		Description: "Classifies each tool call into tiers 1-4; holds tier 4 (destructive or out of bounds) for the operator and sets action_gate_active.",
+		Description: "Classifies each tool call into tiers 1-4; holds tier 4 (destructive or out of bounds) for the operator and sets action_gate_active for the rest of the iteration.",
 	}
 }
 
@@ -504,10 +502,7 @@ func (bd Boundary) ToolExecuteBefore(_ context.Context, c *sdk.Call, req *exocor
 	}
 	v := b.Classify(req.GetToolCall())
 	if v.Tier < 4 {
-		if g, ok := gateKey().Get(c); ok && g.GetActive() {
-			gateKey().Reset(c)
-		}
-		return nil, nil
+		return nil, nil // the gate is iteration-scoped: nothing from an earlier call to clear
 	}
 	reason := "tier 4 (destructive or out of bounds): " + v.Rule
 	gateKey().Set(c, &exocortexv1.ActionGate{Active: true, ToolName: req.GetToolCall().GetName(), Action: v.Action, Tier: 4, Reason: reason})

@@ -1,5 +1,5 @@
 // Package orientation gives the model its bearings at the start of each step:
-// what went wrong last, what to do about it, what is waiting, where the task
+// what went wrong last, what to do about it, where the task
 // stands.
 //
 // Situational orientation (message_loop_prompts_after, order 14). The seed ran it
@@ -8,7 +8,6 @@
 //   - the last tool call failed (error_diagnosis, class other than none): the
 //     tool, the class and confidence, the causal chain, what to do and what not
 //     to do: this is how a diagnosis reaches the next prompt;
-//   - a tier-4 action waits for the operator (action_gate_active);
 //   - the last code run's tests failed (code_quality): which;
 //   - a file written in the previous iteration failed the write validator
 //     (write_log): which, what is wrong, and the way back (restore_backup);
@@ -28,7 +27,6 @@ import (
 )
 
 func diagKey() sdk.Key[*exocortexv1.ErrorDiagnosis] { return sdk.KeyOf[*exocortexv1.ErrorDiagnosis]() }
-func gateKey() sdk.Key[*exocortexv1.ActionGate]     { return sdk.KeyOf[*exocortexv1.ActionGate]() }
 func bstKey() sdk.Key[*exocortexv1.BeliefState]     { return sdk.KeyOf[*exocortexv1.BeliefState]() }
 func taskKey() sdk.Key[*exocortexv1.TaskState]      { return sdk.KeyOf[*exocortexv1.TaskState]() }
 func qualityKey() sdk.Key[*exocortexv1.CodeQuality] { return sdk.KeyOf[*exocortexv1.CodeQuality]() }
@@ -42,14 +40,14 @@ func (Extension) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:          "situational_orientation",
 		Order:         14,
-		Reads:         []sdk.KeyRef{diagKey(), gateKey(), bstKey(), taskKey(), qualityKey(), writeLogKey()},
+		Reads:         []sdk.KeyRef{diagKey(), bstKey(), taskKey(), qualityKey(), writeLogKey()},
 		InjectsPrompt: true,
 		Description:   "Adds the SITUATION block when there is something to act on: the last error's diagnosis and advice, an action waiting for approval, failing tests, a bad file write, a blocked task.",
 	}
 }
 
 // Situation renders the block's lines; empty when there is nothing to act on.
-func Situation(d *exocortexv1.ErrorDiagnosis, g *exocortexv1.ActionGate, q *exocortexv1.CodeQuality, ts *exocortexv1.TaskState) []string {
+func Situation(d *exocortexv1.ErrorDiagnosis, q *exocortexv1.CodeQuality, ts *exocortexv1.TaskState) []string {
 	var lines []string
 	if d.GetErrorClass() != "" && d.GetErrorClass() != "none" {
 		lines = append(lines, fmt.Sprintf("The last %s call failed: %s (confidence %.2f).", d.GetToolName(), d.GetErrorClass(), d.GetConfidence()))
@@ -62,9 +60,6 @@ func Situation(d *exocortexv1.ErrorDiagnosis, g *exocortexv1.ActionGate, q *exoc
 		if len(d.GetAntiActions()) > 0 {
 			lines = append(lines, "Avoid: "+strings.Join(d.GetAntiActions(), "; ")+".")
 		}
-	}
-	if g.GetActive() {
-		lines = append(lines, fmt.Sprintf("Waiting for the operator to approve a tier-%d action: %s. Do not repeat it; continue with something else or answer.", g.GetTier(), g.GetAction()))
 	}
 	if q.GetVerdict() == "tests_failed" {
 		lines = append(lines, "Failing tests: "+strings.Join(q.GetFailingTests(), ", ")+". The task is not done while they fail.")
@@ -90,10 +85,9 @@ func lastReason(ts *exocortexv1.TaskState) string {
 // MessageLoopPromptsAfter adds the block.
 func (Extension) MessageLoopPromptsAfter(_ context.Context, c *sdk.Call, _ *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
 	d, _ := diagKey().Get(c)
-	g, _ := gateKey().Get(c)
 	q, _ := qualityKey().Get(c)
 	ts, _ := taskKey().Get(c)
-	lines := Situation(d, g, q, ts)
+	lines := Situation(d, q, ts)
 	if wl, ok := writeLogKey().Get(c); ok {
 		it := c.Context().GetIteration()
 		for _, w := range wl.GetWrites() {

@@ -29,7 +29,6 @@ func TestThroughProtocol(t *testing.T) {
 	got := call(
 		sdktest.State(diagKey(), &exocortexv1.ErrorDiagnosis{ErrorClass: "not_found", ToolName: "text_editor", Confidence: 0.85,
 			CausalChain: []string{"text_editor failed: a.txt does not exist"}, SuggestedActions: []string{"list the directory"}, AntiActions: []string{"retrying the same path"}}),
-		sdktest.State(gateKey(), &exocortexv1.ActionGate{Active: true, Tier: 4, Action: "rm -rf /srv"}),
 		sdktest.State(qualityKey(), &exocortexv1.CodeQuality{Verdict: "tests_failed", FailingTests: []string{"TestA"}}),
 		sdktest.State(bstKey(), &exocortexv1.BeliefState{CompoundSig: "debugging+coding"}),
 	)
@@ -37,7 +36,7 @@ func TestThroughProtocol(t *testing.T) {
 	if !strings.Contains(w, "Your write to /p/a.json has a problem: truncated") {
 		t.Errorf("write problem not shown: %q", w)
 	}
-	for _, want := range []string{"text_editor call failed: not_found (confidence 0.85)", "Do: list the directory.", "Avoid: retrying the same path.", "tier-4 action: rm -rf /srv", "Failing tests: TestA", "debugging+coding"} {
+	for _, want := range []string{"text_editor call failed: not_found (confidence 0.85)", "Do: list the directory.", "Avoid: retrying the same path.", "Failing tests: TestA", "debugging+coding"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("block lacks %q:\n%s", want, got)
 		}

@@ -368,3 +368,59 @@ func TestDeclarationsAreHonoured(t *testing.T) {
 		t.Fatalf("memorize episode with the operator's message: %v, operator insight: %v\n%s", episode, insight, data)
 	}
 }
+
+// TestDeniedCommandLeavesNoGate: a destructive command the operator denies is
+// not run, the model is told, and action_gate_active does not outlive the
+// iteration (it used to stay set until the next passing call).
+func TestDeniedCommandLeavesNoGate(t *testing.T) {
+	e := newEnv(t)
+	marker := e.write(t, "keep.txt", "keep")
+	t.Setenv("EXOCORTEX_HOME", e.home)
+	t.Setenv("EXOCORTEX_PROJECT", e.proj)
+	var cands []discover.Candidate
+	for _, name := range builtin.Names() {
+		cands = append(cands, discover.Candidate{Name: name, Path: e.exe + " plugin serve " + name, Command: []string{e.exe, "plugin", "serve", name},
+			WorkDir: e.proj, Dir: discover.Dir{Path: "(built in)", Source: discover.Builtin}})
+	}
+	h, err := host.New(context.Background(), host.Options{Builtins: cands})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	srv, err := scripted.NewServer(scripted.Script{Replies: []scripted.Reply{
+		{Content: `{"tool_name":"code_execution","tool_args":{"runtime":"terminal","code":"rm -rf *"}}`},
+		{Content: `{"tool_name":"response","tool_args":{"text":"I left the files alone."}}`},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	c, err := llm.New(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []loop.Event
+	a, err := loop.New(loop.Options{Host: h, LLM: c, Prompts: prompts.NewLoader(), Model: srv.Model(),
+		Approver: loop.ApproverFunc(func(context.Context, loop.Approval) (loop.Decision, error) { return loop.Deny, nil }),
+		Observer: func(ev loop.Event) { evs = append(evs, ev) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Monologue(context.Background(), "Clean up this directory."); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("the denied command ran: %v", err)
+	}
+	var told bool
+	for _, ev := range of(evs, loop.EventSignal) {
+		told = told || ev.Signal == signals.ToolBlocked
+	}
+	if !told {
+		t.Error("the model was not told the call was blocked")
+	}
+	if _, ok := a.State().Get("action_gate_active"); ok {
+		t.Fatal("action_gate_active is still set after the denied call's iteration")
+	}
+}

@@ -483,7 +483,9 @@ func (x *LoopActive) GetSinceIteration() int32 {
 	return 0
 }
 
-// action_gate_active: a tier-4 action waits for the operator.
+// action_gate_active: a tier-4 action waits for the operator. The operator
+// answers within the iteration (the loop asks before it runs the tool), so the
+// key lives for one iteration: a denied or unanswerable call cannot leave it set.
 type ActionGate struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Active        bool                   `protobuf:"varint,1,opt,name=active,proto3" json:"active,omitempty"`
@@ -2555,15 +2557,15 @@ const file_exocortex_v1_state_proto_rawDesc = "" +
 	"LoopActive\x12\x16\n" +
 	"\x06active\x18\x01 \x01(\bR\x06active\x12'\n" +
 	"\x0fsince_iteration\x18\x02 \x01(\x05R\x0esinceIteration:\x8c\x01\xea\xe0\x18\x87\x01\n" +
-	"\vloop_active\x10\x03\x1a\x0fsupervisor_loop\"cSet when the supervisor detects a loop, cleared on recovery; memories written meanwhile are tagged.(\x01\"\x96\x02\n" +
+	"\vloop_active\x10\x03\x1a\x0fsupervisor_loop\"cSet when the supervisor detects a loop, cleared on recovery; memories written meanwhile are tagged.(\x01\"\xda\x02\n" +
 	"\n" +
 	"ActionGate\x12\x16\n" +
 	"\x06active\x18\x01 \x01(\bR\x06active\x12\x1b\n" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12\x16\n" +
 	"\x06action\x18\x03 \x01(\tR\x06action\x12\x12\n" +
 	"\x04tier\x18\x04 \x01(\x05R\x04tier\x12\x16\n" +
-	"\x06reason\x18\x05 \x01(\tR\x06reason:\x8e\x01\xea\xe0\x18\x89\x01\n" +
-	"\x12action_gate_active\x10\x03\x1a\x0faction_boundary\"^Set when a tier-4 action is blocked pending the operator; cleared by a successful tool output.(\x01\"\x86\x02\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason:\xd2\x01\xea\xe0\x18\xcd\x01\n" +
+	"\x12action_gate_active\x10\x01\x1a\x0faction_boundary\"\xa1\x01Set when a tier-4 action is held for the operator; cleared by a successful tool output, and by the host when the iteration ends (the operator answers within it).(\x01\"\x86\x02\n" +
 	"\x0eFailureTracker\x12F\n" +
 	"\bfailures\x18\x01 \x03(\v2*.exocortex.v1.FailureTracker.FailuresEntryR\bfailures\x1a;\n" +
 	"\rFailuresEntry\x12\x10\n" +
