@@ -37,17 +37,28 @@ func (s *server) RunBatch(ctx context.Context, req *exocortexv1.BatchRequest) (*
 	calls := req.GetCalls()
 	resultField := (&exocortexv1.BatchResult{}).ProtoReflect().Descriptor().Fields().ByNumber(fd.Number())
 
-	// The host includes the conversation when any extension of the batch reads
-	// it; the others get the request without it, as their own call would.
-	var trimmed proto.Message
+	// The host includes the conversation, and the prompt so far, when any
+	// extension of the batch reads it; the others get the request without it, as
+	// their own call would.
+	var trimmed [4]proto.Message // by what is cleared: 1 the conversation, 2 the prompt so far
 	requestFor := func(e *extEntry) proto.Message {
-		if e == nil || e.spec.ReadsHistory {
+		if e == nil {
 			return base
 		}
-		if trimmed == nil {
-			trimmed = withoutConversation(base)
+		var drop int
+		if !e.spec.ReadsHistory && readsHistoryAt(hook) {
+			drop |= 1
 		}
-		return trimmed
+		if !e.spec.ReadsPrompt && readsPromptAt(hook) {
+			drop |= 2
+		}
+		if drop == 0 {
+			return base
+		}
+		if trimmed[drop] == nil {
+			trimmed[drop] = without(base, drop&1 != 0, drop&2 != 0)
+		}
+		return trimmed[drop]
 	}
 
 	// written holds the batch's state changes so far: a value, or nil for a reset.
@@ -165,13 +176,20 @@ func overlay(hc *exocortexv1.HookCall, written map[string]*anypb.Any, e *extEntr
 	return &exocortexv1.HookCall{Extension: hc.GetExtension(), Context: hc.GetContext(), State: state, TimeoutMs: hc.GetTimeoutMs()}
 }
 
-// withoutConversation returns a copy of req without the fields only extensions
-// declaring ReadsHistory receive.
-func withoutConversation(req proto.Message) proto.Message {
+// without returns a copy of req without the fields only extensions declaring
+// ReadsHistory (conversation) or ReadsPrompt (prompt) receive.
+func without(req proto.Message, conversation, prompt bool) proto.Message {
 	out := proto.Clone(req)
 	m := out.ProtoReflect()
-	for _, name := range []protoreflect.Name{"history", "prompt"} {
-		if fd := m.Descriptor().Fields().ByName(name); fd != nil && fd.IsList() {
+	var names []protoreflect.Name
+	if conversation {
+		names = append(names, "history", "prompt")
+	}
+	if prompt {
+		names = append(names, "system_prompt", "extras", "prompt_tokens")
+	}
+	for _, name := range names {
+		if fd := m.Descriptor().Fields().ByName(name); fd != nil {
 			m.Clear(fd)
 		}
 	}

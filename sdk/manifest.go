@@ -182,6 +182,7 @@ func build(p Plugin) (*built, error) {
 				Description:     spec.Description,
 				Disabled:        spec.Disabled,
 				ReadsHistory:    spec.ReadsHistory && readsHistoryAt(d.hook),
+				ReadsPrompt:     spec.ReadsPrompt && readsPromptAt(d.hook),
 				ForTools:        forTools(spec.ForTools, d.hook),
 			})
 		}
@@ -340,6 +341,12 @@ func readsHistoryAt(hook exocortexv1.Hook) bool {
 		return true
 	}
 	return false
+}
+
+// readsPromptAt reports whether hook's request has a field that
+// Spec.ReadsPrompt governs.
+func readsPromptAt(hook exocortexv1.Hook) bool {
+	return hook == exocortexv1.Hook_HOOK_SYSTEM_PROMPT || hook == exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER
 }
 
 // forTools is Spec.ForTools as the manifest carries it at hook: sorted, at the

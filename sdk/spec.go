@@ -68,6 +68,12 @@ type Spec struct {
 	// those fields are empty (the host does not ship a long session's history with
 	// every call); the context's recent messages are always there.
 	ReadsHistory bool
+	// ReadsPrompt declares that the extension reads the prompt as the ones
+	// before it at the same hook left it: the SystemPrompt of system_prompt
+	// requests, the Extras and PromptTokens of message_loop_prompts_after. Without
+	// it those fields are empty, and the host may call the extension while the
+	// ones before it still run.
+	ReadsPrompt bool
 	// ForTools limits tool_execute_before and tool_execute_after to calls of these
 	// tools (empty: every tool). The wiring lint reports a name no loaded plugin
 	// provides.

@@ -417,7 +417,13 @@ type ExtensionSpec struct {
 	// At tool_execute_before and tool_execute_after: the tools whose calls the
 	// extension sees (empty: every tool). The wiring lint reports a name no loaded
 	// plugin provides, so a renamed tool cannot silently switch an extension off.
-	ForTools      []string `protobuf:"bytes,15,rep,name=for_tools,json=forTools,proto3" json:"for_tools,omitempty"`
+	ForTools []string `protobuf:"bytes,15,rep,name=for_tools,json=forTools,proto3" json:"for_tools,omitempty"`
+	// Whether the extension reads the prompt as the extensions before it at the
+	// same hook left it: the system_prompt of system_prompt, the extras and
+	// prompt_tokens of message_loop_prompts_after. The host fills those fields
+	// only for extensions that declare it; the others do not depend on the
+	// extensions before them, so the host may call them at the same time.
+	ReadsPrompt   bool `protobuf:"varint,16,opt,name=reads_prompt,json=readsPrompt,proto3" json:"reads_prompt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -555,6 +561,13 @@ func (x *ExtensionSpec) GetForTools() []string {
 		return x.ForTools
 	}
 	return nil
+}
+
+func (x *ExtensionSpec) GetReadsPrompt() bool {
+	if x != nil {
+		return x.ReadsPrompt
+	}
+	return false
 }
 
 // StateKeySpec declares a shared-state key: a name bound to one protobuf message type.
@@ -823,7 +836,7 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\x05tools\x18\x05 \x03(\v2\x16.exocortex.v1.ToolSpecR\x05tools\x12,\n" +
 	"\x05files\x18\x06 \x03(\v2\x16.exocortex.v1.FileSpecR\x05files\x12%\n" +
 	"\x0eserves_batches\x18\a \x01(\bR\rservesBatches\x12'\n" +
-	"\x0fserves_dispatch\x18\b \x01(\bR\x0eservesDispatch\"\xde\x03\n" +
+	"\x0fserves_dispatch\x18\b \x01(\bR\x0eservesDispatch\"\x81\x04\n" +
 	"\rExtensionSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12&\n" +
 	"\x04hook\x18\x02 \x01(\x0e2\x12.exocortex.v1.HookR\x04hook\x12\x14\n" +
@@ -841,7 +854,8 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\vdescription\x18\f \x01(\tR\vdescription\x12\x1a\n" +
 	"\bdisabled\x18\r \x01(\bR\bdisabled\x12#\n" +
 	"\rreads_history\x18\x0e \x01(\bR\freadsHistory\x12\x1b\n" +
-	"\tfor_tools\x18\x0f \x03(\tR\bforTools\"\x9d\x01\n" +
+	"\tfor_tools\x18\x0f \x03(\tR\bforTools\x12!\n" +
+	"\freads_prompt\x18\x10 \x01(\bR\vreadsPrompt\"\x9d\x01\n" +
 	"\fStateKeySpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12)\n" +

@@ -33,7 +33,7 @@ SCOPE_SESSION: Scope
 SCOPE_UNSPECIFIED: Scope
 
 class ExtensionSpec(_message.Message):
-    __slots__ = ["consumes_signals", "description", "disabled", "for_tools", "hook", "injects_prompt", "name", "once_per_session", "order", "reads", "reads_history", "required", "resets", "timeout_ms", "writes"]
+    __slots__ = ["consumes_signals", "description", "disabled", "for_tools", "hook", "injects_prompt", "name", "once_per_session", "order", "reads", "reads_history", "reads_prompt", "required", "resets", "timeout_ms", "writes"]
     CONSUMES_SIGNALS_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     DISABLED_FIELD_NUMBER: _ClassVar[int]
@@ -45,6 +45,7 @@ class ExtensionSpec(_message.Message):
     ORDER_FIELD_NUMBER: _ClassVar[int]
     READS_FIELD_NUMBER: _ClassVar[int]
     READS_HISTORY_FIELD_NUMBER: _ClassVar[int]
+    READS_PROMPT_FIELD_NUMBER: _ClassVar[int]
     REQUIRED_FIELD_NUMBER: _ClassVar[int]
     RESETS_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
@@ -60,11 +61,12 @@ class ExtensionSpec(_message.Message):
     order: int
     reads: _containers.RepeatedScalarFieldContainer[str]
     reads_history: bool
+    reads_prompt: bool
     required: bool
     resets: _containers.RepeatedScalarFieldContainer[str]
     timeout_ms: int
     writes: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, name: _Optional[str] = ..., hook: _Optional[_Union[Hook, str]] = ..., order: _Optional[int] = ..., reads: _Optional[_Iterable[str]] = ..., writes: _Optional[_Iterable[str]] = ..., resets: _Optional[_Iterable[str]] = ..., injects_prompt: bool = ..., timeout_ms: _Optional[int] = ..., required: bool = ..., once_per_session: bool = ..., consumes_signals: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., disabled: bool = ..., reads_history: bool = ..., for_tools: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., hook: _Optional[_Union[Hook, str]] = ..., order: _Optional[int] = ..., reads: _Optional[_Iterable[str]] = ..., writes: _Optional[_Iterable[str]] = ..., resets: _Optional[_Iterable[str]] = ..., injects_prompt: bool = ..., timeout_ms: _Optional[int] = ..., required: bool = ..., once_per_session: bool = ..., consumes_signals: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., disabled: bool = ..., reads_history: bool = ..., for_tools: _Optional[_Iterable[str]] = ..., reads_prompt: bool = ...) -> None: ...
 
 class FileSpec(_message.Message):
     __slots__ = ["access", "doc", "id", "path", "user"]
