@@ -175,7 +175,7 @@ func (a *Agent) Init(ctx context.Context) error {
 	a.inited = true
 	t := &turn{}
 	return fire(ctx, a, t, exocortexv1.Hook_HOOK_AGENT_INIT,
-		func(c *exocortexv1.HookCall, _ bool) *exocortexv1.AgentInitRequest {
+		func(c *exocortexv1.HookCall, _ fields) *exocortexv1.AgentInitRequest {
 			return &exocortexv1.AgentInitRequest{Call: c}
 		}, exocortexv1.PluginClient.AgentInit, nil)
 }

@@ -114,8 +114,8 @@ func TestBatchesKeepOneCallEachSemantics(t *testing.T) {
 				t.Errorf("noBatching=%v: batch_%s = %q, want %q…", noBatching, tc.key, got, tc.want)
 			}
 		}
-		if got := saw(t, a, "p_history"); !strings.HasPrefix(got, "extras=1 history=") || strings.HasPrefix(got, "extras=1 history=0") {
-			t.Errorf("noBatching=%v: p_history (declares ReadsHistory) saw %q, want the history", noBatching, got)
+		if got := saw(t, a, "p_history"); !strings.HasPrefix(got, "extras=0 history=") || strings.HasPrefix(got, "extras=0 history=0") {
+			t.Errorf("noBatching=%v: p_history (declares ReadsHistory, not ReadsPrompt) saw %q, want the history and no extras", noBatching, got)
 		}
 		fails := rec.hook("b_fail")
 		if len(fails) != 3 || !strings.Contains(fails[0].Error, "fails on purpose") {
@@ -221,15 +221,20 @@ func runPair(t *testing.T, env ...string) (*Agent, *recorder) {
 
 // TestIndependentExtensionsRunAtOnce: at message_loop_end (no response feeds
 // the next request), beta's b2 shares nothing with alpha's a1, so it is called
-// while a1 runs; b4 reads what a1 writes, so it waits for it. Responses are
-// still taken in order.
+// while a1 runs; b4 reads what a1 writes, so it waits for it. At
+// message_loop_prompts_after, where blocks feed the next request, pb2 does not
+// read the prompt so far and runs beside pa1, while pb3, which does, waits.
+// Responses are still taken in order.
 func TestIndependentExtensionsRunAtOnce(t *testing.T) {
 	a, rec := runPair(t, "PAIR_WAIT=10s")
 	for key, want := range map[string]string{
-		"a1": "together",     // b2 started while a1 waited for it
-		"a3": "note=from a1", // threaded in alpha's batch
-		"b4": "note=from a1", // waited for a1's write
-		"b2": "ran",
+		"a1":  "together",     // b2 started while a1 waited for it
+		"a3":  "note=from a1", // threaded in alpha's batch
+		"b4":  "note=from a1", // waited for a1's write
+		"b2":  "ran",
+		"pa1": "together", // at message_loop_prompts_after, pb2 does not read the prompt so far
+		"pb2": "extras=0", // so it was called at once, and sent none of it
+		"pb3": "extras=1", // pb3 reads it: it waited for pa1's block
 	} {
 		if got := saw(t, a, key, "pair_"); got != want {
 			t.Errorf("pair_%s = %q, want %q", key, got, want)

@@ -89,7 +89,7 @@ func BenchmarkExtensionCall(b *testing.B) {
 			t := &turn{requestID: "bench", iteration: 1}
 			exts := h.Extensions(exocortexv1.Hook_HOOK_MESSAGE_LOOP_END)[:1]
 			ext := exts[0]
-			build := func(c *exocortexv1.HookCall, _ bool) *exocortexv1.MessageLoopEndRequest {
+			build := func(c *exocortexv1.HookCall, _ fields) *exocortexv1.MessageLoopEndRequest {
 				return &exocortexv1.MessageLoopEndRequest{Call: c, Iteration: 1}
 			}
 			ds := make([]time.Duration, 0, b.N)

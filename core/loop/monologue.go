@@ -58,8 +58,8 @@ func (a *Agent) Monologue(ctx context.Context, userText string) (*Result, error)
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_ = fire(fctx, a, t, exocortexv1.Hook_HOOK_MONOLOGUE_END,
-			func(c *exocortexv1.HookCall, full bool) *exocortexv1.MonologueEndRequest {
-				return &exocortexv1.MonologueEndRequest{Call: c, FinalResponse: res.Response, History: ifFull(full, a.history), StopReason: res.StopReason}
+			func(c *exocortexv1.HookCall, f fields) *exocortexv1.MonologueEndRequest {
+				return &exocortexv1.MonologueEndRequest{Call: c, FinalResponse: res.Response, History: ifFull(f.history, a.history), StopReason: res.StopReason}
 			}, exocortexv1.PluginClient.MonologueEnd,
 			func(_ *host.Extension, r *exocortexv1.MonologueEndResponse) error {
 				res.Notices = append(res.Notices, r.GetNotices()...)
@@ -78,7 +78,7 @@ func (a *Agent) Monologue(ctx context.Context, userText string) (*Result, error)
 		return res, err
 	}
 	err := fire(ctx, a, t, exocortexv1.Hook_HOOK_MONOLOGUE_START,
-		func(c *exocortexv1.HookCall, _ bool) *exocortexv1.MonologueStartRequest {
+		func(c *exocortexv1.HookCall, _ fields) *exocortexv1.MonologueStartRequest {
 			return &exocortexv1.MonologueStartRequest{Call: c, UserMessage: user}
 		}, exocortexv1.PluginClient.MonologueStart, nil)
 	if err != nil {
@@ -125,7 +125,7 @@ func (a *Agent) iterate(ctx context.Context, t *turn, res *Result, lastReply *st
 		var interventions []string
 		var stop, stopper string
 		ferr := fire(ectx, a, t, exocortexv1.Hook_HOOK_MESSAGE_LOOP_END,
-			func(c *exocortexv1.HookCall, _ bool) *exocortexv1.MessageLoopEndRequest {
+			func(c *exocortexv1.HookCall, _ fields) *exocortexv1.MessageLoopEndRequest {
 				return &exocortexv1.MessageLoopEndRequest{Call: c, Iteration: int32(t.iteration), Reply: reply, ToolCall: toolCall, ToolResult: toolResult, Added: t.added}
 			}, exocortexv1.PluginClient.MessageLoopEnd,
 			func(ext *host.Extension, r *exocortexv1.MessageLoopEndResponse) error {
@@ -161,7 +161,7 @@ func (a *Agent) iterate(ctx context.Context, t *turn, res *Result, lastReply *st
 	}()
 
 	if err = fire(ctx, a, t, exocortexv1.Hook_HOOK_MESSAGE_LOOP_START,
-		func(c *exocortexv1.HookCall, _ bool) *exocortexv1.MessageLoopStartRequest {
+		func(c *exocortexv1.HookCall, _ fields) *exocortexv1.MessageLoopStartRequest {
 			return &exocortexv1.MessageLoopStartRequest{Call: c, Iteration: int32(t.iteration)}
 		}, exocortexv1.PluginClient.MessageLoopStart, nil); err != nil {
 		return false, err
@@ -176,8 +176,8 @@ func (a *Agent) iterate(ctx context.Context, t *turn, res *Result, lastReply *st
 		promptMsgs[i] = &exocortexv1.Message{Role: m.Role, Content: m.Content}
 	}
 	if err = fire(ctx, a, t, exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL,
-		func(c *exocortexv1.HookCall, full bool) *exocortexv1.BeforeMainLLMCallRequest {
-			return &exocortexv1.BeforeMainLLMCallRequest{Call: c, Iteration: int32(t.iteration), Prompt: ifFull(full, promptMsgs), NumCtx: int32(a.opts.NumCtx), PromptTokens: int32(prompt.tokens)}
+		func(c *exocortexv1.HookCall, f fields) *exocortexv1.BeforeMainLLMCallRequest {
+			return &exocortexv1.BeforeMainLLMCallRequest{Call: c, Iteration: int32(t.iteration), Prompt: ifFull(f.history, promptMsgs), NumCtx: int32(a.opts.NumCtx), PromptTokens: int32(prompt.tokens)}
 		}, exocortexv1.PluginClient.BeforeMainLLMCall, nil); err != nil {
 		return false, err
 	}
@@ -188,7 +188,7 @@ func (a *Agent) iterate(ctx context.Context, t *turn, res *Result, lastReply *st
 	}
 	reply = r.Content
 	if err = fire(ctx, a, t, exocortexv1.Hook_HOOK_RESPONSE_STREAM_END,
-		func(c *exocortexv1.HookCall, _ bool) *exocortexv1.ResponseStreamEndRequest {
+		func(c *exocortexv1.HookCall, _ fields) *exocortexv1.ResponseStreamEndRequest {
 			return &exocortexv1.ResponseStreamEndRequest{Call: c, Text: r.Content}
 		}, exocortexv1.PluginClient.ResponseStreamEnd,
 		func(ext *host.Extension, r *exocortexv1.ResponseStreamEndResponse) error {
@@ -261,7 +261,7 @@ func (a *Agent) correct(ctx context.Context, t *turn, reply string, perr error) 
 	}
 	var correction *string
 	err := fire(ctx, a, t, exocortexv1.Hook_HOOK_ERROR_FORMAT,
-		func(c *exocortexv1.HookCall, _ bool) *exocortexv1.ErrorFormatRequest {
+		func(c *exocortexv1.HookCall, _ fields) *exocortexv1.ErrorFormatRequest {
 			return &exocortexv1.ErrorFormatRequest{Call: c, Reply: reply, Error: perr.Error(), Signal: signals.Misformat, ToolName: guessTool(reply), Fault: fault}
 		}, exocortexv1.PluginClient.ErrorFormat,
 		func(_ *host.Extension, r *exocortexv1.ErrorFormatResponse) error {
@@ -308,7 +308,7 @@ func (a *Agent) callModel(ctx context.Context, t *turn, p assembled) (llm.Reply,
 		delta, so := pending, text.String()
 		pending, fired = "", time.Now()
 		return fire(ctx, a, t, exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK,
-			func(hc *exocortexv1.HookCall, _ bool) *exocortexv1.ResponseStreamChunkRequest {
+			func(hc *exocortexv1.HookCall, _ fields) *exocortexv1.ResponseStreamChunkRequest {
 				return &exocortexv1.ResponseStreamChunkRequest{Call: hc, Delta: delta, Text: so}
 			}, exocortexv1.PluginClient.ResponseStreamChunk,
 			func(ext *host.Extension, r *exocortexv1.ResponseStreamChunkResponse) error {
@@ -373,7 +373,7 @@ func (a *Agent) addMessage(ctx context.Context, t *turn, m *exocortexv1.Message)
 	prev := t.message
 	t.message = m
 	err := fire(ctx, a, t, exocortexv1.Hook_HOOK_HIST_ADD_BEFORE,
-		func(c *exocortexv1.HookCall, _ bool) *exocortexv1.HistAddBeforeRequest {
+		func(c *exocortexv1.HookCall, _ fields) *exocortexv1.HistAddBeforeRequest {
 			return &exocortexv1.HistAddBeforeRequest{Call: c, Message: m}
 		}, exocortexv1.PluginClient.HistAddBefore,
 		func(_ *host.Extension, r *exocortexv1.HistAddBeforeResponse) error {

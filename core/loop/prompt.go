@@ -23,8 +23,8 @@ type assembled struct {
 func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 	var before []*exocortexv1.PromptBlock
 	err := fire(ctx, a, t, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE,
-		func(c *exocortexv1.HookCall, full bool) *exocortexv1.MessageLoopPromptsBeforeRequest {
-			return &exocortexv1.MessageLoopPromptsBeforeRequest{Call: c, Iteration: int32(t.iteration), History: ifFull(full, a.history)}
+		func(c *exocortexv1.HookCall, f fields) *exocortexv1.MessageLoopPromptsBeforeRequest {
+			return &exocortexv1.MessageLoopPromptsBeforeRequest{Call: c, Iteration: int32(t.iteration), History: ifFull(f.history, a.history)}
 		}, exocortexv1.PluginClient.MessageLoopPromptsBefore,
 		func(ext *host.Extension, r *exocortexv1.MessageLoopPromptsBeforeResponse) error {
 			before = append(before, sourced(ext, r.GetPromptBlocks())...)
@@ -43,8 +43,12 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 		toolSpecs = append(toolSpecs, tl.Spec)
 	}
 	err = fire(ctx, a, t, exocortexv1.Hook_HOOK_SYSTEM_PROMPT,
-		func(c *exocortexv1.HookCall, _ bool) *exocortexv1.SystemPromptRequest {
-			return &exocortexv1.SystemPromptRequest{Call: c, SystemPrompt: system, Tools: toolSpecs}
+		func(c *exocortexv1.HookCall, f fields) *exocortexv1.SystemPromptRequest {
+			r := &exocortexv1.SystemPromptRequest{Call: c, Tools: toolSpecs}
+			if f.prompt {
+				r.SystemPrompt = system
+			}
+			return r
 		}, exocortexv1.PluginClient.SystemPrompt,
 		func(ext *host.Extension, r *exocortexv1.SystemPromptResponse) error {
 			if bs := sourced(ext, r.GetPromptBlocks()); len(bs) > 0 {
@@ -65,11 +69,14 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 	}
 	var extras []*exocortexv1.PromptBlock
 	err = fire(ctx, a, t, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER,
-		func(c *exocortexv1.HookCall, full bool) *exocortexv1.MessageLoopPromptsAfterRequest {
-			return &exocortexv1.MessageLoopPromptsAfterRequest{
-				Call: c, Iteration: int32(t.iteration), History: ifFull(full, a.history), Extras: extras,
-				NumCtx: int32(a.opts.NumCtx), PromptTokens: int32(estimateTokens(msgs) + blockTokens(extras)),
+		func(c *exocortexv1.HookCall, f fields) *exocortexv1.MessageLoopPromptsAfterRequest {
+			r := &exocortexv1.MessageLoopPromptsAfterRequest{
+				Call: c, Iteration: int32(t.iteration), History: ifFull(f.history, a.history), NumCtx: int32(a.opts.NumCtx),
 			}
+			if f.prompt {
+				r.Extras, r.PromptTokens = extras, int32(estimateTokens(msgs)+blockTokens(extras))
+			}
+			return r
 		}, exocortexv1.PluginClient.MessageLoopPromptsAfter,
 		func(ext *host.Extension, r *exocortexv1.MessageLoopPromptsAfterResponse) error {
 			extras = append(extras, sourced(ext, r.GetPromptBlocks())...)

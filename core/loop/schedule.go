@@ -18,8 +18,7 @@ import (
 
 // fire calls every extension of hook, with the effect of calling them one after
 // another in their order. build makes the request around an extension's
-// HookCall; history says whether to include the whole conversation (the
-// extension declared reads_history). handle, if set, takes a response after its
+// HookCall, with the fields only extensions that declare reading them get. handle, if set, takes a response after its
 // state changes were applied. A failing extension is reported and skipped,
 // unless it is required: then fire returns the error. A canceled ctx stops the
 // hook.
@@ -38,12 +37,24 @@ import (
 // Responses are always taken, and events emitted, in the extensions' order.
 func fire[Req proto.Message, Resp changer](
 	ctx context.Context, a *Agent, t *turn, hook exocortexv1.Hook,
-	build func(c *exocortexv1.HookCall, history bool) Req,
+	build func(c *exocortexv1.HookCall, f fields) Req,
 	rpc host.RPC[Req, Resp],
 	handle func(*host.Extension, Resp) error,
 ) error {
 	info, _ := hooks.Of(hook)
-	concurrent := !a.opts.NoBatching && len(info.FeedsNext) == 0
+	// overtake says whether an extension may be called before the ones ahead
+	// of it have answered: at a hook where no response feeds the next request,
+	// any may; at the prompt-assembly hooks that thread the prompt so far, those
+	// that do not read it (reads_prompt); elsewhere none.
+	overtake := func(e *host.Extension) bool {
+		switch {
+		case a.opts.NoBatching:
+			return false
+		case len(info.FeedsNext) == 0:
+			return true
+		}
+		return threadsPrompt(info.Hook) && !e.Spec.GetReadsPrompt()
+	}
 	// pending are the extensions not taken yet, in order; ran holds the answers
 	// of those that ran but wait for one before them (in a batch the plugin
 	// stopped early) to be taken first.
@@ -60,7 +71,7 @@ func fire[Req proto.Message, Resp changer](
 	calls := map[*host.Extension]*exocortexv1.HookCall{}
 	ctxJSON := map[*host.Extension][]byte{}
 	for len(pending) > 0 {
-		groups := a.round(pending, func(e *host.Extension) bool { _, ok := ran[e]; return ok }, concurrent)
+		groups := a.round(pending, func(e *host.Extension) bool { _, ok := ran[e]; return ok }, overtake)
 		for _, g := range groups {
 			for _, ext := range g {
 				calls[ext], ctxJSON[ext] = a.hookCall(t, ext)
@@ -142,12 +153,12 @@ func onceKey(ext *host.Extension) string { return ext.Name() + "@" + ext.Hook.Na
 
 // round picks the extensions to call now, from the start of pending, grouped by
 // round trip: one group per plugin, each in order. The first pending extension
-// is always in it. Without concurrent, the round is the first extension and the
-// ones of its plugin right after it.
+// is always in it; after it come the ones of its plugin right after it (a
+// batch), and the later ones that may overtake those ahead of them.
 //
-// Extensions that already ran are not called again, but count as not
-// answered for those after them.
-func (a *Agent) round(pending []*host.Extension, ran func(*host.Extension) bool, concurrent bool) [][]*host.Extension {
+// Extensions that already ran are not called again, but count as not answered
+// for those after them.
+func (a *Agent) round(pending []*host.Extension, ran func(*host.Extension) bool, overtake func(*host.Extension) bool) [][]*host.Extension {
 	groups := [][]*host.Extension{{pending[0]}}
 	if a.opts.NoBatching || pending[0].Spec.GetRequired() {
 		return groups
@@ -156,13 +167,7 @@ func (a *Agent) round(pending []*host.Extension, ran func(*host.Extension) bool,
 	in := map[*host.Extension]bool{pending[0]: true}
 	for i := 1; i < len(pending); i++ {
 		e := pending[i]
-		if ran(e) {
-			continue
-		}
-		if !a.canJoin(e, pending[:i], in, groupOf, concurrent) {
-			if !concurrent {
-				break
-			}
+		if ran(e) || !canJoin(e, pending[:i], in, groupOf, overtake(e)) {
 			continue
 		}
 		g, ok := groupOf[e.Plugin]
@@ -181,8 +186,9 @@ func (a *Agent) round(pending []*host.Extension, ran func(*host.Extension) bool,
 }
 
 // canJoin reports whether e may be called in the round being built, before the
-// earlier extensions that are not in it have answered.
-func (a *Agent) canJoin(e *host.Extension, earlier []*host.Extension, in map[*host.Extension]bool, groupOf map[*host.Plugin]int, concurrent bool) bool {
+// earlier extensions that are not in it have answered. overtake says whether e
+// may run before earlier extensions of other plugins answer at all.
+func canJoin(e *host.Extension, earlier []*host.Extension, in map[*host.Extension]bool, groupOf map[*host.Plugin]int, overtake bool) bool {
 	if _, ok := groupOf[e.Plugin]; ok && !e.Plugin.ServesBatches() {
 		return false // a second call to the same plugin would wait for the first
 	}
@@ -190,8 +196,9 @@ func (a *Agent) canJoin(e *host.Extension, earlier []*host.Extension, in map[*ho
 	for _, x := range earlier {
 		switch {
 		case in[x] && x.Plugin == e.Plugin:
-			// Same batch, after x: the plugin threads x's writes to e.
-		case !concurrent:
+			// Same batch, after x: the plugin threads x's writes to e, and stops
+			// the batch where x's response would change e's request.
+		case !overtake:
 			return false
 		case !in[x] && (x.Plugin == e.Plugin || x.Spec.GetRequired() || e.Spec.GetRequired()):
 			// Never overtake an extension of the same plugin, or a required one;
@@ -202,6 +209,12 @@ func (a *Agent) canJoin(e *host.Extension, earlier []*host.Extension, in map[*ho
 		}
 	}
 	return true
+}
+
+// threadsPrompt reports whether hook's requests carry the prompt as the
+// extensions before left it, which reads_prompt governs.
+func threadsPrompt(hook exocortexv1.Hook) bool {
+	return hook == exocortexv1.Hook_HOOK_SYSTEM_PROMPT || hook == exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER
 }
 
 // footprint is what an extension's call may touch that another's could see:
@@ -261,6 +274,15 @@ func (f footprint) meets(g footprint) bool {
 	return false
 }
 
+// fields says which request fields an extension declared it reads: the whole
+// conversation (reads_history) and the prompt as the ones before it left it
+// (reads_prompt).
+type fields struct{ history, prompt bool }
+
+func fieldsOf(ext *host.Extension) fields {
+	return fields{history: ext.Spec.GetReadsHistory(), prompt: ext.Spec.GetReadsPrompt()}
+}
+
 // outcome is one extension's answer in a round.
 type outcome[Resp any] struct {
 	ext  *host.Extension
@@ -279,12 +301,12 @@ type outcome[Resp any] struct {
 // too), else by RunBatch, or by the hook's own RPC for a single extension.
 func callGroup[Req proto.Message, Resp changer](
 	ctx context.Context, noStream bool, exts []*host.Extension, calls map[*host.Extension]*exocortexv1.HookCall,
-	build func(*exocortexv1.HookCall, bool) Req, rpc host.RPC[Req, Resp],
+	build func(*exocortexv1.HookCall, fields) Req, rpc host.RPC[Req, Resp],
 ) []outcome[Resp] {
 	single := func() []outcome[Resp] {
 		ext := exts[0]
 		start := time.Now()
-		resp, err := host.Call(ctx, ext, build(calls[ext], ext.Spec.GetReadsHistory()), rpc)
+		resp, err := host.Call(ctx, ext, build(calls[ext], fieldsOf(ext)), rpc)
 		return []outcome[Resp]{{ext: ext, resp: resp, err: err, dur: time.Since(start), batch: 1}}
 	}
 	stream := !noStream && exts[0].Plugin.ServesDispatch()
@@ -292,15 +314,16 @@ func callGroup[Req proto.Message, Resp changer](
 		return single()
 	}
 	hcs := make([]*exocortexv1.HookCall, len(exts))
-	history := false
+	var f fields
 	for j, ext := range exts {
 		hcs[j] = calls[ext]
-		history = history || ext.Spec.GetReadsHistory()
+		g := fieldsOf(ext)
+		f.history, f.prompt = f.history || g.history, f.prompt || g.prompt
 	}
 	breq := &exocortexv1.BatchRequest{Calls: hcs}
-	// The plugin clears the history again for the extensions that did not
-	// declare reads_history.
-	breq.ProtoReflect().Set(batchField(breq.ProtoReflect(), exts[0].Hook.Hook), protoreflect.ValueOfMessage(build(hcs[0], history).ProtoReflect()))
+	// The plugin clears those fields again for the extensions that did not
+	// declare reading them.
+	breq.ProtoReflect().Set(batchField(breq.ProtoReflect(), exts[0].Hook.Hook), protoreflect.ValueOfMessage(build(hcs[0], f).ProtoReflect()))
 	start := time.Now()
 	var bresp *exocortexv1.BatchResponse
 	var err error

@@ -27,7 +27,7 @@ func (a *Agent) runTool(ctx context.Context, t *turn, tc *exocortexv1.ToolCall) 
 	t.tool = tc.GetName() // for the extensions' for_tools, at both tool hooks
 	defer func() { t.tool = "" }()
 	err := fire(ctx, a, t, exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE,
-		func(c *exocortexv1.HookCall, _ bool) *exocortexv1.ToolExecuteBeforeRequest {
+		func(c *exocortexv1.HookCall, _ fields) *exocortexv1.ToolExecuteBeforeRequest {
 			return &exocortexv1.ToolExecuteBeforeRequest{Call: c, ToolCall: tc}
 		}, exocortexv1.PluginClient.ToolExecuteBefore,
 		func(ext *host.Extension, r *exocortexv1.ToolExecuteBeforeResponse) error {
@@ -82,7 +82,7 @@ func (a *Agent) runTool(ctx context.Context, t *turn, tc *exocortexv1.ToolCall) 
 	}
 
 	err = fire(ctx, a, t, exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER,
-		func(c *exocortexv1.HookCall, _ bool) *exocortexv1.ToolExecuteAfterRequest {
+		func(c *exocortexv1.HookCall, _ fields) *exocortexv1.ToolExecuteAfterRequest {
 			return &exocortexv1.ToolExecuteAfterRequest{Call: c, ToolCall: tc, Result: result}
 		}, exocortexv1.PluginClient.ToolExecuteAfter,
 		func(_ *host.Extension, r *exocortexv1.ToolExecuteAfterResponse) error {

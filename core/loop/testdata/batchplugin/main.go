@@ -92,15 +92,16 @@ func (inject) MessageLoopPromptsAfter(context.Context, *sdk.Call, *exocortexv1.M
 	return &exocortexv1.MessageLoopPromptsAfterResponse{PromptBlocks: []*exocortexv1.PromptBlock{{Title: "INJECTED", Content: "from p_inject"}}}, nil
 }
 
-// count records the extras and the history it received.
+// count records the extras and the history it received; p_count declares
+// reading the prompt so far, p_history the conversation.
 type count struct {
-	name    string
-	order   int
-	history bool
+	name            string
+	order           int
+	history, prompt bool
 }
 
 func (e count) Spec() sdk.Spec {
-	return sdk.Spec{Name: e.name, Order: e.order, ReadsHistory: e.history, Writes: []sdk.KeyRef{key(e.name)}}
+	return sdk.Spec{Name: e.name, Order: e.order, ReadsHistory: e.history, ReadsPrompt: e.prompt, Writes: []sdk.KeyRef{key(e.name)}}
 }
 func (e count) MessageLoopPromptsAfter(_ context.Context, c *sdk.Call, req *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
 	key(e.name).Set(c, wrapperspb.String(fmt.Sprintf("extras=%d history=%d recent=%d", len(req.GetExtras()), len(req.GetHistory()),
@@ -174,7 +175,7 @@ func main() {
 		Name: "batchy",
 		Extensions: []sdk.Extension{
 			writeNote{}, readNote{"b_read", "read"}, resetNote{}, readNote{"b_read_after_reset", "read_after_reset"}, failing{}, lastOfEnd{},
-			inject{}, count{"p_count", 2, false}, count{"p_history", 3, true},
+			inject{}, count{"p_count", 2, false, true}, count{"p_history", 3, true, false},
 			onlyX{}, crash{}, afterCrash{}, hang{},
 		},
 		Tools: []sdk.Tool{tool("x", false), tool("y", false), tool("response", true)},

@@ -7,13 +7,19 @@
 //	       then it reads the data file a1 writes;
 //	       b4 (order 4) reads pair_note.
 //
-// Each records what it saw in a session key. PAIR_DIR is where b2 leaves the
-// file a1 waits for (at most PAIR_WAIT, default 1s).
+// and at message_loop_prompts_after:
+//
+//	alpha: pa1 (order 1) adds a block and waits for beta's pb2 to start;
+//	beta:  pb2 (order 2) does not read the prompt so far, pb3 (order 3) does.
+//
+// Each records what it saw in a session key. PAIR_DIR is where b2 and pb2 leave
+// the files a1 and pa1 wait for (at most PAIR_WAIT, default 1s).
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -30,7 +36,24 @@ func key(name string) sdk.Key[str] {
 	return sdk.NewKey[str]("pair_"+name, exocortexv1.Scope_SCOPE_SESSION, "what the pair test saw: "+name)
 }
 
-func started() string { return filepath.Join(os.Getenv("PAIR_DIR"), "b2.started") }
+func started() string { return marker("b2") }
+
+func marker(name string) string { return filepath.Join(os.Getenv("PAIR_DIR"), name+".started") }
+
+// waitFor waits for the marker of name, at most PAIR_WAIT (default 1s), and
+// says whether it came.
+func waitFor(name string) string {
+	wait, err := time.ParseDuration(os.Getenv("PAIR_WAIT"))
+	if err != nil {
+		wait = time.Second
+	}
+	for end := time.Now().Add(wait); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(marker(name)); err == nil {
+			return "together"
+		}
+	}
+	return "alone"
+}
 
 type a1 struct{}
 
@@ -39,18 +62,39 @@ func (a1) Spec() sdk.Spec {
 }
 func (a1) MessageLoopEnd(_ context.Context, c *sdk.Call, _ *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
 	key("note").Set(c, wrapperspb.String("from a1"))
-	wait, err := time.ParseDuration(os.Getenv("PAIR_WAIT"))
-	if err != nil {
-		wait = time.Second
-	}
-	saw := "alone"
-	for end := time.Now().Add(wait); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
-		if _, err := os.Stat(started()); err == nil {
-			saw = "together"
-			break
+	key("a1").Set(c, wrapperspb.String(waitFor("b2")))
+	return nil, nil
+}
+
+// pa1 adds a prompt block at message_loop_prompts_after, waiting for pb2 first.
+type pa1 struct{}
+
+func (pa1) Spec() sdk.Spec {
+	return sdk.Spec{Name: "pa1", Order: 1, InjectsPrompt: true, Writes: []sdk.KeyRef{key("pa1")}}
+}
+func (pa1) MessageLoopPromptsAfter(_ context.Context, c *sdk.Call, _ *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
+	key("pa1").Set(c, wrapperspb.String(waitFor("pb2")))
+	return &exocortexv1.MessageLoopPromptsAfterResponse{PromptBlocks: []*exocortexv1.PromptBlock{{Title: "PA1", Content: "from pa1"}}}, nil
+}
+
+// extras records how many blocks of the prompt so far it was sent; pb2 does
+// not declare reading them (and leaves its marker), pb3 does.
+type extras struct {
+	name   string
+	order  int
+	prompt bool
+}
+
+func (e extras) Spec() sdk.Spec {
+	return sdk.Spec{Name: e.name, Order: e.order, ReadsPrompt: e.prompt, Writes: []sdk.KeyRef{key(e.name)}}
+}
+func (e extras) MessageLoopPromptsAfter(_ context.Context, c *sdk.Call, req *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
+	if !e.prompt {
+		if err := os.WriteFile(marker(e.name), nil, 0o644); err != nil {
+			return nil, err
 		}
 	}
-	key("a1").Set(c, wrapperspb.String(saw))
+	key(e.name).Set(c, wrapperspb.String(fmt.Sprintf("extras=%d", len(req.GetExtras()))))
 	return nil, nil
 }
 
@@ -91,11 +135,11 @@ func main() {
 	}
 	switch os.Args[len(os.Args)-1] {
 	case "alpha":
-		w := sdk.Plugin{Name: "alpha", Extensions: []sdk.Extension{a1{}, reader{"a3", 3}}, Tools: []sdk.Tool{tool()}}
+		w := sdk.Plugin{Name: "alpha", Extensions: []sdk.Extension{a1{}, reader{"a3", 3}, pa1{}}, Tools: []sdk.Tool{tool()}}
 		w.Files = []*exocortexv1.FileSpec{file(exocortexv1.Access_ACCESS_WRITE, "a1")}
 		sdk.Serve(w)
 	case "beta":
-		p := sdk.Plugin{Name: "beta", Extensions: []sdk.Extension{b2{}, reader{"b4", 4}}}
+		p := sdk.Plugin{Name: "beta", Extensions: []sdk.Extension{b2{}, reader{"b4", 4}, extras{"pb2", 2, false}, extras{"pb3", 3, true}}}
 		if os.Getenv("PAIR_FILE_DEP") != "" {
 			p.Files = []*exocortexv1.FileSpec{file(exocortexv1.Access_ACCESS_READ, "b2")}
 		}
