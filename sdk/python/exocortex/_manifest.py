@@ -22,6 +22,10 @@ _SCOPES = frozenset(v.number for v in manifest_pb2.Scope.DESCRIPTOR.values) - {m
 # before_main_llm_call's prompt): the manifest says reads_history only there.
 READS_HISTORY_HOOKS = frozenset({manifest_pb2.HOOK_MESSAGE_LOOP_PROMPTS_BEFORE, manifest_pb2.HOOK_MESSAGE_LOOP_PROMPTS_AFTER,
                                  manifest_pb2.HOOK_MONOLOGUE_END, manifest_pb2.HOOK_BEFORE_MAIN_LLM_CALL})
+# The hooks whose requests carry what Spec.reads_prompt governs (system_prompt's
+# system_prompt, message_loop_prompts_after's extras and prompt_tokens): the manifest
+# says reads_prompt only there.
+READS_PROMPT_HOOKS = frozenset({manifest_pb2.HOOK_SYSTEM_PROMPT, manifest_pb2.HOOK_MESSAGE_LOOP_PROMPTS_AFTER})
 # The hooks Spec.for_tools applies to.
 TOOL_HOOKS = frozenset({manifest_pb2.HOOK_TOOL_EXECUTE_BEFORE, manifest_pb2.HOOK_TOOL_EXECUTE_AFTER})
 
@@ -215,6 +219,7 @@ def build(p: Plugin) -> Built:
                 description=spec.description or "",
                 disabled=bool(spec.disabled),
                 reads_history=bool(spec.reads_history) and info.hook in READS_HISTORY_HOOKS,
+                reads_prompt=bool(spec.reads_prompt) and info.hook in READS_PROMPT_HOOKS,
                 for_tools=for_tools if info.hook in TOOL_HOOKS else [],
             )
 

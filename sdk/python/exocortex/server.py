@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import time
 import traceback
-from typing import Any, Callable, Dict, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
 import grpc
 from google.protobuf import any_pb2
 from google.protobuf.message import Message
 
-from exocortex._manifest import Built, ExtEntry, build
+from exocortex._manifest import READS_HISTORY_HOOKS, READS_PROMPT_HOOKS, Built, ExtEntry, build
 from exocortex.call import Call
 from exocortex.hooks import HOOKS, HookInfo, lookup
 from exocortex.log import Logger
@@ -30,9 +30,15 @@ _GO_CODE_NAMES = ("OK", "Canceled", "Unknown", "InvalidArgument", "DeadlineExcee
 
 _UINT32_MAX = 2 ** 32 - 1
 
-# The request fields only extensions declaring reads_history receive (the history, or
-# before_main_llm_call's prompt).
+# The request fields only extensions declaring reads_history receive, at the hooks
+# whose requests have them (READS_HISTORY_HOOKS): the history, or
+# before_main_llm_call's prompt.
 _CONVERSATION_FIELDS = ("history", "prompt")
+# The request fields only extensions declaring reads_prompt receive, at the hooks
+# whose requests have them (READS_PROMPT_HOOKS): system_prompt's system_prompt,
+# message_loop_prompts_after's extras and prompt_tokens (before_main_llm_call's
+# prompt_tokens is everyone's).
+_PROMPT_FIELDS = ("system_prompt", "extras", "prompt_tokens")
 
 try:  # protobuf >= 4.22; Message.UnknownFields() is deprecated there
     from google.protobuf.unknown_fields import UnknownFieldSet as _unknown_fields
@@ -68,11 +74,22 @@ def _state_only(resp: Message) -> bool:
     return all(fd.name == "changes" for fd, _ in resp.ListFields()) and len(_unknown_fields(resp)) == 0
 
 
-def _without_conversation(req: Message) -> None:
-    """Clear the fields of req only extensions declaring reads_history receive."""
-    for name in _CONVERSATION_FIELDS:
-        fd = req.DESCRIPTOR.fields_by_name.get(name)
-        if fd is not None and fd.label == fd.LABEL_REPEATED:
+def _withheld(e: ExtEntry, hook: int) -> Tuple[str, ...]:
+    """The fields of hook's request that e does not receive: the conversation
+    without reads_history, the prompt so far without reads_prompt, each only at the
+    hooks whose requests have them."""
+    out: Tuple[str, ...] = ()
+    if not e.spec.reads_history and hook in READS_HISTORY_HOOKS:
+        out += _CONVERSATION_FIELDS
+    if not e.spec.reads_prompt and hook in READS_PROMPT_HOOKS:
+        out += _PROMPT_FIELDS
+    return out
+
+
+def _without(req: Message, names: Tuple[str, ...]) -> None:
+    """Clear the fields of req named in names that its message has."""
+    for name in names:
+        if name in req.DESCRIPTOR.fields_by_name:
             req.ClearField(name)
 
 
@@ -194,9 +211,10 @@ class PluginService(plugin_pb2_grpc.PluginServicer):
         stops after a result that sets anything besides state changes, because the
         next extension's request then depends on how the host takes that result
         (appended prompt blocks, rewritten arguments, a replaced tool result); the
-        host sends the rest again. The host includes the conversation when any
-        extension of the batch reads it; the others get the request without it, as
-        their own call would."""
+        host sends the rest again. The host includes the conversation, and the prompt
+        so far, when any extension of the batch reads it (reads_history,
+        reads_prompt); the others get the request without it, as their own call
+        would."""
         plugin = self._b.manifest.plugin
         which = request.WhichOneof("request")
         if which is None:
@@ -222,8 +240,8 @@ class PluginService(plugin_pb2_grpc.PluginServicer):
             req = info.request()
             req.CopyFrom(base)
             e = self._b.exts.get(hc.extension)
-            if e is not None and not e.spec.reads_history:
-                _without_conversation(req)
+            if e is not None:
+                _without(req, _withheld(e, hook))
             req.call.CopyFrom(self._overlay(hc, written))
             res = out.results.add()
             # Each extension has its own deadline in a batch, whose call or stream

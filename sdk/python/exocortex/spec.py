@@ -59,6 +59,11 @@ class Spec:
     # empty (the host does not ship a long session's history with every call); the
     # context's recent messages are always there.
     reads_history: bool = False
+    # The extension reads the prompt as the extensions before it at the same hook
+    # left it: the system_prompt of system_prompt requests, the extras and
+    # prompt_tokens of message_loop_prompts_after. Without it those fields are empty,
+    # and the host may call the extension while the ones before it still run.
+    reads_prompt: bool = False
     # Limits tool_execute_before and tool_execute_after to calls of these tools
     # (empty: every tool). The wiring lint reports a name no loaded plugin provides.
     for_tools: Sequence[str] = ()

@@ -68,6 +68,74 @@ def keys_sent(call, req):
     OTHER.set(call, wrappers_pb2.StringValue(value="sent: " + ",".join(s.key for s in req.call.state)))
 
 
+class PromptWatch:
+    """An extension at system_prompt, message_loop_prompts_after and
+    before_main_llm_call that records which of the request's fields it was given;
+    it answers with nothing, so a batch goes on past it."""
+
+    def __init__(self, name, seen, reads_history=False, reads_prompt=False):
+        self._spec = exo.Spec(name=name, reads_history=reads_history, reads_prompt=reads_prompt)
+        self.seen = seen
+
+    def spec(self):
+        return self._spec
+
+    def system_prompt(self, call, req):
+        self.seen.append(f"{call.extension} system_prompt: {req.system_prompt!r} tools={len(req.tools)}")
+
+    def message_loop_prompts_after(self, call, req):
+        self.seen.append(f"{call.extension} message_loop_prompts_after: iteration={req.iteration} "
+                         f"history={len(req.history)} extras={len(req.extras)} "
+                         f"prompt_tokens={req.prompt_tokens} num_ctx={req.num_ctx}")
+
+    def before_main_llm_call(self, call, req):
+        self.seen.append(f"{call.extension} before_main_llm_call: prompt={len(req.prompt)} "
+                         f"prompt_tokens={req.prompt_tokens} num_ctx={req.num_ctx}")
+
+
+def prompt_watchers(seen):
+    """A plugin of PromptWatch extensions, one of each kind, recording into seen."""
+    return plugin(PromptWatch("both", seen, reads_history=True, reads_prompt=True),
+                  PromptWatch("prompt", seen, reads_prompt=True),
+                  PromptWatch("history", seen, reads_history=True),
+                  PromptWatch("neither", seen))
+
+
+def prompt_batches(calls):
+    """A batch of calls at each of PromptWatch's hooks, every field filled."""
+    history = [context_pb2.Message(role="user", content="hi"), context_pb2.Message(role="assistant", content="yo")]
+    extras = [context_pb2.PromptBlock(title="EXTRA", content="x")]
+    return [
+        plugin_pb2.BatchRequest(system_prompt=hooks_pb2.SystemPromptRequest(
+            system_prompt="You help.", tools=[manifest_pb2.ToolSpec(name="shell")]), calls=calls),
+        plugin_pb2.BatchRequest(message_loop_prompts_after=hooks_pb2.MessageLoopPromptsAfterRequest(
+            iteration=2, history=history, extras=extras, num_ctx=8192, prompt_tokens=1000), calls=calls),
+        plugin_pb2.BatchRequest(before_main_llm_call=hooks_pb2.BeforeMainLLMCallRequest(
+            iteration=2, prompt=history, num_ctx=8192, prompt_tokens=1200), calls=calls),
+    ]
+
+
+# What PromptWatch("neither"), ("both"), ("prompt"), ("history"), ("neither") see
+# of prompt_batches.
+WATCHED = [
+    "neither system_prompt: '' tools=1",
+    "both system_prompt: 'You help.' tools=1",
+    "prompt system_prompt: 'You help.' tools=1",
+    "history system_prompt: '' tools=1",
+    "neither system_prompt: '' tools=1",
+    "neither message_loop_prompts_after: iteration=2 history=0 extras=0 prompt_tokens=0 num_ctx=8192",
+    "both message_loop_prompts_after: iteration=2 history=2 extras=1 prompt_tokens=1000 num_ctx=8192",
+    "prompt message_loop_prompts_after: iteration=2 history=0 extras=1 prompt_tokens=1000 num_ctx=8192",
+    "history message_loop_prompts_after: iteration=2 history=2 extras=0 prompt_tokens=0 num_ctx=8192",
+    "neither message_loop_prompts_after: iteration=2 history=0 extras=0 prompt_tokens=0 num_ctx=8192",
+    "neither before_main_llm_call: prompt=0 prompt_tokens=1200 num_ctx=8192",
+    "both before_main_llm_call: prompt=2 prompt_tokens=1200 num_ctx=8192",
+    "prompt before_main_llm_call: prompt=0 prompt_tokens=1200 num_ctx=8192",
+    "history before_main_llm_call: prompt=2 prompt_tokens=1200 num_ctx=8192",
+    "neither before_main_llm_call: prompt=0 prompt_tokens=1200 num_ctx=8192",
+]
+
+
 def value(v):
     return wrappers_pb2.StringValue(value=v)
 
@@ -268,6 +336,18 @@ class BatchTest(unittest.TestCase):
             client.RunBatch(plugin_pb2.BatchRequest(
                 before_main_llm_call=hooks_pb2.BeforeMainLLMCallRequest(prompt=history), calls=calls))
         self.assertEqual(seen, [("skimmer", 0), ("reader", 2), ("skimmer", 0)] * 2)
+
+    def test_only_prompt_readers_get_the_prompt_so_far(self):
+        """reads_prompt governs system_prompt's system_prompt and
+        message_loop_prompts_after's extras and prompt_tokens, and nothing else:
+        before_main_llm_call's prompt_tokens is everyone's. reads_history and
+        reads_prompt are independent."""
+        seen = []
+        with xt.served(prompt_watchers(seen)) as client:
+            calls = [xt.hook_call(n) for n in ("neither", "both", "prompt", "history", "neither")]
+            for req in prompt_batches(calls):
+                client.RunBatch(req)
+        self.assertEqual(seen, WATCHED)
 
     def test_duration(self):
         def slow(call, req):

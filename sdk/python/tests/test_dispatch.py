@@ -16,7 +16,8 @@ import exocortex as exo
 from exocortex import testing as xt
 from exocortex.v1 import hooks_pb2, plugin_pb2
 
-from test_batch import NOTE, OTHER, Ext, batch, plugin, recorder, reporter, value, writer, written
+from test_batch import (NOTE, OTHER, WATCHED, Ext, batch, plugin, prompt_batches, prompt_watchers, recorder, reporter,
+                        value, writer, written)
 
 _CLOSE = object()
 
@@ -96,6 +97,19 @@ class DispatchTest(unittest.TestCase):
         self.assertEqual(r[2].results[2].message_loop_end.intervention, "saw from a at iteration 3")
         self.assertIn('no extension "nobody"', r[3].results[0].error)
         self.assertEqual(written(r[0].results[1], OTHER).value, "saw from a")
+
+    def test_only_readers_get_the_conversation_and_the_prompt_so_far(self):
+        """Over a stream too, an extension gets the history only with reads_history
+        and the prompt so far only with reads_prompt, each at its hooks."""
+        seen = []
+        with xt.served(prompt_watchers(seen)) as client:
+            calls = [xt.hook_call(n) for n in ("neither", "both", "prompt", "history", "neither")]
+            stream = Stream(client)
+            for req in prompt_batches(calls):
+                self.assertEqual([r.error for r in stream.round_trip(req).results], [""] * 5)
+            stream.close()
+            self.assertEqual(list(stream.call), [])
+        self.assertEqual(seen, WATCHED)
 
     def test_the_batch_deadline_reaches_the_extensions(self):
         seen = []

@@ -77,7 +77,8 @@ def multi_plugin():
             reads=[TRACKER, NOTE, TRACKER], writes=[NOTE, LOOP_ACTIVE.as_flag()], resets=[LOOP_ACTIVE],
             injects_prompt=True, timeout=datetime.timedelta(milliseconds=1500, microseconds=1),
             required=True, once_per_session=True, consumes_signals=["repeat", "misformat"],
-            description="Handles three hooks.", reads_history=True, for_tools=["shell", "read_file", "shell"]))],
+            description="Handles three hooks.", reads_history=True, reads_prompt=True,
+            for_tools=["shell", "read_file", "shell"]))],
         tools=[exo.Tool("zeta", "Z.", '{"type":"object"}', run_none, prompt_file="agent.system.tool.zeta.md"),
                exo.Tool("alpha", "A.", run=run_none)],
         files=[exo.FileSpec(id="staging", path="$EXOCORTEX_HOME/staging.jsonl", access=exo.ACCESS_READ, user="multi"),
@@ -94,17 +95,20 @@ class ManifestTest(unittest.TestCase):
         with xt.served(multi_plugin()) as client:
             got = client.Manifest(manifest_pb2.ManifestRequest(protocol_version=1))
 
-        def entry(hook, order, injects, reads_history=False, for_tools=()):
+        def entry(hook, order, injects, reads_history=False, reads_prompt=False, for_tools=()):
             return manifest_pb2.ExtensionSpec(
                 name="multi", hook=hook, order=order, reads=["failure_tracker", "multi_note"],
                 writes=["loop_active", "multi_note"], resets=["loop_active"], injects_prompt=injects,
                 timeout_ms=1501, required=True, once_per_session=True, consumes_signals=["misformat", "repeat"],
-                description="Handles three hooks.", reads_history=reads_history, for_tools=for_tools)
-        # reads_history only where the request has a history, for_tools only at the
-        # tool hooks (sorted, without duplicates).
+                description="Handles three hooks.", reads_history=reads_history, reads_prompt=reads_prompt,
+                for_tools=for_tools)
+        # reads_history only where the request has a history, reads_prompt only where
+        # it has the prompt so far, for_tools only at the tool hooks (sorted, without
+        # duplicates).
         want = manifest_pb2.ManifestResponse(
             plugin="multi_plugin", version="1.2.3", serves_batches=True, serves_dispatch=True,
-            extensions=[entry(manifest_pb2.HOOK_MESSAGE_LOOP_PROMPTS_AFTER, 90, True, reads_history=True),
+            extensions=[entry(manifest_pb2.HOOK_MESSAGE_LOOP_PROMPTS_AFTER, 90, True, reads_history=True,
+                              reads_prompt=True),
                         entry(manifest_pb2.HOOK_TOOL_EXECUTE_AFTER, 40, False, for_tools=["read_file", "shell"]),
                         entry(manifest_pb2.HOOK_MESSAGE_LOOP_END, 40, False)],
             state_keys=[manifest_pb2.StateKeySpec(name="multi_note", type="google.protobuf.StringValue",
@@ -118,6 +122,24 @@ class ManifestTest(unittest.TestCase):
                    manifest_pb2.FileSpec(id="staging", path="$EXOCORTEX_HOME/staging.jsonl", access=exo.ACCESS_READ,
                                          user="multi")])
         self.assertEqual(got, want)
+
+    def test_reads_history_and_reads_prompt_only_at_their_hooks(self):
+        class Everywhere:
+            def spec(self):
+                return exo.Spec(name="everywhere", reads_history=True, reads_prompt=True)
+
+        def noop(self, call, req):
+            return None
+        for info in exo.HOOKS:
+            setattr(Everywhere, info.name, noop)
+        m = exo.new_server(exo.Plugin(name="p", extensions=[Everywhere()])).manifest
+        got = {manifest_pb2.Hook.Name(e.hook): (e.reads_history, e.reads_prompt) for e in m.extensions}
+        self.assertEqual(len(got), len(exo.HOOKS))
+        self.assertEqual({h for h, (history, _) in got.items() if history},
+                         {"HOOK_MESSAGE_LOOP_PROMPTS_BEFORE", "HOOK_MESSAGE_LOOP_PROMPTS_AFTER", "HOOK_MONOLOGUE_END",
+                          "HOOK_BEFORE_MAIN_LLM_CALL"})
+        self.assertEqual({h for h, (_, prompt) in got.items() if prompt},
+                         {"HOOK_SYSTEM_PROMPT", "HOOK_MESSAGE_LOOP_PROMPTS_AFTER"})
 
     def test_manifest_is_deterministic(self):
         p = multi_plugin()
