@@ -28,6 +28,9 @@ func (Context) Spec() sdk.Spec {
 		Writes:        []sdk.KeyRef{fill()},
 		InjectsPrompt: true,
 		Description:   fmt.Sprintf("Records context fill; warns the model from %.0f%% of num_ctx.", WarnAt*100),
+		// The fill is that of the prompt so far (prompt_tokens), which the host
+		// sends only to extensions that declare reading it.
+		ReadsPrompt: true,
 	}
 }
 
