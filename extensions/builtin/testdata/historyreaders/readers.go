@@ -1,5 +1,6 @@
 // Package historyreaders is the fixture of TestHistoryScanFindsReaders: every
-// way an extension can read, or declare, the conversation.
+// way an extension can read, or declare, the conversation (this file) and the
+// prompt so far (prompt.go).
 package historyreaders
 
 import (
