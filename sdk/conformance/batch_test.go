@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/exocortex/exocortex/core/host"
@@ -70,10 +71,13 @@ func (b *batcher) run(t *testing.T, req *exocortexv1.MessageLoopEndRequest, name
 }
 
 // seenIn returns the value a result writes to conformance_seen, "(reset)" for a
-// reset, "" for neither.
+// reset, "" for neither (or no response).
 func seenIn(t *testing.T, r *exocortexv1.BatchResult) string {
 	t.Helper()
-	ch := r.GetMessageLoopEnd().GetChanges()
+	var ch *exocortexv1.StateChanges
+	if resp, ok := batchResponseOf(r, hookOf(r)).(changer); ok {
+		ch = resp.GetChanges()
+	}
 	for _, w := range ch.GetWrites() {
 		if w.GetKey() == "conformance_seen" {
 			var sv wrapperspb.StringValue
@@ -89,6 +93,96 @@ func seenIn(t *testing.T, r *exocortexv1.BatchResult) string {
 		}
 	}
 	return ""
+}
+
+// hookOf is the hook of the response a batch result holds (unspecified for none).
+func hookOf(r *exocortexv1.BatchResult) exocortexv1.Hook {
+	m := r.ProtoReflect()
+	if fd := m.WhichOneof(m.Descriptor().Oneofs().ByName("response")); fd != nil {
+		return exocortexv1.Hook(fd.Number())
+	}
+	return exocortexv1.Hook_HOOK_UNSPECIFIED
+}
+
+// promptCase is a batch at a hook whose request carries the prompt so far, of
+// extensions that say what of it they were given: prompt_reader (which declares
+// reads_prompt) and prompt_skimmer (which does not) in conformance_seen, so that
+// the batch goes on past them, and echo (which declares it, and reads_history) in
+// its prompt block, which ends the batch. The plugin runs a batch's extensions in
+// the order the host lists them, so a reader runs before and after a skimmer.
+type promptCase struct {
+	name  string
+	hook  exocortexv1.Hook
+	req   proto.Message
+	names []string
+	want  []string // what each extension says it was given
+}
+
+func promptCases() []promptCase {
+	system := exocortexv1.Hook_HOOK_SYSTEM_PROMPT
+	sys := &exocortexv1.SystemPromptRequest{SystemPrompt: "You help.", Tools: []*exocortexv1.ToolSpec{{Name: "a"}, {Name: "b"}}}
+	after := exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER
+	// The history is there because echo reads it; the watchers do not.
+	aft := &exocortexv1.MessageLoopPromptsAfterRequest{Iteration: 3, History: msgs(2), NumCtx: 8192, PromptTokens: 1000,
+		Extras: []*exocortexv1.PromptBlock{{Title: "X", Content: "x"}, {Title: "Y", Content: "y"}}}
+	const (
+		skimSys = "prompt_skimmer saw system_prompt [], 2 tools"
+		readSys = "prompt_reader saw system_prompt [You help.], 2 tools"
+		skimAft = "prompt_skimmer saw 0 extras, prompt_tokens 0, num_ctx 8192, iteration 3, history 0"
+		readAft = "prompt_reader saw 2 extras, prompt_tokens 1000, num_ctx 8192, iteration 3, history 0"
+	)
+	return []promptCase{
+		{"system_prompt", system, sys, []string{"prompt_skimmer", "prompt_reader", "echo"},
+			[]string{skimSys, readSys, "system You help. [a,b]"}},
+		{"system_prompt, the reader first", system, sys, []string{"prompt_reader", "prompt_skimmer"},
+			[]string{readSys, skimSys}},
+		{"message_loop_prompts_after", after, aft, []string{"prompt_skimmer", "prompt_reader", "echo"},
+			[]string{skimAft, readAft, "after 3 2 1000/8192"}},
+		{"message_loop_prompts_after, the reader first", after, aft, []string{"prompt_reader", "prompt_skimmer"},
+			[]string{readAft, skimAft}},
+	}
+}
+
+// batch returns the case's extensions and its batch request, each HookCall with
+// message id msgID.
+func (tc promptCase) batch(t *testing.T, s *suite, msgID string) ([]*host.Extension, *exocortexv1.BatchRequest) {
+	t.Helper()
+	var exts []*host.Extension
+	var calls []*exocortexv1.HookCall
+	for _, n := range tc.names {
+		e := s.ext(t, tc.hook, n)
+		exts = append(exts, e)
+		calls = append(calls, s.hookCall(e, msgID))
+	}
+	return exts, batchRequest(tc.hook, tc.req, calls)
+}
+
+// said is what each result of a promptCase's batch says: the content of its
+// prompt blocks (echo's), or else the value written to conformance_seen (the
+// watchers'), or its error.
+func said(t *testing.T, results []*exocortexv1.BatchResult) []string {
+	t.Helper()
+	var out []string
+	for _, r := range results {
+		if r.GetError() != "" {
+			out = append(out, "error: "+r.GetError())
+			continue
+		}
+		var blocks []string
+		if resp, ok := batchResponseOf(r, hookOf(r)).(interface {
+			GetPromptBlocks() []*exocortexv1.PromptBlock
+		}); ok {
+			for _, b := range resp.GetPromptBlocks() {
+				blocks = append(blocks, b.GetContent())
+			}
+		}
+		if len(blocks) > 0 {
+			out = append(out, strings.Join(blocks, "|"))
+			continue
+		}
+		out = append(out, seenIn(t, r))
+	}
+	return out
 }
 
 func (s *suite) testBatches(t *testing.T) {
@@ -183,6 +277,23 @@ func (s *suite) testBatches(t *testing.T) {
 			t.Fatalf("%v, %v", resp, err)
 		}
 		blockOf(t, resp.GetResults()[0].GetMessageLoopPromptsBefore().GetPromptBlocks(), "before 2 2")
+	})
+
+	t.Run("prompt", func(t *testing.T) {
+		// The prompt so far (system_prompt's system_prompt, message_loop_prompts_after's
+		// extras and prompt_tokens) is in the batch's request because some of its
+		// extensions declare reads_prompt; only they receive it, and every
+		// extension receives the request's other fields.
+		for _, tc := range promptCases() {
+			exts, req := tc.batch(t, s, "m-prompt")
+			resp, err := host.CallBatch(t.Context(), exts, req)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			if got := said(t, resp.GetResults()); strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("%s: the extensions of the batch were given\n got %q\nwant %q", tc.name, got, tc.want)
+			}
+		}
 	})
 
 	t.Run("errors", func(t *testing.T) {

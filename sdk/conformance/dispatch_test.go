@@ -27,7 +27,8 @@ type dispatchCase struct {
 
 // dispatchCases are the batches of testBatches (state passed along, the stop
 // after a result that sets more than state and the rest sent again, the history,
-// errors and refused writes as results, an extension the plugin does not serve),
+// the prompt so far, errors and refused writes as results, an extension the
+// plugin does not serve),
 // a batch of every extension at each hook, and an empty batch; no two in a row
 // are answered alike, so an answer to the wrong batch shows.
 func (s *suite) dispatchCases(t *testing.T) []dispatchCase {
@@ -66,6 +67,10 @@ func (s *suite) dispatchCases(t *testing.T) []dispatchCase {
 	echo := s.ext(t, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE, "echo")
 	cases = append(cases, dispatchCase{"echo with the history", batchRequest(exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE,
 		&exocortexv1.MessageLoopPromptsBeforeRequest{Iteration: 2, History: msgs(2)}, []*exocortexv1.HookCall{s.hookCall(echo, "m")})})
+	for _, tc := range promptCases() {
+		_, req := tc.batch(t, s, "m-dispatch")
+		cases = append(cases, dispatchCase{"the prompt so far at " + tc.name, req})
+	}
 	for _, reply := range []string{"fail", "status", "boom"} {
 		cases = append(cases, ending("fragile, reply "+reply, &exocortexv1.MessageLoopEndRequest{Iteration: 3, Reply: reply},
 			append([]string{"fragile"}, relays...)...))

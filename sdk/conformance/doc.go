@@ -20,7 +20,9 @@
 //     keeps serving; a plain error is Unknown, a status error passes through;
 //   - batches (RunBatch, which the manifest says it serves): state written or reset
 //     by one extension reaches the next that reads it, each extension gets its own
-//     copy of the request, a batch stops right after a result that sets more than
+//     copy of the request, the history and the prompt so far (system_prompt,
+//     extras, prompt_tokens) reach only the extensions that declare reads_history
+//     and reads_prompt, a batch stops right after a result that sets more than
 //     state (the host sends the rest again), and a failure is its extension's
 //     result, written as a Go gRPC error, while the batch goes on;
 //   - dispatch (Dispatch, which the manifest says it serves): those batches, one

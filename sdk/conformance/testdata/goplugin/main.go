@@ -13,6 +13,8 @@
 //	sleepy            timeouts (user message "sleep")
 //	relay_a, _b, _c   batches (message_loop_end, after fragile): state passed along
 //	                  a batch, and each extension's own copy of the request
+//	prompt_reader,    batches (system_prompt, message_loop_prompts_after): the
+//	prompt_skimmer    prompt so far reaches only the extension declaring ReadsPrompt
 //
 // Tools: shout, failing, panicky, stateful, delegate (the host's services).
 package main
@@ -54,6 +56,7 @@ func (echo) Spec() sdk.Spec {
 		Writes:        []sdk.KeyRef{seen()},
 		InjectsPrompt: true,
 		ReadsHistory:  true,
+		ReadsPrompt:   true,
 		Description:   "Answers every hook from its request.",
 	}
 }
@@ -311,6 +314,31 @@ func (r relay) MessageLoopEnd(_ context.Context, c *sdk.Call, req *exocortexv1.M
 	return nil, nil
 }
 
+// promptWatch says which of the prompt's fields its request carried, in state only
+// (so a batch goes on past it): in a batch, system_prompt, extras and prompt_tokens
+// reach it only when it declares ReadsPrompt, and the other fields always.
+type promptWatch struct {
+	name  string
+	order int
+	reads bool
+}
+
+func (w promptWatch) Spec() sdk.Spec {
+	return sdk.Spec{Name: w.name, Order: w.order, Writes: []sdk.KeyRef{seen()}, ReadsPrompt: w.reads,
+		Description: "Says which of the prompt's fields it was given."}
+}
+
+func (w promptWatch) SystemPrompt(_ context.Context, c *sdk.Call, req *exocortexv1.SystemPromptRequest) (*exocortexv1.SystemPromptResponse, error) {
+	seen().Set(c, wrapperspb.String(fmt.Sprintf("%s saw system_prompt [%s], %d tools", w.name, req.GetSystemPrompt(), len(req.GetTools()))))
+	return nil, nil
+}
+
+func (w promptWatch) MessageLoopPromptsAfter(_ context.Context, c *sdk.Call, req *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
+	seen().Set(c, wrapperspb.String(fmt.Sprintf("%s saw %d extras, prompt_tokens %d, num_ctx %d, iteration %d, history %d",
+		w.name, len(req.GetExtras()), req.GetPromptTokens(), req.GetNumCtx(), req.GetIteration(), len(req.GetHistory()))))
+	return nil, nil
+}
+
 func main() {
 	sdk.Serve(sdk.Plugin{
 		Name:    "conformance",
@@ -318,6 +346,7 @@ func main() {
 		Extensions: []sdk.Extension{
 			echo{}, counter{}, nosy{}, repeatWatch{}, fragile{}, undeclaredBlocks{}, sleepy{},
 			relay{"relay_a", 61}, relay{"relay_b", 62}, relay{"relay_c", 63},
+			promptWatch{"prompt_skimmer", 80, false}, promptWatch{"prompt_reader", 81, true},
 		},
 		Tools: []sdk.Tool{
 			{

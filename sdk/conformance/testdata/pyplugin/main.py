@@ -16,6 +16,8 @@ Extensions (what each is for in the suite):
     sleepy            timeouts (user message "sleep")
     relay_a, _b, _c   batches (message_loop_end, after fragile): state passed along
                       a batch, and each extension's own copy of the request
+    prompt_reader,    batches (system_prompt, message_loop_prompts_after): the
+    prompt_skimmer    prompt so far reaches only the extension declaring reads_prompt
 
 Tools: shout, failing, panicky, stateful, delegate (the host's services).
 """
@@ -50,7 +52,8 @@ class Echo:
 
     def spec(self):
         return exo.Spec(name="echo", order=10, hook_order={"system_prompt": 15}, writes=[SEEN],
-                        injects_prompt=True, reads_history=True, description="Answers every hook from its request.")
+                        injects_prompt=True, reads_history=True, reads_prompt=True,
+                        description="Answers every hook from its request.")
 
     def agent_init(self, call, req):
         mark(call)
@@ -237,6 +240,28 @@ class Relay:
         req.iteration += 100
 
 
+class PromptWatch:
+    """Says which of the prompt's fields its request carried, in state only (so a
+    batch goes on past it): in a batch, system_prompt, extras and prompt_tokens reach
+    it only when it declares reads_prompt, and the other fields always."""
+
+    def __init__(self, name, order, reads):
+        self.name, self.order, self.reads = name, order, reads
+
+    def spec(self):
+        return exo.Spec(name=self.name, order=self.order, writes=[SEEN], reads_prompt=self.reads,
+                        description="Says which of the prompt's fields it was given.")
+
+    def system_prompt(self, call, req):
+        SEEN.set(call, wrappers_pb2.StringValue(
+            value=f"{self.name} saw system_prompt [{req.system_prompt}], {len(req.tools)} tools"))
+
+    def message_loop_prompts_after(self, call, req):
+        SEEN.set(call, wrappers_pb2.StringValue(
+            value=f"{self.name} saw {len(req.extras)} extras, prompt_tokens {req.prompt_tokens}, "
+                  f"num_ctx {req.num_ctx}, iteration {req.iteration}, history {len(req.history)}"))
+
+
 def shout(call, args):
     if not isinstance(args, dict):
         raise exo.ToolError("the arguments must be a JSON object")
@@ -269,7 +294,8 @@ if __name__ == "__main__":
         name="conformance",
         version="1.0.0",
         extensions=[Echo(), Counter(), Nosy(), RepeatWatch(), Fragile(), UndeclaredBlocks(), Sleepy(),
-                    Relay("relay_a", 61), Relay("relay_b", 62), Relay("relay_c", 63)],
+                    Relay("relay_a", 61), Relay("relay_b", 62), Relay("relay_c", 63),
+                    PromptWatch("prompt_skimmer", 80, False), PromptWatch("prompt_reader", 81, True)],
         tools=[
             exo.Tool("shout", "Repeats its text argument, loudly.",
                      '{"type":"object","properties":{"text":{"type":"string"}}}', shout,
