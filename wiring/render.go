@@ -106,9 +106,13 @@ func (g *Graph) renderPipeline(w writer) {
 	w("`message_loop_prompts_after` fire while the prompt is built, so only their\n")
 	w("extensions can add text the model sees. Every extension gets the recent messages\n")
 	w("in its context; those whose reads include history (prompt at `before_main_llm_call`)\n")
-	w("declare `reads_history` and are sent the whole conversation. At `tool_execute_before`\n")
-	w("and `tool_execute_after`, an extension noted \"only for\" some tools (`for_tools`)\n")
-	w("is called only for calls of those tools.\n\n")
+	w("declare `reads_history` and are sent the whole conversation. Those whose reads include\n")
+	w("prompt so far declare `reads_prompt` and are sent the prompt as the extensions before\n")
+	w("them at the hook left it (the system prompt at `system_prompt`, the extras and their\n")
+	w("token count at `message_loop_prompts_after`); the others there are sent neither and\n")
+	w("may be called at the same time as the extensions before them. At\n")
+	w("`tool_execute_before` and `tool_execute_after`, an extension noted \"only for\" some\n")
+	w("tools (`for_tools`) is called only for calls of those tools.\n\n")
 
 	byHook := map[string][]*Extension{}
 	for _, e := range g.Extensions {
@@ -158,10 +162,8 @@ func renderExtensionTable(w writer, exts []*Extension) {
 		if s.GetInjectsPrompt() {
 			injects = "yes"
 		}
-		reads := codes(uniq(s.GetReads()))
-		if what := historyField(e); what != "" {
-			reads = strings.Join(slices.DeleteFunc([]string{reads, what}, func(x string) bool { return x == "" }), ", ")
-		}
+		reads := strings.Join(slices.DeleteFunc([]string{codes(uniq(s.GetReads())), historyField(e), promptField(e)},
+			func(x string) bool { return x == "" }), ", ")
 		var notes []string
 		switch {
 		case e.ShadowedBy != "":
@@ -202,6 +204,20 @@ func historyField(e *Extension) string {
 		return "history"
 	case exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL:
 		return "prompt"
+	}
+	return ""
+}
+
+// promptField names what reads_prompt gives the extension at its hook ("prompt
+// so far": the system prompt, or the extras and their token count), or "" when
+// it is not declared or the hook's request carries neither.
+func promptField(e *Extension) string {
+	if !e.Spec.GetReadsPrompt() {
+		return ""
+	}
+	switch e.Spec.GetHook() {
+	case exocortexv1.Hook_HOOK_SYSTEM_PROMPT, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER:
+		return "prompt so far"
 	}
 	return ""
 }

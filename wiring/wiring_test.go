@@ -129,18 +129,26 @@ func TestShadowing(t *testing.T) {
 func itoa(n int32) string { return strconv.Itoa(int(n)) }
 
 // TestHistoryAndToolsDeclarations: an extension sent the whole conversation
-// has history (or, at before_main_llm_call, prompt) among its reads, and one
-// limited to some tools says so in its notes.
+// has history (or, at before_main_llm_call, prompt) among its reads, one sent
+// the prompt so far (at system_prompt and message_loop_prompts_after) has prompt
+// so far, and one limited to some tools says so in its notes. A declaration at
+// a hook whose request carries nothing it governs shows nothing.
 func TestHistoryAndToolsDeclarations(t *testing.T) {
-	ext := func(name string, hook exocortexv1.Hook, reads []string, history bool, tools ...string) *exocortexv1.ExtensionSpec {
-		return &exocortexv1.ExtensionSpec{Name: name, Hook: hook, Order: 1, Reads: reads, ReadsHistory: history, ForTools: tools}
+	const history, prompt = 1, 2
+	ext := func(name string, hook exocortexv1.Hook, reads []string, sent int, tools ...string) *exocortexv1.ExtensionSpec {
+		return &exocortexv1.ExtensionSpec{Name: name, Hook: hook, Order: 1, Reads: reads,
+			ReadsHistory: sent&history != 0, ReadsPrompt: sent&prompt != 0, ForTools: tools}
 	}
 	m := Model{Plugins: []Plugin{{Name: "p", Manifest: &exocortexv1.ManifestResponse{Extensions: []*exocortexv1.ExtensionSpec{
-		ext("summariser", exocortexv1.Hook_HOOK_MONOLOGUE_END, nil, true),
-		ext("tracker", exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL, []string{"completion"}, true),
-		ext("profile", exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE, nil, false),
-		ext("guard", exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE, nil, false, "text_editor"),
-		ext("gate", exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER, nil, false, "code_execution", "data_analyze"),
+		ext("summariser", exocortexv1.Hook_HOOK_MONOLOGUE_END, nil, history),
+		ext("tracker", exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL, []string{"completion"}, history),
+		ext("profile", exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE, nil, 0),
+		ext("guard", exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE, nil, 0, "text_editor"),
+		ext("gate", exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER, nil, 0, "code_execution", "data_analyze"),
+		ext("budget", exocortexv1.Hook_HOOK_SYSTEM_PROMPT, nil, prompt),
+		ext("watchdog", exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER, []string{"fill"}, prompt),
+		ext("dedup", exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER, nil, history|prompt),
+		ext("counter", exocortexv1.Hook_HOOK_MONOLOGUE_START, nil, history|prompt),
 	}}}}}
 	doc := string(Render(&m))
 	for _, want := range []string{
@@ -149,6 +157,10 @@ func TestHistoryAndToolsDeclarations(t *testing.T) {
 		"| 1 | `profile` | `p` | – | – | no | – |",
 		"| 1 | `guard` | `p` | – | – | no | only for `text_editor` |",
 		"| 1 | `gate` | `p` | – | – | no | only for `code_execution`, `data_analyze` |",
+		"| 1 | `budget` | `p` | prompt so far | – | no | – |",
+		"| 1 | `watchdog` | `p` | `fill`, prompt so far | – | no | – |",
+		"| 1 | `dedup` | `p` | history, prompt so far | – | no | – |",
+		"| 1 | `counter` | `p` | – | – | no | – |",
 	} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("the document lacks the row %q", want)
