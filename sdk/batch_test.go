@@ -147,3 +147,48 @@ func TestDispatch(t *testing.T) {
 		t.Errorf("the stream did not end cleanly after the host closed it: %v", err)
 	}
 }
+
+// after is an extension at message_loop_prompts_after that records what it was
+// sent.
+type after struct {
+	spec sdk.Spec
+	seen map[string]string
+}
+
+func (e after) Spec() sdk.Spec { return e.spec }
+
+func (e after) MessageLoopPromptsAfter(_ context.Context, _ *sdk.Call, req *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
+	e.seen[e.spec.Name] = fmt.Sprintf("extras=%d tokens=%d history=%d num_ctx=%d", len(req.GetExtras()), req.GetPromptTokens(), len(req.GetHistory()), req.GetNumCtx())
+	return nil, nil
+}
+
+// TestBatchSendsThePromptSoFarToItsReaders: in a batch, only an extension that
+// declares ReadsPrompt gets the extras and prompt tokens (and ReadsHistory the
+// history), as its own call would.
+func TestBatchSendsThePromptSoFarToItsReaders(t *testing.T) {
+	seen := map[string]string{}
+	client := sdktest.Serve(t, sdk.Plugin{Name: "prompty", Extensions: []sdk.Extension{
+		after{sdk.Spec{Name: "skimmer", Order: 1}, seen},
+		after{sdk.Spec{Name: "reader", Order: 2, ReadsPrompt: true}, seen},
+		after{sdk.Spec{Name: "historian", Order: 3, ReadsHistory: true}, seen},
+	}})
+	_, err := client.RunBatch(t.Context(), &exocortexv1.BatchRequest{
+		Request: &exocortexv1.BatchRequest_MessageLoopPromptsAfter{MessageLoopPromptsAfter: &exocortexv1.MessageLoopPromptsAfterRequest{
+			Extras: []*exocortexv1.PromptBlock{{Title: "T", Content: "c"}}, PromptTokens: 900, NumCtx: 8192,
+			History: []*exocortexv1.Message{{Role: "user", Content: "hi"}},
+		}},
+		Calls: []*exocortexv1.HookCall{sdktest.Call("skimmer"), sdktest.Call("reader"), sdktest.Call("historian")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"skimmer":   "extras=0 tokens=0 history=0 num_ctx=8192",
+		"reader":    "extras=1 tokens=900 history=0 num_ctx=8192",
+		"historian": "extras=0 tokens=0 history=1 num_ctx=8192",
+	} {
+		if seen[name] != want {
+			t.Errorf("%s was sent %s, want %s", name, seen[name], want)
+		}
+	}
+}

@@ -332,7 +332,7 @@ func timeoutMs(d time.Duration) uint32 {
 	return uint32(ms)
 }
 
-// readsHistory reports whether hook's request has a field that Spec.ReadsHistory
+// readsHistoryAt reports whether hook's request has a field that Spec.ReadsHistory
 // governs.
 func readsHistoryAt(hook exocortexv1.Hook) bool {
 	switch hook {

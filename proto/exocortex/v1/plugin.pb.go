@@ -43,7 +43,9 @@ type BatchRequest struct {
 	// number. Extension i receives a copy whose call is calls[i], with the state it
 	// reads updated by the writes and resets of the results before it. The history
 	// and prompt fields are filled when any extension of the batch declares
-	// reads_history; the plugin clears them for the extensions that do not.
+	// reads_history, and the prompt so far (system_prompt; extras and
+	// prompt_tokens) when any declares reads_prompt; the plugin clears them for
+	// the extensions that do not, at the hooks whose requests have them.
 	//
 	// Types that are valid to be assigned to Request:
 	//
