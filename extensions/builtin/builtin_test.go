@@ -94,6 +94,14 @@ func TestToolPluginsReadTheirConfiguration(t *testing.T) {
 	ps := Plugins()
 	agent := sdktest.Serve(t, ps["agent-tools"])
 	mem := sdktest.Serve(t, ps["memory-tools"])
+	// sdktest.Serve does not call Plugin.Close as a plugin process does on exit:
+	// close the store before the home directory is removed, or its idle close
+	// (10ms) may write there while it is being removed.
+	t.Cleanup(func() {
+		if err := ps["memory-tools"].Close(); err != nil {
+			t.Errorf("closing memory-tools: %v", err)
+		}
+	})
 	run := func(client exocortexv1.PluginClient, tool, args string) *exocortexv1.ToolResult {
 		t.Helper()
 		resp, err := client.ExecuteTool(t.Context(), &exocortexv1.ExecuteToolRequest{
