@@ -32,7 +32,10 @@ import (
 //   - At a hook where no response feeds the next request (see hooks.Info.
 //     FeedsNext), an extension of another plugin is called at the same time when
 //     the state keys and data files its manifest declares do not meet those of
-//     the extensions before it that have not answered yet.
+//     the extensions before it that have not answered yet. At system_prompt and
+//     message_loop_prompts_after, whose responses feed the prompt so far into
+//     the next request, so may an extension that does not read it
+//     (reads_prompt).
 //
 // Responses are always taken, and events emitted, in the extensions' order.
 func fire[Req proto.Message, Resp changer](
@@ -226,8 +229,8 @@ func footprintOf(ext *host.Extension) footprint {
 	return declared(ext.Spec, ext.Plugin.Manifest().GetFiles())
 }
 
-// declared is the footprint of the extension spec declares, among the data files
-// of its plugin's manifest.
+// declared is the footprint spec declares, with the data files of its
+// plugin's manifest.
 func declared(spec *exocortexv1.ExtensionSpec, files []*exocortexv1.FileSpec) footprint {
 	f := footprint{reads: map[string]bool{}, writes: map[string]bool{}}
 	for _, k := range spec.GetReads() {
