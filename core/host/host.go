@@ -1,7 +1,9 @@
 // Package host loads plugins and keeps them running. It finds plugins with package
 // discover, starts each as a process through hashicorp/go-plugin (gRPC only), reads
 // its manifest, checks the wiring the manifests declare, and then runs calls
-// against the extensions with a deadline each.
+// against the extensions with a deadline each: one at a time (Call), several of
+// one plugin in one round trip (CallBatch), or over the plugin's long-lived
+// Dispatch stream (Dispatch, dispatch.go).
 //
 // Failure isolation: a plugin that panics or exits mid-call fails that call only;
 // it is restarted on its next use after a backoff, and quarantined after three

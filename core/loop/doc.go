@@ -11,7 +11,8 @@
 //	  system_prompt                 │ may add prompt blocks, and only these: their
 //	  message_loop_prompts_after    ┘ text reaches this iteration's model call
 //	  before_main_llm_call          the prompt is final: state work only
-//	  response_stream_chunk         per streamed piece of the reply (64 bytes or a line)
+//	  response_stream_chunk         per streamed piece of the reply (64 bytes or a line,
+//	                                at most 20 a second)
 //	  response_stream_end
 //	  hist_add_before               the reply
 //	  error_format                  when the reply is unusable (with a signal)
@@ -23,7 +24,12 @@
 //	monologue_end                   always
 //
 // Extensions of one hook run in ascending integer order across all plugins, each
-// seeing the state the previous one wrote. The core injects its own messages
+// seeing the state the previous one wrote. That is the semantics; to spend fewer
+// round trips between processes, fire (schedule.go) sends a plugin's
+// consecutive extensions as one batch over its Dispatch stream, and calls
+// extensions of different plugins at once where their declared keys and files
+// show the order cannot be told apart. A hook_done event gives each firing's
+// wall time. The core injects its own messages
 // (repeat, misformat, unusable-reply limit, tool not found, …) from prompt files
 // and attaches the signal their front matter names, so extensions test
 // msg.Signal == signals.Repeat and never the wording.
