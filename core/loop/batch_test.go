@@ -23,6 +23,12 @@ import (
 // runBatchPlugin runs one monologue (tool x, tool y, then the response tool)
 // with testdata/batchplugin loaded, and returns the agent and its events.
 func runBatchPlugin(t *testing.T, noBatching bool, env ...string) (*Agent, *recorder, error) {
+	return runBatchPluginWith(t, host.Options{}, noBatching, env...)
+}
+
+// runBatchPluginWith is runBatchPlugin with host options (Dirs and PluginEnv
+// are set here).
+func runBatchPluginWith(t *testing.T, opts host.Options, noBatching bool, env ...string) (*Agent, *recorder, error) {
 	t.Helper()
 	bin := sdktest.BuildPlugin(t, "./testdata/batchplugin")
 	dir := t.TempDir()
@@ -33,7 +39,8 @@ func runBatchPlugin(t *testing.T, noBatching bool, env ...string) (*Agent, *reco
 	if err := os.WriteFile(filepath.Join(dir, "batchy", "plugin.json"), pj, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h, err := host.New(t.Context(), host.Options{Dirs: []discover.Dir{{Path: dir, Source: discover.User}}, PluginEnv: env})
+	opts.Dirs, opts.PluginEnv = []discover.Dir{{Path: dir, Source: discover.User}}, env
+	h, err := host.New(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,5 +343,33 @@ func TestDispatchCancel(t *testing.T) {
 	}
 	if st := h.Status()[0]; st.Crashes != crashes {
 		t.Errorf("the cancel counted as a crash: %+v", st)
+	}
+}
+
+// TestDispatchKillsAHungPlugin: an extension that ignores its context holds its
+// batch until the batch's deadline (the sum of its extensions'); then the plugin
+// is killed, every extension of the batch fails, and the plugin serves again
+// after its restart.
+func TestDispatchKillsAHungPlugin(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "hung")
+	_, rec, err := runBatchPluginWith(t, host.Options{DefaultTimeout: 300 * time.Millisecond}, false, "BATCHPLUGIN_HANG_HARD="+marker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := rec.hook("s_hang")
+	if len(evs) == 0 || !strings.Contains(evs[0].Error, "timed_out") || !strings.Contains(evs[0].Error, "the plugin was killed") {
+		t.Fatalf("s_hang's first event: %+v, want the batch's deadline missed and the plugin killed", evs)
+	}
+	if e := rec.hook("s_after_crash"); len(e) == 0 || !strings.Contains(e[0].Error, "timed_out") {
+		t.Errorf("s_after_crash, in the same batch: %+v, want it failed with the batch", e)
+	}
+	var after bool
+	for _, e := range rec.hook("b_last") {
+		if e.Iteration > 1 && e.Error == "" {
+			after = true
+		}
+	}
+	if !after {
+		t.Error("the plugin did not serve again after it was killed")
 	}
 }

@@ -2,7 +2,8 @@
 // that hand state to each other, one that injects a prompt block (which ends a
 // batch), readers of the conversation with and without declaring it, a tool
 // filter, one that kills its process once when BATCHPLUGIN_CRASH names a file
-// that does not exist yet, and one that hangs once when BATCHPLUGIN_HANG does.
+// that does not exist yet, and one that hangs once when BATCHPLUGIN_HANG does
+// (or BATCHPLUGIN_HANG_HARD, then ignoring its context).
 // Each extension writes what it saw into a session key, for the test to read.
 package main
 
@@ -159,6 +160,12 @@ func (hang) MessageLoopStart(ctx context.Context, _ *sdk.Call, _ *exocortexv1.Me
 			case <-time.After(time.Minute):
 			case <-ctx.Done():
 			}
+		}
+	}
+	if f := os.Getenv("BATCHPLUGIN_HANG_HARD"); f != "" { // ignoring its context
+		if _, err := os.Stat(f); err != nil {
+			_ = os.WriteFile(f, nil, 0o644)
+			time.Sleep(time.Minute)
 		}
 	}
 	return nil, nil
