@@ -201,9 +201,10 @@ func (h *Host) Reload(ctx context.Context, name string) error {
 	return h.reconcile(ctx, name, time.Now(), nil)
 }
 
-// BeginIteration is called by the loop at the top of every iteration. When no
-// other iteration is in flight it swaps in what is staged, and it points store
-// at the declarations in force. The returned function ends the iteration; call
+// BeginIteration is called by the loop at the top of every iteration, and
+// around the opening of every monologue (the user message's hist_add_before and
+// monologue_start). When no other iteration is in flight it swaps in what is
+// staged, and it points store at the declarations in force. The returned function ends the iteration; call
 // it when the iteration is over (defer it):
 //
 //	defer a.opts.Host.BeginIteration(a.store)()

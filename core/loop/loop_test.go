@@ -348,3 +348,58 @@ func TestApproval(t *testing.T) {
 	}
 	_ = time.Second
 }
+
+// TestReloadBeforeTheNextMessage: a plugin rebuilt while the session is idle
+// serves the next user message's opening hooks already, not only from its
+// first iteration.
+func TestReloadBeforeTheNextMessage(t *testing.T) {
+	dir := t.TempDir()
+	v1 := plugin{name: "opener", exts: []*exocortexv1.ExtensionSpec{ext("opener_v1", exocortexv1.Hook_HOOK_MONOLOGUE_START, 10)}}
+	writePlugin(t, dir, v1)
+	staged := make(chan struct{}, 1)
+	h, err := host.New(context.Background(), host.Options{Dirs: []discover.Dir{{Path: dir, Source: discover.User}},
+		WatchDebounce: 20 * time.Millisecond,
+		OnEvent: func(e host.Event) {
+			if e.Kind == host.EventStaged {
+				select {
+				case staged <- struct{}{}:
+				default:
+				}
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	if err := h.Watch(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := scripted.NewServer(scripted.Script{Replies: []scripted.Reply{toolReply("nothing"), toolReply("nothing")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	c, _ := llm.New(srv.URL())
+	rec := &recorder{}
+	a, err := New(Options{Host: h, LLM: c, Prompts: prompts.NewLoader(), Model: srv.Model(), MaxIterations: 1, Observer: rec.observe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = a.Monologue(context.Background(), "first") // stops at the iteration limit
+	if len(rec.hook("opener_v1")) != 1 {
+		t.Fatalf("opener_v1 events: %+v", rec.hook("opener_v1"))
+	}
+	writePlugin(t, dir, plugin{name: "opener", exts: []*exocortexv1.ExtensionSpec{ext("opener_v2", exocortexv1.Hook_HOOK_MONOLOGUE_START, 10)}})
+	select {
+	case <-staged:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the rebuilt plugin was not staged")
+	}
+	_, _ = a.Monologue(context.Background(), "second")
+	if got := rec.hook("opener_v2"); len(got) != 1 || got[0].Error != "" {
+		t.Errorf("the second message's monologue_start: opener_v2 events %+v, want the new version to serve it", got)
+	}
+	if got := rec.hook("opener_v1"); len(got) != 1 {
+		t.Errorf("opener_v1 ran %d times, want once (before the rebuild)", len(got))
+	}
+}

@@ -72,15 +72,19 @@ func (a *Agent) Monologue(ctx context.Context, userText string) (*Result, error)
 		a.emit(Event{Type: EventMonologueEnd, Iteration: res.Iterations, Text: res.Response, StopReason: res.StopReason})
 	}()
 
+	// The opening is a swap point like an iteration's start: a plugin rebuilt
+	// while the session was idle serves the user message's hooks already.
+	endOpening := a.opts.Host.BeginIteration(a.store)
 	user := a.newMessage("user", "operator", userText)
 	t.userMsg = user
-	if err := a.addMessage(ctx, t, user); err != nil {
-		return res, err
+	err := a.addMessage(ctx, t, user)
+	if err == nil {
+		err = fire(ctx, a, t, exocortexv1.Hook_HOOK_MONOLOGUE_START,
+			func(c *exocortexv1.HookCall, _ fields) *exocortexv1.MonologueStartRequest {
+				return &exocortexv1.MonologueStartRequest{Call: c, UserMessage: user}
+			}, exocortexv1.PluginClient.MonologueStart, nil)
 	}
-	err := fire(ctx, a, t, exocortexv1.Hook_HOOK_MONOLOGUE_START,
-		func(c *exocortexv1.HookCall, _ fields) *exocortexv1.MonologueStartRequest {
-			return &exocortexv1.MonologueStartRequest{Call: c, UserMessage: user}
-		}, exocortexv1.PluginClient.MonologueStart, nil)
+	endOpening()
 	if err != nil {
 		return res, err
 	}
