@@ -114,5 +114,7 @@
 // name must be a tool some loaded plugin (or the loop) provides: otherwise a
 // renamed tool switches the extension off without a word (EXO115; a warning
 // while a plugin that might provide it did not load). for_tools anywhere else
-// limits nothing (EXO116).
+// limits nothing (EXO116). reads_history and reads_prompt ask the host for
+// request fields, so each at a hook whose requests have no such field is a
+// warning (EXO117).
 package lint

@@ -180,6 +180,7 @@ func Check(in Input) []Finding {
 	c.gates()
 	c.loads()
 	c.tools()
+	c.requestFields()
 	c.wiringDoc()
 	SortFindings(c.out)
 	return slices.CompactFunc(c.out, func(a, b Finding) bool { return a == b })

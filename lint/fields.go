@@ -1,0 +1,44 @@
+package lint
+
+import (
+	"fmt"
+
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+)
+
+// requestFields checks the declarations that ask the host for request fields
+// (EXO117): reads_history at a hook whose requests carry no history or prompt
+// messages, reads_prompt at one that threads no prompt so far. The Go SDKs
+// carry them only where they mean something; a hand-written manifest may not,
+// and then the author believes the extension is sent what it never is.
+func (c *checker) requestFields() {
+	for _, e := range c.g.Extensions {
+		if e.ShadowedBy != "" {
+			continue
+		}
+		h := e.Spec.GetHook()
+		if e.Spec.GetReadsHistory() && !carriesHistory(h) {
+			c.add(Finding{Code: "EXO117", Severity: Warning, Plugin: e.Plugin.Name, Extension: e.Name,
+				Message: fmt.Sprintf("extension %s of plugin %s declares reads_history at %s, whose requests carry no history: only message_loop_prompts_before, message_loop_prompts_after and monologue_end (history) and before_main_llm_call (prompt) do; it gets the recent messages in its context like every extension", e.Name, e.Plugin.Name, e.Hook.Name),
+				Fix:     "drop reads_history from the declaration at " + e.Hook.Name})
+		}
+		if e.Spec.GetReadsPrompt() && !threadsPrompt(h) {
+			c.add(Finding{Code: "EXO117", Severity: Warning, Plugin: e.Plugin.Name, Extension: e.Name,
+				Message: fmt.Sprintf("extension %s of plugin %s declares reads_prompt at %s, whose requests carry no prompt so far: only system_prompt (system_prompt) and message_loop_prompts_after (extras, prompt_tokens) do", e.Name, e.Plugin.Name, e.Hook.Name),
+				Fix:     "drop reads_prompt from the declaration at " + e.Hook.Name})
+		}
+	}
+}
+
+func carriesHistory(h exocortexv1.Hook) bool {
+	switch h {
+	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER,
+		exocortexv1.Hook_HOOK_MONOLOGUE_END, exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL:
+		return true
+	}
+	return false
+}
+
+func threadsPrompt(h exocortexv1.Hook) bool {
+	return h == exocortexv1.Hook_HOOK_SYSTEM_PROMPT || h == exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER
+}
