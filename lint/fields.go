@@ -3,7 +3,7 @@ package lint
 import (
 	"fmt"
 
-	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/core/hooks"
 )
 
 // requestFields checks the declarations that ask the host for request fields
@@ -16,29 +16,16 @@ func (c *checker) requestFields() {
 		if e.ShadowedBy != "" {
 			continue
 		}
-		h := e.Spec.GetHook()
-		if e.Spec.GetReadsHistory() && !carriesHistory(h) {
+		in, _ := hooks.Of(e.Spec.GetHook())
+		if e.Spec.GetReadsHistory() && !in.CarriesHistory {
 			c.add(Finding{Code: "EXO117", Severity: Warning, Plugin: e.Plugin.Name, Extension: e.Name,
 				Message: fmt.Sprintf("extension %s of plugin %s declares reads_history at %s, whose requests carry no history: only message_loop_prompts_before, message_loop_prompts_after and monologue_end (history) and before_main_llm_call (prompt) do; it gets the recent messages in its context like every extension", e.Name, e.Plugin.Name, e.Hook.Name),
 				Fix:     "drop reads_history from the declaration at " + e.Hook.Name})
 		}
-		if e.Spec.GetReadsPrompt() && !threadsPrompt(h) {
+		if e.Spec.GetReadsPrompt() && !in.ThreadsPrompt {
 			c.add(Finding{Code: "EXO117", Severity: Warning, Plugin: e.Plugin.Name, Extension: e.Name,
 				Message: fmt.Sprintf("extension %s of plugin %s declares reads_prompt at %s, whose requests carry no prompt so far: only system_prompt (system_prompt) and message_loop_prompts_after (extras, prompt_tokens) do", e.Name, e.Plugin.Name, e.Hook.Name),
 				Fix:     "drop reads_prompt from the declaration at " + e.Hook.Name})
 		}
 	}
-}
-
-func carriesHistory(h exocortexv1.Hook) bool {
-	switch h {
-	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER,
-		exocortexv1.Hook_HOOK_MONOLOGUE_END, exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL:
-		return true
-	}
-	return false
-}
-
-func threadsPrompt(h exocortexv1.Hook) bool {
-	return h == exocortexv1.Hook_HOOK_SYSTEM_PROMPT || h == exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER
 }

@@ -66,6 +66,13 @@ type Info struct {
 	// any, an extension's request depends on the ones before it only through the
 	// state they write.
 	FeedsNext []protoreflect.FieldDescriptor
+	// CarriesHistory: the request has the whole conversation (history, or the
+	// prompt's messages), which only extensions declaring reads_history get.
+	CarriesHistory bool
+	// ThreadsPrompt: the request has the prompt as the extensions before left
+	// it (a prompt-assembly hook whose blocks feed the next request), which only
+	// extensions declaring reads_prompt get.
+	ThreadsPrompt bool
 	// Request and Response are the hook's message types.
 	Request, Response protoreflect.MessageDescriptor
 }
@@ -94,14 +101,16 @@ func build() []Info {
 			panic(fmt.Sprintf("hooks: Plugin service has no RPC %s for hook %s", method, name))
 		}
 		out = append(out, Info{
-			Hook:          h,
-			Name:          name,
-			Method:        method,
-			Stage:         stageOf(h),
-			InjectsPrompt: m.Output().Fields().ByNumber(PromptBlocksField) != nil,
-			FeedsNext:     feedsNext(m.Output()),
-			Request:       m.Input(),
-			Response:      m.Output(),
+			Hook:           h,
+			Name:           name,
+			Method:         method,
+			Stage:          stageOf(h),
+			InjectsPrompt:  m.Output().Fields().ByNumber(PromptBlocksField) != nil,
+			FeedsNext:      feedsNext(m.Output()),
+			CarriesHistory: carriesHistory(m.Input()),
+			ThreadsPrompt:  m.Output().Fields().ByNumber(PromptBlocksField) != nil && len(feedsNext(m.Output())) > 0,
+			Request:        m.Input(),
+			Response:       m.Output(),
 		})
 	}
 	return out
@@ -145,6 +154,18 @@ func feedsNext(resp protoreflect.MessageDescriptor) []protoreflect.FieldDescript
 		}
 	}
 	return out
+}
+
+// carriesHistory reports whether a request has the conversation: a repeated
+// Message field named history or prompt.
+func carriesHistory(req protoreflect.MessageDescriptor) bool {
+	for _, name := range []protoreflect.Name{"history", "prompt"} {
+		fd := req.Fields().ByName(name)
+		if fd != nil && fd.IsList() && fd.Message() != nil && fd.Message().FullName() == "exocortex.v1.Message" {
+			return true
+		}
+	}
+	return false
 }
 
 func stageOf(h exocortexv1.Hook) Stage {

@@ -83,3 +83,23 @@ func TestFeedsNext(t *testing.T) {
 		}
 	}
 }
+
+// TestDeclaredFields pins which hooks' requests carry what reads_history and
+// reads_prompt ask for.
+func TestDeclaredFields(t *testing.T) {
+	var history, prompt []string
+	for _, in := range All() {
+		if in.CarriesHistory {
+			history = append(history, in.Name)
+		}
+		if in.ThreadsPrompt {
+			prompt = append(prompt, in.Name)
+		}
+	}
+	if got, want := strings.Join(history, ","), "message_loop_prompts_before,message_loop_prompts_after,before_main_llm_call,monologue_end"; got != want {
+		t.Errorf("history at %s, want %s", got, want)
+	}
+	if got, want := strings.Join(prompt, ","), "system_prompt,message_loop_prompts_after"; got != want {
+		t.Errorf("prompt so far at %s, want %s", got, want)
+	}
+}

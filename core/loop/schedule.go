@@ -56,7 +56,7 @@ func fire[Req proto.Message, Resp changer](
 		case len(info.FeedsNext) == 0:
 			return true
 		}
-		return threadsPrompt(info.Hook) && !e.Spec.GetReadsPrompt()
+		return info.ThreadsPrompt && !e.Spec.GetReadsPrompt()
 	}
 	// pending are the extensions not taken yet, in order; ran holds the answers
 	// of those that ran but wait for one before them (in a batch the plugin
@@ -212,12 +212,6 @@ func canJoin(e *host.Extension, earlier []*host.Extension, in map[*host.Extensio
 		}
 	}
 	return true
-}
-
-// threadsPrompt reports whether hook's requests carry the prompt as the
-// extensions before left it, which reads_prompt governs.
-func threadsPrompt(hook exocortexv1.Hook) bool {
-	return hook == exocortexv1.Hook_HOOK_SYSTEM_PROMPT || hook == exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER
 }
 
 // footprint is what an extension's call may touch that another's could see:
