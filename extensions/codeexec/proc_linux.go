@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // sysProcAttr starts the shell as the leader of a new session (and so of a new
@@ -113,4 +114,24 @@ func startWatcher(sid int) (*os.File, *exec.Cmd, error) {
 	r.Close()
 	go func() { _ = cmd.Wait() }()
 	return w, cmd, nil
+}
+
+// awaitDeath waits, at most limit, until each of ps has died (gone, or a zombie
+// its parent has yet to reap), so that the shell has had its SIGCHLD before the
+// next command and reports the jobs it lost there.
+func awaitDeath(ps []proc, limit time.Duration) {
+	end := time.Now().Add(limit)
+	for _, p := range ps {
+		for time.Now().Before(end) {
+			stat, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/stat")
+			if err != nil {
+				break
+			}
+			i := bytes.LastIndexByte(stat, ')')
+			if i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' || stat[i+2] == 'X' {
+				break
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
 }

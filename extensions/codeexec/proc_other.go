@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+	"time"
 )
 
 // sysProcAttr: without /proc the session's processes cannot be found, so the
@@ -30,3 +31,6 @@ func killGroup(cmd *exec.Cmd) {
 
 // startWatcher: without sessions there is nothing for a watcher to kill.
 func startWatcher(int) (*os.File, *exec.Cmd, error) { return nil, nil, nil }
+
+// awaitDeath cannot watch processes here.
+func awaitDeath([]proc, time.Duration) {}

@@ -302,6 +302,7 @@ func (s *session) exec(ctx context.Context, runtime, program, code string, limit
 				// let the shell report the jobs it lost ("Killed sleep 100")
 				// in this call's output rather than the next one's.
 				out.killed = mergeProcs(out.killed, killMembers(s.pid))
+				awaitDeath(out.killed, 500*time.Millisecond)
 				s.flush(&out)
 			}
 			return out
@@ -365,11 +366,15 @@ func (s *session) markerCmd() string {
 	return "printf '\\n" + s.token + " %d %s\\n' \"$?\" \"$PWD\"\n"
 }
 
-// flush runs a no-op through the shell and adds what it printed before the marker
-// (notices about background jobs that were killed) to out. It gives up quietly
-// after a short while.
+// flush runs a no-op through the shell after a timeout and adds what it printed
+// before the marker (notices about background jobs that were killed) to out.
+// The shell may take the news of a killed job only after that no-op, and would
+// then print the notice in the next call's output; so flush also disowns the
+// jobs, which the timeout killed all of, and whatever the shell has not
+// reported by then it never will (the outcome lists the killed processes). It
+// gives up quietly after a short while.
 func (s *session) flush(out *outcome) {
-	line := ": < /dev/null; " + s.markerCmd()
+	line := "disown -a 2>/dev/null; : < /dev/null; " + s.markerCmd()
 	if _, err := io.WriteString(s.stdin, line); err != nil {
 		return
 	}
