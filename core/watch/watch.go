@@ -210,7 +210,15 @@ func (w *Watcher) attach(path string, report bool) error {
 	info, err := os.Stat(path)
 	if err != nil || !info.IsDir() {
 		w.missing[path] = true
-		return w.watchAncestor(path)
+		if err := w.watchAncestor(path); err != nil {
+			return err
+		}
+		// Created between the stat and the watch, its Create event went to no
+		// one: look again.
+		if info, err := os.Stat(path); err == nil && info.IsDir() {
+			return w.attach(path, report)
+		}
+		return nil
 	}
 	if err := w.fsw.Add(path); err != nil {
 		return fmt.Errorf("watching plugin directory %s: %w", path, err)
@@ -239,21 +247,35 @@ func (w *Watcher) attach(path string, report bool) error {
 	return nil
 }
 
-// watchAncestor watches the nearest existing ancestor of a missing directory.
+// watchAncestor watches the nearest existing ancestor of a missing directory,
+// and again the next one down while directories on the way appear between a
+// stat and its watch (mkdir -p is quicker than a watch).
 func (w *Watcher) watchAncestor(missing string) error {
-	for p := filepath.Dir(missing); ; p = filepath.Dir(p) {
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			if _, ok := w.roles[p]; ok {
-				return nil
-			}
+	for {
+		p := nearestDir(missing)
+		if p == "" {
+			return nil
+		}
+		if _, ok := w.roles[p]; !ok {
 			if err := w.fsw.Add(p); err != nil {
 				return fmt.Errorf("watching %s for plugin directory %s to appear: %w", p, missing, err)
 			}
 			w.roles[p] = role{kind: roleAncestor}
+		}
+		if nearestDir(missing) == p {
 			return nil
 		}
+	}
+}
+
+// nearestDir is the nearest existing directory above path ("" for none).
+func nearestDir(path string) string {
+	for p := filepath.Dir(path); ; p = filepath.Dir(p) {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			return p
+		}
 		if p == filepath.Dir(p) {
-			return nil
+			return ""
 		}
 	}
 }
