@@ -83,6 +83,14 @@ func printStatus(w io.Writer, st []host.PluginStatus, detail bool) {
 		}
 		if detail {
 			fmt.Fprintf(tw, "  crashes:\t%d\trestarts: %d\n", p.Crashes, p.Restarts)
+			switch p.Calls {
+			case "dispatch":
+				fmt.Fprintf(tw, "  calls:\tbatches over one Dispatch stream\n")
+			case "batch":
+				fmt.Fprintf(tw, "  calls:\tbatches (RunBatch), a call each\n")
+			case "unary":
+				fmt.Fprintf(tw, "  calls:\tone call per extension (the plugin serves neither RunBatch nor Dispatch: slower)\n")
+			}
 			if p.LastError != "" {
 				fmt.Fprintf(tw, "  last error:\t%s\n", firstLine(p.LastError))
 			}

@@ -125,6 +125,9 @@ func TestLoadOrdersAcrossPlugins(t *testing.T) {
 		if st.State != StateRunning {
 			t.Errorf("plugin %s is %s", st.Name, st.State)
 		}
+		if st.Calls != "unary" { // the fixture serves neither RunBatch nor Dispatch
+			t.Errorf("plugin %s: calls %q, want unary", st.Name, st.Calls)
+		}
 	}
 }
 

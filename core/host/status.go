@@ -25,6 +25,10 @@ type PluginStatus struct {
 	// staged version waits for the next iteration; LastRejection says why the
 	// last new version was refused (cleared when one is swapped in).
 	Reloads       int    `json:"reloads,omitempty"`
+	// Calls is how the host reaches the plugin's extensions, from its manifest:
+	// "dispatch" (batches over one stream, the fastest), "batch" (RunBatch), or
+	// "unary" (the hook's own RPC for each extension).
+	Calls string `json:"calls,omitempty"`
 	Pending       string `json:"pending,omitempty"`
 	LastRejection string `json:"last_rejection,omitempty"`
 }
@@ -72,6 +76,14 @@ func (h *Host) Status() []PluginStatus {
 		}
 		if p.lastErr != nil {
 			st.LastError = p.lastErr.Error()
+		}
+		switch m := p.manifest; {
+		case m.GetServesDispatch():
+			st.Calls = "dispatch"
+		case m.GetServesBatches():
+			st.Calls = "batch"
+		case m != nil:
+			st.Calls = "unary"
 		}
 		m := p.manifest
 		p.mu.Unlock()

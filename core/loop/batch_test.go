@@ -337,6 +337,9 @@ func TestDispatchCancel(t *testing.T) {
 	if _, err := a.Monologue(ctx, "first"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("canceled monologue: %v, want context.Canceled", err)
 	}
+	if c := h.Status()[0].Calls; c != "dispatch" {
+		t.Errorf("plugins status says calls %q for a Go SDK plugin, want dispatch", c)
+	}
 	crashes := h.Status()[0].Crashes
 	if _, err := a.Monologue(t.Context(), "second"); err != nil {
 		t.Fatalf("the monologue after a cancel: %v", err)
