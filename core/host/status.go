@@ -21,14 +21,15 @@ type PluginStatus struct {
 	Tools      []string        `json:"tools,omitempty"`
 	Shadows    []Shadow        `json:"shadows,omitempty"`
 
-	// Reloads counts the new versions swapped in while running; Pending says a
-	// staged version waits for the next iteration; LastRejection says why the
-	// last new version was refused (cleared when one is swapped in).
-	Reloads int `json:"reloads,omitempty"`
 	// Calls is how the host reaches the plugin's extensions, from its manifest:
 	// "dispatch" (batches over one stream, the fastest), "batch" (RunBatch), or
 	// "unary" (the hook's own RPC for each extension).
-	Calls         string `json:"calls,omitempty"`
+	Calls string `json:"calls,omitempty"`
+
+	// Reloads counts the new versions swapped in while running; Pending says a
+	// staged version waits for the next iteration; LastRejection says why the
+	// last new version was refused (cleared when one is swapped in).
+	Reloads       int    `json:"reloads,omitempty"`
 	Pending       string `json:"pending,omitempty"`
 	LastRejection string `json:"last_rejection,omitempty"`
 }
