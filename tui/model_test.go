@@ -25,7 +25,10 @@ func TestWelcomeAndStreamedAnswer(t *testing.T) {
 	e := newEnv(t)
 	eng, _ := e.engine(t, "s1", scripted.Reply{
 		Content:   `{"thoughts":["greet"],"headline":"Answering","tool_name":"response","tool_args":{"text":"Hello, **operator**.\n\n` + "```go\\nfmt.Println(1)\\n```" + `"}}`,
-		ChunkSize: 5, Delay: 5 * time.Millisecond,
+		// Slow enough that the live area shows the answer for a few hundred
+		// milliseconds: the harness looks every 15 ms, and a loaded machine may
+		// not let it look for a while.
+		ChunkSize: 5, Delay: 25 * time.Millisecond,
 	})
 	u := start(t, eng)
 	p := u.printed()
