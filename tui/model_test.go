@@ -24,7 +24,7 @@ func plain(s string) string { return ansi.Strip(s) }
 func TestWelcomeAndStreamedAnswer(t *testing.T) {
 	e := newEnv(t)
 	eng, _ := e.engine(t, "s1", scripted.Reply{
-		Content:   `{"thoughts":["greet"],"headline":"Answering","tool_name":"response","tool_args":{"text":"Hello, **operator**.\n\n` + "```go\\nfmt.Println(1)\\n```" + `"}}`,
+		Content: `{"thoughts":["greet"],"headline":"Answering","tool_name":"response","tool_args":{"text":"Hello, **operator**.\n\n` + "```go\\nfmt.Println(1)\\n```" + `"}}`,
 		// Slow enough that the live area shows the answer for a few hundred
 		// milliseconds: the harness looks every 15 ms, and a loaded machine may
 		// not let it look for a while.
