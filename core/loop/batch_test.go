@@ -20,6 +20,18 @@ import (
 	"github.com/exocortex/exocortex/sdk/sdktest"
 )
 
+// installPlugin makes plugin directory dir/name whose plugin.json runs command.
+func installPlugin(t *testing.T, dir, name string, command ...string) {
+	t.Helper()
+	pj, _ := json.Marshal(discover.Manifest{Command: command})
+	if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name, "plugin.json"), pj, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // runBatchPlugin runs one monologue (tool x, tool y, then the response tool)
 // with testdata/batchplugin loaded, and returns the agent and its events.
 func runBatchPlugin(t *testing.T, noBatching bool, env ...string) (*Agent, *recorder, error) {
@@ -32,13 +44,7 @@ func runBatchPluginWith(t *testing.T, opts host.Options, noBatching bool, env ..
 	t.Helper()
 	bin := sdktest.BuildPlugin(t, "./testdata/batchplugin")
 	dir := t.TempDir()
-	pj, _ := json.Marshal(discover.Manifest{Command: []string{bin}})
-	if err := os.MkdirAll(filepath.Join(dir, "batchy"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "batchy", "plugin.json"), pj, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	installPlugin(t, dir, "batchy", bin)
 	opts.Dirs, opts.PluginEnv = []discover.Dir{{Path: dir, Source: discover.User}}, env
 	h, err := host.New(t.Context(), opts)
 	if err != nil {
@@ -193,13 +199,7 @@ func runPair(t *testing.T, env ...string) (*Agent, *recorder) {
 	bin := sdktest.BuildPlugin(t, "./testdata/pairplugin")
 	dir := t.TempDir()
 	for _, name := range []string{"alpha", "beta"} {
-		pj, _ := json.Marshal(discover.Manifest{Command: []string{bin, name}})
-		if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name, "plugin.json"), pj, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		installPlugin(t, dir, name, bin, name)
 	}
 	env = append(env, "PAIR_DIR="+t.TempDir())
 	h, err := host.New(t.Context(), host.Options{Dirs: []discover.Dir{{Path: dir, Source: discover.User}}, PluginEnv: env})
@@ -300,13 +300,7 @@ func TestDispatchCancel(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "hung")
 	bin := sdktest.BuildPlugin(t, "./testdata/batchplugin")
 	dir := t.TempDir()
-	pj, _ := json.Marshal(discover.Manifest{Command: []string{bin}})
-	if err := os.MkdirAll(filepath.Join(dir, "batchy"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "batchy", "plugin.json"), pj, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	installPlugin(t, dir, "batchy", bin)
 	h, err := host.New(t.Context(), host.Options{Dirs: []discover.Dir{{Path: dir, Source: discover.User}},
 		PluginEnv: []string{"BATCHPLUGIN_HANG=" + marker}, DefaultTimeout: time.Minute})
 	if err != nil {
