@@ -2,10 +2,7 @@ package loop
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -27,13 +24,7 @@ func benchHost(b *testing.B, n int) *host.Host {
 	dir := b.TempDir()
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("bench%d", i)
-		pj, _ := json.Marshal(discover.Manifest{Command: []string{bin, fmt.Sprint(i * 10), name}})
-		if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name, "plugin.json"), pj, 0o644); err != nil {
-			b.Fatal(err)
-		}
+		installPlugin(b, dir, name, bin, fmt.Sprint(i*10), name)
 	}
 	h, err := host.New(context.Background(), host.Options{Dirs: []discover.Dir{{Path: dir, Source: discover.User}}})
 	if err != nil {
