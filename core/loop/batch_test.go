@@ -21,7 +21,7 @@ import (
 )
 
 // installPlugin makes plugin directory dir/name whose plugin.json runs command.
-func installPlugin(t *testing.T, dir, name string, command ...string) {
+func installPlugin(t testing.TB, dir, name string, command ...string) {
 	t.Helper()
 	pj, _ := json.Marshal(discover.Manifest{Command: command})
 	if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
