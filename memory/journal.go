@@ -228,6 +228,13 @@ type ReplayReport struct {
 	FulltextDocs uint64        `json:"fulltext_docs"`
 	Vectors      int           `json:"vectors"`
 	Duration     time.Duration `json:"duration_ns"`
+	// Anomalies lists what is wrong with the journal itself, in words: lines
+	// moved to its quarantine file (their records are not in the store), lines
+	// that do not parse, sequence numbers out of order. Empty for a sound journal.
+	Anomalies []string `json:"anomalies,omitempty"`
+	// Gaps counts sequence numbers missing between lines (what a quarantined
+	// line leaves behind).
+	Gaps uint64 `json:"gaps,omitempty"`
 }
 
 // Replay rebuilds the state and both indexes from sequence 1 of the journal at
@@ -275,9 +282,15 @@ func Replay(ctx context.Context, journalPath, scratch string, opts Options) (Rep
 		return nil
 	}
 	var last uint64
-	_, err = staging.Scan(ctx, journalPath, 0, func(r staging.Record) error {
+	bad, err := staging.Scan(ctx, journalPath, 0, func(r staging.Record) error {
 		rep.Events++
-		last = r.Seq
+		switch {
+		case r.Seq <= last:
+			rep.Anomalies = append(rep.Anomalies, fmt.Sprintf("%s: sequence %d does not follow %d", journalPath, r.Seq, last))
+		case r.Seq > last+1:
+			rep.Gaps += r.Seq - last - 1
+		}
+		last = max(last, r.Seq)
 		chs, err := s.state.apply(r)
 		if err != nil {
 			return fmt.Errorf("memory: replay: journal record %d: %w", r.Seq, err)
@@ -295,6 +308,23 @@ func Replay(ctx context.Context, journalPath, scratch string, opts Options) (Rep
 	})
 	if err != nil {
 		return rep, err
+	}
+	for _, b := range bad {
+		rep.Anomalies = append(rep.Anomalies, "unreadable line "+b.String())
+	}
+	q, err := staging.Quarantined(journalPath)
+	if err != nil {
+		rep.Anomalies = append(rep.Anomalies, err.Error())
+	}
+	if len(q) > 0 {
+		rep.Anomalies = append(rep.Anomalies, fmt.Sprintf("%d journal line(s) were moved to %s.quarantine and are not in the store: review them, then move that file aside", len(q), journalPath))
+		for i, b := range q {
+			if i == 5 {
+				rep.Anomalies = append(rep.Anomalies, fmt.Sprintf("… and %d more", len(q)-5))
+				break
+			}
+			rep.Anomalies = append(rep.Anomalies, "quarantined "+b.String())
+		}
 	}
 	if err := project(last); err != nil {
 		return rep, err

@@ -19,7 +19,10 @@
 //   - Recovery on open. A last line without its newline was torn by a crash: it is
 //     cut off and reported. A malformed line in the middle is moved to
 //     <path>.quarantine with its line number and the reason, never dropped silently.
-//     Both are reported by (*Log).Recovery.
+//     Both are reported by (*Log).Recovery. Sequence numbers must rise: a line
+//     whose seq is wrong (jumped ahead, repeated, lower) is judged against its
+//     neighbours and quarantined alone, so the records after it stay and new
+//     appends continue from the last good seq. Quarantined reads the file back.
 //   - Readers stream from a sequence number: Read and Scan call fn for every record
 //     whose seq is greater than since, so a consumer keeps its checkpoint as "the
 //     last seq I applied". Scan needs no lock and can follow a log another process

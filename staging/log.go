@@ -269,6 +269,12 @@ type scanResult struct {
 }
 
 // scanFile checks every line of f from the top.
+//
+// Sequence numbers must rise. A line whose seq is out of order is judged against
+// both neighbours (one line of look-ahead), so that one wrong number is quarantined
+// alone: a seq that jumped ahead (…49, 9999, 51…) blames that line, not the 150
+// good lines after it; a repeated or lower seq (…50, 50… or …50, 7…) blames the
+// later line.
 func scanFile(ctx context.Context, f *os.File, path string) (scanResult, error) {
 	var sc scanResult
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
@@ -277,6 +283,26 @@ func scanFile(ctx context.Context, f *os.File, path string) (scanResult, error) 
 	br := bufio.NewReaderSize(f, 1<<20)
 	var off int64
 	count := 0
+	// pending is the last parsed line whose seq rose above every accepted line's:
+	// it is accepted once the next parsed line does not contradict it.
+	type candidate struct {
+		seq      uint64
+		line     int
+		off, end int64
+	}
+	var pending *candidate
+	accept := func(c *candidate) {
+		if count%indexEvery == 0 {
+			sc.index = append(sc.index, seqOffset{c.seq, c.off})
+		}
+		count++
+		sc.lastSeq = c.seq
+		sc.size = c.end
+	}
+	quarantine := func(line int, start, end int64, text []byte, reason string) {
+		sc.bad = append(sc.bad, BadLine{File: path, Line: line, Offset: start, Reason: reason, Text: text})
+		sc.badOffs = append(sc.badOffs, [2]int64{start, end})
+	}
 	for lineNo := 1; ; lineNo++ {
 		if lineNo%65536 == 0 && ctx.Err() != nil {
 			return sc, ctx.Err()
@@ -293,33 +319,65 @@ func scanFile(ctx context.Context, f *os.File, path string) (scanResult, error) 
 				Reason: "torn last line: no newline (a crash interrupted a write)", Text: line}
 			break
 		}
-		end := off + int64(len(line)) + 1
+		start, end := off, off+int64(len(line))+1
+		off = end
 		seq, perr := checkLine(line)
-		if perr == nil && seq <= sc.lastSeq {
-			perr = fmt.Errorf("sequence %d does not follow %d", seq, sc.lastSeq)
-		}
 		if perr != nil {
 			if errors.Is(perr, ErrNewerVersion) {
 				return sc, fmt.Errorf("staging: %s:%d: %w; upgrade Exocortex to open this log", path, lineNo, perr)
 			}
-			sc.bad = append(sc.bad, BadLine{File: path, Line: lineNo, Offset: off, Reason: perr.Error(), Text: line})
-			sc.badOffs = append(sc.badOffs, [2]int64{off, end})
-		} else {
-			if count%indexEvery == 0 {
-				sc.index = append(sc.index, seqOffset{seq, off})
-			}
-			count++
-			sc.lastSeq = seq
-			sc.size = end
+			quarantine(lineNo, start, end, append([]byte(nil), line...), perr.Error())
+			continue
 		}
-		off = end
+		cur := &candidate{seq: seq, line: lineNo, off: start, end: end}
+		prev := sc.lastSeq
+		if pending != nil {
+			prev = pending.seq
+		}
+		switch {
+		case seq <= sc.lastSeq:
+			quarantine(lineNo, start, end, append([]byte(nil), line...),
+				fmt.Sprintf("sequence %d does not follow %d (a repeated or out-of-order line; the lines around it are kept)", seq, prev))
+			continue
+		case pending == nil:
+		case seq > pending.seq:
+			accept(pending)
+		case seq == pending.seq && pending.seq == sc.lastSeq+1:
+			// The pending line follows on; this one repeats it.
+			quarantine(lineNo, start, end, append([]byte(nil), line...),
+				fmt.Sprintf("sequence %d does not follow %d: it repeats line %d (the lines around it are kept)", seq, pending.seq, pending.line))
+			continue
+		default: // sc.lastSeq < seq <= pending.seq, pending left a gap: it jumped ahead
+			text, rerr := readAt(f, pending.off, pending.end-pending.off-1)
+			if rerr != nil {
+				return sc, fmt.Errorf("staging: reading %s at line %d: %w", path, pending.line, rerr)
+			}
+			quarantine(pending.line, pending.off, pending.end, text,
+				fmt.Sprintf("sequence %d jumps ahead of its neighbours (%d before, %d after; the lines around it are kept)", pending.seq, sc.lastSeq, seq))
+		}
+		pending = cur
+	}
+	if pending != nil {
+		accept(pending)
 	}
 	if len(sc.bad) > 0 {
+		// Bad lines are reported in file order for the repair and the report.
+		sort.Slice(sc.bad, func(i, j int) bool { return sc.bad[i].Offset < sc.bad[j].Offset })
+		sort.Slice(sc.badOffs, func(i, j int) bool { return sc.badOffs[i][0] < sc.badOffs[j][0] })
 		// size must cover every byte kept; bad lines before the end are removed by
 		// repair, after which the file is scanned again.
 		sc.size = off
 	}
 	return sc, nil
+}
+
+// readAt reads n bytes of f at off without moving its offset.
+func readAt(f *os.File, off, n int64) ([]byte, error) {
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, off); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // readLine returns the next line without its newline; at the end of the file it
@@ -729,6 +787,43 @@ func readRecords(ctx context.Context, r io.Reader, path string, since uint64, le
 		rec.Payload = append(json.RawMessage(nil), rec.Payload...)
 		if err := fn(rec); err != nil {
 			return bad, err
+		}
+	}
+}
+
+// Quarantined reads the quarantine file of the log at path (<path>.quarantine):
+// the lines Open moved out of the log, oldest first. A missing file means none.
+func Quarantined(path string) ([]BadLine, error) {
+	qpath := path + ".quarantine"
+	f, err := os.Open(qpath)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("staging: reading the quarantine file %s: %w", qpath, err)
+	}
+	defer f.Close()
+	var out []BadLine
+	br := bufio.NewReaderSize(f, 1<<16)
+	for n := 1; ; n++ {
+		line, err := readLine(br)
+		if len(bytes.TrimSpace(line)) > 0 {
+			var q quarantineLine
+			if jerr := json.Unmarshal(line, &q); jerr != nil {
+				return out, fmt.Errorf("staging: %s:%d: not a quarantine entry: %w", qpath, n, jerr)
+			}
+			b := q.BadLine
+			b.Text = []byte(q.Text)
+			if q.TextBase64 != nil {
+				b.Text = q.TextBase64
+			}
+			out = append(out, b)
+		}
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, fmt.Errorf("staging: reading the quarantine file %s: %w", qpath, err)
 		}
 	}
 }

@@ -536,3 +536,81 @@ func TestSyncPolicies(t *testing.T) {
 		t.Fatal("append after Close succeeded")
 	}
 }
+
+// TestWrongSequenceIsQuarantinedAlone damages one line's seq in a 200-record log in
+// each way a stray edit or a bad copy can, and checks that only that line leaves the
+// log, the records after it stay, and new appends continue from the true last seq.
+func TestWrongSequenceIsQuarantinedAlone(t *testing.T) {
+	setSeq := func(lines []string, i int, seq uint64) {
+		n, ok := quickSeq([]byte(lines[i]))
+		if !ok {
+			t.Fatalf("line %d has no seq", i+1)
+		}
+		lines[i] = strings.Replace(lines[i], fmt.Sprintf(`"seq":%d,`, n), fmt.Sprintf(`"seq":%d,`, seq), 1)
+	}
+	cases := []struct {
+		name     string
+		damage   func(lines []string) []string
+		kept     int
+		badLine  int
+		reason   string
+		lastSeq  uint64
+		missing  uint64 // a seq that must no longer be in the log (0: none)
+		extraSeq uint64 // the seq the next append gets
+	}{
+		{"jump ahead", func(l []string) []string { setSeq(l, 49, 9999); return l }, 199, 50, "jumps ahead", 200, 9999, 201},
+		{"repeat of the line before", func(l []string) []string { setSeq(l, 49, 49); return l }, 199, 50, "does not follow 49", 200, 50, 201},
+		{"repeat of the line after", func(l []string) []string { setSeq(l, 49, 51); return l }, 199, 50, "jumps ahead", 200, 50, 201},
+		{"far lower", func(l []string) []string { setSeq(l, 49, 7); return l }, 199, 50, "does not follow 49", 200, 50, 201},
+		{"whole line written twice", func(l []string) []string {
+			return append(l[:50], append([]string{l[49]}, l[50:]...)...)
+		}, 200, 51, "repeats line 50", 200, 0, 201},
+		{"first line jumps", func(l []string) []string { setSeq(l, 0, 5000); return l }, 199, 1, "jumps ahead", 200, 1, 201},
+		{"last line repeated", func(l []string) []string { return append(l, l[199]) }, 200, 201, "repeats line 200", 200, 0, 201},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			path := filepath.Join(t.TempDir(), "journal.jsonl")
+			l := openT(t, path, Options{Sync: SyncOS})
+			for i := 0; i < 200; i++ {
+				if _, err := l.Append(ctx, "note", "", map[string]int{"n": i + 1}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			l.Close()
+			b, _ := os.ReadFile(path)
+			lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+			lines = tc.damage(lines)
+			if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+
+			l2 := openT(t, path, Options{})
+			rec := l2.Recovery()
+			if len(rec.Quarantined) != 1 || rec.Quarantined[0].Line != tc.badLine || !strings.Contains(rec.Quarantined[0].Reason, tc.reason) {
+				t.Fatalf("Recovery = %s, want line %d alone (%q)", rec, tc.badLine, tc.reason)
+			}
+			got := readAll(t, l2, 0)
+			if len(got) != tc.kept {
+				t.Fatalf("kept %d records, want %d", len(got), tc.kept)
+			}
+			for _, r := range got {
+				if tc.missing != 0 && r.Seq == tc.missing {
+					t.Errorf("seq %d is still in the log", tc.missing)
+				}
+			}
+			if l2.LastSeq() != tc.lastSeq {
+				t.Fatalf("LastSeq = %d, want %d", l2.LastSeq(), tc.lastSeq)
+			}
+			r, err := l2.Append(ctx, "note", "", nil)
+			if err != nil || r.Seq != tc.extraSeq {
+				t.Fatalf("append after repair = seq %d (%v), want %d", r.Seq, err, tc.extraSeq)
+			}
+			q := readQuarantine(t, path+".quarantine")
+			if len(q) != 1 || q[0].Text != lines[tc.badLine-1] {
+				t.Fatalf("quarantine file holds %+v, want line %d as it was", q, tc.badLine)
+			}
+		})
+	}
+}

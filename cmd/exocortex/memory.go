@@ -718,12 +718,13 @@ func memReplayCmd(f *memoryFlags) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				ok := rep.StateHash == live.StateHash && rep.Records == live.Records && rep.FulltextDocs == live.FulltextDocs &&
+				matches := rep.StateHash == live.StateHash && rep.Records == live.Records && rep.FulltextDocs == live.FulltextDocs &&
 					(e == nil || rep.Vectors == live.VectorCount)
-				out := map[string]any{"ok": ok, "live_hash": live.StateHash, "replay_hash": rep.StateHash, "events": rep.Events,
+				ok := matches && len(rep.Anomalies) == 0
+				out := map[string]any{"ok": ok, "matches": matches, "live_hash": live.StateHash, "replay_hash": rep.StateHash, "events": rep.Events,
 					"records": rep.Records, "fulltext_docs": rep.FulltextDocs, "live_fulltext_docs": live.FulltextDocs,
 					"vectors": rep.Vectors, "live_vectors": live.VectorCount,
-					"seconds": rep.Duration.Seconds(), "scratch": dir}
+					"seconds": rep.Duration.Seconds(), "scratch": dir, "anomalies": rep.Anomalies, "gaps": rep.Gaps}
 				if f.json {
 					if err := printJSON(cmd.OutOrStdout(), out); err != nil {
 						return err
@@ -734,8 +735,16 @@ func memReplayCmd(f *memoryFlags) *cobra.Command {
 						rep.Events, dir, rep.Duration.Seconds(), rep.Records, live.Records, rep.FulltextDocs, live.FulltextDocs,
 						rep.Vectors, live.VectorCount, rep.StateHash, live.StateHash)
 				}
-				if !ok {
+				if !f.json {
+					for _, a := range rep.Anomalies {
+						fmt.Fprintf(cmd.OutOrStdout(), "ANOMALY: %s\n", a)
+					}
+				}
+				if !matches {
 					return &exitError{code: 2, err: errors.New("replay does not match the live store: run `exocortex memory stats` and report the journal")}
+				}
+				if len(rep.Anomalies) > 0 {
+					return &exitError{code: 2, err: fmt.Errorf("the replay matches the live store, but the journal has %d anomalies (listed above)", len(rep.Anomalies))}
 				}
 				if !f.json {
 					fmt.Fprintln(cmd.OutOrStdout(), "OK: the replay matches the live store")
