@@ -3,6 +3,8 @@ package memory
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,8 +12,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/exocortex/exocortex/memory/fulltext"
 	"github.com/exocortex/exocortex/staging"
@@ -102,14 +107,48 @@ type ImportProgress struct {
 
 // ImportReport sums up an import.
 type ImportReport struct {
-	Lines    int        `json:"lines"`
-	Imported int        `json:"imported"`
-	Bad      []BadInput `json:"bad,omitempty"`
+	Lines    int `json:"lines"`
+	Imported int `json:"imported"`
+	// Skipped counts lines whose record is already in the store unchanged (an
+	// import run again after it was stopped).
+	Skipped int        `json:"skipped"`
+	Bad     []BadInput `json:"bad,omitempty"`
+}
+
+// importID gives an import line without an id or key a stable identity: a hash of
+// its position and its text, so that running the same import again (after it was
+// killed half-way) finds the records it already wrote instead of duplicating them.
+func importID(lineNo int, line string) string {
+	h := sha256.Sum256([]byte(strconv.Itoa(lineNo) + "\n" + line))
+	return hex.EncodeToString(h[:8])
+}
+
+// alreadyIn reports whether the store holds in unchanged, by id or by key.
+func (s *Store) alreadyIn(in Input) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var r *Record
+	switch {
+	case in.ID != "":
+		r = s.state.get(in.ID)
+	case in.Key != "":
+		r = s.state.byKey(in.Area, strings.TrimSpace(in.Key))
+	}
+	if r == nil || r.Area != in.Area || r.Text != in.Text || r.Key != strings.TrimSpace(in.Key) ||
+		!slices.Equal(r.Tags, normTags(in.Tags)) || (in.Status != "" && in.Status != r.Status) {
+		return false
+	}
+	return true
 }
 
 // Import reads JSONL records ({id?, area, text, key?, tags?, metadata?, created?})
 // and saves them in batches. A line that cannot be imported is reported by number
 // and skipped; the import goes on. progress, if set, is called after each batch.
+//
+// Importing is idempotent: a line is identified by its id, else its key, else a
+// hash of its line number and text, and a line whose record is already in the
+// store unchanged is skipped (counted in Skipped). Text that is not valid UTF-8
+// is reported as a bad line, never silently replaced.
 func (s *Store) Import(ctx context.Context, r io.Reader, src Source, progress func(ImportProgress)) (ImportReport, error) {
 	var rep ImportReport
 	br := bufio.NewReaderSize(r, 1<<20)
@@ -152,7 +191,9 @@ func (s *Store) Import(ctx context.Context, r io.Reader, src Source, progress fu
 		if len(line) > 0 {
 			rep.Lines++
 			bytesRead += int64(len(line))
-			if t := strings.TrimSpace(string(line)); t != "" {
+			if !utf8.Valid(line) {
+				rep.Bad = append(rep.Bad, BadInput{Line: rep.Lines, Reason: invalidUTF8(line)})
+			} else if t := strings.TrimSpace(string(line)); t != "" {
 				var in ImportLine
 				dec := json.NewDecoder(strings.NewReader(t))
 				dec.DisallowUnknownFields()
@@ -165,9 +206,17 @@ func (s *Store) Import(ctx context.Context, r io.Reader, src Source, progress fu
 				} else if aerr := ValidArea(in.Area); aerr != nil {
 					rep.Bad = append(rep.Bad, BadInput{Line: rep.Lines, Reason: aerr.Error()})
 				} else {
-					batch = append(batch, Input{ID: in.ID, Area: in.Area, Text: in.Text, Key: in.Key, Tags: in.Tags,
-						Metadata: in.Metadata, Created: in.Created, Importance: in.Importance, Status: in.Status})
-					lines = append(lines, rep.Lines)
+					if in.ID == "" && strings.TrimSpace(in.Key) == "" {
+						in.ID = importID(rep.Lines, t)
+					}
+					next := Input{ID: in.ID, Area: in.Area, Text: in.Text, Key: in.Key, Tags: in.Tags,
+						Metadata: in.Metadata, Created: in.Created, Importance: in.Importance, Status: in.Status}
+					if s.alreadyIn(next) {
+						rep.Skipped++
+					} else {
+						batch = append(batch, next)
+						lines = append(lines, rep.Lines)
+					}
 				}
 			}
 			if len(batch) >= s.opts.BatchSize {
@@ -184,6 +233,19 @@ func (s *Store) Import(ctx context.Context, r io.Reader, src Source, progress fu
 		}
 	}
 	return rep, flush()
+}
+
+// invalidUTF8 says where a line stops being UTF-8 and what to do about it.
+func invalidUTF8(line []byte) string {
+	at := 0
+	for at < len(line) {
+		r, n := utf8.DecodeRune(line[at:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		at += n
+	}
+	return fmt.Sprintf("not valid UTF-8 (byte 0x%02x at column %d): convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8) and import it again", line[at], at+1)
 }
 
 // Export writes every record (active and archived) as JSONL, oldest first, in a

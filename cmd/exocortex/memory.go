@@ -513,9 +513,13 @@ func memImportCmd(f *memoryFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import FILE|-",
 		Short: "Import JSONL records ({id?, area, text, key?, tags?, metadata?, created?})",
-		Long: `Import reads one JSON record per line. Bad lines are reported by number and
-skipped; the import goes on. Progress goes to stderr: a bar on a terminal, plain lines
-otherwise.`,
+		Long: `Import reads one JSON record per line. Bad lines (not JSON, no text, not valid
+UTF-8) are reported by number and skipped; the import goes on. Progress goes to
+stderr: a bar on a terminal, plain lines otherwise.
+
+Running an import again is safe: each line is known by its id, else its key, else
+a hash of its line number and text, and lines already in the store are skipped. An
+import that was killed half-way is finished by running it again.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var r io.Reader = cmd.InOrStdin()
@@ -544,7 +548,11 @@ otherwise.`,
 				for _, b := range rep.Bad {
 					fmt.Fprintf(cmd.ErrOrStderr(), "%s:%d: %s\n", args[0], b.Line, b.Reason)
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "imported %d records from %d lines; %d bad lines\n", rep.Imported, rep.Lines, len(rep.Bad))
+				fmt.Fprintf(cmd.OutOrStdout(), "imported %d records from %d lines; %d bad lines", rep.Imported, rep.Lines, len(rep.Bad))
+				if rep.Skipped > 0 {
+					fmt.Fprintf(cmd.OutOrStdout(), "; %d already in the store (skipped)", rep.Skipped)
+				}
+				fmt.Fprintln(cmd.OutOrStdout())
 				return nil
 			})
 		},

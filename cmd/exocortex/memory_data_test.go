@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/exocortex/exocortex/memory"
 )
@@ -79,5 +83,128 @@ func TestJournalSeqDamageKeepsTheRest(t *testing.T) {
 				t.Fatalf("after a new write: %d records, journal seq %d; want %d, 201", st.Records, st.JournalSeq, tc.records+1)
 			}
 		})
+	}
+}
+
+// TestHelperMemoryImport is not a test: TestKilledImportRerunDoesNotDuplicate runs
+// the test binary again with EXOCORTEX_TEST_IMPORT set, making it a real `exocortex
+// memory import` process that can be killed.
+func TestHelperMemoryImport(t *testing.T) {
+	args := os.Getenv("EXOCORTEX_TEST_IMPORT")
+	if args == "" {
+		t.Skip("helper process")
+	}
+	root := newRootCmd()
+	root.SetArgs(strings.Split(args, "\x1f"))
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// TestKilledImportRerunDoesNotDuplicate kills a real import process with SIGKILL
+// part-way through, runs the import again, and checks that the store holds exactly
+// one record per input line: lines without an id get a stable one (line number and
+// text), lines with an id or key keep theirs, and what is already in is skipped.
+func TestKilledImportRerunDoesNotDuplicate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("imports 20,000 lines")
+	}
+	t.Setenv("EXOCORTEX_HOME", t.TempDir())
+	t.Setenv(GloVeEnv, "")
+	const n = 20_000
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		switch i % 10 {
+		case 3:
+			fmt.Fprintf(&b, `{"id":"given-%d","area":"main","text":"fact with an id %d"}`+"\n", i, i)
+		case 7:
+			fmt.Fprintf(&b, `{"key":"k%d","area":"solutions","text":"fact with a key %d"}`+"\n", i, i)
+		default:
+			// Some texts repeat on purpose: same text, different line, different record.
+			fmt.Fprintf(&b, `{"area":"main","text":"plain fact about topic %d"}`+"\n", i%5000)
+		}
+	}
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	os.WriteFile(in, []byte(b.String()), 0o600)
+	dir := filepath.Join(t.TempDir(), "mem")
+	journal := filepath.Join(dir, memory.JournalFile)
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperMemoryImport$")
+	cmd.Env = append(os.Environ(), "EXOCORTEX_TEST_IMPORT="+strings.Join([]string{"memory", "import", "--dir=" + dir, "--embedder=none", in}, "\x1f"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Kill it once some batches are in the journal but well before the end.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		st, err := os.Stat(journal)
+		if err == nil && st.Size() > 200_000 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the import wrote nothing in two minutes: %s", stderr.String())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	werr := cmd.Wait()
+	killed := false
+	if ee, ok := werr.(*exec.ExitError); ok {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			killed = true
+		}
+	}
+	if !killed {
+		t.Fatalf("the import finished before it could be killed (%v); make the input larger", werr)
+	}
+
+	var st memory.Stats
+	json.Unmarshal([]byte(mustRun(t, "", "stats", "--dir="+dir, "--json")), &st)
+	if st.Records == 0 || st.Records >= n {
+		t.Fatalf("after the kill the store holds %d of %d records; the test needs a partial import", st.Records, n)
+	}
+	partial := st.Records
+
+	out := mustRun(t, "", "import", "--dir="+dir, in)
+	want := fmt.Sprintf("imported %d records from %d lines; 0 bad lines; %d already in the store (skipped)", n-partial, n, partial)
+	if !strings.Contains(out, want) {
+		t.Fatalf("rerun: %q, want %q", out, want)
+	}
+	json.Unmarshal([]byte(mustRun(t, "", "stats", "--dir="+dir, "--json")), &st)
+	if st.Records != n || st.FulltextDocs != n {
+		t.Fatalf("after the rerun: %d records, %d documents; want %d", st.Records, st.FulltextDocs, n)
+	}
+	// A third run changes nothing.
+	out = mustRun(t, "", "import", "--dir="+dir, in)
+	if !strings.Contains(out, fmt.Sprintf("imported 0 records from %d lines; 0 bad lines; %d already", n, n)) {
+		t.Fatalf("third run: %q", out)
+	}
+}
+
+// TestImportReportsInvalidUTF8 checks that a line that is not UTF-8 is reported by
+// number and not imported with replacement characters.
+func TestImportReportsInvalidUTF8(t *testing.T) {
+	t.Setenv("EXOCORTEX_HOME", t.TempDir())
+	t.Setenv(GloVeEnv, "")
+	dir := filepath.Join(t.TempDir(), "mem")
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	os.WriteFile(in, []byte("{\"area\":\"main\",\"text\":\"good line\"}\n{\"area\":\"main\",\"text\":\"caf\xe9 latin-1\"}\n"), 0o600)
+	out, errOut, err := runMemory(t, "", "import", "--dir="+dir, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "imported 1 records from 2 lines; 1 bad lines") ||
+		!strings.Contains(errOut, in+":2: not valid UTF-8 (byte 0xe9 at column 27)") {
+		t.Fatalf("stdout %q\nstderr %q", out, errOut)
+	}
+	if got := mustRun(t, "", "search", "--dir="+dir, "latin"); !strings.Contains(got, "no memories found") {
+		t.Fatalf("the bad line was imported:\n%s", got)
 	}
 }
