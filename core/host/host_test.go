@@ -201,6 +201,42 @@ func TestStdoutBeforeHandshakeIsReported(t *testing.T) {
 	}
 }
 
+// TestCrashBeforeHandshakeIsReported: a plugin that dies before its handshake is
+// reported with how it ended and its last stderr lines, not as one that printed
+// to stdout.
+func TestCrashBeforeHandshakeIsReported(t *testing.T) {
+	tests := []struct {
+		mode, want, stderr string
+	}{
+		{"exit", "it exited with status 7 before its handshake", "cannot open its database: permission denied"},
+		{"kill", "it was killed (signal: killed) before its handshake", "out of memory, killing itself"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			dir := t.TempDir()
+			addPlugin(t, dir, "dying", []ext{{name: "d", hook: "message_loop_end", order: 1}}, nil, "-die-before-handshake", tt.mode)
+			h, err := newHost(t, dir, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			failed := h.FailedPlugins()
+			if len(failed) != 1 || failed[0].Plugin != "dying" {
+				t.Fatalf("failed = %v", failed)
+			}
+			msg := failed[0].Error()
+			for _, want := range []string{"plugin dying", tt.want, tt.stderr} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("error does not say %q:\n%s", want, msg)
+				}
+			}
+			if strings.Contains(msg, "printed to stdout") {
+				t.Errorf("a crash is reported as printing to stdout:\n%s", msg)
+			}
+			t.Log(msg)
+		})
+	}
+}
+
 func TestChecksumPin(t *testing.T) {
 	dir := t.TempDir()
 	addPlugin(t, dir, "pinned", []ext{{name: "x", hook: "message_loop_end", order: 1}}, nil)

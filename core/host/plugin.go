@@ -135,6 +135,11 @@ func (p *Plugin) start(ctx context.Context) error {
 	client := plugin.NewClient(cfg)
 	rpcClient, err := client.Client()
 	if err != nil {
+		if died := exitBeforeHandshake(client, cmd, err); died != "" {
+			client.Kill()
+			return &StartError{Plugin: p.cand.Name, Path: p.cand.Path, Stderr: p.stderr.String(), err: err,
+				Reason: died + " before its handshake (see its last stderr lines; run it by hand to see the whole output)"}
+		}
 		client.Kill()
 		return p.startError(err)
 	}
@@ -155,6 +160,37 @@ func (p *Plugin) start(ctx context.Context) error {
 	p.stamp = stampOf(p.cand.Path)
 	p.starts++
 	return nil
+}
+
+// exitBeforeHandshake tells a process that ended before its handshake from one
+// that printed something else on stdout: go-plugin reports both as an
+// unrecognized message when stdout closed without a line. It returns how the
+// process ended ("it exited with status 2", "it was killed by signal: killed"),
+// or "" when it did not end.
+func exitBeforeHandshake(client *plugin.Client, cmd *exec.Cmd, err error) string {
+	msg := err.Error()
+	noLine := strings.Contains(msg, "Failed to read any lines from plugin's stdout") ||
+		strings.Contains(msg, "plugin exited before we could connect")
+	if !noLine {
+		return ""
+	}
+	// go-plugin marks the client exited after the process was reaped; its lock
+	// orders cmd.ProcessState's write before our read.
+	deadline := time.Now().Add(2 * time.Second)
+	for !client.Exited() {
+		if time.Now().After(deadline) {
+			return "it closed its stdout without a handshake line"
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	st := cmd.ProcessState
+	if st == nil {
+		return "it ended"
+	}
+	if code := st.ExitCode(); code >= 0 {
+		return fmt.Sprintf("it exited with status %d", code)
+	}
+	return "it was killed (" + st.String() + ")"
 }
 
 // startError explains a failed start in the operator's terms, with the plugin's
