@@ -73,6 +73,8 @@ func handle[Req hookRequest, Resp proto.Message](s *server, hook exocortexv1.Hoo
 			s.b.manifest.Plugin, hc.GetExtension(), HookName(hook), s.servedAt(hook))
 	}
 	c := s.newCall(e, hook, hc)
+	// The request as received, to tell a handler that changed it (readonly.go).
+	before := proto.Clone(req)
 
 	resp, err, perr := protect(c, func() (Resp, error) { return run(e.ext, c) })
 	if perr != nil {
@@ -86,6 +88,9 @@ func handle[Req hookRequest, Resp proto.Message](s *server, hook exocortexv1.Hoo
 			return zero, err
 		}
 		return zero, status.Errorf(codes.Unknown, "extension %q at %s: %v", e.spec.Name, HookName(hook), err)
+	}
+	if path, top := requestChange(before, req); path != "" {
+		return zero, status.Error(codes.FailedPrecondition, mutationError(s.b.manifest.Plugin, e.spec.Name, hook, path, top))
 	}
 	m := resp.ProtoReflect()
 	if !m.IsValid() {

@@ -218,8 +218,7 @@ func (s *suite) testBatches(t *testing.T) {
 	t.Run("state", func(t *testing.T) {
 		fresh()
 		// relay_b is sent no value: it gets relay_a's, which it reads, and takes it
-		// away; relay_c, sent none either, sees none after the reset. Each relay
-		// adds 100 to the iteration of its request, which relay_c must not see.
+		// away; relay_c, sent none either, sees none after the reset.
 		want(t, seen(t, b.run(t, &exocortexv1.MessageLoopEndRequest{Iteration: 1}, relays...)),
 			"relay_a saw nothing at iteration 1", "(reset)", "relay_c saw nothing at iteration 1")
 		// Now each is sent the value the store holds: relay_a's write replaces it

@@ -275,6 +275,7 @@ func run(t *testing.T, tg target) {
 	t.Run("state", s.testState)
 	t.Run("signals", s.testSignals)
 	t.Run("errors", s.testErrors)
+	t.Run("readonly", s.testReadOnly)
 	t.Run("batches", s.testBatches)
 	t.Run("dispatch", s.testDispatch)
 	t.Run("tools", s.testTools)
@@ -395,7 +396,7 @@ func (s *suite) testManifest(t *testing.T) {
 			t.Errorf("%s: extensions %v, want %s first", info.Name, names, wantEcho)
 		}
 	}
-	if got := strings.Join(namesAt(s.h, exocortexv1.Hook_HOOK_MESSAGE_LOOP_END), ","); got != "echo,nosy,repeat_watch,fragile,relay_a,relay_b,relay_c" {
+	if got := strings.Join(namesAt(s.h, exocortexv1.Hook_HOOK_MESSAGE_LOOP_END), ","); got != "echo,nosy,repeat_watch,fragile,relay_a,relay_b,relay_c,porter" {
 		t.Errorf("message_loop_end runs %s", got)
 	}
 	var tools []string
@@ -779,7 +780,7 @@ func (s *suite) testErrors(t *testing.T) {
 	// An extension the plugin does not serve, and a request without its HookCall.
 	nobody := &host.Extension{Spec: &exocortexv1.ExtensionSpec{Name: "nobody"}, Plugin: s.p, Hook: fragile.Hook, Timeout: 5 * time.Second}
 	_, err = call(nobody, &exocortexv1.MessageLoopEndRequest{Call: &exocortexv1.HookCall{Extension: "nobody"}})
-	wantRefusal(t, err, host.Returned, codes.NotFound, `no extension "nobody" at message_loop_end`, "echo, fragile, nosy, relay_a, relay_b, relay_c, repeat_watch")
+	wantRefusal(t, err, host.Returned, codes.NotFound, `no extension "nobody" at message_loop_end`, "echo, fragile, nosy, porter, relay_a, relay_b, relay_c, repeat_watch")
 	_, err = call(fragile, &exocortexv1.MessageLoopEndRequest{})
 	wantRefusal(t, err, host.Returned, codes.InvalidArgument, "HookCall")
 

@@ -1855,6 +1855,22 @@ var file_exocortex_v1_hooks_proto_extTypes = []protoimpl.ExtensionInfo{
 		Tag:           "varint,50702,opt,name=feeds_next",
 		Filename:      "exocortex/v1/hooks.proto",
 	},
+	{
+		ExtendedType:  (*descriptorpb.FieldOptions)(nil),
+		ExtensionType: ([]string)(nil),
+		Field:         50703,
+		Name:          "exocortex.v1.changed_by",
+		Tag:           "bytes,50703,rep,name=changed_by",
+		Filename:      "exocortex/v1/hooks.proto",
+	},
+	{
+		ExtendedType:  (*descriptorpb.FieldOptions)(nil),
+		ExtensionType: (*string)(nil),
+		Field:         50704,
+		Name:          "exocortex.v1.change_elsewhere",
+		Tag:           "bytes,50704,opt,name=change_elsewhere",
+		Filename:      "exocortex/v1/hooks.proto",
+	},
 }
 
 // Extension fields to descriptorpb.FieldOptions.
@@ -1869,6 +1885,19 @@ var (
 	//
 	// optional bool feeds_next = 50702;
 	E_FeedsNext = &file_exocortex_v1_hooks_proto_extTypes[0]
+	// On a hook request's field: the fields of the same hook's response that
+	// change what it carries. A request is what the host sends, read-only: an
+	// extension that changes it in place changes nothing the host sees, so the
+	// SDKs refuse such a call, naming the field, and these options say which
+	// response field does the job.
+	//
+	// repeated string changed_by = 50703;
+	E_ChangedBy = &file_exocortex_v1_hooks_proto_extTypes[1]
+	// On a hook request's field no response field of its hook can change: where
+	// the change can be made instead, for the same error.
+	//
+	// optional string change_elsewhere = 50704;
+	E_ChangeElsewhere = &file_exocortex_v1_hooks_proto_extTypes[2]
 )
 
 var File_exocortex_v1_hooks_proto protoreflect.FileDescriptor
@@ -1879,15 +1908,15 @@ const file_exocortex_v1_hooks_proto_rawDesc = "" +
 	"\x10AgentInitRequest\x12*\n" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\"^\n" +
 	"\x11AgentInitResponse\x124\n" +
-	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"}\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xea\x01\n" +
 	"\x15MonologueStartRequest\x12*\n" +
-	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x128\n" +
-	"\fuser_message\x18\x02 \x01(\v2\x15.exocortex.v1.MessageR\vuserMessage\"c\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\xa4\x01\n" +
+	"\fuser_message\x18\x02 \x01(\v2\x15.exocortex.v1.MessageBj\x82\xe1\x18fthe user message is added to the history through hist_add_before, whose response's content replaces itR\vuserMessage\"c\n" +
 	"\x16MonologueStartResponse\x124\n" +
-	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"s\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\x80\x01\n" +
 	"\x14HistAddBeforeRequest\x12*\n" +
-	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12/\n" +
-	"\amessage\x18\x02 \x01(\v2\x15.exocortex.v1.MessageR\amessage\"\x93\x01\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12<\n" +
+	"\amessage\x18\x02 \x01(\v2\x15.exocortex.v1.MessageB\v\xfa\xe0\x18\acontentR\amessage\"\x93\x01\n" +
 	"\x15HistAddBeforeResponse\x124\n" +
 	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12#\n" +
 	"\acontent\x18\x02 \x01(\tB\x04\xf0\xe0\x18\x01H\x00R\acontent\x88\x01\x01B\n" +
@@ -1897,60 +1926,62 @@ const file_exocortex_v1_hooks_proto_rawDesc = "" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x1c\n" +
 	"\titeration\x18\x02 \x01(\x05R\titeration\"e\n" +
 	"\x18MessageLoopStartResponse\x124\n" +
-	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\x9c\x01\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xaf\x02\n" +
 	"\x1fMessageLoopPromptsBeforeRequest\x12*\n" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x1c\n" +
-	"\titeration\x18\x02 \x01(\x05R\titeration\x12/\n" +
-	"\ahistory\x18\x03 \x03(\v2\x15.exocortex.v1.MessageR\ahistory\"\x98\x01\n" +
+	"\titeration\x18\x02 \x01(\x05R\titeration\x12\xc1\x01\n" +
+	"\ahistory\x18\x03 \x03(\v2\x15.exocortex.v1.MessageB\x8f\x01\x82\xe1\x18\x8a\x01the history cannot be changed from a hook: add text with prompt_blocks, or rewrite a message as it is added with hist_add_before's contentR\ahistory\"\x98\x01\n" +
 	" MessageLoopPromptsBeforeResponse\x124\n" +
 	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12>\n" +
-	"\rprompt_blocks\x18\x0f \x03(\v2\x19.exocortex.v1.PromptBlockR\fpromptBlocks\"\x94\x01\n" +
+	"\rprompt_blocks\x18\x0f \x03(\v2\x19.exocortex.v1.PromptBlockR\fpromptBlocks\"\xa7\x01\n" +
 	"\x13SystemPromptRequest\x12*\n" +
-	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12#\n" +
-	"\rsystem_prompt\x18\x02 \x01(\tR\fsystemPrompt\x12,\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x126\n" +
+	"\rsystem_prompt\x18\x02 \x01(\tB\x11\xfa\xe0\x18\rprompt_blocksR\fsystemPrompt\x12,\n" +
 	"\x05tools\x18\x03 \x03(\v2\x16.exocortex.v1.ToolSpecR\x05tools\"\x92\x01\n" +
 	"\x14SystemPromptResponse\x124\n" +
 	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12D\n" +
-	"\rprompt_blocks\x18\x0f \x03(\v2\x19.exocortex.v1.PromptBlockB\x04\xf0\xe0\x18\x01R\fpromptBlocks\"\x8c\x02\n" +
+	"\rprompt_blocks\x18\x0f \x03(\v2\x19.exocortex.v1.PromptBlockB\x04\xf0\xe0\x18\x01R\fpromptBlocks\"\xb2\x03\n" +
 	"\x1eMessageLoopPromptsAfterRequest\x12*\n" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x1c\n" +
-	"\titeration\x18\x02 \x01(\x05R\titeration\x12/\n" +
-	"\ahistory\x18\x03 \x03(\v2\x15.exocortex.v1.MessageR\ahistory\x121\n" +
-	"\x06extras\x18\x04 \x03(\v2\x19.exocortex.v1.PromptBlockR\x06extras\x12\x17\n" +
+	"\titeration\x18\x02 \x01(\x05R\titeration\x12\xc1\x01\n" +
+	"\ahistory\x18\x03 \x03(\v2\x15.exocortex.v1.MessageB\x8f\x01\x82\xe1\x18\x8a\x01the history cannot be changed from a hook: add text with prompt_blocks, or rewrite a message as it is added with hist_add_before's contentR\ahistory\x12D\n" +
+	"\x06extras\x18\x04 \x03(\v2\x19.exocortex.v1.PromptBlockB\x11\xfa\xe0\x18\rprompt_blocksR\x06extras\x12\x17\n" +
 	"\anum_ctx\x18\x05 \x01(\x05R\x06numCtx\x12#\n" +
 	"\rprompt_tokens\x18\x06 \x01(\x05R\fpromptTokens\"\x9d\x01\n" +
 	"\x1fMessageLoopPromptsAfterResponse\x124\n" +
 	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12D\n" +
-	"\rprompt_blocks\x18\x0f \x03(\v2\x19.exocortex.v1.PromptBlockB\x04\xf0\xe0\x18\x01R\fpromptBlocks\"\xd1\x01\n" +
+	"\rprompt_blocks\x18\x0f \x03(\v2\x19.exocortex.v1.PromptBlockB\x04\xf0\xe0\x18\x01R\fpromptBlocks\"\xbb\x02\n" +
 	"\x18BeforeMainLLMCallRequest\x12*\n" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x1c\n" +
-	"\titeration\x18\x02 \x01(\x05R\titeration\x12-\n" +
-	"\x06prompt\x18\x03 \x03(\v2\x15.exocortex.v1.MessageR\x06prompt\x12\x17\n" +
+	"\titeration\x18\x02 \x01(\x05R\titeration\x12\x96\x01\n" +
+	"\x06prompt\x18\x03 \x03(\v2\x15.exocortex.v1.MessageBg\x82\xe1\x18cthe prompt is final at before_main_llm_call: add text at message_loop_prompts_after (prompt_blocks)R\x06prompt\x12\x17\n" +
 	"\anum_ctx\x18\x04 \x01(\x05R\x06numCtx\x12#\n" +
 	"\rprompt_tokens\x18\x05 \x01(\x05R\fpromptTokens\"f\n" +
 	"\x19BeforeMainLLMCallResponse\x124\n" +
-	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"r\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\x8c\x01\n" +
 	"\x1aResponseStreamChunkRequest\x12*\n" +
-	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x14\n" +
-	"\x05delta\x18\x02 \x01(\tR\x05delta\x12\x12\n" +
-	"\x04text\x18\x03 \x01(\tR\x04text\"\x93\x01\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12!\n" +
+	"\x05delta\x18\x02 \x01(\tB\v\xfa\xe0\x18\adisplayR\x05delta\x12\x1f\n" +
+	"\x04text\x18\x03 \x01(\tB\v\xfa\xe0\x18\adisplayR\x04text\"\x93\x01\n" +
 	"\x1bResponseStreamChunkResponse\x124\n" +
 	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12\x1d\n" +
 	"\adisplay\x18\x02 \x01(\tH\x00R\adisplay\x88\x01\x01B\n" +
 	"\n" +
-	"\b_displayJ\x04\b\x0f\x10\x10R\rprompt_blocks\"Z\n" +
+	"\b_displayJ\x04\b\x0f\x10\x10R\rprompt_blocks\"g\n" +
 	"\x18ResponseStreamEndRequest\x12*\n" +
-	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x12\n" +
-	"\x04text\x18\x02 \x01(\tR\x04text\"\x91\x01\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x1f\n" +
+	"\x04text\x18\x02 \x01(\tB\v\xfa\xe0\x18\adisplayR\x04text\"\x91\x01\n" +
 	"\x19ResponseStreamEndResponse\x124\n" +
 	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12\x1d\n" +
 	"\adisplay\x18\x02 \x01(\tH\x00R\adisplay\x88\x01\x01B\n" +
 	"\n" +
-	"\b_displayJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xb7\x01\n" +
+	"\b_displayJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xd7\x01\n" +
 	"\x12ErrorFormatRequest\x12*\n" +
-	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x14\n" +
-	"\x05reply\x18\x02 \x01(\tR\x05reply\x12\x14\n" +
-	"\x05error\x18\x03 \x01(\tR\x05error\x12\x16\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12$\n" +
+	"\x05reply\x18\x02 \x01(\tB\x0e\xfa\xe0\x18\n" +
+	"correctionR\x05reply\x12$\n" +
+	"\x05error\x18\x03 \x01(\tB\x0e\xfa\xe0\x18\n" +
+	"correctionR\x05error\x12\x16\n" +
 	"\x06signal\x18\x04 \x01(\tR\x06signal\x12\x1b\n" +
 	"\ttool_name\x18\x05 \x01(\tR\btoolName\x12\x14\n" +
 	"\x05fault\x18\x06 \x01(\tR\x05fault\"\x94\x01\n" +
@@ -1959,10 +1990,10 @@ const file_exocortex_v1_hooks_proto_rawDesc = "" +
 	"\n" +
 	"correction\x18\x02 \x01(\tH\x00R\n" +
 	"correction\x88\x01\x01B\r\n" +
-	"\v_correctionJ\x04\b\x0f\x10\x10R\rprompt_blocks\"{\n" +
+	"\v_correctionJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\x93\x01\n" +
 	"\x18ToolExecuteBeforeRequest\x12*\n" +
-	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x123\n" +
-	"\ttool_call\x18\x02 \x01(\v2\x16.exocortex.v1.ToolCallR\btoolCall\"\xcb\x01\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12K\n" +
+	"\ttool_call\x18\x02 \x01(\v2\x16.exocortex.v1.ToolCallB\x16\xfa\xe0\x18\targs_json\xfa\xe0\x18\x05blockR\btoolCall\"\xcb\x01\n" +
 	"\x19ToolExecuteBeforeResponse\x124\n" +
 	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12&\n" +
 	"\targs_json\x18\x02 \x01(\tB\x04\xf0\xe0\x18\x01H\x00R\bargsJson\x88\x01\x01\x12-\n" +
@@ -1972,34 +2003,34 @@ const file_exocortex_v1_hooks_proto_rawDesc = "" +
 	"\tToolBlock\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12%\n" +
 	"\x0eneeds_approval\x18\x02 \x01(\bR\rneedsApproval\x12\x16\n" +
-	"\x06action\x18\x03 \x01(\tR\x06action\"\xac\x01\n" +
+	"\x06action\x18\x03 \x01(\tR\x06action\"\xc8\x01\n" +
 	"\x17ToolExecuteAfterRequest\x12*\n" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x123\n" +
-	"\ttool_call\x18\x02 \x01(\v2\x16.exocortex.v1.ToolCallR\btoolCall\x120\n" +
-	"\x06result\x18\x03 \x01(\v2\x18.exocortex.v1.ToolResultR\x06result\"\xbe\x01\n" +
+	"\ttool_call\x18\x02 \x01(\v2\x16.exocortex.v1.ToolCallR\btoolCall\x12L\n" +
+	"\x06result\x18\x03 \x01(\v2\x18.exocortex.v1.ToolResultB\x1a\xfa\xe0\x18\acontent\xfa\xe0\x18\vannotationsR\x06result\"\xbe\x01\n" +
 	"\x18ToolExecuteAfterResponse\x124\n" +
 	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12&\n" +
 	"\vannotations\x18\x02 \x03(\tB\x04\xf0\xe0\x18\x01R\vannotations\x12#\n" +
 	"\acontent\x18\x03 \x01(\tB\x04\xf0\xe0\x18\x01H\x00R\acontent\x88\x01\x01B\n" +
 	"\n" +
-	"\b_contentJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\x94\x02\n" +
+	"\b_contentJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xca\x02\n" +
 	"\x15MessageLoopEndRequest\x12*\n" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x1c\n" +
-	"\titeration\x18\x02 \x01(\x05R\titeration\x12\x14\n" +
-	"\x05reply\x18\x03 \x01(\tR\x05reply\x123\n" +
-	"\ttool_call\x18\x04 \x01(\v2\x16.exocortex.v1.ToolCallR\btoolCall\x129\n" +
-	"\vtool_result\x18\x05 \x01(\v2\x18.exocortex.v1.ToolResultR\n" +
-	"toolResult\x12+\n" +
-	"\x05added\x18\x06 \x03(\v2\x15.exocortex.v1.MessageR\x05added\"\xbf\x01\n" +
+	"\titeration\x18\x02 \x01(\x05R\titeration\x12&\n" +
+	"\x05reply\x18\x03 \x01(\tB\x10\xfa\xe0\x18\finterventionR\x05reply\x123\n" +
+	"\ttool_call\x18\x04 \x01(\v2\x16.exocortex.v1.ToolCallR\btoolCall\x12K\n" +
+	"\vtool_result\x18\x05 \x01(\v2\x18.exocortex.v1.ToolResultB\x10\xfa\xe0\x18\finterventionR\n" +
+	"toolResult\x12=\n" +
+	"\x05added\x18\x06 \x03(\v2\x15.exocortex.v1.MessageB\x10\xfa\xe0\x18\finterventionR\x05added\"\xbf\x01\n" +
 	"\x16MessageLoopEndResponse\x124\n" +
 	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12'\n" +
 	"\fintervention\x18\x02 \x01(\tH\x00R\fintervention\x88\x01\x01\x12\x17\n" +
 	"\x04stop\x18\x03 \x01(\tH\x01R\x04stop\x88\x01\x01B\x0f\n" +
 	"\r_interventionB\a\n" +
-	"\x05_stopJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xba\x01\n" +
+	"\x05_stopJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xc7\x01\n" +
 	"\x13MonologueEndRequest\x12*\n" +
-	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12%\n" +
-	"\x0efinal_response\x18\x02 \x01(\tR\rfinalResponse\x12/\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x122\n" +
+	"\x0efinal_response\x18\x02 \x01(\tB\v\xfa\xe0\x18\anoticesR\rfinalResponse\x12/\n" +
 	"\ahistory\x18\x03 \x03(\v2\x15.exocortex.v1.MessageR\ahistory\x12\x1f\n" +
 	"\vstop_reason\x18\x04 \x01(\tR\n" +
 	"stopReason\"{\n" +
@@ -2007,7 +2038,10 @@ const file_exocortex_v1_hooks_proto_rawDesc = "" +
 	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12\x18\n" +
 	"\anotices\x18\x02 \x03(\tR\anoticesJ\x04\b\x0f\x10\x10R\rprompt_blocks:>\n" +
 	"\n" +
-	"feeds_next\x12\x1d.google.protobuf.FieldOptions\x18\x8e\x8c\x03 \x01(\bR\tfeedsNextB?Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1b\x06proto3"
+	"feeds_next\x12\x1d.google.protobuf.FieldOptions\x18\x8e\x8c\x03 \x01(\bR\tfeedsNext:>\n" +
+	"\n" +
+	"changed_by\x12\x1d.google.protobuf.FieldOptions\x18\x8f\x8c\x03 \x03(\tR\tchangedBy:J\n" +
+	"\x10change_elsewhere\x12\x1d.google.protobuf.FieldOptions\x18\x90\x8c\x03 \x01(\tR\x0fchangeElsewhereB?Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1b\x06proto3"
 
 var (
 	file_exocortex_v1_hooks_proto_rawDescOnce sync.Once
@@ -2113,10 +2147,12 @@ var file_exocortex_v1_hooks_proto_depIdxs = []int32{
 	33, // 46: exocortex.v1.MonologueEndRequest.history:type_name -> exocortex.v1.Message
 	32, // 47: exocortex.v1.MonologueEndResponse.changes:type_name -> exocortex.v1.StateChanges
 	38, // 48: exocortex.v1.feeds_next:extendee -> google.protobuf.FieldOptions
-	49, // [49:49] is the sub-list for method output_type
-	49, // [49:49] is the sub-list for method input_type
-	49, // [49:49] is the sub-list for extension type_name
-	48, // [48:49] is the sub-list for extension extendee
+	38, // 49: exocortex.v1.changed_by:extendee -> google.protobuf.FieldOptions
+	38, // 50: exocortex.v1.change_elsewhere:extendee -> google.protobuf.FieldOptions
+	51, // [51:51] is the sub-list for method output_type
+	51, // [51:51] is the sub-list for method input_type
+	51, // [51:51] is the sub-list for extension type_name
+	48, // [48:51] is the sub-list for extension extendee
 	0,  // [0:48] is the sub-list for field type_name
 }
 
@@ -2141,7 +2177,7 @@ func file_exocortex_v1_hooks_proto_init() {
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_exocortex_v1_hooks_proto_rawDesc), len(file_exocortex_v1_hooks_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   31,
-			NumExtensions: 1,
+			NumExtensions: 3,
 			NumServices:   0,
 		},
 		GoTypes:           file_exocortex_v1_hooks_proto_goTypes,

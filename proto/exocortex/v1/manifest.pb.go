@@ -423,9 +423,16 @@ type ExtensionSpec struct {
 	// prompt_tokens of message_loop_prompts_after. The host fills those fields
 	// only for extensions that declare it; the others do not depend on the
 	// extensions before them, so the host may call them at the same time.
-	ReadsPrompt   bool `protobuf:"varint,16,opt,name=reads_prompt,json=readsPrompt,proto3" json:"reads_prompt,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ReadsPrompt bool `protobuf:"varint,16,opt,name=reads_prompt,json=readsPrompt,proto3" json:"reads_prompt,omitempty"`
+	// Whether the extension's only effects are the state keys and data files it
+	// declares: it writes no other file, calls no service and keeps no cache
+	// another extension could observe. Only such extensions are called at the
+	// same time as extensions of other plugins (when their declarations do not
+	// meet); every other extension runs in order, after the ones before it have
+	// answered, as Agent Zero runs them.
+	EffectsDeclared bool `protobuf:"varint,17,opt,name=effects_declared,json=effectsDeclared,proto3" json:"effects_declared,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ExtensionSpec) Reset() {
@@ -566,6 +573,13 @@ func (x *ExtensionSpec) GetForTools() []string {
 func (x *ExtensionSpec) GetReadsPrompt() bool {
 	if x != nil {
 		return x.ReadsPrompt
+	}
+	return false
+}
+
+func (x *ExtensionSpec) GetEffectsDeclared() bool {
+	if x != nil {
+		return x.EffectsDeclared
 	}
 	return false
 }
@@ -836,7 +850,7 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\x05tools\x18\x05 \x03(\v2\x16.exocortex.v1.ToolSpecR\x05tools\x12,\n" +
 	"\x05files\x18\x06 \x03(\v2\x16.exocortex.v1.FileSpecR\x05files\x12%\n" +
 	"\x0eserves_batches\x18\a \x01(\bR\rservesBatches\x12'\n" +
-	"\x0fserves_dispatch\x18\b \x01(\bR\x0eservesDispatch\"\x81\x04\n" +
+	"\x0fserves_dispatch\x18\b \x01(\bR\x0eservesDispatch\"\xac\x04\n" +
 	"\rExtensionSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12&\n" +
 	"\x04hook\x18\x02 \x01(\x0e2\x12.exocortex.v1.HookR\x04hook\x12\x14\n" +
@@ -855,7 +869,8 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\bdisabled\x18\r \x01(\bR\bdisabled\x12#\n" +
 	"\rreads_history\x18\x0e \x01(\bR\freadsHistory\x12\x1b\n" +
 	"\tfor_tools\x18\x0f \x03(\tR\bforTools\x12!\n" +
-	"\freads_prompt\x18\x10 \x01(\bR\vreadsPrompt\"\x9d\x01\n" +
+	"\freads_prompt\x18\x10 \x01(\bR\vreadsPrompt\x12)\n" +
+	"\x10effects_declared\x18\x11 \x01(\bR\x0feffectsDeclared\"\x9d\x01\n" +
 	"\fStateKeySpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12)\n" +

@@ -12,6 +12,7 @@ from google.protobuf import any_pb2
 from google.protobuf.message import Message
 
 from exocortex._manifest import READS_HISTORY_HOOKS, READS_PROMPT_HOOKS, Built, ExtEntry, build
+from exocortex._readonly import mutation_error, request_change
 from exocortex.call import Call
 from exocortex.hooks import HOOKS, HookInfo, lookup
 from exocortex.log import Logger
@@ -186,10 +187,16 @@ class PluginService(plugin_pb2_grpc.PluginServicer):
                           f"(it serves: {self._served_at(info.hook)})")
         c = self._new_call(e, info, hc, rpc)
         method = getattr(e.ext, info.name)
+        # The request as received, to tell a handler that changed it (_readonly.py).
+        before = info.request()
+        before.CopyFrom(request)
         resp = self._protect(c, info.name, lambda: method(c, request))
         err = c.err()
         if err is not None:
             raise Refusal(grpc.StatusCode.FAILED_PRECONDITION, str(err))
+        path, top = request_change(before, request)
+        if path:
+            raise Refusal(grpc.StatusCode.FAILED_PRECONDITION, mutation_error(plugin, e.spec.name, info.name, path, top))
         if resp is None:
             resp = info.response()  # no change
         elif not isinstance(resp, info.response):

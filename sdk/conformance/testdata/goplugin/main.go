@@ -288,8 +288,7 @@ func (sleepy) MonologueStart(ctx context.Context, _ *sdk.Call, req *exocortexv1.
 }
 
 // relay passes a note along a batch: it takes away the note of the relay before
-// it, and otherwise leaves its own, saying what it saw. It then changes its request
-// in place, which must not reach the next extension.
+// it, and otherwise leaves its own, saying what it saw.
 type relay struct {
 	name  string
 	order int
@@ -310,6 +309,44 @@ func (r relay) MessageLoopEnd(_ context.Context, c *sdk.Call, req *exocortexv1.M
 	} else {
 		seen().Set(c, wrapperspb.String(fmt.Sprintf("%s saw %s at iteration %d", r.name, saw, req.GetIteration())))
 	}
+	return nil, nil
+}
+
+// porter changes its request in place, as a port of an Agent Zero extension
+// that mutates loop_data would, and returns nothing: each call must fail,
+// naming the field and the response field that does the job.
+type porter struct{}
+
+func (porter) Spec() sdk.Spec {
+	return sdk.Spec{Name: "porter", Order: 64, Description: "Changes its requests instead of answering."}
+}
+
+func (porter) MonologueStart(_ context.Context, _ *sdk.Call, req *exocortexv1.MonologueStartRequest) (*exocortexv1.MonologueStartResponse, error) {
+	req.UserMessage.Content = "[ported] " + req.GetUserMessage().GetContent()
+	return nil, nil
+}
+
+func (porter) HistAddBefore(_ context.Context, _ *sdk.Call, req *exocortexv1.HistAddBeforeRequest) (*exocortexv1.HistAddBeforeResponse, error) {
+	req.Message.Content = strings.ReplaceAll(req.GetMessage().GetContent(), "secret", "[redacted]")
+	return nil, nil
+}
+
+func (porter) MessageLoopPromptsBefore(_ context.Context, _ *sdk.Call, req *exocortexv1.MessageLoopPromptsBeforeRequest) (*exocortexv1.MessageLoopPromptsBeforeResponse, error) {
+	req.History = req.History[1:]
+	return nil, nil
+}
+
+func (porter) BeforeMainLLMCall(_ context.Context, _ *sdk.Call, req *exocortexv1.BeforeMainLLMCallRequest) (*exocortexv1.BeforeMainLLMCallResponse, error) {
+	req.Prompt = append(req.Prompt, &exocortexv1.Message{Role: "system", Content: "Be brief."})
+	return nil, nil
+}
+
+func (porter) ToolExecuteAfter(_ context.Context, _ *sdk.Call, req *exocortexv1.ToolExecuteAfterRequest) (*exocortexv1.ToolExecuteAfterResponse, error) {
+	req.Result.Content += "\n(checked by porter)"
+	return nil, nil
+}
+
+func (porter) MessageLoopEnd(_ context.Context, _ *sdk.Call, req *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
 	req.Iteration += 100
 	return nil, nil
 }
@@ -345,7 +382,7 @@ func main() {
 		Version: "1.0.0",
 		Extensions: []sdk.Extension{
 			echo{}, counter{}, nosy{}, repeatWatch{}, fragile{}, undeclaredBlocks{}, sleepy{},
-			relay{"relay_a", 61}, relay{"relay_b", 62}, relay{"relay_c", 63},
+			relay{"relay_a", 61}, relay{"relay_b", 62}, relay{"relay_c", 63}, porter{},
 			promptWatch{"prompt_skimmer", 80, false}, promptWatch{"prompt_reader", 81, true},
 		},
 		Tools: []sdk.Tool{

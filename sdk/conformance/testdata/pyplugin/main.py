@@ -220,8 +220,7 @@ class Sleepy:
 
 class Relay:
     """Passes a note along a batch: takes away the note of the relay before it, and
-    otherwise leaves its own, saying what it saw. It then changes its request in
-    place, which must not reach the next extension."""
+    otherwise leaves its own, saying what it saw."""
 
     def __init__(self, name, order):
         self.name, self.order = name, order
@@ -237,6 +236,32 @@ class Relay:
             SEEN.reset(call)
         else:
             SEEN.set(call, wrappers_pb2.StringValue(value=f"{self.name} saw {saw} at iteration {req.iteration}"))
+
+
+class Porter:
+    """Changes its request in place, as a port of an Agent Zero extension that
+    mutates loop_data would, and returns nothing: each call must fail, naming the
+    field and the response field that does the job."""
+
+    def spec(self):
+        return exo.Spec(name="porter", order=64, description="Changes its requests instead of answering.")
+
+    def monologue_start(self, call, req):
+        req.user_message.content = "[ported] " + req.user_message.content
+
+    def hist_add_before(self, call, req):
+        req.message.content = req.message.content.replace("secret", "[redacted]")
+
+    def message_loop_prompts_before(self, call, req):
+        del req.history[0]
+
+    def before_main_llm_call(self, call, req):
+        req.prompt.add(role="system", content="Be brief.")
+
+    def tool_execute_after(self, call, req):
+        req.result.content += "\n(checked by porter)"
+
+    def message_loop_end(self, call, req):
         req.iteration += 100
 
 
@@ -294,7 +319,7 @@ if __name__ == "__main__":
         name="conformance",
         version="1.0.0",
         extensions=[Echo(), Counter(), Nosy(), RepeatWatch(), Fragile(), UndeclaredBlocks(), Sleepy(),
-                    Relay("relay_a", 61), Relay("relay_b", 62), Relay("relay_c", 63),
+                    Relay("relay_a", 61), Relay("relay_b", 62), Relay("relay_c", 63), Porter(),
                     PromptWatch("prompt_skimmer", 80, False), PromptWatch("prompt_reader", 81, True)],
         tools=[
             exo.Tool("shout", "Repeats its text argument, loudly.",

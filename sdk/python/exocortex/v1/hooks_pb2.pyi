@@ -7,8 +7,12 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
+CHANGED_BY_FIELD_NUMBER: _ClassVar[int]
+CHANGE_ELSEWHERE_FIELD_NUMBER: _ClassVar[int]
 DESCRIPTOR: _descriptor.FileDescriptor
 FEEDS_NEXT_FIELD_NUMBER: _ClassVar[int]
+change_elsewhere: _descriptor.FieldDescriptor
+changed_by: _descriptor.FieldDescriptor
 feeds_next: _descriptor.FieldDescriptor
 
 class AgentInitRequest(_message.Message):

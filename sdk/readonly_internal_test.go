@@ -1,0 +1,134 @@
+package sdk
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+)
+
+func history(n int) []*exocortexv1.Message {
+	out := make([]*exocortexv1.Message, n)
+	for i := range out {
+		out[i] = &exocortexv1.Message{Id: fmt.Sprintf("m%d", i), Role: "user",
+			Content: fmt.Sprintf("message %d of a conversation long enough to be realistic, with a line or two of text", i)}
+	}
+	return out
+}
+
+func hookCall() *exocortexv1.HookCall {
+	v, _ := anypb.New(&exocortexv1.FailureTracker{Failures: map[string]int32{"shell": 1, "search": 2}})
+	return &exocortexv1.HookCall{Extension: "x", Context: &exocortexv1.Context{SessionId: "s", Hook: "h",
+		InteractionHistory: &exocortexv1.InteractionHistory{RecentMessages: history(10)}},
+		State: []*exocortexv1.StateEntry{{Key: "failure_tracker", Value: v}}}
+}
+
+// TestRequestChange: the first changed field is named by its path, and the
+// advice comes from the protocol's options.
+func TestRequestChange(t *testing.T) {
+	tests := []struct {
+		name   string
+		hook   exocortexv1.Hook
+		req    proto.Message
+		change func(proto.Message)
+		path   string
+		advice string
+	}{
+		{"unchanged", exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER, &exocortexv1.ToolExecuteAfterRequest{Call: hookCall(), Result: &exocortexv1.ToolResult{Content: "a"}},
+			func(proto.Message) {}, "", ""},
+		{"nested", exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER, &exocortexv1.ToolExecuteAfterRequest{Call: hookCall(), Result: &exocortexv1.ToolResult{Content: "a"}},
+			func(m proto.Message) { m.(*exocortexv1.ToolExecuteAfterRequest).Result.Content += "!" },
+			"result.content", "Return the change in ToolExecuteAfterResponse.content or ToolExecuteAfterResponse.annotations instead."},
+		{"list element", exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER, &exocortexv1.MessageLoopPromptsAfterRequest{Call: hookCall(), History: history(3)},
+			func(m proto.Message) { m.(*exocortexv1.MessageLoopPromptsAfterRequest).History[2].Content = "x" },
+			"history[2].content", "No field of MessageLoopPromptsAfterResponse changes history: the history cannot be changed from a hook"},
+		{"list length", exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL, &exocortexv1.BeforeMainLLMCallRequest{Call: hookCall(), Prompt: history(3)},
+			func(m proto.Message) { r := m.(*exocortexv1.BeforeMainLLMCallRequest); r.Prompt = r.Prompt[1:] },
+			"prompt", "the prompt is final at before_main_llm_call"},
+		{"scalar", exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK, &exocortexv1.ResponseStreamChunkRequest{Call: hookCall(), Delta: "a"},
+			func(m proto.Message) { m.(*exocortexv1.ResponseStreamChunkRequest).Delta = "A" },
+			"delta", "Return the change in ResponseStreamChunkResponse.display instead."},
+		{"state", exocortexv1.Hook_HOOK_MESSAGE_LOOP_END, &exocortexv1.MessageLoopEndRequest{Call: hookCall()},
+			func(m proto.Message) { m.(*exocortexv1.MessageLoopEndRequest).Call.State = nil },
+			"call.state", "State changes go through the Call"},
+		{"no response field", exocortexv1.Hook_HOOK_SYSTEM_PROMPT, &exocortexv1.SystemPromptRequest{Call: hookCall(), Tools: []*exocortexv1.ToolSpec{{Name: "a"}}},
+			func(m proto.Message) { m.(*exocortexv1.SystemPromptRequest).Tools = nil },
+			"tools", "not something system_prompt can change"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := proto.Clone(tt.req)
+			tt.change(tt.req)
+			path, top := requestChange(before, tt.req)
+			if path != tt.path {
+				t.Fatalf("path %q, want %q", path, tt.path)
+			}
+			if path == "" {
+				return
+			}
+			if got := mutationAdvice(tt.hook, top); !strings.Contains(got, tt.advice) {
+				t.Errorf("advice %q, want it to contain %q", got, tt.advice)
+			}
+		})
+	}
+}
+
+// TestChangedByNamesResponseFields: every changed_by option names a field of
+// the same hook's response, so the advice never points at nothing.
+func TestChangedByNamesResponseFields(t *testing.T) {
+	msgs := exocortexv1.File_exocortex_v1_hooks_proto.Messages()
+	for i := 0; i < msgs.Len(); i++ {
+		md := msgs.Get(i)
+		base, isReq := strings.CutSuffix(string(md.Name()), "Request")
+		if !isReq {
+			continue
+		}
+		resp := msgs.ByName(protoreflect.Name(base + "Response"))
+		if resp == nil {
+			t.Fatalf("%s has no response message", md.FullName())
+		}
+		for j := 0; j < md.Fields().Len(); j++ {
+			fd := md.Fields().Get(j)
+			by, _ := proto.GetExtension(fd.Options(), exocortexv1.E_ChangedBy).([]string)
+			for _, name := range by {
+				if resp.Fields().ByName(protoreflect.Name(name)) == nil {
+					t.Errorf("%s.%s: changed_by names %q, which %s does not have", md.Name(), fd.Name(), name, resp.Name())
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkRequestReadOnlyCheck is what the read-only check adds to every hook
+// call: a copy of the request as received and a comparison afterwards. The
+// request sizes: a tool_execute_after call with a state value and ten recent
+// messages in its context, and a message_loop_prompts_after call that also
+// carries a 40-message history (reads_history).
+func BenchmarkRequestReadOnlyCheck(b *testing.B) {
+	reqs := []struct {
+		name string
+		req  proto.Message
+	}{
+		{"tool_execute_after", &exocortexv1.ToolExecuteAfterRequest{Call: hookCall(),
+			ToolCall: &exocortexv1.ToolCall{Name: "shell", ArgsJson: `{"command":"ls"}`},
+			Result:   &exocortexv1.ToolResult{Content: "a\nb\n", Error: "exit status 1"}}},
+		{"prompts_after_history_40", &exocortexv1.MessageLoopPromptsAfterRequest{Call: hookCall(), History: history(40),
+			Extras: []*exocortexv1.PromptBlock{{Title: "T", Content: "c"}}, NumCtx: 8192, PromptTokens: 3000}},
+	}
+	for _, r := range reqs {
+		b.Run(r.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				before := proto.Clone(r.req)
+				if path, _ := requestChange(before, r.req); path != "" {
+					b.Fatal(path)
+				}
+			}
+		})
+	}
+}
