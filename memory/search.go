@@ -102,10 +102,19 @@ type SearchOptions struct {
 	Limit  int // default 10
 	Filter Filter
 	Mode   Mode // default hybrid
+	// Fusion combines the two legs: FusionScore (the default) or FusionRRF.
+	Fusion Fusion
 	// RRFK is the reciprocal rank fusion constant (default recall.DefaultK = 60).
 	RRFK float64
+	// BM25Weight and VectorWeight weigh the legs in the fusion; 0 takes the
+	// store's defaults, which follow the embedder (see DefaultWeights).
+	BM25Weight, VectorWeight float64
+	// Context is the share of the neighbouring records' scores (the records
+	// written just before and after, in the same area and session) added to a
+	// record's own; 0 means DefaultContext, a negative value none.
+	Context float64
 	// Candidates is how many hits each retriever contributes before fusion
-	// (default max(5·Limit, 50)).
+	// (default max(5·Limit, 100)).
 	Candidates int
 	// RecencyHalfLife, when set, weighs the fused score down with age (updated
 	// time): a memory one half-life old keeps 1 - RecencyWeight/2 of its score.
@@ -133,8 +142,11 @@ type Hit struct {
 	BM25Score  float64 `json:"bm25_score,omitempty"`
 	VectorRank int     `json:"vector_rank"`
 	Similarity float64 `json:"similarity,omitempty"` // cosine similarity to the query
-	Fused      float64 `json:"fused"`                // reciprocal rank fusion score
+	Fused      float64 `json:"fused"`                // fused score of the legs
 	Score      float64 `json:"score"`                // after recency weighting
+	// Context is the part of Fused that came from the neighbouring records: the
+	// record was chosen (partly) because the records around it match.
+	Context float64 `json:"context,omitempty"`
 	Tokens     int     `json:"tokens"`
 }
 
@@ -146,6 +158,12 @@ func (h Hit) Why() string {
 	}
 	if h.VectorRank > 0 {
 		parts = append(parts, fmt.Sprintf("vector rank %d (similarity %.3f)", h.VectorRank, h.Similarity))
+	}
+	if h.Context > 0 && h.Fused > 0 {
+		parts = append(parts, fmt.Sprintf("%.0f%% from the records around it", 100*h.Context/h.Fused))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "no direct match")
 	}
 	s := strings.Join(parts, ", ")
 	s += fmt.Sprintf("; fused %.5f", h.Fused)
@@ -175,7 +193,7 @@ func (s *Store) Search(ctx context.Context, query string, o SearchOptions) (Resu
 		o.Limit = 10
 	}
 	if o.Candidates <= 0 {
-		o.Candidates = max(5*o.Limit, 50)
+		o.Candidates = max(5*o.Limit, minPool)
 	}
 	if o.RecencyWeight == 0 {
 		o.RecencyWeight = 0.3
@@ -198,7 +216,9 @@ func (s *Store) Search(ctx context.Context, query string, o SearchOptions) (Resu
 
 	// The two retrievers are independent: the vector side (embedding the query
 	// and walking the graphs) runs on its own goroutine while Bleve answers.
-	lists := make([][]string, 2)
+	pool := max(o.Candidates, minPool)
+	var qvec []float32
+	var vecIDs []string
 	sims := map[string]float64{}
 	var vecErr error
 	var vecNotice string
@@ -220,16 +240,18 @@ func (s *Store) Search(ctx context.Context, query string, o SearchOptions) (Resu
 			}
 			return
 		}
-		lists[1], vecErr = s.vectorCandidates(vecs[0], o.Filter, o.Candidates, sims)
+		qvec = vecs[0]
+		vecIDs, vecErr = s.vectorCandidates(qvec, o.Filter, pool, sims)
 	}()
 	bm25 := map[string]fulltext.Hit{}
+	var bm25IDs []string
 	var bm25Err error
 	if useBM25 {
 		var hits []fulltext.Hit
-		if hits, bm25Err = s.ft.Search(ctx, query, o.Filter.fulltext(), o.Candidates); bm25Err == nil {
-			lists[0] = make([]string, len(hits))
+		if hits, bm25Err = s.ft.Search(ctx, query, o.Filter.fulltext(), pool); bm25Err == nil {
+			bm25IDs = make([]string, len(hits))
 			for i, h := range hits {
-				lists[0][i] = h.ID
+				bm25IDs[i] = h.ID
 				bm25[h.ID] = h
 			}
 		}
@@ -245,13 +267,8 @@ func (s *Store) Search(ctx context.Context, query string, o SearchOptions) (Resu
 		res.Notice = vecNotice
 	}
 
-	fused := recall.RRF(o.RRFK, nil, lists...)
-	rawFused := make(map[string]float64, len(fused))
-	for _, f := range fused {
-		rawFused[f.ID] = f.Score
-	}
+	fused, rawFused, lifted := s.fuse(o, bm25IDs, bm25, vecIDs, sims, qvec)
 	s.mu.RLock()
-	recs := make([]*Record, 0, len(fused))
 	kept := fused[:0]
 	for _, f := range fused {
 		r := s.state.get(f.ID)
@@ -262,26 +279,33 @@ func (s *Store) Search(ctx context.Context, query string, o SearchOptions) (Resu
 			age := o.Now.Sub(r.Updated).Seconds()
 			f.Score *= recall.RecencyFactor(age, o.RecencyHalfLife.Seconds(), o.RecencyWeight)
 		}
-		recs = append(recs, r.clone())
 		kept = append(kept, f)
 	}
-	s.mu.RUnlock()
-	byID := make(map[string]*Record, len(recs))
-	for _, r := range recs {
-		byID[r.ID] = r
-	}
 	recall.SortByScore(kept)
-	if o.MMRLambda > 0 && o.MMRLambda < 1 {
-		pool := kept[:min(len(kept), max(3*o.Limit, o.Limit))]
-		kept = recall.MMR(pool, o.Limit, o.MMRLambda, s.similarity(pool, byID))
+	mmr := o.MMRLambda > 0 && o.MMRLambda < 1
+	if mmr {
+		kept = kept[:min(len(kept), max(3*o.Limit, o.Limit))]
 	} else if len(kept) > o.Limit {
 		kept = kept[:o.Limit]
 	}
+	byID := make(map[string]*Record, len(kept))
 	for _, f := range kept {
-		h := Hit{Record: byID[f.ID], BM25Rank: f.Ranks[0], VectorRank: f.Ranks[1], Fused: rawFused[f.ID], Score: f.Score}
+		byID[f.ID] = s.state.get(f.ID).clone()
+	}
+	s.mu.RUnlock()
+	if mmr {
+		kept = recall.MMR(kept, o.Limit, o.MMRLambda, s.similarity(kept, byID))
+	}
+	for _, f := range kept {
+		h := Hit{Record: byID[f.ID], Fused: rawFused[f.ID], Score: f.Score}
 		if b, ok := bm25[f.ID]; ok {
 			h.BM25Score = b.Score
+			h.BM25Rank = rank(bm25IDs, f.ID)
 		}
+		if _, ok := sims[f.ID]; ok {
+			h.VectorRank = rank(vecIDs, f.ID)
+		}
+		h.Context = lifted[f.ID]
 		if sim, ok := sims[f.ID]; ok {
 			h.Similarity = sim
 		}

@@ -64,6 +64,7 @@ type Store struct {
 
 	ft  *fulltext.Index
 	vec *vectors // nil without an embedder
+	ord order    // creation order, for neighbour context (guarded by mu and its own lock)
 
 	nmu     sync.Mutex
 	notices []string
@@ -251,7 +252,7 @@ func (s *Store) projectFulltext(ids []string, seq uint64) error {
 				dels = append(dels, id)
 				continue
 			}
-			docs = append(docs, fulltext.Doc{ID: r.ID, Text: r.Text, Area: r.Area, Key: r.Key, Status: string(r.Status), Tags: r.Tags, Created: r.Created})
+			docs = append(docs, fulltext.Doc{ID: r.ID, Text: indexText(r), Area: r.Area, Key: r.Key, Status: string(r.Status), Tags: r.Tags, Created: r.Created})
 		}
 		s.mu.RUnlock()
 		applied := uint64(0)
@@ -358,6 +359,9 @@ func (s *Store) commit(ctx context.Context, entries []staging.Entry) ([]staging.
 			s.notice(fmt.Sprintf("journal record %d (%s) could not be applied: %v", r.Seq, r.Kind, err))
 		}
 		for _, c := range chs {
+			if rec := s.state.get(c.id); rec != nil && rec.Provenance.Seq == r.Seq {
+				s.ord.created(c.id)
+			}
 			if c.content && !ftSet[c.id] {
 				ftSet[c.id] = true
 				ftIDs = append(ftIDs, c.id)

@@ -1,11 +1,19 @@
-// Command eval measures the retrieval quality of the memory store on a labelled
-// data set it generates deterministically: facts about invented people (ten
-// relations each, such as "Chiara Brandt is allergic to sesame.") plus distractor
-// notes, and one paraphrased question per fact ("Which ingredient makes Chiara
-// Brandt sick?") whose answer is that fact. It reports recall@k and mean reciprocal
-// rank for BM25 alone, vectors alone and hybrid (reciprocal rank fusion).
+// Command eval measures the retrieval quality of the memory store on two sets, side
+// by side, for BM25 alone, vectors alone and the default (hybrid):
+//
+//   - real conversations: LoCoMo (Maharana et al., ACL 2024), read from -data
+//     (default ../shared/data/locomo-dev/locomo-dev.json, never copied into the
+//     repository: its licence is non-commercial). One store per conversation,
+//     each turn one memory as ../shared/tools/locomo_recall.py imports it, and
+//     turn-level recall@k of each question's evidence turns, per category. When
+//     the file is absent this part is skipped, saying so.
+//   - a generated set: facts about invented people (ten relations each, such as
+//     "Chiara Brandt is allergic to sesame.") plus distractor notes, and one
+//     paraphrased question per fact ("Which ingredient makes Chiara Brandt
+//     sick?"); recall@k and mean reciprocal rank.
 //
 //	go run ./memory/eval                       # offline GloVe from data/glove-100d.bin
+//	go run ./memory/eval -data FILE -embedder ollama:nomic-embed-text
 //	go run ./memory/eval -glove PATH -people 200 -k 1,3,5,10
 //	go run ./memory/eval -write DIR            # also write facts.jsonl and queries.txt
 //
@@ -48,57 +56,128 @@ type row struct {
 }
 
 func run() error {
-	glove := flag.String("glove", envOr("EXOCORTEX_GLOVE", "data/glove-100d.bin"), "GloVe word-vector file (scripts/fetch-glove.sh)")
-	people := flag.Int("people", 120, "people in the data set (ten facts each)")
-	seed := flag.Uint64("seed", 1, "data set seed")
-	ks := flag.String("k", "1,3,5,10", "cut-offs for recall@k")
-	rrfK := flag.Float64("rrf-k", 60, "reciprocal rank fusion constant")
+	glove := flag.String("glove", envOr("EXOCORTEX_GLOVE", "data/glove-100d.bin"), "GloVe word-vector file (scripts/fetch-glove.sh); -embedder overrides it")
+	embedder := flag.String("embedder", "", `embedder: "glove:PATH", "ollama:MODEL" or "none" (default: glove at -glove)`)
+	data := flag.String("data", "../shared/data/locomo-dev/locomo-dev.json", "LoCoMo conversations (JSON); skipped, saying so, when absent")
+	sets := flag.String("sets", "locomo,generated", "which sets to measure: locomo, generated or both")
+	people := flag.Int("people", 120, "people in the generated set (ten facts each)")
+	seed := flag.Uint64("seed", 1, "generated set seed")
+	ks := flag.String("k", "1,3,5,10", "cut-offs for recall@k on the generated set")
+	lks := flag.String("locomo-k", "1,5,10,20", "cut-offs for recall@k on LoCoMo")
+	rrfK := flag.Float64("rrf-k", 60, "reciprocal rank fusion constant (with -fusion rrf)")
+	fusion := flag.String("fusion", "", "fusion of the legs: score (default) or rrf")
+	wb := flag.Float64("bm25-weight", 0, "BM25 weight in the fusion (0: the default)")
+	wv := flag.Float64("vector-weight", 0, "vector weight in the fusion (0: the embedder's default)")
+	ctxw := flag.Float64("context", 0, "share of the neighbouring records' scores (0: the default, negative: none)")
+	cands := flag.Int("candidates", 0, "candidates per leg (0: the default)")
 	asJSON := flag.Bool("json", false, "print JSON")
-	write := flag.String("write", "", "also write the data set (facts.jsonl, queries.txt, labels.jsonl) to this directory")
+	write := flag.String("write", "", "also write the generated set (facts.jsonl, queries.txt, labels.jsonl) to this directory")
 	flag.Parse()
 
-	var cut []int
-	for _, s := range strings.Split(*ks, ",") {
-		k, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || k <= 0 {
-			return fmt.Errorf("-k %q: want positive integers separated by commas", *ks)
+	parseK := func(name, v string) ([]int, error) {
+		var cut []int
+		for _, s := range strings.Split(v, ",") {
+			k, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || k <= 0 {
+				return nil, fmt.Errorf("-%s %q: want positive integers separated by commas", name, v)
+			}
+			cut = append(cut, k)
 		}
-		cut = append(cut, k)
+		return cut, nil
 	}
+	cut, err := parseK("k", *ks)
+	if err != nil {
+		return err
+	}
+	lcut, err := parseK("locomo-k", *lks)
+	if err != nil {
+		return err
+	}
+	tune := func(o *memory.SearchOptions) {
+		o.Fusion, o.RRFK, o.BM25Weight, o.VectorWeight, o.Context = memory.Fusion(*fusion), *rrfK, *wb, *wv, *ctxw
+		if *cands > 0 {
+			o.Candidates = *cands
+		}
+	}
+	ctx := context.Background()
+
+	var emb memory.Embedder
+	modes := []memory.Mode{memory.ModeBM25}
+	spec := *embedder
+	if spec == "" {
+		spec = "glove:" + *glove
+	}
+	e, err := embed.Open(ctx, embed.Spec(spec), "")
+	switch {
+	case err == nil && e != nil:
+		emb = e
+		modes = append(modes, memory.ModeVector, memory.ModeHybrid)
+	case err == nil:
+	case strings.HasPrefix(spec, "glove:"):
+		fmt.Fprintf(os.Stderr, "eval: %v: BM25 only\n", err)
+	default:
+		return err
+	}
+
+	out := map[string]any{"embedder": modelOf(emb)}
+	if strings.Contains(*sets, "locomo") {
+		convs, err := loadLocomo(*data)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			fmt.Fprintf(os.Stderr, "eval: no LoCoMo data at %s (see ../shared/data/locomo-dev/README.md): skipping the real-conversation set\n", *data)
+		case err != nil:
+			return err
+		default:
+			rows, err := runLocomo(ctx, convs, emb, modes, lcut, tune)
+			if err != nil {
+				return err
+			}
+			out["locomo"] = map[string]any{"data": *data, "conversations": len(convs), "rows": rows}
+			if !*asJSON {
+				fmt.Printf("LoCoMo %s: %d conversations, turn-level recall@k; embedder: %s\n\n", *data, len(convs), modelOf(emb))
+				printLocomo(os.Stdout, rows, lcut)
+				fmt.Println()
+			}
+		}
+	}
+	if strings.Contains(*sets, "generated") {
+		rows, n, err := runGenerated(ctx, *people, *seed, *write, emb, modes, cut, tune)
+		if err != nil {
+			return err
+		}
+		out["generated"] = map[string]any{"facts": n, "rows": rows}
+		if !*asJSON {
+			printGenerated(rows, cut, *people, n, emb)
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	return nil
+}
+
+// runGenerated measures the generated set.
+func runGenerated(ctx context.Context, people int, seed uint64, write string, emb memory.Embedder, modes []memory.Mode, cut []int, tune func(*memory.SearchOptions)) ([]row, int, error) {
 	maxK := 0
 	for _, k := range cut {
 		maxK = max(maxK, k)
 	}
-
-	facts, queries := dataset(*people, *seed)
-	if *write != "" {
-		if err := writeDataset(*write, facts, queries); err != nil {
-			return err
+	facts, queries := dataset(people, seed)
+	if write != "" {
+		if err := writeDataset(write, facts, queries); err != nil {
+			return nil, 0, err
 		}
 	}
-
-	var emb memory.Embedder
-	modes := []memory.Mode{memory.ModeBM25}
-	g, err := embed.LoadGloVe(*glove, embed.GloVeConfig{})
-	switch {
-	case err == nil:
-		emb = g
-		modes = append(modes, memory.ModeVector, memory.ModeHybrid)
-	case errors.Is(err, fs.ErrNotExist):
-		fmt.Fprintf(os.Stderr, "eval: no word vectors at %s (run scripts/fetch-glove.sh): BM25 only\n", *glove)
-	default:
-		return fmt.Errorf("loading %s: %w", *glove, err)
-	}
-
 	dir, err := os.MkdirTemp("", "exocortex-eval-")
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	defer os.RemoveAll(dir)
-	ctx := context.Background()
 	s, err := memory.Open(ctx, dir, memory.Options{Embedder: emb, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	defer s.Close()
 	ins := make([]memory.Input, len(facts))
@@ -106,7 +185,7 @@ func run() error {
 		ins[i] = memory.Input{ID: f.ID, Area: f.Area, Text: f.Text}
 	}
 	if _, err := s.PutBatch(ctx, ins, memory.Source{Source: "eval"}); err != nil {
-		return err
+		return nil, 0, err
 	}
 
 	var rows []row
@@ -115,10 +194,12 @@ func run() error {
 		var lat []time.Duration
 		for _, q := range queries {
 			t0 := time.Now()
-			res, err := s.Search(ctx, q.Text, memory.SearchOptions{Limit: maxK, Mode: mode, RRFK: *rrfK})
+			o := memory.SearchOptions{Limit: maxK, Mode: mode}
+			tune(&o)
+			res, err := s.Search(ctx, q.Text, o)
 			lat = append(lat, time.Since(t0))
 			if err != nil {
-				return fmt.Errorf("%s search %q: %w", mode, q.Text, err)
+				return nil, 0, fmt.Errorf("%s search %q: %w", mode, q.Text, err)
 			}
 			for rank, h := range res.Hits {
 				if h.Record.ID == q.Want {
@@ -140,13 +221,12 @@ func run() error {
 		rows = append(rows, r)
 	}
 
-	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"facts": len(facts), "queries": len(queries), "embedder": modelOf(emb), "rrf_k": *rrfK, "rows": rows})
-	}
-	fmt.Printf("data set: %d facts (%d people x %d relations + %d distractors), %d questions; embedder: %s\n\n",
-		len(facts), *people, len(relations), len(facts)-*people*len(relations), len(queries), modelOf(emb))
+	return rows, len(facts), nil
+}
+
+func printGenerated(rows []row, cut []int, people, facts int, emb memory.Embedder) {
+	fmt.Printf("generated set: %d facts (%d people x %d relations + %d distractors), %d questions; embedder: %s\n\n",
+		facts, people, len(relations), facts-people*len(relations), rows[0].Queries, modelOf(emb))
 	fmt.Printf("%-8s", "mode")
 	for _, k := range cut {
 		fmt.Printf("  recall@%-3d", k)
@@ -159,7 +239,6 @@ func run() error {
 		}
 		fmt.Printf("  %.3f  %.2f ms\n", r.MRR, r.P50ms)
 	}
-	return nil
 }
 
 func modelOf(e memory.Embedder) string {

@@ -1,0 +1,99 @@
+package embed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// GloVeEnv names the environment variable that points at the offline word-vector
+// file (scripts/fetch-glove.sh makes it).
+const GloVeEnv = "EXOCORTEX_GLOVE"
+
+// GloVeFile is the word-vector file's name, in the home directory or in the
+// checkout's data/ directory.
+const GloVeFile = "glove-100d.bin"
+
+// GloVePaths lists where the offline word vectors are looked for, in order:
+// $EXOCORTEX_GLOVE, the home directory, and data/ beside the bin/ directory of the
+// running executable (where `make run` and `make test` put them, so a build from
+// a checkout finds them without further steps).
+func GloVePaths(home string) []string {
+	var out []string
+	if p := os.Getenv(GloVeEnv); p != "" {
+		return []string{p}
+	}
+	if home != "" {
+		out = append(out, filepath.Join(home, GloVeFile))
+	}
+	if exe, err := os.Executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		out = append(out, filepath.Join(filepath.Dir(filepath.Dir(exe)), "data", GloVeFile))
+	}
+	return out
+}
+
+// Spec names an embedder:
+//
+//	auto           the offline GloVe vectors if their file is found (GloVePaths), else none
+//	none           no vectors: the store runs on BM25 alone
+//	glove[:PATH]   the offline GloVe vectors (an error if the file is missing)
+//	ollama:MODEL   an Ollama embedding model, e.g. ollama:nomic-embed-text
+//
+// The empty spec is auto.
+type Spec string
+
+// Open returns the embedder spec names (nil for none, or for auto without the
+// word-vector file). home is the Exocortex home directory.
+func Open(ctx context.Context, spec Spec, home string) (Embedder, error) {
+	kind, arg, _ := strings.Cut(strings.TrimSpace(string(spec)), ":")
+	switch kind {
+	case "none":
+		return nil, nil
+	case "ollama":
+		if arg == "" {
+			return nil, errors.New(`embedder "ollama:MODEL" needs a model, e.g. ollama:nomic-embed-text`)
+		}
+		return NewOllama(ctx, OllamaConfig{Model: arg})
+	case "", "auto", "glove":
+		paths := GloVePaths(home)
+		if arg != "" {
+			paths = []string{arg}
+		}
+		for _, p := range paths {
+			g, err := LoadGloVe(p, GloVeConfig{})
+			if err == nil {
+				return g, nil
+			}
+			if !errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("loading the word vectors %s (scripts/fetch-glove.sh makes them; embedder none runs on BM25 alone): %w", p, err)
+			}
+		}
+		if kind == "glove" {
+			return nil, fmt.Errorf("no word vectors at %s (run scripts/fetch-glove.sh or set %s; embedder none runs on BM25 alone)", strings.Join(paths, " or "), GloVeEnv)
+		}
+		return nil, nil
+	}
+	return nil, fmt.Errorf(`embedder %q: use auto, none, glove[:PATH] or ollama:MODEL`, spec)
+}
+
+// Describe says in a few words which embedder is active, for the welcome card and
+// `memory stats`.
+func Describe(e Embedder) string {
+	switch e := e.(type) {
+	case nil:
+		return "none (BM25 only)"
+	case *GloVe:
+		return "offline GloVe " + fmt.Sprintf("%dd", e.Dimensions())
+	case *Ollama:
+		return "ollama " + e.model
+	default:
+		return e.ModelID()
+	}
+}

@@ -1,0 +1,106 @@
+package memory
+
+import (
+	"sort"
+	"sync"
+)
+
+// order keeps every record's place in creation order (journal sequence), so that a
+// search can look at the records written just before and after a candidate: the
+// turns around a turn of a conversation, the notes around a note of a session. It
+// is built on the first search that needs it and extended as records are created;
+// deleted records stay in it and are skipped.
+type order struct {
+	mu    sync.Mutex
+	built bool
+	ids   []string
+	pos   map[string]int
+}
+
+// maxNeighbourGap bounds how many other records (other areas, deleted, archived)
+// a neighbour lookup steps over.
+const maxNeighbourGap = 8
+
+// ensure builds the order from st if it is not built yet. The caller holds s.mu
+// (read or write).
+func (o *order) ensure(st *State) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.built {
+		return
+	}
+	type e struct {
+		seq uint64
+		id  string
+	}
+	es := make([]e, 0, len(st.recs))
+	for _, r := range st.recs {
+		es = append(es, e{r.Provenance.Seq, r.ID})
+	}
+	sort.Slice(es, func(i, j int) bool {
+		if es[i].seq != es[j].seq {
+			return es[i].seq < es[j].seq
+		}
+		return es[i].id < es[j].id
+	})
+	o.ids = make([]string, len(es))
+	o.pos = make(map[string]int, len(es))
+	for i, x := range es {
+		o.ids[i] = x.id
+		o.pos[x.id] = i
+	}
+	o.built = true
+}
+
+// created notes a record created at the end of the journal. The caller holds
+// s.mu for writing.
+func (o *order) created(id string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.built {
+		return
+	}
+	if _, ok := o.pos[id]; ok {
+		return
+	}
+	o.pos[id] = len(o.ids)
+	o.ids = append(o.ids, id)
+}
+
+// sessionOf is what makes two records part of one exchange: the "session"
+// metadata when there is one (an imported conversation), else the session that
+// wrote the record.
+func sessionOf(r *Record) string {
+	if v, ok := r.Metadata["session"].(string); ok && v != "" {
+		return v
+	}
+	return r.Provenance.Session
+}
+
+// neighbours returns the ids of the active records just before and just after id
+// in creation order, in the same area and session ("" where there is none). The
+// caller holds s.mu (read or write) and has called ensure.
+func (o *order) neighbours(st *State, id string) (prev, next string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	i, ok := o.pos[id]
+	r := st.get(id)
+	if !ok || r == nil {
+		return "", ""
+	}
+	sess := sessionOf(r)
+	step := func(dir int) string {
+		for j, gap := i+dir, 0; j >= 0 && j < len(o.ids) && gap <= maxNeighbourGap; j, gap = j+dir, gap+1 {
+			n := st.get(o.ids[j])
+			if n == nil || n.Area != r.Area || n.Status != StatusActive {
+				continue
+			}
+			if sessionOf(n) != sess {
+				return ""
+			}
+			return n.ID
+		}
+		return ""
+	}
+	return step(-1), step(1)
+}

@@ -1,0 +1,139 @@
+package recall
+
+import "math"
+
+// Scores maps candidate ids to one retriever's scores.
+type Scores map[string]float64
+
+// Neighbours returns the candidates just before and after id in its sequence (a
+// conversation's turns), "" where there is none.
+type Neighbours func(id string) (prev, next string)
+
+// Smooth returns each candidate's score plus beta times the scores of its
+// neighbours, for the candidates of s and their neighbours. A turn of a
+// conversation is often found through the words of the turns around it ("Did you
+// go?" "Yes, to the support group"): smoothing lets the evidence of one turn
+// lift the ones beside it. lookup supplies the score of a neighbour that is not in
+// s (nil: 0). beta <= 0 returns s unchanged.
+func Smooth(s Scores, beta float64, nb Neighbours, lookup func(id string) (float64, bool)) Scores {
+	if beta <= 0 || nb == nil || len(s) == 0 {
+		return s
+	}
+	score := func(id string) float64 {
+		if id == "" {
+			return 0
+		}
+		if v, ok := s[id]; ok {
+			return v
+		}
+		if lookup != nil {
+			if v, ok := lookup(id); ok {
+				return v
+			}
+		}
+		return 0
+	}
+	out := make(Scores, 2*len(s))
+	add := func(id string) {
+		if id == "" {
+			return
+		}
+		if _, done := out[id]; done {
+			return
+		}
+		p, n := nb(id)
+		out[id] = score(id) + beta*(score(p)+score(n))
+	}
+	for id := range s {
+		add(id)
+		p, n := nb(id)
+		add(p)
+		add(n)
+	}
+	return out
+}
+
+// MaxNormalize scales non-negative scores so that the best is 1 (BM25 scores,
+// whose scale depends on the query).
+func MaxNormalize(s Scores) Scores {
+	best := 0.0
+	for _, v := range s {
+		best = math.Max(best, v)
+	}
+	out := make(Scores, len(s))
+	for id, v := range s {
+		if best > 0 {
+			out[id] = math.Max(v, 0) / best
+		}
+	}
+	return out
+}
+
+// MinMaxNormalize scales scores to [0, 1] over the candidates (cosine
+// similarities, which crowd together: an embedder's "unrelated" may be 0.6).
+// Equal scores all become 1.
+func MinMaxNormalize(s Scores) Scores {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range s {
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	out := make(Scores, len(s))
+	for id, v := range s {
+		if hi > lo {
+			out[id] = (v - lo) / (hi - lo)
+		} else {
+			out[id] = 1
+		}
+	}
+	return out
+}
+
+// WeightedSum fuses normalised retriever scores: each candidate's score is the
+// weighted sum of its score in every list (0 where a list lacks it). Ranks are
+// each candidate's 1-based rank in every list by that list's score (0: absent).
+// The result is ordered by score, then id.
+func WeightedSum(weights []float64, lists ...Scores) []Fused {
+	byID := map[string]*Fused{}
+	var order []*Fused
+	for li, l := range lists {
+		w := 1.0
+		if li < len(weights) {
+			w = weights[li]
+		}
+		ranked := make([]Fused, 0, len(l))
+		for id, v := range l {
+			ranked = append(ranked, Fused{ID: id, Score: v})
+		}
+		SortByScore(ranked)
+		for r, c := range ranked {
+			f := byID[c.ID]
+			if f == nil {
+				f = &Fused{ID: c.ID, Ranks: make([]int, len(lists))}
+				byID[c.ID] = f
+				order = append(order, f)
+			}
+			f.Ranks[li] = r + 1
+			f.Score += w * c.Score
+		}
+	}
+	out := make([]Fused, len(order))
+	for i, f := range order {
+		out[i] = *f
+	}
+	SortByScore(out)
+	return out
+}
+
+// Ranked turns scores into a list of ids, best first (ties by id).
+func Ranked(s Scores) []string {
+	fs := make([]Fused, 0, len(s))
+	for id, v := range s {
+		fs = append(fs, Fused{ID: id, Score: v})
+	}
+	SortByScore(fs)
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.ID
+	}
+	return out
+}

@@ -1,0 +1,165 @@
+package memory
+
+import (
+	"strings"
+
+	"github.com/exocortex/exocortex/memory/fulltext"
+	"github.com/exocortex/exocortex/memory/recall"
+)
+
+// Fusion names a way of combining the BM25 and vector legs.
+type Fusion string
+
+const (
+	// FusionScore adds the legs' normalised scores, each times its weight: BM25
+	// scores divided by the best, cosine similarities scaled to [0, 1] over the
+	// candidates. It keeps how much better the best hit is than the rest, which
+	// rank fusion throws away.
+	FusionScore Fusion = "score"
+	// FusionRRF is weighted reciprocal rank fusion of the legs' rankings.
+	FusionRRF Fusion = "rrf"
+)
+
+// Retrieval defaults, measured on the LoCoMo dev conversations with `make eval`
+// (figures and the sweeps behind them in docs/perf/memory.md).
+const (
+	// DefaultContext is the share of each neighbouring record's score added to a
+	// record's own.
+	DefaultContext = 0.3
+	// minPool is the fewest candidates each leg contributes: neighbour context
+	// needs the scores around the top hits, not only the top hits.
+	minPool = 100
+)
+
+// IndexedMetadata lists the metadata keys whose string values are indexed for
+// BM25 with the record's text: the date a conversation took place ("when") lets
+// a question naming a month or a year find what was said then.
+var IndexedMetadata = []string{"when", "date"}
+
+// indexText is what BM25 indexes of a record: its text and the metadata values
+// IndexedMetadata names.
+func indexText(r *Record) string {
+	var extra []string
+	for _, k := range IndexedMetadata {
+		if v, ok := r.Metadata[k].(string); ok && strings.TrimSpace(v) != "" {
+			extra = append(extra, v)
+		}
+	}
+	if len(extra) == 0 {
+		return r.Text
+	}
+	return r.Text + "\n" + strings.Join(extra, "\n")
+}
+
+// WeightedEmbedder is an Embedder that says how much its vectors should count
+// beside BM25 (1 is equal weight). Weak vectors (averaged word vectors) count for
+// less than a sentence-embedding model's.
+type WeightedEmbedder interface {
+	Embedder
+	RecallWeight() float64
+}
+
+// DefaultWeights are the legs' weights for an embedder: BM25 1, vectors the
+// embedder's RecallWeight, or 1 for an embedder that does not say.
+func DefaultWeights(e Embedder) (bm25, vector float64) {
+	if w, ok := e.(WeightedEmbedder); ok {
+		return 1, w.RecallWeight()
+	}
+	return 1, 1
+}
+
+// fuse combines the legs' candidates into one ranking. It returns the fused
+// candidates (best first), each one's fused score, and the part of it that came
+// from neighbouring records.
+func (s *Store) fuse(o SearchOptions, bm25IDs []string, bm25 map[string]fulltext.Hit, vecIDs []string, sims map[string]float64, qvec []float32) ([]recall.Fused, map[string]float64, map[string]float64) {
+	wb, wv := DefaultWeights(s.opts.Embedder)
+	if o.BM25Weight > 0 {
+		wb = o.BM25Weight
+	}
+	if o.VectorWeight > 0 {
+		wv = o.VectorWeight
+	}
+	beta := o.Context
+	if beta == 0 {
+		beta = DefaultContext
+	}
+	beta = max(beta, 0)
+
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var nb recall.Neighbours
+	if beta > 0 {
+		s.ord.ensure(s.state)
+		nb = func(id string) (string, string) { return s.ord.neighbours(s.state, id) }
+	}
+
+	// BM25: scores over the best; a neighbour outside the candidates did not
+	// match (or barely), and counts 0.
+	braw := make(recall.Scores, len(bm25IDs))
+	for _, id := range bm25IDs {
+		braw[id] = bm25[id].Score
+	}
+	bown := recall.MaxNormalize(braw)
+	bsm := recall.Smooth(bown, beta, nb, nil)
+
+	// Vectors: similarities scaled to [0, 1] over the candidates; a neighbour
+	// outside them is scored from its stored vector on the same scale.
+	lo, hi := 1.0, -1.0
+	for _, id := range vecIDs {
+		lo, hi = min(lo, sims[id]), max(hi, sims[id])
+	}
+	scale := func(sim float64) float64 {
+		if hi <= lo {
+			return 1
+		}
+		return max(0, (sim-lo)/(hi-lo))
+	}
+	vown := make(recall.Scores, len(vecIDs))
+	for _, id := range vecIDs {
+		vown[id] = scale(sims[id])
+	}
+	var lookup func(string) (float64, bool)
+	if qvec != nil {
+		lookup = func(id string) (float64, bool) {
+			r := s.state.get(id)
+			if r == nil {
+				return 0, false
+			}
+			v, ok := s.vec.lookup(id, r.Area)
+			if !ok {
+				return 0, false
+			}
+			return scale(cosine(qvec, v)), true
+		}
+	}
+	vsm := recall.Smooth(vown, beta, nb, lookup)
+
+	var fused []recall.Fused
+	if o.Fusion == FusionRRF {
+		fused = recall.RRF(o.RRFK, []float64{wb, wv}, recall.Ranked(bsm), recall.Ranked(vsm))
+	} else {
+		fused = recall.WeightedSum([]float64{wb, wv}, bsm, vsm)
+	}
+	raw := make(map[string]float64, len(fused))
+	lifted := map[string]float64{}
+	for _, f := range fused {
+		raw[f.ID] = f.Score
+		if o.Fusion == FusionRRF {
+			continue
+		}
+		if c := wb*(bsm[f.ID]-bown[f.ID]) + wv*(vsm[f.ID]-vown[f.ID]); c > 0 {
+			lifted[f.ID] = c
+		}
+	}
+	return fused, raw, lifted
+}
+
+// rank is id's 1-based position in ids (0: absent).
+func rank(ids []string, id string) int {
+	for i, x := range ids {
+		if x == id {
+			return i + 1
+		}
+	}
+	return 0
+}
