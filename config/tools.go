@@ -120,6 +120,30 @@ type MemoryTools struct {
 	// its indexes cleanly closed; it reopens on the next call. Default 1m; a
 	// negative value keeps it open until the plugin exits.
 	IdleClose Duration `yaml:"idle_close"`
+	// Embedder computes the store's vectors, for the tools, the recall
+	// extensions and the CLI alike: "auto" (the default: the offline GloVe
+	// vectors if their file is found, else BM25 alone), "none", "glove:PATH" or
+	// "ollama:MODEL" (e.g. ollama:nomic-embed-text). $EXOCORTEX_EMBEDDER
+	// overrides it. Changing the model re-embeds every record from the journal
+	// on the next open.
+	Embedder string `yaml:"embedder"`
+	// Recall configures the memories recalled into every user prompt.
+	Recall Recall `yaml:"recall"`
+}
+
+// Recall configures the recall extensions (Agent Zero's memory recall settings).
+type Recall struct {
+	// Threshold is the least similarity a recalled memory needs: its cosine
+	// similarity to the prompt with vectors, its BM25 score over the best
+	// without (default 0: the relevance filter's relative floor alone decides).
+	Threshold float64 `yaml:"threshold"`
+	// Limit is how many memories the block holds (default 5).
+	Limit int `yaml:"limit"`
+	// AreaLimits caps the memories of one area in the block, e.g.
+	// {main: 5, solutions: 3, fragments: 2}; areas not named share Limit.
+	AreaLimits map[string]int `yaml:"area_limits"`
+	// BlockChars bounds the block within the prompt (default 2000).
+	BlockChars int `yaml:"block_chars"`
 }
 
 // Environment variables read by LoadTools.
@@ -133,6 +157,8 @@ const (
 	EnvSearchKey      = "EXOCORTEX_SEARCH_API_KEY"
 	// EnvSearchRate overrides tools.web_search.rate (requests per second).
 	EnvSearchRate = "EXOCORTEX_SEARCH_RATE"
+	// EnvEmbedder overrides tools.memory.embedder.
+	EnvEmbedder = "EXOCORTEX_EMBEDDER"
 )
 
 // Search providers.
@@ -185,6 +211,9 @@ func (t *Tools) applyEnv(getenv func(string) string) error {
 			return fmt.Errorf("%s=%q: want a positive number of requests per second", EnvSearchRate, v)
 		}
 		t.WebSearch.Rate = r
+	}
+	if v := getenv(EnvEmbedder); v != "" {
+		t.Memory.Embedder = v
 	}
 	return nil
 }
@@ -312,6 +341,9 @@ func (w WebSearch) WithDefaults() WebSearch {
 func (m MemoryTools) WithDefaults() MemoryTools {
 	if m.IdleClose == 0 {
 		m.IdleClose = Duration(time.Minute)
+	}
+	if m.Embedder == "" {
+		m.Embedder = "auto"
 	}
 	return m
 }

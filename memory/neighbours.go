@@ -77,30 +77,32 @@ func sessionOf(r *Record) string {
 	return r.Provenance.Session
 }
 
-// neighbours returns the ids of the active records just before and just after id
-// in creation order, in the same area and session ("" where there is none). The
-// caller holds s.mu (read or write) and has called ensure.
-func (o *order) neighbours(st *State, id string) (prev, next string) {
+// neighbours returns the ids of up to w active records before and after id in
+// creation order, nearest first, in the same area and session. The caller holds
+// s.mu (read or write) and has called ensure.
+func (o *order) neighbours(st *State, id string, w int) (before, after []string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	i, ok := o.pos[id]
 	r := st.get(id)
 	if !ok || r == nil {
-		return "", ""
+		return nil, nil
 	}
 	sess := sessionOf(r)
-	step := func(dir int) string {
-		for j, gap := i+dir, 0; j >= 0 && j < len(o.ids) && gap <= maxNeighbourGap; j, gap = j+dir, gap+1 {
+	walk := func(dir int) []string {
+		var out []string
+		for j, gap := i+dir, 0; j >= 0 && j < len(o.ids) && gap <= maxNeighbourGap && len(out) < w; j += dir {
 			n := st.get(o.ids[j])
 			if n == nil || n.Area != r.Area || n.Status != StatusActive {
+				gap++
 				continue
 			}
 			if sessionOf(n) != sess {
-				return ""
+				break
 			}
-			return n.ID
+			out = append(out, n.ID)
 		}
-		return ""
+		return out
 	}
-	return step(-1), step(1)
+	return walk(-1), walk(1)
 }

@@ -25,7 +25,12 @@ const (
 const (
 	// DefaultContext is the share of each neighbouring record's score added to a
 	// record's own.
-	DefaultContext = 0.3
+	DefaultContext = 0.5
+	// DefaultContextWindow is how many records on each side count, and
+	// DefaultContextDecay how much less each further one counts than the one
+	// before it.
+	DefaultContextWindow = 2
+	DefaultContextDecay  = 0.5
 	// minPool is the fewest candidates each leg contributes: neighbour context
 	// needs the scores around the top hits, not only the top hits.
 	minPool = 100
@@ -84,13 +89,21 @@ func (s *Store) fuse(o SearchOptions, bm25IDs []string, bm25 map[string]fulltext
 		beta = DefaultContext
 	}
 	beta = max(beta, 0)
+	decay := o.ContextDecay
+	if decay == 0 {
+		decay = DefaultContextDecay
+	}
 
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var nb recall.Neighbours
 	if beta > 0 {
 		s.ord.ensure(s.state)
-		nb = func(id string) (string, string) { return s.ord.neighbours(s.state, id) }
+		w := o.ContextWindow
+		if w == 0 {
+			w = DefaultContextWindow
+		}
+		nb = func(id string) ([]string, []string) { return s.ord.neighbours(s.state, id, w) }
 	}
 
 	// BM25: scores over the best; a neighbour outside the candidates did not
@@ -100,7 +113,7 @@ func (s *Store) fuse(o SearchOptions, bm25IDs []string, bm25 map[string]fulltext
 		braw[id] = bm25[id].Score
 	}
 	bown := recall.MaxNormalize(braw)
-	bsm := recall.Smooth(bown, beta, nb, nil)
+	bsm := recall.Smooth(bown, beta, decay, nb, nil)
 
 	// Vectors: similarities scaled to [0, 1] over the candidates; a neighbour
 	// outside them is scored from its stored vector on the same scale.
@@ -132,7 +145,7 @@ func (s *Store) fuse(o SearchOptions, bm25IDs []string, bm25 map[string]fulltext
 			return scale(cosine(qvec, v)), true
 		}
 	}
-	vsm := recall.Smooth(vown, beta, nb, lookup)
+	vsm := recall.Smooth(vown, beta, decay, nb, lookup)
 
 	var fused []recall.Fused
 	if o.Fusion == FusionRRF {

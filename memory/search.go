@@ -113,6 +113,13 @@ type SearchOptions struct {
 	// written just before and after, in the same area and session) added to a
 	// record's own; 0 means DefaultContext, a negative value none.
 	Context float64
+	// ContextWindow is how many records on each side count (0: the default) and
+	// ContextDecay how much less each further one counts (0: the default).
+	ContextWindow int
+	ContextDecay  float64
+	// MaxDF drops query words found in more than this share of the records
+	// (0: fulltext.DefaultMaxDF; 1 keeps them all).
+	MaxDF float64
 	// Candidates is how many hits each retriever contributes before fusion
 	// (default max(5·Limit, 100)).
 	Candidates int
@@ -248,7 +255,7 @@ func (s *Store) Search(ctx context.Context, query string, o SearchOptions) (Resu
 	var bm25Err error
 	if useBM25 {
 		var hits []fulltext.Hit
-		if hits, bm25Err = s.ft.Search(ctx, query, o.Filter.fulltext(), pool); bm25Err == nil {
+		if hits, bm25Err = s.ft.SearchWith(ctx, query, o.Filter.fulltext(), pool, fulltext.QueryOptions{MaxDF: o.MaxDF}); bm25Err == nil {
 			bm25IDs = make([]string, len(hits))
 			for i, h := range hits {
 				bm25IDs[i] = h.ID

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -44,7 +43,7 @@ Only one process can open the store at a time.`,
 	cmd.PersistentFlags().StringVar(&f.dir, "dir", "", "store directory (default $EXOCORTEX_HOME/memory)")
 	cmd.PersistentFlags().BoolVar(&f.json, "json", false, "print JSON for scripts")
 	cmd.PersistentFlags().StringVar(&f.session, "session", "", "session id recorded as provenance of changes")
-	cmd.PersistentFlags().StringVar(&f.embedder, "embedder", "auto", `vectors: "auto" (offline GloVe if its word-vector file is found), "none" (BM25 only), "glove:PATH" or "ollama:MODEL"`)
+	cmd.PersistentFlags().StringVar(&f.embedder, "embedder", "", `vectors: "auto" (offline GloVe if its word-vector file is found), "none" (BM25 only), "glove:PATH" or "ollama:MODEL" (default: tools.memory.embedder in config.yaml, else auto)`)
 	cmd.AddCommand(
 		memAddCmd(f), memGetCmd(f), memSearchCmd(f), memDeleteCmd(f), memForgetCmd(f),
 		memImportCmd(f), memExportCmd(f), memStatsCmd(f), memReplayCmd(f), memWhyCmd(f),
@@ -83,43 +82,33 @@ func (f *memoryFlags) open(ctx context.Context, cmd *cobra.Command) (*memory.Sto
 }
 
 // GloVeEnv names the environment variable that points at the offline word vectors
-// (scripts/fetch-glove.sh writes them); the default is glove-100d.bin in the home
-// directory.
-const GloVeEnv = "EXOCORTEX_GLOVE"
+// (scripts/fetch-glove.sh writes them); see embed.GloVePaths for where they are
+// looked for without it.
+const GloVeEnv = embed.GloVeEnv
 
-// newEmbedder builds the embedder --embedder asks for; nil means BM25 only.
+// newEmbedder builds the embedder --embedder asks for (default: the configured
+// tools.memory.embedder); nil means BM25 only.
 func (f *memoryFlags) newEmbedder(ctx context.Context) (memory.Embedder, error) {
-	kind, arg, _ := strings.Cut(f.embedder, ":")
-	switch kind {
-	case "none":
-		return nil, nil
-	case "ollama":
-		if arg == "" {
-			return nil, errors.New(`--embedder ollama:MODEL needs a model, e.g. ollama:nomic-embed-text`)
-		}
-		return embed.NewOllama(ctx, embed.OllamaConfig{Model: arg})
-	case "auto", "glove":
-		path := arg
-		if path == "" {
-			path = os.Getenv(GloVeEnv)
-		}
-		if path == "" {
-			home, err := config.Home()
-			if err != nil {
-				return nil, err
-			}
-			path = filepath.Join(home, "glove-100d.bin")
-		}
-		g, err := embed.LoadGloVe(path, embed.GloVeConfig{})
-		if err == nil {
-			return g, nil
-		}
-		if kind == "auto" && errors.Is(err, fs.ErrNotExist) {
-			return nil, nil // the store says it runs on BM25 alone
-		}
-		return nil, fmt.Errorf("loading the word vectors %s (scripts/fetch-glove.sh makes them; --embedder none runs on BM25 alone): %w", path, err)
+	home, err := config.Home()
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf(`--embedder %q: use auto, none, glove:PATH or ollama:MODEL`, f.embedder)
+	spec := f.embedder
+	if spec == "" {
+		t, err := config.LoadTools(home)
+		if err != nil {
+			return nil, err
+		}
+		spec = t.Memory.WithDefaults().Embedder
+	}
+	e, err := embed.Open(ctx, embed.Spec(spec), home)
+	if err != nil {
+		return nil, fmt.Errorf("--embedder: %w", err)
+	}
+	if e == nil {
+		return nil, nil
+	}
+	return e, nil
 }
 
 // withStore opens the store, runs fn and closes it, reporting a close error.

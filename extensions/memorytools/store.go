@@ -34,6 +34,7 @@ import (
 
 	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/memory"
+	"github.com/exocortex/exocortex/memory/embed"
 	"github.com/exocortex/exocortex/sdk"
 )
 
@@ -54,6 +55,10 @@ type Stores struct {
 	busy  int
 	timer *time.Timer
 	gen   int
+	// The embedder outlives the store's idle closes: loading the word vectors
+	// or probing the model is done once per spec.
+	embSpec string
+	emb     memory.Embedder
 }
 
 // New returns a Stores whose configuration (Home, Memory.IdleClose) comes from
@@ -101,7 +106,8 @@ func (st *Stores) Use(ctx context.Context, fn func(*memory.Store) error) error {
 		st.timer = nil
 	}
 	if st.store == nil {
-		s, err := memory.Open(ctx, filepath.Join(home, StoreDir), memory.Options{Logger: st.logger})
+		emb := st.embedder(ctx, cfg.Memory.WithDefaults().Embedder, home)
+		s, err := memory.Open(ctx, filepath.Join(home, StoreDir), memory.Options{Logger: st.logger, Embedder: emb})
 		if err != nil {
 			st.mu.Unlock()
 			return err
@@ -124,6 +130,38 @@ func (st *Stores) Use(ctx context.Context, fn func(*memory.Store) error) error {
 		}
 	}()
 	return fn(s)
+}
+
+// embedder returns the embedder spec names, made once per spec. One that cannot
+// be made (Ollama not running, a damaged vectors file) leaves the store on BM25
+// alone, saying why; the records written meanwhile get their vectors on the next
+// open with a working embedder. st.mu is held.
+func (st *Stores) embedder(ctx context.Context, spec, home string) memory.Embedder {
+	if spec == st.embSpec && st.embSpec != "" {
+		return st.emb
+	}
+	e, err := embed.Open(ctx, embed.Spec(spec), home)
+	if err != nil {
+		st.logger.Warn("memory-tools: the embedder is not available, recall runs on BM25 alone", "embedder", spec, "err", err)
+		return nil // not cached: the next open tries again
+	}
+	st.embSpec = spec
+	st.emb = nil
+	if e != nil {
+		st.emb = e
+	}
+	return st.emb
+}
+
+// Embedder says which embedder the store is opened with ("" before the first
+// open).
+func (st *Stores) Embedder() string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.embSpec == "" {
+		return ""
+	}
+	return embed.Describe(st.emb)
 }
 
 // closeIdle closes the store if nothing used it since the timer of generation

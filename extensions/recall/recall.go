@@ -78,7 +78,7 @@ const (
 	DefaultLimit      = 5
 	DefaultBlockChars = 2000
 	Pool              = 15
-	RelativeFloor     = 0.34
+	RelativeFloor     = 0.2
 	Overlap           = 0.8
 )
 

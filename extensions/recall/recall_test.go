@@ -39,7 +39,7 @@ func TestPipelineThroughProtocol(t *testing.T) {
 	put(t, st, memory.Input{Text: "The nightly build of exocortex runs make test on the CI runner", Tags: []string{"ci"}})
 	put(t, st, memory.Input{Text: "The nightly build of exocortex runs make test on the CI runner.", Tags: []string{"ci", "dup"}})
 	put(t, st, memory.Input{Text: "Flaky build: the nightly build failed because the runner disk was full", Tags: []string{"loop_period"}})
-	put(t, st, memory.Input{Area: memory.AreaSolutions, Text: "Fix for the build: clear the Go build cache with go clean -cache when the disk fills"})
+	put(t, st, memory.Input{Area: memory.AreaSolutions, Text: "Fix for the failed nightly build: clear the Go build cache with go clean -cache when the disk fills"})
 	now := time.Now().Add(30 * 24 * time.Hour)
 	opts := Options{Limit: 5, BlockChars: 2000, Now: func() time.Time { return now }}
 	exts := []sdk.Extension{
@@ -52,7 +52,7 @@ func TestPipelineThroughProtocol(t *testing.T) {
 	client := sdktest.Serve(t, sdk.Plugin{Name: "memory-tools", Extensions: exts})
 	// The solution was already given earlier in the session, further back than
 	// the recent messages reach; the operator's question is the last message.
-	hist := hooktest.Msgs("assistant", "Fix for the build: clear the Go build cache with go clean -cache when the disk fills")
+	hist := hooktest.Msgs("assistant", "Fix for the failed nightly build: clear the Go build cache with go clean -cache when the disk fills")
 	for range hooktest.RecentCount {
 		hist = append(hist, hooktest.Msgs("assistant", "{}")...)
 	}

@@ -24,6 +24,9 @@ type GloVeConfig struct {
 	// KeepCommonComponent turns off the removal of the principal component stored
 	// in the file (the direction that all sentence vectors share).
 	KeepCommonComponent bool
+	// PlainMean weighs every known word the same (no SIF weights), the baseline
+	// SIF is measured against.
+	PlainMean bool
 }
 
 // GloVe is an offline sentence embedder: the SIF-weighted average of the GloVe
@@ -64,12 +67,19 @@ func NewGloVe(wv *WordVectors, cfg GloVeConfig) *GloVe {
 		a = DefaultSIFA
 	}
 	g := &GloVe{wv: wv, weights: SIFWeights(wv.Len(), a), a: a}
+	kind := "sif"
+	if cfg.PlainMean {
+		kind = "mean"
+		for i := range g.weights {
+			g.weights[i] = 1
+		}
+	}
 	pcTag := "pc0"
 	if !cfg.KeepCommonComponent && wv.PC != nil {
 		g.pc = wv.PC
 		pcTag = "pc1"
 	}
-	g.id = fmt.Sprintf("glove-%dd-sif:v1:a=%g:%s:%08x", wv.Dim, a, pcTag, wv.Checksum)
+	g.id = fmt.Sprintf("glove-%dd-%s:v1:a=%g:%s:%08x", wv.Dim, kind, a, pcTag, wv.Checksum)
 	return g
 }
 
@@ -312,3 +322,12 @@ func CommonComponent(wv *WordVectors, a float64, samples, length int, seed uint6
 	}
 	return pc, nil
 }
+
+// Vectors returns the word vectors the embedder averages.
+func (g *GloVe) Vectors() *WordVectors { return g.wv }
+
+// RecallWeight is how much the store's fusion weighs these vectors beside BM25
+// (1): averaged word vectors are a weak retriever on their own, and weighed
+// equally they pull the ranking down. 0.2 is the best of a sweep on the LoCoMo
+// dev conversations (docs/perf/memory.md).
+func (g *GloVe) RecallWeight() float64 { return 0.2 }

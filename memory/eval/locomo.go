@@ -169,6 +169,9 @@ func runLocomo(ctx context.Context, sets []locomoSet, emb memory.Embedder, modes
 							rank[h.Record.Key] = i
 						}
 					}
+					if os.Getenv("EVAL_DEBUG") == string(mode) {
+						debugMiss(set, q, res)
+					}
 					cat := sums[mi][q.Category]
 					if cat == nil {
 						cat = map[int]float64{}
@@ -235,5 +238,34 @@ func printLocomo(w io.Writer, rows []locomoRow, cut []int) {
 			fmt.Fprintf(w, "  %.3f ", r.Recall[k])
 		}
 		fmt.Fprintln(w)
+	}
+}
+
+func debugMiss(set locomoSet, q locomoQuestion, res memory.Result) {
+	top := map[string]bool{}
+	for i, h := range res.Hits {
+		if i < 10 {
+			top[h.Record.Key] = true
+		}
+	}
+	miss := false
+	for _, e := range q.Evidence {
+		if !top[e] {
+			miss = true
+		}
+	}
+	if !miss {
+		return
+	}
+	fmt.Printf("Q[%d] %s\n", q.Category, q.Text)
+	for _, e := range q.Evidence {
+		for _, in := range set.Inputs {
+			if in.Key == e {
+				fmt.Printf("   %s %v %s\n", e, top[e], in.Text)
+			}
+		}
+	}
+	for i, h := range res.Hits[:min(3, len(res.Hits))] {
+		fmt.Printf("   #%d %s %s\n", i+1, h.Record.Key, h.Record.Text)
 	}
 }

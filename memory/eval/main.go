@@ -69,6 +69,10 @@ func run() error {
 	wb := flag.Float64("bm25-weight", 0, "BM25 weight in the fusion (0: the default)")
 	wv := flag.Float64("vector-weight", 0, "vector weight in the fusion (0: the embedder's default)")
 	ctxw := flag.Float64("context", 0, "share of the neighbouring records' scores (0: the default, negative: none)")
+	gloveKind := flag.String("glove-weights", "sif", "GloVe sentence vectors: sif (weighted, common component removed), sif-pc0 (weighted), mean (plain mean), mean-pc1")
+	cwin := flag.Int("context-window", 0, "records on each side that count (0: the default)")
+	cdecay := flag.Float64("context-decay", 0, "how much less each further record counts (0: the default)")
+	maxDF := flag.Float64("max-df", 0, "drop query words in more than this share of the records (0: the default, 1: none)")
 	cands := flag.Int("candidates", 0, "candidates per leg (0: the default)")
 	asJSON := flag.Bool("json", false, "print JSON")
 	write := flag.String("write", "", "also write the generated set (facts.jsonl, queries.txt, labels.jsonl) to this directory")
@@ -95,6 +99,7 @@ func run() error {
 	}
 	tune := func(o *memory.SearchOptions) {
 		o.Fusion, o.RRFK, o.BM25Weight, o.VectorWeight, o.Context = memory.Fusion(*fusion), *rrfK, *wb, *wv, *ctxw
+		o.MaxDF, o.ContextWindow, o.ContextDecay = *maxDF, *cwin, *cdecay
 		if *cands > 0 {
 			o.Candidates = *cands
 		}
@@ -108,6 +113,9 @@ func run() error {
 		spec = "glove:" + *glove
 	}
 	e, err := embed.Open(ctx, embed.Spec(spec), "")
+	if g, ok := e.(*embed.GloVe); ok && *gloveKind != "sif" {
+		e = embed.NewGloVe(g.Vectors(), embed.GloVeConfig{PlainMean: strings.HasPrefix(*gloveKind, "mean"), KeepCommonComponent: !strings.HasSuffix(*gloveKind, "pc1")})
+	}
 	switch {
 	case err == nil && e != nil:
 		emb = e

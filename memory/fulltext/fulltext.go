@@ -330,17 +330,100 @@ func (ix *Index) Flush() error {
 // Count returns the number of documents.
 func (ix *Index) Count() (uint64, error) { return ix.idx.DocCount() }
 
+// QueryOptions tune how a search text becomes a query.
+type QueryOptions struct {
+	// MaxDF drops query terms found in more than this share of the documents
+	// (a conversation's speaker names, words of every note), unless that would
+	// drop them all: they say little about which document is meant, and every
+	// document that has them scores a little. 0 means DefaultMaxDF; 1 or more
+	// keeps every term.
+	MaxDF float64
+}
+
+// DefaultMaxDF is QueryOptions.MaxDF's default (measured on the LoCoMo dev
+// conversations; docs/perf/memory.md).
+const DefaultMaxDF = 1
+
 // Search returns up to k documents matching text under the filter, by BM25 score.
 // An empty text matches every document the filter admits (score 0 order by id).
 func (ix *Index) Search(ctx context.Context, text string, f Filter, k int) ([]Hit, error) {
+	return ix.SearchWith(ctx, text, f, k, QueryOptions{})
+}
+
+// queryTerms analyses text as the index does (English: lower case, stop words
+// removed, stemmed) and returns its distinct terms, in order, without those that
+// are too common (QueryOptions.MaxDF).
+func (ix *Index) queryTerms(ctx context.Context, text string, maxDF float64) ([]string, error) {
+	an := ix.idx.Mapping().AnalyzerNamed(en.AnalyzerName)
+	if an == nil {
+		return nil, fmt.Errorf("fulltext: the %s analyzer is not registered", en.AnalyzerName)
+	}
+	var terms []string
+	seen := map[string]bool{}
+	for _, tok := range an.Analyze([]byte(text)) {
+		if t := string(tok.Term); !seen[t] {
+			seen[t] = true
+			terms = append(terms, t)
+		}
+	}
+	if maxDF >= 1 || len(terms) < 2 {
+		return terms, nil
+	}
+	adv, err := ix.idx.Advanced()
+	if err != nil {
+		return nil, fmt.Errorf("fulltext: %w", err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("fulltext: %w", err)
+	}
+	defer r.Close()
+	n, err := r.DocCount()
+	if err != nil || n == 0 {
+		return terms, err
+	}
+	kept := terms[:0:0]
+	for _, t := range terms {
+		tfr, err := r.TermFieldReader(ctx, []byte(t), "text", false, false, false)
+		if err != nil {
+			return nil, fmt.Errorf("fulltext: reading the postings of %q: %w", t, err)
+		}
+		df := tfr.Count()
+		tfr.Close()
+		if float64(df) <= maxDF*float64(n) {
+			kept = append(kept, t)
+		}
+	}
+	if len(kept) == 0 {
+		return terms, nil
+	}
+	return kept, nil
+}
+
+// SearchWith is Search with query options.
+func (ix *Index) SearchWith(ctx context.Context, text string, f Filter, k int, qo QueryOptions) ([]Hit, error) {
 	if k <= 0 {
 		return nil, nil
 	}
+	if qo.MaxDF <= 0 {
+		qo.MaxDF = DefaultMaxDF
+	}
 	var must []query.Query
 	if text != "" {
-		mq := bleve.NewMatchQuery(text)
-		mq.SetField("text")
-		must = append(must, mq)
+		terms, err := ix.queryTerms(ctx, text, qo.MaxDF)
+		if err != nil {
+			return nil, err
+		}
+		if len(terms) == 0 {
+			return nil, nil // only stop words
+		}
+		tqs := make([]query.Query, len(terms))
+		for i, t := range terms {
+			tq := bleve.NewTermQuery(t)
+			tq.SetField("text")
+			tqs[i] = tq
+		}
+		must = append(must, bleve.NewDisjunctionQuery(tqs...))
 	} else {
 		must = append(must, bleve.NewMatchAllQuery())
 	}

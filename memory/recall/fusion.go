@@ -5,24 +5,22 @@ import "math"
 // Scores maps candidate ids to one retriever's scores.
 type Scores map[string]float64
 
-// Neighbours returns the candidates just before and after id in its sequence (a
-// conversation's turns), "" where there is none.
-type Neighbours func(id string) (prev, next string)
+// Neighbours returns the candidates before and after id in its sequence (a
+// conversation's turns), nearest first.
+type Neighbours func(id string) (before, after []string)
 
-// Smooth returns each candidate's score plus beta times the scores of its
-// neighbours, for the candidates of s and their neighbours. A turn of a
-// conversation is often found through the words of the turns around it ("Did you
-// go?" "Yes, to the support group"): smoothing lets the evidence of one turn
-// lift the ones beside it. lookup supplies the score of a neighbour that is not in
-// s (nil: 0). beta <= 0 returns s unchanged.
-func Smooth(s Scores, beta float64, nb Neighbours, lookup func(id string) (float64, bool)) Scores {
+// Smooth returns each candidate's score plus the scores of its neighbours, the
+// nearest on each side times beta, the next times beta·decay, and so on, for the
+// candidates of s and their neighbours. A turn of a conversation is often found
+// through the words of the turns around it ("What gave you the idea?" "I'm
+// obsessed with those"): smoothing lets the evidence of one turn lift the ones
+// beside it. lookup supplies the score of a neighbour that is not in s (nil: 0).
+// beta <= 0 returns s unchanged.
+func Smooth(s Scores, beta, decay float64, nb Neighbours, lookup func(id string) (float64, bool)) Scores {
 	if beta <= 0 || nb == nil || len(s) == 0 {
 		return s
 	}
 	score := func(id string) float64 {
-		if id == "" {
-			return 0
-		}
 		if v, ok := s[id]; ok {
 			return v
 		}
@@ -33,22 +31,31 @@ func Smooth(s Scores, beta float64, nb Neighbours, lookup func(id string) (float
 		}
 		return 0
 	}
+	side := func(ids []string) float64 {
+		t, w := 0.0, beta
+		for _, id := range ids {
+			t += w * score(id)
+			w *= decay
+		}
+		return t
+	}
 	out := make(Scores, 2*len(s))
 	add := func(id string) {
-		if id == "" {
-			return
-		}
 		if _, done := out[id]; done {
 			return
 		}
-		p, n := nb(id)
-		out[id] = score(id) + beta*(score(p)+score(n))
+		before, after := nb(id)
+		out[id] = score(id) + side(before) + side(after)
 	}
 	for id := range s {
 		add(id)
-		p, n := nb(id)
-		add(p)
-		add(n)
+		before, after := nb(id)
+		for _, n := range before {
+			add(n)
+		}
+		for _, n := range after {
+			add(n)
+		}
 	}
 	return out
 }
