@@ -154,7 +154,7 @@ type Hit struct {
 	// Context is the part of Fused that came from the neighbouring records: the
 	// record was chosen (partly) because the records around it match.
 	Context float64 `json:"context,omitempty"`
-	Tokens     int     `json:"tokens"`
+	Tokens  int     `json:"tokens"`
 }
 
 // Why says in words why the hit matched.

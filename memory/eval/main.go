@@ -7,15 +7,16 @@
 //     each turn one memory as ../shared/tools/locomo_recall.py imports it, and
 //     turn-level recall@k of each question's evidence turns, per category. When
 //     the file is absent this part is skipped, saying so.
+//
 //   - a generated set: facts about invented people (ten relations each, such as
 //     "Chiara Brandt is allergic to sesame.") plus distractor notes, and one
 //     paraphrased question per fact ("Which ingredient makes Chiara Brandt
 //     sick?"); recall@k and mean reciprocal rank.
 //
-//	go run ./memory/eval                       # offline GloVe from data/glove-100d.bin
-//	go run ./memory/eval -data FILE -embedder ollama:nomic-embed-text
-//	go run ./memory/eval -glove PATH -people 200 -k 1,3,5,10
-//	go run ./memory/eval -write DIR            # also write facts.jsonl and queries.txt
+//     go run ./memory/eval                       # offline GloVe from data/glove-100d.bin
+//     go run ./memory/eval -data FILE -embedder ollama:nomic-embed-text
+//     go run ./memory/eval -glove PATH -people 200 -k 1,3,5,10
+//     go run ./memory/eval -write DIR            # also write facts.jsonl and queries.txt
 //
 // The word vectors come from scripts/fetch-glove.sh. Without them the evaluation
 // still runs BM25 and says that the vector rows are missing.
