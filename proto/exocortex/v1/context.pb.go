@@ -697,7 +697,13 @@ type PromptBlock struct {
 	Title   string `protobuf:"bytes,1,opt,name=title,proto3" json:"title,omitempty"`
 	Content string `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
 	// Filled in by the host: the extension that added it.
-	Source        string `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
+	Source string `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
+	// What the block is worth when the prompt must fit the model's window: when
+	// the blocks exceed their share of the budget, those with the lowest
+	// priority are shortened first, then dropped (0 is the default; higher
+	// numbers are kept longer). The host reports every cut in an event and tells
+	// the extension in its next prompt-assembly call (ResponseConstraints).
+	Priority      int32 `protobuf:"varint,4,opt,name=priority,proto3" json:"priority,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -751,6 +757,13 @@ func (x *PromptBlock) GetSource() string {
 		return x.Source
 	}
 	return ""
+}
+
+func (x *PromptBlock) GetPriority() int32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
 }
 
 // ToolCall is a tool the model asked for.
@@ -967,11 +980,12 @@ const file_exocortex_v1_context_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\v2\x14.google.protobuf.AnyR\x05value\"X\n" +
 	"\fStateChanges\x120\n" +
 	"\x06writes\x18\x01 \x03(\v2\x18.exocortex.v1.StateEntryR\x06writes\x12\x16\n" +
-	"\x06resets\x18\x02 \x03(\tR\x06resets\"U\n" +
+	"\x06resets\x18\x02 \x03(\tR\x06resets\"q\n" +
 	"\vPromptBlock\x12\x14\n" +
 	"\x05title\x18\x01 \x01(\tR\x05title\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x12\x16\n" +
-	"\x06source\x18\x03 \x01(\tR\x06source\"\x83\x01\n" +
+	"\x06source\x18\x03 \x01(\tR\x06source\x12\x1a\n" +
+	"\bpriority\x18\x04 \x01(\x05R\bpriority\"\x83\x01\n" +
 	"\bToolCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1b\n" +

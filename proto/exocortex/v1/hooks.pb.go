@@ -421,10 +421,16 @@ func (x *MessageLoopStartResponse) GetChanges() *StateChanges {
 
 // message_loop_prompts_before: prompt assembly begins.
 type MessageLoopPromptsBeforeRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Call          *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
-	Iteration     int32                  `protobuf:"varint,2,opt,name=iteration,proto3" json:"iteration,omitempty"`
-	History       []*Message             `protobuf:"bytes,3,rep,name=history,proto3" json:"history,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Call      *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	Iteration int32                  `protobuf:"varint,2,opt,name=iteration,proto3" json:"iteration,omitempty"`
+	History   []*Message             `protobuf:"bytes,3,rep,name=history,proto3" json:"history,omitempty"`
+	// Messages leaving the prompt's verbatim window this iteration (history
+	// compression replaces them with a summary), each with its provenance in
+	// metadata: "session", "position" (its index in the session's history,
+	// from 0). An extension that keeps them in long-term memory returns their ids
+	// in archived; until one does, the host offers them again.
+	Archive       []*Message `protobuf:"bytes,4,rep,name=archive,proto3" json:"archive,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -480,9 +486,18 @@ func (x *MessageLoopPromptsBeforeRequest) GetHistory() []*Message {
 	return nil
 }
 
+func (x *MessageLoopPromptsBeforeRequest) GetArchive() []*Message {
+	if x != nil {
+		return x.Archive
+	}
+	return nil
+}
+
 type MessageLoopPromptsBeforeResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Changes *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	// Ids of the archive messages this extension wrote to long-term memory.
+	Archived []string `protobuf:"bytes,2,rep,name=archived,proto3" json:"archived,omitempty"`
 	// Added before the history.
 	PromptBlocks  []*PromptBlock `protobuf:"bytes,15,rep,name=prompt_blocks,json=promptBlocks,proto3" json:"prompt_blocks,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -522,6 +537,13 @@ func (*MessageLoopPromptsBeforeResponse) Descriptor() ([]byte, []int) {
 func (x *MessageLoopPromptsBeforeResponse) GetChanges() *StateChanges {
 	if x != nil {
 		return x.Changes
+	}
+	return nil
+}
+
+func (x *MessageLoopPromptsBeforeResponse) GetArchived() []string {
+	if x != nil {
+		return x.Archived
 	}
 	return nil
 }
@@ -657,10 +679,14 @@ type MessageLoopPromptsAfterRequest struct {
 	// Blocks added so far by earlier extensions of this hook.
 	Extras []*PromptBlock `protobuf:"bytes,4,rep,name=extras,proto3" json:"extras,omitempty"`
 	// The model's context size and the estimated tokens of the prompt so far.
-	NumCtx        int32 `protobuf:"varint,5,opt,name=num_ctx,json=numCtx,proto3" json:"num_ctx,omitempty"`
-	PromptTokens  int32 `protobuf:"varint,6,opt,name=prompt_tokens,json=promptTokens,proto3" json:"prompt_tokens,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	NumCtx       int32 `protobuf:"varint,5,opt,name=num_ctx,json=numCtx,proto3" json:"num_ctx,omitempty"`
+	PromptTokens int32 `protobuf:"varint,6,opt,name=prompt_tokens,json=promptTokens,proto3" json:"prompt_tokens,omitempty"`
+	// The tokens the prompt budget leaves for this hook's blocks (the recall
+	// block sizes itself by it); 0 when the host does not know. Blocks beyond it
+	// are shortened or dropped by priority.
+	BlockBudgetTokens int32 `protobuf:"varint,7,opt,name=block_budget_tokens,json=blockBudgetTokens,proto3" json:"block_budget_tokens,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *MessageLoopPromptsAfterRequest) Reset() {
@@ -731,6 +757,13 @@ func (x *MessageLoopPromptsAfterRequest) GetNumCtx() int32 {
 func (x *MessageLoopPromptsAfterRequest) GetPromptTokens() int32 {
 	if x != nil {
 		return x.PromptTokens
+	}
+	return 0
+}
+
+func (x *MessageLoopPromptsAfterRequest) GetBlockBudgetTokens() int32 {
+	if x != nil {
+		return x.BlockBudgetTokens
 	}
 	return 0
 }
@@ -1926,13 +1959,15 @@ const file_exocortex_v1_hooks_proto_rawDesc = "" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x1c\n" +
 	"\titeration\x18\x02 \x01(\x05R\titeration\"e\n" +
 	"\x18MessageLoopStartResponse\x124\n" +
-	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xaf\x02\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xce\x03\n" +
 	"\x1fMessageLoopPromptsBeforeRequest\x12*\n" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x1c\n" +
 	"\titeration\x18\x02 \x01(\x05R\titeration\x12\xc1\x01\n" +
-	"\ahistory\x18\x03 \x03(\v2\x15.exocortex.v1.MessageB\x8f\x01\x82\xe1\x18\x8a\x01the history cannot be changed from a hook: add text with prompt_blocks, or rewrite a message as it is added with hist_add_before's contentR\ahistory\"\x98\x01\n" +
+	"\ahistory\x18\x03 \x03(\v2\x15.exocortex.v1.MessageB\x8f\x01\x82\xe1\x18\x8a\x01the history cannot be changed from a hook: add text with prompt_blocks, or rewrite a message as it is added with hist_add_before's contentR\ahistory\x12\x9c\x01\n" +
+	"\aarchive\x18\x04 \x03(\v2\x15.exocortex.v1.MessageBk\x82\xe1\x18gthe archive cannot be changed from a hook: return the ids of the messages written to memory in archivedR\aarchive\"\xb4\x01\n" +
 	" MessageLoopPromptsBeforeResponse\x124\n" +
-	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12>\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12\x1a\n" +
+	"\barchived\x18\x02 \x03(\tR\barchived\x12>\n" +
 	"\rprompt_blocks\x18\x0f \x03(\v2\x19.exocortex.v1.PromptBlockR\fpromptBlocks\"\xa7\x01\n" +
 	"\x13SystemPromptRequest\x12*\n" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x126\n" +
@@ -1940,14 +1975,15 @@ const file_exocortex_v1_hooks_proto_rawDesc = "" +
 	"\x05tools\x18\x03 \x03(\v2\x16.exocortex.v1.ToolSpecR\x05tools\"\x92\x01\n" +
 	"\x14SystemPromptResponse\x124\n" +
 	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12D\n" +
-	"\rprompt_blocks\x18\x0f \x03(\v2\x19.exocortex.v1.PromptBlockB\x04\xf0\xe0\x18\x01R\fpromptBlocks\"\xb2\x03\n" +
+	"\rprompt_blocks\x18\x0f \x03(\v2\x19.exocortex.v1.PromptBlockB\x04\xf0\xe0\x18\x01R\fpromptBlocks\"\xe2\x03\n" +
 	"\x1eMessageLoopPromptsAfterRequest\x12*\n" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x1c\n" +
 	"\titeration\x18\x02 \x01(\x05R\titeration\x12\xc1\x01\n" +
 	"\ahistory\x18\x03 \x03(\v2\x15.exocortex.v1.MessageB\x8f\x01\x82\xe1\x18\x8a\x01the history cannot be changed from a hook: add text with prompt_blocks, or rewrite a message as it is added with hist_add_before's contentR\ahistory\x12D\n" +
 	"\x06extras\x18\x04 \x03(\v2\x19.exocortex.v1.PromptBlockB\x11\xfa\xe0\x18\rprompt_blocksR\x06extras\x12\x17\n" +
 	"\anum_ctx\x18\x05 \x01(\x05R\x06numCtx\x12#\n" +
-	"\rprompt_tokens\x18\x06 \x01(\x05R\fpromptTokens\"\x9d\x01\n" +
+	"\rprompt_tokens\x18\x06 \x01(\x05R\fpromptTokens\x12.\n" +
+	"\x13block_budget_tokens\x18\a \x01(\x05R\x11blockBudgetTokens\"\x9d\x01\n" +
 	"\x1fMessageLoopPromptsAfterResponse\x124\n" +
 	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12D\n" +
 	"\rprompt_blocks\x18\x0f \x03(\v2\x19.exocortex.v1.PromptBlockB\x04\xf0\xe0\x18\x01R\fpromptBlocks\"\xbb\x02\n" +
@@ -2110,50 +2146,51 @@ var file_exocortex_v1_hooks_proto_depIdxs = []int32{
 	32, // 9: exocortex.v1.MessageLoopStartResponse.changes:type_name -> exocortex.v1.StateChanges
 	31, // 10: exocortex.v1.MessageLoopPromptsBeforeRequest.call:type_name -> exocortex.v1.HookCall
 	33, // 11: exocortex.v1.MessageLoopPromptsBeforeRequest.history:type_name -> exocortex.v1.Message
-	32, // 12: exocortex.v1.MessageLoopPromptsBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	34, // 13: exocortex.v1.MessageLoopPromptsBeforeResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
-	31, // 14: exocortex.v1.SystemPromptRequest.call:type_name -> exocortex.v1.HookCall
-	35, // 15: exocortex.v1.SystemPromptRequest.tools:type_name -> exocortex.v1.ToolSpec
-	32, // 16: exocortex.v1.SystemPromptResponse.changes:type_name -> exocortex.v1.StateChanges
-	34, // 17: exocortex.v1.SystemPromptResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
-	31, // 18: exocortex.v1.MessageLoopPromptsAfterRequest.call:type_name -> exocortex.v1.HookCall
-	33, // 19: exocortex.v1.MessageLoopPromptsAfterRequest.history:type_name -> exocortex.v1.Message
-	34, // 20: exocortex.v1.MessageLoopPromptsAfterRequest.extras:type_name -> exocortex.v1.PromptBlock
-	32, // 21: exocortex.v1.MessageLoopPromptsAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	34, // 22: exocortex.v1.MessageLoopPromptsAfterResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
-	31, // 23: exocortex.v1.BeforeMainLLMCallRequest.call:type_name -> exocortex.v1.HookCall
-	33, // 24: exocortex.v1.BeforeMainLLMCallRequest.prompt:type_name -> exocortex.v1.Message
-	32, // 25: exocortex.v1.BeforeMainLLMCallResponse.changes:type_name -> exocortex.v1.StateChanges
-	31, // 26: exocortex.v1.ResponseStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
-	32, // 27: exocortex.v1.ResponseStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
-	31, // 28: exocortex.v1.ResponseStreamEndRequest.call:type_name -> exocortex.v1.HookCall
-	32, // 29: exocortex.v1.ResponseStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	31, // 30: exocortex.v1.ErrorFormatRequest.call:type_name -> exocortex.v1.HookCall
-	32, // 31: exocortex.v1.ErrorFormatResponse.changes:type_name -> exocortex.v1.StateChanges
-	31, // 32: exocortex.v1.ToolExecuteBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	36, // 33: exocortex.v1.ToolExecuteBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	32, // 34: exocortex.v1.ToolExecuteBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	24, // 35: exocortex.v1.ToolExecuteBeforeResponse.block:type_name -> exocortex.v1.ToolBlock
-	31, // 36: exocortex.v1.ToolExecuteAfterRequest.call:type_name -> exocortex.v1.HookCall
-	36, // 37: exocortex.v1.ToolExecuteAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	37, // 38: exocortex.v1.ToolExecuteAfterRequest.result:type_name -> exocortex.v1.ToolResult
-	32, // 39: exocortex.v1.ToolExecuteAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	31, // 40: exocortex.v1.MessageLoopEndRequest.call:type_name -> exocortex.v1.HookCall
-	36, // 41: exocortex.v1.MessageLoopEndRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	37, // 42: exocortex.v1.MessageLoopEndRequest.tool_result:type_name -> exocortex.v1.ToolResult
-	33, // 43: exocortex.v1.MessageLoopEndRequest.added:type_name -> exocortex.v1.Message
-	32, // 44: exocortex.v1.MessageLoopEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	31, // 45: exocortex.v1.MonologueEndRequest.call:type_name -> exocortex.v1.HookCall
-	33, // 46: exocortex.v1.MonologueEndRequest.history:type_name -> exocortex.v1.Message
-	32, // 47: exocortex.v1.MonologueEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	38, // 48: exocortex.v1.feeds_next:extendee -> google.protobuf.FieldOptions
-	38, // 49: exocortex.v1.changed_by:extendee -> google.protobuf.FieldOptions
-	38, // 50: exocortex.v1.change_elsewhere:extendee -> google.protobuf.FieldOptions
-	51, // [51:51] is the sub-list for method output_type
-	51, // [51:51] is the sub-list for method input_type
-	51, // [51:51] is the sub-list for extension type_name
-	48, // [48:51] is the sub-list for extension extendee
-	0,  // [0:48] is the sub-list for field type_name
+	33, // 12: exocortex.v1.MessageLoopPromptsBeforeRequest.archive:type_name -> exocortex.v1.Message
+	32, // 13: exocortex.v1.MessageLoopPromptsBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	34, // 14: exocortex.v1.MessageLoopPromptsBeforeResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
+	31, // 15: exocortex.v1.SystemPromptRequest.call:type_name -> exocortex.v1.HookCall
+	35, // 16: exocortex.v1.SystemPromptRequest.tools:type_name -> exocortex.v1.ToolSpec
+	32, // 17: exocortex.v1.SystemPromptResponse.changes:type_name -> exocortex.v1.StateChanges
+	34, // 18: exocortex.v1.SystemPromptResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
+	31, // 19: exocortex.v1.MessageLoopPromptsAfterRequest.call:type_name -> exocortex.v1.HookCall
+	33, // 20: exocortex.v1.MessageLoopPromptsAfterRequest.history:type_name -> exocortex.v1.Message
+	34, // 21: exocortex.v1.MessageLoopPromptsAfterRequest.extras:type_name -> exocortex.v1.PromptBlock
+	32, // 22: exocortex.v1.MessageLoopPromptsAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	34, // 23: exocortex.v1.MessageLoopPromptsAfterResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
+	31, // 24: exocortex.v1.BeforeMainLLMCallRequest.call:type_name -> exocortex.v1.HookCall
+	33, // 25: exocortex.v1.BeforeMainLLMCallRequest.prompt:type_name -> exocortex.v1.Message
+	32, // 26: exocortex.v1.BeforeMainLLMCallResponse.changes:type_name -> exocortex.v1.StateChanges
+	31, // 27: exocortex.v1.ResponseStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
+	32, // 28: exocortex.v1.ResponseStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
+	31, // 29: exocortex.v1.ResponseStreamEndRequest.call:type_name -> exocortex.v1.HookCall
+	32, // 30: exocortex.v1.ResponseStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	31, // 31: exocortex.v1.ErrorFormatRequest.call:type_name -> exocortex.v1.HookCall
+	32, // 32: exocortex.v1.ErrorFormatResponse.changes:type_name -> exocortex.v1.StateChanges
+	31, // 33: exocortex.v1.ToolExecuteBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	36, // 34: exocortex.v1.ToolExecuteBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	32, // 35: exocortex.v1.ToolExecuteBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	24, // 36: exocortex.v1.ToolExecuteBeforeResponse.block:type_name -> exocortex.v1.ToolBlock
+	31, // 37: exocortex.v1.ToolExecuteAfterRequest.call:type_name -> exocortex.v1.HookCall
+	36, // 38: exocortex.v1.ToolExecuteAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	37, // 39: exocortex.v1.ToolExecuteAfterRequest.result:type_name -> exocortex.v1.ToolResult
+	32, // 40: exocortex.v1.ToolExecuteAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	31, // 41: exocortex.v1.MessageLoopEndRequest.call:type_name -> exocortex.v1.HookCall
+	36, // 42: exocortex.v1.MessageLoopEndRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	37, // 43: exocortex.v1.MessageLoopEndRequest.tool_result:type_name -> exocortex.v1.ToolResult
+	33, // 44: exocortex.v1.MessageLoopEndRequest.added:type_name -> exocortex.v1.Message
+	32, // 45: exocortex.v1.MessageLoopEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	31, // 46: exocortex.v1.MonologueEndRequest.call:type_name -> exocortex.v1.HookCall
+	33, // 47: exocortex.v1.MonologueEndRequest.history:type_name -> exocortex.v1.Message
+	32, // 48: exocortex.v1.MonologueEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	38, // 49: exocortex.v1.feeds_next:extendee -> google.protobuf.FieldOptions
+	38, // 50: exocortex.v1.changed_by:extendee -> google.protobuf.FieldOptions
+	38, // 51: exocortex.v1.change_elsewhere:extendee -> google.protobuf.FieldOptions
+	52, // [52:52] is the sub-list for method output_type
+	52, // [52:52] is the sub-list for method input_type
+	52, // [52:52] is the sub-list for extension type_name
+	49, // [49:52] is the sub-list for extension extendee
+	0,  // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_exocortex_v1_hooks_proto_init() }

@@ -98,14 +98,16 @@ class ProcessingDirectives(_message.Message):
     def __init__(self, requested_action: _Optional[str] = ..., response_constraints: _Optional[_Union[ResponseConstraints, _Mapping]] = ..., priority: _Optional[int] = ...) -> None: ...
 
 class PromptBlock(_message.Message):
-    __slots__ = ["content", "source", "title"]
+    __slots__ = ["content", "priority", "source", "title"]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     TITLE_FIELD_NUMBER: _ClassVar[int]
     content: str
+    priority: int
     source: str
     title: str
-    def __init__(self, title: _Optional[str] = ..., content: _Optional[str] = ..., source: _Optional[str] = ...) -> None: ...
+    def __init__(self, title: _Optional[str] = ..., content: _Optional[str] = ..., source: _Optional[str] = ..., priority: _Optional[int] = ...) -> None: ...
 
 class ResponseConstraints(_message.Message):
     __slots__ = ["format", "max_length"]

@@ -114,20 +114,22 @@ class MessageLoopEndResponse(_message.Message):
     def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., intervention: _Optional[str] = ..., stop: _Optional[str] = ...) -> None: ...
 
 class MessageLoopPromptsAfterRequest(_message.Message):
-    __slots__ = ["call", "extras", "history", "iteration", "num_ctx", "prompt_tokens"]
+    __slots__ = ["block_budget_tokens", "call", "extras", "history", "iteration", "num_ctx", "prompt_tokens"]
+    BLOCK_BUDGET_TOKENS_FIELD_NUMBER: _ClassVar[int]
     CALL_FIELD_NUMBER: _ClassVar[int]
     EXTRAS_FIELD_NUMBER: _ClassVar[int]
     HISTORY_FIELD_NUMBER: _ClassVar[int]
     ITERATION_FIELD_NUMBER: _ClassVar[int]
     NUM_CTX_FIELD_NUMBER: _ClassVar[int]
     PROMPT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    block_budget_tokens: int
     call: _context_pb2.HookCall
     extras: _containers.RepeatedCompositeFieldContainer[_context_pb2.PromptBlock]
     history: _containers.RepeatedCompositeFieldContainer[_context_pb2.Message]
     iteration: int
     num_ctx: int
     prompt_tokens: int
-    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., iteration: _Optional[int] = ..., history: _Optional[_Iterable[_Union[_context_pb2.Message, _Mapping]]] = ..., extras: _Optional[_Iterable[_Union[_context_pb2.PromptBlock, _Mapping]]] = ..., num_ctx: _Optional[int] = ..., prompt_tokens: _Optional[int] = ...) -> None: ...
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., iteration: _Optional[int] = ..., history: _Optional[_Iterable[_Union[_context_pb2.Message, _Mapping]]] = ..., extras: _Optional[_Iterable[_Union[_context_pb2.PromptBlock, _Mapping]]] = ..., num_ctx: _Optional[int] = ..., prompt_tokens: _Optional[int] = ..., block_budget_tokens: _Optional[int] = ...) -> None: ...
 
 class MessageLoopPromptsAfterResponse(_message.Message):
     __slots__ = ["changes", "prompt_blocks"]
@@ -138,22 +140,26 @@ class MessageLoopPromptsAfterResponse(_message.Message):
     def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., prompt_blocks: _Optional[_Iterable[_Union[_context_pb2.PromptBlock, _Mapping]]] = ...) -> None: ...
 
 class MessageLoopPromptsBeforeRequest(_message.Message):
-    __slots__ = ["call", "history", "iteration"]
+    __slots__ = ["archive", "call", "history", "iteration"]
+    ARCHIVE_FIELD_NUMBER: _ClassVar[int]
     CALL_FIELD_NUMBER: _ClassVar[int]
     HISTORY_FIELD_NUMBER: _ClassVar[int]
     ITERATION_FIELD_NUMBER: _ClassVar[int]
+    archive: _containers.RepeatedCompositeFieldContainer[_context_pb2.Message]
     call: _context_pb2.HookCall
     history: _containers.RepeatedCompositeFieldContainer[_context_pb2.Message]
     iteration: int
-    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., iteration: _Optional[int] = ..., history: _Optional[_Iterable[_Union[_context_pb2.Message, _Mapping]]] = ...) -> None: ...
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., iteration: _Optional[int] = ..., history: _Optional[_Iterable[_Union[_context_pb2.Message, _Mapping]]] = ..., archive: _Optional[_Iterable[_Union[_context_pb2.Message, _Mapping]]] = ...) -> None: ...
 
 class MessageLoopPromptsBeforeResponse(_message.Message):
-    __slots__ = ["changes", "prompt_blocks"]
+    __slots__ = ["archived", "changes", "prompt_blocks"]
+    ARCHIVED_FIELD_NUMBER: _ClassVar[int]
     CHANGES_FIELD_NUMBER: _ClassVar[int]
     PROMPT_BLOCKS_FIELD_NUMBER: _ClassVar[int]
+    archived: _containers.RepeatedScalarFieldContainer[str]
     changes: _context_pb2.StateChanges
     prompt_blocks: _containers.RepeatedCompositeFieldContainer[_context_pb2.PromptBlock]
-    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., prompt_blocks: _Optional[_Iterable[_Union[_context_pb2.PromptBlock, _Mapping]]] = ...) -> None: ...
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., archived: _Optional[_Iterable[str]] = ..., prompt_blocks: _Optional[_Iterable[_Union[_context_pb2.PromptBlock, _Mapping]]] = ...) -> None: ...
 
 class MessageLoopStartRequest(_message.Message):
     __slots__ = ["call", "iteration"]
