@@ -483,3 +483,27 @@ func TestExampleScript(t *testing.T) {
 		t.Errorf("failures: %v", srv.Failures())
 	}
 }
+
+func TestContextLength(t *testing.T) {
+	tests := []struct {
+		name  string
+		model string
+		want  int
+		fail  bool
+	}{
+		{"chat model", "scripted", 4096, false},
+		{"unknown model", "nope", 0, true},
+	}
+	_, c := serve(t, scripted.Script{ContextLength: 4096})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n, err := c.ContextLength(context.Background(), tt.model)
+			if (err != nil) != tt.fail || n != tt.want {
+				t.Fatalf("ContextLength(%q) = %d, %v; want %d (error %v)", tt.model, n, err, tt.want, tt.fail)
+			}
+			if err != nil && !errors.Is(err, llm.ErrModelNotFound) && !strings.Contains(err.Error(), tt.model) {
+				t.Errorf("error %v does not name the model", err)
+			}
+		})
+	}
+}

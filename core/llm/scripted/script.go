@@ -20,6 +20,7 @@ const (
 	DefaultEmbedDims     = 384
 	DefaultContextLength = 32768
 	DefaultChunkSize     = 8 // runes per streamed chunk, about two tokens
+	DefaultBytesPerToken = 4.0
 )
 
 // Script is what the server answers, in order: the first chat request gets
@@ -36,6 +37,11 @@ type Script struct {
 	EmbedDims int
 	// ContextLength is the trained context /api/show reports; DefaultContextLength if 0.
 	ContextLength int
+	// BytesPerToken is the scripted tokenizer: a message costs 4 tokens plus
+	// its bytes divided by this, rounded up (DefaultBytesPerToken when 0). A
+	// value below the client's first estimate plays a model whose tokenizer
+	// splits finer than expected.
+	BytesPerToken float64
 	// Replies are the model's replies, one per chat request.
 	Replies []Reply
 }
@@ -63,6 +69,9 @@ type Reply struct {
 	// Error, when set, is answered instead of a reply, as an Ollama error
 	// (HTTP 500), to play a failing server.
 	Error string
+	// Hang, when set, answers nothing until the client gives up (a model that
+	// never returns); the request is logged like any other.
+	Hang bool
 	// Line is the line of the reply in its script file, 0 when built in code.
 	Line int
 }
@@ -100,6 +109,9 @@ func (s Script) withDefaults() (Script, error) {
 	if s.ContextLength == 0 {
 		s.ContextLength = DefaultContextLength
 	}
+	if s.BytesPerToken == 0 {
+		s.BytesPerToken = DefaultBytesPerToken
+	}
 	label := s.Source
 	if label == "" {
 		label = "script"
@@ -111,6 +123,8 @@ func (s Script) withDefaults() (Script, error) {
 		return s, fmt.Errorf("%s: embed_dims %d: want 1 to 65536", label, s.EmbedDims)
 	case s.ContextLength < 0:
 		return s, fmt.Errorf("%s: context_length %d: want a positive number", label, s.ContextLength)
+	case s.BytesPerToken < 1 || s.BytesPerToken > 16:
+		return s, fmt.Errorf("%s: bytes_per_token %v: want 1 to 16", label, s.BytesPerToken)
 	}
 	s.Replies = slices.Clone(s.Replies)
 	var errs []error
@@ -123,7 +137,7 @@ func (s Script) withDefaults() (Script, error) {
 			r.DoneReason = "stop"
 		}
 		var problems []string
-		if r.Content == "" && r.Thinking == "" && len(r.ToolCalls) == 0 && r.Error == "" {
+		if r.Content == "" && r.Thinking == "" && len(r.ToolCalls) == 0 && r.Error == "" && !r.Hang {
 			problems = append(problems, "empty: give content, thinking, tool_calls or error")
 		}
 		if r.ChunkSize < 0 {
@@ -165,8 +179,8 @@ func (s Script) withDefaults() (Script, error) {
 //	      - name: memory_load
 //	        arguments: {query: "notes"}
 //
-// Other optional keys: embed_model, embed_dims and context_length at the top;
-// thinking, done_reason and error in a reply. Unknown keys are errors, and
+// Other optional keys: embed_model, embed_dims, context_length and
+// bytes_per_token at the top; thinking, done_reason, error and hang in a reply. Unknown keys are errors, and
 // every error names the file, the reply and its line.
 func LoadScript(path string) (Script, error) {
 	data, err := os.ReadFile(path)
@@ -202,7 +216,7 @@ func ParseScript(source string, data []byte) (Script, error) {
 	}
 	s := Script{Source: source}
 	var repliesNode *yaml.Node
-	err := eachKey(top, []string{"model", "embed_model", "embed_dims", "context_length", "replies"}, func(key string, v *yaml.Node) error {
+	err := eachKey(top, []string{"model", "embed_model", "embed_dims", "context_length", "bytes_per_token", "replies"}, func(key string, v *yaml.Node) error {
 		switch key {
 		case "model":
 			return v.Decode(&s.Model)
@@ -212,6 +226,8 @@ func ParseScript(source string, data []byte) (Script, error) {
 			return v.Decode(&s.EmbedDims)
 		case "context_length":
 			return v.Decode(&s.ContextLength)
+		case "bytes_per_token":
+			return v.Decode(&s.BytesPerToken)
 		case "replies":
 			repliesNode = v
 		}
@@ -241,7 +257,7 @@ func parseReply(n *yaml.Node) (Reply, error) {
 		return Reply{}, errors.New("want a mapping with content, tool_calls, ...")
 	}
 	r := Reply{Line: n.Line}
-	err := eachKey(n, []string{"content", "thinking", "tool_calls", "chunk_size", "delay", "expect_contains", "done_reason", "error"}, func(key string, v *yaml.Node) error {
+	err := eachKey(n, []string{"content", "thinking", "tool_calls", "chunk_size", "delay", "expect_contains", "done_reason", "error", "hang"}, func(key string, v *yaml.Node) error {
 		switch key {
 		case "content":
 			return v.Decode(&r.Content)
@@ -255,6 +271,8 @@ func parseReply(n *yaml.Node) (Reply, error) {
 			return v.Decode(&r.DoneReason)
 		case "error":
 			return v.Decode(&r.Error)
+		case "hang":
+			return v.Decode(&r.Hang)
 		case "delay":
 			var text string
 			if err := v.Decode(&text); err != nil {

@@ -20,8 +20,11 @@
 // (that an extension's prompt block reached it, say). It backs
 // `exocortex --model script:FILE` and the tests; it is not a mock of the client.
 //
-// Token counts are estimates (about four bytes a token) and durations are
-// measured on the server; neither comes from a real model.
+// Token counts come from a scripted tokenizer (Script.BytesPerToken, four
+// bytes a token by default, plus four a message) and durations are measured
+// on the server; neither comes from a real model. Like Ollama, the server
+// keeps only what fits num_ctx and reports that count; Log keeps the whole
+// count of every request, so a test can prove no prompt was cut.
 package scripted
 
 import (
@@ -30,6 +33,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"slices"
@@ -54,8 +58,22 @@ type Server struct {
 	mu       sync.Mutex
 	next     int
 	requests []api.ChatRequest
+	log      []Logged
 	failures []error
 }
+
+// Logged is what the server measured of one chat request.
+type Logged struct {
+	// PromptTokens is the whole prompt's count by the scripted tokenizer,
+	// before any cut to the window.
+	PromptTokens int
+	// NumCtx is the window the request asked for (0 when it named none).
+	NumCtx int
+}
+
+// Overflow reports whether the prompt was larger than the window it asked for
+// (Ollama would have cut its front without a word).
+func (l Logged) Overflow() bool { return l.NumCtx > 0 && l.PromptTokens > l.NumCtx }
 
 // NewServer checks script and starts serving it on a random port of
 // 127.0.0.1. Close it when done.
@@ -112,6 +130,19 @@ func (s *Server) Requests() []api.ChatRequest {
 	return slices.Clone(s.requests)
 }
 
+// Log returns the measurements of every chat request so far, in the order of
+// Requests.
+func (s *Server) Log() []Logged {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.log)
+}
+
+// CountTokens counts msgs with the script's tokenizer, as the server does.
+func (s *Server) CountTokens(msgs []api.Message) int {
+	return countTokens(msgs, s.script.BytesPerToken)
+}
+
 // Failures returns the script violations seen so far: an expect_contains that
 // did not match, a request after the last reply. A test that ends with
 // Failures() empty knows the loop asked what the script expected.
@@ -162,6 +193,7 @@ func (s *Server) take(req api.ChatRequest) (Reply, int, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, req)
+	s.log = append(s.log, Logged{PromptTokens: countTokens(req.Messages, s.script.BytesPerToken), NumCtx: numCtx(req.Options)})
 	if s.next >= len(s.script.Replies) {
 		return Reply{}, s.next, false
 	}
@@ -206,6 +238,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, reply.Error)
 		return
 	}
+	if reply.Hang {
+		<-r.Context().Done()
+		return
+	}
 	if reply.ExpectContains != "" {
 		last := lastUserText(req.Messages)
 		if !strings.Contains(last, reply.ExpectContains) {
@@ -217,7 +253,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	promptTokens := estimateTokens(req.Messages)
+	promptTokens := countTokens(req.Messages, s.script.BytesPerToken)
 	if n := numCtx(req.Options); n > 0 && promptTokens > n {
 		promptTokens = n // Ollama, too, keeps only what fits the window.
 	}
@@ -335,14 +371,15 @@ func argsLen(calls []ToolCall) int {
 	return n
 }
 
-// estimateTokens guesses the prompt's token count: about four bytes a token,
-// plus a few for each message's role markers.
-func estimateTokens(msgs []api.Message) int {
+// countTokens is the scripted tokenizer: bytesPerToken bytes a token, plus
+// four for each message's role markers.
+func countTokens(msgs []api.Message, bytesPerToken float64) int {
 	n := 0
+	tok := func(b int) int { return int(math.Ceil(float64(b) / bytesPerToken)) }
 	for _, m := range msgs {
-		n += 4 + (len(m.Content)+len(m.Thinking)+3)/4
+		n += 4 + tok(len(m.Content)+len(m.Thinking))
 		for _, tc := range m.ToolCalls {
-			n += (len(tc.Function.Name) + len(tc.Function.Arguments.String()) + 3) / 4
+			n += tok(len(tc.Function.Name) + len(tc.Function.Arguments.String()))
 		}
 	}
 	return n

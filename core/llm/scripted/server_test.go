@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+
+	"github.com/exocortex/exocortex/core/llm"
 )
 
 func start(t *testing.T, s Script) *Server {
@@ -331,5 +333,60 @@ func TestBadRequests(t *testing.T) {
 		if resp.StatusCode != http.StatusBadRequest || json.Unmarshal(body, &e) != nil || e.Error == "" {
 			t.Errorf("%s %q: status %d body %s", tc.path, tc.body, resp.StatusCode, body)
 		}
+	}
+}
+
+func TestTokenizerLogAndHang(t *testing.T) {
+	tests := []struct {
+		name          string
+		bytesPerToken float64
+		content       string
+		numCtx        int
+		wantTokens    int
+		wantOverflow  bool
+	}{
+		{"default four bytes", 0, strings.Repeat("a", 40), 100, 4 + 10, false},
+		{"finer tokenizer", 2, strings.Repeat("a", 40), 100, 4 + 20, false},
+		{"larger than the window", 1, strings.Repeat("a", 400), 100, 4 + 400, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, err := NewServer(Script{BytesPerToken: tt.bytesPerToken, Replies: []Reply{{Content: "ok"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			c, err := llm.New(srv.URL())
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := c.Chat(context.Background(), llm.ChatRequest{Model: srv.Model(), NumCtx: tt.numCtx,
+				Messages: []llm.Message{{Role: "user", Content: tt.content}}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			log := srv.Log()
+			if len(log) != 1 || log[0].PromptTokens != tt.wantTokens || log[0].NumCtx != tt.numCtx || log[0].Overflow() != tt.wantOverflow {
+				t.Fatalf("log = %+v, want %d tokens of %d (overflow %v)", log, tt.wantTokens, tt.numCtx, tt.wantOverflow)
+			}
+			if want := min(tt.wantTokens, tt.numCtx); r.Usage.PromptTokens != want {
+				t.Errorf("prompt_eval_count = %d, want %d (the window keeps only what fits)", r.Usage.PromptTokens, want)
+			}
+		})
+	}
+
+	srv, err := NewServer(Script{Replies: []Reply{{Hang: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	c, _ := llm.New(srv.URL())
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := c.Chat(ctx, llm.ChatRequest{Model: srv.Model(), Messages: []llm.Message{{Role: "user", Content: "hi"}}}, nil); err == nil {
+		t.Fatal("a hanging reply returned")
+	}
+	if len(srv.Log()) != 1 {
+		t.Errorf("the hanging request was not logged")
 	}
 }
