@@ -26,8 +26,19 @@ type Options struct {
 	LLM     *llm.Client
 	Prompts *prompts.Loader
 	Model   string
-	// NumCtx is sent with every model call (llm.DefaultNumCtx when 0).
+	// NumCtx is the context window sent with every model call; when 0, the
+	// model's own context length (Window, /api/show), capped by MaxNumCtx.
 	NumCtx int
+	// MaxNumCtx caps the window found from the model (llm.DefaultNumCtx when 0).
+	MaxNumCtx int
+	// UtilityModel writes the summaries of history compression ("": the
+	// extractive summary); CompressTimeout bounds it (DefaultCompressTimeout
+	// when 0), after which the extractive summary is used.
+	UtilityModel    string
+	CompressTimeout time.Duration
+	// FullToolDocs puts every tool's full documentation in the system prompt
+	// instead of one line per tool until the tool is used or asked for.
+	FullToolDocs bool
 	// MaxIterations bounds one monologue (25 when 0).
 	MaxIterations int
 	// UnusableLimit stops a monologue after this many unusable replies in a row
@@ -86,6 +97,20 @@ type Agent struct {
 	sessionAllo map[string]bool
 	lastContext *exocortexv1.Context
 	inited      bool
+
+	// The prompt budget (budget.go, compress.go, tokens.go).
+	window          int
+	tokens          *tokenCounter
+	expanded        map[string]bool
+	blockLimit      map[string]int
+	verbatimFrom    int
+	summary         string
+	compressions    int
+	lastCompression *Compression
+	lastBudget      *Budget
+	pending         []*exocortexv1.Message
+	archived        map[string]bool
+	warnedArchive   bool
 }
 
 // New returns an agent. It restores the session's history and state when the
@@ -96,9 +121,6 @@ func New(opts Options) (*Agent, error) {
 	}
 	if opts.Model == "" {
 		return nil, errors.New("loop: no model configured (set model in config.yaml, EXOCORTEX_MODEL, or --model)")
-	}
-	if opts.NumCtx == 0 {
-		opts.NumCtx = llm.DefaultNumCtx
 	}
 	if opts.MaxIterations == 0 {
 		opts.MaxIterations = 25
@@ -126,6 +148,10 @@ func New(opts Options) (*Agent, error) {
 		sessionAllo: map[string]bool{},
 		fam:         &family{byRequest: map[string]*Agent{}},
 		children:    map[string]*Agent{},
+		tokens:      newTokenCounter(),
+		expanded:    map[string]bool{},
+		blockLimit:  map[string]int{},
+		archived:    map[string]bool{},
 	}
 	if opts.PersistentState != "" {
 		skipped, err := a.store.Load(opts.PersistentState)

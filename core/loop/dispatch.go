@@ -166,6 +166,10 @@ func hasField(raw []byte, num protowire.Number) bool {
 // the keys it declared it reads.
 func (a *Agent) hookCall(t *turn, ext *host.Extension) (*exocortexv1.HookCall, []byte) {
 	c := a.context(t, ext.Hook)
+	if n, ok := a.blockLimit[ext.Name()]; ok && ext.Hook.InjectsPrompt {
+		// Its block was cut to fit the window last time: this is what fitted.
+		c.ProcessingDirectives.ResponseConstraints.MaxLength = int32(n)
+	}
 	a.mu.Lock()
 	a.lastContext = c
 	a.mu.Unlock()
@@ -187,10 +191,12 @@ func (a *Agent) context(t *turn, h hooks.Info) *exocortexv1.Context {
 		msgID = t.userMsg.GetId()
 	}
 	recent := a.history
-	var summary string
+	summary := a.summary
 	if n := len(recent) - a.opts.RecentMessages; n > 0 {
 		recent = recent[n:]
-		summary = fmt.Sprintf("%d earlier messages of this session are not included.", n)
+		if summary == "" {
+			summary = fmt.Sprintf("%d earlier messages of this session are not included.", n)
+		}
 	}
 	return &exocortexv1.Context{
 		ContextId:    uuid.NewString(),

@@ -28,6 +28,11 @@ const (
 	EventNotice       = "notice"
 	EventResponse     = "response"
 	EventMonologueEnd = "monologue_end"
+	// EventBudget sizes each request (Budget): the window, every part's
+	// tokens, the fill, and what was left out and why.
+	EventBudget = "budget"
+	// EventCompression reports a history compression (Compression).
+	EventCompression = "compression"
 )
 
 // Event is something the loop did. Fields that do not apply to a kind are empty.
@@ -78,4 +83,8 @@ type Event struct {
 
 	// Monologue end.
 	StopReason string `json:"stop_reason,omitempty"`
+
+	// The prompt budget.
+	Budget      *Budget      `json:"budget,omitempty"`
+	Compression *Compression `json:"compression,omitempty"`
 }

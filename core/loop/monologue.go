@@ -181,7 +181,7 @@ func (a *Agent) iterate(ctx context.Context, t *turn, res *Result, lastReply *st
 	}
 	if err = fire(ctx, a, t, exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL,
 		func(c *exocortexv1.HookCall, f fields) *exocortexv1.BeforeMainLLMCallRequest {
-			return &exocortexv1.BeforeMainLLMCallRequest{Call: c, Iteration: int32(t.iteration), Prompt: ifFull(f.history, promptMsgs), NumCtx: int32(a.opts.NumCtx), PromptTokens: int32(prompt.tokens)}
+			return &exocortexv1.BeforeMainLLMCallRequest{Call: c, Iteration: int32(t.iteration), Prompt: ifFull(f.history, promptMsgs), NumCtx: int32(a.window), PromptTokens: int32(prompt.tokens)}
 		}, exocortexv1.PluginClient.BeforeMainLLMCall, nil); err != nil {
 		return false, err
 	}
@@ -291,7 +291,7 @@ func (a *Agent) correct(ctx context.Context, t *turn, reply string, perr error) 
 
 // callModel streams the model's reply, firing response_stream_chunk per piece.
 func (a *Agent) callModel(ctx context.Context, t *turn, p assembled) (llm.Reply, error) {
-	req := llm.ChatRequest{Model: a.opts.Model, Messages: p.messages, NumCtx: a.opts.NumCtx}
+	req := llm.ChatRequest{Model: a.opts.Model, Messages: p.messages, NumCtx: a.window}
 	if a.opts.NativeTools {
 		for _, tl := range a.opts.Host.Tools() {
 			req.Tools = append(req.Tools, llm.Tool{Name: tl.Spec.GetName(), Description: tl.Spec.GetDescription(), Parameters: []byte(tl.Spec.GetParametersJsonSchema())})
@@ -338,6 +338,7 @@ func (a *Agent) callModel(ctx context.Context, t *turn, p assembled) (llm.Reply,
 	if err != nil {
 		return llm.Reply{}, fmt.Errorf("model %s: %w", a.opts.Model, err)
 	}
+	a.tokens.observe(p.messages, r.Usage.PromptTokens, a.window)
 	a.emit(Event{
 		Type: EventLLMReply, Iteration: t.iteration, Text: r.Content,
 		PromptTokens: r.Usage.PromptTokens, OutputTokens: r.Usage.OutputTokens,

@@ -2,7 +2,10 @@ package loop
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/exocortex/exocortex/core/host"
@@ -16,28 +19,52 @@ type assembled struct {
 	tokens   int
 }
 
-// preparePrompt runs the three prompt-assembly hooks and builds the messages:
-// the system prompt (main, tools, system_prompt blocks), the blocks from
-// message_loop_prompts_before, the history, and the extras from
-// message_loop_prompts_after as the last message.
+// preparePrompt sizes and builds the messages of one request (see budget.go):
+// the system prompt (main, tool documentation, system_prompt blocks), the
+// summary of compressed turns, the blocks from message_loop_prompts_before,
+// the verbatim history, and the extras from message_loop_prompts_after as the
+// last message. History compression runs first, so the messages that leave
+// are offered to long-term memory at message_loop_prompts_before, before any
+// prompt goes without them.
 func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
-	var before []*exocortexv1.PromptBlock
-	err := fire(ctx, a, t, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE,
+	window := a.resolveWindow(ctx)
+	reserve := reserveFor(window)
+	limit := window - reserve
+	system, toolsText, err := a.baseSystemPrompt()
+	if err != nil {
+		return assembled{}, err
+	}
+	sysTokens := a.tokens.message(llm.Message{Role: llm.RoleSystem, Content: system})
+	if sysTokens > limit {
+		return assembled{}, fmt.Errorf("the fixed prompt takes about %d tokens, more than the %d the context window of %d leaves after %d for the reply: raise num_ctx (config.yaml, --num-ctx) or load fewer tools", sysTokens, limit, window, reserve)
+	}
+	histBudget := int(float64(limit-sysTokens) * historyShare)
+	a.compressIfNeeded(ctx, t, histBudget)
+	visible := a.visibleHistory()
+
+	var blocks []*promptBlock
+	add := func(where int, bs []*exocortexv1.PromptBlock) {
+		for _, b := range bs {
+			blocks = append(blocks, &promptBlock{PromptBlock: b, where: where, seq: len(blocks)})
+		}
+	}
+	err = fire(ctx, a, t, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE,
 		func(c *exocortexv1.HookCall, f fields) *exocortexv1.MessageLoopPromptsBeforeRequest {
-			return &exocortexv1.MessageLoopPromptsBeforeRequest{Call: c, Iteration: int32(t.iteration), History: ifFull(f.history, a.history)}
+			return &exocortexv1.MessageLoopPromptsBeforeRequest{Call: c, Iteration: int32(t.iteration), History: ifFull(f.history, visible), Archive: ifFull(f.history, a.pending)}
 		}, exocortexv1.PluginClient.MessageLoopPromptsBefore,
 		func(ext *host.Extension, r *exocortexv1.MessageLoopPromptsBeforeResponse) error {
-			before = append(before, sourced(ext, r.GetPromptBlocks())...)
+			add(1, sourced(ext, r.GetPromptBlocks()))
+			a.archivedBy(r.GetArchived())
 			return nil
 		})
 	if err != nil {
 		return assembled{}, err
 	}
-
-	system, err := a.baseSystemPrompt()
-	if err != nil {
-		return assembled{}, err
+	if len(a.pending) > 0 && !a.warnedArchive {
+		a.warnedArchive = true
+		a.emit(Event{Type: EventNotice, Iteration: t.iteration, Text: fmt.Sprintf("%d messages left the prompt's verbatim window and no extension archived them to long-term memory (the memory-tools plugin does); the session file keeps them", len(a.pending))})
 	}
+
 	var toolSpecs []*exocortexv1.ToolSpec
 	for _, tl := range a.opts.Host.Tools() {
 		toolSpecs = append(toolSpecs, tl.Spec)
@@ -51,73 +78,145 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 			return r
 		}, exocortexv1.PluginClient.SystemPrompt,
 		func(ext *host.Extension, r *exocortexv1.SystemPromptResponse) error {
-			if bs := sourced(ext, r.GetPromptBlocks()); len(bs) > 0 {
-				system += "\n\n" + renderBlocks(bs)
-			}
+			add(0, sourced(ext, r.GetPromptBlocks()))
 			return nil
 		})
 	if err != nil {
 		return assembled{}, err
 	}
 
-	msgs := []llm.Message{{Role: llm.RoleSystem, Content: system}}
-	if len(before) > 0 {
-		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: renderBlocks(before)})
+	summaryTokens := 0
+	if a.summary != "" {
+		summaryTokens = a.tokens.message(summaryMessage(a.summary))
 	}
-	for _, m := range a.history {
-		msgs = append(msgs, toLLM(m))
+	histTokens := a.historyTokens(visible, histBudget)
+	// The blocks get what the rest leaves (at least their share, since the
+	// history keeps to its own), less the overhead of their two messages.
+	blockBudget := limit - sysTokens - summaryTokens - histTokens - 2*messageOverhead
+	blockTokens := func() int {
+		n := 0
+		for _, b := range blocks {
+			n += a.tokens.text(b.GetTitle()) + a.tokens.text(b.GetContent()) + 2
+		}
+		return n
 	}
 	var extras []*exocortexv1.PromptBlock
 	err = fire(ctx, a, t, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER,
 		func(c *exocortexv1.HookCall, f fields) *exocortexv1.MessageLoopPromptsAfterRequest {
+			left := blockBudget - blockTokens()
 			r := &exocortexv1.MessageLoopPromptsAfterRequest{
-				Call: c, Iteration: int32(t.iteration), History: ifFull(f.history, a.history), NumCtx: int32(a.opts.NumCtx),
+				Call: c, Iteration: int32(t.iteration), History: ifFull(f.history, visible), NumCtx: int32(window),
+				BlockBudgetTokens: int32(max(1, left)),
 			}
 			if f.prompt {
-				r.Extras, r.PromptTokens = extras, int32(estimateTokens(msgs)+blockTokens(extras))
+				r.Extras, r.PromptTokens = extras, int32(limit-left)
 			}
 			return r
 		}, exocortexv1.PluginClient.MessageLoopPromptsAfter,
 		func(ext *host.Extension, r *exocortexv1.MessageLoopPromptsAfterResponse) error {
-			extras = append(extras, sourced(ext, r.GetPromptBlocks())...)
+			bs := sourced(ext, r.GetPromptBlocks())
+			extras = append(extras, bs...)
+			add(2, bs)
 			return nil
 		})
 	if err != nil {
 		return assembled{}, err
 	}
-	if len(extras) > 0 {
-		msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: renderBlocks(extras)})
+
+	budget := Budget{Window: window, Reserve: reserve, Limit: limit, System: sysTokens, Tools: a.tokens.text(toolsText),
+		Summary: summaryTokens, HistoryBudget: histBudget}
+	budget.TokensPerByte, budget.Calibrated = a.tokens.state()
+	for src := range a.blockLimit {
+		delete(a.blockLimit, src)
 	}
-	return assembled{messages: msgs, tokens: estimateTokens(msgs)}, nil
+	budget.LeftOut = append(budget.LeftOut, a.fitBlocks(blocks, blockBudget)...)
+	for _, m := range visible {
+		if full, shown := toLLM(m).Content, a.promptMessage(m, histBudget).Content; full != shown {
+			budget.LeftOut = append(budget.LeftOut, LeftOut{Kind: "message", Source: m.GetId(), Tokens: a.tokens.text(full) - a.tokens.text(shown),
+				Kept: a.tokens.text(shown), Reason: fmt.Sprintf("clipped: a %s message larger than half the history's share of the window", m.GetRole())})
+		}
+	}
+	if a.verbatimFrom > 0 {
+		budget.LeftOut = append(budget.LeftOut, LeftOut{Kind: "messages", Tokens: 0, Kept: summaryTokens,
+			Reason: fmt.Sprintf("the %d oldest messages are summarised (compressed %d times); they are in long-term memory", a.verbatimFrom, a.compressions)})
+	}
+
+	render := func(where int) []*exocortexv1.PromptBlock {
+		var out []*exocortexv1.PromptBlock
+		for _, b := range blocks {
+			if b.where == where && strings.TrimSpace(b.GetContent()) != "" {
+				out = append(out, b.PromptBlock)
+			}
+		}
+		return out
+	}
+	full := system
+	if bs := render(0); len(bs) > 0 {
+		full += "\n\n" + renderBlocks(bs)
+	}
+	msgs := []llm.Message{{Role: llm.RoleSystem, Content: full}}
+	if a.summary != "" {
+		msgs = append(msgs, summaryMessage(a.summary))
+	}
+	if bs := render(1); len(bs) > 0 {
+		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: renderBlocks(bs)})
+	}
+	for _, m := range visible {
+		msgs = append(msgs, a.promptMessage(m, histBudget))
+	}
+	if bs := render(2); len(bs) > 0 {
+		msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: renderBlocks(bs)})
+	}
+	budget.Tokens = a.tokens.messages(msgs)
+	budget.History = histTokens
+	budget.Messages = len(visible)
+	budget.Blocks = budget.Tokens - sysTokens - summaryTokens - histTokens
+	if budget.Tokens > limit {
+		// Rounding only (every part was sized above): never send it.
+		return assembled{}, fmt.Errorf("the prompt came to %d tokens, more than the limit of %d (window %d): this is a bug in the prompt budget; please report it", budget.Tokens, limit, window)
+	}
+	a.lastBudget = &budget
+	a.emit(Event{Type: EventBudget, Iteration: t.iteration, Budget: &budget, PromptTokens: budget.Tokens, ContextFill: budget.Fill()})
+	return assembled{messages: msgs, tokens: budget.Tokens}, nil
 }
 
-func (a *Agent) baseSystemPrompt() (string, error) {
+func (a *Agent) baseSystemPrompt() (system, tools string, err error) {
 	main, err := a.opts.Prompts.Render("agent.system.main", nil)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	tools, err := a.opts.Prompts.Render("agent.system.tools", map[string]any{"tools": a.toolList()})
+	tools, err = a.opts.Prompts.Render("agent.system.tools", map[string]any{"tools": a.toolList()})
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	return strings.TrimSpace(main) + "\n\n" + strings.TrimSpace(tools), nil
+	return strings.TrimSpace(main) + "\n\n" + strings.TrimSpace(tools), tools, nil
 }
 
-// toolList renders the tools for the system prompt: the tool's prompt file when
-// it names one (overridable like every prompt, and written with its own heading
-// and arguments), else a heading, the description and the JSON Schema.
+// toolList renders the tools for the system prompt, tiered (the seed's tiered
+// tool injection): one line per tool, and the full documentation of a tool in
+// its place once the tool was used or asked for (Options.FullToolDocs: every
+// tool in full). The full documentation is the tool's prompt file when it names
+// one (overridable like every prompt), else a heading, the description and the
+// JSON Schema. The list keeps the hosts' order, so the text changes only where a
+// tool is expanded.
 func (a *Agent) toolList() string {
 	var b strings.Builder
 	for _, t := range a.opts.Host.Tools() {
+		name := t.Spec.GetName()
+		if !a.opts.FullToolDocs && !a.expanded[name] {
+			b.WriteString(toolLine(t.Spec) + "\n")
+			continue
+		}
+		b.WriteString("\n")
 		if pf := t.Spec.GetPromptFile(); pf != "" {
 			text, err := a.opts.Prompts.Render(pf, nil)
 			if err == nil {
 				b.WriteString(strings.TrimSpace(text) + "\n\n")
 				continue
 			}
-			a.log.Warn("tool prompt file not used", "tool", t.Spec.GetName(), "file", pf, "err", err)
+			a.log.Warn("tool prompt file not used", "tool", name, "file", pf, "err", err)
 		}
-		fmt.Fprintf(&b, "### %s\n%s\n", t.Spec.GetName(), strings.TrimSpace(t.Spec.GetDescription()))
+		fmt.Fprintf(&b, "### %s\n%s\n", name, strings.TrimSpace(t.Spec.GetDescription()))
 		if s := t.Spec.GetParametersJsonSchema(); s != "" {
 			fmt.Fprintf(&b, "Arguments (JSON Schema): %s\n", s)
 		}
@@ -127,6 +226,32 @@ func (a *Agent) toolList() string {
 		return "(no tools are loaded)"
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// toolLine is a tool's one-line entry: name, arguments, first sentence.
+func toolLine(spec *exocortexv1.ToolSpec) string {
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	_ = json.Unmarshal([]byte(spec.GetParametersJsonSchema()), &schema)
+	var args []string
+	for k := range schema.Properties {
+		if !slices.Contains(schema.Required, k) {
+			k += "?"
+		}
+		args = append(args, k)
+	}
+	sort.Strings(args)
+	return fmt.Sprintf("- %s(%s): %s", spec.GetName(), strings.Join(args, ", "), firstSentence(spec.GetDescription(), 120))
+}
+
+// expandTool puts a tool's full documentation in the system prompt from the
+// next request on.
+func (a *Agent) expandTool(name string) {
+	if _, ok := a.opts.Host.Tool(name); ok {
+		a.expanded[name] = true
+	}
 }
 
 func (a *Agent) toolNames() string {
@@ -172,20 +297,3 @@ func toLLM(m *exocortexv1.Message) llm.Message {
 	return llm.Message{Role: llm.RoleUser, Content: m.GetContent()}
 }
 
-// estimateTokens is a rough count (4 bytes a token) for the context-fill figure
-// before the model reports the real one.
-func estimateTokens(msgs []llm.Message) int {
-	n := 0
-	for _, m := range msgs {
-		n += len(m.Content)/4 + 4
-	}
-	return n
-}
-
-func blockTokens(bs []*exocortexv1.PromptBlock) int {
-	n := 0
-	for _, b := range bs {
-		n += (len(b.GetTitle())+len(b.GetContent()))/4 + 2
-	}
-	return n
-}

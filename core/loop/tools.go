@@ -20,6 +20,14 @@ func (a *Agent) runTool(ctx context.Context, t *turn, tc *exocortexv1.ToolCall) 
 		_, err := a.injectSignal(ctx, t, signals.ToolNotFound, map[string]any{"tool_name": tc.GetName(), "tools": a.toolNames()})
 		return nil, err
 	}
+	if !a.expanded[tc.GetName()] && !a.opts.FullToolDocs {
+		a.expandTool(tc.GetName())
+		if isHelp(tc.GetArgsJson()) {
+			// Asked for the documentation, not a call: the next prompt has it.
+			m := a.newMessage("user", "exocortex", "The full documentation of the tool "+tc.GetName()+" is now in the system prompt, under Tools. Call the tool as it describes.")
+			return nil, a.addMessage(ctx, t, m)
+		}
+	}
 	a.emit(Event{Type: EventToolCall, Iteration: t.iteration, Tool: tc.GetName(), Args: json.RawMessage(tc.GetArgsJson())})
 
 	var block *exocortexv1.ToolBlock
@@ -102,6 +110,17 @@ func (a *Agent) runTool(ctx context.Context, t *turn, tc *exocortexv1.ToolCall) 
 	m := a.newMessage("tool", tc.GetName(), resultText(result))
 	m.ToolName = tc.GetName()
 	return result, a.addMessage(ctx, t, m)
+}
+
+// isHelp reports whether a tool call's arguments are {"help": true}: the
+// model asks for the tool's full documentation (the tools prompt says how).
+func isHelp(args string) bool {
+	var m map[string]any
+	if json.Unmarshal([]byte(args), &m) != nil || len(m) != 1 {
+		return false
+	}
+	v, ok := m["help"].(bool)
+	return ok && v
 }
 
 // resultText is what the model sees of a tool result.
