@@ -296,4 +296,3 @@ func toLLM(m *exocortexv1.Message) llm.Message {
 	}
 	return llm.Message{Role: llm.RoleUser, Content: m.GetContent()}
 }
-
