@@ -24,10 +24,20 @@ type Config struct {
 	Model string `yaml:"model"`
 	// OllamaHost is the Ollama address ("" means OLLAMA_HOST or Ollama's default).
 	OllamaHost string `yaml:"ollama_host"`
-	// NumCtx is the context window sent with every request.
-	NumCtx        int `yaml:"num_ctx"`
-	MaxIterations int `yaml:"max_iterations"`
-	UnusableLimit int `yaml:"unusable_limit"`
+	// NumCtx is the context window sent with every request; 0 asks the model
+	// for its context length (Ollama's /api/show), capped by MaxNumCtx.
+	NumCtx int `yaml:"num_ctx"`
+	// MaxNumCtx caps the window taken from the model (a larger window costs
+	// the server memory for its cache).
+	MaxNumCtx int `yaml:"max_num_ctx"`
+	// UtilityModel writes the summaries of history compression ("": an
+	// extractive summary, no model call); timeouts.compress bounds it.
+	UtilityModel string `yaml:"utility_model"`
+	// FullToolDocs puts every tool's full documentation in the system prompt
+	// instead of one line per tool until the tool is used.
+	FullToolDocs  bool `yaml:"full_tool_docs"`
+	MaxIterations int  `yaml:"max_iterations"`
+	UnusableLimit int  `yaml:"unusable_limit"`
 	// PluginDirs are scanned after the project and user plugin directories.
 	PluginDirs []string `yaml:"plugin_dirs"`
 	Timeouts   Timeouts `yaml:"timeouts"`
@@ -60,6 +70,9 @@ type Timeouts struct {
 	Tools map[string]Duration `yaml:"tools"`
 	// Extensions overrides the deadline per extension name.
 	Extensions map[string]Duration `yaml:"extensions"`
+	// Compress bounds the utility model's summary of a history compression;
+	// the extractive summary is used when it is late.
+	Compress Duration `yaml:"compress"`
 }
 
 // Duration is a time.Duration written as "10s" in YAML.
@@ -89,10 +102,10 @@ func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(),
 func Default() Config {
 	return Config{
 		Model:         "qwen3:8b",
-		NumCtx:        8192,
+		MaxNumCtx:     8192,
 		MaxIterations: 25,
 		UnusableLimit: 5,
-		Timeouts:      Timeouts{Default: Duration(10 * time.Second), Tool: Duration(2 * time.Minute)},
+		Timeouts:      Timeouts{Default: Duration(10 * time.Second), Tool: Duration(2 * time.Minute), Compress: Duration(20 * time.Second)},
 		Approval:      "default",
 		IdleSleep:     Duration(10 * time.Minute),
 	}

@@ -16,7 +16,11 @@ func TestLoad(t *testing.T) {
 		check   func(Config) bool
 		wantErr string
 	}{
-		{name: "no file", check: func(c Config) bool { return c.Model == "qwen3:8b" && c.NumCtx == 8192 }},
+		{name: "no file", check: func(c Config) bool { return c.Model == "qwen3:8b" && c.NumCtx == 0 && c.MaxNumCtx == 8192 }},
+		{name: "budget keys", file: "max_num_ctx: 4096\nutility_model: qwen3:0.6b\nfull_tool_docs: true\ntimeouts:\n  compress: 5s\n",
+			check: func(c Config) bool {
+				return c.MaxNumCtx == 4096 && c.UtilityModel == "qwen3:0.6b" && c.FullToolDocs && time.Duration(c.Timeouts.Compress) == 5*time.Second
+			}},
 		{name: "empty file", file: "", check: func(c Config) bool { return c.MaxIterations == 25 }},
 		{name: "values", file: "model: llama3.2\nnum_ctx: 4096\ntimeouts:\n  default: 3s\n  extensions:\n    recall: 1.5\n",
 			check: func(c Config) bool {

@@ -36,7 +36,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.model, "model", "", `model name, or "script:FILE" to replay a scripted model (overrides config and EXOCORTEX_MODEL)`)
 	cmd.Flags().StringVar(&f.sessionName, "session", "", "session name: its history and state are loaded and saved")
 	cmd.Flags().StringVar(&f.approval, "approval", "", "approval mode for held tool calls: default, auto-edit or yolo")
-	cmd.Flags().IntVar(&f.numCtx, "num-ctx", 0, "context window in tokens, sent with every request")
+	cmd.Flags().IntVar(&f.numCtx, "num-ctx", 0, "context window in tokens, sent with every request (default: the model's own, capped by max_num_ctx)")
 	cmd.Flags().IntVar(&f.maxIterations, "max-iterations", 0, "iterations allowed per monologue")
 }
 
@@ -137,7 +137,11 @@ With --json, every event goes to stdout as one JSON object per line: hook calls
 (hook, extension, plugin, order, duration_us, keys read and written, error, and
 batch/batch_index when it shared a round trip), a hook_done per hook firing (its
 wall time and round_trips), model chunks and replies, tool calls and results,
-signals, and the final response.`,
+signals, and the final response. Every request is sized first: a budget event
+gives the window, each part's tokens (system prompt, tool documentation, blocks,
+summary, history) and what was left out and why; a compression event reports
+each history compression (messages summarised, method, summary); the last line
+is a context event with the state of the context window (as /context shows it).`,
 		Example: `  exocortex run -p "What is in README.md?"
   exocortex run -p "hello" --model script:examples/scripts/hello.yaml --json`,
 		Args: cobra.NoArgs,
@@ -177,6 +181,10 @@ signals, and the final response.`,
 				}
 			}
 			res, err := r.agent.Monologue(ctx, prompt)
+			if asJSON {
+				rep := r.agent.Context()
+				_ = enc.Encode(loop.Event{Type: loop.EventContext, ContextReport: &rep})
+			}
 			if res != nil && !asJSON {
 				for _, n := range res.Notices {
 					fmt.Fprintln(cmd.ErrOrStderr(), "notice:", n)
@@ -228,7 +236,8 @@ func durations(m map[string]config.Duration) map[string]time.Duration {
 func (a *app) agentOptions(h *host.Host, client *llm.Client, loader *prompts.Loader, model string) loop.Options {
 	return loop.Options{
 		Host: h, LLM: client, Prompts: loader, Model: model,
-		NumCtx: a.cfg.NumCtx, MaxIterations: a.cfg.MaxIterations, UnusableLimit: a.cfg.UnusableLimit,
+		NumCtx: a.cfg.NumCtx, MaxNumCtx: a.cfg.MaxNumCtx, MaxIterations: a.cfg.MaxIterations, UnusableLimit: a.cfg.UnusableLimit,
+		UtilityModel: a.cfg.UtilityModel, CompressTimeout: time.Duration(a.cfg.Timeouts.Compress), FullToolDocs: a.cfg.FullToolDocs,
 		PersistentState: filepath.Join(a.home, "state.json"), Logger: a.log,
 		ToolTimeout: time.Duration(a.cfg.Timeouts.Tool), ToolTimeouts: durations(a.cfg.Timeouts.Tools),
 	}

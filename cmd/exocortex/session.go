@@ -137,7 +137,18 @@ func runSession(cmd *cobra.Command, f *sessionFlags) error {
 	loader := prompts.NewLoader(dirs...)
 	numCtx := a.cfg.NumCtx
 	if numCtx == 0 {
-		numCtx = llm.DefaultNumCtx
+		// The window the agent will use: the model's own, capped (as loop
+		// resolves it), for the status line.
+		maxCtx := a.cfg.MaxNumCtx
+		if maxCtx <= 0 {
+			maxCtx = llm.DefaultNumCtx
+		}
+		numCtx = min(llm.DefaultNumCtx, maxCtx)
+		lctx, cancel := context.WithTimeout(cmd.Context(), 3*time.Second)
+		if n, err := client.ContextLength(lctx, model); err == nil && n > 0 {
+			numCtx = min(n, maxCtx)
+		}
+		cancel()
 	}
 	scripted := ""
 	if strings.HasPrefix(a.cfg.Model, "script:") {

@@ -33,6 +33,9 @@ const (
 	EventBudget = "budget"
 	// EventCompression reports a history compression (Compression).
 	EventCompression = "compression"
+	// EventContext is the state of the context window after a monologue
+	// (ContextReport), written by `run --json` last.
+	EventContext = "context"
 )
 
 // Event is something the loop did. Fields that do not apply to a kind are empty.
@@ -87,4 +90,6 @@ type Event struct {
 	// The prompt budget.
 	Budget      *Budget      `json:"budget,omitempty"`
 	Compression *Compression `json:"compression,omitempty"`
+	// ContextReport is the payload of EventContext.
+	ContextReport *ContextReport `json:"context_report,omitempty"`
 }

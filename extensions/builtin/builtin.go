@@ -115,7 +115,7 @@ func Plugins() map[string]sdk.Plugin {
 			// The memory extensions share the tools' Stores: one process, one store lock.
 			Extensions: []sdk.Extension{
 				reasoning.SessionInit{Home: stores.Home}, reasoning.State{}, reasoning.Update{Home: stores.Home},
-				recall.Catalog{Stores: stores}, recall.Search{Stores: stores}, recall.Filter{},
+				recall.Archive{Stores: stores}, recall.Catalog{Stores: stores}, recall.Search{Stores: stores}, recall.Filter{},
 				recall.Enhancement{Stores: stores, Options: recallOpts}, recall.Block{Stores: stores, Options: recallOpts},
 				ontology.NewQuery(stores), ontology.Maintenance{Stores: stores},
 				memorize.Memorize{Home: stores.Home}, memorize.Selective{Stores: stores}, memorize.Capture{Home: stores.Home},

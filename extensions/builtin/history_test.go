@@ -40,7 +40,7 @@ var declarations = []declaration{
 		Name: "ReadsHistory",
 		// sdk.Spec.ReadsHistory: the conversation.
 		Fields: map[string][]string{
-			"MessageLoopPromptsBefore": {"History", "GetHistory"},
+			"MessageLoopPromptsBefore": {"History", "GetHistory", "Archive", "GetArchive"},
 			"MessageLoopPromptsAfter":  {"History", "GetHistory"},
 			"MonologueEnd":             {"History", "GetHistory"},
 			"BeforeMainLLMCall":        {"Prompt", "GetPrompt"},

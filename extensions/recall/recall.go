@@ -442,7 +442,16 @@ func (bl Block) MessageLoopPromptsAfter(ctx context.Context, c *sdk.Call, req *e
 	if !ok || mc.GetRequestId() != c.Context().GetRequestId() {
 		return nil, nil
 	}
-	text, ids := Render(mc, bl.Options.limit(), bl.Options.blockChars())
+	chars := bl.Options.blockChars()
+	if n := req.GetBlockBudgetTokens(); n > 0 {
+		// The block follows the budget the host leaves (three bytes a token,
+		// the host's own conservative count), never more than configured.
+		chars = min(chars, int(n)*3)
+	}
+	if n := c.Context().GetProcessingDirectives().GetResponseConstraints().GetMaxLength(); n > 0 {
+		chars = min(chars, int(n)) // cut last time: what fitted
+	}
+	text, ids := Render(mc, bl.Options.limit(), chars)
 	if text == "" {
 		return nil, nil
 	}
@@ -546,5 +555,6 @@ func Files() []*exocortexv1.FileSpec {
 		store("memory_enhancement", exocortexv1.Access_ACCESS_READ, "Searched again with the expanded query."),
 		store("recall", exocortexv1.Access_ACCESS_READ_WRITE, "Records the access of the memories shown."),
 		store("memory_catalog", exocortexv1.Access_ACCESS_READ, "Counted per area and tag."),
+		store("history_archive", exocortexv1.Access_ACCESS_WRITE, "Messages leaving the prompt's verbatim window, written to fragments."),
 	}
 }
