@@ -36,6 +36,8 @@ type Options struct {
 	// when 0), after which the extractive summary is used.
 	UtilityModel    string
 	CompressTimeout time.Duration
+	// UtilityLLM serves the utility model when it is not LLM's server (nil: LLM).
+	UtilityLLM *llm.Client
 	// FullToolDocs puts every tool's full documentation in the system prompt
 	// instead of one line per tool until the tool is used or asked for.
 	FullToolDocs bool

@@ -239,7 +239,11 @@ func (a *Agent) utilitySummary(ctx context.Context, leaving []*exocortexv1.Messa
 		fmt.Fprintf(&b, "%s: %s\n", speaker(m), clip(m.GetContent(), 1500))
 	}
 	words := max(40, int(float64(capTokens)*0.6))
-	r, err := a.opts.LLM.Chat(ctx, llm.ChatRequest{
+	client := a.opts.UtilityLLM
+	if client == nil {
+		client = a.opts.LLM
+	}
+	r, err := client.Chat(ctx, llm.ChatRequest{
 		Model: a.opts.UtilityModel, NumCtx: min(a.NumCtx(), 8192),
 		Messages: []llm.Message{
 			{Role: llm.RoleSystem, Content: fmt.Sprintf("Summarise the conversation below in at most %d words, as short lines starting with \"- \". Keep names, numbers, paths, decisions and open questions; leave out pleasantries.", words)},

@@ -123,6 +123,12 @@ type setup struct {
 
 func newAgent(t *testing.T, s setup) (*Agent, *recorder, *scripted.Server) {
 	t.Helper()
+	return newAgentScript(t, s, scripted.Script{Replies: s.replies})
+}
+
+// newAgentScript is newAgent with a whole script (its replies, not s's).
+func newAgentScript(t *testing.T, s setup, script scripted.Script) (*Agent, *recorder, *scripted.Server) {
+	t.Helper()
 	dir := t.TempDir()
 	for _, p := range s.plugins {
 		writePlugin(t, dir, p)
@@ -132,7 +138,8 @@ func newAgent(t *testing.T, s setup) (*Agent, *recorder, *scripted.Server) {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.Close)
-	srv, err := scripted.NewServer(scripted.Script{Source: t.Name(), Replies: s.replies})
+	script.Source = t.Name()
+	srv, err := scripted.NewServer(script)
 	if err != nil {
 		t.Fatal(err)
 	}

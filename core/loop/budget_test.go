@@ -1,0 +1,301 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/exocortex/exocortex/core/llm"
+	"github.com/exocortex/exocortex/core/llm/scripted"
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+)
+
+// bigEcho is a reply calling the fixture tool echo with n bytes of argument
+// (the fixture echoes its arguments, so the result is as large).
+func bigEcho(turn, n int) scripted.Reply {
+	word := fmt.Sprintf("w%d ", turn)
+	return scripted.Reply{Content: fmt.Sprintf(`{"thoughts":["turn %d"],"headline":"echo %d","tool_name":"echo","tool_args":{"data":%q}}`,
+		turn, turn, strings.Repeat(word, n/len(word)))}
+}
+
+// runTurns runs turns monologues of one iteration each (the fixture tools
+// never end one), with a user message of userBytes.
+func runTurns(t *testing.T, a *Agent, turns, userBytes int) {
+	t.Helper()
+	for i := 1; i <= turns; i++ {
+		msg := fmt.Sprintf("Turn %d. ", i) + strings.Repeat(fmt.Sprintf("note%d ", i), userBytes/7)
+		_, err := a.Monologue(context.Background(), msg)
+		var stop *StopError
+		if err != nil && !errors.As(err, &stop) {
+			t.Fatalf("turn %d: %v", i, err)
+		}
+	}
+}
+
+// TestWindowNeverExceeded: a session far larger than a small window; by the
+// scripted model's own tokenizer (finer than the loop's first guess), no
+// request is larger than the window; compressions and clipped messages are
+// reported; the summary is in the ACP context.
+func TestWindowNeverExceeded(t *testing.T) {
+	tests := []struct {
+		name          string
+		numCtx        int
+		bytesPerToken float64
+		resultBytes   int
+	}{
+		{"2048, coarse tokenizer", 2048, 4, 1500},
+		{"2048, fine tokenizer", 2048, 3, 1500},
+		{"4096, results larger than the history share", 4096, 3.5, 9000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Two iterations a turn: the second shows the first's result.
+			const turns = 14
+			var replies []scripted.Reply
+			for i := 1; i <= 2*turns; i++ {
+				replies = append(replies, bigEcho(i, tt.resultBytes))
+			}
+			a, rec, srv := newAgentScript(t, setup{
+				plugins: []plugin{{name: "tools", tools: []string{"echo"},
+					exts: []*exocortexv1.ExtensionSpec{ext("watch", exocortexv1.Hook_HOOK_MESSAGE_LOOP_END, 10)}}},
+				opts: Options{MaxIterations: 2, NumCtx: tt.numCtx},
+			}, scripted.Script{Replies: replies, BytesPerToken: tt.bytesPerToken})
+			runTurns(t, a, turns, 600)
+
+			log := srv.Log()
+			if len(log) != 2*turns {
+				t.Fatalf("%d requests, want %d", len(log), 2*turns)
+			}
+			for i, l := range log {
+				if l.NumCtx != tt.numCtx || l.Overflow() {
+					t.Errorf("request %d: %d tokens by the model's count for a window of %d", i+1, l.PromptTokens, l.NumCtx)
+				}
+			}
+			var budgets, compressions, clipped int
+			for _, e := range rec.events {
+				switch e.Type {
+				case EventBudget:
+					budgets++
+					if e.Budget.Tokens > e.Budget.Limit {
+						t.Errorf("budget event over its limit: %+v", e.Budget)
+					}
+					for _, l := range e.Budget.LeftOut {
+						if l.Kind == "message" {
+							clipped++
+						}
+					}
+				case EventCompression:
+					compressions++
+					if e.Compression.Method != "extractive" || e.Compression.Summary == "" || e.Compression.Messages == 0 {
+						t.Errorf("compression %+v", e.Compression)
+					}
+				}
+			}
+			if budgets != 2*turns || compressions == 0 {
+				t.Fatalf("%d budget events, %d compressions; want %d and some", budgets, compressions, 2*turns)
+			}
+			if tt.resultBytes > 4000 && clipped == 0 {
+				t.Errorf("no clipped message reported although results exceed the history share")
+			}
+			rep := a.Context()
+			sum := a.LastContext().GetInteractionHistory().GetPreviousExchangeSummary()
+			if rep.Summary == "" || sum != rep.Summary {
+				t.Errorf("the ACP context's previous_exchange_summary = %q, want the summary %q", sum, rep.Summary)
+			}
+			if !strings.Contains(rep.String(), "compressions") || rep.Compressed == 0 || rep.PendingArchive == 0 {
+				t.Errorf("context report: %+v (no archiver is loaded, so messages wait)", rep)
+			}
+			// The last request shows the summary and the newest turn verbatim.
+			last := srv.Requests()[2*turns-1].Messages
+			if !strings.Contains(last[1].Content, "Summary of the earlier conversation") {
+				t.Errorf("the summary is not the second message: %q", last[1].Content)
+			}
+			if !strings.Contains(last[len(last)-1].Content, "Result of tool echo") {
+				t.Errorf("the newest message is not last: %.80q", last[len(last)-1].Content)
+			}
+		})
+	}
+}
+
+// TestCompressionFallback: a utility model that never answers; every
+// compression completes by its deadline with the extractive summary, and
+// says why.
+func TestCompressionFallback(t *testing.T) {
+	const turns = 8
+	var replies, hangs []scripted.Reply
+	for i := 1; i <= turns; i++ {
+		replies = append(replies, bigEcho(i, 1200))
+		hangs = append(hangs, scripted.Reply{Hang: true})
+	}
+	util, err := scripted.NewServer(scripted.Script{Model: "utility", Replies: hangs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { util.Close() })
+	uc, _ := llm.New(util.URL())
+	const deadline = 300 * time.Millisecond
+	a, rec, srv := newAgentScript(t, setup{
+		plugins: []plugin{{name: "tools", tools: []string{"echo"}}},
+		opts:    Options{MaxIterations: 1, NumCtx: 2048, UtilityModel: "utility", UtilityLLM: uc, CompressTimeout: deadline},
+	}, scripted.Script{Replies: replies})
+	runTurns(t, a, turns, 400)
+
+	var cs []*Compression
+	for _, e := range rec.events {
+		if e.Type == EventCompression {
+			cs = append(cs, e.Compression)
+		}
+	}
+	if len(cs) == 0 || len(util.Log()) != len(cs) {
+		t.Fatalf("%d compressions, %d utility requests; want some, one each", len(cs), len(util.Log()))
+	}
+	for _, c := range cs {
+		if c.Method != "extractive" || !strings.Contains(c.Fallback, "within") || c.Summary == "" {
+			t.Errorf("compression %+v: want the extractive summary, saying the utility model was late", c)
+		}
+		if time.Duration(c.DurationMS)*time.Millisecond > deadline+2*time.Second {
+			t.Errorf("compression took %dms, past its deadline of %s", c.DurationMS, deadline)
+		}
+	}
+	if len(srv.Log()) != turns {
+		t.Errorf("%d main requests, want %d: a turn did not complete", len(srv.Log()), turns)
+	}
+}
+
+// TestTieredToolDocs: one line per tool until the tool is used or asked for
+// ({"help": true}), then its full documentation instead of the line.
+func TestTieredToolDocs(t *testing.T) {
+	a, _, srv := newAgentScript(t, setup{
+		plugins: []plugin{{name: "tools", tools: []string{"alpha", "beta"}}},
+		opts:    Options{MaxIterations: 3},
+	}, scripted.Script{Replies: []scripted.Reply{
+		{Content: `{"thoughts":["t"],"headline":"h","tool_name":"beta","tool_args":{"help":true}}`},
+		{Content: `{"thoughts":["t"],"headline":"h","tool_name":"alpha","tool_args":{"x":1}}`},
+		{Content: `{"thoughts":["t"],"headline":"h","tool_name":"alpha","tool_args":{"x":2}}`},
+	}})
+	_, _ = a.Monologue(context.Background(), "go")
+	reqs := srv.Requests()
+	tests := []struct {
+		request              int
+		lines, full          []string
+		wantLinesNotInSystem []string
+	}{
+		{0, []string{"- alpha(): a fixture tool", "- beta(): a fixture tool"}, nil, nil},
+		{1, []string{"- alpha(): a fixture tool"}, []string{"### beta"}, []string{"- beta()"}},
+		{2, nil, []string{"### alpha", "### beta"}, []string{"- alpha()", "- beta()"}},
+	}
+	for _, tt := range tests {
+		sys := reqs[tt.request].Messages[0].Content
+		for _, l := range append(tt.lines, tt.full...) {
+			if !strings.Contains(sys, l) {
+				t.Errorf("request %d: the system prompt lacks %q", tt.request+1, l)
+			}
+		}
+		for _, l := range tt.wantLinesNotInSystem {
+			if strings.Contains(sys, l) {
+				t.Errorf("request %d: %q is still there beside the full documentation", tt.request+1, l)
+			}
+		}
+	}
+	if got := srv.Log(); len(got) != 3 {
+		t.Fatalf("%d requests", len(got))
+	}
+	// The help call ran nothing: the history has no tool result for beta.
+	for _, m := range a.History() {
+		if m.GetRole() == "tool" && m.GetToolName() == "beta" {
+			t.Errorf("beta ran on a help request: %q", m.GetContent())
+		}
+	}
+}
+
+// TestFitBlocks: the lowest priority is shortened first, then dropped; the
+// extension learns the characters that fitted.
+func TestFitBlocks(t *testing.T) {
+	blk := func(src string, prio int32, n int) *exocortexv1.PromptBlock {
+		return &exocortexv1.PromptBlock{Title: src, Source: src, Priority: prio, Content: strings.Repeat("word ", n/5)}
+	}
+	tests := []struct {
+		name    string
+		budget  int
+		blocks  []*exocortexv1.PromptBlock
+		dropped []string
+		short   []string
+	}{
+		{"fits", 1000, []*exocortexv1.PromptBlock{blk("a", 0, 300), blk("b", 1, 300)}, nil, nil},
+		{"low shortened", 300, []*exocortexv1.PromptBlock{blk("low", 0, 600), blk("high", 5, 300)}, nil, []string{"low"}},
+		{"low dropped", 160, []*exocortexv1.PromptBlock{blk("low", 0, 300), blk("high", 5, 450)}, []string{"low"}, nil},
+		{"both cut", 100, []*exocortexv1.PromptBlock{blk("low", 0, 300), blk("high", 5, 600)}, []string{"low"}, []string{"high"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &Agent{tokens: newTokenCounter(), blockLimit: map[string]int{}}
+			var pbs []*promptBlock
+			for i, b := range tt.blocks {
+				pbs = append(pbs, &promptBlock{PromptBlock: b, seq: i})
+			}
+			cuts := a.fitBlocks(pbs, tt.budget)
+			total := 0
+			for _, b := range pbs {
+				if b.GetContent() != "" {
+					total += a.tokens.text(b.GetTitle()) + a.tokens.text(b.GetContent()) + 2
+				}
+			}
+			if total > tt.budget {
+				t.Errorf("blocks take %d tokens, budget %d", total, tt.budget)
+			}
+			var dropped, short []string
+			for _, c := range cuts {
+				if c.Kept == 0 {
+					dropped = append(dropped, c.Source)
+				} else {
+					short = append(short, c.Source)
+				}
+				if _, ok := a.blockLimit[c.Source]; !ok {
+					t.Errorf("%s was cut but is not told its limit", c.Source)
+				}
+			}
+			if fmt.Sprint(dropped) != fmt.Sprint(tt.dropped) || fmt.Sprint(short) != fmt.Sprint(tt.short) {
+				t.Errorf("dropped %v, shortened %v; want %v, %v", dropped, short, tt.dropped, tt.short)
+			}
+		})
+	}
+}
+
+// TestCalibration: the count follows the server's, with a margin; counts
+// at the window or far below (a cached prefix) are not taken.
+func TestCalibration(t *testing.T) {
+	msgs := []llm.Message{{Role: "user", Content: strings.Repeat("x", 4000)}}
+	tests := []struct {
+		name     string
+		reported []int
+		numCtx   int
+		want     float64 // tokens a byte, before the margin; 0: uncalibrated
+	}{
+		{"none", nil, 8192, 0},
+		{"four bytes a token", []int{1006}, 8192, 0.25},
+		{"the highest is kept", []int{1006, 1206}, 8192, 0.30},
+		{"cut at the window is ignored", []int{2048}, 2048, 0},
+		{"cached prefix is ignored", []int{1006, 200}, 8192, 0.25},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newTokenCounter()
+			for _, r := range tt.reported {
+				c.observe(msgs, r, tt.numCtx)
+			}
+			f, cal := c.state()
+			if tt.want == 0 {
+				if cal || f != initialTokensPerByte {
+					t.Fatalf("factor %v calibrated %v, want the initial estimate", f, cal)
+				}
+				return
+			}
+			if want := tt.want * calibrationMargin; !cal || f < want-1e-9 || f > want+1e-9 {
+				t.Fatalf("factor %v, want %v", f, want)
+			}
+		})
+	}
+}
