@@ -2,32 +2,14 @@ package wiring
 
 import (
 	"github.com/exocortex/exocortex/core/state"
-	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/core/wirecheck"
 	"github.com/exocortex/exocortex/signals"
 )
 
 // Plugin is one plugin the host found, with the manifest it answered or the
-// reason it could not.
-type Plugin struct {
-	// Name is the plugin's name from discovery (the file or directory name); the
-	// host knows a plugin by it.
-	Name string
-	// Path is the executable, or the plugin's directory when plugin.json starts it.
-	Path string
-	// Dir is the plugin directory it was found in ("" for plugins built into the
-	// exocortex binary).
-	Dir string
-	// Priority is the plugin's place in the search order: lower loads first and
-	// wins when two plugins declare the same extension or tool.
-	Priority int
-	// Manifest is nil when the plugin could not be loaded.
-	Manifest *exocortexv1.ManifestResponse
-	// LoadError says why the plugin could not be started, hand-shaken or asked
-	// for its manifest.
-	LoadError error
-	// StderrTail holds the last lines the plugin wrote to stderr.
-	StderrTail string
-}
+// reason it could not. It is defined below core (package core/wirecheck) so the
+// host can hand it to the wiring check without importing this package.
+type Plugin = wirecheck.Plugin
 
 // Prompt is one prompt file and its front matter.
 type Prompt struct {

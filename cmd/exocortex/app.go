@@ -18,6 +18,8 @@ import (
 	"github.com/exocortex/exocortex/core/llm"
 	"github.com/exocortex/exocortex/core/llm/scripted"
 	"github.com/exocortex/exocortex/extensions/builtin"
+	"github.com/exocortex/exocortex/lint"
+	"github.com/exocortex/exocortex/prompts"
 )
 
 // app is what every subcommand starts from: the home directory and the
@@ -28,6 +30,9 @@ type app struct {
 	log  *slog.Logger
 	// logFile receives the host's and the plugins' logs.
 	logFile io.WriteCloser
+	// allowWiringErrors starts plugins the wiring lint finds errors in
+	// (--allow-wiring-errors); by default they are kept out, as hot reload does.
+	allowWiringErrors bool
 }
 
 func loadApp() (*app, error) {
@@ -110,6 +115,10 @@ func (a *app) hostOptions() (host.Options, error) {
 		// operator's project (editor roots, code_execution's start) and home here.
 		PluginEnv:       []string{config.EnvProject + "=" + cwd(), config.HomeEnv + "=" + a.home},
 		TrustedProjects: a.cfg.TrustedProjects,
+		// One rule at start and at hot reload: a plugin that adds wiring
+		// errors is kept out (or started anyway with --allow-wiring-errors).
+		WiringCheck:       lint.HostCheck(prompts.Embedded(), promptDirs()...),
+		AllowWiringErrors: a.allowWiringErrors,
 	}
 	for k, v := range a.cfg.Timeouts.Extensions {
 		opts.Timeouts[k] = time.Duration(v)
@@ -180,6 +189,16 @@ func set(xs []string) map[string]bool {
 		m[x] = true
 	}
 	return m
+}
+
+// promptDirs are the prompt override directories of the working directory's
+// project and the user, as the loop reads them; none when they cannot be found.
+func promptDirs() []string {
+	dirs, err := prompts.Dirs(cwd())
+	if err != nil {
+		return nil
+	}
+	return dirs
 }
 
 func cwd() string {

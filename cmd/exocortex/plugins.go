@@ -36,6 +36,12 @@ func newPluginsCmd() *cobra.Command {
 			}
 			defer h.Close()
 			st := hist.apply(h.Status())
+			// What the loader kept out or skipped: wiring errors, an
+			// untrusted project, a configured directory that does not exist,
+			// a plugin file without its execute bit.
+			for _, n := range h.Notices() {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", n)
+			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")

@@ -30,6 +30,8 @@ type agentFlags struct {
 	maxIterations int
 	// emitContext adds the ACP context object to hook events (run --context).
 	emitContext bool
+	// allowWiringErrors starts plugins with wiring-lint errors anyway.
+	allowWiringErrors bool
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
@@ -38,6 +40,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.approval, "approval", "", "approval mode for held tool calls: default, auto-edit or yolo")
 	cmd.Flags().IntVar(&f.numCtx, "num-ctx", 0, "context window in tokens, sent with every request (default: the model's own, capped by max_num_ctx)")
 	cmd.Flags().IntVar(&f.maxIterations, "max-iterations", 0, "iterations allowed per monologue")
+	cmd.Flags().BoolVar(&f.allowWiringErrors, "allow-wiring-errors", false, "start plugins the wiring lint finds errors in (by default they are kept out, as hot reload keeps out a new version with errors)")
 }
 
 func (f *agentFlags) apply(a *app) {
@@ -53,6 +56,7 @@ func (f *agentFlags) apply(a *app) {
 	if f.maxIterations > 0 {
 		a.cfg.MaxIterations = f.maxIterations
 	}
+	a.allowWiringErrors = f.allowWiringErrors
 }
 
 // runtime is a started host, model and agent.
@@ -203,9 +207,20 @@ is a context event with the state of the context window (as /context shows it).`
 	return cmd
 }
 
-// reportLoad tells the operator about plugins that did not load or are shadowed.
+// reportLoad tells the operator about plugins that did not load, were kept
+// out for wiring errors or skipped (the host's notices), or are shadowed.
 func reportLoad(w io.Writer, h *host.Host, asJSON bool, enc *json.Encoder) {
+	for _, n := range h.Notices() {
+		if asJSON {
+			_ = enc.Encode(loop.Event{Type: loop.EventNotice, Text: n})
+			continue
+		}
+		fmt.Fprintln(w, "warning:", n)
+	}
 	for _, fe := range h.FailedPlugins() {
+		if host.KeptOut(fe) {
+			continue // its notice says why
+		}
 		if asJSON {
 			_ = enc.Encode(loop.Event{Type: loop.EventNotice, Plugin: fe.Plugin, Error: fe.Error(), Text: "plugin failed to load"})
 			continue

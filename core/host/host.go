@@ -31,6 +31,7 @@ import (
 	"github.com/exocortex/exocortex/core/discover"
 	"github.com/exocortex/exocortex/core/hooks"
 	"github.com/exocortex/exocortex/core/state"
+	"github.com/exocortex/exocortex/core/wirecheck"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
 
@@ -66,6 +67,14 @@ type Options struct {
 	// WatchDebounce is how quiet a changed plugin must be before Watch reloads
 	// it (watch.DefaultDebounce when 0).
 	WatchDebounce time.Duration
+	// WiringCheck is the wiring lint (lint.HostCheck). With it, New keeps out
+	// every plugin that adds an error finding, and hot reload refuses a version
+	// that adds one: one rule at start and at reload (startcheck.go). Without
+	// it only Wire's own checks apply.
+	WiringCheck wirecheck.Func
+	// AllowWiringErrors starts plugins with wiring errors anyway (the
+	// operator's --allow-wiring-errors); the errors are still reported.
+	AllowWiringErrors bool
 }
 
 // Event is something that happened to a plugin.
@@ -190,9 +199,10 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
+	h.keepOutWiringErrors()
 	var loaded []*Plugin
 	for _, p := range h.plugins {
-		if p.Manifest() != nil {
+		if p.Manifest() != nil && !h.isFailed(p.Name()) {
 			loaded = append(loaded, p)
 		}
 	}

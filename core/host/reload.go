@@ -23,7 +23,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -32,10 +31,7 @@ import (
 	"github.com/exocortex/exocortex/core/discover"
 	"github.com/exocortex/exocortex/core/state"
 	"github.com/exocortex/exocortex/core/watch"
-	"github.com/exocortex/exocortex/lint"
-	"github.com/exocortex/exocortex/prompts"
-	"github.com/exocortex/exocortex/signals"
-	"github.com/exocortex/exocortex/wiring"
+	"github.com/exocortex/exocortex/core/wirecheck"
 )
 
 const (
@@ -106,7 +102,6 @@ type reloadState struct {
 	info      map[string]*reloadInfo
 	notices   []string
 	untrusted []PluginStatus
-	prompts   []wiring.Prompt
 	cancel    context.CancelFunc
 	done      chan struct{}
 	closing   chan struct{}
@@ -613,25 +608,23 @@ func keptTypes(before, after *state.Registry) error {
 	return fmt.Errorf("%s; the running session holds values of the old declaration: restart the session to change it", strings.Join(problems, "; "))
 }
 
-// lintDelta runs the wiring lint over the table before and after and refuses
-// error findings the change adds. Findings that were there before are not the
-// new version's doing, so they do not block it.
+// lintDelta runs the wiring check (Options.WiringCheck) over the table before
+// and after and refuses error findings the change adds. Findings that were
+// there before are not the new version's doing, so they do not block it.
 func (h *Host) lintDelta(before []*Plugin, beforeFailed []*StartError, after []*Plugin, afterFailed []*StartError) error {
-	ps := h.lintPrompts()
+	if h.opts.WiringCheck == nil {
+		return nil
+	}
 	old := map[string]bool{}
-	for _, f := range lint.Check(h.lintInput(before, beforeFailed, ps)) {
-		if f.Severity == lint.Error {
-			old[findingID(f)] = true
+	for _, f := range h.opts.WiringCheck(h.checkInput(before, beforeFailed)) {
+		if f.Error {
+			old[f.ID()] = true
 		}
 	}
 	var added []string
-	for _, f := range lint.Check(h.lintInput(after, afterFailed, ps)) {
-		if f.Severity == lint.Error && !old[findingID(f)] {
-			s := fmt.Sprintf("%s %s: %s", f.Code, f.Location(), f.Message)
-			if f.Fix != "" {
-				s += " (fix: " + f.Fix + ")"
-			}
-			added = append(added, s)
+	for _, f := range h.opts.WiringCheck(h.checkInput(after, afterFailed)) {
+		if f.Error && !old[f.ID()] {
+			added = append(added, f.String())
 		}
 	}
 	if len(added) == 0 {
@@ -640,13 +633,9 @@ func (h *Host) lintDelta(before []*Plugin, beforeFailed []*StartError, after []*
 	return fmt.Errorf("the wiring lint finds new errors:\n  - %s", strings.Join(added, "\n  - "))
 }
 
-func findingID(f lint.Finding) string {
-	return strings.Join([]string{f.Code, f.Plugin, f.Extension, f.Key, f.File}, "\x00")
-}
-
-// lintInput is the lint's view of a plugin list: manifests, load failures,
-// priorities, and the prompts, signals and built-in keys the loop runs with.
-func (h *Host) lintInput(plugins []*Plugin, failed []*StartError, ps []wiring.Prompt) lint.Input {
+// checkInput is the wiring check's view of a plugin list: manifests, load
+// failures and priorities, with the operator's enabled and disabled extensions.
+func (h *Host) checkInput(plugins []*Plugin, failed []*StartError) wirecheck.Input {
 	h.rl.mu.Lock()
 	dirs := h.rl.dirs
 	h.rl.mu.Unlock()
@@ -658,10 +647,10 @@ func (h *Host) lintInput(plugins []*Plugin, failed []*StartError, ps []wiring.Pr
 	for _, f := range failed {
 		fail[f.Plugin] = f
 	}
-	var out []wiring.Plugin
+	var out []wirecheck.Plugin
 	for _, p := range plugins {
 		c := p.Candidate()
-		wp := wiring.Plugin{Name: p.Name(), Path: c.Path, Manifest: p.Manifest()}
+		wp := wirecheck.Plugin{Name: p.Name(), Path: c.Path, Manifest: p.Manifest()}
 		if c.Dir.Source == discover.Builtin {
 			wp.Priority = len(dirs)
 		} else {
@@ -672,37 +661,7 @@ func (h *Host) lintInput(plugins []*Plugin, failed []*StartError, ps []wiring.Pr
 		}
 		out = append(out, wp)
 	}
-	return lint.Input{Model: wiring.Model{
-		Plugins: out, BuiltinKeys: state.Builtin(), Prompts: ps, Signals: signals.All(),
-		Disabled: h.opts.Disabled, Enabled: h.opts.Enabled, Services: wiring.DefaultServices(),
-	}}
-}
-
-// lintPrompts loads the prompt files once: the built-in ones and the overrides
-// of the working directory's project and the user, as `exocortex lint` does.
-func (h *Host) lintPrompts() []wiring.Prompt {
-	h.rl.mu.Lock()
-	ps := h.rl.prompts
-	h.rl.mu.Unlock()
-	if ps != nil {
-		return ps
-	}
-	var dirs []string
-	if wd, err := os.Getwd(); err == nil {
-		dirs, _ = prompts.Dirs(wd)
-	}
-	ps, err := lint.LoadPrompts(prompts.Embedded(), dirs...)
-	if err != nil {
-		h.logger.Warn("reading prompt overrides for the reload lint; using the built-in prompts", "err", err)
-		ps, _ = lint.LoadPrompts(prompts.Embedded())
-	}
-	if ps == nil {
-		ps = []wiring.Prompt{}
-	}
-	h.rl.mu.Lock()
-	h.rl.prompts = ps
-	h.rl.mu.Unlock()
-	return ps
+	return wirecheck.Input{Plugins: out, Disabled: h.opts.Disabled, Enabled: h.opts.Enabled}
 }
 
 // candidates lists the plugins to run from dirs and the built-ins, in priority

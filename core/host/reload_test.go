@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/core/discover"
+	"github.com/exocortex/exocortex/lint"
+	"github.com/exocortex/exocortex/prompts"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
 
@@ -264,7 +266,7 @@ func TestRejectedVersionsKeepTheOldOne(t *testing.T) {
 			addPlugin(t, dir, "alpha", []ext{{name: "a1", hook: "message_loop_end", order: 10, writes: []string{"alpha_note"}}}, note("google.protobuf.StringValue"))
 			addPlugin(t, dir, "beta", []ext{{name: "b1", hook: "message_loop_end", order: 20}}, nil)
 			log := &eventLog{}
-			h, err := newHost(t, dir, Options{OnEvent: log.add})
+			h, err := newHost(t, dir, Options{OnEvent: log.add, WiringCheck: lint.HostCheck(prompts.Embedded())})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -70,6 +70,8 @@ func (h *Host) Status() []PluginStatus {
 			st.State = StateQuarantined
 		case p.client != nil && !p.client.Exited():
 			st.State = StateRunning
+		case keptOut(p.lastErr):
+			st.State = StateRejected
 		case p.manifest == nil:
 			st.State = StateFailed
 		default:
