@@ -121,131 +121,164 @@ func messageType(name string) protoreflect.MessageDescriptor {
 	return mt.Descriptor()
 }
 
-// flagLike reports whether a key is a flag in the sense of rule 5: declared with
-// flag set, or of type google.protobuf.BoolValue, or of a known message whose one
-// field is a bool; and kept across monologues (session or persistent scope).
+// flagLike reports whether a key is a flag in the sense of rule 5: kept
+// across monologues (session or persistent scope), and declared with flag set,
+// or of a type that holds a state rather than data: google.protobuf.BoolValue,
+// an integer wrapper (Int32Value and kin: a counter or a level used as a gate),
+// or a known message whose one field is a bool or an integer. A Struct, or a
+// message with more fields, is data; such a key is judged by use instead
+// (gates, rule 9).
 func flagLike(d state.Decl) bool {
 	if !keptAcross(d) {
 		return false
 	}
-	if d.Flag || d.Type == "google.protobuf.BoolValue" {
+	if d.Flag || d.Type == "google.protobuf.BoolValue" || integerWrapper[d.Type] {
 		return true
 	}
 	md := messageType(d.Type)
-	return md != nil && md.Fields().Len() == 1 && md.Fields().Get(0).Kind() == protoreflect.BoolKind
+	if md == nil || md.Fields().Len() != 1 {
+		return false
+	}
+	f := md.Fields().Get(0)
+	return f.Cardinality() != protoreflect.Repeated && scalarState(f.Kind())
 }
 
-// gateLike widens flagLike for rule 9: a key whose known message type has any
-// bool field can serve as a hand-rolled "already done" gate (the seed's
-// memory_catalog_built).
-func gateLike(d state.Decl) bool {
-	if flagLike(d) {
+// integerWrapper are the well-known integer types a counter or level is kept in.
+var integerWrapper = map[string]bool{
+	"google.protobuf.Int32Value": true, "google.protobuf.Int64Value": true,
+	"google.protobuf.UInt32Value": true, "google.protobuf.UInt64Value": true,
+}
+
+// scalarState reports whether a field kind holds a state (a bool or an
+// integer) rather than data.
+func scalarState(k protoreflect.Kind) bool {
+	switch k {
+	case protoreflect.BoolKind, protoreflect.EnumKind,
+		protoreflect.Int32Kind, protoreflect.Int64Kind, protoreflect.Uint32Kind, protoreflect.Uint64Kind,
+		protoreflect.Sint32Kind, protoreflect.Sint64Kind, protoreflect.Fixed32Kind, protoreflect.Fixed64Kind,
+		protoreflect.Sfixed32Kind, protoreflect.Sfixed64Kind:
 		return true
-	}
-	if !keptAcross(d) {
-		return false
-	}
-	md := messageType(d.Type)
-	if md == nil {
-		return false
-	}
-	for i := 0; i < md.Fields().Len(); i++ {
-		if f := md.Fields().Get(i); f.Kind() == protoreflect.BoolKind && f.Cardinality() != protoreflect.Repeated {
-			return true
-		}
 	}
 	return false
 }
 
+// setters returns the extensions of ws that set the key rather than clear it:
+// an extension that lists the key in resets clears it (writes false, zero or
+// nothing), and is a resetter, not a setter.
+func setters(k *wiring.Key, ws []*wiring.Extension) []*wiring.Extension {
+	var out []*wiring.Extension
+	for _, e := range ws {
+		if !slices.Contains(e.Spec.GetResets(), k.Name) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // flags checks that every flag that is set can be reset (rule 5, seam 5: EXO051,
-// EXO052). A setter is an extension that lists the key in writes; a resetter
-// lists it in resets.
+// EXO052). A setter lists the key in writes and not in resets; a resetter (a
+// clearer) lists it in resets.
 func (c *checker) flags() {
 	for _, k := range c.g.Keys {
 		if !k.Declared() || !flagLike(k.Decl()) {
 			continue
 		}
-		setters := running(k.Writers)
-		if len(setters) == 0 {
+		set := setters(k, running(k.Writers))
+		if len(set) == 0 {
 			continue
 		}
 		resetters := running(k.Resetters)
 		if len(resetters) > 0 {
 			continue
 		}
-		s := setters[0]
+		s := set[0]
 		scope := state.ScopeName(k.Decl().Scope)
+		what := "flag"
+		if integerWrapper[k.Decl().Type] {
+			what = "counter"
+		}
 		if len(k.Resetters) == 0 {
 			c.add(Finding{Code: "EXO051", Severity: Error, Plugin: s.Plugin.Name, Extension: s.Name, Key: k.Name,
-				Message: fmt.Sprintf("flag %q (%s scope) is set by %s and nothing resets it: once set it stays set for the %s", k.Name, scope, ats(setters), scope),
+				Message: fmt.Sprintf("%s %q (%s, %s scope) is set by %s and nothing resets it: once set it stays set for the %s", what, k.Name, k.Decl().Type, scope, ats(set), scope),
 				Fix:     fmt.Sprintf("list %q in the resets of the extension that clears it (e.g. on the next success), or narrow its scope so the host resets it", k.Name)})
 			continue
 		}
 		c.add(Finding{Code: "EXO052", Severity: Error, Plugin: s.Plugin.Name, Extension: s.Name, Key: k.Name,
-			Message: fmt.Sprintf("flag %q (%s scope) is set by %s, but its only resetters do not run (%s): once set it stays set", k.Name, scope, ats(setters), whyOff(k.Resetters)),
+			Message: fmt.Sprintf("%s %q (%s scope) is set by %s, but its only resetters do not run (%s): once set it stays set", what, k.Name, scope, ats(set), whyOff(k.Resetters)),
 			Fix:     "enable the resetter in the configuration, or disable the setters with it"})
 	}
 }
 
-// gates reports hand-rolled once-per-session gates (rule 9, seam 9: EXO091): one
-// extension registered at two or more hooks that reads and writes the same
-// flag-like key. The first hook to fire sets the flag and the other skips for
-// the rest of the session; the host's once primitive is keyed by extension and
-// hook, so it cannot make that mistake.
-func (c *checker) gates() {
-	type id struct {
-		plugin *wiring.Plugin
-		name   string
+// gateCapable reports whether a key's type can hold a gate: a BoolValue, an
+// integer wrapper (a counter), a Struct or Value (whose fields can be
+// anything), or a known message with a bool or integer field of its own (not
+// inside a list or map: an accumulator such as a log or per-tool counts is data).
+func gateCapable(d state.Decl) bool {
+	switch {
+	case flagLike(d), d.Type == "google.protobuf.BoolValue", integerWrapper[d.Type],
+		d.Type == "google.protobuf.Struct", d.Type == "google.protobuf.Value":
+		return true
 	}
-	groups := map[id][]*wiring.Extension{}
-	var order []id
-	for _, e := range c.g.Extensions {
-		if e.ShadowedBy != "" {
+	md := messageType(d.Type)
+	if md == nil {
+		return false
+	}
+	for i := 0; i < md.Fields().Len(); i++ {
+		if f := md.Fields().Get(i); f.Cardinality() != protoreflect.Repeated && !f.IsMap() && scalarState(f.Kind()) && f.Kind() != protoreflect.EnumKind {
+			return true
+		}
+	}
+	return false
+}
+
+// gates reports hand-rolled once-per-session gates (rule 9, seam 9: EXO091),
+// judged by use: a key kept across monologues, of a type that can hold a gate
+// (gateCapable: a BoolValue, an Int32Value counter, a field of a Struct or of
+// a message), that extensions read and set (write without resetting it) at
+// two or more hooks.
+// It does not matter whether one extension name is registered at both hooks
+// or two names share the key (the seed's layout: one file deployed at two
+// hooks under two names). Whichever hook fires first sets the key and the
+// other skips for the rest of the session; the host's once primitive is keyed
+// by extension and hook, so it cannot make that mistake. An extension that
+// lists the key in resets clears it and is not a gate's setter.
+func (c *checker) gates() {
+	for _, k := range c.g.Keys {
+		if !k.Declared() || !keptAcross(k.Decl()) || !gateCapable(k.Decl()) {
 			continue
 		}
-		k := id{e.Plugin, e.Name}
-		if groups[k] == nil {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], e)
-	}
-	for _, k := range order {
-		exts := groups[k]
-		// The hooks at which the extension reads and writes each key.
-		both := map[string][]*wiring.Extension{}
-		for _, e := range exts {
-			writes := map[string]bool{}
-			for _, w := range slices.Concat(e.Spec.GetWrites(), e.Spec.GetResets()) {
-				writes[w] = true
-			}
-			for _, r := range uniqStrings(e.Spec.GetReads()) {
-				if writes[r] {
-					both[r] = append(both[r], e)
-				}
-			}
-		}
-		var keys []string
-		for key, es := range both {
-			if len(es) > 1 {
-				keys = append(keys, key)
-			}
-		}
-		slices.Sort(keys)
-		for _, key := range keys {
-			kk := c.g.Key(key)
-			if kk == nil || !kk.Declared() || !gateLike(kk.Decl()) {
+		var users []*wiring.Extension
+		hookSet := map[string]bool{}
+		for _, e := range setters(k, k.Writers) {
+			if e.ShadowedBy != "" || !slices.Contains(e.Spec.GetReads(), k.Name) {
 				continue
 			}
-			es := both[key]
-			var hooksAt []string
-			for _, e := range es {
-				hooksAt = append(hooksAt, e.Hook.Name)
-			}
-			c.add(Finding{Code: "EXO091", Severity: Error, Plugin: k.plugin.Name, Extension: k.name, Key: key,
-				Message: fmt.Sprintf("extension %s runs at %s and reads and writes %q at each: a hand-rolled once-per-session gate, so whichever hook fires first (%s) sets it and the other never runs its work",
-					k.name, strings.Join(hooksAt, " and "), key, es[0].Hook.Name),
-				Fix: "keep the extension at one hook and set once_per_session (sdk.Spec.OncePerSession) instead of gating on a key"})
+			users = append(users, e)
+			hookSet[e.Hook.Name] = true
 		}
+		if len(hookSet) < 2 {
+			continue
+		}
+		slices.SortStableFunc(users, wiring.CompareFiring)
+		first := users[0]
+		names := map[string]bool{}
+		var hooksAt []string
+		for _, e := range users {
+			names[e.Name] = true
+			hooksAt = append(hooksAt, e.Hook.Name)
+		}
+		hooksAt = slices.Compact(hooksAt)
+		var msg string
+		if len(names) == 1 {
+			msg = fmt.Sprintf("extension %s runs at %s and reads and sets %q (%s) at each: a hand-rolled once-per-session gate, so whichever hook fires first (%s) sets it and the other never runs its work",
+				first.Name, strings.Join(hooksAt, " and "), k.Name, k.Decl().Type, first.Hook.Name)
+		} else {
+			msg = fmt.Sprintf("%s all read and set %q (%s): one gate shared by %d extension names at %d hooks (the seed's layout: one extension deployed at two hooks), so the first to fire (%s) sets it and the others skip their work for the session",
+				ats(users), k.Name, k.Decl().Type, len(names), len(hooksAt), at(first))
+		}
+		c.add(Finding{Code: "EXO091", Severity: Error, Plugin: first.Plugin.Name, Extension: first.Name, Key: k.Name,
+			Message: msg,
+			Fix:     "keep the work in one extension at one hook and set once_per_session (sdk.Spec.OncePerSession) instead of gating on a key"})
 	}
 }
 

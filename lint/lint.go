@@ -32,6 +32,13 @@ type Input struct {
 	// Problems are the entries discovery could not make sense of, such as a
 	// plugin.json that is not JSON.
 	Problems []discover.Problem
+	// Skipped is what the loader passed over although it looks meant to load
+	// (host.Skipped): a plugin file without its execute bit, a configured
+	// plugin directory that does not exist, an untrusted project's plugins.
+	Skipped []discover.Skip
+	// PromptText lists where plugins hold the opening text of a signal prompt
+	// (FindPromptText), for EXO017.
+	PromptText []PromptText
 	// WiringPath is where WIRING.md is kept; "" leaves rule 12 out.
 	WiringPath string
 	// Wiring is the file's current content, nil when it does not exist.
@@ -129,6 +136,7 @@ func Codes() []CodeInfo {
 		{"EXO014", Error, 1, 1, "An extension consumes a signal that has no generated constant."},
 		{"EXO015", Error, 1, 1, "Two prompt files declare the same signal."},
 		{"EXO016", Error, 1, 1, "A prompt file's front matter cannot be read, or an override changes its prompt's signal."},
+		{"EXO017", Error, 1, 1, "A plugin holds the opening text of a signal prompt (in its executable or a source file beside it): it recognises the core's message by wording, not by signal."},
 		{"EXO021", Error, 2, 2, "A state key is declared twice with different types."},
 		{"EXO022", Error, 2, 2, "A state key is declared twice with different scopes."},
 		{"EXO023", Error, 3, 2, "A state key is read or written but declared by no one."},
@@ -136,6 +144,7 @@ func Codes() []CodeInfo {
 		{"EXO032", Warning, 0, 3, "A state key is written but read by no running extension."},
 		{"EXO033", Error, 0, 3, "A reader never sees a value: every writer of the key runs after it, or before the key's reset."},
 		{"EXO034", Info, 0, 3, "A reader fires before any writer of the key in the same iteration and sees an earlier iteration's value."},
+		{"EXO035", Error, 2, 3, "A key is read and never written (or written and never read) while another key's name is one or two edits away (fail_tracker, fail_trackers)."},
 		{"EXO041", Error, 4, 4, "Two extensions run at the same hook with the same order (a warning when one of them does not run)."},
 		{"EXO042", Warning, 4, 4, "An extension's numeric name prefix (_15_x) disagrees with its order; an octal literal (010) is named."},
 		{"EXO043", Warning, 4, 4, "At one hook, numbered names sort differently as strings than their orders do as integers (_9_x, _10_y)."},
@@ -151,6 +160,8 @@ func Codes() []CodeInfo {
 		{"EXO083", Warning, 8, 8, "A directory in a plugin directory looks like a plugin but has no executable of its name and no plugin.json."},
 		{"EXO084", Error, 8, 8, "A plugin directory entry cannot be read as a plugin (e.g. a plugin.json without a command)."},
 		{"EXO085", Warning, 8, 8, "A script or numbered file directly in a plugin directory is not executable, so it is not loaded."},
+		{"EXO086", Warning, 8, 8, "A configured plugin directory (plugin_dirs) does not exist, so nothing loads from it."},
+		{"EXO087", Warning, 8, 8, "A project's plugins are not loaded because the project is not trusted."},
 		{"EXO091", Error, 9, 9, "An extension at two hooks reads and writes the same flag-like key: a hand-rolled once-per-session gate."},
 		{"EXO101", Error, 10, 10, "A plugin fails to start, to hand-shake or to answer its manifest."},
 		{"EXO111", Error, 0, 11, "A tool is declared without an implementation."},
@@ -169,14 +180,17 @@ func Check(in Input) []Finding {
 	c := &checker{in: &in, g: wiring.Build(&in.Model), hookNames: hookNames()}
 	c.manifests()
 	c.signals()
+	c.promptText()
 	c.keys()
 	c.flow()
+	c.nearMisses()
 	c.timeline()
 	c.orders()
 	c.flags()
 	c.files()
 	c.injection()
 	c.tree()
+	c.skipped()
 	c.gates()
 	c.loads()
 	c.tools()

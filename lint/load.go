@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/exocortex/exocortex/prompts/frontmatter"
 )
@@ -54,11 +55,25 @@ func readPrompts(fsys fs.FS, shown string, builtin bool) ([]Prompt, error) {
 		data, err := fs.ReadFile(fsys, name)
 		if err == nil {
 			var m frontmatter.Meta
-			m, _, err = frontmatter.Parse(src, data)
-			p.Signal, p.Description = m.Signal, m.Description
+			var body []byte
+			m, body, err = frontmatter.Parse(src, data)
+			p.Signal, p.Description, p.Opening = m.Signal, m.Description, opening(string(body))
 		}
 		p.Err = err
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// opening is the first line of a prompt's text, cut before its first template
+// variable and trimmed.
+func opening(body string) string {
+	body = strings.TrimSpace(body)
+	if i := strings.IndexByte(body, '\n'); i >= 0 {
+		body = body[:i]
+	}
+	if i := strings.Index(body, "{{"); i >= 0 {
+		body = body[:i]
+	}
+	return strings.TrimSpace(body)
 }

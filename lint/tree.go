@@ -226,6 +226,36 @@ func (c *checker) treeAround(root string, entries []Entry) {
 	}
 }
 
+// skipped reports what the loader passed over (rule 8): a plugin file without
+// its execute bit (EXO085, unless the tree check named it already), a
+// configured plugin directory that does not exist (EXO086), an untrusted
+// project's plugins (EXO087).
+func (c *checker) skipped() {
+	named := map[string]bool{}
+	for _, f := range c.out {
+		if f.Code == "EXO085" {
+			named[filepath.Clean(f.File)] = true
+		}
+	}
+	for _, s := range c.in.Skipped {
+		code := ""
+		switch s.Kind {
+		case discover.NotExecutable:
+			if named[filepath.Clean(s.Path)] {
+				continue
+			}
+			code = "EXO085"
+		case discover.MissingDir:
+			code = "EXO086"
+		case discover.Untrusted:
+			code = "EXO087"
+		default:
+			continue
+		}
+		c.add(Finding{Code: code, Severity: Warning, File: s.Path, Message: s.Message, Fix: s.Fix})
+	}
+}
+
 // Limits of ScanTree: how deep it looks and how many entries it keeps per root,
 // so a plugin directory holding a large tree cannot slow the lint down.
 const (

@@ -24,6 +24,11 @@ type Prompt struct {
 	// Signal is the front matter's signal ("" for none).
 	Signal      string
 	Description string
+	// Opening is the start of the prompt's text, up to its first line end or
+	// template variable ("Your reply is word for word the same as your
+	// previous one,"): what a plugin matching the prompt's text instead of its
+	// signal would test for (lint EXO017).
+	Opening string
 	// Err is set when the front matter could not be read.
 	Err error
 }

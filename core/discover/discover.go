@@ -15,9 +15,11 @@
 package discover
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -90,21 +92,56 @@ type Problem struct {
 	Err  error
 }
 
+// SkipKind says why a Skip was passed over.
+type SkipKind string
+
+const (
+	// NotExecutable: a file that looks like a plugin (a script, a numbered
+	// _NN_name file, a file starting with #! or an executable's magic number,
+	// or a plugin directory's file of its own name) without its execute bit.
+	NotExecutable SkipKind = "not_executable"
+	// MissingDir: a configured plugin directory (plugin_dirs) that does not exist.
+	MissingDir SkipKind = "missing_dir"
+	// Untrusted: a project's plugin directory left out because the project is
+	// not trusted (the host decides this, core/host/trust.go).
+	Untrusted SkipKind = "untrusted"
+)
+
+// Skip is something the loader passes over although it looks meant to load.
+// The host reports each where the operator looks (stderr, the welcome card,
+// `plugins status`) and the lint reports each with a code, so nothing is
+// skipped without a word.
+type Skip struct {
+	Kind SkipKind
+	// Path is the file or directory skipped.
+	Path string
+	// Plugins names the plugins left out, where known (Untrusted).
+	Plugins []string
+	// Message says what was skipped and why; Fix says what to do.
+	Message, Fix string
+}
+
 // Result is what a scan found.
 type Result struct {
 	Plugins  []Candidate
 	Shadowed []Shadowed
 	Problems []Problem
+	// Skipped lists what looks meant to load but does not: files without their
+	// execute bit, configured directories that do not exist.
+	Skipped []Skip
 }
 
-// Scan scans dirs in the given order (highest priority first). A directory that
-// does not exist is skipped silently: that is the normal state of most of them.
+// Scan scans dirs in the given order (highest priority first). A project's or
+// the user's directory that does not exist is skipped silently: that is the
+// normal state of most of them; a configured one (Extra) that does not exist is
+// listed in Skipped.
 func Scan(dirs []Dir) Result {
 	var res Result
 	seen := map[string]Candidate{}
 	for _, d := range dirs {
-		found, problems := scanDir(d)
+		found, problems, skipped := scanDir(d)
 		res.Problems = append(res.Problems, problems...)
+		res.Skipped = append(res.Skipped, skipped...)
 		for _, c := range found {
 			if first, ok := seen[c.Name]; ok {
 				res.Shadowed = append(res.Shadowed, Shadowed{Hidden: c, By: first})
@@ -133,16 +170,22 @@ func Skipped(name string) bool {
 // Executable reports whether a file mode is a regular file with an execute bit.
 func Executable(m fs.FileMode) bool { return m.IsRegular() && m.Perm()&0o111 != 0 }
 
-func scanDir(d Dir) ([]Candidate, []Problem) {
+func scanDir(d Dir) ([]Candidate, []Problem, []Skip) {
 	entries, err := os.ReadDir(d.Path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
+			if d.Source == Extra {
+				return nil, nil, []Skip{{Kind: MissingDir, Path: d.Path,
+					Message: fmt.Sprintf("plugin directory %s (plugin_dirs in the configuration) does not exist, so no plugin loads from it", d.Path),
+					Fix:     fmt.Sprintf("create %s, or correct or remove the entry in plugin_dirs", d.Path)}}
+			}
+			return nil, nil, nil
 		}
-		return nil, []Problem{{Path: d.Path, Err: fmt.Errorf("reading plugin directory: %w", err)}}
+		return nil, []Problem{{Path: d.Path, Err: fmt.Errorf("reading plugin directory: %w", err)}}, nil
 	}
 	var out []Candidate
 	var problems []Problem
+	var skipped []Skip
 	for _, e := range entries {
 		name := e.Name()
 		if Skipped(name) {
@@ -161,7 +204,11 @@ func scanDir(d Dir) ([]Candidate, []Problem) {
 				problems = append(problems, Problem{Path: full, Err: err})
 			} else if ok {
 				out = append(out, c)
+			} else if exe := filepath.Join(full, name); looksLikePlugin(exe) {
+				skipped = append(skipped, notExecutable(exe))
 			}
+		case info.Mode().IsRegular() && !Executable(info.Mode()) && looksLikePlugin(full):
+			skipped = append(skipped, notExecutable(full))
 		case Executable(info.Mode()):
 			out = append(out, Candidate{
 				Name:    strings.TrimSuffix(name, filepath.Ext(name)),
@@ -173,7 +220,50 @@ func scanDir(d Dir) ([]Candidate, []Problem) {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, problems
+	return out, problems, skipped
+}
+
+// scriptExts are the file extensions of scripts a plugin might be written as.
+var scriptExts = []string{".py", ".sh", ".js", ".mjs", ".ts", ".rb", ".pl"}
+
+// looksLikePlugin reports whether a regular file without its execute bit looks
+// meant to run: a script by its extension, a numbered _NN_name file, or a file
+// that starts with #! or an executable's magic number (ELF, Mach-O, PE).
+func looksLikePlugin(path string) bool {
+	info, err := os.Stat(path)
+	if err != nil || !info.Mode().IsRegular() || Executable(info.Mode()) {
+		return false
+	}
+	name := filepath.Base(path)
+	ext := filepath.Ext(name)
+	for _, e := range scriptExts {
+		if ext == e {
+			return true
+		}
+	}
+	if len(name) > 2 && name[0] == '_' && name[1] >= '0' && name[1] <= '9' {
+		return true
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 4)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	for _, magic := range [][]byte{[]byte("#!"), []byte("\x7fELF"), {0xcf, 0xfa, 0xed, 0xfe}, {0xce, 0xfa, 0xed, 0xfe}, []byte("MZ")} {
+		if bytes.HasPrefix(head, magic) {
+			return true
+		}
+	}
+	return false
+}
+
+func notExecutable(path string) Skip {
+	return Skip{Kind: NotExecutable, Path: path,
+		Message: fmt.Sprintf("%s looks like a plugin but has no execute bit, so the loader skips it", path),
+		Fix:     fmt.Sprintf("chmod +x %s (a script needs a #! line), or move it out of the plugin directory", path)}
 }
 
 func scanPluginDir(d Dir, full, name string) (Candidate, bool, error) {

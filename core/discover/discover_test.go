@@ -56,3 +56,49 @@ func TestScan(t *testing.T) {
 		t.Fatalf("problems = %+v", res.Problems)
 	}
 }
+
+// TestScanReportsSkips: what looks meant to load but does not is listed in
+// Skipped, each with a fix: a file without its execute bit (a script, a
+// numbered file, a binary or #! file, a plugin directory's file of its own
+// name), and a configured directory that does not exist. A missing project or
+// user directory and ordinary files are not.
+func TestScanReportsSkips(t *testing.T) {
+	root := t.TempDir()
+	user := filepath.Join(root, "user")
+	write(t, filepath.Join(user, "recall.py"), 0o644, "print(1)\n")
+	write(t, filepath.Join(user, "_50_gate"), 0o644, "")
+	write(t, filepath.Join(user, "gobin"), 0o644, "\x7fELF\x02\x01")
+	write(t, filepath.Join(user, "shscript"), 0o644, "#!/bin/sh\n")
+	write(t, filepath.Join(user, "sub", "sub"), 0o644, "#!/bin/sh\n")
+	write(t, filepath.Join(user, "notes"), 0o644, "just text")
+	write(t, filepath.Join(user, "ok"), 0o755, "#!/bin/sh\n")
+	missing := filepath.Join(root, "configured-but-missing")
+
+	res := Scan([]Dir{{filepath.Join(root, "no-project"), Project}, {user, User}, {missing, Extra}})
+	got := map[string]SkipKind{}
+	for _, s := range res.Skipped {
+		got[s.Path] = s.Kind
+		if s.Message == "" || s.Fix == "" {
+			t.Errorf("skip %s has no message or fix: %+v", s.Path, s)
+		}
+	}
+	want := map[string]SkipKind{
+		filepath.Join(user, "recall.py"):  NotExecutable,
+		filepath.Join(user, "_50_gate"):   NotExecutable,
+		filepath.Join(user, "gobin"):      NotExecutable,
+		filepath.Join(user, "shscript"):   NotExecutable,
+		filepath.Join(user, "sub", "sub"): NotExecutable,
+		missing:                           MissingDir,
+	}
+	if len(got) != len(want) {
+		t.Errorf("skipped = %v\nwant %v", got, want)
+	}
+	for p, k := range want {
+		if got[p] != k {
+			t.Errorf("skipped[%s] = %q, want %q", p, got[p], k)
+		}
+	}
+	if len(res.Plugins) != 1 || res.Plugins[0].Name != "ok" {
+		t.Errorf("plugins = %+v", res.Plugins)
+	}
+}

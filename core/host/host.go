@@ -153,6 +153,7 @@ func Load(ctx context.Context, opts Options) (*Host, error) {
 	// hot reload (reload.go).
 	cands, shadows := h.candidates(h.scanDirs())
 	h.shadows = shadows
+	h.noteSkips()
 
 	plugins := make([]*Plugin, len(cands))
 	var wg sync.WaitGroup

@@ -102,6 +102,7 @@ type reloadState struct {
 	info      map[string]*reloadInfo
 	notices   []string
 	untrusted []PluginStatus
+	skipped   []discover.Skip
 	cancel    context.CancelFunc
 	done      chan struct{}
 	closing   chan struct{}
@@ -253,8 +254,10 @@ func (h *Host) Pending() []string {
 	return append([]string(nil), h.rl.staged.names...)
 }
 
-// Notices are what the operator should be told about loading, such as a
-// project whose plugins were not loaded because it is not trusted.
+// Notices are what the operator should be told about loading: a project whose
+// plugins were not loaded because it is not trusted, a plugin kept out for
+// wiring errors, a plugin file without its execute bit, a configured plugin
+// directory that does not exist, a plugin directory entry that cannot load.
 func (h *Host) Notices() []string {
 	h.rl.mu.Lock()
 	defer h.rl.mu.Unlock()

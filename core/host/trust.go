@@ -77,6 +77,9 @@ func (h *Host) scanDirs() []discover.Dir {
 		notice := fmt.Sprintf("the plugins of project %s (%s in %s) were not loaded: the project is not trusted, and plugins run with your rights. Review them, then run `exocortex trust %s` and start a new session",
 			project, strings.Join(names, ", "), d.Path, shellQuote(project))
 		h.rl.notices = append(h.rl.notices, notice)
+		h.rl.skipped = append(h.rl.skipped, discover.Skip{Kind: discover.Untrusted, Path: d.Path, Plugins: names,
+			Message: fmt.Sprintf("the plugins of project %s (%s in %s) are not loaded: the project is not trusted", project, strings.Join(names, ", "), d.Path),
+			Fix:     fmt.Sprintf("review them, then run `exocortex trust %s`", shellQuote(project))})
 		for _, c := range res.Plugins {
 			h.rl.untrusted = append(h.rl.untrusted, PluginStatus{
 				Name: c.Name, Path: c.Path, Source: d.Source.String(), State: StateUntrusted,
