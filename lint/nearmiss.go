@@ -47,6 +47,17 @@ func (c *checker) nearMisses() {
 			alone = append(alone, lonely{k, false, writers})
 		}
 	}
+	// Readers first: a pair of a key only read and one only written is
+	// reported at the reader, whose values never arrive.
+	slices.SortStableFunc(alone, func(a, b lonely) int {
+		switch {
+		case a.read && !b.read:
+			return -1
+		case !a.read && b.read:
+			return 1
+		}
+		return 0
+	})
 	reported := map[[2]string]bool{}
 	for _, l := range alone {
 		for _, other := range c.g.Keys {

@@ -162,7 +162,7 @@ func runLint(ctx context.Context, out, errOut io.Writer, f lintFlags) (int, erro
 // the prompts (built-in and overrides), the generated signals, the built-in
 // state keys, and the files in and around the plugin directories.
 func lintInput(ctx context.Context, opts host.Options, promptDirs, around []string) (lint.Input, error) {
-	plugins, err := lintPlugins(ctx, opts)
+	plugins, skipped, err := lintPlugins(ctx, opts)
 	if err != nil {
 		return lint.Input{}, err
 	}
@@ -170,6 +170,9 @@ func lintInput(ctx context.Context, opts host.Options, promptDirs, around []stri
 	if err != nil {
 		return lint.Input{}, err
 	}
+	// A plugin file that cannot be read is left out of the search; the rest
+	// still gives findings.
+	texts, _ := lint.FindPromptText(plugins, ps)
 	in := lint.Input{
 		Model: wiring.Model{
 			Plugins:     plugins,
@@ -183,6 +186,8 @@ func lintInput(ctx context.Context, opts host.Options, promptDirs, around []stri
 		PluginDirs: opts.Dirs,
 		Around:     around,
 		Problems:   discover.Scan(opts.Dirs).Problems,
+		Skipped:    skipped,
+		PromptText: texts,
 	}
 	var roots, owned []string
 	for _, d := range opts.Dirs {
@@ -198,15 +203,16 @@ func lintInput(ctx context.Context, opts host.Options, promptDirs, around []stri
 }
 
 // lintPlugins starts every plugin the host would start and returns each with
-// its manifest, or with why it did not load. Built-in plugins have no directory.
+// its manifest, or with why it did not load, and what the loader skipped.
+// Built-in plugins have no directory.
 //
 // It goes through host.Load, the host's own discovery and start-up without the
 // wiring check, so it sees exactly what would run, and reports broken wiring as
 // findings with codes and fixes rather than as the host's refusal.
-func lintPlugins(ctx context.Context, opts host.Options) ([]wiring.Plugin, error) {
+func lintPlugins(ctx context.Context, opts host.Options) ([]wiring.Plugin, []discover.Skip, error) {
 	h, err := host.Load(ctx, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer h.Close()
 	priority := map[string]int{}
@@ -231,7 +237,7 @@ func lintPlugins(ctx context.Context, opts host.Options) ([]wiring.Plugin, error
 		}
 		out = append(out, wp)
 	}
-	return out, nil
+	return out, h.Skipped(), nil
 }
 
 // writeFileAtomic replaces path with data through a temporary file in the same
