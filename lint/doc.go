@@ -64,21 +64,46 @@
 //
 // # Flags and gates (rules 5 and 9)
 //
-// A flag is a key declared with flag set, or of type google.protobuf.BoolValue,
-// or of a known message whose only field is a bool, whose scope is session or
-// persistent (the host resets narrower scopes itself, so those cannot stick). A
-// flag that a running extension sets (writes) must have a running resetter (an
-// extension that lists it in resets): EXO051 when there is none, EXO052 when the
-// only resetters are disabled or shadowed — the seed's action gate, stuck when
-// the extension that cleared it was disabled.
+// A flag is a key kept across monologues (session or persistent scope; the
+// host resets narrower scopes itself, so those cannot stick) that is declared
+// with flag set, or is a google.protobuf.BoolValue, an integer wrapper
+// (Int32Value and kin: a counter or a level), or a known message whose one field
+// is a bool or an integer. A flag that a running extension sets must have a
+// running resetter: EXO051 when there is none, EXO052 when the only resetters
+// are disabled or shadowed — the seed's action gate, stuck when the extension
+// that cleared it was disabled. A setter lists the key in writes and not in
+// resets; an extension that lists it in resets clears it (writing false or zero
+// is a clear) and is never reported as a setter.
 //
-// A hand-rolled once-per-session gate (EXO091) is one extension name registered
-// at two or more hooks that reads and writes the same gate-like key at more than
-// one of them. Gate-like widens "flag" to any session or persistent key whose
-// known message type has a bool field, such as memory_catalog_built. Whichever
-// hook fires first sets the key and the other skips for the session; the host's
-// once primitive (ExtensionSpec.once_per_session) is keyed by extension and hook,
-// so it cannot make that mistake.
+// A hand-rolled once-per-session gate (EXO091) is judged by use, not by type: a
+// key kept across monologues that extensions read and set (write, not reset) at
+// two or more hooks. One extension name registered at both hooks, or two names
+// sharing the key (the seed's layout: one file deployed at two hooks), make the
+// same mistake: whichever hook fires first sets the key and the others skip for
+// the session. The key may be anything that can hold a gate: a BoolValue, an
+// Int32Value counter, a Struct (a field inside it), a message with a bool or
+// integer field of its own (memory_catalog_built); lists and maps are data
+// (a log, per-tool counts). The host's once primitive
+// (ExtensionSpec.once_per_session) is keyed by extension and hook, so it cannot
+// make that mistake.
+//
+// # Near-miss names (rule 3: EXO035)
+//
+// A key read and never written, or written and never read, whose name is one
+// edit from another key's (two edits from eight characters), is most likely
+// that key misspelt (fail_tracker, fail_trackers); the pair is reported once,
+// at the reader.
+//
+// # Prompt text in plugins (rule 1: EXO017)
+//
+// FindPromptText reads each plugin's executable (a Go binary keeps its string
+// literals in its string data) and the source files beside it (Python, Go), and
+// looks for the opening of every prompt that carries a signal, built-in or
+// override: its first line up to the first template variable, cut to at most
+// 20 characters at a word boundary (a port tests a prefix), 12 at least. A
+// plugin that holds it recognises the core's message by its wording; the
+// finding names the signal constant to compare instead. Built-in plugins embed
+// the prompts themselves and are not searched.
 //
 // # Orders (rule 4)
 //
@@ -103,7 +128,10 @@
 // them without being a plugin is a warning (EXO083); a script directly in the
 // directory without its execute bit is a warning (EXO085). In the Around
 // directories, which the loader never scans, plugins and hook-named directories
-// are warnings (EXO082).
+// are warnings (EXO082). What the loader itself skips (Input.Skipped, from
+// the host) is reported too: a plugin file without its execute bit, found by
+// its name or its first bytes (EXO085), a configured plugin directory that
+// does not exist (EXO086), an untrusted project's plugins (EXO087).
 //
 // # Tools (rule 11)
 //

@@ -162,7 +162,7 @@ func Codes() []CodeInfo {
 		{"EXO085", Warning, 8, 8, "A script or numbered file directly in a plugin directory is not executable, so it is not loaded."},
 		{"EXO086", Warning, 8, 8, "A configured plugin directory (plugin_dirs) does not exist, so nothing loads from it."},
 		{"EXO087", Warning, 8, 8, "A project's plugins are not loaded because the project is not trusted."},
-		{"EXO091", Error, 9, 9, "An extension at two hooks reads and writes the same flag-like key: a hand-rolled once-per-session gate."},
+		{"EXO091", Error, 9, 9, "A key that can hold a gate is read and set at two or more hooks, by one extension name or several: a hand-rolled once-per-session gate."},
 		{"EXO101", Error, 10, 10, "A plugin fails to start, to hand-shake or to answer its manifest."},
 		{"EXO111", Error, 0, 11, "A tool is declared without an implementation."},
 		{"EXO112", Error, 0, 11, "A tool prompt file (agent.system.tool.NAME.md) documents a tool no plugin declares."},

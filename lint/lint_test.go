@@ -40,7 +40,15 @@ type testCase struct {
 		Path  string `json:"path"`
 		Error string `json:"error"`
 	} `json:"problems"`
-	WiringPath string  `json:"wiring_path"`
+	Skipped []struct {
+		Kind    string   `json:"kind"`
+		Path    string   `json:"path"`
+		Plugins []string `json:"plugins"`
+		Message string   `json:"message"`
+		Fix     string   `json:"fix"`
+	} `json:"skipped"`
+	PromptText []PromptText `json:"prompt_text"`
+	WiringPath string       `json:"wiring_path"`
 	Wiring     *string `json:"wiring"`
 	// Want lists findings that must be reported, location fields exactly.
 	Want []Finding `json:"want"`
@@ -73,6 +81,10 @@ func readCase(t *testing.T, path string) (Input, []Finding) {
 	for _, p := range tc.Problems {
 		in.Problems = append(in.Problems, discover.Problem{Path: p.Path, Err: errors.New(p.Error)})
 	}
+	for _, sk := range tc.Skipped {
+		in.Skipped = append(in.Skipped, discover.Skip{Kind: discover.SkipKind(sk.Kind), Path: sk.Path, Plugins: sk.Plugins, Message: sk.Message, Fix: sk.Fix})
+	}
+	in.PromptText = tc.PromptText
 	if tc.Wiring != nil {
 		in.Wiring = []byte(*tc.Wiring)
 	}

@@ -18,19 +18,20 @@ import (
 // the prompt is reworded or overridden, instead of by its signal (seam 1 again,
 // the seed's REPEAT_SIGNAL = "LOOP DETECTED."; EXO017).
 type PromptText struct {
-	Plugin string
+	Plugin string `json:"plugin"`
 	// File is where the text was found: the plugin's executable (Go string
 	// data) or a source file beside it (Python, Go).
-	File string
+	File string `json:"file"`
 	// Extension is the extension whose declaration comes nearest before the
 	// text in a source file, or the plugin's only extension; "" when neither
 	// tells.
-	Extension string
+	Extension string `json:"extension,omitempty"`
 	// Prompt is the prompt file whose opening was found (its Source), Signal
 	// the signal that marks its message.
-	Prompt, Signal string
+	Prompt string `json:"prompt"`
+	Signal string `json:"signal"`
 	// Text is the text searched for and found.
-	Text string
+	Text string `json:"text"`
 }
 
 // Bounds of the search: shorter openings are too common to mean the prompt;
