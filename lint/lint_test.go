@@ -49,7 +49,7 @@ type testCase struct {
 	} `json:"skipped"`
 	PromptText []PromptText `json:"prompt_text"`
 	WiringPath string       `json:"wiring_path"`
-	Wiring     *string `json:"wiring"`
+	Wiring     *string      `json:"wiring"`
 	// Want lists findings that must be reported, location fields exactly.
 	Want []Finding `json:"want"`
 }
