@@ -115,3 +115,78 @@ func findingsText(fs []lint.Finding) string {
 	_ = lint.WriteText(&b, fs)
 	return b.String()
 }
+
+// answerScript is a scripted model that answers at once with the response tool.
+const answerScript = `model: scripted
+replies:
+  - content: '{"thoughts": ["done"], "headline": "answering", "tool_name": "response", "tool_args": {"text": "all done"}}'
+`
+
+// TestRunKeepsOutWiringErrors: `exocortex run` applies hot reload's rule at
+// start. A plugin with wiring errors (nearmiss: EXO031, EXO035) is kept out and
+// stderr says why, with the findings; the monologue runs with the others.
+// --allow-wiring-errors starts it and says so. `plugins status` lists it as
+// rejected and prints what the loader kept out or skipped (a file without its
+// execute bit) on stderr.
+func TestRunKeepsOutWiringErrors(t *testing.T) {
+	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
+	plug := sdktest.BuildPlugin(t, "./testdata/seamplugin")
+	home, wd := t.TempDir(), t.TempDir()
+	plugins := filepath.Join(home, "plugins")
+	copyExecutable(t, plug, filepath.Join(plugins, "nearmiss"))
+	copyExecutable(t, plug, filepath.Join(plugins, "clean"))
+	if err := os.WriteFile(filepath.Join(plugins, "forgotten.py"), []byte("#!/usr/bin/env python3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(t.TempDir(), "answer.yaml")
+	if err := os.WriteFile(script, []byte(answerScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		args  []string
+		want  []string
+		avoid string
+	}{
+		{name: "kept out", args: nil, want: []string{"plugin nearmiss was kept out", "EXO035", "forgotten.py looks like a plugin but has no execute bit"}},
+		{name: "allowed", args: []string{"--allow-wiring-errors"}, want: []string{"started with wiring errors (--allow-wiring-errors)", "EXO035"}, avoid: "was kept out"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"run", "-p", "hello", "--model", "script:" + script}, tt.args...)
+			out, stderr, code := runExo(t, exe, wd, home, args...)
+			if code != 0 || !strings.Contains(out, "all done") {
+				t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, out, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr does not say %q:\n%s", w, stderr)
+				}
+			}
+			if tt.avoid != "" && strings.Contains(stderr, tt.avoid) {
+				t.Errorf("stderr says %q:\n%s", tt.avoid, stderr)
+			}
+		})
+	}
+
+	out, stderr, code := runExo(t, exe, wd, home, "plugins", "status", "--json")
+	if code != 0 {
+		t.Fatalf("plugins status: exit %d: %s", code, stderr)
+	}
+	var st []host.PluginStatus
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatal(err)
+	}
+	states := map[string]host.State{}
+	for _, p := range st {
+		states[p.Name] = p.State
+	}
+	if states["nearmiss"] != host.StateRejected || states["clean"] != host.StateRunning {
+		t.Errorf("plugins status states = %v", states)
+	}
+	for _, w := range []string{"plugin nearmiss was kept out", "forgotten.py looks like a plugin but has no execute bit"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("plugins status stderr does not say %q:\n%s", w, stderr)
+		}
+	}
+}

@@ -157,7 +157,7 @@ var (
 type failCounter struct{}
 
 func (failCounter) Spec() sdk.Spec {
-	return sdk.Spec{Name: "fail_counter", Order: 30, Writes: []sdk.KeyRef{failTracker}}
+	return sdk.Spec{Name: "fail_counter", Order: 731, Writes: []sdk.KeyRef{failTracker}}
 }
 
 func (failCounter) ErrorFormat(_ context.Context, c *sdk.Call, _ *exocortexv1.ErrorFormatRequest) (*exocortexv1.ErrorFormatResponse, error) {
@@ -168,7 +168,7 @@ func (failCounter) ErrorFormat(_ context.Context, c *sdk.Call, _ *exocortexv1.Er
 type failAdvisor struct{}
 
 func (failAdvisor) Spec() sdk.Spec {
-	return sdk.Spec{Name: "fail_advisor", Order: 31, Reads: []sdk.KeyRef{failTrackers}}
+	return sdk.Spec{Name: "fail_advisor", Order: 732, Reads: []sdk.KeyRef{failTrackers}}
 }
 
 func (failAdvisor) ToolExecuteBefore(_ context.Context, c *sdk.Call, _ *exocortexv1.ToolExecuteBeforeRequest) (*exocortexv1.ToolExecuteBeforeResponse, error) {
