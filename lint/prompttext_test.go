@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/prompts"
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
 
 // TestFindPromptText searches real files: a Python plugin's sources (the
