@@ -53,6 +53,12 @@ func longSessionScript() scripted.Script {
 // plugins, served by the exocortex binary, and the biglog test plugin) and the
 // agent on the scripted model with a window of numCtx.
 func startLongSession(tb testing.TB, numCtx int) (*loop.Agent, *host.Host, *scripted.Server, string, *[]loop.Event) {
+	return startSession(tb, longSessionScript(), loop.Options{NumCtx: numCtx}, "agent-tools", "memory-tools")
+}
+
+// startSession starts the named built-in plugins and biglog, and an agent with
+// opts on the scripted model.
+func startSession(tb testing.TB, script scripted.Script, opts loop.Options, names ...string) (*loop.Agent, *host.Host, *scripted.Server, string, *[]loop.Event) {
 	tb.Helper()
 	exe := sdktest.BuildPlugin(tb, "github.com/exocortex/exocortex/cmd/exocortex")
 	home := tb.TempDir()
@@ -64,7 +70,7 @@ func startLongSession(tb testing.TB, numCtx int) (*loop.Agent, *host.Host, *scri
 		tb.Fatal(err)
 	}
 	var builtins []discover.Candidate
-	for _, name := range []string{"agent-tools", "memory-tools"} {
+	for _, name := range names {
 		builtins = append(builtins, discover.Candidate{Name: name, Path: exe + " plugin serve " + name,
 			Command: []string{exe, "plugin", "serve", name}, WorkDir: filepath.Dir(exe),
 			Dir: discover.Dir{Path: "(built in)", Source: discover.Builtin}})
@@ -77,7 +83,7 @@ func startLongSession(tb testing.TB, numCtx int) (*loop.Agent, *host.Host, *scri
 		tb.Fatal(err)
 	}
 	tb.Cleanup(h.Close)
-	srv, err := scripted.NewServer(longSessionScript())
+	srv, err := scripted.NewServer(script)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -87,8 +93,9 @@ func startLongSession(tb testing.TB, numCtx int) (*loop.Agent, *host.Host, *scri
 		tb.Fatal(err)
 	}
 	var events []loop.Event
-	a, err := loop.New(loop.Options{Host: h, LLM: c, Prompts: prompts.NewLoader(), Model: srv.Model(), NumCtx: numCtx,
-		Observer: func(e loop.Event) { events = append(events, e) }})
+	opts.Host, opts.LLM, opts.Prompts, opts.Model = h, c, prompts.NewLoader(), srv.Model()
+	opts.Observer = func(e loop.Event) { events = append(events, e) }
+	a, err := loop.New(opts)
 	if err != nil {
 		tb.Fatal(err)
 	}

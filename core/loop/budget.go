@@ -71,6 +71,9 @@ type Budget struct {
 	TokensPerByte float64 `json:"tokens_per_byte"`
 	// LeftOut lists what did not fit, and why.
 	LeftOut []LeftOut `json:"left_out,omitempty"`
+	// HostUS is the host's own time for sizing this request (counting,
+	// compression, fitting; hook calls not included), in microseconds.
+	HostUS int64 `json:"host_us"`
 }
 
 // Fill is the request's share of the window.

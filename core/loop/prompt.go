@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/llm"
@@ -28,6 +29,11 @@ type assembled struct {
 // prompt goes without them.
 func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 	window := a.resolveWindow(ctx)
+	// host is the time spent here outside hook calls (the budget's cost).
+	var hostTime time.Duration
+	mark := time.Now()
+	pause := func() { hostTime += time.Since(mark) }
+	resume := func() { mark = time.Now() }
 	reserve := reserveFor(window)
 	limit := window - reserve
 	system, toolsText, err := a.baseSystemPrompt()
@@ -41,6 +47,7 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 	histBudget := int(float64(limit-sysTokens) * historyShare)
 	a.compressIfNeeded(ctx, t, histBudget)
 	visible := a.visibleHistory()
+	pause()
 
 	var blocks []*promptBlock
 	add := func(where int, bs []*exocortexv1.PromptBlock) {
@@ -65,6 +72,7 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 		a.emit(Event{Type: EventNotice, Iteration: t.iteration, Text: fmt.Sprintf("%d messages left the prompt's verbatim window and no extension archived them to long-term memory (the memory-tools plugin does); the session file keeps them", len(a.pending))})
 	}
 
+	resume()
 	var toolSpecs []*exocortexv1.ToolSpec
 	for _, tl := range a.opts.Host.Tools() {
 		toolSpecs = append(toolSpecs, tl.Spec)
@@ -85,6 +93,7 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 		return assembled{}, err
 	}
 
+	resume()
 	summaryTokens := 0
 	if a.summary != "" {
 		summaryTokens = a.tokens.message(summaryMessage(a.summary))
@@ -101,6 +110,7 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 		return n
 	}
 	var extras []*exocortexv1.PromptBlock
+	pause()
 	err = fire(ctx, a, t, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER,
 		func(c *exocortexv1.HookCall, f fields) *exocortexv1.MessageLoopPromptsAfterRequest {
 			left := blockBudget - blockTokens()
@@ -123,6 +133,7 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 		return assembled{}, err
 	}
 
+	resume()
 	budget := Budget{Window: window, Reserve: reserve, Limit: limit, System: sysTokens, Tools: a.tokens.text(toolsText),
 		Summary: summaryTokens, HistoryBudget: histBudget}
 	budget.TokensPerByte, budget.Calibrated = a.tokens.state()
@@ -175,6 +186,8 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 		// Rounding only (every part was sized above): never send it.
 		return assembled{}, fmt.Errorf("the prompt came to %d tokens, more than the limit of %d (window %d): this is a bug in the prompt budget; please report it", budget.Tokens, limit, window)
 	}
+	pause()
+	budget.HostUS = hostTime.Microseconds()
 	a.lastBudget = &budget
 	a.emit(Event{Type: EventBudget, Iteration: t.iteration, Budget: &budget, PromptTokens: budget.Tokens, ContextFill: budget.Fill()})
 	return assembled{messages: msgs, tokens: budget.Tokens}, nil

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/exocortex/exocortex/core/llm/scripted"
+	"github.com/exocortex/exocortex/core/loop"
+	"github.com/exocortex/exocortex/extensions/builtin"
+)
+
+// BenchmarkFixedPrompt measures the fixed prompt (main prompt and tool
+// documentation) with every built-in plugin loaded, tiered and in full, with
+// a four-bytes-a-token tokenizer: by the model's count, the first request's
+// system message (the fixed prompt and the system_prompt blocks) and the
+// whole first request; as the loop counts them once calibrated (5 % margin),
+// the fixed prompt and the tool documentation of the second request (which
+// has the documentation of read_log, used in the first, in full).
+//
+//	go test -run '^$' -bench FixedPrompt -benchtime 1x ./cmd/exocortex/
+func BenchmarkFixedPrompt(b *testing.B) {
+	for _, full := range []bool{false, true} {
+		name := "tiered"
+		if full {
+			name = "full"
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				script := scripted.Script{Replies: []scripted.Reply{
+					{Content: `{"thoughts":["a"],"headline":"a","tool_name":"read_log","tool_args":{"part":1}}`},
+					{Content: `{"thoughts":["b"],"headline":"b","tool_name":"response","tool_args":{"text":"hi"}}`},
+				}}
+				a, _, srv, _, events := startSession(b, script, loop.Options{FullToolDocs: full}, builtin.Names()...)
+				if _, err := a.Monologue(context.Background(), "hello"); err != nil {
+					b.Fatal(err)
+				}
+				var last *loop.Budget
+				for _, e := range *events {
+					if e.Type == loop.EventBudget {
+						last = e.Budget
+					}
+				}
+				if last == nil || !last.Calibrated {
+					b.Fatalf("no calibrated budget: %+v", last)
+				}
+				b.ReportMetric(float64(last.System), "fixed_tokens")
+				b.ReportMetric(float64(last.Tools), "tooldoc_tokens")
+				b.ReportMetric(float64(srv.Log()[0].PromptTokens), "first_request_tokens")
+				// The first request's system message by the model's count: the
+				// fixed prompt and the system_prompt hooks' blocks.
+				b.ReportMetric(float64(srv.CountTokens(srv.Requests()[0].Messages[:1])), "first_system_tokens")
+			}
+		})
+	}
+}
+
+// BenchmarkLongSession runs TestLongSession's 60 turns (4096-token window,
+// 6 KB tool results) and reports: the share of each request that repeats the
+// previous one byte for byte from the start (the server's KV cache reuses
+// it), as mean and median; the share of requests at 95 % or more; the host
+// time the budget adds per request (counting, compression, fitting; mean and
+// max); and the compressions.
+//
+//	go test -run '^$' -bench LongSession -benchtime 1x ./cmd/exocortex/
+func BenchmarkLongSession(b *testing.B) {
+	for b.Loop() {
+		a, _, srv, _, events := startLongSession(b, 4096)
+		for i := 1; i <= longTurns; i++ {
+			msg := fmt.Sprintf("Read part %d of the service log and tell me the slowest request.", i)
+			switch i {
+			case 1:
+				msg = longFact
+			case longTurns:
+				msg = longQuestion
+			}
+			if _, err := a.Monologue(context.Background(), msg); err != nil {
+				var stop *loop.StopError
+				if !errors.As(err, &stop) {
+					b.Fatal(err)
+				}
+			}
+		}
+		reqs := srv.Requests()
+		var shares []float64
+		at95 := 0
+		for i := 1; i < len(reqs); i++ {
+			s := prefixShare(reqs[i-1].Messages, reqs[i].Messages)
+			shares = append(shares, s)
+			if s >= 0.95 {
+				at95++
+			}
+		}
+		var hostUS []float64
+		var compressMS float64
+		compressions := 0
+		for _, e := range *events {
+			switch e.Type {
+			case loop.EventBudget:
+				hostUS = append(hostUS, float64(e.Budget.HostUS))
+			case loop.EventCompression:
+				compressions++
+				compressMS += float64(e.Compression.DurationMS)
+			}
+		}
+		b.ReportMetric(100*mean(shares), "prefix_repeat_mean_%")
+		b.ReportMetric(100*medianOf(shares), "prefix_repeat_median_%")
+		b.ReportMetric(100*float64(at95)/float64(len(shares)), "requests_at_95%_share_%")
+		b.ReportMetric(mean(hostUS), "budget_us/request")
+		b.ReportMetric(maxOf(hostUS), "budget_max_us")
+		b.ReportMetric(float64(compressions), "compressions")
+		b.ReportMetric(float64(len(reqs)), "requests")
+	}
+}
+
+// prefixShare is the share of cur's bytes, as the server renders a prompt,
+// that repeat prev's from the start.
+func prefixShare(prev, cur []api.Message) float64 {
+	render := func(ms []api.Message) string {
+		var b strings.Builder
+		for _, m := range ms {
+			b.WriteString("<|" + m.Role + "|>" + m.Content + "<|end|>")
+		}
+		return b.String()
+	}
+	p, c := render(prev), render(cur)
+	n := 0
+	for n < len(p) && n < len(c) && p[n] == c[n] {
+		n++
+	}
+	return float64(n) / float64(len(c))
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+func medianOf(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+func maxOf(xs []float64) float64 {
+	m := 0.0
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
+}
