@@ -36,7 +36,7 @@ func BenchmarkFixedPrompt(b *testing.B) {
 					{Content: `{"thoughts":["a"],"headline":"a","tool_name":"read_log","tool_args":{"part":1}}`},
 					{Content: `{"thoughts":["b"],"headline":"b","tool_name":"response","tool_args":{"text":"hi"}}`},
 				}}
-				a, _, srv, _, events := startSession(b, script, loop.Options{FullToolDocs: full}, builtin.Names()...)
+				a, _, srv, _, events := startSession(b, script, loop.Options{FullToolDocs: full}, nil, builtin.Names()...)
 				if _, err := a.Monologue(context.Background(), "hello"); err != nil {
 					b.Fatal(err)
 				}
@@ -60,67 +60,89 @@ func BenchmarkFixedPrompt(b *testing.B) {
 	}
 }
 
-// BenchmarkLongSession runs TestLongSession's 60 turns (4096-token window,
-// 6 KB tool results) and reports: the share of each request that repeats the
-// previous one byte for byte from the start (the server's KV cache reuses
-// it), as mean and median; the share of requests at 95 % or more; the host
-// time the budget adds per request (counting, compression, fitting; mean and
-// max); and the compressions.
+// BenchmarkLongSession runs TestLongSession's 60 turns and reports: the share
+// of each request that repeats the previous one byte for byte from the start
+// (what the server's KV cache reuses), as mean and median, and the share of
+// requests at 95 % or more; the share of the previous request found again at
+// the start of the next (reuse); the host time the budget adds per request
+// (counting, compression, fitting; mean and max); and the compressions. Two
+// sessions: "stress", TestLongSession's (4096-token window, 6 KB tool results:
+// a compression nearly every turn, every new result a quarter of the window),
+// and "small-results" (the default 8192 window, 400-byte results, the every-day
+// case).
 //
 //	go test -run '^$' -bench LongSession -benchtime 1x ./cmd/exocortex/
 func BenchmarkLongSession(b *testing.B) {
-	for b.Loop() {
-		a, _, srv, _, events := startLongSession(b, 4096)
-		for i := 1; i <= longTurns; i++ {
-			msg := fmt.Sprintf("Read part %d of the service log and tell me the slowest request.", i)
-			switch i {
-			case 1:
-				msg = longFact
-			case longTurns:
-				msg = longQuestion
+	for _, bc := range []struct {
+		name   string
+		numCtx int
+		env    []string
+	}{
+		{"stress", 4096, nil},
+		{"small-results", 0, []string{"BIGLOG_BYTES=400"}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				a, _, srv, _, events := startSession(b, longSessionScript(), loop.Options{NumCtx: bc.numCtx}, bc.env, "agent-tools", "memory-tools")
+				runLongSession(b, a)
+				reportSession(b, srv.Requests(), *events)
 			}
-			if _, err := a.Monologue(context.Background(), msg); err != nil {
-				var stop *loop.StopError
-				if !errors.As(err, &stop) {
-					b.Fatal(err)
-				}
-			}
-		}
-		reqs := srv.Requests()
-		var shares []float64
-		at95 := 0
-		for i := 1; i < len(reqs); i++ {
-			s := prefixShare(reqs[i-1].Messages, reqs[i].Messages)
-			shares = append(shares, s)
-			if s >= 0.95 {
-				at95++
-			}
-		}
-		var hostUS []float64
-		var compressMS float64
-		compressions := 0
-		for _, e := range *events {
-			switch e.Type {
-			case loop.EventBudget:
-				hostUS = append(hostUS, float64(e.Budget.HostUS))
-			case loop.EventCompression:
-				compressions++
-				compressMS += float64(e.Compression.DurationMS)
-			}
-		}
-		b.ReportMetric(100*mean(shares), "prefix_repeat_mean_%")
-		b.ReportMetric(100*medianOf(shares), "prefix_repeat_median_%")
-		b.ReportMetric(100*float64(at95)/float64(len(shares)), "requests_at_95%_share_%")
-		b.ReportMetric(mean(hostUS), "budget_us/request")
-		b.ReportMetric(maxOf(hostUS), "budget_max_us")
-		b.ReportMetric(float64(compressions), "compressions")
-		b.ReportMetric(float64(len(reqs)), "requests")
+		})
 	}
 }
 
+func runLongSession(b *testing.B, a *loop.Agent) {
+	for i := 1; i <= longTurns; i++ {
+		msg := fmt.Sprintf("Read part %d of the service log and tell me the slowest request.", i)
+		switch i {
+		case 1:
+			msg = longFact
+		case longTurns:
+			msg = longQuestion
+		}
+		if _, err := a.Monologue(context.Background(), msg); err != nil {
+			var stop *loop.StopError
+			if !errors.As(err, &stop) {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+func reportSession(b *testing.B, reqs []api.ChatRequest, events []loop.Event) {
+	var shares, reuse []float64
+	at95 := 0
+	for i := 1; i < len(reqs); i++ {
+		s, r := prefixShare(reqs[i-1].Messages, reqs[i].Messages)
+		shares, reuse = append(shares, s), append(reuse, r)
+		if s >= 0.95 {
+			at95++
+		}
+	}
+	var hostUS []float64
+	compressions := 0
+	for _, e := range events {
+		switch e.Type {
+		case loop.EventBudget:
+			hostUS = append(hostUS, float64(e.Budget.HostUS))
+		case loop.EventCompression:
+			compressions++
+		}
+	}
+	b.ReportMetric(100*mean(shares), "prefix_repeat_mean_%")
+	b.ReportMetric(100*medianOf(shares), "prefix_repeat_median_%")
+	b.ReportMetric(100*float64(at95)/float64(len(shares)), "requests_at_95%_%")
+	b.ReportMetric(100*mean(reuse), "previous_reused_mean_%")
+	b.ReportMetric(mean(hostUS), "budget_us/request")
+	b.ReportMetric(maxOf(hostUS), "budget_max_us")
+	b.ReportMetric(float64(compressions), "compressions")
+	b.ReportMetric(float64(len(reqs)), "requests")
+}
+
 // prefixShare is the share of cur's bytes, as the server renders a prompt,
-// that repeat prev's from the start.
-func prefixShare(prev, cur []api.Message) float64 {
+// that repeat prev's from the start, and the share of prev's bytes found
+// again at the start of cur.
+func prefixShare(prev, cur []api.Message) (share, reuse float64) {
 	render := func(ms []api.Message) string {
 		var b strings.Builder
 		for _, m := range ms {
@@ -133,7 +155,7 @@ func prefixShare(prev, cur []api.Message) float64 {
 	for n < len(p) && n < len(c) && p[n] == c[n] {
 		n++
 	}
-	return float64(n) / float64(len(c))
+	return float64(n) / float64(len(c)), float64(n) / float64(len(p))
 }
 
 func mean(xs []float64) float64 {

@@ -53,12 +53,12 @@ func longSessionScript() scripted.Script {
 // plugins, served by the exocortex binary, and the biglog test plugin) and the
 // agent on the scripted model with a window of numCtx.
 func startLongSession(tb testing.TB, numCtx int) (*loop.Agent, *host.Host, *scripted.Server, string, *[]loop.Event) {
-	return startSession(tb, longSessionScript(), loop.Options{NumCtx: numCtx}, "agent-tools", "memory-tools")
+	return startSession(tb, longSessionScript(), loop.Options{NumCtx: numCtx}, nil, "agent-tools", "memory-tools")
 }
 
-// startSession starts the named built-in plugins and biglog, and an agent with
-// opts on the scripted model.
-func startSession(tb testing.TB, script scripted.Script, opts loop.Options, names ...string) (*loop.Agent, *host.Host, *scripted.Server, string, *[]loop.Event) {
+// startSession starts the named built-in plugins and biglog (env added to the
+// plugins' environment), and an agent with opts on the scripted model.
+func startSession(tb testing.TB, script scripted.Script, opts loop.Options, env []string, names ...string) (*loop.Agent, *host.Host, *scripted.Server, string, *[]loop.Event) {
 	tb.Helper()
 	exe := sdktest.BuildPlugin(tb, "github.com/exocortex/exocortex/cmd/exocortex")
 	home := tb.TempDir()
@@ -77,7 +77,7 @@ func startSession(tb testing.TB, script scripted.Script, opts loop.Options, name
 	}
 	h, err := host.New(context.Background(), host.Options{
 		Dirs: []discover.Dir{{Path: plugins, Source: discover.User}}, Builtins: builtins,
-		PluginEnv: []string{config.HomeEnv + "=" + home, config.EnvProject + "=" + tb.TempDir()},
+		PluginEnv: append([]string{config.HomeEnv + "=" + home, config.EnvProject + "=" + tb.TempDir()}, env...),
 	})
 	if err != nil {
 		tb.Fatal(err)
