@@ -112,7 +112,13 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		m.expand(0)
 		return nil
 	case "ctrl+l":
-		return tea.ClearScreen
+		// The visible screen; the scrollback stays.
+		m.notice = ""
+		if m.cfg.Fullscreen {
+			return tea.ClearScreen
+		}
+		m.clearReq = clearVisible
+		return nil
 	case "shift+tab":
 		next := map[loop.ApprovalMode]loop.ApprovalMode{
 			loop.ApprovalDefault: loop.ApprovalAutoEdit, loop.ApprovalAutoEdit: loop.ApprovalYolo, loop.ApprovalYolo: loop.ApprovalDefault,
@@ -360,9 +366,12 @@ func (m *Model) command(line string) tea.Cmd {
 	case "quit":
 		return m.quit()
 	case "clear":
-		m.printed = nil
+		// The screen and its scrollback: what this run printed is gone
+		// from the terminal (the session keeps it: /export).
+		m.printed, m.printQ = nil, nil
 		m.vp.SetContent("")
-		return tea.ClearScreen
+		m.clearReq = clearAll
+		return nil
 	case "expand":
 		n, _ := strconv.Atoi(in.Arg(0))
 		m.expand(n)

@@ -104,8 +104,15 @@ type Model struct {
 	printing bool
 	// printed keeps everything printed (the transcript of fullscreen mode,
 	// and what tests read), the newest maxPrinted blocks.
-	printed []string
-	vp      viewport.Model
+	printed []printEntry
+	// frames are the heights of the live areas drawn lately (frameHigh).
+	frames []frameMark
+	// reflow is set when the width changed: everything is printed again;
+	// reflowing while that print is in flight.
+	reflow, reflowing bool
+	// clearReq is a clearing sequence to send with the next print.
+	clearReq string
+	vp       viewport.Model
 	// scrolled is set when the operator scrolled the fullscreen transcript
 	// up: new output then does not pull it back to the bottom.
 	scrolled bool
@@ -247,6 +254,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		}
 		var cmd tea.Cmd
 		m.spin, cmd = m.spin.Update(msg)
+		m.advance(false)
 		return cmd
 	case inboxMsg:
 		var cmds []tea.Cmd
@@ -274,7 +282,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.boot.memDone, m.boot.memory = true, msg.summary
 		return m.maybeWelcome()
 	case printedMsg:
-		m.printing = false
+		m.printing, m.reflowing = false, false
 		return nil
 	case commandMsg:
 		return m.commandDone(msg)
@@ -294,6 +302,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 }
 
 func (m *Model) resize(w, h int) {
+	if max(w, 20) != m.width && m.boot.welcomed && len(m.printed) > 0 && !m.cfg.Fullscreen {
+		m.reflow = true
+	}
 	m.width, m.height = max(w, 20), max(h, 5)
 	m.input.SetWidth(m.width)
 	m.vp.SetWidth(m.width)
@@ -352,47 +363,120 @@ func (m *Model) maybeWelcome() tea.Cmd {
 		return nil
 	}
 	m.boot.welcomed = true
-	m.print(m.welcomeCard())
+	m.printFunc(m.welcomeCardAt)
 	if m.boot.sessErr == nil && len(m.boot.history) > 0 {
 		m.printResumed(m.boot.history)
 	}
 	return m.next()
 }
 
+// printEntry is one block printed above the live area: its text at the
+// width it was printed at and, for what is laid out to the width (Markdown,
+// wrapped notes), how to lay it out again after a resize.
+type printEntry struct {
+	text   string
+	render func(width int) string
+}
+
 // print queues text to go above the live area. Lines are wrapped to the
 // width here: a line the terminal wraps by itself would throw off the
 // renderer's count of the lines it inserted.
-func (m *Model) print(s string) {
+func (m *Model) print(s string) { m.printR(nil, s) }
+
+// printFunc prints what render lays out at the current width, and lays it
+// out again when the width changes.
+func (m *Model) printFunc(render func(width int) string) { m.printR(render, render(m.width)) }
+
+func (m *Model) printR(render func(int) string, s string) {
 	s = ansi.Wrap(s, m.width, "")
 	m.printQ = append(m.printQ, s)
-	m.printed = append(m.printed, s)
+	m.printed = append(m.printed, printEntry{text: s, render: render})
 	if len(m.printed) > maxPrinted {
-		m.printed = append([]string(nil), m.printed[len(m.printed)-maxPrinted/2:]...)
+		m.printed = append([]printEntry(nil), m.printed[len(m.printed)-maxPrinted/2:]...)
 	}
 	if m.cfg.Fullscreen {
-		m.vp.SetContent(strings.Join(m.printed, "\n"))
+		m.vp.SetContent(m.Printed())
 	}
+}
+
+// frameHigh is the tallest live area drawn in the last two seconds: the
+// renderer inserts printed lines above the frame it last drew, which may be
+// one drawn a moment before the current one.
+func (m *Model) frameHigh() int {
+	now := time.Now()
+	h := 0
+	for _, f := range m.frames {
+		if now.Sub(f.at) < 2*time.Second {
+			h = max(h, f.h)
+		}
+	}
+	return h
+}
+
+// noteFrame remembers the height of a live area just drawn.
+func (m *Model) noteFrame(h int) {
+	now := time.Now()
+	if n := len(m.frames); n > 0 && m.frames[n-1].h == h {
+		m.frames[n-1].at = now
+		return
+	}
+	keep := m.frames[:0]
+	for _, f := range m.frames {
+		if now.Sub(f.at) < 2*time.Second {
+			keep = append(keep, f)
+		}
+	}
+	m.frames = append(keep, frameMark{h: h, at: now})
+}
+
+type frameMark struct {
+	h  int
+	at time.Time
 }
 
 // flush prints the queued text. One print is in flight at a time, and the
 // next waits for the previous one's acknowledgement: each command runs on
 // its own goroutine, so two prints issued at once could land out of order.
+//
+// The renderer inserts a print by scrolling the screen up by its height
+// and writing it above the live area; when the print and the live area
+// together are taller than the screen, the top of the live area (the
+// spinner line, the answer's tail) would be scrolled into the scrollback
+// with it. So a print goes in pieces that leave the live area room.
 func (m *Model) flush() tea.Cmd {
 	if m.cfg.Fullscreen {
 		m.printQ = nil
 		return nil
 	}
-	if m.printing || len(m.printQ) == 0 {
+	if m.printing {
+		return nil
+	}
+	if m.clearReq != "" {
+		seq := m.clearReq
+		m.clearReq = ""
+		m.printQ = nil
+		return m.clearAndPrint(seq, nil)
+	}
+	if m.reflow {
+		return m.reprint()
+	}
+	if len(m.printQ) == 0 {
 		return nil
 	}
 	text := strings.Join(m.printQ, "\n")
 	m.printQ = nil
+	return m.printLines(nil, strings.Split(text, "\n"))
+}
+
+// printLines prints lines in pieces, after the commands in first.
+func (m *Model) printLines(first []tea.Cmd, lines []string) tea.Cmd {
 	m.printing = true
-	// A print taller than the screen confuses the renderer's insertion
-	// above the live area, so a long block goes in screen-sized pieces.
-	lines := strings.Split(text, "\n")
-	step := max(1, m.height/2)
-	var cmds []tea.Cmd
+	fh := m.frameHigh()
+	if m.reflowing {
+		fh++ // the taller area is drawn after this
+	}
+	step := max(1, m.height-fh-2)
+	cmds := first
 	for len(lines) > 0 {
 		n := min(step, len(lines))
 		cmds = append(cmds, tea.Println(strings.Join(lines[:n], "\n")))
@@ -401,13 +485,68 @@ func (m *Model) flush() tea.Cmd {
 	return tea.Sequence(append(cmds, func() tea.Msg { return printedMsg{} })...)
 }
 
+// maxReprint bounds what a resize prints again.
+const maxReprint = 400
+
+// Clearing sequences. They go out as the start of a print: a print is
+// written at once, while a raw write would wait for the next frame and
+// land after the prints queued behind it.
+const (
+	clearVisible = ansi.CursorHomePosition + ansi.EraseEntireScreen
+	clearAll     = clearVisible + ansi.EraseEntireDisplay
+)
+
+// reprint clears the screen and its scrollback and prints everything again,
+// laid out at the new width: text the terminal re-wrapped itself would lose
+// its indentation, and rules drawn at the old width would break in two.
+func (m *Model) reprint() tea.Cmd {
+	m.reflow = false
+	m.printQ = nil
+	entries := m.printed
+	var lines []string
+	if len(entries) > maxReprint {
+		entries = entries[len(entries)-maxReprint:]
+		lines = append(lines, m.st.dim.Render("(earlier output is in the session: /export md FILE)"))
+	}
+	for i := range entries {
+		e := &entries[i]
+		if e.render != nil {
+			e.text = ansi.Wrap(e.render(m.width), m.width, "")
+		} else {
+			e.text = ansi.Wrap(e.text, m.width, "")
+		}
+		lines = append(lines, strings.Split(e.text, "\n")...)
+	}
+	return m.clearAndPrint(clearAll, lines)
+}
+
+// clearAndPrint clears the screen with seq, then prints lines from its top.
+// The live area is drawn one line taller until the prints are done: a
+// change of its height makes the renderer draw it whole again, where it is
+// then (tea.ClearScreen would move the cursor by where the area was before
+// the prints, and erase them).
+func (m *Model) clearAndPrint(seq string, lines []string) tea.Cmd {
+	if len(lines) == 0 {
+		lines = []string{""}
+	}
+	lines[0] = seq + lines[0]
+	m.reflowing = true
+	return m.printLines(nil, lines)
+}
+
 // Printed returns everything printed above the live area so far.
-func (m *Model) Printed() string { return strings.Join(m.printed, "\n") }
+func (m *Model) Printed() string {
+	texts := make([]string, len(m.printed))
+	for i, e := range m.printed {
+		texts[i] = e.text
+	}
+	return strings.Join(texts, "\n")
+}
 
 // note prints a one-line message with a mark, its continuation lines
 // wrapped under the text rather than at the left edge.
 func (m *Model) note(st lipgloss.Style, mark, text string) {
-	m.print(hang("  "+st.Render(mark)+" ", st.Render(text), m.width))
+	m.printFunc(func(w int) string { return hang("  "+st.Render(mark)+" ", st.Render(text), w) })
 }
 
 func (m *Model) setNotice(s string, isErr bool) {

@@ -43,13 +43,13 @@ func TestParagraphEndIsIncremental(t *testing.T) {
 	var l liveMarkdown
 	// Fed piece by piece, the cut is what a scan of the whole text gives.
 	for i := 1; i <= len(text); i++ {
-		got := l.paragraphEnd(text[:i])
+		got := l.scan.end(text[:i])
 		var fresh liveMarkdown
-		if want := fresh.paragraphEnd(text[:i]); got != want {
+		if want := fresh.scan.end(text[:i]); got != want {
 			t.Fatalf("at %d: incremental %d, whole %d", i, got, want)
 		}
 	}
-	if got := l.paragraphEnd(text); text[got:] != "open" {
+	if got := l.scan.end(text); text[got:] != "open" {
 		t.Fatalf("open part %q", text[got:])
 	}
 }

@@ -50,6 +50,18 @@ type turn struct {
 	// height is the live body's height: it grows, never shrinks, within a
 	// turn, so a redraw never has to erase and repaint the whole area.
 	height int
+
+	// The answer goes to the scrollback a finished paragraph at a time, as
+	// it streams: the first committed bytes of its text (commitSrc) are
+	// printed, and the live area draws only the paragraph still open. So
+	// every line of the answer is printed once, and the live area stays
+	// small whatever the answer's length.
+	committed int
+	commitSrc string
+	scan      paraScan
+	liveFrom  int // the committed offset t.live renders from
+	// headShown is set once this step's headline is printed.
+	headShown bool
 }
 
 // turnDoneMsg ends a turn (pushed by its goroutine after the last event).
@@ -177,13 +189,17 @@ func (m *Model) event(e loop.Event) {
 		t.iteration = e.Iteration
 		t.reply.Reset()
 		t.view, t.live, t.tool, t.parsed = stream.Reply{}, liveMarkdown{}, "", 0
+		t.resetCommit()
 	case loop.EventLLMChunk:
-		// Parsed when drawn (liveBody), at most every liveEvery.
+		// Parsed at most every liveEvery (the spinner's tick catches up).
 		t.reply.WriteString(e.Text)
+		m.advance(false)
 	case loop.EventLLMReply:
 		t.view = stream.Parse(e.Text)
 		t.parsed, t.parsedAt = len(e.Text), m.now()
-		t.headline = t.view.Headline
+		if !t.headShown {
+			t.headline = t.view.Headline
+		}
 	case loop.EventToolCall:
 		t.tool, t.toolStart = e.Tool, m.now()
 		if e.Tool == "response" {
@@ -211,6 +227,7 @@ func (m *Model) event(e loop.Event) {
 			m.tools[n-1].result, m.tools[n-1].err, m.tools[n-1].done = e.Result, e.Error, true
 		}
 		m.print(m.resultLine(e.Result, e.Error, len(m.tools)))
+		t.resetCommit()
 	case loop.EventApproval:
 		verdict, _, _ := strings.Cut(e.Result, ":")
 		mark, st := "✓", m.st.ok
@@ -233,10 +250,80 @@ func (m *Model) event(e loop.Event) {
 		}
 	case loop.EventResponse:
 		t.answered = true
+		m.finishAnswer(e.Text)
 		t.reply.Reset()
 		t.view, t.live, t.parsed = stream.Reply{}, liveMarkdown{}, 0
-		m.print("\n" + m.md.render(e.Text, m.width))
 	}
+}
+
+func (t *turn) resetCommit() {
+	t.committed, t.commitSrc, t.scan, t.headShown = 0, "", paraScan{}, false
+}
+
+// answering reports whether the reply being streamed is an answer (the
+// response tool's text, or prose).
+func answering(v stream.Reply) bool {
+	return v.Text != "" && (v.Tool == "response" || (!v.JSON && v.Tool == ""))
+}
+
+// advance parses the reply streamed so far (at most every liveEvery unless
+// force) and prints the answer's finished paragraphs.
+func (m *Model) advance(force bool) {
+	t := m.turn
+	if t == nil || t.kind != kindPrompt {
+		return
+	}
+	now := m.now()
+	if t.reply.Len() != t.parsed && (force || t.parsed == 0 || now.Sub(t.parsedAt) >= liveEvery) {
+		t.view = stream.Parse(t.reply.String())
+		t.parsed, t.parsedAt = t.reply.Len(), now
+	}
+	v := t.view
+	if !answering(v) || !strings.HasPrefix(v.Text, t.commitSrc) {
+		return
+	}
+	cut := t.scan.end(v.Text)
+	if cut <= t.committed {
+		return
+	}
+	src := v.Text[t.committed:cut]
+	t.committed, t.commitSrc = cut, v.Text[:cut]
+	if strings.TrimSpace(src) == "" {
+		return
+	}
+	if !t.headShown {
+		t.headShown = true
+		if h := v.Headline; h != "" {
+			m.print(m.st.accent.Render("● ") + h)
+		}
+	}
+	m.printMarkdown(src)
+}
+
+// printMarkdown prints src rendered, after a blank line.
+func (m *Model) printMarkdown(src string) {
+	md := m.md
+	m.printFunc(func(w int) string { return "\n" + md.render(src, w) })
+}
+
+// finishAnswer prints what the answer has beyond what streamed out already.
+func (m *Model) finishAnswer(text string) {
+	t := m.turn
+	if !t.headShown {
+		t.headShown = true
+		if h := m.takeHeadline(); h != "" {
+			m.print(strings.TrimSuffix(h, "\n"))
+		}
+	}
+	t.headline = ""
+	rest := text
+	if t.committed > 0 && strings.HasPrefix(text, t.commitSrc) {
+		rest = text[len(t.commitSrc):]
+	}
+	if strings.TrimSpace(rest) != "" {
+		m.printMarkdown(rest)
+	}
+	t.resetCommit()
 }
 
 // takeHeadline returns the last reply's headline as a line to print, once.
@@ -393,13 +480,17 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 		switch {
 		case msg.err == nil:
 			if t != nil && !t.answered && msg.res != nil && msg.res.Response != "" {
-				m.print("\n" + m.md.render(msg.res.Response, m.width))
+				m.turn = t
+				m.finishAnswer(msg.res.Response)
+				m.turn = nil
 			}
 		case canceled || errors.Is(msg.err, context.Canceled):
 			// What was already on the screen stays in the scrollback.
 			if t != nil && t.reply.Len() > 0 {
 				if v := stream.Parse(t.reply.String()); strings.TrimSpace(v.Text) != "" {
-					m.print("\n" + m.md.render(v.Text, m.width))
+					m.turn = t
+					m.finishAnswer(v.Text)
+					m.turn = nil
 				}
 			}
 			m.print(m.st.warn.Render("  ⏹ stopped (ctrl+c) before the answer was complete; the session goes on"))
@@ -580,7 +671,9 @@ func (m *Model) liveTurn() string {
 	body := m.liveBody()
 	// The body's height only grows during a turn (in steps of 4 lines), so a
 	// streamed chunk changes cells, not the area's size.
-	limit := max(2, m.height-m.chromeHeight()-2)
+	// At most half the screen, so a print above it always has room
+	// (flush prints in pieces of what the screen leaves).
+	limit := max(2, m.height/2-m.chromeHeight())
 	if len(body) > limit {
 		body = body[len(body)-limit:]
 	}
@@ -603,6 +696,20 @@ func (m *Model) liveBody() []string {
 		t.parsed, t.parsedAt = t.reply.Len(), now
 	}
 	v := t.view
+	if t.headShown || t.committed > 0 {
+		// Part of the answer is printed: only the open paragraph is live.
+		open := ""
+		if strings.HasPrefix(v.Text, t.commitSrc) {
+			open = v.Text[len(t.commitSrc):]
+		}
+		if t.liveFrom != t.committed {
+			t.live, t.liveFrom = liveMarkdown{}, t.committed
+		}
+		if strings.TrimSpace(open) == "" {
+			return nil
+		}
+		return strings.Split(t.live.render(m.md, open, m.width, max(4, m.height), m.now()), "\n")
+	}
 	var lines []string
 	w := m.width - 4
 	if v.Think != "" && v.Text == "" && len(v.Thoughts) == 0 {
@@ -644,7 +751,12 @@ type liveMarkdown struct {
 	openSrc, openOut string
 	at               time.Time
 	width            int
-	// The scan for paragraph ends: how far, inside a fence or not, the cut.
+	scan             paraScan
+}
+
+// paraScan finds where a growing Markdown text's finished paragraphs end.
+type paraScan struct {
+	// How far it scanned, inside a fence or not, and the last cut.
 	scanned, cut int
 	inFence      bool
 }
@@ -652,10 +764,10 @@ type liveMarkdown struct {
 const liveEvery = 50 * time.Millisecond
 
 func (l *liveMarkdown) render(md *markdown, text string, width, maxLines int, now time.Time) string {
-	if width != l.width || len(text) < l.scanned {
+	if width != l.width || len(text) < l.scan.scanned {
 		*l = liveMarkdown{width: width}
 	}
-	cut := l.paragraphEnd(text)
+	cut := l.scan.end(text)
 	if cut > l.doneLen {
 		if src := text[l.doneLen:cut]; strings.TrimSpace(src) != "" {
 			out := md.render(tailSource(src, maxLines), width)
@@ -684,10 +796,10 @@ func (l *liveMarkdown) render(md *markdown, text string, width, maxLines int, no
 	return strings.Join(lastLines(strings.Join(parts, "\n\n"), maxLines), "\n")
 }
 
-// paragraphEnd is the offset after the last blank line of text that is not
+// end is the offset after the last blank line of text that is not
 // inside a code fence (0 when there is none). It scans on from where the
 // previous call stopped: the text only grows.
-func (l *liveMarkdown) paragraphEnd(text string) int {
+func (l *paraScan) end(text string) int {
 	if l.scanned > len(text) {
 		l.scanned, l.inFence, l.cut = 0, false, 0
 	}

@@ -53,7 +53,13 @@ func (m *Model) View() tea.View {
 		}
 		content += bottom
 	}
+	if m.reflowing {
+		content += "\n"
+	}
 	v := tea.NewView(content)
+	if !m.cfg.Fullscreen {
+		m.noteFrame(strings.Count(content, "\n") + 1)
+	}
 	v.AltScreen = m.cfg.Fullscreen
 	if m.cfg.Fullscreen {
 		v.MouseMode = tea.MouseModeCellMotion // the wheel scrolls the transcript
@@ -272,8 +278,11 @@ func (m *Model) pluginHealth() string {
 // welcomeCard shows the model, the server and whether it answered, the
 // plugins and their health, the memory's size and the keys; what is still
 // being found out shows a spinner.
-func (m *Model) welcomeCard() string {
-	w := min(m.width, 100)
+func (m *Model) welcomeCard() string { return m.welcomeCardAt(m.width) }
+
+// welcomeCardAt is the welcome card laid out for width columns.
+func (m *Model) welcomeCardAt(width int) string {
+	w := min(width, 100)
 	inner := w - 4
 	label := func(s string) string { return m.st.dim.Render(fmt.Sprintf("%-8s ", s)) }
 	pending := func(s string) string { return m.spin.View() + " " + m.st.dim.Render(s) }
