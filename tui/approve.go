@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/exocortex/exocortex/core/loop"
 )
@@ -101,23 +103,24 @@ func (m *Model) dialogView(d *dialog) string {
 		title += " · " + d.req.Tool
 	}
 	b.WriteString(m.st.warn.Bold(true).Render(title) + "\n")
-	action := d.req.Action
-	lines := strings.Split(strings.TrimRight(action, "\n"), "\n")
-	if len(lines) > 12 {
-		lines = append(lines[:12], fmt.Sprintf("… (%d more lines)", len(lines)-12))
+	// The action and the reason are wrapped, never cut: they are what the
+	// operator decides on. Only an action taller than the screen leaves.
+	lines := strings.Split(ansi.Wrap(strings.TrimRight(d.req.Action, "\n"), w-2, "/"), "\n")
+	if most := max(6, m.height-12); len(lines) > most {
+		lines = append(lines[:most-1], fmt.Sprintf("… %d more lines (the whole action is in the session's log)", len(lines)-most+1))
 	}
 	for _, l := range lines {
-		b.WriteString("  " + m.st.bold.Render(clip(l, w-2)) + "\n")
+		b.WriteString("  " + m.st.bold.Render(l) + "\n")
 	}
-	switch {
-	case d.req.Extension != "":
-		why := "held by " + d.req.Extension
+	why := d.req.Reason
+	if d.req.Extension != "" {
+		why = "held by " + d.req.Extension
 		if d.req.Reason != "" {
 			why += ": " + d.req.Reason
 		}
-		b.WriteString(m.st.dim.Render(clip(why, w)) + "\n")
-	case d.req.Reason != "":
-		b.WriteString(m.st.dim.Render(clip(d.req.Reason, w)) + "\n")
+	}
+	if why != "" {
+		b.WriteString(m.st.dim.Render(ansi.Wrap(why, w, "/")) + "\n")
 	}
 	var opts []string
 	for i, c := range choices {
@@ -128,6 +131,11 @@ func (m *Model) dialogView(d *dialog) string {
 			opts = append(opts, m.st.dim.Render("  "+label))
 		}
 	}
-	b.WriteString(strings.Join(opts, "   "))
+	// The answers side by side when they fit, else one a line.
+	if row := strings.Join(opts, "   "); lipgloss.Width(row) <= w {
+		b.WriteString(row)
+	} else {
+		b.WriteString(strings.Join(opts, "\n"))
+	}
 	return m.st.dialog.Width(min(m.width, 100)).Render(b.String())
 }

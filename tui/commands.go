@@ -58,6 +58,7 @@ func Commands() *slash.Registry {
 		}},
 		slash.Command{Name: "import", Args: "FILE", Summary: "open a session from a /export json file", Kind: slash.KindFile},
 		slash.Command{Name: "expand", Args: "[N]", Summary: "show tool call N in full (ctrl+o: the last one)"},
+		slash.Command{Name: "details", Args: "[N]", Summary: "show notice N in full (the last one by default)"},
 		slash.Command{Name: "quit", Aliases: []string{"exit", "q"}, Summary: "leave (ctrl+d on an empty line does too)"},
 	)
 }
@@ -191,13 +192,60 @@ func (e *Engine) withMemory(ctx context.Context, write bool, fn func(*memory.Sto
 	s, err := memory.Open(ctx, dir, memory.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		var le *staging.LockedError
-		if errors.As(err, &le) {
+		if !errors.As(err, &le) {
+			return Output{}, err
+		}
+		if write {
 			return Output{}, &errMemoryHeld{err}
 		}
-		return Output{}, err
+		// Reading needs no lock: a copy of the journal, opened in a
+		// directory of its own, answers with the same ranks and counts.
+		return e.withSnapshot(ctx, err, fn)
 	}
 	defer s.Close()
 	return fn(s)
+}
+
+// withSnapshot runs fn on a copy of the memory store made from its journal
+// (read without its lock) while another process holds the store. held is
+// the error that said so, returned when no copy can be made.
+func (e *Engine) withSnapshot(ctx context.Context, held error, fn func(*memory.Store) (Output, error)) (Output, error) {
+	tmp, err := os.MkdirTemp("", "exocortex-memory-snapshot-")
+	if err != nil {
+		return Output{}, &errMemoryHeld{held}
+	}
+	defer os.RemoveAll(tmp)
+	if err := copyFile(filepath.Join(e.cfg.MemoryDir, memory.JournalFile), filepath.Join(tmp, memory.JournalFile)); err != nil {
+		return Output{}, &errMemoryHeld{fmt.Errorf("%v; copying its journal: %w", held, err)}
+	}
+	s, err := memory.Open(ctx, tmp, memory.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return Output{}, &errMemoryHeld{fmt.Errorf("%v; opening a copy: %w", held, err)}
+	}
+	defer s.Close()
+	out, err := fn(s)
+	if out.Title != "" {
+		out.Title += " (read from a copy: the memory plugin holds the store)"
+	}
+	out.Text = strings.ReplaceAll(out.Text, tmp, e.cfg.MemoryDir)
+	return out, err
+}
+
+func copyFile(from, to string) error {
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return err
+	}
+	return dst.Close()
 }
 
 func (e *Engine) memorySource() memory.Source {
@@ -259,7 +307,7 @@ func (e *Engine) cmdMemory(ctx context.Context, in slash.Invocation) (Output, er
 				b.WriteString("no memory matches " + quote(arg))
 			}
 			for i, h := range res.Hits {
-				fmt.Fprintf(&b, "%d. %s  [%s]  %s\n", i+1, h.Record.ID, h.Record.Area, h.Why())
+				fmt.Fprintf(&b, "%d. %s  [%s]  why: %s\n", i+1, h.Record.ID, h.Record.Area, h.Why())
 				fmt.Fprintf(&b, "   %s\n", clip(oneLine(h.Record.Text), 200))
 			}
 			return Output{Title: fmt.Sprintf("memory search %s (%s)", quote(arg), res.Mode), Text: strings.TrimRight(b.String(), "\n")}, nil

@@ -352,6 +352,8 @@ func (e *Engine) Rename(ctx context.Context, name string) (*session.Session, err
 		}
 		// The old lock file is stale now that the session is closed.
 		_ = os.Remove(oldPath + ".lock")
+		// What the terminal showed goes with it (there may be none).
+		_ = os.Rename(shownPath(oldPath), shownPath(newPath))
 		return nil
 	})
 }

@@ -53,8 +53,12 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.searchKey(k)
 	}
 	s := k.String()
-	if s != "ctrl+c" {
+	if s != "ctrl+c" && !m.ctrlCAt.IsZero() {
+		// The "press ctrl+c again" hint is stale once another key is pressed.
 		m.ctrlCAt = time.Time{}
+		if m.notice == quitHint {
+			m.notice = ""
+		}
 	}
 	switch s {
 	case "ctrl+c":
@@ -168,6 +172,8 @@ func (m *Model) setInput(v string) {
 	m.refreshMenu()
 }
 
+const quitHint = "press ctrl+c again to leave (or ctrl+d)"
+
 // ctrlC stops the turn; with none, clears the input; on an empty input, a
 // second press within two seconds leaves.
 func (m *Model) ctrlC() tea.Cmd {
@@ -182,7 +188,7 @@ func (m *Model) ctrlC() tea.Cmd {
 		return m.quit()
 	}
 	m.ctrlCAt = m.now()
-	m.setNotice("press ctrl+c again to leave (or ctrl+d)", false)
+	m.setNotice(quitHint, false)
 	return nil
 }
 
@@ -247,6 +253,8 @@ func (m *Model) enter() tea.Cmd {
 	m.input.Reset()
 	m.menu = nil
 	m.pastes, m.pasteN = map[int]string{}, 0
+	// A hint about what was on the input line is stale once it is sent.
+	m.notice = ""
 	return m.submit(text, text, false)
 }
 
@@ -376,6 +384,10 @@ func (m *Model) command(line string) tea.Cmd {
 		n, _ := strconv.Atoi(in.Arg(0))
 		m.expand(n)
 		return nil
+	case "details":
+		n, _ := strconv.Atoi(in.Arg(0))
+		m.details(n)
+		return nil
 	}
 	switch in.Name {
 	case "resume", "new", "rename", "import", "model":
@@ -432,6 +444,9 @@ func (m *Model) commandDone(msg commandMsg) tea.Cmd {
 
 // help is /help: keys and commands, or one command.
 func (m *Model) help(name string) string {
+	if name == "all" {
+		return m.helpAll()
+	}
 	if name != "" {
 		c, ok := m.reg.Lookup(strings.TrimPrefix(name, "/"))
 		if !ok {
@@ -447,6 +462,47 @@ func (m *Model) help(name string) string {
 		}
 		return b.String()
 	}
+	return m.helpShort()
+}
+
+// shortHelp are the commands /help lists; /help all lists every one.
+var shortHelp = []string{"help", "model", "sessions", "resume", "new", "memory", "tools", "wiring", "context", "stats", "expand", "details", "export", "approval", "clear", "quit"}
+
+// helpShort is /help: the common keys and commands, short enough for a
+// 24-row terminal.
+func (m *Model) helpShort() string {
+	var b strings.Builder
+	b.WriteString(m.st.accent.Render("keys") + "\n")
+	keys := []string{
+		"enter send", "shift+enter/ctrl+j new line", "↑↓ history", "ctrl+r search",
+		"tab complete", "ctrl+x $EDITOR", "ctrl+o last tool call", "esc/ctrl+c stop",
+		"shift+tab approval mode", "ctrl+l clear", "ctrl+d leave", "@path file", "!cmd shell",
+	}
+	b.WriteString(hang("  ", m.st.dim.Render(strings.Join(keys, " · ")), m.width) + "\n")
+	b.WriteString(m.st.accent.Render("commands"))
+	rows := map[string]slash.Row{}
+	for _, r := range m.reg.Rows() {
+		rows[firstWord(strings.TrimPrefix(r.Usage, "/"))] = r
+	}
+	uw := 0
+	for _, n := range shortHelp {
+		if r, ok := rows[n]; ok {
+			uw = max(uw, len("/"+firstWord(strings.TrimPrefix(r.Usage, "/"))))
+		}
+	}
+	for _, n := range shortHelp {
+		r, ok := rows[n]
+		if !ok {
+			continue
+		}
+		b.WriteString("\n" + m.st.dim.Render(clip(fmt.Sprintf("  %-*s  %s", uw, "/"+n, r.Summary), m.width)))
+	}
+	b.WriteString("\n" + m.st.dim.Render("/help all: every command and key · /help NAME: one command"))
+	return b.String()
+}
+
+// helpAll is /help all: every key and command.
+func (m *Model) helpAll() string {
 	keys := [][2]string{
 		{"enter", "send (an empty line: the agent reflects, see /thoughts)"},
 		{"shift+enter, ctrl+j, \\ enter", "new line"},

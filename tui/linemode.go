@@ -15,12 +15,15 @@ import (
 	"github.com/exocortex/exocortex/tui/slash"
 )
 
+// answerSeparator is the line between two answers on LineMode's output.
+const answerSeparator = "\n---"
+
 // LineMode runs the session over plain lines, for when stdin or stdout is
 // not a terminal: each line read from in is a prompt (a line ending in "\"
 // continues on the next), "/command" and "!command" work as in the terminal
 // session, blank lines are skipped. Answers go to out; the welcome, the
 // agent's steps and problems go to errOut, so `exocortex < prompts.txt >
-// answers.txt` keeps the answers apart. Nobody can be asked for an approval
+// answers.txt` keeps the answers apart (a "---" line between two). Nobody can be asked for an approval
 // here: held calls are denied unless --approval yolo. An interrupt (SIGINT)
 // stops the running turn; a second one, or one while idle, leaves.
 func LineMode(ctx context.Context, eng *Engine, in io.Reader, out, errOut io.Writer) error {
@@ -76,6 +79,7 @@ func LineMode(ctx context.Context, eng *Engine, in io.Reader, out, errOut io.Wri
 		close(lines)
 	}()
 	var pending strings.Builder
+	answers := 0
 	for {
 		var line string
 		select {
@@ -130,6 +134,12 @@ func LineMode(ctx context.Context, eng *Engine, in io.Reader, out, errOut io.Wri
 			res, err := eng.Run(tctx, text)
 			switch {
 			case err == nil && res != nil:
+				// Answers are kept apart by a rule line of their own
+				// (answers may hold blank lines of their own).
+				if answers > 0 {
+					fmt.Fprint(out, answerSeparator+"\n\n")
+				}
+				answers++
 				fmt.Fprintln(out, strings.TrimSpace(res.Response))
 			case errors.Is(err, context.Canceled):
 				say("stopped")

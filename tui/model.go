@@ -97,6 +97,10 @@ type Model struct {
 	turn     *turn
 	dialogs  []*dialog
 	tools    []toolRecord
+	// notices are the multi-line notices of this run, for /details.
+	notices []string
+	// shownErr is set once recording what was shown failed (said once).
+	shownErr bool
 	spin     spinner.Model
 	spinning bool
 
@@ -122,6 +126,8 @@ type Model struct {
 	models  []string
 	lastTPS float64
 	lastCtx float64
+	// The last model call's token counts (the base of the live estimate).
+	lastPrompt, lastOutput int
 
 	ctrlCAt  time.Time
 	quitting bool
@@ -563,7 +569,20 @@ func (m *Model) quit() tea.Cmd {
 	}
 	m.dialogs = nil
 	m.quitting = true
+	if !m.cfg.Fullscreen {
+		m.print(m.goodbye())
+	}
 	return nil
+}
+
+// goodbye is the last line: the session and how to come back to it.
+func (m *Model) goodbye() string {
+	s := m.eng.Session()
+	if s == nil {
+		return m.st.dim.Render("  bye")
+	}
+	return m.st.dim.Render("  bye · session ") + s.Name() + m.st.dim.Render(" is saved · resume it with: ") +
+		"exocortex --resume " + s.Name() + m.st.dim.Render(" (or exocortex -c, the last one)")
 }
 
 // errText is an error as the operator reads it.

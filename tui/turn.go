@@ -10,6 +10,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/exocortex/exocortex/core/loop"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
@@ -62,6 +63,18 @@ type turn struct {
 	liveFrom  int // the committed offset t.live renders from
 	// headShown is set once this step's headline is printed.
 	headShown bool
+
+	// index is the turn's place among the session's operator turns (-1
+	// when unknown); keptAt and keptLen when its partial answer was last
+	// recorded (see shown.go).
+	index   int
+	keptAt  time.Time
+	keptLen int
+
+	// The model call streaming now, for the live status line: its chunks
+	// (Ollama streams a token a chunk) since the first one arrived.
+	chunks     int
+	firstChunk time.Time
 }
 
 // turnDoneMsg ends a turn (pushed by its goroutine after the last event).
@@ -99,15 +112,30 @@ type attachment struct {
 // startPrompt runs a monologue on text. display is what the echo shows.
 func (m *Model) startPrompt(text, display string) tea.Cmd {
 	m.echo(display)
+	index := -1
+	if s := m.eng.Session(); s != nil {
+		turns, _ := transcript.Build(s.History())
+		index = len(turns)
+	}
+	var shells []string
 	for _, a := range m.attach {
 		text = a.text + "\n\n" + text
+		shells = append(shells, a.command)
 	}
 	m.attach = nil
-	return m.run(kindPrompt, func(ctx context.Context) turnDoneMsg {
+	if plainDisplay := ansi.Strip(display); index >= 0 && (plainDisplay != text || len(shells) > 0) {
+		m.recordShown(shownRecord{Turn: index, Display: plainDisplay, Shell: shells})
+	}
+	cmd := m.run(kindPrompt, func(ctx context.Context) turnDoneMsg {
 		res, err := m.eng.Run(ctx, text)
 		return turnDoneMsg{kind: kindPrompt, res: res, err: err}
 	})
+	m.turn.index = index
+	return cmd
 }
+
+// keepEvery is how often a streaming answer is recorded between paragraphs.
+const keepEvery = time.Second
 
 // startCohesion runs the cohesion loop (an empty prompt).
 func (m *Model) startCohesion() tea.Cmd {
@@ -128,7 +156,7 @@ func (m *Model) startShell(command string) tea.Cmd {
 
 func (m *Model) run(kind turnKind, work func(context.Context) turnDoneMsg) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
-	m.turn = &turn{kind: kind, start: m.now(), cancel: cancel}
+	m.turn = &turn{kind: kind, start: m.now(), cancel: cancel, index: -1}
 	go func() {
 		msg := work(ctx)
 		cancel()
@@ -167,8 +195,8 @@ func (m *Model) cancelTurn() tea.Cmd {
 // the rest updates the live area.
 func (m *Model) event(e loop.Event) {
 	t := m.turn
-	if e.Type == loop.EventLLMReply && e.Agent == "" {
-		m.lastTPS, m.lastCtx = e.TokensPerSec, e.ContextFill
+	if e.Agent == "" {
+		m.liveStatus(e)
 	}
 	if t == nil {
 		return
@@ -243,9 +271,11 @@ func (m *Model) event(e loop.Event) {
 		if e.Error != "" {
 			text += ": " + e.Error
 		}
-		m.note(m.st.warn, "!", text)
+		m.notice1(text)
 	case loop.EventHook:
-		if e.Error != "" {
+		// A stopped turn cancels the hooks in flight: their "context
+		// canceled" is the stop itself, not a failure worth a line.
+		if e.Error != "" && !(t.canceled && strings.Contains(e.Error, "canceled")) {
 			m.note(m.st.err, "!", hookFailure(e))
 		}
 	case loop.EventResponse:
@@ -253,6 +283,41 @@ func (m *Model) event(e loop.Event) {
 		m.finishAnswer(e.Text)
 		t.reply.Reset()
 		t.view, t.live, t.parsed = stream.Reply{}, liveMarkdown{}, 0
+	}
+}
+
+// liveStatus keeps the status line's context fill and speed current: the
+// model's own figures when a call ends, estimates while it streams (the
+// last request's size plus what was written since, over the window; the
+// chunks so far over the time since the first).
+func (m *Model) liveStatus(e loop.Event) {
+	window := m.cfg.NumCtx
+	if window <= 0 {
+		window = m.boot.info.ContextLength
+	}
+	t := m.turn
+	switch e.Type {
+	case loop.EventLLMReply:
+		m.lastTPS, m.lastCtx = e.TokensPerSec, e.ContextFill
+		m.lastPrompt, m.lastOutput = e.PromptTokens, e.OutputTokens
+		if t != nil {
+			t.chunks, t.firstChunk = 0, time.Time{}
+		}
+	case loop.EventLLMChunk:
+		if t == nil {
+			return
+		}
+		now := m.now()
+		if t.chunks == 0 {
+			t.firstChunk = now
+		}
+		t.chunks++
+		if d := now.Sub(t.firstChunk); d >= 250*time.Millisecond {
+			m.lastTPS = float64(t.chunks) / d.Seconds()
+		}
+		if window > 0 && m.lastPrompt > 0 {
+			m.lastCtx = min(1, float64(m.lastPrompt+m.lastOutput+t.chunks)/float64(window))
+		}
 	}
 }
 
@@ -284,8 +349,10 @@ func (m *Model) advance(force bool) {
 	}
 	cut := t.scan.end(v.Text)
 	if cut <= t.committed {
+		m.keepPartial(v.Text, false)
 		return
 	}
+	m.keepPartial(v.Text, true)
 	src := v.Text[t.committed:cut]
 	t.committed, t.commitSrc = cut, v.Text[:cut]
 	if strings.TrimSpace(src) == "" {
@@ -324,6 +391,33 @@ func (m *Model) finishAnswer(text string) {
 		m.printMarkdown(rest)
 	}
 	t.resetCommit()
+}
+
+// notice1 prints a notice's first line; the rest waits for /details.
+func (m *Model) notice1(text string) {
+	text = strings.TrimSpace(text)
+	first, rest, long := strings.Cut(text, "\n")
+	if !long {
+		m.note(m.st.warn, "!", text)
+		return
+	}
+	m.notices = append(m.notices, text)
+	n := len(m.notices)
+	more := fmt.Sprintf(" (+%s · /details %d)", plural(strings.Count(rest, "\n")+1, "line"), n)
+	st, dim := m.st.warn, m.st.dim
+	m.printFunc(func(w int) string { return hang("  "+st.Render("!")+" ", st.Render(first)+dim.Render(more), w) })
+}
+
+// details prints notice n (0 for the last) in full.
+func (m *Model) details(n int) {
+	if len(m.notices) == 0 {
+		m.setNotice("no notice with details yet in this run", false)
+		return
+	}
+	if n <= 0 || n > len(m.notices) {
+		n = len(m.notices)
+	}
+	m.print(m.st.accent.Render(fmt.Sprintf("notice %d", n)) + "\n" + indentBlock(m.notices[n-1], "  "))
 }
 
 // takeHeadline returns the last reply's headline as a line to print, once.
@@ -491,6 +585,9 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 					m.turn = t
 					m.finishAnswer(v.Text)
 					m.turn = nil
+					if t.index >= 0 {
+						m.recordShown(shownRecord{Turn: t.index, Partial: v.Text, Stopped: true})
+					}
 				}
 			}
 			m.print(m.st.warn.Render("  ⏹ stopped (ctrl+c) before the answer was complete; the session goes on"))
@@ -599,45 +696,89 @@ func (m *Model) next() tea.Cmd {
 	return m.submit(q.text, q.display, true)
 }
 
-// printResumed prints the end of a resumed session's conversation.
+// printResumed prints the end of a resumed session's conversation as it was
+// shown: the prompts as typed, the steps (headlines, tool calls that /expand
+// opens, the core's corrections), the answers, and the part of an answer
+// that streamed before its turn was stopped or the process killed.
 func (m *Model) printResumed(msgs []*exocortexv1.Message) {
 	turns, thoughts := transcript.Build(msgs)
+	shown := map[int]shownRecord{}
+	if s := m.eng.Session(); s != nil {
+		shown = readShown(shownPath(s.Path()))
+	}
 	const show = 10
-	var b strings.Builder
 	head := fmt.Sprintf("resumed: %s, %s", plural(len(turns), "turn"), plural(len(msgs), "message"))
 	if len(thoughts) > 0 {
 		head += ", " + plural(len(thoughts), "thought")
 	}
+	first := 0
 	if len(turns) > show {
 		head += fmt.Sprintf(" · the last %d below (/export md FILE has all)", show)
-		turns = turns[len(turns)-show:]
+		first = len(turns) - show
 	}
-	b.WriteString(m.st.dim.Render(head))
-	for _, t := range turns {
-		b.WriteString("\n\n")
-		for i, l := range strings.Split(strings.TrimSpace(t.Prompt.GetContent()), "\n") {
-			if i == 0 {
-				b.WriteString(m.st.prompt.Render("› ") + m.st.bold.Render(l))
+	m.print(m.st.dim.Render(head))
+	for i := first; i < len(turns); i++ {
+		m.printResumedTurn(turns[i], shown[i])
+	}
+}
+
+func (m *Model) printResumedTurn(t transcript.Turn, sh shownRecord) {
+	for _, c := range sh.Shell {
+		m.print(m.st.accent.Render("! ") + m.st.bold.Render(c) + m.st.dim.Render("  (its output went with the message below)"))
+	}
+	prompt := strings.TrimSpace(t.Prompt.GetContent())
+	if sh.Display != "" {
+		prompt = sh.Display
+	}
+	m.echoResumed(prompt)
+	for _, s := range t.Steps {
+		if s.Headline != "" {
+			m.print(m.st.accent.Render("● ") + s.Headline)
+		}
+		switch {
+		case s.Tool != "":
+			n := len(m.tools) + 1
+			m.tools = append(m.tools, toolRecord{n: n, tool: s.Tool, args: s.Args, result: s.Result, done: s.HasResult})
+			m.print(fmt.Sprintf("  %s %s %s", m.st.accent.Render("⚙"), m.st.bold.Render(s.Tool), m.st.dim.Render(clip(compactArgs([]byte(s.Args)), max(20, m.width-len(s.Tool)-8)))))
+			if s.HasResult {
+				m.print(m.resultLine(s.Result, "", n))
 			} else {
-				b.WriteString("\n  " + m.st.bold.Render(l))
+				m.print(m.st.dim.Render("    ⎿ (no result: the turn ended before it came)"))
 			}
-		}
-		tools := 0
-		for _, s := range t.Steps {
-			if s.Tool != "" {
-				tools++
-			}
-		}
-		if tools > 0 {
-			b.WriteString("\n" + m.st.dim.Render("  ("+plural(tools, "tool call")+")"))
-		}
-		if t.Answer != "" {
-			b.WriteString("\n" + m.md.render(t.Answer, m.width))
-		} else {
-			b.WriteString("\n" + m.st.dim.Render("  (no answer)"))
+		case s.Signal != "":
+			first, _, _ := strings.Cut(strings.TrimSpace(s.Note), "\n")
+			m.print(m.st.warn.Render("  ↺ "+s.Signal) + m.st.dim.Render(": "+clip(first, max(20, m.width-len(s.Signal)-8))))
 		}
 	}
-	m.print(b.String())
+	switch {
+	case t.Answer != "":
+		m.printMarkdown(t.Answer)
+	case sh.Partial != "":
+		m.printMarkdown(sh.Partial)
+		why := "the process ended"
+		if sh.Stopped {
+			why = "stopped (ctrl+c)"
+		}
+		m.print(m.st.warn.Render("  ⏹ " + why + " before the answer was complete"))
+	default:
+		m.print(m.st.dim.Render("  (no answer)"))
+	}
+}
+
+// echoResumed prints a prompt as echo does, a "(with …)" line dim.
+func (m *Model) echoResumed(text string) {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	for i, l := range lines {
+		switch {
+		case i == 0:
+			lines[i] = m.st.prompt.Render("› ") + m.st.bold.Render(l)
+		case strings.HasPrefix(l, "(with "):
+			lines[i] = m.st.dim.Render(l)
+		default:
+			lines[i] = "  " + m.st.bold.Render(l)
+		}
+	}
+	m.print("\n" + strings.Join(lines, "\n"))
 }
 
 // liveTurn draws the running turn: a spinner line, then the reply being

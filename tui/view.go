@@ -312,6 +312,11 @@ func (m *Model) welcomeCardAt(width int) string {
 		if info.Version != "" {
 			b.WriteString(m.st.dim.Render(" (Ollama " + info.Version + ")"))
 		}
+		if model := m.eng.Model(); m.cfg.Scripted == "" && !hasModel(info.Models, model) {
+			// The server answered /api/show, but its list (/api/tags) does
+			// not have the model: a chat would fail or start a download.
+			b.WriteString("\n" + label("") + m.st.warn.Render("✗ "+model+" is not among the server's models; download it with: ollama pull "+model))
+		}
 		if info.ContextLength > 0 && m.cfg.NumCtx > info.ContextLength {
 			b.WriteString("\n" + label("") + m.st.warn.Render(fmt.Sprintf("num_ctx %d is above the model's trained context (%d)", m.cfg.NumCtx, info.ContextLength)))
 		}
@@ -404,4 +409,21 @@ func probeFix(err error, model string) string {
 		return "download it with: ollama pull " + model + "  (or /model NAME)"
 	}
 	return clip(oneLine(err.Error()), 200)
+}
+
+// hasModel reports whether the server's list (/api/tags) has model, with
+// or without its ":latest" tag.
+func hasModel(list []string, model string) bool {
+	canon := func(s string) string {
+		if !strings.Contains(s, ":") {
+			return s + ":latest"
+		}
+		return s
+	}
+	for _, l := range list {
+		if canon(l) == canon(model) {
+			return true
+		}
+	}
+	return false
 }

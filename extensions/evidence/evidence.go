@@ -15,15 +15,19 @@
 //
 // Epistemic integrity (monologue_end, order 25): the final answer is split into
 // sentences; each is checked with these rules and the unsupported ones are
-// reported to the operator as a notice:
+// reported to the operator as a notice whose first line is a one-line summary
+// (the terminal shows that line, the rest on demand):
 //   - questions and hedged sentences (might, may, probably, I think, ...) claim
 //     nothing;
-//   - a sentence's salient tokens are its numbers (list markers excepted), paths,
-//     URLs and identifiers; a sentence with tokens is a claim, supported when each
+//   - a sentence's salient tokens are what looks like a fact about the world
+//     that a tool could have shown: numbers with a unit or counting something
+//     ("12 ms", "3.5 GB", "40%", "17 open issues"), paths and URLs, and version
+//     numbers ("v1.2", "2.0.10"). A bare number is not one (list numbering, "step
+//     3", a digit inside a word), nor is an identifier, nor anything inside a
+//     fenced code block; a sentence with tokens is a claim, supported when each
 //     token occurs in the evidence (a number as a whole number, anything else as
-//     text): the ledger's values, excerpts and arguments,
-//     and the operator's own messages (repeating what the operator said needs no
-//     tool);
+//     text): the ledger's values, excerpts and arguments, and the operator's own
+//     messages (repeating what the operator said needs no tool);
 //   - a sentence without tokens that says it verified something ("I ran", "I
 //     checked", "tests pass", "successfully", ...) is a claim of verification,
 //     supported when some tool call succeeded; "tests pass" is contradicted when
@@ -127,6 +131,11 @@ var (
 	verifyRE   = regexp.MustCompile(`(?i)\b(i (ran|checked|tested|verified|confirmed|ensured|measured|counted|looked)|verified|confirmed|successfully|tests? (pass|passed|passes|succeed)|all tests|it works|works now|is working)\b`)
 	testsRE    = regexp.MustCompile(`(?i)\btests? (pass|passed|passes|succeed)|all tests`)
 	listMarker = regexp.MustCompile(`^\s*(\d+[.)]|#+)\s+`)
+	// unitRE is a number with a unit, or counting something (at most one
+	// word between: "17 open issues").
+	unitRE = regexp.MustCompile(`(?i)(?:^|[^\w.\-])([-+]?\d+(?:[.,]\d+)*)(?:\s?(%|ms|µs|ns|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|bytes?|[kmgtp]i?b|hz|khz|mhz|ghz|px|°c|°f|x)|\s+(?:[a-z]+\s+)?(lines?|files?|tests?|records?|items?|entries|entry|errors?|warnings?|tokens?|rows?|columns?|commits?|calls?|requests?|plugins?|functions?|methods?|packages?|modules?|results?|matches|hits?|times|words?|characters?|chars|issues?|tickets?|users?|processes|threads?|cores?|nodes?|messages?|sessions?|dependencies|directories|folders?|documents?|vectors?|bugs?|failures?|releases?|downloads?|stars?|servers?|containers?|machines?|instances?))(?:[^\w]|$)`)
+	versionRE = regexp.MustCompile(`(?i)(?:^|[\s(])(v?\d+\.\d+\.\d+(?:[-+.][\w.]+)?|v\d+(?:\.\d+)?)\b`)
+	fenceRE   = regexp.MustCompile("(?s)(?:^|\n)[ \t]*(?:```|~~~).*?(?:\n[ \t]*(?:```|~~~)|$)")
 )
 
 // Finding is one checked claim.
@@ -156,6 +165,7 @@ func Check(answer string, ledger *exocortexv1.EvidenceLedger, operator []string,
 	}
 	strongText, weakText := strong.String(), weak.String()
 	strongVals, weakVals := valueSet(strongText), valueSet(weakText)
+	answer = fenceRE.ReplaceAllString(answer, "\n")
 	for _, s := range textfacts.Sentences(answer) {
 		if strings.HasSuffix(s, "?") || hedgeRE.MatchString(s) {
 			continue
@@ -178,13 +188,13 @@ func Check(answer string, ledger *exocortexv1.EvidenceLedger, operator []string,
 		claims++
 		var f Finding
 		for _, tok := range tokens {
-			num := isNumber(tok)
+			num := tok.num
 			switch {
-			case num && strongVals[tok], !num && strings.Contains(strongText, tok):
-			case num && weakVals[tok], !num && strings.Contains(weakText, tok):
-				f.Weak = append(f.Weak, tok)
+			case num && strongVals[tok.key], !num && strings.Contains(strongText, tok.key):
+			case num && weakVals[tok.key], !num && strings.Contains(weakText, tok.key):
+				f.Weak = append(f.Weak, tok.text)
 			default:
-				f.Missing = append(f.Missing, tok)
+				f.Missing = append(f.Missing, tok.text)
 			}
 		}
 		if len(f.Missing) > 0 || len(f.Weak) > 0 {
@@ -203,36 +213,53 @@ func valueSet(text string) map[string]bool {
 	return m
 }
 
-func isNumber(s string) bool {
-	return len(textfacts.Numbers(s)) == 1 && textfacts.Numbers(s)[0] == s
+// claimToken is a salient token of a sentence: text as shown, key as looked
+// up in the evidence (a number's value, else the lower-cased text).
+type claimToken struct {
+	text, key string
+	num       bool
 }
 
-// claimTokens are the salient tokens of a sentence, lower-cased.
-func claimTokens(s string) []string {
-	var out []string
+// claimTokens are the world-fact-like tokens of a sentence: paths and URLs,
+// versions, and numbers with a unit or counting something.
+func claimTokens(s string) []claimToken {
+	var out []claimToken
 	seen := map[string]bool{}
-	add := func(t string) {
-		t = strings.ToLower(strings.TrimRight(t, ".,;:!?"))
-		if t != "" && !seen[t] {
-			seen[t] = true
-			out = append(out, t)
+	add := func(text, key string, num bool) {
+		key = strings.ToLower(strings.TrimRight(key, ".,;:!?"))
+		text = strings.TrimRight(text, ".,;:!?")
+		if key != "" && !seen[key] {
+			seen[key] = true
+			out = append(out, claimToken{text: text, key: key, num: num})
 		}
 	}
 	for _, e := range textfacts.Entities(s) {
-		if e.Kind != textfacts.KindName {
-			add(e.Text)
+		if e.Kind == textfacts.KindPath || e.Kind == textfacts.KindURL {
+			add(e.Text, e.Text, false)
 		}
 	}
-	for _, n := range textfacts.Numbers(s) {
-		// A number inside an entity (file2.go) was checked with it.
+	for _, m := range versionRE.FindAllStringSubmatch(s, -1) {
 		covered := false
 		for _, t := range out {
-			if strings.Contains(t, n) {
+			if strings.Contains(t.key, strings.ToLower(m[1])) {
 				covered = true
 			}
 		}
 		if !covered {
-			add(n)
+			add(m[1], m[1], false)
+		}
+	}
+	for _, m := range unitRE.FindAllStringSubmatch(s, -1) {
+		n := m[1]
+		covered := false
+		for _, t := range out {
+			// A number inside a path or a version was checked with it.
+			if strings.Contains(t.key, n) {
+				covered = true
+			}
+		}
+		if !covered {
+			add(strings.TrimSpace(strings.TrimLeft(m[0], " \t([")), n, true)
 		}
 	}
 	return out
@@ -260,7 +287,20 @@ func (Integrity) MonologueEnd(_ context.Context, c *sdk.Call, req *exocortexv1.M
 		return nil, nil
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "epistemic_integrity: %d of %d claims in the answer are not backed by tool output:", len(findings), claims)
+	// The first line is the summary the terminal shows; the rest is shown
+	// on demand.
+	var shown []string
+	for _, f := range findings {
+		shown = append(shown, f.Missing...)
+		shown = append(shown, f.Weak...)
+		if f.Problem != "" {
+			shown = append(shown, "a claim of verification")
+		}
+	}
+	if len(shown) > 4 {
+		shown = append(shown[:4], "…")
+	}
+	fmt.Fprintf(&b, "epistemic_integrity: %d of %d claims in the answer have no tool output behind them (%s)", len(findings), claims, strings.Join(shown, ", "))
 	for _, f := range findings {
 		fmt.Fprintf(&b, "\n- %q", textfacts.Shorten(f.Sentence, 160))
 		switch {

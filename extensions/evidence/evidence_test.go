@@ -65,16 +65,27 @@ func TestCheck(t *testing.T) {
 		flagged []string
 	}{
 		{"main.go has 42 lines.", 1, nil},
-		{"main.go has 43 lines.", 1, []string{"43"}},
+		{"main.go has 43 lines.", 1, []string{"43 lines"}},
 		{"The config lives in /etc/app.yaml.", 1, []string{"/etc/app.yaml"}},
 		{"It might have 99 lines. Does it have 5?", 0, nil},
 		{"1. main.go has 42 lines.", 1, nil},
-		{"There are 17 open issues.", 1, []string{"weak:17"}},
-		{"You asked about ticket 7781.", 1, nil}, // the operator said it
+		{"There are 17 open issues.", 1, []string{"weak:17 open issues"}},
+		{"You asked about 7781 tickets.", 1, nil}, // the operator said it
 		{"I verified it works.", 1, nil},
+		// Not facts about the world: list numbering, a step's number, a
+		// digit inside a word, a word of the operator's, code.
+		{"1. Open the file.\n2. Read it.\n13. Close it.", 0, nil},
+		{"Step 3 is the hard one, see section 12.", 0, nil},
+		{"Saved TURN2-DONE.", 0, nil},
+		{"Run this:\n\n```sh\ncat /etc/app.yaml | head -n 40 lines\n```", 0, nil},
+		// Facts about the world: units, counts, versions, paths.
+		{"The build took 12 ms and used 3.5 GB.", 1, []string{"12 ms", "3.5 GB"}},
+		{"Coverage is 40%.", 1, []string{"40%"}},
+		{"It needs Go 1.26.0 and grpc v1.79.", 1, []string{"1.26.0", "v1.79"}},
+		{"There are 13 open warnings.", 1, []string{"13 open warnings"}},
 	}
 	for _, tt := range tests {
-		claims, fs := Check(tt.answer, ledger, []string{"What about ticket 7781?"}, nil)
+		claims, fs := Check(tt.answer, ledger, []string{"What about the 7781 tickets? Save TURN2-DONE."}, nil)
 		var got []string
 		for _, f := range fs {
 			got = append(got, f.Missing...)
