@@ -94,9 +94,9 @@ type Model struct {
 	noticeT time.Time
 	noticeE bool
 
-	turn     *turn
-	dialogs  []*dialog
-	tools    []toolRecord
+	turn    *turn
+	dialogs []*dialog
+	tools   []toolRecord
 	// notices are the multi-line notices of this run, for /details.
 	notices []string
 	// shownErr is set once recording what was shown failed (said once).
