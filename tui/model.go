@@ -131,6 +131,9 @@ type Model struct {
 
 	ctrlCAt  time.Time
 	quitting bool
+	// sized is set once the terminal's size is known: nothing is drawn
+	// before, so the first frame is not drawn at a guessed width.
+	sized bool
 
 	bottomCache struct{ key, out string }
 }
@@ -156,6 +159,13 @@ func New(ctx context.Context, eng *Engine) (*Model, error) {
 		}
 	} else {
 		m.hist = history.New(history.DefaultLimit)
+	}
+	if !cfg.Fullscreen {
+		// The live area never starts on the screen's first row: a terminal
+		// that scrolls the screen into its history when it is erased from
+		// the top-left corner (tmux) would keep a copy of the area there.
+		// (A space: the renderer skips an empty print.)
+		m.print(" ")
 	}
 	m.input = newInput()
 	m.vp = viewport.New()
@@ -237,6 +247,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.resize(msg.Width, msg.Height)
+		m.sized = true
 		return nil
 	case tea.BackgroundColorMsg:
 		if !msg.IsDark() {
@@ -533,7 +544,7 @@ func (m *Model) reprint() tea.Cmd {
 // the prints, and erase them).
 func (m *Model) clearAndPrint(seq string, lines []string) tea.Cmd {
 	if len(lines) == 0 {
-		lines = []string{""}
+		lines = []string{" "}
 	}
 	lines[0] = seq + lines[0]
 	m.reflowing = true

@@ -352,9 +352,8 @@ func TestShellEscapeAsksAndAttachesItsOutput(t *testing.T) {
 	// Yolo runs without asking.
 	u.key(shiftTab)
 	u.key(shiftTab)
-	if eng.Mode() != loop.ApprovalYolo {
-		t.Fatalf("mode %s after two shift+tab", eng.Mode())
-	}
+	// The keys go through the program's loop: wait for them.
+	u.waitFor("yolo after two shift+tab", func(*Model) bool { return eng.Mode() == loop.ApprovalYolo })
 	u.submit("!echo quiet")
 	u.idle()
 	u.waitPrinted("approval mode yolo")

@@ -135,7 +135,7 @@ func (m *Model) startPrompt(text, display string) tea.Cmd {
 }
 
 // keepEvery is how often a streaming answer is recorded between paragraphs.
-const keepEvery = time.Second
+const keepEvery = 200 * time.Millisecond
 
 // startCohesion runs the cohesion loop (an empty prompt).
 func (m *Model) startCohesion() tea.Cmd {
@@ -325,10 +325,11 @@ func (t *turn) resetCommit() {
 	t.committed, t.commitSrc, t.scan, t.headShown = 0, "", paraScan{}, false
 }
 
-// answering reports whether the reply being streamed is an answer (the
-// response tool's text, or prose).
+// answering reports whether the reply being streamed is an answer: the
+// response tool's text, prose, or a "text" argument written before the
+// tool's name (JSON keys come in any order; it is shown as the answer).
 func answering(v stream.Reply) bool {
-	return v.Text != "" && (v.Tool == "response" || (!v.JSON && v.Tool == ""))
+	return v.Text != "" && (v.Tool == "response" || v.Tool == "")
 }
 
 // advance parses the reply streamed so far (at most every liveEvery unless

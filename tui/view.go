@@ -16,6 +16,9 @@ import (
 // View draws the live area: the welcome card while starting, the running
 // turn, an approval dialog, the input with its menu, and the status line.
 func (m *Model) View() tea.View {
+	if !m.sized && !m.cfg.Fullscreen {
+		return tea.NewView("")
+	}
 	var parts []string
 	if !m.boot.welcomed {
 		parts = append(parts, m.welcomeCard())

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -197,9 +199,13 @@ func TestSessionInTmux(t *testing.T) {
 
 	// /help.
 	tm.typeLine("one", "/help")
-	tm.waitFor("one", "/wiring", "ctrl+r", "search the history", "/export json FILE")
+	tm.waitFor("one", "/wiring", "ctrl+r", "/help all")
+	tm.typeLine("one", "/help all")
+	tm.waitFor("one", "search the history", "/export json FILE")
 
-	// History recall with Up: /help, then say hello.
+	// History recall with Up: /help all, /help, then say hello.
+	tm.keys("one", "Up")
+	tm.waitInput("one", "› /help all")
 	tm.keys("one", "Up")
 	tm.waitInput("one", "› /help")
 	tm.keys("one", "Up")
@@ -289,5 +295,200 @@ func TestSessionWithoutTerminal(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(home, "sessions", "piped.jsonl")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// e2eLongAnswer is an answer of n numbered paragraphs with a code block and
+// a table, ending in a line that must not be lost.
+func e2eLongAnswer(n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "PARA%03d the quick brown fox jumps over the lazy dog, paragraph %d.\n\n", i, i)
+		if i == n/3 {
+			b.WriteString("```go\nfunc main() {\n\tfmt.Println(\"CODELINE\")\n}\n```\n\n")
+		}
+		if i == 2*n/3 {
+			b.WriteString("| col | value |\n|---|---|\n| TABROW1 | x |\n| TABROW2 | y |\n\n")
+		}
+	}
+	b.WriteString("LASTLINE the conclusion.")
+	return b.String()
+}
+
+// writeScript writes a scripted model (JSON is YAML) whose replies are the
+// given tool calls, each streamed in chunks of chunk bytes delay apart.
+func writeScript(t *testing.T, chunk int, delay time.Duration, replies ...map[string]any) string {
+	t.Helper()
+	var rs []map[string]any
+	for _, r := range replies {
+		content, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, map[string]any{"content": string(content), "chunk_size": chunk, "delay": delay.String()})
+	}
+	b, err := json.Marshal(map[string]any{"model": "e2e", "replies": rs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "script.yaml")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// runner writes the script tmux starts: it records its pid, and runs the
+// binary in work with EXOCORTEX_HOME=home.
+func runner(t *testing.T, exe, home, work string) (script, pidFile string) {
+	t.Helper()
+	dir := t.TempDir()
+	pidFile, script = filepath.Join(dir, "pid"), filepath.Join(dir, "run.sh")
+	body := "#!/bin/sh\necho $$ > " + pidFile + "\ncd " + work + "\nexport EXOCORTEX_HOME=" + home + "\nexec " + exe + ` "$@"` + "\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return script, pidFile
+}
+
+var spinnerFrames = []string{"⣾", "⣽", "⣻", "⢿", "⡿", "⣟", "⣯", "⣷", "Writing…", "Thinking…"}
+
+// TestLongAnswerInTmux: an answer three screens long, at 80 and 120
+// columns and with a resize in the middle of it, leaves every line once in
+// the terminal's scrollback, in order, its last line too, and no spinner.
+func TestLongAnswerInTmux(t *testing.T) {
+	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
+	const paras = 45 // three screens of 30 rows
+	text := e2eLongAnswer(paras)
+	var names []string
+	for i := 1; i <= paras; i++ {
+		names = append(names, fmt.Sprintf("PARA%03d", i))
+	}
+	names = append(names, "CODELINE", "TABROW1", "TABROW2", "LASTLINE")
+	var want []string
+	for _, l := range strings.Split(text, "\n") {
+		for _, n := range names {
+			if strings.Contains(l, n) {
+				want = append(want, n)
+			}
+		}
+	}
+	tests := []struct {
+		name          string
+		width, resize int
+	}{
+		{"80", 80, 0},
+		{"120", 120, 0},
+		{"120-to-80-mid-answer", 120, 80},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			home, work := t.TempDir(), t.TempDir()
+			tm := newTmux(t)
+			script := writeScript(t, 16, 8*time.Millisecond, map[string]any{
+				"headline": "Writing at length", "tool_name": "response", "tool_args": map[string]any{"text": text},
+			})
+			run, pidFile := runner(t, exe, home, work)
+			tm.run("new-session", "-d", "-s", "l", "-x", strconv.Itoa(tc.width), "-y", "30", "sh "+run+" --model script:"+script)
+			tm.track(pidFile)
+			tm.waitFor("l", "✓ answered", "memory ")
+			tm.typeLine("l", "write at length")
+			if tc.resize > 0 {
+				tm.waitFor("l", "PARA015")
+				tm.run("resize-window", "-t", "l", "-x", strconv.Itoa(tc.resize), "-y", "30")
+			}
+			tm.waitFor("l", "LASTLINE", "tok/s")
+			// The footer is printed after the answer: everything is in.
+			time.Sleep(300 * time.Millisecond)
+			scr := tm.screen("l")
+			var got []string
+			for _, l := range strings.Split(scr, "\n") {
+				for _, n := range names {
+					if strings.Contains(l, n) {
+						got = append(got, n)
+					}
+				}
+				for _, s := range spinnerFrames {
+					if strings.Contains(l, s) && os.Getenv("E2E_DUMP") != "" {
+						t.Logf("pane:\n%s", scr)
+					}
+					if strings.Contains(l, s) {
+						t.Errorf("a spinner line was left behind: %q", l)
+					}
+				}
+			}
+			if strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Fatalf("the scrollback's markers:\n%v\nwant each once, in order:\n%v\nthe pane:\n%s", got, want, scr)
+			}
+			if n := strings.Count(scr, "Writing at length"); n != 1 {
+				t.Errorf("the headline is in the scrollback %d times", n)
+			}
+			if tc.resize > 0 {
+				// The rules are drawn at the new width, once each.
+				rules := 0
+				for _, l := range strings.Split(scr, "\n") {
+					if strings.HasPrefix(l, "────") {
+						rules++
+						if w := len([]rune(strings.TrimRight(l, " "))); w != tc.resize {
+							t.Errorf("a rule is %d wide after the resize to %d", w, tc.resize)
+						}
+					}
+				}
+				if rules != 2 {
+					t.Errorf("%d rules on the screen, want the input's two:\n%s", rules, scr)
+				}
+			}
+		})
+	}
+}
+
+// TestKilledMidStreamResumesAsShown: the process is killed with SIGKILL in
+// the middle of an answer that followed a tool call; -c shows the tool call
+// (expandable with /expand) and the part of the answer that had streamed.
+func TestKilledMidStreamResumesAsShown(t *testing.T) {
+	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
+	home, work := t.TempDir(), t.TempDir()
+	tm := newTmux(t)
+	partial := "FIRSTPARA of the answer, shown before the kill.\n\nSECONDPARA, shown too.\n\n" + strings.Repeat("slow words ", 400)
+	script := writeScript(t, 4, 40*time.Millisecond,
+		map[string]any{"headline": "Looking it up", "tool_name": "memory_load", "tool_args": map[string]any{"query": "kill test"}},
+		map[string]any{"headline": "Answering", "tool_name": "response", "tool_args": map[string]any{"text": partial}},
+	)
+	run, pidFile := runner(t, exe, home, work)
+	tm.run("new-session", "-d", "-s", "k", "-x", "100", "-y", "30", "sh "+run+" --model script:"+script)
+	pid := tm.track(pidFile)
+	tm.waitFor("k", "✓ answered", "memory ")
+	tm.typeLine("k", "look it up")
+	tm.waitFor("k", "⚙ memory_load", "SECONDPARA")
+	// The answer streams on for half a minute; let what is on the screen
+	// settle (it is recorded five times a second).
+	time.Sleep(time.Second)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	tm.paneDead("k")
+	if os.Getenv("E2E_DUMP") != "" {
+		shown, _ := filepath.Glob(filepath.Join(home, "sessions", "*"))
+		for _, f := range shown {
+			b, _ := os.ReadFile(f)
+			t.Logf("%s:\n%.600s", f, b)
+		}
+	}
+
+	os.Remove(pidFile)
+	resumed := writeScript(t, 8, time.Millisecond, map[string]any{"tool_name": "response", "tool_args": map[string]any{"text": "Resumed."}})
+	tm.run("new-session", "-d", "-s", "c", "-x", "100", "-y", "30", "sh "+run+" -c --model script:"+resumed)
+	tm.track(pidFile)
+	scr := tm.waitFor("c", "resumed session", "› look it up", "● Looking it up", "⚙ memory_load", "query=kill test",
+		"FIRSTPARA", "SECONDPARA", "before the answer was complete")
+	if strings.Contains(scr, "(no answer)") || strings.Contains(scr, "(1 tool call)") {
+		t.Fatalf("the resumed session lost what was shown:\n%s", scr)
+	}
+	tm.typeLine("c", "/expand 1")
+	tm.waitFor("c", "tool call 1 · memory_load", `"query": "kill test"`, "result")
+	tm.keys("c", "C-d")
+	scr = tm.waitFor("c", "bye · session")
+	if !strings.Contains(scr, "exocortex --resume ") {
+		t.Fatalf("the goodbye line does not say how to resume:\n%s", scr)
 	}
 }

@@ -133,7 +133,7 @@ var (
 	listMarker = regexp.MustCompile(`^\s*(\d+[.)]|#+)\s+`)
 	// unitRE is a number with a unit, or counting something (at most one
 	// word between: "17 open issues").
-	unitRE = regexp.MustCompile(`(?i)(?:^|[^\w.\-])([-+]?\d+(?:[.,]\d+)*)(?:\s?(%|ms|µs|ns|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|bytes?|[kmgtp]i?b|hz|khz|mhz|ghz|px|°c|°f|x)|\s+(?:[a-z]+\s+)?(lines?|files?|tests?|records?|items?|entries|entry|errors?|warnings?|tokens?|rows?|columns?|commits?|calls?|requests?|plugins?|functions?|methods?|packages?|modules?|results?|matches|hits?|times|words?|characters?|chars|issues?|tickets?|users?|processes|threads?|cores?|nodes?|messages?|sessions?|dependencies|directories|folders?|documents?|vectors?|bugs?|failures?|releases?|downloads?|stars?|servers?|containers?|machines?|instances?))(?:[^\w]|$)`)
+	unitRE    = regexp.MustCompile(`(?i)(?:^|[^\w.\-])([-+]?\d+(?:[.,]\d+)*)(?:\s?(%|ms|µs|ns|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|bytes?|[kmgtp]i?b|hz|khz|mhz|ghz|px|°c|°f|x)|\s+(?:[a-z]+\s+)?(lines?|files?|tests?|records?|items?|entries|entry|errors?|warnings?|tokens?|rows?|columns?|commits?|calls?|requests?|plugins?|functions?|methods?|packages?|modules?|results?|matches|hits?|times|words?|characters?|chars|issues?|tickets?|users?|processes|threads?|cores?|nodes?|messages?|sessions?|dependencies|directories|folders?|documents?|vectors?|bugs?|failures?|releases?|downloads?|stars?|servers?|containers?|machines?|instances?))(?:[^\w]|$)`)
 	versionRE = regexp.MustCompile(`(?i)(?:^|[\s(])(v?\d+\.\d+\.\d+(?:[-+.][\w.]+)?|v\d+(?:\.\d+)?)\b`)
 	fenceRE   = regexp.MustCompile("(?s)(?:^|\n)[ \t]*(?:```|~~~).*?(?:\n[ \t]*(?:```|~~~)|$)")
 )
