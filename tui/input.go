@@ -482,12 +482,17 @@ func (m *Model) helpShort() string {
 	b.WriteString(m.st.accent.Render("commands"))
 	rows := map[string]slash.Row{}
 	for _, r := range m.reg.Rows() {
-		rows[firstWord(strings.TrimPrefix(r.Usage, "/"))] = r
+		// A command's own row comes before its subcommands'.
+		if f := strings.Fields(r.Usage); len(f) > 0 && strings.HasPrefix(r.Usage, "/") {
+			if _, seen := rows[strings.TrimPrefix(f[0], "/")]; !seen {
+				rows[strings.TrimPrefix(f[0], "/")] = r
+			}
+		}
 	}
 	uw := 0
 	for _, n := range shortHelp {
-		if r, ok := rows[n]; ok {
-			uw = max(uw, len("/"+firstWord(strings.TrimPrefix(r.Usage, "/"))))
+		if _, ok := rows[n]; ok {
+			uw = max(uw, len("/"+n))
 		}
 	}
 	for _, n := range shortHelp {

@@ -40,6 +40,8 @@ type (
 	}
 	memoryMsg  struct{ summary string }
 	printedMsg struct{}
+	// reflowedMsg ends a clear-and-print (clearAndPrint).
+	reflowedMsg struct{}
 	commandMsg struct {
 		in  slash.Invocation
 		out Output
@@ -299,7 +301,15 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.boot.memDone, m.boot.memory = true, msg.summary
 		return m.maybeWelcome()
 	case printedMsg:
-		m.printing, m.reflowing = false, false
+		m.printing = false
+		if m.reflowing {
+			// The taller area must reach the screen after the clear before
+			// the height changes back (a frame is drawn every 1/60 s).
+			return tea.Tick(80*time.Millisecond, func(time.Time) tea.Msg { return reflowedMsg{} })
+		}
+		return nil
+	case reflowedMsg:
+		m.reflowing = false
 		return nil
 	case commandMsg:
 		return m.commandDone(msg)
@@ -592,8 +602,8 @@ func (m *Model) goodbye() string {
 	if s == nil {
 		return m.st.dim.Render("  bye")
 	}
-	return m.st.dim.Render("  bye · session ") + s.Name() + m.st.dim.Render(" is saved · resume it with: ") +
-		"exocortex --resume " + s.Name() + m.st.dim.Render(" (or exocortex -c, the last one)")
+	return m.st.dim.Render("  bye · session ") + s.Name() + m.st.dim.Render(" saved · resume: ") +
+		"exocortex --resume " + s.Name() + m.st.dim.Render(" (or -c)")
 }
 
 // errText is an error as the operator reads it.

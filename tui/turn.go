@@ -591,7 +591,7 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 					}
 				}
 			}
-			m.print(m.st.warn.Render("  ⏹ stopped (ctrl+c) before the answer was complete; the session goes on"))
+			m.note(m.st.warn, "⏹", "stopped (ctrl+c) before the answer was complete; the session goes on")
 		default:
 			var se *loop.StopError
 			if errors.As(msg.err, &se) {
