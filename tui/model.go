@@ -42,7 +42,7 @@ type (
 	printedMsg struct{}
 	// reflowedMsg ends a clear-and-print (clearAndPrint).
 	reflowedMsg struct{}
-	commandMsg struct {
+	commandMsg  struct {
 		in  slash.Invocation
 		out Output
 		err error
