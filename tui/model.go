@@ -130,6 +130,8 @@ type Model struct {
 	lastCtx float64
 	// The last model call's token counts (the base of the live estimate).
 	lastPrompt, lastOutput int
+	// window is the context window of the last request (0: unknown).
+	window int
 
 	ctrlCAt  time.Time
 	quitting bool

@@ -287,16 +287,26 @@ func (m *Model) event(e loop.Event) {
 }
 
 // liveStatus keeps the status line's context fill and speed current: the
-// model's own figures when a call ends, estimates while it streams (the
-// last request's size plus what was written since, over the window; the
-// chunks so far over the time since the first).
+// request's size over the window when it goes out (the loop's budget
+// event), the model's own figures when a call ends, and estimates while it
+// streams (that size plus what was written since; the chunks so far over
+// the time since the first).
 func (m *Model) liveStatus(e loop.Event) {
-	window := m.cfg.NumCtx
+	window := m.window
+	if window <= 0 {
+		window = m.cfg.NumCtx
+	}
 	if window <= 0 {
 		window = m.boot.info.ContextLength
 	}
 	t := m.turn
 	switch e.Type {
+	case loop.EventBudget:
+		// The request about to go out: its size over the window.
+		if e.Budget != nil && e.Budget.Window > 0 {
+			m.lastCtx, m.window = e.ContextFill, e.Budget.Window
+			m.lastPrompt, m.lastOutput = e.PromptTokens, 0
+		}
 	case loop.EventLLMReply:
 		m.lastTPS, m.lastCtx = e.TokensPerSec, e.ContextFill
 		m.lastPrompt, m.lastOutput = e.PromptTokens, e.OutputTokens
