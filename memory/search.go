@@ -117,6 +117,12 @@ type SearchOptions struct {
 	// ContextDecay how much less each further one counts (0: the default).
 	ContextWindow int
 	ContextDecay  float64
+	// Feedback expands the BM25 query with the FeedbackTerms most telling words
+	// of its Feedback best hits (pseudo-relevance feedback), each counting
+	// FeedbackBoost as much as a word of the query. 0 means the defaults
+	// (DefaultFeedback...), a negative Feedback none.
+	Feedback, FeedbackTerms int
+	FeedbackBoost           float64
 	// MaxDF drops query words found in more than this share of the records
 	// (0: fulltext.DefaultMaxDF; 1 keeps them all).
 	MaxDF float64
@@ -255,7 +261,14 @@ func (s *Store) Search(ctx context.Context, query string, o SearchOptions) (Resu
 	var bm25Err error
 	if useBM25 {
 		var hits []fulltext.Hit
-		if hits, bm25Err = s.ft.SearchWith(ctx, query, o.Filter.fulltext(), pool, fulltext.QueryOptions{MaxDF: o.MaxDF}); bm25Err == nil {
+		qo := fulltext.QueryOptions{MaxDF: o.MaxDF}
+		hits, bm25Err = s.ft.SearchWith(ctx, query, o.Filter.fulltext(), pool, qo)
+		if bm25Err == nil && len(hits) > 0 {
+			if qo.Expansion, qo.ExpansionBoost, bm25Err = s.feedback(ctx, query, hits, o); bm25Err == nil && len(qo.Expansion) > 0 {
+				hits, bm25Err = s.ft.SearchWith(ctx, query, o.Filter.fulltext(), pool, qo)
+			}
+		}
+		if bm25Err == nil {
 			bm25IDs = make([]string, len(hits))
 			for i, h := range hits {
 				bm25IDs[i] = h.ID

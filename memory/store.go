@@ -687,6 +687,10 @@ type Stats struct {
 	StateHash      string         `json:"state_hash"`
 	Notices        []string       `json:"notices,omitempty"`
 	VectorsLagging bool           `json:"vectors_lagging,omitempty"`
+	// Embedder names the active embedder for people ("offline GloVe 100d",
+	// "ollama nomic-embed-text", "none (BM25 only)"); the caller that chose it
+	// fills it in (the store knows only VectorModel).
+	Embedder string `json:"embedder,omitempty"`
 }
 
 // Stats counts records and reports each projection's position.

@@ -18,7 +18,9 @@ import (
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/loop"
 	"github.com/exocortex/exocortex/core/session"
+	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/memory"
+	"github.com/exocortex/exocortex/memory/embed"
 	"github.com/exocortex/exocortex/staging"
 	"github.com/exocortex/exocortex/tui/slash"
 	"github.com/exocortex/exocortex/tui/transcript"
@@ -401,12 +403,23 @@ func counts(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
+// configuredEmbedder is tools.memory.embedder ("" when unset or unreadable).
+func configuredEmbedder(home string) string {
+	t, err := config.LoadTools(home)
+	if err != nil {
+		return ""
+	}
+	return t.Memory.Embedder
+}
+
 // MemorySummary is the welcome screen's line about the memory store: its
 // size, without holding the store longer than it takes to count.
 func (e *Engine) MemorySummary(ctx context.Context) string {
 	journal := filepath.Join(e.cfg.MemoryDir, memory.JournalFile)
+	home := filepath.Dir(e.cfg.MemoryDir)
+	emb := "embedder " + embed.DescribeSpec(embed.ConfiguredSpec(configuredEmbedder(home)), home)
 	if _, err := os.Stat(journal); err != nil {
-		return "empty (nothing saved yet)"
+		return "empty (nothing saved yet) · " + emb
 	}
 	s, err := memory.Open(ctx, e.cfg.MemoryDir, memory.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
@@ -418,7 +431,7 @@ func (e *Engine) MemorySummary(ctx context.Context) string {
 	}
 	st := s.Stats()
 	s.Close()
-	return fmt.Sprintf("%d records · %s journal · vectors %s", st.Records, bytesize(st.JournalBytes), firstWord(st.Vectors))
+	return fmt.Sprintf("%d records · %s journal · %s", st.Records, bytesize(st.JournalBytes), emb)
 }
 
 func (e *Engine) cmdPlugins(ctx context.Context, in slash.Invocation) (Output, error) {
@@ -860,8 +873,3 @@ func clip(s string, n int) string {
 }
 
 func quote(s string) string { return "“" + s + "”" }
-
-func firstWord(s string) string {
-	w, _, _ := strings.Cut(s, ":")
-	return w
-}

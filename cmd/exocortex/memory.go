@@ -111,6 +111,14 @@ func (f *memoryFlags) newEmbedder(ctx context.Context) (memory.Embedder, error) 
 	return e, nil
 }
 
+// describeEmbedder names the active embedder for people.
+func describeEmbedder(e memory.Embedder) string {
+	if e == nil {
+		return embed.Describe(nil)
+	}
+	return embed.Describe(e)
+}
+
 // withStore opens the store, runs fn and closes it, reporting a close error.
 func (f *memoryFlags) withStore(cmd *cobra.Command, fn func(s *memory.Store) error) (err error) {
 	s, err := f.open(cmd.Context(), cmd)
@@ -645,6 +653,7 @@ func memStatsCmd(f *memoryFlags) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.withStore(cmd, func(s *memory.Store) error {
 				st := s.Stats()
+				st.Embedder = describeEmbedder(s.Embedder())
 				if f.json {
 					return printJSON(cmd.OutOrStdout(), st)
 				}
@@ -656,6 +665,7 @@ func memStatsCmd(f *memoryFlags) *cobra.Command {
 				for _, k := range sortedKeys(st.ByStatus) {
 					fmt.Fprintf(w, "  status %-10s %d\n", k, st.ByStatus[k])
 				}
+				fmt.Fprintf(w, "embedder:   %s\n", st.Embedder)
 				fmt.Fprintf(w, "journal:    seq %d, %d bytes\nfull-text:  seq %d, %d documents\nvectors:    %s\n",
 					st.JournalSeq, st.JournalBytes, st.FulltextSeq, st.FulltextDocs, st.Vectors)
 				if st.VectorModel != "" {

@@ -97,3 +97,42 @@ func Describe(e Embedder) string {
 		return e.ModelID()
 	}
 }
+
+// ConfiguredSpec is the embedder the configuration names: $EXOCORTEX_EMBEDDER,
+// else configured (tools.memory.embedder), else auto.
+func ConfiguredSpec(configured string) Spec {
+	if v := os.Getenv("EXOCORTEX_EMBEDDER"); v != "" {
+		return Spec(v)
+	}
+	if configured != "" {
+		return Spec(configured)
+	}
+	return "auto"
+}
+
+// DescribeSpec says which embedder spec would give, without loading it: for auto,
+// whether the word-vector file is there.
+func DescribeSpec(spec Spec, home string) string {
+	kind, arg, _ := strings.Cut(strings.TrimSpace(string(spec)), ":")
+	switch kind {
+	case "none":
+		return "none (BM25 only)"
+	case "ollama":
+		return "ollama " + arg
+	case "", "auto", "glove":
+		paths := GloVePaths(home)
+		if arg != "" {
+			paths = []string{arg}
+		}
+		for _, p := range paths {
+			if _, err := os.Stat(p); err == nil {
+				return "offline GloVe"
+			}
+		}
+		if kind == "glove" {
+			return "GloVe file missing (" + strings.Join(paths, ", ") + ")"
+		}
+		return "none (BM25 only: no GloVe file; run make glove)"
+	}
+	return string(spec)
+}

@@ -73,6 +73,9 @@ func run() error {
 	gloveKind := flag.String("glove-weights", "sif", "GloVe sentence vectors: sif (weighted, common component removed), sif-pc0 (weighted), mean (plain mean), mean-pc1")
 	cwin := flag.Int("context-window", 0, "records on each side that count (0: the default)")
 	cdecay := flag.Float64("context-decay", 0, "how much less each further record counts (0: the default)")
+	fb := flag.Int("feedback", 0, "pseudo-relevance feedback documents (0: the default, negative: none)")
+	fbt := flag.Int("feedback-terms", 0, "pseudo-relevance feedback terms (0: the default)")
+	fbb := flag.Float64("feedback-boost", 0, "weight of a feedback term (0: the default)")
 	maxDF := flag.Float64("max-df", 0, "drop query words in more than this share of the records (0: the default, 1: none)")
 	cands := flag.Int("candidates", 0, "candidates per leg (0: the default)")
 	asJSON := flag.Bool("json", false, "print JSON")
@@ -100,6 +103,7 @@ func run() error {
 	}
 	tune := func(o *memory.SearchOptions) {
 		o.Fusion, o.RRFK, o.BM25Weight, o.VectorWeight, o.Context = memory.Fusion(*fusion), *rrfK, *wb, *wv, *ctxw
+		o.Feedback, o.FeedbackTerms, o.FeedbackBoost = *fb, *fbt, *fbb
 		o.MaxDF, o.ContextWindow, o.ContextDecay = *maxDF, *cwin, *cdecay
 		if *cands > 0 {
 			o.Candidates = *cands

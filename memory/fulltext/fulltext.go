@@ -338,6 +338,51 @@ type QueryOptions struct {
 	// document that has them scores a little. 0 means DefaultMaxDF; 1 or more
 	// keeps every term.
 	MaxDF float64
+	// Expansion adds these terms (already analysed, as Terms returns them) to
+	// the query, each counting ExpansionBoost as much as a word of the text.
+	Expansion      []string
+	ExpansionBoost float64
+}
+
+// Terms analyses text as the index does and returns each distinct term with its
+// count.
+func (ix *Index) Terms(text string) map[string]int {
+	an := ix.idx.Mapping().AnalyzerNamed(en.AnalyzerName)
+	out := map[string]int{}
+	if an == nil {
+		return out
+	}
+	for _, tok := range an.Analyze([]byte(text)) {
+		out[string(tok.Term)]++
+	}
+	return out
+}
+
+// DocFreq returns how many documents hold each term, and the document count.
+func (ix *Index) DocFreq(ctx context.Context, terms []string) (map[string]uint64, uint64, error) {
+	adv, err := ix.idx.Advanced()
+	if err != nil {
+		return nil, 0, fmt.Errorf("fulltext: %w", err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return nil, 0, fmt.Errorf("fulltext: %w", err)
+	}
+	defer r.Close()
+	n, err := r.DocCount()
+	if err != nil {
+		return nil, 0, fmt.Errorf("fulltext: %w", err)
+	}
+	out := make(map[string]uint64, len(terms))
+	for _, t := range terms {
+		tfr, err := r.TermFieldReader(ctx, []byte(t), "text", false, false, false)
+		if err != nil {
+			return nil, 0, fmt.Errorf("fulltext: reading the postings of %q: %w", t, err)
+		}
+		out[t] = tfr.Count()
+		tfr.Close()
+	}
+	return out, n, nil
 }
 
 // DefaultMaxDF is QueryOptions.MaxDF's default (measured on the LoCoMo dev
@@ -417,11 +462,17 @@ func (ix *Index) SearchWith(ctx context.Context, text string, f Filter, k int, q
 		if len(terms) == 0 {
 			return nil, nil // only stop words
 		}
-		tqs := make([]query.Query, len(terms))
-		for i, t := range terms {
+		tqs := make([]query.Query, 0, len(terms)+len(qo.Expansion))
+		for _, t := range terms {
 			tq := bleve.NewTermQuery(t)
 			tq.SetField("text")
-			tqs[i] = tq
+			tqs = append(tqs, tq)
+		}
+		for _, t := range qo.Expansion {
+			tq := bleve.NewTermQuery(t)
+			tq.SetField("text")
+			tq.SetBoost(qo.ExpansionBoost)
+			tqs = append(tqs, tq)
 		}
 		must = append(must, bleve.NewDisjunctionQuery(tqs...))
 	} else {

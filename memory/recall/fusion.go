@@ -69,6 +69,7 @@ func MaxNormalize(s Scores) Scores {
 	}
 	out := make(Scores, len(s))
 	for id, v := range s {
+		out[id] = 0
 		if best > 0 {
 			out[id] = math.Max(v, 0) / best
 		}

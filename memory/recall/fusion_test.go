@@ -1,0 +1,124 @@
+package recall
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+// line is a sequence a b c d e: each id's neighbours on either side.
+func line(ids ...string) Neighbours {
+	pos := map[string]int{}
+	for i, id := range ids {
+		pos[id] = i
+	}
+	return func(id string) (before, after []string) {
+		i, ok := pos[id]
+		if !ok {
+			return nil, nil
+		}
+		for j := i - 1; j >= 0; j-- {
+			before = append(before, ids[j])
+		}
+		for j := i + 1; j < len(ids); j++ {
+			after = append(after, ids[j])
+		}
+		return before, after
+	}
+}
+
+func close(a, b Scores) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || math.Abs(v-w) > 1e-9 {
+			return false
+		}
+	}
+	return true
+}
+
+func TestSmooth(t *testing.T) {
+	nb := line("a", "b", "c", "d", "e")
+	for _, tc := range []struct {
+		name        string
+		in          Scores
+		beta, decay float64
+		lookup      func(string) (float64, bool)
+		want        Scores
+	}{
+		{"off", Scores{"c": 1}, 0, 0.5, nil, Scores{"c": 1}},
+		{"one hit lifts both sides, decaying", Scores{"c": 1}, 0.5, 0.5, nil,
+			Scores{"a": 0.25, "b": 0.5, "c": 1, "d": 0.5, "e": 0.25}},
+		{"no decay: only the nearest counts", Scores{"c": 1}, 0.5, 0, nil,
+			Scores{"a": 0, "b": 0.5, "c": 1, "d": 0.5, "e": 0}},
+		{"two hits add up", Scores{"b": 1, "d": 1}, 0.5, 0, nil,
+			Scores{"a": 0.5, "b": 1, "c": 1, "d": 1, "e": 0.5}},
+		{"lookup scores neighbours outside the list", Scores{"c": 1}, 0.5, 0,
+			func(id string) (float64, bool) { return 0.2, id == "b" },
+			Scores{"a": 0.1, "b": 0.7, "c": 1.1, "d": 0.5, "e": 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Smooth(tc.in, tc.beta, tc.decay, nb, tc.lookup); !close(got, tc.want) {
+				t.Errorf("Smooth = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNormalize(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fn   func(Scores) Scores
+		in   Scores
+		want Scores
+	}{
+		{"max", MaxNormalize, Scores{"a": 4, "b": 2, "c": 0}, Scores{"a": 1, "b": 0.5, "c": 0}},
+		{"max of nothing", MaxNormalize, Scores{"a": 0}, Scores{"a": 0}},
+		{"min-max", MinMaxNormalize, Scores{"a": 0.9, "b": 0.7, "c": 0.5}, Scores{"a": 1, "b": 0.5, "c": 0}},
+		{"min-max of equals", MinMaxNormalize, Scores{"a": 0.3, "b": 0.3}, Scores{"a": 1, "b": 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.fn(tc.in); !close(got, tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestWeightedSum(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		weights []float64
+		lists   []Scores
+		order   []string
+		ranks   map[string][]int
+	}{
+		{"a weak second leg only breaks ties", []float64{1, 0.2},
+			[]Scores{{"a": 1, "b": 0.9}, {"b": 1, "a": 0}}, []string{"b", "a"},
+			map[string][]int{"a": {1, 2}, "b": {2, 1}}},
+		{"a strong first leg wins", []float64{1, 0.2},
+			[]Scores{{"a": 1, "b": 0.5}, {"b": 1, "c": 0.9}}, []string{"a", "b", "c"},
+			map[string][]int{"a": {1, 0}, "b": {2, 1}, "c": {0, 2}}},
+		{"default weights are 1", nil,
+			[]Scores{{"a": 0.5}, {"b": 0.6}}, []string{"b", "a"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := WeightedSum(tc.weights, tc.lists...)
+			var ids []string
+			for _, f := range got {
+				ids = append(ids, f.ID)
+				if want, ok := tc.ranks[f.ID]; ok && !slices.Equal(f.Ranks, want) {
+					t.Errorf("%s ranks %v, want %v", f.ID, f.Ranks, want)
+				}
+			}
+			if !slices.Equal(ids, tc.order) {
+				t.Errorf("order %v, want %v", ids, tc.order)
+			}
+		})
+	}
+	if got := Ranked(Scores{"x": 1, "y": 2, "z": 1}); !slices.Equal(got, []string{"y", "x", "z"}) {
+		t.Errorf("Ranked = %v", got)
+	}
+}
