@@ -15,10 +15,10 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/loop"
 	"github.com/exocortex/exocortex/core/session"
-	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/memory"
 	"github.com/exocortex/exocortex/memory/embed"
 	"github.com/exocortex/exocortex/staging"
