@@ -183,6 +183,7 @@ func build(p Plugin) (*built, error) {
 				Disabled:        spec.Disabled,
 				ReadsHistory:    spec.ReadsHistory && readsHistoryAt(d.hook),
 				ReadsPrompt:     spec.ReadsPrompt && readsPromptAt(d.hook),
+				EffectsDeclared: spec.EffectsDeclared,
 				ForTools:        forTools(spec.ForTools, d.hook),
 			})
 		}

@@ -74,6 +74,13 @@ type Spec struct {
 	// it those fields are empty, and the host may call the extension while the
 	// ones before it still run.
 	ReadsPrompt bool
+	// EffectsDeclared declares that the extension's only effects are the state
+	// keys and data files it declares: it writes no other file, calls no service
+	// (a model, the network, the host's RunSubordinate) and keeps no cache another
+	// extension could observe. Only then does the host call it while extensions
+	// of other plugins run; otherwise it runs in order, after the ones before it
+	// have answered, and the ones after it wait for it.
+	EffectsDeclared bool
 	// ForTools limits tool_execute_before and tool_execute_after to calls of these
 	// tools (empty: every tool). The wiring lint reports a name no loaded plugin
 	// provides.

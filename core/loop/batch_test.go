@@ -267,6 +267,22 @@ func TestDeclaredFileKeepsOrder(t *testing.T) {
 	}
 }
 
+// TestUndeclaredEffectsKeepOrder: in-order is the default. When b2 and pb2 do
+// not declare effects_declared (their only effects are their declared keys and
+// files), neither is called while alpha's a1 and pa1 run, though their
+// declarations do not meet: an undeclared effect could.
+func TestUndeclaredEffectsKeepOrder(t *testing.T) {
+	a, _ := runPair(t, "PAIR_WAIT=300ms", "PAIR_UNDECLARED=1")
+	for _, key := range []string{"a1", "pa1"} {
+		if got := saw(t, a, key, "pair_"); got != "alone" {
+			t.Errorf("pair_%s = %q: an extension without effects_declared ran beside it", key, got)
+		}
+	}
+	if got := saw(t, a, "pb2", "pair_"); got != "extras=0" {
+		t.Errorf("pair_pb2 = %q, want extras=0 (it does not read the prompt so far)", got)
+	}
+}
+
 // TestDispatchDeadline: an extension that hangs in a batch on the Dispatch
 // stream gets its own deadline, not the batch's: its context ends then, the miss
 // is its error, and the plugin serves on.

@@ -31,8 +31,10 @@ import (
 //     response changes the next request, so the rest are sent again.
 //   - At a hook where no response feeds the next request (see hooks.Info.
 //     FeedsNext), an extension of another plugin is called at the same time when
-//     the state keys and data files its manifest declares do not meet those of
-//     the extensions before it that have not answered yet. At system_prompt and
+//     it and the extensions before it that have not answered yet all declare
+//     effects_declared (their only effects are their declared keys and files),
+//     and the state keys and data files their manifests declare do not meet.
+//     Every other extension runs in order, as Agent Zero runs them. At system_prompt and
 //     message_loop_prompts_after, whose responses feed the prompt so far into
 //     the next request, so may an extension that does not read it
 //     (reads_prompt).
@@ -202,6 +204,12 @@ func canJoin(e *host.Extension, earlier []*host.Extension, in map[*host.Extensio
 			// Same batch, after x: the plugin threads x's writes to e, and stops
 			// the batch where x's response would change e's request.
 		case !overtake:
+			return false
+		case x.Plugin != e.Plugin && (!x.Spec.GetEffectsDeclared() || !e.Spec.GetEffectsDeclared()):
+			// In order by default: only extensions that declare their only
+			// effects are their declared keys and files run beside another
+			// plugin's, since an undeclared effect (a file, a service, a cache)
+			// would go unseen by the footprint check below.
 			return false
 		case !in[x] && (x.Plugin == e.Plugin || x.Spec.GetRequired() || e.Spec.GetRequired()):
 			// Never overtake an extension of the same plugin, or a required one;

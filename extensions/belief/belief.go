@@ -153,11 +153,12 @@ type Tracker struct{}
 // Spec declares the tracker.
 func (Tracker) Spec() sdk.Spec {
 	return sdk.Spec{
-		Name:        "belief_state_tracker",
-		Order:       11,
-		Reads:       []sdk.KeyRef{key()},
-		Writes:      []sdk.KeyRef{key()},
-		Description: "Classifies the operator's message into domains (compound signature, momentum) in bst_store, before any reader of the iteration.",
+		Name:            "belief_state_tracker",
+		Order:           11,
+		Reads:           []sdk.KeyRef{key()},
+		Writes:          []sdk.KeyRef{key()},
+		Description:     "Classifies the operator's message into domains (compound signature, momentum) in bst_store, before any reader of the iteration.",
+		EffectsDeclared: true,
 	}
 }
 

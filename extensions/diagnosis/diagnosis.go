@@ -65,12 +65,13 @@ type Comprehension struct{}
 // Spec declares it.
 func (Comprehension) Spec() sdk.Spec {
 	return sdk.Spec{
-		Name:        "error_comprehension",
-		Order:       19,
-		Reads:       []sdk.KeyRef{gateKey()},
-		Writes:      []sdk.KeyRef{diagKey(), gateKey()},
-		Resets:      []sdk.KeyRef{gateKey()},
-		Description: "Classifies each tool output into error_diagnosis (class, causal chain, suggested and anti-actions, confidence); a success clears action_gate_active.",
+		Name:            "error_comprehension",
+		Order:           19,
+		Reads:           []sdk.KeyRef{gateKey()},
+		Writes:          []sdk.KeyRef{diagKey(), gateKey()},
+		Resets:          []sdk.KeyRef{gateKey()},
+		Description:     "Classifies each tool output into error_diagnosis (class, causal chain, suggested and anti-actions, confidence); a success clears action_gate_active.",
+		EffectsDeclared: true,
 	}
 }
 
@@ -92,10 +93,11 @@ type Advisor struct{}
 // Spec declares it.
 func (Advisor) Spec() sdk.Spec {
 	return sdk.Spec{
-		Name:        "tool_fallback_advisor",
-		Order:       30,
-		Reads:       []sdk.KeyRef{diagKey(), ledgerKey()},
-		Description: "Blocks a call that repeats the call that just failed (same tool and arguments, not a transient error), giving the diagnosis and what to do instead.",
+		Name:            "tool_fallback_advisor",
+		Order:           30,
+		Reads:           []sdk.KeyRef{diagKey(), ledgerKey()},
+		Description:     "Blocks a call that repeats the call that just failed (same tool and arguments, not a transient error), giving the diagnosis and what to do instead.",
+		EffectsDeclared: true,
 	}
 }
 
@@ -150,10 +152,11 @@ type Logger struct{}
 // Spec declares it.
 func (Logger) Spec() sdk.Spec {
 	return sdk.Spec{
-		Name:        "tool_fallback_logger",
-		Order:       30,
-		Reads:       []sdk.KeyRef{diagKey(), ledgerKey(), catalogKey(), bstKey()},
-		Description: fmt.Sprintf("After %d failures in a row of one tool, annotates the result with the tools to try instead and logs it.", FallbackAfter),
+		Name:            "tool_fallback_logger",
+		Order:           30,
+		Reads:           []sdk.KeyRef{diagKey(), ledgerKey(), catalogKey(), bstKey()},
+		Description:     fmt.Sprintf("After %d failures in a row of one tool, annotates the result with the tools to try instead and logs it.", FallbackAfter),
+		EffectsDeclared: true,
 	}
 }
 

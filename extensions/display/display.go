@@ -138,7 +138,8 @@ type PlainText struct{}
 // Spec declares it.
 func (PlainText) Spec() sdk.Spec {
 	return sdk.Spec{Name: "plain_text_response", Order: 21,
-		Description: "Shows a prose reply as it streams, and a JSON reply as its headline so far."}
+		EffectsDeclared: true,
+		Description:     "Shows a prose reply as it streams, and a JSON reply as its headline so far."}
 }
 
 // ResponseStreamChunk sets the display.
@@ -153,7 +154,8 @@ type ClearGenerating struct{}
 // Spec declares it.
 func (ClearGenerating) Spec() sdk.Spec {
 	return sdk.Spec{Name: "clear_generating_content", Order: 20,
-		Description: "Replaces the raw JSON of a complete reply in the operator's view by its headline, thoughts and tool call."}
+		EffectsDeclared: true,
+		Description:     "Replaces the raw JSON of a complete reply in the operator's view by its headline, thoughts and tool call."}
 }
 
 // ResponseStreamEnd sets the display.

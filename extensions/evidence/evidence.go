@@ -68,11 +68,12 @@ type Recorder struct{}
 // Spec declares it.
 func (Recorder) Spec() sdk.Spec {
 	return sdk.Spec{
-		Name:        "evidence_ledger_recorder",
-		Order:       24,
-		Reads:       []sdk.KeyRef{LedgerKey(), loopKey()},
-		Writes:      []sdk.KeyRef{LedgerKey()},
-		Description: "Appends each tool output (salient values, excerpt, success, loop marker) to evidence_ledger.",
+		Name:            "evidence_ledger_recorder",
+		Order:           24,
+		Reads:           []sdk.KeyRef{LedgerKey(), loopKey()},
+		Writes:          []sdk.KeyRef{LedgerKey()},
+		Description:     "Appends each tool output (salient values, excerpt, success, loop marker) to evidence_ledger.",
+		EffectsDeclared: true,
 	}
 }
 
@@ -122,7 +123,8 @@ func (Integrity) Spec() sdk.Spec {
 		Reads:       []sdk.KeyRef{LedgerKey(), bstKey(), qualityKey()},
 		Description: "Checks the claims of the final answer against the evidence ledger and reports those without evidence to the operator.",
 		// Every operator message of the session counts as a source of a claim.
-		ReadsHistory: true,
+		ReadsHistory:    true,
+		EffectsDeclared: true,
 	}
 }
 

@@ -36,6 +36,7 @@ func (Tracker) Spec() sdk.Spec {
 		Writes:          []sdk.KeyRef{key()},
 		ConsumesSignals: []string{signals.Misformat},
 		Description:     "Counts consecutive unusable replies per tool in failure_tracker.",
+		EffectsDeclared: true,
 	}
 }
 
@@ -63,11 +64,12 @@ type Reset struct{}
 // Spec declares the reset.
 func (Reset) Spec() sdk.Spec {
 	return sdk.Spec{
-		Name:        "reset_failure_counter",
-		Order:       20,
-		Reads:       []sdk.KeyRef{key()},
-		Writes:      []sdk.KeyRef{key()},
-		Description: "Clears a tool's failure_tracker entry when the tool succeeds.",
+		Name:            "reset_failure_counter",
+		Order:           20,
+		Reads:           []sdk.KeyRef{key()},
+		Writes:          []sdk.KeyRef{key()},
+		Description:     "Clears a tool's failure_tracker entry when the tool succeeds.",
+		EffectsDeclared: true,
 	}
 }
 

@@ -126,12 +126,13 @@ type Selector struct{}
 // Spec declares it.
 func (Selector) Spec() sdk.Spec {
 	return sdk.Spec{
-		Name:          "htn_plan_selector",
-		Order:         15,
-		Reads:         []sdk.KeyRef{key(), bstKey(), ledgerKey()},
-		Writes:        []sdk.KeyRef{key()},
-		InjectsPrompt: true,
-		Description:   "Selects the plan of the task's primary domain (bst_store), tracks its steps from the evidence ledger in htn_plan, and adds the PLAN block.",
+		Name:            "htn_plan_selector",
+		Order:           15,
+		Reads:           []sdk.KeyRef{key(), bstKey(), ledgerKey()},
+		Writes:          []sdk.KeyRef{key()},
+		InjectsPrompt:   true,
+		Description:     "Selects the plan of the task's primary domain (bst_store), tracks its steps from the evidence ledger in htn_plan, and adds the PLAN block.",
+		EffectsDeclared: true,
 	}
 }
 

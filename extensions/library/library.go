@@ -51,10 +51,11 @@ func File() *exocortexv1.FileSpec {
 // Spec declares it.
 func (Catalog) Spec() sdk.Spec {
 	return sdk.Spec{
-		Name:          "library_catalog",
-		Order:         17,
-		InjectsPrompt: true,
-		Description:   "Adds the LIBRARY block: documents, words, collections (tags) and recent titles from library/catalog.json.",
+		Name:            "library_catalog",
+		Order:           17,
+		InjectsPrompt:   true,
+		Description:     "Adds the LIBRARY block: documents, words, collections (tags) and recent titles from library/catalog.json.",
+		EffectsDeclared: true,
 	}
 }
 

@@ -87,11 +87,12 @@ type Gate struct{}
 // Spec declares it.
 func (Gate) Spec() sdk.Spec {
 	return sdk.Spec{
-		Name:        "orchestration_gate",
-		Order:       17,
-		Reads:       []sdk.KeyRef{key(), bstKey(), supKey()},
-		Writes:      []sdk.KeyRef{key()},
-		Description: "Decides direct or delegate for the task (sub-tasks, compound domain, supervisor tier) in orchestration.",
+		Name:            "orchestration_gate",
+		Order:           17,
+		Reads:           []sdk.KeyRef{key(), bstKey(), supKey()},
+		Writes:          []sdk.KeyRef{key()},
+		Description:     "Decides direct or delegate for the task (sub-tasks, compound domain, supervisor tier) in orchestration.",
+		EffectsDeclared: true,
 	}
 }
 
@@ -137,11 +138,12 @@ type Mode struct{}
 // Spec declares it.
 func (Mode) Spec() sdk.Spec {
 	return sdk.Spec{
-		Name:          "orchestration_mode",
-		Order:         57,
-		Reads:         []sdk.KeyRef{key(), catalogKey()},
-		InjectsPrompt: true,
-		Description:   "When the gate chose delegate, adds the ORCHESTRATION block: the sub-tasks and how to delegate them with call_subordinate.",
+		Name:            "orchestration_mode",
+		Order:           57,
+		Reads:           []sdk.KeyRef{key(), catalogKey()},
+		InjectsPrompt:   true,
+		Description:     "When the gate chose delegate, adds the ORCHESTRATION block: the sub-tasks and how to delegate them with call_subordinate.",
+		EffectsDeclared: true,
 	}
 }
 

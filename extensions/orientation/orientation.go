@@ -38,11 +38,12 @@ type Extension struct{}
 // Spec declares it.
 func (Extension) Spec() sdk.Spec {
 	return sdk.Spec{
-		Name:          "situational_orientation",
-		Order:         14,
-		Reads:         []sdk.KeyRef{diagKey(), bstKey(), taskKey(), qualityKey(), writeLogKey()},
-		InjectsPrompt: true,
-		Description:   "Adds the SITUATION block when there is something to act on: the last error's diagnosis and advice, an action waiting for approval, failing tests, a bad file write, a blocked task.",
+		Name:            "situational_orientation",
+		Order:           14,
+		Reads:           []sdk.KeyRef{diagKey(), bstKey(), taskKey(), qualityKey(), writeLogKey()},
+		InjectsPrompt:   true,
+		Description:     "Adds the SITUATION block when there is something to act on: the last error's diagnosis and advice, an action waiting for approval, failing tests, a bad file write, a blocked task.",
+		EffectsDeclared: true,
 	}
 }
 

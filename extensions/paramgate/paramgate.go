@@ -265,10 +265,11 @@ type Gate struct{}
 // Spec declares it.
 func (Gate) Spec() sdk.Spec {
 	return sdk.Spec{
-		Name:        "meta_reasoning_gate",
-		Order:       20,
-		Reads:       []sdk.KeyRef{catalogKey()},
-		Description: "Corrects tool arguments against the tool's schema: names (case, synonyms), exact type conversions, enum case, code fences.",
+		Name:            "meta_reasoning_gate",
+		Order:           20,
+		Reads:           []sdk.KeyRef{catalogKey()},
+		Description:     "Corrects tool arguments against the tool's schema: names (case, synonyms), exact type conversions, enum case, code fences.",
+		EffectsDeclared: true,
 	}
 }
 

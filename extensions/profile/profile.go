@@ -149,12 +149,13 @@ type Extension struct{}
 // Spec declares it.
 func (Extension) Spec() sdk.Spec {
 	return sdk.Spec{
-		Name:          "operator_profile",
-		Order:         13,
-		Reads:         []sdk.KeyRef{key(), bstKey()},
-		Writes:        []sdk.KeyRef{key()},
-		InjectsPrompt: true,
-		Description:   "Folds the operator's messages into operator_profile (name, role, stated preferences, domains) and adds the PROFILE block.",
+		Name:            "operator_profile",
+		Order:           13,
+		Reads:           []sdk.KeyRef{key(), bstKey()},
+		Writes:          []sdk.KeyRef{key()},
+		InjectsPrompt:   true,
+		Description:     "Folds the operator's messages into operator_profile (name, role, stated preferences, domains) and adds the PROFILE block.",
+		EffectsDeclared: true,
 	}
 }
 

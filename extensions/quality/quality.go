@@ -78,9 +78,10 @@ type Finalizer struct{}
 // Spec declares it.
 func (Finalizer) Spec() sdk.Spec {
 	return sdk.Spec{
-		Name:        "response_finalizer",
-		Order:       22,
-		Description: fmt.Sprintf("Cleans tool output for the model: terminal escapes, progress-bar rewrites, trailing spaces, blank runs; keeps head and tail of output over %d characters.", MaxContent),
+		Name:            "response_finalizer",
+		Order:           22,
+		Description:     fmt.Sprintf("Cleans tool output for the model: terminal escapes, progress-bar rewrites, trailing spaces, blank runs; keeps head and tail of output over %d characters.", MaxContent),
+		EffectsDeclared: true,
 	}
 }
 
@@ -197,7 +198,8 @@ func (Gate) Spec() sdk.Spec {
 		Writes:      []sdk.KeyRef{qualityKey()},
 		Description: "Judges code_execution output (failing and passing tests, warnings, errors) into code_quality and annotates problems.",
 		// Only these tools run code whose output it judges.
-		ForTools: []string{"code_execution", "data_analyze"},
+		ForTools:        []string{"code_execution", "data_analyze"},
+		EffectsDeclared: true,
 	}
 }
 

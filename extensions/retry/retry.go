@@ -154,6 +154,7 @@ func (Structured) Spec() sdk.Spec {
 		Reads:           []sdk.KeyRef{tracker()},
 		ConsumesSignals: []string{signals.Misformat},
 		Description:     "Writes the correction for an unusable reply from its fault (empty, prose, cut off, invalid JSON, no tool, bad arguments), stricter from the second failure.",
+		EffectsDeclared: true,
 	}
 }
 

@@ -68,11 +68,12 @@ func File() *exocortexv1.FileSpec {
 // Spec declares it.
 func (Trigger) Spec() sdk.Spec {
 	return sdk.Spec{
-		Name:        "sleep_trigger",
-		Order:       60,
-		Reads:       []sdk.KeyRef{stateKey(), supKey()},
-		Writes:      []sdk.KeyRef{stateKey()},
-		Description: fmt.Sprintf("Requests sleep consolidation (sleep/request.json) after %d tool calls or after a loop the supervisor recovered from, at most hourly.", CallThreshold),
+		Name:            "sleep_trigger",
+		Order:           60,
+		Reads:           []sdk.KeyRef{stateKey(), supKey()},
+		Writes:          []sdk.KeyRef{stateKey()},
+		Description:     fmt.Sprintf("Requests sleep consolidation (sleep/request.json) after %d tool calls or after a loop the supervisor recovered from, at most hourly.", CallThreshold),
+		EffectsDeclared: true,
 	}
 }
 

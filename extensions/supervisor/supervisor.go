@@ -95,6 +95,7 @@ func (Loop) Spec() sdk.Spec {
 		Resets:          []sdk.KeyRef{loopActive()},
 		ConsumesSignals: []string{signals.Repeat, signals.Misformat},
 		Description:     "Escalates tier 1-3 interventions, then stops, on repeat/misformat signals, failing tools, repeated or failing calls in the evidence ledger and proactive signals; sets loop_active and p4_loop_fired.",
+		EffectsDeclared: true,
 	}
 }
 
@@ -248,11 +249,12 @@ type Proactive struct{}
 // Spec declares it.
 func (Proactive) Spec() sdk.Spec {
 	return sdk.Spec{
-		Name:        "proactive_supervisor",
-		Order:       13,
-		Reads:       []sdk.KeyRef{ledger(), completion(), supSignals()},
-		Writes:      []sdk.KeyRef{supSignals()},
-		Description: "Reads the reasoning chain (evidence ledger, progress) when the prompt is final and records oscillation, near repeats and lack of progress in supervisor_signals.",
+		Name:            "proactive_supervisor",
+		Order:           13,
+		Reads:           []sdk.KeyRef{ledger(), completion(), supSignals()},
+		Writes:          []sdk.KeyRef{supSignals()},
+		Description:     "Reads the reasoning chain (evidence ledger, progress) when the prompt is final and records oscillation, near repeats and lack of progress in supervisor_signals.",
+		EffectsDeclared: true,
 	}
 }
 

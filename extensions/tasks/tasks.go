@@ -80,11 +80,12 @@ type Completion struct{}
 // Spec declares it.
 func (Completion) Spec() sdk.Spec {
 	return sdk.Spec{
-		Name:        "completion_tracker",
-		Order:       12,
-		Reads:       []sdk.KeyRef{CompletionKey(), ledgerKey()},
-		Writes:      []sdk.KeyRef{CompletionKey()},
-		Description: "Tracks completion signals (success markers in tool output, the model saying it is done, setbacks) in completion.",
+		Name:            "completion_tracker",
+		Order:           12,
+		Reads:           []sdk.KeyRef{CompletionKey(), ledgerKey()},
+		Writes:          []sdk.KeyRef{CompletionKey()},
+		Description:     "Tracks completion signals (success markers in tool output, the model saying it is done, setbacks) in completion.",
+		EffectsDeclared: true,
 	}
 }
 
@@ -170,11 +171,12 @@ type Tracker struct{}
 // Spec declares it.
 func (Tracker) Spec() sdk.Spec {
 	return sdk.Spec{
-		Name:        "task_tracker",
-		Order:       48,
-		Reads:       []sdk.KeyRef{StateKey(), CompletionKey(), gateKey()},
-		Writes:      []sdk.KeyRef{StateKey()},
-		Description: "Moves the monologue's task through started, working, blocked, waiting_approval, verifying and done in task_state.",
+		Name:            "task_tracker",
+		Order:           48,
+		Reads:           []sdk.KeyRef{StateKey(), CompletionKey(), gateKey()},
+		Writes:          []sdk.KeyRef{StateKey()},
+		Description:     "Moves the monologue's task through started, working, blocked, waiting_approval, verifying and done in task_state.",
+		EffectsDeclared: true,
 	}
 }
 

@@ -242,7 +242,8 @@ func (Tiered) Spec() sdk.Spec {
 		InjectsPrompt: true,
 		Description:   fmt.Sprintf("Counts the tools called this session in seen_tools and adds TOOL SPECS (full schema and a working example) for the %d most recent.", MaxSpecs),
 		// It counts the tool results of the whole history since its last call.
-		ReadsHistory: true,
+		ReadsHistory:    true,
+		EffectsDeclared: true,
 	}
 }
 

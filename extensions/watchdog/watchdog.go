@@ -30,7 +30,8 @@ func (Context) Spec() sdk.Spec {
 		Description:   fmt.Sprintf("Records context fill; warns the model from %.0f%% of num_ctx.", WarnAt*100),
 		// The fill is that of the prompt so far (prompt_tokens), which the host
 		// sends only to extensions that declare reading it.
-		ReadsPrompt: true,
+		ReadsPrompt:     true,
+		EffectsDeclared: true,
 	}
 }
 

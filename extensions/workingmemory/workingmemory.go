@@ -38,11 +38,12 @@ type Extension struct{}
 // Spec declares it.
 func (Extension) Spec() sdk.Spec {
 	return sdk.Spec{
-		Name:        "working_memory",
-		Order:       11,
-		Reads:       []sdk.KeyRef{Key()},
-		Writes:      []sdk.KeyRef{Key()},
-		Description: "Extracts the entities of each message (paths, URLs, identifiers, names) into the bounded working_memory buffer.",
+		Name:            "working_memory",
+		Order:           11,
+		Reads:           []sdk.KeyRef{Key()},
+		Writes:          []sdk.KeyRef{Key()},
+		Description:     "Extracts the entities of each message (paths, URLs, identifiers, names) into the bounded working_memory buffer.",
+		EffectsDeclared: true,
 	}
 }
 

@@ -64,6 +64,12 @@ class Spec:
     # prompt_tokens of message_loop_prompts_after. Without it those fields are empty,
     # and the host may call the extension while the ones before it still run.
     reads_prompt: bool = False
+    # The extension's only effects are the state keys and data files it declares:
+    # it writes no other file, calls no service (a model, the network, the host's
+    # RunSubordinate) and keeps no cache another extension could observe. Only then
+    # does the host call it while extensions of other plugins run; otherwise it runs
+    # in order, after the ones before it have answered.
+    effects_declared: bool = False
     # Limits tool_execute_before and tool_execute_after to calls of these tools
     # (empty: every tool). The wiring lint reports a name no loaded plugin provides.
     for_tools: Sequence[str] = ()

@@ -13,7 +13,10 @@
 //	beta:  pb2 (order 2) does not read the prompt so far, pb3 (order 3) does.
 //
 // Each records what it saw in a session key. PAIR_DIR is where b2 and pb2 leave
-// the files a1 and pa1 wait for (at most PAIR_WAIT, default 1s).
+// the files a1 and pa1 wait for (at most PAIR_WAIT, default 1s): those marker
+// files are the test's instrument, so the extensions still declare
+// EffectsDeclared, which lets the host call them beside another plugin's;
+// PAIR_UNDECLARED=1 makes b2 and pb2 not declare it, so they run in order.
 package main
 
 import (
@@ -58,7 +61,7 @@ func waitFor(name string) string {
 type a1 struct{}
 
 func (a1) Spec() sdk.Spec {
-	return sdk.Spec{Name: "a1", Order: 1, Writes: []sdk.KeyRef{key("note"), key("a1")}}
+	return sdk.Spec{Name: "a1", Order: 1, Writes: []sdk.KeyRef{key("note"), key("a1")}, EffectsDeclared: true}
 }
 func (a1) MessageLoopEnd(_ context.Context, c *sdk.Call, _ *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
 	key("note").Set(c, wrapperspb.String("from a1"))
@@ -70,7 +73,7 @@ func (a1) MessageLoopEnd(_ context.Context, c *sdk.Call, _ *exocortexv1.MessageL
 type pa1 struct{}
 
 func (pa1) Spec() sdk.Spec {
-	return sdk.Spec{Name: "pa1", Order: 1, InjectsPrompt: true, Writes: []sdk.KeyRef{key("pa1")}}
+	return sdk.Spec{Name: "pa1", Order: 1, InjectsPrompt: true, Writes: []sdk.KeyRef{key("pa1")}, EffectsDeclared: true}
 }
 func (pa1) MessageLoopPromptsAfter(_ context.Context, c *sdk.Call, _ *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
 	key("pa1").Set(c, wrapperspb.String(waitFor("pb2")))
@@ -86,7 +89,8 @@ type extras struct {
 }
 
 func (e extras) Spec() sdk.Spec {
-	return sdk.Spec{Name: e.name, Order: e.order, ReadsPrompt: e.prompt, Writes: []sdk.KeyRef{key(e.name)}}
+	return sdk.Spec{Name: e.name, Order: e.order, ReadsPrompt: e.prompt, Writes: []sdk.KeyRef{key(e.name)},
+		EffectsDeclared: os.Getenv("PAIR_UNDECLARED") == ""}
 }
 func (e extras) MessageLoopPromptsAfter(_ context.Context, c *sdk.Call, req *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
 	if !e.prompt {
@@ -104,7 +108,7 @@ type reader struct {
 }
 
 func (r reader) Spec() sdk.Spec {
-	return sdk.Spec{Name: r.name, Order: r.order, Reads: []sdk.KeyRef{key("note")}, Writes: []sdk.KeyRef{key(r.name)}}
+	return sdk.Spec{Name: r.name, Order: r.order, Reads: []sdk.KeyRef{key("note")}, Writes: []sdk.KeyRef{key(r.name)}, EffectsDeclared: true}
 }
 func (r reader) MessageLoopEnd(_ context.Context, c *sdk.Call, _ *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
 	v, _ := key("note").Get(c)
@@ -114,7 +118,9 @@ func (r reader) MessageLoopEnd(_ context.Context, c *sdk.Call, _ *exocortexv1.Me
 
 type b2 struct{}
 
-func (b2) Spec() sdk.Spec { return sdk.Spec{Name: "b2", Order: 2, Writes: []sdk.KeyRef{key("b2")}} }
+func (b2) Spec() sdk.Spec {
+	return sdk.Spec{Name: "b2", Order: 2, Writes: []sdk.KeyRef{key("b2")}, EffectsDeclared: os.Getenv("PAIR_UNDECLARED") == ""}
+}
 func (b2) MessageLoopEnd(_ context.Context, c *sdk.Call, _ *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
 	if err := os.WriteFile(started(), nil, 0o644); err != nil {
 		return nil, err
