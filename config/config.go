@@ -41,6 +41,10 @@ type Config struct {
 	// PluginDirs are scanned after the project and user plugin directories.
 	PluginDirs []string `yaml:"plugin_dirs"`
 	Timeouts   Timeouts `yaml:"timeouts"`
+	// TimeBudgets are the hooks' time budgets: an extension over its budget is
+	// reported, and a stream extension that keeps exceeding it is not called
+	// for the rest of the monologue.
+	TimeBudgets TimeBudgets `yaml:"time_budgets"`
 	// DisabledExtensions are not run; EnabledExtensions turns on ones shipped disabled.
 	DisabledExtensions []string `yaml:"disabled_extensions"`
 	EnabledExtensions  []string `yaml:"enabled_extensions"`
@@ -73,6 +77,22 @@ type Timeouts struct {
 	// Compress bounds the utility model's summary of a history compression;
 	// the extractive summary is used when it is late.
 	Compress Duration `yaml:"compress"`
+}
+
+// TimeBudgets are the time an extension may take at a hook before it is
+// reported (core/loop's TimeBudgets; zero values take its defaults).
+//
+//	time_budgets:
+//	  stream: 100ms        # one call at response_stream_chunk or response_stream_end
+//	  iteration: 2s        # an extension's calls at any other hook in one iteration
+//	  stop_after: 3        # over-budget stream calls in a row that stop it for the monologue
+//	  hooks:
+//	    response_stream_chunk: 50ms
+type TimeBudgets struct {
+	Stream    Duration            `yaml:"stream"`
+	Iteration Duration            `yaml:"iteration"`
+	StopAfter int                 `yaml:"stop_after"`
+	Hooks     map[string]Duration `yaml:"hooks"`
 }
 
 // Duration is a time.Duration written as "10s" in YAML.

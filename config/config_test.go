@@ -29,6 +29,12 @@ func TestLoad(t *testing.T) {
 			}},
 		{name: "env overrides file", file: "model: llama3.2\n", env: map[string]string{EnvModel: "qwen3:4b", EnvNumCtx: "16384"},
 			check: func(c Config) bool { return c.Model == "qwen3:4b" && c.NumCtx == 16384 }},
+		{name: "time budgets", file: "time_budgets:\n  stream: 50ms\n  iteration: 1s\n  stop_after: 2\n  hooks:\n    message_loop_end: 3s\n",
+			check: func(c Config) bool {
+				b := c.TimeBudgets
+				return time.Duration(b.Stream) == 50*time.Millisecond && time.Duration(b.Iteration) == time.Second &&
+					b.StopAfter == 2 && time.Duration(b.Hooks["message_loop_end"]) == 3*time.Second
+			}},
 		{name: "typo", file: "modle: x\n", wantErr: "field modle not found"},
 		{name: "bad duration", file: "timeouts:\n  default: soon\n", wantErr: `"soon" is not a duration`},
 		{name: "bad env", env: map[string]string{EnvNumCtx: "lots"}, wantErr: "EXOCORTEX_NUM_CTX"},

@@ -269,11 +269,18 @@ func TestPluginHistory(t *testing.T) {
 		`{"time":"2026-11-21T10:02:00Z","kind":"reload_rejected","plugin":"greeter","detail":"order collision at x"}`,
 		`{"time":"2026-11-21T10:03:00Z","kind":"reload_rejected","plugin":"other","detail":"does not start"}`,
 		`{"time":"2026-11-21T10:04:00Z","kind":"load","plugin":"other"}`,
+		`{"time":"2026-11-21T10:05:00Z","kind":"over_budget","plugin":"greeter","extension":"slow","hook":"response_stream_chunk","took_ms":90,"budget_ms":100}`,
+		`{"time":"2026-11-21T10:05:01Z","kind":"over_budget","plugin":"greeter","extension":"slow","hook":"response_stream_chunk","took_ms":300,"budget_ms":100}`,
+		`{"time":"2026-11-21T10:05:01Z","kind":"budget_stopped","plugin":"greeter","extension":"slow","hook":"response_stream_chunk","took_ms":300,"budget_ms":100}`,
 	}, "\n")
 	h := parsePluginHistory(strings.NewReader(log))
 	st := h.apply([]host.PluginStatus{{Name: "greeter"}, {Name: "other"}, {Name: "quiet"}})
 	if st[0].Reloads != 1 || !strings.HasSuffix(st[0].LastRejection, ": order collision at x") {
 		t.Errorf("greeter: %+v", st[0])
+	}
+	if ob := st[0].OverBudget; len(ob) != 1 || ob[0].Extension != "slow" || ob[0].Hook != "response_stream_chunk" ||
+		ob[0].Count != 2 || ob[0].Stopped != 1 || ob[0].LastMS != 300 || ob[0].BudgetMS != 100 {
+		t.Errorf("greeter's time budgets from the log: %+v", ob)
 	}
 	if st[1].LastRejection != "" {
 		t.Errorf("a rejection followed by a load is still shown: %+v", st[1])

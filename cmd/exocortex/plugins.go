@@ -101,6 +101,13 @@ func printStatus(w io.Writer, st []host.PluginStatus, detail bool) {
 				fmt.Fprintf(tw, "  last error:\t%s\n", firstLine(p.LastError))
 			}
 			printReloadStatus(tw, p)
+			for _, o := range p.OverBudget {
+				stopped := ""
+				if o.Stopped > 0 {
+					stopped = fmt.Sprintf(", stopped for the rest of %d monologue(s)", o.Stopped)
+				}
+				fmt.Fprintf(tw, "  over budget:	%s at %s: %d time(s), last %dms against %dms%s\n", o.Extension, o.Hook, o.Count, o.LastMS, o.BudgetMS, stopped)
+			}
 			if p.Stderr != "" {
 				for _, l := range strings.Split(strings.TrimRight(p.Stderr, "\n"), "\n") {
 					fmt.Fprintf(tw, "  stderr:\t%s\n", l)

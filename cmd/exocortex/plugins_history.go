@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -28,6 +29,8 @@ type pluginEvents struct {
 	lastReload time.Time
 	// rejection is the last refused version, when nothing loaded after it.
 	rejection *host.Event
+	// overBudget counts the time-budget events by extension (host/budget.go).
+	overBudget map[string]*host.Overrun
 }
 
 // readPluginHistory reads $EXOCORTEX_HOME/logs/events.jsonl. A missing log is
@@ -68,6 +71,22 @@ func parsePluginHistory(r io.Reader) pluginHistory {
 		case host.EventReloadRejected:
 			ev := e
 			pe.rejection = &ev
+		case host.EventOverBudget, host.EventBudgetStopped:
+			if pe.overBudget == nil {
+				pe.overBudget = map[string]*host.Overrun{}
+			}
+			k := e.Extension + "@" + e.Hook
+			o := pe.overBudget[k]
+			if o == nil {
+				o = &host.Overrun{Extension: e.Extension, Hook: e.Hook}
+				pe.overBudget[k] = o
+			}
+			if e.Kind == host.EventBudgetStopped {
+				o.Stopped++
+			} else {
+				o.Count++
+				o.At, o.LastMS, o.BudgetMS = e.Time, e.TookMS, e.BudgetMS
+			}
 		}
 	}
 	return h
@@ -86,6 +105,15 @@ func (h pluginHistory) apply(st []host.PluginStatus) []host.PluginStatus {
 		}
 		if st[i].Reloads == 0 {
 			st[i].Reloads = pe.reloads
+		}
+		if len(st[i].OverBudget) == 0 {
+			for _, o := range pe.overBudget {
+				st[i].OverBudget = append(st[i].OverBudget, *o)
+			}
+			sort.Slice(st[i].OverBudget, func(a, b int) bool {
+				x, y := st[i].OverBudget[a], st[i].OverBudget[b]
+				return x.Extension+"@"+x.Hook < y.Extension+"@"+y.Hook
+			})
 		}
 	}
 	return st

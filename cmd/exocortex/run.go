@@ -255,5 +255,7 @@ func (a *app) agentOptions(h *host.Host, client *llm.Client, loader *prompts.Loa
 		UtilityModel: a.cfg.UtilityModel, CompressTimeout: time.Duration(a.cfg.Timeouts.Compress), FullToolDocs: a.cfg.FullToolDocs,
 		PersistentState: filepath.Join(a.home, "state.json"), Logger: a.log,
 		ToolTimeout: time.Duration(a.cfg.Timeouts.Tool), ToolTimeouts: durations(a.cfg.Timeouts.Tools),
+		TimeBudgets: loop.TimeBudgets{Stream: time.Duration(a.cfg.TimeBudgets.Stream), Iteration: time.Duration(a.cfg.TimeBudgets.Iteration),
+			StopAfter: a.cfg.TimeBudgets.StopAfter, Hooks: durations(a.cfg.TimeBudgets.Hooks)},
 	}
 }

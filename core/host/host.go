@@ -84,6 +84,11 @@ type Event struct {
 	Plugin    string    `json:"plugin"`
 	Extension string    `json:"extension,omitempty"`
 	Detail    string    `json:"detail,omitempty"`
+	// Hook, TookMS and BudgetMS, on over_budget and budget_stopped: where the
+	// extension ran, how long it took and the budget it exceeded.
+	Hook     string `json:"hook,omitempty"`
+	TookMS   int64  `json:"took_ms,omitempty"`
+	BudgetMS int64  `json:"budget_ms,omitempty"`
 }
 
 // Extension is one loaded extension at one hook.

@@ -75,6 +75,9 @@ type Plugin struct {
 
 	// disp is the Dispatch stream (dispatch.go).
 	disp dispatcher
+
+	// overruns are the extensions' exceeded time budgets (budget.go).
+	overruns map[string]*Overrun
 }
 
 // Name is the plugin's name from discovery.

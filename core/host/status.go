@@ -32,6 +32,10 @@ type PluginStatus struct {
 	Reloads       int    `json:"reloads,omitempty"`
 	Pending       string `json:"pending,omitempty"`
 	LastRejection string `json:"last_rejection,omitempty"`
+
+	// OverBudget lists the extensions that exceeded their hook's time budget
+	// (budget.go), by extension and hook.
+	OverBudget []Overrun `json:"over_budget,omitempty"`
 }
 
 // ExtensionInfo is one extension in a status report.
@@ -79,6 +83,9 @@ func (h *Host) Status() []PluginStatus {
 		}
 		if p.lastErr != nil {
 			st.LastError = p.lastErr.Error()
+		}
+		if len(p.overruns) > 0 {
+			st.OverBudget = p.overrunsLocked()
 		}
 		switch m := p.manifest; {
 		case m.GetServesDispatch():

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/exocortex/exocortex/core/hooks"
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/llm"
 	"github.com/exocortex/exocortex/core/session"
@@ -76,6 +77,8 @@ type Options struct {
 	NoBatching bool
 	// EmitContext adds the ACP context object to hook events.
 	EmitContext bool
+	// TimeBudgets are the hooks' time budgets (timebudget.go).
+	TimeBudgets TimeBudgets
 	Logger      *slog.Logger
 }
 
@@ -123,6 +126,14 @@ func New(opts Options) (*Agent, error) {
 	}
 	if opts.Model == "" {
 		return nil, errors.New("loop: no model configured (set model in config.yaml, EXOCORTEX_MODEL, or --model)")
+	}
+	for name, d := range opts.TimeBudgets.Hooks {
+		if _, ok := hooks.Lookup(name); !ok {
+			return nil, fmt.Errorf("loop: time_budgets.hooks names %q, which is not a hook (write a hook name, e.g. response_stream_chunk)", name)
+		}
+		if d < 0 {
+			return nil, fmt.Errorf("loop: time_budgets.hooks.%s is negative (%s)", name, d)
+		}
 	}
 	if opts.MaxIterations == 0 {
 		opts.MaxIterations = 25

@@ -29,6 +29,8 @@ type turn struct {
 	added []*exocortexv1.Message
 	// tool is the tool being called, at tool_execute_before/after (for_tools).
 	tool string
+	// usage is each extension's time against its budget (timebudget.go).
+	usage map[string]*usage
 }
 
 type changer interface {

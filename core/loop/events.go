@@ -62,8 +62,12 @@ type Event struct {
 	Batch      int `json:"batch,omitempty"`
 	BatchIndex int `json:"batch_index,omitempty"`
 	// RoundTrips, on hook_done, counts the calls to plugins the firing took.
-	RoundTrips int    `json:"round_trips,omitempty"`
-	Error      string `json:"error,omitempty"`
+	RoundTrips int `json:"round_trips,omitempty"`
+	// BudgetUS and Per, on budget, are the time budget the extension exceeded
+	// and what it covers ("call" or "iteration").
+	BudgetUS int64  `json:"budget_us,omitempty"`
+	Per      string `json:"per,omitempty"`
+	Error    string `json:"error,omitempty"`
 	// Context is the ACP context object the extension received (when
 	// Options.EmitContext is set).
 	Context json.RawMessage `json:"context,omitempty"`

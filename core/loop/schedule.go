@@ -119,6 +119,7 @@ func fire[Req proto.Message, Resp changer](
 			// meet its reads.
 			calls[ext].State = a.store.Read(ext.Access)
 			accepted, stop := settle(ctx, a, t, ext, calls[ext], ctxJSON[ext], o.resp, o.err, time.Now().Add(-o.dur), o.pos, o.batch, handle)
+			a.charge(t, ext, o.dur)
 			delete(ran, ext)
 			if stop != nil {
 				return stop
@@ -144,6 +145,9 @@ func (a *Agent) runnable(t *turn, hook exocortexv1.Hook) []*host.Extension {
 	exts := make([]*host.Extension, 0, len(all))
 	for _, ext := range all {
 		if ext.Spec.GetOncePerSession() && a.once[onceKey(ext)] {
+			continue
+		}
+		if t.stoppedForBudget(ext) {
 			continue
 		}
 		if tools := ext.Spec.GetForTools(); len(tools) > 0 && t.tool != "" && !slices.Contains(tools, t.tool) {
