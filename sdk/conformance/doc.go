@@ -18,6 +18,11 @@
 //   - signals: an extension reacts to a message carrying signals.Repeat;
 //   - errors: a panic or exception is Internal naming the extension and the plugin
 //     keeps serving; a plain error is Unknown, a status error passes through;
+//   - readonly: an extension that changes its request in place instead of
+//     answering fails with FailedPrecondition naming plugin, extension, hook and
+//     field and the response field that does the job (from the protocol's
+//     changed_by and change_elsewhere options), in a batch and over the Dispatch
+//     stream too, where the next extension still gets the request as sent;
 //   - batches (RunBatch, which the manifest says it serves): state written or reset
 //     by one extension reaches the next that reads it, each extension gets its own
 //     copy of the request, the history and the prompt so far (system_prompt,
