@@ -46,7 +46,7 @@ func Commands() *slash.Registry {
 		}},
 		slash.Command{Name: "tools", Summary: "the tools the agent can call, and which plugin serves each"},
 		slash.Command{Name: "wiring", Summary: "the hooks that fired in the last turn, in order, with timings and the state keys read and written"},
-		slash.Command{Name: "context", Summary: "the context object the last hook received"},
+		slash.Command{Name: "context", Summary: "the context window (budget, compression, summary) and the context object the last hook received"},
 		slash.Command{Name: "stats", Summary: "tokens, model latency, tool and hook time of this run"},
 		slash.Command{Name: "approval", Args: "[default|auto-edit|yolo]", Summary: "show or set which held tool calls run without asking (shift+tab cycles)", Kind: slash.KindMode},
 		slash.Command{Name: "thoughts", Summary: "the reflections written on empty prompts (the cohesion loop)"},
@@ -484,15 +484,18 @@ func (e *Engine) cmdContext() (Output, error) {
 	if a == nil {
 		return Output{}, ErrNotReady
 	}
+	// The context window first (budget, compression, summary: loop.ContextReport),
+	// then the ACP context object the last hook received.
+	window := a.Context().String()
 	c := a.LastContext()
 	if c == nil {
-		return Output{Title: "context", Text: "no hook has been called yet: send a prompt first"}, nil
+		return Output{Title: "context", Text: window + "\nno hook has been called yet: send a prompt first"}, nil
 	}
 	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(c)
 	if err != nil {
 		return Output{}, err
 	}
-	return Output{Title: "context of the last hook call (" + c.GetHook() + ")", Text: string(b)}, nil
+	return Output{Title: "context window, and the context of the last hook call (" + c.GetHook() + ")", Text: window + "\n" + string(b)}, nil
 }
 
 func (e *Engine) cmdApproval(in slash.Invocation) (Output, error) {

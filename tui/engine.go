@@ -85,16 +85,18 @@ type Engine struct {
 	shell *shell.Runner
 	rec   *recorder
 
-	mu       sync.Mutex
-	host     *host.Host
-	hostErr  error
-	sess     *session.Session
-	agent    *loop.Agent
-	model    string
-	mode     loop.ApprovalMode
-	busy     bool
-	observer func(loop.Event)
-	approver loop.Approver
+	mu      sync.Mutex
+	host    *host.Host
+	hostErr error
+	// windowWarning: the model's window cannot hold the fixed prompt.
+	windowWarning string
+	sess          *session.Session
+	agent         *loop.Agent
+	model         string
+	mode          loop.ApprovalMode
+	busy          bool
+	observer      func(loop.Event)
+	approver      loop.Approver
 	// allowed remembers "allow for this session" answers, so that an agent
 	// rebuilt for the same session (/rename, /model) keeps them.
 	allowed map[string]bool
@@ -170,8 +172,21 @@ func (e *Engine) StartHost(ctx context.Context) (*host.Host, error) {
 		if err := e.buildAgentLocked(); err != nil {
 			return h, err
 		}
+		// The welcome card warns when the window cannot hold the fixed prompt.
+		fctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		if fit, err := e.agent.FitWindow(fctx); err == nil {
+			e.windowWarning = fit.Warning()
+		}
+		cancel()
 	}
 	return h, nil
+}
+
+// WindowWarning is the welcome card's warning about the context window ("").
+func (e *Engine) WindowWarning() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.windowWarning
 }
 
 // Host returns the plugin host (nil until started).

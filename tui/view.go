@@ -335,6 +335,9 @@ func (m *Model) welcomeCardAt(width int) string {
 		b.WriteString(m.st.err.Render("✗ " + clip(oneLine(m.boot.hostErr.Error()), inner*2)))
 	default:
 		b.WriteString(m.pluginList(inner - 9))
+		if w := m.eng.WindowWarning(); w != "" {
+			b.WriteString("\n" + label("") + m.st.warn.Render(clip(w, inner*2)))
+		}
 		if h := m.eng.Host(); h != nil {
 			for _, n := range h.Notices() {
 				b.WriteString("\n" + label("") + m.st.warn.Render(clip(oneLine(n), inner*2)))

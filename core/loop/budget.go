@@ -294,3 +294,36 @@ func (r ContextReport) String() string {
 	}
 	return b.String()
 }
+
+// WindowFit says whether the fixed prompt fits the window.
+type WindowFit struct {
+	Window int `json:"window"`
+	// Limit is what a request may take (the window less the reply's reserve).
+	Limit int `json:"limit"`
+	// Fixed is the fixed prompt (main prompt and tool documentation), by the
+	// count in use (conservative before the model has answered).
+	Fixed int `json:"fixed"`
+}
+
+// Fits reports whether the fixed prompt leaves room for anything else.
+func (f WindowFit) Fits() bool { return f.Fixed < f.Limit }
+
+// Warning is the operator's warning when the fixed prompt does not fit, "".
+func (f WindowFit) Warning() string {
+	if f.Fits() {
+		return ""
+	}
+	return fmt.Sprintf("the model's window (%d tokens, %d for the prompt) is smaller than the fixed prompt needs (about %d): raise num_ctx or load fewer tools", f.Window, f.Limit, f.Fixed)
+}
+
+// FitWindow resolves the window (asking the model when none is configured)
+// and measures the fixed prompt against it, before any request (the welcome
+// card's check). Not while a monologue runs.
+func (a *Agent) FitWindow(ctx context.Context) (WindowFit, error) {
+	w := a.resolveWindow(ctx)
+	system, _, err := a.baseSystemPrompt()
+	if err != nil {
+		return WindowFit{}, err
+	}
+	return WindowFit{Window: w, Limit: w - reserveFor(w), Fixed: a.tokens.message(llm.Message{Role: llm.RoleSystem, Content: system})}, nil
+}

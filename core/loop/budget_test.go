@@ -299,3 +299,24 @@ func TestCalibration(t *testing.T) {
 		})
 	}
 }
+
+// TestFitWindow: the welcome card's check warns when the window cannot hold
+// the fixed prompt.
+func TestFitWindow(t *testing.T) {
+	tests := []struct {
+		numCtx int
+		warn   bool
+	}{{8192, false}, {1024, true}}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.numCtx), func(t *testing.T) {
+			a, _, _ := newAgent(t, setup{plugins: []plugin{{name: "tools", tools: []string{"alpha"}}}, opts: Options{NumCtx: tt.numCtx}})
+			fit, err := a.FitWindow(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fit.Window != tt.numCtx || fit.Fixed == 0 || (fit.Warning() != "") != tt.warn {
+				t.Fatalf("fit %+v, warning %q", fit, fit.Warning())
+			}
+		})
+	}
+}
