@@ -138,7 +138,8 @@ func Classify(text string) *exocortexv1.BeliefState {
 	if len(sc) > 1 && 2*sc[1].Score >= sc[0].Score {
 		sig += "+" + sc[1].Domain
 	}
-	bs := &exocortexv1.BeliefState{CompoundSig: sig, PrimaryDomain: sc[0].Domain, Confidence: float64(sc[0].Score) / float64(total)}
+	bs := &exocortexv1.BeliefState{CompoundSig: sig, PrimaryDomain: sc[0].Domain, Confidence: float64(sc[0].Score) / float64(total),
+		Expansions: Expansions(sc[0].Domain)}
 	for _, s := range sc {
 		bs.Domains = append(bs.Domains, s.Domain)
 	}

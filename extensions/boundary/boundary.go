@@ -46,6 +46,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/exocortex/exocortex/extensions/shellparse"
 	"github.com/exocortex/exocortex/extensions/turn"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
@@ -158,14 +159,14 @@ func (b Bounds) ClassifyShell(text string) Verdict {
 	if forkBombRE.MatchString(text) {
 		raise(4, "a fork bomb")
 	}
-	cmds := parseShell(text)
+	cmds := shellparse.Parse(text)
 	if len(cmds) == 0 {
 		return v
 	}
 	dir := b.WorkDir
 	prevFetch := false
 	for _, c := range cmds {
-		words := c.words
+		words := c.Words
 		// Strip variable assignments and wrappers; note privilege escalation.
 		for len(words) > 0 {
 			w := filepath.Base(words[0])
@@ -179,7 +180,7 @@ func (b Bounds) ClassifyShell(text string) Verdict {
 				continue
 			case wrappers[w] || w == "env":
 				words = words[1:]
-				for len(words) > 0 && (strings.HasPrefix(words[0], "-") || isDigits(words[0])) {
+				for len(words) > 0 && (strings.HasPrefix(words[0], "-") || shellparse.IsDigits(words[0])) {
 					words = words[1:]
 				}
 				continue
@@ -189,7 +190,7 @@ func (b Bounds) ClassifyShell(text string) Verdict {
 			}
 			break
 		}
-		for _, r := range c.redirects {
+		for _, r := range c.Redirects {
 			p := b.resolve(r, dir)
 			switch {
 			case harmlessDevices[p]:
@@ -209,7 +210,7 @@ func (b Bounds) ClassifyShell(text string) Verdict {
 		if prevFetch && interpreter[name] {
 			raise(4, "a download piped into "+name)
 		}
-		prevFetch = c.pipeOut && (name == "curl" || name == "wget" || prevFetch && c.pipeOut)
+		prevFetch = c.PipeOut && (name == "curl" || name == "wget" || prevFetch && c.PipeOut)
 		switch {
 		case name == "cd":
 			if len(args) > 0 {
@@ -379,6 +380,12 @@ func hasInPlace(args []string) bool {
 	}
 	return false
 }
+
+// Written is a path a shell command writes, and how (shellparse.Written).
+type Written = shellparse.Written
+
+// WrittenPaths lists the paths a shell text writes (shellparse.WrittenPaths).
+func WrittenPaths(text string) []Written { return shellparse.WrittenPaths(text) }
 
 func nonFlags(args []string) []string {
 	var out []string

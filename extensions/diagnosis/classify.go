@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/exocortex/exocortex/extensions/toolresult"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
 
@@ -80,43 +81,8 @@ func Table() []Class {
 	}
 }
 
-// Failed reports whether a tool result is a failure: an error, or an output
-// with a failure marker, which makes an output a failure even when the tool
-// reported none: a Python traceback, a shell that could not find a command, or a
-// line starting with "panic: " (Go), "exit status N" or "exit code N" (N not 0),
-// "error: " or "fatal: ". The markers are found by plain string scanning: this
-// runs on every tool result, several times.
-func Failed(r *exocortexv1.ToolResult) bool {
-	if r.GetError() != "" {
-		return true
-	}
-	c := r.GetContent()
-	if len(c) > 64<<10 {
-		c = c[len(c)-64<<10:] // failures show at the end
-	}
-	low := strings.ToLower(c)
-	if strings.Contains(low, "traceback (most recent call last)") || strings.Contains(low, "command not found") {
-		return true
-	}
-	for len(low) > 0 {
-		line := low
-		if i := strings.IndexByte(low, '\n'); i >= 0 {
-			line, low = low[:i], low[i+1:]
-		} else {
-			low = ""
-		}
-		switch {
-		case strings.HasPrefix(line, "panic: "), strings.HasPrefix(line, "error: "), strings.HasPrefix(line, "fatal: "):
-			return true
-		case strings.HasPrefix(line, "exit status "), strings.HasPrefix(line, "exit code "), strings.HasPrefix(line, "exit code: "):
-			rest := strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(line, "exit status "), "exit code: "), "exit code ")
-			if rest != "" && rest[0] >= '1' && rest[0] <= '9' {
-				return true
-			}
-		}
-	}
-	return false
-}
+// Failed reports whether a tool result is a failure (toolresult.Failed).
+func Failed(r *exocortexv1.ToolResult) bool { return toolresult.Failed(r) }
 
 // compiled is the table with its patterns compiled, built once: Diagnose runs
 // on every failure. Immutable.

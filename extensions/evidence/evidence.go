@@ -8,7 +8,7 @@
 // except the response tool's becomes an Evidence entry of evidence_ledger: the
 // tool, its arguments, the salient values of its output (textfacts.Values: numbers,
 // paths, URLs, identifiers, quoted strings, key=value values; at most 40), a
-// 300-character excerpt, whether it succeeded (diagnosis.Failed), the iteration,
+// 300-character excerpt, whether it succeeded (toolresult.Failed), the iteration,
 // and loop_period when loop_active was set (the seed's loop marker: the sleep
 // consolidation treats such evidence with suspicion). The ledger keeps the last
 // MaxEntries entries.
@@ -44,8 +44,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/exocortex/exocortex/extensions/diagnosis"
 	"github.com/exocortex/exocortex/extensions/textfacts"
+	"github.com/exocortex/exocortex/extensions/toolresult"
 	"github.com/exocortex/exocortex/extensions/turn"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
@@ -101,7 +101,7 @@ func (Recorder) ToolExecuteAfter(_ context.Context, c *sdk.Call, req *exocortexv
 		ArgsJson:   args,
 		Values:     textfacts.Values(out, 40),
 		Excerpt:    textfacts.Shorten(out, 300),
-		Ok:         !diagnosis.Failed(r),
+		Ok:         !toolresult.Failed(r),
 		LoopPeriod: la.GetActive(),
 		Iteration:  c.Context().GetIteration(),
 	})

@@ -6,7 +6,7 @@
 // Library catalog (message_loop_prompts_before, order 17). The seed ran it at
 // before_main_llm_call, where its block never reached the model (its seam 7);
 // and the seed's catalog path was spelled three ways (seam 6): here the path is
-// memorytools.CatalogFile, declared under the id library_catalog by the tools
+// catalog.File, declared under the id library_catalog by the tools
 // that write it and by this reader. Rules:
 //   - no catalog file, or no documents: no block;
 //   - otherwise the LIBRARY block gives the number of documents and words, the
@@ -25,7 +25,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/exocortex/exocortex/extensions/memorytools"
+	"github.com/exocortex/exocortex/extensions/catalog"
 	"github.com/exocortex/exocortex/extensions/textfacts"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
@@ -44,7 +44,7 @@ type Catalog struct {
 
 // File declares the catalog as read.
 func File() *exocortexv1.FileSpec {
-	return &exocortexv1.FileSpec{Id: "library_catalog", Path: "$EXOCORTEX_HOME/" + memorytools.CatalogFile, Access: exocortexv1.Access_ACCESS_READ,
+	return &exocortexv1.FileSpec{Id: "library_catalog", Path: "$EXOCORTEX_HOME/" + catalog.File, Access: exocortexv1.Access_ACCESS_READ,
 		User: "library_catalog", Doc: "Read to summarise the library for the model."}
 }
 
@@ -60,7 +60,7 @@ func (Catalog) Spec() sdk.Spec {
 }
 
 // Summarize renders the block's text, "" for an empty library.
-func Summarize(cat memorytools.Catalog) string {
+func Summarize(cat catalog.Catalog) string {
 	if len(cat.Documents) == 0 {
 		return ""
 	}
@@ -91,7 +91,7 @@ func Summarize(cat memorytools.Catalog) string {
 		}
 		b.WriteString(" Collections: " + strings.Join(parts, ", ") + ".")
 	}
-	docs := append([]memorytools.CatalogEntry(nil), cat.Documents...)
+	docs := append([]catalog.Entry(nil), cat.Documents...)
 	sort.SliceStable(docs, func(i, j int) bool { return docs[i].Changed.After(docs[j].Changed) })
 	if len(docs) > RecentTitles {
 		docs = docs[:RecentTitles]
@@ -114,7 +114,7 @@ func (cx Catalog) MessageLoopPromptsBefore(_ context.Context, c *sdk.Call, _ *ex
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(home, memorytools.CatalogFile)
+	path := filepath.Join(home, catalog.File)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -122,7 +122,7 @@ func (cx Catalog) MessageLoopPromptsBefore(_ context.Context, c *sdk.Call, _ *ex
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
-	var cat memorytools.Catalog
+	var cat catalog.Catalog
 	if err := json.Unmarshal(b, &cat); err != nil {
 		c.Logger().Warn("the library catalog does not parse; no LIBRARY block", "file", path, "err", err)
 		return nil, nil

@@ -11,37 +11,21 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/exocortex/exocortex/extensions/catalog"
 	"github.com/exocortex/exocortex/extensions/toolargs"
 	"github.com/exocortex/exocortex/memory"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 )
 
-// Catalog is the content of $EXOCORTEX_HOME/library/catalog.json: one entry per
-// library document, sorted by key. The library catalog extension reads it to tell
-// the model what the library holds; it is rewritten whole (temporary file and
-// rename) after every change, from the store, which stays the truth.
-type Catalog struct {
-	Version   int            `json:"version"`
-	Updated   time.Time      `json:"updated"`
-	Count     int            `json:"count"`
-	Documents []CatalogEntry `json:"documents"`
-}
+// Catalog is the library catalog's content (catalog.Catalog).
+type Catalog = catalog.Catalog
 
-// CatalogEntry describes one document.
-type CatalogEntry struct {
-	// Key is the document's id in the library (derived from its title).
-	Key     string    `json:"key"`
-	Title   string    `json:"title"`
-	Source  string    `json:"source,omitempty"`
-	Tags    []string  `json:"tags"`
-	Words   int       `json:"words"`
-	Added   time.Time `json:"added"`
-	Changed time.Time `json:"changed"`
-}
+// CatalogEntry describes one document (catalog.Entry).
+type CatalogEntry = catalog.Entry
 
 // CatalogVersion is the catalog format's version.
-const CatalogVersion = 1
+const CatalogVersion = catalog.Version
 
 // Files declares the data files the tools write, for the plugin's manifest.
 func Files() []*exocortexv1.FileSpec {

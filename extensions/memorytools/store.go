@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/config"
+	"github.com/exocortex/exocortex/extensions/catalog"
 	"github.com/exocortex/exocortex/memory"
 	"github.com/exocortex/exocortex/memory/embed"
 	"github.com/exocortex/exocortex/sdk"
@@ -41,7 +42,7 @@ import (
 // Where the tools keep their data, inside the home directory.
 const (
 	StoreDir    = "memory"
-	CatalogFile = "library/catalog.json"
+	CatalogFile = catalog.File
 )
 
 // Stores opens the memory store lazily and closes it when idle. Its methods are

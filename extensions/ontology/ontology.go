@@ -37,10 +37,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/exocortex/exocortex/extensions/entities"
 	"github.com/exocortex/exocortex/extensions/stagelog"
 	"github.com/exocortex/exocortex/extensions/textfacts"
 	"github.com/exocortex/exocortex/extensions/turn"
-	"github.com/exocortex/exocortex/extensions/workingmemory"
 	"github.com/exocortex/exocortex/memory"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
@@ -295,7 +295,7 @@ func (Query) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:          "ontology_query",
 		Order:         58,
-		Reads:         []sdk.KeyRef{workingmemory.Key()},
+		Reads:         []sdk.KeyRef{entities.Key()},
 		InjectsPrompt: true,
 		Description:   "Adds the ONTOLOGY block: what the relationships file and the ontology records say about the most recent working-memory entities.",
 	}
@@ -331,7 +331,7 @@ func (q Query) relationships(ctx context.Context, path string) map[string][]Rela
 
 // MessageLoopPromptsAfter adds what is known.
 func (q Query) MessageLoopPromptsAfter(ctx context.Context, c *sdk.Call, _ *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
-	wm, ok := workingmemory.Key().Get(c)
+	wm, ok := entities.Key().Get(c)
 	if !ok || q.Stores == nil {
 		return nil, nil
 	}
@@ -341,7 +341,7 @@ func (q Query) MessageLoopPromptsAfter(ctx context.Context, c *sdk.Call, _ *exoc
 	}
 	by := q.relationships(ctx, filepath.Join(home, stagelog.RelationshipsFile))
 	var lines []string
-	ents := workingmemory.Recent(wm, MaxQuery)
+	ents := entities.Recent(wm, MaxQuery)
 	records := map[string]string{}
 	_ = q.Stores.Use(ctx, func(s *memory.Store) error {
 		for _, e := range ents {

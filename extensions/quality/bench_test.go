@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/exocortex/exocortex/extensions/diagnosis"
+	"github.com/exocortex/exocortex/extensions/toolresult"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
 
@@ -18,7 +18,7 @@ func BenchmarkJudge(b *testing.B) {
 
 func BenchmarkFailed(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		diagnosis.Failed(sample)
+		toolresult.Failed(sample)
 	}
 }
 

@@ -32,7 +32,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/exocortex/exocortex/extensions/diagnosis"
+	"github.com/exocortex/exocortex/extensions/toolresult"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 )
@@ -169,7 +169,7 @@ func Judge(tool string, r *exocortexv1.ToolResult) *exocortexv1.CodeQuality {
 		}
 		failed = max(failed, 1)
 	}
-	if diagnosis.Failed(r) {
+	if toolresult.Failed(r) {
 		q.Errors = 1
 	}
 	switch {

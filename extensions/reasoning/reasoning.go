@@ -20,7 +20,7 @@
 //   - text_editor write or patch: the path (written, modified);
 //   - code_execution shell commands: redirections, touch, mkdir, the targets of
 //     cp, mv, install, ln and tee, -o/--output files, rm (deleted)
-//     (boundary.WrittenPaths);
+//     (shellparse.WrittenPaths);
 //   - data_visualize: its output file.
 //
 // A path new to the registry is appended to staging.jsonl as an artifact record
@@ -36,10 +36,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/exocortex/exocortex/extensions/boundary"
-	"github.com/exocortex/exocortex/extensions/diagnosis"
+	"github.com/exocortex/exocortex/extensions/shellparse"
 	"github.com/exocortex/exocortex/extensions/stagelog"
 	"github.com/exocortex/exocortex/extensions/textfacts"
+	"github.com/exocortex/exocortex/extensions/toolresult"
 	"github.com/exocortex/exocortex/extensions/turn"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
@@ -200,7 +200,7 @@ func (State) MessageLoopPromptsBefore(_ context.Context, c *sdk.Call, _ *exocort
 }
 
 // Produced lists what a successful tool call produced.
-func Produced(tc *exocortexv1.ToolCall) []boundary.Written {
+func Produced(tc *exocortexv1.ToolCall) []shellparse.Written {
 	args := turn.ArgsMap(tc)
 	switch tc.GetName() {
 	case "text_editor":
@@ -208,19 +208,19 @@ func Produced(tc *exocortexv1.ToolCall) []boundary.Written {
 		path, _ := turn.StringArg(args, "path", "file", "file_path")
 		switch strings.ToLower(action) {
 		case "write", "create", "overwrite":
-			return []boundary.Written{{Path: path, Action: "written"}}
+			return []shellparse.Written{{Path: path, Action: "written"}}
 		case "patch", "replace", "str_replace", "edit":
-			return []boundary.Written{{Path: path, Action: "modified"}}
+			return []shellparse.Written{{Path: path, Action: "modified"}}
 		}
 	case "code_execution":
 		runtime, _ := turn.StringArg(args, "runtime")
 		code, _ := turn.StringArg(args, "code", "command")
 		if runtime == "" || runtime == "terminal" {
-			return boundary.WrittenPaths(code)
+			return shellparse.WrittenPaths(code)
 		}
 	case "data_visualize":
 		if out, _ := turn.StringArg(args, "output", "output_path", "path", "file"); out != "" {
-			return []boundary.Written{{Path: out, Action: "written"}}
+			return []shellparse.Written{{Path: out, Action: "written"}}
 		}
 	}
 	return nil
@@ -245,7 +245,7 @@ func (Update) Spec() sdk.Spec {
 // MessageLoopEnd registers artifacts.
 func (u Update) MessageLoopEnd(ctx context.Context, c *sdk.Call, req *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
 	tc, res := req.GetToolCall(), req.GetToolResult()
-	if tc == nil || res == nil || diagnosis.Failed(res) {
+	if tc == nil || res == nil || toolresult.Failed(res) {
 		return nil, nil
 	}
 	made := Produced(tc)

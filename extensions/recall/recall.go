@@ -59,10 +59,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/exocortex/exocortex/extensions/belief"
+	"github.com/exocortex/exocortex/extensions/entities"
 	"github.com/exocortex/exocortex/extensions/textfacts"
 	"github.com/exocortex/exocortex/extensions/turn"
-	"github.com/exocortex/exocortex/extensions/workingmemory"
 	"github.com/exocortex/exocortex/memory"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
@@ -274,7 +273,7 @@ func (Filter) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:        "memory_relevance_filter",
 		Order:       55,
-		Reads:       []sdk.KeyRef{CandidatesKey(), workingmemory.Key()},
+		Reads:       []sdk.KeyRef{CandidatesKey(), entities.Key()},
 		Writes:      []sdk.KeyRef{CandidatesKey()},
 		Description: "Drops recalled memories that are weak, already in the conversation, duplicates or from a loop period; boosts those naming working-memory entities.",
 		// A memory already anywhere in the conversation adds nothing.
@@ -288,8 +287,8 @@ func (Filter) MessageLoopPromptsAfter(_ context.Context, c *sdk.Call, req *exoco
 	if !ok || mc.GetStage() != StageRetrieved {
 		return nil, nil
 	}
-	wm, _ := workingmemory.Key().Get(c)
-	filter(mc.Candidates, req.GetHistory(), workingmemory.Recent(wm, 10))
+	wm, _ := entities.Key().Get(c)
+	filter(mc.Candidates, req.GetHistory(), entities.Recent(wm, 10))
 	sortCands(mc.Candidates)
 	mc.Stage = StageFiltered
 	CandidatesKey().Set(c, mc)
@@ -326,7 +325,7 @@ func (Enhancement) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:        "memory_enhancement",
 		Order:       56,
-		Reads:       []sdk.KeyRef{CandidatesKey(), bstKey(), workingmemory.Key()},
+		Reads:       []sdk.KeyRef{CandidatesKey(), bstKey(), entities.Key()},
 		Writes:      []sdk.KeyRef{CandidatesKey()},
 		Description: "Expands a thin recall with the domain's terms (bst_store) and working-memory entities; decays memories by age with a domain half-life and weighs importance.",
 		// New hits go through the filter, which compares them with the conversation.
@@ -341,10 +340,10 @@ func (e Enhancement) MessageLoopPromptsAfter(ctx context.Context, c *sdk.Call, r
 		return nil, nil
 	}
 	bs, _ := bstKey().Get(c)
-	wm, _ := workingmemory.Key().Get(c)
-	entities := workingmemory.Recent(wm, 3)
+	wm, _ := entities.Key().Get(c)
+	recent := entities.Recent(wm, 3)
 	if keptCount(mc.Candidates) < e.Options.limit() && e.Stores != nil {
-		terms := append(belief.Expansions(bs.GetPrimaryDomain()), entities...)
+		terms := append(append([]string(nil), bs.GetExpansions()...), recent...)
 		if len(terms) > 0 {
 			more, _, err := search(ctx, e.Stores, mc.GetQuery()+" "+strings.Join(terms, " "), Pool)
 			if err != nil {
@@ -361,7 +360,7 @@ func (e Enhancement) MessageLoopPromptsAfter(ctx context.Context, c *sdk.Call, r
 					fresh = append(fresh, cd)
 				}
 			}
-			filter(fresh, req.GetHistory(), workingmemory.Recent(wm, 10))
+			filter(fresh, req.GetHistory(), entities.Recent(wm, 10))
 			mc.Candidates = append(mc.Candidates, fresh...)
 			mc.Expansions = terms
 		}

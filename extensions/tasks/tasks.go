@@ -38,8 +38,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/exocortex/exocortex/extensions/diagnosis"
 	"github.com/exocortex/exocortex/extensions/textfacts"
+	"github.com/exocortex/exocortex/extensions/toolresult"
 	"github.com/exocortex/exocortex/extensions/turn"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
@@ -193,7 +193,7 @@ func (Tracker) MessageLoopEnd(_ context.Context, c *sdk.Call, req *exocortexv1.M
 	tc, res := req.GetToolCall(), req.GetToolResult()
 	if tc != nil && res != nil {
 		ts.ToolCalls++
-		if diagnosis.Failed(res) {
+		if toolresult.Failed(res) {
 			ts.ToolFailures++
 		} else {
 			ts.LastProgressIteration = req.GetIteration()
@@ -206,7 +206,7 @@ func (Tracker) MessageLoopEnd(_ context.Context, c *sdk.Call, req *exocortexv1.M
 		next, reason = Done, tc.GetName()+" gave the answer"
 	case g.GetActive():
 		next, reason = WaitingApproval, "waiting for the operator to approve: "+textfacts.Shorten(g.GetAction(), 80)
-	case tc != nil && res != nil && diagnosis.Failed(res):
+	case tc != nil && res != nil && toolresult.Failed(res):
 		next, reason = Blocked, fmt.Sprintf("%s failed: %s", tc.GetName(), textfacts.Shorten(res.GetError()+" "+res.GetContent(), 100))
 	case cp.GetClaimedDone() && cp.GetCheckedIteration() == req.GetIteration():
 		next, reason = Verifying, "the model said it is done"

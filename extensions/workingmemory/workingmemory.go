@@ -21,6 +21,7 @@ import (
 	"context"
 	"sort"
 
+	"github.com/exocortex/exocortex/extensions/entities"
 	"github.com/exocortex/exocortex/extensions/textfacts"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
@@ -30,7 +31,7 @@ import (
 const Capacity = 40
 
 // Key is the working_memory key.
-func Key() sdk.Key[*exocortexv1.WorkingMemory] { return sdk.KeyOf[*exocortexv1.WorkingMemory]() }
+func Key() sdk.Key[*exocortexv1.WorkingMemory] { return entities.Key() }
 
 // Extension is the working-memory extension.
 type Extension struct{}
@@ -98,11 +99,6 @@ func Add(wm *exocortexv1.WorkingMemory, ents []textfacts.Entity, role string) {
 	}
 }
 
-// Recent returns up to n entity texts, most recently seen first.
-func Recent(wm *exocortexv1.WorkingMemory, n int) []string {
-	var out []string
-	for i := len(wm.GetEntities()) - 1; i >= 0 && len(out) < n; i-- {
-		out = append(out, wm.GetEntities()[i].GetText())
-	}
-	return out
-}
+// Recent returns the texts of the n most recent entities, newest first
+// (entities.Recent).
+func Recent(wm *exocortexv1.WorkingMemory, n int) []string { return entities.Recent(wm, n) }

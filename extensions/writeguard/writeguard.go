@@ -39,7 +39,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/exocortex/exocortex/extensions/diagnosis"
+	"github.com/exocortex/exocortex/extensions/toolresult"
 	"github.com/exocortex/exocortex/extensions/turn"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
@@ -249,7 +249,7 @@ func (Validator) Spec() sdk.Spec {
 
 // ToolExecuteAfter validates the written file.
 func (v Validator) ToolExecuteAfter(_ context.Context, c *sdk.Call, req *exocortexv1.ToolExecuteAfterRequest) (*exocortexv1.ToolExecuteAfterResponse, error) {
-	if v.Paths == nil || diagnosis.Failed(req.GetResult()) {
+	if v.Paths == nil || toolresult.Failed(req.GetResult()) {
 		return nil, nil
 	}
 	p, err := v.Paths()

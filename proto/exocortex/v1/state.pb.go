@@ -120,8 +120,12 @@ type BeliefState struct {
 	CompoundTurns int32 `protobuf:"varint,4,opt,name=compound_turns,json=compoundTurns,proto3" json:"compound_turns,omitempty"`
 	UserMsgCount  int32 `protobuf:"varint,5,opt,name=user_msg_count,json=userMsgCount,proto3" json:"user_msg_count,omitempty"`
 	// The message the classification was made for.
-	MessageId     string  `protobuf:"bytes,6,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
-	Confidence    float64 `protobuf:"fixed64,7,opt,name=confidence,proto3" json:"confidence,omitempty"`
+	MessageId  string  `protobuf:"bytes,6,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	Confidence float64 `protobuf:"fixed64,7,opt,name=confidence,proto3" json:"confidence,omitempty"`
+	// The primary domain's query-expansion terms, for memory recall: what recall
+	// needs of the tracker's domain table comes through this key, not by
+	// compiling the table in.
+	Expansions    []string `protobuf:"bytes,8,rep,name=expansions,proto3" json:"expansions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -203,6 +207,13 @@ func (x *BeliefState) GetConfidence() float64 {
 		return x.Confidence
 	}
 	return 0
+}
+
+func (x *BeliefState) GetExpansions() []string {
+	if x != nil {
+		return x.Expansions
+	}
+	return nil
 }
 
 // error_diagnosis: the last tool output's error classification.
@@ -2517,7 +2528,7 @@ const file_exocortex_v1_state_proto_rawDesc = "" +
 	"\x05scope\x18\x02 \x01(\x0e2\x13.exocortex.v1.ScopeR\x05scope\x12\x14\n" +
 	"\x05owner\x18\x03 \x01(\tR\x05owner\x12\x10\n" +
 	"\x03doc\x18\x04 \x01(\tR\x03doc\x12\x12\n" +
-	"\x04flag\x18\x05 \x01(\bR\x04flag\"\x81\x03\n" +
+	"\x04flag\x18\x05 \x01(\bR\x04flag\"\xa1\x03\n" +
 	"\vBeliefState\x12!\n" +
 	"\fcompound_sig\x18\x01 \x01(\tR\vcompoundSig\x12%\n" +
 	"\x0eprimary_domain\x18\x02 \x01(\tR\rprimaryDomain\x12\x18\n" +
@@ -2528,7 +2539,10 @@ const file_exocortex_v1_state_proto_rawDesc = "" +
 	"message_id\x18\x06 \x01(\tR\tmessageId\x12\x1e\n" +
 	"\n" +
 	"confidence\x18\a \x01(\x01R\n" +
-	"confidence:\x81\x01\xea\xe0\x18}\n" +
+	"confidence\x12\x1e\n" +
+	"\n" +
+	"expansions\x18\b \x03(\tR\n" +
+	"expansions:\x81\x01\xea\xe0\x18}\n" +
 	"\tbst_store\x10\x03\x1a\x14belief_state_tracker\"XDomain classification of the conversation: compound signature, primary domain, momentum.\"\xe5\x02\n" +
 	"\x0eErrorDiagnosis\x12\x1f\n" +
 	"\verror_class\x18\x01 \x01(\tR\n" +

@@ -43,11 +43,12 @@ class Artifact(_message.Message):
     def __init__(self, path: _Optional[str] = ..., kind: _Optional[str] = ..., action: _Optional[str] = ..., tool: _Optional[str] = ..., iteration: _Optional[int] = ..., request_id: _Optional[str] = ..., touches: _Optional[int] = ...) -> None: ...
 
 class BeliefState(_message.Message):
-    __slots__ = ["compound_sig", "compound_turns", "confidence", "domains", "message_id", "primary_domain", "user_msg_count"]
+    __slots__ = ["compound_sig", "compound_turns", "confidence", "domains", "expansions", "message_id", "primary_domain", "user_msg_count"]
     COMPOUND_SIG_FIELD_NUMBER: _ClassVar[int]
     COMPOUND_TURNS_FIELD_NUMBER: _ClassVar[int]
     CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
     DOMAINS_FIELD_NUMBER: _ClassVar[int]
+    EXPANSIONS_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
     PRIMARY_DOMAIN_FIELD_NUMBER: _ClassVar[int]
     USER_MSG_COUNT_FIELD_NUMBER: _ClassVar[int]
@@ -55,10 +56,11 @@ class BeliefState(_message.Message):
     compound_turns: int
     confidence: float
     domains: _containers.RepeatedScalarFieldContainer[str]
+    expansions: _containers.RepeatedScalarFieldContainer[str]
     message_id: str
     primary_domain: str
     user_msg_count: int
-    def __init__(self, compound_sig: _Optional[str] = ..., primary_domain: _Optional[str] = ..., domains: _Optional[_Iterable[str]] = ..., compound_turns: _Optional[int] = ..., user_msg_count: _Optional[int] = ..., message_id: _Optional[str] = ..., confidence: _Optional[float] = ...) -> None: ...
+    def __init__(self, compound_sig: _Optional[str] = ..., primary_domain: _Optional[str] = ..., domains: _Optional[_Iterable[str]] = ..., compound_turns: _Optional[int] = ..., user_msg_count: _Optional[int] = ..., message_id: _Optional[str] = ..., confidence: _Optional[float] = ..., expansions: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class CodeQuality(_message.Message):
     __slots__ = ["errors", "failing_tests", "iteration", "tests_passed", "tool", "verdict", "warnings"]

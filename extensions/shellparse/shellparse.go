@@ -1,24 +1,28 @@
-package boundary
+// Package shellparse splits shell text into simple commands and finds the paths
+// a shell text writes. It is a library, not an extension: the action boundary
+// (package boundary) classifies commands with it, and the reasoning extensions
+// register the files a command produced with it, without importing each other.
+package shellparse
 
 import "strings"
 
-// command is one simple command of a shell line: its words (quotes removed,
+// Command is one simple command of a shell line: its words (quotes removed,
 // assignments and wrappers like sudo kept as words), the files it redirects
 // output to, and whether its output is piped into the next command.
-type command struct {
-	words     []string
-	redirects []string
-	pipeOut   bool
+type Command struct {
+	Words     []string
+	Redirects []string
+	PipeOut   bool
 }
 
-// parseShell splits a shell text into simple commands at unquoted ; && || | & and
+// Parse splits a shell text into simple commands at unquoted ; && || | & and
 // newlines, and into words with the usual quoting ('…', "…", \x). Command
 // substitutions ($(…) and `…`) are parsed as commands of their own. It is not a
 // shell: it only needs to find the commands and their arguments reliably enough
 // to classify them, and errs towards splitting.
-func parseShell(text string) []command {
-	var cmds []command
-	var cur command
+func Parse(text string) []Command {
+	var cmds []Command
+	var cur Command
 	var word strings.Builder
 	inWord := false
 	redirectNext := false
@@ -30,19 +34,19 @@ func parseShell(text string) []command {
 		word.Reset()
 		inWord = false
 		if redirectNext {
-			cur.redirects = append(cur.redirects, w)
+			cur.Redirects = append(cur.Redirects, w)
 			redirectNext = false
 			return
 		}
-		cur.words = append(cur.words, w)
+		cur.Words = append(cur.Words, w)
 	}
 	endCmd := func(pipe bool) {
 		endWord()
-		cur.pipeOut = pipe
-		if len(cur.words) > 0 || len(cur.redirects) > 0 {
+		cur.PipeOut = pipe
+		if len(cur.Words) > 0 || len(cur.Redirects) > 0 {
 			cmds = append(cmds, cur)
 		}
-		cur = command{}
+		cur = Command{}
 		redirectNext = false
 	}
 	rs := []rune(text)
@@ -97,7 +101,7 @@ func parseShell(text string) []command {
 			}
 		case r == '>':
 			// A descriptor number before > belongs to the redirection, not a word.
-			if inWord && isDigits(word.String()) {
+			if inWord && IsDigits(word.String()) {
 				word.Reset()
 				inWord = false
 			} else {
@@ -125,7 +129,7 @@ func parseShell(text string) []command {
 	return cmds
 }
 
-func isDigits(s string) bool {
+func IsDigits(s string) bool {
 	if s == "" {
 		return false
 	}
@@ -158,12 +162,12 @@ func WrittenPaths(text string) []Written {
 		seen[p+action] = true
 		out = append(out, Written{Path: p, Action: action})
 	}
-	for _, c := range parseShell(text) {
-		for _, r := range c.redirects {
+	for _, c := range Parse(text) {
+		for _, r := range c.Redirects {
 			add(r, "written")
 		}
-		words := c.words
-		for len(words) > 0 && (privileged[words[0]] || wrappers[words[0]]) {
+		words := c.Words
+		for len(words) > 0 && (IsPrivileged(words[0]) || IsWrapper(words[0])) {
 			words = words[1:]
 		}
 		if len(words) == 0 {
@@ -177,7 +181,7 @@ func WrittenPaths(text string) []Written {
 				add(strings.TrimPrefix(a, "--output="), "written")
 			}
 		}
-		nf := nonFlags(args)
+		nf := NonFlags(args)
 		switch name {
 		case "touch":
 			for _, a := range nf {
@@ -199,6 +203,36 @@ func WrittenPaths(text string) []Written {
 			for _, a := range nf {
 				add(a, "deleted")
 			}
+		}
+	}
+	return out
+}
+
+// IsWrapper reports whether a command word runs the command after it
+// (nohup, time, timeout, xargs, ...).
+func IsWrapper(w string) bool {
+	switch w {
+	case "nohup", "time", "command", "builtin", "exec", "nice", "ionice", "timeout", "xargs", "stdbuf":
+		return true
+	}
+	return false
+}
+
+// IsPrivileged reports whether a command word escalates privileges (sudo, su, doas, pkexec).
+func IsPrivileged(w string) bool {
+	switch w {
+	case "sudo", "su", "doas", "pkexec":
+		return true
+	}
+	return false
+}
+
+// NonFlags returns the arguments that are not flags ("-" counts as a file).
+func NonFlags(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			out = append(out, a)
 		}
 	}
 	return out
