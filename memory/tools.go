@@ -131,10 +131,10 @@ const (
 	DefaultForgetThreshold = 0.75
 )
 
-// matchScore is the similarity a threshold is compared with: the cosine similarity
+// MatchScore is the similarity a threshold is compared with: the cosine similarity
 // to the query when there are vectors, else the BM25 score relative to the best
 // hit (so the best BM25 hit scores 1).
-func matchScore(h Hit, best float64, vectors bool) float64 {
+func MatchScore(h Hit, best float64, vectors bool) float64 {
 	if vectors {
 		return h.Similarity
 	}
@@ -164,7 +164,7 @@ func (s *Store) thresholded(ctx context.Context, query string, threshold float64
 	}
 	var out []Hit
 	for _, h := range res.Hits {
-		if matchScore(h, best, vectors) >= threshold && expr.Match(h.Record) {
+		if MatchScore(h, best, vectors) >= threshold && expr.Match(h.Record) {
 			out = append(out, h)
 		}
 	}

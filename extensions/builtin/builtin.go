@@ -88,9 +88,15 @@ func Plugins() map[string]sdk.Plugin {
 		t, err := tools()
 		return writeguard.Paths{Home: t.Home, Roots: t.Editor.Roots}, err
 	}
-	// The recall block's size: recall.DefaultBlockChars until config.yaml has a
-	// setting for it (asked of the integrator: tools.memory.recall_block_chars).
-	recallOpts := recall.Options{}
+	// Recall's settings (threshold, limits, per-area limits, block size) come
+	// from tools.memory.recall in config.yaml.
+	recallOpts := recall.Options{Config: func() config.Recall {
+		t, err := tools()
+		if err != nil {
+			return config.Recall{}
+		}
+		return t.Memory.Recall
+	}}
 	shells := codeexec.New(func() (config.CodeExecution, error) { t, err := tools(); return t.CodeExecution, err })
 	return map[string]sdk.Plugin{
 		"agent-tools": {
@@ -115,7 +121,7 @@ func Plugins() map[string]sdk.Plugin {
 			// The memory extensions share the tools' Stores: one process, one store lock.
 			Extensions: []sdk.Extension{
 				reasoning.SessionInit{Home: stores.Home}, reasoning.State{}, reasoning.Update{Home: stores.Home},
-				recall.Archive{Stores: stores}, recall.Catalog{Stores: stores}, recall.Search{Stores: stores}, recall.Filter{},
+				recall.Archive{Stores: stores}, recall.Catalog{Stores: stores}, recall.Search{Stores: stores, Options: recallOpts}, recall.Filter{},
 				recall.Enhancement{Stores: stores, Options: recallOpts}, recall.Block{Stores: stores, Options: recallOpts},
 				ontology.NewQuery(stores), ontology.Maintenance{Stores: stores},
 				memorize.Memorize{Home: stores.Home}, memorize.Selective{Stores: stores}, memorize.Capture{Home: stores.Home},

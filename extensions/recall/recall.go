@@ -41,6 +41,12 @@
 // (HalfLife): score × (0.5 + 0.5 × 0.5^(age/half-life)) × (0.75 + 0.5 ×
 // importance), and the candidates are ranked again.
 //
+// Agent Zero's recall settings are tools.memory.recall in config.yaml (Options):
+// a similarity threshold (cosine with vectors, BM25 over the best without),
+// below which recall_search keeps a hit only as a dropped candidate naming the
+// threshold; the block's limit; per-area limits (e.g. solutions: 3); and the
+// block's size.
+//
 // recall (order 59) renders the kept candidates, best first, into the MEMORY
 // RECALL block until BlockChars (configurable), each with why it matched, on
 // every iteration of the monologue; on the first it records the access of the
@@ -60,6 +66,7 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/extensions/entities"
+	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/extensions/textfacts"
 	"github.com/exocortex/exocortex/extensions/turn"
 	"github.com/exocortex/exocortex/memory"
@@ -102,19 +109,39 @@ func HalfLife(domain string) time.Duration {
 	return 60 * day
 }
 
-// Options configure the recall extensions.
+// Options configure the recall extensions (Agent Zero's memory recall
+// settings). A zero field takes the configured value (Config), else the default.
 type Options struct {
 	// Limit is how many memories the block aims for (DefaultLimit when 0).
 	Limit int
 	// BlockChars bounds the block (DefaultBlockChars when 0).
 	BlockChars int
+	// Threshold is the least similarity a recalled memory needs: its cosine
+	// similarity to the prompt when the store has vectors, else its BM25 score
+	// over the best hit's. Below it a candidate is dropped, saying so. 0: none.
+	Threshold float64
+	// AreaLimits caps the memories of one area in the block (e.g. solutions:
+	// 3); an area not named is bounded by Limit alone.
+	AreaLimits map[string]int
+	// Config supplies tools.memory.recall from config.yaml (nil: none).
+	Config func() config.Recall
 	// Now is the time for decay (time.Now when nil).
 	Now func() time.Time
+}
+
+func (o Options) config() config.Recall {
+	if o.Config == nil {
+		return config.Recall{}
+	}
+	return o.Config()
 }
 
 func (o Options) limit() int {
 	if o.Limit > 0 {
 		return o.Limit
+	}
+	if c := o.config(); c.Limit > 0 {
+		return c.Limit
 	}
 	return DefaultLimit
 }
@@ -123,7 +150,24 @@ func (o Options) blockChars() int {
 	if o.BlockChars > 0 {
 		return o.BlockChars
 	}
+	if c := o.config(); c.BlockChars > 0 {
+		return c.BlockChars
+	}
 	return DefaultBlockChars
+}
+
+func (o Options) threshold() float64 {
+	if o.Threshold > 0 {
+		return o.Threshold
+	}
+	return o.config().Threshold
+}
+
+func (o Options) areaLimits() map[string]int {
+	if o.AreaLimits != nil {
+		return o.AreaLimits
+	}
+	return o.config().AreaLimits
 }
 
 func (o Options) now() time.Time {
@@ -142,8 +186,10 @@ func catalogBuilt() sdk.Key[*exocortexv1.MemoryCatalogBuilt] {
 	return sdk.KeyOf[*exocortexv1.MemoryCatalogBuilt]()
 }
 
-// search runs one store search and converts the hits.
-func search(ctx context.Context, st Stores, query string, n int) ([]*exocortexv1.MemoryCandidate, string, error) {
+// search runs one store search and converts the hits. A hit whose similarity
+// (memory.MatchScore) is below threshold is kept as a dropped candidate, saying
+// so, so the wiring shows what the threshold removed.
+func search(ctx context.Context, st Stores, query string, n int, threshold float64) ([]*exocortexv1.MemoryCandidate, string, error) {
 	var out []*exocortexv1.MemoryCandidate
 	notice := ""
 	err := st.Use(ctx, func(s *memory.Store) error {
@@ -152,12 +198,21 @@ func search(ctx context.Context, st Stores, query string, n int) ([]*exocortexv1
 			return err
 		}
 		notice = res.Notice
+		best := 0.0
+		for _, h := range res.Hits {
+			best = max(best, h.BM25Score)
+		}
+		vectors := res.Mode != memory.ModeBM25
 		for _, h := range res.Hits {
 			r := h.Record
-			out = append(out, &exocortexv1.MemoryCandidate{
+			cd := &exocortexv1.MemoryCandidate{
 				Id: r.ID, Area: r.Area, Text: textfacts.Shorten(r.Text, 600), Tags: r.Tags, Score: h.Score, Why: h.Why(),
 				UpdatedUtc: r.Updated.UTC().Format(time.RFC3339), Importance: r.Importance,
-			})
+			}
+			if sim := memory.MatchScore(h, best, vectors); threshold > 0 && sim < threshold {
+				cd.Dropped, cd.DropReason = true, fmt.Sprintf("similarity %.2f below the threshold %.2f", sim, threshold)
+			}
+			out = append(out, cd)
 		}
 		return nil
 	})
@@ -166,7 +221,8 @@ func search(ctx context.Context, st Stores, query string, n int) ([]*exocortexv1
 
 // Search is recall_search.
 type Search struct {
-	Stores Stores
+	Stores  Stores
+	Options Options
 }
 
 // Spec declares it.
@@ -193,7 +249,7 @@ func (s Search) MessageLoopPromptsAfter(ctx context.Context, c *sdk.Call, req *e
 	}
 	query := m.GetContent()
 	mc := &exocortexv1.MemoryCandidates{Query: textfacts.Shorten(query, 300), Stage: StageRetrieved, RequestId: c.Context().GetRequestId(), SearchedIteration: req.GetIteration()}
-	hits, notice, err := search(ctx, s.Stores, query, Pool)
+	hits, notice, err := search(ctx, s.Stores, query, Pool, s.Options.threshold())
 	if err != nil {
 		c.Logger().Warn("recall: the memory store is not available", "err", err)
 		mc.Notice = "memory unavailable: " + err.Error()
@@ -345,7 +401,7 @@ func (e Enhancement) MessageLoopPromptsAfter(ctx context.Context, c *sdk.Call, r
 	if keptCount(mc.Candidates) < e.Options.limit() && e.Stores != nil {
 		terms := append(append([]string(nil), bs.GetExpansions()...), recent...)
 		if len(terms) > 0 {
-			more, _, err := search(ctx, e.Stores, mc.GetQuery()+" "+strings.Join(terms, " "), Pool)
+			more, _, err := search(ctx, e.Stores, mc.GetQuery()+" "+strings.Join(terms, " "), Pool, e.Options.threshold())
 			if err != nil {
 				c.Logger().Warn("memory_enhancement: expanded search failed", "err", err)
 			}
@@ -410,15 +466,21 @@ func (Block) Spec() sdk.Spec {
 	}
 }
 
-// Render is the block's text, "" when no memory is kept.
-func Render(mc *exocortexv1.MemoryCandidates, limit, chars int) (string, []string) {
+// Render is the block's text, "" when no memory is kept: at most limit
+// memories, at most areaLimits[a] of area a, within chars.
+func Render(mc *exocortexv1.MemoryCandidates, limit, chars int, areaLimits map[string]int) (string, []string) {
 	var b strings.Builder
 	b.WriteString("Memories recalled for this request, best first (check them before relying on them):")
 	var ids []string
+	perArea := map[string]int{}
 	for _, cd := range mc.GetCandidates() {
 		if cd.GetDropped() || len(ids) >= limit {
 			continue
 		}
+		if n, ok := areaLimits[cd.GetArea()]; ok && perArea[cd.GetArea()] >= n {
+			continue
+		}
+		perArea[cd.GetArea()]++
 		line := fmt.Sprintf("\n- [%s] %s\n  why: %s", cd.GetArea(), cd.GetText(), cd.GetWhy())
 		if b.Len()+len(line) > chars {
 			if len(ids) > 0 {
@@ -450,7 +512,7 @@ func (bl Block) MessageLoopPromptsAfter(ctx context.Context, c *sdk.Call, req *e
 	if n := c.Context().GetProcessingDirectives().GetResponseConstraints().GetMaxLength(); n > 0 {
 		chars = min(chars, int(n)) // cut last time: what fitted
 	}
-	text, ids := Render(mc, bl.Options.limit(), chars)
+	text, ids := Render(mc, bl.Options.limit(), chars, bl.Options.areaLimits())
 	if text == "" {
 		return nil, nil
 	}

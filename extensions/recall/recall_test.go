@@ -109,7 +109,7 @@ func TestPipelineThroughProtocol(t *testing.T) {
 		t.Fatal("searched twice in one monologue")
 	}
 	// The block size is configurable.
-	if text, ids := Render(mc, 5, 120); len(text) > 120 || len(ids) != 1 {
+	if text, ids := Render(mc, 5, 120, nil); len(text) > 120 || len(ids) != 1 {
 		t.Fatalf("small block: %d chars, %d memories", len(text), len(ids))
 	}
 	// Accesses were recorded for the memories shown.
@@ -149,5 +149,56 @@ func TestHalfLifeAndEmptyStore(t *testing.T) {
 	resp, err = client.MessageLoopPromptsAfter(t.Context(), &exocortexv1.MessageLoopPromptsAfterRequest{Call: hooktest.Call("recall", 1, hist, sdktest.State(CandidatesKey(), mc))})
 	if err != nil || len(resp.GetPromptBlocks()) != 0 {
 		t.Fatalf("empty store: %v %v", resp, err)
+	}
+}
+
+func TestRenderAreaLimits(t *testing.T) {
+	mc := &exocortexv1.MemoryCandidates{Candidates: []*exocortexv1.MemoryCandidate{
+		{Id: "s1", Area: "solutions", Text: "fix one"}, {Id: "s2", Area: "solutions", Text: "fix two"},
+		{Id: "m1", Area: "main", Text: "fact one"}, {Id: "s3", Area: "solutions", Text: "fix three"},
+		{Id: "m2", Area: "main", Text: "fact two"}, {Id: "f1", Area: "fragments", Text: "note"},
+	}}
+	for _, tc := range []struct {
+		name  string
+		limit int
+		areas map[string]int
+		want  []string
+	}{
+		{"limit alone", 4, nil, []string{"s1", "s2", "m1", "s3"}},
+		{"solutions capped", 4, map[string]int{"solutions": 1}, []string{"s1", "m1", "m2", "f1"}},
+		{"an area shut out", 5, map[string]int{"main": 0, "fragments": 1}, []string{"s1", "s2", "s3", "f1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ids := Render(mc, tc.limit, 2000, tc.areas)
+			if strings.Join(ids, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("Render ids %v, want %v", ids, tc.want)
+			}
+		})
+	}
+}
+
+func TestSearchThreshold(t *testing.T) {
+	st := stores(t)
+	put(t, st, memory.Input{Text: "The nightly build failed because the runner disk was full"})
+	put(t, st, memory.Input{Text: "The build cache lives in the home directory"})
+	for _, tc := range []struct {
+		threshold float64
+		kept      int
+	}{{0, 2}, {0.99, 1}} {
+		cands, _, err := search(context.Background(), st, "why did the nightly build fail", Pool, tc.threshold)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept := 0
+		for _, cd := range cands {
+			if !cd.GetDropped() {
+				kept++
+			} else if !strings.Contains(cd.GetDropReason(), "below the threshold 0.99") {
+				t.Errorf("drop reason %q", cd.GetDropReason())
+			}
+		}
+		if len(cands) != 2 || kept != tc.kept {
+			t.Errorf("threshold %v: %d candidates, %d kept; want 2, %d", tc.threshold, len(cands), kept, tc.kept)
+		}
 	}
 }
