@@ -78,6 +78,7 @@ func run() error {
 	fbb := flag.Float64("feedback-boost", 0, "weight of a feedback term (0: the default)")
 	maxDF := flag.Float64("max-df", 0, "drop query words in more than this share of the records (0: the default, 1: none)")
 	cands := flag.Int("candidates", 0, "candidates per leg (0: the default)")
+	noDate := flag.Bool("no-date", false, "leave the session date out of the LoCoMo records' metadata (to measure what it adds)")
 	asJSON := flag.Bool("json", false, "print JSON")
 	write := flag.String("write", "", "also write the generated set (facts.jsonl, queries.txt, labels.jsonl) to this directory")
 	flag.Parse()
@@ -135,6 +136,13 @@ func run() error {
 	out := map[string]any{"embedder": modelOf(emb)}
 	if strings.Contains(*sets, "locomo") {
 		convs, err := loadLocomo(*data)
+		if *noDate {
+			for _, c := range convs {
+				for _, in := range c.Inputs {
+					delete(in.Metadata, "when")
+				}
+			}
+		}
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			fmt.Fprintf(os.Stderr, "eval: no LoCoMo data at %s (see ../shared/data/locomo-dev/README.md): skipping the real-conversation set\n", *data)
