@@ -65,8 +65,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/exocortex/exocortex/extensions/entities"
 	"github.com/exocortex/exocortex/config"
+	"github.com/exocortex/exocortex/extensions/entities"
 	"github.com/exocortex/exocortex/extensions/textfacts"
 	"github.com/exocortex/exocortex/extensions/turn"
 	"github.com/exocortex/exocortex/memory"
