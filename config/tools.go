@@ -4,8 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/exocortex/exocortex/sandbox"
 )
 
 // Tools configures the agent's built-in tools: the `tools:` section of config.yaml.
@@ -41,6 +45,94 @@ type Tools struct {
 	Data          Data          `yaml:"data"`
 	WebSearch     WebSearch     `yaml:"web_search"`
 	Memory        MemoryTools   `yaml:"memory"`
+	// Sandbox confines the processes the tools run (docs/sandbox.md).
+	Sandbox Sandbox `yaml:"sandbox"`
+}
+
+// Sandbox configures the OS sandbox every process the agent's tools start runs
+// in (code_execution's shells, the data tools' scripts, the operator's
+// !commands): writes only beneath the project directory, the session's scratch
+// directory and WritePaths; no reading of the secrets; network as set. See
+// docs/sandbox.md.
+//
+//	tools:
+//	  sandbox:
+//	    write_paths: ["~/.cache/pip", "/srv/data"]
+//	    secrets: ["~/.config/exocortex-keys"]
+//	    network: off
+type Sandbox struct {
+	// WritePaths are more directories the sandboxed processes may write beneath
+	// (relative to the project directory; ~ is the home directory).
+	WritePaths []string `yaml:"write_paths"`
+	// Secrets are more files and directories they may not read, beside ~/.ssh,
+	// ~/.gnupg, ~/.aws, ~/.netrc, ... (sandbox.DefaultSecrets) and the
+	// Exocortex config.yaml, which may hold API keys.
+	Secrets []string `yaml:"secrets"`
+	// Network is "on" (the default) or "off" (a network namespace with nothing in
+	// it: no connection anywhere, localhost included).
+	Network string `yaml:"network"`
+	// ScratchDir holds the per-session scratch directories (default
+	// $TMPDIR/exocortex-scratch); each session may write only its own.
+	ScratchDir string `yaml:"scratch_dir"`
+	// UnsafeDisable turns the sandbox off: the agent's commands then run with all
+	// the operator's rights. The approval mode (even yolo) never does this.
+	UnsafeDisable bool `yaml:"UNSAFE_disable_sandbox"`
+}
+
+// Confinement is the sandbox as one tool applies it, derived from the
+// tools.sandbox section by Tools.WithDefaults (never read from the file).
+type Confinement struct {
+	// Policy is the sandbox policy; the session's own scratch directory is
+	// added to its write roots when the session starts.
+	Policy sandbox.Policy
+	// ScratchDir is where the per-session scratch directories are made.
+	ScratchDir string
+	// Off is tools.sandbox.UNSAFE_disable_sandbox.
+	Off bool
+}
+
+// validate names the setting that is wrong.
+func (s Sandbox) validate() error {
+	switch s.Network {
+	case "", "on", "off":
+		return nil
+	}
+	return fmt.Errorf("tools.sandbox.network %q: use on or off", s.Network)
+}
+
+// confinement resolves the sandbox settings for the tools: paths absolute,
+// ~ expanded, secrets added to the defaults.
+func (t Tools) confinement() Confinement {
+	userHome, _ := os.UserHomeDir()
+	expand := func(p string) string {
+		if p == "~" || strings.HasPrefix(p, "~/") {
+			return filepath.Join(userHome, strings.TrimPrefix(p, "~"))
+		}
+		return under(t.ProjectDir, p)
+	}
+	s := t.Sandbox
+	scratch := s.ScratchDir
+	if scratch == "" {
+		scratch = filepath.Join(os.TempDir(), "exocortex-scratch")
+	}
+	scratch = expand(scratch)
+	p := sandbox.Policy{Network: s.Network != "off"}
+	for _, d := range []string{t.ProjectDir, t.CodeExecution.WorkDir, t.Data.BaseDir} {
+		if d != "" && !slices.Contains(p.WriteRoots, d) {
+			p.WriteRoots = append(p.WriteRoots, d)
+		}
+	}
+	for _, d := range s.WritePaths {
+		p.WriteRoots = append(p.WriteRoots, expand(d))
+	}
+	p.Secrets = sandbox.DefaultSecrets(userHome)
+	if t.Home != "" {
+		p.Secrets = append(p.Secrets, filepath.Join(t.Home, FileName))
+	}
+	for _, f := range s.Secrets {
+		p.Secrets = append(p.Secrets, expand(f))
+	}
+	return Confinement{Policy: p, ScratchDir: scratch, Off: s.UnsafeDisable}
 }
 
 // Editor configures text_editor.
@@ -76,6 +168,8 @@ type CodeExecution struct {
 	// MaxSessions bounds the live shells of the plugin; starting one more stops
 	// the least recently used (default 8).
 	MaxSessions int `yaml:"max_sessions"`
+	// Confine is the sandbox its shells run in (from tools.sandbox).
+	Confine Confinement `yaml:"-"`
 }
 
 // Data configures data_analyze and data_visualize.
@@ -89,6 +183,8 @@ type Data struct {
 	// BaseDir is where relative input and output paths start (default the project
 	// directory).
 	BaseDir string `yaml:"base_dir"`
+	// Confine is the sandbox the scripts run in (from tools.sandbox).
+	Confine Confinement `yaml:"-"`
 }
 
 // WebSearch configures web_search. Without a URL or an API key the tool answers
@@ -180,6 +276,9 @@ func LoadTools(home string) (Tools, error) {
 	if err := t.applyEnv(os.Getenv); err != nil {
 		return Tools{}, err
 	}
+	if err := t.Sandbox.validate(); err != nil {
+		return Tools{}, fmt.Errorf("%s: %w", filepath.Join(home, FileName), err)
+	}
 	return t.WithDefaults(), nil
 }
 
@@ -234,6 +333,11 @@ func (t Tools) WithDefaults() Tools {
 	t.Data = t.Data.WithDefaults(t.ProjectDir)
 	t.WebSearch = t.WebSearch.WithDefaults()
 	t.Memory = t.Memory.WithDefaults()
+	if t.Sandbox.Network == "" {
+		t.Sandbox.Network = "on"
+	}
+	c := t.confinement()
+	t.CodeExecution.Confine, t.Data.Confine = c, c
 	return t
 }
 
@@ -290,6 +394,13 @@ func (c CodeExecution) WithDefaults(project string) CodeExecution {
 	if c.MaxSessions <= 0 {
 		c.MaxSessions = 8
 	}
+	if c.Confine.ScratchDir == "" {
+		// Not derived from a whole tools section (an embedder, a test): the
+		// default sandbox around the project and the work directory.
+		off := c.Confine.Off
+		c.Confine = Tools{ProjectDir: project, CodeExecution: c}.confinement()
+		c.Confine.Off = off
+	}
 	return c
 }
 
@@ -308,6 +419,11 @@ func (d Data) WithDefaults(project string) Data {
 		d.BaseDir = project
 	}
 	d.BaseDir = under(project, d.BaseDir)
+	if d.Confine.ScratchDir == "" {
+		off := d.Confine.Off
+		d.Confine = Tools{ProjectDir: project, Data: d}.confinement()
+		d.Confine.Off = off
+	}
 	return d
 }
 

@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"syscall"
 
+	"github.com/exocortex/exocortex/sandbox"
 	"github.com/spf13/cobra"
 )
 
@@ -22,6 +23,9 @@ import (
 const softMemoryLimit = 1900 << 20
 
 func main() {
+	// Started as the sandbox launcher for a tool's command: set the sandbox up,
+	// run the command, never return (sandbox package).
+	sandbox.Launch()
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(softMemoryLimit)
 	}

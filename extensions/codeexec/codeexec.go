@@ -66,11 +66,13 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/extensions/toolargs"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/sandbox"
 	"github.com/exocortex/exocortex/sdk"
 )
 
@@ -102,6 +104,10 @@ const defaultGrace = time.Second
 type Runner struct {
 	load  func() (config.CodeExecution, error)
 	grace time.Duration
+	// probe says, once per process, whether the sandbox works here.
+	probe func() sandbox.Status
+	// warned is set once the model was told the sandbox is off or missing.
+	warned atomic.Bool
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -115,7 +121,8 @@ type Runner struct {
 // call (it should cache: the built-in plugins pass a once-loaded config). Zero
 // fields take their defaults.
 func New(load func() (config.CodeExecution, error)) *Runner {
-	return &Runner{load: load, grace: defaultGrace, sessions: map[string]*session{}, lastDir: map[string]string{}}
+	return &Runner{load: load, grace: defaultGrace, sessions: map[string]*session{}, lastDir: map[string]string{},
+		probe: sync.OnceValue(func() sandbox.Status { return sandbox.Probe("") })}
 }
 
 // Fixed is a load function returning cfg, for tests and embedders.
@@ -204,6 +211,12 @@ func (r *Runner) run(ctx context.Context, c *sdk.Call, raw json.RawMessage) (*ex
 				ToolName, runtime, program, installName(runtime), map[string]string{RuntimePython: "python", RuntimeNode: "node"}[runtime])
 		}
 	}
+	s, note, err := r.session(key, a.Session.V, cfg)
+	if err != nil {
+		return nil, err
+	}
+	// The deadline is taken after the shell started: starting a sandboxed one
+	// takes some of it.
 	limit := time.Duration(cfg.Timeout)
 	if dl, ok := ctx.Deadline(); ok {
 		// Finish inside the host's deadline, which would kill the whole plugin.
@@ -214,15 +227,18 @@ func (r *Runner) run(ctx context.Context, c *sdk.Call, raw json.RawMessage) (*ex
 			return nil, fmt.Errorf("%s: the call's deadline leaves no time to run the code", ToolName)
 		}
 	}
-	s, note, err := r.session(key, a.Session.V, cfg)
-	if err != nil {
-		return nil, err
-	}
 	res := s.exec(ctx, runtime, program, code, limit, r.grace)
 	if res.dead {
 		r.retire(key, s, res.cwd)
 	}
 	return res.toolResult(note, cfg.OutputLimit, a.Session.V)
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "\n" + b
 }
 
 func installName(runtime string) string {
@@ -270,7 +286,22 @@ func (r *Runner) session(key string, n int, cfg config.CodeExecution) (*session,
 	for _, s := range evict {
 		s.kill()
 	}
-	s, err := startSession(cfg.Shell, dir)
+	var confine *sandbox.Policy
+	// The model is told once per plugin process when its shells are not
+	// confined.
+	switch st := r.probe(); {
+	case cfg.Confine.Off:
+		if r.warned.CompareAndSwap(false, true) {
+			note = joinNote(note, "[sandbox off (tools.sandbox.UNSAFE_disable_sandbox): this shell runs with all the operator's rights]")
+		}
+	case !st.Available:
+		if r.warned.CompareAndSwap(false, true) {
+			note = joinNote(note, "["+st.String()+"; this shell is not confined, which is why the operator is asked before every command]")
+		}
+	default:
+		confine = &cfg.Confine.Policy
+	}
+	s, err := startSession(cfg.Shell, dir, cfg.Confine.ScratchDir, confine)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", ToolName, err)
 	}

@@ -189,7 +189,9 @@ func TestTimeoutKillsTheProcessGroup(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("killing a session's processes needs /proc")
 	}
-	h := serve(t, config.CodeExecution{Timeout: config.Duration(300 * time.Millisecond)})
+	// Unconfined: the pids the shell reports are the host's (sandboxed shells
+	// are covered by TestSandboxedTimeoutKillsEscapedChildren).
+	h := serve(t, config.CodeExecution{Timeout: config.Duration(300 * time.Millisecond), Confine: config.Confinement{Off: true}})
 	h.ok("cd /tmp && cd " + shellQuote(h.dir) + " && KEEP=yes")
 	start := time.Now()
 	res := h.run(map[string]any{"runtime": "terminal",
@@ -247,7 +249,7 @@ func TestOutputTruncation(t *testing.T) {
 }
 
 func TestReset(t *testing.T) {
-	h := serve(t, config.CodeExecution{Timeout: config.Duration(20 * time.Second)})
+	h := serve(t, config.CodeExecution{Timeout: config.Duration(20 * time.Second), Confine: config.Confinement{Off: true}})
 	h.ok("mkdir -p d && cd d && V=1 && (sleep 100 & echo $! > " + shellQuote(filepath.Join(h.dir, "bg.pid")) + ")")
 	bg := readPID(t, filepath.Join(h.dir, "bg.pid"))
 	res := h.run(map[string]any{"runtime": "reset"})

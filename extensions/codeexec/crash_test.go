@@ -20,17 +20,24 @@ import (
 // in a session and then waits to be killed.
 const helperEnv = "EXOCORTEX_CODEEXEC_HELPER"
 
+// helperCode is the command the helper runs.
+const helperCode = "EXOCORTEX_CODEEXEC_HELPER_CODE"
+
 func TestHelperPlugin(t *testing.T) {
 	if os.Getenv(helperEnv) == "" {
 		t.Skip("helper process for TestPluginCrashKillsTheSession")
 	}
 	r := New(Fixed(config.CodeExecution{WorkDir: os.TempDir(), Timeout: config.Duration(10 * time.Second)}))
-	s, _, err := r.session("crash", 0, config.CodeExecution{}.WithDefaults(os.TempDir()))
+	cfg := config.CodeExecution{}
+	if os.Getenv(helperEnv) == "unconfined" {
+		cfg.Confine.Off = true
+	}
+	s, _, err := r.session("crash", 0, cfg.WithDefaults(os.TempDir()))
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(1)
 	}
-	out := s.exec(context.Background(), RuntimeTerminal, "", "sleep 100 & echo bg $!\necho shell $$", 10*time.Second, time.Second)
+	out := s.exec(context.Background(), RuntimeTerminal, "", os.Getenv(helperCode), 10*time.Second, time.Second)
 	text, _, _ := out.output.text(1000)
 	fmt.Print(text)
 	fmt.Println("ready")
@@ -48,7 +55,7 @@ func TestPluginCrashKillsTheSession(t *testing.T) {
 		t.Skip("bash is not installed")
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperPlugin$")
-	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	cmd.Env = append(os.Environ(), helperEnv+"=unconfined", helperCode+"=sleep 100 & echo bg $!\necho shell $$")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -24,8 +24,10 @@ type proc struct {
 }
 
 // sessionMembers lists the live processes of session sid other than its leader,
-// from /proc.
-func sessionMembers(sid int) []proc {
+// and, for a sandboxed shell (ns is its PID namespace), every process of that
+// namespace, whatever session it moved to, other than the pids in keep; from
+// /proc.
+func sessionMembers(sid int, ns string, keep map[int]bool) []proc {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -33,7 +35,7 @@ func sessionMembers(sid int) []proc {
 	var out []proc
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == sid {
+		if err != nil || pid == sid || keep[pid] {
 			continue
 		}
 		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
@@ -49,7 +51,7 @@ func sessionMembers(sid int) []proc {
 		if len(f) < 4 || f[0] == "Z" || f[0] == "X" {
 			continue
 		}
-		if s, _ := strconv.Atoi(f[3]); s != sid {
+		if s, _ := strconv.Atoi(f[3]); s != sid && (ns == "" || pidNS(pid) != ns) {
 			continue
 		}
 		out = append(out, proc{pid: pid, cmd: cmdline(e.Name(), string(stat[bytes.IndexByte(stat, '(')+1:i]))})
@@ -70,10 +72,46 @@ func cmdline(pid, comm string) string {
 	return s
 }
 
-// killMembers kills with SIGKILL every process of the shell's session except the
-// shell, and returns them.
-func killMembers(sid int) []proc {
-	ps := sessionMembers(sid)
+// pidNS names the PID namespace of pid ("" when it is gone).
+func pidNS(pid int) string {
+	l, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/pid")
+	return l
+}
+
+// childOf returns a child of pid, waiting up to limit for one to appear, or 0.
+func childOf(pid int, limit time.Duration) int {
+	end := time.Now().Add(limit)
+	for {
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			c, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+			if err != nil {
+				continue
+			}
+			i := bytes.LastIndexByte(stat, ')')
+			if i < 0 || i+2 > len(stat) {
+				continue
+			}
+			f := strings.Fields(string(stat[i+2:]))
+			if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+				return c
+			}
+		}
+		if time.Now().After(end) {
+			return 0
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// killMembers kills with SIGKILL every process of the shell's session (and of
+// its sandbox) except the shell, and returns them.
+func killMembers(sid int, ns string, keep map[int]bool) []proc {
+	ps := sessionMembers(sid, ns, keep)
 	for _, p := range ps {
 		_ = syscall.Kill(p.pid, syscall.SIGKILL)
 	}

@@ -20,7 +20,13 @@ type proc struct {
 }
 
 // killMembers cannot list a session's processes here.
-func killMembers(int) []proc { return nil }
+func killMembers(int, string, map[int]bool) []proc { return nil }
+
+// pidNS: no PID namespaces here.
+func pidNS(int) string { return "" }
+
+// childOf cannot list processes here.
+func childOf(int, time.Duration) int { return 0 }
 
 // killGroup kills the shell.
 func killGroup(cmd *exec.Cmd) {

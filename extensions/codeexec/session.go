@@ -15,6 +15,7 @@ import (
 	"time"
 
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/sandbox"
 )
 
 // maxPending bounds the output buffered between the shell and a call (output a
@@ -34,7 +35,13 @@ type session struct {
 	// watcher); closing it makes the watcher kill the session.
 	watch   *os.File
 	scratch string
-	token   string
+	// confined is set when the shell runs in the sandbox: shell is then the
+	// shell's own pid (pid is the launcher's, the namespace's init) and ns its
+	// PID namespace, every process of which the time limit kills.
+	confined bool
+	shell    int
+	ns       string
+	token    string
 	marker  []byte // "\n" + token + " "
 	cells   int
 
@@ -51,15 +58,20 @@ type session struct {
 	killed   []proc
 }
 
-// startSession starts a shell in dir.
-func startSession(shell, dir string) (*session, error) {
+// startSession starts a shell in dir, in the sandbox unless confine is nil.
+// The session's scratch directory (its cells, and TMPDIR) is made in
+// scratchBase.
+func startSession(shell, dir, scratchBase string, confine *sandbox.Policy) (*session, error) {
 	path, err := exec.LookPath(shell)
 	if err != nil {
 		return nil, fmt.Errorf("the shell %q is not installed or not on PATH: install it or set tools.code_execution.shell", shell)
 	}
-	scratch, err := os.MkdirTemp("", "exocortex-code-")
+	if err := os.MkdirAll(scratchBase, 0o700); err != nil {
+		return nil, fmt.Errorf("creating the scratch directory %s: %w (set tools.sandbox.scratch_dir)", scratchBase, err)
+	}
+	scratch, err := os.MkdirTemp(scratchBase, "code-")
 	if err != nil {
-		return nil, fmt.Errorf("creating a scratch directory for the session: %w", err)
+		return nil, fmt.Errorf("creating a scratch directory for the session in %s: %w", scratchBase, err)
 	}
 	token := "EXOCORTEX_DONE_" + rand.Text()
 	s := &session{
@@ -77,8 +89,17 @@ func startSession(shell, dir string) (*session, error) {
 	}
 	cmd := exec.Command(path, argv...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "TERM=dumb", "PAGER=cat", "GIT_PAGER=cat", "PYTHONUNBUFFERED=1")
+	cmd.Env = append(os.Environ(), "TERM=dumb", "PAGER=cat", "GIT_PAGER=cat", "PYTHONUNBUFFERED=1", "TMPDIR="+scratch)
 	cmd.SysProcAttr = sysProcAttr()
+	if confine != nil {
+		p := *confine
+		p.WriteRoots = append(append([]string(nil), p.WriteRoots...), scratch)
+		if err := sandbox.Wrap(cmd, p, ""); err != nil {
+			os.RemoveAll(scratch)
+			return nil, fmt.Errorf("confining the shell: %w", err)
+		}
+		s.confined = true
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		os.RemoveAll(scratch)
@@ -101,6 +122,11 @@ func startSession(shell, dir string) (*session, error) {
 	}
 	w.Close()
 	s.cmd, s.pid, s.stdin = cmd, cmd.Process.Pid, stdin
+	if s.confined {
+		// The launcher's one child is the shell; the launcher execs it at once.
+		s.shell = childOf(s.pid, 2*time.Second)
+		s.ns = pidNS(s.pid)
+	}
 	if watch, _, err := startWatcher(s.pid); err == nil {
 		s.watch = watch
 	}
@@ -205,6 +231,15 @@ func (s *session) exitStatus() string {
 	return s.waitErr.Error()
 }
 
+// killMembers kills every process of the shell's session (and sandbox) but
+// the shell.
+func (s *session) killMembers() []proc {
+	if !s.confined {
+		return killMembers(s.pid, "", nil)
+	}
+	return killMembers(s.pid, s.ns, map[int]bool{s.shell: true})
+}
+
 // kill stops the shell, everything in its session and its process group, and
 // removes the scratch files. It returns the processes other than the shell that
 // were still running. Safe to call more than once.
@@ -218,10 +253,10 @@ func (s *session) kill() []proc {
 			_ = s.watch.Close()
 		}
 		if s.pid > 0 {
-			killed = killMembers(s.pid)
+			killed = s.killMembers()
 			killGroup(s.cmd)
 			for range 3 {
-				more := killMembers(s.pid)
+				more := s.killMembers()
 				if len(more) == 0 {
 					break
 				}
@@ -301,7 +336,7 @@ func (s *session) exec(ctx context.Context, runtime, program, code string, limit
 				// Sweep once more: a job started just before the marker. Then
 				// let the shell report the jobs it lost ("Killed sleep 100")
 				// in this call's output rather than the next one's.
-				out.killed = mergeProcs(out.killed, killMembers(s.pid))
+				out.killed = mergeProcs(out.killed, s.killMembers())
 				awaitDeath(out.killed, 500*time.Millisecond)
 				s.flush(&out)
 			}
@@ -332,7 +367,7 @@ func (s *session) exec(ctx context.Context, runtime, program, code string, limit
 			return out
 		}
 		if interrupted {
-			out.killed = mergeProcs(out.killed, killMembers(s.pid))
+			out.killed = mergeProcs(out.killed, s.killMembers())
 			if time.Now().After(graceEnd) {
 				out.output.write(carry)
 				out.dead = true
@@ -350,11 +385,11 @@ func (s *session) exec(ctx context.Context, runtime, program, code string, limit
 		case <-timer.C:
 			interrupted, graceEnd = true, time.Now().Add(grace)
 			out.reason = fmt.Sprintf("the time limit of %s passed", limit)
-			out.killed = killMembers(s.pid)
+			out.killed = s.killMembers()
 		case <-ctx.Done():
 			interrupted, graceEnd = true, time.Now().Add(grace)
 			out.reason = fmt.Sprintf("the call was cancelled (%v)", context.Cause(ctx))
-			out.killed = killMembers(s.pid)
+			out.killed = s.killMembers()
 		}
 	}
 }

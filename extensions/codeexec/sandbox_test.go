@@ -1,0 +1,154 @@
+package codeexec
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/exocortex/exocortex/config"
+	"github.com/exocortex/exocortex/sandbox"
+)
+
+// TestMain lets the test binary act as the sandbox launcher, as the exocortex
+// binary does.
+func TestMain(m *testing.M) {
+	sandbox.Launch()
+	os.Exit(m.Run())
+}
+
+func needSandbox(t *testing.T) {
+	t.Helper()
+	if st := sandbox.Probe(""); !st.Available {
+		t.Skip(st.String())
+	}
+}
+
+// hostPIDs finds the live processes whose command line is exactly argv, by the
+// host's /proc (a sandboxed shell reports the pids of its own namespace).
+func hostPIDs(argv ...string) []int {
+	want := strings.Join(argv, "\x00") + "\x00"
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline"); string(b) == want && !gone(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// escapees is a command that leaves processes behind in every way a shell
+// can: a background job, a setsid+nohup child, a double fork out of a
+// subshell, each sleeping for a tell-tale number of seconds.
+func escapees(n int) (string, [][]string) {
+	a, b, c := strconv.Itoa(n), strconv.Itoa(n+1), strconv.Itoa(n+2)
+	code := "sleep " + a + " &\nsetsid nohup sleep " + b + " >/dev/null 2>&1 &\n(setsid sh -c 'sleep " + c + " & ' &)\nsleep 0.3; echo started"
+	return code, [][]string{{"sleep", a}, {"sleep", b}, {"sleep", c}}
+}
+
+func waitAllGone(t *testing.T, what string, procs [][]string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for _, argv := range procs {
+		for len(hostPIDs(argv...)) > 0 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if pids := hostPIDs(argv...); len(pids) > 0 {
+			for _, p := range pids {
+				syscall.Kill(p, syscall.SIGKILL)
+			}
+			t.Errorf("%s: %v (pids %v) survived", what, argv, pids)
+		}
+	}
+}
+
+// TestSandboxedTimeoutKillsEscapedChildren: the time limit kills everything the
+// command started, setsid and nohup children included, and keeps the shell.
+func TestSandboxedTimeoutKillsEscapedChildren(t *testing.T) {
+	needSandbox(t)
+	h := serve(t, config.CodeExecution{Timeout: config.Duration(time.Second)})
+	h.ok("KEEP=yes")
+	code, procs := escapees(3101)
+	res := h.run(map[string]any{"runtime": "terminal", "code": code + "\nsleep 3100"})
+	if !strings.Contains(res.GetError(), "time limit") {
+		t.Fatalf("error = %q, content:\n%s", res.GetError(), res.GetContent())
+	}
+	waitAllGone(t, "after the time limit", append(procs, []string{"sleep", "3100"}))
+	if got := h.ok("echo $KEEP"); got != "yes" {
+		t.Errorf("the shell lost its state: %q", got)
+	}
+}
+
+// TestSandboxedResetKillsEscapedChildren: runtime reset ends all the session
+// started, including what left its process group and session.
+func TestSandboxedResetKillsEscapedChildren(t *testing.T) {
+	needSandbox(t)
+	h := serve(t, config.CodeExecution{Timeout: config.Duration(20 * time.Second)})
+	code, procs := escapees(3201)
+	h.ok(code)
+	if len(hostPIDs(procs[1]...)) == 0 {
+		t.Fatalf("the setsid child %v is not running", procs[1])
+	}
+	h.run(map[string]any{"runtime": "reset"})
+	waitAllGone(t, "after reset", procs)
+}
+
+// TestSandboxedPluginDeathKillsEverything: when the plugin process is killed
+// outright (the host's exit or its deadline), the sandboxed shell and every
+// process it started die, setsid children included.
+func TestSandboxedPluginDeathKillsEverything(t *testing.T) {
+	needSandbox(t)
+	code, procs := escapees(3301)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperPlugin$")
+	cmd.Env = append(os.Environ(), helperEnv+"=sandboxed", helperCode+"="+code)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() && sc.Text() != "ready" {
+	}
+	if len(hostPIDs(procs[1]...)) == 0 {
+		t.Fatalf("the setsid child %v is not running", procs[1])
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	waitAllGone(t, "after the plugin died", procs)
+}
+
+// TestSandboxedShellConfined: the shell writes inside the work directory and
+// its scratch directory, not outside; the result says nothing about the
+// sandbox when it is on.
+func TestSandboxedShellConfined(t *testing.T) {
+	needSandbox(t)
+	outside := t.TempDir()
+	canary := filepath.Join(outside, "canary")
+	os.WriteFile(canary, []byte("alive"), 0o644)
+	h := serve(t, config.CodeExecution{Timeout: config.Duration(20 * time.Second)})
+	if got := h.ok("echo ok > in.txt && cat in.txt && f=$(mktemp) && echo tmp > $f && cat $f"); got != "ok\ntmp" {
+		t.Errorf("inside: %q", got)
+	}
+	res := h.run(map[string]any{"runtime": "terminal", "code": "rm -rf " + outside + "; echo x >| " + canary})
+	if res.GetError() == "" {
+		t.Errorf("writing outside succeeded: %q", res.GetContent())
+	}
+	if b, _ := os.ReadFile(canary); string(b) != "alive" {
+		t.Errorf("canary = %q", b)
+	}
+}
