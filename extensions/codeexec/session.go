@@ -42,8 +42,8 @@ type session struct {
 	shell    int
 	ns       string
 	token    string
-	marker  []byte // "\n" + token + " "
-	cells   int
+	marker   []byte // "\n" + token + " "
+	cells    int
 
 	omu      sync.Mutex // guards the fields below
 	pending  []byte
