@@ -24,8 +24,10 @@
 // `apt-get install python3-pandas` or `pip install pandas`). A missing python3 is
 // reported the same way.
 //
-// These tools run code like code_execution does: they are not a sandbox, only a
-// convenient contract.
+// The script runs in the sandbox (package sandbox, docs/sandbox.md) like
+// code_execution's shells: it writes only beneath the project directory, its
+// scratch directory (so an output image outside them cannot be written), and
+// everything it starts dies with it.
 package datatools
 
 import (
@@ -40,11 +42,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/extensions/toolargs"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/sandbox"
 	"github.com/exocortex/exocortex/sdk"
 )
 
@@ -57,11 +61,15 @@ const (
 // Tools are the data tools.
 type Tools struct {
 	load func() (config.Data, error)
+	// probe says, once per process, whether the sandbox works here.
+	probe func() sandbox.Status
 }
 
 // New returns the data tools; load gives their configuration on every call (the
 // built-in plugins pass a once-loaded config).
-func New(load func() (config.Data, error)) *Tools { return &Tools{load: load} }
+func New(load func() (config.Data, error)) *Tools {
+	return &Tools{load: load, probe: sync.OnceValue(func() sandbox.Status { return sandbox.Probe("") })}
+}
 
 // Fixed is a load function returning cfg.
 func Fixed(cfg config.Data) func() (config.Data, error) {
@@ -98,7 +106,7 @@ func (d *Tools) Analyze() sdk.Tool {
 			if err != nil {
 				return nil, err
 			}
-			out, err := runScript(ctx, AnalyzeName, cfg, string(a.Script), string(a.Input), "")
+			out, err := runScript(ctx, AnalyzeName, cfg, d.probe, string(a.Script), string(a.Input), "")
 			if err != nil {
 				return &exocortexv1.ToolResult{Content: out}, err
 			}
@@ -138,7 +146,7 @@ func (d *Tools) Visualize() sdk.Tool {
 				return nil, fmt.Errorf("%s: creating the directory of %s: %w", VisualizeName, output, err)
 			}
 			before, _ := os.Stat(output)
-			out, err := runScript(ctx, VisualizeName, cfg, string(a.Script), string(a.Input), output)
+			out, err := runScript(ctx, VisualizeName, cfg, d.probe, string(a.Script), string(a.Input), output)
 			if err != nil {
 				return &exocortexv1.ToolResult{Content: out}, err
 			}
@@ -180,7 +188,7 @@ func absUnder(base, p string) string {
 
 // runScript runs script with python on input (and output for a plot), returning
 // its standard output, cut to the limit. The error explains a failure.
-func runScript(ctx context.Context, tool string, cfg config.Data, script, input, output string) (string, error) {
+func runScript(ctx context.Context, tool string, cfg config.Data, probe func() sandbox.Status, script, input, output string) (string, error) {
 	if strings.TrimSpace(script) == "" {
 		return "", fmt.Errorf("%s: the script is empty: give the full Python script", tool)
 	}
@@ -198,7 +206,10 @@ func runScript(ctx context.Context, tool string, cfg config.Data, script, input,
 		}
 		return "", fmt.Errorf("%s: the input file: %w", tool, err)
 	}
-	scratch, err := os.MkdirTemp("", "exocortex-data-")
+	if err := os.MkdirAll(cfg.Confine.ScratchDir, 0o700); err != nil {
+		return "", fmt.Errorf("%s: creating the scratch directory %s: %w (set tools.sandbox.scratch_dir)", tool, cfg.Confine.ScratchDir, err)
+	}
+	scratch, err := os.MkdirTemp(cfg.Confine.ScratchDir, "data-")
 	if err != nil {
 		return "", fmt.Errorf("%s: creating a scratch directory: %w", tool, err)
 	}
@@ -222,13 +233,25 @@ func runScript(ctx context.Context, tool string, cfg config.Data, script, input,
 	cmd := exec.CommandContext(rctx, python, argv...)
 	cmd.Dir = scratch
 	cmd.Env = append(os.Environ(), "INPUT_FILE_PATH="+in, "OUTPUT_IMAGE_PATH="+output, "MPLBACKEND=Agg",
-		"PYTHONUNBUFFERED=1", "PYTHONDONTWRITEBYTECODE=1")
+		"PYTHONUNBUFFERED=1", "PYTHONDONTWRITEBYTECODE=1", "TMPDIR="+scratch, "MPLCONFIGDIR="+scratch)
 	cmd.Stdin = nil
 	stdout := &capped{limit: cfg.OutputLimit}
 	stderr := &capped{limit: 4000}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	inGroup(cmd)
 	cmd.WaitDelay = time.Second
+	if !cfg.Confine.Off {
+		// The script writes only in the project (or base) directory and its
+		// scratch directory. Where the sandbox is missing it runs unconfined:
+		// the action boundary asked the operator for it (docs/sandbox.md).
+		if st := probe(); st.Available {
+			p := cfg.Confine.Policy
+			p.WriteRoots = append(append([]string(nil), p.WriteRoots...), scratch)
+			if err := sandbox.Wrap(cmd, p, ""); err != nil {
+				return "", fmt.Errorf("%s: %w", tool, err)
+			}
+		}
+	}
 	err = cmd.Run()
 	out := stdout.text()
 	if err == nil {

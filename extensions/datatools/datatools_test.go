@@ -7,11 +7,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/exocortex/exocortex/config"
+	"github.com/exocortex/exocortex/sandbox"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 	"github.com/exocortex/exocortex/sdk/sdktest"
@@ -124,38 +124,74 @@ func TestMissingPandas(t *testing.T) {
 }
 
 func TestAnalyzeOutputLimitAndTimeout(t *testing.T) {
-	h := serve(t, config.Data{OutputLimit: 100, Timeout: config.Duration(300 * time.Millisecond)})
+	h := serve(t, config.Data{OutputLimit: 100, Timeout: config.Duration(2 * time.Second)})
 	res := h.call(AnalyzeName, map[string]any{"input_file_path": "sales.csv", "analysis_script": "print('x' * 5000)\nprint('END')"})
 	if !strings.HasPrefix(res.GetContent(), "[output truncated: 5,005 bytes, showing the last 100]\n") || !strings.HasSuffix(res.GetContent(), "xx\nEND\n") {
 		t.Errorf("truncated output: %q", res.GetContent())
 	}
-	pidFile := filepath.Join(h.base, "child.pid")
+	// The child leaves the script's session: it still dies with it (in the
+	// sandbox, with its PID namespace).
 	start := time.Now()
 	res = h.call(AnalyzeName, map[string]any{"input_file_path": "sales.csv", "analysis_script": `import subprocess, sys, time
-p = subprocess.Popen(["sleep", "100"])
-open(` + strconv.Quote(pidFile) + `, "w").write(str(p.pid))
+p = subprocess.Popen(["sleep", "3401"], start_new_session=True)
 print("started", flush=True)
 time.sleep(100)`})
 	if took := time.Since(start); took > 30*time.Second {
 		t.Fatalf("the call took %s: the timeout did not stop the script", took)
 	}
-	if !strings.Contains(res.GetError(), "did not finish within 300ms and was killed with every process it started") {
+	if !strings.Contains(res.GetError(), "was killed with every process it started") {
 		t.Errorf("timeout error %q", res.GetError())
 	}
-	b, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Fatal(err)
+	if sandbox.Probe("").Available {
+		for i := 0; len(hostPIDs("sleep", "3401")) > 0; i++ {
+			if i > 150 {
+				t.Fatalf("the script's setsid child %v survived the timeout", hostPIDs("sleep", "3401"))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
-	pid, _ := strconv.Atoi(string(b))
-	for i := 0; syscall.Kill(pid, 0) == nil; i++ {
-		// The child is killed; it may linger as a zombie until reaped by init.
-		if st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && strings.Contains(string(st), ") Z") {
-			break
+}
+
+// hostPIDs finds the live processes whose command line is exactly argv.
+func hostPIDs(argv ...string) []int {
+	want := strings.Join(argv, "\x00") + "\x00"
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
 		}
-		if i > 100 {
-			t.Fatalf("the script's child %d survived the timeout", pid)
+		b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		st, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if string(b) == want && !strings.Contains(string(st), ") Z") {
+			out = append(out, pid)
 		}
-		time.Sleep(20 * time.Millisecond)
+	}
+	return out
+}
+
+// TestScriptConfined: a script cannot write outside the base directory and its
+// scratch directory, whatever path it uses.
+func TestScriptConfined(t *testing.T) {
+	if !sandbox.Probe("").Available {
+		t.Skip(sandbox.Probe("").String())
+	}
+	h := serve(t, config.Data{Timeout: config.Duration(20 * time.Second)})
+	outside := t.TempDir()
+	canary := filepath.Join(outside, "canary")
+	os.WriteFile(canary, []byte("alive"), 0o644)
+	res := h.call(AnalyzeName, map[string]any{"input_file_path": "sales.csv", "analysis_script": `import shutil, os, tempfile
+open("inside.txt", "w").write("ok")
+open(os.path.join(tempfile.gettempdir(), "t"), "w").write("ok")
+open(` + strconv.Quote(filepath.Join(h.base, "in-base.txt")) + `, "w").write("ok")
+print("inside ok", flush=True)
+shutil.rmtree(` + strconv.Quote(outside) + `)`})
+	if !strings.Contains(res.GetContent(), "inside ok") || res.GetError() == "" {
+		t.Errorf("content %q, error %q: want the inside writes to work and the rmtree to fail", res.GetContent(), res.GetError())
+	}
+	if b, _ := os.ReadFile(canary); string(b) != "alive" {
+		t.Errorf("canary = %q", b)
 	}
 }
 
@@ -232,4 +268,11 @@ func TestPackageFor(t *testing.T) {
 	if got := missingModule("Traceback...\nModuleNotFoundError: No module named 'matplotlib.pyplot'\n"); got != "matplotlib" {
 		t.Errorf("missingModule = %q", got)
 	}
+}
+
+// TestMain lets the test binary act as the sandbox launcher, as the exocortex
+// binary does.
+func TestMain(m *testing.M) {
+	sandbox.Launch()
+	os.Exit(m.Run())
 }
