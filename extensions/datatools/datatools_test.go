@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/config"
-	"github.com/exocortex/exocortex/sandbox"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/sandbox"
 	"github.com/exocortex/exocortex/sdk"
 	"github.com/exocortex/exocortex/sdk/sdktest"
 )
