@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/llm"
 	"github.com/exocortex/exocortex/core/loop"
@@ -56,6 +57,9 @@ type Config struct {
 	// WorkDir resolves @path, /export and /import paths and runs !commands.
 	WorkDir      string
 	ApprovalMode loop.ApprovalMode
+	// Confine is the sandbox !commands run in under the local shell (nil:
+	// unconfined); through the agent's shell tool they are in its sandbox.
+	Confine *config.Confinement
 	// Fullscreen draws on the alternate screen instead of inline.
 	Fullscreen bool
 }
@@ -108,7 +112,7 @@ func NewEngine(cfg Config) *Engine {
 		cfg.ApprovalMode = loop.ApprovalDefault
 	}
 	e := &Engine{cfg: cfg, model: cfg.Model, mode: cfg.ApprovalMode, rec: newRecorder(), allowed: map[string]bool{}}
-	e.shell = &shell.Runner{Approver: loop.ApproverFunc(e.approve), Mode: e.Mode, Dir: cfg.WorkDir}
+	e.shell = &shell.Runner{Approver: loop.ApproverFunc(e.approve), Mode: e.Mode, Dir: cfg.WorkDir, Confine: cfg.Confine}
 	return e
 }
 

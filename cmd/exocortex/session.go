@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/core/llm"
 	"github.com/exocortex/exocortex/core/loop"
 	"github.com/exocortex/exocortex/core/session"
@@ -155,6 +156,12 @@ func runSession(cmd *cobra.Command, f *sessionFlags) error {
 		scripted = a.cfg.Model
 	}
 	idle := newIdleSleeper(a.home, time.Duration(a.cfg.IdleSleep), a.log, a.logFile)
+	// !commands run under the local shell (when no plugin provides the shell
+	// tool) in the tools' sandbox.
+	tools, err := config.LoadTools(a.home)
+	if err != nil {
+		return err
+	}
 	eng := tui.NewEngine(tui.Config{
 		Model: model, Address: client.BaseURL(), Scripted: scripted, LLM: client, NumCtx: numCtx,
 		StartHost: a.openHost,
@@ -163,6 +170,7 @@ func runSession(cmd *cobra.Command, f *sessionFlags) error {
 		HistoryFile: filepath.Join(a.home, "history.jsonl"),
 		MemoryDir:   filepath.Join(a.home, "memory"),
 		WorkDir:     wd, ApprovalMode: mode, Fullscreen: f.fullscreen,
+		Confine: &tools.CodeExecution.Confine,
 	})
 
 	// Ctrl+C belongs to the session (it stops a turn), so the root's SIGINT

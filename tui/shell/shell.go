@@ -7,7 +7,9 @@
 // The command runs in the working directory under $SHELL -c (/bin/sh when
 // unset), with no stdin, stdout and stderr captured together up to a limit,
 // in its own process group so that a cancel (Ctrl+C) stops the command and
-// everything it started.
+// everything it started, and, when Confine is set, in the sandbox (package
+// sandbox) like the agent's own commands: yolo lifts the approvals, not the
+// sandbox, and where the machine cannot sandbox every command is asked for.
 package shell
 
 import (
@@ -21,7 +23,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/core/loop"
+	"github.com/exocortex/exocortex/sandbox"
 )
 
 // Tool is the tool name the approval request carries: the name of the agent's
@@ -51,9 +55,16 @@ type Runner struct {
 	Timeout time.Duration
 	// MaxOutput bounds the captured output in bytes (DefaultMaxOutput when 0).
 	MaxOutput int
+	// Confine is the sandbox a command runs in under the local shell (nil:
+	// none, for embedders that confine otherwise). Where the machine cannot
+	// sandbox, every command is asked for, even in yolo mode.
+	Confine *config.Confinement
+	// Probe says whether the sandbox works here (sandbox.Probe when nil).
+	Probe func() sandbox.Status
 
 	mu      sync.Mutex
 	allowed map[string]bool
+	probed  *sandbox.Status
 }
 
 // Result is what a command did.
@@ -124,6 +135,22 @@ func (r *Runner) local(ctx context.Context, command string) (Result, error) {
 	cmd.Dir = r.Dir
 	cmd.Stdout, cmd.Stderr = out, out
 	ownGroup(cmd)
+	if c := r.Confine; c != nil && !c.Off && r.status().Available {
+		if err := os.MkdirAll(c.ScratchDir, 0o700); err != nil {
+			return res, fmt.Errorf("creating the scratch directory %s: %w", c.ScratchDir, err)
+		}
+		scratch, err := os.MkdirTemp(c.ScratchDir, "cmd-")
+		if err != nil {
+			return res, fmt.Errorf("creating a scratch directory for !%s: %w", command, err)
+		}
+		defer os.RemoveAll(scratch)
+		p := c.Policy
+		p.WriteRoots = append(append([]string(nil), p.WriteRoots...), scratch)
+		cmd.Env = append(os.Environ(), "TMPDIR="+scratch)
+		if err := sandbox.Wrap(cmd, p, ""); err != nil {
+			return res, fmt.Errorf("confining !%s: %w", command, err)
+		}
+	}
 	cmd.WaitDelay = 2 * time.Second
 	start := time.Now()
 	err := cmd.Run()
@@ -152,6 +179,13 @@ func (r *Runner) decide(ctx context.Context, command string) (string, error) {
 	r.mu.Lock()
 	memo := r.allowed[command]
 	r.mu.Unlock()
+	unconfined := r.Confine != nil && !r.Confine.Off && !r.status().Available
+	reason := "typed after ! in the session; it asks as the agent's shell tool does"
+	if unconfined {
+		// Yolo lifts the approvals, never the sandbox: without one, ask.
+		mode = loop.ApprovalDefault
+		reason = r.status().String() + ": the command would run with all your rights"
+	}
 	switch {
 	case mode == loop.ApprovalYolo:
 		return "approval mode yolo", nil
@@ -162,7 +196,7 @@ func (r *Runner) decide(ctx context.Context, command string) (string, error) {
 	}
 	d, err := r.Approver.Approve(ctx, loop.Approval{
 		Tool: Tool, Action: command,
-		Reason: "typed after ! in the session; it asks as the agent's shell tool does",
+		Reason: reason,
 	})
 	if err != nil {
 		return "", fmt.Errorf("%w: the approval failed: %v", ErrDenied, err)
@@ -180,6 +214,21 @@ func (r *Runner) decide(ctx context.Context, command string) (string, error) {
 		return "allowed once", nil
 	}
 	return "", ErrDenied
+}
+
+// status is the sandbox's state on this machine, found once.
+func (r *Runner) status() sandbox.Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.probed == nil {
+		probe := r.Probe
+		if probe == nil {
+			probe = func() sandbox.Status { return sandbox.Probe("") }
+		}
+		st := probe()
+		r.probed = &st
+	}
+	return *r.probed
 }
 
 // capped keeps the first limit bytes written.
