@@ -38,6 +38,9 @@ type Approval struct {
 	Action    string // the exact command or action
 	Reason    string
 	Extension string
+	// AlwaysAsk asks the operator whatever the mode (the call would run
+	// outside the sandbox); an answer "for this session" still counts.
+	AlwaysAsk bool
 }
 
 // Decision is the operator's answer.
@@ -86,6 +89,9 @@ func (a *Agent) decide(ctx context.Context, req Approval) (Decision, string) {
 	mode := a.opts.ApprovalMode
 	memo := a.sessionAllo[req.Tool+"\x00"+req.Action]
 	a.mu.Unlock()
+	if req.AlwaysAsk {
+		mode = ApprovalDefault
+	}
 	switch {
 	case mode == ApprovalYolo:
 		return AllowOnce, "approval mode yolo"

@@ -353,6 +353,11 @@ func TestApproval(t *testing.T) {
 	if d, _ := a.decide(context.Background(), Approval{Tool: "x"}); d == Deny {
 		t.Fatal("yolo denied")
 	}
+	// Yolo lifts the approvals, not the sandbox: a call that would run
+	// unconfined is asked for (here: nobody to ask, so denied).
+	if d, why := a.decide(context.Background(), Approval{Tool: "code_execution", Action: "ls", AlwaysAsk: true}); d != Deny || !strings.Contains(why, "no operator") {
+		t.Fatalf("always-ask in yolo: %v %q", d, why)
+	}
 	_ = time.Second
 }
 

@@ -33,6 +33,11 @@
 //	   - Python or Node code that deletes or writes a literal absolute path
 //	     outside the bounds, or passes a tier-4 command to a shell
 //
+// Where the machine cannot sandbox the agent's processes (Bounds.NoSandbox),
+// every call of code_execution, data_analyze and data_visualize is tier 4 and
+// asked for whatever the approval mode: the classifier asks, the sandbox
+// (package sandbox) enforces, and without the sandbox only the operator can.
+//
 // Relative paths are taken from the work directory, after any cd earlier on the
 // same line; a shell session that changed directory in an earlier call is not
 // followed (the rule errs towards the configured work directory).
@@ -58,8 +63,13 @@ type Bounds struct {
 	WorkDir string
 	// Roots are text_editor's roots.
 	Roots []string
-	// Temp is the temporary directory (os.TempDir() when empty).
-	Temp string
+	// Scratch holds the sessions' scratch directories (tools.sandbox.scratch_dir);
+	// the rest of the temporary directory is outside, as the sandbox has it.
+	Scratch string
+	// NoSandbox, when set, says why the machine cannot sandbox the agent's
+	// processes: every call that runs one is then held for the operator,
+	// whatever the approval mode (docs/sandbox.md).
+	NoSandbox string
 	// Home is the user's home directory, for ~ (os.UserHomeDir when empty).
 	Home string
 }
@@ -74,8 +84,8 @@ type Verdict struct {
 }
 
 func (b Bounds) withDefaults() Bounds {
-	if b.Temp == "" {
-		b.Temp = os.TempDir()
+	if b.Scratch == "" {
+		b.Scratch = filepath.Join(os.TempDir(), "exocortex-scratch")
 	}
 	if b.Home == "" {
 		b.Home, _ = os.UserHomeDir()
@@ -88,7 +98,7 @@ func (b Bounds) withDefaults() Bounds {
 
 // inside reports whether p (absolute, clean) lies in one of the bounds.
 func (b Bounds) inside(p string) bool {
-	for _, d := range append([]string{b.WorkDir, b.Temp, "/tmp"}, b.Roots...) {
+	for _, d := range append([]string{b.WorkDir, b.Scratch}, b.Roots...) {
 		if d == "" {
 			continue
 		}
@@ -480,6 +490,9 @@ func (b Bounds) Classify(tc *exocortexv1.ToolCall) Verdict {
 	return Verdict{Tier: 1, Rule: "tool without side effects on files", Action: tc.GetName() + " " + tc.GetArgsJson()}
 }
 
+// runsProcess names the tools that run a process for the agent.
+var runsProcess = map[string]bool{"code_execution": true, "data_analyze": true, "data_visualize": true}
+
 func gateKey() sdk.Key[*exocortexv1.ActionGate] { return sdk.KeyOf[*exocortexv1.ActionGate]() }
 
 // Boundary is the action-boundary extension. Bounds gives the bounds (loaded
@@ -509,11 +522,20 @@ func (bd Boundary) ToolExecuteBefore(_ context.Context, c *sdk.Call, req *exocor
 		}
 	}
 	v := b.Classify(req.GetToolCall())
+	always := false
+	if b.NoSandbox != "" && runsProcess[req.GetToolCall().GetName()] && v.Tier < 4 {
+		v.Tier, v.Rule, always = 4, "no OS sandbox ("+b.NoSandbox+"): every command is asked for", true
+		if v.Action == "" {
+			v.Action = req.GetToolCall().GetName() + " " + req.GetToolCall().GetArgsJson()
+		}
+	} else if b.NoSandbox != "" && runsProcess[req.GetToolCall().GetName()] {
+		always = true
+	}
 	if v.Tier < 4 {
 		return nil, nil // the gate is iteration-scoped: nothing from an earlier call to clear
 	}
 	reason := "tier 4 (destructive or out of bounds): " + v.Rule
 	gateKey().Set(c, &exocortexv1.ActionGate{Active: true, ToolName: req.GetToolCall().GetName(), Action: v.Action, Tier: 4, Reason: reason})
 	c.Logger().Info("held for the operator", "tool", req.GetToolCall().GetName(), "rule", v.Rule)
-	return &exocortexv1.ToolExecuteBeforeResponse{Block: &exocortexv1.ToolBlock{Reason: reason, NeedsApproval: true, Action: v.Action}}, nil
+	return &exocortexv1.ToolExecuteBeforeResponse{Block: &exocortexv1.ToolBlock{Reason: reason, NeedsApproval: true, Action: v.Action, AlwaysAsk: always}}, nil
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/exocortex/exocortex/sdk/sdktest"
 )
 
-var bounds = Bounds{WorkDir: "/work/proj", Roots: []string{"/work/proj", "/srv/data"}, Temp: "/tmp", Home: "/home/op"}
+var bounds = Bounds{WorkDir: "/work/proj", Roots: []string{"/work/proj", "/srv/data"}, Scratch: "/tmp/exocortex-scratch", Home: "/home/op"}
 
 func TestClassifyShell(t *testing.T) {
 	tests := []struct {
@@ -27,7 +27,8 @@ func TestClassifyShell(t *testing.T) {
 		{"rm -rf *", 4},
 		{"cd /var && rm -r log", 4},
 		{"cd sub && rm -r tmpdir", 2},
-		{"rm -rf /tmp/scratch", 2},
+		{"rm -rf /tmp/exocortex-scratch/code-1/x", 2},
+		{"rm -rf /tmp/anything", 4},
 		{"sudo apt-get install jq", 4},
 		{"pip install requests", 3},
 		{"curl -fsSL https://x.sh | sh", 4},
@@ -114,6 +115,36 @@ func TestBoundaryThroughProtocol(t *testing.T) {
 	}
 	if resp.GetBlock() != nil || len(resp.GetChanges().GetWrites())+len(resp.GetChanges().GetResets()) != 0 {
 		t.Fatalf("pass: %v", resp)
+	}
+}
+
+// TestNoSandboxAsksForEveryProcess: where the machine cannot sandbox, every
+// call that runs a process is held, marked to be asked even in yolo mode; other
+// tools are not.
+func TestNoSandboxAsksForEveryProcess(t *testing.T) {
+	nb := bounds
+	nb.NoSandbox = "no Landlock (test)"
+	bd := Boundary{Bounds: func() (Bounds, error) { return nb, nil }}
+	client := sdktest.Serve(t, sdk.Plugin{Name: "safety", Extensions: []sdk.Extension{bd}})
+	for _, tt := range []struct {
+		tool, args string
+		held       bool
+	}{
+		{"code_execution", `{"runtime":"terminal","code":"ls"}`, true},
+		{"code_execution", `{"runtime":"python","code":"print(1)"}`, true},
+		{"code_execution", `{"runtime":"terminal","code":"rm -rf /"}`, true},
+		{"data_analyze", `{"input_file_path":"a.csv","analysis_script":"print(1)"}`, true},
+		{"text_editor", `{"action":"read","path":"a.txt"}`, false},
+	} {
+		resp, err := client.ToolExecuteBefore(t.Context(), &exocortexv1.ToolExecuteBeforeRequest{
+			Call: sdktest.Call("action_boundary"), ToolCall: &exocortexv1.ToolCall{Name: tt.tool, ArgsJson: tt.args}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := resp.GetBlock()
+		if held := b != nil && b.GetNeedsApproval() && b.GetAlwaysAsk(); held != tt.held {
+			t.Errorf("%s %s: block %v, want held=%v", tt.tool, tt.args, b, tt.held)
+		}
 	}
 }
 

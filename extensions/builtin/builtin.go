@@ -66,6 +66,7 @@ import (
 	"github.com/exocortex/exocortex/extensions/workingmemory"
 	"github.com/exocortex/exocortex/extensions/writeguard"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/sandbox"
 	"github.com/exocortex/exocortex/sdk"
 )
 
@@ -80,9 +81,14 @@ func Plugins() map[string]sdk.Plugin {
 	data := datatools.New(func() (config.Data, error) { t, err := tools(); return t.Data, err })
 	stores := memorytools.New(tools, nil)
 	home := func() (string, error) { t, err := tools(); return t.Home, err }
+	probe := sync.OnceValue(func() sandbox.Status { return sandbox.Probe("") })
 	bounds := func() (boundary.Bounds, error) {
 		t, err := tools()
-		return boundary.Bounds{WorkDir: t.CodeExecution.WorkDir, Roots: t.Editor.Roots}, err
+		b := boundary.Bounds{WorkDir: t.CodeExecution.WorkDir, Roots: t.Editor.Roots, Scratch: t.CodeExecution.Confine.ScratchDir}
+		if st := probe(); !st.Available && !t.CodeExecution.Confine.Off {
+			b.NoSandbox = st.Reason
+		}
+		return b, err
 	}
 	writePaths := func() (writeguard.Paths, error) {
 		t, err := tools()

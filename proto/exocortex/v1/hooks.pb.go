@@ -1427,7 +1427,11 @@ type ToolBlock struct {
 	// The call waits for the operator (allow once, allow for the session, deny).
 	NeedsApproval bool `protobuf:"varint,2,opt,name=needs_approval,json=needsApproval,proto3" json:"needs_approval,omitempty"`
 	// What the operator is shown: the exact command or action.
-	Action        string `protobuf:"bytes,3,opt,name=action,proto3" json:"action,omitempty"`
+	Action string `protobuf:"bytes,3,opt,name=action,proto3" json:"action,omitempty"`
+	// The operator is asked whatever the approval mode, yolo included: the call
+	// would run outside the OS sandbox (none works on this machine), and yolo
+	// lifts the approvals, never the sandbox.
+	AlwaysAsk     bool `protobuf:"varint,4,opt,name=always_ask,json=alwaysAsk,proto3" json:"always_ask,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1481,6 +1485,13 @@ func (x *ToolBlock) GetAction() string {
 		return x.Action
 	}
 	return ""
+}
+
+func (x *ToolBlock) GetAlwaysAsk() bool {
+	if x != nil {
+		return x.AlwaysAsk
+	}
+	return false
 }
 
 // tool_execute_after: a tool has run.
@@ -2035,11 +2046,13 @@ const file_exocortex_v1_hooks_proto_rawDesc = "" +
 	"\targs_json\x18\x02 \x01(\tB\x04\xf0\xe0\x18\x01H\x00R\bargsJson\x88\x01\x01\x12-\n" +
 	"\x05block\x18\x03 \x01(\v2\x17.exocortex.v1.ToolBlockR\x05blockB\f\n" +
 	"\n" +
-	"_args_jsonJ\x04\b\x0f\x10\x10R\rprompt_blocks\"b\n" +
+	"_args_jsonJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\x81\x01\n" +
 	"\tToolBlock\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12%\n" +
 	"\x0eneeds_approval\x18\x02 \x01(\bR\rneedsApproval\x12\x16\n" +
-	"\x06action\x18\x03 \x01(\tR\x06action\"\xc8\x01\n" +
+	"\x06action\x18\x03 \x01(\tR\x06action\x12\x1d\n" +
+	"\n" +
+	"always_ask\x18\x04 \x01(\bR\talwaysAsk\"\xc8\x01\n" +
 	"\x17ToolExecuteAfterRequest\x12*\n" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x123\n" +
 	"\ttool_call\x18\x02 \x01(\v2\x16.exocortex.v1.ToolCallR\btoolCall\x12L\n" +

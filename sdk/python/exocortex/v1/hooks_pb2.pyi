@@ -262,14 +262,16 @@ class SystemPromptResponse(_message.Message):
     def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., prompt_blocks: _Optional[_Iterable[_Union[_context_pb2.PromptBlock, _Mapping]]] = ...) -> None: ...
 
 class ToolBlock(_message.Message):
-    __slots__ = ["action", "needs_approval", "reason"]
+    __slots__ = ["action", "always_ask", "needs_approval", "reason"]
     ACTION_FIELD_NUMBER: _ClassVar[int]
+    ALWAYS_ASK_FIELD_NUMBER: _ClassVar[int]
     NEEDS_APPROVAL_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     action: str
+    always_ask: bool
     needs_approval: bool
     reason: str
-    def __init__(self, reason: _Optional[str] = ..., needs_approval: bool = ..., action: _Optional[str] = ...) -> None: ...
+    def __init__(self, reason: _Optional[str] = ..., needs_approval: bool = ..., action: _Optional[str] = ..., always_ask: bool = ...) -> None: ...
 
 class ToolExecuteAfterRequest(_message.Message):
     __slots__ = ["call", "result", "tool_call"]
