@@ -69,7 +69,7 @@ func attacks(node bool) []attack {
 var allowed = []attack{
 	{"shell writes in the project", "code_execution", map[string]any{"runtime": "terminal", "code": "echo ok > inside-sh.txt && mkdir -p sub && mv inside-sh.txt sub/ && cp sub/inside-sh.txt . && f=$(mktemp) && echo ok > $f && cat $f"}},
 	{"python writes in the project", "code_execution", map[string]any{"runtime": "python", "code": "open('inside-py.txt', 'w').write('ok')"}},
-	{"data_analyze reads the project", "data_analyze", map[string]any{"input_file_path": "data.csv", "analysis_script": "import sys\nprint(open(sys.argv[1]).read().strip())\nopen('inside-data.txt', 'w').write('ok')"}},
+	{"data_analyze reads the project", "data_analyze", map[string]any{"input_file_path": "data.csv", "analysis_script": "import os, sys\nprint(open(sys.argv[1]).read().strip())\nopen(os.path.join(os.path.dirname(sys.argv[1]), 'inside-data.txt'), 'w').write('ok')"}},
 }
 
 // canaryHome makes a home directory outside every root, with files worth
@@ -160,8 +160,14 @@ func TestSandboxCanary(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(xhome, "config.yaml"), []byte(conf), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			// The allowed work first, then the attacks, then the answer.
-			calls := append(append([]attack(nil), allowed...), table...)
+			// The allowed work first, then the attacks, each followed by a call
+			// that succeeds (the supervisor stops a run after ten failures in
+			// a row), then the answer.
+			calls := append([]attack(nil), allowed...)
+			for _, a := range table {
+				tool, args := shellCall("echo still here")
+				calls = append(calls, a, attack{"a success", tool, args})
+			}
 			var replies []map[string]any
 			for _, c := range calls {
 				content, _ := json.Marshal(map[string]any{"thoughts": []string{c.name}, "headline": c.name, "tool_name": c.tool, "tool_args": c.args})

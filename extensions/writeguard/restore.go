@@ -49,17 +49,26 @@ func RestoreTool(paths func() (Paths, error)) sdk.Tool {
 			if err != nil {
 				return nil, fmt.Errorf("restore_backup: %w", err)
 			}
+			// Every access to the file goes through the root, resolved at that
+			// moment: a directory that became a link to the outside fails.
+			root, rel, err := p.locate(path)
+			if err != nil {
+				return nil, fmt.Errorf("restore_backup: %w", err)
+			}
+			defer root.Close()
 			// Keep what is there now, so the restore can be undone.
-			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+			if fi, err := root.Stat(rel); err == nil && fi.Mode().IsRegular() {
 				now := time.Now().UTC()
 				dst := filepath.Join(p.Home, BackupDir, safe(c.Context().GetSessionId()), now.Format("20060102T150405.000000000")+"-pre-restore-"+filepath.Base(path))
-				if err := copyFile(path, dst); err != nil {
+				if err := copyFromRoot(root, rel, dst); err != nil {
 					return nil, fmt.Errorf("restore_backup: backing up the current %s first: %w", path, err)
 				}
 				_ = appendIndex(filepath.Join(p.Home, IndexFile), IndexEntry{Time: now.Format(time.RFC3339Nano), Session: c.Context().GetSessionId(), Path: path, Backup: dst, Size: fi.Size()})
+			} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("restore_backup: %s: %w (a link on the way leads outside the editor's roots?)", path, err)
 			}
 			if entry.Backup == "" {
-				if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				if err := root.Remove(rel); err != nil && !errors.Is(err, os.ErrNotExist) {
 					return nil, fmt.Errorf("restore_backup: removing %s: %w", path, err)
 				}
 				return &exocortexv1.ToolResult{Content: fmt.Sprintf("%s did not exist before the write of %s; removed it.", a.Path, entry.Time)}, nil
@@ -68,13 +77,13 @@ func RestoreTool(paths func() (Paths, error)) sdk.Tool {
 			if err != nil {
 				return nil, fmt.Errorf("restore_backup: reading the backup %s: %w", entry.Backup, err)
 			}
-			tmp := path + ".restore.tmp"
-			if err := os.WriteFile(tmp, b, 0o644); err != nil {
-				return nil, fmt.Errorf("restore_backup: %w", err)
+			tmp := rel + ".restore.tmp"
+			if err := root.WriteFile(tmp, b, 0o644); err != nil {
+				return nil, fmt.Errorf("restore_backup: writing %s: %w", path, err)
 			}
-			if err := os.Rename(tmp, path); err != nil {
-				os.Remove(tmp)
-				return nil, fmt.Errorf("restore_backup: %w", err)
+			if err := root.Rename(tmp, rel); err != nil {
+				_ = root.Remove(tmp)
+				return nil, fmt.Errorf("restore_backup: writing %s: %w", path, err)
 			}
 			return &exocortexv1.ToolResult{Content: fmt.Sprintf("Restored %s (%d bytes) from the backup taken at %s.", a.Path, len(b), entry.Time)}, nil
 		},

@@ -114,6 +114,50 @@ func (p Paths) target(tc *exocortexv1.ToolCall) (action, path string, args map[s
 	return "", "", nil, false
 }
 
+// locate opens the root path lies in and returns path relative to it. Every
+// access through the returned os.Root resolves symbolic links and ".." the way
+// the kernel does, at the moment of the access, and fails when they lead out
+// of the root: a directory that became a link to the outside after the check
+// cannot redirect a backup or a restore there.
+func (p Paths) locate(path string) (*os.Root, string, error) {
+	for _, r := range p.Roots {
+		r = filepath.Clean(r)
+		rel, err := filepath.Rel(r, path)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
+		}
+		root, err := os.OpenRoot(r)
+		if err != nil {
+			return nil, "", fmt.Errorf("opening the root %s: %w", r, err)
+		}
+		return root, rel, nil
+	}
+	return nil, "", fmt.Errorf("%s is outside the editor's roots (%s)", path, strings.Join(p.Roots, ", "))
+}
+
+// copyFromRoot copies rel, read through root (so never from outside it), to
+// dst.
+func copyFromRoot(root *os.Root, rel, dst string) error {
+	in, err := root.Open(rel)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		os.Remove(dst)
+		return err
+	}
+	return out.Close()
+}
+
 func logKey() sdk.Key[*exocortexv1.WriteLog] { return sdk.KeyOf[*exocortexv1.WriteLog]() }
 
 // Guard is the write guard.
@@ -154,19 +198,28 @@ func (g Guard) ToolExecuteBefore(_ context.Context, c *sdk.Call, req *exocortexv
 	}
 	session := c.Context().GetSessionId()
 	entry := IndexEntry{Time: now.UTC().Format(time.RFC3339Nano), Session: session, Path: path}
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+	// Through the root: a path whose links lead outside it is not backed up
+	// (text_editor refuses the write), so nothing from outside the roots is
+	// copied into backups/.
+	root, rel, err := p.locate(path)
+	if err != nil {
+		return nil, nil
+	}
+	defer root.Close()
+	if fi, err := root.Stat(rel); err == nil && fi.Mode().IsRegular() {
 		entry.Size = fi.Size()
 		if fi.Size() <= MaxBackupBytes {
 			name := now.UTC().Format("20060102T150405.000000000") + "-" + strings.ReplaceAll(strings.TrimPrefix(path, string(filepath.Separator)), string(filepath.Separator), "__")
 			dst := filepath.Join(p.Home, BackupDir, safe(session), name)
-			if err := copyFile(path, dst); err != nil {
+			if err := copyFromRoot(root, rel, dst); err != nil {
 				c.Logger().Warn("write_guard: backup failed; the write goes on", "path", path, "err", err)
 				return nil, nil
 			}
 			entry.Backup = dst
 		}
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-		c.Logger().Warn("write_guard: cannot stat the file; no backup", "path", path, "err", err)
+		// Leads outside the roots (the write will be refused) or cannot be read.
+		c.Logger().Warn("write_guard: no backup", "path", path, "err", err)
 		return nil, nil
 	}
 	if err := appendIndex(filepath.Join(p.Home, IndexFile), entry); err != nil {
@@ -190,26 +243,6 @@ func safe(s string) string {
 		return "no-session"
 	}
 	return strings.NewReplacer("/", "_", "\\", "_", "..", "_").Replace(s)
-}
-
-func copyFile(src, dst string) error {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
-		return err
-	}
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 func appendIndex(path string, e IndexEntry) error {

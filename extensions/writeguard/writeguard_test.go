@@ -128,3 +128,69 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestLinksToTheOutside: the guard and restore_backup resolve paths as the
+// kernel does at the moment they touch the file. A write through a link that
+// leads outside the roots is not backed up (nothing from outside is copied
+// into backups/), and a restore through a directory that became a link to the
+// outside fails and leaves the outside alone.
+func TestLinksToTheOutside(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		// prepare runs after the backup was taken and before the restore.
+		prepare func(t *testing.T, root, outside string)
+		path    string
+	}{
+		{"a directory replaced by a link", func(t *testing.T, root, outside string) {
+			if err := os.RemoveAll(filepath.Join(root, "sub")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(outside, filepath.Join(root, "sub")); err != nil {
+				t.Fatal(err)
+			}
+		}, "sub/notes.txt"},
+		{"a climb through a link", func(t *testing.T, root, outside string) {
+			if err := os.Symlink(outside, filepath.Join(root, "sub", "up")); err != nil {
+				t.Fatal(err)
+			}
+		}, "sub/up/../notes.txt"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, client := setup(t)
+			root, outside := p.Roots[0], t.TempDir()
+			os.MkdirAll(filepath.Join(root, "sub"), 0o755)
+			os.WriteFile(filepath.Join(root, "sub", "notes.txt"), []byte("inside v1"), 0o644)
+			os.WriteFile(filepath.Join(outside, "notes.txt"), []byte("OUTSIDE SECRET"), 0o644)
+			// A backup of the inside file, taken while sub is a directory.
+			if _, err := client.ToolExecuteBefore(t.Context(), &exocortexv1.ToolExecuteBeforeRequest{
+				Call: sdktest.Call("write_guard"), ToolCall: editorCall("write", "sub/notes.txt", "inside v2")}); err != nil {
+				t.Fatal(err)
+			}
+			tt.prepare(t, root, outside)
+			// A write now would land outside: the guard copies nothing.
+			if _, err := client.ToolExecuteBefore(t.Context(), &exocortexv1.ToolExecuteBeforeRequest{
+				Call: sdktest.Call("write_guard"), ToolCall: editorCall("write", tt.path, "x")}); err != nil {
+				t.Fatal(err)
+			}
+			filepath.Walk(filepath.Join(p.Home, BackupDir), func(path string, info os.FileInfo, err error) error {
+				if b, _ := os.ReadFile(path); info != nil && !info.IsDir() && strings.Contains(string(b), "OUTSIDE SECRET") {
+					t.Errorf("the outside file was copied into the backups: %s", path)
+				}
+				return nil
+			})
+			// The restore goes through the link: it fails.
+			b, _ := json.Marshal(map[string]string{"path": "sub/notes.txt"})
+			resp, err := client.ExecuteTool(t.Context(), &exocortexv1.ExecuteToolRequest{
+				Call: sdktest.Call("restore_backup"), ToolCall: &exocortexv1.ToolCall{Name: "restore_backup", ArgsJson: string(b)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.name == "a directory replaced by a link" && resp.GetResult().GetError() == "" {
+				t.Errorf("the restore through a link to the outside succeeded: %q", resp.GetResult().GetContent())
+			}
+			if got, _ := os.ReadFile(filepath.Join(outside, "notes.txt")); string(got) != "OUTSIDE SECRET" {
+				t.Errorf("the outside file now holds %q", got)
+			}
+		})
+	}
+}
