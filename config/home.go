@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // HomeEnv names the environment variable that moves the Exocortex home directory.
@@ -23,4 +24,35 @@ func Home() (string, error) {
 		return "", fmt.Errorf("finding the home directory (set %s to choose one): %w", HomeEnv, err)
 	}
 	return filepath.Join(u, ".exocortex"), nil
+}
+
+// ProjectTrusted reports whether project is one of trusted (trusted_projects,
+// `exocortex trust`) or inside one of them. Paths are compared absolute and with
+// symbolic links resolved. A trusted project's plugins and prompt overrides
+// load; an untrusted one's do not.
+func ProjectTrusted(project string, trusted []string) bool {
+	p := canonical(project)
+	for _, t := range trusted {
+		t = canonical(t)
+		if t == "" {
+			continue
+		}
+		if p == t || strings.HasPrefix(p, t+string(filepath.Separator)) || t == string(filepath.Separator) {
+			return true
+		}
+	}
+	return false
+}
+
+func canonical(p string) string {
+	if p == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	return filepath.Clean(p)
 }

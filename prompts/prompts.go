@@ -115,19 +115,60 @@ func NewLoader(dirs ...string) *Loader {
 	return &Loader{dirs: append([]string(nil), dirs...)}
 }
 
-// Dirs returns the standard override directories for a project rooted at
-// projectDir: projectDir/.exocortex/prompts, then $EXOCORTEX_HOME/prompts.
-// projectDir "" leaves the project directory out.
+// Dirs returns the override directories a session loads for a project rooted at
+// projectDir: projectDir/.exocortex/prompts when the project is trusted
+// (trusted_projects in config.yaml, `exocortex trust`), then
+// $EXOCORTEX_HOME/prompts. An untrusted project's overrides are not loaded, like
+// its plugins: a cloned repository could otherwise rewrite the system prompt
+// and the action boundary's own messages. projectDir "" leaves the project
+// directory out.
 func Dirs(projectDir string) ([]string, error) {
-	var dirs []string
-	if projectDir != "" {
-		dirs = append(dirs, filepath.Join(projectDir, ".exocortex", "prompts"))
-	}
 	home, err := config.Home()
 	if err != nil {
 		return nil, err
 	}
+	var dirs []string
+	if projectDir != "" {
+		cfg, err := config.Load(home)
+		if err != nil {
+			return nil, err
+		}
+		if config.ProjectTrusted(projectDir, cfg.TrustedProjects) {
+			dirs = append(dirs, filepath.Join(projectDir, ".exocortex", "prompts"))
+		}
+	}
 	return append(dirs, filepath.Join(home, "prompts")), nil
+}
+
+// OverrideDirs is Dirs whether the project is trusted or not: for checking the
+// files (the lint), never for loading them into a session.
+func OverrideDirs(projectDir string) ([]string, error) {
+	home, err := config.Home()
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	if projectDir != "" {
+		dirs = append(dirs, filepath.Join(projectDir, ".exocortex", "prompts"))
+	}
+	return append(dirs, filepath.Join(home, "prompts")), nil
+}
+
+// UntrustedOverrides returns the project's prompt directory when it holds files
+// that Dirs leaves out because the project is not trusted, for a notice; "" else.
+func UntrustedOverrides(projectDir string) string {
+	dirs, err := Dirs(projectDir)
+	if err != nil || projectDir == "" {
+		return ""
+	}
+	d := filepath.Join(projectDir, ".exocortex", "prompts")
+	if len(dirs) > 0 && dirs[0] == d {
+		return ""
+	}
+	if ents, err := os.ReadDir(d); err == nil && len(ents) > 0 {
+		return d
+	}
+	return ""
 }
 
 // Load returns the prompt called name ("fw.msg_repeat" or "fw.msg_repeat.md").

@@ -112,7 +112,7 @@ func runLint(ctx context.Context, out, errOut io.Writer, f lintFlags) (int, erro
 				opts.Dirs = append(opts.Dirs, discover.Dir{Path: abs, Source: discover.Extra})
 			}
 		}
-		if overrides, err = prompts.Dirs(wd); err != nil {
+		if overrides, err = prompts.OverrideDirs(wd); err != nil {
 			return 0, err
 		}
 	}

@@ -25,13 +25,15 @@ func newTrustCmd() *cobra.Command {
 	var list, revoke, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "trust [DIR]",
-		Short: "Let a project's own plugins (.exocortex/plugins) load",
+		Short: "Let a project's own plugins (.exocortex/plugins) and prompt overrides (.exocortex/prompts) load",
 		Long: `Plugins run with your rights. Exocortex loads the plugins in your own plugin
 directory ($EXOCORTEX_HOME/plugins) and in the directories you configure, but a
 project's plugins (.exocortex/plugins under the directory you start Exocortex in)
 only once you have trusted that project: opening a cloned repository must not run
-its code. Until then the session says which plugins it skipped and how to trust
-the project.
+its code. The same holds for its prompt overrides (.exocortex/prompts), which
+could rewrite the system prompt and the action boundary's messages: they load
+only in a trusted project. Until then the session says which plugins it skipped
+and how to trust the project.
 
 trust records DIR (default: the current directory) under trusted_projects in
 $EXOCORTEX_HOME/config.yaml, keeping the file's other settings and comments.

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/core/discover"
 )
 
@@ -25,33 +26,10 @@ func ProjectOf(pluginDir string) string {
 	return p
 }
 
-// ProjectTrusted reports whether project is one of trusted or inside one of them.
-// Paths are compared absolute and with symbolic links resolved.
+// ProjectTrusted reports whether project is one of trusted or inside one of them
+// (config.ProjectTrusted: the prompts loader decides the same way).
 func ProjectTrusted(project string, trusted []string) bool {
-	p := canonical(project)
-	for _, t := range trusted {
-		t = canonical(t)
-		if t == "" {
-			continue
-		}
-		if p == t || strings.HasPrefix(p, t+string(filepath.Separator)) || t == string(filepath.Separator) {
-			return true
-		}
-	}
-	return false
-}
-
-func canonical(p string) string {
-	if p == "" {
-		return ""
-	}
-	if abs, err := filepath.Abs(p); err == nil {
-		p = abs
-	}
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		p = r
-	}
-	return filepath.Clean(p)
+	return config.ProjectTrusted(project, trusted)
 }
 
 // scanDirs decides, once at load, which directories are scanned: every one
