@@ -179,6 +179,7 @@ is a context event with the state of the context window (as /context shows it).`
 			}
 			defer r.close()
 			reportLoad(cmd.ErrOrStderr(), r.host, asJSON, enc)
+			reportSandbox(cmd.ErrOrStderr(), a.home, asJSON, enc)
 			if !strings.HasPrefix(a.cfg.Model, "script:") {
 				if _, err := r.llm.Probe(ctx, r.model); err != nil {
 					return err
