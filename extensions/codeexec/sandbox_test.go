@@ -77,6 +77,7 @@ func waitAllGone(t *testing.T, what string, procs [][]string) {
 func TestSandboxedTimeoutKillsEscapedChildren(t *testing.T) {
 	needSandbox(t)
 	h := serve(t, config.CodeExecution{Timeout: config.Duration(time.Second)})
+	h.r.grace = 2 * time.Second // a loaded machine: let the shell print its marker
 	h.ok("KEEP=yes")
 	code, procs := escapees(3101)
 	res := h.run(map[string]any{"runtime": "terminal", "code": code + "\nsleep 3100"})

@@ -124,7 +124,7 @@ func startSession(shell, dir, scratchBase string, confine *sandbox.Policy) (*ses
 	s.cmd, s.pid, s.stdin = cmd, cmd.Process.Pid, stdin
 	if s.confined {
 		// The launcher's one child is the shell; the launcher execs it at once.
-		s.shell = childOf(s.pid, 2*time.Second)
+		s.shell = childOf(s.pid, 10*time.Second)
 		s.ns = pidNS(s.pid)
 	}
 	if watch, _, err := startWatcher(s.pid); err == nil {
