@@ -15,16 +15,15 @@ func BenchmarkStart(b *testing.B) {
 		b.Skip(st.String())
 	}
 	dir := b.TempDir()
-	for _, confined := range []bool{false, true} {
-		name := "plain"
-		if confined {
-			name = "sandboxed"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct {
+		name              string
+		confined, network bool
+	}{{"plain", false, false}, {"sandboxed, network on", true, true}, {"sandboxed, network off", true, false}} {
+		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				cmd := exec.Command("/bin/true")
-				if confined {
-					if err := sandbox.Wrap(cmd, sandbox.Policy{WriteRoots: []string{dir}}, ""); err != nil {
+				if c.confined {
+					if err := sandbox.Wrap(cmd, sandbox.Policy{WriteRoots: []string{dir}, Network: c.network}, ""); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -70,6 +70,10 @@ type Bounds struct {
 	// processes: every call that runs one is then held for the operator,
 	// whatever the approval mode (docs/sandbox.md).
 	NoSandbox string
+	// Unconfined, when set, finds NoSandbox only for the calls that run a
+	// process (finding out starts a process, which other calls need not wait
+	// for).
+	Unconfined func() string
 	// Home is the user's home directory, for ~ (os.UserHomeDir when empty).
 	Home string
 }
@@ -520,6 +524,9 @@ func (bd Boundary) ToolExecuteBefore(_ context.Context, c *sdk.Call, req *exocor
 		if b, err = bd.Bounds(); err != nil {
 			return nil, fmt.Errorf("action_boundary: loading the bounds: %w", err)
 		}
+	}
+	if b.NoSandbox == "" && b.Unconfined != nil && runsProcess[req.GetToolCall().GetName()] {
+		b.NoSandbox = b.Unconfined()
 	}
 	v := b.Classify(req.GetToolCall())
 	always := false

@@ -85,8 +85,11 @@ func Plugins() map[string]sdk.Plugin {
 	bounds := func() (boundary.Bounds, error) {
 		t, err := tools()
 		b := boundary.Bounds{WorkDir: t.CodeExecution.WorkDir, Roots: t.Editor.Roots, Scratch: t.CodeExecution.Confine.ScratchDir}
-		if st := probe(); !st.Available && !t.CodeExecution.Confine.Off {
-			b.NoSandbox = st.Reason
+		b.Unconfined = func() string {
+			if st := probe(); !st.Available && !t.CodeExecution.Confine.Off {
+				return st.Reason
+			}
+			return ""
 		}
 		return b, err
 	}
