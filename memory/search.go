@@ -262,10 +262,10 @@ func (s *Store) Search(ctx context.Context, query string, o SearchOptions) (Resu
 	if useBM25 {
 		var hits []fulltext.Hit
 		qo := fulltext.QueryOptions{MaxDF: o.MaxDF}
-		hits, bm25Err = s.ft.SearchWith(ctx, query, o.Filter.fulltext(), pool, qo)
+		hits, bm25Err = s.searchFulltext(ctx, query, o.Filter.fulltext(), pool, qo)
 		if bm25Err == nil && len(hits) > 0 {
 			if qo.Expansion, qo.ExpansionBoost, bm25Err = s.feedback(ctx, query, hits, o); bm25Err == nil && len(qo.Expansion) > 0 {
-				hits, bm25Err = s.ft.SearchWith(ctx, query, o.Filter.fulltext(), pool, qo)
+				hits, bm25Err = s.searchFulltext(ctx, query, o.Filter.fulltext(), pool, qo)
 			}
 		}
 		if bm25Err == nil {

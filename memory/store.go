@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/exocortex/exocortex/memory/fulltext"
@@ -65,6 +66,9 @@ type Store struct {
 	ft  *fulltext.Index
 	vec *vectors // nil without an embedder
 	ord order    // creation order, for neighbour context (guarded by mu and its own lock)
+	// ftRebuilds counts full-text rebuilds, so that concurrent searches that all
+	// met a damaged index rebuild it once.
+	ftRebuilds atomic.Int64
 
 	nmu     sync.Mutex
 	notices []string
@@ -213,19 +217,60 @@ func (s *Store) openProjections(ctx context.Context) error {
 }
 
 // rebuildFulltext discards the full-text index and indexes every record again.
+// s.wmu is held (or the store is not yet shared).
 func (s *Store) rebuildFulltext() error {
-	dir := s.ft.Dir()
-	s.ft.Close()
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("memory: removing %s: %w", dir, err)
-	}
-	os.Remove(dir + ".manifest")
-	ft, _, err := fulltext.Open(dir)
-	if err != nil {
+	if err := s.ft.Reset(); err != nil {
 		return fmt.Errorf("memory: %w", err)
 	}
-	s.ft = ft
-	return s.projectFulltext(s.state.sortedIDs(), s.journal.LastSeq())
+	s.ftRebuilds.Add(1)
+	s.mu.RLock()
+	ids := s.state.sortedIDs()
+	s.mu.RUnlock()
+	return s.projectFulltext(ids, s.journal.LastSeq())
+}
+
+// searchFulltext is the BM25 leg of a search. A damaged index (a panic or a read
+// error inside Bleve) never takes the process down: it is reported, rebuilt from
+// the journal's state, and asked again.
+func (s *Store) searchFulltext(ctx context.Context, query string, f fulltext.Filter, k int, qo fulltext.QueryOptions) ([]fulltext.Hit, error) {
+	gen := s.ftRebuilds.Load()
+	hits, err := s.ft.SearchWith(ctx, query, f, k, qo)
+	if err == nil || !errors.Is(err, fulltext.ErrDamaged) {
+		return hits, err
+	}
+	s.wmu.Lock()
+	if s.closed {
+		s.wmu.Unlock()
+		return nil, err
+	}
+	if s.ftRebuilds.Load() == gen { // no other search rebuilt it meanwhile
+		s.notice(fmt.Sprintf("%v: rebuilding the full-text index from the journal", err))
+		if rerr := s.rebuildFulltext(); rerr != nil {
+			s.wmu.Unlock()
+			return nil, fmt.Errorf("%w; rebuilding it failed: %w", err, rerr)
+		}
+	}
+	s.wmu.Unlock()
+	return s.ft.SearchWith(ctx, query, f, k, qo)
+}
+
+// CheckFulltext verifies the live full-text index: every segment against its
+// checksum, and the document count against the records. nil means sound.
+func (s *Store) CheckFulltext() error {
+	if err := fulltext.CheckSegments(s.ft.Dir()); err != nil {
+		return fmt.Errorf("full-text index %s: %w", s.ft.Dir(), err)
+	}
+	n, err := s.ft.Count()
+	if err != nil {
+		return err
+	}
+	s.mu.RLock()
+	recs := s.state.Len()
+	s.mu.RUnlock()
+	if n != uint64(recs) {
+		return fmt.Errorf("full-text index %s holds %d documents for %d records", s.ft.Dir(), n, recs)
+	}
+	return nil
 }
 
 func sortedSet(m map[string]bool) []string {
@@ -416,7 +461,10 @@ func (s *Store) closeAll() error {
 		}
 	}
 	if s.ft != nil {
-		if err := s.ft.Close(); err != nil {
+		if err := s.ft.Close(); errors.Is(err, fulltext.ErrDamaged) {
+			// The journal holds everything; the next open rebuilds the index.
+			s.log.Warn("memory: " + err.Error())
+		} else if err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -727,11 +727,14 @@ func memReplayCmd(f *memoryFlags) *cobra.Command {
 				}
 				matches := rep.StateHash == live.StateHash && rep.Records == live.Records && rep.FulltextDocs == live.FulltextDocs &&
 					(e == nil || rep.Vectors == live.VectorCount)
+				if err := s.CheckFulltext(); err != nil {
+					rep.Anomalies = append(rep.Anomalies, "live "+err.Error())
+				}
 				ok := matches && len(rep.Anomalies) == 0
 				out := map[string]any{"ok": ok, "matches": matches, "live_hash": live.StateHash, "replay_hash": rep.StateHash, "events": rep.Events,
 					"records": rep.Records, "fulltext_docs": rep.FulltextDocs, "live_fulltext_docs": live.FulltextDocs,
 					"vectors": rep.Vectors, "live_vectors": live.VectorCount,
-					"seconds": rep.Duration.Seconds(), "scratch": dir, "anomalies": rep.Anomalies, "gaps": rep.Gaps}
+					"seconds": rep.Duration.Seconds(), "scratch": dir, "anomalies": rep.Anomalies, "gaps": rep.Gaps, "repaired_at_open": live.Notices}
 				if f.json {
 					if err := printJSON(cmd.OutOrStdout(), out); err != nil {
 						return err
@@ -743,6 +746,9 @@ func memReplayCmd(f *memoryFlags) *cobra.Command {
 						rep.Vectors, live.VectorCount, rep.StateHash, live.StateHash)
 				}
 				if !f.json {
+					for _, n := range live.Notices {
+						fmt.Fprintf(cmd.OutOrStdout(), "repaired at open: %s\n", n)
+					}
 					for _, a := range rep.Anomalies {
 						fmt.Fprintf(cmd.OutOrStdout(), "ANOMALY: %s\n", a)
 					}

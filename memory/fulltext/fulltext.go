@@ -14,9 +14,14 @@
 //     Close and removed on Open. A mismatch means the index was damaged while
 //     closed: Open discards it, starts empty and says why, so the caller replays the
 //     journal into it. A missing manifest means the process stopped with the index
-//     open: what scorch persisted is consistent up to its applied sequence, so Open
-//     keeps it, says so, and the caller replays from there (and should compare the
-//     document count with its own, rebuilding on a mismatch).
+//     open: Open then checks every segment against the CRC-32 in its own footer and
+//     asks the index a probe query; on any doubt it discards the index (a rebuild
+//     from the journal is cheap, a damaged index is not). When all is well it keeps
+//     what scorch persisted, which is consistent up to its applied sequence, and the
+//     caller replays from there (and compares the document count with its own).
+//   - Close never marks damage clean: it checks the segments before it writes the
+//     manifest. A search that panics inside Bleve (damaged files) is recovered and
+//     returned as an error wrapping ErrDamaged; the caller rebuilds with Reset.
 package fulltext
 
 import (
@@ -27,11 +32,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -77,10 +84,17 @@ type Hit struct {
 // Index is an open full-text index. Search is safe for concurrent use; Apply calls
 // must not overlap each other.
 type Index struct {
-	dir     string
+	dir string
+	// mu guards idx, which Reset replaces; every use takes it for reading.
+	mu      sync.RWMutex
 	idx     bleve.Index
 	applied atomic.Uint64
 }
+
+// ErrDamaged is wrapped by errors that show the index's files are damaged: a
+// search that panicked or could not read a segment, a segment that fails its
+// checksum. The index should be rebuilt (Reset, then the journal replayed).
+var ErrDamaged = errors.New("the full-text index is damaged")
 
 var appliedKey = []byte("exocortex.applied_seq")
 
@@ -113,6 +127,11 @@ func Open(dir string) (ix *Index, notice string, err error) {
 		return nil, "", fmt.Errorf("fulltext: %s: %w", dir, statErr)
 	default:
 		problem, unclean := verify(dir, mpath)
+		if unclean {
+			if err := CheckSegments(dir); err != nil {
+				problem, unclean = fmt.Sprintf("was not closed cleanly (no manifest) and %v", err), false
+			}
+		}
 		if problem != "" && !unclean {
 			notice = fmt.Sprintf("full-text index %s %s: rebuilding it from the journal", dir, problem)
 			if err := os.RemoveAll(dir); err != nil {
@@ -133,6 +152,14 @@ func Open(dir string) (ix *Index, notice string, err error) {
 			ix.applied.Store(binary.BigEndian.Uint64(v))
 		}
 		if unclean {
+			if err := ix.probe(); err != nil {
+				closeQuietly(idx)
+				notice = fmt.Sprintf("full-text index %s %s and fails a probe query (%v): rebuilding it from the journal", dir, problem, err)
+				if err := os.RemoveAll(dir); err != nil {
+					return nil, "", fmt.Errorf("fulltext: removing the damaged index %s: %w", dir, err)
+				}
+				break
+			}
 			// Scorch persists whole snapshots, and the applied sequence is part of
 			// each, so what survived a crash is consistent up to that sequence:
 			// the caller replays the rest (and checks the document count).
@@ -152,6 +179,78 @@ func Open(dir string) (ix *Index, notice string, err error) {
 		return nil, "", fmt.Errorf("fulltext: creating the index %s: %w", dir, err)
 	}
 	return &Index{dir: dir, idx: idx}, notice, nil
+}
+
+// probe asks the index for its documents and for a word, so that damage the
+// checksums missed shows up now rather than in the first real search.
+func (ix *Index) probe() error {
+	ctx := context.Background()
+	if _, err := ix.Search(ctx, "", Filter{}, 10); err != nil {
+		return err
+	}
+	if _, err := ix.Search(ctx, "the memory", Filter{}, 10); err != nil {
+		return err
+	}
+	_, err := ix.Count()
+	return err
+}
+
+func closeQuietly(idx bleve.Index) {
+	defer func() { recover() }() // a damaged index may panic while closing
+	idx.Close()
+}
+
+// zapFooterCRC is the size of the CRC-32 (IEEE) that ends every scorch (zap)
+// segment file; it covers every byte before it.
+const zapFooterCRC = 4
+
+// CheckSegments verifies every segment file (*.zap) under dir against the CRC-32
+// in its footer. The error, wrapping ErrDamaged, names the first file that fails.
+// Segments are written once and never changed, so an open index can be checked.
+func CheckSegments(dir string) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) { // a merge removed it meanwhile
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() || filepath.Ext(p) != ".zap" {
+			return nil
+		}
+		f, err := os.Open(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("segment %s cannot be read: %w", p, err)
+		}
+		defer f.Close()
+		st, err := f.Stat()
+		if err != nil {
+			return fmt.Errorf("segment %s cannot be read: %w", p, err)
+		}
+		if st.Size() == 0 {
+			// Created but never written: a merge that Close or a crash cut short
+			// leaves one; no snapshot refers to it, and scorch removes it on open.
+			return nil
+		}
+		if st.Size() < 64 {
+			return fmt.Errorf("segment %s is truncated (%d bytes): %w", filepath.Base(p), st.Size(), ErrDamaged)
+		}
+		h := crc32.NewIEEE()
+		if _, err := io.Copy(h, io.NewSectionReader(f, 0, st.Size()-zapFooterCRC)); err != nil {
+			return fmt.Errorf("segment %s cannot be read: %w", p, err)
+		}
+		var want [zapFooterCRC]byte
+		if _, err := f.ReadAt(want[:], st.Size()-zapFooterCRC); err != nil {
+			return fmt.Errorf("segment %s cannot be read: %w", p, err)
+		}
+		if h.Sum32() != binary.BigEndian.Uint32(want[:]) {
+			return fmt.Errorf("segment %s fails its checksum: %w", filepath.Base(p), ErrDamaged)
+		}
+		return nil
+	})
 }
 
 // openBleve opens an existing index, turning a panic on damaged files into an
@@ -279,7 +378,9 @@ func (ix *Index) Dir() string { return ix.dir }
 // Apply indexes docs (replacing any with the same id), removes deletes, and records
 // seq as applied, all in one batch.
 func (ix *Index) Apply(docs []Doc, deletes []string, seq uint64) error {
+	ix.mu.RLock()
 	b := ix.idx.NewBatch()
+	ix.mu.RUnlock()
 	for _, d := range docs {
 		if err := b.Index(d.ID, docFields{Text: d.Text, Area: d.Area, Key: d.Key, Status: d.Status, Tags: d.Tags, Created: d.Created.UTC()}); err != nil {
 			return fmt.Errorf("fulltext: indexing record %s: %w", d.ID, err)
@@ -293,7 +394,7 @@ func (ix *Index) Apply(docs []Doc, deletes []string, seq uint64) error {
 		binary.BigEndian.PutUint64(v[:], seq)
 		b.SetInternal(appliedKey, v[:])
 	}
-	if err := ix.idx.Batch(b); err != nil {
+	if err := ix.batch(b); err != nil {
 		return fmt.Errorf("fulltext: writing a batch of %d documents to %s: %w", len(docs)+len(deletes), ix.dir, err)
 	}
 	if seq > ix.applied.Load() {
@@ -302,11 +403,29 @@ func (ix *Index) Apply(docs []Doc, deletes []string, seq uint64) error {
 	return nil
 }
 
+// batch writes b under the read lock; a panic inside Bleve becomes an error.
+func (ix *Index) batch(b *bleve.Batch) (err error) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w (panic: %v)", ErrDamaged, r)
+		}
+	}()
+	return ix.idx.Batch(b)
+}
+
 // Flush waits until every batch so far is on disk. Unsafe batches return before
 // they are persisted, and scorch's Close does not persist them: a last batch with a
 // persisted callback is the way to wait for the persister. A long run of batches
 // (a rebuild) should flush now and then, or unpersisted segments pile up in memory.
 func (ix *Index) Flush() error {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.flushLocked()
+}
+
+func (ix *Index) flushLocked() error {
 	done := make(chan error, 1)
 	b := ix.idx.NewBatch()
 	var v [8]byte
@@ -328,7 +447,16 @@ func (ix *Index) Flush() error {
 }
 
 // Count returns the number of documents.
-func (ix *Index) Count() (uint64, error) { return ix.idx.DocCount() }
+func (ix *Index) Count() (n uint64, err error) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("fulltext: counting the documents of %s: %w (panic: %v)", ix.dir, ErrDamaged, r)
+		}
+	}()
+	return ix.idx.DocCount()
+}
 
 // QueryOptions tune how a search text becomes a query.
 type QueryOptions struct {
@@ -391,6 +519,9 @@ const DefaultMaxDF = 1
 
 // Search returns up to k documents matching text under the filter, by BM25 score.
 // An empty text matches every document the filter admits (score 0 order by id).
+//
+// A panic inside Bleve (damaged segment files) is recovered and returned as an
+// error wrapping ErrDamaged, as is any error reading the index.
 func (ix *Index) Search(ctx context.Context, text string, f Filter, k int) ([]Hit, error) {
 	return ix.SearchWith(ctx, text, f, k, QueryOptions{})
 }
@@ -446,10 +577,17 @@ func (ix *Index) queryTerms(ctx context.Context, text string, maxDF float64) ([]
 }
 
 // SearchWith is Search with query options.
-func (ix *Index) SearchWith(ctx context.Context, text string, f Filter, k int, qo QueryOptions) ([]Hit, error) {
+func (ix *Index) SearchWith(ctx context.Context, text string, f Filter, k int, qo QueryOptions) (hits []Hit, err error) {
 	if k <= 0 {
 		return nil, nil
 	}
+	ix.mu.RLock() // held throughout: Reset must not swap the index mid-search
+	defer ix.mu.RUnlock()
+	defer func() {
+		if r := recover(); r != nil {
+			hits, err = nil, fmt.Errorf("fulltext: searching %s for %q: %w (panic: %v)", ix.dir, text, ErrDamaged, r)
+		}
+	}()
 	if qo.MaxDF <= 0 {
 		qo.MaxDF = DefaultMaxDF
 	}
@@ -520,9 +658,12 @@ func (ix *Index) SearchWith(ctx context.Context, text string, f Filter, k int, q
 	// tie-break would load the id of every matching document.
 	res, err := ix.idx.SearchInContext(ctx, req)
 	if err != nil {
-		return nil, fmt.Errorf("fulltext: searching %s for %q: %w", ix.dir, text, err)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("fulltext: searching %s for %q: %w", ix.dir, text, err)
+		}
+		return nil, fmt.Errorf("fulltext: searching %s for %q: %w (%v)", ix.dir, text, ErrDamaged, err)
 	}
-	hits := make([]Hit, len(res.Hits))
+	hits = make([]Hit, len(res.Hits))
 	for i, h := range res.Hits {
 		hits[i] = Hit{ID: h.ID, Score: h.Score}
 	}
@@ -539,13 +680,21 @@ func (ix *Index) SearchWith(ctx context.Context, text string, f Filter, k int, q
 
 // Close persists what unsafe batches left in memory, closes the index and writes
 // its manifest, marking it clean.
+//
+// A segment that fails its checksum is not marked clean: Close then returns an
+// error wrapping ErrDamaged and writes no manifest, so the next Open rebuilds.
 func (ix *Index) Close() error {
-	if err := ix.Flush(); err != nil {
-		ix.idx.Close()
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if err := ix.flushLocked(); err != nil {
+		closeQuietly(ix.idx)
 		return err
 	}
 	if err := ix.idx.Close(); err != nil {
 		return fmt.Errorf("fulltext: closing %s: %w", ix.dir, err)
+	}
+	if err := CheckSegments(ix.dir); err != nil {
+		return fmt.Errorf("fulltext: %s is not marked clean, so the next open rebuilds it: %w", ix.dir, err)
 	}
 	files, err := listFiles(ix.dir)
 	if err != nil {
@@ -559,5 +708,25 @@ func (ix *Index) Close() error {
 	if err := os.Rename(tmp, ix.dir+".manifest"); err != nil {
 		return fmt.Errorf("fulltext: writing the manifest of %s: %w", ix.dir, err)
 	}
+	return nil
+}
+
+// Reset discards the index's contents and starts it empty (applied sequence 0),
+// for a caller that found it damaged and replays the journal into it. Searches
+// meanwhile see the new, filling index.
+func (ix *Index) Reset() error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	closeQuietly(ix.idx)
+	if err := os.RemoveAll(ix.dir); err != nil {
+		return fmt.Errorf("fulltext: removing %s: %w", ix.dir, err)
+	}
+	os.Remove(ix.dir + ".manifest")
+	idx, err := bleve.NewUsing(ix.dir, newMapping(), scorch.Name, scorch.Name, map[string]interface{}{"unsafe_batch": true})
+	if err != nil {
+		return fmt.Errorf("fulltext: creating the index %s: %w", ix.dir, err)
+	}
+	ix.idx = idx
+	ix.applied.Store(0)
 	return nil
 }
