@@ -170,6 +170,9 @@ func Load(home string) (Config, error) {
 		}
 		cfg.NumCtx = n
 	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("%s: %w", path, err)
+	}
 	return cfg, nil
 }
 

@@ -116,3 +116,49 @@ func TestSearchOverDamagedIndexRebuilds(t *testing.T) {
 		t.Fatalf("after the rebuild: %v", err)
 	}
 }
+
+// TestBlankQueryFindsNothing pins the one behaviour of a blank query: "" and "   "
+// both return no hits and say why.
+func TestBlankQueryFindsNothing(t *testing.T) {
+	s := openStore(t, t.TempDir(), Options{Embedder: newHashEmbedder()})
+	putFacts(t, s)
+	for _, q := range []string{"", "   ", "\t\n"} {
+		for _, mode := range []Mode{ModeHybrid, ModeBM25, ModeVector} {
+			res, err := s.Search(context.Background(), q, SearchOptions{Mode: mode})
+			if err != nil || len(res.Hits) != 0 || res.Notice != BlankQueryNotice {
+				t.Errorf("Search(%q, %s) = %d hits, notice %q, %v", q, mode, len(res.Hits), res.Notice, err)
+			}
+		}
+	}
+}
+
+// TestHugeRecordIsStoredWholeAndIndexedBounded saves a 10 MB one-word record: the
+// store keeps all of it, the index takes a bounded part, and a notice says so.
+func TestHugeRecordIsStoredWholeAndIndexedBounded(t *testing.T) {
+	s := openStore(t, t.TempDir(), Options{})
+	putMany(t, s, 50)
+	text := "prefix " + strings.Repeat("q", 10<<20) + " suffixword"
+	r, err := s.Put(context.Background(), Input{Text: text}, Source{Source: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Get(r.ID); len(got.Text) != len(text) {
+		t.Fatalf("stored %d bytes of %d", len(got.Text), len(text))
+	}
+	found := false
+	for _, n := range s.Notices() {
+		found = found || (strings.Contains(n, r.ID) && strings.Contains(n, "indexes a bounded part"))
+	}
+	if !found {
+		t.Fatalf("no notice about the bounded record: %q", s.Notices())
+	}
+	if ids := searchIDs(t, s, "prefix"); len(ids) != 1 || ids[0] != r.ID {
+		t.Fatalf("by its first word: %v", ids)
+	}
+	if ids := searchIDs(t, s, "suffixword"); len(ids) != 0 {
+		t.Fatalf("a word past the indexed part was found: %v", ids)
+	}
+	if ids := searchIDs(t, s, "topic7"); len(ids) != 1 {
+		t.Fatalf("normal records: %v", ids)
+	}
+}

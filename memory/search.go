@@ -186,6 +186,9 @@ func (h Hit) Why() string {
 	return s
 }
 
+// BlankQueryNotice is the notice of a search for a blank query.
+const BlankQueryNotice = "the query is empty: nothing was searched for"
+
 // Result is the answer to a search.
 type Result struct {
 	Query string `json:"query"`
@@ -200,8 +203,12 @@ type Result struct {
 	Dropped int `json:"dropped,omitempty"`
 }
 
-// Search runs hybrid recall for query.
+// Search runs hybrid recall for query. A blank query ("" or only spaces)
+// searches for nothing: no hits, and a notice that says why.
 func (s *Store) Search(ctx context.Context, query string, o SearchOptions) (Result, error) {
+	if strings.TrimSpace(query) == "" {
+		return Result{Query: query, Mode: o.Mode, Notice: BlankQueryNotice}, nil
+	}
 	if o.Limit <= 0 {
 		o.Limit = 10
 	}

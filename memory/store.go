@@ -525,6 +525,12 @@ func (s *Store) PutBatch(ctx context.Context, ins []Input, src Source) ([]*Recor
 	if _, err := s.commit(ctx, entries); err != nil {
 		return nil, err
 	}
+	for i, in := range ins {
+		if _, cut := fulltext.Bound(in.Text); cut {
+			s.notice(fmt.Sprintf("record %s is %d bytes or has a word over %d bytes: its whole text is stored, but full-text search indexes a bounded part (the first %d bytes, long words cut to %d bytes)",
+				ids[i], len(in.Text), fulltext.MaxTokenBytes, fulltext.MaxIndexedBytes, fulltext.MaxTokenBytes))
+		}
+	}
 	out := make([]*Record, len(ids))
 	s.mu.RLock()
 	for i, id := range ids {

@@ -271,6 +271,12 @@ type searchFlags struct {
 }
 
 func (sf *searchFlags) options() (memory.SearchOptions, error) {
+	if sf.limit <= 0 {
+		return memory.SearchOptions{}, fmt.Errorf("--limit/-k %d: give a positive number of hits (e.g. 10)", sf.limit)
+	}
+	if sf.budget < 0 {
+		return memory.SearchOptions{}, fmt.Errorf("--budget %d: give a positive number of tokens, or 0 for no budget", sf.budget)
+	}
 	o := memory.SearchOptions{Limit: sf.limit, Mode: memory.Mode(sf.mode), RRFK: sf.rrfK, MMRLambda: sf.mmr,
 		RecencyHalfLife: sf.recency, TokenBudget: sf.budget}
 	switch o.Mode {
@@ -337,8 +343,9 @@ line as JSONL, for evaluation scripts.`,
 			if err != nil {
 				return err
 			}
-			if sf.queries == "" && len(args) == 0 {
-				return errors.New("give a query or --queries FILE")
+			if sf.queries == "" && strings.TrimSpace(strings.Join(args, " ")) == "" {
+				// One behaviour for "" and "   ": a blank query searches for nothing.
+				return errors.New("the query is empty: give words to search for, or --queries FILE (to list every memory, use `exocortex memory export`)")
 			}
 			return f.withStore(cmd, func(s *memory.Store) error {
 				if sf.queries != "" {

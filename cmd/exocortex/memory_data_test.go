@@ -208,3 +208,47 @@ func TestImportReportsInvalidUTF8(t *testing.T) {
 		t.Fatalf("the bad line was imported:\n%s", got)
 	}
 }
+
+// TestBadValuesAreRefusedByName runs the real commands with each out-of-range flag
+// and config value and checks the error names the setting; and that a blank query
+// is one documented refusal whether it is "" or spaces.
+func TestBadValuesAreRefusedByName(t *testing.T) {
+	cases := []struct {
+		name   string
+		config string
+		args   []string
+		want   string
+	}{
+		{"negative -k", "", []string{"memory", "search", "deploy", "-k", "-3"}, "--limit/-k -3: give a positive number of hits"},
+		{"zero --limit", "", []string{"memory", "search", "deploy", "--limit", "0"}, "--limit/-k 0"},
+		{"negative --budget", "", []string{"memory", "search", "deploy", "--budget", "-1"}, "--budget -1"},
+		{"empty query", "", []string{"memory", "search", ""}, "the query is empty"},
+		{"blank query", "", []string{"memory", "search", "   "}, "the query is empty"},
+		{"negative --num-ctx", "", []string{"run", "-p", "hi", "--num-ctx", "-1"}, "--num-ctx -1: give a positive number of tokens"},
+		{"negative --max-iterations", "", []string{"run", "-p", "hi", "--max-iterations", "-1"}, "--max-iterations -1: give a positive number of iterations"},
+		{"config timeouts.default: -1s", "timeouts:\n  default: -1s\n", []string{"run", "-p", "hi"}, "timeouts.default: -1s is not allowed"},
+		{"config max_iterations: -1", "max_iterations: -1\n", []string{"run", "-p", "hi"}, "max_iterations: -1 is not allowed"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			t.Setenv("EXOCORTEX_HOME", home)
+			t.Setenv(GloVeEnv, "")
+			if tc.config != "" {
+				os.WriteFile(filepath.Join(home, "config.yaml"), []byte(tc.config), 0o600)
+			}
+			root := newRootCmd()
+			var out, errb bytes.Buffer
+			root.SetOut(&out)
+			root.SetErr(&errb)
+			root.SetArgs(append(tc.args, "--model", "script:"+filepath.Join(home, "none.yaml")))
+			if tc.args[0] == "memory" {
+				root.SetArgs(append(tc.args, "--dir", filepath.Join(home, "mem")))
+			}
+			err := root.Execute()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("%v: error %v, want %q\nstdout %s\nstderr %s", tc.args, err, tc.want, out.String(), errb.String())
+			}
+		})
+	}
+}

@@ -43,7 +43,15 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.allowWiringErrors, "allow-wiring-errors", false, "start plugins the wiring lint finds errors in (by default they are kept out, as hot reload keeps out a new version with errors)")
 }
 
-func (f *agentFlags) apply(a *app) {
+// apply puts the flags over the configuration. A negative or zero count is
+// refused, naming the flag (cobra has no unsigned flag that says so itself).
+func (f *agentFlags) apply(a *app) error {
+	if f.numCtx < 0 {
+		return fmt.Errorf("--num-ctx %d: give a positive number of tokens (e.g. 8192)", f.numCtx)
+	}
+	if f.maxIterations < 0 {
+		return fmt.Errorf("--max-iterations %d: give a positive number of iterations (e.g. 25)", f.maxIterations)
+	}
 	if f.model != "" {
 		a.cfg.Model = f.model
 	}
@@ -57,6 +65,7 @@ func (f *agentFlags) apply(a *app) {
 		a.cfg.MaxIterations = f.maxIterations
 	}
 	a.allowWiringErrors = f.allowWiringErrors
+	return nil
 }
 
 // runtime is a started host, model and agent.
@@ -83,7 +92,9 @@ func (r *runtime) close() {
 
 // start loads the plugins, the model client and the session, and builds the agent.
 func (a *app) start(ctx context.Context, f *agentFlags, sessionName string, observer func(loop.Event), approver loop.Approver) (*runtime, error) {
-	f.apply(a)
+	if err := f.apply(a); err != nil {
+		return nil, err
+	}
 	mode, err := loop.ParseApprovalMode(a.cfg.Approval)
 	if err != nil {
 		return nil, err

@@ -112,7 +112,9 @@ func runSession(cmd *cobra.Command, f *sessionFlags) error {
 		return err
 	}
 	defer a.close()
-	f.agent.apply(a)
+	if err := f.agent.apply(a); err != nil {
+		return &exitError{2, err}
+	}
 	mode, err := loop.ParseApprovalMode(a.cfg.Approval)
 	if err != nil {
 		return &exitError{2, err}

@@ -184,3 +184,78 @@ func TestCloseDoesNotMarkDamageClean(t *testing.T) {
 		t.Fatalf("reopen: %d docs, notice %q", n, notice)
 	}
 }
+
+func TestBound(t *testing.T) {
+	long := strings.Repeat("x", MaxTokenBytes+50)
+	cases := []struct {
+		name string
+		in   string
+		want string
+		cut  bool
+	}{
+		{"short text", "deploy on fridays", "deploy on fridays", false},
+		{"long word cut", "a " + long + " b", "a " + long[:MaxTokenBytes] + " b", true},
+		{"word of exactly the bound", strings.Repeat("y", MaxTokenBytes), strings.Repeat("y", MaxTokenBytes), false},
+		{"multi-byte word cut on a rune", strings.Repeat("é", MaxTokenBytes), strings.Repeat("é", MaxTokenBytes/2), true},
+		{"long text cut", strings.Repeat("word ", MaxIndexedBytes/5+10), strings.Repeat("word ", MaxIndexedBytes/5+10)[:MaxIndexedBytes], true},
+	}
+	for _, tc := range cases {
+		got, cut := Bound(tc.in)
+		if got != tc.want || cut != tc.cut {
+			t.Errorf("%s: Bound = %d bytes (cut %v), want %d bytes (cut %v)", tc.name, len(got), cut, len(tc.want), tc.cut)
+		}
+	}
+}
+
+// TestHugeSingleTokenIsBounded indexes a 10 MB one-word document beside normal
+// ones: the index must stay small and the normal documents searchable.
+func TestHugeSingleTokenIsBounded(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "ft")
+	ix, _, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	huge := Doc{ID: "huge", Text: "start " + strings.Repeat("z", 10<<20), Area: "main", Status: "active"}
+	if err := ix.Apply(append(manyDocs(100), huge), nil, 101); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var size int64
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if st, err := d.Info(); err == nil {
+				size += st.Size()
+			}
+		}
+		return nil
+	})
+	if size > 2<<20 {
+		t.Fatalf("the index takes %d bytes for a 10 MB document: the text was not bounded", size)
+	}
+	if hits, err := ix.Search(ctx, "start", Filter{}, 10); err != nil || ids(hits) != "huge" {
+		t.Fatalf("the huge document by its first word: %v %v", ids(hits), err)
+	}
+	if hits, err := ix.Search(ctx, "word7", Filter{}, 10); err != nil || len(hits) != 2 {
+		t.Fatalf("normal documents: %d hits, %v", len(hits), err)
+	}
+}
+
+func TestBlankTextIsFilterOnly(t *testing.T) {
+	ctx := context.Background()
+	ix, _, err := Open(filepath.Join(t.TempDir(), "ft"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	ix.Apply(manyDocs(20), nil, 20)
+	for _, q := range []string{"", "   ", "\t\n"} {
+		hits, err := ix.Search(ctx, q, Filter{}, 100)
+		if err != nil || len(hits) != 20 {
+			t.Errorf("Search(%q) = %d hits, %v; want every document", q, len(hits), err)
+		}
+	}
+}

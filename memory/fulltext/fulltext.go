@@ -38,9 +38,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
@@ -369,6 +372,63 @@ type docFields struct {
 	Created time.Time `json:"created"`
 }
 
+// Bounds on what one document puts into the index. The record keeps its whole
+// text (the journal and the state hold it); the index takes a bounded part, so
+// that one huge record (a 10 MB paste, a base64 blob that is one long "word")
+// cannot make every search slow and every segment huge.
+const (
+	// MaxIndexedBytes is how much of a document's text is indexed.
+	MaxIndexedBytes = 256 << 10
+	// MaxTokenBytes is the longest run of letters and digits indexed as it is;
+	// a longer one is indexed by its first MaxTokenBytes bytes.
+	MaxTokenBytes = 128
+)
+
+// Bound returns the part of text the index takes (see MaxIndexedBytes and
+// MaxTokenBytes) and whether that is less than the whole text.
+func Bound(text string) (string, bool) {
+	cut := false
+	if len(text) > MaxIndexedBytes {
+		end := MaxIndexedBytes
+		for end > 0 && !utf8.RuneStart(text[end]) {
+			end--
+		}
+		text, cut = text[:end], true
+	}
+	if !hasLongToken(text) {
+		return text, cut
+	}
+	var b strings.Builder
+	b.Grow(len(text))
+	run := 0
+	for _, r := range text {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			run += utf8.RuneLen(r)
+			if run > MaxTokenBytes {
+				continue
+			}
+		} else {
+			run = 0
+		}
+		b.WriteRune(r)
+	}
+	return b.String(), true
+}
+
+func hasLongToken(text string) bool {
+	run := 0
+	for _, r := range text {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if run += utf8.RuneLen(r); run > MaxTokenBytes {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
+}
+
 // AppliedSeq is the last journal sequence whose effects the index holds.
 func (ix *Index) AppliedSeq() uint64 { return ix.applied.Load() }
 
@@ -382,7 +442,8 @@ func (ix *Index) Apply(docs []Doc, deletes []string, seq uint64) error {
 	b := ix.idx.NewBatch()
 	ix.mu.RUnlock()
 	for _, d := range docs {
-		if err := b.Index(d.ID, docFields{Text: d.Text, Area: d.Area, Key: d.Key, Status: d.Status, Tags: d.Tags, Created: d.Created.UTC()}); err != nil {
+		text, _ := Bound(d.Text)
+		if err := b.Index(d.ID, docFields{Text: text, Area: d.Area, Key: d.Key, Status: d.Status, Tags: d.Tags, Created: d.Created.UTC()}); err != nil {
 			return fmt.Errorf("fulltext: indexing record %s: %w", d.ID, err)
 		}
 	}
@@ -518,7 +579,9 @@ func (ix *Index) DocFreq(ctx context.Context, terms []string) (map[string]uint64
 const DefaultMaxDF = 1
 
 // Search returns up to k documents matching text under the filter, by BM25 score.
-// An empty text matches every document the filter admits (score 0 order by id).
+// A blank text ("" or only spaces) matches every document the filter admits
+// (score 0, ordered by id): the store's filter-only listing. (The store's own
+// Search refuses a blank query before it gets here.)
 //
 // A panic inside Bleve (damaged segment files) is recovered and returned as an
 // error wrapping ErrDamaged, as is any error reading the index.
@@ -592,7 +655,7 @@ func (ix *Index) SearchWith(ctx context.Context, text string, f Filter, k int, q
 		qo.MaxDF = DefaultMaxDF
 	}
 	var must []query.Query
-	if text != "" {
+	if strings.TrimSpace(text) != "" {
 		terms, err := ix.queryTerms(ctx, text, qo.MaxDF)
 		if err != nil {
 			return nil, err
