@@ -24,11 +24,17 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: %s is not allowed: give a positive duration such as 10s or 2m", key, time.Duration(d)))
 		}
 	}
-	positive("num_ctx", c.NumCtx, "tokens (e.g. 8192)")
+	if c.NumCtx < 0 {
+		errs = append(errs, fmt.Errorf("num_ctx: %d is not allowed: give a positive number of tokens (e.g. 8192), or 0 to ask the model", c.NumCtx))
+	}
+	positive("max_num_ctx", c.MaxNumCtx, "tokens (e.g. 8192)")
 	positive("max_iterations", c.MaxIterations, "iterations (e.g. 25)")
 	positive("unusable_limit", c.UnusableLimit, "replies (e.g. 5)")
 	duration("timeouts.default", c.Timeouts.Default)
 	duration("timeouts.tool", c.Timeouts.Tool)
+	if c.Timeouts.Compress < 0 {
+		errs = append(errs, fmt.Errorf("timeouts.compress: %s is not allowed: give a duration such as 20s", time.Duration(c.Timeouts.Compress)))
+	}
 	for _, k := range sortedNames(c.Timeouts.Tools) {
 		duration("timeouts.tools."+k, c.Timeouts.Tools[k])
 	}

@@ -22,6 +22,8 @@ func TestLoadRefusesOutOfRangeValues(t *testing.T) {
 		{"max_iterations: -1\n", "max_iterations: -1 is not allowed: give a positive number of iterations"},
 		{"max_iterations: 0\n", "max_iterations: 0 is not allowed"},
 		{"num_ctx: -4096\n", "num_ctx: -4096 is not allowed: give a positive number of tokens"},
+		{"max_num_ctx: -1\n", "max_num_ctx: -1 is not allowed"},
+		{"timeouts:\n  compress: -1s\n", "timeouts.compress: -1s is not allowed"},
 		{"unusable_limit: -1\n", "unusable_limit: -1 is not allowed"},
 		{"idle_sleep: -1m\n", "idle_sleep: -1m0s is not allowed"},
 	}
@@ -40,7 +42,7 @@ func TestLoadRefusesOutOfRangeValues(t *testing.T) {
 	}
 	// The good values still load, and several bad ones are reported together.
 	home := t.TempDir()
-	os.WriteFile(filepath.Join(home, FileName), []byte("max_iterations: 3\nidle_sleep: 0s\ntimeouts:\n  default: 1s\n"), 0o600)
+	os.WriteFile(filepath.Join(home, FileName), []byte("max_iterations: 3\nnum_ctx: 0\nidle_sleep: 0s\ntimeouts:\n  default: 1s\n"), 0o600)
 	if _, err := Load(home); err != nil {
 		t.Fatalf("valid values refused: %v", err)
 	}

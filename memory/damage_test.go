@@ -45,7 +45,7 @@ func overwriteSegments(t *testing.T, dir string, frac float64) {
 
 func searchIDs(t *testing.T, s *Store, q string) []string {
 	t.Helper()
-	res, err := s.Search(context.Background(), q, SearchOptions{Limit: 100, Mode: ModeBM25})
+	res, err := s.Search(context.Background(), q, SearchOptions{Limit: 100, Mode: ModeBM25, Context: -1})
 	if err != nil {
 		t.Fatalf("search %q: %v", q, err)
 	}
@@ -152,13 +152,14 @@ func TestHugeRecordIsStoredWholeAndIndexedBounded(t *testing.T) {
 	if !found {
 		t.Fatalf("no notice about the bounded record: %q", s.Notices())
 	}
-	if ids := searchIDs(t, s, "prefix"); len(ids) != 1 || ids[0] != r.ID {
+	// (The records written just before it may follow as its neighbours.)
+	if ids := searchIDs(t, s, "prefix"); len(ids) == 0 || ids[0] != r.ID {
 		t.Fatalf("by its first word: %v", ids)
 	}
 	if ids := searchIDs(t, s, "suffixword"); len(ids) != 0 {
 		t.Fatalf("a word past the indexed part was found: %v", ids)
 	}
-	if ids := searchIDs(t, s, "topic7"); len(ids) != 1 {
+	if ids := searchIDs(t, s, "topic7"); len(ids) == 0 || ids[0] != "r0007" {
 		t.Fatalf("normal records: %v", ids)
 	}
 }
