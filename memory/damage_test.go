@@ -117,17 +117,23 @@ func TestSearchOverDamagedIndexRebuilds(t *testing.T) {
 	}
 }
 
-// TestBlankQueryFindsNothing pins the one behaviour of a blank query: "" and "   "
-// both return no hits and say why.
-func TestBlankQueryFindsNothing(t *testing.T) {
-	s := openStore(t, t.TempDir(), Options{Embedder: newHashEmbedder()})
+// TestBlankQueryIsOneBehaviour pins what a blank query does: "" and "   " alike
+// list what the filter admits (a lookup by key), never different things.
+func TestBlankQueryIsOneBehaviour(t *testing.T) {
+	s := openStore(t, t.TempDir(), Options{})
 	putFacts(t, s)
-	for _, q := range []string{"", "   ", "\t\n"} {
-		for _, mode := range []Mode{ModeHybrid, ModeBM25, ModeVector} {
-			res, err := s.Search(context.Background(), q, SearchOptions{Mode: mode})
-			if err != nil || len(res.Hits) != 0 || res.Notice != BlankQueryNotice {
-				t.Errorf("Search(%q, %s) = %d hits, notice %q, %v", q, mode, len(res.Hits), res.Notice, err)
-			}
+	var want string
+	for i, q := range []string{"", "   ", "\t\n"} {
+		res, err := s.Search(context.Background(), q, SearchOptions{Filter: Filter{Key: "user_theme"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := fmt.Sprint(hitIDs(res))
+		if i == 0 {
+			want = got
+		}
+		if got != "[theme]" || got != want {
+			t.Errorf("Search(%q, key user_theme) = %s, want [theme] for every blank query", q, got)
 		}
 	}
 }

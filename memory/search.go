@@ -186,9 +186,6 @@ func (h Hit) Why() string {
 	return s
 }
 
-// BlankQueryNotice is the notice of a search for a blank query.
-const BlankQueryNotice = "the query is empty: nothing was searched for"
-
 // Result is the answer to a search.
 type Result struct {
 	Query string `json:"query"`
@@ -203,12 +200,11 @@ type Result struct {
 	Dropped int `json:"dropped,omitempty"`
 }
 
-// Search runs hybrid recall for query. A blank query ("" or only spaces)
-// searches for nothing: no hits, and a notice that says why.
+// Search runs hybrid recall for query. A blank query ("" or only spaces, the
+// same) lists what the filter admits, by id, through the BM25 leg alone: a lookup
+// by key or tag. The CLI refuses a blank query, which without a filter would
+// list arbitrary records.
 func (s *Store) Search(ctx context.Context, query string, o SearchOptions) (Result, error) {
-	if strings.TrimSpace(query) == "" {
-		return Result{Query: query, Mode: o.Mode, Notice: BlankQueryNotice}, nil
-	}
 	if o.Limit <= 0 {
 		o.Limit = 10
 	}
