@@ -26,12 +26,18 @@ func bigEcho(turn, n int) scripted.Reply {
 func runTurns(t *testing.T, a *Agent, turns, userBytes int) {
 	t.Helper()
 	for i := 1; i <= turns; i++ {
-		msg := fmt.Sprintf("Turn %d. ", i) + strings.Repeat(fmt.Sprintf("note%d ", i), userBytes/7)
-		_, err := a.Monologue(context.Background(), msg)
-		var stop *StopError
-		if err != nil && !errors.As(err, &stop) {
-			t.Fatalf("turn %d: %v", i, err)
-		}
+		runTurn(t, a, i, userBytes)
+	}
+}
+
+// runTurn runs turn i of runTurns.
+func runTurn(t *testing.T, a *Agent, i, userBytes int) {
+	t.Helper()
+	msg := fmt.Sprintf("Turn %d. ", i) + strings.Repeat(fmt.Sprintf("note%d ", i), userBytes/7)
+	_, err := a.Monologue(context.Background(), msg)
+	var stop *StopError
+	if err != nil && !errors.As(err, &stop) {
+		t.Fatalf("turn %d: %v", i, err)
 	}
 }
 
@@ -318,5 +324,83 @@ func TestFitWindow(t *testing.T) {
 				t.Fatalf("fit %+v, warning %q", fit, fit.Warning())
 			}
 		})
+	}
+}
+
+// TestCompressionUtilitySummary: a utility model that answers; each
+// compression sends it the messages leaving the verbatim window (and the
+// summary so far), and its answer is the summary: in the compression event,
+// in the ACP context's previous_exchange_summary and in the next request's
+// prompt, right after the fixed prompt.
+func TestCompressionUtilitySummary(t *testing.T) {
+	const turns = 8
+	var replies, summaries []scripted.Reply
+	for i := 1; i <= turns; i++ {
+		replies = append(replies, bigEcho(i, 1200))
+		summaries = append(summaries, scripted.Reply{Content: fmt.Sprintf("- utility summary %d: the operator sent notes and the agent echoed them", i)})
+	}
+	util, err := scripted.NewServer(scripted.Script{Model: "utility", Replies: summaries})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { util.Close() })
+	uc, _ := llm.New(util.URL())
+	a, rec, srv := newAgentScript(t, setup{
+		// watch receives the ACP context at every message_loop_end.
+		plugins: []plugin{{name: "tools", tools: []string{"echo"},
+			exts: []*exocortexv1.ExtensionSpec{ext("watch", exocortexv1.Hook_HOOK_MESSAGE_LOOP_END, 10)}}},
+		opts: Options{MaxIterations: 1, NumCtx: 2048, UtilityModel: "utility", UtilityLLM: uc, CompressTimeout: 30 * time.Second},
+	}, scripted.Script{Replies: replies})
+
+	// After each turn: the compressions so far, and the summary the context
+	// object carries into the next turn.
+	var cs []*Compression
+	seen := 0
+	for i := 1; i <= turns; i++ {
+		runTurn(t, a, i, 400)
+		for _, e := range rec.events[seen:] {
+			if e.Type == EventCompression {
+				cs = append(cs, e.Compression)
+			}
+		}
+		seen = len(rec.events)
+		if len(cs) == 0 {
+			continue
+		}
+		want := fmt.Sprintf("utility summary %d:", len(cs))
+		if got := a.LastContext().GetInteractionHistory().GetPreviousExchangeSummary(); !strings.Contains(got, want) {
+			t.Errorf("turn %d: previous_exchange_summary = %q, want the utility model's answer %q", i, got, want)
+		}
+	}
+	if len(cs) < 2 {
+		t.Fatalf("%d compressions; want at least two (the second sends the summary so far)", len(cs))
+	}
+	ureqs := util.Requests()
+	if len(ureqs) != len(cs) {
+		t.Fatalf("%d utility requests for %d compressions; want one each", len(ureqs), len(cs))
+	}
+	for i, c := range cs {
+		want := fmt.Sprintf("- utility summary %d:", i+1)
+		if c.Method != "utility" || c.Fallback != "" || !strings.HasPrefix(c.Summary, want) {
+			t.Errorf("compression %d: method %q, fallback %q, summary %q; want the utility model's %q", i+1, c.Method, c.Fallback, c.Summary, want)
+		}
+		msgs := ureqs[i].Messages
+		if ureqs[i].Model != "utility" || len(msgs) != 2 || !strings.Contains(msgs[0].Content, "Summarise") {
+			t.Fatalf("utility request %d: model %q, %d messages", i+1, ureqs[i].Model, len(msgs))
+		}
+		// The first compression sends turn 1's messages; later ones the
+		// summary so far.
+		if i == 0 && !strings.Contains(msgs[1].Content, "operator: Turn 1.") {
+			t.Errorf("utility request 1 lacks the operator's first message: %.200q", msgs[1].Content)
+		}
+		if i > 0 && !strings.Contains(msgs[1].Content, "Summary so far:\n"+cs[i-1].Summary) {
+			t.Errorf("utility request %d lacks the summary so far: %.200q", i+1, msgs[1].Content)
+		}
+	}
+	// The request after the last compression shows its summary right after
+	// the fixed prompt.
+	last := srv.Requests()[len(srv.Requests())-1].Messages
+	if !strings.Contains(last[1].Content, "Summary of the earlier conversation") || !strings.Contains(last[1].Content, cs[len(cs)-1].Summary) {
+		t.Errorf("the last request's second message is not the utility summary: %.200q", last[1].Content)
 	}
 }
