@@ -112,12 +112,19 @@ func runLongSession(b *testing.B, a *loop.Agent) {
 func reportSession(b *testing.B, reqs []api.ChatRequest, events []loop.Event) {
 	var shares, reuse []float64
 	at95 := 0
+	// lost[part] sums, over the requests, the share of the request after the
+	// common prefix, by the part of the previous request where it breaks.
+	lost := map[string]float64{}
 	for i := 1; i < len(reqs); i++ {
 		s, r := prefixShare(reqs[i-1].Messages, reqs[i].Messages)
 		shares, reuse = append(shares, s), append(reuse, r)
 		if s >= 0.95 {
 			at95++
 		}
+		lost[breakPart(reqs[i-1].Messages, reqs[i].Messages)] += 1 - s
+	}
+	for _, part := range []string{"system", "summary", "before_blocks", "history", "after_blocks", "appended"} {
+		b.ReportMetric(100*lost[part]/float64(max(1, len(shares))), "lost_at_"+part+"_%")
 	}
 	var hostUS []float64
 	compressions := 0
@@ -156,6 +163,31 @@ func prefixShare(prev, cur []api.Message) (share, reuse float64) {
 		n++
 	}
 	return float64(n) / float64(len(c)), float64(n) / float64(len(p))
+}
+
+// breakPart names the part of prev where cur stops repeating it: the fixed
+// system prompt, the summary of compressed turns, the
+// message_loop_prompts_before blocks, the verbatim history, the
+// message_loop_prompts_after blocks (the last user message, when it is a
+// block), or "appended" when cur repeats all of prev.
+func breakPart(prev, cur []api.Message) string {
+	k := 0
+	for k < len(prev) && k < len(cur) && prev[k].Role == cur[k].Role && prev[k].Content == cur[k].Content {
+		k++
+	}
+	switch {
+	case k == len(prev):
+		return "appended"
+	case k == 0:
+		return "system"
+	case prev[k].Role == "system" && strings.HasPrefix(prev[k].Content, "[Summary of the earlier conversation"):
+		return "summary"
+	case prev[k].Role == "system":
+		return "before_blocks"
+	case k == len(prev)-1 && prev[k].Role == "user" && strings.HasPrefix(prev[k].Content, "["):
+		return "after_blocks"
+	}
+	return "history"
 }
 
 func mean(xs []float64) float64 {
