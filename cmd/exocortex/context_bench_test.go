@@ -115,6 +115,9 @@ func reportSession(b *testing.B, reqs []api.ChatRequest, events []loop.Event) {
 	// lost[part] sums, over the requests, the share of the request after the
 	// common prefix, by the part of the previous request where it breaks.
 	lost := map[string]float64{}
+	// without: the share were the message_loop_prompts_after blocks left out.
+	var without []float64
+	afterBytes := 0.0
 	for i := 1; i < len(reqs); i++ {
 		s, r := prefixShare(reqs[i-1].Messages, reqs[i].Messages)
 		shares, reuse = append(shares, s), append(reuse, r)
@@ -122,7 +125,13 @@ func reportSession(b *testing.B, reqs []api.ChatRequest, events []loop.Event) {
 			at95++
 		}
 		lost[breakPart(reqs[i-1].Messages, reqs[i].Messages)] += 1 - s
+		ws, _ := prefixShare(withoutAfterBlocks(reqs[i-1].Messages), withoutAfterBlocks(reqs[i].Messages))
+		without = append(without, ws)
+		afterBytes += float64(len(reqs[i].Messages[len(reqs[i].Messages)-1].Content)) * boolTo(isAfterBlocks(reqs[i].Messages))
 	}
+	b.ReportMetric(100*mean(without), "prefix_repeat_without_after_blocks_mean_%")
+	b.ReportMetric(100*medianOf(without), "prefix_repeat_without_after_blocks_median_%")
+	b.ReportMetric(afterBytes/float64(max(1, len(shares))), "after_blocks_bytes/request")
 	for _, part := range []string{"system", "summary", "before_blocks", "history", "after_blocks", "appended"} {
 		b.ReportMetric(100*lost[part]/float64(max(1, len(shares))), "lost_at_"+part+"_%")
 	}
@@ -184,10 +193,31 @@ func breakPart(prev, cur []api.Message) string {
 		return "summary"
 	case prev[k].Role == "system":
 		return "before_blocks"
-	case k == len(prev)-1 && prev[k].Role == "user" && strings.HasPrefix(prev[k].Content, "["):
+	case k == len(prev)-1 && isAfterBlocks(prev):
 		return "after_blocks"
 	}
 	return "history"
+}
+
+// isAfterBlocks says whether the last message of ms is the
+// message_loop_prompts_after blocks.
+func isAfterBlocks(ms []api.Message) bool {
+	l := ms[len(ms)-1]
+	return len(ms) > 1 && l.Role == "user" && strings.HasPrefix(l.Content, "[")
+}
+
+func withoutAfterBlocks(ms []api.Message) []api.Message {
+	if isAfterBlocks(ms) {
+		return ms[:len(ms)-1]
+	}
+	return ms
+}
+
+func boolTo(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func mean(xs []float64) float64 {
