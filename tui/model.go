@@ -128,6 +128,10 @@ type Model struct {
 	models  []string
 	lastTPS float64
 	lastCtx float64
+	// slow is the latest extension over its time budget (slow.go), and
+	// slowSeen the ones seen in the turn.
+	slow     *slowExt
+	slowSeen map[string]bool
 	// The last model call's token counts (the base of the live estimate).
 	lastPrompt, lastOutput int
 	// window is the context window of the last request (0: unknown).

@@ -157,6 +157,7 @@ func (m *Model) startShell(command string) tea.Cmd {
 func (m *Model) run(kind turnKind, work func(context.Context) turnDoneMsg) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.turn = &turn{kind: kind, start: m.now(), cancel: cancel, index: -1}
+	m.clearSlow()
 	go func() {
 		msg := work(ctx)
 		cancel()
@@ -197,6 +198,10 @@ func (m *Model) event(e loop.Event) {
 	t := m.turn
 	if e.Agent == "" {
 		m.liveStatus(e)
+	}
+	if e.Type == loop.EventOverBudget {
+		// A subordinate's slow extension slows the turn too.
+		m.overBudget(e)
 	}
 	if t == nil {
 		return
@@ -571,6 +576,9 @@ func indentBlock(s, pad string) string {
 func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 	t := m.turn
 	m.turn = nil
+	if m.slow != nil {
+		m.slow.done = true
+	}
 	for _, d := range m.dialogs {
 		d.answer(loop.Deny)
 	}

@@ -199,8 +199,8 @@ func (m *Model) menuView() string {
 	return strings.Join(lines, "\n")
 }
 
-// statusLine: model, context fill, speed, plugin health, approval mode,
-// session.
+// statusLine: model, context fill, speed, plugin health, an extension over
+// its time budget, approval mode, session.
 func (m *Model) statusLine() string {
 	sep := m.st.dim.Render(" · ")
 	var parts []string
@@ -224,6 +224,9 @@ func (m *Model) statusLine() string {
 		parts = append(parts, m.st.dim.Render(fmt.Sprintf("%.0f tok/s", m.lastTPS)))
 	}
 	parts = append(parts, m.pluginHealth())
+	if slow := m.slowStatus(); slow != "" {
+		parts = append(parts, slow)
+	}
 	mode := string(m.eng.Mode())
 	if mode == "auto_edit" {
 		mode = "auto-edit"
