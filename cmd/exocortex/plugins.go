@@ -66,7 +66,7 @@ func newPluginsCmd() *cobra.Command {
 	for _, c := range []*cobra.Command{list, status} {
 		c.Flags().BoolVar(&asJSON, "json", false, "write JSON")
 	}
-	cmd.AddCommand(list, status, newPluginsNewCmd())
+	cmd.AddCommand(list, status, newPluginsNewCmd(), newPluginsPortCmd())
 	return cmd
 }
 

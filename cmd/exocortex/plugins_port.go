@@ -1,0 +1,53 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/exocortex/exocortex/scaffold/a0port"
+)
+
+func newPluginsPortCmd() *cobra.Command {
+	var out, name string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "port A0_DIR --out DIR",
+		Short: "Port an Agent Zero tree of extension files into a Python plugin, reporting every seam it hits",
+		Long: `port reads an Agent Zero (v1.7) tree - a profile, a plugin (plugin.yaml) or usr/,
+any extensions/python/<hook>/_NN_name.py below A0_DIR - and writes into --out a
+Python plugin that serves each file unchanged through the SDK's compatibility layer
+(exocortex.a0compat): the numeric prefix is the order, get_data/set_data are typed
+state keys, entries added to loop_data.extras_temporary at a prompt hook become
+prompt blocks. Files at hooks Exocortex does not have yet are reported ("no hook
+point yet") and the rest is ported.
+
+It prints the porting report (also written to DIR/PORT.md and DIR/port.json): what
+was ported as is, what the layer adapted, what needs a hand, and every seam of the
+seed's table the tree hits with file, line and fix. Copy DIR into
+$EXOCORTEX_HOME/plugins/ to load it.`,
+		Example: "  exocortex plugins port ~/agent-zero/usr --out ./a0-usr",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return fmt.Errorf("no --out: name the directory to write the plugin into")
+			}
+			r, err := a0port.Port(args[0], out, name)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(r)
+			}
+			r.WriteMarkdown(cmd.OutOrStdout())
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "the directory to write the plugin into (required)")
+	cmd.Flags().StringVar(&name, "name", "", "the plugin's name (default a0-<base name of A0_DIR>)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "write the report as JSON")
+	return cmd
+}

@@ -1,0 +1,422 @@
+// Package a0port ports an Agent Zero (v1.7) tree of extension files into an
+// Exocortex Python plugin that serves each file unchanged through the Python
+// SDK's compatibility layer (sdk/python/exocortex/a0compat.py), and reports the
+// seams of the seed's wiring table that the tree hits, each with its file, line
+// and fix.
+//
+// The files it reads are those of Agent Zero's profile, plugin and usr layouts:
+// any extensions/python/<hook>/_NN_name.py below the tree (agents/<profile>/...,
+// usr/..., plugins/<name>/... beside a plugin.yaml).
+package a0port
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/exocortex/exocortex/core/hooks"
+	"github.com/exocortex/exocortex/sdk/python"
+)
+
+// Seam codes, numbered as in the seed's table of fragile seams.
+const (
+	SeamCoreText       = 1  // matching the core's message text
+	SeamKeyTwoFiles    = 2  // one agent-data key written by two files
+	SeamAttrAsData     = 3  // get_data for something kept as an attribute
+	SeamPrefix         = 4  // two files at one hook with one numeric prefix
+	SeamNoPython       = 8  // extensions/<hook>/ without python/
+	SeamOnceTwoHooks   = 9  // a once-gate at two hooks
+	SeamTooLate        = 7  // prompt injection at a hook too late to reach the model
+	SeamPythonHelpers  = 10 // python.helpers imports
+	SeamNoHookPoint    = 0  // no Exocortex hook point yet
+	statusPorted       = "ported as is"
+	statusAdapted      = "adapted by the layer"
+	statusNeedsHand    = "needs a hand"
+	statusNotPorted    = "not ported"
+	portedDir          = "a0"
+	reportMarkdownName = "PORT.md"
+	reportJSONName     = "port.json"
+)
+
+// Finding is one seam a file hits.
+type Finding struct {
+	Seam int    `json:"seam"`
+	File string `json:"file"` // relative to the Agent Zero tree
+	Line int    `json:"line,omitempty"`
+	What string `json:"what"`
+	Fix  string `json:"fix"`
+}
+
+// File is what became of one Agent Zero extension file.
+type File struct {
+	Source string   `json:"source"` // relative to the Agent Zero tree
+	Hook   string   `json:"hook"`
+	Order  int      `json:"order"`
+	Status string   `json:"status"`
+	Notes  []string `json:"notes,omitempty"`
+	Reads  []string `json:"reads,omitempty"`
+	Writes []string `json:"writes,omitempty"`
+}
+
+// Report is the porting report.
+type Report struct {
+	Source   string    `json:"source"`
+	Out      string    `json:"out"`
+	Plugin   string    `json:"plugin"`
+	Plugins  []string  `json:"plugin_yaml,omitempty"` // v1.7 plugin roots found
+	Files    []File    `json:"files"`
+	Findings []Finding `json:"findings"`
+}
+
+var (
+	fileRE       = regexp.MustCompile(`^_(\d+)_([A-Za-z0-9_]+)\.py$`)
+	pyHelpersRE  = regexp.MustCompile(`^\s*(?:from\s+python\.helpers(?:\.(\w+))?\s+import|import\s+python\.helpers(?:\.(\w+))?)`)
+	injectRE     = regexp.MustCompile(`\bextras_(?:temporary|persistent)\b|loop_data\.system\b|\bsystem_prompt\.(?:append|extend|insert)\(`)
+	setDataRE    = regexp.MustCompile(`set_data\(\s*["']([^"']+)["']`)
+	getDataRE    = regexp.MustCompile(`get_data\(\s*["']([^"']+)["']`)
+	onceGateRE   = regexp.MustCompile(`set_data\(\s*["']([^"']+)["']\s*,\s*True\s*\)`)
+	coreTextRE   = regexp.MustCompile(`["'](?:You have misformatted your message|Tool .* not found|Nothing to do|Repeated message)`)
+	helpersAnyRE = regexp.MustCompile(`^\s*from\s+(helpers\.\w+|agent|python\.[\w.]+|models|initialize)\s+import\s+(.+)$`)
+	// Agent attributes Agent Zero keeps on the object, not in agent data.
+	agentAttrs = map[string]bool{"number": true, "agent_name": true, "config": true, "context": true, "history": true, "intervention": true, "last_user_message": true}
+	// Calls into Agent Zero internals and what corresponds to them here.
+	internals = []struct {
+		re         *regexp.Regexp
+		what, maps string
+	}{
+		{regexp.MustCompile(`call_utility_model|call_chat_model`), "a model call", "Exocortex's utility model (the host's utility model service); rewrite the call against the SDK"},
+		{regexp.MustCompile(`\bMemory\b|helpers\.memory`), "Agent Zero's FAISS memory", "Exocortex's memory store (the memory-tools plugin: memory_save / memory_load)"},
+		{regexp.MustCompile(`hist_add_|\.history\.`), "a history mutation", "no counterpart: history belongs to the core; add a prompt block instead"},
+		{regexp.MustCompile(`read_prompt|parse_prompt`), "Agent Zero's prompt files", "the prompts directory (prompts/) read with the SDK's prompt loader"},
+	}
+)
+
+// Port reads the Agent Zero tree src and writes the plugin into out (created if
+// missing) as plugin name: main.py, plugin.json, the shim modules, a copy of the
+// SDK, the ported files under a0/ and the report (PORT.md, port.json). A file
+// that cannot be ported is reported and the rest are still written.
+func Port(src, out, name string) (*Report, error) {
+	st, err := os.Stat(src)
+	if err != nil {
+		return nil, fmt.Errorf("reading the Agent Zero tree %s: %w", src, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory: give the root of an Agent Zero tree (a profile, a plugin or usr/)", src)
+	}
+	if name == "" {
+		name = "a0-" + sanitize(filepath.Base(filepath.Clean(src)))
+	}
+	r := &Report{Source: src, Out: out, Plugin: name}
+	type cand struct{ rel, hook, file string }
+	var cands []cand
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); p != src && (strings.HasPrefix(n, ".") || n == "__pycache__" || n == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		rel, _ := filepath.Rel(src, p)
+		rel = filepath.ToSlash(rel)
+		if d.Name() == "plugin.yaml" {
+			r.Plugins = append(r.Plugins, filepath.ToSlash(filepath.Dir(rel)))
+			return nil
+		}
+		if !strings.HasSuffix(d.Name(), ".py") || d.Name() == "__init__.py" {
+			return nil
+		}
+		parts := strings.Split(rel, "/")
+		n := len(parts)
+		switch {
+		case n >= 4 && parts[n-4] == "extensions" && parts[n-3] == "python":
+			cands = append(cands, cand{rel, parts[n-2], parts[n-1]})
+		case n >= 3 && parts[n-3] == "extensions" && parts[n-2] != "python":
+			r.Findings = append(r.Findings, Finding{Seam: SeamNoPython, File: rel,
+				What: fmt.Sprintf("file at extensions/%s/ without python/: Agent Zero v1.7 never loads it, silently", parts[n-2]),
+				Fix:  fmt.Sprintf("move it to extensions/python/%s/%s", parts[n-2], parts[n-1])})
+			r.Files = append(r.Files, File{Source: rel, Hook: parts[n-2], Status: statusNotPorted, Notes: []string{"seam 8: not under extensions/python/"}})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the Agent Zero tree %s: %w", src, err)
+	}
+	if len(cands) == 0 && len(r.Files) == 0 {
+		return nil, fmt.Errorf("%s has no extensions/python/<hook>/_NN_name.py files: give the root of an Agent Zero profile, plugin or usr/ tree", src)
+	}
+
+	dst := filepath.Join(out, portedDir, "extensions", "python")
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", out, err)
+	}
+	type prefixKey struct {
+		hook  string
+		order int
+	}
+	prefixes := map[prefixKey][]string{}
+	setters := map[string][]string{}
+	onceHooks := map[string]map[string]string{}
+	seen := map[string]string{}
+	for _, c := range cands {
+		f := File{Source: c.rel, Hook: c.hook, Status: statusPorted}
+		m := fileRE.FindStringSubmatch(c.file)
+		if m == nil {
+			f.Status = statusNotPorted
+			f.Notes = append(f.Notes, "the name is not _NN_name.py: give it a numeric prefix (its order)")
+			r.Files = append(r.Files, f)
+			continue
+		}
+		f.Order, _ = strconv.Atoi(m[1])
+		info, ok := hooks.Lookup(c.hook)
+		if !ok {
+			f.Status = statusNotPorted
+			f.Notes = append(f.Notes, "no hook point yet: "+c.hook)
+			r.Findings = append(r.Findings, Finding{Seam: SeamNoHookPoint, File: c.rel,
+				What: "no hook point yet: " + c.hook,
+				Fix:  "none yet: Exocortex has no " + c.hook + " hook; the rest of the tree is ported"})
+			r.Files = append(r.Files, f)
+			continue
+		}
+		target := c.hook + "/" + c.file
+		if prev, dup := seen[target]; dup {
+			f.Status = statusNotPorted
+			f.Notes = append(f.Notes, "same file name as "+prev+" (Agent Zero serves one of the two): kept "+prev)
+			r.Files = append(r.Files, f)
+			continue
+		}
+		seen[target] = c.rel
+		src0 := filepath.Join(src, filepath.FromSlash(c.rel))
+		code, err := os.ReadFile(src0)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", src0, err)
+		}
+		prefixes[prefixKey{c.hook, f.Order}] = append(prefixes[prefixKey{c.hook, f.Order}], c.rel)
+		r.scan(&f, code, info, setters, onceHooks)
+		if err := os.MkdirAll(filepath.Join(dst, c.hook), 0o755); err != nil {
+			return nil, fmt.Errorf("creating %s: %w", out, err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, c.hook, c.file), code, 0o644); err != nil {
+			return nil, fmt.Errorf("writing %s: %w", out, err)
+		}
+		r.Files = append(r.Files, f)
+	}
+	for k, files := range prefixes {
+		if len(files) > 1 {
+			slices.Sort(files)
+			for _, f := range files[1:] {
+				r.Findings = append(r.Findings, Finding{Seam: SeamPrefix, File: f, Line: 1,
+					What: fmt.Sprintf("prefix _%02d_ at %s is also %s: their order is the file names' alphabetical order, by accident", k.order, k.hook, files[0]),
+					Fix:  "give each file at one hook its own numeric prefix"})
+			}
+		}
+	}
+	for key, files := range setters {
+		if len(files) > 1 {
+			r.Findings = append(r.Findings, Finding{Seam: SeamKeyTwoFiles, File: files[1],
+				What: fmt.Sprintf("agent data %q is written by %s too: two owners of one key", key, strings.Join(files[:1], ", ")),
+				Fix:  "let one file own the key and the other read it"})
+		}
+	}
+	for key, hs := range onceHooks {
+		if len(hs) > 1 {
+			var list []string
+			for h, f := range hs {
+				list = append(list, h+" ("+f+")")
+			}
+			slices.Sort(list)
+			r.Findings = append(r.Findings, Finding{Seam: SeamOnceTwoHooks, File: hs[slices.Min(mapKeys(hs))],
+				What: fmt.Sprintf("once-gate %q is set at two hooks: %s; whichever fires first disables the other", key, strings.Join(list, ", ")),
+				Fix:  "gate each hook with its own key, or use Spec.once_per_session"})
+		}
+	}
+	slices.SortFunc(r.Findings, func(a, b Finding) int {
+		if c := strings.Compare(a.File, b.File); c != 0 {
+			return c
+		}
+		return a.Line - b.Line
+	})
+	slices.SortFunc(r.Files, func(a, b File) int { return strings.Compare(a.Source, b.Source) })
+	if err := writePlugin(out, name); err != nil {
+		return nil, err
+	}
+	var md bytes.Buffer
+	r.WriteMarkdown(&md)
+	if err := os.WriteFile(filepath.Join(out, reportMarkdownName), md.Bytes(), 0o644); err != nil {
+		return nil, fmt.Errorf("writing the report: %w", err)
+	}
+	js, _ := json.MarshalIndent(r, "", "  ")
+	if err := os.WriteFile(filepath.Join(out, reportJSONName), append(js, '\n'), 0o644); err != nil {
+		return nil, fmt.Errorf("writing the report: %w", err)
+	}
+	return r, nil
+}
+
+func mapKeys(m map[string]string) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+// scan reads one file line by line for the seams and calls into Agent Zero
+// internals.
+func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string][]string, onceHooks map[string]map[string]string) {
+	sc := bufio.NewScanner(bytes.NewReader(code))
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	reads, writes := map[string]bool{}, map[string]bool{}
+	injects := false
+	for line := 1; sc.Scan(); line++ {
+		text := sc.Text()
+		if strings.HasPrefix(strings.TrimSpace(text), "#") {
+			continue
+		}
+		if m := pyHelpersRE.FindStringSubmatch(text); m != nil {
+			mod := m[1] + m[2]
+			use := "from helpers." + mod + " import ..."
+			if mod == "" {
+				use = "from helpers import ..."
+			}
+			r.Findings = append(r.Findings, Finding{Seam: SeamPythonHelpers, File: f.Source, Line: line,
+				What: "imports python.helpers, which Agent Zero v1.7 moved to helpers: the file fails to load, silently",
+				Fix:  "use `" + use + "`"})
+			f.Status = statusNeedsHand
+			f.Notes = append(f.Notes, fmt.Sprintf("line %d: python.helpers import", line))
+		} else if m := helpersAnyRE.FindStringSubmatch(text); m != nil {
+			mod := m[1]
+			if !(mod == "helpers.extension" || (mod == "agent" && onlyNames(m[2], "LoopData", "Agent", "AgentContext"))) {
+				f.Status = statusNeedsHand
+				f.Notes = append(f.Notes, fmt.Sprintf("line %d: imports %s, an Agent Zero internal with no counterpart in the layer", line, mod))
+			}
+		}
+		if injectRE.MatchString(text) {
+			injects = true
+			if !info.InjectsPrompt {
+				f.Status = statusNeedsHand
+				f.Notes = append(f.Notes, fmt.Sprintf("line %d: seam 7: injection at %s never reaches the model", line, info.Name))
+				r.Findings = append(r.Findings, Finding{Seam: SeamTooLate, File: f.Source, Line: line,
+					What: fmt.Sprintf("prompt injection at %s, which runs where the prompt is already built: it never reaches the model", info.Name),
+					Fix:  "move the file to extensions/python/message_loop_prompts_after/ (or system_prompt for system text)"})
+			}
+		}
+		for _, m := range setDataRE.FindAllStringSubmatch(text, -1) {
+			writes[m[1]] = true
+		}
+		for _, m := range getDataRE.FindAllStringSubmatch(text, -1) {
+			reads[m[1]] = true
+			if agentAttrs[m[1]] {
+				r.Findings = append(r.Findings, Finding{Seam: SeamAttrAsData, File: f.Source, Line: line,
+					What: fmt.Sprintf("get_data(%q) reads agent data, but Agent Zero keeps %s as an attribute: it is always None", m[1], m[1]),
+					Fix:  fmt.Sprintf("read it with getattr(self.agent, %q, None)", m[1])})
+			}
+		}
+		for _, m := range onceGateRE.FindAllStringSubmatch(text, -1) {
+			if onceHooks[m[1]] == nil {
+				onceHooks[m[1]] = map[string]string{}
+			}
+			if _, ok := onceHooks[m[1]][info.Name]; !ok {
+				onceHooks[m[1]][info.Name] = f.Source
+			}
+		}
+		if coreTextRE.MatchString(text) {
+			r.Findings = append(r.Findings, Finding{Seam: SeamCoreText, File: f.Source, Line: line,
+				What: "matches the text of an Agent Zero core message, which Exocortex words differently: the match never fires",
+				Fix:  "react to the typed signal instead (signals/), not to message text"})
+		}
+		for _, in := range internals {
+			if in.re.MatchString(text) {
+				f.Status = statusNeedsHand
+				f.Notes = append(f.Notes, fmt.Sprintf("line %d: %s -> %s", line, in.what, in.maps))
+			}
+		}
+	}
+	for k := range writes {
+		setters[k] = append(setters[k], f.Source)
+	}
+	f.Reads, f.Writes = sortedKeys(reads), sortedKeys(writes)
+	if f.Status == statusPorted && (injects || len(reads)+len(writes) > 0) {
+		f.Status = statusAdapted
+		if injects && info.InjectsPrompt {
+			f.Notes = append(f.Notes, "loop_data extras/system mutations become prompt blocks")
+		}
+		if len(reads)+len(writes) > 0 {
+			f.Notes = append(f.Notes, "get_data/set_data become typed state keys a0_<key>")
+		}
+	}
+}
+
+func onlyNames(list string, names ...string) bool {
+	for _, n := range strings.Split(strings.Trim(list, "() "), ",") {
+		n = strings.TrimSpace(strings.Split(strings.TrimSpace(n), " as ")[0])
+		if n != "" && !slices.Contains(names, n) {
+			return false
+		}
+	}
+	return true
+}
+
+func sortedKeys(m map[string]bool) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+func sanitize(s string) string {
+	s = strings.ToLower(s)
+	s = regexp.MustCompile(`[^a-z0-9_-]+`).ReplaceAllString(s, "-")
+	return strings.Trim(s, "-_")
+}
+
+const mainPy = `"""%s: Agent Zero extension files served unchanged by Exocortex's compatibility
+layer (exocortex.a0compat). Written by ` + "`exocortex plugins port`" + `; the files are under
+a0/extensions/python/<hook>/, the report in PORT.md."""
+
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)  # the shims: helpers/extension.py, agent.py
+
+import exocortex as exo  # noqa: E402
+from exocortex import a0compat  # noqa: E402
+
+if __name__ == "__main__":
+    exo.serve(a0compat.plugin(os.path.join(HERE, "a0"), %q))
+`
+
+// writePlugin writes main.py, plugin.json, the shims and the SDK into out.
+func writePlugin(out, name string) error {
+	files := map[string]string{
+		"main.py":              fmt.Sprintf(mainPy, name, name),
+		"helpers/__init__.py":  "",
+		"helpers/extension.py": "\"\"\"Shim: Agent Zero's helpers.extension, served by exocortex.a0compat.\"\"\"\nfrom exocortex.a0compat import Extension  # noqa: F401\n",
+		"agent.py":             "\"\"\"Shim: Agent Zero's agent module, served by exocortex.a0compat.\"\"\"\nfrom exocortex.a0compat import Agent, LoopData  # noqa: F401\n\nAgentContext = Agent\n",
+		"plugin.json":          "",
+	}
+	pj, _ := json.Marshal(map[string][]string{"command": {python.Interpreter, "main.py"}})
+	files["plugin.json"] = string(pj) + "\n"
+	for n, body := range files {
+		p := filepath.Join(out, filepath.FromSlash(n))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("creating %s: %w", filepath.Dir(p), err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", p, err)
+		}
+	}
+	return python.Install(out)
+}

@@ -1,0 +1,92 @@
+package a0port
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// WriteMarkdown writes the porting report: the files by status, the seams with
+// file, line and fix, and the wiring of the ported tree (hook by hook, in order).
+func (r *Report) WriteMarkdown(w io.Writer) {
+	fmt.Fprintf(w, "# Porting report: %s\n\nAgent Zero tree `%s`, ported to plugin `%s` in `%s`.\n", r.Plugin, r.Source, r.Plugin, r.Out)
+	if len(r.Plugins) > 0 {
+		fmt.Fprintf(w, "v1.7 plugins (plugin.yaml): %s.\n", strings.Join(r.Plugins, ", "))
+	}
+	for _, st := range []string{statusPorted, statusAdapted, statusNeedsHand, statusNotPorted} {
+		var rows []File
+		for _, f := range r.Files {
+			if f.Status == st {
+				rows = append(rows, f)
+			}
+		}
+		fmt.Fprintf(w, "\n## %s (%d)\n\n", capitalize(st), len(rows))
+		for _, f := range rows {
+			fmt.Fprintf(w, "- `%s` (%s, order %d)", f.Source, f.Hook, f.Order)
+			if len(f.Reads)+len(f.Writes) > 0 {
+				fmt.Fprintf(w, " reads %v writes %v", f.Reads, f.Writes)
+			}
+			fmt.Fprintln(w)
+			for _, n := range f.Notes {
+				fmt.Fprintf(w, "  - %s\n", n)
+			}
+		}
+	}
+	fmt.Fprintf(w, "\n## Seams (%d)\n\n", len(r.Findings))
+	for _, f := range r.Findings {
+		fmt.Fprintf(w, "- %s\n", f)
+	}
+	fmt.Fprintf(w, "\n## Wiring of the ported tree\n\n")
+	byHook := map[string][]File{}
+	var hooks []string
+	for _, f := range r.Files {
+		if f.Status == statusNotPorted {
+			continue
+		}
+		if _, ok := byHook[f.Hook]; !ok {
+			hooks = append(hooks, f.Hook)
+		}
+		byHook[f.Hook] = append(byHook[f.Hook], f)
+	}
+	slices.Sort(hooks)
+	for _, h := range hooks {
+		fs := byHook[h]
+		slices.SortStableFunc(fs, func(a, b File) int { return a.Order - b.Order })
+		fmt.Fprintf(w, "- %s:", h)
+		for _, f := range fs {
+			fmt.Fprintf(w, " %d `%s`", f.Order, f.Source)
+			if len(f.Writes) > 0 {
+				fmt.Fprintf(w, " -> %s", strings.Join(prefixed(f.Writes), ", "))
+			}
+			if len(f.Reads) > 0 {
+				fmt.Fprintf(w, " <- %s", strings.Join(prefixed(f.Reads), ", "))
+			}
+			fmt.Fprint(w, ";")
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// String is the finding as one line: file:line: seam N: what; fix.
+func (f Finding) String() string {
+	loc := f.File
+	if f.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", f.File, f.Line)
+	}
+	seam := fmt.Sprintf("seam %d", f.Seam)
+	if f.Seam == SeamNoHookPoint {
+		seam = "no hook"
+	}
+	return fmt.Sprintf("%s: %s: %s; fix: %s", loc, seam, f.What, f.Fix)
+}
+
+func prefixed(keys []string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = "a0_" + k
+	}
+	return out
+}
+
+func capitalize(s string) string { return strings.ToUpper(s[:1]) + s[1:] }

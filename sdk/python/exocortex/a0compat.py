@@ -1,0 +1,324 @@
+"""An Agent Zero (v1.7) compatibility layer: serves Agent Zero extension files,
+unchanged, as Exocortex extensions.
+
+An Agent Zero extension is a file extensions/python/<hook>/_NN_name.py holding a
+subclass of Extension with `async def execute(self, loop_data=LoopData(), **kwargs)`.
+`exocortex plugins port` copies such files into a plugin and writes shim modules
+(helpers/extension.py, agent.py) that re-export the classes here, so the files'
+own imports (`from helpers.extension import Extension`, `from agent import
+LoopData, Agent`) resolve to this layer.
+
+What the layer maps:
+  - the hook directory onto the Exocortex hook of the same name (HOOK_MAP), the
+    numeric prefix onto the extension's order;
+  - loop_data.iteration, system, user_message, history_output, last_response from
+    the hook's request;
+  - entries added to loop_data.extras_temporary / extras_persistent (and strings
+    appended to loop_data.system at system_prompt) onto PromptBlocks of the
+    response, at the three hooks whose responses carry prompt blocks;
+  - self.agent.get_data/set_data onto typed state keys "a0_<key>"
+    (google.protobuf.Value, session scope), declared from the keys the file
+    names statically (Python ast); a key seen only at run time is kept in the
+    process and logged, as the static scan missed it;
+  - self.agent.context.log onto the host log.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import importlib.util
+import json
+import os
+import re
+import sys
+import threading
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+from google.protobuf import json_format, struct_pb2
+
+from exocortex.hooks import lookup
+from exocortex.keys import Key
+from exocortex.spec import Plugin, Spec
+from exocortex.v1 import context_pb2, manifest_pb2
+
+# Agent Zero hook directory names with an Exocortex hook of the same meaning.
+HOOK_MAP: Dict[str, str] = {
+    "agent_init": "agent_init",
+    "monologue_start": "monologue_start",
+    "hist_add_before": "hist_add_before",
+    "message_loop_start": "message_loop_start",
+    "message_loop_prompts_before": "message_loop_prompts_before",
+    "system_prompt": "system_prompt",
+    "message_loop_prompts_after": "message_loop_prompts_after",
+    "before_main_llm_call": "before_main_llm_call",
+    "response_stream_chunk": "response_stream_chunk",
+    "response_stream_end": "response_stream_end",
+    "error_format": "error_format",
+    "tool_execute_before": "tool_execute_before",
+    "tool_execute_after": "tool_execute_after",
+    "message_loop_end": "message_loop_end",
+    "monologue_end": "monologue_end",
+}
+
+_FILE_RE = re.compile(r"^_(\d+)_([A-Za-z0-9_]+)\.py$")
+
+
+class LoopData:
+    """Agent Zero's per-monologue loop data, filled from the hook's request."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.iteration: int = -1
+        self.system: List[str] = []
+        self.user_message: Any = None
+        self.history_output: List[Any] = []
+        self.extras_temporary: Dict[str, Any] = {}
+        self.extras_persistent: Dict[str, Any] = {}
+        self.last_response: str = ""
+        self.params_temporary: Dict[str, Any] = {}
+        self.params_persistent: Dict[str, Any] = {}
+        self.current_tool = None
+        for k, v in kwargs.items():
+            setattr(self, k, v)
+
+
+class _Log:
+    def __init__(self, agent: "Agent") -> None:
+        self._agent = agent
+
+    def log(self, type: str = "info", heading: str = "", content: str = "", **kwargs: Any) -> "_Log":
+        call = self._agent._call
+        msg = " ".join(s for s in (heading, content) if s)
+        if call is not None:
+            call.logger.info(f"[{type}] {msg}")
+        return self
+
+    def update(self, **kwargs: Any) -> None:
+        self.log(**kwargs)
+
+
+class _Context:
+    def __init__(self, agent: "Agent") -> None:
+        self.log = _Log(agent)
+        self.id = "exocortex"
+
+
+class Agent:
+    """The part of Agent Zero's Agent an extension sees: get_data/set_data on typed
+    state, context.log on the host log, and attributes (number, agent_name)."""
+
+    def __init__(self, keys: Dict[str, Key], owner: str) -> None:
+        self._keys = keys
+        self._owner = owner
+        self._call = None
+        self._local: Dict[str, Any] = {}
+        self.observed: Set[str] = set()
+        self.number = 0
+        self.agent_name = "A0"
+        self.context = _Context(self)
+        self.data = self._local
+
+    def get_data(self, field: str) -> Any:
+        key = self._keys.get(field)
+        if key is None or self._call is None:
+            self._observe(field)
+            return self._local.get(field)
+        v = key.get(self._call)
+        if v is None:
+            return None
+        return json_format.MessageToDict(v)
+
+    def set_data(self, field: str, value: Any) -> None:
+        key = self._keys.get(field)
+        if key is None or self._call is None:
+            self._observe(field)
+            self._local[field] = value
+            return
+        v = struct_pb2.Value()
+        json_format.ParseDict(value, v)
+        key.set(self._call, v)
+
+    def _observe(self, field: str) -> None:
+        if field not in self.observed:
+            self.observed.add(field)
+            if self._call is not None:
+                self._call.logger.warning(
+                    f"a0compat: {self._owner} uses agent data {field!r}, which the static scan did not find; "
+                    "it is kept in the plugin process only (not shared state): name the key as a string literal "
+                    "in get_data/set_data so the port declares it")
+
+
+class Extension:
+    """Agent Zero's Extension base class."""
+
+    def __init__(self, agent: Optional[Agent] = None, **kwargs: Any) -> None:
+        self.agent = agent
+        self.kwargs = kwargs
+
+    async def execute(self, loop_data: LoopData = LoopData(), **kwargs: Any) -> Any:
+        return None
+
+
+def static_keys(source: str) -> Tuple[Set[str], Set[str]]:
+    """Return the agent-data keys a file reads and writes, found in its syntax tree:
+    string literals given to get_data and set_data."""
+    reads: Set[str] = set()
+    writes: Set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
+            a = node.args[0]
+            if isinstance(a, ast.Constant) and isinstance(a.value, str):
+                if node.func.attr == "get_data":
+                    reads.add(a.value)
+                elif node.func.attr == "set_data":
+                    writes.add(a.value)
+    return reads, writes
+
+
+def key_for(field: str) -> Key:
+    """The typed state key an Agent Zero data field maps to."""
+    name = "a0_" + re.sub(r"[^a-z0-9_]", "_", field.lower())
+    return Key(struct_pb2.Value, name=name, scope=manifest_pb2.SCOPE_SESSION,
+               doc=f"Agent Zero agent data {field!r}, ported.")
+
+
+_loops = threading.local()
+
+
+def _run(coro: Any) -> Any:
+    loop = getattr(_loops, "loop", None)
+    if loop is None:
+        loop = asyncio.new_event_loop()
+        _loops.loop = loop
+    return loop.run_until_complete(coro)
+
+
+def _text(m: Any) -> str:
+    return getattr(m, "content", "") if m is not None else ""
+
+
+def _loop_data(req: Any) -> LoopData:
+    ld = LoopData()
+    ld.iteration = getattr(req, "iteration", -1)
+    history = list(getattr(req, "history", []) or [])
+    ld.history_output = [{"role": getattr(m, "role", ""), "content": _text(m)} for m in history]
+    users = [m for m in history if str(getattr(m, "role", "")).lower().endswith("user") or getattr(m, "role", "") == 1]
+    if users:
+        ld.user_message = _text(users[-1])
+    sp = getattr(req, "system_prompt", None)
+    if isinstance(sp, str) and sp:
+        ld.system = [sp]
+    resp = getattr(req, "response", None)
+    if isinstance(resp, str):
+        ld.last_response = resp
+    return ld
+
+
+class Adapter:
+    """One Agent Zero file served as one Exocortex extension."""
+
+    def __init__(self, path: str, hook: str, order: int, name: str, plugin: str,
+                 shared: Optional[Dict[str, Key]] = None) -> None:
+        self.path, self.hook, self.order, self.name = path, hook, order, name
+        with open(path, encoding="utf-8") as f:
+            source = f.read()
+        self.reads, self.writes = static_keys(source)
+        shared = {} if shared is None else shared
+        self.keys = {k: shared.setdefault(k, key_for(k)) for k in sorted(self.reads | self.writes)}
+        spec = importlib.util.spec_from_file_location(f"a0_{hook}_{order}_{name}", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        classes = [c for c in vars(mod).values()
+                   if isinstance(c, type) and issubclass(c, Extension) and c is not Extension
+                   and c.__module__ == mod.__name__]
+        if not classes:
+            raise ValueError(f"{path}: no subclass of Extension: an Agent Zero extension file defines one")
+        self.agent = Agent(self.keys, name)
+        self.ext = classes[0](agent=self.agent)
+        self.info = lookup(hook)
+        self.ext_name = f"a0_{name}"
+        setattr(self, hook, self._handle)
+
+    def spec(self) -> Spec:
+        keys = self.keys
+        return Spec(name=self.ext_name, order=self.order,
+                    description=f"Agent Zero extension {os.path.basename(self.path)}, ported.",
+                    reads=[keys[k] for k in sorted(self.reads | self.writes)],
+                    writes=[keys[k] for k in sorted(self.writes)],
+                    injects_prompt=self.info.prompt, reads_history=True, reads_prompt=True)
+
+    def _handle(self, call: Any, req: Any) -> Any:
+        ld = _loop_data(req)
+        system_before = list(ld.system)
+        self.agent._call = call
+        kwargs: Dict[str, Any] = {}
+        added: List[str] = []
+        if self.hook == "system_prompt":
+            # Agent Zero hands system_prompt extensions the list of system prompt
+            # parts to append to.
+            kwargs["system_prompt"] = added
+        try:
+            _run(self.ext.execute(loop_data=ld, **kwargs))
+        finally:
+            self.agent._call = None
+        if not self.info.prompt:
+            return None
+        blocks = []
+        for extras in (ld.extras_persistent, ld.extras_temporary):
+            for title, value in extras.items():
+                content = value if isinstance(value, str) else json.dumps(value, default=str)
+                blocks.append(context_pb2.PromptBlock(title=str(title), content=content))
+        for s in ld.system[len(system_before):] + added:
+            blocks.append(context_pb2.PromptBlock(title=self.name, content=str(s)))
+        if not blocks:
+            return None
+        return self.info.response(prompt_blocks=blocks)
+
+
+def load_tree(root: str, plugin: str, failed: Optional[List[Tuple[str, str]]] = None) -> List[Adapter]:
+    """Return an Adapter for every extensions/python/<hook>/_NN_name.py under root
+    whose hook Exocortex has; the others are left out (the port report names them).
+    A file that cannot be loaded (a syntax error, an import Exocortex has no
+    counterpart for) is left out too and appended to failed as (path, reason): the
+    rest are still served."""
+    base = os.path.join(root, "extensions", "python")
+    out: List[Adapter] = []
+    shared: Dict[str, Key] = {}
+    names: Set[str] = set()
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    for hook in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+        target = HOOK_MAP.get(hook)
+        if target is None:
+            continue
+        files = [(fn, _FILE_RE.match(fn)) for fn in sorted(os.listdir(os.path.join(base, hook)))]
+        files = [(fn, m) for fn, m in files if m is not None]
+        # The numeric prefix is the order. Two files sharing a prefix (seam 4,
+        # reported by the port) run in name order, as in Agent Zero: the later
+        # one takes the next order no other file at the hook has.
+        used = {int(m.group(1)) for _, m in files}
+        taken: Set[int] = set()
+        for fn, m in files:
+            order = int(m.group(1))
+            if order in taken:
+                while order in taken or order in used:
+                    order += 1
+            taken.add(order)
+            path = os.path.join(base, hook, fn)
+            try:
+                a = Adapter(path, target, order, m.group(2), plugin, shared)
+            except Exception as e:  # noqa: BLE001 - one bad file must not sink the rest
+                if failed is not None:
+                    failed.append((path, f"{type(e).__name__}: {e}"))
+                print(f"a0compat: {path} left out: {type(e).__name__}: {e}", file=sys.stderr)
+                continue
+            if a.ext_name in names:
+                a.ext_name = f"{a.ext_name}_{target}"
+            names.add(a.ext_name)
+            out.append(a)
+    return out
+
+
+def plugin(root: str, name: str, version: str = "ported") -> Plugin:
+    """The Exocortex plugin serving the Agent Zero tree at root."""
+    return Plugin(name=name, version=version, extensions=load_tree(root, name))
