@@ -112,7 +112,7 @@ func (s *Store) fuse(o SearchOptions, bm25IDs []string, bm25 map[string]fulltext
 		if w == 0 {
 			w = DefaultContextWindow
 		}
-		nb = func(id string) ([]string, []string) { return s.ord.neighbours(s.state, id, w) }
+		nb = recall.MemoNeighbours(func(id string) ([]string, []string) { return s.ord.neighbours(s.state, id, w) })
 	}
 
 	// BM25: scores over the best; a neighbour outside the candidates did not

@@ -20,16 +20,30 @@ func Smooth(s Scores, beta, decay float64, nb Neighbours, lookup func(id string)
 	if beta <= 0 || nb == nil || len(s) == 0 {
 		return s
 	}
+	// Each candidate's neighbours are asked for once and each looked-up score
+	// computed once: a record is the neighbour of up to 2·window others, and
+	// both lookups cost map walks (and, for vectors, a cosine) per call.
+	nb = MemoNeighbours(nb)
+	var looked map[string]float64
+	if lookup != nil {
+		looked = make(map[string]float64, 4*len(s))
+	}
 	score := func(id string) float64 {
 		if v, ok := s[id]; ok {
 			return v
 		}
-		if lookup != nil {
-			if v, ok := lookup(id); ok {
-				return v
-			}
+		if lookup == nil {
+			return 0
 		}
-		return 0
+		if v, ok := looked[id]; ok {
+			return v
+		}
+		v, ok := lookup(id)
+		if !ok {
+			v = 0
+		}
+		looked[id] = v
+		return v
 	}
 	side := func(ids []string) float64 {
 		t, w := 0.0, beta
@@ -39,7 +53,7 @@ func Smooth(s Scores, beta, decay float64, nb Neighbours, lookup func(id string)
 		}
 		return t
 	}
-	out := make(Scores, 2*len(s))
+	out := make(Scores, 5*len(s))
 	add := func(id string) {
 		if _, done := out[id]; done {
 			return
@@ -58,6 +72,26 @@ func Smooth(s Scores, beta, decay float64, nb Neighbours, lookup func(id string)
 		}
 	}
 	return out
+}
+
+// MemoNeighbours returns nb answering each id from the first answer for it.
+// One search asks for the same records' neighbours many times (each leg's
+// candidates, their neighbours, the other leg's); the answers must not change
+// while the memo is in use.
+func MemoNeighbours(nb Neighbours) Neighbours {
+	if nb == nil {
+		return nil
+	}
+	type pair struct{ before, after []string }
+	memo := map[string]pair{}
+	return func(id string) ([]string, []string) {
+		if p, ok := memo[id]; ok {
+			return p.before, p.after
+		}
+		b, a := nb(id)
+		memo[id] = pair{b, a}
+		return b, a
+	}
 }
 
 // MaxNormalize scales non-negative scores so that the best is 1 (BM25 scores,

@@ -122,3 +122,88 @@ func TestWeightedSum(t *testing.T) {
 		t.Errorf("Ranked = %v", got)
 	}
 }
+
+// TestSmoothAsksOnce checks that Smooth asks for each record's neighbours and
+// each outside score once, whatever the overlap of the candidates' windows, and
+// gives the same scores as without the memo.
+func TestSmoothAsksOnce(t *testing.T) {
+	ids := []string{"a", "b", "c", "d", "e", "f", "g"}
+	for _, tc := range []struct {
+		name string
+		in   Scores
+	}{
+		{"adjacent candidates", Scores{"c": 1, "d": 0.5, "e": 0.25}},
+		{"scattered candidates", Scores{"a": 1, "d": 0.4, "g": 0.2}},
+		{"one candidate", Scores{"d": 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			asked, looked := map[string]int{}, map[string]int{}
+			plain := line(ids...)
+			nb := func(id string) ([]string, []string) {
+				asked[id]++
+				b, a := plain(id)
+				return b[:min(2, len(b))], a[:min(2, len(a))]
+			}
+			lookup := func(id string) (float64, bool) {
+				looked[id]++
+				return 0.1, id != "f"
+			}
+			got := Smooth(tc.in, 0.5, 0.5, nb, lookup)
+			for id, n := range asked {
+				if n != 1 {
+					t.Errorf("neighbours of %s asked %d times", id, n)
+				}
+			}
+			for id, n := range looked {
+				if n != 1 {
+					t.Errorf("score of %s looked up %d times", id, n)
+				}
+			}
+			// The same sums computed directly.
+			score := func(id string) float64 {
+				if v, ok := tc.in[id]; ok {
+					return v
+				}
+				if id == "f" {
+					return 0
+				}
+				return 0.1
+			}
+			want := Scores{}
+			for id := range got {
+				b, a := nb(id)
+				v := score(id)
+				for _, side := range [][]string{b, a} {
+					w := 0.5
+					for _, n := range side {
+						v += w * score(n)
+						w *= 0.5
+					}
+				}
+				want[id] = v
+			}
+			if !close(got, want) {
+				t.Errorf("Smooth = %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+func TestMemoNeighbours(t *testing.T) {
+	calls := 0
+	nb := MemoNeighbours(func(id string) ([]string, []string) {
+		calls++
+		return []string{id + "-"}, []string{id + "+"}
+	})
+	for _, id := range []string{"a", "b", "a", "a", "b"} {
+		if b, a := nb(id); b[0] != id+"-" || a[0] != id+"+" {
+			t.Errorf("nb(%s) = %v %v", id, b, a)
+		}
+	}
+	if calls != 2 {
+		t.Errorf("%d calls for two ids, want 2", calls)
+	}
+	if MemoNeighbours(nil) != nil {
+		t.Error("MemoNeighbours(nil) is not nil")
+	}
+}
