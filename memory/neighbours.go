@@ -14,7 +14,11 @@ type order struct {
 	mu    sync.Mutex
 	built bool
 	ids   []string
-	pos   map[string]int
+	// recs holds each position's record (nil once deleted), so that a walk
+	// along the order reads records without a lookup in the state per step.
+	// Records are updated in place, so the pointers stay current.
+	recs []*Record
+	pos  map[string]int
 }
 
 // maxNeighbourGap bounds how many other records (other areas, deleted, archived)
@@ -32,10 +36,11 @@ func (o *order) ensure(st *State) {
 	type e struct {
 		seq uint64
 		id  string
+		r   *Record
 	}
 	es := make([]e, 0, len(st.recs))
 	for _, r := range st.recs {
-		es = append(es, e{r.Provenance.Seq, r.ID})
+		es = append(es, e{r.Provenance.Seq, r.ID, r})
 	}
 	sort.Slice(es, func(i, j int) bool {
 		if es[i].seq != es[j].seq {
@@ -44,27 +49,42 @@ func (o *order) ensure(st *State) {
 		return es[i].id < es[j].id
 	})
 	o.ids = make([]string, len(es))
+	o.recs = make([]*Record, len(es))
 	o.pos = make(map[string]int, len(es))
 	for i, x := range es {
 		o.ids[i] = x.id
+		o.recs[i] = x.r
 		o.pos[x.id] = i
 	}
 	o.built = true
 }
 
-// created notes a record created at the end of the journal. The caller holds
-// s.mu for writing.
-func (o *order) created(id string) {
+// created notes a record created at the end of the journal. An id created
+// again after a delete keeps its first place, with the new record. The caller
+// holds s.mu for writing.
+func (o *order) created(r *Record) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if !o.built {
 		return
 	}
-	if _, ok := o.pos[id]; ok {
+	if i, ok := o.pos[r.ID]; ok {
+		o.recs[i] = r
 		return
 	}
-	o.pos[id] = len(o.ids)
-	o.ids = append(o.ids, id)
+	o.pos[r.ID] = len(o.ids)
+	o.ids = append(o.ids, r.ID)
+	o.recs = append(o.recs, r)
+}
+
+// deleted notes that the record id left the state. The caller holds s.mu for
+// writing.
+func (o *order) deleted(id string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if i, ok := o.pos[id]; ok && o.built {
+		o.recs[i] = nil
+	}
 }
 
 // sessionOf is what makes two records part of one exchange: the "session"
@@ -92,7 +112,7 @@ func (o *order) neighbours(st *State, id string, w int) (before, after []string)
 	walk := func(dir int) []string {
 		var out []string
 		for j, gap := i+dir, 0; j >= 0 && j < len(o.ids) && gap <= maxNeighbourGap && len(out) < w; j += dir {
-			n := st.get(o.ids[j])
+			n := o.recs[j]
 			if n == nil || n.Area != r.Area || n.Status != StatusActive {
 				gap++
 				continue

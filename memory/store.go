@@ -430,7 +430,9 @@ func (s *Store) commit(ctx context.Context, entries []staging.Entry) ([]staging.
 		}
 		for _, c := range chs {
 			if rec := s.state.get(c.id); rec != nil && rec.Provenance.Seq == r.Seq {
-				s.ord.created(c.id)
+				s.ord.created(rec)
+			} else if rec == nil && c.deleted {
+				s.ord.deleted(c.id)
 			}
 			if c.content && !ftSet[c.id] {
 				ftSet[c.id] = true
