@@ -33,6 +33,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ollama/ollama/api"
 	"github.com/ollama/ollama/envconfig"
@@ -42,7 +43,7 @@ import (
 // wrap them with the address, the model and the way to fix it.
 var (
 	// ErrUnreachable means nothing answered at the server's address.
-	ErrUnreachable = errors.New("ollama server unreachable")
+	ErrUnreachable = errors.New("model server unreachable")
 	// ErrModelNotFound means the server answered but does not have the model.
 	ErrModelNotFound = errors.New("model not found")
 	// ErrIncomplete means the reply stream ended before the server said it
@@ -53,31 +54,62 @@ var (
 // defaultPort is Ollama's port, used when an address gives none.
 const defaultPort = "11434"
 
-// Client talks to one Ollama server. It is safe for concurrent use.
+// Client talks to one Ollama server: the Ollama Provider. It is safe for
+// concurrent use.
 type Client struct {
-	api  *api.Client
-	base string
+	api   *api.Client
+	base  string
+	usage usageBox
 }
 
-// New returns a client for the Ollama server at baseURL, e.g.
-// "http://127.0.0.1:11434", "localhost:11434" or "gpu-box". An empty baseURL
-// means the address in OLLAMA_HOST, or Ollama's default address when that is
-// unset, exactly as the ollama command reads it.
-func New(baseURL string) (*Client, error) {
-	if strings.TrimSpace(baseURL) == "" {
-		c, err := api.ClientFromEnvironment()
-		if err != nil {
-			return nil, fmt.Errorf("ollama client from OLLAMA_HOST: %w", err)
-		}
-		return &Client{api: c, base: envconfig.Host().String()}, nil
-	}
-	u, err := parseBaseURL(baseURL)
-	if err != nil {
-		return nil, err
-	}
-	// No overall timeout: a reply may stream for minutes. ctx bounds each call.
-	return &Client{api: api.NewClient(u, &http.Client{}), base: u.String()}, nil
+var _ Provider = (*Client)(nil)
+
+// OllamaConfig configures an Ollama client.
+type OllamaConfig struct {
+	// BaseURL is the server, e.g. "http://127.0.0.1:11434", "localhost:11434"
+	// or "gpu-box"; "" means OLLAMA_HOST, or Ollama's default address when
+	// that is unset, exactly as the ollama command reads it.
+	BaseURL string
+	// Timeout bounds the wait for the server to start answering a call
+	// (loading a model included); 0 means DefaultTimeout. A reply then
+	// streams for as long as it takes: ctx bounds the whole call.
+	Timeout time.Duration
 }
+
+// New returns a client for the Ollama server at baseURL (see
+// OllamaConfig.BaseURL) with the default timeout.
+func New(baseURL string) (*Client, error) { return NewOllama(OllamaConfig{BaseURL: baseURL}) }
+
+// NewOllama returns a client for the Ollama server cfg names.
+func NewOllama(cfg OllamaConfig) (*Client, error) {
+	var u *url.URL
+	if strings.TrimSpace(cfg.BaseURL) == "" {
+		u = envconfig.Host()
+	} else {
+		var err error
+		if u, err = parseBaseURL(cfg.BaseURL); err != nil {
+			return nil, err
+		}
+	}
+	return &Client{api: api.NewClient(u, httpClient(cfg.Timeout)), base: u.String()}, nil
+}
+
+// httpClient has no overall timeout (a reply may stream for minutes; ctx
+// bounds each call) but bounds the wait for the response headers.
+func httpClient(timeout time.Duration) *http.Client {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.ResponseHeaderTimeout = timeout
+	return &http.Client{Transport: t}
+}
+
+// Name is ProviderOllama.
+func (c *Client) Name() string { return ProviderOllama }
+
+// LastUsage is the usage of the last completed Chat.
+func (c *Client) LastUsage() Usage { return c.usage.get() }
 
 // parseBaseURL accepts a URL or a bare host[:port]; a bare host gets Ollama's
 // port, a URL with a scheme keeps the scheme's default port.
@@ -152,6 +184,7 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest, onChunk func(Chunk) 
 	case chunkErr != nil:
 		return reply, chunkErr
 	case err == nil && done:
+		c.usage.set(reply.Usage)
 		return reply, nil
 	case ctx.Err() != nil:
 		// Checked before err: ollama/api ends a stream quietly when the body

@@ -29,6 +29,9 @@ type Message struct {
 	ToolCalls []ToolCall
 	// ToolName names the tool whose result a RoleTool message carries.
 	ToolName string
+	// ToolCallID is the ID of the call a RoleTool message answers, when the
+	// server gave one (OpenAI-compatible servers pair results by it).
+	ToolCallID string
 }
 
 // ToolCall is one native tool call made by the model.

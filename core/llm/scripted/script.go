@@ -42,9 +42,20 @@ type Script struct {
 	// value below the client's first estimate plays a model whose tokenizer
 	// splits finer than expected.
 	BytesPerToken float64
+	// APIKey, when set, is the bearer token the OpenAI-compatible server
+	// demands (HTTP 401 without it); the Ollama server ignores it.
+	APIKey string
 	// Replies are the model's replies, one per chat request.
 	Replies []Reply
 }
+
+// Faults a reply can play on the OpenAI-compatible server.
+const (
+	// FaultNoDone ends the stream after the last chunk without [DONE].
+	FaultNoDone = "no_done"
+	// FaultNoStream answers a streaming request with one JSON object.
+	FaultNoStream = "no_stream"
+)
 
 // Reply is one scripted model reply.
 type Reply struct {
@@ -66,9 +77,14 @@ type Reply struct {
 	// DoneReason is the final done_reason; "stop" if "". Use "length" to
 	// play a reply cut off by the output limit.
 	DoneReason string
-	// Error, when set, is answered instead of a reply, as an Ollama error
-	// (HTTP 500), to play a failing server.
-	Error string
+	// Error, when set, is answered instead of a reply, as an error with HTTP
+	// status Status (500 if 0), to play a failing server; status 429 plays a
+	// rate limit.
+	Error  string
+	Status int
+	// Fault plays a broken OpenAI-compatible server: FaultNoDone or
+	// FaultNoStream (the Ollama server ignores it).
+	Fault string
 	// Hang, when set, answers nothing until the client gives up (a model that
 	// never returns); the request is logged like any other.
 	Hang bool
@@ -146,6 +162,15 @@ func (s Script) withDefaults() (Script, error) {
 		if r.Delay < 0 {
 			problems = append(problems, fmt.Sprintf("delay %v: want zero or more", r.Delay))
 		}
+		if r.Status != 0 && (r.Status < 400 || r.Status > 599) {
+			problems = append(problems, fmt.Sprintf("status %d: want an HTTP error status, 400 to 599", r.Status))
+		}
+		if r.Status != 0 && r.Error == "" {
+			problems = append(problems, "status without error: give the error message too")
+		}
+		if r.Fault != "" && r.Fault != FaultNoDone && r.Fault != FaultNoStream {
+			problems = append(problems, fmt.Sprintf("fault %q: want %s or %s", r.Fault, FaultNoDone, FaultNoStream))
+		}
 		if r.DoneReason != "stop" && r.DoneReason != "length" {
 			problems = append(problems, fmt.Sprintf("done_reason %q: want stop or length", r.DoneReason))
 		}
@@ -179,8 +204,9 @@ func (s Script) withDefaults() (Script, error) {
 //	      - name: memory_load
 //	        arguments: {query: "notes"}
 //
-// Other optional keys: embed_model, embed_dims, context_length and
-// bytes_per_token at the top; thinking, done_reason, error and hang in a reply. Unknown keys are errors, and
+// Other optional keys: embed_model, embed_dims, context_length,
+// bytes_per_token and api_key at the top; thinking, done_reason, error,
+// status, fault and hang in a reply. Unknown keys are errors, and
 // every error names the file, the reply and its line.
 func LoadScript(path string) (Script, error) {
 	data, err := os.ReadFile(path)
@@ -216,7 +242,7 @@ func ParseScript(source string, data []byte) (Script, error) {
 	}
 	s := Script{Source: source}
 	var repliesNode *yaml.Node
-	err := eachKey(top, []string{"model", "embed_model", "embed_dims", "context_length", "bytes_per_token", "replies"}, func(key string, v *yaml.Node) error {
+	err := eachKey(top, []string{"model", "embed_model", "embed_dims", "context_length", "bytes_per_token", "api_key", "replies"}, func(key string, v *yaml.Node) error {
 		switch key {
 		case "model":
 			return v.Decode(&s.Model)
@@ -228,6 +254,8 @@ func ParseScript(source string, data []byte) (Script, error) {
 			return v.Decode(&s.ContextLength)
 		case "bytes_per_token":
 			return v.Decode(&s.BytesPerToken)
+		case "api_key":
+			return v.Decode(&s.APIKey)
 		case "replies":
 			repliesNode = v
 		}
@@ -257,7 +285,7 @@ func parseReply(n *yaml.Node) (Reply, error) {
 		return Reply{}, errors.New("want a mapping with content, tool_calls, ...")
 	}
 	r := Reply{Line: n.Line}
-	err := eachKey(n, []string{"content", "thinking", "tool_calls", "chunk_size", "delay", "expect_contains", "done_reason", "error", "hang"}, func(key string, v *yaml.Node) error {
+	err := eachKey(n, []string{"content", "thinking", "tool_calls", "chunk_size", "delay", "expect_contains", "done_reason", "error", "status", "fault", "hang"}, func(key string, v *yaml.Node) error {
 		switch key {
 		case "content":
 			return v.Decode(&r.Content)
@@ -273,6 +301,10 @@ func parseReply(n *yaml.Node) (Reply, error) {
 			return v.Decode(&r.Error)
 		case "hang":
 			return v.Decode(&r.Hang)
+		case "status":
+			return v.Decode(&r.Status)
+		case "fault":
+			return v.Decode(&r.Fault)
 		case "delay":
 			var text string
 			if err := v.Decode(&text); err != nil {

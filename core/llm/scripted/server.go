@@ -235,7 +235,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if reply.Error != "" {
-		writeError(w, http.StatusInternalServerError, reply.Error)
+		writeError(w, cmpOr(reply.Status, http.StatusInternalServerError), reply.Error)
 		return
 	}
 	if reply.Hang {
