@@ -22,16 +22,24 @@ type Config struct {
 	// Model is the chat model, e.g. "qwen3:8b", or "script:FILE" for a scripted
 	// model that replays replies without Ollama.
 	Model string `yaml:"model"`
+	// Provider is the model server's protocol: "ollama" (the default) or
+	// "openai" for an OpenAI-compatible server (LM Studio, llama.cpp's
+	// llama-server, vLLM, LocalAI, a gateway), configured under openai:.
+	Provider string `yaml:"provider"`
 	// OllamaHost is the Ollama address ("" means OLLAMA_HOST or Ollama's default).
 	OllamaHost string `yaml:"ollama_host"`
+	// Ollama and OpenAI configure each provider.
+	Ollama OllamaProvider `yaml:"ollama"`
+	OpenAI OpenAIProvider `yaml:"openai"`
 	// NumCtx is the context window sent with every request; 0 asks the model
 	// for its context length (Ollama's /api/show), capped by MaxNumCtx.
 	NumCtx int `yaml:"num_ctx"`
 	// MaxNumCtx caps the window taken from the model (a larger window costs
 	// the server memory for its cache).
 	MaxNumCtx int `yaml:"max_num_ctx"`
-	// UtilityModel writes the summaries of history compression ("": an
-	// extractive summary, no model call); timeouts.compress bounds it.
+	// UtilityModel does the small jobs: the summaries of history compression
+	// ("": an extractive summary, no model call; timeouts.compress bounds it)
+	// and sleep's summaries with --model config ("": the chat model).
 	UtilityModel string `yaml:"utility_model"`
 	// FullToolDocs puts every tool's full documentation in the system prompt
 	// instead of one line per tool until the tool is used.
@@ -52,7 +60,8 @@ type Config struct {
 	Checksums map[string]string `yaml:"checksums"`
 	// Approval is the approval mode: default, auto-edit or yolo.
 	Approval string `yaml:"approval"`
-	// EmbedModel is the Ollama embedding model for memory ("" uses the offline one).
+	// EmbedModel is the embedding model for memory, served by the provider
+	// ("" uses the offline one).
 	EmbedModel string `yaml:"embed_model"`
 	// TrustedProjects are project directories whose plugins may load.
 	TrustedProjects []string `yaml:"trusted_projects"`
@@ -62,6 +71,42 @@ type Config struct {
 	// Tools configures the built-in tools (config/tools.go); the tool plugins
 	// load it themselves with LoadTools.
 	Tools Tools `yaml:"tools"`
+}
+
+// OllamaProvider is the ollama: section.
+type OllamaProvider struct {
+	// Timeout bounds the wait for Ollama to start answering a call, loading
+	// the model included (default 5m); a reply then streams as long as it takes.
+	Timeout Duration `yaml:"timeout"`
+}
+
+// OpenAIProvider is the openai: section, for an OpenAI-compatible server.
+type OpenAIProvider struct {
+	// BaseURL is the API address with its /v1 prefix, e.g.
+	// http://127.0.0.1:1234/v1 (LM Studio) or http://127.0.0.1:8080/v1
+	// (llama-server); OPENAI_BASE_URL overrides it.
+	BaseURL string `yaml:"base_url"`
+	// APIKeyEnv names the environment variable holding the API key
+	// (default OPENAI_API_KEY). The key itself never goes in this file.
+	APIKeyEnv string `yaml:"api_key_env"`
+	// Timeout bounds the wait for the server to start answering a call (default 5m).
+	Timeout Duration `yaml:"timeout"`
+	// MaxRetries bounds the retries of a request answered 429 or 5xx (default 3; -1 none).
+	MaxRetries int `yaml:"max_retries"`
+}
+
+// DefaultOpenAIBaseURL is LM Studio's default address.
+const DefaultOpenAIBaseURL = "http://127.0.0.1:1234/v1"
+
+// APIKey returns the OpenAI-compatible server's key from the environment
+// variable api_key_env names, and that variable's name. The key is read when
+// needed and never stored in the Config, so printing a Config cannot show it.
+func (p OpenAIProvider) APIKey() (key, env string) {
+	env = p.APIKeyEnv
+	if env == "" {
+		env = EnvOpenAIKey
+	}
+	return os.Getenv(env), env
 }
 
 // Timeouts are per-call deadlines.
@@ -123,6 +168,8 @@ func Default() Config {
 	return Config{
 		Model:         "qwen3:8b",
 		MaxNumCtx:     8192,
+		Provider:      "ollama",
+		OpenAI:        OpenAIProvider{BaseURL: DefaultOpenAIBaseURL, APIKeyEnv: EnvOpenAIKey},
 		MaxIterations: 25,
 		UnusableLimit: 5,
 		Timeouts:      Timeouts{Default: Duration(10 * time.Second), Tool: Duration(2 * time.Minute), Compress: Duration(20 * time.Second)},
@@ -136,7 +183,21 @@ const (
 	EnvModel  = "EXOCORTEX_MODEL"
 	EnvNumCtx = "EXOCORTEX_NUM_CTX"
 	EnvOllama = "OLLAMA_HOST"
+	// EnvProvider chooses the provider; EnvOpenAIBase the OpenAI-compatible
+	// server's address; EnvOpenAIKey is the default variable holding its key.
+	EnvProvider   = "EXOCORTEX_PROVIDER"
+	EnvOpenAIBase = "OPENAI_BASE_URL"
+	EnvOpenAIKey  = "OPENAI_API_KEY"
 )
+
+// CheckProvider reports whether name is a provider this build knows.
+func CheckProvider(name string) error {
+	switch name {
+	case "ollama", "openai":
+		return nil
+	}
+	return fmt.Errorf("provider %q: want ollama or openai", name)
+}
 
 // Load reads home/config.yaml over the defaults (a missing file is fine), then
 // applies the environment. Unknown keys are errors, so a typo does not pass
@@ -162,6 +223,18 @@ func Load(home string) (Config, error) {
 	}
 	if v := os.Getenv(EnvOllama); v != "" {
 		cfg.OllamaHost = v
+	}
+	if v := os.Getenv(EnvProvider); v != "" {
+		cfg.Provider = v
+	}
+	if v := os.Getenv(EnvOpenAIBase); v != "" {
+		cfg.OpenAI.BaseURL = v
+	}
+	if cfg.Provider == "" {
+		cfg.Provider = "ollama"
+	}
+	if err := CheckProvider(cfg.Provider); err != nil {
+		return cfg, fmt.Errorf("%s (in %s or %s): %w", "provider", path, EnvProvider, err)
 	}
 	if v := os.Getenv(EnvNumCtx); v != "" {
 		n, err := strconv.Atoi(v)

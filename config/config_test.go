@@ -66,3 +66,78 @@ func TestLoad(t *testing.T) {
 		})
 	}
 }
+
+func TestProviderConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		file    string
+		env     map[string]string
+		check   func(Config) bool
+		wantErr string
+	}{
+		{name: "default is ollama", check: func(c Config) bool {
+			return c.Provider == "ollama" && c.OpenAI.BaseURL == DefaultOpenAIBaseURL && c.OpenAI.APIKeyEnv == EnvOpenAIKey
+		}},
+		{name: "file", file: "provider: openai\nutility_model: small\nopenai:\n  base_url: http://gpu:8000/v1\n  api_key_env: VLLM_KEY\n  timeout: 30s\n  max_retries: 1\nollama:\n  timeout: 2m\n",
+			check: func(c Config) bool {
+				return c.Provider == "openai" && c.UtilityModel == "small" && c.OpenAI.BaseURL == "http://gpu:8000/v1" &&
+					c.OpenAI.APIKeyEnv == "VLLM_KEY" && time.Duration(c.OpenAI.Timeout) == 30*time.Second && c.OpenAI.MaxRetries == 1 &&
+					time.Duration(c.Ollama.Timeout) == 2*time.Minute
+			}},
+		{name: "env overrides file", file: "provider: ollama\nopenai:\n  base_url: http://a/v1\n",
+			env:   map[string]string{EnvProvider: "openai", EnvOpenAIBase: "http://b:1234/v1"},
+			check: func(c Config) bool { return c.Provider == "openai" && c.OpenAI.BaseURL == "http://b:1234/v1" }},
+		{name: "unknown provider", file: "provider: anthropic\n", wantErr: `provider "anthropic": want ollama or openai`},
+		{name: "unknown provider in env", env: map[string]string{EnvProvider: "lmstudio"}, wantErr: EnvProvider},
+		{name: "a key in the file is refused", file: "openai:\n  api_key: sk-x\n", wantErr: "field api_key not found"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			home := t.TempDir()
+			if tt.file != "" {
+				if err := os.WriteFile(filepath.Join(home, FileName), []byte(tt.file), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, k := range []string{EnvModel, EnvNumCtx, EnvOllama, EnvProvider, EnvOpenAIBase} {
+				t.Setenv(k, tt.env[k])
+			}
+			c, err := Load(home)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tt.check(c) {
+				t.Fatalf("config = %+v", c)
+			}
+		})
+	}
+}
+
+// TestAPIKeyStaysOut: the key is read from the named variable and never
+// appears in the configuration as printed.
+func TestAPIKeyStaysOut(t *testing.T) {
+	t.Setenv("MY_LLM_KEY", "sk-very-secret")
+	p := OpenAIProvider{APIKeyEnv: "MY_LLM_KEY"}
+	if key, env := p.APIKey(); key != "sk-very-secret" || env != "MY_LLM_KEY" {
+		t.Fatalf("APIKey() = %q, %q", key, env)
+	}
+	t.Setenv(EnvOpenAIKey, "sk-default")
+	if key, env := (OpenAIProvider{}).APIKey(); key != "sk-default" || env != EnvOpenAIKey {
+		t.Fatalf("default APIKey() = %q, %q", key, env)
+	}
+	c := Default()
+	c.OpenAI = p
+	b, err := c.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "sk-very-secret") || !strings.Contains(string(b), "MY_LLM_KEY") {
+		t.Fatalf("config as printed:\n%s", b)
+	}
+}

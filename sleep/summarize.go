@@ -16,10 +16,10 @@ type Summarizer interface {
 	Name() string
 }
 
-// ModelSummarizer asks a chat model through core/llm (Ollama's protocol) for
+// ModelSummarizer asks a chat model through core/llm (Ollama or OpenAI-compatible) for
 // each summary, at temperature 0 with a fixed seed.
 type ModelSummarizer struct {
-	Client *llm.Client
+	Client llm.Provider
 	Model  string
 	// NumCtx is the context window (default llm.DefaultNumCtx).
 	NumCtx int

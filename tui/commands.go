@@ -17,6 +17,7 @@ import (
 
 	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/core/host"
+	"github.com/exocortex/exocortex/core/llm"
 	"github.com/exocortex/exocortex/core/loop"
 	"github.com/exocortex/exocortex/core/session"
 	"github.com/exocortex/exocortex/memory"
@@ -155,19 +156,30 @@ func (e *Engine) cmdModel(ctx context.Context, in slash.Invocation) (Output, err
 	if e.cfg.Scripted != "" {
 		fmt.Fprintf(&b, "source   %s (a scripted model replaying replies)\n", e.cfg.Scripted)
 	}
+	fmt.Fprintf(&b, "provider %s\n", e.cfg.provider())
 	fmt.Fprintf(&b, "server   %s\n", e.cfg.Address)
-	fmt.Fprintf(&b, "num_ctx  %d tokens sent with every request\n", e.cfg.NumCtx)
+	if e.cfg.provider() == llm.ProviderOllama {
+		fmt.Fprintf(&b, "num_ctx  %d tokens sent with every request\n", e.cfg.NumCtx)
+	}
 	info, err := e.Probe(ctx)
 	if err != nil {
 		fmt.Fprintf(&b, "status   %v\n", err)
 		return Output{Title: "model", Text: b.String()}, nil
 	}
-	fmt.Fprintf(&b, "status   answered (Ollama %s); trained context %s; capabilities %s\n", info.Version, ctxLen(info.ContextLength), strings.Join(info.Capabilities, ", "))
+	fmt.Fprintf(&b, "status   answered (%s); context %s; capabilities %s\n", serverVersion(e.cfg.provider(), info.Version), ctxLen(info.ContextLength), strings.Join(info.Capabilities, ", "))
 	if len(info.Models) > 0 {
 		fmt.Fprintf(&b, "models   %s\n", strings.Join(info.Models, ", "))
 		b.WriteString("switch with /model NAME")
 	}
 	return Output{Title: "model", Text: b.String()}, nil
+}
+
+// serverVersion names the server that answered: "Ollama 0.17.4" or "openai-compatible".
+func serverVersion(provider, version string) string {
+	if provider == llm.ProviderOllama {
+		return "Ollama " + version
+	}
+	return version
 }
 
 func ctxLen(n int) string {

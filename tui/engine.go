@@ -29,12 +29,14 @@ const CohesionPrompt = "fw.cohesion"
 // Config is what a terminal session needs from the command line. The slow
 // parts (plugins) are functions, run after the first paint.
 type Config struct {
-	// Model is the chat model's name; Address is the Ollama server it is asked
-	// at; Scripted, when set, names the script replayed instead ("script:FILE").
+	// Model is the chat model's name; Address is the server it is asked at,
+	// speaking Provider's protocol (llm.ProviderOllama when ""); Scripted,
+	// when set, names the script replayed instead ("script:FILE").
 	Model    string
 	Address  string
+	Provider string
 	Scripted string
-	LLM      *llm.Client
+	LLM      llm.Provider
 	// NumCtx is the context window sent with every request (for the status line).
 	NumCtx int
 
@@ -62,6 +64,14 @@ type Config struct {
 	Confine *config.Confinement
 	// Fullscreen draws on the alternate screen instead of inline.
 	Fullscreen bool
+}
+
+// provider is the model server's protocol, Ollama unless said otherwise.
+func (c Config) provider() string {
+	if c.Provider == "" {
+		return llm.ProviderOllama
+	}
+	return c.Provider
 }
 
 // AgentSpec is what Config.NewAgent is given.

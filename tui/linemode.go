@@ -43,9 +43,9 @@ func LineMode(ctx context.Context, eng *Engine, in io.Reader, out, errOut io.Wri
 	}
 	say("exocortex · session %s · model %s", cfg.Session, eng.Model())
 	if info, err := eng.Probe(ctx); err != nil {
-		say("ollama %s: %s; %s", cfg.Address, probeProblem(err), probeFix(err, eng.Model()))
+		say("%s %s: %s; %s", cfg.provider(), cfg.Address, probeProblem(err), probeFix(cfg.provider(), err, eng.Model()))
 	} else {
-		say("ollama %s answered (Ollama %s)", cfg.Address, info.Version)
+		say("%s %s answered (%s)", cfg.provider(), cfg.Address, serverVersion(cfg.provider(), info.Version))
 	}
 	h, err := eng.StartHost(ctx)
 	if err != nil && h == nil {

@@ -308,7 +308,7 @@ func (m *Model) welcomeCardAt(width int) string {
 		model += m.st.dim.Render(" (scripted: " + strings.TrimPrefix(m.cfg.Scripted, "script:") + ")")
 	}
 	b.WriteString(label("model") + model + "\n")
-	b.WriteString(label("ollama") + m.cfg.Address + "  ")
+	b.WriteString(label(m.cfg.provider()) + m.cfg.Address + "  ")
 	switch {
 	case !m.boot.probeDone:
 		b.WriteString(pending("asking…"))
@@ -328,7 +328,7 @@ func (m *Model) welcomeCardAt(width int) string {
 		}
 	default:
 		b.WriteString(m.st.err.Render("✗ " + probeProblem(m.boot.probeErr)))
-		b.WriteString("\n" + label("") + m.st.warn.Render(probeFix(m.boot.probeErr, m.eng.Model())))
+		b.WriteString("\n" + label("") + m.st.warn.Render(probeFix(m.cfg.provider(), m.boot.probeErr, m.eng.Model())))
 	}
 	b.WriteString("\n" + label("plugins"))
 	switch {
@@ -406,11 +406,23 @@ func probeProblem(err error) string {
 		return "nothing answered"
 	case errors.Is(err, llm.ErrModelNotFound):
 		return "answered, but has no such model"
+	case errors.Is(err, llm.ErrUnauthorized):
+		return "refused the API key"
 	}
 	return clip(oneLine(err.Error()), 80)
 }
 
-func probeFix(err error, model string) string {
+func probeFix(provider string, err error, model string) string {
+	if provider == llm.ProviderOpenAI {
+		switch {
+		case errors.Is(err, llm.ErrUnreachable):
+			return "start the server (LM Studio, llama-server, vllm serve) or set openai.base_url; commands work meanwhile"
+		case errors.Is(err, llm.ErrModelNotFound):
+			return "load it in the server, or choose one it has with /model NAME (/model lists them)"
+		case errors.Is(err, llm.ErrUnauthorized):
+			return clip(oneLine(err.Error()), 200)
+		}
+	}
 	switch {
 	case errors.Is(err, llm.ErrUnreachable):
 		return "start it with: ollama serve  (then: ollama pull " + model + "); commands work meanwhile"

@@ -33,6 +33,17 @@ type app struct {
 	// allowWiringErrors starts plugins the wiring lint finds errors in
 	// (--allow-wiring-errors); by default they are kept out, as hot reload does.
 	allowWiringErrors bool
+
+	mu sync.Mutex
+	// notify, when set, shows the operator a notice (a retried model request).
+	notify func(string)
+}
+
+// setNotify sets where notices go.
+func (a *app) setNotify(fn func(string)) {
+	a.mu.Lock()
+	a.notify = fn
+	a.mu.Unlock()
 }
 
 func loadApp() (*app, error) {
@@ -156,31 +167,65 @@ func (a *app) eventLogger() func(host.Event) {
 	}
 }
 
-// model returns a client and the model name. "script:FILE" starts a scripted
-// server that replays FILE through the same client path as a real model; the
-// returned stop function shuts it down.
-func (a *app) model() (*llm.Client, string, func(), error) {
-	if file, ok := strings.CutPrefix(a.cfg.Model, "script:"); ok {
+// model returns the configured provider and the chat model's name.
+// "script:FILE" starts a scripted server of the configured provider's
+// protocol that replays FILE through the same client path as a real model;
+// the returned stop function shuts it down.
+func (a *app) model() (llm.Provider, string, func(), error) {
+	return openModel(a.cfg, a.cfg.Model, a.retryNotice)
+}
+
+// openModel opens cfg's provider for model, starting a scripted server for
+// "script:FILE".
+func openModel(cfg config.Config, model string, onRetry func(llm.Retry)) (llm.Provider, string, func(), error) {
+	pc := providerConfig(cfg, onRetry)
+	if file, ok := strings.CutPrefix(model, "script:"); ok {
 		s, err := scripted.LoadScript(file)
 		if err != nil {
 			return nil, "", nil, err
 		}
-		srv, err := scripted.NewServer(s)
+		srv, err := scripted.Start(pc.Provider, s)
 		if err != nil {
 			return nil, "", nil, err
 		}
-		c, err := llm.New(srv.URL())
+		pc.BaseURL = srv.URL()
+		c, err := llm.Open(pc)
 		if err != nil {
 			srv.Close()
 			return nil, "", nil, err
 		}
 		return c, srv.Model(), func() { srv.Close() }, nil
 	}
-	c, err := llm.New(a.cfg.OllamaHost)
+	c, err := llm.Open(pc)
 	if err != nil {
 		return nil, "", nil, err
 	}
-	return c, a.cfg.Model, func() {}, nil
+	return c, model, func() {}, nil
+}
+
+// providerConfig is the llm.Config of the configured provider; the API key
+// is read from its environment variable here and goes nowhere else.
+func providerConfig(cfg config.Config, onRetry func(llm.Retry)) llm.Config {
+	if cfg.Provider == llm.ProviderOpenAI {
+		key, env := cfg.OpenAI.APIKey()
+		return llm.Config{
+			Provider: llm.ProviderOpenAI, BaseURL: cfg.OpenAI.BaseURL, APIKey: key, APIKeyEnv: env,
+			Timeout: time.Duration(cfg.OpenAI.Timeout), MaxRetries: cfg.OpenAI.MaxRetries, OnRetry: onRetry,
+		}
+	}
+	return llm.Config{Provider: llm.ProviderOllama, BaseURL: cfg.OllamaHost, Timeout: time.Duration(cfg.Ollama.Timeout)}
+}
+
+// retryNotice makes a retried model request visible: in the log, and to
+// the operator through notify when a command set it.
+func (a *app) retryNotice(r llm.Retry) {
+	a.log.Warn("model request retried", "retry", r.String())
+	a.mu.Lock()
+	notify := a.notify
+	a.mu.Unlock()
+	if notify != nil {
+		notify(r.String())
+	}
 }
 
 func set(xs []string) map[string]bool {

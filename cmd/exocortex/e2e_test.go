@@ -47,29 +47,40 @@ func readEvents(t *testing.T, out []byte) []loop.Event {
 }
 
 // TestEndToEnd runs the real binary with real plugin processes against the
-// scripted Ollama-protocol server.
+// scripted model server, once for each provider's protocol (Ollama's and the
+// OpenAI-compatible one): the hook trace must match the same golden file.
 func TestEndToEnd(t *testing.T) {
 	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
-	home := t.TempDir()
-	plugins := filepath.Join(home, "plugins")
-	if err := os.MkdirAll(plugins, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	built := map[string]string{}
 	for name, pkg := range map[string]string{
 		"hello":            "github.com/exocortex/exocortex/examples/hello",
 		"statepair-writer": "github.com/exocortex/exocortex/examples/statepair/writer",
 		"statepair-reader": "github.com/exocortex/exocortex/examples/statepair/reader",
 		"crashonce":        "./testdata/crashonce",
 	} {
-		if err := os.Rename(sdktest.BuildPlugin(t, pkg), filepath.Join(plugins, name)); err != nil {
-			t.Fatal(err)
-		}
+		built[name] = sdktest.BuildPlugin(t, pkg)
 	}
 	script := filepath.Join(t.TempDir(), "e2e.yaml")
 	if err := os.WriteFile(script, []byte(e2eScript), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(exe, "run", "-p", "Say hello, then answer.", "--json", "--model", "script:"+script)
+	for _, provider := range []string{"ollama", "openai"} {
+		t.Run(provider, func(t *testing.T) {
+			home := t.TempDir()
+			plugins := filepath.Join(home, "plugins")
+			if err := os.MkdirAll(plugins, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for name, path := range built {
+				copyExecutable(t, path, filepath.Join(plugins, name))
+			}
+			endToEnd(t, exe, home, script, provider)
+		})
+	}
+}
+
+func endToEnd(t *testing.T, exe, home, script, provider string) {
+	cmd := exec.Command(exe, "run", "-p", "Say hello, then answer.", "--json", "--model", "script:"+script, "--provider", provider)
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), "EXOCORTEX_HOME="+home, "EXOCORTEX_TEST_CRASH_MARKER="+filepath.Join(t.TempDir(), "crashed"))
 	var stderr bytes.Buffer
@@ -77,6 +88,11 @@ func TestEndToEnd(t *testing.T) {
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("exocortex run: %v\nstderr:\n%s\nstdout:\n%s", err, stderr.String(), out)
+	}
+	// The first line says which server the run talks to.
+	var first modelEvent
+	if err := json.Unmarshal(bytes.SplitN(out, []byte("\n"), 2)[0], &first); err != nil || first.Type != "model" || first.Provider != provider || first.Model != "e2e" || !strings.HasPrefix(first.BaseURL, "http://127.0.0.1:") {
+		t.Errorf("first line %+v (%v), want the model event naming provider %s", first, err, provider)
 	}
 	evs := readEvents(t, out)
 

@@ -43,7 +43,7 @@ Only one process can open the store at a time.`,
 	cmd.PersistentFlags().StringVar(&f.dir, "dir", "", "store directory (default $EXOCORTEX_HOME/memory)")
 	cmd.PersistentFlags().BoolVar(&f.json, "json", false, "print JSON for scripts")
 	cmd.PersistentFlags().StringVar(&f.session, "session", "", "session id recorded as provenance of changes")
-	cmd.PersistentFlags().StringVar(&f.embedder, "embedder", "", `vectors: "auto" (offline GloVe if its word-vector file is found), "none" (BM25 only), "glove:PATH" or "ollama:MODEL" (default: tools.memory.embedder in config.yaml, else auto)`)
+	cmd.PersistentFlags().StringVar(&f.embedder, "embedder", "", `vectors: "auto" (offline GloVe if its word-vector file is found), "none" (BM25 only), "glove:PATH", "ollama:MODEL" or "openai:MODEL" (the OpenAI-compatible server under openai: in config.yaml) (default: tools.memory.embedder in config.yaml, else auto)`)
 	cmd.AddCommand(
 		memAddCmd(f), memGetCmd(f), memSearchCmd(f), memDeleteCmd(f), memForgetCmd(f),
 		memImportCmd(f), memExportCmd(f), memStatsCmd(f), memReplayCmd(f), memWhyCmd(f),

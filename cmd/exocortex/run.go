@@ -24,6 +24,7 @@ import (
 // agentFlags are the flags shared by `run` and the operator session.
 type agentFlags struct {
 	model         string
+	provider      string
 	sessionName   string
 	approval      string
 	numCtx        int
@@ -36,6 +37,7 @@ type agentFlags struct {
 
 func (f *agentFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.model, "model", "", `model name, or "script:FILE" to replay a scripted model (overrides config and EXOCORTEX_MODEL)`)
+	cmd.Flags().StringVar(&f.provider, "provider", "", `model server protocol: "ollama" or "openai" (an OpenAI-compatible server; overrides config and EXOCORTEX_PROVIDER)`)
 	cmd.Flags().StringVar(&f.sessionName, "session", "", "session name: its history and state are loaded and saved")
 	cmd.Flags().StringVar(&f.approval, "approval", "", "approval mode for held tool calls: default, auto-edit or yolo")
 	cmd.Flags().IntVar(&f.numCtx, "num-ctx", 0, "context window in tokens, sent with every request (default: the model's own, capped by max_num_ctx)")
@@ -55,6 +57,12 @@ func (f *agentFlags) apply(a *app) error {
 	if f.model != "" {
 		a.cfg.Model = f.model
 	}
+	if f.provider != "" {
+		if err := config.CheckProvider(f.provider); err != nil {
+			return &exitError{2, fmt.Errorf("--provider: %w", err)}
+		}
+		a.cfg.Provider = f.provider
+	}
 	if f.approval != "" {
 		a.cfg.Approval = f.approval
 	}
@@ -72,7 +80,7 @@ func (f *agentFlags) apply(a *app) error {
 type runtime struct {
 	host    *host.Host
 	agent   *loop.Agent
-	llm     *llm.Client
+	llm     llm.Provider
 	model   string
 	session *session.Session
 	stop    func()
@@ -148,7 +156,8 @@ func newRunCmd() *cobra.Command {
 		Long: `Run one monologue: the agent works on PROMPT until it answers with the response
 tool or is stopped. The answer goes to stdout; plugin problems and notices to stderr.
 
-With --json, every event goes to stdout as one JSON object per line: hook calls
+With --json, every event goes to stdout as one JSON object per line: first the
+model (type "model": provider, model, base_url), then hook calls
 (hook, extension, plugin, order, duration_us, keys read and written, error, and
 batch/batch_index when it shared a round trip), a hook_done per hook firing (its
 wall time and round_trips), model chunks and replies, tool calls and results,
@@ -158,7 +167,8 @@ summary, history) and what was left out and why; a compression event reports
 each history compression (messages summarised, method, summary); the last line
 is a context event with the state of the context window (as /context shows it).`,
 		Example: `  exocortex run -p "What is in README.md?"
-  exocortex run -p "hello" --model script:examples/scripts/hello.yaml --json`,
+  exocortex run -p "hello" --model script:examples/scripts/hello.yaml --json
+  OPENAI_BASE_URL=http://127.0.0.1:1234/v1 exocortex run --provider openai --model qwen3-8b -p "hi"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if strings.TrimSpace(prompt) == "" {
@@ -181,6 +191,9 @@ is a context event with the state of the context window (as /context shows it).`
 			var observer func(loop.Event)
 			if asJSON {
 				observer = func(e loop.Event) { _ = enc.Encode(e) }
+				a.setNotify(func(msg string) { _ = enc.Encode(loop.Event{Type: loop.EventNotice, Text: msg}) })
+			} else {
+				a.setNotify(func(msg string) { fmt.Fprintln(cmd.ErrOrStderr(), "notice:", msg) })
 			}
 			ctx := cmd.Context()
 			f.emitContext = showContext
@@ -189,6 +202,9 @@ is a context event with the state of the context window (as /context shows it).`
 				return err
 			}
 			defer r.close()
+			if asJSON {
+				_ = enc.Encode(modelEvent{Type: "model", Provider: r.llm.Name(), Model: r.model, BaseURL: r.llm.BaseURL(), Scripted: scriptOf(a.cfg.Model)})
+			}
 			reportLoad(cmd.ErrOrStderr(), r.host, asJSON, enc)
 			reportSandbox(cmd.ErrOrStderr(), a.home, asJSON, enc)
 			if !strings.HasPrefix(a.cfg.Model, "script:") {
@@ -217,6 +233,25 @@ is a context event with the state of the context window (as /context shows it).`
 	cmd.Flags().BoolVar(&showContext, "context", false, "with --json, include the ACP context object in every hook event")
 	f.register(cmd)
 	return cmd
+}
+
+// modelEvent is run --json's first line: which server and model the run
+// talks to. (The API key, if any, is never part of it.)
+type modelEvent struct {
+	Type     string `json:"type"` // "model"
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	BaseURL  string `json:"base_url"`
+	Scripted string `json:"scripted,omitempty"`
+}
+
+// scriptOf is FILE of a "script:FILE" model, "" otherwise.
+func scriptOf(model string) string {
+	file, _ := strings.CutPrefix(model, "script:")
+	if file == model {
+		return ""
+	}
+	return file
 }
 
 // reportLoad tells the operator about plugins that did not load, were kept
@@ -260,7 +295,7 @@ func durations(m map[string]config.Duration) map[string]time.Duration {
 // agentOptions are the loop's options from the configuration; the caller adds the
 // session, approvals and observer. The scripted entry point and the terminal
 // session both start from here, so they cannot drift apart.
-func (a *app) agentOptions(h *host.Host, client *llm.Client, loader *prompts.Loader, model string) loop.Options {
+func (a *app) agentOptions(h *host.Host, client llm.Provider, loader *prompts.Loader, model string) loop.Options {
 	return loop.Options{
 		Host: h, LLM: client, Prompts: loader, Model: model,
 		NumCtx: a.cfg.NumCtx, MaxNumCtx: a.cfg.MaxNumCtx, MaxIterations: a.cfg.MaxIterations, UnusableLimit: a.cfg.UnusableLimit,

@@ -165,7 +165,7 @@ func runSession(cmd *cobra.Command, f *sessionFlags) error {
 		return err
 	}
 	eng := tui.NewEngine(tui.Config{
-		Model: model, Address: client.BaseURL(), Scripted: scripted, LLM: client, NumCtx: numCtx,
+		Model: model, Address: client.BaseURL(), Provider: client.Name(), Scripted: scripted, LLM: client, NumCtx: numCtx,
 		StartHost: a.openHost,
 		NewAgent:  a.sessionAgent(client, loader, idle),
 		Prompts:   loader, SessionsDir: sessions, Session: name, Resumed: resumed,
@@ -181,6 +181,7 @@ func runSession(cmd *cobra.Command, f *sessionFlags) error {
 	defer stop()
 	go idle.run(ctx, 30*time.Second)
 	if f.plain || !isTerminal(os.Stdin) || !isTerminal(os.Stdout) {
+		a.setNotify(func(msg string) { fmt.Fprintln(cmd.ErrOrStderr(), "notice:", msg) })
 		return tui.LineMode(ctx, eng, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 	}
 	// Libraries that log through the standard logger (go-plugin's broker, for
@@ -196,7 +197,7 @@ func runSession(cmd *cobra.Command, f *sessionFlags) error {
 
 // sessionAgent builds a session's agent as `run` does (app.start), with the
 // model, session, observer and approver the terminal gives.
-func (a *app) sessionAgent(client *llm.Client, loader *prompts.Loader, idle *idleSleeper) func(tui.AgentSpec) (*loop.Agent, error) {
+func (a *app) sessionAgent(client llm.Provider, loader *prompts.Loader, idle *idleSleeper) func(tui.AgentSpec) (*loop.Agent, error) {
 	return func(s tui.AgentSpec) (*loop.Agent, error) {
 		opts := a.agentOptions(s.Host, client, loader, s.Model)
 		opts.Session, opts.ApprovalMode, opts.Approver, opts.Observer = s.Session, s.Mode, s.Approver, idle.observe(s.Observer)

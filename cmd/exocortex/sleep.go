@@ -18,8 +18,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/exocortex/exocortex/config"
-	"github.com/exocortex/exocortex/core/llm"
-	"github.com/exocortex/exocortex/core/llm/scripted"
 	"github.com/exocortex/exocortex/memory"
 	"github.com/exocortex/exocortex/sleep"
 )
@@ -91,7 +89,7 @@ Rules and thresholds: docs/sleep.md.`,
 	fl.StringVar(&f.reports, "reports", "", "directory for the Markdown report (default $EXOCORTEX_HOME/sleep_reports)")
 	fl.StringVar(&f.now, "now", "", "the run's time (RFC 3339), for reproducible runs; default now")
 	fl.DurationVar(&f.wait, "wait", 0, "wait this long for a store another process holds")
-	fl.StringVar(&f.model, "model", "", `write cluster summaries with this Ollama model, "config" (the configured chat model) or "script:FILE"; default: extractive`)
+	fl.StringVar(&f.model, "model", "", `write cluster summaries with this model of the configured provider, "config" (utility_model, else the chat model) or "script:FILE"; default: extractive`)
 	fl.StringSliceVar(&f.areas, "areas", nil, "areas for dedup, consolidation and loop adjudication (default all but library and ontology)")
 	fl.StringSliceVar(&f.consolidateAreas, "consolidate-areas", nil, "areas whose related records gain summaries (default main,fragments)")
 	fl.Float64Var(&f.dedup, "dedup-similarity", 0, "vector similarity for duplicate candidates (default 0.75; 0.70 with lexical vectors)")
@@ -211,44 +209,33 @@ func (f *sleepFlags) params() (sleep.Params, error) {
 	return p, nil
 }
 
-// sleepSummarizer returns the model summarizer --model asks for (nil: extractive).
+// sleepSummarizer returns the model summarizer --model asks for (nil:
+// extractive), served by the configured provider (Ollama or an
+// OpenAI-compatible server; a scripted one for "script:FILE").
 func sleepSummarizer(model string) (sleep.Summarizer, func(), error) {
 	if model == "" {
 		return nil, func() {}, nil
 	}
-	var cfg config.Config
+	cfg := config.Default()
 	if home, err := config.Home(); err == nil {
 		if c, err := config.Load(home); err == nil {
 			cfg = c
 		}
 	}
 	if model == "config" {
-		if cfg.Model == "" {
-			return nil, nil, fmt.Errorf("--model config: no model is configured (set model in %s or %s)", config.FileName, config.EnvModel)
+		model = cfg.UtilityModel
+		if model == "" {
+			model = cfg.Model
 		}
-		model = cfg.Model
+		if model == "" {
+			return nil, nil, fmt.Errorf("--model config: no model is configured (set utility_model or model in %s, or %s)", config.FileName, config.EnvModel)
+		}
 	}
-	if file, ok := strings.CutPrefix(model, "script:"); ok {
-		s, err := scripted.LoadScript(file)
-		if err != nil {
-			return nil, nil, err
-		}
-		srv, err := scripted.NewServer(s)
-		if err != nil {
-			return nil, nil, err
-		}
-		c, err := llm.New(srv.URL())
-		if err != nil {
-			srv.Close()
-			return nil, nil, err
-		}
-		return &sleep.ModelSummarizer{Client: c, Model: srv.Model()}, func() { srv.Close() }, nil
-	}
-	c, err := llm.New(cfg.OllamaHost)
+	c, name, stop, err := openModel(cfg, model, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	return &sleep.ModelSummarizer{Client: c, Model: model}, func() {}, nil
+	return &sleep.ModelSummarizer{Client: c, Model: name}, stop, nil
 }
 
 func printSleepSummary(w io.Writer, rep *sleep.Report) {

@@ -24,7 +24,8 @@ import (
 // Options configure an Agent.
 type Options struct {
 	Host    *host.Host
-	LLM     *llm.Client
+	// LLM is the model server (Ollama or OpenAI-compatible).
+	LLM     llm.Provider
 	Prompts *prompts.Loader
 	Model   string
 	// NumCtx is the context window sent with every model call; when 0, the
@@ -38,7 +39,7 @@ type Options struct {
 	UtilityModel    string
 	CompressTimeout time.Duration
 	// UtilityLLM serves the utility model when it is not LLM's server (nil: LLM).
-	UtilityLLM *llm.Client
+	UtilityLLM llm.Provider
 	// FullToolDocs puts every tool's full documentation in the system prompt
 	// instead of one line per tool until the tool is used or asked for.
 	FullToolDocs bool

@@ -8,6 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
+
+	"github.com/exocortex/exocortex/config"
+	"github.com/exocortex/exocortex/core/llm"
 )
 
 // GloVeEnv names the environment variable that points at the offline word-vector
@@ -45,6 +49,8 @@ func GloVePaths(home string) []string {
 //	none           no vectors: the store runs on BM25 alone
 //	glove[:PATH]   the offline GloVe vectors (an error if the file is missing)
 //	ollama:MODEL   an Ollama embedding model, e.g. ollama:nomic-embed-text
+//	openai:MODEL   an embedding model of the OpenAI-compatible server configured
+//	               under openai: in config.yaml (LM Studio, llama-server, vLLM)
 //
 // The empty spec is auto.
 type Spec string
@@ -61,6 +67,15 @@ func Open(ctx context.Context, spec Spec, home string) (Embedder, error) {
 			return nil, errors.New(`embedder "ollama:MODEL" needs a model, e.g. ollama:nomic-embed-text`)
 		}
 		return NewOllama(ctx, OllamaConfig{Model: arg})
+	case "openai":
+		if arg == "" {
+			return nil, errors.New(`embedder "openai:MODEL" needs a model, e.g. openai:text-embedding-nomic-embed-text-v1.5`)
+		}
+		server, err := openAIServer(home)
+		if err != nil {
+			return nil, err
+		}
+		return NewProvider(ctx, ProviderConfig{Server: server, Model: arg})
 	case "", "auto", "glove":
 		paths := GloVePaths(home)
 		if arg != "" {
@@ -80,7 +95,21 @@ func Open(ctx context.Context, spec Spec, home string) (Embedder, error) {
 		}
 		return nil, nil
 	}
-	return nil, fmt.Errorf(`embedder %q: use auto, none, glove[:PATH] or ollama:MODEL`, spec)
+	return nil, fmt.Errorf(`embedder %q: use auto, none, glove[:PATH], ollama:MODEL or openai:MODEL`, spec)
+}
+
+// openAIServer is the OpenAI-compatible server config.yaml in home names,
+// with its key from the environment variable openai.api_key_env names.
+func openAIServer(home string) (*llm.OpenAI, error) {
+	cfg, err := config.Load(home)
+	if err != nil {
+		return nil, err
+	}
+	key, env := cfg.OpenAI.APIKey()
+	return llm.NewOpenAI(llm.OpenAIConfig{
+		BaseURL: cfg.OpenAI.BaseURL, APIKey: key, APIKeyEnv: env,
+		Timeout: time.Duration(cfg.OpenAI.Timeout), MaxRetries: cfg.OpenAI.MaxRetries,
+	})
 }
 
 // Describe says in a few words which embedder is active, for the welcome card and
