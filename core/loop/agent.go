@@ -23,7 +23,7 @@ import (
 
 // Options configure an Agent.
 type Options struct {
-	Host    *host.Host
+	Host *host.Host
 	// LLM is the model server (Ollama or OpenAI-compatible).
 	LLM     llm.Provider
 	Prompts *prompts.Loader
