@@ -218,8 +218,9 @@ type MemoryTools struct {
 	IdleClose Duration `yaml:"idle_close"`
 	// Embedder computes the store's vectors, for the tools, the recall
 	// extensions and the CLI alike: "auto" (the default: the offline GloVe
-	// vectors if their file is found, else BM25 alone), "none", "glove:PATH" or
-	// "ollama:MODEL" (e.g. ollama:nomic-embed-text). $EXOCORTEX_EMBEDDER
+	// vectors if their file is found, else BM25 alone), "none", "glove:PATH",
+	// "ollama:MODEL" (e.g. ollama:nomic-embed-text) or "openai:MODEL" (the
+	// OpenAI-compatible server under openai:). $EXOCORTEX_EMBEDDER
 	// overrides it. Changing the model re-embeds every record from the journal
 	// on the next open.
 	Embedder string `yaml:"embedder"`

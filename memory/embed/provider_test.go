@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -90,5 +92,31 @@ func TestProviderEmbedderErrors(t *testing.T) {
 	}
 	if _, err := embed.NewProvider(context.Background(), embed.ProviderConfig{Server: p}); err == nil || !strings.Contains(err.Error(), "embed_model") {
 		t.Errorf("no model: %v", err)
+	}
+}
+
+// TestOpenSpecOpenAI: "openai:MODEL" reaches the server config.yaml names.
+func TestOpenSpecOpenAI(t *testing.T) {
+	srv, err := scripted.NewOpenAIServer(scripted.Script{EmbedDims: 32, APIKey: "sk-embed", Replies: []scripted.Reply{{Content: "unused"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte("openai:\n  base_url: "+srv.URL()+"\n  api_key_env: EMBED_TEST_KEY\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("OPENAI_BASE_URL", "")
+	t.Setenv("EMBED_TEST_KEY", "sk-embed")
+	e, err := embed.Open(context.Background(), embed.Spec("openai:"+srv.EmbedModel()), home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Dimensions() != 32 || e.ModelID() != "openai:scripted-embed:32d" {
+		t.Fatalf("embedder %s, %d dims", e.ModelID(), e.Dimensions())
+	}
+	t.Setenv("EMBED_TEST_KEY", "")
+	if _, err := embed.Open(context.Background(), embed.Spec("openai:"+srv.EmbedModel()), home); !errors.Is(err, llm.ErrUnauthorized) || !strings.Contains(err.Error(), "EMBED_TEST_KEY") {
+		t.Fatalf("without the key: %v", err)
 	}
 }
