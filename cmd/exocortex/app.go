@@ -33,6 +33,11 @@ type app struct {
 	// allowWiringErrors starts plugins the wiring lint finds errors in
 	// (--allow-wiring-errors); by default they are kept out, as hot reload does.
 	allowWiringErrors bool
+	// failures, when set, gets one line for each plugin failure during the
+	// session (a crash, a hang killed at its deadline, a quarantine, an
+	// extension over its time budget; failed loads are reported at start): `run -p` without --json sets it
+	// to stderr, so none of them passes unseen.
+	failures io.Writer
 
 	mu sync.Mutex
 	// notify, when set, shows the operator a notice (a retried model request).
@@ -164,7 +169,32 @@ func (a *app) eventLogger() func(host.Event) {
 		}
 		_, _ = f.Write(append(b, '\n'))
 		f.Close()
+		if a.failures != nil {
+			if line := failureLine(e); line != "" {
+				fmt.Fprintln(a.failures, line)
+			}
+		}
 	}
+}
+
+// failureLine is the operator's one line for a host event that means a plugin
+// failed or misbehaved, or "" for the others.
+func failureLine(e host.Event) string {
+	name := e.Plugin
+	if e.Extension != "" {
+		name += "/" + e.Extension
+	}
+	switch e.Kind {
+	case "crash":
+		return fmt.Sprintf("warning: plugin %s crashed or hung and was stopped: %s (it restarts on its next use; see exocortex plugins status)", name, e.Detail)
+	case "quarantine":
+		return fmt.Sprintf("warning: plugin %s is quarantined: %s (it is retried when its file changes)", name, e.Detail)
+	case host.EventBudgetStopped:
+		return fmt.Sprintf("warning: extension %s kept exceeding its time budget at %s and is not called again this monologue", name, e.Hook)
+	case host.EventOverBudget:
+		return fmt.Sprintf("warning: extension %s took %d ms at %s, over its %d ms budget", name, e.TookMS, e.Hook, e.BudgetMS)
+	}
+	return ""
 }
 
 // model returns the configured provider and the chat model's name.

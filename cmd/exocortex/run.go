@@ -19,6 +19,7 @@ import (
 	"github.com/exocortex/exocortex/core/loop"
 	"github.com/exocortex/exocortex/core/session"
 	"github.com/exocortex/exocortex/prompts"
+	"github.com/exocortex/exocortex/staging"
 )
 
 // agentFlags are the flags shared by `run` and the operator session.
@@ -197,6 +198,15 @@ is a context event with the state of the context window (as /context shows it).`
 			}
 			ctx := cmd.Context()
 			f.emitContext = showContext
+			staged := filepath.Join(a.home, staging.InboxFile)
+			quarantinedBefore := 0
+			if !asJSON {
+				a.failures = cmd.ErrOrStderr()
+				if q, err := staging.Quarantined(staged); err == nil {
+					quarantinedBefore = len(q)
+				}
+				defer reportQuarantine(cmd.ErrOrStderr(), staged, quarantinedBefore)
+			}
 			r, err := a.start(ctx, &f, f.sessionName, observer, nil)
 			if err != nil {
 				return err
@@ -207,6 +217,14 @@ is a context event with the state of the context window (as /context shows it).`
 			}
 			reportLoad(cmd.ErrOrStderr(), r.host, asJSON, enc)
 			reportSandbox(cmd.ErrOrStderr(), a.home, asJSON, enc)
+			if d := prompts.UntrustedOverrides(cwd()); d != "" {
+				msg := fmt.Sprintf("the prompt overrides in %s are not loaded: this project is not trusted (exocortex trust, if you mean them)", d)
+				if asJSON {
+					_ = enc.Encode(loop.Event{Type: loop.EventNotice, Text: msg})
+				} else {
+					fmt.Fprintln(cmd.ErrOrStderr(), "warning:", msg)
+				}
+			}
 			if !strings.HasPrefix(a.cfg.Model, "script:") {
 				if _, err := r.llm.Probe(ctx, r.model); err != nil {
 					return err
@@ -252,6 +270,20 @@ func scriptOf(model string) string {
 		return ""
 	}
 	return file
+}
+
+// reportQuarantine prints one line for each staging line quarantined during
+// this run (the file's entries beyond the before that were there at start), so
+// a line set aside by the memory plugins does not pass unseen.
+func reportQuarantine(w io.Writer, path string, before int) {
+	q, err := staging.Quarantined(path)
+	if err != nil {
+		fmt.Fprintln(w, "warning:", err)
+		return
+	}
+	for _, b := range q[min(before, len(q)):] {
+		fmt.Fprintf(w, "warning: a line of %s was quarantined (%s); it is kept in %s.quarantine\n", path, b, path)
+	}
 }
 
 // reportLoad tells the operator about plugins that did not load, were kept
