@@ -13,6 +13,7 @@ import (
 
 	"github.com/exocortex/exocortex/core/discover"
 	"github.com/exocortex/exocortex/core/host"
+	"github.com/exocortex/exocortex/core/wirecheck"
 	"github.com/exocortex/exocortex/core/llm"
 	"github.com/exocortex/exocortex/core/llm/scripted"
 	"github.com/exocortex/exocortex/core/loop"
@@ -37,6 +38,9 @@ func answer(text string) scripted.Reply {
 // env is a home directory with the gate plugin installed.
 type env struct {
 	home, plugins, work string
+	// wiring, when set, is the host's wiring check (it keeps out a plugin
+	// with a wiring error).
+	wiring wirecheck.Func
 }
 
 // newEnv installs the gate plugin and the extra ones named (directories of
@@ -78,7 +82,7 @@ func (e env) engineWith(t *testing.T, session string, client *llm.Client, model,
 	eng := NewEngine(Config{
 		Model: model, Address: client.BaseURL(), Scripted: scriptedAs, LLM: client, NumCtx: 8192,
 		StartHost: func(ctx context.Context) (*host.Host, error) {
-			return host.New(ctx, host.Options{Dirs: []discover.Dir{{Path: e.plugins, Source: discover.User}}})
+			return host.New(ctx, host.Options{Dirs: []discover.Dir{{Path: e.plugins, Source: discover.User}}, WiringCheck: e.wiring})
 		},
 		NewAgent: func(s AgentSpec) (*loop.Agent, error) {
 			return loop.New(loop.Options{
