@@ -13,10 +13,10 @@ import (
 
 	"github.com/exocortex/exocortex/core/discover"
 	"github.com/exocortex/exocortex/core/host"
-	"github.com/exocortex/exocortex/core/wirecheck"
 	"github.com/exocortex/exocortex/core/llm"
 	"github.com/exocortex/exocortex/core/llm/scripted"
 	"github.com/exocortex/exocortex/core/loop"
+	"github.com/exocortex/exocortex/core/wirecheck"
 	"github.com/exocortex/exocortex/prompts"
 	"github.com/exocortex/exocortex/sdk/sdktest"
 )
