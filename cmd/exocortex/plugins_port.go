@@ -33,7 +33,7 @@ $EXOCORTEX_HOME/plugins/ to load it.`,
 			if out == "" {
 				return fmt.Errorf("no --out: name the directory to write the plugin into")
 			}
-			r, err := a0port.Port(args[0], out, name)
+			r, err := a0port.Port(cmd.Context(), args[0], out, name)
 			if err != nil {
 				return err
 			}

@@ -26,7 +26,7 @@ const a0Tree = "testdata/a0tree"
 // Exocortex lacks is named "no hook point yet"; the rest are ported.
 func TestPortReportsSeams(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "a0")
-	r, err := a0port.Port(a0Tree, out, "a0-fixture")
+	r, err := a0port.Port(t.Context(), a0Tree, out, "a0-fixture")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestPortReportsSeams(t *testing.T) {
 func TestPortedExtensionsReachTheModel(t *testing.T) {
 	home := t.TempDir()
 	plugins := filepath.Join(home, "plugins")
-	if _, err := a0port.Port(a0Tree, filepath.Join(plugins, "a0-fixture"), "a0-fixture"); err != nil {
+	if _, err := a0port.Port(t.Context(), a0Tree, filepath.Join(plugins, "a0-fixture"), "a0-fixture"); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()

@@ -12,6 +12,7 @@ package a0port
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -102,8 +103,9 @@ var (
 // Port reads the Agent Zero tree src and writes the plugin into out (created if
 // missing) as plugin name: main.py, plugin.json, the shim modules, a copy of the
 // SDK, the ported files under a0/ and the report (PORT.md, port.json). A file
-// that cannot be ported is reported and the rest are still written.
-func Port(src, out, name string) (*Report, error) {
+// that cannot be ported is reported and the rest are still written. Cancelling
+// ctx stops the walk of src.
+func Port(ctx context.Context, src, out, name string) (*Report, error) {
 	st, err := os.Stat(src)
 	if err != nil {
 		return nil, fmt.Errorf("reading the Agent Zero tree %s: %w", src, err)
@@ -119,6 +121,9 @@ func Port(src, out, name string) (*Report, error) {
 	var cands []cand
 	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if d.IsDir() {

@@ -27,7 +27,7 @@ func BenchmarkPort50(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		r, err := Port(src, filepath.Join(b.TempDir(), "out"), "bench")
+		r, err := Port(b.Context(), src, filepath.Join(b.TempDir(), "out"), "bench")
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -9,7 +9,7 @@ import (
 // TestSeamsStatic checks the seams found by reading files alone, each at its
 // file and line with its fix, and the Agent Zero internal that needs a hand.
 func TestSeamsStatic(t *testing.T) {
-	r, err := Port("testdata/seams", filepath.Join(t.TempDir(), "out"), "seams")
+	r, err := Port(t.Context(), "testdata/seams", filepath.Join(t.TempDir(), "out"), "seams")
 	if err != nil {
 		t.Fatal(err)
 	}
