@@ -146,22 +146,26 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest, onChunk func(Chunk) 
 	numCtx := areq.Options["num_ctx"].(int)
 
 	var (
-		reply             = Reply{Model: req.Model, Usage: Usage{NumCtx: numCtx}}
-		content, thinking strings.Builder
-		done              bool
-		chunkErr          error
+		reply    = Reply{Model: req.Model, Usage: Usage{NumCtx: numCtx}}
+		text     streamText
+		done     bool
+		chunkErr error
 	)
 	err = c.api.Chat(ctx, areq, func(r api.ChatResponse) error {
-		content.WriteString(r.Message.Content)
-		thinking.WriteString(r.Message.Thinking)
+		ch := text.add(r.Message.Content, r.Message.Thinking)
+		if r.Done {
+			last := text.end()
+			ch.Content += last.Content
+			ch.Thinking += last.Thinking
+		}
 		for _, tc := range r.Message.ToolCalls {
 			reply.ToolCalls = append(reply.ToolCalls, fromAPIToolCall(tc))
 		}
 		if r.Model != "" {
 			reply.Model = r.Model
 		}
-		if onChunk != nil && (r.Message.Content != "" || r.Message.Thinking != "") {
-			if err := onChunk(Chunk{Content: r.Message.Content, Thinking: r.Message.Thinking}); err != nil {
+		if onChunk != nil && !ch.empty() {
+			if err := onChunk(ch); err != nil {
 				chunkErr = err
 				return err
 			}
@@ -178,8 +182,11 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest, onChunk func(Chunk) 
 		}
 		return nil
 	})
-	reply.Content = content.String()
-	reply.Thinking = thinking.String()
+	if !done {
+		text.end()
+	}
+	reply.Content = text.content.String()
+	reply.Thinking = text.thinking.String()
 	switch {
 	case chunkErr != nil:
 		return reply, chunkErr

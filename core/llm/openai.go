@@ -209,11 +209,11 @@ func (o *OpenAI) Chat(ctx context.Context, req ChatRequest, onChunk func(Chunk) 
 	}
 
 	var (
-		content, thinking strings.Builder
-		calls             = map[int64]*callParts{}
-		done, finished    bool
-		firstToken        time.Time
-		chunkErr          error
+		text           streamText
+		calls          = map[int64]*callParts{}
+		done, finished bool
+		firstToken     time.Time
+		chunkErr       error
 	)
 	dec := ssestream.NewDecoder(res)
 	for dec.Next() {
@@ -227,10 +227,10 @@ func (o *OpenAI) Chat(ctx context.Context, req ChatRequest, onChunk func(Chunk) 
 		}
 		var ch openai.ChatCompletionChunk
 		if err := json.Unmarshal(data, &ch); err != nil {
-			return o.finish(reply, &content, &thinking, calls), fmt.Errorf("chat with %s at %s: a stream event that is not a chat chunk: %q: %w", req.Model, o.base, clip(string(data), 120), err)
+			return o.finish(reply, &text, calls), fmt.Errorf("chat with %s at %s: a stream event that is not a chat chunk: %q: %w", req.Model, o.base, clip(string(data), 120), err)
 		}
 		if msg := streamError(data); msg != "" {
-			return o.finish(reply, &content, &thinking, calls), fmt.Errorf("chat with %s at %s: the server reported an error mid-stream: %s", req.Model, o.base, msg)
+			return o.finish(reply, &text, calls), fmt.Errorf("chat with %s at %s: the server reported an error mid-stream: %s", req.Model, o.base, msg)
 		}
 		if ch.Model != "" {
 			reply.Model = ch.Model
@@ -268,10 +268,8 @@ func (o *OpenAI) Chat(ctx context.Context, req ChatRequest, onChunk func(Chunk) 
 			if firstToken.IsZero() {
 				firstToken = time.Now()
 			}
-			content.WriteString(d.Content)
-			thinking.WriteString(think)
-			if onChunk != nil {
-				if err := onChunk(Chunk{Content: d.Content, Thinking: think}); err != nil {
+			if ch := text.add(d.Content, think); onChunk != nil && !ch.empty() {
+				if err := onChunk(ch); err != nil {
 					chunkErr = err
 					break
 				}
@@ -281,7 +279,10 @@ func (o *OpenAI) Chat(ctx context.Context, req ChatRequest, onChunk func(Chunk) 
 			break
 		}
 	}
-	reply = o.finish(reply, &content, &thinking, calls)
+	if last := text.end(); done && chunkErr == nil && onChunk != nil && !last.empty() {
+		chunkErr = onChunk(last)
+	}
+	reply = o.finish(reply, &text, calls)
 	if reply.Usage.EvalDuration == 0 && !firstToken.IsZero() {
 		reply.Usage.PromptDuration = firstToken.Sub(start)
 		reply.Usage.EvalDuration = time.Since(firstToken)
@@ -318,8 +319,9 @@ type callParts struct {
 }
 
 // finish fills in the text and the tool calls in index order.
-func (o *OpenAI) finish(r Reply, content, thinking *strings.Builder, calls map[int64]*callParts) Reply {
-	r.Content, r.Thinking = content.String(), thinking.String()
+func (o *OpenAI) finish(r Reply, text *streamText, calls map[int64]*callParts) Reply {
+	text.end()
+	r.Content, r.Thinking = text.content.String(), text.thinking.String()
 	r.ToolCalls = nil
 	for _, i := range slices.Sorted(maps.Keys(calls)) {
 		p := calls[i]

@@ -1,6 +1,7 @@
 package llm_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net"
@@ -74,7 +75,9 @@ func TestProviderParity(t *testing.T) {
 		wantTool  string
 		wantArgs  string
 		wantThink string
-		native    bool
+		// wantContent is the reply text when it differs from the script's.
+		wantContent string
+		native      bool
 	}{
 		{name: "json reply", reply: scripted.Reply{Content: jsonReply, ChunkSize: 5},
 			wantTool: "code_execution", wantArgs: `{"code":"ls"}`},
@@ -83,8 +86,8 @@ func TestProviderParity(t *testing.T) {
 			wantTool: "memory_load", wantArgs: `{"query":"notes about go","limit":3}`, native: true},
 		{name: "reasoning field", reply: scripted.Reply{Thinking: "Which tool? code_execution.", Content: jsonReply},
 			wantTool: "code_execution", wantArgs: `{"code":"ls"}`, wantThink: "Which tool? code_execution."},
-		{name: "think block in the text", reply: scripted.Reply{Content: "<think>\nMaybe {\"tool_name\": \"wrong\"}?\n</think>\n\n" + jsonReply},
-			wantTool: "code_execution", wantArgs: `{"code":"ls"}`},
+		{name: "think block in the text", reply: scripted.Reply{Content: "<think>\nMaybe {\"tool_name\": \"wrong\"}?\n</think>\n\n" + jsonReply, ChunkSize: 3},
+			wantTool: "code_execution", wantArgs: `{"code":"ls"}`, wantThink: "\nMaybe {\"tool_name\": \"wrong\"}?\n", wantContent: jsonReply},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,6 +103,9 @@ func TestProviderParity(t *testing.T) {
 				}
 				if streamed.String() != r.Content || thought.String() != r.Thinking || r.Thinking != tt.wantThink {
 					t.Errorf("%s: chunks %q/%q, reply %q/%q, want thinking %q", name, streamed.String(), thought.String(), r.Content, r.Thinking, tt.wantThink)
+				}
+				if want := cmp.Or(tt.wantContent, tt.reply.Content); r.Content != want {
+					t.Errorf("%s: reply text %q, want %q", name, r.Content, want)
 				}
 				req, err := llm.ParseReply(r)
 				if err != nil || req.ToolName != tt.wantTool || string(req.ToolArgs) != tt.wantArgs || req.Native != tt.native {

@@ -109,6 +109,10 @@ func ParseReply(r Reply) (ToolRequest, error) {
 		return fromNative(r)
 	}
 	if strings.TrimSpace(r.Content) == "" && strings.TrimSpace(r.Thinking) != "" {
+		if r.Truncated() {
+			return ToolRequest{}, newParseError(r.Content, FaultTruncated, 0,
+				"the reply is %d bytes of thinking cut off before any answer%s", len(r.Thinking), limitHint(true))
+		}
 		return ToolRequest{}, newParseError(r.Content, FaultEmpty, -1,
 			"the reply has %d bytes of thinking but no answer after it", len(r.Thinking))
 	}

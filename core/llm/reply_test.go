@@ -218,6 +218,7 @@ func TestParseReply(t *testing.T) {
 		{name: "native args not object", reply: Reply{ToolCalls: []ToolCall{{Name: "x", Arguments: json.RawMessage(`[1]`)}}}, fault: FaultBadToolArgs},
 		{name: "text", reply: Reply{Content: jsonReply}, tool: "from_text", args: `{}`, thoughts: []string{"t1"}, headline: "h"},
 		{name: "thinking only", reply: Reply{Thinking: "hmm, let me see"}, fault: FaultEmpty},
+		{name: "thinking cut by the limit", reply: Reply{Thinking: "hmm, let me", DoneReason: "length"}, fault: FaultTruncated},
 		{
 			name:  "missing brace but cut by limit is not repaired",
 			reply: Reply{Content: `{"tool_name": "response", "tool_args": {"text": "half"}`, DoneReason: "length"},

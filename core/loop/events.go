@@ -18,7 +18,13 @@ const (
 	EventMessage  = "message"
 	EventSignal   = "signal"
 	EventLLMChunk = "llm_chunk"
-	EventLLMReply = "llm_reply"
+	// EventReasoning carries a piece of a thinking model's reasoning, as it
+	// streams (Ollama's thinking, an OpenAI-compatible server's
+	// reasoning_content, or a leading <think> block of the reply text). It is
+	// for the operator to see: it is never parsed as the reply and never kept
+	// in the history sent back to the model.
+	EventReasoning = "reasoning"
+	EventLLMReply  = "llm_reply"
 	// EventDisplay carries what a response_stream extension wants the operator to
 	// see of the reply so far, instead of the raw text.
 	EventDisplay      = "display"

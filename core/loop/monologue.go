@@ -321,6 +321,11 @@ func (a *Agent) callModel(ctx context.Context, t *turn, p assembled) (llm.Reply,
 			})
 	}
 	r, err := a.opts.LLM.Chat(ctx, req, func(c llm.Chunk) error {
+		if c.Thinking != "" {
+			if err := a.reasoningChunk(ctx, t, c.Thinking); err != nil {
+				return err
+			}
+		}
 		if c.Content == "" {
 			return nil
 		}
@@ -345,6 +350,14 @@ func (a *Agent) callModel(ctx context.Context, t *turn, p assembled) (llm.Reply,
 		TokensPerSec: r.Usage.TokensPerSecond(), ContextFill: r.Usage.ContextFill(),
 	})
 	return r, nil
+}
+
+// reasoningChunk is where a piece of the model's reasoning arrives, before
+// the reply text it precedes. The reasoning is shown, not kept: the reply
+// text alone is parsed and goes into the history.
+func (a *Agent) reasoningChunk(_ context.Context, t *turn, delta string) error {
+	a.emit(Event{Type: EventReasoning, Iteration: t.iteration, Text: delta})
+	return nil
 }
 
 // injectSignal adds the core's message for a signal, rendered from the prompt

@@ -19,11 +19,13 @@ import (
 // through Ollama's protocol and the OpenAI-compatible one: a native tool call
 // whose arguments stream in pieces, a reply that thinks in a <think> block
 // before its JSON, and the response. The tool calls, the answer and the hook
-// trace must be the same.
+// trace must be the same. The reasoning (a reasoning field with the first
+// reply, the <think> block of the second) arrives as reasoning events, and
+// neither the parsed reply nor the history holds it.
 func TestMonologueThroughEitherProvider(t *testing.T) {
 	bin := sdktest.BuildPlugin(t, "./testdata/batchplugin")
 	replies := []scripted.Reply{
-		{ChunkSize: 2, ToolCalls: []scripted.ToolCall{{Name: "x", Arguments: []byte(`{"n":1,"note":"streamed in pieces"}`)}}},
+		{Thinking: "I should call x first.", ChunkSize: 2, ToolCalls: []scripted.ToolCall{{Name: "x", Arguments: []byte(`{"n":1,"note":"streamed in pieces"}`)}}},
 		{Content: "<think>\nShould I call {\"tool_name\": \"x\"} again? No, y.\n</think>\n" + `{"thoughts":["y"],"headline":"y","tool_name":"y","tool_args":{"n":2}}`},
 		{Content: `{"thoughts":["done"],"headline":"done","tool_name":"response","tool_args":{"text":"done"}}`},
 	}
@@ -71,6 +73,25 @@ func TestMonologueThroughEitherProvider(t *testing.T) {
 				}
 				if e.Type == EventToolCall || e.Type == EventSignal || e.Type == EventResponse {
 					fmt.Fprintf(&trace, "%d %s %s %s\n", e.Iteration, e.Type, e.Tool, e.Signal)
+				}
+			}
+			reasoning := map[int]string{}
+			for _, e := range rec.events {
+				switch e.Type {
+				case EventReasoning:
+					reasoning[e.Iteration] += e.Text
+				case EventLLMReply, EventLLMChunk:
+					if strings.Contains(e.Text, "think") || strings.Contains(e.Text, "again?") {
+						t.Errorf("%s event carries the reasoning: %q", e.Type, e.Text)
+					}
+				}
+			}
+			if reasoning[1] != "I should call x first." || reasoning[2] != "\nShould I call {\"tool_name\": \"x\"} again? No, y.\n" || len(reasoning) != 2 {
+				t.Errorf("reasoning events %v", reasoning)
+			}
+			for _, m := range a.history {
+				if strings.Contains(m.GetContent(), "first.") || strings.Contains(m.GetContent(), "again?") {
+					t.Errorf("the history keeps the reasoning: %s %q", m.GetRole(), m.GetContent())
 				}
 			}
 			want := []string{`x{"n":1,"note":"streamed in pieces"}`, `y{"n":2}`, `response{"text":"done"}`}
