@@ -60,7 +60,7 @@ func Commands() *slash.Registry {
 			{Name: "json", Args: "FILE", Summary: "every message as JSON (what /import reads)", Kind: slash.KindFile},
 		}},
 		slash.Command{Name: "import", Args: "FILE", Summary: "open a session from a /export json file", Kind: slash.KindFile},
-		slash.Command{Name: "expand", Args: "[N]", Summary: "show tool call N in full (ctrl+o: the last one)"},
+		slash.Command{Name: "expand", Args: "[N]", Summary: "show tool call or thought N in full (ctrl+o: the last one)"},
 		slash.Command{Name: "details", Args: "[N]", Summary: "show notice N in full (the last one by default)"},
 		slash.Command{Name: "quit", Aliases: []string{"exit", "q"}, Summary: "leave (ctrl+d on an empty line does too)"},
 	)

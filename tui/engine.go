@@ -111,6 +111,7 @@ type Engine struct {
 	busy          bool
 	observer      func(loop.Event)
 	approver      loop.Approver
+	retried       func(llm.Retry)
 	// allowed remembers "allow for this session" answers, so that an agent
 	// rebuilt for the same session (/rename, /model) keeps them.
 	allowed map[string]bool
@@ -134,6 +135,24 @@ func (e *Engine) Config() Config { return e.cfg }
 func (e *Engine) SetFrontend(observer func(loop.Event), approver loop.Approver) {
 	e.mu.Lock()
 	e.observer, e.approver = observer, approver
+	e.mu.Unlock()
+}
+
+// Retried shows a retried model request (HTTP 429 or 5xx, or no answer) to
+// the frontend; the provider calls it while it waits to try again.
+func (e *Engine) Retried(r llm.Retry) {
+	e.mu.Lock()
+	fn := e.retried
+	e.mu.Unlock()
+	if fn != nil {
+		fn(r)
+	}
+}
+
+// setRetried sets where Retried goes.
+func (e *Engine) setRetried(fn func(llm.Retry)) {
+	e.mu.Lock()
+	e.retried = fn
 	e.mu.Unlock()
 }
 

@@ -77,10 +77,29 @@ func (e env) engine(t *testing.T, session string, replies ...scripted.Reply) (*E
 	return e.engineWith(t, session, client, srv.Model(), "script:test"), srv
 }
 
-func (e env) engineWith(t *testing.T, session string, client *llm.Client, model, scriptedAs string) *Engine {
+// engineOn builds an engine on a scripted server of the given protocol
+// (llm.ProviderOllama or llm.ProviderOpenAI).
+func (e env) engineOn(t *testing.T, provider, session string, replies ...scripted.Reply) (*Engine, scripted.Running) {
+	t.Helper()
+	srv, err := scripted.Start(provider, scripted.Script{Source: t.Name(), Replies: replies})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	// Retries reach the engine as the command wires them (app.retryNotice).
+	var eng *Engine
+	client, err := llm.Open(llm.Config{Provider: provider, BaseURL: srv.URL(), OnRetry: func(r llm.Retry) { eng.Retried(r) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng = e.engineWith(t, session, client, srv.Model(), "script:test")
+	return eng, srv
+}
+
+func (e env) engineWith(t *testing.T, session string, client llm.Provider, model, scriptedAs string) *Engine {
 	loader := prompts.NewLoader()
 	eng := NewEngine(Config{
-		Model: model, Address: client.BaseURL(), Scripted: scriptedAs, LLM: client, NumCtx: 8192,
+		Model: model, Address: client.BaseURL(), Provider: client.Name(), Scripted: scriptedAs, LLM: client, NumCtx: 8192,
 		StartHost: func(ctx context.Context) (*host.Host, error) {
 			return host.New(ctx, host.Options{Dirs: []discover.Dir{{Path: e.plugins, Source: discover.User}}, WiringCheck: e.wiring})
 		},

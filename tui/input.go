@@ -515,7 +515,7 @@ func (m *Model) helpAll() string {
 		{"ctrl+r", "search the history"},
 		{"tab", "complete a command, an argument or an @path"},
 		{"ctrl+x", "edit the input in $EDITOR"},
-		{"ctrl+o", "show the last tool call in full"},
+		{"ctrl+o", "show the last tool call or thought in full"},
 		{"esc, ctrl+c", "stop the running turn (the session goes on)"},
 		{"shift+tab", "cycle the approval mode"},
 		{"ctrl+l", "clear the screen"},

@@ -35,7 +35,8 @@ func LineMode(ctx context.Context, eng *Engine, in io.Reader, out, errOut io.Wri
 		fmt.Fprintf(errOut, format+"\n", args...)
 		mu.Unlock()
 	}
-	eng.SetFrontend(func(e loop.Event) { lineEvent(say, e) }, nil)
+	fold := NewReasoningFold(nil)
+	eng.SetFrontend(func(e loop.Event) { lineEvent(say, fold, e) }, nil)
 
 	cfg := eng.Config()
 	if _, err := eng.OpenSession(ctx, cfg.Session); err != nil {
@@ -181,11 +182,15 @@ func lineCommand(ctx context.Context, eng *Engine, reg *slash.Registry, line str
 	return false
 }
 
-// lineEvent reports the agent's steps on stderr.
-func lineEvent(say func(string, ...any), e loop.Event) {
+// lineEvent reports the agent's steps on stderr, the model's reasoning
+// folded to one line.
+func lineEvent(say func(string, ...any), fold *ReasoningFold, e loop.Event) {
 	who := ""
 	if e.Agent != "" {
 		who = e.Agent + ": "
+	}
+	if line, ok := fold.Observe(e); ok {
+		say("%s%s", who, line)
 	}
 	switch e.Type {
 	case loop.EventToolCall:

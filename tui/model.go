@@ -128,6 +128,10 @@ type Model struct {
 	models  []string
 	lastTPS float64
 	lastCtx float64
+	// retry is the latest retried model request (retry.go), shown in the
+	// status line until the model answers.
+	retry   *llm.Retry
+	retryAt time.Time
 	// slow is the latest extension over its time budget (slow.go), and
 	// slowSeen the ones seen in the turn.
 	slow     *slowExt
@@ -178,6 +182,7 @@ func New(ctx context.Context, eng *Engine) (*Model, error) {
 	m.input = newInput()
 	m.vp = viewport.New()
 	eng.SetFrontend(func(e loop.Event) { m.box.push(eventMsg{e}) }, approverFunc(m.box))
+	eng.setRetried(func(r llm.Retry) { m.box.push(retryMsg{r}) })
 	m.resize(m.width, m.height)
 	return m, nil
 }
@@ -289,6 +294,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return tea.Batch(append(cmds, m.box.next)...)
 	case eventMsg:
 		m.event(msg.e)
+		return nil
+	case retryMsg:
+		m.retried(msg.r)
 		return nil
 	case approvalMsg:
 		m.dialogs = append(m.dialogs, &dialog{req: msg.req, reply: msg.reply})

@@ -75,6 +75,10 @@ type turn struct {
 	// (Ollama streams a token a chunk) since the first one arrived.
 	chunks     int
 	firstChunk time.Time
+
+	// The model call's reasoning so far (shown folded: see reasoning.go).
+	think      strings.Builder
+	thinkStart time.Time
 }
 
 // turnDoneMsg ends a turn (pushed by its goroutine after the last event).
@@ -87,7 +91,8 @@ type turnDoneMsg struct {
 	command string
 }
 
-// toolRecord is a tool call kept for /expand and ctrl+o.
+// toolRecord is a tool call, or a model call's reasoning, kept for /expand
+// and ctrl+o.
 type toolRecord struct {
 	n          int
 	agent      string
@@ -95,6 +100,10 @@ type toolRecord struct {
 	result     string
 	err        string
 	done       bool
+	// thought is the reasoning of a record that holds one, and took how
+	// long it streamed.
+	thought string
+	took    time.Duration
 }
 
 // queued is work typed while a turn ran; it starts when the turn ends.
@@ -199,6 +208,10 @@ func (m *Model) event(e loop.Event) {
 	if e.Agent == "" {
 		m.liveStatus(e)
 	}
+	switch e.Type {
+	case loop.EventLLMChunk, loop.EventReasoning, loop.EventLLMReply:
+		m.retry = nil // the model answered
+	}
 	if e.Type == loop.EventOverBudget {
 		// A subordinate's slow extension slows the turn too.
 		m.overBudget(e)
@@ -218,6 +231,15 @@ func (m *Model) event(e loop.Event) {
 		return
 	}
 	switch e.Type {
+	case loop.EventLLMChunk, loop.EventLLMReply, loop.EventToolCall, loop.EventResponse, loop.EventIteration:
+		m.foldThinking()
+	}
+	switch e.Type {
+	case loop.EventReasoning:
+		if t.think.Len() == 0 {
+			t.thinkStart = m.now()
+		}
+		t.think.WriteString(e.Text)
 	case loop.EventIteration:
 		t.iteration = e.Iteration
 		t.reply.Reset()
@@ -537,6 +559,12 @@ func (m *Model) expand(n int) {
 	}
 	r := m.tools[n-1]
 	var b strings.Builder
+	if r.thought != "" {
+		fmt.Fprintf(&b, "%s\n", m.st.accent.Render(fmt.Sprintf("thought %d · %s", r.n, tenths(r.took))))
+		b.WriteString(m.st.dim.Render(indentBlock(r.thought, "  ")))
+		m.print(b.String())
+		return
+	}
 	who := ""
 	if r.agent != "" {
 		who = r.agent + ": "
@@ -574,6 +602,8 @@ func indentBlock(s, pad string) string {
 
 // turnDone ends the turn: what it left to say, then the next queued work.
 func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
+	m.foldThinking() // a reply cut short may leave its reasoning open
+	m.retry = nil
 	t := m.turn
 	m.turn = nil
 	if m.slow != nil {
@@ -819,6 +849,8 @@ func (m *Model) liveTurn() string {
 		status = t.sub + " is working…"
 	case t.tool != "" && t.tool != "response":
 		status = fmt.Sprintf("Running %s (%.1fs)", t.tool, m.now().Sub(t.toolStart).Seconds())
+	case t.reply.Len() == 0 && t.think.Len() > 0:
+		status = fmt.Sprintf("Thinking… %s chars", thousands(t.think.Len()))
 	case t.reply.Len() == 0:
 		status = "Thinking…"
 	default:

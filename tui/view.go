@@ -117,7 +117,7 @@ func (m *Model) bottomKey() string {
 	if len(m.plugins) > 0 {
 		plugins = &m.plugins[0]
 	}
-	fmt.Fprintf(&b, "%s|%t%t|%.3f|%.0f|%s|%s|%t%t|%p.%d", m.eng.Model(), m.boot.probeDone, m.boot.probeErr != nil,
+	fmt.Fprintf(&b, "%s|%s|%t%t|%.3f|%.0f|%s|%s|%t%t|%p.%d", m.retryStatus(), m.eng.Model(), m.boot.probeDone, m.boot.probeErr != nil,
 		m.lastCtx, m.lastTPS, m.eng.Mode(), sess, m.boot.hostDone, m.boot.hostErr != nil, plugins, len(m.plugins))
 	return b.String()
 }
@@ -218,6 +218,9 @@ func (m *Model) statusLine() string {
 		ctxSt = m.st.err
 	case fill >= 0.7:
 		ctxSt = m.st.warn
+	}
+	if r := m.retryStatus(); r != "" {
+		parts = append(parts, r)
 	}
 	parts = append(parts, ctxSt.Render(fmt.Sprintf("ctx %.0f%%", fill*100)))
 	if m.lastTPS > 0 {

@@ -42,6 +42,9 @@ type app struct {
 	mu sync.Mutex
 	// notify, when set, shows the operator a notice (a retried model request).
 	notify func(string)
+	// retried, when set, is told of each retried model request instead of
+	// notify (the terminal session shows them in its status line).
+	retried func(llm.Retry)
 }
 
 // setNotify sets where notices go.
@@ -251,9 +254,12 @@ func providerConfig(cfg config.Config, onRetry func(llm.Retry)) llm.Config {
 func (a *app) retryNotice(r llm.Retry) {
 	a.log.Warn("model request retried", "retry", r.String())
 	a.mu.Lock()
-	notify := a.notify
+	notify, retried := a.notify, a.retried
 	a.mu.Unlock()
-	if notify != nil {
+	switch {
+	case retried != nil:
+		retried(r)
+	case notify != nil:
 		notify(r.String())
 	}
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,6 +81,81 @@ replies:
 				}
 				return nil
 			})
+		})
+	}
+}
+
+// TestReasoningCLI: run -p folds the model's reasoning to one stderr line,
+// run --json writes it as reasoning events, and the answer is parsed without
+// it, whether the server separates the reasoning (Ollama's thinking,
+// reasoning_content) or leaves a <think> block in the text.
+func TestReasoningCLI(t *testing.T) {
+	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
+	const answer = `{"thoughts":["done"],"tool_name":"response","tool_args":{"text":"All done."}}`
+	scripts := map[string]string{
+		"think block": `model: thinker
+replies:
+  - content: "<think>\nSECRETPLAN answer briefly.\n</think>\n\n` + strings.ReplaceAll(answer, `"`, `\"`) + `"
+    chunk_size: 5
+`,
+		"reasoning field": `model: thinker
+replies:
+  - thinking: "SECRETPLAN answer briefly."
+    content: '` + answer + `'
+    chunk_size: 5
+`,
+	}
+	tests := []struct {
+		provider, script string
+		json             bool
+	}{
+		{"ollama", "think block", false},
+		{"openai", "reasoning field", false},
+		{"openai", "think block", true},
+		{"ollama", "reasoning field", true},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s %s json=%v", tt.provider, tt.script, tt.json), func(t *testing.T) {
+			script := filepath.Join(t.TempDir(), "think.yaml")
+			if err := os.WriteFile(script, []byte(scripts[tt.script]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv(config.EnvProvider, tt.provider)
+			args := []string{"run", "-p", "hello", "--model", "script:" + script}
+			if tt.json {
+				args = append(args, "--json")
+			}
+			stdout, stderr, code := runExo(t, exe, t.TempDir(), t.TempDir(), args...)
+			if code != 0 {
+				t.Fatalf("exit %d\nstderr:\n%s\nstdout:\n%s", code, stderr, stdout)
+			}
+			if !tt.json {
+				if strings.TrimSpace(stdout) != "All done." || strings.Contains(stdout+stderr, "SECRETPLAN") ||
+					!strings.Contains(stderr, "✻ Thought for ") || !strings.Contains(stderr, "26 chars (--json shows it)") {
+					t.Errorf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
+				}
+				return
+			}
+			var reasoning strings.Builder
+			replies := 0
+			for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+				var e struct{ Type, Text string }
+				if err := json.Unmarshal([]byte(line), &e); err != nil {
+					t.Fatalf("not a JSON line: %q", line)
+				}
+				switch e.Type {
+				case "reasoning":
+					reasoning.WriteString(e.Text)
+				case "llm_reply":
+					replies++
+					if e.Text != answer {
+						t.Errorf("llm_reply text %q, want %q", e.Text, answer)
+					}
+				}
+			}
+			if strings.TrimSpace(reasoning.String()) != "SECRETPLAN answer briefly." || replies != 1 || !strings.Contains(stdout, `"type":"response","time"`) {
+				t.Errorf("reasoning %q, %d replies:\n%s", reasoning.String(), replies, stdout)
+			}
 		})
 	}
 }

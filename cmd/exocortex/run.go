@@ -20,6 +20,7 @@ import (
 	"github.com/exocortex/exocortex/core/session"
 	"github.com/exocortex/exocortex/prompts"
 	"github.com/exocortex/exocortex/staging"
+	"github.com/exocortex/exocortex/tui"
 )
 
 // agentFlags are the flags shared by `run` and the operator session.
@@ -155,14 +156,17 @@ func newRunCmd() *cobra.Command {
 		Use:   "run -p PROMPT",
 		Short: "Run one monologue on a prompt and print the answer (the scripted entry point)",
 		Long: `Run one monologue: the agent works on PROMPT until it answers with the response
-tool or is stopped. The answer goes to stdout; plugin problems and notices to stderr.
+tool or is stopped. The answer goes to stdout; plugin problems, notices, retried
+model requests and the model's reasoning (folded to one line per stretch:
+"✻ Thought for 2.1s · 1,234 chars") to stderr.
 
 With --json, every event goes to stdout as one JSON object per line: first the
 model (type "model": provider, model, base_url), then hook calls
 (hook, extension, plugin, order, duration_us, keys read and written, error, and
 batch/batch_index when it shared a round trip), a hook_done per hook firing (its
 wall time and round_trips), model chunks and replies, tool calls and results,
-signals, and the final response. Every request is sized first: a budget event
+signals, the model's reasoning as it streams (type "reasoning", never part of
+the reply), and the final response. Every request is sized first: a budget event
 gives the window, each part's tokens (system prompt, tool documentation, blocks,
 summary, history) and what was left out and why; a compression event reports
 each history compression (messages summarised, method, summary); the last line
@@ -195,6 +199,18 @@ is a context event with the state of the context window (as /context shows it).`
 				a.setNotify(func(msg string) { _ = enc.Encode(loop.Event{Type: loop.EventNotice, Text: msg}) })
 			} else {
 				a.setNotify(func(msg string) { fmt.Fprintln(cmd.ErrOrStderr(), "notice:", msg) })
+				// The model's reasoning is one folded line on stderr per
+				// stretch; --json has it in full as reasoning events.
+				fold := tui.NewReasoningFold(nil)
+				observer = func(e loop.Event) {
+					if line, ok := fold.Observe(e); ok {
+						who := ""
+						if e.Agent != "" {
+							who = e.Agent + ": "
+						}
+						fmt.Fprintln(cmd.ErrOrStderr(), who+line+" (--json shows it)")
+					}
+				}
 			}
 			ctx := cmd.Context()
 			f.emitContext = showContext

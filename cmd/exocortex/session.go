@@ -184,6 +184,9 @@ func runSession(cmd *cobra.Command, f *sessionFlags) error {
 		a.setNotify(func(msg string) { fmt.Fprintln(cmd.ErrOrStderr(), "notice:", msg) })
 		return tui.LineMode(ctx, eng, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 	}
+	a.mu.Lock()
+	a.retried = eng.Retried
+	a.mu.Unlock()
 	// Libraries that log through the standard logger (go-plugin's broker, for
 	// one) would write over the screen: their lines go to the log file.
 	log.SetOutput(a.logFile)

@@ -45,8 +45,10 @@ type OpenAI struct {
 	keyEnv  string
 	keySet  bool
 	retries int
-	onRetry func(Retry)
-	usage   usageBox
+	// maxDelay caps a wait between retries (openai-go's default when 0).
+	maxDelay time.Duration
+	onRetry  func(Retry)
+	usage    usageBox
 
 	mu     sync.Mutex
 	ctxLen map[string]int // context lengths learnt from the server
@@ -92,7 +94,7 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	}
 	o := &OpenAI{
 		base: base, keyEnv: cfg.APIKeyEnv, keySet: cfg.APIKey != "",
-		retries: cfg.MaxRetries, onRetry: cfg.OnRetry, ctxLen: map[string]int{},
+		retries: cfg.MaxRetries, maxDelay: cfg.MaxRetryDelay, onRetry: cfg.OnRetry, ctxLen: map[string]int{},
 	}
 	switch {
 	case o.retries == 0:
@@ -169,8 +171,55 @@ func (o *OpenAI) observe(req *http.Request, next option.MiddlewareNext) (*http.R
 	default:
 		return res, err
 	}
+	delay, retried := retryDelay(res, attempt, o.maxDelay)
+	if !retried {
+		return res, err // the server asks for a longer wait than the cap: no retry
+	}
+	r.Delay = delay
 	o.onRetry(r)
 	return res, err
+}
+
+// openai-go's caps on one wait between retries when none is configured:
+// its own backoff's, and a server's Retry-After's.
+const (
+	defaultMaxRetryDelay      = 8 * time.Second
+	defaultMaxRetryAfterDelay = 2 * time.Minute
+)
+
+// retryDelay is the most openai-go waits before retrying attempt (from 0)
+// answered with res: the server's Retry-After-Ms or Retry-After (seconds or
+// a date) when it is within the cap, otherwise half a second doubled per
+// attempt, capped. retried is false when the server asks for more than the
+// cap, which openai-go does not wait for.
+func retryDelay(res *http.Response, attempt int, maxDelay time.Duration) (delay time.Duration, retried bool) {
+	afterCap := maxDelay
+	if afterCap <= 0 {
+		afterCap = defaultMaxRetryAfterDelay
+	}
+	if res != nil {
+		if v, err := strconv.ParseFloat(res.Header.Get("Retry-After-Ms"), 64); err == nil && v >= 0 {
+			d := time.Duration(v * float64(time.Millisecond))
+			return d, d <= afterCap
+		}
+		ra := res.Header.Get("Retry-After")
+		if v, err := strconv.ParseFloat(ra, 64); err == nil && v >= 0 {
+			d := time.Duration(v * float64(time.Second))
+			return d, d <= afterCap
+		}
+		if t, err := time.Parse(time.RFC1123, ra); err == nil {
+			d := max(0, time.Until(t))
+			return d, d <= afterCap
+		}
+	}
+	if maxDelay <= 0 {
+		maxDelay = defaultMaxRetryDelay
+	}
+	d := maxDelay
+	if attempt < 20 {
+		d = min(maxDelay, time.Duration(float64(500*time.Millisecond)*float64(int(1)<<attempt)))
+	}
+	return d, true
 }
 
 func mustPath(base string) string {

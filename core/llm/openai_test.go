@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -267,7 +268,8 @@ func TestOpenAIErrors(t *testing.T) {
 				t.Errorf("retries seen %v, want %d", retries, tt.retries)
 			}
 			for i, rt := range retries {
-				if rt.Attempt != i+1 || rt.Status < 429 || !strings.Contains(rt.String(), "retrying") || rt.Path != "chat/completions" {
+				if rt.Attempt != i+1 || rt.Status < 429 || !strings.Contains(rt.String(), "retrying in ≤") || rt.Path != "chat/completions" ||
+					rt.Delay > cfg.MaxRetryDelay || !strings.HasPrefix(rt.Short(), "retrying in ≤0.0s (HTTP ") || !strings.HasSuffix(rt.Short(), fmt.Sprintf(") %d/%d", i+1, rt.Of-1)) {
 					t.Errorf("retry %d = %+v (%s)", i, rt, rt)
 				}
 			}

@@ -86,18 +86,39 @@ type Retry struct {
 	Status int
 	// Err says what went wrong, without any credential.
 	Err string
+	// Delay is the most the client waits before the next attempt: the
+	// server's Retry-After when it sent one, otherwise the backoff for this
+	// attempt (the wait itself is jittered down by up to a quarter).
+	Delay time.Duration
 }
 
-// String reads like "HTTP 429 from http://127.0.0.1:1234/v1 (chat/completions), attempt 1 of 3; retrying".
+// String reads like "HTTP 429 from http://127.0.0.1:1234/v1 (chat/completions), attempt 1 of 3; retrying in ≤0.5s".
 func (r Retry) String() string {
-	what := r.Err
-	if r.Status != 0 {
-		what = fmt.Sprintf("HTTP %d", r.Status)
-		if r.Err != "" {
-			what += " (" + r.Err + ")"
-		}
+	return fmt.Sprintf("%s from %s (%s), attempt %d of %d; retrying in %s", r.what(), r.Address, r.Path, r.Attempt, r.Of, r.wait())
+}
+
+// Short is the retry for a status line: "retrying in ≤2s (HTTP 503) 1/3",
+// the last figures being this retry and how many there may be.
+func (r Retry) Short() string {
+	return fmt.Sprintf("retrying in %s (%s) %d/%d", r.wait(), r.what(), r.Attempt, r.Of-1)
+}
+
+func (r Retry) what() string {
+	if r.Status == 0 {
+		return r.Err
 	}
-	return fmt.Sprintf("%s from %s (%s), attempt %d of %d; retrying", what, r.Address, r.Path, r.Attempt, r.Of)
+	what := fmt.Sprintf("HTTP %d", r.Status)
+	if r.Err != "" {
+		what += ", " + r.Err
+	}
+	return what
+}
+
+func (r Retry) wait() string {
+	if r.Delay < time.Second {
+		return fmt.Sprintf("≤%.1fs", r.Delay.Seconds())
+	}
+	return "≤" + r.Delay.Round(100*time.Millisecond).String()
 }
 
 // usageBox keeps the last usage behind a mutex (Chat runs concurrently for
