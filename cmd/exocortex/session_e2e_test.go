@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/sdk/sdktest"
 )
 
@@ -490,5 +491,50 @@ func TestKilledMidStreamResumesAsShown(t *testing.T) {
 	scr = tm.waitFor("c", "bye · session")
 	if !strings.Contains(scr, "exocortex --resume ") {
 		t.Fatalf("the goodbye line does not say how to resume:\n%s", scr)
+	}
+}
+
+// TestReasoningAndRetryInTmux drives the real binary in a real terminal
+// against the scripted OpenAI-compatible server: a 503 is retried and the
+// retry shown, the model's reasoning (reasoning_content, then a <think>
+// block in the text) is one folded line each, and ctrl+o and /expand open it.
+func TestReasoningAndRetryInTmux(t *testing.T) {
+	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
+	home, work := t.TempDir(), t.TempDir()
+	tm := newTmux(t)
+	script, err := filepath.Abs(filepath.Join("testdata", "tui", "thinking.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	runner := filepath.Join(t.TempDir(), "run.sh")
+	sh := "#!/bin/sh\necho $$ > " + pidFile + "\ncd " + work + "\nexport EXOCORTEX_HOME=" + home + "\nexport " + config.EnvProvider + "=openai\nexec " + exe + ` "$@"` + "\n"
+	if err := os.WriteFile(runner, []byte(sh), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tm.run("new-session", "-d", "-s", "think", "-x", "110", "-y", "40", "sh "+runner+" --model script:"+script)
+	tm.track(pidFile)
+	tm.waitFor("think", "◆ Exocortex", "model    thinker", "✓ answered", "ctrl+d quit")
+
+	tm.typeLine("think", "first")
+	tm.waitFor("think", "↻ retrying in ≤0.5s (HTTP 503) 1/3", "✻ Thought for", "(ctrl+o or /expand 1)", "First answer after thinking.")
+	tm.typeLine("think", "second")
+	scr := tm.waitFor("think", "(ctrl+o or /expand 2)", "Second answer, think block folded.")
+	if strings.Contains(scr, "SECRET") || strings.Contains(scr, "<think>") {
+		t.Fatalf("the reasoning is shown unfolded:\n%s", scr)
+	}
+	tm.keys("think", "C-o")
+	tm.waitFor("think", "thought 2 ·", "SECRETTWO this one reasons in the text.")
+	tm.typeLine("think", "/expand 1")
+	tm.waitFor("think", "thought 1 ·", "SECRETPLAN the operator wants the first answer; keep it short.")
+	tm.keys("think", "C-d")
+	if status := tm.paneDead("think"); status != 0 {
+		t.Fatalf("exit status %d after ctrl+d; the pane:\n%s", status, tm.screen("think"))
+	}
+	files, _ := filepath.Glob(filepath.Join(home, "sessions", "*.jsonl"))
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err != nil || bytes.Contains(b, []byte("SECRET")) {
+			t.Errorf("the session file %s keeps the reasoning (%v)", f, err)
+		}
 	}
 }
