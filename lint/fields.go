@@ -19,7 +19,7 @@ func (c *checker) requestFields() {
 		in, _ := hooks.Of(e.Spec.GetHook())
 		if e.Spec.GetReadsHistory() && !in.CarriesHistory {
 			c.add(Finding{Code: "EXO117", Severity: Warning, Plugin: e.Plugin.Name, Extension: e.Name,
-				Message: fmt.Sprintf("extension %s of plugin %s declares reads_history at %s, whose requests carry no history: only message_loop_prompts_before, message_loop_prompts_after and monologue_end (history) and before_main_llm_call (prompt) do; it gets the recent messages in its context like every extension", e.Name, e.Plugin.Name, e.Hook.Name),
+				Message: fmt.Sprintf("extension %s of plugin %s declares reads_history at %s, whose requests carry no history: only message_loop_prompts_before, message_loop_prompts_after and monologue_end (history) and before_main_llm_call and chat_model_call_before (prompt) do; it gets the recent messages in its context like every extension", e.Name, e.Plugin.Name, e.Hook.Name),
 				Fix:     "drop reads_history from the declaration at " + e.Hook.Name})
 		}
 		if e.Spec.GetReadsPrompt() && !in.ThreadsPrompt {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -28,14 +29,14 @@ func (s *server) RunBatch(ctx context.Context, req *exocortexv1.BatchRequest) (*
 	if fd == nil {
 		return nil, status.Errorf(codes.InvalidArgument, "plugin %q: a batch without a hook request", s.b.manifest.Plugin)
 	}
-	hook := exocortexv1.Hook(fd.Number())
+	hook := batchHook(fd)
 	run := s.hookMethod(hook)
 	if run == nil {
-		return nil, status.Errorf(codes.InvalidArgument, "plugin %q: a batch for unknown hook %d", s.b.manifest.Plugin, fd.Number())
+		return nil, status.Errorf(codes.InvalidArgument, "plugin %q: a batch for unknown hook %s (field %d)", s.b.manifest.Plugin, fd.Name(), fd.Number())
 	}
 	base := rm.Get(fd).Message().Interface()
 	calls := req.GetCalls()
-	resultField := (&exocortexv1.BatchResult{}).ProtoReflect().Descriptor().Fields().ByNumber(fd.Number())
+	resultField := (&exocortexv1.BatchResult{}).ProtoReflect().Descriptor().Fields().ByName(fd.Name())
 
 	// The host includes the conversation, and the prompt so far, when any
 	// extension of the batch reads it; the others get the request without it, as
@@ -220,6 +221,13 @@ func changesOf(m protoreflect.Message) *exocortexv1.StateChanges {
 	return m.Get(fd).Message().Interface().(*exocortexv1.StateChanges)
 }
 
+// batchHook is the hook whose request or response a BatchRequest or
+// BatchResult field holds: the field is named for the hook (its number is the
+// hook's only up to 15).
+func batchHook(fd protoreflect.FieldDescriptor) exocortexv1.Hook {
+	return exocortexv1.Hook(exocortexv1.Hook_value["HOOK_"+strings.ToUpper(string(fd.Name()))])
+}
+
 // hookMethod is the server's method for hook, taking and returning the hook's
 // own messages.
 func (s *server) hookMethod(hook exocortexv1.Hook) func(context.Context, proto.Message) (proto.Message, error) {
@@ -254,6 +262,26 @@ func (s *server) hookMethod(hook exocortexv1.Hook) func(context.Context, proto.M
 		return method(s.MessageLoopEnd)
 	case exocortexv1.Hook_HOOK_MONOLOGUE_END:
 		return method(s.MonologueEnd)
+	case exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_BEFORE:
+		return method(s.ChatModelCallBefore)
+	case exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_AFTER:
+		return method(s.ChatModelCallAfter)
+	case exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_BEFORE:
+		return method(s.UtilModelCallBefore)
+	case exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_AFTER:
+		return method(s.UtilModelCallAfter)
+	case exocortexv1.Hook_HOOK_REASONING_STREAM_CHUNK:
+		return method(s.ReasoningStreamChunk)
+	case exocortexv1.Hook_HOOK_REASONING_STREAM:
+		return method(s.ReasoningStream)
+	case exocortexv1.Hook_HOOK_REASONING_STREAM_END:
+		return method(s.ReasoningStreamEnd)
+	case exocortexv1.Hook_HOOK_RESPONSE_STREAM:
+		return method(s.ResponseStream)
+	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_EXCEPTION:
+		return method(s.MessageLoopException)
+	case exocortexv1.Hook_HOOK_PROCESS_CHAIN_END:
+		return method(s.ProcessChainEnd)
 	}
 	return nil
 }

@@ -86,7 +86,11 @@
 // MessageLoopStartHook, MessageLoopPromptsBeforeHook, SystemPromptHook,
 // MessageLoopPromptsAfterHook, BeforeMainLLMCallHook, ResponseStreamChunkHook,
 // ResponseStreamEndHook, ErrorFormatHook, ToolExecuteBeforeHook,
-// ToolExecuteAfterHook, MessageLoopEndHook and MonologueEndHook. Each method takes
+// ToolExecuteAfterHook, MessageLoopEndHook and MonologueEndHook, and Agent Zero
+// v1.7's model-side points: ChatModelCallBeforeHook, ChatModelCallAfterHook,
+// UtilModelCallBeforeHook, UtilModelCallAfterHook, ReasoningStreamChunkHook,
+// ReasoningStreamHook, ReasoningStreamEndHook, ResponseStreamHook,
+// MessageLoopExceptionHook and ProcessChainEndHook. Each method takes
 // the hook's request message and returns its response message; the types fix what an
 // extension may see and change there. A nil response (with a nil error) means "no
 // change". The SDK fills in the response's changes field itself, from the Call (a

@@ -91,6 +91,56 @@ type MonologueEndHook interface {
 	MonologueEnd(ctx context.Context, c *Call, req *exocortexv1.MonologueEndRequest) (*exocortexv1.MonologueEndResponse, error)
 }
 
+// ChatModelCallBeforeHook runs just before the main model is called, with the request as it is sent: state work only.
+type ChatModelCallBeforeHook interface {
+	ChatModelCallBefore(ctx context.Context, c *Call, req *exocortexv1.ChatModelCallBeforeRequest) (*exocortexv1.ChatModelCallBeforeResponse, error)
+}
+
+// ChatModelCallAfterHook runs when the main model has answered, before the reply is parsed; it may replace the reply's text.
+type ChatModelCallAfterHook interface {
+	ChatModelCallAfter(ctx context.Context, c *Call, req *exocortexv1.ChatModelCallAfterRequest) (*exocortexv1.ChatModelCallAfterResponse, error)
+}
+
+// UtilModelCallBeforeHook runs before a utility model call (history compression's summary); it may rewrite that call's system and user messages.
+type UtilModelCallBeforeHook interface {
+	UtilModelCallBefore(ctx context.Context, c *Call, req *exocortexv1.UtilModelCallBeforeRequest) (*exocortexv1.UtilModelCallBeforeResponse, error)
+}
+
+// UtilModelCallAfterHook runs when the utility model has answered; it may replace the answer.
+type UtilModelCallAfterHook interface {
+	UtilModelCallAfter(ctx context.Context, c *Call, req *exocortexv1.UtilModelCallAfterRequest) (*exocortexv1.UtilModelCallAfterResponse, error)
+}
+
+// ReasoningStreamChunkHook runs for each streamed piece of the model's reasoning.
+type ReasoningStreamChunkHook interface {
+	ReasoningStreamChunk(ctx context.Context, c *Call, req *exocortexv1.ReasoningStreamChunkRequest) (*exocortexv1.ReasoningStreamChunkResponse, error)
+}
+
+// ReasoningStreamHook runs with the reasoning so far, after each reasoning_stream_chunk.
+type ReasoningStreamHook interface {
+	ReasoningStream(ctx context.Context, c *Call, req *exocortexv1.ReasoningStreamRequest) (*exocortexv1.ReasoningStreamResponse, error)
+}
+
+// ReasoningStreamEndHook runs when the model's call is over, with its whole reasoning.
+type ReasoningStreamEndHook interface {
+	ReasoningStreamEnd(ctx context.Context, c *Call, req *exocortexv1.ReasoningStreamEndRequest) (*exocortexv1.ReasoningStreamEndResponse, error)
+}
+
+// ResponseStreamHook runs with the reply so far, after each response_stream_chunk.
+type ResponseStreamHook interface {
+	ResponseStream(ctx context.Context, c *Call, req *exocortexv1.ResponseStreamRequest) (*exocortexv1.ResponseStreamResponse, error)
+}
+
+// MessageLoopExceptionHook runs when an iteration fails with an error; it may mark it handled.
+type MessageLoopExceptionHook interface {
+	MessageLoopException(ctx context.Context, c *Call, req *exocortexv1.MessageLoopExceptionRequest) (*exocortexv1.MessageLoopExceptionResponse, error)
+}
+
+// ProcessChainEndHook runs when the top-level monologue's chain is finished, after monologue_end.
+type ProcessChainEndHook interface {
+	ProcessChainEnd(ctx context.Context, c *Call, req *exocortexv1.ProcessChainEndRequest) (*exocortexv1.ProcessChainEndResponse, error)
+}
+
 // hookDef ties a protocol hook to the Go interface that handles it.
 type hookDef struct {
 	hook       exocortexv1.Hook
@@ -118,6 +168,16 @@ func hookDefs() []hookDef {
 		{exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER, is[ToolExecuteAfterHook]},
 		{exocortexv1.Hook_HOOK_MESSAGE_LOOP_END, is[MessageLoopEndHook]},
 		{exocortexv1.Hook_HOOK_MONOLOGUE_END, is[MonologueEndHook]},
+		{exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_BEFORE, is[ChatModelCallBeforeHook]},
+		{exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_AFTER, is[ChatModelCallAfterHook]},
+		{exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_BEFORE, is[UtilModelCallBeforeHook]},
+		{exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_AFTER, is[UtilModelCallAfterHook]},
+		{exocortexv1.Hook_HOOK_REASONING_STREAM_CHUNK, is[ReasoningStreamChunkHook]},
+		{exocortexv1.Hook_HOOK_REASONING_STREAM, is[ReasoningStreamHook]},
+		{exocortexv1.Hook_HOOK_REASONING_STREAM_END, is[ReasoningStreamEndHook]},
+		{exocortexv1.Hook_HOOK_RESPONSE_STREAM, is[ResponseStreamHook]},
+		{exocortexv1.Hook_HOOK_MESSAGE_LOOP_EXCEPTION, is[MessageLoopExceptionHook]},
+		{exocortexv1.Hook_HOOK_PROCESS_CHAIN_END, is[ProcessChainEndHook]},
 	}
 }
 

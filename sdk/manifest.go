@@ -338,7 +338,8 @@ func timeoutMs(d time.Duration) uint32 {
 func readsHistoryAt(hook exocortexv1.Hook) bool {
 	switch hook {
 	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER,
-		exocortexv1.Hook_HOOK_MONOLOGUE_END, exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL:
+		exocortexv1.Hook_HOOK_MONOLOGUE_END, exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL,
+		exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_BEFORE:
 		return true
 	}
 	return false

@@ -98,3 +98,63 @@ func (s *server) MonologueEnd(ctx context.Context, req *exocortexv1.MonologueEnd
 		return e.(MonologueEndHook).MonologueEnd(ctx, c, req)
 	})
 }
+
+func (s *server) ChatModelCallBefore(ctx context.Context, req *exocortexv1.ChatModelCallBeforeRequest) (*exocortexv1.ChatModelCallBeforeResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_BEFORE, req, func(e Extension, c *Call) (*exocortexv1.ChatModelCallBeforeResponse, error) {
+		return e.(ChatModelCallBeforeHook).ChatModelCallBefore(ctx, c, req)
+	})
+}
+
+func (s *server) ChatModelCallAfter(ctx context.Context, req *exocortexv1.ChatModelCallAfterRequest) (*exocortexv1.ChatModelCallAfterResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_AFTER, req, func(e Extension, c *Call) (*exocortexv1.ChatModelCallAfterResponse, error) {
+		return e.(ChatModelCallAfterHook).ChatModelCallAfter(ctx, c, req)
+	})
+}
+
+func (s *server) UtilModelCallBefore(ctx context.Context, req *exocortexv1.UtilModelCallBeforeRequest) (*exocortexv1.UtilModelCallBeforeResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_BEFORE, req, func(e Extension, c *Call) (*exocortexv1.UtilModelCallBeforeResponse, error) {
+		return e.(UtilModelCallBeforeHook).UtilModelCallBefore(ctx, c, req)
+	})
+}
+
+func (s *server) UtilModelCallAfter(ctx context.Context, req *exocortexv1.UtilModelCallAfterRequest) (*exocortexv1.UtilModelCallAfterResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_AFTER, req, func(e Extension, c *Call) (*exocortexv1.UtilModelCallAfterResponse, error) {
+		return e.(UtilModelCallAfterHook).UtilModelCallAfter(ctx, c, req)
+	})
+}
+
+func (s *server) ReasoningStreamChunk(ctx context.Context, req *exocortexv1.ReasoningStreamChunkRequest) (*exocortexv1.ReasoningStreamChunkResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_REASONING_STREAM_CHUNK, req, func(e Extension, c *Call) (*exocortexv1.ReasoningStreamChunkResponse, error) {
+		return e.(ReasoningStreamChunkHook).ReasoningStreamChunk(ctx, c, req)
+	})
+}
+
+func (s *server) ReasoningStream(ctx context.Context, req *exocortexv1.ReasoningStreamRequest) (*exocortexv1.ReasoningStreamResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_REASONING_STREAM, req, func(e Extension, c *Call) (*exocortexv1.ReasoningStreamResponse, error) {
+		return e.(ReasoningStreamHook).ReasoningStream(ctx, c, req)
+	})
+}
+
+func (s *server) ReasoningStreamEnd(ctx context.Context, req *exocortexv1.ReasoningStreamEndRequest) (*exocortexv1.ReasoningStreamEndResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_REASONING_STREAM_END, req, func(e Extension, c *Call) (*exocortexv1.ReasoningStreamEndResponse, error) {
+		return e.(ReasoningStreamEndHook).ReasoningStreamEnd(ctx, c, req)
+	})
+}
+
+func (s *server) ResponseStream(ctx context.Context, req *exocortexv1.ResponseStreamRequest) (*exocortexv1.ResponseStreamResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_RESPONSE_STREAM, req, func(e Extension, c *Call) (*exocortexv1.ResponseStreamResponse, error) {
+		return e.(ResponseStreamHook).ResponseStream(ctx, c, req)
+	})
+}
+
+func (s *server) MessageLoopException(ctx context.Context, req *exocortexv1.MessageLoopExceptionRequest) (*exocortexv1.MessageLoopExceptionResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_MESSAGE_LOOP_EXCEPTION, req, func(e Extension, c *Call) (*exocortexv1.MessageLoopExceptionResponse, error) {
+		return e.(MessageLoopExceptionHook).MessageLoopException(ctx, c, req)
+	})
+}
+
+func (s *server) ProcessChainEnd(ctx context.Context, req *exocortexv1.ProcessChainEndRequest) (*exocortexv1.ProcessChainEndResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_PROCESS_CHAIN_END, req, func(e Extension, c *Call) (*exocortexv1.ProcessChainEndResponse, error) {
+		return e.(ProcessChainEndHook).ProcessChainEnd(ctx, c, req)
+	})
+}

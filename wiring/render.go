@@ -193,7 +193,7 @@ func renderExtensionTable(w writer, exts []*Extension) {
 }
 
 // historyField names what reads_history gives the extension at its hook
-// ("history", or "prompt" at before_main_llm_call), or "" when it is not
+// ("history", or "prompt" at before_main_llm_call and chat_model_call_before), or "" when it is not
 // declared or the hook's request carries neither.
 func historyField(e *Extension) string {
 	if !e.Spec.GetReadsHistory() {
@@ -202,7 +202,7 @@ func historyField(e *Extension) string {
 	switch e.Spec.GetHook() {
 	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER, exocortexv1.Hook_HOOK_MONOLOGUE_END:
 		return "history"
-	case exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL:
+	case exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL, exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_BEFORE:
 		return "prompt"
 	}
 	return ""

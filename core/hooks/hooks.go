@@ -81,8 +81,45 @@ type Info struct {
 // loop looks them up on hot paths.
 var table = sync.OnceValue(build)
 
-// All returns every hook in firing order (the Hook enum's order), in a new slice.
+// All returns every hook in firing order, in a new slice: the order in which
+// the hooks first fire in a monologue (firingOrder), which for the first fifteen
+// is the Hook enum's.
 func All() []Info { return slices.Clone(table()) }
+
+// firingOrder lists the hooks in the order core/loop first fires them in a
+// monologue. The Hook enum's numbers follow it up to monologue_end (15); hooks
+// added later are numbered as they were added, so their place is given here.
+// A hook missing here (one added to the protocol and not yet placed) comes last.
+func firingOrder() []exocortexv1.Hook {
+	return []exocortexv1.Hook{
+		exocortexv1.Hook_HOOK_AGENT_INIT,
+		exocortexv1.Hook_HOOK_MONOLOGUE_START,
+		exocortexv1.Hook_HOOK_HIST_ADD_BEFORE,
+		exocortexv1.Hook_HOOK_MESSAGE_LOOP_START,
+		// History compression's summary, before the prompt is assembled.
+		exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_BEFORE,
+		exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_AFTER,
+		exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE,
+		exocortexv1.Hook_HOOK_SYSTEM_PROMPT,
+		exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER,
+		exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL,
+		exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_BEFORE,
+		exocortexv1.Hook_HOOK_REASONING_STREAM_CHUNK,
+		exocortexv1.Hook_HOOK_REASONING_STREAM,
+		exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK,
+		exocortexv1.Hook_HOOK_RESPONSE_STREAM,
+		exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_AFTER,
+		exocortexv1.Hook_HOOK_REASONING_STREAM_END,
+		exocortexv1.Hook_HOOK_RESPONSE_STREAM_END,
+		exocortexv1.Hook_HOOK_ERROR_FORMAT,
+		exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE,
+		exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER,
+		exocortexv1.Hook_HOOK_MESSAGE_LOOP_EXCEPTION,
+		exocortexv1.Hook_HOOK_MESSAGE_LOOP_END,
+		exocortexv1.Hook_HOOK_MONOLOGUE_END,
+		exocortexv1.Hook_HOOK_PROCESS_CHAIN_END,
+	}
+}
 
 func build() []Info {
 	enum := exocortexv1.Hook(0).Descriptor().Values()
@@ -113,6 +150,17 @@ func build() []Info {
 			Response:       m.Output(),
 		})
 	}
+	pos := map[exocortexv1.Hook]int{}
+	for i, h := range firingOrder() {
+		pos[h] = i + 1
+	}
+	place := func(h exocortexv1.Hook) int {
+		if p, ok := pos[h]; ok {
+			return p
+		}
+		return len(pos) + int(h) // not placed yet: after the placed ones, by number
+	}
+	slices.SortStableFunc(out, func(a, b Info) int { return place(a.Hook) - place(b.Hook) })
 	return out
 }
 
@@ -172,7 +220,8 @@ func stageOf(h exocortexv1.Hook) Stage {
 	switch h {
 	case exocortexv1.Hook_HOOK_AGENT_INIT:
 		return PerSession
-	case exocortexv1.Hook_HOOK_MONOLOGUE_START, exocortexv1.Hook_HOOK_MONOLOGUE_END:
+	case exocortexv1.Hook_HOOK_MONOLOGUE_START, exocortexv1.Hook_HOOK_MONOLOGUE_END,
+		exocortexv1.Hook_HOOK_PROCESS_CHAIN_END:
 		return PerMonologue
 	case exocortexv1.Hook_HOOK_HIST_ADD_BEFORE:
 		return PerMessage

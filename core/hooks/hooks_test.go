@@ -10,10 +10,13 @@ import (
 func TestAllInFiringOrder(t *testing.T) {
 	want := []string{
 		"agent_init", "monologue_start", "hist_add_before", "message_loop_start",
+		"util_model_call_before", "util_model_call_after",
 		"message_loop_prompts_before", "system_prompt", "message_loop_prompts_after",
-		"before_main_llm_call", "response_stream_chunk", "response_stream_end",
+		"before_main_llm_call", "chat_model_call_before",
+		"reasoning_stream_chunk", "reasoning_stream", "response_stream_chunk", "response_stream",
+		"chat_model_call_after", "reasoning_stream_end", "response_stream_end",
 		"error_format", "tool_execute_before", "tool_execute_after",
-		"message_loop_end", "monologue_end",
+		"message_loop_exception", "message_loop_end", "monologue_end", "process_chain_end",
 	}
 	all := All()
 	if len(all) != len(want) {
@@ -50,6 +53,11 @@ func TestLookup(t *testing.T) {
 		{"hist_add_before", "HistAddBefore", PerMessage, true},
 		{"monologue_end", "MonologueEnd", PerMonologue, true},
 		{"agent_init", "AgentInit", PerSession, true},
+		{"chat_model_call_after", "ChatModelCallAfter", PerIteration, true},
+		{"util_model_call_before", "UtilModelCallBefore", PerIteration, true},
+		{"reasoning_stream_chunk", "ReasoningStreamChunk", PerIteration, true},
+		{"message_loop_exception", "MessageLoopException", PerIteration, true},
+		{"process_chain_end", "ProcessChainEnd", PerMonologue, true},
 		{"no_such_hook", "", 0, false},
 	}
 	for _, tt := range tests {
@@ -72,6 +80,9 @@ func TestFeedsNext(t *testing.T) {
 		"message_loop_prompts_after": {"prompt_blocks"},
 		"tool_execute_before":        {"args_json"},
 		"tool_execute_after":         {"annotations", "content"},
+		"util_model_call_before":     {"system", "message"},
+		"util_model_call_after":      {"response"},
+		"chat_model_call_after":      {"response"},
 	}
 	for _, in := range All() {
 		var got []string
@@ -96,7 +107,7 @@ func TestDeclaredFields(t *testing.T) {
 			prompt = append(prompt, in.Name)
 		}
 	}
-	if got, want := strings.Join(history, ","), "message_loop_prompts_before,message_loop_prompts_after,before_main_llm_call,monologue_end"; got != want {
+	if got, want := strings.Join(history, ","), "message_loop_prompts_before,message_loop_prompts_after,before_main_llm_call,chat_model_call_before,monologue_end"; got != want {
 		t.Errorf("history at %s, want %s", got, want)
 	}
 	if got, want := strings.Join(prompt, ","), "system_prompt,message_loop_prompts_after"; got != want {

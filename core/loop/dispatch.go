@@ -110,9 +110,10 @@ func settle[Resp changer](
 }
 
 // batchField is the field of a BatchRequest or BatchResult oneof that holds
-// hook's message (its number is the hook's).
+// hook's message: it is named for the hook (its number is the hook's only up to
+// 15, since 16 and 17 were taken when hooks were added).
 func batchField(m protoreflect.Message, hook exocortexv1.Hook) protoreflect.FieldDescriptor {
-	return m.Descriptor().Fields().ByNumber(protoreflect.FieldNumber(hook))
+	return m.Descriptor().Fields().ByName(protoreflect.Name(hooks.Name(hook)))
 }
 
 // stateOnly reports whether a hook response sets nothing but its state changes:

@@ -578,6 +578,83 @@ func hookCases() []hookCase {
 					t.Errorf("notices %q", n)
 				}
 			}},
+		{exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_BEFORE,
+			func(ctx context.Context, e *host.Extension, hc *exocortexv1.HookCall) (proto.Message, error) {
+				return invoke(ctx, e, &exocortexv1.ChatModelCallBeforeRequest{Call: hc, Iteration: 3, Model: "m", Prompt: msgs(3), NumCtx: 8192, Tools: []string{"response"}},
+					exocortexv1.PluginClient.ChatModelCallBefore)
+			}, nil},
+		{exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_AFTER,
+			func(ctx context.Context, e *host.Extension, hc *exocortexv1.HookCall) (proto.Message, error) {
+				return invoke(ctx, e, &exocortexv1.ChatModelCallAfterRequest{Call: hc, Iteration: 3, Model: "m", Response: "{}", Reasoning: "hm"},
+					exocortexv1.PluginClient.ChatModelCallAfter)
+			},
+			func(t *testing.T, r proto.Message) {
+				if got := r.(*exocortexv1.ChatModelCallAfterResponse).Response; got == nil || *got != `{} (after m, thought "hm")` {
+					t.Errorf("response %v", got)
+				}
+			}},
+		{exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_BEFORE,
+			func(ctx context.Context, e *host.Extension, hc *exocortexv1.HookCall) (proto.Message, error) {
+				return invoke(ctx, e, &exocortexv1.UtilModelCallBeforeRequest{Call: hc, Purpose: "compress_history", Model: "u", System: "Summarise.", Message: "a: b"},
+					exocortexv1.PluginClient.UtilModelCallBefore)
+			},
+			func(t *testing.T, r proto.Message) {
+				resp := r.(*exocortexv1.UtilModelCallBeforeResponse)
+				if resp.GetSystem() != "Summarise. Be terse." || resp.GetMessage() != "compress_history: a: b" {
+					t.Errorf("got %v", resp)
+				}
+			}},
+		{exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_AFTER,
+			func(ctx context.Context, e *host.Extension, hc *exocortexv1.HookCall) (proto.Message, error) {
+				return invoke(ctx, e, &exocortexv1.UtilModelCallAfterRequest{Call: hc, Purpose: "compress_history", Response: "- b"},
+					exocortexv1.PluginClient.UtilModelCallAfter)
+			},
+			func(t *testing.T, r proto.Message) {
+				if got := r.(*exocortexv1.UtilModelCallAfterResponse).Response; got == nil || *got != "- B" {
+					t.Errorf("response %v, want - B", got)
+				}
+			}},
+		{exocortexv1.Hook_HOOK_REASONING_STREAM_CHUNK,
+			func(ctx context.Context, e *host.Extension, hc *exocortexv1.HookCall) (proto.Message, error) {
+				return invoke(ctx, e, &exocortexv1.ReasoningStreamChunkRequest{Call: hc, Delta: "ink", Text: "I think"},
+					exocortexv1.PluginClient.ReasoningStreamChunk)
+			},
+			func(t *testing.T, r proto.Message) {
+				if d := r.(*exocortexv1.ReasoningStreamChunkResponse).Display; d == nil || *d != "***|I think" {
+					t.Errorf("display %v, want ***|I think", d)
+				}
+			}},
+		{exocortexv1.Hook_HOOK_REASONING_STREAM,
+			func(ctx context.Context, e *host.Extension, hc *exocortexv1.HookCall) (proto.Message, error) {
+				return invoke(ctx, e, &exocortexv1.ReasoningStreamRequest{Call: hc, Text: "I think"}, exocortexv1.PluginClient.ReasoningStream)
+			}, nil},
+		{exocortexv1.Hook_HOOK_REASONING_STREAM_END,
+			func(ctx context.Context, e *host.Extension, hc *exocortexv1.HookCall) (proto.Message, error) {
+				return invoke(ctx, e, &exocortexv1.ReasoningStreamEndRequest{Call: hc, Text: "so"}, exocortexv1.PluginClient.ReasoningStreamEnd)
+			},
+			func(t *testing.T, r proto.Message) {
+				if d := r.(*exocortexv1.ReasoningStreamEndResponse).Display; d == nil || *d != "thought:so" {
+					t.Errorf("display %v, want thought:so", d)
+				}
+			}},
+		{exocortexv1.Hook_HOOK_RESPONSE_STREAM,
+			func(ctx context.Context, e *host.Extension, hc *exocortexv1.HookCall) (proto.Message, error) {
+				return invoke(ctx, e, &exocortexv1.ResponseStreamRequest{Call: hc, Text: `{"tool_name"`}, exocortexv1.PluginClient.ResponseStream)
+			}, nil},
+		{exocortexv1.Hook_HOOK_MESSAGE_LOOP_EXCEPTION,
+			func(ctx context.Context, e *host.Extension, hc *exocortexv1.HookCall) (proto.Message, error) {
+				return invoke(ctx, e, &exocortexv1.MessageLoopExceptionRequest{Call: hc, Iteration: 2, Error: "model m: refused", Stage: "model"},
+					exocortexv1.PluginClient.MessageLoopException)
+			},
+			func(t *testing.T, r proto.Message) {
+				if !r.(*exocortexv1.MessageLoopExceptionResponse).GetHandled() {
+					t.Error("a model error is not handled")
+				}
+			}},
+		{exocortexv1.Hook_HOOK_PROCESS_CHAIN_END,
+			func(ctx context.Context, e *host.Extension, hc *exocortexv1.HookCall) (proto.Message, error) {
+				return invoke(ctx, e, &exocortexv1.ProcessChainEndRequest{Call: hc, FinalResponse: "bye", Iterations: 2}, exocortexv1.PluginClient.ProcessChainEnd)
+			}, nil},
 	}
 }
 

@@ -437,6 +437,26 @@ func hookRequest(hook exocortexv1.Hook, call *exocortexv1.HookCall) proto.Messag
 		return &exocortexv1.MessageLoopEndRequest{Call: call, Iteration: 1}
 	case exocortexv1.Hook_HOOK_MONOLOGUE_END:
 		return &exocortexv1.MonologueEndRequest{Call: call, FinalResponse: "hi"}
+	case exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_BEFORE:
+		return &exocortexv1.ChatModelCallBeforeRequest{Call: call, Iteration: 1, Model: "m", NumCtx: 8192, PromptTokens: 100}
+	case exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_AFTER:
+		return &exocortexv1.ChatModelCallAfterRequest{Call: call, Iteration: 1, Model: "m", Response: "{}"}
+	case exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_BEFORE:
+		return &exocortexv1.UtilModelCallBeforeRequest{Call: call, Iteration: 1, Purpose: "compress_history", Model: "u", System: "Summarise.", Message: "a: b"}
+	case exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_AFTER:
+		return &exocortexv1.UtilModelCallAfterRequest{Call: call, Iteration: 1, Purpose: "compress_history", Model: "u", Response: "- b"}
+	case exocortexv1.Hook_HOOK_REASONING_STREAM_CHUNK:
+		return &exocortexv1.ReasoningStreamChunkRequest{Call: call, Delta: "hm", Text: "hm"}
+	case exocortexv1.Hook_HOOK_REASONING_STREAM:
+		return &exocortexv1.ReasoningStreamRequest{Call: call, Text: "hm"}
+	case exocortexv1.Hook_HOOK_REASONING_STREAM_END:
+		return &exocortexv1.ReasoningStreamEndRequest{Call: call, Text: "hm"}
+	case exocortexv1.Hook_HOOK_RESPONSE_STREAM:
+		return &exocortexv1.ResponseStreamRequest{Call: call, Text: "{"}
+	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_EXCEPTION:
+		return &exocortexv1.MessageLoopExceptionRequest{Call: call, Iteration: 1, Error: "model m: connection refused", Stage: "model"}
+	case exocortexv1.Hook_HOOK_PROCESS_CHAIN_END:
+		return &exocortexv1.ProcessChainEndRequest{Call: call, FinalResponse: "hi", Iterations: 1}
 	}
 	return nil
 }
@@ -446,7 +466,7 @@ func hookRequest(hook exocortexv1.Hook, call *exocortexv1.HookCall) proto.Messag
 func batchRequest(hook exocortexv1.Hook, req proto.Message, calls []*exocortexv1.HookCall) *exocortexv1.BatchRequest {
 	out := &exocortexv1.BatchRequest{Calls: calls}
 	m := out.ProtoReflect()
-	fd := m.Descriptor().Fields().ByNumber(protoreflect.FieldNumber(hook))
+	fd := m.Descriptor().Fields().ByName(hookField(hook))
 	if fd == nil || fd.ContainingOneof() == nil || fd.Message() != req.ProtoReflect().Descriptor() {
 		panic(fmt.Sprintf("conformance: %s is not the request of hook %v", req.ProtoReflect().Descriptor().FullName(), hook))
 	}
@@ -462,7 +482,7 @@ func batchRequest(hook exocortexv1.Hook, req proto.Message, calls []*exocortexv1
 func batchResponseOf(res *exocortexv1.BatchResult, hook exocortexv1.Hook) proto.Message {
 	m := res.ProtoReflect()
 	fd := m.WhichOneof(m.Descriptor().Oneofs().ByName("response"))
-	if fd == nil || fd.Number() != protoreflect.FieldNumber(hook) {
+	if fd == nil || fd.Name() != hookField(hook) {
 		return nil
 	}
 	return m.Get(fd).Message().Interface()
@@ -505,4 +525,10 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// hookField is the name of the BatchRequest and BatchResult field that holds
+// hook's message: the hook's snake_case name.
+func hookField(hook exocortexv1.Hook) protoreflect.Name {
+	return protoreflect.Name(strings.ToLower(strings.TrimPrefix(hook.String(), "HOOK_")))
 }

@@ -1890,6 +1890,1267 @@ func (x *MonologueEndResponse) GetNotices() []string {
 	return nil
 }
 
+// chat_model_call_before: the main model is about to be called, after
+// before_main_llm_call, with the request exactly as it is sent. State work only:
+// the prompt is final (add text at message_loop_prompts_after).
+type ChatModelCallBeforeRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Call      *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	Iteration int32                  `protobuf:"varint,2,opt,name=iteration,proto3" json:"iteration,omitempty"`
+	// The model the call goes to.
+	Model string `protobuf:"bytes,3,opt,name=model,proto3" json:"model,omitempty"`
+	// The messages exactly as they go to the model.
+	Prompt       []*Message `protobuf:"bytes,4,rep,name=prompt,proto3" json:"prompt,omitempty"`
+	NumCtx       int32      `protobuf:"varint,5,opt,name=num_ctx,json=numCtx,proto3" json:"num_ctx,omitempty"`
+	PromptTokens int32      `protobuf:"varint,6,opt,name=prompt_tokens,json=promptTokens,proto3" json:"prompt_tokens,omitempty"`
+	// The names of the tools offered natively (empty when the tools are described
+	// in the system prompt instead).
+	Tools         []string `protobuf:"bytes,7,rep,name=tools,proto3" json:"tools,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChatModelCallBeforeRequest) Reset() {
+	*x = ChatModelCallBeforeRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChatModelCallBeforeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChatModelCallBeforeRequest) ProtoMessage() {}
+
+func (x *ChatModelCallBeforeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChatModelCallBeforeRequest.ProtoReflect.Descriptor instead.
+func (*ChatModelCallBeforeRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ChatModelCallBeforeRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *ChatModelCallBeforeRequest) GetIteration() int32 {
+	if x != nil {
+		return x.Iteration
+	}
+	return 0
+}
+
+func (x *ChatModelCallBeforeRequest) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *ChatModelCallBeforeRequest) GetPrompt() []*Message {
+	if x != nil {
+		return x.Prompt
+	}
+	return nil
+}
+
+func (x *ChatModelCallBeforeRequest) GetNumCtx() int32 {
+	if x != nil {
+		return x.NumCtx
+	}
+	return 0
+}
+
+func (x *ChatModelCallBeforeRequest) GetPromptTokens() int32 {
+	if x != nil {
+		return x.PromptTokens
+	}
+	return 0
+}
+
+func (x *ChatModelCallBeforeRequest) GetTools() []string {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+type ChatModelCallBeforeResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Changes       *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChatModelCallBeforeResponse) Reset() {
+	*x = ChatModelCallBeforeResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChatModelCallBeforeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChatModelCallBeforeResponse) ProtoMessage() {}
+
+func (x *ChatModelCallBeforeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChatModelCallBeforeResponse.ProtoReflect.Descriptor instead.
+func (*ChatModelCallBeforeResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *ChatModelCallBeforeResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+// chat_model_call_after: the main model has answered, before reasoning_stream_end
+// and response_stream_end, before the reply is parsed or kept.
+type ChatModelCallAfterRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Call      *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	Iteration int32                  `protobuf:"varint,2,opt,name=iteration,proto3" json:"iteration,omitempty"`
+	Model     string                 `protobuf:"bytes,3,opt,name=model,proto3" json:"model,omitempty"`
+	// The reply's text.
+	Response string `protobuf:"bytes,4,opt,name=response,proto3" json:"response,omitempty"`
+	// The model's reasoning, when it streamed any (never kept in the history).
+	Reasoning string `protobuf:"bytes,5,opt,name=reasoning,proto3" json:"reasoning,omitempty"`
+	// The reply's native tool calls, when it made any.
+	ToolCalls     []*ToolCall `protobuf:"bytes,6,rep,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
+	PromptTokens  int32       `protobuf:"varint,7,opt,name=prompt_tokens,json=promptTokens,proto3" json:"prompt_tokens,omitempty"`
+	OutputTokens  int32       `protobuf:"varint,8,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChatModelCallAfterRequest) Reset() {
+	*x = ChatModelCallAfterRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChatModelCallAfterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChatModelCallAfterRequest) ProtoMessage() {}
+
+func (x *ChatModelCallAfterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChatModelCallAfterRequest.ProtoReflect.Descriptor instead.
+func (*ChatModelCallAfterRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *ChatModelCallAfterRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *ChatModelCallAfterRequest) GetIteration() int32 {
+	if x != nil {
+		return x.Iteration
+	}
+	return 0
+}
+
+func (x *ChatModelCallAfterRequest) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *ChatModelCallAfterRequest) GetResponse() string {
+	if x != nil {
+		return x.Response
+	}
+	return ""
+}
+
+func (x *ChatModelCallAfterRequest) GetReasoning() string {
+	if x != nil {
+		return x.Reasoning
+	}
+	return ""
+}
+
+func (x *ChatModelCallAfterRequest) GetToolCalls() []*ToolCall {
+	if x != nil {
+		return x.ToolCalls
+	}
+	return nil
+}
+
+func (x *ChatModelCallAfterRequest) GetPromptTokens() int32 {
+	if x != nil {
+		return x.PromptTokens
+	}
+	return 0
+}
+
+func (x *ChatModelCallAfterRequest) GetOutputTokens() int32 {
+	if x != nil {
+		return x.OutputTokens
+	}
+	return 0
+}
+
+type ChatModelCallAfterResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Changes *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	// Replaces the reply's text before it is parsed and added to the history. It
+	// cannot reach this call's prompt, which was sent already.
+	Response      *string `protobuf:"bytes,2,opt,name=response,proto3,oneof" json:"response,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChatModelCallAfterResponse) Reset() {
+	*x = ChatModelCallAfterResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChatModelCallAfterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChatModelCallAfterResponse) ProtoMessage() {}
+
+func (x *ChatModelCallAfterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChatModelCallAfterResponse.ProtoReflect.Descriptor instead.
+func (*ChatModelCallAfterResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ChatModelCallAfterResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *ChatModelCallAfterResponse) GetResponse() string {
+	if x != nil && x.Response != nil {
+		return *x.Response
+	}
+	return ""
+}
+
+// util_model_call_before: the utility model is about to be called (the summary
+// of history compression). Changes here change this utility call only, never the
+// main model's prompt.
+type UtilModelCallBeforeRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Call      *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	Iteration int32                  `protobuf:"varint,2,opt,name=iteration,proto3" json:"iteration,omitempty"`
+	// What the call is for: "compress_history".
+	Purpose string `protobuf:"bytes,3,opt,name=purpose,proto3" json:"purpose,omitempty"`
+	Model   string `protobuf:"bytes,4,opt,name=model,proto3" json:"model,omitempty"`
+	// The call's system message and user message.
+	System        string `protobuf:"bytes,5,opt,name=system,proto3" json:"system,omitempty"`
+	Message       string `protobuf:"bytes,6,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UtilModelCallBeforeRequest) Reset() {
+	*x = UtilModelCallBeforeRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UtilModelCallBeforeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UtilModelCallBeforeRequest) ProtoMessage() {}
+
+func (x *UtilModelCallBeforeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UtilModelCallBeforeRequest.ProtoReflect.Descriptor instead.
+func (*UtilModelCallBeforeRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *UtilModelCallBeforeRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *UtilModelCallBeforeRequest) GetIteration() int32 {
+	if x != nil {
+		return x.Iteration
+	}
+	return 0
+}
+
+func (x *UtilModelCallBeforeRequest) GetPurpose() string {
+	if x != nil {
+		return x.Purpose
+	}
+	return ""
+}
+
+func (x *UtilModelCallBeforeRequest) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *UtilModelCallBeforeRequest) GetSystem() string {
+	if x != nil {
+		return x.System
+	}
+	return ""
+}
+
+func (x *UtilModelCallBeforeRequest) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+type UtilModelCallBeforeResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Changes *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	// Replace the utility call's system message and user message.
+	System        *string `protobuf:"bytes,2,opt,name=system,proto3,oneof" json:"system,omitempty"`
+	Message       *string `protobuf:"bytes,3,opt,name=message,proto3,oneof" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UtilModelCallBeforeResponse) Reset() {
+	*x = UtilModelCallBeforeResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UtilModelCallBeforeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UtilModelCallBeforeResponse) ProtoMessage() {}
+
+func (x *UtilModelCallBeforeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UtilModelCallBeforeResponse.ProtoReflect.Descriptor instead.
+func (*UtilModelCallBeforeResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *UtilModelCallBeforeResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *UtilModelCallBeforeResponse) GetSystem() string {
+	if x != nil && x.System != nil {
+		return *x.System
+	}
+	return ""
+}
+
+func (x *UtilModelCallBeforeResponse) GetMessage() string {
+	if x != nil && x.Message != nil {
+		return *x.Message
+	}
+	return ""
+}
+
+// util_model_call_after: the utility model has answered.
+type UtilModelCallAfterRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Call      *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	Iteration int32                  `protobuf:"varint,2,opt,name=iteration,proto3" json:"iteration,omitempty"`
+	Purpose   string                 `protobuf:"bytes,3,opt,name=purpose,proto3" json:"purpose,omitempty"`
+	Model     string                 `protobuf:"bytes,4,opt,name=model,proto3" json:"model,omitempty"`
+	System    string                 `protobuf:"bytes,5,opt,name=system,proto3" json:"system,omitempty"`
+	Message   string                 `protobuf:"bytes,6,opt,name=message,proto3" json:"message,omitempty"`
+	// The utility model's answer.
+	Response      string `protobuf:"bytes,7,opt,name=response,proto3" json:"response,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UtilModelCallAfterRequest) Reset() {
+	*x = UtilModelCallAfterRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UtilModelCallAfterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UtilModelCallAfterRequest) ProtoMessage() {}
+
+func (x *UtilModelCallAfterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UtilModelCallAfterRequest.ProtoReflect.Descriptor instead.
+func (*UtilModelCallAfterRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *UtilModelCallAfterRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *UtilModelCallAfterRequest) GetIteration() int32 {
+	if x != nil {
+		return x.Iteration
+	}
+	return 0
+}
+
+func (x *UtilModelCallAfterRequest) GetPurpose() string {
+	if x != nil {
+		return x.Purpose
+	}
+	return ""
+}
+
+func (x *UtilModelCallAfterRequest) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *UtilModelCallAfterRequest) GetSystem() string {
+	if x != nil {
+		return x.System
+	}
+	return ""
+}
+
+func (x *UtilModelCallAfterRequest) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *UtilModelCallAfterRequest) GetResponse() string {
+	if x != nil {
+		return x.Response
+	}
+	return ""
+}
+
+type UtilModelCallAfterResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Changes *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	// Replaces the answer the caller uses (for compress_history, the summary that
+	// replaces the messages leaving the prompt, from the next prompt on).
+	Response      *string `protobuf:"bytes,2,opt,name=response,proto3,oneof" json:"response,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UtilModelCallAfterResponse) Reset() {
+	*x = UtilModelCallAfterResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UtilModelCallAfterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UtilModelCallAfterResponse) ProtoMessage() {}
+
+func (x *UtilModelCallAfterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UtilModelCallAfterResponse.ProtoReflect.Descriptor instead.
+func (*UtilModelCallAfterResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *UtilModelCallAfterResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *UtilModelCallAfterResponse) GetResponse() string {
+	if x != nil && x.Response != nil {
+		return *x.Response
+	}
+	return ""
+}
+
+// reasoning_stream_chunk: a streamed piece of the model's reasoning (thinking),
+// before the reply text it precedes. Rate-limited like response_stream_chunk.
+type ReasoningStreamChunkRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Call  *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	Delta string                 `protobuf:"bytes,2,opt,name=delta,proto3" json:"delta,omitempty"`
+	// The reasoning so far, delta included.
+	Text          string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReasoningStreamChunkRequest) Reset() {
+	*x = ReasoningStreamChunkRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReasoningStreamChunkRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReasoningStreamChunkRequest) ProtoMessage() {}
+
+func (x *ReasoningStreamChunkRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReasoningStreamChunkRequest.ProtoReflect.Descriptor instead.
+func (*ReasoningStreamChunkRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *ReasoningStreamChunkRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *ReasoningStreamChunkRequest) GetDelta() string {
+	if x != nil {
+		return x.Delta
+	}
+	return ""
+}
+
+func (x *ReasoningStreamChunkRequest) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+type ReasoningStreamChunkResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Changes *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	// What the operator's view shows for this piece of reasoning instead of the
+	// raw delta (e.g. masked).
+	Display       *string `protobuf:"bytes,2,opt,name=display,proto3,oneof" json:"display,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReasoningStreamChunkResponse) Reset() {
+	*x = ReasoningStreamChunkResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReasoningStreamChunkResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReasoningStreamChunkResponse) ProtoMessage() {}
+
+func (x *ReasoningStreamChunkResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReasoningStreamChunkResponse.ProtoReflect.Descriptor instead.
+func (*ReasoningStreamChunkResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *ReasoningStreamChunkResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *ReasoningStreamChunkResponse) GetDisplay() string {
+	if x != nil && x.Display != nil {
+		return *x.Display
+	}
+	return ""
+}
+
+// reasoning_stream: the reasoning so far, right after each reasoning_stream_chunk.
+type ReasoningStreamRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Call          *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	Text          string                 `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReasoningStreamRequest) Reset() {
+	*x = ReasoningStreamRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReasoningStreamRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReasoningStreamRequest) ProtoMessage() {}
+
+func (x *ReasoningStreamRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReasoningStreamRequest.ProtoReflect.Descriptor instead.
+func (*ReasoningStreamRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *ReasoningStreamRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *ReasoningStreamRequest) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+type ReasoningStreamResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Changes       *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReasoningStreamResponse) Reset() {
+	*x = ReasoningStreamResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReasoningStreamResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReasoningStreamResponse) ProtoMessage() {}
+
+func (x *ReasoningStreamResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReasoningStreamResponse.ProtoReflect.Descriptor instead.
+func (*ReasoningStreamResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *ReasoningStreamResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+// reasoning_stream_end: the model's call is over; fires in every iteration,
+// with empty text when the model did not reason.
+type ReasoningStreamEndRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Call          *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	Text          string                 `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReasoningStreamEndRequest) Reset() {
+	*x = ReasoningStreamEndRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReasoningStreamEndRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReasoningStreamEndRequest) ProtoMessage() {}
+
+func (x *ReasoningStreamEndRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReasoningStreamEndRequest.ProtoReflect.Descriptor instead.
+func (*ReasoningStreamEndRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *ReasoningStreamEndRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *ReasoningStreamEndRequest) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+type ReasoningStreamEndResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Changes *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	// What the operator's view shows for the whole reasoning.
+	Display       *string `protobuf:"bytes,2,opt,name=display,proto3,oneof" json:"display,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReasoningStreamEndResponse) Reset() {
+	*x = ReasoningStreamEndResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReasoningStreamEndResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReasoningStreamEndResponse) ProtoMessage() {}
+
+func (x *ReasoningStreamEndResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReasoningStreamEndResponse.ProtoReflect.Descriptor instead.
+func (*ReasoningStreamEndResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *ReasoningStreamEndResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *ReasoningStreamEndResponse) GetDisplay() string {
+	if x != nil && x.Display != nil {
+		return *x.Display
+	}
+	return ""
+}
+
+// response_stream: the reply so far, right after each response_stream_chunk.
+type ResponseStreamRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Call          *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	Text          string                 `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResponseStreamRequest) Reset() {
+	*x = ResponseStreamRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResponseStreamRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResponseStreamRequest) ProtoMessage() {}
+
+func (x *ResponseStreamRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResponseStreamRequest.ProtoReflect.Descriptor instead.
+func (*ResponseStreamRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *ResponseStreamRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *ResponseStreamRequest) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+type ResponseStreamResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Changes       *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResponseStreamResponse) Reset() {
+	*x = ResponseStreamResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResponseStreamResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResponseStreamResponse) ProtoMessage() {}
+
+func (x *ResponseStreamResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResponseStreamResponse.ProtoReflect.Descriptor instead.
+func (*ResponseStreamResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *ResponseStreamResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+// message_loop_exception: an iteration failed with an error (the model call, a
+// required extension, a tool's run), before message_loop_end. Not for a
+// cancelled turn, a stop, or an unusable reply (error_format handles those).
+type MessageLoopExceptionRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Call      *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	Iteration int32                  `protobuf:"varint,2,opt,name=iteration,proto3" json:"iteration,omitempty"`
+	// The error's text.
+	Error string `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	// Where it happened: "model", "tool", "extension" or "loop".
+	Stage         string `protobuf:"bytes,4,opt,name=stage,proto3" json:"stage,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MessageLoopExceptionRequest) Reset() {
+	*x = MessageLoopExceptionRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MessageLoopExceptionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MessageLoopExceptionRequest) ProtoMessage() {}
+
+func (x *MessageLoopExceptionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MessageLoopExceptionRequest.ProtoReflect.Descriptor instead.
+func (*MessageLoopExceptionRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *MessageLoopExceptionRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *MessageLoopExceptionRequest) GetIteration() int32 {
+	if x != nil {
+		return x.Iteration
+	}
+	return 0
+}
+
+func (x *MessageLoopExceptionRequest) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *MessageLoopExceptionRequest) GetStage() string {
+	if x != nil {
+		return x.Stage
+	}
+	return ""
+}
+
+type MessageLoopExceptionResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Changes *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	// The error is dealt with: the monologue goes on with the next iteration
+	// instead of ending with the error (max_iterations still bounds it).
+	Handled       bool `protobuf:"varint,2,opt,name=handled,proto3" json:"handled,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MessageLoopExceptionResponse) Reset() {
+	*x = MessageLoopExceptionResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MessageLoopExceptionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MessageLoopExceptionResponse) ProtoMessage() {}
+
+func (x *MessageLoopExceptionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MessageLoopExceptionResponse.ProtoReflect.Descriptor instead.
+func (*MessageLoopExceptionResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *MessageLoopExceptionResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *MessageLoopExceptionResponse) GetHandled() bool {
+	if x != nil {
+		return x.Handled
+	}
+	return false
+}
+
+// process_chain_end: the top-level monologue's chain is finished, after
+// monologue_end: its answer went to the operator (a subordinate's monologue
+// answers its superior's tool call and does not fire it). Fires when the
+// monologue ended with a response or was stopped, not when it failed.
+type ProcessChainEndRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Call          *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	FinalResponse string                 `protobuf:"bytes,2,opt,name=final_response,json=finalResponse,proto3" json:"final_response,omitempty"`
+	StopReason    string                 `protobuf:"bytes,3,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
+	Iterations    int32                  `protobuf:"varint,4,opt,name=iterations,proto3" json:"iterations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProcessChainEndRequest) Reset() {
+	*x = ProcessChainEndRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProcessChainEndRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProcessChainEndRequest) ProtoMessage() {}
+
+func (x *ProcessChainEndRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProcessChainEndRequest.ProtoReflect.Descriptor instead.
+func (*ProcessChainEndRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *ProcessChainEndRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *ProcessChainEndRequest) GetFinalResponse() string {
+	if x != nil {
+		return x.FinalResponse
+	}
+	return ""
+}
+
+func (x *ProcessChainEndRequest) GetStopReason() string {
+	if x != nil {
+		return x.StopReason
+	}
+	return ""
+}
+
+func (x *ProcessChainEndRequest) GetIterations() int32 {
+	if x != nil {
+		return x.Iterations
+	}
+	return 0
+}
+
+type ProcessChainEndResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Changes       *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProcessChainEndResponse) Reset() {
+	*x = ProcessChainEndResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProcessChainEndResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProcessChainEndResponse) ProtoMessage() {}
+
+func (x *ProcessChainEndResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProcessChainEndResponse.ProtoReflect.Descriptor instead.
+func (*ProcessChainEndResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *ProcessChainEndResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
 var file_exocortex_v1_hooks_proto_extTypes = []protoimpl.ExtensionInfo{
 	{
 		ExtendedType:  (*descriptorpb.FieldOptions)(nil),
@@ -2085,7 +3346,103 @@ const file_exocortex_v1_hooks_proto_rawDesc = "" +
 	"stopReason\"{\n" +
 	"\x14MonologueEndResponse\x124\n" +
 	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12\x18\n" +
-	"\anotices\x18\x02 \x03(\tR\anoticesJ\x04\b\x0f\x10\x10R\rprompt_blocks:>\n" +
+	"\anotices\x18\x02 \x03(\tR\anoticesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xcf\x03\n" +
+	"\x1aChatModelCallBeforeRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x1c\n" +
+	"\titeration\x18\x02 \x01(\x05R\titeration\x12x\n" +
+	"\x05model\x18\x03 \x01(\tBb\x82\xe1\x18^the chat model is the session's (--model, config.yaml's model); it cannot be switched per callR\x05model\x12\x98\x01\n" +
+	"\x06prompt\x18\x04 \x03(\v2\x15.exocortex.v1.MessageBi\x82\xe1\x18ethe prompt is final at chat_model_call_before: add text at message_loop_prompts_after (prompt_blocks)R\x06prompt\x12\x17\n" +
+	"\anum_ctx\x18\x05 \x01(\x05R\x06numCtx\x12#\n" +
+	"\rprompt_tokens\x18\x06 \x01(\x05R\fpromptTokens\x12\x14\n" +
+	"\x05tools\x18\a \x03(\tR\x05tools\"h\n" +
+	"\x1bChatModelCallBeforeResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xc4\x02\n" +
+	"\x19ChatModelCallAfterRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x1c\n" +
+	"\titeration\x18\x02 \x01(\x05R\titeration\x12\x14\n" +
+	"\x05model\x18\x03 \x01(\tR\x05model\x12(\n" +
+	"\bresponse\x18\x04 \x01(\tB\f\xfa\xe0\x18\bresponseR\bresponse\x12\x1c\n" +
+	"\treasoning\x18\x05 \x01(\tR\treasoning\x125\n" +
+	"\n" +
+	"tool_calls\x18\x06 \x03(\v2\x16.exocortex.v1.ToolCallR\ttoolCalls\x12#\n" +
+	"\rprompt_tokens\x18\a \x01(\x05R\fpromptTokens\x12#\n" +
+	"\routput_tokens\x18\b \x01(\x05R\foutputTokens\"\x9b\x01\n" +
+	"\x1aChatModelCallAfterResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12%\n" +
+	"\bresponse\x18\x02 \x01(\tB\x04\xf0\xe0\x18\x01H\x00R\bresponse\x88\x01\x01B\v\n" +
+	"\t_responseJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xe1\x01\n" +
+	"\x1aUtilModelCallBeforeRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x1c\n" +
+	"\titeration\x18\x02 \x01(\x05R\titeration\x12\x18\n" +
+	"\apurpose\x18\x03 \x01(\tR\apurpose\x12\x14\n" +
+	"\x05model\x18\x04 \x01(\tR\x05model\x12\"\n" +
+	"\x06system\x18\x05 \x01(\tB\n" +
+	"\xfa\xe0\x18\x06systemR\x06system\x12%\n" +
+	"\amessage\x18\x06 \x01(\tB\v\xfa\xe0\x18\amessageR\amessage\"\xc7\x01\n" +
+	"\x1bUtilModelCallBeforeResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12!\n" +
+	"\x06system\x18\x02 \x01(\tB\x04\xf0\xe0\x18\x01H\x00R\x06system\x88\x01\x01\x12#\n" +
+	"\amessage\x18\x03 \x01(\tB\x04\xf0\xe0\x18\x01H\x01R\amessage\x88\x01\x01B\t\n" +
+	"\a_systemB\n" +
+	"\n" +
+	"\b_messageJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xf1\x01\n" +
+	"\x19UtilModelCallAfterRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x1c\n" +
+	"\titeration\x18\x02 \x01(\x05R\titeration\x12\x18\n" +
+	"\apurpose\x18\x03 \x01(\tR\apurpose\x12\x14\n" +
+	"\x05model\x18\x04 \x01(\tR\x05model\x12\x16\n" +
+	"\x06system\x18\x05 \x01(\tR\x06system\x12\x18\n" +
+	"\amessage\x18\x06 \x01(\tR\amessage\x12(\n" +
+	"\bresponse\x18\a \x01(\tB\f\xfa\xe0\x18\bresponseR\bresponse\"\x9b\x01\n" +
+	"\x1aUtilModelCallAfterResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12%\n" +
+	"\bresponse\x18\x02 \x01(\tB\x04\xf0\xe0\x18\x01H\x00R\bresponse\x88\x01\x01B\v\n" +
+	"\t_responseJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\x8d\x01\n" +
+	"\x1bReasoningStreamChunkRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12!\n" +
+	"\x05delta\x18\x02 \x01(\tB\v\xfa\xe0\x18\adisplayR\x05delta\x12\x1f\n" +
+	"\x04text\x18\x03 \x01(\tB\v\xfa\xe0\x18\adisplayR\x04text\"\x94\x01\n" +
+	"\x1cReasoningStreamChunkResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12\x1d\n" +
+	"\adisplay\x18\x02 \x01(\tH\x00R\adisplay\x88\x01\x01B\n" +
+	"\n" +
+	"\b_displayJ\x04\b\x0f\x10\x10R\rprompt_blocks\"X\n" +
+	"\x16ReasoningStreamRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\"d\n" +
+	"\x17ReasoningStreamResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"h\n" +
+	"\x19ReasoningStreamEndRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x1f\n" +
+	"\x04text\x18\x02 \x01(\tB\v\xfa\xe0\x18\adisplayR\x04text\"\x92\x01\n" +
+	"\x1aReasoningStreamEndResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12\x1d\n" +
+	"\adisplay\x18\x02 \x01(\tH\x00R\adisplay\x88\x01\x01B\n" +
+	"\n" +
+	"\b_displayJ\x04\b\x0f\x10\x10R\rprompt_blocks\"W\n" +
+	"\x15ResponseStreamRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\"c\n" +
+	"\x16ResponseStreamResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xa0\x01\n" +
+	"\x1bMessageLoopExceptionRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x1c\n" +
+	"\titeration\x18\x02 \x01(\x05R\titeration\x12!\n" +
+	"\x05error\x18\x03 \x01(\tB\v\xfa\xe0\x18\ahandledR\x05error\x12\x14\n" +
+	"\x05stage\x18\x04 \x01(\tR\x05stage\"\x83\x01\n" +
+	"\x1cMessageLoopExceptionResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12\x18\n" +
+	"\ahandled\x18\x02 \x01(\bR\ahandledJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xac\x01\n" +
+	"\x16ProcessChainEndRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12%\n" +
+	"\x0efinal_response\x18\x02 \x01(\tR\rfinalResponse\x12\x1f\n" +
+	"\vstop_reason\x18\x03 \x01(\tR\n" +
+	"stopReason\x12\x1e\n" +
+	"\n" +
+	"iterations\x18\x04 \x01(\x05R\n" +
+	"iterations\"d\n" +
+	"\x17ProcessChainEndResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks:>\n" +
 	"\n" +
 	"feeds_next\x12\x1d.google.protobuf.FieldOptions\x18\x8e\x8c\x03 \x01(\bR\tfeedsNext:>\n" +
 	"\n" +
@@ -2104,7 +3461,7 @@ func file_exocortex_v1_hooks_proto_rawDescGZIP() []byte {
 	return file_exocortex_v1_hooks_proto_rawDescData
 }
 
-var file_exocortex_v1_hooks_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_exocortex_v1_hooks_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
 var file_exocortex_v1_hooks_proto_goTypes = []any{
 	(*AgentInitRequest)(nil),                 // 0: exocortex.v1.AgentInitRequest
 	(*AgentInitResponse)(nil),                // 1: exocortex.v1.AgentInitResponse
@@ -2137,73 +3494,115 @@ var file_exocortex_v1_hooks_proto_goTypes = []any{
 	(*MessageLoopEndResponse)(nil),           // 28: exocortex.v1.MessageLoopEndResponse
 	(*MonologueEndRequest)(nil),              // 29: exocortex.v1.MonologueEndRequest
 	(*MonologueEndResponse)(nil),             // 30: exocortex.v1.MonologueEndResponse
-	(*HookCall)(nil),                         // 31: exocortex.v1.HookCall
-	(*StateChanges)(nil),                     // 32: exocortex.v1.StateChanges
-	(*Message)(nil),                          // 33: exocortex.v1.Message
-	(*PromptBlock)(nil),                      // 34: exocortex.v1.PromptBlock
-	(*ToolSpec)(nil),                         // 35: exocortex.v1.ToolSpec
-	(*ToolCall)(nil),                         // 36: exocortex.v1.ToolCall
-	(*ToolResult)(nil),                       // 37: exocortex.v1.ToolResult
-	(*descriptorpb.FieldOptions)(nil),        // 38: google.protobuf.FieldOptions
+	(*ChatModelCallBeforeRequest)(nil),       // 31: exocortex.v1.ChatModelCallBeforeRequest
+	(*ChatModelCallBeforeResponse)(nil),      // 32: exocortex.v1.ChatModelCallBeforeResponse
+	(*ChatModelCallAfterRequest)(nil),        // 33: exocortex.v1.ChatModelCallAfterRequest
+	(*ChatModelCallAfterResponse)(nil),       // 34: exocortex.v1.ChatModelCallAfterResponse
+	(*UtilModelCallBeforeRequest)(nil),       // 35: exocortex.v1.UtilModelCallBeforeRequest
+	(*UtilModelCallBeforeResponse)(nil),      // 36: exocortex.v1.UtilModelCallBeforeResponse
+	(*UtilModelCallAfterRequest)(nil),        // 37: exocortex.v1.UtilModelCallAfterRequest
+	(*UtilModelCallAfterResponse)(nil),       // 38: exocortex.v1.UtilModelCallAfterResponse
+	(*ReasoningStreamChunkRequest)(nil),      // 39: exocortex.v1.ReasoningStreamChunkRequest
+	(*ReasoningStreamChunkResponse)(nil),     // 40: exocortex.v1.ReasoningStreamChunkResponse
+	(*ReasoningStreamRequest)(nil),           // 41: exocortex.v1.ReasoningStreamRequest
+	(*ReasoningStreamResponse)(nil),          // 42: exocortex.v1.ReasoningStreamResponse
+	(*ReasoningStreamEndRequest)(nil),        // 43: exocortex.v1.ReasoningStreamEndRequest
+	(*ReasoningStreamEndResponse)(nil),       // 44: exocortex.v1.ReasoningStreamEndResponse
+	(*ResponseStreamRequest)(nil),            // 45: exocortex.v1.ResponseStreamRequest
+	(*ResponseStreamResponse)(nil),           // 46: exocortex.v1.ResponseStreamResponse
+	(*MessageLoopExceptionRequest)(nil),      // 47: exocortex.v1.MessageLoopExceptionRequest
+	(*MessageLoopExceptionResponse)(nil),     // 48: exocortex.v1.MessageLoopExceptionResponse
+	(*ProcessChainEndRequest)(nil),           // 49: exocortex.v1.ProcessChainEndRequest
+	(*ProcessChainEndResponse)(nil),          // 50: exocortex.v1.ProcessChainEndResponse
+	(*HookCall)(nil),                         // 51: exocortex.v1.HookCall
+	(*StateChanges)(nil),                     // 52: exocortex.v1.StateChanges
+	(*Message)(nil),                          // 53: exocortex.v1.Message
+	(*PromptBlock)(nil),                      // 54: exocortex.v1.PromptBlock
+	(*ToolSpec)(nil),                         // 55: exocortex.v1.ToolSpec
+	(*ToolCall)(nil),                         // 56: exocortex.v1.ToolCall
+	(*ToolResult)(nil),                       // 57: exocortex.v1.ToolResult
+	(*descriptorpb.FieldOptions)(nil),        // 58: google.protobuf.FieldOptions
 }
 var file_exocortex_v1_hooks_proto_depIdxs = []int32{
-	31, // 0: exocortex.v1.AgentInitRequest.call:type_name -> exocortex.v1.HookCall
-	32, // 1: exocortex.v1.AgentInitResponse.changes:type_name -> exocortex.v1.StateChanges
-	31, // 2: exocortex.v1.MonologueStartRequest.call:type_name -> exocortex.v1.HookCall
-	33, // 3: exocortex.v1.MonologueStartRequest.user_message:type_name -> exocortex.v1.Message
-	32, // 4: exocortex.v1.MonologueStartResponse.changes:type_name -> exocortex.v1.StateChanges
-	31, // 5: exocortex.v1.HistAddBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	33, // 6: exocortex.v1.HistAddBeforeRequest.message:type_name -> exocortex.v1.Message
-	32, // 7: exocortex.v1.HistAddBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	31, // 8: exocortex.v1.MessageLoopStartRequest.call:type_name -> exocortex.v1.HookCall
-	32, // 9: exocortex.v1.MessageLoopStartResponse.changes:type_name -> exocortex.v1.StateChanges
-	31, // 10: exocortex.v1.MessageLoopPromptsBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	33, // 11: exocortex.v1.MessageLoopPromptsBeforeRequest.history:type_name -> exocortex.v1.Message
-	33, // 12: exocortex.v1.MessageLoopPromptsBeforeRequest.archive:type_name -> exocortex.v1.Message
-	32, // 13: exocortex.v1.MessageLoopPromptsBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	34, // 14: exocortex.v1.MessageLoopPromptsBeforeResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
-	31, // 15: exocortex.v1.SystemPromptRequest.call:type_name -> exocortex.v1.HookCall
-	35, // 16: exocortex.v1.SystemPromptRequest.tools:type_name -> exocortex.v1.ToolSpec
-	32, // 17: exocortex.v1.SystemPromptResponse.changes:type_name -> exocortex.v1.StateChanges
-	34, // 18: exocortex.v1.SystemPromptResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
-	31, // 19: exocortex.v1.MessageLoopPromptsAfterRequest.call:type_name -> exocortex.v1.HookCall
-	33, // 20: exocortex.v1.MessageLoopPromptsAfterRequest.history:type_name -> exocortex.v1.Message
-	34, // 21: exocortex.v1.MessageLoopPromptsAfterRequest.extras:type_name -> exocortex.v1.PromptBlock
-	32, // 22: exocortex.v1.MessageLoopPromptsAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	34, // 23: exocortex.v1.MessageLoopPromptsAfterResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
-	31, // 24: exocortex.v1.BeforeMainLLMCallRequest.call:type_name -> exocortex.v1.HookCall
-	33, // 25: exocortex.v1.BeforeMainLLMCallRequest.prompt:type_name -> exocortex.v1.Message
-	32, // 26: exocortex.v1.BeforeMainLLMCallResponse.changes:type_name -> exocortex.v1.StateChanges
-	31, // 27: exocortex.v1.ResponseStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
-	32, // 28: exocortex.v1.ResponseStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
-	31, // 29: exocortex.v1.ResponseStreamEndRequest.call:type_name -> exocortex.v1.HookCall
-	32, // 30: exocortex.v1.ResponseStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	31, // 31: exocortex.v1.ErrorFormatRequest.call:type_name -> exocortex.v1.HookCall
-	32, // 32: exocortex.v1.ErrorFormatResponse.changes:type_name -> exocortex.v1.StateChanges
-	31, // 33: exocortex.v1.ToolExecuteBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	36, // 34: exocortex.v1.ToolExecuteBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	32, // 35: exocortex.v1.ToolExecuteBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	51, // 0: exocortex.v1.AgentInitRequest.call:type_name -> exocortex.v1.HookCall
+	52, // 1: exocortex.v1.AgentInitResponse.changes:type_name -> exocortex.v1.StateChanges
+	51, // 2: exocortex.v1.MonologueStartRequest.call:type_name -> exocortex.v1.HookCall
+	53, // 3: exocortex.v1.MonologueStartRequest.user_message:type_name -> exocortex.v1.Message
+	52, // 4: exocortex.v1.MonologueStartResponse.changes:type_name -> exocortex.v1.StateChanges
+	51, // 5: exocortex.v1.HistAddBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	53, // 6: exocortex.v1.HistAddBeforeRequest.message:type_name -> exocortex.v1.Message
+	52, // 7: exocortex.v1.HistAddBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	51, // 8: exocortex.v1.MessageLoopStartRequest.call:type_name -> exocortex.v1.HookCall
+	52, // 9: exocortex.v1.MessageLoopStartResponse.changes:type_name -> exocortex.v1.StateChanges
+	51, // 10: exocortex.v1.MessageLoopPromptsBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	53, // 11: exocortex.v1.MessageLoopPromptsBeforeRequest.history:type_name -> exocortex.v1.Message
+	53, // 12: exocortex.v1.MessageLoopPromptsBeforeRequest.archive:type_name -> exocortex.v1.Message
+	52, // 13: exocortex.v1.MessageLoopPromptsBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	54, // 14: exocortex.v1.MessageLoopPromptsBeforeResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
+	51, // 15: exocortex.v1.SystemPromptRequest.call:type_name -> exocortex.v1.HookCall
+	55, // 16: exocortex.v1.SystemPromptRequest.tools:type_name -> exocortex.v1.ToolSpec
+	52, // 17: exocortex.v1.SystemPromptResponse.changes:type_name -> exocortex.v1.StateChanges
+	54, // 18: exocortex.v1.SystemPromptResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
+	51, // 19: exocortex.v1.MessageLoopPromptsAfterRequest.call:type_name -> exocortex.v1.HookCall
+	53, // 20: exocortex.v1.MessageLoopPromptsAfterRequest.history:type_name -> exocortex.v1.Message
+	54, // 21: exocortex.v1.MessageLoopPromptsAfterRequest.extras:type_name -> exocortex.v1.PromptBlock
+	52, // 22: exocortex.v1.MessageLoopPromptsAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	54, // 23: exocortex.v1.MessageLoopPromptsAfterResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
+	51, // 24: exocortex.v1.BeforeMainLLMCallRequest.call:type_name -> exocortex.v1.HookCall
+	53, // 25: exocortex.v1.BeforeMainLLMCallRequest.prompt:type_name -> exocortex.v1.Message
+	52, // 26: exocortex.v1.BeforeMainLLMCallResponse.changes:type_name -> exocortex.v1.StateChanges
+	51, // 27: exocortex.v1.ResponseStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
+	52, // 28: exocortex.v1.ResponseStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
+	51, // 29: exocortex.v1.ResponseStreamEndRequest.call:type_name -> exocortex.v1.HookCall
+	52, // 30: exocortex.v1.ResponseStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	51, // 31: exocortex.v1.ErrorFormatRequest.call:type_name -> exocortex.v1.HookCall
+	52, // 32: exocortex.v1.ErrorFormatResponse.changes:type_name -> exocortex.v1.StateChanges
+	51, // 33: exocortex.v1.ToolExecuteBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	56, // 34: exocortex.v1.ToolExecuteBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	52, // 35: exocortex.v1.ToolExecuteBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
 	24, // 36: exocortex.v1.ToolExecuteBeforeResponse.block:type_name -> exocortex.v1.ToolBlock
-	31, // 37: exocortex.v1.ToolExecuteAfterRequest.call:type_name -> exocortex.v1.HookCall
-	36, // 38: exocortex.v1.ToolExecuteAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	37, // 39: exocortex.v1.ToolExecuteAfterRequest.result:type_name -> exocortex.v1.ToolResult
-	32, // 40: exocortex.v1.ToolExecuteAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	31, // 41: exocortex.v1.MessageLoopEndRequest.call:type_name -> exocortex.v1.HookCall
-	36, // 42: exocortex.v1.MessageLoopEndRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	37, // 43: exocortex.v1.MessageLoopEndRequest.tool_result:type_name -> exocortex.v1.ToolResult
-	33, // 44: exocortex.v1.MessageLoopEndRequest.added:type_name -> exocortex.v1.Message
-	32, // 45: exocortex.v1.MessageLoopEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	31, // 46: exocortex.v1.MonologueEndRequest.call:type_name -> exocortex.v1.HookCall
-	33, // 47: exocortex.v1.MonologueEndRequest.history:type_name -> exocortex.v1.Message
-	32, // 48: exocortex.v1.MonologueEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	38, // 49: exocortex.v1.feeds_next:extendee -> google.protobuf.FieldOptions
-	38, // 50: exocortex.v1.changed_by:extendee -> google.protobuf.FieldOptions
-	38, // 51: exocortex.v1.change_elsewhere:extendee -> google.protobuf.FieldOptions
-	52, // [52:52] is the sub-list for method output_type
-	52, // [52:52] is the sub-list for method input_type
-	52, // [52:52] is the sub-list for extension type_name
-	49, // [49:52] is the sub-list for extension extendee
-	0,  // [0:49] is the sub-list for field type_name
+	51, // 37: exocortex.v1.ToolExecuteAfterRequest.call:type_name -> exocortex.v1.HookCall
+	56, // 38: exocortex.v1.ToolExecuteAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	57, // 39: exocortex.v1.ToolExecuteAfterRequest.result:type_name -> exocortex.v1.ToolResult
+	52, // 40: exocortex.v1.ToolExecuteAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	51, // 41: exocortex.v1.MessageLoopEndRequest.call:type_name -> exocortex.v1.HookCall
+	56, // 42: exocortex.v1.MessageLoopEndRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	57, // 43: exocortex.v1.MessageLoopEndRequest.tool_result:type_name -> exocortex.v1.ToolResult
+	53, // 44: exocortex.v1.MessageLoopEndRequest.added:type_name -> exocortex.v1.Message
+	52, // 45: exocortex.v1.MessageLoopEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	51, // 46: exocortex.v1.MonologueEndRequest.call:type_name -> exocortex.v1.HookCall
+	53, // 47: exocortex.v1.MonologueEndRequest.history:type_name -> exocortex.v1.Message
+	52, // 48: exocortex.v1.MonologueEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	51, // 49: exocortex.v1.ChatModelCallBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	53, // 50: exocortex.v1.ChatModelCallBeforeRequest.prompt:type_name -> exocortex.v1.Message
+	52, // 51: exocortex.v1.ChatModelCallBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	51, // 52: exocortex.v1.ChatModelCallAfterRequest.call:type_name -> exocortex.v1.HookCall
+	56, // 53: exocortex.v1.ChatModelCallAfterRequest.tool_calls:type_name -> exocortex.v1.ToolCall
+	52, // 54: exocortex.v1.ChatModelCallAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	51, // 55: exocortex.v1.UtilModelCallBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	52, // 56: exocortex.v1.UtilModelCallBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	51, // 57: exocortex.v1.UtilModelCallAfterRequest.call:type_name -> exocortex.v1.HookCall
+	52, // 58: exocortex.v1.UtilModelCallAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	51, // 59: exocortex.v1.ReasoningStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
+	52, // 60: exocortex.v1.ReasoningStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
+	51, // 61: exocortex.v1.ReasoningStreamRequest.call:type_name -> exocortex.v1.HookCall
+	52, // 62: exocortex.v1.ReasoningStreamResponse.changes:type_name -> exocortex.v1.StateChanges
+	51, // 63: exocortex.v1.ReasoningStreamEndRequest.call:type_name -> exocortex.v1.HookCall
+	52, // 64: exocortex.v1.ReasoningStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	51, // 65: exocortex.v1.ResponseStreamRequest.call:type_name -> exocortex.v1.HookCall
+	52, // 66: exocortex.v1.ResponseStreamResponse.changes:type_name -> exocortex.v1.StateChanges
+	51, // 67: exocortex.v1.MessageLoopExceptionRequest.call:type_name -> exocortex.v1.HookCall
+	52, // 68: exocortex.v1.MessageLoopExceptionResponse.changes:type_name -> exocortex.v1.StateChanges
+	51, // 69: exocortex.v1.ProcessChainEndRequest.call:type_name -> exocortex.v1.HookCall
+	52, // 70: exocortex.v1.ProcessChainEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	58, // 71: exocortex.v1.feeds_next:extendee -> google.protobuf.FieldOptions
+	58, // 72: exocortex.v1.changed_by:extendee -> google.protobuf.FieldOptions
+	58, // 73: exocortex.v1.change_elsewhere:extendee -> google.protobuf.FieldOptions
+	74, // [74:74] is the sub-list for method output_type
+	74, // [74:74] is the sub-list for method input_type
+	74, // [74:74] is the sub-list for extension type_name
+	71, // [71:74] is the sub-list for extension extendee
+	0,  // [0:71] is the sub-list for field type_name
 }
 
 func init() { file_exocortex_v1_hooks_proto_init() }
@@ -2220,13 +3619,18 @@ func file_exocortex_v1_hooks_proto_init() {
 	file_exocortex_v1_hooks_proto_msgTypes[23].OneofWrappers = []any{}
 	file_exocortex_v1_hooks_proto_msgTypes[26].OneofWrappers = []any{}
 	file_exocortex_v1_hooks_proto_msgTypes[28].OneofWrappers = []any{}
+	file_exocortex_v1_hooks_proto_msgTypes[34].OneofWrappers = []any{}
+	file_exocortex_v1_hooks_proto_msgTypes[36].OneofWrappers = []any{}
+	file_exocortex_v1_hooks_proto_msgTypes[38].OneofWrappers = []any{}
+	file_exocortex_v1_hooks_proto_msgTypes[40].OneofWrappers = []any{}
+	file_exocortex_v1_hooks_proto_msgTypes[44].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_exocortex_v1_hooks_proto_rawDesc), len(file_exocortex_v1_hooks_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   31,
+			NumMessages:   51,
 			NumExtensions: 3,
 			NumServices:   0,
 		},

@@ -23,9 +23,11 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// Hook names the points in the agent loop where extensions run, in the order they
-// first fire within one monologue (hist_add_before fires again for every message
-// added to the history).
+// Hook names the points in the agent loop where extensions run. The first fifteen
+// are numbered in the order they first fire within one monologue (hist_add_before
+// fires again for every message added to the history); the later ones are
+// numbered as they were added to the protocol, and docs/hooks.md places each in
+// the loop.
 type Hook int32
 
 const (
@@ -45,6 +47,19 @@ const (
 	Hook_HOOK_TOOL_EXECUTE_AFTER          Hook = 13
 	Hook_HOOK_MESSAGE_LOOP_END            Hook = 14
 	Hook_HOOK_MONOLOGUE_END               Hook = 15
+	// Agent Zero v1.7's model-side points (issue 18). Numbered after the first
+	// fifteen, so their numbers are not their firing order: core/hooks gives each
+	// hook's place in the loop.
+	Hook_HOOK_CHAT_MODEL_CALL_BEFORE Hook = 16
+	Hook_HOOK_CHAT_MODEL_CALL_AFTER  Hook = 17
+	Hook_HOOK_UTIL_MODEL_CALL_BEFORE Hook = 18
+	Hook_HOOK_UTIL_MODEL_CALL_AFTER  Hook = 19
+	Hook_HOOK_REASONING_STREAM_CHUNK Hook = 20
+	Hook_HOOK_REASONING_STREAM       Hook = 21
+	Hook_HOOK_REASONING_STREAM_END   Hook = 22
+	Hook_HOOK_RESPONSE_STREAM        Hook = 23
+	Hook_HOOK_MESSAGE_LOOP_EXCEPTION Hook = 24
+	Hook_HOOK_PROCESS_CHAIN_END      Hook = 25
 )
 
 // Enum value maps for Hook.
@@ -66,6 +81,16 @@ var (
 		13: "HOOK_TOOL_EXECUTE_AFTER",
 		14: "HOOK_MESSAGE_LOOP_END",
 		15: "HOOK_MONOLOGUE_END",
+		16: "HOOK_CHAT_MODEL_CALL_BEFORE",
+		17: "HOOK_CHAT_MODEL_CALL_AFTER",
+		18: "HOOK_UTIL_MODEL_CALL_BEFORE",
+		19: "HOOK_UTIL_MODEL_CALL_AFTER",
+		20: "HOOK_REASONING_STREAM_CHUNK",
+		21: "HOOK_REASONING_STREAM",
+		22: "HOOK_REASONING_STREAM_END",
+		23: "HOOK_RESPONSE_STREAM",
+		24: "HOOK_MESSAGE_LOOP_EXCEPTION",
+		25: "HOOK_PROCESS_CHAIN_END",
 	}
 	Hook_value = map[string]int32{
 		"HOOK_UNSPECIFIED":                 0,
@@ -84,6 +109,16 @@ var (
 		"HOOK_TOOL_EXECUTE_AFTER":          13,
 		"HOOK_MESSAGE_LOOP_END":            14,
 		"HOOK_MONOLOGUE_END":               15,
+		"HOOK_CHAT_MODEL_CALL_BEFORE":      16,
+		"HOOK_CHAT_MODEL_CALL_AFTER":       17,
+		"HOOK_UTIL_MODEL_CALL_BEFORE":      18,
+		"HOOK_UTIL_MODEL_CALL_AFTER":       19,
+		"HOOK_REASONING_STREAM_CHUNK":      20,
+		"HOOK_REASONING_STREAM":            21,
+		"HOOK_REASONING_STREAM_END":        22,
+		"HOOK_RESPONSE_STREAM":             23,
+		"HOOK_MESSAGE_LOOP_EXCEPTION":      24,
+		"HOOK_PROCESS_CHAIN_END":           25,
 	}
 )
 
@@ -890,7 +925,7 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12,\n" +
 	"\x06access\x18\x03 \x01(\x0e2\x14.exocortex.v1.AccessR\x06access\x12\x12\n" +
 	"\x04user\x18\x04 \x01(\tR\x04user\x12\x10\n" +
-	"\x03doc\x18\x05 \x01(\tR\x03doc*\xc7\x03\n" +
+	"\x03doc\x18\x05 \x01(\tR\x03doc*\xfb\x05\n" +
 	"\x04Hook\x12\x14\n" +
 	"\x10HOOK_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fHOOK_AGENT_INIT\x10\x01\x12\x18\n" +
@@ -908,7 +943,17 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\x18HOOK_TOOL_EXECUTE_BEFORE\x10\f\x12\x1b\n" +
 	"\x17HOOK_TOOL_EXECUTE_AFTER\x10\r\x12\x19\n" +
 	"\x15HOOK_MESSAGE_LOOP_END\x10\x0e\x12\x16\n" +
-	"\x12HOOK_MONOLOGUE_END\x10\x0f*q\n" +
+	"\x12HOOK_MONOLOGUE_END\x10\x0f\x12\x1f\n" +
+	"\x1bHOOK_CHAT_MODEL_CALL_BEFORE\x10\x10\x12\x1e\n" +
+	"\x1aHOOK_CHAT_MODEL_CALL_AFTER\x10\x11\x12\x1f\n" +
+	"\x1bHOOK_UTIL_MODEL_CALL_BEFORE\x10\x12\x12\x1e\n" +
+	"\x1aHOOK_UTIL_MODEL_CALL_AFTER\x10\x13\x12\x1f\n" +
+	"\x1bHOOK_REASONING_STREAM_CHUNK\x10\x14\x12\x19\n" +
+	"\x15HOOK_REASONING_STREAM\x10\x15\x12\x1d\n" +
+	"\x19HOOK_REASONING_STREAM_END\x10\x16\x12\x18\n" +
+	"\x14HOOK_RESPONSE_STREAM\x10\x17\x12\x1f\n" +
+	"\x1bHOOK_MESSAGE_LOOP_EXCEPTION\x10\x18\x12\x1a\n" +
+	"\x16HOOK_PROCESS_CHAIN_END\x10\x19*q\n" +
 	"\x05Scope\x12\x15\n" +
 	"\x11SCOPE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fSCOPE_ITERATION\x10\x01\x12\x13\n" +

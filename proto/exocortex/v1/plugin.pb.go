@@ -39,9 +39,11 @@ const (
 // BatchRequest carries the hook's request once, and one HookCall per extension.
 type BatchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The hook's request as the first extension receives it; field number = Hook
-	// number. Extension i receives a copy whose call is calls[i], with the state it
-	// reads updated by the writes and resets of the results before it. The history
+	// The hook's request as the first extension receives it; the field's name is
+	// the hook's (agent_init), its number the Hook number up to 15 and 100 + the
+	// Hook number after (16 and 17 were taken when hooks were added). Extension i
+	// receives a copy whose call is calls[i], with the state it reads updated by
+	// the writes and resets of the results before it. The history
 	// and prompt fields are filled when any extension of the batch declares
 	// reads_history, and the prompt so far (system_prompt; extras and
 	// prompt_tokens) when any declares reads_prompt; the plugin clears them for
@@ -64,6 +66,16 @@ type BatchRequest struct {
 	//	*BatchRequest_ToolExecuteAfter
 	//	*BatchRequest_MessageLoopEnd
 	//	*BatchRequest_MonologueEnd
+	//	*BatchRequest_ChatModelCallBefore
+	//	*BatchRequest_ChatModelCallAfter
+	//	*BatchRequest_UtilModelCallBefore
+	//	*BatchRequest_UtilModelCallAfter
+	//	*BatchRequest_ReasoningStreamChunk
+	//	*BatchRequest_ReasoningStream
+	//	*BatchRequest_ReasoningStreamEnd
+	//	*BatchRequest_ResponseStream
+	//	*BatchRequest_MessageLoopException
+	//	*BatchRequest_ProcessChainEnd
 	Request isBatchRequest_Request `protobuf_oneof:"request"`
 	// One per extension, in the order they run; the state each holds is the state
 	// when the batch began.
@@ -248,6 +260,96 @@ func (x *BatchRequest) GetMonologueEnd() *MonologueEndRequest {
 	return nil
 }
 
+func (x *BatchRequest) GetChatModelCallBefore() *ChatModelCallBeforeRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_ChatModelCallBefore); ok {
+			return x.ChatModelCallBefore
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetChatModelCallAfter() *ChatModelCallAfterRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_ChatModelCallAfter); ok {
+			return x.ChatModelCallAfter
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetUtilModelCallBefore() *UtilModelCallBeforeRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_UtilModelCallBefore); ok {
+			return x.UtilModelCallBefore
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetUtilModelCallAfter() *UtilModelCallAfterRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_UtilModelCallAfter); ok {
+			return x.UtilModelCallAfter
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetReasoningStreamChunk() *ReasoningStreamChunkRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_ReasoningStreamChunk); ok {
+			return x.ReasoningStreamChunk
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetReasoningStream() *ReasoningStreamRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_ReasoningStream); ok {
+			return x.ReasoningStream
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetReasoningStreamEnd() *ReasoningStreamEndRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_ReasoningStreamEnd); ok {
+			return x.ReasoningStreamEnd
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetResponseStream() *ResponseStreamRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_ResponseStream); ok {
+			return x.ResponseStream
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetMessageLoopException() *MessageLoopExceptionRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_MessageLoopException); ok {
+			return x.MessageLoopException
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetProcessChainEnd() *ProcessChainEndRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_ProcessChainEnd); ok {
+			return x.ProcessChainEnd
+		}
+	}
+	return nil
+}
+
 func (x *BatchRequest) GetCalls() []*HookCall {
 	if x != nil {
 		return x.Calls
@@ -326,6 +428,46 @@ type BatchRequest_MonologueEnd struct {
 	MonologueEnd *MonologueEndRequest `protobuf:"bytes,15,opt,name=monologue_end,json=monologueEnd,proto3,oneof"`
 }
 
+type BatchRequest_ChatModelCallBefore struct {
+	ChatModelCallBefore *ChatModelCallBeforeRequest `protobuf:"bytes,116,opt,name=chat_model_call_before,json=chatModelCallBefore,proto3,oneof"`
+}
+
+type BatchRequest_ChatModelCallAfter struct {
+	ChatModelCallAfter *ChatModelCallAfterRequest `protobuf:"bytes,117,opt,name=chat_model_call_after,json=chatModelCallAfter,proto3,oneof"`
+}
+
+type BatchRequest_UtilModelCallBefore struct {
+	UtilModelCallBefore *UtilModelCallBeforeRequest `protobuf:"bytes,118,opt,name=util_model_call_before,json=utilModelCallBefore,proto3,oneof"`
+}
+
+type BatchRequest_UtilModelCallAfter struct {
+	UtilModelCallAfter *UtilModelCallAfterRequest `protobuf:"bytes,119,opt,name=util_model_call_after,json=utilModelCallAfter,proto3,oneof"`
+}
+
+type BatchRequest_ReasoningStreamChunk struct {
+	ReasoningStreamChunk *ReasoningStreamChunkRequest `protobuf:"bytes,120,opt,name=reasoning_stream_chunk,json=reasoningStreamChunk,proto3,oneof"`
+}
+
+type BatchRequest_ReasoningStream struct {
+	ReasoningStream *ReasoningStreamRequest `protobuf:"bytes,121,opt,name=reasoning_stream,json=reasoningStream,proto3,oneof"`
+}
+
+type BatchRequest_ReasoningStreamEnd struct {
+	ReasoningStreamEnd *ReasoningStreamEndRequest `protobuf:"bytes,122,opt,name=reasoning_stream_end,json=reasoningStreamEnd,proto3,oneof"`
+}
+
+type BatchRequest_ResponseStream struct {
+	ResponseStream *ResponseStreamRequest `protobuf:"bytes,123,opt,name=response_stream,json=responseStream,proto3,oneof"`
+}
+
+type BatchRequest_MessageLoopException struct {
+	MessageLoopException *MessageLoopExceptionRequest `protobuf:"bytes,124,opt,name=message_loop_exception,json=messageLoopException,proto3,oneof"`
+}
+
+type BatchRequest_ProcessChainEnd struct {
+	ProcessChainEnd *ProcessChainEndRequest `protobuf:"bytes,125,opt,name=process_chain_end,json=processChainEnd,proto3,oneof"`
+}
+
 func (*BatchRequest_AgentInit) isBatchRequest_Request() {}
 
 func (*BatchRequest_MonologueStart) isBatchRequest_Request() {}
@@ -355,6 +497,26 @@ func (*BatchRequest_ToolExecuteAfter) isBatchRequest_Request() {}
 func (*BatchRequest_MessageLoopEnd) isBatchRequest_Request() {}
 
 func (*BatchRequest_MonologueEnd) isBatchRequest_Request() {}
+
+func (*BatchRequest_ChatModelCallBefore) isBatchRequest_Request() {}
+
+func (*BatchRequest_ChatModelCallAfter) isBatchRequest_Request() {}
+
+func (*BatchRequest_UtilModelCallBefore) isBatchRequest_Request() {}
+
+func (*BatchRequest_UtilModelCallAfter) isBatchRequest_Request() {}
+
+func (*BatchRequest_ReasoningStreamChunk) isBatchRequest_Request() {}
+
+func (*BatchRequest_ReasoningStream) isBatchRequest_Request() {}
+
+func (*BatchRequest_ReasoningStreamEnd) isBatchRequest_Request() {}
+
+func (*BatchRequest_ResponseStream) isBatchRequest_Request() {}
+
+func (*BatchRequest_MessageLoopException) isBatchRequest_Request() {}
+
+func (*BatchRequest_ProcessChainEnd) isBatchRequest_Request() {}
 
 // BatchResponse has one result per extension that ran, in order. The plugin stops
 // early, after a result that sets anything besides its state changes (prompt
@@ -407,7 +569,8 @@ func (x *BatchResponse) GetResults() []*BatchResult {
 
 type BatchResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The extension's response; field number = Hook number. Unset when it failed.
+	// The extension's response; the field's name is the hook's, numbered as in
+	// BatchRequest. Unset when it failed.
 	//
 	// Types that are valid to be assigned to Response:
 	//
@@ -426,6 +589,16 @@ type BatchResult struct {
 	//	*BatchResult_ToolExecuteAfter
 	//	*BatchResult_MessageLoopEnd
 	//	*BatchResult_MonologueEnd
+	//	*BatchResult_ChatModelCallBefore
+	//	*BatchResult_ChatModelCallAfter
+	//	*BatchResult_UtilModelCallBefore
+	//	*BatchResult_UtilModelCallAfter
+	//	*BatchResult_ReasoningStreamChunk
+	//	*BatchResult_ReasoningStream
+	//	*BatchResult_ReasoningStreamEnd
+	//	*BatchResult_ResponseStream
+	//	*BatchResult_MessageLoopException
+	//	*BatchResult_ProcessChainEnd
 	Response isBatchResult_Response `protobuf_oneof:"response"`
 	// The extension's error, as its own call would have returned it (a panic
 	// included: the plugin keeps serving).
@@ -608,6 +781,96 @@ func (x *BatchResult) GetMonologueEnd() *MonologueEndResponse {
 	return nil
 }
 
+func (x *BatchResult) GetChatModelCallBefore() *ChatModelCallBeforeResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_ChatModelCallBefore); ok {
+			return x.ChatModelCallBefore
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetChatModelCallAfter() *ChatModelCallAfterResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_ChatModelCallAfter); ok {
+			return x.ChatModelCallAfter
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetUtilModelCallBefore() *UtilModelCallBeforeResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_UtilModelCallBefore); ok {
+			return x.UtilModelCallBefore
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetUtilModelCallAfter() *UtilModelCallAfterResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_UtilModelCallAfter); ok {
+			return x.UtilModelCallAfter
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetReasoningStreamChunk() *ReasoningStreamChunkResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_ReasoningStreamChunk); ok {
+			return x.ReasoningStreamChunk
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetReasoningStream() *ReasoningStreamResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_ReasoningStream); ok {
+			return x.ReasoningStream
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetReasoningStreamEnd() *ReasoningStreamEndResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_ReasoningStreamEnd); ok {
+			return x.ReasoningStreamEnd
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetResponseStream() *ResponseStreamResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_ResponseStream); ok {
+			return x.ResponseStream
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetMessageLoopException() *MessageLoopExceptionResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_MessageLoopException); ok {
+			return x.MessageLoopException
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetProcessChainEnd() *ProcessChainEndResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_ProcessChainEnd); ok {
+			return x.ProcessChainEnd
+		}
+	}
+	return nil
+}
+
 func (x *BatchResult) GetError() string {
 	if x != nil {
 		return x.Error
@@ -686,6 +949,46 @@ type BatchResult_MonologueEnd struct {
 	MonologueEnd *MonologueEndResponse `protobuf:"bytes,15,opt,name=monologue_end,json=monologueEnd,proto3,oneof"`
 }
 
+type BatchResult_ChatModelCallBefore struct {
+	ChatModelCallBefore *ChatModelCallBeforeResponse `protobuf:"bytes,116,opt,name=chat_model_call_before,json=chatModelCallBefore,proto3,oneof"`
+}
+
+type BatchResult_ChatModelCallAfter struct {
+	ChatModelCallAfter *ChatModelCallAfterResponse `protobuf:"bytes,117,opt,name=chat_model_call_after,json=chatModelCallAfter,proto3,oneof"`
+}
+
+type BatchResult_UtilModelCallBefore struct {
+	UtilModelCallBefore *UtilModelCallBeforeResponse `protobuf:"bytes,118,opt,name=util_model_call_before,json=utilModelCallBefore,proto3,oneof"`
+}
+
+type BatchResult_UtilModelCallAfter struct {
+	UtilModelCallAfter *UtilModelCallAfterResponse `protobuf:"bytes,119,opt,name=util_model_call_after,json=utilModelCallAfter,proto3,oneof"`
+}
+
+type BatchResult_ReasoningStreamChunk struct {
+	ReasoningStreamChunk *ReasoningStreamChunkResponse `protobuf:"bytes,120,opt,name=reasoning_stream_chunk,json=reasoningStreamChunk,proto3,oneof"`
+}
+
+type BatchResult_ReasoningStream struct {
+	ReasoningStream *ReasoningStreamResponse `protobuf:"bytes,121,opt,name=reasoning_stream,json=reasoningStream,proto3,oneof"`
+}
+
+type BatchResult_ReasoningStreamEnd struct {
+	ReasoningStreamEnd *ReasoningStreamEndResponse `protobuf:"bytes,122,opt,name=reasoning_stream_end,json=reasoningStreamEnd,proto3,oneof"`
+}
+
+type BatchResult_ResponseStream struct {
+	ResponseStream *ResponseStreamResponse `protobuf:"bytes,123,opt,name=response_stream,json=responseStream,proto3,oneof"`
+}
+
+type BatchResult_MessageLoopException struct {
+	MessageLoopException *MessageLoopExceptionResponse `protobuf:"bytes,124,opt,name=message_loop_exception,json=messageLoopException,proto3,oneof"`
+}
+
+type BatchResult_ProcessChainEnd struct {
+	ProcessChainEnd *ProcessChainEndResponse `protobuf:"bytes,125,opt,name=process_chain_end,json=processChainEnd,proto3,oneof"`
+}
+
 func (*BatchResult_AgentInit) isBatchResult_Response() {}
 
 func (*BatchResult_MonologueStart) isBatchResult_Response() {}
@@ -715,6 +1018,26 @@ func (*BatchResult_ToolExecuteAfter) isBatchResult_Response() {}
 func (*BatchResult_MessageLoopEnd) isBatchResult_Response() {}
 
 func (*BatchResult_MonologueEnd) isBatchResult_Response() {}
+
+func (*BatchResult_ChatModelCallBefore) isBatchResult_Response() {}
+
+func (*BatchResult_ChatModelCallAfter) isBatchResult_Response() {}
+
+func (*BatchResult_UtilModelCallBefore) isBatchResult_Response() {}
+
+func (*BatchResult_UtilModelCallAfter) isBatchResult_Response() {}
+
+func (*BatchResult_ReasoningStreamChunk) isBatchResult_Response() {}
+
+func (*BatchResult_ReasoningStream) isBatchResult_Response() {}
+
+func (*BatchResult_ReasoningStreamEnd) isBatchResult_Response() {}
+
+func (*BatchResult_ResponseStream) isBatchResult_Response() {}
+
+func (*BatchResult_MessageLoopException) isBatchResult_Response() {}
+
+func (*BatchResult_ProcessChainEnd) isBatchResult_Response() {}
 
 type ExecuteToolRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -816,8 +1139,7 @@ var File_exocortex_v1_plugin_proto protoreflect.FileDescriptor
 
 const file_exocortex_v1_plugin_proto_rawDesc = "" +
 	"\n" +
-	"\x19exocortex/v1/plugin.proto\x12\fexocortex.v1\x1a\x1aexocortex/v1/context.proto\x1a\x18exocortex/v1/hooks.proto\x1a\x1bexocortex/v1/manifest.proto\"\xeb\n" +
-	"\n" +
+	"\x19exocortex/v1/plugin.proto\x12\fexocortex.v1\x1a\x1aexocortex/v1/context.proto\x1a\x18exocortex/v1/hooks.proto\x1a\x1bexocortex/v1/manifest.proto\"\x83\x12\n" +
 	"\fBatchRequest\x12?\n" +
 	"\n" +
 	"agent_init\x18\x01 \x01(\v2\x1e.exocortex.v1.AgentInitRequestH\x00R\tagentInit\x12N\n" +
@@ -835,14 +1157,23 @@ const file_exocortex_v1_plugin_proto_rawDesc = "" +
 	"\x13tool_execute_before\x18\f \x01(\v2&.exocortex.v1.ToolExecuteBeforeRequestH\x00R\x11toolExecuteBefore\x12U\n" +
 	"\x12tool_execute_after\x18\r \x01(\v2%.exocortex.v1.ToolExecuteAfterRequestH\x00R\x10toolExecuteAfter\x12O\n" +
 	"\x10message_loop_end\x18\x0e \x01(\v2#.exocortex.v1.MessageLoopEndRequestH\x00R\x0emessageLoopEnd\x12H\n" +
-	"\rmonologue_end\x18\x0f \x01(\v2!.exocortex.v1.MonologueEndRequestH\x00R\fmonologueEnd\x12,\n" +
+	"\rmonologue_end\x18\x0f \x01(\v2!.exocortex.v1.MonologueEndRequestH\x00R\fmonologueEnd\x12_\n" +
+	"\x16chat_model_call_before\x18t \x01(\v2(.exocortex.v1.ChatModelCallBeforeRequestH\x00R\x13chatModelCallBefore\x12\\\n" +
+	"\x15chat_model_call_after\x18u \x01(\v2'.exocortex.v1.ChatModelCallAfterRequestH\x00R\x12chatModelCallAfter\x12_\n" +
+	"\x16util_model_call_before\x18v \x01(\v2(.exocortex.v1.UtilModelCallBeforeRequestH\x00R\x13utilModelCallBefore\x12\\\n" +
+	"\x15util_model_call_after\x18w \x01(\v2'.exocortex.v1.UtilModelCallAfterRequestH\x00R\x12utilModelCallAfter\x12a\n" +
+	"\x16reasoning_stream_chunk\x18x \x01(\v2).exocortex.v1.ReasoningStreamChunkRequestH\x00R\x14reasoningStreamChunk\x12Q\n" +
+	"\x10reasoning_stream\x18y \x01(\v2$.exocortex.v1.ReasoningStreamRequestH\x00R\x0freasoningStream\x12[\n" +
+	"\x14reasoning_stream_end\x18z \x01(\v2'.exocortex.v1.ReasoningStreamEndRequestH\x00R\x12reasoningStreamEnd\x12N\n" +
+	"\x0fresponse_stream\x18{ \x01(\v2#.exocortex.v1.ResponseStreamRequestH\x00R\x0eresponseStream\x12a\n" +
+	"\x16message_loop_exception\x18| \x01(\v2).exocortex.v1.MessageLoopExceptionRequestH\x00R\x14messageLoopException\x12R\n" +
+	"\x11process_chain_end\x18} \x01(\v2$.exocortex.v1.ProcessChainEndRequestH\x00R\x0fprocessChainEnd\x12,\n" +
 	"\x05calls\x18\x10 \x03(\v2\x16.exocortex.v1.HookCallR\x05calls\x12\x1d\n" +
 	"\n" +
 	"timeout_ms\x18\x11 \x01(\rR\ttimeoutMsB\t\n" +
 	"\arequest\"D\n" +
 	"\rBatchResponse\x123\n" +
-	"\aresults\x18\x01 \x03(\v2\x19.exocortex.v1.BatchResultR\aresults\"\xe4\n" +
-	"\n" +
+	"\aresults\x18\x01 \x03(\v2\x19.exocortex.v1.BatchResultR\aresults\"\x86\x12\n" +
 	"\vBatchResult\x12@\n" +
 	"\n" +
 	"agent_init\x18\x01 \x01(\v2\x1f.exocortex.v1.AgentInitResponseH\x00R\tagentInit\x12O\n" +
@@ -860,7 +1191,17 @@ const file_exocortex_v1_plugin_proto_rawDesc = "" +
 	"\x13tool_execute_before\x18\f \x01(\v2'.exocortex.v1.ToolExecuteBeforeResponseH\x00R\x11toolExecuteBefore\x12V\n" +
 	"\x12tool_execute_after\x18\r \x01(\v2&.exocortex.v1.ToolExecuteAfterResponseH\x00R\x10toolExecuteAfter\x12P\n" +
 	"\x10message_loop_end\x18\x0e \x01(\v2$.exocortex.v1.MessageLoopEndResponseH\x00R\x0emessageLoopEnd\x12I\n" +
-	"\rmonologue_end\x18\x0f \x01(\v2\".exocortex.v1.MonologueEndResponseH\x00R\fmonologueEnd\x12\x14\n" +
+	"\rmonologue_end\x18\x0f \x01(\v2\".exocortex.v1.MonologueEndResponseH\x00R\fmonologueEnd\x12`\n" +
+	"\x16chat_model_call_before\x18t \x01(\v2).exocortex.v1.ChatModelCallBeforeResponseH\x00R\x13chatModelCallBefore\x12]\n" +
+	"\x15chat_model_call_after\x18u \x01(\v2(.exocortex.v1.ChatModelCallAfterResponseH\x00R\x12chatModelCallAfter\x12`\n" +
+	"\x16util_model_call_before\x18v \x01(\v2).exocortex.v1.UtilModelCallBeforeResponseH\x00R\x13utilModelCallBefore\x12]\n" +
+	"\x15util_model_call_after\x18w \x01(\v2(.exocortex.v1.UtilModelCallAfterResponseH\x00R\x12utilModelCallAfter\x12b\n" +
+	"\x16reasoning_stream_chunk\x18x \x01(\v2*.exocortex.v1.ReasoningStreamChunkResponseH\x00R\x14reasoningStreamChunk\x12R\n" +
+	"\x10reasoning_stream\x18y \x01(\v2%.exocortex.v1.ReasoningStreamResponseH\x00R\x0freasoningStream\x12\\\n" +
+	"\x14reasoning_stream_end\x18z \x01(\v2(.exocortex.v1.ReasoningStreamEndResponseH\x00R\x12reasoningStreamEnd\x12O\n" +
+	"\x0fresponse_stream\x18{ \x01(\v2$.exocortex.v1.ResponseStreamResponseH\x00R\x0eresponseStream\x12b\n" +
+	"\x16message_loop_exception\x18| \x01(\v2*.exocortex.v1.MessageLoopExceptionResponseH\x00R\x14messageLoopException\x12S\n" +
+	"\x11process_chain_end\x18} \x01(\v2%.exocortex.v1.ProcessChainEndResponseH\x00R\x0fprocessChainEnd\x12\x14\n" +
 	"\x05error\x18\x10 \x01(\tR\x05error\x12\x1f\n" +
 	"\vduration_us\x18\x11 \x01(\rR\n" +
 	"durationUsB\n" +
@@ -870,7 +1211,7 @@ const file_exocortex_v1_plugin_proto_rawDesc = "" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x123\n" +
 	"\ttool_call\x18\x02 \x01(\v2\x16.exocortex.v1.ToolCallR\btoolCall\"G\n" +
 	"\x13ExecuteToolResponse\x120\n" +
-	"\x06result\x18\x01 \x01(\v2\x18.exocortex.v1.ToolResultR\x06result2\xf0\r\n" +
+	"\x06result\x18\x01 \x01(\v2\x18.exocortex.v1.ToolResultR\x06result2\xfe\x15\n" +
 	"\x06Plugin\x12I\n" +
 	"\bManifest\x12\x1d.exocortex.v1.ManifestRequest\x1a\x1e.exocortex.v1.ManifestResponse\x12L\n" +
 	"\tAgentInit\x12\x1e.exocortex.v1.AgentInitRequest\x1a\x1f.exocortex.v1.AgentInitResponse\x12[\n" +
@@ -887,7 +1228,17 @@ const file_exocortex_v1_plugin_proto_rawDesc = "" +
 	"\x11ToolExecuteBefore\x12&.exocortex.v1.ToolExecuteBeforeRequest\x1a'.exocortex.v1.ToolExecuteBeforeResponse\x12a\n" +
 	"\x10ToolExecuteAfter\x12%.exocortex.v1.ToolExecuteAfterRequest\x1a&.exocortex.v1.ToolExecuteAfterResponse\x12[\n" +
 	"\x0eMessageLoopEnd\x12#.exocortex.v1.MessageLoopEndRequest\x1a$.exocortex.v1.MessageLoopEndResponse\x12U\n" +
-	"\fMonologueEnd\x12!.exocortex.v1.MonologueEndRequest\x1a\".exocortex.v1.MonologueEndResponse\x12R\n" +
+	"\fMonologueEnd\x12!.exocortex.v1.MonologueEndRequest\x1a\".exocortex.v1.MonologueEndResponse\x12j\n" +
+	"\x13ChatModelCallBefore\x12(.exocortex.v1.ChatModelCallBeforeRequest\x1a).exocortex.v1.ChatModelCallBeforeResponse\x12g\n" +
+	"\x12ChatModelCallAfter\x12'.exocortex.v1.ChatModelCallAfterRequest\x1a(.exocortex.v1.ChatModelCallAfterResponse\x12j\n" +
+	"\x13UtilModelCallBefore\x12(.exocortex.v1.UtilModelCallBeforeRequest\x1a).exocortex.v1.UtilModelCallBeforeResponse\x12g\n" +
+	"\x12UtilModelCallAfter\x12'.exocortex.v1.UtilModelCallAfterRequest\x1a(.exocortex.v1.UtilModelCallAfterResponse\x12m\n" +
+	"\x14ReasoningStreamChunk\x12).exocortex.v1.ReasoningStreamChunkRequest\x1a*.exocortex.v1.ReasoningStreamChunkResponse\x12^\n" +
+	"\x0fReasoningStream\x12$.exocortex.v1.ReasoningStreamRequest\x1a%.exocortex.v1.ReasoningStreamResponse\x12g\n" +
+	"\x12ReasoningStreamEnd\x12'.exocortex.v1.ReasoningStreamEndRequest\x1a(.exocortex.v1.ReasoningStreamEndResponse\x12[\n" +
+	"\x0eResponseStream\x12#.exocortex.v1.ResponseStreamRequest\x1a$.exocortex.v1.ResponseStreamResponse\x12m\n" +
+	"\x14MessageLoopException\x12).exocortex.v1.MessageLoopExceptionRequest\x1a*.exocortex.v1.MessageLoopExceptionResponse\x12^\n" +
+	"\x0fProcessChainEnd\x12$.exocortex.v1.ProcessChainEndRequest\x1a%.exocortex.v1.ProcessChainEndResponse\x12R\n" +
 	"\vExecuteTool\x12 .exocortex.v1.ExecuteToolRequest\x1a!.exocortex.v1.ExecuteToolResponse\x12C\n" +
 	"\bRunBatch\x12\x1a.exocortex.v1.BatchRequest\x1a\x1b.exocortex.v1.BatchResponse\x12G\n" +
 	"\bDispatch\x12\x1a.exocortex.v1.BatchRequest\x1a\x1b.exocortex.v1.BatchResponse(\x010\x01B?Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1b\x06proto3"
@@ -926,26 +1277,46 @@ var file_exocortex_v1_plugin_proto_goTypes = []any{
 	(*ToolExecuteAfterRequest)(nil),          // 17: exocortex.v1.ToolExecuteAfterRequest
 	(*MessageLoopEndRequest)(nil),            // 18: exocortex.v1.MessageLoopEndRequest
 	(*MonologueEndRequest)(nil),              // 19: exocortex.v1.MonologueEndRequest
-	(*HookCall)(nil),                         // 20: exocortex.v1.HookCall
-	(*AgentInitResponse)(nil),                // 21: exocortex.v1.AgentInitResponse
-	(*MonologueStartResponse)(nil),           // 22: exocortex.v1.MonologueStartResponse
-	(*HistAddBeforeResponse)(nil),            // 23: exocortex.v1.HistAddBeforeResponse
-	(*MessageLoopStartResponse)(nil),         // 24: exocortex.v1.MessageLoopStartResponse
-	(*MessageLoopPromptsBeforeResponse)(nil), // 25: exocortex.v1.MessageLoopPromptsBeforeResponse
-	(*SystemPromptResponse)(nil),             // 26: exocortex.v1.SystemPromptResponse
-	(*MessageLoopPromptsAfterResponse)(nil),  // 27: exocortex.v1.MessageLoopPromptsAfterResponse
-	(*BeforeMainLLMCallResponse)(nil),        // 28: exocortex.v1.BeforeMainLLMCallResponse
-	(*ResponseStreamChunkResponse)(nil),      // 29: exocortex.v1.ResponseStreamChunkResponse
-	(*ResponseStreamEndResponse)(nil),        // 30: exocortex.v1.ResponseStreamEndResponse
-	(*ErrorFormatResponse)(nil),              // 31: exocortex.v1.ErrorFormatResponse
-	(*ToolExecuteBeforeResponse)(nil),        // 32: exocortex.v1.ToolExecuteBeforeResponse
-	(*ToolExecuteAfterResponse)(nil),         // 33: exocortex.v1.ToolExecuteAfterResponse
-	(*MessageLoopEndResponse)(nil),           // 34: exocortex.v1.MessageLoopEndResponse
-	(*MonologueEndResponse)(nil),             // 35: exocortex.v1.MonologueEndResponse
-	(*ToolCall)(nil),                         // 36: exocortex.v1.ToolCall
-	(*ToolResult)(nil),                       // 37: exocortex.v1.ToolResult
-	(*ManifestRequest)(nil),                  // 38: exocortex.v1.ManifestRequest
-	(*ManifestResponse)(nil),                 // 39: exocortex.v1.ManifestResponse
+	(*ChatModelCallBeforeRequest)(nil),       // 20: exocortex.v1.ChatModelCallBeforeRequest
+	(*ChatModelCallAfterRequest)(nil),        // 21: exocortex.v1.ChatModelCallAfterRequest
+	(*UtilModelCallBeforeRequest)(nil),       // 22: exocortex.v1.UtilModelCallBeforeRequest
+	(*UtilModelCallAfterRequest)(nil),        // 23: exocortex.v1.UtilModelCallAfterRequest
+	(*ReasoningStreamChunkRequest)(nil),      // 24: exocortex.v1.ReasoningStreamChunkRequest
+	(*ReasoningStreamRequest)(nil),           // 25: exocortex.v1.ReasoningStreamRequest
+	(*ReasoningStreamEndRequest)(nil),        // 26: exocortex.v1.ReasoningStreamEndRequest
+	(*ResponseStreamRequest)(nil),            // 27: exocortex.v1.ResponseStreamRequest
+	(*MessageLoopExceptionRequest)(nil),      // 28: exocortex.v1.MessageLoopExceptionRequest
+	(*ProcessChainEndRequest)(nil),           // 29: exocortex.v1.ProcessChainEndRequest
+	(*HookCall)(nil),                         // 30: exocortex.v1.HookCall
+	(*AgentInitResponse)(nil),                // 31: exocortex.v1.AgentInitResponse
+	(*MonologueStartResponse)(nil),           // 32: exocortex.v1.MonologueStartResponse
+	(*HistAddBeforeResponse)(nil),            // 33: exocortex.v1.HistAddBeforeResponse
+	(*MessageLoopStartResponse)(nil),         // 34: exocortex.v1.MessageLoopStartResponse
+	(*MessageLoopPromptsBeforeResponse)(nil), // 35: exocortex.v1.MessageLoopPromptsBeforeResponse
+	(*SystemPromptResponse)(nil),             // 36: exocortex.v1.SystemPromptResponse
+	(*MessageLoopPromptsAfterResponse)(nil),  // 37: exocortex.v1.MessageLoopPromptsAfterResponse
+	(*BeforeMainLLMCallResponse)(nil),        // 38: exocortex.v1.BeforeMainLLMCallResponse
+	(*ResponseStreamChunkResponse)(nil),      // 39: exocortex.v1.ResponseStreamChunkResponse
+	(*ResponseStreamEndResponse)(nil),        // 40: exocortex.v1.ResponseStreamEndResponse
+	(*ErrorFormatResponse)(nil),              // 41: exocortex.v1.ErrorFormatResponse
+	(*ToolExecuteBeforeResponse)(nil),        // 42: exocortex.v1.ToolExecuteBeforeResponse
+	(*ToolExecuteAfterResponse)(nil),         // 43: exocortex.v1.ToolExecuteAfterResponse
+	(*MessageLoopEndResponse)(nil),           // 44: exocortex.v1.MessageLoopEndResponse
+	(*MonologueEndResponse)(nil),             // 45: exocortex.v1.MonologueEndResponse
+	(*ChatModelCallBeforeResponse)(nil),      // 46: exocortex.v1.ChatModelCallBeforeResponse
+	(*ChatModelCallAfterResponse)(nil),       // 47: exocortex.v1.ChatModelCallAfterResponse
+	(*UtilModelCallBeforeResponse)(nil),      // 48: exocortex.v1.UtilModelCallBeforeResponse
+	(*UtilModelCallAfterResponse)(nil),       // 49: exocortex.v1.UtilModelCallAfterResponse
+	(*ReasoningStreamChunkResponse)(nil),     // 50: exocortex.v1.ReasoningStreamChunkResponse
+	(*ReasoningStreamResponse)(nil),          // 51: exocortex.v1.ReasoningStreamResponse
+	(*ReasoningStreamEndResponse)(nil),       // 52: exocortex.v1.ReasoningStreamEndResponse
+	(*ResponseStreamResponse)(nil),           // 53: exocortex.v1.ResponseStreamResponse
+	(*MessageLoopExceptionResponse)(nil),     // 54: exocortex.v1.MessageLoopExceptionResponse
+	(*ProcessChainEndResponse)(nil),          // 55: exocortex.v1.ProcessChainEndResponse
+	(*ToolCall)(nil),                         // 56: exocortex.v1.ToolCall
+	(*ToolResult)(nil),                       // 57: exocortex.v1.ToolResult
+	(*ManifestRequest)(nil),                  // 58: exocortex.v1.ManifestRequest
+	(*ManifestResponse)(nil),                 // 59: exocortex.v1.ManifestResponse
 }
 var file_exocortex_v1_plugin_proto_depIdxs = []int32{
 	5,  // 0: exocortex.v1.BatchRequest.agent_init:type_name -> exocortex.v1.AgentInitRequest
@@ -963,69 +1334,109 @@ var file_exocortex_v1_plugin_proto_depIdxs = []int32{
 	17, // 12: exocortex.v1.BatchRequest.tool_execute_after:type_name -> exocortex.v1.ToolExecuteAfterRequest
 	18, // 13: exocortex.v1.BatchRequest.message_loop_end:type_name -> exocortex.v1.MessageLoopEndRequest
 	19, // 14: exocortex.v1.BatchRequest.monologue_end:type_name -> exocortex.v1.MonologueEndRequest
-	20, // 15: exocortex.v1.BatchRequest.calls:type_name -> exocortex.v1.HookCall
-	2,  // 16: exocortex.v1.BatchResponse.results:type_name -> exocortex.v1.BatchResult
-	21, // 17: exocortex.v1.BatchResult.agent_init:type_name -> exocortex.v1.AgentInitResponse
-	22, // 18: exocortex.v1.BatchResult.monologue_start:type_name -> exocortex.v1.MonologueStartResponse
-	23, // 19: exocortex.v1.BatchResult.hist_add_before:type_name -> exocortex.v1.HistAddBeforeResponse
-	24, // 20: exocortex.v1.BatchResult.message_loop_start:type_name -> exocortex.v1.MessageLoopStartResponse
-	25, // 21: exocortex.v1.BatchResult.message_loop_prompts_before:type_name -> exocortex.v1.MessageLoopPromptsBeforeResponse
-	26, // 22: exocortex.v1.BatchResult.system_prompt:type_name -> exocortex.v1.SystemPromptResponse
-	27, // 23: exocortex.v1.BatchResult.message_loop_prompts_after:type_name -> exocortex.v1.MessageLoopPromptsAfterResponse
-	28, // 24: exocortex.v1.BatchResult.before_main_llm_call:type_name -> exocortex.v1.BeforeMainLLMCallResponse
-	29, // 25: exocortex.v1.BatchResult.response_stream_chunk:type_name -> exocortex.v1.ResponseStreamChunkResponse
-	30, // 26: exocortex.v1.BatchResult.response_stream_end:type_name -> exocortex.v1.ResponseStreamEndResponse
-	31, // 27: exocortex.v1.BatchResult.error_format:type_name -> exocortex.v1.ErrorFormatResponse
-	32, // 28: exocortex.v1.BatchResult.tool_execute_before:type_name -> exocortex.v1.ToolExecuteBeforeResponse
-	33, // 29: exocortex.v1.BatchResult.tool_execute_after:type_name -> exocortex.v1.ToolExecuteAfterResponse
-	34, // 30: exocortex.v1.BatchResult.message_loop_end:type_name -> exocortex.v1.MessageLoopEndResponse
-	35, // 31: exocortex.v1.BatchResult.monologue_end:type_name -> exocortex.v1.MonologueEndResponse
-	20, // 32: exocortex.v1.ExecuteToolRequest.call:type_name -> exocortex.v1.HookCall
-	36, // 33: exocortex.v1.ExecuteToolRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	37, // 34: exocortex.v1.ExecuteToolResponse.result:type_name -> exocortex.v1.ToolResult
-	38, // 35: exocortex.v1.Plugin.Manifest:input_type -> exocortex.v1.ManifestRequest
-	5,  // 36: exocortex.v1.Plugin.AgentInit:input_type -> exocortex.v1.AgentInitRequest
-	6,  // 37: exocortex.v1.Plugin.MonologueStart:input_type -> exocortex.v1.MonologueStartRequest
-	7,  // 38: exocortex.v1.Plugin.HistAddBefore:input_type -> exocortex.v1.HistAddBeforeRequest
-	8,  // 39: exocortex.v1.Plugin.MessageLoopStart:input_type -> exocortex.v1.MessageLoopStartRequest
-	9,  // 40: exocortex.v1.Plugin.MessageLoopPromptsBefore:input_type -> exocortex.v1.MessageLoopPromptsBeforeRequest
-	10, // 41: exocortex.v1.Plugin.SystemPrompt:input_type -> exocortex.v1.SystemPromptRequest
-	11, // 42: exocortex.v1.Plugin.MessageLoopPromptsAfter:input_type -> exocortex.v1.MessageLoopPromptsAfterRequest
-	12, // 43: exocortex.v1.Plugin.BeforeMainLLMCall:input_type -> exocortex.v1.BeforeMainLLMCallRequest
-	13, // 44: exocortex.v1.Plugin.ResponseStreamChunk:input_type -> exocortex.v1.ResponseStreamChunkRequest
-	14, // 45: exocortex.v1.Plugin.ResponseStreamEnd:input_type -> exocortex.v1.ResponseStreamEndRequest
-	15, // 46: exocortex.v1.Plugin.ErrorFormat:input_type -> exocortex.v1.ErrorFormatRequest
-	16, // 47: exocortex.v1.Plugin.ToolExecuteBefore:input_type -> exocortex.v1.ToolExecuteBeforeRequest
-	17, // 48: exocortex.v1.Plugin.ToolExecuteAfter:input_type -> exocortex.v1.ToolExecuteAfterRequest
-	18, // 49: exocortex.v1.Plugin.MessageLoopEnd:input_type -> exocortex.v1.MessageLoopEndRequest
-	19, // 50: exocortex.v1.Plugin.MonologueEnd:input_type -> exocortex.v1.MonologueEndRequest
-	3,  // 51: exocortex.v1.Plugin.ExecuteTool:input_type -> exocortex.v1.ExecuteToolRequest
-	0,  // 52: exocortex.v1.Plugin.RunBatch:input_type -> exocortex.v1.BatchRequest
-	0,  // 53: exocortex.v1.Plugin.Dispatch:input_type -> exocortex.v1.BatchRequest
-	39, // 54: exocortex.v1.Plugin.Manifest:output_type -> exocortex.v1.ManifestResponse
-	21, // 55: exocortex.v1.Plugin.AgentInit:output_type -> exocortex.v1.AgentInitResponse
-	22, // 56: exocortex.v1.Plugin.MonologueStart:output_type -> exocortex.v1.MonologueStartResponse
-	23, // 57: exocortex.v1.Plugin.HistAddBefore:output_type -> exocortex.v1.HistAddBeforeResponse
-	24, // 58: exocortex.v1.Plugin.MessageLoopStart:output_type -> exocortex.v1.MessageLoopStartResponse
-	25, // 59: exocortex.v1.Plugin.MessageLoopPromptsBefore:output_type -> exocortex.v1.MessageLoopPromptsBeforeResponse
-	26, // 60: exocortex.v1.Plugin.SystemPrompt:output_type -> exocortex.v1.SystemPromptResponse
-	27, // 61: exocortex.v1.Plugin.MessageLoopPromptsAfter:output_type -> exocortex.v1.MessageLoopPromptsAfterResponse
-	28, // 62: exocortex.v1.Plugin.BeforeMainLLMCall:output_type -> exocortex.v1.BeforeMainLLMCallResponse
-	29, // 63: exocortex.v1.Plugin.ResponseStreamChunk:output_type -> exocortex.v1.ResponseStreamChunkResponse
-	30, // 64: exocortex.v1.Plugin.ResponseStreamEnd:output_type -> exocortex.v1.ResponseStreamEndResponse
-	31, // 65: exocortex.v1.Plugin.ErrorFormat:output_type -> exocortex.v1.ErrorFormatResponse
-	32, // 66: exocortex.v1.Plugin.ToolExecuteBefore:output_type -> exocortex.v1.ToolExecuteBeforeResponse
-	33, // 67: exocortex.v1.Plugin.ToolExecuteAfter:output_type -> exocortex.v1.ToolExecuteAfterResponse
-	34, // 68: exocortex.v1.Plugin.MessageLoopEnd:output_type -> exocortex.v1.MessageLoopEndResponse
-	35, // 69: exocortex.v1.Plugin.MonologueEnd:output_type -> exocortex.v1.MonologueEndResponse
-	4,  // 70: exocortex.v1.Plugin.ExecuteTool:output_type -> exocortex.v1.ExecuteToolResponse
-	1,  // 71: exocortex.v1.Plugin.RunBatch:output_type -> exocortex.v1.BatchResponse
-	1,  // 72: exocortex.v1.Plugin.Dispatch:output_type -> exocortex.v1.BatchResponse
-	54, // [54:73] is the sub-list for method output_type
-	35, // [35:54] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	20, // 15: exocortex.v1.BatchRequest.chat_model_call_before:type_name -> exocortex.v1.ChatModelCallBeforeRequest
+	21, // 16: exocortex.v1.BatchRequest.chat_model_call_after:type_name -> exocortex.v1.ChatModelCallAfterRequest
+	22, // 17: exocortex.v1.BatchRequest.util_model_call_before:type_name -> exocortex.v1.UtilModelCallBeforeRequest
+	23, // 18: exocortex.v1.BatchRequest.util_model_call_after:type_name -> exocortex.v1.UtilModelCallAfterRequest
+	24, // 19: exocortex.v1.BatchRequest.reasoning_stream_chunk:type_name -> exocortex.v1.ReasoningStreamChunkRequest
+	25, // 20: exocortex.v1.BatchRequest.reasoning_stream:type_name -> exocortex.v1.ReasoningStreamRequest
+	26, // 21: exocortex.v1.BatchRequest.reasoning_stream_end:type_name -> exocortex.v1.ReasoningStreamEndRequest
+	27, // 22: exocortex.v1.BatchRequest.response_stream:type_name -> exocortex.v1.ResponseStreamRequest
+	28, // 23: exocortex.v1.BatchRequest.message_loop_exception:type_name -> exocortex.v1.MessageLoopExceptionRequest
+	29, // 24: exocortex.v1.BatchRequest.process_chain_end:type_name -> exocortex.v1.ProcessChainEndRequest
+	30, // 25: exocortex.v1.BatchRequest.calls:type_name -> exocortex.v1.HookCall
+	2,  // 26: exocortex.v1.BatchResponse.results:type_name -> exocortex.v1.BatchResult
+	31, // 27: exocortex.v1.BatchResult.agent_init:type_name -> exocortex.v1.AgentInitResponse
+	32, // 28: exocortex.v1.BatchResult.monologue_start:type_name -> exocortex.v1.MonologueStartResponse
+	33, // 29: exocortex.v1.BatchResult.hist_add_before:type_name -> exocortex.v1.HistAddBeforeResponse
+	34, // 30: exocortex.v1.BatchResult.message_loop_start:type_name -> exocortex.v1.MessageLoopStartResponse
+	35, // 31: exocortex.v1.BatchResult.message_loop_prompts_before:type_name -> exocortex.v1.MessageLoopPromptsBeforeResponse
+	36, // 32: exocortex.v1.BatchResult.system_prompt:type_name -> exocortex.v1.SystemPromptResponse
+	37, // 33: exocortex.v1.BatchResult.message_loop_prompts_after:type_name -> exocortex.v1.MessageLoopPromptsAfterResponse
+	38, // 34: exocortex.v1.BatchResult.before_main_llm_call:type_name -> exocortex.v1.BeforeMainLLMCallResponse
+	39, // 35: exocortex.v1.BatchResult.response_stream_chunk:type_name -> exocortex.v1.ResponseStreamChunkResponse
+	40, // 36: exocortex.v1.BatchResult.response_stream_end:type_name -> exocortex.v1.ResponseStreamEndResponse
+	41, // 37: exocortex.v1.BatchResult.error_format:type_name -> exocortex.v1.ErrorFormatResponse
+	42, // 38: exocortex.v1.BatchResult.tool_execute_before:type_name -> exocortex.v1.ToolExecuteBeforeResponse
+	43, // 39: exocortex.v1.BatchResult.tool_execute_after:type_name -> exocortex.v1.ToolExecuteAfterResponse
+	44, // 40: exocortex.v1.BatchResult.message_loop_end:type_name -> exocortex.v1.MessageLoopEndResponse
+	45, // 41: exocortex.v1.BatchResult.monologue_end:type_name -> exocortex.v1.MonologueEndResponse
+	46, // 42: exocortex.v1.BatchResult.chat_model_call_before:type_name -> exocortex.v1.ChatModelCallBeforeResponse
+	47, // 43: exocortex.v1.BatchResult.chat_model_call_after:type_name -> exocortex.v1.ChatModelCallAfterResponse
+	48, // 44: exocortex.v1.BatchResult.util_model_call_before:type_name -> exocortex.v1.UtilModelCallBeforeResponse
+	49, // 45: exocortex.v1.BatchResult.util_model_call_after:type_name -> exocortex.v1.UtilModelCallAfterResponse
+	50, // 46: exocortex.v1.BatchResult.reasoning_stream_chunk:type_name -> exocortex.v1.ReasoningStreamChunkResponse
+	51, // 47: exocortex.v1.BatchResult.reasoning_stream:type_name -> exocortex.v1.ReasoningStreamResponse
+	52, // 48: exocortex.v1.BatchResult.reasoning_stream_end:type_name -> exocortex.v1.ReasoningStreamEndResponse
+	53, // 49: exocortex.v1.BatchResult.response_stream:type_name -> exocortex.v1.ResponseStreamResponse
+	54, // 50: exocortex.v1.BatchResult.message_loop_exception:type_name -> exocortex.v1.MessageLoopExceptionResponse
+	55, // 51: exocortex.v1.BatchResult.process_chain_end:type_name -> exocortex.v1.ProcessChainEndResponse
+	30, // 52: exocortex.v1.ExecuteToolRequest.call:type_name -> exocortex.v1.HookCall
+	56, // 53: exocortex.v1.ExecuteToolRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	57, // 54: exocortex.v1.ExecuteToolResponse.result:type_name -> exocortex.v1.ToolResult
+	58, // 55: exocortex.v1.Plugin.Manifest:input_type -> exocortex.v1.ManifestRequest
+	5,  // 56: exocortex.v1.Plugin.AgentInit:input_type -> exocortex.v1.AgentInitRequest
+	6,  // 57: exocortex.v1.Plugin.MonologueStart:input_type -> exocortex.v1.MonologueStartRequest
+	7,  // 58: exocortex.v1.Plugin.HistAddBefore:input_type -> exocortex.v1.HistAddBeforeRequest
+	8,  // 59: exocortex.v1.Plugin.MessageLoopStart:input_type -> exocortex.v1.MessageLoopStartRequest
+	9,  // 60: exocortex.v1.Plugin.MessageLoopPromptsBefore:input_type -> exocortex.v1.MessageLoopPromptsBeforeRequest
+	10, // 61: exocortex.v1.Plugin.SystemPrompt:input_type -> exocortex.v1.SystemPromptRequest
+	11, // 62: exocortex.v1.Plugin.MessageLoopPromptsAfter:input_type -> exocortex.v1.MessageLoopPromptsAfterRequest
+	12, // 63: exocortex.v1.Plugin.BeforeMainLLMCall:input_type -> exocortex.v1.BeforeMainLLMCallRequest
+	13, // 64: exocortex.v1.Plugin.ResponseStreamChunk:input_type -> exocortex.v1.ResponseStreamChunkRequest
+	14, // 65: exocortex.v1.Plugin.ResponseStreamEnd:input_type -> exocortex.v1.ResponseStreamEndRequest
+	15, // 66: exocortex.v1.Plugin.ErrorFormat:input_type -> exocortex.v1.ErrorFormatRequest
+	16, // 67: exocortex.v1.Plugin.ToolExecuteBefore:input_type -> exocortex.v1.ToolExecuteBeforeRequest
+	17, // 68: exocortex.v1.Plugin.ToolExecuteAfter:input_type -> exocortex.v1.ToolExecuteAfterRequest
+	18, // 69: exocortex.v1.Plugin.MessageLoopEnd:input_type -> exocortex.v1.MessageLoopEndRequest
+	19, // 70: exocortex.v1.Plugin.MonologueEnd:input_type -> exocortex.v1.MonologueEndRequest
+	20, // 71: exocortex.v1.Plugin.ChatModelCallBefore:input_type -> exocortex.v1.ChatModelCallBeforeRequest
+	21, // 72: exocortex.v1.Plugin.ChatModelCallAfter:input_type -> exocortex.v1.ChatModelCallAfterRequest
+	22, // 73: exocortex.v1.Plugin.UtilModelCallBefore:input_type -> exocortex.v1.UtilModelCallBeforeRequest
+	23, // 74: exocortex.v1.Plugin.UtilModelCallAfter:input_type -> exocortex.v1.UtilModelCallAfterRequest
+	24, // 75: exocortex.v1.Plugin.ReasoningStreamChunk:input_type -> exocortex.v1.ReasoningStreamChunkRequest
+	25, // 76: exocortex.v1.Plugin.ReasoningStream:input_type -> exocortex.v1.ReasoningStreamRequest
+	26, // 77: exocortex.v1.Plugin.ReasoningStreamEnd:input_type -> exocortex.v1.ReasoningStreamEndRequest
+	27, // 78: exocortex.v1.Plugin.ResponseStream:input_type -> exocortex.v1.ResponseStreamRequest
+	28, // 79: exocortex.v1.Plugin.MessageLoopException:input_type -> exocortex.v1.MessageLoopExceptionRequest
+	29, // 80: exocortex.v1.Plugin.ProcessChainEnd:input_type -> exocortex.v1.ProcessChainEndRequest
+	3,  // 81: exocortex.v1.Plugin.ExecuteTool:input_type -> exocortex.v1.ExecuteToolRequest
+	0,  // 82: exocortex.v1.Plugin.RunBatch:input_type -> exocortex.v1.BatchRequest
+	0,  // 83: exocortex.v1.Plugin.Dispatch:input_type -> exocortex.v1.BatchRequest
+	59, // 84: exocortex.v1.Plugin.Manifest:output_type -> exocortex.v1.ManifestResponse
+	31, // 85: exocortex.v1.Plugin.AgentInit:output_type -> exocortex.v1.AgentInitResponse
+	32, // 86: exocortex.v1.Plugin.MonologueStart:output_type -> exocortex.v1.MonologueStartResponse
+	33, // 87: exocortex.v1.Plugin.HistAddBefore:output_type -> exocortex.v1.HistAddBeforeResponse
+	34, // 88: exocortex.v1.Plugin.MessageLoopStart:output_type -> exocortex.v1.MessageLoopStartResponse
+	35, // 89: exocortex.v1.Plugin.MessageLoopPromptsBefore:output_type -> exocortex.v1.MessageLoopPromptsBeforeResponse
+	36, // 90: exocortex.v1.Plugin.SystemPrompt:output_type -> exocortex.v1.SystemPromptResponse
+	37, // 91: exocortex.v1.Plugin.MessageLoopPromptsAfter:output_type -> exocortex.v1.MessageLoopPromptsAfterResponse
+	38, // 92: exocortex.v1.Plugin.BeforeMainLLMCall:output_type -> exocortex.v1.BeforeMainLLMCallResponse
+	39, // 93: exocortex.v1.Plugin.ResponseStreamChunk:output_type -> exocortex.v1.ResponseStreamChunkResponse
+	40, // 94: exocortex.v1.Plugin.ResponseStreamEnd:output_type -> exocortex.v1.ResponseStreamEndResponse
+	41, // 95: exocortex.v1.Plugin.ErrorFormat:output_type -> exocortex.v1.ErrorFormatResponse
+	42, // 96: exocortex.v1.Plugin.ToolExecuteBefore:output_type -> exocortex.v1.ToolExecuteBeforeResponse
+	43, // 97: exocortex.v1.Plugin.ToolExecuteAfter:output_type -> exocortex.v1.ToolExecuteAfterResponse
+	44, // 98: exocortex.v1.Plugin.MessageLoopEnd:output_type -> exocortex.v1.MessageLoopEndResponse
+	45, // 99: exocortex.v1.Plugin.MonologueEnd:output_type -> exocortex.v1.MonologueEndResponse
+	46, // 100: exocortex.v1.Plugin.ChatModelCallBefore:output_type -> exocortex.v1.ChatModelCallBeforeResponse
+	47, // 101: exocortex.v1.Plugin.ChatModelCallAfter:output_type -> exocortex.v1.ChatModelCallAfterResponse
+	48, // 102: exocortex.v1.Plugin.UtilModelCallBefore:output_type -> exocortex.v1.UtilModelCallBeforeResponse
+	49, // 103: exocortex.v1.Plugin.UtilModelCallAfter:output_type -> exocortex.v1.UtilModelCallAfterResponse
+	50, // 104: exocortex.v1.Plugin.ReasoningStreamChunk:output_type -> exocortex.v1.ReasoningStreamChunkResponse
+	51, // 105: exocortex.v1.Plugin.ReasoningStream:output_type -> exocortex.v1.ReasoningStreamResponse
+	52, // 106: exocortex.v1.Plugin.ReasoningStreamEnd:output_type -> exocortex.v1.ReasoningStreamEndResponse
+	53, // 107: exocortex.v1.Plugin.ResponseStream:output_type -> exocortex.v1.ResponseStreamResponse
+	54, // 108: exocortex.v1.Plugin.MessageLoopException:output_type -> exocortex.v1.MessageLoopExceptionResponse
+	55, // 109: exocortex.v1.Plugin.ProcessChainEnd:output_type -> exocortex.v1.ProcessChainEndResponse
+	4,  // 110: exocortex.v1.Plugin.ExecuteTool:output_type -> exocortex.v1.ExecuteToolResponse
+	1,  // 111: exocortex.v1.Plugin.RunBatch:output_type -> exocortex.v1.BatchResponse
+	1,  // 112: exocortex.v1.Plugin.Dispatch:output_type -> exocortex.v1.BatchResponse
+	84, // [84:113] is the sub-list for method output_type
+	55, // [55:84] is the sub-list for method input_type
+	55, // [55:55] is the sub-list for extension type_name
+	55, // [55:55] is the sub-list for extension extendee
+	0,  // [0:55] is the sub-list for field type_name
 }
 
 func init() { file_exocortex_v1_plugin_proto_init() }
@@ -1052,6 +1463,16 @@ func file_exocortex_v1_plugin_proto_init() {
 		(*BatchRequest_ToolExecuteAfter)(nil),
 		(*BatchRequest_MessageLoopEnd)(nil),
 		(*BatchRequest_MonologueEnd)(nil),
+		(*BatchRequest_ChatModelCallBefore)(nil),
+		(*BatchRequest_ChatModelCallAfter)(nil),
+		(*BatchRequest_UtilModelCallBefore)(nil),
+		(*BatchRequest_UtilModelCallAfter)(nil),
+		(*BatchRequest_ReasoningStreamChunk)(nil),
+		(*BatchRequest_ReasoningStream)(nil),
+		(*BatchRequest_ReasoningStreamEnd)(nil),
+		(*BatchRequest_ResponseStream)(nil),
+		(*BatchRequest_MessageLoopException)(nil),
+		(*BatchRequest_ProcessChainEnd)(nil),
 	}
 	file_exocortex_v1_plugin_proto_msgTypes[2].OneofWrappers = []any{
 		(*BatchResult_AgentInit)(nil),
@@ -1069,6 +1490,16 @@ func file_exocortex_v1_plugin_proto_init() {
 		(*BatchResult_ToolExecuteAfter)(nil),
 		(*BatchResult_MessageLoopEnd)(nil),
 		(*BatchResult_MonologueEnd)(nil),
+		(*BatchResult_ChatModelCallBefore)(nil),
+		(*BatchResult_ChatModelCallAfter)(nil),
+		(*BatchResult_UtilModelCallBefore)(nil),
+		(*BatchResult_UtilModelCallAfter)(nil),
+		(*BatchResult_ReasoningStreamChunk)(nil),
+		(*BatchResult_ReasoningStream)(nil),
+		(*BatchResult_ReasoningStreamEnd)(nil),
+		(*BatchResult_ResponseStream)(nil),
+		(*BatchResult_MessageLoopException)(nil),
+		(*BatchResult_ProcessChainEnd)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

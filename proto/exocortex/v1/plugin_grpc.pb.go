@@ -50,6 +50,16 @@ const (
 	Plugin_ToolExecuteAfter_FullMethodName         = "/exocortex.v1.Plugin/ToolExecuteAfter"
 	Plugin_MessageLoopEnd_FullMethodName           = "/exocortex.v1.Plugin/MessageLoopEnd"
 	Plugin_MonologueEnd_FullMethodName             = "/exocortex.v1.Plugin/MonologueEnd"
+	Plugin_ChatModelCallBefore_FullMethodName      = "/exocortex.v1.Plugin/ChatModelCallBefore"
+	Plugin_ChatModelCallAfter_FullMethodName       = "/exocortex.v1.Plugin/ChatModelCallAfter"
+	Plugin_UtilModelCallBefore_FullMethodName      = "/exocortex.v1.Plugin/UtilModelCallBefore"
+	Plugin_UtilModelCallAfter_FullMethodName       = "/exocortex.v1.Plugin/UtilModelCallAfter"
+	Plugin_ReasoningStreamChunk_FullMethodName     = "/exocortex.v1.Plugin/ReasoningStreamChunk"
+	Plugin_ReasoningStream_FullMethodName          = "/exocortex.v1.Plugin/ReasoningStream"
+	Plugin_ReasoningStreamEnd_FullMethodName       = "/exocortex.v1.Plugin/ReasoningStreamEnd"
+	Plugin_ResponseStream_FullMethodName           = "/exocortex.v1.Plugin/ResponseStream"
+	Plugin_MessageLoopException_FullMethodName     = "/exocortex.v1.Plugin/MessageLoopException"
+	Plugin_ProcessChainEnd_FullMethodName          = "/exocortex.v1.Plugin/ProcessChainEnd"
 	Plugin_ExecuteTool_FullMethodName              = "/exocortex.v1.Plugin/ExecuteTool"
 	Plugin_RunBatch_FullMethodName                 = "/exocortex.v1.Plugin/RunBatch"
 	Plugin_Dispatch_FullMethodName                 = "/exocortex.v1.Plugin/Dispatch"
@@ -78,6 +88,16 @@ type PluginClient interface {
 	ToolExecuteAfter(ctx context.Context, in *ToolExecuteAfterRequest, opts ...grpc.CallOption) (*ToolExecuteAfterResponse, error)
 	MessageLoopEnd(ctx context.Context, in *MessageLoopEndRequest, opts ...grpc.CallOption) (*MessageLoopEndResponse, error)
 	MonologueEnd(ctx context.Context, in *MonologueEndRequest, opts ...grpc.CallOption) (*MonologueEndResponse, error)
+	ChatModelCallBefore(ctx context.Context, in *ChatModelCallBeforeRequest, opts ...grpc.CallOption) (*ChatModelCallBeforeResponse, error)
+	ChatModelCallAfter(ctx context.Context, in *ChatModelCallAfterRequest, opts ...grpc.CallOption) (*ChatModelCallAfterResponse, error)
+	UtilModelCallBefore(ctx context.Context, in *UtilModelCallBeforeRequest, opts ...grpc.CallOption) (*UtilModelCallBeforeResponse, error)
+	UtilModelCallAfter(ctx context.Context, in *UtilModelCallAfterRequest, opts ...grpc.CallOption) (*UtilModelCallAfterResponse, error)
+	ReasoningStreamChunk(ctx context.Context, in *ReasoningStreamChunkRequest, opts ...grpc.CallOption) (*ReasoningStreamChunkResponse, error)
+	ReasoningStream(ctx context.Context, in *ReasoningStreamRequest, opts ...grpc.CallOption) (*ReasoningStreamResponse, error)
+	ReasoningStreamEnd(ctx context.Context, in *ReasoningStreamEndRequest, opts ...grpc.CallOption) (*ReasoningStreamEndResponse, error)
+	ResponseStream(ctx context.Context, in *ResponseStreamRequest, opts ...grpc.CallOption) (*ResponseStreamResponse, error)
+	MessageLoopException(ctx context.Context, in *MessageLoopExceptionRequest, opts ...grpc.CallOption) (*MessageLoopExceptionResponse, error)
+	ProcessChainEnd(ctx context.Context, in *ProcessChainEndRequest, opts ...grpc.CallOption) (*ProcessChainEndResponse, error)
 	// ExecuteTool runs one of the tools the manifest declares.
 	ExecuteTool(ctx context.Context, in *ExecuteToolRequest, opts ...grpc.CallOption) (*ExecuteToolResponse, error)
 	// RunBatch runs consecutive extensions of this plugin at one hook, in order, in
@@ -262,6 +282,106 @@ func (c *pluginClient) MonologueEnd(ctx context.Context, in *MonologueEndRequest
 	return out, nil
 }
 
+func (c *pluginClient) ChatModelCallBefore(ctx context.Context, in *ChatModelCallBeforeRequest, opts ...grpc.CallOption) (*ChatModelCallBeforeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ChatModelCallBeforeResponse)
+	err := c.cc.Invoke(ctx, Plugin_ChatModelCallBefore_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) ChatModelCallAfter(ctx context.Context, in *ChatModelCallAfterRequest, opts ...grpc.CallOption) (*ChatModelCallAfterResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ChatModelCallAfterResponse)
+	err := c.cc.Invoke(ctx, Plugin_ChatModelCallAfter_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) UtilModelCallBefore(ctx context.Context, in *UtilModelCallBeforeRequest, opts ...grpc.CallOption) (*UtilModelCallBeforeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UtilModelCallBeforeResponse)
+	err := c.cc.Invoke(ctx, Plugin_UtilModelCallBefore_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) UtilModelCallAfter(ctx context.Context, in *UtilModelCallAfterRequest, opts ...grpc.CallOption) (*UtilModelCallAfterResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UtilModelCallAfterResponse)
+	err := c.cc.Invoke(ctx, Plugin_UtilModelCallAfter_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) ReasoningStreamChunk(ctx context.Context, in *ReasoningStreamChunkRequest, opts ...grpc.CallOption) (*ReasoningStreamChunkResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReasoningStreamChunkResponse)
+	err := c.cc.Invoke(ctx, Plugin_ReasoningStreamChunk_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) ReasoningStream(ctx context.Context, in *ReasoningStreamRequest, opts ...grpc.CallOption) (*ReasoningStreamResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReasoningStreamResponse)
+	err := c.cc.Invoke(ctx, Plugin_ReasoningStream_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) ReasoningStreamEnd(ctx context.Context, in *ReasoningStreamEndRequest, opts ...grpc.CallOption) (*ReasoningStreamEndResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReasoningStreamEndResponse)
+	err := c.cc.Invoke(ctx, Plugin_ReasoningStreamEnd_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) ResponseStream(ctx context.Context, in *ResponseStreamRequest, opts ...grpc.CallOption) (*ResponseStreamResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResponseStreamResponse)
+	err := c.cc.Invoke(ctx, Plugin_ResponseStream_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) MessageLoopException(ctx context.Context, in *MessageLoopExceptionRequest, opts ...grpc.CallOption) (*MessageLoopExceptionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MessageLoopExceptionResponse)
+	err := c.cc.Invoke(ctx, Plugin_MessageLoopException_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) ProcessChainEnd(ctx context.Context, in *ProcessChainEndRequest, opts ...grpc.CallOption) (*ProcessChainEndResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ProcessChainEndResponse)
+	err := c.cc.Invoke(ctx, Plugin_ProcessChainEnd_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *pluginClient) ExecuteTool(ctx context.Context, in *ExecuteToolRequest, opts ...grpc.CallOption) (*ExecuteToolResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ExecuteToolResponse)
@@ -318,6 +438,16 @@ type PluginServer interface {
 	ToolExecuteAfter(context.Context, *ToolExecuteAfterRequest) (*ToolExecuteAfterResponse, error)
 	MessageLoopEnd(context.Context, *MessageLoopEndRequest) (*MessageLoopEndResponse, error)
 	MonologueEnd(context.Context, *MonologueEndRequest) (*MonologueEndResponse, error)
+	ChatModelCallBefore(context.Context, *ChatModelCallBeforeRequest) (*ChatModelCallBeforeResponse, error)
+	ChatModelCallAfter(context.Context, *ChatModelCallAfterRequest) (*ChatModelCallAfterResponse, error)
+	UtilModelCallBefore(context.Context, *UtilModelCallBeforeRequest) (*UtilModelCallBeforeResponse, error)
+	UtilModelCallAfter(context.Context, *UtilModelCallAfterRequest) (*UtilModelCallAfterResponse, error)
+	ReasoningStreamChunk(context.Context, *ReasoningStreamChunkRequest) (*ReasoningStreamChunkResponse, error)
+	ReasoningStream(context.Context, *ReasoningStreamRequest) (*ReasoningStreamResponse, error)
+	ReasoningStreamEnd(context.Context, *ReasoningStreamEndRequest) (*ReasoningStreamEndResponse, error)
+	ResponseStream(context.Context, *ResponseStreamRequest) (*ResponseStreamResponse, error)
+	MessageLoopException(context.Context, *MessageLoopExceptionRequest) (*MessageLoopExceptionResponse, error)
+	ProcessChainEnd(context.Context, *ProcessChainEndRequest) (*ProcessChainEndResponse, error)
 	// ExecuteTool runs one of the tools the manifest declares.
 	ExecuteTool(context.Context, *ExecuteToolRequest) (*ExecuteToolResponse, error)
 	// RunBatch runs consecutive extensions of this plugin at one hook, in order, in
@@ -389,6 +519,36 @@ func (UnimplementedPluginServer) MessageLoopEnd(context.Context, *MessageLoopEnd
 }
 func (UnimplementedPluginServer) MonologueEnd(context.Context, *MonologueEndRequest) (*MonologueEndResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method MonologueEnd not implemented")
+}
+func (UnimplementedPluginServer) ChatModelCallBefore(context.Context, *ChatModelCallBeforeRequest) (*ChatModelCallBeforeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ChatModelCallBefore not implemented")
+}
+func (UnimplementedPluginServer) ChatModelCallAfter(context.Context, *ChatModelCallAfterRequest) (*ChatModelCallAfterResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ChatModelCallAfter not implemented")
+}
+func (UnimplementedPluginServer) UtilModelCallBefore(context.Context, *UtilModelCallBeforeRequest) (*UtilModelCallBeforeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UtilModelCallBefore not implemented")
+}
+func (UnimplementedPluginServer) UtilModelCallAfter(context.Context, *UtilModelCallAfterRequest) (*UtilModelCallAfterResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UtilModelCallAfter not implemented")
+}
+func (UnimplementedPluginServer) ReasoningStreamChunk(context.Context, *ReasoningStreamChunkRequest) (*ReasoningStreamChunkResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReasoningStreamChunk not implemented")
+}
+func (UnimplementedPluginServer) ReasoningStream(context.Context, *ReasoningStreamRequest) (*ReasoningStreamResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReasoningStream not implemented")
+}
+func (UnimplementedPluginServer) ReasoningStreamEnd(context.Context, *ReasoningStreamEndRequest) (*ReasoningStreamEndResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReasoningStreamEnd not implemented")
+}
+func (UnimplementedPluginServer) ResponseStream(context.Context, *ResponseStreamRequest) (*ResponseStreamResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ResponseStream not implemented")
+}
+func (UnimplementedPluginServer) MessageLoopException(context.Context, *MessageLoopExceptionRequest) (*MessageLoopExceptionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method MessageLoopException not implemented")
+}
+func (UnimplementedPluginServer) ProcessChainEnd(context.Context, *ProcessChainEndRequest) (*ProcessChainEndResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ProcessChainEnd not implemented")
 }
 func (UnimplementedPluginServer) ExecuteTool(context.Context, *ExecuteToolRequest) (*ExecuteToolResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ExecuteTool not implemented")
@@ -708,6 +868,186 @@ func _Plugin_MonologueEnd_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Plugin_ChatModelCallBefore_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ChatModelCallBeforeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).ChatModelCallBefore(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_ChatModelCallBefore_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).ChatModelCallBefore(ctx, req.(*ChatModelCallBeforeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_ChatModelCallAfter_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ChatModelCallAfterRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).ChatModelCallAfter(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_ChatModelCallAfter_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).ChatModelCallAfter(ctx, req.(*ChatModelCallAfterRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_UtilModelCallBefore_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UtilModelCallBeforeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).UtilModelCallBefore(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_UtilModelCallBefore_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).UtilModelCallBefore(ctx, req.(*UtilModelCallBeforeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_UtilModelCallAfter_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UtilModelCallAfterRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).UtilModelCallAfter(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_UtilModelCallAfter_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).UtilModelCallAfter(ctx, req.(*UtilModelCallAfterRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_ReasoningStreamChunk_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReasoningStreamChunkRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).ReasoningStreamChunk(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_ReasoningStreamChunk_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).ReasoningStreamChunk(ctx, req.(*ReasoningStreamChunkRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_ReasoningStream_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReasoningStreamRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).ReasoningStream(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_ReasoningStream_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).ReasoningStream(ctx, req.(*ReasoningStreamRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_ReasoningStreamEnd_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReasoningStreamEndRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).ReasoningStreamEnd(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_ReasoningStreamEnd_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).ReasoningStreamEnd(ctx, req.(*ReasoningStreamEndRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_ResponseStream_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResponseStreamRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).ResponseStream(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_ResponseStream_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).ResponseStream(ctx, req.(*ResponseStreamRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_MessageLoopException_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MessageLoopExceptionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).MessageLoopException(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_MessageLoopException_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).MessageLoopException(ctx, req.(*MessageLoopExceptionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_ProcessChainEnd_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ProcessChainEndRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).ProcessChainEnd(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_ProcessChainEnd_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).ProcessChainEnd(ctx, req.(*ProcessChainEndRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Plugin_ExecuteTool_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ExecuteToolRequest)
 	if err := dec(in); err != nil {
@@ -821,6 +1161,46 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "MonologueEnd",
 			Handler:    _Plugin_MonologueEnd_Handler,
+		},
+		{
+			MethodName: "ChatModelCallBefore",
+			Handler:    _Plugin_ChatModelCallBefore_Handler,
+		},
+		{
+			MethodName: "ChatModelCallAfter",
+			Handler:    _Plugin_ChatModelCallAfter_Handler,
+		},
+		{
+			MethodName: "UtilModelCallBefore",
+			Handler:    _Plugin_UtilModelCallBefore_Handler,
+		},
+		{
+			MethodName: "UtilModelCallAfter",
+			Handler:    _Plugin_UtilModelCallAfter_Handler,
+		},
+		{
+			MethodName: "ReasoningStreamChunk",
+			Handler:    _Plugin_ReasoningStreamChunk_Handler,
+		},
+		{
+			MethodName: "ReasoningStream",
+			Handler:    _Plugin_ReasoningStream_Handler,
+		},
+		{
+			MethodName: "ReasoningStreamEnd",
+			Handler:    _Plugin_ReasoningStreamEnd_Handler,
+		},
+		{
+			MethodName: "ResponseStream",
+			Handler:    _Plugin_ResponseStream_Handler,
+		},
+		{
+			MethodName: "MessageLoopException",
+			Handler:    _Plugin_MessageLoopException_Handler,
+		},
+		{
+			MethodName: "ProcessChainEnd",
+			Handler:    _Plugin_ProcessChainEnd_Handler,
 		},
 		{
 			MethodName: "ExecuteTool",

@@ -21,7 +21,8 @@ _SCOPES = frozenset(v.number for v in manifest_pb2.Scope.DESCRIPTOR.values) - {m
 # The hooks whose requests carry what Spec.reads_history governs (the history, or
 # before_main_llm_call's prompt): the manifest says reads_history only there.
 READS_HISTORY_HOOKS = frozenset({manifest_pb2.HOOK_MESSAGE_LOOP_PROMPTS_BEFORE, manifest_pb2.HOOK_MESSAGE_LOOP_PROMPTS_AFTER,
-                                 manifest_pb2.HOOK_MONOLOGUE_END, manifest_pb2.HOOK_BEFORE_MAIN_LLM_CALL})
+                                 manifest_pb2.HOOK_MONOLOGUE_END, manifest_pb2.HOOK_BEFORE_MAIN_LLM_CALL,
+                                 manifest_pb2.HOOK_CHAT_MODEL_CALL_BEFORE})
 # The hooks whose requests carry what Spec.reads_prompt governs (system_prompt's
 # system_prompt, message_loop_prompts_after's extras and prompt_tokens): the manifest
 # says reads_prompt only there.

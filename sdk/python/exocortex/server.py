@@ -226,12 +226,13 @@ class PluginService(plugin_pb2_grpc.PluginServicer):
         which = request.WhichOneof("request")
         if which is None:
             raise Refusal(grpc.StatusCode.INVALID_ARGUMENT, f'plugin "{plugin}": a batch without a hook request')
-        hook = request.DESCRIPTOR.fields_by_name[which].number
-        info = lookup(hook)
+        # The field is named for the hook (its number is the hook's only up to 15).
+        info = lookup(which)
+        hook = info.hook if info is not None else which
         if info is None:
             raise Refusal(grpc.StatusCode.INVALID_ARGUMENT, f'plugin "{plugin}": a batch for unknown hook {hook}')
         base = getattr(request, which)
-        result_field = plugin_pb2.BatchResult.DESCRIPTOR.fields_by_number[hook].name
+        result_field = which
 
         # The batch's state changes so far: a value, or None for a reset.
         written: Dict[str, Optional[any_pb2.Any]] = {}

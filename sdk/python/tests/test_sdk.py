@@ -137,7 +137,7 @@ class ManifestTest(unittest.TestCase):
         self.assertEqual(len(got), len(exo.HOOKS))
         self.assertEqual({h for h, (history, _) in got.items() if history},
                          {"HOOK_MESSAGE_LOOP_PROMPTS_BEFORE", "HOOK_MESSAGE_LOOP_PROMPTS_AFTER", "HOOK_MONOLOGUE_END",
-                          "HOOK_BEFORE_MAIN_LLM_CALL"})
+                          "HOOK_BEFORE_MAIN_LLM_CALL", "HOOK_CHAT_MODEL_CALL_BEFORE"})
         self.assertEqual({h for h, (_, prompt) in got.items() if prompt},
                          {"HOOK_SYSTEM_PROMPT", "HOOK_MESSAGE_LOOP_PROMPTS_AFTER"})
 
@@ -512,7 +512,9 @@ class ToolsTest(unittest.TestCase):
 
 class HooksTest(unittest.TestCase):
     def test_hook_table(self):
-        self.assertEqual(len(exo.HOOKS), 15)
+        self.assertEqual(len(exo.HOOKS), len(manifest_pb2.Hook.DESCRIPTOR.values) - 1)
+        self.assertEqual(exo.hook_name(manifest_pb2.HOOK_REASONING_STREAM_CHUNK), "reasoning_stream_chunk")
+        self.assertEqual(exo.hook_name(manifest_pb2.HOOK_PROCESS_CHAIN_END), "process_chain_end")
         self.assertEqual(exo.hook_name(manifest_pb2.HOOK_BEFORE_MAIN_LLM_CALL), "before_main_llm_call")
         self.assertEqual([h.name for h in exo.HOOKS if h.prompt],
                          ["message_loop_prompts_before", "system_prompt", "message_loop_prompts_after"])

@@ -162,6 +162,56 @@ func (echo) MonologueEnd(_ context.Context, c *sdk.Call, req *exocortexv1.Monolo
 	return &exocortexv1.MonologueEndResponse{Notices: []string{"final:" + req.GetFinalResponse(), "stop:" + req.GetStopReason()}}, nil
 }
 
+func (echo) ChatModelCallBefore(_ context.Context, c *sdk.Call, _ *exocortexv1.ChatModelCallBeforeRequest) (*exocortexv1.ChatModelCallBeforeResponse, error) {
+	mark(c)
+	return nil, nil
+}
+
+func (echo) ChatModelCallAfter(_ context.Context, c *sdk.Call, req *exocortexv1.ChatModelCallAfterRequest) (*exocortexv1.ChatModelCallAfterResponse, error) {
+	mark(c)
+	return &exocortexv1.ChatModelCallAfterResponse{Response: ptr(fmt.Sprintf("%s (after %s, thought %q)", req.GetResponse(), req.GetModel(), req.GetReasoning()))}, nil
+}
+
+func (echo) UtilModelCallBefore(_ context.Context, c *sdk.Call, req *exocortexv1.UtilModelCallBeforeRequest) (*exocortexv1.UtilModelCallBeforeResponse, error) {
+	mark(c)
+	return &exocortexv1.UtilModelCallBeforeResponse{System: ptr(req.GetSystem() + " Be terse."), Message: ptr(req.GetPurpose() + ": " + req.GetMessage())}, nil
+}
+
+func (echo) UtilModelCallAfter(_ context.Context, c *sdk.Call, req *exocortexv1.UtilModelCallAfterRequest) (*exocortexv1.UtilModelCallAfterResponse, error) {
+	mark(c)
+	return &exocortexv1.UtilModelCallAfterResponse{Response: ptr(strings.ToUpper(req.GetResponse()))}, nil
+}
+
+func (echo) ReasoningStreamChunk(_ context.Context, c *sdk.Call, req *exocortexv1.ReasoningStreamChunkRequest) (*exocortexv1.ReasoningStreamChunkResponse, error) {
+	mark(c)
+	return &exocortexv1.ReasoningStreamChunkResponse{Display: ptr(strings.Repeat("*", len(req.GetDelta())) + "|" + req.GetText())}, nil
+}
+
+func (echo) ReasoningStream(_ context.Context, c *sdk.Call, _ *exocortexv1.ReasoningStreamRequest) (*exocortexv1.ReasoningStreamResponse, error) {
+	mark(c)
+	return nil, nil
+}
+
+func (echo) ReasoningStreamEnd(_ context.Context, c *sdk.Call, req *exocortexv1.ReasoningStreamEndRequest) (*exocortexv1.ReasoningStreamEndResponse, error) {
+	mark(c)
+	return &exocortexv1.ReasoningStreamEndResponse{Display: ptr("thought:" + req.GetText())}, nil
+}
+
+func (echo) ResponseStream(_ context.Context, c *sdk.Call, _ *exocortexv1.ResponseStreamRequest) (*exocortexv1.ResponseStreamResponse, error) {
+	mark(c)
+	return nil, nil
+}
+
+func (echo) MessageLoopException(_ context.Context, c *sdk.Call, req *exocortexv1.MessageLoopExceptionRequest) (*exocortexv1.MessageLoopExceptionResponse, error) {
+	mark(c)
+	return &exocortexv1.MessageLoopExceptionResponse{Handled: req.GetStage() == "model"}, nil
+}
+
+func (echo) ProcessChainEnd(_ context.Context, c *sdk.Call, _ *exocortexv1.ProcessChainEndRequest) (*exocortexv1.ProcessChainEndResponse, error) {
+	mark(c)
+	return nil, nil
+}
+
 // counter counts consecutive failures per tool and clears loop_active.
 type counter struct{}
 

@@ -123,6 +123,43 @@ class Echo:
         mark(call)
         return hooks_pb2.MonologueEndResponse(notices=["final:" + req.final_response, "stop:" + req.stop_reason])
 
+    def chat_model_call_before(self, call, req):
+        mark(call)
+
+    def chat_model_call_after(self, call, req):
+        mark(call)
+        thought = json.dumps(req.reasoning)
+        return hooks_pb2.ChatModelCallAfterResponse(response=f"{req.response} (after {req.model}, thought {thought})")
+
+    def util_model_call_before(self, call, req):
+        mark(call)
+        return hooks_pb2.UtilModelCallBeforeResponse(system=req.system + " Be terse.", message=req.purpose + ": " + req.message)
+
+    def util_model_call_after(self, call, req):
+        mark(call)
+        return hooks_pb2.UtilModelCallAfterResponse(response=req.response.upper())
+
+    def reasoning_stream_chunk(self, call, req):
+        mark(call)
+        return hooks_pb2.ReasoningStreamChunkResponse(display="*" * len(req.delta.encode()) + "|" + req.text)
+
+    def reasoning_stream(self, call, req):
+        mark(call)
+
+    def reasoning_stream_end(self, call, req):
+        mark(call)
+        return hooks_pb2.ReasoningStreamEndResponse(display="thought:" + req.text)
+
+    def response_stream(self, call, req):
+        mark(call)
+
+    def message_loop_exception(self, call, req):
+        mark(call)
+        return hooks_pb2.MessageLoopExceptionResponse(handled=req.stage == "model")
+
+    def process_chain_end(self, call, req):
+        mark(call)
+
 
 class Counter:
     """Counts consecutive failures per tool and clears loop_active."""

@@ -47,6 +47,58 @@ class BeforeMainLLMCallResponse(_message.Message):
     changes: _context_pb2.StateChanges
     def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ...) -> None: ...
 
+class ChatModelCallAfterRequest(_message.Message):
+    __slots__ = ["call", "iteration", "model", "output_tokens", "prompt_tokens", "reasoning", "response", "tool_calls"]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    ITERATION_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    REASONING_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALLS_FIELD_NUMBER: _ClassVar[int]
+    call: _context_pb2.HookCall
+    iteration: int
+    model: str
+    output_tokens: int
+    prompt_tokens: int
+    reasoning: str
+    response: str
+    tool_calls: _containers.RepeatedCompositeFieldContainer[_context_pb2.ToolCall]
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., iteration: _Optional[int] = ..., model: _Optional[str] = ..., response: _Optional[str] = ..., reasoning: _Optional[str] = ..., tool_calls: _Optional[_Iterable[_Union[_context_pb2.ToolCall, _Mapping]]] = ..., prompt_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ...) -> None: ...
+
+class ChatModelCallAfterResponse(_message.Message):
+    __slots__ = ["changes", "response"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    changes: _context_pb2.StateChanges
+    response: str
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., response: _Optional[str] = ...) -> None: ...
+
+class ChatModelCallBeforeRequest(_message.Message):
+    __slots__ = ["call", "iteration", "model", "num_ctx", "prompt", "prompt_tokens", "tools"]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    ITERATION_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    NUM_CTX_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    call: _context_pb2.HookCall
+    iteration: int
+    model: str
+    num_ctx: int
+    prompt: _containers.RepeatedCompositeFieldContainer[_context_pb2.Message]
+    prompt_tokens: int
+    tools: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., iteration: _Optional[int] = ..., model: _Optional[str] = ..., prompt: _Optional[_Iterable[_Union[_context_pb2.Message, _Mapping]]] = ..., num_ctx: _Optional[int] = ..., prompt_tokens: _Optional[int] = ..., tools: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ChatModelCallBeforeResponse(_message.Message):
+    __slots__ = ["changes"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    changes: _context_pb2.StateChanges
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ...) -> None: ...
+
 class ErrorFormatRequest(_message.Message):
     __slots__ = ["call", "error", "fault", "reply", "signal", "tool_name"]
     CALL_FIELD_NUMBER: _ClassVar[int]
@@ -112,6 +164,26 @@ class MessageLoopEndResponse(_message.Message):
     intervention: str
     stop: str
     def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., intervention: _Optional[str] = ..., stop: _Optional[str] = ...) -> None: ...
+
+class MessageLoopExceptionRequest(_message.Message):
+    __slots__ = ["call", "error", "iteration", "stage"]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    ITERATION_FIELD_NUMBER: _ClassVar[int]
+    STAGE_FIELD_NUMBER: _ClassVar[int]
+    call: _context_pb2.HookCall
+    error: str
+    iteration: int
+    stage: str
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., iteration: _Optional[int] = ..., error: _Optional[str] = ..., stage: _Optional[str] = ...) -> None: ...
+
+class MessageLoopExceptionResponse(_message.Message):
+    __slots__ = ["changes", "handled"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    HANDLED_FIELD_NUMBER: _ClassVar[int]
+    changes: _context_pb2.StateChanges
+    handled: bool
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., handled: bool = ...) -> None: ...
 
 class MessageLoopPromptsAfterRequest(_message.Message):
     __slots__ = ["block_budget_tokens", "call", "extras", "history", "iteration", "num_ctx", "prompt_tokens"]
@@ -209,6 +281,72 @@ class MonologueStartResponse(_message.Message):
     changes: _context_pb2.StateChanges
     def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ...) -> None: ...
 
+class ProcessChainEndRequest(_message.Message):
+    __slots__ = ["call", "final_response", "iterations", "stop_reason"]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    FINAL_RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    ITERATIONS_FIELD_NUMBER: _ClassVar[int]
+    STOP_REASON_FIELD_NUMBER: _ClassVar[int]
+    call: _context_pb2.HookCall
+    final_response: str
+    iterations: int
+    stop_reason: str
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., final_response: _Optional[str] = ..., stop_reason: _Optional[str] = ..., iterations: _Optional[int] = ...) -> None: ...
+
+class ProcessChainEndResponse(_message.Message):
+    __slots__ = ["changes"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    changes: _context_pb2.StateChanges
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ...) -> None: ...
+
+class ReasoningStreamChunkRequest(_message.Message):
+    __slots__ = ["call", "delta", "text"]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    DELTA_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    call: _context_pb2.HookCall
+    delta: str
+    text: str
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., delta: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
+
+class ReasoningStreamChunkResponse(_message.Message):
+    __slots__ = ["changes", "display"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    DISPLAY_FIELD_NUMBER: _ClassVar[int]
+    changes: _context_pb2.StateChanges
+    display: str
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., display: _Optional[str] = ...) -> None: ...
+
+class ReasoningStreamEndRequest(_message.Message):
+    __slots__ = ["call", "text"]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    call: _context_pb2.HookCall
+    text: str
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., text: _Optional[str] = ...) -> None: ...
+
+class ReasoningStreamEndResponse(_message.Message):
+    __slots__ = ["changes", "display"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    DISPLAY_FIELD_NUMBER: _ClassVar[int]
+    changes: _context_pb2.StateChanges
+    display: str
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., display: _Optional[str] = ...) -> None: ...
+
+class ReasoningStreamRequest(_message.Message):
+    __slots__ = ["call", "text"]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    call: _context_pb2.HookCall
+    text: str
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., text: _Optional[str] = ...) -> None: ...
+
+class ReasoningStreamResponse(_message.Message):
+    __slots__ = ["changes"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    changes: _context_pb2.StateChanges
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ...) -> None: ...
+
 class ResponseStreamChunkRequest(_message.Message):
     __slots__ = ["call", "delta", "text"]
     CALL_FIELD_NUMBER: _ClassVar[int]
@@ -242,6 +380,20 @@ class ResponseStreamEndResponse(_message.Message):
     changes: _context_pb2.StateChanges
     display: str
     def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., display: _Optional[str] = ...) -> None: ...
+
+class ResponseStreamRequest(_message.Message):
+    __slots__ = ["call", "text"]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    call: _context_pb2.HookCall
+    text: str
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., text: _Optional[str] = ...) -> None: ...
+
+class ResponseStreamResponse(_message.Message):
+    __slots__ = ["changes"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    changes: _context_pb2.StateChanges
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ...) -> None: ...
 
 class SystemPromptRequest(_message.Message):
     __slots__ = ["call", "system_prompt", "tools"]
@@ -310,3 +462,55 @@ class ToolExecuteBeforeResponse(_message.Message):
     block: ToolBlock
     changes: _context_pb2.StateChanges
     def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., args_json: _Optional[str] = ..., block: _Optional[_Union[ToolBlock, _Mapping]] = ...) -> None: ...
+
+class UtilModelCallAfterRequest(_message.Message):
+    __slots__ = ["call", "iteration", "message", "model", "purpose", "response", "system"]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    ITERATION_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    PURPOSE_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    SYSTEM_FIELD_NUMBER: _ClassVar[int]
+    call: _context_pb2.HookCall
+    iteration: int
+    message: str
+    model: str
+    purpose: str
+    response: str
+    system: str
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., iteration: _Optional[int] = ..., purpose: _Optional[str] = ..., model: _Optional[str] = ..., system: _Optional[str] = ..., message: _Optional[str] = ..., response: _Optional[str] = ...) -> None: ...
+
+class UtilModelCallAfterResponse(_message.Message):
+    __slots__ = ["changes", "response"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    changes: _context_pb2.StateChanges
+    response: str
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., response: _Optional[str] = ...) -> None: ...
+
+class UtilModelCallBeforeRequest(_message.Message):
+    __slots__ = ["call", "iteration", "message", "model", "purpose", "system"]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    ITERATION_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    PURPOSE_FIELD_NUMBER: _ClassVar[int]
+    SYSTEM_FIELD_NUMBER: _ClassVar[int]
+    call: _context_pb2.HookCall
+    iteration: int
+    message: str
+    model: str
+    purpose: str
+    system: str
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., iteration: _Optional[int] = ..., purpose: _Optional[str] = ..., model: _Optional[str] = ..., system: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
+
+class UtilModelCallBeforeResponse(_message.Message):
+    __slots__ = ["changes", "message", "system"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    SYSTEM_FIELD_NUMBER: _ClassVar[int]
+    changes: _context_pb2.StateChanges
+    message: str
+    system: str
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., system: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...

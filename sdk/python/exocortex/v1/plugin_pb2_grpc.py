@@ -98,6 +98,56 @@ class PluginStub(object):
                 request_serializer=exocortex_dot_v1_dot_hooks__pb2.MonologueEndRequest.SerializeToString,
                 response_deserializer=exocortex_dot_v1_dot_hooks__pb2.MonologueEndResponse.FromString,
                 )
+        self.ChatModelCallBefore = channel.unary_unary(
+                '/exocortex.v1.Plugin/ChatModelCallBefore',
+                request_serializer=exocortex_dot_v1_dot_hooks__pb2.ChatModelCallBeforeRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_hooks__pb2.ChatModelCallBeforeResponse.FromString,
+                )
+        self.ChatModelCallAfter = channel.unary_unary(
+                '/exocortex.v1.Plugin/ChatModelCallAfter',
+                request_serializer=exocortex_dot_v1_dot_hooks__pb2.ChatModelCallAfterRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_hooks__pb2.ChatModelCallAfterResponse.FromString,
+                )
+        self.UtilModelCallBefore = channel.unary_unary(
+                '/exocortex.v1.Plugin/UtilModelCallBefore',
+                request_serializer=exocortex_dot_v1_dot_hooks__pb2.UtilModelCallBeforeRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_hooks__pb2.UtilModelCallBeforeResponse.FromString,
+                )
+        self.UtilModelCallAfter = channel.unary_unary(
+                '/exocortex.v1.Plugin/UtilModelCallAfter',
+                request_serializer=exocortex_dot_v1_dot_hooks__pb2.UtilModelCallAfterRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_hooks__pb2.UtilModelCallAfterResponse.FromString,
+                )
+        self.ReasoningStreamChunk = channel.unary_unary(
+                '/exocortex.v1.Plugin/ReasoningStreamChunk',
+                request_serializer=exocortex_dot_v1_dot_hooks__pb2.ReasoningStreamChunkRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_hooks__pb2.ReasoningStreamChunkResponse.FromString,
+                )
+        self.ReasoningStream = channel.unary_unary(
+                '/exocortex.v1.Plugin/ReasoningStream',
+                request_serializer=exocortex_dot_v1_dot_hooks__pb2.ReasoningStreamRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_hooks__pb2.ReasoningStreamResponse.FromString,
+                )
+        self.ReasoningStreamEnd = channel.unary_unary(
+                '/exocortex.v1.Plugin/ReasoningStreamEnd',
+                request_serializer=exocortex_dot_v1_dot_hooks__pb2.ReasoningStreamEndRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_hooks__pb2.ReasoningStreamEndResponse.FromString,
+                )
+        self.ResponseStream = channel.unary_unary(
+                '/exocortex.v1.Plugin/ResponseStream',
+                request_serializer=exocortex_dot_v1_dot_hooks__pb2.ResponseStreamRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_hooks__pb2.ResponseStreamResponse.FromString,
+                )
+        self.MessageLoopException = channel.unary_unary(
+                '/exocortex.v1.Plugin/MessageLoopException',
+                request_serializer=exocortex_dot_v1_dot_hooks__pb2.MessageLoopExceptionRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_hooks__pb2.MessageLoopExceptionResponse.FromString,
+                )
+        self.ProcessChainEnd = channel.unary_unary(
+                '/exocortex.v1.Plugin/ProcessChainEnd',
+                request_serializer=exocortex_dot_v1_dot_hooks__pb2.ProcessChainEndRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_hooks__pb2.ProcessChainEndResponse.FromString,
+                )
         self.ExecuteTool = channel.unary_unary(
                 '/exocortex.v1.Plugin/ExecuteTool',
                 request_serializer=exocortex_dot_v1_dot_plugin__pb2.ExecuteToolRequest.SerializeToString,
@@ -216,6 +266,66 @@ class PluginServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ChatModelCallBefore(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ChatModelCallAfter(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UtilModelCallBefore(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UtilModelCallAfter(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReasoningStreamChunk(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReasoningStream(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReasoningStreamEnd(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResponseStream(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def MessageLoopException(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ProcessChainEnd(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ExecuteTool(self, request, context):
         """ExecuteTool runs one of the tools the manifest declares.
         """
@@ -327,6 +437,56 @@ def add_PluginServicer_to_server(servicer, server):
                     servicer.MonologueEnd,
                     request_deserializer=exocortex_dot_v1_dot_hooks__pb2.MonologueEndRequest.FromString,
                     response_serializer=exocortex_dot_v1_dot_hooks__pb2.MonologueEndResponse.SerializeToString,
+            ),
+            'ChatModelCallBefore': grpc.unary_unary_rpc_method_handler(
+                    servicer.ChatModelCallBefore,
+                    request_deserializer=exocortex_dot_v1_dot_hooks__pb2.ChatModelCallBeforeRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_hooks__pb2.ChatModelCallBeforeResponse.SerializeToString,
+            ),
+            'ChatModelCallAfter': grpc.unary_unary_rpc_method_handler(
+                    servicer.ChatModelCallAfter,
+                    request_deserializer=exocortex_dot_v1_dot_hooks__pb2.ChatModelCallAfterRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_hooks__pb2.ChatModelCallAfterResponse.SerializeToString,
+            ),
+            'UtilModelCallBefore': grpc.unary_unary_rpc_method_handler(
+                    servicer.UtilModelCallBefore,
+                    request_deserializer=exocortex_dot_v1_dot_hooks__pb2.UtilModelCallBeforeRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_hooks__pb2.UtilModelCallBeforeResponse.SerializeToString,
+            ),
+            'UtilModelCallAfter': grpc.unary_unary_rpc_method_handler(
+                    servicer.UtilModelCallAfter,
+                    request_deserializer=exocortex_dot_v1_dot_hooks__pb2.UtilModelCallAfterRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_hooks__pb2.UtilModelCallAfterResponse.SerializeToString,
+            ),
+            'ReasoningStreamChunk': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReasoningStreamChunk,
+                    request_deserializer=exocortex_dot_v1_dot_hooks__pb2.ReasoningStreamChunkRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_hooks__pb2.ReasoningStreamChunkResponse.SerializeToString,
+            ),
+            'ReasoningStream': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReasoningStream,
+                    request_deserializer=exocortex_dot_v1_dot_hooks__pb2.ReasoningStreamRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_hooks__pb2.ReasoningStreamResponse.SerializeToString,
+            ),
+            'ReasoningStreamEnd': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReasoningStreamEnd,
+                    request_deserializer=exocortex_dot_v1_dot_hooks__pb2.ReasoningStreamEndRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_hooks__pb2.ReasoningStreamEndResponse.SerializeToString,
+            ),
+            'ResponseStream': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResponseStream,
+                    request_deserializer=exocortex_dot_v1_dot_hooks__pb2.ResponseStreamRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_hooks__pb2.ResponseStreamResponse.SerializeToString,
+            ),
+            'MessageLoopException': grpc.unary_unary_rpc_method_handler(
+                    servicer.MessageLoopException,
+                    request_deserializer=exocortex_dot_v1_dot_hooks__pb2.MessageLoopExceptionRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_hooks__pb2.MessageLoopExceptionResponse.SerializeToString,
+            ),
+            'ProcessChainEnd': grpc.unary_unary_rpc_method_handler(
+                    servicer.ProcessChainEnd,
+                    request_deserializer=exocortex_dot_v1_dot_hooks__pb2.ProcessChainEndRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_hooks__pb2.ProcessChainEndResponse.SerializeToString,
             ),
             'ExecuteTool': grpc.unary_unary_rpc_method_handler(
                     servicer.ExecuteTool,
@@ -623,6 +783,176 @@ class Plugin(object):
         return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/MonologueEnd',
             exocortex_dot_v1_dot_hooks__pb2.MonologueEndRequest.SerializeToString,
             exocortex_dot_v1_dot_hooks__pb2.MonologueEndResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def ChatModelCallBefore(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/ChatModelCallBefore',
+            exocortex_dot_v1_dot_hooks__pb2.ChatModelCallBeforeRequest.SerializeToString,
+            exocortex_dot_v1_dot_hooks__pb2.ChatModelCallBeforeResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def ChatModelCallAfter(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/ChatModelCallAfter',
+            exocortex_dot_v1_dot_hooks__pb2.ChatModelCallAfterRequest.SerializeToString,
+            exocortex_dot_v1_dot_hooks__pb2.ChatModelCallAfterResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def UtilModelCallBefore(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/UtilModelCallBefore',
+            exocortex_dot_v1_dot_hooks__pb2.UtilModelCallBeforeRequest.SerializeToString,
+            exocortex_dot_v1_dot_hooks__pb2.UtilModelCallBeforeResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def UtilModelCallAfter(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/UtilModelCallAfter',
+            exocortex_dot_v1_dot_hooks__pb2.UtilModelCallAfterRequest.SerializeToString,
+            exocortex_dot_v1_dot_hooks__pb2.UtilModelCallAfterResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def ReasoningStreamChunk(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/ReasoningStreamChunk',
+            exocortex_dot_v1_dot_hooks__pb2.ReasoningStreamChunkRequest.SerializeToString,
+            exocortex_dot_v1_dot_hooks__pb2.ReasoningStreamChunkResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def ReasoningStream(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/ReasoningStream',
+            exocortex_dot_v1_dot_hooks__pb2.ReasoningStreamRequest.SerializeToString,
+            exocortex_dot_v1_dot_hooks__pb2.ReasoningStreamResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def ReasoningStreamEnd(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/ReasoningStreamEnd',
+            exocortex_dot_v1_dot_hooks__pb2.ReasoningStreamEndRequest.SerializeToString,
+            exocortex_dot_v1_dot_hooks__pb2.ReasoningStreamEndResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def ResponseStream(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/ResponseStream',
+            exocortex_dot_v1_dot_hooks__pb2.ResponseStreamRequest.SerializeToString,
+            exocortex_dot_v1_dot_hooks__pb2.ResponseStreamResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def MessageLoopException(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/MessageLoopException',
+            exocortex_dot_v1_dot_hooks__pb2.MessageLoopExceptionRequest.SerializeToString,
+            exocortex_dot_v1_dot_hooks__pb2.MessageLoopExceptionResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def ProcessChainEnd(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/ProcessChainEnd',
+            exocortex_dot_v1_dot_hooks__pb2.ProcessChainEndRequest.SerializeToString,
+            exocortex_dot_v1_dot_hooks__pb2.ProcessChainEndResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 
