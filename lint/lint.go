@@ -43,6 +43,9 @@ type Input struct {
 	WiringPath string
 	// Wiring is the file's current content, nil when it does not exist.
 	Wiring []byte
+	// Ported are the plugins written by `exocortex plugins port`, with their
+	// seams and key differences (EXO131 to EXO134).
+	Ported []Ported
 }
 
 // Entry is one file or directory found in or under a scanned directory.
@@ -171,6 +174,10 @@ func Codes() []CodeInfo {
 		{"EXO115", Error, 0, 11, "An extension's for_tools names a tool no loaded plugin provides, so it never runs for it (a warning when a plugin did not load)."},
 		{"EXO116", Warning, 0, 11, "An extension declares for_tools at a hook other than tool_execute_before and tool_execute_after, where it has no effect."},
 		{"EXO121", Error, 0, 12, "WIRING.md is missing or differs from what `exocortex lint --write` produces."},
+		{"EXO131", Error, 0, 0, "A ported Agent Zero file hits a seam of the seed's table (the seams `exocortex plugins port` reports), at its file and line; a warning for seams 2 and 4."},
+		{"EXO132", Warning, 0, 0, "An Agent Zero file of a ported tree is not served: its hook has no Exocortex hook point yet, or it sits at extensions/<hook>/ without python/."},
+		{"EXO133", Warning, 3, 0, "A ported Agent Zero file used an agent-data key at run time that the port did not find in it statically (recorded in the plugin's .a0compat/observed.json)."},
+		{"EXO134", Info, 0, 0, "A ported Agent Zero file has run without using an agent-data key the port found in it statically."},
 	}
 }
 
@@ -196,6 +203,7 @@ func Check(in Input) []Finding {
 	c.tools()
 	c.requestFields()
 	c.wiringDoc()
+	c.ported()
 	SortFindings(c.out)
 	return slices.CompactFunc(c.out, func(a, b Finding) bool { return a == b })
 }

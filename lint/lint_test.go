@@ -48,6 +48,7 @@ type testCase struct {
 		Fix     string   `json:"fix"`
 	} `json:"skipped"`
 	PromptText []PromptText `json:"prompt_text"`
+	Ported     []Ported     `json:"ported"`
 	WiringPath string       `json:"wiring_path"`
 	Wiring     *string      `json:"wiring"`
 	// Want lists findings that must be reported, location fields exactly.
@@ -85,6 +86,7 @@ func readCase(t *testing.T, path string) (Input, []Finding) {
 		in.Skipped = append(in.Skipped, discover.Skip{Kind: discover.SkipKind(sk.Kind), Path: sk.Path, Plugins: sk.Plugins, Message: sk.Message, Fix: sk.Fix})
 	}
 	in.PromptText = tc.PromptText
+	in.Ported = tc.Ported
 	if tc.Wiring != nil {
 		in.Wiring = []byte(*tc.Wiring)
 	}

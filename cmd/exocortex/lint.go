@@ -16,6 +16,7 @@ import (
 	"github.com/exocortex/exocortex/core/state"
 	"github.com/exocortex/exocortex/lint"
 	"github.com/exocortex/exocortex/prompts"
+	"github.com/exocortex/exocortex/scaffold/a0port"
 	"github.com/exocortex/exocortex/signals"
 	"github.com/exocortex/exocortex/wiring"
 )
@@ -199,7 +200,36 @@ func lintInput(ctx context.Context, opts host.Options, promptDirs, around []stri
 	// A tree that cannot be read in part still gives findings for the rest; the
 	// unreadable part is left out, as the loader leaves it out.
 	in.Tree, _ = lint.ScanTree(append(roots, around...), owned)
+	if in.Ported, err = portedPlugins(ctx, plugins); err != nil {
+		return lint.Input{}, err
+	}
 	return in, nil
+}
+
+// portedPlugins reads what `exocortex plugins port` left in each plugin it wrote
+// (a port.json beside the plugin's files): the seams of its Agent Zero files, read
+// again as they are now, and the keys they used at run time against those found
+// statically.
+func portedPlugins(ctx context.Context, plugins []wiring.Plugin) ([]lint.Ported, error) {
+	var out []lint.Ported
+	for _, p := range plugins {
+		if p.Path == "" || !a0port.IsPorted(p.Path) {
+			continue
+		}
+		c, err := a0port.Lint(ctx, p.Path)
+		if err != nil {
+			return nil, fmt.Errorf("plugin %s: %w", p.Name, err)
+		}
+		lp := lint.Ported{Plugin: p.Name}
+		for _, f := range c.Findings {
+			lp.Seams = append(lp.Seams, lint.PortSeam{Seam: f.Seam, File: f.File, Line: f.Line, What: f.What, Fix: f.Fix})
+		}
+		for _, k := range c.KeyDiffs {
+			lp.Keys = append(lp.Keys, lint.PortKeyDiff{File: k.File, Field: k.Field, Key: k.Key, Access: k.Access, Observed: k.Observed})
+		}
+		out = append(out, lp)
+	}
+	return out, nil
 }
 
 // lintPlugins starts every plugin the host would start and returns each with

@@ -88,37 +88,12 @@ func TestPortedExtensionsReachTheModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
-	h, err := host.New(ctx, host.Options{
-		Dirs: []discover.Dir{{Path: plugins, Source: discover.User}},
-		Builtins: []discover.Candidate{{Name: "agent-tools", Path: exe + " plugin serve agent-tools",
-			Command: []string{exe, "plugin", "serve", "agent-tools"}, WorkDir: filepath.Dir(exe),
-			Dir: discover.Dir{Path: "(built in)", Source: discover.Builtin}}},
-		PluginEnv: []string{config.HomeEnv + "=" + home, config.EnvProject + "=" + t.TempDir()},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	st, _ := json.Marshal(h.Status())
-	srv, err := scripted.NewServer(scripted.Script{Replies: []scripted.Reply{
+	srv, a, st := portedAgent(t, home, nil, []scripted.Reply{
 		{Content: `{"thoughts":["go on"],"headline":"thinking","tool_name":"unknown_tool_xyz","tool_args":{}}`},
 		{Content: `{"thoughts":["done"],"headline":"answering","tool_name":"response","tool_args":{"text":"all done"}}`},
 		{Content: `{"thoughts":["done"],"headline":"answering","tool_name":"response","tool_args":{"text":"all done"}}`},
 		{Content: `{"thoughts":["done"],"headline":"answering","tool_name":"response","tool_args":{"text":"all done"}}`},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	c, err := llm.New(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := loop.New(loop.Options{Host: h, LLM: c, Prompts: prompts.NewLoader(), Model: srv.Model()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	if _, err := a.Monologue(ctx, "please check the USER-QUESTION-42"); err != nil {
 		t.Fatalf("monologue: %v\nplugins: %s", err, st)
 	}
@@ -151,4 +126,40 @@ func TestPortedExtensionsReachTheModel(t *testing.T) {
 			t.Errorf("request %d carries the message_loop_end injection, which Agent Zero never sends either", i+1)
 		}
 	}
+}
+
+// portedAgent starts the real host over home/plugins (with the built-in
+// agent-tools for the response tool) and an agent on the scripted model that
+// answers replies; it returns the model server, the agent and the host's status
+// as JSON for failure messages.
+func portedAgent(t *testing.T, home string, observer func(loop.Event), replies []scripted.Reply) (*scripted.Server, *loop.Agent, []byte) {
+	t.Helper()
+	ctx := context.Background()
+	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
+	h, err := host.New(ctx, host.Options{
+		Dirs: []discover.Dir{{Path: filepath.Join(home, "plugins"), Source: discover.User}},
+		Builtins: []discover.Candidate{{Name: "agent-tools", Path: exe + " plugin serve agent-tools",
+			Command: []string{exe, "plugin", "serve", "agent-tools"}, WorkDir: filepath.Dir(exe),
+			Dir: discover.Dir{Path: "(built in)", Source: discover.Builtin}}},
+		PluginEnv: []string{config.HomeEnv + "=" + home, config.EnvProject + "=" + t.TempDir()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	st, _ := json.Marshal(h.Status())
+	srv, err := scripted.NewServer(scripted.Script{Replies: replies})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	c, err := llm.New(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := loop.New(loop.Options{Host: h, LLM: c, Prompts: prompts.NewLoader(), Model: srv.Model(), Observer: observer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, a, st
 }

@@ -106,12 +106,57 @@ var (
 // that cannot be ported is reported and the rest are still written. Cancelling
 // ctx stops the walk of src.
 func Port(ctx context.Context, src, out, name string) (*Report, error) {
+	r, files, err := analyze(ctx, src, out, name)
+	if err != nil {
+		return nil, err
+	}
+	dst := filepath.Join(out, portedDir, "extensions", "python")
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", out, err)
+	}
+	for _, pf := range files {
+		if err := os.MkdirAll(filepath.Join(dst, pf.hook), 0o755); err != nil {
+			return nil, fmt.Errorf("creating %s: %w", out, err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, pf.hook, pf.file), pf.code, 0o644); err != nil {
+			return nil, fmt.Errorf("writing %s: %w", out, err)
+		}
+	}
+	if err := writePlugin(out, r.Plugin); err != nil {
+		return nil, err
+	}
+	var md bytes.Buffer
+	r.WriteMarkdown(&md)
+	if err := os.WriteFile(filepath.Join(out, reportMarkdownName), md.Bytes(), 0o644); err != nil {
+		return nil, fmt.Errorf("writing the report: %w", err)
+	}
+	js, _ := json.MarshalIndent(r, "", "  ")
+	if err := os.WriteFile(filepath.Join(out, reportJSONName), append(js, '\n'), 0o644); err != nil {
+		return nil, fmt.Errorf("writing the report: %w", err)
+	}
+	return r, nil
+}
+
+// Analyze reads the Agent Zero tree src as Port does and returns the report
+// without writing anything.
+func Analyze(ctx context.Context, src, name string) (*Report, error) {
+	r, _, err := analyze(ctx, src, "", name)
+	return r, err
+}
+
+// portFile is one file to write into the ported plugin.
+type portFile struct {
+	hook, file string
+	code       []byte
+}
+
+func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, error) {
 	st, err := os.Stat(src)
 	if err != nil {
-		return nil, fmt.Errorf("reading the Agent Zero tree %s: %w", src, err)
+		return nil, nil, fmt.Errorf("reading the Agent Zero tree %s: %w", src, err)
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("%s is not a directory: give the root of an Agent Zero tree (a profile, a plugin or usr/)", src)
+		return nil, nil, fmt.Errorf("%s is not a directory: give the root of an Agent Zero tree (a profile, a plugin or usr/)", src)
 	}
 	if name == "" {
 		name = "a0-" + sanitize(filepath.Base(filepath.Clean(src)))
@@ -155,16 +200,13 @@ func Port(ctx context.Context, src, out, name string) (*Report, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reading the Agent Zero tree %s: %w", src, err)
+		return nil, nil, fmt.Errorf("reading the Agent Zero tree %s: %w", src, err)
 	}
 	if len(cands) == 0 && len(r.Files) == 0 {
-		return nil, fmt.Errorf("%s has no extensions/python/<hook>/_NN_name.py files: give the root of an Agent Zero profile, plugin or usr/ tree", src)
+		return nil, nil, fmt.Errorf("%s has no extensions/python/<hook>/_NN_name.py files: give the root of an Agent Zero profile, plugin or usr/ tree", src)
 	}
 
-	dst := filepath.Join(out, portedDir, "extensions", "python")
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return nil, fmt.Errorf("creating %s: %w", out, err)
-	}
+	var files []portFile
 	type prefixKey struct {
 		hook  string
 		order int
@@ -204,16 +246,11 @@ func Port(ctx context.Context, src, out, name string) (*Report, error) {
 		src0 := filepath.Join(src, filepath.FromSlash(c.rel))
 		code, err := os.ReadFile(src0)
 		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", src0, err)
+			return nil, nil, fmt.Errorf("reading %s: %w", src0, err)
 		}
 		prefixes[prefixKey{c.hook, f.Order}] = append(prefixes[prefixKey{c.hook, f.Order}], c.rel)
 		r.scan(&f, code, info, setters, onceHooks)
-		if err := os.MkdirAll(filepath.Join(dst, c.hook), 0o755); err != nil {
-			return nil, fmt.Errorf("creating %s: %w", out, err)
-		}
-		if err := os.WriteFile(filepath.Join(dst, c.hook, c.file), code, 0o644); err != nil {
-			return nil, fmt.Errorf("writing %s: %w", out, err)
-		}
+		files = append(files, portFile{c.hook, c.file, code})
 		r.Files = append(r.Files, f)
 	}
 	for k, files := range prefixes {
@@ -252,19 +289,7 @@ func Port(ctx context.Context, src, out, name string) (*Report, error) {
 		return a.Line - b.Line
 	})
 	slices.SortFunc(r.Files, func(a, b File) int { return strings.Compare(a.Source, b.Source) })
-	if err := writePlugin(out, name); err != nil {
-		return nil, err
-	}
-	var md bytes.Buffer
-	r.WriteMarkdown(&md)
-	if err := os.WriteFile(filepath.Join(out, reportMarkdownName), md.Bytes(), 0o644); err != nil {
-		return nil, fmt.Errorf("writing the report: %w", err)
-	}
-	js, _ := json.MarshalIndent(r, "", "  ")
-	if err := os.WriteFile(filepath.Join(out, reportJSONName), append(js, '\n'), 0o644); err != nil {
-		return nil, fmt.Errorf("writing the report: %w", err)
-	}
-	return r, nil
+	return r, files, nil
 }
 
 func mapKeys(m map[string]string) []string {
@@ -356,7 +381,7 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 			f.Notes = append(f.Notes, "loop_data extras/system mutations become prompt blocks")
 		}
 		if len(reads)+len(writes) > 0 {
-			f.Notes = append(f.Notes, "get_data/set_data become typed state keys a0_<key>")
+			f.Notes = append(f.Notes, "get_data/set_data become typed state keys a0_<plugin>_<key>")
 		}
 	}
 }

@@ -3,6 +3,7 @@ package a0port
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -57,10 +58,10 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 		for _, f := range fs {
 			fmt.Fprintf(w, " %d `%s`", f.Order, f.Source)
 			if len(f.Writes) > 0 {
-				fmt.Fprintf(w, " -> %s", strings.Join(prefixed(f.Writes), ", "))
+				fmt.Fprintf(w, " -> %s", strings.Join(prefixed(r.Plugin, f.Writes), ", "))
 			}
 			if len(f.Reads) > 0 {
-				fmt.Fprintf(w, " <- %s", strings.Join(prefixed(f.Reads), ", "))
+				fmt.Fprintf(w, " <- %s", strings.Join(prefixed(r.Plugin, f.Reads), ", "))
 			}
 			fmt.Fprint(w, ";")
 		}
@@ -81,12 +82,28 @@ func (f Finding) String() string {
 	return fmt.Sprintf("%s: %s: %s; fix: %s", loc, seam, f.What, f.Fix)
 }
 
-func prefixed(keys []string) []string {
+func prefixed(plugin string, keys []string) []string {
 	out := make([]string, len(keys))
 	for i, k := range keys {
-		out[i] = "a0_" + k
+		out[i] = KeyName(plugin, k)
 	}
 	return out
+}
+
+var nonIdent = regexp.MustCompile(`[^a-z0-9_]`)
+
+// KeyName is the state key an Agent Zero data field of the ported plugin maps to:
+// a0_<plugin>_<field>, the plugin's name without a leading "a0-", so two ported
+// trees in one home keep their agent data apart. It is the rule of the Python
+// layer's key_name (sdk/python/exocortex/a0compat.py).
+func KeyName(plugin, field string) string {
+	ns := nonIdent.ReplaceAllString(strings.ToLower(plugin), "_")
+	ns = strings.Trim(strings.TrimPrefix(ns, "a0_"), "_")
+	f := nonIdent.ReplaceAllString(strings.ToLower(field), "_")
+	if ns == "" {
+		return "a0_" + f
+	}
+	return "a0_" + ns + "_" + f
 }
 
 func capitalize(s string) string { return strings.ToUpper(s[:1]) + s[1:] }

@@ -16,10 +16,17 @@ What the layer maps:
   - entries added to loop_data.extras_temporary / extras_persistent (and strings
     appended to loop_data.system at system_prompt) onto PromptBlocks of the
     response, at the three hooks whose responses carry prompt blocks;
-  - self.agent.get_data/set_data onto typed state keys "a0_<key>"
-    (google.protobuf.Value, session scope), declared from the keys the file
-    names statically (Python ast); a key seen only at run time is kept in the
-    process and logged, as the static scan missed it;
+  - self.agent.get_data/set_data onto typed state keys "a0_<plugin>_<key>"
+    (google.protobuf.Value, session scope; the plugin's name keeps two ported
+    trees in one home apart), declared from the keys the file names statically
+    (Python ast); a key seen only at run time is kept in the process and logged,
+    as the static scan missed it;
+  - every key a file reads or writes at run time is recorded in the plugin's
+    .a0compat/observed.json, which `exocortex lint` compares with the keys the
+    port found statically;
+  - the keyword arguments Agent Zero passes at the tool, stream, history and
+    error hooks (tool_name, tool_args, response, stream_data, content_data, msg),
+    and what a file changes in them onto the hook's response (KWARGS);
   - self.agent.context.log onto the host log.
 """
 
@@ -37,29 +44,19 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 from google.protobuf import json_format, struct_pb2
 
-from exocortex.hooks import lookup
+from exocortex.hooks import HOOKS, lookup
 from exocortex.keys import Key
 from exocortex.spec import Plugin, Spec
 from exocortex.v1 import context_pb2, manifest_pb2
 
-# Agent Zero hook directory names with an Exocortex hook of the same meaning.
-HOOK_MAP: Dict[str, str] = {
-    "agent_init": "agent_init",
-    "monologue_start": "monologue_start",
-    "hist_add_before": "hist_add_before",
-    "message_loop_start": "message_loop_start",
-    "message_loop_prompts_before": "message_loop_prompts_before",
-    "system_prompt": "system_prompt",
-    "message_loop_prompts_after": "message_loop_prompts_after",
-    "before_main_llm_call": "before_main_llm_call",
-    "response_stream_chunk": "response_stream_chunk",
-    "response_stream_end": "response_stream_end",
-    "error_format": "error_format",
-    "tool_execute_before": "tool_execute_before",
-    "tool_execute_after": "tool_execute_after",
-    "message_loop_end": "message_loop_end",
-    "monologue_end": "monologue_end",
-}
+# Agent Zero hook directory names with an Exocortex hook of the same meaning: every
+# hook of the protocol is named as Agent Zero names it, so a directory maps onto the
+# hook of its own name (and a hook added to the protocol is served at once).
+HOOK_MAP: Dict[str, str] = {h.name: h.name for h in HOOKS}
+
+# Where a ported plugin records the keys its files use at run time (Observed),
+# relative to the plugin's directory.
+OBSERVED = os.path.join(".a0compat", "observed.json")
 
 _FILE_RE = re.compile(r"^_(\d+)_([A-Za-z0-9_]+)\.py$")
 
@@ -103,13 +100,50 @@ class _Context:
         self.id = "exocortex"
 
 
+class Observed:
+    """The agent-data keys the files of one ported plugin read and write at run time,
+    kept in PATH (.a0compat/observed.json in the plugin's directory, which the
+    plugin watcher ignores) as {file: {"reads": [...], "writes": [...]}}, file
+    relative to the plugin directory. The file is rewritten only when a file uses a
+    key for the first time, so a call costs one set lookup."""
+
+    def __init__(self, path: Optional[str]) -> None:
+        self.path = path
+        self._seen: Dict[str, Dict[str, Set[str]]] = {}
+        self._lock = threading.Lock()
+
+    def note(self, file: str, access: str, key: str) -> None:
+        per = self._seen.setdefault(file, {"reads": set(), "writes": set()})[access]
+        if key in per:
+            return
+        with self._lock:
+            per.add(key)
+            self._write()
+
+    def _write(self) -> None:
+        if not self.path:
+            return
+        doc = {f: {a: sorted(ks) for a, ks in v.items()} for f, v in sorted(self._seen.items())}
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            tmp = f"{self.path}.{os.getpid()}.tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(doc, f, indent=1, sort_keys=True)
+            os.replace(tmp, self.path)
+        except OSError as e:  # the record is for lint; the call goes on without it
+            print(f"a0compat: recording observed keys in {self.path}: {e}", file=sys.stderr)
+
+
 class Agent:
     """The part of Agent Zero's Agent an extension sees: get_data/set_data on typed
     state, context.log on the host log, and attributes (number, agent_name)."""
 
-    def __init__(self, keys: Dict[str, Key], owner: str) -> None:
+    def __init__(self, keys: Dict[str, Key], owner: str, file: str = "",
+                 observed: Optional[Observed] = None) -> None:
         self._keys = keys
         self._owner = owner
+        self._file = file
+        self._observed = observed if observed is not None else Observed(None)
         self._call = None
         self._local: Dict[str, Any] = {}
         self.observed: Set[str] = set()
@@ -119,6 +153,7 @@ class Agent:
         self.data = self._local
 
     def get_data(self, field: str) -> Any:
+        self._observed.note(self._file, "reads", field)
         key = self._keys.get(field)
         if key is None or self._call is None:
             self._observe(field)
@@ -126,9 +161,10 @@ class Agent:
         v = key.get(self._call)
         if v is None:
             return None
-        return json_format.MessageToDict(v)
+        return _ints(json_format.MessageToDict(v))
 
     def set_data(self, field: str, value: Any) -> None:
+        self._observed.note(self._file, "writes", field)
         key = self._keys.get(field)
         if key is None or self._call is None:
             self._observe(field)
@@ -146,6 +182,27 @@ class Agent:
                     f"a0compat: {self._owner} uses agent data {field!r}, which the static scan did not find; "
                     "it is kept in the plugin process only (not shared state): name the key as a string literal "
                     "in get_data/set_data so the port declares it")
+
+
+def _ints(v: Any) -> Any:
+    """A google.protobuf.Value holds every number as a double: give back the whole
+    ones as int, as Agent Zero's agent data kept them (a count stays 2, not 2.0)."""
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, list):
+        return [_ints(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _ints(x) for k, x in v.items()}
+    return v
+
+
+class Response:
+    """Agent Zero's tool Response, handed to tool_execute_after as response=."""
+
+    def __init__(self, message: str = "", break_loop: bool = False, additional: Any = None) -> None:
+        self.message = message
+        self.break_loop = break_loop
+        self.additional = additional
 
 
 class Extension:
@@ -175,11 +232,26 @@ def static_keys(source: str) -> Tuple[Set[str], Set[str]]:
     return reads, writes
 
 
-def key_for(field: str) -> Key:
-    """The typed state key an Agent Zero data field maps to."""
-    name = "a0_" + re.sub(r"[^a-z0-9_]", "_", field.lower())
-    return Key(struct_pb2.Value, name=name, scope=manifest_pb2.SCOPE_SESSION,
-               doc=f"Agent Zero agent data {field!r}, ported.")
+def _ident(s: str) -> str:
+    return re.sub(r"[^a-z0-9_]", "_", s.lower())
+
+
+def key_name(field: str, plugin: str = "") -> str:
+    """The name of the state key an Agent Zero data field of plugin maps to:
+    a0_<plugin>_<field>, the plugin's name without a leading "a0-" (a0-notes:
+    a0_notes_<field>), so two ported trees in one home keep their agent data apart
+    as two Agent Zero installations do. scaffold/a0port.KeyName is the same rule."""
+    ns = _ident(plugin)
+    if ns.startswith("a0_"):
+        ns = ns[3:]
+    ns = ns.strip("_")
+    return f"a0_{ns}_{_ident(field)}" if ns else f"a0_{_ident(field)}"
+
+
+def key_for(field: str, plugin: str = "") -> Key:
+    """The typed state key an Agent Zero data field of plugin maps to (key_name)."""
+    return Key(struct_pb2.Value, name=key_name(field, plugin), scope=manifest_pb2.SCOPE_SESSION,
+               doc=f"Agent Zero agent data {field!r} of {plugin or 'the ported tree'}, ported.")
 
 
 _loops = threading.local()
@@ -214,17 +286,100 @@ def _loop_data(req: Any) -> LoopData:
     return ld
 
 
+def _args(js: str) -> Dict[str, Any]:
+    try:
+        v = json.loads(js) if js else {}
+    except ValueError:
+        return {}
+    return v if isinstance(v, dict) else {}
+
+
+# The keyword arguments Agent Zero v1.7 passes at a hook besides loop_data, built
+# from the hook's request, and what a file's changes to them become in the
+# response. Each entry: hook -> (make(req) -> kwargs, answer(req, kwargs) -> dict
+# of response fields, or {} when nothing changed).
+def _tool_before(req: Any) -> Dict[str, Any]:
+    tc = getattr(req, "tool_call", None)
+    args = _args(tc.args_json) if tc is not None else {}
+    return {"tool_name": tc.name if tc is not None else "", "tool_args": args,
+            "_sent": json.dumps(args, sort_keys=True)}
+
+
+def _tool_before_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
+    now = json.dumps(kw["tool_args"], sort_keys=True, default=str)
+    return {"args_json": json.dumps(kw["tool_args"], default=str)} if now != kw["_sent"] else {}
+
+
+def _tool_after(req: Any) -> Dict[str, Any]:
+    tc, res = getattr(req, "tool_call", None), getattr(req, "result", None)
+    msg = res.content if res is not None else ""
+    return {"tool_name": tc.name if tc is not None else "", "tool_args": _args(tc.args_json) if tc is not None else {},
+            "response": Response(message=msg, break_loop=bool(res.break_loop) if res is not None else False),
+            "_sent": msg}
+
+
+def _tool_after_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
+    msg = getattr(kw["response"], "message", kw["_sent"])
+    return {"content": str(msg)} if msg != kw["_sent"] else {}
+
+
+def _chunk(req: Any) -> Dict[str, Any]:
+    d = {"chunk": getattr(req, "delta", ""), "full": getattr(req, "text", "")}
+    return {"stream_data": d, "_sent": dict(d)}
+
+
+def _chunk_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
+    d, sent = kw["stream_data"], kw["_sent"]
+    if d.get("chunk") != sent["chunk"]:
+        return {"display": str(d.get("chunk") or "")}
+    return {}
+
+
+def _hist(req: Any) -> Dict[str, Any]:
+    m = getattr(req, "message", None)
+    content = m.content if m is not None else ""
+    ai = m is not None and m.role == "assistant"
+    return {"content_data": {"content": content}, "ai": ai, "_sent": content}
+
+
+def _hist_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
+    c = kw["content_data"].get("content")
+    if c != kw["_sent"]:
+        return {"content": c if isinstance(c, str) else json.dumps(c, default=str)}
+    return {}
+
+
+def _error(req: Any) -> Dict[str, Any]:
+    e = getattr(req, "error", "")
+    return {"msg": {"message": e}, "_sent": e}
+
+
+def _error_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
+    m = kw["msg"].get("message")
+    return {"correction": str(m)} if m != kw["_sent"] else {}
+
+
+KWARGS = {
+    "tool_execute_before": (_tool_before, _tool_before_answer),
+    "tool_execute_after": (_tool_after, _tool_after_answer),
+    "response_stream_chunk": (_chunk, _chunk_answer),
+    "hist_add_before": (_hist, _hist_answer),
+    "error_format": (_error, _error_answer),
+}
+
+
 class Adapter:
     """One Agent Zero file served as one Exocortex extension."""
 
     def __init__(self, path: str, hook: str, order: int, name: str, plugin: str,
-                 shared: Optional[Dict[str, Key]] = None) -> None:
+                 shared: Optional[Dict[str, Key]] = None, observed: Optional[Observed] = None,
+                 rel: str = "") -> None:
         self.path, self.hook, self.order, self.name = path, hook, order, name
         with open(path, encoding="utf-8") as f:
             source = f.read()
         self.reads, self.writes = static_keys(source)
         shared = {} if shared is None else shared
-        self.keys = {k: shared.setdefault(k, key_for(k)) for k in sorted(self.reads | self.writes)}
+        self.keys = {k: shared.setdefault(k, key_for(k, plugin)) for k in sorted(self.reads | self.writes)}
         spec = importlib.util.spec_from_file_location(f"a0_{hook}_{order}_{name}", path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
@@ -233,9 +388,10 @@ class Adapter:
                    and c.__module__ == mod.__name__]
         if not classes:
             raise ValueError(f"{path}: no subclass of Extension: an Agent Zero extension file defines one")
-        self.agent = Agent(self.keys, name)
+        self.agent = Agent(self.keys, name, rel or os.path.basename(path), observed)
         self.ext = classes[0](agent=self.agent)
         self.info = lookup(hook)
+        self.kwargs = KWARGS.get(hook)
         self.ext_name = f"a0_{name}"
         setattr(self, hook, self._handle)
 
@@ -249,7 +405,7 @@ class Adapter:
 
     def _handle(self, call: Any, req: Any) -> Any:
         ld = _loop_data(req)
-        system_before = list(ld.system)
+        system_before = len(ld.system)
         self.agent._call = call
         kwargs: Dict[str, Any] = {}
         added: List[str] = []
@@ -257,10 +413,16 @@ class Adapter:
             # Agent Zero hands system_prompt extensions the list of system prompt
             # parts to append to.
             kwargs["system_prompt"] = added
+        if self.kwargs is not None:
+            kwargs = self.kwargs[0](req)
+        passed = {k: v for k, v in kwargs.items() if not k.startswith("_")}
         try:
-            _run(self.ext.execute(loop_data=ld, **kwargs))
+            _run(self.ext.execute(loop_data=ld, **passed))
         finally:
             self.agent._call = None
+        if self.kwargs is not None:
+            fields = self.kwargs[1](req, kwargs)
+            return self.info.response(**fields) if fields else None
         if not self.info.prompt:
             return None
         blocks = []
@@ -268,7 +430,7 @@ class Adapter:
             for title, value in extras.items():
                 content = value if isinstance(value, str) else json.dumps(value, default=str)
                 blocks.append(context_pb2.PromptBlock(title=str(title), content=content))
-        for s in ld.system[len(system_before):] + added:
+        for s in ld.system[system_before:] + added:
             blocks.append(context_pb2.PromptBlock(title=self.name, content=str(s)))
         if not blocks:
             return None
@@ -284,6 +446,8 @@ def load_tree(root: str, plugin: str, failed: Optional[List[Tuple[str, str]]] = 
     base = os.path.join(root, "extensions", "python")
     out: List[Adapter] = []
     shared: Dict[str, Key] = {}
+    plugin_dir = os.path.dirname(os.path.abspath(root))
+    observed = Observed(os.path.join(plugin_dir, OBSERVED))
     names: Set[str] = set()
     if root not in sys.path:
         sys.path.insert(0, root)
@@ -306,7 +470,8 @@ def load_tree(root: str, plugin: str, failed: Optional[List[Tuple[str, str]]] = 
             taken.add(order)
             path = os.path.join(base, hook, fn)
             try:
-                a = Adapter(path, target, order, m.group(2), plugin, shared)
+                rel = os.path.relpath(path, plugin_dir).replace(os.sep, "/")
+                a = Adapter(path, target, order, m.group(2), plugin, shared, observed, rel)
             except Exception as e:  # noqa: BLE001 - one bad file must not sink the rest
                 if failed is not None:
                     failed.append((path, f"{type(e).__name__}: {e}"))

@@ -1,0 +1,12 @@
+from helpers.extension import Extension
+from agent import LoopData
+
+
+class RewriteArgs(Extension):
+    """Agent Zero passes tool_name and tool_args; changing tool_args changes the call."""
+
+    async def execute(self, loop_data=LoopData(), **kwargs):
+        tool_name = kwargs.get("tool_name", "")
+        tool_args = kwargs.get("tool_args") or {}
+        if tool_name == "response":
+            tool_args["text"] = tool_args.get("text", "") + " [A0-BEFORE saw " + tool_name + "]"

@@ -1,0 +1,72 @@
+package lint
+
+import "fmt"
+
+// Ported is what `exocortex plugins port` left for the lint in one plugin it wrote
+// (scaffold/a0port.Lint reads it; the lint itself does no I/O): the seams its
+// Agent Zero files hit, and the differences between the agent-data keys each file
+// was found to use statically and those it used at run time.
+type Ported struct {
+	Plugin string        `json:"plugin"`
+	Seams  []PortSeam    `json:"seams,omitempty"`
+	Keys   []PortKeyDiff `json:"keys,omitempty"`
+}
+
+// PortSeam is one seam of the seed's table a ported file hits (seam 0: the file's
+// hook has no Exocortex hook point yet).
+type PortSeam struct {
+	Seam int `json:"seam"`
+	// File is relative to the plugin's directory (a0/extensions/python/...), or
+	// the Agent Zero tree's path for a file the port left out.
+	File string `json:"file"`
+	Line int    `json:"line,omitempty"`
+	What string `json:"what"`
+	Fix  string `json:"fix"`
+}
+
+// PortKeyDiff is a key a ported file used at run time that the static scan did
+// not find (Observed), or one the scan found that the file, having run, never
+// used.
+type PortKeyDiff struct {
+	File     string `json:"file"`
+	Field    string `json:"field"`
+	Key      string `json:"key"`
+	Access   string `json:"access"`
+	Observed bool   `json:"observed"`
+}
+
+// ported reports the seams of ported Agent Zero trees (EXO131, EXO132) and the
+// differences between their static and run-time agent-data keys (EXO133, EXO134).
+func (c *checker) ported() {
+	for _, p := range c.in.Ported {
+		for _, s := range p.Seams {
+			file := s.File
+			if s.Line > 0 {
+				file = fmt.Sprintf("%s:%d", s.File, s.Line)
+			}
+			switch {
+			case s.Seam == 0 || s.Seam == 8:
+				c.add(Finding{Code: "EXO132", Severity: Warning, Plugin: p.Plugin, File: file,
+					Message: "Agent Zero file not ported: " + s.What, Fix: s.Fix})
+			default:
+				sev := Error
+				if s.Seam == 2 || s.Seam == 4 {
+					sev = Warning
+				}
+				c.add(Finding{Code: "EXO131", Severity: sev, Plugin: p.Plugin, File: file,
+					Message: fmt.Sprintf("ported Agent Zero file, seam %d: %s", s.Seam, s.What), Fix: s.Fix})
+			}
+		}
+		for _, k := range p.Keys {
+			if k.Observed {
+				c.add(Finding{Code: "EXO133", Severity: Warning, Plugin: p.Plugin, Key: k.Key, File: k.File,
+					Message: fmt.Sprintf("the file %s agent data %q at run time, which the port did not find in it statically: the key is not declared, so its value stays in the plugin process, not in shared state", k.Access, k.Field),
+					Fix:     fmt.Sprintf("name the key as a string literal, get_data(%q) / set_data(%q, ...), and port the tree again", k.Field, k.Field)})
+				continue
+			}
+			c.add(Finding{Code: "EXO134", Severity: Info, Plugin: p.Plugin, Key: k.Key, File: k.File,
+				Message: fmt.Sprintf("the port found agent data %q in the file, which has run without using it (recorded in .a0compat/observed.json)", k.Field),
+				Fix:     "nothing if the use is on a path not taken yet; otherwise remove the dead get_data/set_data"})
+		}
+	}
+}
