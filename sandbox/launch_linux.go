@@ -80,6 +80,8 @@ func Launch() {
 		code, err = launch(os.Args[1:])
 	case stage2Arg:
 		err = confine(os.Args[1:])
+	case reaperArg:
+		code, err = reap(os.Args[1:])
 	default:
 		return
 	}

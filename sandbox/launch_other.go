@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"errors"
+	"io"
 	"os/exec"
 )
 
@@ -17,3 +18,14 @@ func namespaces(*exec.Cmd, Policy) error {
 
 // Launch does nothing outside Linux: no process is started as a launcher there.
 func Launch() {}
+
+// Reap: child subreapers are Linux only.
+func Reap(*exec.Cmd, string) (io.Closer, error) {
+	return nil, errors.New("reaper: only Linux has child subreapers")
+}
+
+// Descendants: Linux only (from /proc).
+func Descendants(int) []int { return nil }
+
+// KillDescendants: Linux only.
+func KillDescendants(int) {}

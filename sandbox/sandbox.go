@@ -185,11 +185,20 @@ func (s Status) String() string {
 	return "sandbox: NOT AVAILABLE: " + s.Reason
 }
 
+// EnvUnavailable, when set in the environment, makes Probe report the sandbox
+// as not available, with the variable's value in the reason: what a kernel
+// without Landlock or user namespaces looks like, for tests and for trying the
+// fallback (every command is asked for). It never turns a sandbox on.
+const EnvUnavailable = "EXOCORTEX_SANDBOX_UNAVAILABLE"
+
 // Probe starts the launcher once, with a throwaway policy, to find out whether
 // the sandbox works here (the kernel's Landlock version, and whether this user
 // may create the namespaces). exe is as for Wrap.
 func Probe(exe string) Status {
 	abi := landlockABI()
+	if v := os.Getenv(EnvUnavailable); v != "" {
+		return Status{LandlockABI: abi, Reason: fmt.Sprintf("forced off by $%s (%s)", EnvUnavailable, v)}
+	}
 	if abi < MinLandlockABI {
 		why := "the kernel has no Landlock (it needs Linux 6.2 or later with Landlock enabled in the lsm= boot list)"
 		if abi > 0 {

@@ -29,8 +29,11 @@ func TestHelperPlugin(t *testing.T) {
 	}
 	r := New(Fixed(config.CodeExecution{WorkDir: os.TempDir(), Timeout: config.Duration(10 * time.Second)}))
 	cfg := config.CodeExecution{}
-	if os.Getenv(helperEnv) == "unconfined" {
+	switch os.Getenv(helperEnv) {
+	case "unconfined":
 		cfg.Confine.Off = true
+	case "unavailable":
+		r.probe = forcedUnavailable
 	}
 	s, _, err := r.session("crash", 0, cfg.WithDefaults(os.TempDir()))
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/exocortex/exocortex/sandbox"
 )
 
 // sysProcAttr starts the shell as the leader of a new session (and so of a new
@@ -116,6 +118,26 @@ func killMembers(sid int, ns string, keep map[int]bool) []proc {
 		_ = syscall.Kill(p.pid, syscall.SIGKILL)
 	}
 	return ps
+}
+
+// killDescendants kills with SIGKILL every process beneath the reaper root
+// except the shell (and, the shell being their parent, not its descendants
+// either: they are killed as processes beneath root too), and returns them.
+// Beneath a child subreaper, that includes what left the shell's session.
+func killDescendants(root, shell int) []proc {
+	var out []proc
+	for _, pid := range sandbox.Descendants(root) {
+		if pid == shell {
+			continue
+		}
+		s := strconv.Itoa(pid)
+		comm, _ := os.ReadFile("/proc/" + s + "/comm")
+		out = append(out, proc{pid: pid, cmd: cmdline(s, strings.TrimSpace(string(comm)))})
+	}
+	for _, p := range out {
+		_ = syscall.Kill(p.pid, syscall.SIGKILL)
+	}
+	return out
 }
 
 // killGroup kills the shell's whole process group.

@@ -40,3 +40,6 @@ func startWatcher(int) (*os.File, *exec.Cmd, error) { return nil, nil, nil }
 
 // awaitDeath cannot watch processes here.
 func awaitDeath([]proc, time.Duration) {}
+
+// killDescendants cannot list processes here.
+func killDescendants(int, int) []proc { return nil }

@@ -72,65 +72,113 @@ func waitAllGone(t *testing.T, what string, procs [][]string) {
 	}
 }
 
-// TestSandboxedTimeoutKillsEscapedChildren: the time limit kills everything the
-// command started, setsid and nohup children included, and keeps the shell.
-func TestSandboxedTimeoutKillsEscapedChildren(t *testing.T) {
-	needSandbox(t)
-	h := serve(t, config.CodeExecution{Timeout: config.Duration(time.Second)})
-	h.r.grace = 2 * time.Second // a loaded machine: let the shell print its marker
-	h.ok("KEEP=yes")
-	code, procs := escapees(3101)
-	res := h.run(map[string]any{"runtime": "terminal", "code": code + "\nsleep 3100"})
-	if !strings.Contains(res.GetError(), "time limit") {
-		t.Fatalf("error = %q, content:\n%s", res.GetError(), res.GetContent())
+// modes are the ways a shell runs: in the sandbox (its PID namespace kills
+// what is left), with the sandbox turned off (tools.sandbox.
+// UNSAFE_disable_sandbox) and with the sandbox unavailable on this machine; in
+// the last two a child subreaper (sandbox.Reap) holds what left the session.
+var modes = []struct {
+	name   string
+	helper string // the helper plugin's mode (helperEnv)
+}{
+	{"sandboxed", "sandboxed"},
+	{"sandbox off", "unconfined"},
+	{"sandbox unavailable", "unavailable"},
+}
+
+// serveIn starts the tool in the named mode (see modes).
+func serveIn(t *testing.T, mode string, cfg config.CodeExecution) *harness {
+	t.Helper()
+	switch mode {
+	case "sandboxed":
+		needSandbox(t)
+	case "unconfined":
+		cfg.Confine.Off = true
 	}
-	waitAllGone(t, "after the time limit", append(procs, []string{"sleep", "3100"}))
-	if got := h.ok("echo $KEEP"); got != "yes" {
-		t.Errorf("the shell lost its state: %q", got)
+	h := serve(t, cfg)
+	if mode == "unavailable" {
+		h.r.probe = forcedUnavailable
+	}
+	return h
+}
+
+// forcedUnavailable is the probe of a kernel without the sandbox.
+func forcedUnavailable() sandbox.Status {
+	return sandbox.Status{Reason: "forced unavailable by the test"}
+}
+
+// TestTimeoutKillsEscapedChildren: in every mode, the time limit kills
+// everything the command started, setsid and nohup children included, and
+// keeps the shell.
+func TestTimeoutKillsEscapedChildren(t *testing.T) {
+	for i, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			h := serveIn(t, m.helper, config.CodeExecution{Timeout: config.Duration(time.Second)})
+			h.r.grace = 2 * time.Second // a loaded machine: let the shell print its marker
+			h.ok("KEEP=yes")
+			base := 3101 + 10*i
+			code, procs := escapees(base)
+			res := h.run(map[string]any{"runtime": "terminal", "code": code + "\nsleep " + strconv.Itoa(base-1)})
+			if !strings.Contains(res.GetError(), "time limit") {
+				t.Fatalf("error = %q, content:\n%s", res.GetError(), res.GetContent())
+			}
+			waitAllGone(t, "after the time limit", append(procs, []string{"sleep", strconv.Itoa(base - 1)}))
+			if got := h.ok("echo $KEEP"); got != "yes" {
+				t.Errorf("the shell lost its state: %q", got)
+			}
+		})
 	}
 }
 
-// TestSandboxedResetKillsEscapedChildren: runtime reset ends all the session
-// started, including what left its process group and session.
-func TestSandboxedResetKillsEscapedChildren(t *testing.T) {
-	needSandbox(t)
-	h := serve(t, config.CodeExecution{Timeout: config.Duration(20 * time.Second)})
-	code, procs := escapees(3201)
-	h.ok(code)
-	if len(hostPIDs(procs[1]...)) == 0 {
-		t.Fatalf("the setsid child %v is not running", procs[1])
+// TestResetKillsEscapedChildren: in every mode, runtime reset ends all the
+// session started, including what left its process group and session.
+func TestResetKillsEscapedChildren(t *testing.T) {
+	for i, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			h := serveIn(t, m.helper, config.CodeExecution{Timeout: config.Duration(20 * time.Second)})
+			code, procs := escapees(3201 + 10*i)
+			h.ok(code)
+			if len(hostPIDs(procs[1]...)) == 0 {
+				t.Fatalf("the setsid child %v is not running", procs[1])
+			}
+			h.run(map[string]any{"runtime": "reset"})
+			waitAllGone(t, "after reset", procs)
+		})
 	}
-	h.run(map[string]any{"runtime": "reset"})
-	waitAllGone(t, "after reset", procs)
 }
 
-// TestSandboxedPluginDeathKillsEverything: when the plugin process is killed
-// outright (the host's exit or its deadline), the sandboxed shell and every
-// process it started die, setsid children included.
-func TestSandboxedPluginDeathKillsEverything(t *testing.T) {
-	needSandbox(t)
-	code, procs := escapees(3301)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperPlugin$")
-	cmd.Env = append(os.Environ(), helperEnv+"=sandboxed", helperCode+"="+code)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
+// TestPluginDeathKillsEverything: in every mode, when the plugin process is
+// killed outright (the host's exit or its deadline), the shell and every
+// process it started die, setsid and nohup children included.
+func TestPluginDeathKillsEverything(t *testing.T) {
+	for i, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			if m.helper == "sandboxed" {
+				needSandbox(t)
+			}
+			code, procs := escapees(3301 + 10*i)
+			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperPlugin$")
+			cmd.Env = append(os.Environ(), helperEnv+"="+m.helper, helperCode+"="+code)
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() && sc.Text() != "ready" {
+			}
+			if len(hostPIDs(procs[1]...)) == 0 {
+				t.Fatalf("the setsid child %v is not running", procs[1])
+			}
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			_ = cmd.Wait()
+			waitAllGone(t, "after the plugin died", procs)
+		})
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() && sc.Text() != "ready" {
-	}
-	if len(hostPIDs(procs[1]...)) == 0 {
-		t.Fatalf("the setsid child %v is not running", procs[1])
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	waitAllGone(t, "after the plugin died", procs)
 }
 
 // TestSandboxedShellConfined: the shell writes inside the work directory and

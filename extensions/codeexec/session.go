@@ -31,14 +31,19 @@ type session struct {
 	cmd   *exec.Cmd
 	pid   int
 	stdin io.WriteCloser
-	// watch is the plugin's end of the watcher's pipe (nil where there is no
-	// watcher); closing it makes the watcher kill the session.
-	watch   *os.File
+	// watch is the plugin's end of the watcher's pipe, or of the reaper's
+	// lifeline (nil where there is neither); closing it makes the watcher or
+	// the reaper kill the session.
+	watch   io.Closer
 	scratch string
 	// confined is set when the shell runs in the sandbox: shell is then the
 	// shell's own pid (pid is the launcher's, the namespace's init) and ns its
 	// PID namespace, every process of which the time limit kills.
 	confined bool
+	// reaped is set when the shell runs without the sandbox under a reaper
+	// (sandbox.Reap): pid is the reaper's, shell the shell's, and the time
+	// limit kills every process beneath the reaper but the shell.
+	reaped   bool
 	shell    int
 	ns       string
 	token    string
@@ -99,6 +104,8 @@ func startSession(shell, dir, scratchBase string, confine *sandbox.Policy) (*ses
 			return nil, fmt.Errorf("confining the shell: %w", err)
 		}
 		s.confined = true
+	} else if life, err := sandbox.Reap(cmd, ""); err == nil {
+		s.watch, s.reaped = life, true
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -122,13 +129,21 @@ func startSession(shell, dir, scratchBase string, confine *sandbox.Policy) (*ses
 	}
 	w.Close()
 	s.cmd, s.pid, s.stdin = cmd, cmd.Process.Pid, stdin
-	if s.confined {
+	switch {
+	case s.confined:
 		// The launcher's one child is the shell; the launcher execs it at once.
 		s.shell = childOf(s.pid, 10*time.Second)
 		s.ns = pidNS(s.pid)
+	case s.reaped:
+		// The reaper's one child is the shell; its lifeline does the
+		// watcher's work (a watcher would kill the reaper, a session leader,
+		// before the reaper could kill what left the session).
+		s.shell = childOf(s.pid, 10*time.Second)
 	}
-	if watch, _, err := startWatcher(s.pid); err == nil {
-		s.watch = watch
+	if s.watch == nil {
+		if watch, _, err := startWatcher(s.pid); err == nil && watch != nil {
+			s.watch = watch
+		}
 	}
 	go s.read(r)
 	go func() {
@@ -234,6 +249,9 @@ func (s *session) exitStatus() string {
 // killMembers kills every process of the shell's session (and sandbox) but
 // the shell.
 func (s *session) killMembers() []proc {
+	if s.reaped {
+		return killDescendants(s.pid, s.shell)
+	}
 	if !s.confined {
 		return killMembers(s.pid, "", nil)
 	}
@@ -246,6 +264,12 @@ func (s *session) killMembers() []proc {
 func (s *session) kill() []proc {
 	s.killOnce.Do(func() {
 		var killed []proc
+		if s.pid > 0 {
+			// Killed (and so named) here before the shell's end of input, the
+			// watcher or the reaper (which the closed pipes below set off)
+			// would kill them unnamed.
+			killed = s.killMembers()
+		}
 		if s.stdin != nil {
 			_ = s.stdin.Close()
 		}
@@ -253,7 +277,6 @@ func (s *session) kill() []proc {
 			_ = s.watch.Close()
 		}
 		if s.pid > 0 {
-			killed = s.killMembers()
 			killGroup(s.cmd)
 			for range 3 {
 				more := s.killMembers()
