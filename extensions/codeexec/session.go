@@ -43,12 +43,12 @@ type session struct {
 	// reaped is set when the shell runs without the sandbox under a reaper
 	// (sandbox.Reap): pid is the reaper's, shell the shell's, and the time
 	// limit kills every process beneath the reaper but the shell.
-	reaped   bool
-	shell    int
-	ns       string
-	token    string
-	marker   []byte // "\n" + token + " "
-	cells    int
+	reaped bool
+	shell  int
+	ns     string
+	token  string
+	marker []byte // "\n" + token + " "
+	cells  int
 
 	omu      sync.Mutex // guards the fields below
 	pending  []byte
