@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -125,6 +126,9 @@ func reportSession(b *testing.B, reqs []api.ChatRequest, events []loop.Event) {
 			at95++
 		}
 		lost[breakPart(reqs[i-1].Messages, reqs[i].Messages)] += 1 - s
+		if os.Getenv("I14DEBUG") != "" {
+			fmt.Fprintf(os.Stderr, "req %d: %s share %.3f len %d msgs %d\n", i, breakPart(reqs[i-1].Messages, reqs[i].Messages), s, len(reqs[i].Messages), len(reqs[i].Messages))
+		}
 		ws, _ := prefixShare(withoutAfterBlocks(reqs[i-1].Messages), withoutAfterBlocks(reqs[i].Messages))
 		without = append(without, ws)
 		afterBytes += float64(len(reqs[i].Messages[len(reqs[i].Messages)-1].Content)) * boolTo(isAfterBlocks(reqs[i].Messages))

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ollama/ollama/api"
 
 	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/core/discover"
@@ -144,14 +147,19 @@ func TestLongSession(t *testing.T) {
 	}
 	t.Logf("%d requests, the fullest at %.0f%% of the window", len(srv.Log()), 100*maxFill)
 
-	// 2. The fact reached turn 60's prompt, in the recall block.
+	// 2. The fact reached turn 60's prompt, in the recall block right after
+	// the question (where it stays, pinned, for the turn's later requests).
 	reqs := srv.Requests()
 	last := reqs[len(reqs)-1].Messages
-	if tail := last[len(last)-1].Content; !strings.Contains(tail, "MEMORY RECALL") || !strings.Contains(tail, "blue-falcon-42") {
-		t.Errorf("turn 60's last message has no recalled fact:\n%s", tail)
+	q := slices.IndexFunc(last, func(m api.Message) bool { return m.Role == "user" && m.Content == longQuestion })
+	if q < 0 || q+1 >= len(last) {
+		t.Fatalf("turn 60's request has no question followed by a block: %d messages", len(last))
 	}
-	for _, m := range last[:len(last)-1] {
-		if m.Role != "system" && strings.Contains(m.Content, "blue-falcon-42") {
+	if blk := last[q+1].Content; !strings.Contains(blk, "MEMORY RECALL") || !strings.Contains(blk, "blue-falcon-42") {
+		t.Errorf("the message after turn 60's question has no recalled fact:\n%s", blk)
+	}
+	for i, m := range last {
+		if i != q+1 && m.Role != "system" && strings.Contains(m.Content, "blue-falcon-42") {
 			t.Errorf("the turn-1 message is still verbatim in turn 60: the test proves nothing")
 		}
 	}

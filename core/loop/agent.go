@@ -117,6 +117,9 @@ type Agent struct {
 	pending         []*exocortexv1.Message
 	archived        map[string]bool
 	warnedArchive   bool
+	// inserts are the message_loop_prompts_after messages as sent, kept at
+	// their place in the history (pinned.go).
+	inserts []*pinned
 }
 
 // New returns an agent. It restores the session's history and state when the

@@ -29,11 +29,15 @@ import (
 // extension whose block was cut finds the characters that fitted in its next
 // prompt-assembly call (ResponseConstraints.max_length).
 const (
-	historyShare = 0.6
-	// compressTo is the share of the history budget the verbatim turns keep
-	// after a compression, so the next one is many turns away (and the
-	// prompt's prefix stays byte-stable in between).
-	compressTo = 0.5
+	// historyShare is large because the message_loop_prompts_after blocks,
+	// once sent, are part of the history (pinned.go).
+	historyShare = 0.8
+	// verbatimLowWater is the share of the history budget the verbatim turns
+	// keep after a compression (hysteresis: the history is compressed when it
+	// exceeds its budget, down to the summary and this much), so the next
+	// compression is many turns away and the prompt's prefix stays
+	// byte-stable in between.
+	verbatimLowWater = 0.15
 	// summaryShare bounds the summary, as a share of the history budget.
 	summaryShare = 0.25
 	minReserve   = 256

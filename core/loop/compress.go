@@ -50,13 +50,10 @@ func (a *Agent) visibleHistory() []*exocortexv1.Message {
 	return a.history[min(a.verbatimFrom, len(a.history)):]
 }
 
-// historyTokens counts the verbatim turns as the prompt shows them.
-func (a *Agent) historyTokens(msgs []*exocortexv1.Message, budget int) int {
-	n := 0
-	for _, m := range msgs {
-		n += a.tokens.message(a.promptMessage(m, budget))
-	}
-	return n
+// historyTokens counts the verbatim turns as the prompt shows them, with the
+// pinned messages among them.
+func (a *Agent) historyTokens(budget int) int {
+	return a.tokens.messages(a.promptHistory(budget))
 }
 
 // promptMessage is a history message as the prompt shows it: clipped to half
@@ -80,7 +77,7 @@ func summaryMessage(summary string) llm.Message {
 // summary.
 func (a *Agent) compressIfNeeded(ctx context.Context, t *turn, budget int) {
 	visible := a.visibleHistory()
-	used := a.historyTokens(visible, budget)
+	used := a.historyTokens(budget)
 	if a.summary != "" {
 		used += a.tokens.message(summaryMessage(a.summary))
 	}
@@ -88,12 +85,12 @@ func (a *Agent) compressIfNeeded(ctx context.Context, t *turn, budget int) {
 		return
 	}
 	start := time.Now()
-	// Newest first, keep what fits compressTo of the budget (the newest message
+	// Newest first, keep what fits the low-water mark (the newest message
 	// always stays, clipped if needed).
-	target := int(float64(budget)*compressTo) - int(float64(budget)*summaryShare)
+	target := int(float64(budget) * verbatimLowWater)
 	acc, keep := 0, 0
 	for i := len(visible) - 1; i >= 0; i-- {
-		n := a.tokens.message(a.promptMessage(visible[i], budget))
+		n := a.tokens.message(a.promptMessage(visible[i], budget)) + a.insertTokensAfter(a.verbatimFrom+i)
 		if keep > 0 && acc+n > target {
 			break
 		}
@@ -107,6 +104,7 @@ func (a *Agent) compressIfNeeded(ctx context.Context, t *turn, budget int) {
 	leaving := visible[:len(visible)-keep]
 	kept := visible[len(visible)-keep:]
 	a.verbatimFrom += len(leaving)
+	a.dropCompressedInserts()
 	for i, m := range leaving {
 		a.queueArchive(m, from+i)
 	}

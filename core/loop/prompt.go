@@ -23,10 +23,12 @@ type assembled struct {
 // preparePrompt sizes and builds the messages of one request (see budget.go):
 // the system prompt (main, tool documentation, system_prompt blocks), the
 // summary of compressed turns, the blocks from message_loop_prompts_before,
-// the verbatim history, and the extras from message_loop_prompts_after as the
-// last message. History compression runs first, so the messages that leave
-// are offered to long-term memory at message_loop_prompts_before, before any
-// prompt goes without them.
+// the verbatim history with the earlier message_loop_prompts_after messages
+// pinned where they were sent (pinned.go), and the extras from
+// message_loop_prompts_after that changed as the last message, pinned there
+// for later requests. History compression runs first, so the messages that
+// leave are offered to long-term memory at message_loop_prompts_before, before
+// any prompt goes without them.
 func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 	window := a.resolveWindow(ctx)
 	// host is the time spent here outside hook calls (the budget's cost).
@@ -98,7 +100,7 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 	if a.summary != "" {
 		summaryTokens = a.tokens.message(summaryMessage(a.summary))
 	}
-	histTokens := a.historyTokens(visible, histBudget)
+	histTokens := a.historyTokens(histBudget)
 	// The blocks get what the rest leaves (at least their share, since the
 	// history keeps to its own), less the overhead of their two messages.
 	blockBudget := limit - sysTokens - summaryTokens - histTokens - 2*messageOverhead
@@ -140,6 +142,7 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 	for src := range a.blockLimit {
 		delete(a.blockLimit, src)
 	}
+	sums := a.unchangedBlocks(blocks)
 	budget.LeftOut = append(budget.LeftOut, a.fitBlocks(blocks, blockBudget)...)
 	for _, m := range visible {
 		if full, shown := toLLM(m).Content, a.promptMessage(m, histBudget).Content; full != shown {
@@ -152,12 +155,19 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 			Reason: fmt.Sprintf("the %d oldest messages are summarised (compressed %d times); they are in long-term memory", a.verbatimFrom, a.compressions)})
 	}
 
-	render := func(where int) []*exocortexv1.PromptBlock {
-		var out []*exocortexv1.PromptBlock
+	placed := func(where int) []*promptBlock {
+		var out []*promptBlock
 		for _, b := range blocks {
 			if b.where == where && strings.TrimSpace(b.GetContent()) != "" {
-				out = append(out, b.PromptBlock)
+				out = append(out, b)
 			}
+		}
+		return out
+	}
+	render := func(where int) []*exocortexv1.PromptBlock {
+		var out []*exocortexv1.PromptBlock
+		for _, b := range placed(where) {
+			out = append(out, b.PromptBlock)
 		}
 		return out
 	}
@@ -172,11 +182,11 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 	if bs := render(1); len(bs) > 0 {
 		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: renderBlocks(bs)})
 	}
-	for _, m := range visible {
-		msgs = append(msgs, a.promptMessage(m, histBudget))
-	}
-	if bs := render(2); len(bs) > 0 {
-		msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: renderBlocks(bs)})
+	msgs = append(msgs, a.promptHistory(histBudget)...)
+	after := placed(2)
+	afterText := renderBlocks(render(2))
+	if len(after) > 0 {
+		msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: afterText})
 	}
 	budget.Tokens = a.tokens.messages(msgs)
 	budget.History = histTokens
@@ -185,6 +195,9 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 	if budget.Tokens > limit {
 		// Rounding only (every part was sized above): never send it.
 		return assembled{}, fmt.Errorf("the prompt came to %d tokens, more than the limit of %d (window %d): this is a bug in the prompt budget; please report it", budget.Tokens, limit, window)
+	}
+	if len(after) > 0 {
+		a.pin(afterText, after, sums)
 	}
 	pause()
 	budget.HostUS = hostTime.Microseconds()
