@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -64,9 +63,14 @@ func BenchmarkFixedPrompt(b *testing.B) {
 // BenchmarkLongSession runs TestLongSession's 60 turns and reports: the share
 // of each request that repeats the previous one byte for byte from the start
 // (what the server's KV cache reuses), as mean and median, and the share of
-// requests at 95 % or more; the share of the previous request found again at
-// the start of the next (reuse); the host time the budget adds per request
-// (counting, compression, fitting; mean and max); and the compressions. Two
+// requests at 95 % or more; where the repeat ends, by part of the previous
+// request (a pinned message_loop_prompts_after message counts as history; a
+// new one at the end as after_blocks; "appended" when the whole previous
+// request is repeated), and the bytes of new after-blocks per request; the
+// share of the previous request found again at the start of the next (reuse);
+// the host time the budget adds per request, which is per iteration
+// (counting, compression with the extractive summary, fitting, pinning; hook
+// calls not included; mean and max); and the compressions. Two
 // sessions: "stress", TestLongSession's (4096-token window, 6 KB tool results:
 // a compression nearly every turn, every new result a quarter of the window),
 // and "small-results" (the default 8192 window, 400-byte results, the every-day
@@ -116,8 +120,7 @@ func reportSession(b *testing.B, reqs []api.ChatRequest, events []loop.Event) {
 	// lost[part] sums, over the requests, the share of the request after the
 	// common prefix, by the part of the previous request where it breaks.
 	lost := map[string]float64{}
-	// without: the share were the message_loop_prompts_after blocks left out.
-	var without []float64
+	// afterBytes: the message_loop_prompts_after blocks sent new (pinned.go).
 	afterBytes := 0.0
 	for i := 1; i < len(reqs); i++ {
 		s, r := prefixShare(reqs[i-1].Messages, reqs[i].Messages)
@@ -126,15 +129,8 @@ func reportSession(b *testing.B, reqs []api.ChatRequest, events []loop.Event) {
 			at95++
 		}
 		lost[breakPart(reqs[i-1].Messages, reqs[i].Messages)] += 1 - s
-		if os.Getenv("I14DEBUG") != "" {
-			fmt.Fprintf(os.Stderr, "req %d: %s share %.3f len %d msgs %d\n", i, breakPart(reqs[i-1].Messages, reqs[i].Messages), s, len(reqs[i].Messages), len(reqs[i].Messages))
-		}
-		ws, _ := prefixShare(withoutAfterBlocks(reqs[i-1].Messages), withoutAfterBlocks(reqs[i].Messages))
-		without = append(without, ws)
 		afterBytes += float64(len(reqs[i].Messages[len(reqs[i].Messages)-1].Content)) * boolTo(isAfterBlocks(reqs[i].Messages))
 	}
-	b.ReportMetric(100*mean(without), "prefix_repeat_without_after_blocks_mean_%")
-	b.ReportMetric(100*medianOf(without), "prefix_repeat_without_after_blocks_median_%")
 	b.ReportMetric(afterBytes/float64(max(1, len(shares))), "after_blocks_bytes/request")
 	for _, part := range []string{"system", "summary", "before_blocks", "history", "after_blocks", "appended"} {
 		b.ReportMetric(100*lost[part]/float64(max(1, len(shares))), "lost_at_"+part+"_%")
@@ -208,13 +204,6 @@ func breakPart(prev, cur []api.Message) string {
 func isAfterBlocks(ms []api.Message) bool {
 	l := ms[len(ms)-1]
 	return len(ms) > 1 && l.Role == "user" && strings.HasPrefix(l.Content, "[")
-}
-
-func withoutAfterBlocks(ms []api.Message) []api.Message {
-	if isAfterBlocks(ms) {
-		return ms[:len(ms)-1]
-	}
-	return ms
 }
 
 func boolTo(b bool) float64 {

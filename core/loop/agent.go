@@ -188,6 +188,14 @@ func New(opts Options) (*Agent, error) {
 				return nil, fmt.Errorf("restoring the state of session %q: %w", s.Name(), err)
 			}
 		}
+		if cs := s.Context(); len(cs) > 0 {
+			// The history is whole without it: the session goes on, and the
+			// next request compresses again if the history is over its share.
+			if err := a.restoreContext(cs); err != nil {
+				a.log.Warn("the context state of the session is not used; its history will be compressed again", "session", s.Name(), "file", s.Path(), "err", err)
+				a.summary, a.verbatimFrom, a.compressions, a.lastCompression, a.pending, a.inserts = "", 0, 0, nil, nil, nil
+			}
+		}
 	}
 	return a, nil
 }
@@ -248,6 +256,7 @@ func (a *Agent) saveState(ctx context.Context) {
 		if err != nil {
 			a.emit(Event{Type: EventNotice, Error: err.Error(), Text: "the session state could not be saved"})
 		}
+		a.saveContext(ctx)
 	}
 }
 

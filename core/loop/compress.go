@@ -128,6 +128,7 @@ func (a *Agent) compressIfNeeded(ctx context.Context, t *turn, budget int) {
 	a.compressions++
 	a.lastCompression = &c
 	a.emit(Event{Type: EventCompression, Iteration: t.iteration, Compression: &c})
+	a.saveContext(ctx)
 }
 
 // queueArchive offers m to long-term memory at the next

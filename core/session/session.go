@@ -35,6 +35,10 @@ const (
 	KindMeta    = "session.meta"
 	KindMessage = "session.message"
 	KindState   = "session.state"
+	// KindContext records the agent's context-window state (the summary of
+	// compressed turns and where the verbatim history starts), so a resumed
+	// session neither re-sends nor re-compresses what was compressed.
+	KindContext = "session.context"
 )
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
@@ -63,6 +67,7 @@ type Session struct {
 	mu       sync.Mutex
 	history  []*exocortexv1.Message
 	state    json.RawMessage
+	context  json.RawMessage
 	recovery staging.Recovery
 }
 
@@ -94,6 +99,8 @@ func Open(ctx context.Context, dir, name string) (*Session, error) {
 			s.history = append(s.history, m)
 		case KindState:
 			s.state = append(json.RawMessage(nil), r.Payload...)
+		case KindContext:
+			s.context = append(json.RawMessage(nil), r.Payload...)
 		}
 		return nil
 	})
@@ -165,6 +172,24 @@ func (s *Session) SaveState(ctx context.Context, snapshot json.RawMessage) error
 		return fmt.Errorf("saving the state of session %q: %w", s.meta.Name, err)
 	}
 	s.state = snapshot
+	return nil
+}
+
+// Context returns the last saved context-window state (nil when none).
+func (s *Session) Context() json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.context
+}
+
+// SaveContext appends a context-window state record.
+func (s *Session) SaveContext(ctx context.Context, state json.RawMessage) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.log.Append(ctx, KindContext, s.meta.ID, state); err != nil {
+		return fmt.Errorf("saving the context state of session %q: %w", s.meta.Name, err)
+	}
+	s.context = state
 	return nil
 }
 

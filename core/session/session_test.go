@@ -25,6 +25,11 @@ func TestSessionSurvivesReopenAndTornTail(t *testing.T) {
 	if err := s.SaveState(ctx, []byte(`{"k":1}`)); err != nil {
 		t.Fatal(err)
 	}
+	for _, c := range []string{`{"verbatim_from":1}`, `{"verbatim_from":2}`} {
+		if err := s.SaveContext(ctx, []byte(c)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s.Close()
 	// A crash mid-write leaves half a line.
 	f, err := os.OpenFile(s.Path(), os.O_APPEND|os.O_WRONLY, 0)
@@ -51,6 +56,9 @@ func TestSessionSurvivesReopenAndTornTail(t *testing.T) {
 	}
 	if string(s2.State()) != `{"k":1}` {
 		t.Fatalf("state = %s", s2.State())
+	}
+	if string(s2.Context()) != `{"verbatim_from":2}` {
+		t.Fatalf("context state = %s, want the last saved", s2.Context())
 	}
 	if s2.Recovery().TornTail == nil {
 		t.Fatal("the torn tail was not reported")
