@@ -21,7 +21,11 @@ import (
 // A block is sent again only when it changed: a block whose extension returns
 // the same content (as returned, before fitting) as the latest pinned copy
 // still in the prompt is not repeated. A changed block goes in a new pinned
-// message after the history as it is now. Pinned messages count against the
+// message after the history as it is now, once per monologue: a block that
+// changes again within the same monologue (a context warning, the situation
+// after each step) is sent as the prompt's last message, as before pinning,
+// and replaced on the next request, so stale copies do not pile up in the
+// history. Pinned messages count against the
 // history's share of the window and leave with the turns they follow (they
 // are not archived: they were made from long-term memory and the tools).
 
@@ -33,6 +37,8 @@ type pinned struct {
 	Text string `json:"text"`
 	// Blocks are the blocks it holds.
 	Blocks []pinnedBlock `json:"blocks"`
+	// Monologue is the request id of the monologue that sent it.
+	Monologue string `json:"monologue,omitempty"`
 }
 
 // pinnedBlock identifies a block of a pinned message: its extension, its
@@ -104,13 +110,22 @@ func (a *Agent) insertTokensAfter(j int) int {
 
 // unchangedBlocks empties the message_loop_prompts_after blocks (where 2)
 // whose content is the same as their latest pinned copy in the prompt (the
-// model sees that copy), and returns the digests of the others, by block, to
-// pin them once fitted.
-func (a *Agent) unchangedBlocks(blocks []*promptBlock) map[*promptBlock]string {
+// model sees that copy), and returns the digests of those to pin once fitted:
+// the changed blocks not yet pinned in this monologue. The rest are sent last
+// and not pinned.
+func (a *Agent) unchangedBlocks(blocks []*promptBlock, monologue string) map[*promptBlock]string {
 	latest := map[string]string{}
 	for _, p := range a.visibleInserts() {
 		for _, b := range p.Blocks {
 			latest[blockKey(b.Source, b.Title)] = b.Sum
+		}
+	}
+	thisMonologue := map[string]bool{}
+	for _, p := range a.inserts {
+		if p.Monologue == monologue {
+			for _, b := range p.Blocks {
+				thisMonologue[blockKey(b.Source, b.Title)] = true
+			}
 		}
 	}
 	sums := map[*promptBlock]string{}
@@ -118,20 +133,22 @@ func (a *Agent) unchangedBlocks(blocks []*promptBlock) map[*promptBlock]string {
 		if b.where != 2 {
 			continue
 		}
+		key := blockKey(b.GetSource(), b.GetTitle())
 		sum := contentSum(b.GetContent())
-		if latest[blockKey(b.GetSource(), b.GetTitle())] == sum {
+		switch {
+		case latest[key] == sum:
 			b.Content = ""
-			continue
+		case !thisMonologue[key]:
+			sums[b] = sum
 		}
-		sums[b] = sum
 	}
 	return sums
 }
 
 // pin records the message made of the (fitted) message_loop_prompts_after
-// blocks bs, sent as text after the current history.
-func (a *Agent) pin(text string, bs []*promptBlock, sums map[*promptBlock]string) {
-	p := &pinned{At: len(a.history), Text: text}
+// blocks bs, sent as text after the current history in monologue.
+func (a *Agent) pin(text string, bs []*promptBlock, sums map[*promptBlock]string, monologue string) {
+	p := &pinned{At: len(a.history), Text: text, Monologue: monologue}
 	for _, b := range bs {
 		p.Blocks = append(p.Blocks, pinnedBlock{Source: b.GetSource(), Title: b.GetTitle(), Sum: sums[b]})
 	}

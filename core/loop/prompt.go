@@ -142,7 +142,7 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 	for src := range a.blockLimit {
 		delete(a.blockLimit, src)
 	}
-	sums := a.unchangedBlocks(blocks)
+	sums := a.unchangedBlocks(blocks, t.requestID)
 	budget.LeftOut = append(budget.LeftOut, a.fitBlocks(blocks, blockBudget)...)
 	for _, m := range visible {
 		if full, shown := toLLM(m).Content, a.promptMessage(m, histBudget).Content; full != shown {
@@ -183,10 +183,23 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: renderBlocks(bs)})
 	}
 	msgs = append(msgs, a.promptHistory(histBudget)...)
-	after := placed(2)
-	afterText := renderBlocks(render(2))
-	if len(after) > 0 {
-		msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: afterText})
+	// The changed blocks first seen in this monologue are pinned; the others
+	// (changed again within it) follow them, sent this time only.
+	var toPin, once []*exocortexv1.PromptBlock
+	var pinnedBlocks []*promptBlock
+	for _, b := range placed(2) {
+		if _, ok := sums[b]; ok {
+			toPin, pinnedBlocks = append(toPin, b.PromptBlock), append(pinnedBlocks, b)
+		} else {
+			once = append(once, b.PromptBlock)
+		}
+	}
+	pinText := renderBlocks(toPin)
+	if len(toPin) > 0 {
+		msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: pinText})
+	}
+	if len(once) > 0 {
+		msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: renderBlocks(once)})
 	}
 	budget.Tokens = a.tokens.messages(msgs)
 	budget.History = histTokens
@@ -196,8 +209,8 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 		// Rounding only (every part was sized above): never send it.
 		return assembled{}, fmt.Errorf("the prompt came to %d tokens, more than the limit of %d (window %d): this is a bug in the prompt budget; please report it", budget.Tokens, limit, window)
 	}
-	if len(after) > 0 {
-		a.pin(afterText, after, sums)
+	if len(toPin) > 0 {
+		a.pin(pinText, pinnedBlocks, sums, t.requestID)
 	}
 	pause()
 	budget.HostUS = hostTime.Microseconds()
