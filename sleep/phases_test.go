@@ -109,50 +109,58 @@ func TestConsolidateExtractive(t *testing.T) {
 	}
 }
 
+// TestConsolidateWithAModel writes a cluster's summary with a model through
+// either provider; a thinking model's <think> block stays out of the summary,
+// and a failing model leaves the extractive one.
 func TestConsolidateWithAModel(t *testing.T) {
-	for _, fail := range []bool{false, true} {
-		t.Run(fmt.Sprintf("fail=%v", fail), func(t *testing.T) {
-			dir := clusterStore(t)
-			reply := scripted.Reply{Content: "The billing service runs on Kubernetes clusters alpha (Frankfurt), beta (Dublin) and gamma (Madrid).",
-				ExpectContains: "Summarise these related memories"}
-			if fail {
-				reply = scripted.Reply{Error: "model crashed"}
-			}
-			srv, err := scripted.NewServer(scripted.Script{Replies: []scripted.Reply{reply}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer srv.Close()
-			c, err := llm.New(srv.URL())
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg := cfgFor(dir, hashEmb)
-			cfg.Phases = []Phase{Consolidate}
-			cfg.Summarizer = &ModelSummarizer{Client: c, Model: srv.Model()}
-			rep, err := Run(context.Background(), cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if f := srv.Failures(); len(f) > 0 {
-				t.Fatalf("the request did not match the script: %v", f)
-			}
-			var sum *memory.Record
-			for _, r := range openRead(t, dir, hashEmb).Records() {
-				if isSummary(r) {
-					sum = r
+	const summary = "The billing service runs on Kubernetes clusters alpha (Frankfurt), beta (Dublin) and gamma (Madrid)."
+	for _, provider := range llm.Providers() {
+		for _, kind := range []string{"plain", "think", "fail"} {
+			t.Run(provider+" "+kind, func(t *testing.T) {
+				dir := clusterStore(t)
+				reply := scripted.Reply{Content: summary, ExpectContains: "Summarise these related memories"}
+				switch kind {
+				case "think":
+					reply.Content = "<think>\nThree clusters, keep the cities.\n</think>\n\n" + summary
+				case "fail":
+					reply = scripted.Reply{Error: "model crashed"}
 				}
-			}
-			if fail {
-				if sum.Metadata[MetaSummaryMethod] != "extractive" || len(rep.Phases[Consolidate].Notes) == 0 {
-					t.Fatalf("fallback: %+v, notes %v", sum, rep.Phases[Consolidate].Notes)
+				srv, err := scripted.Start(provider, scripted.Script{Replies: []scripted.Reply{reply}})
+				if err != nil {
+					t.Fatal(err)
 				}
-				return
-			}
-			if sum.Text != reply.Content || sum.Metadata[MetaSummaryMethod] != "model:"+srv.Model() {
-				t.Fatalf("summary %+v", sum)
-			}
-		})
+				defer srv.Close()
+				c, err := llm.Open(llm.Config{Provider: provider, BaseURL: srv.URL(), MaxRetries: -1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg := cfgFor(dir, hashEmb)
+				cfg.Phases = []Phase{Consolidate}
+				cfg.Summarizer = &ModelSummarizer{Client: c, Model: srv.Model()}
+				rep, err := Run(context.Background(), cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if f := srv.Failures(); len(f) > 0 {
+					t.Fatalf("the request did not match the script: %v", f)
+				}
+				var sum *memory.Record
+				for _, r := range openRead(t, dir, hashEmb).Records() {
+					if isSummary(r) {
+						sum = r
+					}
+				}
+				if kind == "fail" {
+					if sum.Metadata[MetaSummaryMethod] != "extractive" || len(rep.Phases[Consolidate].Notes) == 0 {
+						t.Fatalf("fallback: %+v, notes %v", sum, rep.Phases[Consolidate].Notes)
+					}
+					return
+				}
+				if sum.Text != summary || sum.Metadata[MetaSummaryMethod] != "model:"+srv.Model() {
+					t.Fatalf("summary %+v", sum)
+				}
+			})
+		}
 	}
 }
 
