@@ -98,6 +98,7 @@ bench: glove
 	$(GO) test -run '^$$' -timeout 30m -bench . ./lint
 	$(GO) test -run '^$$' -timeout 30m -bench 'CompareSynthetic' -benchtime 500x ./memory/hnsw
 	$(GO) test -run '^$$' -timeout 30m -bench 'LoadGloVe|EmbedGloVe' -benchmem ./memory/embed
+	$(GO) test -run '^$$' -timeout 30m -bench 'OpenAIStream' -benchtime 200x ./core/llm
 
 ## eval: retrieval quality of BM25, vectors and the default, on the LoCoMo dev
 ## conversations (../shared/data/locomo-dev, skipped when absent) and a generated set

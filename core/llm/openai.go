@@ -2,6 +2,7 @@ package llm
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -274,27 +275,32 @@ func (o *OpenAI) Chat(ctx context.Context, req ChatRequest, onChunk func(Chunk) 
 			done = true
 			break
 		}
-		var ch openai.ChatCompletionChunk
+		var ch streamChunk
 		if err := json.Unmarshal(data, &ch); err != nil {
 			return o.finish(reply, &text, calls), fmt.Errorf("chat with %s at %s: a stream event that is not a chat chunk: %q: %w", req.Model, o.base, clip(string(data), 120), err)
 		}
-		if msg := streamError(data); msg != "" {
+		if msg := ch.errorMessage(); msg != "" {
 			return o.finish(reply, &text, calls), fmt.Errorf("chat with %s at %s: the server reported an error mid-stream: %s", req.Model, o.base, msg)
 		}
 		if ch.Model != "" {
 			reply.Model = ch.Model
 		}
-		if ch.JSON.Usage.Valid() {
-			reply.Usage.PromptTokens = int(ch.Usage.PromptTokens)
-			reply.Usage.OutputTokens = int(ch.Usage.CompletionTokens)
+		if ch.Usage != nil {
+			reply.Usage.PromptTokens = ch.Usage.PromptTokens
+			reply.Usage.OutputTokens = ch.Usage.CompletionTokens
 		}
-		readTimings(ch.JSON.ExtraFields, &reply.Usage)
+		if t := ch.Timings; t != nil {
+			reply.Usage.PromptDuration = time.Duration(t.PromptMS * float64(time.Millisecond))
+			reply.Usage.EvalDuration = time.Duration(t.PredictedMS * float64(time.Millisecond))
+			reply.Usage.TotalDuration = reply.Usage.PromptDuration + reply.Usage.EvalDuration
+		}
 		for _, choice := range ch.Choices {
 			if choice.Index != 0 {
 				continue
 			}
 			d := choice.Delta
-			think := extraString(d.JSON.ExtraFields, "reasoning_content") + extraString(d.JSON.ExtraFields, "reasoning")
+			// vLLM renamed reasoning_content to reasoning; a server may send both.
+			think := cmp.Or(d.ReasoningContent, d.Reasoning)
 			for _, tc := range d.ToolCalls {
 				p := calls[tc.Index]
 				if p == nil {
@@ -309,7 +315,7 @@ func (o *OpenAI) Chat(ctx context.Context, req ChatRequest, onChunk func(Chunk) 
 			}
 			if choice.FinishReason != "" {
 				finished = true
-				reply.DoneReason = string(choice.FinishReason)
+				reply.DoneReason = choice.FinishReason
 			}
 			if d.Content == "" && think == "" {
 				continue
@@ -383,54 +389,55 @@ func (o *OpenAI) finish(r Reply, text *streamText, calls map[int64]*callParts) R
 	return r
 }
 
-// streamError is the message of an {"error": ...} event, "" when there is none.
-func streamError(data []byte) string {
-	var e struct {
-		Error json.RawMessage `json:"error"`
-	}
-	if json.Unmarshal(data, &e) != nil || len(e.Error) == 0 || string(e.Error) == "null" {
+// streamChunk is one event of a streamed chat completion, with the fields
+// servers add that the OpenAI API does not have (reasoning_content or
+// reasoning, llama.cpp's timings) and an error object a server may send
+// mid-stream. It is decoded with encoding/json rather than into openai-go's
+// ChatCompletionChunk: that type's decoder keeps metadata for every field and
+// cost about six times as much per chunk (docs/perf/llm.md).
+type streamChunk struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Index int64 `json:"index"`
+		Delta struct {
+			Content          string `json:"content"`
+			ReasoningContent string `json:"reasoning_content"`
+			Reasoning        string `json:"reasoning"`
+			ToolCalls        []struct {
+				Index    int64  `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+	// Timings are llama.cpp's server-side durations, when sent.
+	Timings *struct {
+		PromptMS    float64 `json:"prompt_ms"`
+		PredictedMS float64 `json:"predicted_ms"`
+	} `json:"timings"`
+	Error json.RawMessage `json:"error"`
+}
+
+// errorMessage is the message of an {"error": ...} event, "" when there is none.
+func (c *streamChunk) errorMessage() string {
+	if len(c.Error) == 0 || string(c.Error) == "null" {
 		return ""
 	}
 	var obj struct {
 		Message string `json:"message"`
 	}
-	if json.Unmarshal(e.Error, &obj) == nil && obj.Message != "" {
+	if json.Unmarshal(c.Error, &obj) == nil && obj.Message != "" {
 		return obj.Message
 	}
-	return string(e.Error)
-}
-
-type rawField interface{ Raw() string }
-
-// extraString reads a string field openai-go does not know (reasoning_content).
-func extraString[F rawField](fields map[string]F, key string) string {
-	f, ok := fields[key]
-	if !ok {
-		return ""
-	}
-	var s string
-	if json.Unmarshal([]byte(f.Raw()), &s) != nil {
-		return ""
-	}
-	return s
-}
-
-// readTimings reads llama.cpp's "timings" (server-side durations), when sent.
-func readTimings[F rawField](fields map[string]F, u *Usage) {
-	f, ok := fields["timings"]
-	if !ok {
-		return
-	}
-	var t struct {
-		PromptMS    float64 `json:"prompt_ms"`
-		PredictedMS float64 `json:"predicted_ms"`
-	}
-	if json.Unmarshal([]byte(f.Raw()), &t) != nil {
-		return
-	}
-	u.PromptDuration = time.Duration(t.PromptMS * float64(time.Millisecond))
-	u.EvalDuration = time.Duration(t.PredictedMS * float64(time.Millisecond))
-	u.TotalDuration = u.PromptDuration + u.EvalDuration
+	return string(c.Error)
 }
 
 // toOpenAIRequest builds the chat completion parameters, and request options

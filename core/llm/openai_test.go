@@ -5,7 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -347,5 +350,45 @@ func TestOpenAIBaseURL(t *testing.T) {
 		if err != nil || c.BaseURL() != tt.want {
 			t.Errorf("%q: %v, %v; want %s", tt.in, c, err, tt.want)
 		}
+	}
+}
+
+// TestOpenAIStreamVariants: fields real servers add to the stream, played as
+// the bytes they send: vLLM's reasoning (its new name for
+// reasoning_content), both names at once (the text once), and llama.cpp's
+// timings as the call's durations.
+func TestOpenAIStreamVariants(t *testing.T) {
+	ev := func(delta string, extra string) string {
+		return `data: {"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":` + delta + `,"finish_reason":null}]` + extra + "}\n\n"
+	}
+	end := `data: {"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n"
+	tests := []struct {
+		name, stream     string
+		content, thought string
+		eval             time.Duration
+	}{
+		{name: "vllm reasoning", stream: ev(`{"reasoning":"hmm"}`, "") + ev(`{"content":"ok"}`, "") + end, content: "ok", thought: "hmm"},
+		{name: "both names", stream: ev(`{"reasoning_content":"hmm","reasoning":"hmm"}`, "") + ev(`{"content":"ok"}`, "") + end, content: "ok", thought: "hmm"},
+		{name: "llama.cpp timings", stream: ev(`{"content":"ok"}`, `,"timings":{"prompt_ms":12.5,"predicted_ms":250}`) + end, content: "ok", eval: 250 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				io.WriteString(w, tt.stream)
+			}))
+			defer srv.Close()
+			c, err := llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.URL + "/v1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := c.Chat(context.Background(), llm.ChatRequest{Model: "m", Messages: user("hi")}, nil)
+			if err != nil || r.Content != tt.content || r.Thinking != tt.thought {
+				t.Fatalf("reply %q, thinking %q, %v", r.Content, r.Thinking, err)
+			}
+			if tt.eval != 0 && (r.Usage.EvalDuration != tt.eval || r.Usage.PromptDuration != 12500*time.Microsecond) {
+				t.Errorf("usage %+v", r.Usage)
+			}
+		})
 	}
 }
