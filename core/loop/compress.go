@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/llm"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
@@ -120,7 +121,7 @@ func (a *Agent) compressIfNeeded(ctx context.Context, t *turn, budget int) {
 	capTokens := int(float64(budget) * summaryShare)
 	refs := referredResults(leaving, kept)
 	c.KeptResults = len(refs)
-	summary, method, fallback := a.summarize(ctx, leaving, refs, capTokens)
+	summary, method, fallback := a.summarize(ctx, t, leaving, refs, capTokens)
 	a.summary = summary
 	c.Method, c.Fallback, c.Summary = method, fallback, summary
 	c.SummaryTokens = a.tokens.message(summaryMessage(summary))
@@ -172,9 +173,9 @@ func (a *Agent) archivedBy(ids []string) {
 
 // summarize writes the new summary: the utility model's within the deadline,
 // else the extractive one.
-func (a *Agent) summarize(ctx context.Context, leaving []*exocortexv1.Message, refs map[string][]string, capTokens int) (summary, method, fallback string) {
+func (a *Agent) summarize(ctx context.Context, t *turn, leaving []*exocortexv1.Message, refs map[string][]string, capTokens int) (summary, method, fallback string) {
 	if a.opts.UtilityModel != "" {
-		s, err := a.utilitySummary(ctx, leaving, capTokens)
+		s, err := a.utilitySummary(ctx, t, leaving, capTokens)
 		if err == nil {
 			return a.capSummary(s+excerpts(leaving, refs), capTokens), "utility", ""
 		}
@@ -222,14 +223,15 @@ func (a *Agent) capSummary(s string, capTokens int) string {
 // droppedMark opens a summary whose oldest points were dropped.
 const droppedMark = "(%d earlier points are only in long-term memory)"
 
-// utilitySummary asks the utility model, within CompressTimeout.
-func (a *Agent) utilitySummary(ctx context.Context, leaving []*exocortexv1.Message, capTokens int) (string, error) {
+// utilitySummary asks the utility model, within CompressTimeout, firing
+// util_model_call_before and util_model_call_after around the call (purpose
+// "compress_history"); a failure of either (a required extension) fails the
+// summary, and the extractive one is used.
+func (a *Agent) utilitySummary(ctx context.Context, t *turn, leaving []*exocortexv1.Message, capTokens int) (string, error) {
 	timeout := a.opts.CompressTimeout
 	if timeout <= 0 {
 		timeout = DefaultCompressTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	var b strings.Builder
 	if a.summary != "" {
 		b.WriteString("Summary so far:\n" + a.summary + "\n\nMessages to add to it:\n")
@@ -242,22 +244,57 @@ func (a *Agent) utilitySummary(ctx context.Context, leaving []*exocortexv1.Messa
 	if client == nil {
 		client = a.opts.LLM
 	}
-	r, err := client.Chat(ctx, llm.ChatRequest{
+	const purpose = "compress_history"
+	system := fmt.Sprintf("Summarise the conversation below in at most %d words, as short lines starting with \"- \". Keep names, numbers, paths, decisions and open questions; leave out pleasantries.", words)
+	message := b.String()
+	if err := fire(ctx, a, t, exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_BEFORE,
+		func(c *exocortexv1.HookCall, _ fields) *exocortexv1.UtilModelCallBeforeRequest {
+			return &exocortexv1.UtilModelCallBeforeRequest{Call: c, Iteration: int32(t.iteration), Purpose: purpose, Model: a.opts.UtilityModel, System: system, Message: message}
+		}, exocortexv1.PluginClient.UtilModelCallBefore,
+		func(_ *host.Extension, r *exocortexv1.UtilModelCallBeforeResponse) error {
+			if r.System != nil {
+				system = r.GetSystem()
+			}
+			if r.Message != nil {
+				message = r.GetMessage()
+			}
+			return nil
+		}); err != nil {
+		return "", fmt.Errorf("util_model_call_before: %w", err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	r, err := client.Chat(cctx, llm.ChatRequest{
 		Model: a.opts.UtilityModel, NumCtx: min(a.NumCtx(), 8192),
 		Messages: []llm.Message{
-			{Role: llm.RoleSystem, Content: fmt.Sprintf("Summarise the conversation below in at most %d words, as short lines starting with \"- \". Keep names, numbers, paths, decisions and open questions; leave out pleasantries.", words)},
-			{Role: llm.RoleUser, Content: b.String()},
+			{Role: llm.RoleSystem, Content: system},
+			{Role: llm.RoleUser, Content: message},
 		},
 	}, nil)
 	switch {
-	case ctx.Err() != nil:
+	case cctx.Err() != nil:
 		return "", fmt.Errorf("no summary from %s within %s (the extractive summary was used)", a.opts.UtilityModel, timeout)
 	case err != nil:
 		return "", fmt.Errorf("summary from %s: %w", a.opts.UtilityModel, err)
-	case strings.TrimSpace(r.Content) == "":
+	}
+	response := r.Content
+	if err := fire(ctx, a, t, exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_AFTER,
+		func(c *exocortexv1.HookCall, _ fields) *exocortexv1.UtilModelCallAfterRequest {
+			return &exocortexv1.UtilModelCallAfterRequest{Call: c, Iteration: int32(t.iteration), Purpose: purpose, Model: a.opts.UtilityModel,
+				System: system, Message: message, Response: response}
+		}, exocortexv1.PluginClient.UtilModelCallAfter,
+		func(_ *host.Extension, r *exocortexv1.UtilModelCallAfterResponse) error {
+			if r.Response != nil {
+				response = r.GetResponse()
+			}
+			return nil
+		}); err != nil {
+		return "", fmt.Errorf("util_model_call_after: %w", err)
+	}
+	if strings.TrimSpace(response) == "" {
 		return "", errors.New("the utility model's summary was empty")
 	}
-	return strings.TrimSpace(r.Content), nil
+	return strings.TrimSpace(response), nil
 }
 
 func speaker(m *exocortexv1.Message) string {

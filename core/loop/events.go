@@ -27,7 +27,11 @@ const (
 	EventLLMReply  = "llm_reply"
 	// EventDisplay carries what a response_stream extension wants the operator to
 	// see of the reply so far, instead of the raw text.
-	EventDisplay      = "display"
+	EventDisplay = "display"
+	// EventReasoningDisplay carries what a reasoning_stream_chunk or
+	// reasoning_stream_end extension wants the operator to see of the reasoning
+	// instead of the raw text (a masked piece, a summary).
+	EventReasoningDisplay = "reasoning_display"
 	EventToolCall     = "tool_call"
 	EventToolResult   = "tool_result"
 	EventApproval     = "approval"

@@ -41,7 +41,7 @@ func (e *StopError) Error() string {
 
 // Monologue runs the agent on one user message until a tool ends it or it is
 // stopped. A stopped monologue returns its Result together with a *StopError.
-func (a *Agent) Monologue(ctx context.Context, userText string) (*Result, error) {
+func (a *Agent) Monologue(ctx context.Context, userText string) (_ *Result, retErr error) {
 	if err := a.Init(ctx); err != nil {
 		return nil, err
 	}
@@ -70,6 +70,16 @@ func (a *Agent) Monologue(ctx context.Context, userText string) (*Result, error)
 		}
 		a.saveState(fctx)
 		a.emit(Event{Type: EventMonologueEnd, Iteration: res.Iterations, Text: res.Response, StopReason: res.StopReason})
+		// process_chain_end: the operator's chain is finished (Agent Zero fires it
+		// once the monologue and its superiors' are done, and not after a failure;
+		// a subordinate's monologue answers a tool call of its superior's).
+		var stop *StopError
+		if a.depth == 0 && (retErr == nil || errors.As(retErr, &stop)) {
+			_ = fire(fctx, a, t, exocortexv1.Hook_HOOK_PROCESS_CHAIN_END,
+				func(c *exocortexv1.HookCall, _ fields) *exocortexv1.ProcessChainEndRequest {
+					return &exocortexv1.ProcessChainEndRequest{Call: c, FinalResponse: res.Response, StopReason: res.StopReason, Iterations: int32(res.Iterations)}
+				}, exocortexv1.PluginClient.ProcessChainEnd, nil)
+		}
 	}()
 
 	// The opening is a swap point like an iteration's start: a plugin rebuilt
@@ -118,6 +128,9 @@ func (a *Agent) iterate(ctx context.Context, t *turn, res *Result, lastReply *st
 	var reply string
 	var toolCall *exocortexv1.ToolCall
 	var toolResult *exocortexv1.ToolResult
+	// stage is where an error of this iteration comes from, for
+	// message_loop_exception.
+	stage := "loop"
 	// message_loop_end fires even when the iteration failed (Agent Zero's finally).
 	defer func() {
 		ectx := ctx
@@ -164,6 +177,14 @@ func (a *Agent) iterate(ctx context.Context, t *turn, res *Result, lastReply *st
 		}
 	}()
 
+	// message_loop_exception fires first when the iteration failed (deferred
+	// after message_loop_end's, so it runs before it).
+	defer func() {
+		if err != nil {
+			err = a.exception(ctx, t, stage, err)
+		}
+	}()
+
 	if err = fire(ctx, a, t, exocortexv1.Hook_HOOK_MESSAGE_LOOP_START,
 		func(c *exocortexv1.HookCall, _ fields) *exocortexv1.MessageLoopStartRequest {
 			return &exocortexv1.MessageLoopStartRequest{Call: c, Iteration: int32(t.iteration)}
@@ -186,11 +207,23 @@ func (a *Agent) iterate(ctx context.Context, t *turn, res *Result, lastReply *st
 		return false, err
 	}
 
-	r, err := a.callModel(ctx, t, prompt)
+	stage = "model"
+	r, reasoning, err := a.callModel(ctx, t, prompt)
 	if err != nil {
 		return false, err
 	}
+	stage = "loop"
 	reply = r.Content
+	if err = fire(ctx, a, t, exocortexv1.Hook_HOOK_REASONING_STREAM_END,
+		func(c *exocortexv1.HookCall, _ fields) *exocortexv1.ReasoningStreamEndRequest {
+			return &exocortexv1.ReasoningStreamEndRequest{Call: c, Text: reasoning}
+		}, exocortexv1.PluginClient.ReasoningStreamEnd,
+		func(ext *host.Extension, r *exocortexv1.ReasoningStreamEndResponse) error {
+			a.reasoningDisplay(t, ext, r.Display)
+			return nil
+		}); err != nil {
+		return false, err
+	}
 	if err = fire(ctx, a, t, exocortexv1.Hook_HOOK_RESPONSE_STREAM_END,
 		func(c *exocortexv1.HookCall, _ fields) *exocortexv1.ResponseStreamEndRequest {
 			return &exocortexv1.ResponseStreamEndRequest{Call: c, Text: r.Content}
@@ -229,10 +262,12 @@ func (a *Agent) iterate(ctx context.Context, t *turn, res *Result, lastReply *st
 	*unusable = 0
 
 	toolCall = &exocortexv1.ToolCall{Id: req.CallID, Name: req.ToolName, ArgsJson: string(req.ToolArgs), Thoughts: req.Thoughts, Headline: req.Headline}
+	stage = "tool"
 	toolResult, err = a.runTool(ctx, t, toolCall)
 	if err != nil {
 		return false, err
 	}
+	stage = "loop"
 	if toolResult != nil && toolResult.GetBreakLoop() {
 		res.Response = toolResult.GetContent()
 		a.emit(Event{Type: EventResponse, Iteration: t.iteration, Text: res.Response})
@@ -289,13 +324,33 @@ func (a *Agent) correct(ctx context.Context, t *turn, reply string, perr error) 
 	return err
 }
 
-// callModel streams the model's reply, firing response_stream_chunk per piece.
-func (a *Agent) callModel(ctx context.Context, t *turn, p assembled) (llm.Reply, error) {
+// callModel streams the model's reply, firing response_stream_chunk and
+// response_stream per piece of the reply, reasoning_stream_chunk and
+// reasoning_stream per piece of its reasoning, and chat_model_call_before and
+// chat_model_call_after around the call. It returns the reply and the
+// reasoning.
+func (a *Agent) callModel(ctx context.Context, t *turn, p assembled) (llm.Reply, string, error) {
 	req := llm.ChatRequest{Model: a.opts.Model, Messages: p.messages, NumCtx: a.window}
+	var toolNames []string
 	if a.opts.NativeTools {
 		for _, tl := range a.opts.Host.Tools() {
 			req.Tools = append(req.Tools, llm.Tool{Name: tl.Spec.GetName(), Description: tl.Spec.GetDescription(), Parameters: []byte(tl.Spec.GetParametersJsonSchema())})
+			toolNames = append(toolNames, tl.Spec.GetName())
 		}
+	}
+	if err := fire(ctx, a, t, exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_BEFORE,
+		func(c *exocortexv1.HookCall, f fields) *exocortexv1.ChatModelCallBeforeRequest {
+			var prompt []*exocortexv1.Message
+			if f.history {
+				prompt = make([]*exocortexv1.Message, len(req.Messages))
+				for i, m := range req.Messages {
+					prompt[i] = &exocortexv1.Message{Role: m.Role, Content: m.Content}
+				}
+			}
+			return &exocortexv1.ChatModelCallBeforeRequest{Call: c, Iteration: int32(t.iteration), Model: req.Model, Prompt: prompt,
+				NumCtx: int32(req.NumCtx), PromptTokens: int32(p.tokens), Tools: toolNames}
+		}, exocortexv1.PluginClient.ChatModelCallBefore, nil); err != nil {
+		return llm.Reply{}, "", err
 	}
 	// Every chunk is an event (the operator sees it at once), but the hook fires
 	// per piece of at least chunkCoalesce bytes (or a line) and at most every
@@ -311,7 +366,7 @@ func (a *Agent) callModel(ctx context.Context, t *turn, p assembled) (llm.Reply,
 		}
 		delta, so := pending, text.String()
 		pending, fired = "", time.Now()
-		return fire(ctx, a, t, exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK,
+		err := fire(ctx, a, t, exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK,
 			func(hc *exocortexv1.HookCall, _ fields) *exocortexv1.ResponseStreamChunkRequest {
 				return &exocortexv1.ResponseStreamChunkRequest{Call: hc, Delta: delta, Text: so}
 			}, exocortexv1.PluginClient.ResponseStreamChunk,
@@ -319,15 +374,47 @@ func (a *Agent) callModel(ctx context.Context, t *turn, p assembled) (llm.Reply,
 				a.display(t, ext, r.Display)
 				return nil
 			})
+		if err != nil {
+			return err
+		}
+		return fire(ctx, a, t, exocortexv1.Hook_HOOK_RESPONSE_STREAM,
+			func(hc *exocortexv1.HookCall, _ fields) *exocortexv1.ResponseStreamRequest {
+				return &exocortexv1.ResponseStreamRequest{Call: hc, Text: so}
+			}, exocortexv1.PluginClient.ResponseStream, nil)
+	}
+	// The reasoning streams the same way, at the same rate.
+	var thought strings.Builder
+	pendingThought := ""
+	thoughtFired := time.Now()
+	flushThought := func() error {
+		if pendingThought == "" {
+			return nil
+		}
+		delta, so := pendingThought, thought.String()
+		pendingThought, thoughtFired = "", time.Now()
+		return a.reasoningPiece(ctx, t, delta, so)
 	}
 	r, err := a.opts.LLM.Chat(ctx, req, func(c llm.Chunk) error {
 		if c.Thinking != "" {
 			if err := a.reasoningChunk(ctx, t, c.Thinking); err != nil {
 				return err
 			}
+			thought.WriteString(c.Thinking)
+			pendingThought += c.Thinking
+			if len(pendingThought) >= chunkCoalesce || strings.Contains(pendingThought, "\n") {
+				if time.Since(thoughtFired) >= chunkInterval {
+					if err := flushThought(); err != nil {
+						return err
+					}
+				}
+			}
 		}
 		if c.Content == "" {
 			return nil
+		}
+		// The reply's text begins: the reasoning before it goes out first.
+		if err := flushThought(); err != nil {
+			return err
 		}
 		text.WriteString(c.Content)
 		pending += c.Content
@@ -338,10 +425,13 @@ func (a *Agent) callModel(ctx context.Context, t *turn, p assembled) (llm.Reply,
 		return flush()
 	})
 	if err == nil {
+		err = flushThought()
+	}
+	if err == nil {
 		err = flush()
 	}
 	if err != nil {
-		return llm.Reply{}, fmt.Errorf("model %s: %w", a.opts.Model, err)
+		return llm.Reply{}, "", fmt.Errorf("model %s: %w", a.opts.Model, err)
 	}
 	a.tokens.observe(p.messages, r.Usage.PromptTokens, a.window)
 	a.emit(Event{
@@ -349,7 +439,84 @@ func (a *Agent) callModel(ctx context.Context, t *turn, p assembled) (llm.Reply,
 		PromptTokens: r.Usage.PromptTokens, OutputTokens: r.Usage.OutputTokens,
 		TokensPerSec: r.Usage.TokensPerSecond(), ContextFill: r.Usage.ContextFill(),
 	})
-	return r, nil
+	var calls []*exocortexv1.ToolCall
+	for _, tc := range r.ToolCalls {
+		calls = append(calls, &exocortexv1.ToolCall{Id: tc.ID, Name: tc.Name, ArgsJson: orEmpty(tc.Arguments)})
+	}
+	if err := fire(ctx, a, t, exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_AFTER,
+		func(c *exocortexv1.HookCall, _ fields) *exocortexv1.ChatModelCallAfterRequest {
+			return &exocortexv1.ChatModelCallAfterRequest{Call: c, Iteration: int32(t.iteration), Model: req.Model, Response: r.Content,
+				Reasoning: thought.String(), ToolCalls: calls,
+				PromptTokens: int32(r.Usage.PromptTokens), OutputTokens: int32(r.Usage.OutputTokens)}
+		}, exocortexv1.PluginClient.ChatModelCallAfter,
+		func(_ *host.Extension, resp *exocortexv1.ChatModelCallAfterResponse) error {
+			if resp.Response != nil {
+				r.Content = resp.GetResponse()
+			}
+			return nil
+		}); err != nil {
+		return llm.Reply{}, "", err
+	}
+	return r, thought.String(), nil
+}
+
+// reasoningPiece fires reasoning_stream_chunk and reasoning_stream for a piece
+// of the reasoning (delta) and the reasoning so far.
+func (a *Agent) reasoningPiece(ctx context.Context, t *turn, delta, so string) error {
+	err := fire(ctx, a, t, exocortexv1.Hook_HOOK_REASONING_STREAM_CHUNK,
+		func(hc *exocortexv1.HookCall, _ fields) *exocortexv1.ReasoningStreamChunkRequest {
+			return &exocortexv1.ReasoningStreamChunkRequest{Call: hc, Delta: delta, Text: so}
+		}, exocortexv1.PluginClient.ReasoningStreamChunk,
+		func(ext *host.Extension, r *exocortexv1.ReasoningStreamChunkResponse) error {
+			a.reasoningDisplay(t, ext, r.Display)
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+	return fire(ctx, a, t, exocortexv1.Hook_HOOK_REASONING_STREAM,
+		func(hc *exocortexv1.HookCall, _ fields) *exocortexv1.ReasoningStreamRequest {
+			return &exocortexv1.ReasoningStreamRequest{Call: hc, Text: so}
+		}, exocortexv1.PluginClient.ReasoningStream, nil)
+}
+
+// reasoningDisplay passes an extension's replacement for the shown reasoning
+// to the observer.
+func (a *Agent) reasoningDisplay(t *turn, ext *host.Extension, d *string) {
+	if d != nil {
+		a.emit(Event{Type: EventReasoningDisplay, Iteration: t.iteration, Extension: ext.Name(), Text: *d})
+	}
+}
+
+// exception runs message_loop_exception for an iteration's error and returns
+// the error the iteration ends with: nil when an extension handled it. A
+// cancelled turn and a stop are not exceptions.
+func (a *Agent) exception(ctx context.Context, t *turn, stage string, err error) error {
+	var stop *StopError
+	if ctx.Err() != nil || errors.As(err, &stop) {
+		return err
+	}
+	var he *HookError
+	if errors.As(err, &he) || strings.HasPrefix(err.Error(), "required extension ") {
+		stage = "extension"
+	}
+	handled, by := false, ""
+	ferr := fire(ctx, a, t, exocortexv1.Hook_HOOK_MESSAGE_LOOP_EXCEPTION,
+		func(c *exocortexv1.HookCall, _ fields) *exocortexv1.MessageLoopExceptionRequest {
+			return &exocortexv1.MessageLoopExceptionRequest{Call: c, Iteration: int32(t.iteration), Error: err.Error(), Stage: stage}
+		}, exocortexv1.PluginClient.MessageLoopException,
+		func(ext *host.Extension, r *exocortexv1.MessageLoopExceptionResponse) error {
+			if r.GetHandled() && !handled {
+				handled, by = true, ext.Name()
+			}
+			return nil
+		})
+	if ferr != nil || !handled {
+		return err
+	}
+	a.log.Warn("iteration error handled by an extension; the monologue goes on", "extension", by, "stage", stage, "err", err)
+	a.emit(Event{Type: EventNotice, Iteration: t.iteration, Extension: by, Text: fmt.Sprintf("%s handled the error of iteration %d: %v", by, t.iteration, err)})
+	return nil
 }
 
 // reasoningChunk is where a piece of the model's reasoning arrives, before

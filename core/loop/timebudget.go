@@ -11,7 +11,8 @@ import (
 // TimeBudgets are the time an extension may take at a hook before it is reported.
 // A slow extension at a per-chunk hook multiplies its time by the number of
 // chunks: a 3 s call at response_stream_chunk turns a 2 s answer into a minute.
-// So the stream hooks (response_stream_chunk, response_stream_end) have a
+// So the stream hooks (response_stream_chunk, response_stream,
+// response_stream_end and the three reasoning_stream hooks) have a
 // budget per call, and a stream extension that exceeds it StopAfter times in a
 // row is not called for the rest of the monologue; at every other hook an
 // extension's calls within one iteration share one budget, and exceeding it is
@@ -45,7 +46,14 @@ const EventOverBudget = "over_budget"
 // isStreamHook reports whether hook fires while the reply streams, where the
 // budget is per call.
 func isStreamHook(hook exocortexv1.Hook) bool {
-	return hook == exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK || hook == exocortexv1.Hook_HOOK_RESPONSE_STREAM_END
+	switch hook {
+	case exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK, exocortexv1.Hook_HOOK_RESPONSE_STREAM_END,
+		exocortexv1.Hook_HOOK_RESPONSE_STREAM,
+		exocortexv1.Hook_HOOK_REASONING_STREAM_CHUNK, exocortexv1.Hook_HOOK_REASONING_STREAM,
+		exocortexv1.Hook_HOOK_REASONING_STREAM_END:
+		return true
+	}
+	return false
 }
 
 // budgetOf is the budget of an extension at hook.
