@@ -32,12 +32,12 @@ const (
 	// reasoning_stream_end extension wants the operator to see of the reasoning
 	// instead of the raw text (a masked piece, a summary).
 	EventReasoningDisplay = "reasoning_display"
-	EventToolCall     = "tool_call"
-	EventToolResult   = "tool_result"
-	EventApproval     = "approval"
-	EventNotice       = "notice"
-	EventResponse     = "response"
-	EventMonologueEnd = "monologue_end"
+	EventToolCall         = "tool_call"
+	EventToolResult       = "tool_result"
+	EventApproval         = "approval"
+	EventNotice           = "notice"
+	EventResponse         = "response"
+	EventMonologueEnd     = "monologue_end"
 	// EventBudget sizes each request (Budget): the window, every part's
 	// tokens, the fill, and what was left out and why.
 	EventBudget = "budget"
