@@ -24,13 +24,16 @@
 //
 //	session:    reset iteration, monologue and session keys; agent_init
 //	monologue:  reset monologue keys; hist_add_before (the user's message); monologue_start
-//	iteration:  reset iteration keys; message_loop_start, message_loop_prompts_before,
+//	iteration:  reset iteration keys; message_loop_start, util_model_call_before,
+//	            util_model_call_after, message_loop_prompts_before,
 //	            system_prompt, message_loop_prompts_after, before_main_llm_call,
-//	            response_stream_chunk, response_stream_end, hist_add_before (the reply),
+//	            chat_model_call_before, reasoning_stream_chunk, reasoning_stream,
+//	            response_stream_chunk, response_stream, chat_model_call_after,
+//	            reasoning_stream_end, response_stream_end, hist_add_before (the reply),
 //	            error_format, tool_execute_before, tool_execute_after,
-//	            hist_add_before (the tool result), message_loop_end,
-//	            hist_add_before (an intervention)
-//	            then monologue_end
+//	            hist_add_before (the tool result), message_loop_exception,
+//	            message_loop_end, hist_add_before (an intervention)
+//	            then monologue_end, process_chain_end
 //
 // Within a hook extensions fire in ascending order; an extension reads its keys
 // before it writes them; a once_per_session extension fires only the first time

@@ -229,9 +229,30 @@ func (c *checker) injection() {
 			continue
 		}
 		c.add(Finding{Code: "EXO071", Severity: Error, Plugin: e.Plugin.Name, Extension: e.Name,
-			Message: fmt.Sprintf("extension %s declares prompt injection at %s, which fires after the prompt is built: its text would never reach the model", e.Name, e.Hook.Name),
+			Message: fmt.Sprintf("extension %s declares prompt injection at %s, %s", e.Name, e.Hook.Name, whatReaches(e.Spec.GetHook())),
 			Fix:     "move the extension to message_loop_prompts_after (or message_loop_prompts_before / system_prompt), or drop injects_prompt"})
 	}
+}
+
+// whatReaches says, for a hook that cannot add prompt text, why its text
+// would not reach the main model's call and what its changes do reach (seam 7).
+func whatReaches(h exocortexv1.Hook) string {
+	switch h {
+	case exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_BEFORE:
+		return "which changes the utility model's call (its system and user message, through the response), never the main model's prompt: its text would never reach the model the agent talks through"
+	case exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_AFTER:
+		return "which changes the utility model's answer (history compression's summary, from the next prompt on), never this call's prompt: its text would never reach the model"
+	case exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_BEFORE:
+		return "which fires when the prompt is final, as it goes to the model: its text would never reach the model"
+	case exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_AFTER:
+		return "which fires after this call's prompt was sent (it may rewrite the reply, and state it writes reaches the next iteration's prompt-assembly hooks): its text would never reach the model"
+	case exocortexv1.Hook_HOOK_REASONING_STREAM_CHUNK, exocortexv1.Hook_HOOK_REASONING_STREAM, exocortexv1.Hook_HOOK_REASONING_STREAM_END,
+		exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK, exocortexv1.Hook_HOOK_RESPONSE_STREAM:
+		return "which fires while the reply streams, after this call's prompt was sent (it changes what the operator is shown): its text would never reach the model"
+	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_EXCEPTION, exocortexv1.Hook_HOOK_PROCESS_CHAIN_END:
+		return "which fires after the iteration's model call: its text would never reach the model"
+	}
+	return "which fires after the prompt is built: its text would never reach the model"
 }
 
 func lastLine(s string) string {

@@ -74,17 +74,26 @@ const (
 // result and an intervention.
 var iterationHooks = [...]exocortexv1.Hook{
 	exocortexv1.Hook_HOOK_MESSAGE_LOOP_START,
+	exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_BEFORE, // history compression's summary
+	exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_AFTER,
 	exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE,
 	exocortexv1.Hook_HOOK_SYSTEM_PROMPT,
 	exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER,
 	exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL,
+	exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_BEFORE,
+	exocortexv1.Hook_HOOK_REASONING_STREAM_CHUNK,
+	exocortexv1.Hook_HOOK_REASONING_STREAM,
 	exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK,
+	exocortexv1.Hook_HOOK_RESPONSE_STREAM,
+	exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_AFTER,
+	exocortexv1.Hook_HOOK_REASONING_STREAM_END,
 	exocortexv1.Hook_HOOK_RESPONSE_STREAM_END,
 	exocortexv1.Hook_HOOK_HIST_ADD_BEFORE, // the model's reply
 	exocortexv1.Hook_HOOK_ERROR_FORMAT,
 	exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE,
 	exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER,
 	exocortexv1.Hook_HOOK_HIST_ADD_BEFORE, // the tool's result
+	exocortexv1.Hook_HOOK_MESSAGE_LOOP_EXCEPTION,
 	exocortexv1.Hook_HOOK_MESSAGE_LOOP_END,
 	exocortexv1.Hook_HOOK_HIST_ADD_BEFORE, // an intervention queued at message_loop_end
 }
@@ -186,6 +195,7 @@ func (c *checker) timeline() {
 			}
 			now = tick{session: s, monologue: mono, phase: phasePost}
 			fire(exocortexv1.Hook_HOOK_MONOLOGUE_END)
+			fire(exocortexv1.Hook_HOOK_PROCESS_CHAIN_END)
 		}
 	}
 
