@@ -38,7 +38,7 @@ func modelHooks(t *testing.T, script scripted.Script, opts Options, fixtures ...
 	}
 	logPath := filepath.Join(t.TempDir(), "calls.jsonl")
 	h, err := host.New(t.Context(), host.Options{Dirs: []discover.Dir{{Path: dir, Source: discover.User}},
-		PluginEnv: []string{"MODELHOOKS_LOG=" + logPath}})
+		PluginEnv: []string{"MODELHOOKS_LOG=" + logPath, "MODELHOOKS_RESPONSE_TOOL=1"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,6 +127,11 @@ func respond(_ context.Context, _ *sdk.Call, args json.RawMessage) (*exocortexv1
 }
 
 func main() {
-	sdk.Serve(sdk.Plugin{Name: "modelhooks", Version: "test", Extensions: []sdk.Extension{watcher{l: &logger{}}},
-		Tools: []sdk.Tool{{Name: "response", Description: "ends the monologue with text", Run: respond}}})
+	p := sdk.Plugin{Name: "modelhooks", Version: "test", Extensions: []sdk.Extension{watcher{l: &logger{}}}}
+	// The loop's tests have no built-in response tool; the end-to-end test,
+	// which has, leaves it out.
+	if os.Getenv("MODELHOOKS_RESPONSE_TOOL") != "" {
+		p.Tools = []sdk.Tool{{Name: "response", Description: "ends the monologue with text", Run: respond}}
+	}
+	sdk.Serve(p)
 }
