@@ -6,8 +6,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-
-	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
 
 // Tool prompt files are named ToolPromptPrefix + tool name + ".md".
@@ -85,10 +83,10 @@ func (c *checker) forTools(declared map[string]bool) {
 		if len(tools) == 0 || e.ShadowedBy != "" {
 			continue
 		}
-		if h := e.Spec.GetHook(); h != exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE && h != exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER {
+		if !e.Hook.ForTools {
 			c.add(Finding{Code: "EXO116", Severity: Warning, Plugin: e.Plugin.Name, Extension: e.Name,
-				Message: fmt.Sprintf("extension %s of plugin %s names tools in for_tools (%s) at %s, where it means nothing: only tool_execute_before and tool_execute_after are limited to the tools named, so the extension runs at every %s", e.Name, e.Plugin.Name, quoteAll(tools), e.Hook.Name, e.Hook.Name),
-				Fix:     "drop for_tools from the declaration at " + e.Hook.Name + "; keep it only on the extension's tool_execute_before and tool_execute_after declarations"})
+				Message: fmt.Sprintf("extension %s of plugin %s names tools in for_tools (%s) at %s, where it means nothing: only tool_execute_before, tool_execute_after, hist_add_tool_result and tool_output_update are limited to the tools named, so the extension runs at every %s", e.Name, e.Plugin.Name, quoteAll(tools), e.Hook.Name, e.Hook.Name),
+				Fix:     "drop for_tools from the declaration at " + e.Hook.Name + "; keep it only on the extension's declarations at the hooks that fire for one tool call (tool_execute_before, tool_execute_after, hist_add_tool_result, tool_output_update)"})
 			continue
 		}
 		for _, t := range tools {

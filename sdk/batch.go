@@ -282,6 +282,23 @@ func (s *server) hookMethod(hook exocortexv1.Hook) func(context.Context, proto.M
 		return method(s.MessageLoopException)
 	case exocortexv1.Hook_HOOK_PROCESS_CHAIN_END:
 		return method(s.ProcessChainEnd)
+
+	case exocortexv1.Hook_HOOK_HIST_ADD_TOOL_RESULT:
+		return method(s.HistAddToolResult)
+	case exocortexv1.Hook_HOOK_TOOL_OUTPUT_UPDATE:
+		return method(s.ToolOutputUpdate)
+	case exocortexv1.Hook_HOOK_TEXT_EDITOR_READ_AFTER:
+		return method(s.TextEditorReadAfter)
+	case exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_BEFORE:
+		return method(s.TextEditorWriteBefore)
+	case exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_AFTER:
+		return method(s.TextEditorWriteAfter)
+	case exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_BEFORE:
+		return method(s.TextEditorPatchBefore)
+	case exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_AFTER:
+		return method(s.TextEditorPatchAfter)
+	case exocortexv1.Hook_HOOK_EMBEDDING_MODEL_CHANGED:
+		return method(s.EmbeddingModelChanged)
 	}
 	return nil
 }

@@ -141,6 +141,46 @@ type ProcessChainEndHook interface {
 	ProcessChainEnd(ctx context.Context, c *Call, req *exocortexv1.ProcessChainEndRequest) (*exocortexv1.ProcessChainEndResponse, error)
 }
 
+// HistAddToolResultHook runs when a tool's result is about to be added to the history; it may change the text stored.
+type HistAddToolResultHook interface {
+	HistAddToolResult(ctx context.Context, c *Call, req *exocortexv1.HistAddToolResultRequest) (*exocortexv1.HistAddToolResultResponse, error)
+}
+
+// ToolOutputUpdateHook runs for each piece of partial output a running tool reports; it may change what the operator sees.
+type ToolOutputUpdateHook interface {
+	ToolOutputUpdate(ctx context.Context, c *Call, req *exocortexv1.ToolOutputUpdateRequest) (*exocortexv1.ToolOutputUpdateResponse, error)
+}
+
+// TextEditorReadAfterHook runs after text_editor read a file; it may change what the model sees of the read.
+type TextEditorReadAfterHook interface {
+	TextEditorReadAfter(ctx context.Context, c *Call, req *exocortexv1.TextEditorReadAfterRequest) (*exocortexv1.TextEditorReadAfterResponse, error)
+}
+
+// TextEditorWriteBeforeHook runs before text_editor writes a file; it may change the content or refuse the write.
+type TextEditorWriteBeforeHook interface {
+	TextEditorWriteBefore(ctx context.Context, c *Call, req *exocortexv1.TextEditorWriteBeforeRequest) (*exocortexv1.TextEditorWriteBeforeResponse, error)
+}
+
+// TextEditorWriteAfterHook runs after text_editor wrote a file.
+type TextEditorWriteAfterHook interface {
+	TextEditorWriteAfter(ctx context.Context, c *Call, req *exocortexv1.TextEditorWriteAfterRequest) (*exocortexv1.TextEditorWriteAfterResponse, error)
+}
+
+// TextEditorPatchBeforeHook runs before text_editor patches a file; it may change the passage, its replacement, or refuse.
+type TextEditorPatchBeforeHook interface {
+	TextEditorPatchBefore(ctx context.Context, c *Call, req *exocortexv1.TextEditorPatchBeforeRequest) (*exocortexv1.TextEditorPatchBeforeResponse, error)
+}
+
+// TextEditorPatchAfterHook runs after text_editor patched a file.
+type TextEditorPatchAfterHook interface {
+	TextEditorPatchAfter(ctx context.Context, c *Call, req *exocortexv1.TextEditorPatchAfterRequest) (*exocortexv1.TextEditorPatchAfterResponse, error)
+}
+
+// EmbeddingModelChangedHook runs when the memory store was built with another embedding model than the configured one.
+type EmbeddingModelChangedHook interface {
+	EmbeddingModelChanged(ctx context.Context, c *Call, req *exocortexv1.EmbeddingModelChangedRequest) (*exocortexv1.EmbeddingModelChangedResponse, error)
+}
+
 // hookDef ties a protocol hook to the Go interface that handles it.
 type hookDef struct {
 	hook       exocortexv1.Hook
@@ -178,6 +218,15 @@ func hookDefs() []hookDef {
 		{exocortexv1.Hook_HOOK_RESPONSE_STREAM, is[ResponseStreamHook]},
 		{exocortexv1.Hook_HOOK_MESSAGE_LOOP_EXCEPTION, is[MessageLoopExceptionHook]},
 		{exocortexv1.Hook_HOOK_PROCESS_CHAIN_END, is[ProcessChainEndHook]},
+
+		{exocortexv1.Hook_HOOK_HIST_ADD_TOOL_RESULT, is[HistAddToolResultHook]},
+		{exocortexv1.Hook_HOOK_TOOL_OUTPUT_UPDATE, is[ToolOutputUpdateHook]},
+		{exocortexv1.Hook_HOOK_TEXT_EDITOR_READ_AFTER, is[TextEditorReadAfterHook]},
+		{exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_BEFORE, is[TextEditorWriteBeforeHook]},
+		{exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_AFTER, is[TextEditorWriteAfterHook]},
+		{exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_BEFORE, is[TextEditorPatchBeforeHook]},
+		{exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_AFTER, is[TextEditorPatchAfterHook]},
+		{exocortexv1.Hook_HOOK_EMBEDDING_MODEL_CHANGED, is[EmbeddingModelChangedHook]},
 	}
 }
 
@@ -185,6 +234,17 @@ func hookDefs() []hookDef {
 // it: HOOK_MESSAGE_LOOP_END is "message_loop_end".
 func HookName(h exocortexv1.Hook) string {
 	return strings.ToLower(strings.TrimPrefix(h.String(), "HOOK_"))
+}
+
+// IsToolHook reports whether h fires for one tool call, so that Spec.ForTools
+// limits it to calls of the tools named.
+func IsToolHook(h exocortexv1.Hook) bool {
+	switch h {
+	case exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE, exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER,
+		exocortexv1.Hook_HOOK_HIST_ADD_TOOL_RESULT, exocortexv1.Hook_HOOK_TOOL_OUTPUT_UPDATE:
+		return true
+	}
+	return false
 }
 
 // IsPromptHook reports whether extensions at h may add prompt blocks: only the three

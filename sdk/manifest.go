@@ -105,8 +105,8 @@ func build(p Plugin) (*built, error) {
 				bad("extension %q consumes unknown signal %q; use a constant of package signals (%s)", name, sig, knownSignals())
 			}
 		}
-		if len(spec.ForTools) > 0 && !e.hooks[exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE] && !e.hooks[exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER] {
-			bad("extension %q: ForTools applies to tool_execute_before and tool_execute_after, which it does not implement", name)
+		if len(spec.ForTools) > 0 && !implementsToolHook(e.hooks) {
+			bad("extension %q: ForTools applies to tool_execute_before, tool_execute_after, hist_add_tool_result and tool_output_update, which it does not implement", name)
 		}
 		for _, t := range spec.ForTools {
 			if strings.TrimSpace(t) == "" {
@@ -354,8 +354,19 @@ func readsPromptAt(hook exocortexv1.Hook) bool {
 // forTools is Spec.ForTools as the manifest carries it at hook: sorted, at the
 // tool hooks only.
 func forTools(tools []string, hook exocortexv1.Hook) []string {
-	if hook != exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE && hook != exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER {
+	if !IsToolHook(hook) {
 		return nil
 	}
 	return sortedUnique(tools)
+}
+
+// implementsToolHook reports whether an extension implementing hooks has one
+// of the hooks ForTools limits.
+func implementsToolHook(hooks map[exocortexv1.Hook]bool) bool {
+	for h, ok := range hooks {
+		if ok && IsToolHook(h) {
+			return true
+		}
+	}
+	return false
 }

@@ -158,3 +158,51 @@ func (s *server) ProcessChainEnd(ctx context.Context, req *exocortexv1.ProcessCh
 		return e.(ProcessChainEndHook).ProcessChainEnd(ctx, c, req)
 	})
 }
+
+func (s *server) HistAddToolResult(ctx context.Context, req *exocortexv1.HistAddToolResultRequest) (*exocortexv1.HistAddToolResultResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_HIST_ADD_TOOL_RESULT, req, func(e Extension, c *Call) (*exocortexv1.HistAddToolResultResponse, error) {
+		return e.(HistAddToolResultHook).HistAddToolResult(ctx, c, req)
+	})
+}
+
+func (s *server) ToolOutputUpdate(ctx context.Context, req *exocortexv1.ToolOutputUpdateRequest) (*exocortexv1.ToolOutputUpdateResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_TOOL_OUTPUT_UPDATE, req, func(e Extension, c *Call) (*exocortexv1.ToolOutputUpdateResponse, error) {
+		return e.(ToolOutputUpdateHook).ToolOutputUpdate(ctx, c, req)
+	})
+}
+
+func (s *server) TextEditorReadAfter(ctx context.Context, req *exocortexv1.TextEditorReadAfterRequest) (*exocortexv1.TextEditorReadAfterResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_TEXT_EDITOR_READ_AFTER, req, func(e Extension, c *Call) (*exocortexv1.TextEditorReadAfterResponse, error) {
+		return e.(TextEditorReadAfterHook).TextEditorReadAfter(ctx, c, req)
+	})
+}
+
+func (s *server) TextEditorWriteBefore(ctx context.Context, req *exocortexv1.TextEditorWriteBeforeRequest) (*exocortexv1.TextEditorWriteBeforeResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_BEFORE, req, func(e Extension, c *Call) (*exocortexv1.TextEditorWriteBeforeResponse, error) {
+		return e.(TextEditorWriteBeforeHook).TextEditorWriteBefore(ctx, c, req)
+	})
+}
+
+func (s *server) TextEditorWriteAfter(ctx context.Context, req *exocortexv1.TextEditorWriteAfterRequest) (*exocortexv1.TextEditorWriteAfterResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_AFTER, req, func(e Extension, c *Call) (*exocortexv1.TextEditorWriteAfterResponse, error) {
+		return e.(TextEditorWriteAfterHook).TextEditorWriteAfter(ctx, c, req)
+	})
+}
+
+func (s *server) TextEditorPatchBefore(ctx context.Context, req *exocortexv1.TextEditorPatchBeforeRequest) (*exocortexv1.TextEditorPatchBeforeResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_BEFORE, req, func(e Extension, c *Call) (*exocortexv1.TextEditorPatchBeforeResponse, error) {
+		return e.(TextEditorPatchBeforeHook).TextEditorPatchBefore(ctx, c, req)
+	})
+}
+
+func (s *server) TextEditorPatchAfter(ctx context.Context, req *exocortexv1.TextEditorPatchAfterRequest) (*exocortexv1.TextEditorPatchAfterResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_AFTER, req, func(e Extension, c *Call) (*exocortexv1.TextEditorPatchAfterResponse, error) {
+		return e.(TextEditorPatchAfterHook).TextEditorPatchAfter(ctx, c, req)
+	})
+}
+
+func (s *server) EmbeddingModelChanged(ctx context.Context, req *exocortexv1.EmbeddingModelChangedRequest) (*exocortexv1.EmbeddingModelChangedResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_EMBEDDING_MODEL_CHANGED, req, func(e Extension, c *Call) (*exocortexv1.EmbeddingModelChangedResponse, error) {
+		return e.(EmbeddingModelChangedHook).EmbeddingModelChanged(ctx, c, req)
+	})
+}

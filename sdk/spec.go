@@ -81,7 +81,8 @@ type Spec struct {
 	// of other plugins run; otherwise it runs in order, after the ones before it
 	// have answered, and the ones after it wait for it.
 	EffectsDeclared bool
-	// ForTools limits tool_execute_before and tool_execute_after to calls of these
+	// ForTools limits the hooks that fire for one tool call (tool_execute_before,
+	// tool_execute_after, hist_add_tool_result, tool_output_update) to calls of these
 	// tools (empty: every tool). The wiring lint reports a name no loaded plugin
 	// provides.
 	ForTools []string

@@ -73,6 +73,10 @@ type Info struct {
 	// it (a prompt-assembly hook whose blocks feed the next request), which only
 	// extensions declaring reads_prompt get.
 	ThreadsPrompt bool
+	// ForTools: the hook fires for one tool call, so an extension's for_tools
+	// limits it to calls of the tools named (tool_execute_before and _after,
+	// hist_add_tool_result, tool_output_update).
+	ForTools bool
 	// Request and Response are the hook's message types.
 	Request, Response protoreflect.MessageDescriptor
 }
@@ -102,6 +106,9 @@ func firingOrder() []exocortexv1.Hook {
 		exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE,
 		exocortexv1.Hook_HOOK_SYSTEM_PROMPT,
 		exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER,
+		// A plugin that opened the memory store (recall, at the hook before)
+		// found it built with another embedding model.
+		exocortexv1.Hook_HOOK_EMBEDDING_MODEL_CHANGED,
 		exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL,
 		exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_BEFORE,
 		exocortexv1.Hook_HOOK_REASONING_STREAM_CHUNK,
@@ -113,7 +120,17 @@ func firingOrder() []exocortexv1.Hook {
 		exocortexv1.Hook_HOOK_RESPONSE_STREAM_END,
 		exocortexv1.Hook_HOOK_ERROR_FORMAT,
 		exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE,
+		// Around a text_editor call, by its action; partial output while any
+		// tool runs.
+		exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_BEFORE,
+		exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_BEFORE,
+		exocortexv1.Hook_HOOK_TOOL_OUTPUT_UPDATE,
+		exocortexv1.Hook_HOOK_TEXT_EDITOR_READ_AFTER,
+		exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_AFTER,
+		exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_AFTER,
 		exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER,
+		// The result on its way into the history (hist_add_before follows).
+		exocortexv1.Hook_HOOK_HIST_ADD_TOOL_RESULT,
 		exocortexv1.Hook_HOOK_MESSAGE_LOOP_EXCEPTION,
 		exocortexv1.Hook_HOOK_MESSAGE_LOOP_END,
 		exocortexv1.Hook_HOOK_MONOLOGUE_END,
@@ -146,6 +163,7 @@ func build() []Info {
 			FeedsNext:      feedsNext(m.Output()),
 			CarriesHistory: carriesHistory(m.Input()),
 			ThreadsPrompt:  m.Output().Fields().ByNumber(PromptBlocksField) != nil && len(feedsNext(m.Output())) > 0,
+			ForTools:       forTools(h),
 			Request:        m.Input(),
 			Response:       m.Output(),
 		})
@@ -216,6 +234,15 @@ func carriesHistory(req protoreflect.MessageDescriptor) bool {
 	return false
 }
 
+func forTools(h exocortexv1.Hook) bool {
+	switch h {
+	case exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE, exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER,
+		exocortexv1.Hook_HOOK_HIST_ADD_TOOL_RESULT, exocortexv1.Hook_HOOK_TOOL_OUTPUT_UPDATE:
+		return true
+	}
+	return false
+}
+
 func stageOf(h exocortexv1.Hook) Stage {
 	switch h {
 	case exocortexv1.Hook_HOOK_AGENT_INIT:
@@ -225,6 +252,10 @@ func stageOf(h exocortexv1.Hook) Stage {
 		return PerMonologue
 	case exocortexv1.Hook_HOOK_HIST_ADD_BEFORE:
 		return PerMessage
+	case exocortexv1.Hook_HOOK_EMBEDDING_MODEL_CHANGED:
+		// Fires when a plugin opens the memory store and finds it built with
+		// another model: at most once per store opening.
+		return PerSession
 	}
 	return PerIteration
 }

@@ -12,10 +12,14 @@ func TestAllInFiringOrder(t *testing.T) {
 		"agent_init", "monologue_start", "hist_add_before", "message_loop_start",
 		"util_model_call_before", "util_model_call_after",
 		"message_loop_prompts_before", "system_prompt", "message_loop_prompts_after",
+		"embedding_model_changed",
 		"before_main_llm_call", "chat_model_call_before",
 		"reasoning_stream_chunk", "reasoning_stream", "response_stream_chunk", "response_stream",
 		"chat_model_call_after", "reasoning_stream_end", "response_stream_end",
-		"error_format", "tool_execute_before", "tool_execute_after",
+		"error_format", "tool_execute_before",
+		"text_editor_write_before", "text_editor_patch_before", "tool_output_update",
+		"text_editor_read_after", "text_editor_write_after", "text_editor_patch_after",
+		"tool_execute_after", "hist_add_tool_result",
 		"message_loop_exception", "message_loop_end", "monologue_end", "process_chain_end",
 	}
 	all := All()
@@ -58,6 +62,9 @@ func TestLookup(t *testing.T) {
 		{"reasoning_stream_chunk", "ReasoningStreamChunk", PerIteration, true},
 		{"message_loop_exception", "MessageLoopException", PerIteration, true},
 		{"process_chain_end", "ProcessChainEnd", PerMonologue, true},
+		{"hist_add_tool_result", "HistAddToolResult", PerIteration, true},
+		{"text_editor_write_before", "TextEditorWriteBefore", PerIteration, true},
+		{"embedding_model_changed", "EmbeddingModelChanged", PerSession, true},
 		{"no_such_hook", "", 0, false},
 	}
 	for _, tt := range tests {
@@ -83,6 +90,12 @@ func TestFeedsNext(t *testing.T) {
 		"util_model_call_before":     {"system", "message"},
 		"util_model_call_after":      {"response"},
 		"chat_model_call_after":      {"response"},
+
+		"hist_add_tool_result":     {"text"},
+		"tool_output_update":       {"display"},
+		"text_editor_read_after":   {"content"},
+		"text_editor_write_before": {"content"},
+		"text_editor_patch_before": {"old_text", "new_text"},
 	}
 	for _, in := range All() {
 		var got []string
@@ -112,5 +125,19 @@ func TestDeclaredFields(t *testing.T) {
 	}
 	if got, want := strings.Join(prompt, ","), "system_prompt,message_loop_prompts_after"; got != want {
 		t.Errorf("prompt so far at %s, want %s", got, want)
+	}
+}
+
+// TestForTools pins the hooks that fire for one tool call, where for_tools
+// limits an extension to the tools named.
+func TestForTools(t *testing.T) {
+	var got []string
+	for _, in := range All() {
+		if in.ForTools {
+			got = append(got, in.Name)
+		}
+	}
+	if g, want := strings.Join(got, ","), "tool_execute_before,tool_output_update,tool_execute_after,hist_add_tool_result"; g != want {
+		t.Errorf("for_tools hooks %s, want %s", g, want)
 	}
 }

@@ -655,6 +655,74 @@ func hookCases() []hookCase {
 			func(ctx context.Context, e *host.Extension, hc *exocortexv1.HookCall) (proto.Message, error) {
 				return invoke(ctx, e, &exocortexv1.ProcessChainEndRequest{Call: hc, FinalResponse: "bye", Iterations: 2}, exocortexv1.PluginClient.ProcessChainEnd)
 			}, nil},
+
+		{exocortexv1.Hook_HOOK_HIST_ADD_TOOL_RESULT,
+			func(ctx context.Context, e *host.Extension, hc *exocortexv1.HookCall) (proto.Message, error) {
+				return invoke(ctx, e, &exocortexv1.HistAddToolResultRequest{Call: hc, ToolCall: &exocortexv1.ToolCall{Name: "shell"},
+					Result: &exocortexv1.ToolResult{Content: "out"}, Text: "out"}, exocortexv1.PluginClient.HistAddToolResult)
+			},
+			func(t *testing.T, r proto.Message) {
+				if c := r.(*exocortexv1.HistAddToolResultResponse).Text; c == nil || *c != "stored shell: out" {
+					t.Errorf("text %v, want stored shell: out", c)
+				}
+			}},
+		{exocortexv1.Hook_HOOK_TOOL_OUTPUT_UPDATE,
+			func(ctx context.Context, e *host.Extension, hc *exocortexv1.HookCall) (proto.Message, error) {
+				return invoke(ctx, e, &exocortexv1.ToolOutputUpdateRequest{Call: hc, ToolCall: &exocortexv1.ToolCall{Name: "shell"},
+					Delta: "b", Output: "ab"}, exocortexv1.PluginClient.ToolOutputUpdate)
+			},
+			func(t *testing.T, r proto.Message) {
+				if d := r.(*exocortexv1.ToolOutputUpdateResponse).Display; d == nil || *d != "b|AB" {
+					t.Errorf("display %v, want b|AB", d)
+				}
+			}},
+		{exocortexv1.Hook_HOOK_TEXT_EDITOR_READ_AFTER,
+			func(ctx context.Context, e *host.Extension, hc *exocortexv1.HookCall) (proto.Message, error) {
+				return invoke(ctx, e, &exocortexv1.TextEditorReadAfterRequest{Call: hc, ToolCall: &exocortexv1.ToolCall{Name: "text_editor"},
+					Path: "a.txt", LineFrom: 2, LineTo: 3, Content: "2: b"}, exocortexv1.PluginClient.TextEditorReadAfter)
+			},
+			func(t *testing.T, r proto.Message) {
+				if c := r.(*exocortexv1.TextEditorReadAfterResponse).Content; c == nil || *c != "read a.txt 2-3: 2: b" {
+					t.Errorf("content %v", c)
+				}
+			}},
+		{exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_BEFORE,
+			func(ctx context.Context, e *host.Extension, hc *exocortexv1.HookCall) (proto.Message, error) {
+				return invoke(ctx, e, &exocortexv1.TextEditorWriteBeforeRequest{Call: hc, ToolCall: &exocortexv1.ToolCall{Name: "text_editor"},
+					Path: "a.txt", Content: "abc"}, exocortexv1.PluginClient.TextEditorWriteBefore)
+			},
+			func(t *testing.T, r proto.Message) {
+				resp := r.(*exocortexv1.TextEditorWriteBeforeResponse)
+				if c := resp.Content; c == nil || *c != "ABC" || resp.Refuse != nil {
+					t.Errorf("got %v", resp)
+				}
+			}},
+		{exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_AFTER,
+			func(ctx context.Context, e *host.Extension, hc *exocortexv1.HookCall) (proto.Message, error) {
+				return invoke(ctx, e, &exocortexv1.TextEditorWriteAfterRequest{Call: hc, ToolCall: &exocortexv1.ToolCall{Name: "text_editor"},
+					Path: "a.txt", Content: "ABC", Result: &exocortexv1.ToolResult{Content: "wrote"}}, exocortexv1.PluginClient.TextEditorWriteAfter)
+			}, nil},
+		{exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_BEFORE,
+			func(ctx context.Context, e *host.Extension, hc *exocortexv1.HookCall) (proto.Message, error) {
+				return invoke(ctx, e, &exocortexv1.TextEditorPatchBeforeRequest{Call: hc, ToolCall: &exocortexv1.ToolCall{Name: "text_editor"},
+					Path: "forbidden.txt", OldText: "a", NewText: "b"}, exocortexv1.PluginClient.TextEditorPatchBefore)
+			},
+			func(t *testing.T, r proto.Message) {
+				resp := r.(*exocortexv1.TextEditorPatchBeforeResponse)
+				if f := resp.Refuse; f == nil || *f != "echo refuses forbidden.txt" || resp.NewText != nil {
+					t.Errorf("got %v", resp)
+				}
+			}},
+		{exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_AFTER,
+			func(ctx context.Context, e *host.Extension, hc *exocortexv1.HookCall) (proto.Message, error) {
+				return invoke(ctx, e, &exocortexv1.TextEditorPatchAfterRequest{Call: hc, ToolCall: &exocortexv1.ToolCall{Name: "text_editor"},
+					Path: "a.txt", OldText: "a", NewText: "B", Result: &exocortexv1.ToolResult{Content: "patched"}}, exocortexv1.PluginClient.TextEditorPatchAfter)
+			}, nil},
+		{exocortexv1.Hook_HOOK_EMBEDDING_MODEL_CHANGED,
+			func(ctx context.Context, e *host.Extension, hc *exocortexv1.HookCall) (proto.Message, error) {
+				return invoke(ctx, e, &exocortexv1.EmbeddingModelChangedRequest{Call: hc, OldModel: "glove-100d", NewModel: "nomic-embed-text",
+					OldDims: 100, NewDims: 768}, exocortexv1.PluginClient.EmbeddingModelChanged)
+			}, nil},
 	}
 }
 

@@ -399,6 +399,23 @@ func CallHook(ctx context.Context, ext *host.Extension, call *exocortexv1.HookCa
 		return host.Call(ctx, ext, r, exocortexv1.PluginClient.MessageLoopEnd)
 	case *exocortexv1.MonologueEndRequest:
 		return host.Call(ctx, ext, r, exocortexv1.PluginClient.MonologueEnd)
+
+	case *exocortexv1.HistAddToolResultRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.HistAddToolResult)
+	case *exocortexv1.ToolOutputUpdateRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.ToolOutputUpdate)
+	case *exocortexv1.TextEditorReadAfterRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.TextEditorReadAfter)
+	case *exocortexv1.TextEditorWriteBeforeRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.TextEditorWriteBefore)
+	case *exocortexv1.TextEditorWriteAfterRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.TextEditorWriteAfter)
+	case *exocortexv1.TextEditorPatchBeforeRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.TextEditorPatchBefore)
+	case *exocortexv1.TextEditorPatchAfterRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.TextEditorPatchAfter)
+	case *exocortexv1.EmbeddingModelChangedRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.EmbeddingModelChanged)
 	}
 	return nil, fmt.Errorf("conformance: no request for hook %v", ext.Hook.Hook)
 }
@@ -457,6 +474,23 @@ func hookRequest(hook exocortexv1.Hook, call *exocortexv1.HookCall) proto.Messag
 		return &exocortexv1.MessageLoopExceptionRequest{Call: call, Iteration: 1, Error: "model m: connection refused", Stage: "model"}
 	case exocortexv1.Hook_HOOK_PROCESS_CHAIN_END:
 		return &exocortexv1.ProcessChainEndRequest{Call: call, FinalResponse: "hi", Iterations: 1}
+
+	case exocortexv1.Hook_HOOK_HIST_ADD_TOOL_RESULT:
+		return &exocortexv1.HistAddToolResultRequest{Call: call, ToolCall: &exocortexv1.ToolCall{Name: "response"}, Result: &exocortexv1.ToolResult{Content: "hi"}, Text: "hi"}
+	case exocortexv1.Hook_HOOK_TOOL_OUTPUT_UPDATE:
+		return &exocortexv1.ToolOutputUpdateRequest{Call: call, ToolCall: &exocortexv1.ToolCall{Name: "code_execution"}, Delta: "b", Output: "ab"}
+	case exocortexv1.Hook_HOOK_TEXT_EDITOR_READ_AFTER:
+		return &exocortexv1.TextEditorReadAfterRequest{Call: call, ToolCall: &exocortexv1.ToolCall{Name: "text_editor"}, Path: "a.txt", LineFrom: 1, LineTo: 2, Content: "1: a"}
+	case exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_BEFORE:
+		return &exocortexv1.TextEditorWriteBeforeRequest{Call: call, ToolCall: &exocortexv1.ToolCall{Name: "text_editor"}, Path: "a.txt", Content: "a"}
+	case exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_AFTER:
+		return &exocortexv1.TextEditorWriteAfterRequest{Call: call, ToolCall: &exocortexv1.ToolCall{Name: "text_editor"}, Path: "a.txt", Content: "a", Result: &exocortexv1.ToolResult{Content: "wrote a.txt"}}
+	case exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_BEFORE:
+		return &exocortexv1.TextEditorPatchBeforeRequest{Call: call, ToolCall: &exocortexv1.ToolCall{Name: "text_editor"}, Path: "a.txt", OldText: "a", NewText: "b"}
+	case exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_AFTER:
+		return &exocortexv1.TextEditorPatchAfterRequest{Call: call, ToolCall: &exocortexv1.ToolCall{Name: "text_editor"}, Path: "a.txt", OldText: "a", NewText: "b", Result: &exocortexv1.ToolResult{Content: "patched a.txt"}}
+	case exocortexv1.Hook_HOOK_EMBEDDING_MODEL_CHANGED:
+		return &exocortexv1.EmbeddingModelChangedRequest{Call: call, OldModel: "glove-100d", NewModel: "nomic-embed-text", OldDims: 100, NewDims: 768}
 	}
 	return nil
 }

@@ -3151,6 +3151,1062 @@ func (x *ProcessChainEndResponse) GetChanges() *StateChanges {
 	return nil
 }
 
+// hist_add_tool_result: a tool's result is about to be added to the history,
+// after tool_execute_after and before hist_add_before.
+type HistAddToolResultRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Call     *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	ToolCall *ToolCall              `protobuf:"bytes,2,opt,name=tool_call,json=toolCall,proto3" json:"tool_call,omitempty"`
+	Result   *ToolResult            `protobuf:"bytes,3,opt,name=result,proto3" json:"result,omitempty"`
+	// The text about to be stored (what the model sees of the result).
+	Text          string `protobuf:"bytes,4,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistAddToolResultRequest) Reset() {
+	*x = HistAddToolResultRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistAddToolResultRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistAddToolResultRequest) ProtoMessage() {}
+
+func (x *HistAddToolResultRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistAddToolResultRequest.ProtoReflect.Descriptor instead.
+func (*HistAddToolResultRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *HistAddToolResultRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *HistAddToolResultRequest) GetToolCall() *ToolCall {
+	if x != nil {
+		return x.ToolCall
+	}
+	return nil
+}
+
+func (x *HistAddToolResultRequest) GetResult() *ToolResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *HistAddToolResultRequest) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+type HistAddToolResultResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Changes *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	// Replaces the text stored in the history.
+	Text          *string `protobuf:"bytes,2,opt,name=text,proto3,oneof" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistAddToolResultResponse) Reset() {
+	*x = HistAddToolResultResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistAddToolResultResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistAddToolResultResponse) ProtoMessage() {}
+
+func (x *HistAddToolResultResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistAddToolResultResponse.ProtoReflect.Descriptor instead.
+func (*HistAddToolResultResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *HistAddToolResultResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *HistAddToolResultResponse) GetText() string {
+	if x != nil && x.Text != nil {
+		return *x.Text
+	}
+	return ""
+}
+
+// tool_output_update: a running tool reported partial output (a plugin's tool
+// calls the Host service's ReportToolOutput while it runs).
+type ToolOutputUpdateRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Call     *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	ToolCall *ToolCall              `protobuf:"bytes,2,opt,name=tool_call,json=toolCall,proto3" json:"tool_call,omitempty"`
+	// The piece just reported.
+	Delta string `protobuf:"bytes,3,opt,name=delta,proto3" json:"delta,omitempty"`
+	// All the output reported so far by this call.
+	Output        string `protobuf:"bytes,4,opt,name=output,proto3" json:"output,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolOutputUpdateRequest) Reset() {
+	*x = ToolOutputUpdateRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolOutputUpdateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolOutputUpdateRequest) ProtoMessage() {}
+
+func (x *ToolOutputUpdateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolOutputUpdateRequest.ProtoReflect.Descriptor instead.
+func (*ToolOutputUpdateRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *ToolOutputUpdateRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *ToolOutputUpdateRequest) GetToolCall() *ToolCall {
+	if x != nil {
+		return x.ToolCall
+	}
+	return nil
+}
+
+func (x *ToolOutputUpdateRequest) GetDelta() string {
+	if x != nil {
+		return x.Delta
+	}
+	return ""
+}
+
+func (x *ToolOutputUpdateRequest) GetOutput() string {
+	if x != nil {
+		return x.Output
+	}
+	return ""
+}
+
+type ToolOutputUpdateResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Changes *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	// What the operator's view shows of the output so far, instead of the raw
+	// output (e.g. with secrets masked). The tool's result is not changed.
+	Display       *string `protobuf:"bytes,2,opt,name=display,proto3,oneof" json:"display,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolOutputUpdateResponse) Reset() {
+	*x = ToolOutputUpdateResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolOutputUpdateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolOutputUpdateResponse) ProtoMessage() {}
+
+func (x *ToolOutputUpdateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolOutputUpdateResponse.ProtoReflect.Descriptor instead.
+func (*ToolOutputUpdateResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *ToolOutputUpdateResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *ToolOutputUpdateResponse) GetDisplay() string {
+	if x != nil && x.Display != nil {
+		return *x.Display
+	}
+	return ""
+}
+
+// text_editor_read_after: text_editor read a file.
+type TextEditorReadAfterRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Call     *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	ToolCall *ToolCall              `protobuf:"bytes,2,opt,name=tool_call,json=toolCall,proto3" json:"tool_call,omitempty"`
+	// The path as the model gave it.
+	Path string `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	// The lines asked for (0: not given).
+	LineFrom int32 `protobuf:"varint,4,opt,name=line_from,json=lineFrom,proto3" json:"line_from,omitempty"`
+	LineTo   int32 `protobuf:"varint,5,opt,name=line_to,json=lineTo,proto3" json:"line_to,omitempty"`
+	// What the tool returned: the numbered lines the model is about to see.
+	Content       string `protobuf:"bytes,6,opt,name=content,proto3" json:"content,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TextEditorReadAfterRequest) Reset() {
+	*x = TextEditorReadAfterRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TextEditorReadAfterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TextEditorReadAfterRequest) ProtoMessage() {}
+
+func (x *TextEditorReadAfterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TextEditorReadAfterRequest.ProtoReflect.Descriptor instead.
+func (*TextEditorReadAfterRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *TextEditorReadAfterRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *TextEditorReadAfterRequest) GetToolCall() *ToolCall {
+	if x != nil {
+		return x.ToolCall
+	}
+	return nil
+}
+
+func (x *TextEditorReadAfterRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *TextEditorReadAfterRequest) GetLineFrom() int32 {
+	if x != nil {
+		return x.LineFrom
+	}
+	return 0
+}
+
+func (x *TextEditorReadAfterRequest) GetLineTo() int32 {
+	if x != nil {
+		return x.LineTo
+	}
+	return 0
+}
+
+func (x *TextEditorReadAfterRequest) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
+type TextEditorReadAfterResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Changes *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	// Replaces what the model sees of the read.
+	Content       *string `protobuf:"bytes,2,opt,name=content,proto3,oneof" json:"content,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TextEditorReadAfterResponse) Reset() {
+	*x = TextEditorReadAfterResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TextEditorReadAfterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TextEditorReadAfterResponse) ProtoMessage() {}
+
+func (x *TextEditorReadAfterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TextEditorReadAfterResponse.ProtoReflect.Descriptor instead.
+func (*TextEditorReadAfterResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *TextEditorReadAfterResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *TextEditorReadAfterResponse) GetContent() string {
+	if x != nil && x.Content != nil {
+		return *x.Content
+	}
+	return ""
+}
+
+// text_editor_write_before: text_editor is about to write a whole file.
+type TextEditorWriteBeforeRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Call     *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	ToolCall *ToolCall              `protobuf:"bytes,2,opt,name=tool_call,json=toolCall,proto3" json:"tool_call,omitempty"`
+	Path     string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	// The content about to be written.
+	Content       string `protobuf:"bytes,4,opt,name=content,proto3" json:"content,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TextEditorWriteBeforeRequest) Reset() {
+	*x = TextEditorWriteBeforeRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TextEditorWriteBeforeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TextEditorWriteBeforeRequest) ProtoMessage() {}
+
+func (x *TextEditorWriteBeforeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TextEditorWriteBeforeRequest.ProtoReflect.Descriptor instead.
+func (*TextEditorWriteBeforeRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *TextEditorWriteBeforeRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *TextEditorWriteBeforeRequest) GetToolCall() *ToolCall {
+	if x != nil {
+		return x.ToolCall
+	}
+	return nil
+}
+
+func (x *TextEditorWriteBeforeRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *TextEditorWriteBeforeRequest) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
+type TextEditorWriteBeforeResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Changes *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	// Replaces the content that is written.
+	Content *string `protobuf:"bytes,2,opt,name=content,proto3,oneof" json:"content,omitempty"`
+	// Set to refuse the write, with this reason (the model is told).
+	Refuse        *string `protobuf:"bytes,3,opt,name=refuse,proto3,oneof" json:"refuse,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TextEditorWriteBeforeResponse) Reset() {
+	*x = TextEditorWriteBeforeResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TextEditorWriteBeforeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TextEditorWriteBeforeResponse) ProtoMessage() {}
+
+func (x *TextEditorWriteBeforeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TextEditorWriteBeforeResponse.ProtoReflect.Descriptor instead.
+func (*TextEditorWriteBeforeResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *TextEditorWriteBeforeResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *TextEditorWriteBeforeResponse) GetContent() string {
+	if x != nil && x.Content != nil {
+		return *x.Content
+	}
+	return ""
+}
+
+func (x *TextEditorWriteBeforeResponse) GetRefuse() string {
+	if x != nil && x.Refuse != nil {
+		return *x.Refuse
+	}
+	return ""
+}
+
+// text_editor_write_after: text_editor wrote (or failed to write) a file.
+type TextEditorWriteAfterRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Call     *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	ToolCall *ToolCall              `protobuf:"bytes,2,opt,name=tool_call,json=toolCall,proto3" json:"tool_call,omitempty"`
+	Path     string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	// The content that was written.
+	Content string `protobuf:"bytes,4,opt,name=content,proto3" json:"content,omitempty"`
+	// The tool's result (error set when the write failed).
+	Result        *ToolResult `protobuf:"bytes,5,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TextEditorWriteAfterRequest) Reset() {
+	*x = TextEditorWriteAfterRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TextEditorWriteAfterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TextEditorWriteAfterRequest) ProtoMessage() {}
+
+func (x *TextEditorWriteAfterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TextEditorWriteAfterRequest.ProtoReflect.Descriptor instead.
+func (*TextEditorWriteAfterRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *TextEditorWriteAfterRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *TextEditorWriteAfterRequest) GetToolCall() *ToolCall {
+	if x != nil {
+		return x.ToolCall
+	}
+	return nil
+}
+
+func (x *TextEditorWriteAfterRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *TextEditorWriteAfterRequest) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
+func (x *TextEditorWriteAfterRequest) GetResult() *ToolResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+type TextEditorWriteAfterResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Changes       *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TextEditorWriteAfterResponse) Reset() {
+	*x = TextEditorWriteAfterResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TextEditorWriteAfterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TextEditorWriteAfterResponse) ProtoMessage() {}
+
+func (x *TextEditorWriteAfterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TextEditorWriteAfterResponse.ProtoReflect.Descriptor instead.
+func (*TextEditorWriteAfterResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *TextEditorWriteAfterResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+// text_editor_patch_before: text_editor is about to replace a passage of a file.
+type TextEditorPatchBeforeRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Call     *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	ToolCall *ToolCall              `protobuf:"bytes,2,opt,name=tool_call,json=toolCall,proto3" json:"tool_call,omitempty"`
+	Path     string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	// The exact passage to replace, and its replacement.
+	OldText       string `protobuf:"bytes,4,opt,name=old_text,json=oldText,proto3" json:"old_text,omitempty"`
+	NewText       string `protobuf:"bytes,5,opt,name=new_text,json=newText,proto3" json:"new_text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TextEditorPatchBeforeRequest) Reset() {
+	*x = TextEditorPatchBeforeRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TextEditorPatchBeforeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TextEditorPatchBeforeRequest) ProtoMessage() {}
+
+func (x *TextEditorPatchBeforeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TextEditorPatchBeforeRequest.ProtoReflect.Descriptor instead.
+func (*TextEditorPatchBeforeRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *TextEditorPatchBeforeRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *TextEditorPatchBeforeRequest) GetToolCall() *ToolCall {
+	if x != nil {
+		return x.ToolCall
+	}
+	return nil
+}
+
+func (x *TextEditorPatchBeforeRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *TextEditorPatchBeforeRequest) GetOldText() string {
+	if x != nil {
+		return x.OldText
+	}
+	return ""
+}
+
+func (x *TextEditorPatchBeforeRequest) GetNewText() string {
+	if x != nil {
+		return x.NewText
+	}
+	return ""
+}
+
+type TextEditorPatchBeforeResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Changes *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	OldText *string                `protobuf:"bytes,2,opt,name=old_text,json=oldText,proto3,oneof" json:"old_text,omitempty"`
+	NewText *string                `protobuf:"bytes,3,opt,name=new_text,json=newText,proto3,oneof" json:"new_text,omitempty"`
+	// Set to refuse the patch, with this reason (the model is told).
+	Refuse        *string `protobuf:"bytes,4,opt,name=refuse,proto3,oneof" json:"refuse,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TextEditorPatchBeforeResponse) Reset() {
+	*x = TextEditorPatchBeforeResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TextEditorPatchBeforeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TextEditorPatchBeforeResponse) ProtoMessage() {}
+
+func (x *TextEditorPatchBeforeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TextEditorPatchBeforeResponse.ProtoReflect.Descriptor instead.
+func (*TextEditorPatchBeforeResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *TextEditorPatchBeforeResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *TextEditorPatchBeforeResponse) GetOldText() string {
+	if x != nil && x.OldText != nil {
+		return *x.OldText
+	}
+	return ""
+}
+
+func (x *TextEditorPatchBeforeResponse) GetNewText() string {
+	if x != nil && x.NewText != nil {
+		return *x.NewText
+	}
+	return ""
+}
+
+func (x *TextEditorPatchBeforeResponse) GetRefuse() string {
+	if x != nil && x.Refuse != nil {
+		return *x.Refuse
+	}
+	return ""
+}
+
+// text_editor_patch_after: text_editor patched (or failed to patch) a file.
+type TextEditorPatchAfterRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Call     *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	ToolCall *ToolCall              `protobuf:"bytes,2,opt,name=tool_call,json=toolCall,proto3" json:"tool_call,omitempty"`
+	Path     string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	OldText  string                 `protobuf:"bytes,4,opt,name=old_text,json=oldText,proto3" json:"old_text,omitempty"`
+	NewText  string                 `protobuf:"bytes,5,opt,name=new_text,json=newText,proto3" json:"new_text,omitempty"`
+	// The tool's result (error set when the patch failed).
+	Result        *ToolResult `protobuf:"bytes,6,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TextEditorPatchAfterRequest) Reset() {
+	*x = TextEditorPatchAfterRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TextEditorPatchAfterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TextEditorPatchAfterRequest) ProtoMessage() {}
+
+func (x *TextEditorPatchAfterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TextEditorPatchAfterRequest.ProtoReflect.Descriptor instead.
+func (*TextEditorPatchAfterRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *TextEditorPatchAfterRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *TextEditorPatchAfterRequest) GetToolCall() *ToolCall {
+	if x != nil {
+		return x.ToolCall
+	}
+	return nil
+}
+
+func (x *TextEditorPatchAfterRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *TextEditorPatchAfterRequest) GetOldText() string {
+	if x != nil {
+		return x.OldText
+	}
+	return ""
+}
+
+func (x *TextEditorPatchAfterRequest) GetNewText() string {
+	if x != nil {
+		return x.NewText
+	}
+	return ""
+}
+
+func (x *TextEditorPatchAfterRequest) GetResult() *ToolResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+type TextEditorPatchAfterResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Changes       *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TextEditorPatchAfterResponse) Reset() {
+	*x = TextEditorPatchAfterResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TextEditorPatchAfterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TextEditorPatchAfterResponse) ProtoMessage() {}
+
+func (x *TextEditorPatchAfterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TextEditorPatchAfterResponse.ProtoReflect.Descriptor instead.
+func (*TextEditorPatchAfterResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *TextEditorPatchAfterResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+// embedding_model_changed: the memory store was built with another embedding
+// model than the configured one, and re-embeds its records (a plugin that opens
+// the store reports it through the Host service's ReportEmbeddingModelChanged).
+type EmbeddingModelChangedRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Call  *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	// The model the vectors were built with, and the configured one.
+	OldModel string `protobuf:"bytes,2,opt,name=old_model,json=oldModel,proto3" json:"old_model,omitempty"`
+	NewModel string `protobuf:"bytes,3,opt,name=new_model,json=newModel,proto3" json:"new_model,omitempty"`
+	OldDims  int32  `protobuf:"varint,4,opt,name=old_dims,json=oldDims,proto3" json:"old_dims,omitempty"`
+	NewDims  int32  `protobuf:"varint,5,opt,name=new_dims,json=newDims,proto3" json:"new_dims,omitempty"`
+	// The store's directory.
+	Store         string `protobuf:"bytes,6,opt,name=store,proto3" json:"store,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EmbeddingModelChangedRequest) Reset() {
+	*x = EmbeddingModelChangedRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EmbeddingModelChangedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EmbeddingModelChangedRequest) ProtoMessage() {}
+
+func (x *EmbeddingModelChangedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EmbeddingModelChangedRequest.ProtoReflect.Descriptor instead.
+func (*EmbeddingModelChangedRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *EmbeddingModelChangedRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *EmbeddingModelChangedRequest) GetOldModel() string {
+	if x != nil {
+		return x.OldModel
+	}
+	return ""
+}
+
+func (x *EmbeddingModelChangedRequest) GetNewModel() string {
+	if x != nil {
+		return x.NewModel
+	}
+	return ""
+}
+
+func (x *EmbeddingModelChangedRequest) GetOldDims() int32 {
+	if x != nil {
+		return x.OldDims
+	}
+	return 0
+}
+
+func (x *EmbeddingModelChangedRequest) GetNewDims() int32 {
+	if x != nil {
+		return x.NewDims
+	}
+	return 0
+}
+
+func (x *EmbeddingModelChangedRequest) GetStore() string {
+	if x != nil {
+		return x.Store
+	}
+	return ""
+}
+
+type EmbeddingModelChangedResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Changes       *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EmbeddingModelChangedResponse) Reset() {
+	*x = EmbeddingModelChangedResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EmbeddingModelChangedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EmbeddingModelChangedResponse) ProtoMessage() {}
+
+func (x *EmbeddingModelChangedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EmbeddingModelChangedResponse.ProtoReflect.Descriptor instead.
+func (*EmbeddingModelChangedResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *EmbeddingModelChangedResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
 var file_exocortex_v1_hooks_proto_extTypes = []protoimpl.ExtensionInfo{
 	{
 		ExtendedType:  (*descriptorpb.FieldOptions)(nil),
@@ -3442,6 +4498,89 @@ const file_exocortex_v1_hooks_proto_rawDesc = "" +
 	"iterations\x18\x04 \x01(\x05R\n" +
 	"iterations\"d\n" +
 	"\x17ProcessChainEndResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xaf\x02\n" +
+	"\x18HistAddToolResultRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x123\n" +
+	"\ttool_call\x18\x02 \x01(\v2\x16.exocortex.v1.ToolCallR\btoolCall\x12\x93\x01\n" +
+	"\x06result\x18\x03 \x01(\v2\x18.exocortex.v1.ToolResultBa\x82\xe1\x18]the result is final after tool_execute_after: change the text stored in the history with textR\x06result\x12\x1c\n" +
+	"\x04text\x18\x04 \x01(\tB\b\xfa\xe0\x18\x04textR\x04text\"\x8e\x01\n" +
+	"\x19HistAddToolResultResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12\x1d\n" +
+	"\x04text\x18\x02 \x01(\tB\x04\xf0\xe0\x18\x01H\x00R\x04text\x88\x01\x01B\a\n" +
+	"\x05_textJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xc2\x01\n" +
+	"\x17ToolOutputUpdateRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x123\n" +
+	"\ttool_call\x18\x02 \x01(\v2\x16.exocortex.v1.ToolCallR\btoolCall\x12!\n" +
+	"\x05delta\x18\x03 \x01(\tB\v\xfa\xe0\x18\adisplayR\x05delta\x12#\n" +
+	"\x06output\x18\x04 \x01(\tB\v\xfa\xe0\x18\adisplayR\x06output\"\x96\x01\n" +
+	"\x18ToolOutputUpdateResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12#\n" +
+	"\adisplay\x18\x02 \x01(\tB\x04\xf0\xe0\x18\x01H\x00R\adisplay\x88\x01\x01B\n" +
+	"\n" +
+	"\b_displayJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xee\x01\n" +
+	"\x1aTextEditorReadAfterRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x123\n" +
+	"\ttool_call\x18\x02 \x01(\v2\x16.exocortex.v1.ToolCallR\btoolCall\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\x12\x1b\n" +
+	"\tline_from\x18\x04 \x01(\x05R\blineFrom\x12\x17\n" +
+	"\aline_to\x18\x05 \x01(\x05R\x06lineTo\x12%\n" +
+	"\acontent\x18\x06 \x01(\tB\v\xfa\xe0\x18\acontentR\acontent\"\x99\x01\n" +
+	"\x1bTextEditorReadAfterResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12#\n" +
+	"\acontent\x18\x02 \x01(\tB\x04\xf0\xe0\x18\x01H\x00R\acontent\x88\x01\x01B\n" +
+	"\n" +
+	"\b_contentJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xcb\x02\n" +
+	"\x1cTextEditorWriteBeforeRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12J\n" +
+	"\ttool_call\x18\x02 \x01(\v2\x16.exocortex.v1.ToolCallB\x15\xfa\xe0\x18\acontent\xfa\xe0\x18\x06refuseR\btoolCall\x12\x81\x01\n" +
+	"\x04path\x18\x03 \x01(\tBm\x82\xe1\x18ithe path is checked against the editor's roots by the tool: rewrite it at tool_execute_before (args_json)R\x04path\x12/\n" +
+	"\acontent\x18\x04 \x01(\tB\x15\xfa\xe0\x18\acontent\xfa\xe0\x18\x06refuseR\acontent\"\xc3\x01\n" +
+	"\x1dTextEditorWriteBeforeResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12#\n" +
+	"\acontent\x18\x02 \x01(\tB\x04\xf0\xe0\x18\x01H\x00R\acontent\x88\x01\x01\x12\x1b\n" +
+	"\x06refuse\x18\x03 \x01(\tH\x01R\x06refuse\x88\x01\x01B\n" +
+	"\n" +
+	"\b_contentB\t\n" +
+	"\a_refuseJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xbd\x02\n" +
+	"\x1bTextEditorWriteAfterRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x123\n" +
+	"\ttool_call\x18\x02 \x01(\v2\x16.exocortex.v1.ToolCallR\btoolCall\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\x12\x18\n" +
+	"\acontent\x18\x04 \x01(\tR\acontent\x12\x8e\x01\n" +
+	"\x06result\x18\x05 \x01(\v2\x18.exocortex.v1.ToolResultB\\\x82\xe1\x18Xchange what the model sees of a tool result at tool_execute_after (content, annotations)R\x06result\"i\n" +
+	"\x1cTextEditorWriteAfterResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xf9\x02\n" +
+	"\x1cTextEditorPatchBeforeRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12W\n" +
+	"\ttool_call\x18\x02 \x01(\v2\x16.exocortex.v1.ToolCallB\"\xfa\xe0\x18\bold_text\xfa\xe0\x18\bnew_text\xfa\xe0\x18\x06refuseR\btoolCall\x12\x81\x01\n" +
+	"\x04path\x18\x03 \x01(\tBm\x82\xe1\x18ithe path is checked against the editor's roots by the tool: rewrite it at tool_execute_before (args_json)R\x04path\x12'\n" +
+	"\bold_text\x18\x04 \x01(\tB\f\xfa\xe0\x18\bold_textR\aoldText\x12'\n" +
+	"\bnew_text\x18\x05 \x01(\tB\f\xfa\xe0\x18\bnew_textR\anewText\"\xf8\x01\n" +
+	"\x1dTextEditorPatchBeforeResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12$\n" +
+	"\bold_text\x18\x02 \x01(\tB\x04\xf0\xe0\x18\x01H\x00R\aoldText\x88\x01\x01\x12$\n" +
+	"\bnew_text\x18\x03 \x01(\tB\x04\xf0\xe0\x18\x01H\x01R\anewText\x88\x01\x01\x12\x1b\n" +
+	"\x06refuse\x18\x04 \x01(\tH\x02R\x06refuse\x88\x01\x01B\v\n" +
+	"\t_old_textB\v\n" +
+	"\t_new_textB\t\n" +
+	"\a_refuseJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xd9\x02\n" +
+	"\x1bTextEditorPatchAfterRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x123\n" +
+	"\ttool_call\x18\x02 \x01(\v2\x16.exocortex.v1.ToolCallR\btoolCall\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\x12\x19\n" +
+	"\bold_text\x18\x04 \x01(\tR\aoldText\x12\x19\n" +
+	"\bnew_text\x18\x05 \x01(\tR\anewText\x12\x8e\x01\n" +
+	"\x06result\x18\x06 \x01(\v2\x18.exocortex.v1.ToolResultB\\\x82\xe1\x18Xchange what the model sees of a tool result at tool_execute_after (content, annotations)R\x06result\"i\n" +
+	"\x1cTextEditorPatchAfterResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xd0\x01\n" +
+	"\x1cEmbeddingModelChangedRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x1b\n" +
+	"\told_model\x18\x02 \x01(\tR\boldModel\x12\x1b\n" +
+	"\tnew_model\x18\x03 \x01(\tR\bnewModel\x12\x19\n" +
+	"\bold_dims\x18\x04 \x01(\x05R\aoldDims\x12\x19\n" +
+	"\bnew_dims\x18\x05 \x01(\x05R\anewDims\x12\x14\n" +
+	"\x05store\x18\x06 \x01(\tR\x05store\"j\n" +
+	"\x1dEmbeddingModelChangedResponse\x124\n" +
 	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks:>\n" +
 	"\n" +
 	"feeds_next\x12\x1d.google.protobuf.FieldOptions\x18\x8e\x8c\x03 \x01(\bR\tfeedsNext:>\n" +
@@ -3461,7 +4600,7 @@ func file_exocortex_v1_hooks_proto_rawDescGZIP() []byte {
 	return file_exocortex_v1_hooks_proto_rawDescData
 }
 
-var file_exocortex_v1_hooks_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
+var file_exocortex_v1_hooks_proto_msgTypes = make([]protoimpl.MessageInfo, 67)
 var file_exocortex_v1_hooks_proto_goTypes = []any{
 	(*AgentInitRequest)(nil),                 // 0: exocortex.v1.AgentInitRequest
 	(*AgentInitResponse)(nil),                // 1: exocortex.v1.AgentInitResponse
@@ -3514,95 +4653,137 @@ var file_exocortex_v1_hooks_proto_goTypes = []any{
 	(*MessageLoopExceptionResponse)(nil),     // 48: exocortex.v1.MessageLoopExceptionResponse
 	(*ProcessChainEndRequest)(nil),           // 49: exocortex.v1.ProcessChainEndRequest
 	(*ProcessChainEndResponse)(nil),          // 50: exocortex.v1.ProcessChainEndResponse
-	(*HookCall)(nil),                         // 51: exocortex.v1.HookCall
-	(*StateChanges)(nil),                     // 52: exocortex.v1.StateChanges
-	(*Message)(nil),                          // 53: exocortex.v1.Message
-	(*PromptBlock)(nil),                      // 54: exocortex.v1.PromptBlock
-	(*ToolSpec)(nil),                         // 55: exocortex.v1.ToolSpec
-	(*ToolCall)(nil),                         // 56: exocortex.v1.ToolCall
-	(*ToolResult)(nil),                       // 57: exocortex.v1.ToolResult
-	(*descriptorpb.FieldOptions)(nil),        // 58: google.protobuf.FieldOptions
+	(*HistAddToolResultRequest)(nil),         // 51: exocortex.v1.HistAddToolResultRequest
+	(*HistAddToolResultResponse)(nil),        // 52: exocortex.v1.HistAddToolResultResponse
+	(*ToolOutputUpdateRequest)(nil),          // 53: exocortex.v1.ToolOutputUpdateRequest
+	(*ToolOutputUpdateResponse)(nil),         // 54: exocortex.v1.ToolOutputUpdateResponse
+	(*TextEditorReadAfterRequest)(nil),       // 55: exocortex.v1.TextEditorReadAfterRequest
+	(*TextEditorReadAfterResponse)(nil),      // 56: exocortex.v1.TextEditorReadAfterResponse
+	(*TextEditorWriteBeforeRequest)(nil),     // 57: exocortex.v1.TextEditorWriteBeforeRequest
+	(*TextEditorWriteBeforeResponse)(nil),    // 58: exocortex.v1.TextEditorWriteBeforeResponse
+	(*TextEditorWriteAfterRequest)(nil),      // 59: exocortex.v1.TextEditorWriteAfterRequest
+	(*TextEditorWriteAfterResponse)(nil),     // 60: exocortex.v1.TextEditorWriteAfterResponse
+	(*TextEditorPatchBeforeRequest)(nil),     // 61: exocortex.v1.TextEditorPatchBeforeRequest
+	(*TextEditorPatchBeforeResponse)(nil),    // 62: exocortex.v1.TextEditorPatchBeforeResponse
+	(*TextEditorPatchAfterRequest)(nil),      // 63: exocortex.v1.TextEditorPatchAfterRequest
+	(*TextEditorPatchAfterResponse)(nil),     // 64: exocortex.v1.TextEditorPatchAfterResponse
+	(*EmbeddingModelChangedRequest)(nil),     // 65: exocortex.v1.EmbeddingModelChangedRequest
+	(*EmbeddingModelChangedResponse)(nil),    // 66: exocortex.v1.EmbeddingModelChangedResponse
+	(*HookCall)(nil),                         // 67: exocortex.v1.HookCall
+	(*StateChanges)(nil),                     // 68: exocortex.v1.StateChanges
+	(*Message)(nil),                          // 69: exocortex.v1.Message
+	(*PromptBlock)(nil),                      // 70: exocortex.v1.PromptBlock
+	(*ToolSpec)(nil),                         // 71: exocortex.v1.ToolSpec
+	(*ToolCall)(nil),                         // 72: exocortex.v1.ToolCall
+	(*ToolResult)(nil),                       // 73: exocortex.v1.ToolResult
+	(*descriptorpb.FieldOptions)(nil),        // 74: google.protobuf.FieldOptions
 }
 var file_exocortex_v1_hooks_proto_depIdxs = []int32{
-	51, // 0: exocortex.v1.AgentInitRequest.call:type_name -> exocortex.v1.HookCall
-	52, // 1: exocortex.v1.AgentInitResponse.changes:type_name -> exocortex.v1.StateChanges
-	51, // 2: exocortex.v1.MonologueStartRequest.call:type_name -> exocortex.v1.HookCall
-	53, // 3: exocortex.v1.MonologueStartRequest.user_message:type_name -> exocortex.v1.Message
-	52, // 4: exocortex.v1.MonologueStartResponse.changes:type_name -> exocortex.v1.StateChanges
-	51, // 5: exocortex.v1.HistAddBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	53, // 6: exocortex.v1.HistAddBeforeRequest.message:type_name -> exocortex.v1.Message
-	52, // 7: exocortex.v1.HistAddBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	51, // 8: exocortex.v1.MessageLoopStartRequest.call:type_name -> exocortex.v1.HookCall
-	52, // 9: exocortex.v1.MessageLoopStartResponse.changes:type_name -> exocortex.v1.StateChanges
-	51, // 10: exocortex.v1.MessageLoopPromptsBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	53, // 11: exocortex.v1.MessageLoopPromptsBeforeRequest.history:type_name -> exocortex.v1.Message
-	53, // 12: exocortex.v1.MessageLoopPromptsBeforeRequest.archive:type_name -> exocortex.v1.Message
-	52, // 13: exocortex.v1.MessageLoopPromptsBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	54, // 14: exocortex.v1.MessageLoopPromptsBeforeResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
-	51, // 15: exocortex.v1.SystemPromptRequest.call:type_name -> exocortex.v1.HookCall
-	55, // 16: exocortex.v1.SystemPromptRequest.tools:type_name -> exocortex.v1.ToolSpec
-	52, // 17: exocortex.v1.SystemPromptResponse.changes:type_name -> exocortex.v1.StateChanges
-	54, // 18: exocortex.v1.SystemPromptResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
-	51, // 19: exocortex.v1.MessageLoopPromptsAfterRequest.call:type_name -> exocortex.v1.HookCall
-	53, // 20: exocortex.v1.MessageLoopPromptsAfterRequest.history:type_name -> exocortex.v1.Message
-	54, // 21: exocortex.v1.MessageLoopPromptsAfterRequest.extras:type_name -> exocortex.v1.PromptBlock
-	52, // 22: exocortex.v1.MessageLoopPromptsAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	54, // 23: exocortex.v1.MessageLoopPromptsAfterResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
-	51, // 24: exocortex.v1.BeforeMainLLMCallRequest.call:type_name -> exocortex.v1.HookCall
-	53, // 25: exocortex.v1.BeforeMainLLMCallRequest.prompt:type_name -> exocortex.v1.Message
-	52, // 26: exocortex.v1.BeforeMainLLMCallResponse.changes:type_name -> exocortex.v1.StateChanges
-	51, // 27: exocortex.v1.ResponseStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
-	52, // 28: exocortex.v1.ResponseStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
-	51, // 29: exocortex.v1.ResponseStreamEndRequest.call:type_name -> exocortex.v1.HookCall
-	52, // 30: exocortex.v1.ResponseStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	51, // 31: exocortex.v1.ErrorFormatRequest.call:type_name -> exocortex.v1.HookCall
-	52, // 32: exocortex.v1.ErrorFormatResponse.changes:type_name -> exocortex.v1.StateChanges
-	51, // 33: exocortex.v1.ToolExecuteBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	56, // 34: exocortex.v1.ToolExecuteBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	52, // 35: exocortex.v1.ToolExecuteBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	24, // 36: exocortex.v1.ToolExecuteBeforeResponse.block:type_name -> exocortex.v1.ToolBlock
-	51, // 37: exocortex.v1.ToolExecuteAfterRequest.call:type_name -> exocortex.v1.HookCall
-	56, // 38: exocortex.v1.ToolExecuteAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	57, // 39: exocortex.v1.ToolExecuteAfterRequest.result:type_name -> exocortex.v1.ToolResult
-	52, // 40: exocortex.v1.ToolExecuteAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	51, // 41: exocortex.v1.MessageLoopEndRequest.call:type_name -> exocortex.v1.HookCall
-	56, // 42: exocortex.v1.MessageLoopEndRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	57, // 43: exocortex.v1.MessageLoopEndRequest.tool_result:type_name -> exocortex.v1.ToolResult
-	53, // 44: exocortex.v1.MessageLoopEndRequest.added:type_name -> exocortex.v1.Message
-	52, // 45: exocortex.v1.MessageLoopEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	51, // 46: exocortex.v1.MonologueEndRequest.call:type_name -> exocortex.v1.HookCall
-	53, // 47: exocortex.v1.MonologueEndRequest.history:type_name -> exocortex.v1.Message
-	52, // 48: exocortex.v1.MonologueEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	51, // 49: exocortex.v1.ChatModelCallBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	53, // 50: exocortex.v1.ChatModelCallBeforeRequest.prompt:type_name -> exocortex.v1.Message
-	52, // 51: exocortex.v1.ChatModelCallBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	51, // 52: exocortex.v1.ChatModelCallAfterRequest.call:type_name -> exocortex.v1.HookCall
-	56, // 53: exocortex.v1.ChatModelCallAfterRequest.tool_calls:type_name -> exocortex.v1.ToolCall
-	52, // 54: exocortex.v1.ChatModelCallAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	51, // 55: exocortex.v1.UtilModelCallBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	52, // 56: exocortex.v1.UtilModelCallBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	51, // 57: exocortex.v1.UtilModelCallAfterRequest.call:type_name -> exocortex.v1.HookCall
-	52, // 58: exocortex.v1.UtilModelCallAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	51, // 59: exocortex.v1.ReasoningStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
-	52, // 60: exocortex.v1.ReasoningStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
-	51, // 61: exocortex.v1.ReasoningStreamRequest.call:type_name -> exocortex.v1.HookCall
-	52, // 62: exocortex.v1.ReasoningStreamResponse.changes:type_name -> exocortex.v1.StateChanges
-	51, // 63: exocortex.v1.ReasoningStreamEndRequest.call:type_name -> exocortex.v1.HookCall
-	52, // 64: exocortex.v1.ReasoningStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	51, // 65: exocortex.v1.ResponseStreamRequest.call:type_name -> exocortex.v1.HookCall
-	52, // 66: exocortex.v1.ResponseStreamResponse.changes:type_name -> exocortex.v1.StateChanges
-	51, // 67: exocortex.v1.MessageLoopExceptionRequest.call:type_name -> exocortex.v1.HookCall
-	52, // 68: exocortex.v1.MessageLoopExceptionResponse.changes:type_name -> exocortex.v1.StateChanges
-	51, // 69: exocortex.v1.ProcessChainEndRequest.call:type_name -> exocortex.v1.HookCall
-	52, // 70: exocortex.v1.ProcessChainEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	58, // 71: exocortex.v1.feeds_next:extendee -> google.protobuf.FieldOptions
-	58, // 72: exocortex.v1.changed_by:extendee -> google.protobuf.FieldOptions
-	58, // 73: exocortex.v1.change_elsewhere:extendee -> google.protobuf.FieldOptions
-	74, // [74:74] is the sub-list for method output_type
-	74, // [74:74] is the sub-list for method input_type
-	74, // [74:74] is the sub-list for extension type_name
-	71, // [71:74] is the sub-list for extension extendee
-	0,  // [0:71] is the sub-list for field type_name
+	67,  // 0: exocortex.v1.AgentInitRequest.call:type_name -> exocortex.v1.HookCall
+	68,  // 1: exocortex.v1.AgentInitResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 2: exocortex.v1.MonologueStartRequest.call:type_name -> exocortex.v1.HookCall
+	69,  // 3: exocortex.v1.MonologueStartRequest.user_message:type_name -> exocortex.v1.Message
+	68,  // 4: exocortex.v1.MonologueStartResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 5: exocortex.v1.HistAddBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	69,  // 6: exocortex.v1.HistAddBeforeRequest.message:type_name -> exocortex.v1.Message
+	68,  // 7: exocortex.v1.HistAddBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 8: exocortex.v1.MessageLoopStartRequest.call:type_name -> exocortex.v1.HookCall
+	68,  // 9: exocortex.v1.MessageLoopStartResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 10: exocortex.v1.MessageLoopPromptsBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	69,  // 11: exocortex.v1.MessageLoopPromptsBeforeRequest.history:type_name -> exocortex.v1.Message
+	69,  // 12: exocortex.v1.MessageLoopPromptsBeforeRequest.archive:type_name -> exocortex.v1.Message
+	68,  // 13: exocortex.v1.MessageLoopPromptsBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	70,  // 14: exocortex.v1.MessageLoopPromptsBeforeResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
+	67,  // 15: exocortex.v1.SystemPromptRequest.call:type_name -> exocortex.v1.HookCall
+	71,  // 16: exocortex.v1.SystemPromptRequest.tools:type_name -> exocortex.v1.ToolSpec
+	68,  // 17: exocortex.v1.SystemPromptResponse.changes:type_name -> exocortex.v1.StateChanges
+	70,  // 18: exocortex.v1.SystemPromptResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
+	67,  // 19: exocortex.v1.MessageLoopPromptsAfterRequest.call:type_name -> exocortex.v1.HookCall
+	69,  // 20: exocortex.v1.MessageLoopPromptsAfterRequest.history:type_name -> exocortex.v1.Message
+	70,  // 21: exocortex.v1.MessageLoopPromptsAfterRequest.extras:type_name -> exocortex.v1.PromptBlock
+	68,  // 22: exocortex.v1.MessageLoopPromptsAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	70,  // 23: exocortex.v1.MessageLoopPromptsAfterResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
+	67,  // 24: exocortex.v1.BeforeMainLLMCallRequest.call:type_name -> exocortex.v1.HookCall
+	69,  // 25: exocortex.v1.BeforeMainLLMCallRequest.prompt:type_name -> exocortex.v1.Message
+	68,  // 26: exocortex.v1.BeforeMainLLMCallResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 27: exocortex.v1.ResponseStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
+	68,  // 28: exocortex.v1.ResponseStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 29: exocortex.v1.ResponseStreamEndRequest.call:type_name -> exocortex.v1.HookCall
+	68,  // 30: exocortex.v1.ResponseStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 31: exocortex.v1.ErrorFormatRequest.call:type_name -> exocortex.v1.HookCall
+	68,  // 32: exocortex.v1.ErrorFormatResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 33: exocortex.v1.ToolExecuteBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	72,  // 34: exocortex.v1.ToolExecuteBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	68,  // 35: exocortex.v1.ToolExecuteBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	24,  // 36: exocortex.v1.ToolExecuteBeforeResponse.block:type_name -> exocortex.v1.ToolBlock
+	67,  // 37: exocortex.v1.ToolExecuteAfterRequest.call:type_name -> exocortex.v1.HookCall
+	72,  // 38: exocortex.v1.ToolExecuteAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	73,  // 39: exocortex.v1.ToolExecuteAfterRequest.result:type_name -> exocortex.v1.ToolResult
+	68,  // 40: exocortex.v1.ToolExecuteAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 41: exocortex.v1.MessageLoopEndRequest.call:type_name -> exocortex.v1.HookCall
+	72,  // 42: exocortex.v1.MessageLoopEndRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	73,  // 43: exocortex.v1.MessageLoopEndRequest.tool_result:type_name -> exocortex.v1.ToolResult
+	69,  // 44: exocortex.v1.MessageLoopEndRequest.added:type_name -> exocortex.v1.Message
+	68,  // 45: exocortex.v1.MessageLoopEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 46: exocortex.v1.MonologueEndRequest.call:type_name -> exocortex.v1.HookCall
+	69,  // 47: exocortex.v1.MonologueEndRequest.history:type_name -> exocortex.v1.Message
+	68,  // 48: exocortex.v1.MonologueEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 49: exocortex.v1.ChatModelCallBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	69,  // 50: exocortex.v1.ChatModelCallBeforeRequest.prompt:type_name -> exocortex.v1.Message
+	68,  // 51: exocortex.v1.ChatModelCallBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 52: exocortex.v1.ChatModelCallAfterRequest.call:type_name -> exocortex.v1.HookCall
+	72,  // 53: exocortex.v1.ChatModelCallAfterRequest.tool_calls:type_name -> exocortex.v1.ToolCall
+	68,  // 54: exocortex.v1.ChatModelCallAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 55: exocortex.v1.UtilModelCallBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	68,  // 56: exocortex.v1.UtilModelCallBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 57: exocortex.v1.UtilModelCallAfterRequest.call:type_name -> exocortex.v1.HookCall
+	68,  // 58: exocortex.v1.UtilModelCallAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 59: exocortex.v1.ReasoningStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
+	68,  // 60: exocortex.v1.ReasoningStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 61: exocortex.v1.ReasoningStreamRequest.call:type_name -> exocortex.v1.HookCall
+	68,  // 62: exocortex.v1.ReasoningStreamResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 63: exocortex.v1.ReasoningStreamEndRequest.call:type_name -> exocortex.v1.HookCall
+	68,  // 64: exocortex.v1.ReasoningStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 65: exocortex.v1.ResponseStreamRequest.call:type_name -> exocortex.v1.HookCall
+	68,  // 66: exocortex.v1.ResponseStreamResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 67: exocortex.v1.MessageLoopExceptionRequest.call:type_name -> exocortex.v1.HookCall
+	68,  // 68: exocortex.v1.MessageLoopExceptionResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 69: exocortex.v1.ProcessChainEndRequest.call:type_name -> exocortex.v1.HookCall
+	68,  // 70: exocortex.v1.ProcessChainEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 71: exocortex.v1.HistAddToolResultRequest.call:type_name -> exocortex.v1.HookCall
+	72,  // 72: exocortex.v1.HistAddToolResultRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	73,  // 73: exocortex.v1.HistAddToolResultRequest.result:type_name -> exocortex.v1.ToolResult
+	68,  // 74: exocortex.v1.HistAddToolResultResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 75: exocortex.v1.ToolOutputUpdateRequest.call:type_name -> exocortex.v1.HookCall
+	72,  // 76: exocortex.v1.ToolOutputUpdateRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	68,  // 77: exocortex.v1.ToolOutputUpdateResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 78: exocortex.v1.TextEditorReadAfterRequest.call:type_name -> exocortex.v1.HookCall
+	72,  // 79: exocortex.v1.TextEditorReadAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	68,  // 80: exocortex.v1.TextEditorReadAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 81: exocortex.v1.TextEditorWriteBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	72,  // 82: exocortex.v1.TextEditorWriteBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	68,  // 83: exocortex.v1.TextEditorWriteBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 84: exocortex.v1.TextEditorWriteAfterRequest.call:type_name -> exocortex.v1.HookCall
+	72,  // 85: exocortex.v1.TextEditorWriteAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	73,  // 86: exocortex.v1.TextEditorWriteAfterRequest.result:type_name -> exocortex.v1.ToolResult
+	68,  // 87: exocortex.v1.TextEditorWriteAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 88: exocortex.v1.TextEditorPatchBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	72,  // 89: exocortex.v1.TextEditorPatchBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	68,  // 90: exocortex.v1.TextEditorPatchBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 91: exocortex.v1.TextEditorPatchAfterRequest.call:type_name -> exocortex.v1.HookCall
+	72,  // 92: exocortex.v1.TextEditorPatchAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	73,  // 93: exocortex.v1.TextEditorPatchAfterRequest.result:type_name -> exocortex.v1.ToolResult
+	68,  // 94: exocortex.v1.TextEditorPatchAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	67,  // 95: exocortex.v1.EmbeddingModelChangedRequest.call:type_name -> exocortex.v1.HookCall
+	68,  // 96: exocortex.v1.EmbeddingModelChangedResponse.changes:type_name -> exocortex.v1.StateChanges
+	74,  // 97: exocortex.v1.feeds_next:extendee -> google.protobuf.FieldOptions
+	74,  // 98: exocortex.v1.changed_by:extendee -> google.protobuf.FieldOptions
+	74,  // 99: exocortex.v1.change_elsewhere:extendee -> google.protobuf.FieldOptions
+	100, // [100:100] is the sub-list for method output_type
+	100, // [100:100] is the sub-list for method input_type
+	100, // [100:100] is the sub-list for extension type_name
+	97,  // [97:100] is the sub-list for extension extendee
+	0,   // [0:97] is the sub-list for field type_name
 }
 
 func init() { file_exocortex_v1_hooks_proto_init() }
@@ -3624,13 +4805,18 @@ func file_exocortex_v1_hooks_proto_init() {
 	file_exocortex_v1_hooks_proto_msgTypes[38].OneofWrappers = []any{}
 	file_exocortex_v1_hooks_proto_msgTypes[40].OneofWrappers = []any{}
 	file_exocortex_v1_hooks_proto_msgTypes[44].OneofWrappers = []any{}
+	file_exocortex_v1_hooks_proto_msgTypes[52].OneofWrappers = []any{}
+	file_exocortex_v1_hooks_proto_msgTypes[54].OneofWrappers = []any{}
+	file_exocortex_v1_hooks_proto_msgTypes[56].OneofWrappers = []any{}
+	file_exocortex_v1_hooks_proto_msgTypes[58].OneofWrappers = []any{}
+	file_exocortex_v1_hooks_proto_msgTypes[62].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_exocortex_v1_hooks_proto_rawDesc), len(file_exocortex_v1_hooks_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   51,
+			NumMessages:   67,
 			NumExtensions: 3,
 			NumServices:   0,
 		},

@@ -206,6 +206,226 @@ func (x *RunSubordinateResponse) GetIterations() int32 {
 	return 0
 }
 
+type ReportToolOutputRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The context of the tool call that reports (its ExecuteToolRequest's).
+	Context *Context `protobuf:"bytes,1,opt,name=context,proto3" json:"context,omitempty"`
+	// The new piece of output.
+	Delta         string `protobuf:"bytes,2,opt,name=delta,proto3" json:"delta,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportToolOutputRequest) Reset() {
+	*x = ReportToolOutputRequest{}
+	mi := &file_exocortex_v1_host_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportToolOutputRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportToolOutputRequest) ProtoMessage() {}
+
+func (x *ReportToolOutputRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_host_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportToolOutputRequest.ProtoReflect.Descriptor instead.
+func (*ReportToolOutputRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ReportToolOutputRequest) GetContext() *Context {
+	if x != nil {
+		return x.Context
+	}
+	return nil
+}
+
+func (x *ReportToolOutputRequest) GetDelta() string {
+	if x != nil {
+		return x.Delta
+	}
+	return ""
+}
+
+type ReportToolOutputResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What the operator was shown of the output so far (after the extensions).
+	Display       string `protobuf:"bytes,1,opt,name=display,proto3" json:"display,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportToolOutputResponse) Reset() {
+	*x = ReportToolOutputResponse{}
+	mi := &file_exocortex_v1_host_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportToolOutputResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportToolOutputResponse) ProtoMessage() {}
+
+func (x *ReportToolOutputResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_host_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportToolOutputResponse.ProtoReflect.Descriptor instead.
+func (*ReportToolOutputResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ReportToolOutputResponse) GetDisplay() string {
+	if x != nil {
+		return x.Display
+	}
+	return ""
+}
+
+type ReportEmbeddingModelChangedRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The context of the call during which the store was opened.
+	Context       *Context `protobuf:"bytes,1,opt,name=context,proto3" json:"context,omitempty"`
+	OldModel      string   `protobuf:"bytes,2,opt,name=old_model,json=oldModel,proto3" json:"old_model,omitempty"`
+	NewModel      string   `protobuf:"bytes,3,opt,name=new_model,json=newModel,proto3" json:"new_model,omitempty"`
+	OldDims       int32    `protobuf:"varint,4,opt,name=old_dims,json=oldDims,proto3" json:"old_dims,omitempty"`
+	NewDims       int32    `protobuf:"varint,5,opt,name=new_dims,json=newDims,proto3" json:"new_dims,omitempty"`
+	Store         string   `protobuf:"bytes,6,opt,name=store,proto3" json:"store,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportEmbeddingModelChangedRequest) Reset() {
+	*x = ReportEmbeddingModelChangedRequest{}
+	mi := &file_exocortex_v1_host_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportEmbeddingModelChangedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportEmbeddingModelChangedRequest) ProtoMessage() {}
+
+func (x *ReportEmbeddingModelChangedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_host_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportEmbeddingModelChangedRequest.ProtoReflect.Descriptor instead.
+func (*ReportEmbeddingModelChangedRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ReportEmbeddingModelChangedRequest) GetContext() *Context {
+	if x != nil {
+		return x.Context
+	}
+	return nil
+}
+
+func (x *ReportEmbeddingModelChangedRequest) GetOldModel() string {
+	if x != nil {
+		return x.OldModel
+	}
+	return ""
+}
+
+func (x *ReportEmbeddingModelChangedRequest) GetNewModel() string {
+	if x != nil {
+		return x.NewModel
+	}
+	return ""
+}
+
+func (x *ReportEmbeddingModelChangedRequest) GetOldDims() int32 {
+	if x != nil {
+		return x.OldDims
+	}
+	return 0
+}
+
+func (x *ReportEmbeddingModelChangedRequest) GetNewDims() int32 {
+	if x != nil {
+		return x.NewDims
+	}
+	return 0
+}
+
+func (x *ReportEmbeddingModelChangedRequest) GetStore() string {
+	if x != nil {
+		return x.Store
+	}
+	return ""
+}
+
+type ReportEmbeddingModelChangedResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportEmbeddingModelChangedResponse) Reset() {
+	*x = ReportEmbeddingModelChangedResponse{}
+	mi := &file_exocortex_v1_host_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportEmbeddingModelChangedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportEmbeddingModelChangedResponse) ProtoMessage() {}
+
+func (x *ReportEmbeddingModelChangedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_host_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportEmbeddingModelChangedResponse.ProtoReflect.Descriptor instead.
+func (*ReportEmbeddingModelChangedResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{5}
+}
+
 var File_exocortex_v1_host_proto protoreflect.FileDescriptor
 
 const file_exocortex_v1_host_proto_rawDesc = "" +
@@ -222,13 +442,28 @@ const file_exocortex_v1_host_proto_rawDesc = "" +
 	"stopReason\x12\x1e\n" +
 	"\n" +
 	"iterations\x18\x03 \x01(\x05R\n" +
-	"iterations*=\n" +
+	"iterations\"`\n" +
+	"\x17ReportToolOutputRequest\x12/\n" +
+	"\acontext\x18\x01 \x01(\v2\x15.exocortex.v1.ContextR\acontext\x12\x14\n" +
+	"\x05delta\x18\x02 \x01(\tR\x05delta\"4\n" +
+	"\x18ReportToolOutputResponse\x12\x18\n" +
+	"\adisplay\x18\x01 \x01(\tR\adisplay\"\xdb\x01\n" +
+	"\"ReportEmbeddingModelChangedRequest\x12/\n" +
+	"\acontext\x18\x01 \x01(\v2\x15.exocortex.v1.ContextR\acontext\x12\x1b\n" +
+	"\told_model\x18\x02 \x01(\tR\boldModel\x12\x1b\n" +
+	"\tnew_model\x18\x03 \x01(\tR\bnewModel\x12\x19\n" +
+	"\bold_dims\x18\x04 \x01(\x05R\aoldDims\x12\x19\n" +
+	"\bnew_dims\x18\x05 \x01(\x05R\anewDims\x12\x14\n" +
+	"\x05store\x18\x06 \x01(\tR\x05store\"%\n" +
+	"#ReportEmbeddingModelChangedResponse*=\n" +
 	"\n" +
 	"HostBroker\x12\x1b\n" +
 	"\x17HOST_BROKER_UNSPECIFIED\x10\x00\x12\x12\n" +
-	"\x0eHOST_BROKER_ID\x10\x012c\n" +
+	"\x0eHOST_BROKER_ID\x10\x012\xcb\x02\n" +
 	"\x04Host\x12[\n" +
-	"\x0eRunSubordinate\x12#.exocortex.v1.RunSubordinateRequest\x1a$.exocortex.v1.RunSubordinateResponseB?Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1b\x06proto3"
+	"\x0eRunSubordinate\x12#.exocortex.v1.RunSubordinateRequest\x1a$.exocortex.v1.RunSubordinateResponse\x12a\n" +
+	"\x10ReportToolOutput\x12%.exocortex.v1.ReportToolOutputRequest\x1a&.exocortex.v1.ReportToolOutputResponse\x12\x82\x01\n" +
+	"\x1bReportEmbeddingModelChanged\x120.exocortex.v1.ReportEmbeddingModelChangedRequest\x1a1.exocortex.v1.ReportEmbeddingModelChangedResponseB?Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1b\x06proto3"
 
 var (
 	file_exocortex_v1_host_proto_rawDescOnce sync.Once
@@ -243,22 +478,32 @@ func file_exocortex_v1_host_proto_rawDescGZIP() []byte {
 }
 
 var file_exocortex_v1_host_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_exocortex_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_exocortex_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_exocortex_v1_host_proto_goTypes = []any{
-	(HostBroker)(0),                // 0: exocortex.v1.HostBroker
-	(*RunSubordinateRequest)(nil),  // 1: exocortex.v1.RunSubordinateRequest
-	(*RunSubordinateResponse)(nil), // 2: exocortex.v1.RunSubordinateResponse
-	(*Context)(nil),                // 3: exocortex.v1.Context
+	(HostBroker)(0),                             // 0: exocortex.v1.HostBroker
+	(*RunSubordinateRequest)(nil),               // 1: exocortex.v1.RunSubordinateRequest
+	(*RunSubordinateResponse)(nil),              // 2: exocortex.v1.RunSubordinateResponse
+	(*ReportToolOutputRequest)(nil),             // 3: exocortex.v1.ReportToolOutputRequest
+	(*ReportToolOutputResponse)(nil),            // 4: exocortex.v1.ReportToolOutputResponse
+	(*ReportEmbeddingModelChangedRequest)(nil),  // 5: exocortex.v1.ReportEmbeddingModelChangedRequest
+	(*ReportEmbeddingModelChangedResponse)(nil), // 6: exocortex.v1.ReportEmbeddingModelChangedResponse
+	(*Context)(nil),                             // 7: exocortex.v1.Context
 }
 var file_exocortex_v1_host_proto_depIdxs = []int32{
-	3, // 0: exocortex.v1.RunSubordinateRequest.context:type_name -> exocortex.v1.Context
-	1, // 1: exocortex.v1.Host.RunSubordinate:input_type -> exocortex.v1.RunSubordinateRequest
-	2, // 2: exocortex.v1.Host.RunSubordinate:output_type -> exocortex.v1.RunSubordinateResponse
-	2, // [2:3] is the sub-list for method output_type
-	1, // [1:2] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	7, // 0: exocortex.v1.RunSubordinateRequest.context:type_name -> exocortex.v1.Context
+	7, // 1: exocortex.v1.ReportToolOutputRequest.context:type_name -> exocortex.v1.Context
+	7, // 2: exocortex.v1.ReportEmbeddingModelChangedRequest.context:type_name -> exocortex.v1.Context
+	1, // 3: exocortex.v1.Host.RunSubordinate:input_type -> exocortex.v1.RunSubordinateRequest
+	3, // 4: exocortex.v1.Host.ReportToolOutput:input_type -> exocortex.v1.ReportToolOutputRequest
+	5, // 5: exocortex.v1.Host.ReportEmbeddingModelChanged:input_type -> exocortex.v1.ReportEmbeddingModelChangedRequest
+	2, // 6: exocortex.v1.Host.RunSubordinate:output_type -> exocortex.v1.RunSubordinateResponse
+	4, // 7: exocortex.v1.Host.ReportToolOutput:output_type -> exocortex.v1.ReportToolOutputResponse
+	6, // 8: exocortex.v1.Host.ReportEmbeddingModelChanged:output_type -> exocortex.v1.ReportEmbeddingModelChangedResponse
+	6, // [6:9] is the sub-list for method output_type
+	3, // [3:6] is the sub-list for method input_type
+	3, // [3:3] is the sub-list for extension type_name
+	3, // [3:3] is the sub-list for extension extendee
+	0, // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_exocortex_v1_host_proto_init() }
@@ -273,7 +518,7 @@ func file_exocortex_v1_host_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_exocortex_v1_host_proto_rawDesc), len(file_exocortex_v1_host_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   2,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

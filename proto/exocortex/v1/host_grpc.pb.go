@@ -23,7 +23,9 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Host_RunSubordinate_FullMethodName = "/exocortex.v1.Host/RunSubordinate"
+	Host_RunSubordinate_FullMethodName              = "/exocortex.v1.Host/RunSubordinate"
+	Host_ReportToolOutput_FullMethodName            = "/exocortex.v1.Host/ReportToolOutput"
+	Host_ReportEmbeddingModelChanged_FullMethodName = "/exocortex.v1.Host/ReportEmbeddingModelChanged"
 )
 
 // HostClient is the client API for Host service.
@@ -36,6 +38,14 @@ type HostClient interface {
 	// history and state, and returns its final answer. It is how call_subordinate
 	// delegates a sub-task.
 	RunSubordinate(ctx context.Context, in *RunSubordinateRequest, opts ...grpc.CallOption) (*RunSubordinateResponse, error)
+	// ReportToolOutput reports partial output of a tool call that is still
+	// running: the host fires tool_output_update with it and shows it to the
+	// operator. It returns once the extensions have seen it.
+	ReportToolOutput(ctx context.Context, in *ReportToolOutputRequest, opts ...grpc.CallOption) (*ReportToolOutputResponse, error)
+	// ReportEmbeddingModelChanged reports that a memory store was built with
+	// another embedding model than the configured one: the host fires
+	// embedding_model_changed.
+	ReportEmbeddingModelChanged(ctx context.Context, in *ReportEmbeddingModelChangedRequest, opts ...grpc.CallOption) (*ReportEmbeddingModelChangedResponse, error)
 }
 
 type hostClient struct {
@@ -56,6 +66,26 @@ func (c *hostClient) RunSubordinate(ctx context.Context, in *RunSubordinateReque
 	return out, nil
 }
 
+func (c *hostClient) ReportToolOutput(ctx context.Context, in *ReportToolOutputRequest, opts ...grpc.CallOption) (*ReportToolOutputResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReportToolOutputResponse)
+	err := c.cc.Invoke(ctx, Host_ReportToolOutput_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hostClient) ReportEmbeddingModelChanged(ctx context.Context, in *ReportEmbeddingModelChangedRequest, opts ...grpc.CallOption) (*ReportEmbeddingModelChangedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReportEmbeddingModelChangedResponse)
+	err := c.cc.Invoke(ctx, Host_ReportEmbeddingModelChanged_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostServer is the server API for Host service.
 // All implementations must embed UnimplementedHostServer
 // for forward compatibility.
@@ -66,6 +96,14 @@ type HostServer interface {
 	// history and state, and returns its final answer. It is how call_subordinate
 	// delegates a sub-task.
 	RunSubordinate(context.Context, *RunSubordinateRequest) (*RunSubordinateResponse, error)
+	// ReportToolOutput reports partial output of a tool call that is still
+	// running: the host fires tool_output_update with it and shows it to the
+	// operator. It returns once the extensions have seen it.
+	ReportToolOutput(context.Context, *ReportToolOutputRequest) (*ReportToolOutputResponse, error)
+	// ReportEmbeddingModelChanged reports that a memory store was built with
+	// another embedding model than the configured one: the host fires
+	// embedding_model_changed.
+	ReportEmbeddingModelChanged(context.Context, *ReportEmbeddingModelChangedRequest) (*ReportEmbeddingModelChangedResponse, error)
 	mustEmbedUnimplementedHostServer()
 }
 
@@ -78,6 +116,12 @@ type UnimplementedHostServer struct{}
 
 func (UnimplementedHostServer) RunSubordinate(context.Context, *RunSubordinateRequest) (*RunSubordinateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RunSubordinate not implemented")
+}
+func (UnimplementedHostServer) ReportToolOutput(context.Context, *ReportToolOutputRequest) (*ReportToolOutputResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReportToolOutput not implemented")
+}
+func (UnimplementedHostServer) ReportEmbeddingModelChanged(context.Context, *ReportEmbeddingModelChangedRequest) (*ReportEmbeddingModelChangedResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReportEmbeddingModelChanged not implemented")
 }
 func (UnimplementedHostServer) mustEmbedUnimplementedHostServer() {}
 func (UnimplementedHostServer) testEmbeddedByValue()              {}
@@ -118,6 +162,42 @@ func _Host_RunSubordinate_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Host_ReportToolOutput_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReportToolOutputRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).ReportToolOutput(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_ReportToolOutput_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).ReportToolOutput(ctx, req.(*ReportToolOutputRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Host_ReportEmbeddingModelChanged_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReportEmbeddingModelChangedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).ReportEmbeddingModelChanged(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_ReportEmbeddingModelChanged_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).ReportEmbeddingModelChanged(ctx, req.(*ReportEmbeddingModelChangedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Host_ServiceDesc is the grpc.ServiceDesc for Host service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -128,6 +208,14 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RunSubordinate",
 			Handler:    _Host_RunSubordinate_Handler,
+		},
+		{
+			MethodName: "ReportToolOutput",
+			Handler:    _Host_ReportToolOutput_Handler,
+		},
+		{
+			MethodName: "ReportEmbeddingModelChanged",
+			Handler:    _Host_ReportEmbeddingModelChanged_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

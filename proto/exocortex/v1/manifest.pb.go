@@ -60,6 +60,16 @@ const (
 	Hook_HOOK_RESPONSE_STREAM        Hook = 23
 	Hook_HOOK_MESSAGE_LOOP_EXCEPTION Hook = 24
 	Hook_HOOK_PROCESS_CHAIN_END      Hook = 25
+	// Agent Zero v1.7's tool-side points (issue 18), numbered after the others:
+	// core/hooks gives each hook's place in the loop.
+	Hook_HOOK_HIST_ADD_TOOL_RESULT     Hook = 26
+	Hook_HOOK_TOOL_OUTPUT_UPDATE       Hook = 27
+	Hook_HOOK_TEXT_EDITOR_READ_AFTER   Hook = 28
+	Hook_HOOK_TEXT_EDITOR_WRITE_BEFORE Hook = 29
+	Hook_HOOK_TEXT_EDITOR_WRITE_AFTER  Hook = 30
+	Hook_HOOK_TEXT_EDITOR_PATCH_BEFORE Hook = 31
+	Hook_HOOK_TEXT_EDITOR_PATCH_AFTER  Hook = 32
+	Hook_HOOK_EMBEDDING_MODEL_CHANGED  Hook = 33
 )
 
 // Enum value maps for Hook.
@@ -91,6 +101,14 @@ var (
 		23: "HOOK_RESPONSE_STREAM",
 		24: "HOOK_MESSAGE_LOOP_EXCEPTION",
 		25: "HOOK_PROCESS_CHAIN_END",
+		26: "HOOK_HIST_ADD_TOOL_RESULT",
+		27: "HOOK_TOOL_OUTPUT_UPDATE",
+		28: "HOOK_TEXT_EDITOR_READ_AFTER",
+		29: "HOOK_TEXT_EDITOR_WRITE_BEFORE",
+		30: "HOOK_TEXT_EDITOR_WRITE_AFTER",
+		31: "HOOK_TEXT_EDITOR_PATCH_BEFORE",
+		32: "HOOK_TEXT_EDITOR_PATCH_AFTER",
+		33: "HOOK_EMBEDDING_MODEL_CHANGED",
 	}
 	Hook_value = map[string]int32{
 		"HOOK_UNSPECIFIED":                 0,
@@ -119,6 +137,14 @@ var (
 		"HOOK_RESPONSE_STREAM":             23,
 		"HOOK_MESSAGE_LOOP_EXCEPTION":      24,
 		"HOOK_PROCESS_CHAIN_END":           25,
+		"HOOK_HIST_ADD_TOOL_RESULT":        26,
+		"HOOK_TOOL_OUTPUT_UPDATE":          27,
+		"HOOK_TEXT_EDITOR_READ_AFTER":      28,
+		"HOOK_TEXT_EDITOR_WRITE_BEFORE":    29,
+		"HOOK_TEXT_EDITOR_WRITE_AFTER":     30,
+		"HOOK_TEXT_EDITOR_PATCH_BEFORE":    31,
+		"HOOK_TEXT_EDITOR_PATCH_AFTER":     32,
+		"HOOK_EMBEDDING_MODEL_CHANGED":     33,
 	}
 )
 
@@ -925,7 +951,7 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12,\n" +
 	"\x06access\x18\x03 \x01(\x0e2\x14.exocortex.v1.AccessR\x06access\x12\x12\n" +
 	"\x04user\x18\x04 \x01(\tR\x04user\x12\x10\n" +
-	"\x03doc\x18\x05 \x01(\tR\x03doc*\xfb\x05\n" +
+	"\x03doc\x18\x05 \x01(\tR\x03doc*\x84\b\n" +
 	"\x04Hook\x12\x14\n" +
 	"\x10HOOK_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fHOOK_AGENT_INIT\x10\x01\x12\x18\n" +
@@ -953,7 +979,15 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\x19HOOK_REASONING_STREAM_END\x10\x16\x12\x18\n" +
 	"\x14HOOK_RESPONSE_STREAM\x10\x17\x12\x1f\n" +
 	"\x1bHOOK_MESSAGE_LOOP_EXCEPTION\x10\x18\x12\x1a\n" +
-	"\x16HOOK_PROCESS_CHAIN_END\x10\x19*q\n" +
+	"\x16HOOK_PROCESS_CHAIN_END\x10\x19\x12\x1d\n" +
+	"\x19HOOK_HIST_ADD_TOOL_RESULT\x10\x1a\x12\x1b\n" +
+	"\x17HOOK_TOOL_OUTPUT_UPDATE\x10\x1b\x12\x1f\n" +
+	"\x1bHOOK_TEXT_EDITOR_READ_AFTER\x10\x1c\x12!\n" +
+	"\x1dHOOK_TEXT_EDITOR_WRITE_BEFORE\x10\x1d\x12 \n" +
+	"\x1cHOOK_TEXT_EDITOR_WRITE_AFTER\x10\x1e\x12!\n" +
+	"\x1dHOOK_TEXT_EDITOR_PATCH_BEFORE\x10\x1f\x12 \n" +
+	"\x1cHOOK_TEXT_EDITOR_PATCH_AFTER\x10 \x12 \n" +
+	"\x1cHOOK_EMBEDDING_MODEL_CHANGED\x10!*q\n" +
 	"\x05Scope\x12\x15\n" +
 	"\x11SCOPE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fSCOPE_ITERATION\x10\x01\x12\x13\n" +

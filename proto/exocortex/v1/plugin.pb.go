@@ -76,6 +76,14 @@ type BatchRequest struct {
 	//	*BatchRequest_ResponseStream
 	//	*BatchRequest_MessageLoopException
 	//	*BatchRequest_ProcessChainEnd
+	//	*BatchRequest_HistAddToolResult
+	//	*BatchRequest_ToolOutputUpdate
+	//	*BatchRequest_TextEditorReadAfter
+	//	*BatchRequest_TextEditorWriteBefore
+	//	*BatchRequest_TextEditorWriteAfter
+	//	*BatchRequest_TextEditorPatchBefore
+	//	*BatchRequest_TextEditorPatchAfter
+	//	*BatchRequest_EmbeddingModelChanged
 	Request isBatchRequest_Request `protobuf_oneof:"request"`
 	// One per extension, in the order they run; the state each holds is the state
 	// when the batch began.
@@ -350,6 +358,78 @@ func (x *BatchRequest) GetProcessChainEnd() *ProcessChainEndRequest {
 	return nil
 }
 
+func (x *BatchRequest) GetHistAddToolResult() *HistAddToolResultRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_HistAddToolResult); ok {
+			return x.HistAddToolResult
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetToolOutputUpdate() *ToolOutputUpdateRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_ToolOutputUpdate); ok {
+			return x.ToolOutputUpdate
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetTextEditorReadAfter() *TextEditorReadAfterRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_TextEditorReadAfter); ok {
+			return x.TextEditorReadAfter
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetTextEditorWriteBefore() *TextEditorWriteBeforeRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_TextEditorWriteBefore); ok {
+			return x.TextEditorWriteBefore
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetTextEditorWriteAfter() *TextEditorWriteAfterRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_TextEditorWriteAfter); ok {
+			return x.TextEditorWriteAfter
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetTextEditorPatchBefore() *TextEditorPatchBeforeRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_TextEditorPatchBefore); ok {
+			return x.TextEditorPatchBefore
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetTextEditorPatchAfter() *TextEditorPatchAfterRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_TextEditorPatchAfter); ok {
+			return x.TextEditorPatchAfter
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetEmbeddingModelChanged() *EmbeddingModelChangedRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_EmbeddingModelChanged); ok {
+			return x.EmbeddingModelChanged
+		}
+	}
+	return nil
+}
+
 func (x *BatchRequest) GetCalls() []*HookCall {
 	if x != nil {
 		return x.Calls
@@ -468,6 +548,38 @@ type BatchRequest_ProcessChainEnd struct {
 	ProcessChainEnd *ProcessChainEndRequest `protobuf:"bytes,125,opt,name=process_chain_end,json=processChainEnd,proto3,oneof"`
 }
 
+type BatchRequest_HistAddToolResult struct {
+	HistAddToolResult *HistAddToolResultRequest `protobuf:"bytes,126,opt,name=hist_add_tool_result,json=histAddToolResult,proto3,oneof"`
+}
+
+type BatchRequest_ToolOutputUpdate struct {
+	ToolOutputUpdate *ToolOutputUpdateRequest `protobuf:"bytes,127,opt,name=tool_output_update,json=toolOutputUpdate,proto3,oneof"`
+}
+
+type BatchRequest_TextEditorReadAfter struct {
+	TextEditorReadAfter *TextEditorReadAfterRequest `protobuf:"bytes,128,opt,name=text_editor_read_after,json=textEditorReadAfter,proto3,oneof"`
+}
+
+type BatchRequest_TextEditorWriteBefore struct {
+	TextEditorWriteBefore *TextEditorWriteBeforeRequest `protobuf:"bytes,129,opt,name=text_editor_write_before,json=textEditorWriteBefore,proto3,oneof"`
+}
+
+type BatchRequest_TextEditorWriteAfter struct {
+	TextEditorWriteAfter *TextEditorWriteAfterRequest `protobuf:"bytes,130,opt,name=text_editor_write_after,json=textEditorWriteAfter,proto3,oneof"`
+}
+
+type BatchRequest_TextEditorPatchBefore struct {
+	TextEditorPatchBefore *TextEditorPatchBeforeRequest `protobuf:"bytes,131,opt,name=text_editor_patch_before,json=textEditorPatchBefore,proto3,oneof"`
+}
+
+type BatchRequest_TextEditorPatchAfter struct {
+	TextEditorPatchAfter *TextEditorPatchAfterRequest `protobuf:"bytes,132,opt,name=text_editor_patch_after,json=textEditorPatchAfter,proto3,oneof"`
+}
+
+type BatchRequest_EmbeddingModelChanged struct {
+	EmbeddingModelChanged *EmbeddingModelChangedRequest `protobuf:"bytes,133,opt,name=embedding_model_changed,json=embeddingModelChanged,proto3,oneof"`
+}
+
 func (*BatchRequest_AgentInit) isBatchRequest_Request() {}
 
 func (*BatchRequest_MonologueStart) isBatchRequest_Request() {}
@@ -517,6 +629,22 @@ func (*BatchRequest_ResponseStream) isBatchRequest_Request() {}
 func (*BatchRequest_MessageLoopException) isBatchRequest_Request() {}
 
 func (*BatchRequest_ProcessChainEnd) isBatchRequest_Request() {}
+
+func (*BatchRequest_HistAddToolResult) isBatchRequest_Request() {}
+
+func (*BatchRequest_ToolOutputUpdate) isBatchRequest_Request() {}
+
+func (*BatchRequest_TextEditorReadAfter) isBatchRequest_Request() {}
+
+func (*BatchRequest_TextEditorWriteBefore) isBatchRequest_Request() {}
+
+func (*BatchRequest_TextEditorWriteAfter) isBatchRequest_Request() {}
+
+func (*BatchRequest_TextEditorPatchBefore) isBatchRequest_Request() {}
+
+func (*BatchRequest_TextEditorPatchAfter) isBatchRequest_Request() {}
+
+func (*BatchRequest_EmbeddingModelChanged) isBatchRequest_Request() {}
 
 // BatchResponse has one result per extension that ran, in order. The plugin stops
 // early, after a result that sets anything besides its state changes (prompt
@@ -599,6 +727,14 @@ type BatchResult struct {
 	//	*BatchResult_ResponseStream
 	//	*BatchResult_MessageLoopException
 	//	*BatchResult_ProcessChainEnd
+	//	*BatchResult_HistAddToolResult
+	//	*BatchResult_ToolOutputUpdate
+	//	*BatchResult_TextEditorReadAfter
+	//	*BatchResult_TextEditorWriteBefore
+	//	*BatchResult_TextEditorWriteAfter
+	//	*BatchResult_TextEditorPatchBefore
+	//	*BatchResult_TextEditorPatchAfter
+	//	*BatchResult_EmbeddingModelChanged
 	Response isBatchResult_Response `protobuf_oneof:"response"`
 	// The extension's error, as its own call would have returned it (a panic
 	// included: the plugin keeps serving).
@@ -871,6 +1007,78 @@ func (x *BatchResult) GetProcessChainEnd() *ProcessChainEndResponse {
 	return nil
 }
 
+func (x *BatchResult) GetHistAddToolResult() *HistAddToolResultResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_HistAddToolResult); ok {
+			return x.HistAddToolResult
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetToolOutputUpdate() *ToolOutputUpdateResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_ToolOutputUpdate); ok {
+			return x.ToolOutputUpdate
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetTextEditorReadAfter() *TextEditorReadAfterResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_TextEditorReadAfter); ok {
+			return x.TextEditorReadAfter
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetTextEditorWriteBefore() *TextEditorWriteBeforeResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_TextEditorWriteBefore); ok {
+			return x.TextEditorWriteBefore
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetTextEditorWriteAfter() *TextEditorWriteAfterResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_TextEditorWriteAfter); ok {
+			return x.TextEditorWriteAfter
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetTextEditorPatchBefore() *TextEditorPatchBeforeResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_TextEditorPatchBefore); ok {
+			return x.TextEditorPatchBefore
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetTextEditorPatchAfter() *TextEditorPatchAfterResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_TextEditorPatchAfter); ok {
+			return x.TextEditorPatchAfter
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetEmbeddingModelChanged() *EmbeddingModelChangedResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_EmbeddingModelChanged); ok {
+			return x.EmbeddingModelChanged
+		}
+	}
+	return nil
+}
+
 func (x *BatchResult) GetError() string {
 	if x != nil {
 		return x.Error
@@ -989,6 +1197,38 @@ type BatchResult_ProcessChainEnd struct {
 	ProcessChainEnd *ProcessChainEndResponse `protobuf:"bytes,125,opt,name=process_chain_end,json=processChainEnd,proto3,oneof"`
 }
 
+type BatchResult_HistAddToolResult struct {
+	HistAddToolResult *HistAddToolResultResponse `protobuf:"bytes,126,opt,name=hist_add_tool_result,json=histAddToolResult,proto3,oneof"`
+}
+
+type BatchResult_ToolOutputUpdate struct {
+	ToolOutputUpdate *ToolOutputUpdateResponse `protobuf:"bytes,127,opt,name=tool_output_update,json=toolOutputUpdate,proto3,oneof"`
+}
+
+type BatchResult_TextEditorReadAfter struct {
+	TextEditorReadAfter *TextEditorReadAfterResponse `protobuf:"bytes,128,opt,name=text_editor_read_after,json=textEditorReadAfter,proto3,oneof"`
+}
+
+type BatchResult_TextEditorWriteBefore struct {
+	TextEditorWriteBefore *TextEditorWriteBeforeResponse `protobuf:"bytes,129,opt,name=text_editor_write_before,json=textEditorWriteBefore,proto3,oneof"`
+}
+
+type BatchResult_TextEditorWriteAfter struct {
+	TextEditorWriteAfter *TextEditorWriteAfterResponse `protobuf:"bytes,130,opt,name=text_editor_write_after,json=textEditorWriteAfter,proto3,oneof"`
+}
+
+type BatchResult_TextEditorPatchBefore struct {
+	TextEditorPatchBefore *TextEditorPatchBeforeResponse `protobuf:"bytes,131,opt,name=text_editor_patch_before,json=textEditorPatchBefore,proto3,oneof"`
+}
+
+type BatchResult_TextEditorPatchAfter struct {
+	TextEditorPatchAfter *TextEditorPatchAfterResponse `protobuf:"bytes,132,opt,name=text_editor_patch_after,json=textEditorPatchAfter,proto3,oneof"`
+}
+
+type BatchResult_EmbeddingModelChanged struct {
+	EmbeddingModelChanged *EmbeddingModelChangedResponse `protobuf:"bytes,133,opt,name=embedding_model_changed,json=embeddingModelChanged,proto3,oneof"`
+}
+
 func (*BatchResult_AgentInit) isBatchResult_Response() {}
 
 func (*BatchResult_MonologueStart) isBatchResult_Response() {}
@@ -1038,6 +1278,22 @@ func (*BatchResult_ResponseStream) isBatchResult_Response() {}
 func (*BatchResult_MessageLoopException) isBatchResult_Response() {}
 
 func (*BatchResult_ProcessChainEnd) isBatchResult_Response() {}
+
+func (*BatchResult_HistAddToolResult) isBatchResult_Response() {}
+
+func (*BatchResult_ToolOutputUpdate) isBatchResult_Response() {}
+
+func (*BatchResult_TextEditorReadAfter) isBatchResult_Response() {}
+
+func (*BatchResult_TextEditorWriteBefore) isBatchResult_Response() {}
+
+func (*BatchResult_TextEditorWriteAfter) isBatchResult_Response() {}
+
+func (*BatchResult_TextEditorPatchBefore) isBatchResult_Response() {}
+
+func (*BatchResult_TextEditorPatchAfter) isBatchResult_Response() {}
+
+func (*BatchResult_EmbeddingModelChanged) isBatchResult_Response() {}
 
 type ExecuteToolRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1139,7 +1395,7 @@ var File_exocortex_v1_plugin_proto protoreflect.FileDescriptor
 
 const file_exocortex_v1_plugin_proto_rawDesc = "" +
 	"\n" +
-	"\x19exocortex/v1/plugin.proto\x12\fexocortex.v1\x1a\x1aexocortex/v1/context.proto\x1a\x18exocortex/v1/hooks.proto\x1a\x1bexocortex/v1/manifest.proto\"\x83\x12\n" +
+	"\x19exocortex/v1/plugin.proto\x12\fexocortex.v1\x1a\x1aexocortex/v1/context.proto\x1a\x18exocortex/v1/hooks.proto\x1a\x1bexocortex/v1/manifest.proto\"\x98\x18\n" +
 	"\fBatchRequest\x12?\n" +
 	"\n" +
 	"agent_init\x18\x01 \x01(\v2\x1e.exocortex.v1.AgentInitRequestH\x00R\tagentInit\x12N\n" +
@@ -1167,13 +1423,21 @@ const file_exocortex_v1_plugin_proto_rawDesc = "" +
 	"\x14reasoning_stream_end\x18z \x01(\v2'.exocortex.v1.ReasoningStreamEndRequestH\x00R\x12reasoningStreamEnd\x12N\n" +
 	"\x0fresponse_stream\x18{ \x01(\v2#.exocortex.v1.ResponseStreamRequestH\x00R\x0eresponseStream\x12a\n" +
 	"\x16message_loop_exception\x18| \x01(\v2).exocortex.v1.MessageLoopExceptionRequestH\x00R\x14messageLoopException\x12R\n" +
-	"\x11process_chain_end\x18} \x01(\v2$.exocortex.v1.ProcessChainEndRequestH\x00R\x0fprocessChainEnd\x12,\n" +
+	"\x11process_chain_end\x18} \x01(\v2$.exocortex.v1.ProcessChainEndRequestH\x00R\x0fprocessChainEnd\x12Y\n" +
+	"\x14hist_add_tool_result\x18~ \x01(\v2&.exocortex.v1.HistAddToolResultRequestH\x00R\x11histAddToolResult\x12U\n" +
+	"\x12tool_output_update\x18\x7f \x01(\v2%.exocortex.v1.ToolOutputUpdateRequestH\x00R\x10toolOutputUpdate\x12`\n" +
+	"\x16text_editor_read_after\x18\x80\x01 \x01(\v2(.exocortex.v1.TextEditorReadAfterRequestH\x00R\x13textEditorReadAfter\x12f\n" +
+	"\x18text_editor_write_before\x18\x81\x01 \x01(\v2*.exocortex.v1.TextEditorWriteBeforeRequestH\x00R\x15textEditorWriteBefore\x12c\n" +
+	"\x17text_editor_write_after\x18\x82\x01 \x01(\v2).exocortex.v1.TextEditorWriteAfterRequestH\x00R\x14textEditorWriteAfter\x12f\n" +
+	"\x18text_editor_patch_before\x18\x83\x01 \x01(\v2*.exocortex.v1.TextEditorPatchBeforeRequestH\x00R\x15textEditorPatchBefore\x12c\n" +
+	"\x17text_editor_patch_after\x18\x84\x01 \x01(\v2).exocortex.v1.TextEditorPatchAfterRequestH\x00R\x14textEditorPatchAfter\x12e\n" +
+	"\x17embedding_model_changed\x18\x85\x01 \x01(\v2*.exocortex.v1.EmbeddingModelChangedRequestH\x00R\x15embeddingModelChanged\x12,\n" +
 	"\x05calls\x18\x10 \x03(\v2\x16.exocortex.v1.HookCallR\x05calls\x12\x1d\n" +
 	"\n" +
 	"timeout_ms\x18\x11 \x01(\rR\ttimeoutMsB\t\n" +
 	"\arequest\"D\n" +
 	"\rBatchResponse\x123\n" +
-	"\aresults\x18\x01 \x03(\v2\x19.exocortex.v1.BatchResultR\aresults\"\x86\x12\n" +
+	"\aresults\x18\x01 \x03(\v2\x19.exocortex.v1.BatchResultR\aresults\"\xa3\x18\n" +
 	"\vBatchResult\x12@\n" +
 	"\n" +
 	"agent_init\x18\x01 \x01(\v2\x1f.exocortex.v1.AgentInitResponseH\x00R\tagentInit\x12O\n" +
@@ -1201,7 +1465,15 @@ const file_exocortex_v1_plugin_proto_rawDesc = "" +
 	"\x14reasoning_stream_end\x18z \x01(\v2(.exocortex.v1.ReasoningStreamEndResponseH\x00R\x12reasoningStreamEnd\x12O\n" +
 	"\x0fresponse_stream\x18{ \x01(\v2$.exocortex.v1.ResponseStreamResponseH\x00R\x0eresponseStream\x12b\n" +
 	"\x16message_loop_exception\x18| \x01(\v2*.exocortex.v1.MessageLoopExceptionResponseH\x00R\x14messageLoopException\x12S\n" +
-	"\x11process_chain_end\x18} \x01(\v2%.exocortex.v1.ProcessChainEndResponseH\x00R\x0fprocessChainEnd\x12\x14\n" +
+	"\x11process_chain_end\x18} \x01(\v2%.exocortex.v1.ProcessChainEndResponseH\x00R\x0fprocessChainEnd\x12Z\n" +
+	"\x14hist_add_tool_result\x18~ \x01(\v2'.exocortex.v1.HistAddToolResultResponseH\x00R\x11histAddToolResult\x12V\n" +
+	"\x12tool_output_update\x18\x7f \x01(\v2&.exocortex.v1.ToolOutputUpdateResponseH\x00R\x10toolOutputUpdate\x12a\n" +
+	"\x16text_editor_read_after\x18\x80\x01 \x01(\v2).exocortex.v1.TextEditorReadAfterResponseH\x00R\x13textEditorReadAfter\x12g\n" +
+	"\x18text_editor_write_before\x18\x81\x01 \x01(\v2+.exocortex.v1.TextEditorWriteBeforeResponseH\x00R\x15textEditorWriteBefore\x12d\n" +
+	"\x17text_editor_write_after\x18\x82\x01 \x01(\v2*.exocortex.v1.TextEditorWriteAfterResponseH\x00R\x14textEditorWriteAfter\x12g\n" +
+	"\x18text_editor_patch_before\x18\x83\x01 \x01(\v2+.exocortex.v1.TextEditorPatchBeforeResponseH\x00R\x15textEditorPatchBefore\x12d\n" +
+	"\x17text_editor_patch_after\x18\x84\x01 \x01(\v2*.exocortex.v1.TextEditorPatchAfterResponseH\x00R\x14textEditorPatchAfter\x12f\n" +
+	"\x17embedding_model_changed\x18\x85\x01 \x01(\v2+.exocortex.v1.EmbeddingModelChangedResponseH\x00R\x15embeddingModelChanged\x12\x14\n" +
 	"\x05error\x18\x10 \x01(\tR\x05error\x12\x1f\n" +
 	"\vduration_us\x18\x11 \x01(\rR\n" +
 	"durationUsB\n" +
@@ -1211,7 +1483,7 @@ const file_exocortex_v1_plugin_proto_rawDesc = "" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x123\n" +
 	"\ttool_call\x18\x02 \x01(\v2\x16.exocortex.v1.ToolCallR\btoolCall\"G\n" +
 	"\x13ExecuteToolResponse\x120\n" +
-	"\x06result\x18\x01 \x01(\v2\x18.exocortex.v1.ToolResultR\x06result2\xfe\x15\n" +
+	"\x06result\x18\x01 \x01(\v2\x18.exocortex.v1.ToolResultR\x06result2\xe7\x1c\n" +
 	"\x06Plugin\x12I\n" +
 	"\bManifest\x12\x1d.exocortex.v1.ManifestRequest\x1a\x1e.exocortex.v1.ManifestResponse\x12L\n" +
 	"\tAgentInit\x12\x1e.exocortex.v1.AgentInitRequest\x1a\x1f.exocortex.v1.AgentInitResponse\x12[\n" +
@@ -1238,7 +1510,15 @@ const file_exocortex_v1_plugin_proto_rawDesc = "" +
 	"\x12ReasoningStreamEnd\x12'.exocortex.v1.ReasoningStreamEndRequest\x1a(.exocortex.v1.ReasoningStreamEndResponse\x12[\n" +
 	"\x0eResponseStream\x12#.exocortex.v1.ResponseStreamRequest\x1a$.exocortex.v1.ResponseStreamResponse\x12m\n" +
 	"\x14MessageLoopException\x12).exocortex.v1.MessageLoopExceptionRequest\x1a*.exocortex.v1.MessageLoopExceptionResponse\x12^\n" +
-	"\x0fProcessChainEnd\x12$.exocortex.v1.ProcessChainEndRequest\x1a%.exocortex.v1.ProcessChainEndResponse\x12R\n" +
+	"\x0fProcessChainEnd\x12$.exocortex.v1.ProcessChainEndRequest\x1a%.exocortex.v1.ProcessChainEndResponse\x12d\n" +
+	"\x11HistAddToolResult\x12&.exocortex.v1.HistAddToolResultRequest\x1a'.exocortex.v1.HistAddToolResultResponse\x12a\n" +
+	"\x10ToolOutputUpdate\x12%.exocortex.v1.ToolOutputUpdateRequest\x1a&.exocortex.v1.ToolOutputUpdateResponse\x12j\n" +
+	"\x13TextEditorReadAfter\x12(.exocortex.v1.TextEditorReadAfterRequest\x1a).exocortex.v1.TextEditorReadAfterResponse\x12p\n" +
+	"\x15TextEditorWriteBefore\x12*.exocortex.v1.TextEditorWriteBeforeRequest\x1a+.exocortex.v1.TextEditorWriteBeforeResponse\x12m\n" +
+	"\x14TextEditorWriteAfter\x12).exocortex.v1.TextEditorWriteAfterRequest\x1a*.exocortex.v1.TextEditorWriteAfterResponse\x12p\n" +
+	"\x15TextEditorPatchBefore\x12*.exocortex.v1.TextEditorPatchBeforeRequest\x1a+.exocortex.v1.TextEditorPatchBeforeResponse\x12m\n" +
+	"\x14TextEditorPatchAfter\x12).exocortex.v1.TextEditorPatchAfterRequest\x1a*.exocortex.v1.TextEditorPatchAfterResponse\x12p\n" +
+	"\x15EmbeddingModelChanged\x12*.exocortex.v1.EmbeddingModelChangedRequest\x1a+.exocortex.v1.EmbeddingModelChangedResponse\x12R\n" +
 	"\vExecuteTool\x12 .exocortex.v1.ExecuteToolRequest\x1a!.exocortex.v1.ExecuteToolResponse\x12C\n" +
 	"\bRunBatch\x12\x1a.exocortex.v1.BatchRequest\x1a\x1b.exocortex.v1.BatchResponse\x12G\n" +
 	"\bDispatch\x12\x1a.exocortex.v1.BatchRequest\x1a\x1b.exocortex.v1.BatchResponse(\x010\x01B?Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1b\x06proto3"
@@ -1287,156 +1567,204 @@ var file_exocortex_v1_plugin_proto_goTypes = []any{
 	(*ResponseStreamRequest)(nil),            // 27: exocortex.v1.ResponseStreamRequest
 	(*MessageLoopExceptionRequest)(nil),      // 28: exocortex.v1.MessageLoopExceptionRequest
 	(*ProcessChainEndRequest)(nil),           // 29: exocortex.v1.ProcessChainEndRequest
-	(*HookCall)(nil),                         // 30: exocortex.v1.HookCall
-	(*AgentInitResponse)(nil),                // 31: exocortex.v1.AgentInitResponse
-	(*MonologueStartResponse)(nil),           // 32: exocortex.v1.MonologueStartResponse
-	(*HistAddBeforeResponse)(nil),            // 33: exocortex.v1.HistAddBeforeResponse
-	(*MessageLoopStartResponse)(nil),         // 34: exocortex.v1.MessageLoopStartResponse
-	(*MessageLoopPromptsBeforeResponse)(nil), // 35: exocortex.v1.MessageLoopPromptsBeforeResponse
-	(*SystemPromptResponse)(nil),             // 36: exocortex.v1.SystemPromptResponse
-	(*MessageLoopPromptsAfterResponse)(nil),  // 37: exocortex.v1.MessageLoopPromptsAfterResponse
-	(*BeforeMainLLMCallResponse)(nil),        // 38: exocortex.v1.BeforeMainLLMCallResponse
-	(*ResponseStreamChunkResponse)(nil),      // 39: exocortex.v1.ResponseStreamChunkResponse
-	(*ResponseStreamEndResponse)(nil),        // 40: exocortex.v1.ResponseStreamEndResponse
-	(*ErrorFormatResponse)(nil),              // 41: exocortex.v1.ErrorFormatResponse
-	(*ToolExecuteBeforeResponse)(nil),        // 42: exocortex.v1.ToolExecuteBeforeResponse
-	(*ToolExecuteAfterResponse)(nil),         // 43: exocortex.v1.ToolExecuteAfterResponse
-	(*MessageLoopEndResponse)(nil),           // 44: exocortex.v1.MessageLoopEndResponse
-	(*MonologueEndResponse)(nil),             // 45: exocortex.v1.MonologueEndResponse
-	(*ChatModelCallBeforeResponse)(nil),      // 46: exocortex.v1.ChatModelCallBeforeResponse
-	(*ChatModelCallAfterResponse)(nil),       // 47: exocortex.v1.ChatModelCallAfterResponse
-	(*UtilModelCallBeforeResponse)(nil),      // 48: exocortex.v1.UtilModelCallBeforeResponse
-	(*UtilModelCallAfterResponse)(nil),       // 49: exocortex.v1.UtilModelCallAfterResponse
-	(*ReasoningStreamChunkResponse)(nil),     // 50: exocortex.v1.ReasoningStreamChunkResponse
-	(*ReasoningStreamResponse)(nil),          // 51: exocortex.v1.ReasoningStreamResponse
-	(*ReasoningStreamEndResponse)(nil),       // 52: exocortex.v1.ReasoningStreamEndResponse
-	(*ResponseStreamResponse)(nil),           // 53: exocortex.v1.ResponseStreamResponse
-	(*MessageLoopExceptionResponse)(nil),     // 54: exocortex.v1.MessageLoopExceptionResponse
-	(*ProcessChainEndResponse)(nil),          // 55: exocortex.v1.ProcessChainEndResponse
-	(*ToolCall)(nil),                         // 56: exocortex.v1.ToolCall
-	(*ToolResult)(nil),                       // 57: exocortex.v1.ToolResult
-	(*ManifestRequest)(nil),                  // 58: exocortex.v1.ManifestRequest
-	(*ManifestResponse)(nil),                 // 59: exocortex.v1.ManifestResponse
+	(*HistAddToolResultRequest)(nil),         // 30: exocortex.v1.HistAddToolResultRequest
+	(*ToolOutputUpdateRequest)(nil),          // 31: exocortex.v1.ToolOutputUpdateRequest
+	(*TextEditorReadAfterRequest)(nil),       // 32: exocortex.v1.TextEditorReadAfterRequest
+	(*TextEditorWriteBeforeRequest)(nil),     // 33: exocortex.v1.TextEditorWriteBeforeRequest
+	(*TextEditorWriteAfterRequest)(nil),      // 34: exocortex.v1.TextEditorWriteAfterRequest
+	(*TextEditorPatchBeforeRequest)(nil),     // 35: exocortex.v1.TextEditorPatchBeforeRequest
+	(*TextEditorPatchAfterRequest)(nil),      // 36: exocortex.v1.TextEditorPatchAfterRequest
+	(*EmbeddingModelChangedRequest)(nil),     // 37: exocortex.v1.EmbeddingModelChangedRequest
+	(*HookCall)(nil),                         // 38: exocortex.v1.HookCall
+	(*AgentInitResponse)(nil),                // 39: exocortex.v1.AgentInitResponse
+	(*MonologueStartResponse)(nil),           // 40: exocortex.v1.MonologueStartResponse
+	(*HistAddBeforeResponse)(nil),            // 41: exocortex.v1.HistAddBeforeResponse
+	(*MessageLoopStartResponse)(nil),         // 42: exocortex.v1.MessageLoopStartResponse
+	(*MessageLoopPromptsBeforeResponse)(nil), // 43: exocortex.v1.MessageLoopPromptsBeforeResponse
+	(*SystemPromptResponse)(nil),             // 44: exocortex.v1.SystemPromptResponse
+	(*MessageLoopPromptsAfterResponse)(nil),  // 45: exocortex.v1.MessageLoopPromptsAfterResponse
+	(*BeforeMainLLMCallResponse)(nil),        // 46: exocortex.v1.BeforeMainLLMCallResponse
+	(*ResponseStreamChunkResponse)(nil),      // 47: exocortex.v1.ResponseStreamChunkResponse
+	(*ResponseStreamEndResponse)(nil),        // 48: exocortex.v1.ResponseStreamEndResponse
+	(*ErrorFormatResponse)(nil),              // 49: exocortex.v1.ErrorFormatResponse
+	(*ToolExecuteBeforeResponse)(nil),        // 50: exocortex.v1.ToolExecuteBeforeResponse
+	(*ToolExecuteAfterResponse)(nil),         // 51: exocortex.v1.ToolExecuteAfterResponse
+	(*MessageLoopEndResponse)(nil),           // 52: exocortex.v1.MessageLoopEndResponse
+	(*MonologueEndResponse)(nil),             // 53: exocortex.v1.MonologueEndResponse
+	(*ChatModelCallBeforeResponse)(nil),      // 54: exocortex.v1.ChatModelCallBeforeResponse
+	(*ChatModelCallAfterResponse)(nil),       // 55: exocortex.v1.ChatModelCallAfterResponse
+	(*UtilModelCallBeforeResponse)(nil),      // 56: exocortex.v1.UtilModelCallBeforeResponse
+	(*UtilModelCallAfterResponse)(nil),       // 57: exocortex.v1.UtilModelCallAfterResponse
+	(*ReasoningStreamChunkResponse)(nil),     // 58: exocortex.v1.ReasoningStreamChunkResponse
+	(*ReasoningStreamResponse)(nil),          // 59: exocortex.v1.ReasoningStreamResponse
+	(*ReasoningStreamEndResponse)(nil),       // 60: exocortex.v1.ReasoningStreamEndResponse
+	(*ResponseStreamResponse)(nil),           // 61: exocortex.v1.ResponseStreamResponse
+	(*MessageLoopExceptionResponse)(nil),     // 62: exocortex.v1.MessageLoopExceptionResponse
+	(*ProcessChainEndResponse)(nil),          // 63: exocortex.v1.ProcessChainEndResponse
+	(*HistAddToolResultResponse)(nil),        // 64: exocortex.v1.HistAddToolResultResponse
+	(*ToolOutputUpdateResponse)(nil),         // 65: exocortex.v1.ToolOutputUpdateResponse
+	(*TextEditorReadAfterResponse)(nil),      // 66: exocortex.v1.TextEditorReadAfterResponse
+	(*TextEditorWriteBeforeResponse)(nil),    // 67: exocortex.v1.TextEditorWriteBeforeResponse
+	(*TextEditorWriteAfterResponse)(nil),     // 68: exocortex.v1.TextEditorWriteAfterResponse
+	(*TextEditorPatchBeforeResponse)(nil),    // 69: exocortex.v1.TextEditorPatchBeforeResponse
+	(*TextEditorPatchAfterResponse)(nil),     // 70: exocortex.v1.TextEditorPatchAfterResponse
+	(*EmbeddingModelChangedResponse)(nil),    // 71: exocortex.v1.EmbeddingModelChangedResponse
+	(*ToolCall)(nil),                         // 72: exocortex.v1.ToolCall
+	(*ToolResult)(nil),                       // 73: exocortex.v1.ToolResult
+	(*ManifestRequest)(nil),                  // 74: exocortex.v1.ManifestRequest
+	(*ManifestResponse)(nil),                 // 75: exocortex.v1.ManifestResponse
 }
 var file_exocortex_v1_plugin_proto_depIdxs = []int32{
-	5,  // 0: exocortex.v1.BatchRequest.agent_init:type_name -> exocortex.v1.AgentInitRequest
-	6,  // 1: exocortex.v1.BatchRequest.monologue_start:type_name -> exocortex.v1.MonologueStartRequest
-	7,  // 2: exocortex.v1.BatchRequest.hist_add_before:type_name -> exocortex.v1.HistAddBeforeRequest
-	8,  // 3: exocortex.v1.BatchRequest.message_loop_start:type_name -> exocortex.v1.MessageLoopStartRequest
-	9,  // 4: exocortex.v1.BatchRequest.message_loop_prompts_before:type_name -> exocortex.v1.MessageLoopPromptsBeforeRequest
-	10, // 5: exocortex.v1.BatchRequest.system_prompt:type_name -> exocortex.v1.SystemPromptRequest
-	11, // 6: exocortex.v1.BatchRequest.message_loop_prompts_after:type_name -> exocortex.v1.MessageLoopPromptsAfterRequest
-	12, // 7: exocortex.v1.BatchRequest.before_main_llm_call:type_name -> exocortex.v1.BeforeMainLLMCallRequest
-	13, // 8: exocortex.v1.BatchRequest.response_stream_chunk:type_name -> exocortex.v1.ResponseStreamChunkRequest
-	14, // 9: exocortex.v1.BatchRequest.response_stream_end:type_name -> exocortex.v1.ResponseStreamEndRequest
-	15, // 10: exocortex.v1.BatchRequest.error_format:type_name -> exocortex.v1.ErrorFormatRequest
-	16, // 11: exocortex.v1.BatchRequest.tool_execute_before:type_name -> exocortex.v1.ToolExecuteBeforeRequest
-	17, // 12: exocortex.v1.BatchRequest.tool_execute_after:type_name -> exocortex.v1.ToolExecuteAfterRequest
-	18, // 13: exocortex.v1.BatchRequest.message_loop_end:type_name -> exocortex.v1.MessageLoopEndRequest
-	19, // 14: exocortex.v1.BatchRequest.monologue_end:type_name -> exocortex.v1.MonologueEndRequest
-	20, // 15: exocortex.v1.BatchRequest.chat_model_call_before:type_name -> exocortex.v1.ChatModelCallBeforeRequest
-	21, // 16: exocortex.v1.BatchRequest.chat_model_call_after:type_name -> exocortex.v1.ChatModelCallAfterRequest
-	22, // 17: exocortex.v1.BatchRequest.util_model_call_before:type_name -> exocortex.v1.UtilModelCallBeforeRequest
-	23, // 18: exocortex.v1.BatchRequest.util_model_call_after:type_name -> exocortex.v1.UtilModelCallAfterRequest
-	24, // 19: exocortex.v1.BatchRequest.reasoning_stream_chunk:type_name -> exocortex.v1.ReasoningStreamChunkRequest
-	25, // 20: exocortex.v1.BatchRequest.reasoning_stream:type_name -> exocortex.v1.ReasoningStreamRequest
-	26, // 21: exocortex.v1.BatchRequest.reasoning_stream_end:type_name -> exocortex.v1.ReasoningStreamEndRequest
-	27, // 22: exocortex.v1.BatchRequest.response_stream:type_name -> exocortex.v1.ResponseStreamRequest
-	28, // 23: exocortex.v1.BatchRequest.message_loop_exception:type_name -> exocortex.v1.MessageLoopExceptionRequest
-	29, // 24: exocortex.v1.BatchRequest.process_chain_end:type_name -> exocortex.v1.ProcessChainEndRequest
-	30, // 25: exocortex.v1.BatchRequest.calls:type_name -> exocortex.v1.HookCall
-	2,  // 26: exocortex.v1.BatchResponse.results:type_name -> exocortex.v1.BatchResult
-	31, // 27: exocortex.v1.BatchResult.agent_init:type_name -> exocortex.v1.AgentInitResponse
-	32, // 28: exocortex.v1.BatchResult.monologue_start:type_name -> exocortex.v1.MonologueStartResponse
-	33, // 29: exocortex.v1.BatchResult.hist_add_before:type_name -> exocortex.v1.HistAddBeforeResponse
-	34, // 30: exocortex.v1.BatchResult.message_loop_start:type_name -> exocortex.v1.MessageLoopStartResponse
-	35, // 31: exocortex.v1.BatchResult.message_loop_prompts_before:type_name -> exocortex.v1.MessageLoopPromptsBeforeResponse
-	36, // 32: exocortex.v1.BatchResult.system_prompt:type_name -> exocortex.v1.SystemPromptResponse
-	37, // 33: exocortex.v1.BatchResult.message_loop_prompts_after:type_name -> exocortex.v1.MessageLoopPromptsAfterResponse
-	38, // 34: exocortex.v1.BatchResult.before_main_llm_call:type_name -> exocortex.v1.BeforeMainLLMCallResponse
-	39, // 35: exocortex.v1.BatchResult.response_stream_chunk:type_name -> exocortex.v1.ResponseStreamChunkResponse
-	40, // 36: exocortex.v1.BatchResult.response_stream_end:type_name -> exocortex.v1.ResponseStreamEndResponse
-	41, // 37: exocortex.v1.BatchResult.error_format:type_name -> exocortex.v1.ErrorFormatResponse
-	42, // 38: exocortex.v1.BatchResult.tool_execute_before:type_name -> exocortex.v1.ToolExecuteBeforeResponse
-	43, // 39: exocortex.v1.BatchResult.tool_execute_after:type_name -> exocortex.v1.ToolExecuteAfterResponse
-	44, // 40: exocortex.v1.BatchResult.message_loop_end:type_name -> exocortex.v1.MessageLoopEndResponse
-	45, // 41: exocortex.v1.BatchResult.monologue_end:type_name -> exocortex.v1.MonologueEndResponse
-	46, // 42: exocortex.v1.BatchResult.chat_model_call_before:type_name -> exocortex.v1.ChatModelCallBeforeResponse
-	47, // 43: exocortex.v1.BatchResult.chat_model_call_after:type_name -> exocortex.v1.ChatModelCallAfterResponse
-	48, // 44: exocortex.v1.BatchResult.util_model_call_before:type_name -> exocortex.v1.UtilModelCallBeforeResponse
-	49, // 45: exocortex.v1.BatchResult.util_model_call_after:type_name -> exocortex.v1.UtilModelCallAfterResponse
-	50, // 46: exocortex.v1.BatchResult.reasoning_stream_chunk:type_name -> exocortex.v1.ReasoningStreamChunkResponse
-	51, // 47: exocortex.v1.BatchResult.reasoning_stream:type_name -> exocortex.v1.ReasoningStreamResponse
-	52, // 48: exocortex.v1.BatchResult.reasoning_stream_end:type_name -> exocortex.v1.ReasoningStreamEndResponse
-	53, // 49: exocortex.v1.BatchResult.response_stream:type_name -> exocortex.v1.ResponseStreamResponse
-	54, // 50: exocortex.v1.BatchResult.message_loop_exception:type_name -> exocortex.v1.MessageLoopExceptionResponse
-	55, // 51: exocortex.v1.BatchResult.process_chain_end:type_name -> exocortex.v1.ProcessChainEndResponse
-	30, // 52: exocortex.v1.ExecuteToolRequest.call:type_name -> exocortex.v1.HookCall
-	56, // 53: exocortex.v1.ExecuteToolRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	57, // 54: exocortex.v1.ExecuteToolResponse.result:type_name -> exocortex.v1.ToolResult
-	58, // 55: exocortex.v1.Plugin.Manifest:input_type -> exocortex.v1.ManifestRequest
-	5,  // 56: exocortex.v1.Plugin.AgentInit:input_type -> exocortex.v1.AgentInitRequest
-	6,  // 57: exocortex.v1.Plugin.MonologueStart:input_type -> exocortex.v1.MonologueStartRequest
-	7,  // 58: exocortex.v1.Plugin.HistAddBefore:input_type -> exocortex.v1.HistAddBeforeRequest
-	8,  // 59: exocortex.v1.Plugin.MessageLoopStart:input_type -> exocortex.v1.MessageLoopStartRequest
-	9,  // 60: exocortex.v1.Plugin.MessageLoopPromptsBefore:input_type -> exocortex.v1.MessageLoopPromptsBeforeRequest
-	10, // 61: exocortex.v1.Plugin.SystemPrompt:input_type -> exocortex.v1.SystemPromptRequest
-	11, // 62: exocortex.v1.Plugin.MessageLoopPromptsAfter:input_type -> exocortex.v1.MessageLoopPromptsAfterRequest
-	12, // 63: exocortex.v1.Plugin.BeforeMainLLMCall:input_type -> exocortex.v1.BeforeMainLLMCallRequest
-	13, // 64: exocortex.v1.Plugin.ResponseStreamChunk:input_type -> exocortex.v1.ResponseStreamChunkRequest
-	14, // 65: exocortex.v1.Plugin.ResponseStreamEnd:input_type -> exocortex.v1.ResponseStreamEndRequest
-	15, // 66: exocortex.v1.Plugin.ErrorFormat:input_type -> exocortex.v1.ErrorFormatRequest
-	16, // 67: exocortex.v1.Plugin.ToolExecuteBefore:input_type -> exocortex.v1.ToolExecuteBeforeRequest
-	17, // 68: exocortex.v1.Plugin.ToolExecuteAfter:input_type -> exocortex.v1.ToolExecuteAfterRequest
-	18, // 69: exocortex.v1.Plugin.MessageLoopEnd:input_type -> exocortex.v1.MessageLoopEndRequest
-	19, // 70: exocortex.v1.Plugin.MonologueEnd:input_type -> exocortex.v1.MonologueEndRequest
-	20, // 71: exocortex.v1.Plugin.ChatModelCallBefore:input_type -> exocortex.v1.ChatModelCallBeforeRequest
-	21, // 72: exocortex.v1.Plugin.ChatModelCallAfter:input_type -> exocortex.v1.ChatModelCallAfterRequest
-	22, // 73: exocortex.v1.Plugin.UtilModelCallBefore:input_type -> exocortex.v1.UtilModelCallBeforeRequest
-	23, // 74: exocortex.v1.Plugin.UtilModelCallAfter:input_type -> exocortex.v1.UtilModelCallAfterRequest
-	24, // 75: exocortex.v1.Plugin.ReasoningStreamChunk:input_type -> exocortex.v1.ReasoningStreamChunkRequest
-	25, // 76: exocortex.v1.Plugin.ReasoningStream:input_type -> exocortex.v1.ReasoningStreamRequest
-	26, // 77: exocortex.v1.Plugin.ReasoningStreamEnd:input_type -> exocortex.v1.ReasoningStreamEndRequest
-	27, // 78: exocortex.v1.Plugin.ResponseStream:input_type -> exocortex.v1.ResponseStreamRequest
-	28, // 79: exocortex.v1.Plugin.MessageLoopException:input_type -> exocortex.v1.MessageLoopExceptionRequest
-	29, // 80: exocortex.v1.Plugin.ProcessChainEnd:input_type -> exocortex.v1.ProcessChainEndRequest
-	3,  // 81: exocortex.v1.Plugin.ExecuteTool:input_type -> exocortex.v1.ExecuteToolRequest
-	0,  // 82: exocortex.v1.Plugin.RunBatch:input_type -> exocortex.v1.BatchRequest
-	0,  // 83: exocortex.v1.Plugin.Dispatch:input_type -> exocortex.v1.BatchRequest
-	59, // 84: exocortex.v1.Plugin.Manifest:output_type -> exocortex.v1.ManifestResponse
-	31, // 85: exocortex.v1.Plugin.AgentInit:output_type -> exocortex.v1.AgentInitResponse
-	32, // 86: exocortex.v1.Plugin.MonologueStart:output_type -> exocortex.v1.MonologueStartResponse
-	33, // 87: exocortex.v1.Plugin.HistAddBefore:output_type -> exocortex.v1.HistAddBeforeResponse
-	34, // 88: exocortex.v1.Plugin.MessageLoopStart:output_type -> exocortex.v1.MessageLoopStartResponse
-	35, // 89: exocortex.v1.Plugin.MessageLoopPromptsBefore:output_type -> exocortex.v1.MessageLoopPromptsBeforeResponse
-	36, // 90: exocortex.v1.Plugin.SystemPrompt:output_type -> exocortex.v1.SystemPromptResponse
-	37, // 91: exocortex.v1.Plugin.MessageLoopPromptsAfter:output_type -> exocortex.v1.MessageLoopPromptsAfterResponse
-	38, // 92: exocortex.v1.Plugin.BeforeMainLLMCall:output_type -> exocortex.v1.BeforeMainLLMCallResponse
-	39, // 93: exocortex.v1.Plugin.ResponseStreamChunk:output_type -> exocortex.v1.ResponseStreamChunkResponse
-	40, // 94: exocortex.v1.Plugin.ResponseStreamEnd:output_type -> exocortex.v1.ResponseStreamEndResponse
-	41, // 95: exocortex.v1.Plugin.ErrorFormat:output_type -> exocortex.v1.ErrorFormatResponse
-	42, // 96: exocortex.v1.Plugin.ToolExecuteBefore:output_type -> exocortex.v1.ToolExecuteBeforeResponse
-	43, // 97: exocortex.v1.Plugin.ToolExecuteAfter:output_type -> exocortex.v1.ToolExecuteAfterResponse
-	44, // 98: exocortex.v1.Plugin.MessageLoopEnd:output_type -> exocortex.v1.MessageLoopEndResponse
-	45, // 99: exocortex.v1.Plugin.MonologueEnd:output_type -> exocortex.v1.MonologueEndResponse
-	46, // 100: exocortex.v1.Plugin.ChatModelCallBefore:output_type -> exocortex.v1.ChatModelCallBeforeResponse
-	47, // 101: exocortex.v1.Plugin.ChatModelCallAfter:output_type -> exocortex.v1.ChatModelCallAfterResponse
-	48, // 102: exocortex.v1.Plugin.UtilModelCallBefore:output_type -> exocortex.v1.UtilModelCallBeforeResponse
-	49, // 103: exocortex.v1.Plugin.UtilModelCallAfter:output_type -> exocortex.v1.UtilModelCallAfterResponse
-	50, // 104: exocortex.v1.Plugin.ReasoningStreamChunk:output_type -> exocortex.v1.ReasoningStreamChunkResponse
-	51, // 105: exocortex.v1.Plugin.ReasoningStream:output_type -> exocortex.v1.ReasoningStreamResponse
-	52, // 106: exocortex.v1.Plugin.ReasoningStreamEnd:output_type -> exocortex.v1.ReasoningStreamEndResponse
-	53, // 107: exocortex.v1.Plugin.ResponseStream:output_type -> exocortex.v1.ResponseStreamResponse
-	54, // 108: exocortex.v1.Plugin.MessageLoopException:output_type -> exocortex.v1.MessageLoopExceptionResponse
-	55, // 109: exocortex.v1.Plugin.ProcessChainEnd:output_type -> exocortex.v1.ProcessChainEndResponse
-	4,  // 110: exocortex.v1.Plugin.ExecuteTool:output_type -> exocortex.v1.ExecuteToolResponse
-	1,  // 111: exocortex.v1.Plugin.RunBatch:output_type -> exocortex.v1.BatchResponse
-	1,  // 112: exocortex.v1.Plugin.Dispatch:output_type -> exocortex.v1.BatchResponse
-	84, // [84:113] is the sub-list for method output_type
-	55, // [55:84] is the sub-list for method input_type
-	55, // [55:55] is the sub-list for extension type_name
-	55, // [55:55] is the sub-list for extension extendee
-	0,  // [0:55] is the sub-list for field type_name
+	5,   // 0: exocortex.v1.BatchRequest.agent_init:type_name -> exocortex.v1.AgentInitRequest
+	6,   // 1: exocortex.v1.BatchRequest.monologue_start:type_name -> exocortex.v1.MonologueStartRequest
+	7,   // 2: exocortex.v1.BatchRequest.hist_add_before:type_name -> exocortex.v1.HistAddBeforeRequest
+	8,   // 3: exocortex.v1.BatchRequest.message_loop_start:type_name -> exocortex.v1.MessageLoopStartRequest
+	9,   // 4: exocortex.v1.BatchRequest.message_loop_prompts_before:type_name -> exocortex.v1.MessageLoopPromptsBeforeRequest
+	10,  // 5: exocortex.v1.BatchRequest.system_prompt:type_name -> exocortex.v1.SystemPromptRequest
+	11,  // 6: exocortex.v1.BatchRequest.message_loop_prompts_after:type_name -> exocortex.v1.MessageLoopPromptsAfterRequest
+	12,  // 7: exocortex.v1.BatchRequest.before_main_llm_call:type_name -> exocortex.v1.BeforeMainLLMCallRequest
+	13,  // 8: exocortex.v1.BatchRequest.response_stream_chunk:type_name -> exocortex.v1.ResponseStreamChunkRequest
+	14,  // 9: exocortex.v1.BatchRequest.response_stream_end:type_name -> exocortex.v1.ResponseStreamEndRequest
+	15,  // 10: exocortex.v1.BatchRequest.error_format:type_name -> exocortex.v1.ErrorFormatRequest
+	16,  // 11: exocortex.v1.BatchRequest.tool_execute_before:type_name -> exocortex.v1.ToolExecuteBeforeRequest
+	17,  // 12: exocortex.v1.BatchRequest.tool_execute_after:type_name -> exocortex.v1.ToolExecuteAfterRequest
+	18,  // 13: exocortex.v1.BatchRequest.message_loop_end:type_name -> exocortex.v1.MessageLoopEndRequest
+	19,  // 14: exocortex.v1.BatchRequest.monologue_end:type_name -> exocortex.v1.MonologueEndRequest
+	20,  // 15: exocortex.v1.BatchRequest.chat_model_call_before:type_name -> exocortex.v1.ChatModelCallBeforeRequest
+	21,  // 16: exocortex.v1.BatchRequest.chat_model_call_after:type_name -> exocortex.v1.ChatModelCallAfterRequest
+	22,  // 17: exocortex.v1.BatchRequest.util_model_call_before:type_name -> exocortex.v1.UtilModelCallBeforeRequest
+	23,  // 18: exocortex.v1.BatchRequest.util_model_call_after:type_name -> exocortex.v1.UtilModelCallAfterRequest
+	24,  // 19: exocortex.v1.BatchRequest.reasoning_stream_chunk:type_name -> exocortex.v1.ReasoningStreamChunkRequest
+	25,  // 20: exocortex.v1.BatchRequest.reasoning_stream:type_name -> exocortex.v1.ReasoningStreamRequest
+	26,  // 21: exocortex.v1.BatchRequest.reasoning_stream_end:type_name -> exocortex.v1.ReasoningStreamEndRequest
+	27,  // 22: exocortex.v1.BatchRequest.response_stream:type_name -> exocortex.v1.ResponseStreamRequest
+	28,  // 23: exocortex.v1.BatchRequest.message_loop_exception:type_name -> exocortex.v1.MessageLoopExceptionRequest
+	29,  // 24: exocortex.v1.BatchRequest.process_chain_end:type_name -> exocortex.v1.ProcessChainEndRequest
+	30,  // 25: exocortex.v1.BatchRequest.hist_add_tool_result:type_name -> exocortex.v1.HistAddToolResultRequest
+	31,  // 26: exocortex.v1.BatchRequest.tool_output_update:type_name -> exocortex.v1.ToolOutputUpdateRequest
+	32,  // 27: exocortex.v1.BatchRequest.text_editor_read_after:type_name -> exocortex.v1.TextEditorReadAfterRequest
+	33,  // 28: exocortex.v1.BatchRequest.text_editor_write_before:type_name -> exocortex.v1.TextEditorWriteBeforeRequest
+	34,  // 29: exocortex.v1.BatchRequest.text_editor_write_after:type_name -> exocortex.v1.TextEditorWriteAfterRequest
+	35,  // 30: exocortex.v1.BatchRequest.text_editor_patch_before:type_name -> exocortex.v1.TextEditorPatchBeforeRequest
+	36,  // 31: exocortex.v1.BatchRequest.text_editor_patch_after:type_name -> exocortex.v1.TextEditorPatchAfterRequest
+	37,  // 32: exocortex.v1.BatchRequest.embedding_model_changed:type_name -> exocortex.v1.EmbeddingModelChangedRequest
+	38,  // 33: exocortex.v1.BatchRequest.calls:type_name -> exocortex.v1.HookCall
+	2,   // 34: exocortex.v1.BatchResponse.results:type_name -> exocortex.v1.BatchResult
+	39,  // 35: exocortex.v1.BatchResult.agent_init:type_name -> exocortex.v1.AgentInitResponse
+	40,  // 36: exocortex.v1.BatchResult.monologue_start:type_name -> exocortex.v1.MonologueStartResponse
+	41,  // 37: exocortex.v1.BatchResult.hist_add_before:type_name -> exocortex.v1.HistAddBeforeResponse
+	42,  // 38: exocortex.v1.BatchResult.message_loop_start:type_name -> exocortex.v1.MessageLoopStartResponse
+	43,  // 39: exocortex.v1.BatchResult.message_loop_prompts_before:type_name -> exocortex.v1.MessageLoopPromptsBeforeResponse
+	44,  // 40: exocortex.v1.BatchResult.system_prompt:type_name -> exocortex.v1.SystemPromptResponse
+	45,  // 41: exocortex.v1.BatchResult.message_loop_prompts_after:type_name -> exocortex.v1.MessageLoopPromptsAfterResponse
+	46,  // 42: exocortex.v1.BatchResult.before_main_llm_call:type_name -> exocortex.v1.BeforeMainLLMCallResponse
+	47,  // 43: exocortex.v1.BatchResult.response_stream_chunk:type_name -> exocortex.v1.ResponseStreamChunkResponse
+	48,  // 44: exocortex.v1.BatchResult.response_stream_end:type_name -> exocortex.v1.ResponseStreamEndResponse
+	49,  // 45: exocortex.v1.BatchResult.error_format:type_name -> exocortex.v1.ErrorFormatResponse
+	50,  // 46: exocortex.v1.BatchResult.tool_execute_before:type_name -> exocortex.v1.ToolExecuteBeforeResponse
+	51,  // 47: exocortex.v1.BatchResult.tool_execute_after:type_name -> exocortex.v1.ToolExecuteAfterResponse
+	52,  // 48: exocortex.v1.BatchResult.message_loop_end:type_name -> exocortex.v1.MessageLoopEndResponse
+	53,  // 49: exocortex.v1.BatchResult.monologue_end:type_name -> exocortex.v1.MonologueEndResponse
+	54,  // 50: exocortex.v1.BatchResult.chat_model_call_before:type_name -> exocortex.v1.ChatModelCallBeforeResponse
+	55,  // 51: exocortex.v1.BatchResult.chat_model_call_after:type_name -> exocortex.v1.ChatModelCallAfterResponse
+	56,  // 52: exocortex.v1.BatchResult.util_model_call_before:type_name -> exocortex.v1.UtilModelCallBeforeResponse
+	57,  // 53: exocortex.v1.BatchResult.util_model_call_after:type_name -> exocortex.v1.UtilModelCallAfterResponse
+	58,  // 54: exocortex.v1.BatchResult.reasoning_stream_chunk:type_name -> exocortex.v1.ReasoningStreamChunkResponse
+	59,  // 55: exocortex.v1.BatchResult.reasoning_stream:type_name -> exocortex.v1.ReasoningStreamResponse
+	60,  // 56: exocortex.v1.BatchResult.reasoning_stream_end:type_name -> exocortex.v1.ReasoningStreamEndResponse
+	61,  // 57: exocortex.v1.BatchResult.response_stream:type_name -> exocortex.v1.ResponseStreamResponse
+	62,  // 58: exocortex.v1.BatchResult.message_loop_exception:type_name -> exocortex.v1.MessageLoopExceptionResponse
+	63,  // 59: exocortex.v1.BatchResult.process_chain_end:type_name -> exocortex.v1.ProcessChainEndResponse
+	64,  // 60: exocortex.v1.BatchResult.hist_add_tool_result:type_name -> exocortex.v1.HistAddToolResultResponse
+	65,  // 61: exocortex.v1.BatchResult.tool_output_update:type_name -> exocortex.v1.ToolOutputUpdateResponse
+	66,  // 62: exocortex.v1.BatchResult.text_editor_read_after:type_name -> exocortex.v1.TextEditorReadAfterResponse
+	67,  // 63: exocortex.v1.BatchResult.text_editor_write_before:type_name -> exocortex.v1.TextEditorWriteBeforeResponse
+	68,  // 64: exocortex.v1.BatchResult.text_editor_write_after:type_name -> exocortex.v1.TextEditorWriteAfterResponse
+	69,  // 65: exocortex.v1.BatchResult.text_editor_patch_before:type_name -> exocortex.v1.TextEditorPatchBeforeResponse
+	70,  // 66: exocortex.v1.BatchResult.text_editor_patch_after:type_name -> exocortex.v1.TextEditorPatchAfterResponse
+	71,  // 67: exocortex.v1.BatchResult.embedding_model_changed:type_name -> exocortex.v1.EmbeddingModelChangedResponse
+	38,  // 68: exocortex.v1.ExecuteToolRequest.call:type_name -> exocortex.v1.HookCall
+	72,  // 69: exocortex.v1.ExecuteToolRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	73,  // 70: exocortex.v1.ExecuteToolResponse.result:type_name -> exocortex.v1.ToolResult
+	74,  // 71: exocortex.v1.Plugin.Manifest:input_type -> exocortex.v1.ManifestRequest
+	5,   // 72: exocortex.v1.Plugin.AgentInit:input_type -> exocortex.v1.AgentInitRequest
+	6,   // 73: exocortex.v1.Plugin.MonologueStart:input_type -> exocortex.v1.MonologueStartRequest
+	7,   // 74: exocortex.v1.Plugin.HistAddBefore:input_type -> exocortex.v1.HistAddBeforeRequest
+	8,   // 75: exocortex.v1.Plugin.MessageLoopStart:input_type -> exocortex.v1.MessageLoopStartRequest
+	9,   // 76: exocortex.v1.Plugin.MessageLoopPromptsBefore:input_type -> exocortex.v1.MessageLoopPromptsBeforeRequest
+	10,  // 77: exocortex.v1.Plugin.SystemPrompt:input_type -> exocortex.v1.SystemPromptRequest
+	11,  // 78: exocortex.v1.Plugin.MessageLoopPromptsAfter:input_type -> exocortex.v1.MessageLoopPromptsAfterRequest
+	12,  // 79: exocortex.v1.Plugin.BeforeMainLLMCall:input_type -> exocortex.v1.BeforeMainLLMCallRequest
+	13,  // 80: exocortex.v1.Plugin.ResponseStreamChunk:input_type -> exocortex.v1.ResponseStreamChunkRequest
+	14,  // 81: exocortex.v1.Plugin.ResponseStreamEnd:input_type -> exocortex.v1.ResponseStreamEndRequest
+	15,  // 82: exocortex.v1.Plugin.ErrorFormat:input_type -> exocortex.v1.ErrorFormatRequest
+	16,  // 83: exocortex.v1.Plugin.ToolExecuteBefore:input_type -> exocortex.v1.ToolExecuteBeforeRequest
+	17,  // 84: exocortex.v1.Plugin.ToolExecuteAfter:input_type -> exocortex.v1.ToolExecuteAfterRequest
+	18,  // 85: exocortex.v1.Plugin.MessageLoopEnd:input_type -> exocortex.v1.MessageLoopEndRequest
+	19,  // 86: exocortex.v1.Plugin.MonologueEnd:input_type -> exocortex.v1.MonologueEndRequest
+	20,  // 87: exocortex.v1.Plugin.ChatModelCallBefore:input_type -> exocortex.v1.ChatModelCallBeforeRequest
+	21,  // 88: exocortex.v1.Plugin.ChatModelCallAfter:input_type -> exocortex.v1.ChatModelCallAfterRequest
+	22,  // 89: exocortex.v1.Plugin.UtilModelCallBefore:input_type -> exocortex.v1.UtilModelCallBeforeRequest
+	23,  // 90: exocortex.v1.Plugin.UtilModelCallAfter:input_type -> exocortex.v1.UtilModelCallAfterRequest
+	24,  // 91: exocortex.v1.Plugin.ReasoningStreamChunk:input_type -> exocortex.v1.ReasoningStreamChunkRequest
+	25,  // 92: exocortex.v1.Plugin.ReasoningStream:input_type -> exocortex.v1.ReasoningStreamRequest
+	26,  // 93: exocortex.v1.Plugin.ReasoningStreamEnd:input_type -> exocortex.v1.ReasoningStreamEndRequest
+	27,  // 94: exocortex.v1.Plugin.ResponseStream:input_type -> exocortex.v1.ResponseStreamRequest
+	28,  // 95: exocortex.v1.Plugin.MessageLoopException:input_type -> exocortex.v1.MessageLoopExceptionRequest
+	29,  // 96: exocortex.v1.Plugin.ProcessChainEnd:input_type -> exocortex.v1.ProcessChainEndRequest
+	30,  // 97: exocortex.v1.Plugin.HistAddToolResult:input_type -> exocortex.v1.HistAddToolResultRequest
+	31,  // 98: exocortex.v1.Plugin.ToolOutputUpdate:input_type -> exocortex.v1.ToolOutputUpdateRequest
+	32,  // 99: exocortex.v1.Plugin.TextEditorReadAfter:input_type -> exocortex.v1.TextEditorReadAfterRequest
+	33,  // 100: exocortex.v1.Plugin.TextEditorWriteBefore:input_type -> exocortex.v1.TextEditorWriteBeforeRequest
+	34,  // 101: exocortex.v1.Plugin.TextEditorWriteAfter:input_type -> exocortex.v1.TextEditorWriteAfterRequest
+	35,  // 102: exocortex.v1.Plugin.TextEditorPatchBefore:input_type -> exocortex.v1.TextEditorPatchBeforeRequest
+	36,  // 103: exocortex.v1.Plugin.TextEditorPatchAfter:input_type -> exocortex.v1.TextEditorPatchAfterRequest
+	37,  // 104: exocortex.v1.Plugin.EmbeddingModelChanged:input_type -> exocortex.v1.EmbeddingModelChangedRequest
+	3,   // 105: exocortex.v1.Plugin.ExecuteTool:input_type -> exocortex.v1.ExecuteToolRequest
+	0,   // 106: exocortex.v1.Plugin.RunBatch:input_type -> exocortex.v1.BatchRequest
+	0,   // 107: exocortex.v1.Plugin.Dispatch:input_type -> exocortex.v1.BatchRequest
+	75,  // 108: exocortex.v1.Plugin.Manifest:output_type -> exocortex.v1.ManifestResponse
+	39,  // 109: exocortex.v1.Plugin.AgentInit:output_type -> exocortex.v1.AgentInitResponse
+	40,  // 110: exocortex.v1.Plugin.MonologueStart:output_type -> exocortex.v1.MonologueStartResponse
+	41,  // 111: exocortex.v1.Plugin.HistAddBefore:output_type -> exocortex.v1.HistAddBeforeResponse
+	42,  // 112: exocortex.v1.Plugin.MessageLoopStart:output_type -> exocortex.v1.MessageLoopStartResponse
+	43,  // 113: exocortex.v1.Plugin.MessageLoopPromptsBefore:output_type -> exocortex.v1.MessageLoopPromptsBeforeResponse
+	44,  // 114: exocortex.v1.Plugin.SystemPrompt:output_type -> exocortex.v1.SystemPromptResponse
+	45,  // 115: exocortex.v1.Plugin.MessageLoopPromptsAfter:output_type -> exocortex.v1.MessageLoopPromptsAfterResponse
+	46,  // 116: exocortex.v1.Plugin.BeforeMainLLMCall:output_type -> exocortex.v1.BeforeMainLLMCallResponse
+	47,  // 117: exocortex.v1.Plugin.ResponseStreamChunk:output_type -> exocortex.v1.ResponseStreamChunkResponse
+	48,  // 118: exocortex.v1.Plugin.ResponseStreamEnd:output_type -> exocortex.v1.ResponseStreamEndResponse
+	49,  // 119: exocortex.v1.Plugin.ErrorFormat:output_type -> exocortex.v1.ErrorFormatResponse
+	50,  // 120: exocortex.v1.Plugin.ToolExecuteBefore:output_type -> exocortex.v1.ToolExecuteBeforeResponse
+	51,  // 121: exocortex.v1.Plugin.ToolExecuteAfter:output_type -> exocortex.v1.ToolExecuteAfterResponse
+	52,  // 122: exocortex.v1.Plugin.MessageLoopEnd:output_type -> exocortex.v1.MessageLoopEndResponse
+	53,  // 123: exocortex.v1.Plugin.MonologueEnd:output_type -> exocortex.v1.MonologueEndResponse
+	54,  // 124: exocortex.v1.Plugin.ChatModelCallBefore:output_type -> exocortex.v1.ChatModelCallBeforeResponse
+	55,  // 125: exocortex.v1.Plugin.ChatModelCallAfter:output_type -> exocortex.v1.ChatModelCallAfterResponse
+	56,  // 126: exocortex.v1.Plugin.UtilModelCallBefore:output_type -> exocortex.v1.UtilModelCallBeforeResponse
+	57,  // 127: exocortex.v1.Plugin.UtilModelCallAfter:output_type -> exocortex.v1.UtilModelCallAfterResponse
+	58,  // 128: exocortex.v1.Plugin.ReasoningStreamChunk:output_type -> exocortex.v1.ReasoningStreamChunkResponse
+	59,  // 129: exocortex.v1.Plugin.ReasoningStream:output_type -> exocortex.v1.ReasoningStreamResponse
+	60,  // 130: exocortex.v1.Plugin.ReasoningStreamEnd:output_type -> exocortex.v1.ReasoningStreamEndResponse
+	61,  // 131: exocortex.v1.Plugin.ResponseStream:output_type -> exocortex.v1.ResponseStreamResponse
+	62,  // 132: exocortex.v1.Plugin.MessageLoopException:output_type -> exocortex.v1.MessageLoopExceptionResponse
+	63,  // 133: exocortex.v1.Plugin.ProcessChainEnd:output_type -> exocortex.v1.ProcessChainEndResponse
+	64,  // 134: exocortex.v1.Plugin.HistAddToolResult:output_type -> exocortex.v1.HistAddToolResultResponse
+	65,  // 135: exocortex.v1.Plugin.ToolOutputUpdate:output_type -> exocortex.v1.ToolOutputUpdateResponse
+	66,  // 136: exocortex.v1.Plugin.TextEditorReadAfter:output_type -> exocortex.v1.TextEditorReadAfterResponse
+	67,  // 137: exocortex.v1.Plugin.TextEditorWriteBefore:output_type -> exocortex.v1.TextEditorWriteBeforeResponse
+	68,  // 138: exocortex.v1.Plugin.TextEditorWriteAfter:output_type -> exocortex.v1.TextEditorWriteAfterResponse
+	69,  // 139: exocortex.v1.Plugin.TextEditorPatchBefore:output_type -> exocortex.v1.TextEditorPatchBeforeResponse
+	70,  // 140: exocortex.v1.Plugin.TextEditorPatchAfter:output_type -> exocortex.v1.TextEditorPatchAfterResponse
+	71,  // 141: exocortex.v1.Plugin.EmbeddingModelChanged:output_type -> exocortex.v1.EmbeddingModelChangedResponse
+	4,   // 142: exocortex.v1.Plugin.ExecuteTool:output_type -> exocortex.v1.ExecuteToolResponse
+	1,   // 143: exocortex.v1.Plugin.RunBatch:output_type -> exocortex.v1.BatchResponse
+	1,   // 144: exocortex.v1.Plugin.Dispatch:output_type -> exocortex.v1.BatchResponse
+	108, // [108:145] is the sub-list for method output_type
+	71,  // [71:108] is the sub-list for method input_type
+	71,  // [71:71] is the sub-list for extension type_name
+	71,  // [71:71] is the sub-list for extension extendee
+	0,   // [0:71] is the sub-list for field type_name
 }
 
 func init() { file_exocortex_v1_plugin_proto_init() }
@@ -1473,6 +1801,14 @@ func file_exocortex_v1_plugin_proto_init() {
 		(*BatchRequest_ResponseStream)(nil),
 		(*BatchRequest_MessageLoopException)(nil),
 		(*BatchRequest_ProcessChainEnd)(nil),
+		(*BatchRequest_HistAddToolResult)(nil),
+		(*BatchRequest_ToolOutputUpdate)(nil),
+		(*BatchRequest_TextEditorReadAfter)(nil),
+		(*BatchRequest_TextEditorWriteBefore)(nil),
+		(*BatchRequest_TextEditorWriteAfter)(nil),
+		(*BatchRequest_TextEditorPatchBefore)(nil),
+		(*BatchRequest_TextEditorPatchAfter)(nil),
+		(*BatchRequest_EmbeddingModelChanged)(nil),
 	}
 	file_exocortex_v1_plugin_proto_msgTypes[2].OneofWrappers = []any{
 		(*BatchResult_AgentInit)(nil),
@@ -1500,6 +1836,14 @@ func file_exocortex_v1_plugin_proto_init() {
 		(*BatchResult_ResponseStream)(nil),
 		(*BatchResult_MessageLoopException)(nil),
 		(*BatchResult_ProcessChainEnd)(nil),
+		(*BatchResult_HistAddToolResult)(nil),
+		(*BatchResult_ToolOutputUpdate)(nil),
+		(*BatchResult_TextEditorReadAfter)(nil),
+		(*BatchResult_TextEditorWriteBefore)(nil),
+		(*BatchResult_TextEditorWriteAfter)(nil),
+		(*BatchResult_TextEditorPatchBefore)(nil),
+		(*BatchResult_TextEditorPatchAfter)(nil),
+		(*BatchResult_EmbeddingModelChanged)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

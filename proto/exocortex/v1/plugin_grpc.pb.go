@@ -60,6 +60,14 @@ const (
 	Plugin_ResponseStream_FullMethodName           = "/exocortex.v1.Plugin/ResponseStream"
 	Plugin_MessageLoopException_FullMethodName     = "/exocortex.v1.Plugin/MessageLoopException"
 	Plugin_ProcessChainEnd_FullMethodName          = "/exocortex.v1.Plugin/ProcessChainEnd"
+	Plugin_HistAddToolResult_FullMethodName        = "/exocortex.v1.Plugin/HistAddToolResult"
+	Plugin_ToolOutputUpdate_FullMethodName         = "/exocortex.v1.Plugin/ToolOutputUpdate"
+	Plugin_TextEditorReadAfter_FullMethodName      = "/exocortex.v1.Plugin/TextEditorReadAfter"
+	Plugin_TextEditorWriteBefore_FullMethodName    = "/exocortex.v1.Plugin/TextEditorWriteBefore"
+	Plugin_TextEditorWriteAfter_FullMethodName     = "/exocortex.v1.Plugin/TextEditorWriteAfter"
+	Plugin_TextEditorPatchBefore_FullMethodName    = "/exocortex.v1.Plugin/TextEditorPatchBefore"
+	Plugin_TextEditorPatchAfter_FullMethodName     = "/exocortex.v1.Plugin/TextEditorPatchAfter"
+	Plugin_EmbeddingModelChanged_FullMethodName    = "/exocortex.v1.Plugin/EmbeddingModelChanged"
 	Plugin_ExecuteTool_FullMethodName              = "/exocortex.v1.Plugin/ExecuteTool"
 	Plugin_RunBatch_FullMethodName                 = "/exocortex.v1.Plugin/RunBatch"
 	Plugin_Dispatch_FullMethodName                 = "/exocortex.v1.Plugin/Dispatch"
@@ -98,6 +106,14 @@ type PluginClient interface {
 	ResponseStream(ctx context.Context, in *ResponseStreamRequest, opts ...grpc.CallOption) (*ResponseStreamResponse, error)
 	MessageLoopException(ctx context.Context, in *MessageLoopExceptionRequest, opts ...grpc.CallOption) (*MessageLoopExceptionResponse, error)
 	ProcessChainEnd(ctx context.Context, in *ProcessChainEndRequest, opts ...grpc.CallOption) (*ProcessChainEndResponse, error)
+	HistAddToolResult(ctx context.Context, in *HistAddToolResultRequest, opts ...grpc.CallOption) (*HistAddToolResultResponse, error)
+	ToolOutputUpdate(ctx context.Context, in *ToolOutputUpdateRequest, opts ...grpc.CallOption) (*ToolOutputUpdateResponse, error)
+	TextEditorReadAfter(ctx context.Context, in *TextEditorReadAfterRequest, opts ...grpc.CallOption) (*TextEditorReadAfterResponse, error)
+	TextEditorWriteBefore(ctx context.Context, in *TextEditorWriteBeforeRequest, opts ...grpc.CallOption) (*TextEditorWriteBeforeResponse, error)
+	TextEditorWriteAfter(ctx context.Context, in *TextEditorWriteAfterRequest, opts ...grpc.CallOption) (*TextEditorWriteAfterResponse, error)
+	TextEditorPatchBefore(ctx context.Context, in *TextEditorPatchBeforeRequest, opts ...grpc.CallOption) (*TextEditorPatchBeforeResponse, error)
+	TextEditorPatchAfter(ctx context.Context, in *TextEditorPatchAfterRequest, opts ...grpc.CallOption) (*TextEditorPatchAfterResponse, error)
+	EmbeddingModelChanged(ctx context.Context, in *EmbeddingModelChangedRequest, opts ...grpc.CallOption) (*EmbeddingModelChangedResponse, error)
 	// ExecuteTool runs one of the tools the manifest declares.
 	ExecuteTool(ctx context.Context, in *ExecuteToolRequest, opts ...grpc.CallOption) (*ExecuteToolResponse, error)
 	// RunBatch runs consecutive extensions of this plugin at one hook, in order, in
@@ -382,6 +398,86 @@ func (c *pluginClient) ProcessChainEnd(ctx context.Context, in *ProcessChainEndR
 	return out, nil
 }
 
+func (c *pluginClient) HistAddToolResult(ctx context.Context, in *HistAddToolResultRequest, opts ...grpc.CallOption) (*HistAddToolResultResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(HistAddToolResultResponse)
+	err := c.cc.Invoke(ctx, Plugin_HistAddToolResult_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) ToolOutputUpdate(ctx context.Context, in *ToolOutputUpdateRequest, opts ...grpc.CallOption) (*ToolOutputUpdateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ToolOutputUpdateResponse)
+	err := c.cc.Invoke(ctx, Plugin_ToolOutputUpdate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) TextEditorReadAfter(ctx context.Context, in *TextEditorReadAfterRequest, opts ...grpc.CallOption) (*TextEditorReadAfterResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TextEditorReadAfterResponse)
+	err := c.cc.Invoke(ctx, Plugin_TextEditorReadAfter_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) TextEditorWriteBefore(ctx context.Context, in *TextEditorWriteBeforeRequest, opts ...grpc.CallOption) (*TextEditorWriteBeforeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TextEditorWriteBeforeResponse)
+	err := c.cc.Invoke(ctx, Plugin_TextEditorWriteBefore_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) TextEditorWriteAfter(ctx context.Context, in *TextEditorWriteAfterRequest, opts ...grpc.CallOption) (*TextEditorWriteAfterResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TextEditorWriteAfterResponse)
+	err := c.cc.Invoke(ctx, Plugin_TextEditorWriteAfter_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) TextEditorPatchBefore(ctx context.Context, in *TextEditorPatchBeforeRequest, opts ...grpc.CallOption) (*TextEditorPatchBeforeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TextEditorPatchBeforeResponse)
+	err := c.cc.Invoke(ctx, Plugin_TextEditorPatchBefore_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) TextEditorPatchAfter(ctx context.Context, in *TextEditorPatchAfterRequest, opts ...grpc.CallOption) (*TextEditorPatchAfterResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TextEditorPatchAfterResponse)
+	err := c.cc.Invoke(ctx, Plugin_TextEditorPatchAfter_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) EmbeddingModelChanged(ctx context.Context, in *EmbeddingModelChangedRequest, opts ...grpc.CallOption) (*EmbeddingModelChangedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EmbeddingModelChangedResponse)
+	err := c.cc.Invoke(ctx, Plugin_EmbeddingModelChanged_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *pluginClient) ExecuteTool(ctx context.Context, in *ExecuteToolRequest, opts ...grpc.CallOption) (*ExecuteToolResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ExecuteToolResponse)
@@ -448,6 +544,14 @@ type PluginServer interface {
 	ResponseStream(context.Context, *ResponseStreamRequest) (*ResponseStreamResponse, error)
 	MessageLoopException(context.Context, *MessageLoopExceptionRequest) (*MessageLoopExceptionResponse, error)
 	ProcessChainEnd(context.Context, *ProcessChainEndRequest) (*ProcessChainEndResponse, error)
+	HistAddToolResult(context.Context, *HistAddToolResultRequest) (*HistAddToolResultResponse, error)
+	ToolOutputUpdate(context.Context, *ToolOutputUpdateRequest) (*ToolOutputUpdateResponse, error)
+	TextEditorReadAfter(context.Context, *TextEditorReadAfterRequest) (*TextEditorReadAfterResponse, error)
+	TextEditorWriteBefore(context.Context, *TextEditorWriteBeforeRequest) (*TextEditorWriteBeforeResponse, error)
+	TextEditorWriteAfter(context.Context, *TextEditorWriteAfterRequest) (*TextEditorWriteAfterResponse, error)
+	TextEditorPatchBefore(context.Context, *TextEditorPatchBeforeRequest) (*TextEditorPatchBeforeResponse, error)
+	TextEditorPatchAfter(context.Context, *TextEditorPatchAfterRequest) (*TextEditorPatchAfterResponse, error)
+	EmbeddingModelChanged(context.Context, *EmbeddingModelChangedRequest) (*EmbeddingModelChangedResponse, error)
 	// ExecuteTool runs one of the tools the manifest declares.
 	ExecuteTool(context.Context, *ExecuteToolRequest) (*ExecuteToolResponse, error)
 	// RunBatch runs consecutive extensions of this plugin at one hook, in order, in
@@ -549,6 +653,30 @@ func (UnimplementedPluginServer) MessageLoopException(context.Context, *MessageL
 }
 func (UnimplementedPluginServer) ProcessChainEnd(context.Context, *ProcessChainEndRequest) (*ProcessChainEndResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ProcessChainEnd not implemented")
+}
+func (UnimplementedPluginServer) HistAddToolResult(context.Context, *HistAddToolResultRequest) (*HistAddToolResultResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method HistAddToolResult not implemented")
+}
+func (UnimplementedPluginServer) ToolOutputUpdate(context.Context, *ToolOutputUpdateRequest) (*ToolOutputUpdateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ToolOutputUpdate not implemented")
+}
+func (UnimplementedPluginServer) TextEditorReadAfter(context.Context, *TextEditorReadAfterRequest) (*TextEditorReadAfterResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method TextEditorReadAfter not implemented")
+}
+func (UnimplementedPluginServer) TextEditorWriteBefore(context.Context, *TextEditorWriteBeforeRequest) (*TextEditorWriteBeforeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method TextEditorWriteBefore not implemented")
+}
+func (UnimplementedPluginServer) TextEditorWriteAfter(context.Context, *TextEditorWriteAfterRequest) (*TextEditorWriteAfterResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method TextEditorWriteAfter not implemented")
+}
+func (UnimplementedPluginServer) TextEditorPatchBefore(context.Context, *TextEditorPatchBeforeRequest) (*TextEditorPatchBeforeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method TextEditorPatchBefore not implemented")
+}
+func (UnimplementedPluginServer) TextEditorPatchAfter(context.Context, *TextEditorPatchAfterRequest) (*TextEditorPatchAfterResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method TextEditorPatchAfter not implemented")
+}
+func (UnimplementedPluginServer) EmbeddingModelChanged(context.Context, *EmbeddingModelChangedRequest) (*EmbeddingModelChangedResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method EmbeddingModelChanged not implemented")
 }
 func (UnimplementedPluginServer) ExecuteTool(context.Context, *ExecuteToolRequest) (*ExecuteToolResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ExecuteTool not implemented")
@@ -1048,6 +1176,150 @@ func _Plugin_ProcessChainEnd_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Plugin_HistAddToolResult_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(HistAddToolResultRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).HistAddToolResult(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_HistAddToolResult_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).HistAddToolResult(ctx, req.(*HistAddToolResultRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_ToolOutputUpdate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ToolOutputUpdateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).ToolOutputUpdate(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_ToolOutputUpdate_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).ToolOutputUpdate(ctx, req.(*ToolOutputUpdateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_TextEditorReadAfter_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TextEditorReadAfterRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).TextEditorReadAfter(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_TextEditorReadAfter_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).TextEditorReadAfter(ctx, req.(*TextEditorReadAfterRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_TextEditorWriteBefore_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TextEditorWriteBeforeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).TextEditorWriteBefore(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_TextEditorWriteBefore_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).TextEditorWriteBefore(ctx, req.(*TextEditorWriteBeforeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_TextEditorWriteAfter_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TextEditorWriteAfterRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).TextEditorWriteAfter(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_TextEditorWriteAfter_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).TextEditorWriteAfter(ctx, req.(*TextEditorWriteAfterRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_TextEditorPatchBefore_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TextEditorPatchBeforeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).TextEditorPatchBefore(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_TextEditorPatchBefore_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).TextEditorPatchBefore(ctx, req.(*TextEditorPatchBeforeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_TextEditorPatchAfter_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TextEditorPatchAfterRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).TextEditorPatchAfter(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_TextEditorPatchAfter_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).TextEditorPatchAfter(ctx, req.(*TextEditorPatchAfterRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_EmbeddingModelChanged_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EmbeddingModelChangedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).EmbeddingModelChanged(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_EmbeddingModelChanged_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).EmbeddingModelChanged(ctx, req.(*EmbeddingModelChangedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Plugin_ExecuteTool_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ExecuteToolRequest)
 	if err := dec(in); err != nil {
@@ -1201,6 +1473,38 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ProcessChainEnd",
 			Handler:    _Plugin_ProcessChainEnd_Handler,
+		},
+		{
+			MethodName: "HistAddToolResult",
+			Handler:    _Plugin_HistAddToolResult_Handler,
+		},
+		{
+			MethodName: "ToolOutputUpdate",
+			Handler:    _Plugin_ToolOutputUpdate_Handler,
+		},
+		{
+			MethodName: "TextEditorReadAfter",
+			Handler:    _Plugin_TextEditorReadAfter_Handler,
+		},
+		{
+			MethodName: "TextEditorWriteBefore",
+			Handler:    _Plugin_TextEditorWriteBefore_Handler,
+		},
+		{
+			MethodName: "TextEditorWriteAfter",
+			Handler:    _Plugin_TextEditorWriteAfter_Handler,
+		},
+		{
+			MethodName: "TextEditorPatchBefore",
+			Handler:    _Plugin_TextEditorPatchBefore_Handler,
+		},
+		{
+			MethodName: "TextEditorPatchAfter",
+			Handler:    _Plugin_TextEditorPatchAfter_Handler,
+		},
+		{
+			MethodName: "EmbeddingModelChanged",
+			Handler:    _Plugin_EmbeddingModelChanged_Handler,
 		},
 		{
 			MethodName: "ExecuteTool",

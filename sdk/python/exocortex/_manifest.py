@@ -28,7 +28,8 @@ READS_HISTORY_HOOKS = frozenset({manifest_pb2.HOOK_MESSAGE_LOOP_PROMPTS_BEFORE, 
 # says reads_prompt only there.
 READS_PROMPT_HOOKS = frozenset({manifest_pb2.HOOK_SYSTEM_PROMPT, manifest_pb2.HOOK_MESSAGE_LOOP_PROMPTS_AFTER})
 # The hooks Spec.for_tools applies to.
-TOOL_HOOKS = frozenset({manifest_pb2.HOOK_TOOL_EXECUTE_BEFORE, manifest_pb2.HOOK_TOOL_EXECUTE_AFTER})
+TOOL_HOOKS = frozenset({manifest_pb2.HOOK_TOOL_EXECUTE_BEFORE, manifest_pb2.HOOK_TOOL_EXECUTE_AFTER,
+                        manifest_pb2.HOOK_HIST_ADD_TOOL_RESULT, manifest_pb2.HOOK_TOOL_OUTPUT_UPDATE})
 
 
 @dataclass
@@ -281,8 +282,8 @@ def _check_for_tools(name: str, tools: Any, hooks: FrozenSet[int], bad) -> List[
         bad(f'extension "{name}": for_tools is {type(tools).__name__}; give a list of tool names')
         return []
     if items and not hooks & TOOL_HOOKS:
-        bad(f'extension "{name}": for_tools applies to tool_execute_before and tool_execute_after, '
-            "which it does not implement")
+        bad(f'extension "{name}": for_tools applies to tool_execute_before, tool_execute_after, '
+            "hist_add_tool_result and tool_output_update, which it does not implement")
     names = []
     for j, t in enumerate(items):
         if not isinstance(t, str):

@@ -230,7 +230,8 @@ class PluginService(plugin_pb2_grpc.PluginServicer):
         info = lookup(which)
         hook = info.hook if info is not None else which
         if info is None:
-            raise Refusal(grpc.StatusCode.INVALID_ARGUMENT, f'plugin "{plugin}": a batch for unknown hook {hook}')
+            raise Refusal(grpc.StatusCode.INVALID_ARGUMENT, f'plugin "{plugin}": a batch for unknown hook {which}')
+        hook = info.hook
         base = getattr(request, which)
         result_field = which
 

@@ -193,7 +193,7 @@ class ManifestTest(unittest.TestCase):
             ("negative timeout", with_(Ender(exo.Spec(name="e", timeout=-1))), ['"e"', "negative timeout"]),
             ("order beyond 32 bits", with_(Ender(exo.Spec(name="e", order=2 ** 31))), ['"e"', "32 bits"]),
             ("for_tools off the tool hooks", with_(Ender(exo.Spec(name="e", for_tools=["shell"]))),
-             ['"e"', "for_tools", "tool_execute_before and tool_execute_after", "does not implement"]),
+             ['"e"', "for_tools", "tool_execute_before, tool_execute_after, hist_add_tool_result and tool_output_update", "does not implement"]),
             ("empty name in for_tools", with_(Multi(exo.Spec(name="m", for_tools=["shell", " "]))),
              ['"m"', "an empty name in for_tools"]),
             ("for_tools as one string", with_(Multi(exo.Spec(name="m", for_tools="shell"))),
@@ -515,6 +515,7 @@ class HooksTest(unittest.TestCase):
         self.assertEqual(len(exo.HOOKS), len(manifest_pb2.Hook.DESCRIPTOR.values) - 1)
         self.assertEqual(exo.hook_name(manifest_pb2.HOOK_REASONING_STREAM_CHUNK), "reasoning_stream_chunk")
         self.assertEqual(exo.hook_name(manifest_pb2.HOOK_PROCESS_CHAIN_END), "process_chain_end")
+        self.assertEqual(exo.hook_name(manifest_pb2.HOOK_TEXT_EDITOR_WRITE_BEFORE), "text_editor_write_before")
         self.assertEqual(exo.hook_name(manifest_pb2.HOOK_BEFORE_MAIN_LLM_CALL), "before_main_llm_call")
         self.assertEqual([h.name for h in exo.HOOKS if h.prompt],
                          ["message_loop_prompts_before", "system_prompt", "message_loop_prompts_after"])

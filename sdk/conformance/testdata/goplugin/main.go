@@ -212,6 +212,52 @@ func (echo) ProcessChainEnd(_ context.Context, c *sdk.Call, _ *exocortexv1.Proce
 	return nil, nil
 }
 
+func (echo) HistAddToolResult(_ context.Context, c *sdk.Call, req *exocortexv1.HistAddToolResultRequest) (*exocortexv1.HistAddToolResultResponse, error) {
+	mark(c)
+	return &exocortexv1.HistAddToolResultResponse{Text: ptr(fmt.Sprintf("stored %s: %s", req.GetToolCall().GetName(), req.GetText()))}, nil
+}
+
+func (echo) ToolOutputUpdate(_ context.Context, c *sdk.Call, req *exocortexv1.ToolOutputUpdateRequest) (*exocortexv1.ToolOutputUpdateResponse, error) {
+	mark(c)
+	return &exocortexv1.ToolOutputUpdateResponse{Display: ptr(req.GetDelta() + "|" + strings.ToUpper(req.GetOutput()))}, nil
+}
+
+func (echo) TextEditorReadAfter(_ context.Context, c *sdk.Call, req *exocortexv1.TextEditorReadAfterRequest) (*exocortexv1.TextEditorReadAfterResponse, error) {
+	mark(c)
+	return &exocortexv1.TextEditorReadAfterResponse{Content: ptr(fmt.Sprintf("read %s %d-%d: %s", req.GetPath(), req.GetLineFrom(), req.GetLineTo(), req.GetContent()))}, nil
+}
+
+func (echo) TextEditorWriteBefore(_ context.Context, c *sdk.Call, req *exocortexv1.TextEditorWriteBeforeRequest) (*exocortexv1.TextEditorWriteBeforeResponse, error) {
+	mark(c)
+	if req.GetPath() == "forbidden.txt" {
+		return &exocortexv1.TextEditorWriteBeforeResponse{Refuse: ptr("echo refuses " + req.GetPath())}, nil
+	}
+	return &exocortexv1.TextEditorWriteBeforeResponse{Content: ptr(strings.ToUpper(req.GetContent()))}, nil
+}
+
+func (echo) TextEditorWriteAfter(_ context.Context, c *sdk.Call, _ *exocortexv1.TextEditorWriteAfterRequest) (*exocortexv1.TextEditorWriteAfterResponse, error) {
+	mark(c)
+	return nil, nil
+}
+
+func (echo) TextEditorPatchBefore(_ context.Context, c *sdk.Call, req *exocortexv1.TextEditorPatchBeforeRequest) (*exocortexv1.TextEditorPatchBeforeResponse, error) {
+	mark(c)
+	if req.GetPath() == "forbidden.txt" {
+		return &exocortexv1.TextEditorPatchBeforeResponse{Refuse: ptr("echo refuses " + req.GetPath())}, nil
+	}
+	return &exocortexv1.TextEditorPatchBeforeResponse{NewText: ptr(strings.ToUpper(req.GetNewText()))}, nil
+}
+
+func (echo) TextEditorPatchAfter(_ context.Context, c *sdk.Call, _ *exocortexv1.TextEditorPatchAfterRequest) (*exocortexv1.TextEditorPatchAfterResponse, error) {
+	mark(c)
+	return nil, nil
+}
+
+func (echo) EmbeddingModelChanged(_ context.Context, c *sdk.Call, _ *exocortexv1.EmbeddingModelChangedRequest) (*exocortexv1.EmbeddingModelChangedResponse, error) {
+	mark(c)
+	return nil, nil
+}
+
 // counter counts consecutive failures per tool and clears loop_active.
 type counter struct{}
 

@@ -160,6 +160,40 @@ class Echo:
     def process_chain_end(self, call, req):
         mark(call)
 
+    def hist_add_tool_result(self, call, req):
+        mark(call)
+        return hooks_pb2.HistAddToolResultResponse(text=f"stored {req.tool_call.name}: {req.text}")
+
+    def tool_output_update(self, call, req):
+        mark(call)
+        return hooks_pb2.ToolOutputUpdateResponse(display=req.delta + "|" + req.output.upper())
+
+    def text_editor_read_after(self, call, req):
+        mark(call)
+        return hooks_pb2.TextEditorReadAfterResponse(
+            content=f"read {req.path} {req.line_from}-{req.line_to}: {req.content}")
+
+    def text_editor_write_before(self, call, req):
+        mark(call)
+        if req.path == "forbidden.txt":
+            return hooks_pb2.TextEditorWriteBeforeResponse(refuse="echo refuses " + req.path)
+        return hooks_pb2.TextEditorWriteBeforeResponse(content=req.content.upper())
+
+    def text_editor_write_after(self, call, req):
+        mark(call)
+
+    def text_editor_patch_before(self, call, req):
+        mark(call)
+        if req.path == "forbidden.txt":
+            return hooks_pb2.TextEditorPatchBeforeResponse(refuse="echo refuses " + req.path)
+        return hooks_pb2.TextEditorPatchBeforeResponse(new_text=req.new_text.upper())
+
+    def text_editor_patch_after(self, call, req):
+        mark(call)
+
+    def embedding_model_changed(self, call, req):
+        mark(call)
+
 
 class Counter:
     """Counts consecutive failures per tool and clears loop_active."""

@@ -99,6 +99,28 @@ class ChatModelCallBeforeResponse(_message.Message):
     changes: _context_pb2.StateChanges
     def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ...) -> None: ...
 
+class EmbeddingModelChangedRequest(_message.Message):
+    __slots__ = ["call", "new_dims", "new_model", "old_dims", "old_model", "store"]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    NEW_DIMS_FIELD_NUMBER: _ClassVar[int]
+    NEW_MODEL_FIELD_NUMBER: _ClassVar[int]
+    OLD_DIMS_FIELD_NUMBER: _ClassVar[int]
+    OLD_MODEL_FIELD_NUMBER: _ClassVar[int]
+    STORE_FIELD_NUMBER: _ClassVar[int]
+    call: _context_pb2.HookCall
+    new_dims: int
+    new_model: str
+    old_dims: int
+    old_model: str
+    store: str
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., old_model: _Optional[str] = ..., new_model: _Optional[str] = ..., old_dims: _Optional[int] = ..., new_dims: _Optional[int] = ..., store: _Optional[str] = ...) -> None: ...
+
+class EmbeddingModelChangedResponse(_message.Message):
+    __slots__ = ["changes"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    changes: _context_pb2.StateChanges
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ...) -> None: ...
+
 class ErrorFormatRequest(_message.Message):
     __slots__ = ["call", "error", "fault", "reply", "signal", "tool_name"]
     CALL_FIELD_NUMBER: _ClassVar[int]
@@ -138,6 +160,26 @@ class HistAddBeforeResponse(_message.Message):
     changes: _context_pb2.StateChanges
     content: str
     def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., content: _Optional[str] = ...) -> None: ...
+
+class HistAddToolResultRequest(_message.Message):
+    __slots__ = ["call", "result", "text", "tool_call"]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    call: _context_pb2.HookCall
+    result: _context_pb2.ToolResult
+    text: str
+    tool_call: _context_pb2.ToolCall
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., tool_call: _Optional[_Union[_context_pb2.ToolCall, _Mapping]] = ..., result: _Optional[_Union[_context_pb2.ToolResult, _Mapping]] = ..., text: _Optional[str] = ...) -> None: ...
+
+class HistAddToolResultResponse(_message.Message):
+    __slots__ = ["changes", "text"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    changes: _context_pb2.StateChanges
+    text: str
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., text: _Optional[str] = ...) -> None: ...
 
 class MessageLoopEndRequest(_message.Message):
     __slots__ = ["added", "call", "iteration", "reply", "tool_call", "tool_result"]
@@ -413,6 +455,120 @@ class SystemPromptResponse(_message.Message):
     prompt_blocks: _containers.RepeatedCompositeFieldContainer[_context_pb2.PromptBlock]
     def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., prompt_blocks: _Optional[_Iterable[_Union[_context_pb2.PromptBlock, _Mapping]]] = ...) -> None: ...
 
+class TextEditorPatchAfterRequest(_message.Message):
+    __slots__ = ["call", "new_text", "old_text", "path", "result", "tool_call"]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    NEW_TEXT_FIELD_NUMBER: _ClassVar[int]
+    OLD_TEXT_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    call: _context_pb2.HookCall
+    new_text: str
+    old_text: str
+    path: str
+    result: _context_pb2.ToolResult
+    tool_call: _context_pb2.ToolCall
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., tool_call: _Optional[_Union[_context_pb2.ToolCall, _Mapping]] = ..., path: _Optional[str] = ..., old_text: _Optional[str] = ..., new_text: _Optional[str] = ..., result: _Optional[_Union[_context_pb2.ToolResult, _Mapping]] = ...) -> None: ...
+
+class TextEditorPatchAfterResponse(_message.Message):
+    __slots__ = ["changes"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    changes: _context_pb2.StateChanges
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ...) -> None: ...
+
+class TextEditorPatchBeforeRequest(_message.Message):
+    __slots__ = ["call", "new_text", "old_text", "path", "tool_call"]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    NEW_TEXT_FIELD_NUMBER: _ClassVar[int]
+    OLD_TEXT_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    call: _context_pb2.HookCall
+    new_text: str
+    old_text: str
+    path: str
+    tool_call: _context_pb2.ToolCall
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., tool_call: _Optional[_Union[_context_pb2.ToolCall, _Mapping]] = ..., path: _Optional[str] = ..., old_text: _Optional[str] = ..., new_text: _Optional[str] = ...) -> None: ...
+
+class TextEditorPatchBeforeResponse(_message.Message):
+    __slots__ = ["changes", "new_text", "old_text", "refuse"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    NEW_TEXT_FIELD_NUMBER: _ClassVar[int]
+    OLD_TEXT_FIELD_NUMBER: _ClassVar[int]
+    REFUSE_FIELD_NUMBER: _ClassVar[int]
+    changes: _context_pb2.StateChanges
+    new_text: str
+    old_text: str
+    refuse: str
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., old_text: _Optional[str] = ..., new_text: _Optional[str] = ..., refuse: _Optional[str] = ...) -> None: ...
+
+class TextEditorReadAfterRequest(_message.Message):
+    __slots__ = ["call", "content", "line_from", "line_to", "path", "tool_call"]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    LINE_FROM_FIELD_NUMBER: _ClassVar[int]
+    LINE_TO_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    call: _context_pb2.HookCall
+    content: str
+    line_from: int
+    line_to: int
+    path: str
+    tool_call: _context_pb2.ToolCall
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., tool_call: _Optional[_Union[_context_pb2.ToolCall, _Mapping]] = ..., path: _Optional[str] = ..., line_from: _Optional[int] = ..., line_to: _Optional[int] = ..., content: _Optional[str] = ...) -> None: ...
+
+class TextEditorReadAfterResponse(_message.Message):
+    __slots__ = ["changes", "content"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    changes: _context_pb2.StateChanges
+    content: str
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., content: _Optional[str] = ...) -> None: ...
+
+class TextEditorWriteAfterRequest(_message.Message):
+    __slots__ = ["call", "content", "path", "result", "tool_call"]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    call: _context_pb2.HookCall
+    content: str
+    path: str
+    result: _context_pb2.ToolResult
+    tool_call: _context_pb2.ToolCall
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., tool_call: _Optional[_Union[_context_pb2.ToolCall, _Mapping]] = ..., path: _Optional[str] = ..., content: _Optional[str] = ..., result: _Optional[_Union[_context_pb2.ToolResult, _Mapping]] = ...) -> None: ...
+
+class TextEditorWriteAfterResponse(_message.Message):
+    __slots__ = ["changes"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    changes: _context_pb2.StateChanges
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ...) -> None: ...
+
+class TextEditorWriteBeforeRequest(_message.Message):
+    __slots__ = ["call", "content", "path", "tool_call"]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    call: _context_pb2.HookCall
+    content: str
+    path: str
+    tool_call: _context_pb2.ToolCall
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., tool_call: _Optional[_Union[_context_pb2.ToolCall, _Mapping]] = ..., path: _Optional[str] = ..., content: _Optional[str] = ...) -> None: ...
+
+class TextEditorWriteBeforeResponse(_message.Message):
+    __slots__ = ["changes", "content", "refuse"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    REFUSE_FIELD_NUMBER: _ClassVar[int]
+    changes: _context_pb2.StateChanges
+    content: str
+    refuse: str
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., content: _Optional[str] = ..., refuse: _Optional[str] = ...) -> None: ...
+
 class ToolBlock(_message.Message):
     __slots__ = ["action", "always_ask", "needs_approval", "reason"]
     ACTION_FIELD_NUMBER: _ClassVar[int]
@@ -462,6 +618,26 @@ class ToolExecuteBeforeResponse(_message.Message):
     block: ToolBlock
     changes: _context_pb2.StateChanges
     def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., args_json: _Optional[str] = ..., block: _Optional[_Union[ToolBlock, _Mapping]] = ...) -> None: ...
+
+class ToolOutputUpdateRequest(_message.Message):
+    __slots__ = ["call", "delta", "output", "tool_call"]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    DELTA_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    call: _context_pb2.HookCall
+    delta: str
+    output: str
+    tool_call: _context_pb2.ToolCall
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., tool_call: _Optional[_Union[_context_pb2.ToolCall, _Mapping]] = ..., delta: _Optional[str] = ..., output: _Optional[str] = ...) -> None: ...
+
+class ToolOutputUpdateResponse(_message.Message):
+    __slots__ = ["changes", "display"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    DISPLAY_FIELD_NUMBER: _ClassVar[int]
+    changes: _context_pb2.StateChanges
+    display: str
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., display: _Optional[str] = ...) -> None: ...
 
 class UtilModelCallAfterRequest(_message.Message):
     __slots__ = ["call", "iteration", "message", "model", "purpose", "response", "system"]

@@ -9,6 +9,40 @@ DESCRIPTOR: _descriptor.FileDescriptor
 HOST_BROKER_ID: HostBroker
 HOST_BROKER_UNSPECIFIED: HostBroker
 
+class ReportEmbeddingModelChangedRequest(_message.Message):
+    __slots__ = ["context", "new_dims", "new_model", "old_dims", "old_model", "store"]
+    CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    NEW_DIMS_FIELD_NUMBER: _ClassVar[int]
+    NEW_MODEL_FIELD_NUMBER: _ClassVar[int]
+    OLD_DIMS_FIELD_NUMBER: _ClassVar[int]
+    OLD_MODEL_FIELD_NUMBER: _ClassVar[int]
+    STORE_FIELD_NUMBER: _ClassVar[int]
+    context: _context_pb2.Context
+    new_dims: int
+    new_model: str
+    old_dims: int
+    old_model: str
+    store: str
+    def __init__(self, context: _Optional[_Union[_context_pb2.Context, _Mapping]] = ..., old_model: _Optional[str] = ..., new_model: _Optional[str] = ..., old_dims: _Optional[int] = ..., new_dims: _Optional[int] = ..., store: _Optional[str] = ...) -> None: ...
+
+class ReportEmbeddingModelChangedResponse(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
+class ReportToolOutputRequest(_message.Message):
+    __slots__ = ["context", "delta"]
+    CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    DELTA_FIELD_NUMBER: _ClassVar[int]
+    context: _context_pb2.Context
+    delta: str
+    def __init__(self, context: _Optional[_Union[_context_pb2.Context, _Mapping]] = ..., delta: _Optional[str] = ...) -> None: ...
+
+class ReportToolOutputResponse(_message.Message):
+    __slots__ = ["display"]
+    DISPLAY_FIELD_NUMBER: _ClassVar[int]
+    display: str
+    def __init__(self, display: _Optional[str] = ...) -> None: ...
+
 class RunSubordinateRequest(_message.Message):
     __slots__ = ["context", "fresh", "message", "profile"]
     CONTEXT_FIELD_NUMBER: _ClassVar[int]

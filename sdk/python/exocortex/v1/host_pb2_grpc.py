@@ -21,6 +21,16 @@ class HostStub(object):
                 request_serializer=exocortex_dot_v1_dot_host__pb2.RunSubordinateRequest.SerializeToString,
                 response_deserializer=exocortex_dot_v1_dot_host__pb2.RunSubordinateResponse.FromString,
                 )
+        self.ReportToolOutput = channel.unary_unary(
+                '/exocortex.v1.Host/ReportToolOutput',
+                request_serializer=exocortex_dot_v1_dot_host__pb2.ReportToolOutputRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_host__pb2.ReportToolOutputResponse.FromString,
+                )
+        self.ReportEmbeddingModelChanged = channel.unary_unary(
+                '/exocortex.v1.Host/ReportEmbeddingModelChanged',
+                request_serializer=exocortex_dot_v1_dot_host__pb2.ReportEmbeddingModelChangedRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_host__pb2.ReportEmbeddingModelChangedResponse.FromString,
+                )
 
 
 class HostServicer(object):
@@ -36,6 +46,24 @@ class HostServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ReportToolOutput(self, request, context):
+        """ReportToolOutput reports partial output of a tool call that is still
+        running: the host fires tool_output_update with it and shows it to the
+        operator. It returns once the extensions have seen it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReportEmbeddingModelChanged(self, request, context):
+        """ReportEmbeddingModelChanged reports that a memory store was built with
+        another embedding model than the configured one: the host fires
+        embedding_model_changed.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_HostServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -43,6 +71,16 @@ def add_HostServicer_to_server(servicer, server):
                     servicer.RunSubordinate,
                     request_deserializer=exocortex_dot_v1_dot_host__pb2.RunSubordinateRequest.FromString,
                     response_serializer=exocortex_dot_v1_dot_host__pb2.RunSubordinateResponse.SerializeToString,
+            ),
+            'ReportToolOutput': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReportToolOutput,
+                    request_deserializer=exocortex_dot_v1_dot_host__pb2.ReportToolOutputRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_host__pb2.ReportToolOutputResponse.SerializeToString,
+            ),
+            'ReportEmbeddingModelChanged': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReportEmbeddingModelChanged,
+                    request_deserializer=exocortex_dot_v1_dot_host__pb2.ReportEmbeddingModelChangedRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_host__pb2.ReportEmbeddingModelChangedResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -69,5 +107,39 @@ class Host(object):
         return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Host/RunSubordinate',
             exocortex_dot_v1_dot_host__pb2.RunSubordinateRequest.SerializeToString,
             exocortex_dot_v1_dot_host__pb2.RunSubordinateResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def ReportToolOutput(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Host/ReportToolOutput',
+            exocortex_dot_v1_dot_host__pb2.ReportToolOutputRequest.SerializeToString,
+            exocortex_dot_v1_dot_host__pb2.ReportToolOutputResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def ReportEmbeddingModelChanged(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Host/ReportEmbeddingModelChanged',
+            exocortex_dot_v1_dot_host__pb2.ReportEmbeddingModelChangedRequest.SerializeToString,
+            exocortex_dot_v1_dot_host__pb2.ReportEmbeddingModelChangedResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)

@@ -148,6 +148,46 @@ class PluginStub(object):
                 request_serializer=exocortex_dot_v1_dot_hooks__pb2.ProcessChainEndRequest.SerializeToString,
                 response_deserializer=exocortex_dot_v1_dot_hooks__pb2.ProcessChainEndResponse.FromString,
                 )
+        self.HistAddToolResult = channel.unary_unary(
+                '/exocortex.v1.Plugin/HistAddToolResult',
+                request_serializer=exocortex_dot_v1_dot_hooks__pb2.HistAddToolResultRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_hooks__pb2.HistAddToolResultResponse.FromString,
+                )
+        self.ToolOutputUpdate = channel.unary_unary(
+                '/exocortex.v1.Plugin/ToolOutputUpdate',
+                request_serializer=exocortex_dot_v1_dot_hooks__pb2.ToolOutputUpdateRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_hooks__pb2.ToolOutputUpdateResponse.FromString,
+                )
+        self.TextEditorReadAfter = channel.unary_unary(
+                '/exocortex.v1.Plugin/TextEditorReadAfter',
+                request_serializer=exocortex_dot_v1_dot_hooks__pb2.TextEditorReadAfterRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_hooks__pb2.TextEditorReadAfterResponse.FromString,
+                )
+        self.TextEditorWriteBefore = channel.unary_unary(
+                '/exocortex.v1.Plugin/TextEditorWriteBefore',
+                request_serializer=exocortex_dot_v1_dot_hooks__pb2.TextEditorWriteBeforeRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_hooks__pb2.TextEditorWriteBeforeResponse.FromString,
+                )
+        self.TextEditorWriteAfter = channel.unary_unary(
+                '/exocortex.v1.Plugin/TextEditorWriteAfter',
+                request_serializer=exocortex_dot_v1_dot_hooks__pb2.TextEditorWriteAfterRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_hooks__pb2.TextEditorWriteAfterResponse.FromString,
+                )
+        self.TextEditorPatchBefore = channel.unary_unary(
+                '/exocortex.v1.Plugin/TextEditorPatchBefore',
+                request_serializer=exocortex_dot_v1_dot_hooks__pb2.TextEditorPatchBeforeRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_hooks__pb2.TextEditorPatchBeforeResponse.FromString,
+                )
+        self.TextEditorPatchAfter = channel.unary_unary(
+                '/exocortex.v1.Plugin/TextEditorPatchAfter',
+                request_serializer=exocortex_dot_v1_dot_hooks__pb2.TextEditorPatchAfterRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_hooks__pb2.TextEditorPatchAfterResponse.FromString,
+                )
+        self.EmbeddingModelChanged = channel.unary_unary(
+                '/exocortex.v1.Plugin/EmbeddingModelChanged',
+                request_serializer=exocortex_dot_v1_dot_hooks__pb2.EmbeddingModelChangedRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_hooks__pb2.EmbeddingModelChangedResponse.FromString,
+                )
         self.ExecuteTool = channel.unary_unary(
                 '/exocortex.v1.Plugin/ExecuteTool',
                 request_serializer=exocortex_dot_v1_dot_plugin__pb2.ExecuteToolRequest.SerializeToString,
@@ -326,6 +366,54 @@ class PluginServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def HistAddToolResult(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ToolOutputUpdate(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def TextEditorReadAfter(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def TextEditorWriteBefore(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def TextEditorWriteAfter(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def TextEditorPatchBefore(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def TextEditorPatchAfter(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def EmbeddingModelChanged(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ExecuteTool(self, request, context):
         """ExecuteTool runs one of the tools the manifest declares.
         """
@@ -487,6 +575,46 @@ def add_PluginServicer_to_server(servicer, server):
                     servicer.ProcessChainEnd,
                     request_deserializer=exocortex_dot_v1_dot_hooks__pb2.ProcessChainEndRequest.FromString,
                     response_serializer=exocortex_dot_v1_dot_hooks__pb2.ProcessChainEndResponse.SerializeToString,
+            ),
+            'HistAddToolResult': grpc.unary_unary_rpc_method_handler(
+                    servicer.HistAddToolResult,
+                    request_deserializer=exocortex_dot_v1_dot_hooks__pb2.HistAddToolResultRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_hooks__pb2.HistAddToolResultResponse.SerializeToString,
+            ),
+            'ToolOutputUpdate': grpc.unary_unary_rpc_method_handler(
+                    servicer.ToolOutputUpdate,
+                    request_deserializer=exocortex_dot_v1_dot_hooks__pb2.ToolOutputUpdateRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_hooks__pb2.ToolOutputUpdateResponse.SerializeToString,
+            ),
+            'TextEditorReadAfter': grpc.unary_unary_rpc_method_handler(
+                    servicer.TextEditorReadAfter,
+                    request_deserializer=exocortex_dot_v1_dot_hooks__pb2.TextEditorReadAfterRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_hooks__pb2.TextEditorReadAfterResponse.SerializeToString,
+            ),
+            'TextEditorWriteBefore': grpc.unary_unary_rpc_method_handler(
+                    servicer.TextEditorWriteBefore,
+                    request_deserializer=exocortex_dot_v1_dot_hooks__pb2.TextEditorWriteBeforeRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_hooks__pb2.TextEditorWriteBeforeResponse.SerializeToString,
+            ),
+            'TextEditorWriteAfter': grpc.unary_unary_rpc_method_handler(
+                    servicer.TextEditorWriteAfter,
+                    request_deserializer=exocortex_dot_v1_dot_hooks__pb2.TextEditorWriteAfterRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_hooks__pb2.TextEditorWriteAfterResponse.SerializeToString,
+            ),
+            'TextEditorPatchBefore': grpc.unary_unary_rpc_method_handler(
+                    servicer.TextEditorPatchBefore,
+                    request_deserializer=exocortex_dot_v1_dot_hooks__pb2.TextEditorPatchBeforeRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_hooks__pb2.TextEditorPatchBeforeResponse.SerializeToString,
+            ),
+            'TextEditorPatchAfter': grpc.unary_unary_rpc_method_handler(
+                    servicer.TextEditorPatchAfter,
+                    request_deserializer=exocortex_dot_v1_dot_hooks__pb2.TextEditorPatchAfterRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_hooks__pb2.TextEditorPatchAfterResponse.SerializeToString,
+            ),
+            'EmbeddingModelChanged': grpc.unary_unary_rpc_method_handler(
+                    servicer.EmbeddingModelChanged,
+                    request_deserializer=exocortex_dot_v1_dot_hooks__pb2.EmbeddingModelChangedRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_hooks__pb2.EmbeddingModelChangedResponse.SerializeToString,
             ),
             'ExecuteTool': grpc.unary_unary_rpc_method_handler(
                     servicer.ExecuteTool,
@@ -953,6 +1081,142 @@ class Plugin(object):
         return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/ProcessChainEnd',
             exocortex_dot_v1_dot_hooks__pb2.ProcessChainEndRequest.SerializeToString,
             exocortex_dot_v1_dot_hooks__pb2.ProcessChainEndResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def HistAddToolResult(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/HistAddToolResult',
+            exocortex_dot_v1_dot_hooks__pb2.HistAddToolResultRequest.SerializeToString,
+            exocortex_dot_v1_dot_hooks__pb2.HistAddToolResultResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def ToolOutputUpdate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/ToolOutputUpdate',
+            exocortex_dot_v1_dot_hooks__pb2.ToolOutputUpdateRequest.SerializeToString,
+            exocortex_dot_v1_dot_hooks__pb2.ToolOutputUpdateResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def TextEditorReadAfter(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/TextEditorReadAfter',
+            exocortex_dot_v1_dot_hooks__pb2.TextEditorReadAfterRequest.SerializeToString,
+            exocortex_dot_v1_dot_hooks__pb2.TextEditorReadAfterResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def TextEditorWriteBefore(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/TextEditorWriteBefore',
+            exocortex_dot_v1_dot_hooks__pb2.TextEditorWriteBeforeRequest.SerializeToString,
+            exocortex_dot_v1_dot_hooks__pb2.TextEditorWriteBeforeResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def TextEditorWriteAfter(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/TextEditorWriteAfter',
+            exocortex_dot_v1_dot_hooks__pb2.TextEditorWriteAfterRequest.SerializeToString,
+            exocortex_dot_v1_dot_hooks__pb2.TextEditorWriteAfterResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def TextEditorPatchBefore(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/TextEditorPatchBefore',
+            exocortex_dot_v1_dot_hooks__pb2.TextEditorPatchBeforeRequest.SerializeToString,
+            exocortex_dot_v1_dot_hooks__pb2.TextEditorPatchBeforeResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def TextEditorPatchAfter(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/TextEditorPatchAfter',
+            exocortex_dot_v1_dot_hooks__pb2.TextEditorPatchAfterRequest.SerializeToString,
+            exocortex_dot_v1_dot_hooks__pb2.TextEditorPatchAfterResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def EmbeddingModelChanged(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/EmbeddingModelChanged',
+            exocortex_dot_v1_dot_hooks__pb2.EmbeddingModelChangedRequest.SerializeToString,
+            exocortex_dot_v1_dot_hooks__pb2.EmbeddingModelChangedResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 
