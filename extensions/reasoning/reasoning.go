@@ -172,6 +172,9 @@ func (State) Spec() sdk.Spec {
 		Reads:         []sdk.KeyRef{key()},
 		InjectsPrompt: true,
 		Description:   "Adds ARTIFACTS: the files the agent created, changed or deleted this session (reasoning_state), most recent first.",
+		// It reads its one declared key and returns a block: no store, no
+		// file, no cache.
+		EffectsDeclared: true,
 	}
 }
 

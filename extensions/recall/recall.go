@@ -334,6 +334,9 @@ func (Filter) Spec() sdk.Spec {
 		Description: "Drops recalled memories that are weak, already in the conversation, duplicates or from a loop period; boosts those naming working-memory entities.",
 		// A memory already anywhere in the conversation adds nothing.
 		ReadsHistory: true,
+		// It filters the candidates in its declared keys by their text and the
+		// history: unlike its neighbours it never opens the memory store.
+		EffectsDeclared: true,
 	}
 }
 
