@@ -20,9 +20,11 @@ import (
 //	limit    window − reserve: no request is larger
 //	system   the fixed prompt: main prompt and tool documentation (tiered)
 //	history  historyShare of what the system prompt leaves: the summary of
-//	         compressed turns and the newest turns verbatim (a message larger
-//	         than half of it is clipped in the prompt, head and tail kept)
-//	blocks   the rest: the extensions' prompt blocks, the lowest priority
+//	         compressed turns and the newest turns verbatim, with the
+//	         message_loop_prompts_after messages pinned among them (a message
+//	         larger than half of it is clipped in the prompt, head and tail
+//	         kept)
+//	blocks   the rest: the extensions' new prompt blocks, the lowest priority
 //	         shortened first, then dropped
 //
 // Everything left out is listed in the budget event of the request, and an
