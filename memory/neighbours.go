@@ -109,6 +109,9 @@ func (o *order) neighbours(st *State, id string, w int) (before, after []string)
 		return nil, nil
 	}
 	sess := sessionOf(r)
+	if sess == "" {
+		return nil, nil // a note outside any exchange stands alone
+	}
 	walk := func(dir int) []string {
 		var out []string
 		for j, gap := i+dir, 0; j >= 0 && j < len(o.ids) && gap <= maxNeighbourGap && len(out) < w; j += dir {

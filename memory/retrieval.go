@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/exocortex/exocortex/memory/fulltext"
 	"github.com/exocortex/exocortex/memory/recall"
@@ -85,7 +86,7 @@ func DefaultWeights(e Embedder) (bm25, vector float64) {
 // fuse combines the legs' candidates into one ranking. It returns the fused
 // candidates (best first), each one's fused score, and the part of it that came
 // from neighbouring records.
-func (s *Store) fuse(o SearchOptions, bm25IDs []string, bm25 map[string]fulltext.Hit, vecIDs []string, sims map[string]float64, qvec []float32) ([]recall.Fused, map[string]float64, map[string]float64) {
+func (s *Store) fuse(query string, o SearchOptions, bm25IDs []string, bm25 map[string]fulltext.Hit, vecIDs []string, sims map[string]float64, qvec []float32) ([]recall.Fused, map[string]float64, map[string]float64) {
 	wb, wv := DefaultWeights(s.opts.Embedder)
 	if o.BM25Weight > 0 {
 		wb = o.BM25Weight
@@ -122,6 +123,9 @@ func (s *Store) fuse(o SearchOptions, bm25IDs []string, bm25 map[string]fulltext
 		braw[id] = bm25[id].Score
 	}
 	bown := recall.MaxNormalize(braw)
+	if o.SpeakerBoost > 0 {
+		s.boostSpeakers(query, o.SpeakerBoost, bown)
+	}
 	bsm := recall.Smooth(bown, beta, decay, nb, nil)
 
 	// Vectors: similarities scaled to [0, 1] over the candidates; a neighbour
@@ -153,6 +157,9 @@ func (s *Store) fuse(o SearchOptions, bm25IDs []string, bm25 map[string]fulltext
 			}
 			return scale(cosine(qvec, v)), true
 		}
+	}
+	if o.SpeakerBoost > 0 {
+		s.boostSpeakers(query, o.SpeakerBoost, vown)
 	}
 	vsm := recall.Smooth(vown, beta, decay, nb, lookup)
 
@@ -244,4 +251,55 @@ func rank(ids []string, id string) int {
 		}
 	}
 	return 0
+}
+
+// speakerOf returns the name before a record's "Name: " prefix, if any.
+func speakerOf(text string) string {
+	i := strings.Index(text, ": ")
+	if i <= 0 || i > 40 {
+		return ""
+	}
+	name := text[:i]
+	for _, w := range strings.Fields(name) {
+		if w == "" || !unicode.IsUpper([]rune(w)[0]) {
+			return ""
+		}
+	}
+	if len(strings.Fields(name)) > 3 {
+		return ""
+	}
+	return name
+}
+
+// boostSpeakers multiplies the scores of records spoken by someone the query
+// names by 1+boost. The caller holds s.mu.
+func (s *Store) boostSpeakers(query string, boost float64, sc recall.Scores) {
+	words := map[string]bool{}
+	for _, w := range strings.FieldsFunc(query, func(r rune) bool { return !unicode.IsLetter(r) && r != '-' }) {
+		words[strings.ToLower(w)] = true
+	}
+	named := map[string]bool{}
+	for id := range sc {
+		r := s.state.get(id)
+		if r == nil {
+			continue
+		}
+		sp := speakerOf(r.Text)
+		if sp == "" {
+			continue
+		}
+		v, ok := named[sp]
+		if !ok {
+			v = true
+			for _, w := range strings.Fields(sp) {
+				if !words[strings.ToLower(w)] {
+					v = false
+				}
+			}
+			named[sp] = v
+		}
+		if v {
+			sc[id] *= 1 + boost
+		}
+	}
 }

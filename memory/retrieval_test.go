@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -58,6 +59,8 @@ func TestNeighbours(t *testing.T) {
 	s.ord.ensure(s.state)
 	s.mu.RUnlock()
 	put("b3", "main", "s2") // created after the order was built
+	put("n1", "main", "")   // notes outside any exchange stand alone
+	put("n2", "main", "")
 	for _, tc := range []struct {
 		id            string
 		w             int
@@ -69,6 +72,8 @@ func TestNeighbours(t *testing.T) {
 		{"b1", 2, nil, []string{"b2", "b3"}},
 		{"b3", 3, []string{"b2", "b1"}, nil},
 		{"x", 2, nil, nil},
+		{"n1", 2, nil, nil},
+		{"n2", 2, nil, nil},
 		{"missing", 2, nil, nil},
 	} {
 		s.mu.RLock()
@@ -238,7 +243,7 @@ func TestDefaultWeightsFollowTheEmbedder(t *testing.T) {
 	}{
 		{"none", nil, 1},
 		{"unweighted", newHashEmbedder(), 1},
-		{"GloVe", embed.NewGloVe(wv, embed.GloVeConfig{}), 0.2},
+		{"GloVe", embed.NewGloVe(wv, embed.GloVeConfig{}), 0.35},
 	} {
 		if b, v := DefaultWeights(tc.e); b != 1 || v != tc.vector {
 			t.Errorf("%s: weights %v, %v; want 1, %v", tc.name, b, v, tc.vector)
@@ -310,5 +315,80 @@ func TestNeighboursFollowChanges(t *testing.T) {
 				t.Errorf("kept order %v, %v; fresh order %v, %v", before, after, fb, fa)
 			}
 		})
+	}
+}
+
+func TestSpeakerOf(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"Caroline: I went to the parade.", "Caroline"},
+		{"Ana Lopez: fine, thanks", "Ana Lopez"},
+		{"note: buy milk", ""},               // lower case: a label, not a name
+		{"Remember this: the key is 42", ""}, // "this" is not capitalised
+		{"A B C D: four words", ""},
+		{"no colon at all", ""},
+		{": empty name", ""},
+		{"Caroline:no space", ""},
+	} {
+		if got := speakerOf(tc.text); got != tc.want {
+			t.Errorf("speakerOf(%q) = %q, want %q", tc.text, got, tc.want)
+		}
+	}
+}
+
+// TestSpeakerBoost checks that SpeakerBoost lifts the turns of the person the
+// question names above the other speaker's equally matching turns, and that it
+// is off by default.
+func TestSpeakerBoost(t *testing.T) {
+	s := openStore(t, t.TempDir(), Options{})
+	ctx := context.Background()
+	turns := []string{
+		"Ana: I love hiking in the hills.",
+		"Ben: I love hiking by the sea.",
+		"Ana: The weather was grey.",
+		"Ben: The tide was low.",
+	}
+	for i, txt := range turns {
+		// one session each: no neighbour context between them
+		if _, err := s.Put(ctx, Input{Key: string(rune('a' + i)), Text: txt, Metadata: map[string]any{"session": txt}}, Source{Source: "test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		query string
+		boost float64
+		first string
+	}{
+		{"Ben named, boosted", "where does Ben love hiking", 0.5, "b"},
+		{"Ana named, boosted", "where does Ana love hiking", 0.5, "a"},
+		{"name in lower case counts", "where does ben love hiking", 0.5, "b"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := s.Search(ctx, tc.query, SearchOptions{Mode: ModeBM25, SpeakerBoost: tc.boost})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := keys(res); len(got) == 0 || got[0] != tc.first {
+				t.Errorf("%q: order %v, want %s first", tc.query, got, tc.first)
+			}
+		})
+	}
+	// The boost multiplies the named speaker's scores and leaves the others';
+	// without it (the default) nothing is multiplied.
+	fusedOf := func(o SearchOptions) map[string]float64 {
+		t.Helper()
+		res, err := s.Search(ctx, "hiking Ben", o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]float64{}
+		for _, h := range res.Hits {
+			m[h.Record.Key] = h.Fused
+		}
+		return m
+	}
+	on, off := fusedOf(SearchOptions{Mode: ModeBM25, SpeakerBoost: 0.5}), fusedOf(SearchOptions{Mode: ModeBM25})
+	if math.Abs(on["b"]-1.5*off["b"]) > 1e-9 || on["a"] != off["a"] || off["a"] == 0 {
+		t.Errorf("fused with boost %v, without %v: want Ben's turn times 1.5 and Ana's unchanged", on, off)
 	}
 }

@@ -117,6 +117,11 @@ type SearchOptions struct {
 	// ContextDecay how much less each further one counts (0: the default).
 	ContextWindow int
 	ContextDecay  float64
+	// SpeakerBoost multiplies by 1+SpeakerBoost each leg's score of a record
+	// spoken by someone the query names (a record "Name: text", as imported
+	// conversations are written). 0 means none: it helped on one half of the
+	// LoCoMo dev conversations and not the other (docs/perf/memory.md).
+	SpeakerBoost float64
 	// Feedback expands the BM25 query with the FeedbackTerms most telling words
 	// of its Feedback best hits (pseudo-relevance feedback), each counting
 	// FeedbackBoost as much as a word of the query. 0 means the defaults
@@ -290,7 +295,7 @@ func (s *Store) Search(ctx context.Context, query string, o SearchOptions) (Resu
 		res.Notice = vecNotice
 	}
 
-	fused, rawFused, lifted := s.fuse(o, bm25IDs, bm25, vecIDs, sims, qvec)
+	fused, rawFused, lifted := s.fuse(query, o, bm25IDs, bm25, vecIDs, sims, qvec)
 	s.mu.RLock()
 	kept := fused[:0]
 	for _, f := range fused {

@@ -72,6 +72,8 @@ func run() error {
 	ctxw := flag.Float64("context", 0, "share of the neighbouring records' scores (0: the default, negative: none)")
 	gloveKind := flag.String("glove-weights", "sif", "GloVe sentence vectors: sif (weighted, common component removed), sif-pc0 (weighted), mean (plain mean), mean-pc1")
 	cwin := flag.Int("context-window", 0, "records on each side that count (0: the default)")
+	only := flag.String("conversations", "", "LoCoMo conversations to measure, by sample_id, separated by commas (default: all; for tuning on one half and checking on the other)")
+	spk := flag.Float64("speaker-boost", 0, "boost records spoken (\"Name: ...\") by someone the question names by this share (0: none)")
 	cdecay := flag.Float64("context-decay", 0, "how much less each further record counts (0: the default)")
 	fb := flag.Int("feedback", 0, "pseudo-relevance feedback documents (0: the default, negative: none)")
 	fbt := flag.Int("feedback-terms", 0, "pseudo-relevance feedback terms (0: the default)")
@@ -106,6 +108,7 @@ func run() error {
 		o.Fusion, o.RRFK, o.BM25Weight, o.VectorWeight, o.Context = memory.Fusion(*fusion), *rrfK, *wb, *wv, *ctxw
 		o.Feedback, o.FeedbackTerms, o.FeedbackBoost = *fb, *fbt, *fbb
 		o.MaxDF, o.ContextWindow, o.ContextDecay = *maxDF, *cwin, *cdecay
+		o.SpeakerBoost = *spk
 		if *cands > 0 {
 			o.Candidates = *cands
 		}
@@ -136,6 +139,9 @@ func run() error {
 	out := map[string]any{"embedder": modelOf(emb)}
 	if strings.Contains(*sets, "locomo") {
 		convs, err := loadLocomo(*data)
+		if err == nil && *only != "" {
+			convs, err = pickConversations(convs, *only)
+		}
 		if *noDate {
 			for _, c := range convs {
 				for _, in := range c.Inputs {
@@ -313,4 +319,34 @@ func writeDataset(dir string, facts []fact, queries []query) error {
 		}
 	}
 	return nil
+}
+
+// pickConversations keeps the conversations whose ids the comma-separated list
+// names, in the file's order.
+func pickConversations(convs []locomoSet, list string) ([]locomoSet, error) {
+	want := map[string]bool{}
+	for _, id := range strings.Split(list, ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			want[id] = true
+		}
+	}
+	var out []locomoSet
+	for _, c := range convs {
+		if want[c.ID] {
+			out = append(out, c)
+			delete(want, c.ID)
+		}
+	}
+	if len(want) > 0 {
+		var ids []string
+		for _, c := range convs {
+			ids = append(ids, c.ID)
+		}
+		var missing []string
+		for id := range want {
+			missing = append(missing, id)
+		}
+		return nil, fmt.Errorf("-conversations: %s not in the data (it has %s)", strings.Join(missing, ", "), strings.Join(ids, ", "))
+	}
+	return out, nil
 }
