@@ -298,7 +298,7 @@ func reportQuarantine(w io.Writer, path string, before int) {
 		return
 	}
 	for _, b := range q[min(before, len(q)):] {
-		fmt.Fprintf(w, "warning: a line of %s was quarantined (%s); it is kept in %s.quarantine\n", path, b, path)
+		fmt.Fprintf(w, "warning: line %d of %s was quarantined (%s); the records around it were kept, and the line is in %s.quarantine: correct it and stage it again (staging_note), or delete it there if it is not needed\n", b.Line, path, b.Reason, path)
 	}
 }
 
