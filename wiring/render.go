@@ -80,10 +80,21 @@ func stageNote(h hooks.Info) string {
 	case hooks.PerMessage:
 		return "for every message added to the history"
 	case hooks.PerMonologue:
-		if h.Name == "monologue_end" {
+		switch h.Name {
+		case "monologue_end":
 			return "once per monologue, after its last iteration"
+		case "process_chain_end":
+			return "once per operator's monologue, after monologue_end, unless it failed"
 		}
 		return "once per monologue, before its first iteration"
+	}
+	switch h.Name {
+	case "util_model_call_before", "util_model_call_after":
+		return "in an iteration whose history compression asks the utility model"
+	case "message_loop_exception":
+		return "in an iteration that failed with an error"
+	case "response_stream_chunk", "response_stream", "reasoning_stream_chunk", "reasoning_stream":
+		return "every iteration, for each piece of the stream"
 	}
 	if h.InjectsPrompt {
 		return "every iteration, while the prompt is assembled: may add prompt text"

@@ -10,7 +10,7 @@
 //     testdata/manifest.golden.json and the same on every request;
 //   - protocol: the handshake, gRPC health, the protocol-version refusal, a request
 //     without its HookCall, and a graceful stop through go-plugin's controller;
-//   - hooks: each of the 15 hooks answers its own response type, built from its own
+//   - hooks: each hook of the protocol answers its own response type, built from its own
 //     request, with state changes the host's store accepts;
 //   - state: what the host hands is read, declared keys are written and reset, and
 //     undeclared reads and writes and values of the wrong type are refused with

@@ -36,6 +36,15 @@ class RequestChangeTest(unittest.TestCase):
         def tools(r):
             del r.tools[:]
 
+        def utility(r):
+            r.message = "n"
+
+        def element_prompt(r):
+            r.prompt[0].content = "x"
+
+        def error(r):
+            r.error = ""
+
         cases = [
             ("unchanged", "tool_execute_after",
              hooks_pb2.ToolExecuteAfterRequest(call=call(), result=context_pb2.ToolResult(content="a")),
@@ -54,6 +63,17 @@ class RequestChangeTest(unittest.TestCase):
              "delta", "Return the change in ResponseStreamChunkResponse.display instead."),
             ("state", "message_loop_end", hooks_pb2.MessageLoopEndRequest(call=call()), state,
              "call.state", "State changes go through the Call"),
+            ("utility call", "util_model_call_before",
+             hooks_pb2.UtilModelCallBeforeRequest(call=call(), message="m"), utility,
+             "message", "Return the change in UtilModelCallBeforeResponse.message instead."),
+            ("chat call prompt", "chat_model_call_before",
+             hooks_pb2.ChatModelCallBeforeRequest(call=call(), prompt=history(2)), element_prompt,
+             "prompt[0].content", "the prompt is final at chat_model_call_before"),
+            ("reasoning", "reasoning_stream_chunk", hooks_pb2.ReasoningStreamChunkRequest(call=call(), delta="a"), scalar,
+             "delta", "Return the change in ReasoningStreamChunkResponse.display instead."),
+            ("exception", "message_loop_exception",
+             hooks_pb2.MessageLoopExceptionRequest(call=call(), error="e"), error,
+             "error", "Return the change in MessageLoopExceptionResponse.handled instead."),
             ("no response field", "system_prompt",
              hooks_pb2.SystemPromptRequest(call=call(), tools=[manifest_pb2.ToolSpec(name="a")]), tools,
              "tools", "not something system_prompt can change"),
