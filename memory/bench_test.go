@@ -357,3 +357,48 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkOpen measures opening a closed store of benchN(100,000) records, the
+// cost every CLI call pays before its work. "snapshot" opens as a store normally
+// does; "journal" first removes the state snapshot, so Open replays the whole
+// journal as it did before snapshots existed (and writes the snapshot again).
+func BenchmarkOpen(b *testing.B) {
+	n := benchN(100_000)
+	e, _ := benchSetup()
+	dir := b.TempDir()
+	s, err := Open(context.Background(), dir, Options{Embedder: e, Logger: discardLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("embedder: %s; building a store of %d records", e.ModelID(), n)
+	ingest(b, s, benchCorpus(n, 1))
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	st, _ := os.Stat(filepath.Join(dir, JournalFile))
+	b.Logf("journal: %d MB", st.Size()>>20)
+	for _, mode := range []string{"snapshot", "journal"} {
+		b.Run(mode, func(b *testing.B) {
+			lat := make([]time.Duration, 0, b.N)
+			for i := 0; i < b.N; i++ {
+				if mode == "journal" {
+					os.Remove(filepath.Join(dir, SnapshotFile))
+				}
+				t0 := time.Now()
+				s, err := Open(context.Background(), dir, Options{Embedder: e, Logger: discardLogger()})
+				lat = append(lat, time.Since(t0))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if got := s.state.Len(); got != n {
+					b.Fatalf("opened %d records, want %d", got, n)
+				}
+				if err := s.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+		})
+	}
+}

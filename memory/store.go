@@ -24,12 +24,15 @@ const (
 	JournalFile  = "journal.jsonl"
 	FulltextDir  = "fulltext"
 	VectorsFile  = "vectors.hnsw"
+	SnapshotFile = "state.snap"
 	defaultBatch = 1000
 	// flushEvery is how many index batches a catch-up writes between waits for
 	// Bleve's persister, which bounds the memory its unpersisted segments hold.
 	flushEvery = 50
 	// longCatchUp is the catch-up size from which Open says what it is doing.
 	longCatchUp = 10_000
+	// replayReportEvery is how often a long replay logs its progress.
+	replayReportEvery = 100_000
 )
 
 // Options configure a Store. The zero value works: BM25 only, fsync per write.
@@ -74,6 +77,10 @@ type Store struct {
 	notices []string
 	vecLag  bool // an embedding failed: vectors stopped at vec.applied until the next open
 	closed  bool
+
+	// snapSeq is the journal sequence of the state snapshot on disk (0: none),
+	// written with s.wmu held.
+	snapSeq atomic.Uint64
 }
 
 // Open opens the store in dir, creating it if needed, replays the journal into the
@@ -93,7 +100,16 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("memory: creating the store directory %s: %w", dir, err)
 	}
 	s := &Store{dir: dir, opts: opts, log: opts.Logger, state: newState()}
-	j, err := staging.Open(ctx, filepath.Join(dir, JournalFile), staging.Options{Sync: opts.Sync, Now: opts.Now, Logger: opts.Logger})
+	// The snapshot is read whole before the journal is opened: it is renamed
+	// into place in one step, so what is read is one consistent snapshot, of a
+	// prefix of the journal whoever wrote it last.
+	snapPath := filepath.Join(dir, SnapshotFile)
+	snap, snapErr := readSnapshot(snapPath)
+	jopts := staging.Options{Sync: opts.Sync, Now: opts.Now, Logger: opts.Logger}
+	if snap != nil {
+		jopts.Checkpoint = &snap.at
+	}
+	j, err := staging.Open(ctx, filepath.Join(dir, JournalFile), jopts)
 	if err != nil {
 		var le *staging.LockedError
 		if errors.As(err, &le) {
@@ -104,6 +120,15 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	s.journal = j
 	if rec := j.Recovery(); rec.Repaired() {
 		s.notice("journal " + rec.String())
+	}
+	switch {
+	case snap != nil && j.CheckpointMatched():
+		s.state = snap.state
+		s.snapSeq.Store(snap.at.Seq)
+	case snap != nil:
+		s.notice(fmt.Sprintf("state snapshot %s is stale: the journal no longer has record %d ending at byte %d; rebuilding the state from the journal", snapPath, snap.at.Seq, snap.at.Size))
+	case !errors.Is(snapErr, errNoSnapshot):
+		s.notice(fmt.Sprintf("state snapshot %s %v: rebuilding the state from the journal", snapPath, snapErr))
 	}
 	if err := s.openProjections(ctx); err != nil {
 		s.closeAll()
@@ -164,14 +189,47 @@ func (s *Store) openProjections(ctx context.Context) error {
 	}
 
 	// Replay the journal into the state, noting which records each projection
-	// has not seen yet.
+	// has not seen yet. With a snapshot the state starts at its sequence, and
+	// the journal is read from there, or from where a projection stopped if
+	// that is earlier (a projection that starts empty takes every record).
 	ftFrom := s.ft.AppliedSeq()
 	vecFrom := uint64(0)
 	if s.vec != nil {
 		vecFrom = s.vec.applied
 	}
+	since := s.state.applied
+	for _, from := range []uint64{ftFrom, vecFrom} {
+		if from > 0 && from < since {
+			since = from
+		}
+	}
 	ftTouched, vecTouched := map[string]bool{}, map[string]bool{}
-	err = s.journal.Read(ctx, 0, func(r staging.Record) error {
+	if since > 0 {
+		for id := range s.state.recs {
+			if ftFrom == 0 {
+				ftTouched[id] = true
+			}
+			if s.vec != nil && vecFrom == 0 {
+				vecTouched[id] = true
+			}
+		}
+	}
+	progress := s.replayProgress(last - since)
+	err = s.journal.Read(ctx, since, func(r staging.Record) error {
+		progress(r.Seq - since)
+		if r.Seq <= s.state.applied {
+			// Already in the snapshot: only note what it touched for a
+			// projection that stopped before it.
+			for _, id := range eventRefs(r.Payload) {
+				if r.Seq > ftFrom && isMemoryKind(r.Kind) {
+					ftTouched[id] = true
+				}
+				if r.Seq > vecFrom && (r.Kind == KindUpsert || r.Kind == KindMerge || r.Kind == KindDelete) {
+					vecTouched[id] = true
+				}
+			}
+			return nil
+		}
 		chs, err := s.state.apply(r)
 		if err != nil {
 			s.notice(fmt.Sprintf("journal record %d (%s) could not be applied and was skipped: %v", r.Seq, r.Kind, err))
@@ -213,7 +271,52 @@ func (s *Store) openProjections(ctx context.Context) error {
 			s.vectorFailure(err)
 		}
 	}
+	if s.vec != nil {
+		s.vec.saved = s.vec.applied == vecFrom && vecFrom > 0
+	}
+	if last > s.snapSeq.Load() {
+		// The replayed tail goes into a new snapshot now, so that the next
+		// open (perhaps after a crash) does not replay it again.
+		s.saveSnapshot()
+	}
 	return nil
+}
+
+// replayProgress returns a function to call with the number of events replayed
+// so far: for a long replay (a missing or stale snapshot) it logs the progress
+// every 100,000 events.
+func (s *Store) replayProgress(total uint64) func(done uint64) {
+	if total < 2*replayReportEvery {
+		return func(uint64) {}
+	}
+	start := time.Now()
+	s.log.Warn("memory: replaying the journal into the record state", "events", total, "store", s.dir)
+	return func(done uint64) {
+		if done%replayReportEvery == 0 {
+			s.log.Warn("memory: replaying the journal", "done", done, "of", total, "elapsed", time.Since(start).Round(time.Millisecond))
+		}
+	}
+}
+
+// saveSnapshot writes the state snapshot at the journal's current end. s.wmu is
+// held, or the store is not yet shared. A failure is a notice: the journal holds
+// everything and the next open replays more.
+func (s *Store) saveSnapshot() {
+	at := s.journal.Position()
+	s.mu.RLock()
+	if at.Seq == 0 || at.Seq == s.snapSeq.Load() || s.state.applied != at.Seq {
+		// nothing new, or the state stopped short of the journal (a replay
+		// that failed): a snapshot must hold exactly what it says
+		s.mu.RUnlock()
+		return
+	}
+	err := writeSnapshot(filepath.Join(s.dir, SnapshotFile), s.state, at)
+	s.mu.RUnlock()
+	if err != nil {
+		s.notice(fmt.Sprintf("%v (the next open replays the journal instead)", err))
+		return
+	}
+	s.snapSeq.Store(at.Seq)
 }
 
 // rebuildFulltext discards the full-text index and indexes every record again.
@@ -446,6 +549,9 @@ func (s *Store) commit(ctx context.Context, entries []staging.Entry) ([]staging.
 	}
 	s.mu.Unlock()
 	last := recs[len(recs)-1].Seq
+	if last-s.snapSeq.Load() >= snapshotEvery {
+		defer s.saveSnapshot()
+	}
 	// The two indexes are independent: embedding and the HNSW insert run while
 	// Bleve indexes the batch.
 	done := make(chan struct{})
@@ -482,10 +588,13 @@ func (s *Store) Close() error {
 
 func (s *Store) closeAll() error {
 	var errs []error
-	if s.vec != nil {
+	if s.vec != nil && !s.vec.unchanged() {
 		if err := s.vec.save(filepath.Join(s.dir, VectorsFile)); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if s.journal != nil && s.state != nil {
+		s.saveSnapshot()
 	}
 	if s.ft != nil {
 		if err := s.ft.Close(); errors.Is(err, fulltext.ErrDamaged) {
@@ -757,6 +866,7 @@ type Stats struct {
 	ByStatus       map[string]int `json:"by_status"`
 	JournalSeq     uint64         `json:"journal_seq"`
 	JournalBytes   int64          `json:"journal_bytes"`
+	SnapshotSeq    uint64         `json:"snapshot_seq"` // journal sequence of the state snapshot (0: none yet)
 	FulltextSeq    uint64         `json:"fulltext_seq"`
 	FulltextDocs   uint64         `json:"fulltext_docs"`
 	Vectors        string         `json:"vectors"` // "on", or why not
@@ -791,6 +901,7 @@ func (s *Store) Stats() Stats {
 	s.mu.RUnlock()
 	st.JournalSeq = s.journal.LastSeq()
 	st.JournalBytes = s.journal.Size()
+	st.SnapshotSeq = s.snapSeq.Load()
 	st.FulltextSeq = s.ft.AppliedSeq()
 	st.FulltextDocs, _ = s.ft.Count()
 	st.Vectors = s.vectorMode()

@@ -85,6 +85,16 @@ type vectors struct {
 	model   string
 	dims    int
 	applied uint64
+	// saved: the file on disk holds exactly this projection (it was loaded at
+	// applied and nothing was projected since), so Close need not rewrite it.
+	saved bool
+}
+
+// unchanged reports whether the file on disk already holds the projection.
+func (v *vectors) unchanged() bool {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return v.saved
 }
 
 func newVectors(newIdx func() VectorIndex, model string, dims int) *vectors {
@@ -212,6 +222,7 @@ func sortedKeys[V any](m map[string]V) []string {
 func (v *vectors) put(area string, ids []string, vecs [][]float32) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	v.saved = false
 	var keepIDs []string
 	var keepVecs [][]float32
 	for i, id := range ids {
@@ -240,6 +251,7 @@ func (v *vectors) put(area string, ids []string, vecs [][]float32) error {
 func (v *vectors) remove(id string) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	v.saved = false
 	for _, idx := range v.areas {
 		idx.Delete(id)
 	}

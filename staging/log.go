@@ -63,6 +63,21 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives recovery notices (default slog.Default()).
 	Logger *slog.Logger
+	// Checkpoint, when set, is a position of this log that the caller saw
+	// before (where a snapshot of what it derived from the log stops). Open
+	// checks that the line ending at Checkpoint.Size still has sequence
+	// Checkpoint.Seq and then scans only the lines after it, so opening costs
+	// the tail, not the history. Lines before the checkpoint are not checked
+	// again; Scan and Read still check every line they read. Whether the
+	// checkpoint held is in CheckpointMatched.
+	Checkpoint *Checkpoint
+}
+
+// Checkpoint is a position in a log: the record with sequence Seq ends (newline
+// included) at byte Size.
+type Checkpoint struct {
+	Seq  uint64 `json:"seq"`
+	Size int64  `json:"size"`
 }
 
 // BadLine is a line that could not be read as a record.
@@ -153,6 +168,9 @@ type Log struct {
 	dirty   bool
 	closed  bool
 	rec     Recovery
+	// cpMatched: Options.Checkpoint was found where it was said to be, and
+	// nothing before it was repaired.
+	cpMatched bool
 	// write performs the single write of an append. Tests replace it to inject a
 	// failing disk; production uses (*os.File).Write.
 	write func(f *os.File, b []byte) (int, error)
@@ -236,17 +254,40 @@ func (l *Log) open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("staging: opening %s: %w", l.path, err)
 	}
-	sc, err := scanFile(ctx, f, l.path)
+	cp := l.opts.Checkpoint
+	cpFound := cp != nil && checkpointHolds(f, *cp)
+	if cpFound {
+		// Scan only the tail. Anything wrong in it sends Open through the full
+		// scan and its repair below, with line numbers counted from the top.
+		sc, err := scanFile(ctx, f, l.path, cp.Size, cp.Seq)
+		if err != nil {
+			f.Close()
+			return err
+		}
+		if sc.torn == nil && len(sc.bad) == 0 {
+			sc.index = append([]seqOffset{{cp.Seq + 1, cp.Size}}, sc.index...)
+			l.f, l.size, l.lastSeq, l.index, l.cpMatched = f, sc.size, sc.lastSeq, sc.index, true
+			return nil
+		}
+	}
+	sc, err := scanFile(ctx, f, l.path, 0, 0)
 	if err != nil {
 		f.Close()
 		return err
+	}
+	if cpFound {
+		for _, b := range sc.bad {
+			if b.Offset < cp.Size {
+				cpFound = false // the repair moves lines before the checkpoint
+			}
+		}
 	}
 	if sc.torn != nil || len(sc.bad) > 0 {
 		f, err = l.repair(f, sc)
 		if err != nil {
 			return err
 		}
-		if sc, err = scanFile(ctx, f, l.path); err != nil {
+		if sc, err = scanFile(ctx, f, l.path, 0, 0); err != nil {
 			f.Close()
 			return err
 		}
@@ -256,7 +297,58 @@ func (l *Log) open(ctx context.Context) error {
 		}
 	}
 	l.f, l.size, l.lastSeq, l.index = f, sc.size, sc.lastSeq, sc.index
+	l.cpMatched = cpFound && checkpointHolds(f, *cp)
 	return nil
+}
+
+// checkpointHolds reports whether the line of f that ends at cp.Size is a
+// record with sequence cp.Seq.
+func checkpointHolds(f *os.File, cp Checkpoint) bool {
+	if cp.Seq == 0 || cp.Size <= 0 {
+		return false
+	}
+	st, err := f.Stat()
+	if err != nil || st.Size() < cp.Size {
+		return false
+	}
+	// Read backwards from the checkpoint to the newline before its line.
+	const chunk = 64 << 10
+	var line []byte
+	end := cp.Size
+	for {
+		start := max(0, end-chunk)
+		b := make([]byte, end-start)
+		if _, err := f.ReadAt(b, start); err != nil {
+			return false
+		}
+		line = append(b, line...)
+		if end == cp.Size && (len(line) == 0 || line[len(line)-1] != '\n') {
+			return false
+		}
+		if i := bytes.LastIndexByte(line[:len(line)-1], '\n'); i >= 0 {
+			line = line[i+1:]
+			break
+		}
+		if start == 0 {
+			break
+		}
+		end = start
+	}
+	seq, err := checkLine(line[:len(line)-1])
+	return err == nil && seq == cp.Seq
+}
+
+// CheckpointMatched reports whether Options.Checkpoint was found where it said,
+// with nothing before it repaired: what the caller derived from the log up to
+// there still holds.
+func (l *Log) CheckpointMatched() bool { return l.cpMatched }
+
+// Position is the log's current end: its last sequence and its size in bytes,
+// as a Checkpoint for a later Open.
+func (l *Log) Position() Checkpoint {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return Checkpoint{Seq: l.lastSeq, Size: l.size}
 }
 
 type scanResult struct {
@@ -275,13 +367,16 @@ type scanResult struct {
 // alone: a seq that jumped ahead (…49, 9999, 51…) blames that line, not the 150
 // good lines after it; a repeated or lower seq (…50, 50… or …50, 7…) blames the
 // later line.
-func scanFile(ctx context.Context, f *os.File, path string) (scanResult, error) {
-	var sc scanResult
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
+//
+// from and fromSeq start the scan after a checkpoint (0, 0: from the top); line
+// numbers then count from there.
+func scanFile(ctx context.Context, f *os.File, path string, from int64, fromSeq uint64) (scanResult, error) {
+	sc := scanResult{size: from, lastSeq: fromSeq}
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
 		return sc, fmt.Errorf("staging: reading %s: %w", path, err)
 	}
 	br := bufio.NewReaderSize(f, 1<<20)
-	var off int64
+	off := from
 	count := 0
 	// pending is the last parsed line whose seq rose above every accepted line's:
 	// it is accepted once the next parsed line does not contradict it.

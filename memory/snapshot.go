@@ -1,0 +1,442 @@
+package memory
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"math"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/google/renameio/v2"
+
+	"github.com/exocortex/exocortex/staging"
+)
+
+// The state snapshot (state.snap) holds the record state as it was at a journal
+// position, so that Open reads it and replays only the journal's tail instead of
+// the whole history. It is a cache of the journal, never the truth: a snapshot
+// that is missing, damaged (checksum), from another format version, or that no
+// longer matches the journal (the journal does not have its last record where it
+// says) is set aside and the state is rebuilt from the journal, with a notice.
+//
+// Format: one JSON header line (snapshotHeader), then a binary body whose
+// CRC-32C (Castagnoli) is in the header. The body is the records sorted by id,
+// each as length-prefixed fields (uvarints, strings, times in time.Time's binary
+// form, metadata as tagged JSON values), then the counts of unknown event kinds
+// and of skipped events.
+
+// snapshotVersion is the version of state.snap's format.
+const snapshotVersion = 1
+
+// snapshotEvery is how many journal events a session writes between snapshots,
+// besides the one written on Close, so that a process that dies replays at most
+// this many events on the next open.
+const snapshotEvery = 20_000
+
+type snapshotHeader struct {
+	Version int `json:"version"`
+	// Journal is where the snapshot stops: the last journal record it holds and
+	// the byte at which that record's line ends.
+	Journal staging.Checkpoint `json:"journal"`
+	Records int                `json:"records"`
+	Bytes   int                `json:"bytes"`
+	CRC32C  uint32             `json:"crc32c"`
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// snapshot is a decoded state.snap.
+type snapshot struct {
+	at    staging.Checkpoint
+	state *State
+}
+
+// errNoSnapshot: the file does not exist (no notice needed).
+var errNoSnapshot = errors.New("no snapshot")
+
+// readSnapshot reads and checks the snapshot at path. The error says what is
+// wrong with it; errNoSnapshot means there is none.
+func readSnapshot(path string) (*snapshot, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errNoSnapshot
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot be read: %w", err)
+	}
+	nl := bytes.IndexByte(b, '\n')
+	var h snapshotHeader
+	if nl < 0 || json.Unmarshal(b[:nl], &h) != nil {
+		return nil, errors.New("has an unreadable header")
+	}
+	if h.Version != snapshotVersion {
+		return nil, fmt.Errorf("has format version %d, this build reads %d", h.Version, snapshotVersion)
+	}
+	body := b[nl+1:]
+	if len(body) != h.Bytes {
+		return nil, fmt.Errorf("is truncated or padded: %d bytes of body, the header says %d", len(body), h.Bytes)
+	}
+	if crc32.Checksum(body, castagnoli) != h.CRC32C {
+		return nil, errors.New("fails its checksum")
+	}
+	st, err := decodeState(string(body), h.Records)
+	if err != nil {
+		return nil, fmt.Errorf("cannot be decoded: %w", err)
+	}
+	st.applied = h.Journal.Seq
+	return &snapshot{at: h.Journal, state: st}, nil
+}
+
+// writeSnapshot writes st, taken at the journal position at, to path
+// atomically (a temporary file, fsync, rename).
+func writeSnapshot(path string, st *State, at staging.Checkpoint) error {
+	body, err := encodeState(st)
+	if err != nil {
+		return fmt.Errorf("memory: encoding the state snapshot %s: %w", path, err)
+	}
+	h := snapshotHeader{Version: snapshotVersion, Journal: at, Records: st.Len(), Bytes: len(body), CRC32C: crc32.Checksum(body, castagnoli)}
+	head, err := json.Marshal(h)
+	if err != nil {
+		return fmt.Errorf("memory: encoding the state snapshot %s: %w", path, err)
+	}
+	out := make([]byte, 0, len(head)+1+len(body))
+	out = append(append(append(out, head...), '\n'), body...)
+	if err := renameio.WriteFile(path, out, 0o600); err != nil {
+		return fmt.Errorf("memory: writing the state snapshot %s: %w", path, err)
+	}
+	return nil
+}
+
+// Value tags of the metadata encoding.
+const (
+	tagNull byte = iota
+	tagFalse
+	tagTrue
+	tagNumber
+	tagString
+	tagArray
+	tagObject
+)
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendTime(b []byte, t time.Time) ([]byte, error) {
+	if t.IsZero() {
+		return append(b, 0), nil
+	}
+	b = append(b, 1)
+	return t.AppendBinary(b)
+}
+
+func appendValue(b []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, tagNull), nil
+	case bool:
+		if x {
+			return append(b, tagTrue), nil
+		}
+		return append(b, tagFalse), nil
+	case float64:
+		return binary.LittleEndian.AppendUint64(append(b, tagNumber), math.Float64bits(x)), nil
+	case string:
+		return appendString(append(b, tagString), x), nil
+	case []any:
+		b = binary.AppendUvarint(append(b, tagArray), uint64(len(x)))
+		var err error
+		for _, e := range x {
+			if b, err = appendValue(b, e); err != nil {
+				return nil, err
+			}
+		}
+		return b, nil
+	case map[string]any:
+		return appendObject(append(b, tagObject), x)
+	}
+	return nil, fmt.Errorf("a metadata value of type %T is not a JSON value", v)
+}
+
+func appendObject(b []byte, m map[string]any) ([]byte, error) {
+	b = binary.AppendUvarint(b, uint64(len(m)))
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var err error
+	for _, k := range keys {
+		b = appendString(b, k)
+		if b, err = appendValue(b, m[k]); err != nil {
+			return nil, fmt.Errorf("key %q: %w", k, err)
+		}
+	}
+	return b, nil
+}
+
+// encodeState encodes the records (sorted by id, so equal states encode equally)
+// and the counters.
+func encodeState(st *State) ([]byte, error) {
+	b := make([]byte, 0, 1<<20)
+	b = binary.AppendUvarint(b, uint64(len(st.recs)))
+	var err error
+	for _, id := range st.sortedIDs() {
+		r := st.recs[id]
+		for _, s := range []string{r.ID, r.Area, r.Text, r.Key} {
+			b = appendString(b, s)
+		}
+		b = binary.AppendUvarint(b, uint64(len(r.Tags)))
+		for _, t := range r.Tags {
+			b = appendString(b, t)
+		}
+		if r.Metadata == nil {
+			b = append(b, 0)
+		} else if b, err = appendObject(append(b, 1), r.Metadata); err != nil {
+			return nil, fmt.Errorf("record %s: metadata: %w", r.ID, err)
+		}
+		for _, t := range []time.Time{r.Created, r.Updated, r.LastAccess} {
+			if b, err = appendTime(b, t); err != nil {
+				return nil, fmt.Errorf("record %s: %w", r.ID, err)
+			}
+		}
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(r.Importance))
+		b = binary.AppendVarint(b, r.AccessCount)
+		for _, s := range []string{string(r.Status), r.SupersededBy, r.Provenance.Session, r.Provenance.Message, r.Provenance.Source} {
+			b = appendString(b, s)
+		}
+		b = binary.AppendUvarint(b, r.Provenance.Seq)
+		b = binary.AppendUvarint(b, r.Provenance.UpdatedSeq)
+	}
+	b = binary.AppendUvarint(b, uint64(len(st.unknown)))
+	for _, k := range sortedKeys(st.unknown) {
+		b = appendString(b, k)
+		b = binary.AppendUvarint(b, uint64(st.unknown[k]))
+	}
+	return binary.AppendUvarint(b, uint64(st.skipped)), nil
+}
+
+// stateDecoder reads an encoded state. Strings are slices of the body, which is
+// one string: decoding copies no text.
+type stateDecoder struct {
+	s   string
+	off int
+	err error
+}
+
+var errShort = errors.New("the body ends in the middle of a value")
+
+func (d *stateDecoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	var x uint64
+	var shift uint
+	for i := 0; i < binary.MaxVarintLen64; i++ {
+		if d.off >= len(d.s) {
+			d.err = errShort
+			return 0
+		}
+		c := d.s[d.off]
+		d.off++
+		if c < 0x80 {
+			return x | uint64(c)<<shift
+		}
+		x |= uint64(c&0x7f) << shift
+		shift += 7
+	}
+	d.err = errors.New("a number is too long")
+	return 0
+}
+
+func (d *stateDecoder) varint() int64 {
+	u := d.uvarint()
+	x := int64(u >> 1)
+	if u&1 != 0 {
+		x = ^x
+	}
+	return x
+}
+
+func (d *stateDecoder) bytes(n int) string {
+	if d.err != nil {
+		return ""
+	}
+	if n < 0 || n > len(d.s)-d.off {
+		d.err = errShort
+		return ""
+	}
+	s := d.s[d.off : d.off+n]
+	d.off += n
+	return s
+}
+
+func (d *stateDecoder) str() string { return d.bytes(int(min(d.uvarint(), uint64(len(d.s))+1))) }
+
+func (d *stateDecoder) byte() byte {
+	if s := d.bytes(1); s != "" {
+		return s[0]
+	}
+	return 0
+}
+
+func (d *stateDecoder) float() float64 {
+	s := d.bytes(8)
+	if d.err != nil {
+		return 0
+	}
+	return math.Float64frombits(binary.LittleEndian.Uint64([]byte(s)))
+}
+
+// count reads a length, refusing one larger than the bytes left (each element
+// takes at least one byte), so damage cannot ask for a huge allocation.
+func (d *stateDecoder) count() int {
+	n := d.uvarint()
+	if d.err == nil && n > uint64(len(d.s)-d.off) {
+		d.err = fmt.Errorf("a count of %d is larger than the rest of the body", n)
+		return 0
+	}
+	return int(n)
+}
+
+func (d *stateDecoder) time() time.Time {
+	switch d.byte() {
+	case 0:
+		return time.Time{}
+	case 1:
+	default:
+		if d.err == nil {
+			d.err = errors.New("a time has a bad marker")
+		}
+		return time.Time{}
+	}
+	if d.err != nil || d.off >= len(d.s) {
+		d.err = errShort
+		return time.Time{}
+	}
+	// time.Time's binary form: version byte, 8 bytes of seconds, 4 of
+	// nanoseconds, 2 of zone offset (and 1 more of seconds offset in version 2).
+	n := 15
+	if d.s[d.off] == 2 {
+		n = 16
+	}
+	raw := d.bytes(n)
+	var t time.Time
+	if d.err == nil {
+		if err := t.UnmarshalBinary([]byte(raw)); err != nil {
+			d.err = err
+		}
+	}
+	return t
+}
+
+func (d *stateDecoder) value(depth int) any {
+	if depth > 64 {
+		d.err = errors.New("metadata nested too deep")
+		return nil
+	}
+	switch tag := d.byte(); tag {
+	case tagNull:
+		return nil
+	case tagFalse:
+		return false
+	case tagTrue:
+		return true
+	case tagNumber:
+		return d.float()
+	case tagString:
+		return d.str()
+	case tagArray:
+		n := d.count()
+		out := make([]any, 0, n)
+		for i := 0; i < n && d.err == nil; i++ {
+			out = append(out, d.value(depth+1))
+		}
+		return out
+	case tagObject:
+		return d.object(depth + 1)
+	default:
+		if d.err == nil {
+			d.err = fmt.Errorf("unknown value tag %d", tag)
+		}
+		return nil
+	}
+}
+
+func (d *stateDecoder) object(depth int) map[string]any {
+	n := d.count()
+	m := make(map[string]any, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		k := d.str()
+		m[k] = d.value(depth)
+	}
+	return m
+}
+
+// decodeState decodes what encodeState wrote; records is the header's count.
+func decodeState(body string, records int) (*State, error) {
+	d := &stateDecoder{s: body}
+	st := newState()
+	n := d.count()
+	if d.err == nil && n != records {
+		return nil, fmt.Errorf("the body holds %d records, the header says %d", n, records)
+	}
+	st.recs = make(map[string]*Record, n)
+	recs := make([]Record, n) // one allocation for every record
+	for i := 0; i < n && d.err == nil; i++ {
+		r := &recs[i]
+		r.ID, r.Area, r.Text, r.Key = d.str(), st.intern(d.str()), d.str(), d.str()
+		if nt := d.count(); nt > 0 {
+			r.Tags = make([]string, nt)
+			for j := range r.Tags {
+				r.Tags[j] = st.intern(d.str())
+			}
+		}
+		switch d.byte() {
+		case 0:
+		case 1:
+			r.Metadata = d.object(1)
+		default:
+			if d.err == nil {
+				d.err = errors.New("bad metadata marker")
+			}
+		}
+		r.Created, r.Updated, r.LastAccess = d.time(), d.time(), d.time()
+		r.Importance = d.float()
+		r.AccessCount = d.varint()
+		r.Status = Status(st.intern(d.str()))
+		r.SupersededBy = d.str()
+		r.Provenance = Provenance{Session: st.intern(d.str()), Message: d.str(), Source: st.intern(d.str())}
+		r.Provenance.Seq, r.Provenance.UpdatedSeq = d.uvarint(), d.uvarint()
+		if d.err != nil {
+			break
+		}
+		if _, dup := st.recs[r.ID]; dup || r.ID == "" {
+			return nil, fmt.Errorf("record %d has an empty or repeated id %q", i+1, r.ID)
+		}
+		st.recs[r.ID] = r
+		if r.Key != "" {
+			st.keys[[2]string{r.Area, r.Key}] = r.ID
+		}
+	}
+	nu := d.count()
+	for i := 0; i < nu && d.err == nil; i++ {
+		k := d.str()
+		st.unknown[k] = int(d.uvarint())
+	}
+	st.skipped = int(d.uvarint())
+	if d.err != nil {
+		return nil, fmt.Errorf("at byte %d: %w", d.off, d.err)
+	}
+	if d.off != len(body) {
+		return nil, fmt.Errorf("%d bytes left after the state", len(body)-d.off)
+	}
+	return st, nil
+}
