@@ -226,6 +226,7 @@ func (g *Graph[K]) read(r io.Reader) (*core[K], int, error) {
 	body := &bodyReader{r: br, crc: crc32.New(crcTable), off: headerSize}
 	vec := make([]byte, 4*dim)
 	var small [8]byte
+	var linkBuf []byte
 	for id := range uint32(n) {
 		key, err := readKey[K](body, kk)
 		if err != nil {
@@ -260,11 +261,16 @@ func (g *Graph[K]) read(r io.Reader) (*core[K], int, error) {
 				return nil, 0, corrupt("slot %d has %d links on layer %d, at most %d allowed", id, cnt, l, len(ls)-1)
 			}
 			ls[0] = uint32(cnt)
+			// One read per layer: the links are cnt little-endian uint32s.
+			if cap(linkBuf) < 4*cnt {
+				linkBuf = make([]byte, 4*cnt)
+			}
+			raw := linkBuf[:4*cnt]
+			if err := body.full(raw); err != nil {
+				return nil, 0, err
+			}
 			for i := 1; i <= cnt; i++ {
-				if err := body.full(small[:4]); err != nil {
-					return nil, 0, err
-				}
-				nb := binary.LittleEndian.Uint32(small[:4])
+				nb := binary.LittleEndian.Uint32(raw[4*(i-1):])
 				if uint64(nb) >= n || nb == slot {
 					return nil, 0, corrupt("slot %d links to slot %d of %d", id, nb, n)
 				}
