@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
@@ -101,8 +103,9 @@ func newVectors(newIdx func() VectorIndex, model string, dims int) *vectors {
 	return &vectors{areas: map[string]VectorIndex{}, newIdx: newIdx, model: model, dims: dims}
 }
 
-// vectorFileVersion is the version of vectors.hnsw's header.
-const vectorFileVersion = 1
+// vectorFileVersion is the version of vectors.hnsw's header: 2 checks the body
+// with CRC-32C (CRC32C), 1 with SHA-256 (SHA256), which is still read.
+const vectorFileVersion = 2
 
 type vectorHeader struct {
 	Version    int           `json:"version"`
@@ -110,7 +113,8 @@ type vectorHeader struct {
 	Dims       int           `json:"dims"`
 	AppliedSeq uint64        `json:"applied_seq"`
 	Areas      []vectorBlock `json:"areas"`
-	SHA256     string        `json:"sha256"` // of everything after the header line
+	SHA256     string        `json:"sha256,omitempty"` // version 1: of everything after the header line
+	CRC32C     *uint32       `json:"crc32c,omitempty"` // version 2: the same, CRC-32C
 }
 
 type vectorBlock struct {
@@ -120,7 +124,8 @@ type vectorBlock struct {
 
 // loadVectors reads path. It returns a fresh, empty projection and a notice when
 // the file is missing (notice empty if it never existed), damaged, or made with
-// another model.
+// another model. The body is read once, straight into the graphs, and checked
+// against the header's checksum as it goes.
 func loadVectors(path string, newIdx func() VectorIndex, model string, dims int) (*vectors, string) {
 	v := newVectors(newIdx, model, dims)
 	f, err := os.Open(path)
@@ -134,32 +139,49 @@ func loadVectors(path string, newIdx func() VectorIndex, model string, dims int)
 	br := bufio.NewReaderSize(f, 1<<20)
 	line, err := br.ReadBytes('\n')
 	var h vectorHeader
-	if err != nil || json.Unmarshal(line, &h) != nil || h.Version != vectorFileVersion {
+	if err != nil || json.Unmarshal(line, &h) != nil || (h.Version != vectorFileVersion && h.Version != 1) || (h.Version == 2 && h.CRC32C == nil) {
 		return v, fmt.Sprintf("vector index %s has an unreadable header: rebuilding it from the journal", path)
 	}
 	if h.Model != model || h.Dims != dims {
 		return v, fmt.Sprintf("vector index %s was built with model %q (%d dimensions), now %q (%d): re-embedding every record from the journal",
 			path, h.Model, h.Dims, model, dims)
 	}
-	body, err := io.ReadAll(br)
-	if err != nil {
-		return v, fmt.Sprintf("vector index %s cannot be read (%v): rebuilding it from the journal", path, err)
+	var sum hash.Hash = crc32.New(castagnoli)
+	if h.Version == 1 {
+		sum = sha256.New()
 	}
-	sum := sha256.Sum256(body)
-	if hex.EncodeToString(sum[:]) != h.SHA256 {
-		return v, fmt.Sprintf("vector index %s fails its checksum: rebuilding it from the journal", path)
-	}
-	var off int64
+	body := io.TeeReader(br, sum)
 	for _, b := range h.Areas {
-		if b.Bytes < 0 || off+b.Bytes > int64(len(body)) {
-			return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s is truncated: rebuilding it from the journal", path)
+		if b.Bytes < 0 {
+			return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s has an impossible header: rebuilding it from the journal", path)
 		}
+		block := &io.LimitedReader{R: body, N: b.Bytes}
 		idx := newIdx()
-		if err := idx.Load(bytes.NewReader(body[off : off+b.Bytes])); err != nil {
+		if err := idx.Load(block); err != nil {
+			if block.N > 0 && errors.Is(err, io.ErrUnexpectedEOF) {
+				return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s is truncated: rebuilding it from the journal", path)
+			}
+			if errors.Is(err, hnsw.ErrCorrupt) {
+				return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s fails its checksum (area %s: %v): rebuilding it from the journal", path, b.Area, err)
+			}
 			return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s (area %s) cannot be loaded (%v): rebuilding it from the journal", path, b.Area, err)
 		}
+		if n, _ := io.Copy(io.Discard, block); n > 0 || block.N > 0 {
+			return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s is truncated or its area %s has %d stray bytes: rebuilding it from the journal", path, b.Area, n)
+		}
 		v.areas[b.Area] = idx
-		off += b.Bytes
+	}
+	if n, _ := io.Copy(sum, br); n > 0 {
+		return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s has %d bytes after its last area: rebuilding it from the journal", path, n)
+	}
+	ok := false
+	if h.Version == 1 {
+		ok = hex.EncodeToString(sum.Sum(nil)) == h.SHA256
+	} else {
+		ok = sum.(hash.Hash32).Sum32() == *h.CRC32C
+	}
+	if !ok {
+		return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s fails its checksum: rebuilding it from the journal", path)
 	}
 	v.applied = h.AppliedSeq
 	return v, ""
@@ -178,8 +200,8 @@ func (v *vectors) save(path string) error {
 		}
 		h.Areas = append(h.Areas, vectorBlock{Area: area, Bytes: int64(body.Len() - start)})
 	}
-	sum := sha256.Sum256(body.Bytes())
-	h.SHA256 = hex.EncodeToString(sum[:])
+	sum := crc32.Checksum(body.Bytes(), castagnoli)
+	h.CRC32C = &sum
 	head, _ := json.Marshal(h)
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)

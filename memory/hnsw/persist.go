@@ -222,7 +222,15 @@ func (g *Graph[K]) read(r io.Reader) (*core[K], int, error) {
 	// to n: a header that claims more slots than the body holds runs out of data
 	// before it runs out of memory, and a true one ends with exactly n slots.
 	perSlot := 4*dim + 4*(2*m+1) + 32
-	c.resize(int(min(n, uint64(max(16, (16<<20)/perSlot)))))
+	first := min(n, uint64(max(16, (16<<20)/perSlot)))
+	// A reader that knows how many bytes it holds (a bytes.Reader, an
+	// io.LimitedReader) vouches for n when they cover n slots of at least
+	// 4·dim+8 bytes each: then everything is allocated once.
+	if left := readerLen(r); left >= 0 && n > first && n*uint64(4*dim+8) <= uint64(left) {
+		first = n
+		c.byKey = make(map[K]uint32, n)
+	}
+	c.resize(int(first))
 	body := &bodyReader{r: br, crc: crc32.New(crcTable), off: headerSize}
 	vec := make([]byte, 4*dim)
 	var small [8]byte
@@ -318,6 +326,17 @@ func (g *Graph[K]) read(r io.Reader) (*core[K], int, error) {
 		return nil, 0, corrupt("%d slots but no entry point", n)
 	}
 	return c, efs, nil
+}
+
+// readerLen is how many bytes r says it has left, or -1.
+func readerLen(r io.Reader) int64 {
+	switch x := r.(type) {
+	case interface{ Len() int }:
+		return int64(x.Len())
+	case *io.LimitedReader:
+		return x.N
+	}
+	return -1
 }
 
 // keyKind returns the reflect.Kind of K if the file format can hold it.
