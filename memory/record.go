@@ -8,7 +8,12 @@
 // events.go). Everything else is a projection that can be rebuilt by replaying the
 // journal from sequence 1:
 //
-//   - the record state, held in memory and rebuilt on every Open;
+//   - the record state, held in memory; Open reads it from the state snapshot
+//     (state.snap: the state at a journal position, checksummed, written on Close
+//     and every 20,000 events) and replays only the journal after that position.
+//     A snapshot that is damaged, of another format, or that the journal no
+//     longer matches (its last record is not where the snapshot says) is
+//     reported and the state is rebuilt from the whole journal;
 //   - the full-text index (memory/fulltext, Bleve BM25), which remembers the last
 //     sequence it applied and catches up on open, and is recreated when missing,
 //     damaged or not closed cleanly;
