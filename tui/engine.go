@@ -18,6 +18,7 @@ import (
 	"github.com/exocortex/exocortex/core/session"
 	"github.com/exocortex/exocortex/prompts"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/sandbox"
 	"github.com/exocortex/exocortex/tui/shell"
 	"github.com/exocortex/exocortex/tui/transcript"
 )
@@ -62,6 +63,10 @@ type Config struct {
 	// Confine is the sandbox !commands run in under the local shell (nil:
 	// unconfined); through the agent's shell tool they are in its sandbox.
 	Confine *config.Confinement
+	// SandboxProbe finds whether the sandbox works on this machine
+	// (sandbox.Probe); nil shows nothing. The welcome card warns when it does
+	// not, or when Confine is turned off (tools.sandbox.UNSAFE_disable_sandbox).
+	SandboxProbe func() sandbox.Status
 	// Fullscreen draws on the alternate screen instead of inline.
 	Fullscreen bool
 }
@@ -95,9 +100,11 @@ var ErrNotReady = errors.New("the agent is not ready yet (plugins are still star
 // both drive it. Its methods are safe for concurrent use; one turn runs at a
 // time.
 type Engine struct {
-	cfg   Config
-	shell *shell.Runner
-	rec   *recorder
+	// sandboxWarn is the welcome card's sandbox warning, found once.
+	sandboxWarn func() string
+	cfg         Config
+	shell       *shell.Runner
+	rec         *recorder
 
 	mu      sync.Mutex
 	host    *host.Host
@@ -124,7 +131,30 @@ func NewEngine(cfg Config) *Engine {
 	}
 	e := &Engine{cfg: cfg, model: cfg.Model, mode: cfg.ApprovalMode, rec: newRecorder(), allowed: map[string]bool{}}
 	e.shell = &shell.Runner{Approver: loop.ApproverFunc(e.approve), Mode: e.Mode, Dir: cfg.WorkDir, Confine: cfg.Confine}
+	e.sandboxWarn = sync.OnceValue(func() string { return sandboxWarning(cfg) })
+	if cfg.SandboxProbe != nil {
+		go e.sandboxWarn() // the probe starts a process: not while drawing
+	}
 	return e
+}
+
+// SandboxWarning is the welcome card's warning about the sandbox ("" when it
+// is on, or when nothing probes it).
+func (e *Engine) SandboxWarning() string { return e.sandboxWarn() }
+
+// sandboxWarning says when the agent's commands and the operator's !commands
+// will not run in the sandbox, and what happens instead (docs/sandbox.md).
+func sandboxWarning(cfg Config) string {
+	if cfg.SandboxProbe == nil {
+		return ""
+	}
+	if cfg.Confine != nil && cfg.Confine.Off {
+		return "sandbox off (tools.sandbox.UNSAFE_disable_sandbox): the agent's commands and !commands run with all your rights"
+	}
+	if st := cfg.SandboxProbe(); !st.Available {
+		return st.String() + "; every command the agent runs, and every !command, is asked for, even in yolo mode"
+	}
+	return ""
 }
 
 // Config returns the configuration the engine was made with.

@@ -344,6 +344,9 @@ func (m *Model) welcomeCardAt(width int) string {
 		if w := m.eng.WindowWarning(); w != "" {
 			b.WriteString("\n" + label("") + m.st.warn.Render(clip(w, inner*2)))
 		}
+		if w := m.eng.SandboxWarning(); w != "" {
+			b.WriteString("\n" + label("") + m.st.warn.Render(clip(w, inner*3)))
+		}
 		if h := m.eng.Host(); h != nil {
 			for _, n := range h.Notices() {
 				b.WriteString("\n" + label("") + m.st.warn.Render(clip(oneLine(n), inner*2)))

@@ -20,6 +20,7 @@ import (
 	"github.com/exocortex/exocortex/core/loop"
 	"github.com/exocortex/exocortex/core/session"
 	"github.com/exocortex/exocortex/prompts"
+	"github.com/exocortex/exocortex/sandbox"
 	"github.com/exocortex/exocortex/tui"
 )
 
@@ -172,7 +173,8 @@ func runSession(cmd *cobra.Command, f *sessionFlags) error {
 		HistoryFile: filepath.Join(a.home, "history.jsonl"),
 		MemoryDir:   filepath.Join(a.home, "memory"),
 		WorkDir:     wd, ApprovalMode: mode, Fullscreen: f.fullscreen,
-		Confine: &tools.CodeExecution.Confine,
+		Confine:      &tools.CodeExecution.Confine,
+		SandboxProbe: func() sandbox.Status { return sandbox.Probe("") },
 	})
 
 	// Ctrl+C belongs to the session (it stops a turn), so the root's SIGINT
