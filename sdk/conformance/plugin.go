@@ -399,7 +399,26 @@ func CallHook(ctx context.Context, ext *host.Extension, call *exocortexv1.HookCa
 		return host.Call(ctx, ext, r, exocortexv1.PluginClient.MessageLoopEnd)
 	case *exocortexv1.MonologueEndRequest:
 		return host.Call(ctx, ext, r, exocortexv1.PluginClient.MonologueEnd)
-
+	case *exocortexv1.ChatModelCallBeforeRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.ChatModelCallBefore)
+	case *exocortexv1.ChatModelCallAfterRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.ChatModelCallAfter)
+	case *exocortexv1.UtilModelCallBeforeRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.UtilModelCallBefore)
+	case *exocortexv1.UtilModelCallAfterRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.UtilModelCallAfter)
+	case *exocortexv1.ReasoningStreamChunkRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.ReasoningStreamChunk)
+	case *exocortexv1.ReasoningStreamRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.ReasoningStream)
+	case *exocortexv1.ReasoningStreamEndRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.ReasoningStreamEnd)
+	case *exocortexv1.ResponseStreamRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.ResponseStream)
+	case *exocortexv1.MessageLoopExceptionRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.MessageLoopException)
+	case *exocortexv1.ProcessChainEndRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.ProcessChainEnd)
 	case *exocortexv1.HistAddToolResultRequest:
 		return host.Call(ctx, ext, r, exocortexv1.PluginClient.HistAddToolResult)
 	case *exocortexv1.ToolOutputUpdateRequest:

@@ -24,9 +24,10 @@ What the layer maps:
   - every key a file reads or writes at run time is recorded in the plugin's
     .a0compat/observed.json, which `exocortex lint` compares with the keys the
     port found statically;
-  - the keyword arguments Agent Zero passes at the tool, stream, history and
-    error hooks (tool_name, tool_args, response, stream_data, content_data, msg),
-    and what a file changes in them onto the hook's response (KWARGS);
+  - the keyword arguments Agent Zero passes at the tool, stream, model-call,
+    history and error hooks (tool_name, tool_args, response, stream_data,
+    call_data, content_data, msg, exception_data, text), and what a file changes in
+    them onto the hook's response (KWARGS);
   - self.agent.context.log onto the host log.
 """
 
@@ -359,7 +360,75 @@ def _error_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
     return {"correction": str(m)} if m != kw["_sent"] else {}
 
 
+def _stream_text(req: Any) -> Dict[str, Any]:
+    return {"text": getattr(req, "text", "")}
+
+
+def _none(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
+    return {}
+
+
+def _msgs(ms: Any) -> List[Dict[str, str]]:
+    return [{"role": m.role, "content": m.content} for m in ms]
+
+
+def _chat_before(req: Any) -> Dict[str, Any]:
+    return {"call_data": {"model": req.model, "messages": _msgs(req.prompt), "tools": list(req.tools),
+                          "prompt_tokens": req.prompt_tokens, "num_ctx": req.num_ctx}}
+
+
+def _chat_after(req: Any) -> Dict[str, Any]:
+    d = {"model": req.model, "response": req.response, "reasoning": req.reasoning,
+         "prompt_tokens": req.prompt_tokens, "output_tokens": req.output_tokens}
+    return {"call_data": d, "response": req.response, "_sent": req.response}
+
+
+def _chat_after_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
+    r = kw["call_data"].get("response")
+    return {"response": str(r)} if r != kw["_sent"] else {}
+
+
+def _util_before(req: Any) -> Dict[str, Any]:
+    d = {"model": req.model, "system": req.system, "message": req.message, "callback": None,
+         "background": False, "purpose": req.purpose}
+    return {"call_data": d, "_sent": dict(d)}
+
+
+def _util_before_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
+    d, sent = kw["call_data"], kw["_sent"]
+    return {f: str(d.get(f) or "") for f in ("system", "message") if d.get(f) != sent[f]}
+
+
+def _util_after(req: Any) -> Dict[str, Any]:
+    d = {"model": req.model, "system": req.system, "message": req.message, "response": req.response,
+         "purpose": req.purpose}
+    return {"call_data": d, "response": req.response, "_sent": req.response}
+
+
+def _exception(req: Any) -> Dict[str, Any]:
+    return {"exception_data": {"exception": RuntimeError(req.error), "stage": req.stage}}
+
+
+def _exception_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
+    # Agent Zero: an extension that clears exception_data["exception"] handled it.
+    return {"handled": True} if not kw["exception_data"].get("exception") else {}
+
+
+def _chain_end(req: Any) -> Dict[str, Any]:
+    return {"data": {"final_response": req.final_response, "stop_reason": req.stop_reason,
+                     "iterations": req.iterations}}
+
+
 KWARGS = {
+    "chat_model_call_before": (_chat_before, _none),
+    "chat_model_call_after": (_chat_after, _chat_after_answer),
+    "util_model_call_before": (_util_before, _util_before_answer),
+    "util_model_call_after": (_util_after, _chat_after_answer),
+    "reasoning_stream_chunk": (_chunk, _chunk_answer),
+    "reasoning_stream": (_stream_text, _none),
+    "response_stream": (_stream_text, _none),
+    "message_loop_exception": (_exception, _exception_answer),
+    "process_chain_end": (_chain_end, _none),
     "tool_execute_before": (_tool_before, _tool_before_answer),
     "tool_execute_after": (_tool_after, _tool_after_answer),
     "response_stream_chunk": (_chunk, _chunk_answer),

@@ -1,0 +1,11 @@
+from helpers.extension import Extension
+from agent import LoopData
+
+
+class ChatModelCallAfter(Extension):
+    """Counts its calls at chat_model_call_after in agent data, and uses what Agent Zero hands the hook."""
+
+    async def execute(self, loop_data=LoopData(), **kwargs):
+        n = (self.agent.get_data("chat_model_call_after_calls") or 0) + 1
+        self.agent.set_data("chat_model_call_after_calls", n)
+        self.agent.set_data("chat_model_call_after_len", len(kwargs["call_data"].get("response", "")))
