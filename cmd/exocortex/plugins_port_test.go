@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/core/discover"
@@ -40,7 +41,7 @@ func TestPortReportsSeams(t *testing.T) {
 		{"usr/extensions/python/monologue_start/_10_old_import.py", a0port.SeamPythonHelpers, 1, "from helpers.extension import"},
 		{"usr/extensions/python/message_loop_prompts_after/_50_second.py", a0port.SeamPrefix, 1, "own numeric prefix"},
 		{"usr/extensions/monologue_end/_10_no_python.py", a0port.SeamNoPython, 0, "extensions/python/monologue_end/"},
-		{"usr/extensions/python/chat_model_call_after/_10_no_hook.py", a0port.SeamNoHookPoint, 0, "no chat_model_call_after hook"},
+		{"usr/extensions/python/user_message_ui/_10_no_hook.py", a0port.SeamNoHookPoint, 0, "no user_message_ui hook"},
 	}
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.file), func(t *testing.T) {
@@ -62,7 +63,7 @@ func TestPortReportsSeams(t *testing.T) {
 			t.Errorf("the ported plugin has no %s: %v", rel, err)
 		}
 	}
-	for _, rel := range []string{"a0/extensions/python/chat_model_call_after/_10_no_hook.py"} {
+	for _, rel := range []string{"a0/extensions/python/user_message_ui/_10_no_hook.py"} {
 		if _, err := os.Stat(filepath.Join(out, rel)); err == nil {
 			t.Errorf("%s was ported; it has no hook point", rel)
 		}
@@ -134,20 +135,35 @@ func TestPortedExtensionsReachTheModel(t *testing.T) {
 // as JSON for failure messages.
 func portedAgent(t *testing.T, home string, observer func(loop.Event), replies []scripted.Reply) (*scripted.Server, *loop.Agent, []byte) {
 	t.Helper()
-	ctx := context.Background()
+	h := portedHost(t, home)
+	srv, a := agentOn(t, h, observer, replies)
+	st, _ := json.Marshal(h.Status())
+	return srv, a, st
+}
+
+// portedHost starts the real host over home/plugins, with the built-in
+// agent-tools.
+func portedHost(t *testing.T, home string) *host.Host {
+	t.Helper()
 	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
-	h, err := host.New(ctx, host.Options{
+	h, err := host.New(context.Background(), host.Options{
 		Dirs: []discover.Dir{{Path: filepath.Join(home, "plugins"), Source: discover.User}},
 		Builtins: []discover.Candidate{{Name: "agent-tools", Path: exe + " plugin serve agent-tools",
 			Command: []string{exe, "plugin", "serve", "agent-tools"}, WorkDir: filepath.Dir(exe),
 			Dir: discover.Dir{Path: "(built in)", Source: discover.Builtin}}},
-		PluginEnv: []string{config.HomeEnv + "=" + home, config.EnvProject + "=" + t.TempDir()},
+		PluginEnv:     []string{config.HomeEnv + "=" + home, config.EnvProject + "=" + t.TempDir()},
+		WatchDebounce: 100 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
-	st, _ := json.Marshal(h.Status())
+	return h
+}
+
+// agentOn starts an agent over h on the scripted model answering replies.
+func agentOn(t *testing.T, h *host.Host, observer func(loop.Event), replies []scripted.Reply) (*scripted.Server, *loop.Agent) {
+	t.Helper()
 	srv, err := scripted.NewServer(scripted.Script{Replies: replies})
 	if err != nil {
 		t.Fatal(err)
@@ -161,5 +177,5 @@ func portedAgent(t *testing.T, home string, observer func(loop.Event), replies [
 	if err != nil {
 		t.Fatal(err)
 	}
-	return srv, a, st
+	return srv, a
 }

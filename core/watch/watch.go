@@ -281,8 +281,9 @@ func nearestDir(path string) string {
 }
 
 // maxInsideDepth bounds how deep a plugin subdirectory is watched (a Python
-// plugin's package directories, say).
-const maxInsideDepth = 3
+// plugin's package directories, say). A plugin written by `exocortex plugins port`
+// keeps its Agent Zero files at a0/extensions/python/<hook>/, four levels down.
+const maxInsideDepth = 5
 
 // watchInside watches a plugin subdirectory and the directories under it.
 func (w *Watcher) watchInside(plugin, entry, path string, depth int) {

@@ -162,6 +162,16 @@ class Agent:
         v = key.get(self._call)
         if v is None:
             return None
+        kind = v.WhichOneof("kind")
+        if kind == "number_value":
+            n = v.number_value
+            return int(n) if n.is_integer() else n
+        if kind == "string_value":
+            return v.string_value
+        if kind == "bool_value":
+            return v.bool_value
+        if kind == "null_value" or kind is None:
+            return None
         return _ints(json_format.MessageToDict(v))
 
     def set_data(self, field: str, value: Any) -> None:
@@ -171,8 +181,17 @@ class Agent:
             self._observe(field)
             self._local[field] = value
             return
-        v = struct_pb2.Value()
-        json_format.ParseDict(value, v)
+        if value is None:
+            v = struct_pb2.Value(null_value=struct_pb2.NULL_VALUE)
+        elif isinstance(value, bool):
+            v = struct_pb2.Value(bool_value=value)
+        elif isinstance(value, (int, float)):
+            v = struct_pb2.Value(number_value=value)
+        elif isinstance(value, str):
+            v = struct_pb2.Value(string_value=value)
+        else:
+            v = struct_pb2.Value()
+            json_format.ParseDict(value, v)
         key.set(self._call, v)
 
     def _observe(self, field: str) -> None:
@@ -258,12 +277,29 @@ def key_for(field: str, plugin: str = "") -> Key:
 _loops = threading.local()
 
 
-def _run(coro: Any) -> Any:
+def _run(coro: Any, awaits: bool = True) -> Any:
+    """Run an extension's coroutine to its end. One that awaits nothing (awaits is
+    False: its module has no await, async for or async with) finishes at its first
+    step, driven directly: an event loop's run_until_complete costs about as much
+    as the rest of the call. The others run on this thread's event loop."""
+    if not awaits:
+        try:
+            coro.send(None)
+        except StopIteration as e:
+            return e.value
+        coro.close()
+        raise RuntimeError("a0compat: an extension whose module awaits nothing suspended; "
+                           "report this file: it is served by the event loop once its module has an await")
     loop = getattr(_loops, "loop", None)
     if loop is None:
         loop = asyncio.new_event_loop()
         _loops.loop = loop
     return loop.run_until_complete(coro)
+
+
+def awaits_anything(source: str) -> bool:
+    """Whether a module's code awaits anything (await, async for, async with)."""
+    return any(isinstance(n, (ast.Await, ast.AsyncFor, ast.AsyncWith)) for n in ast.walk(ast.parse(source)))
 
 
 def _text(m: Any) -> str:
@@ -447,6 +483,7 @@ class Adapter:
         with open(path, encoding="utf-8") as f:
             source = f.read()
         self.reads, self.writes = static_keys(source)
+        self.awaits = awaits_anything(source)
         shared = {} if shared is None else shared
         self.keys = {k: shared.setdefault(k, key_for(k, plugin)) for k in sorted(self.reads | self.writes)}
         spec = importlib.util.spec_from_file_location(f"a0_{hook}_{order}_{name}", path)
@@ -486,7 +523,7 @@ class Adapter:
             kwargs = self.kwargs[0](req)
         passed = {k: v for k, v in kwargs.items() if not k.startswith("_")}
         try:
-            _run(self.ext.execute(loop_data=ld, **passed))
+            _run(self.ext.execute(loop_data=ld, **passed), self.awaits)
         finally:
             self.agent._call = None
         if self.kwargs is not None:
