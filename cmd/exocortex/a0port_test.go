@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,17 +174,18 @@ func TestPortedFilesGetAgentZeroKwargs(t *testing.T) {
 // (the chain's final answer). What each saw reaches the model through a prompt
 // file reading their agent data, in the next iteration and the next task.
 func TestPortedModelHooksReachTheModel(t *testing.T) {
-	t.Skip("the loop does not fire the model-side hook points yet (issue 18, branch i18a landed their protocol only); the files are served and pass the conformance checks (scaffold/a0port TestPortedPluginConforms)")
 	home := t.TempDir()
 	if _, err := a0port.Port(t.Context(), "testdata/a0newhooks", filepath.Join(home, "plugins", "a0-new"), "a0-new"); err != nil {
 		t.Fatal(err)
 	}
-	srv, a, st := portedAgent(t, home, nil, []scripted.Reply{
+	h := portedHost(t, home)
+	srv, a := agentOn(t, h, nil, []scripted.Reply{
 		{Content: `<think>pondering A0-THINK</think>{"thoughts":["go on"],"headline":"thinking","tool_name":"unknown_tool_xyz","tool_args":{}}`},
 		{Content: `{"thoughts":["done"],"headline":"answering","tool_name":"response","tool_args":{"text":"the DRAFT answer"}}`},
 		{Content: answer},
 	})
 	res, err := a.Monologue(context.Background(), "first task")
+	st, _ := json.Marshal(h.Status())
 	if err != nil {
 		t.Fatalf("monologue: %v\nplugins: %s", err, st)
 	}
@@ -192,6 +194,15 @@ func TestPortedModelHooksReachTheModel(t *testing.T) {
 	}
 	if _, err := a.Monologue(context.Background(), "second task"); err != nil {
 		t.Fatalf("monologue 2: %v", err)
+	}
+	// What the files at chat_model_call_before, response_stream, reasoning_stream
+	// and process_chain_end write with set_data does not reach the next
+	// iteration's message_loop_prompts_after (a message_loop_start file's does):
+	// state written at the model-side hooks is lost on the way (in the layer,
+	// the SDK or the loop: not found yet). Known, reported; the rest of the test
+	// waits for the fix (EXOCORTEX_A0_MODEL_HOOK_STATE=1 runs it).
+	if os.Getenv("EXOCORTEX_A0_MODEL_HOOK_STATE") == "" {
+		t.Skip("state written at the model-side hooks does not reach later hooks yet (see the comment); the reply rewrite at chat_model_call_after is checked above")
 	}
 	reqs := srv.Requests()
 	if len(reqs) != 3 {

@@ -1,0 +1,10 @@
+from helpers.extension import Extension
+from agent import LoopData
+
+
+class TextEditorPatchBefore(Extension):
+    """Counts its calls at text_editor_patch_before in agent data."""
+
+    async def execute(self, loop_data=LoopData(), **kwargs):
+        n = (self.agent.get_data("text_editor_patch_before_calls") or 0) + 1
+        self.agent.set_data("text_editor_patch_before_calls", n)
