@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -48,4 +49,37 @@ func (c *Call) Host() (exocortexv1.HostClient, error) {
 		return nil, errors.New("the host's services are not reachable from this call")
 	}
 	return c.host.get()
+}
+
+// ReportOutput reports a piece of partial output of the tool call c belongs
+// to, while the tool runs: the host fires tool_output_update with it and shows
+// it to the operator. It returns what the operator was shown of the output so
+// far (the extensions may mask or shorten it); the tool's result is not
+// changed by it.
+func (c *Call) ReportOutput(ctx context.Context, delta string) (string, error) {
+	h, err := c.Host()
+	if err != nil {
+		return "", err
+	}
+	resp, err := h.ReportToolOutput(ctx, &exocortexv1.ReportToolOutputRequest{Context: c.Context(), Delta: delta})
+	if err != nil {
+		return "", fmt.Errorf("reporting the output of tool call %s: %w", c.Context().GetContextId(), err)
+	}
+	return resp.GetDisplay(), nil
+}
+
+// ReportEmbeddingModelChanged reports that the memory store in dir was built
+// with the model oldModel (oldDims dimensions) and is now re-embedded with
+// newModel: the host fires embedding_model_changed.
+func (c *Call) ReportEmbeddingModelChanged(ctx context.Context, dir, oldModel string, oldDims int, newModel string, newDims int) error {
+	h, err := c.Host()
+	if err != nil {
+		return err
+	}
+	_, err = h.ReportEmbeddingModelChanged(ctx, &exocortexv1.ReportEmbeddingModelChangedRequest{Context: c.Context(), Store: dir,
+		OldModel: oldModel, OldDims: int32(oldDims), NewModel: newModel, NewDims: int32(newDims)})
+	if err != nil {
+		return fmt.Errorf("reporting the embedding model change of %s: %w", dir, err)
+	}
+	return nil
 }

@@ -145,6 +145,7 @@ func (a *app) start(ctx context.Context, f *agentFlags, sessionName string, obse
 		return nil, err
 	}
 	r.host.Services().SetSubordinateRunner(r.agent.RunSubordinate)
+	r.host.Services().SetEmbeddingSink(r.agent.ReportEmbeddingChange)
 	return r, nil
 }
 

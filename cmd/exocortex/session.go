@@ -211,6 +211,7 @@ func (a *app) sessionAgent(client llm.Provider, loader *prompts.Loader, idle *id
 			return nil, err
 		}
 		s.Host.Services().SetSubordinateRunner(agent.RunSubordinate)
+		s.Host.Services().SetEmbeddingSink(agent.ReportEmbeddingChange)
 		return agent, nil
 	}
 }

@@ -21,6 +21,8 @@ type Services struct {
 
 	mu          sync.RWMutex
 	subordinate SubordinateRunner
+	outputs     map[string]outputWatch // by the tool call's context id
+	embedding   func(*EmbeddingChange)
 }
 
 // SetSubordinateRunner plugs in what runs subordinates (the loop's agent).
@@ -43,3 +45,91 @@ func (s *Services) RunSubordinate(ctx context.Context, req *exocortexv1.RunSubor
 
 // Services returns the services the host offers its plugins.
 func (h *Host) Services() *Services { return h.services }
+
+// ToolOutput is one piece of partial output a running tool reported. The
+// receiver sends what the operator was shown of the output so far on Reply
+// (exactly once).
+type ToolOutput struct {
+	Delta string
+	Reply chan<- string
+}
+
+// EmbeddingChange is a plugin's report that a memory store was built with
+// another embedding model than the configured one.
+type EmbeddingChange = exocortexv1.ReportEmbeddingModelChangedRequest
+
+type outputWatch struct {
+	ch   chan ToolOutput
+	gone chan struct{}
+}
+
+// WatchToolOutput routes the partial output reported by the tool call whose
+// ExecuteToolRequest carried contextID to the returned channel, until stop is
+// called. A report that arrives with no watch (the call is over, or it never
+// ran) is refused.
+func (s *Services) WatchToolOutput(contextID string) (<-chan ToolOutput, func()) {
+	w := outputWatch{ch: make(chan ToolOutput), gone: make(chan struct{})}
+	s.mu.Lock()
+	if s.outputs == nil {
+		s.outputs = map[string]outputWatch{}
+	}
+	s.outputs[contextID] = w
+	s.mu.Unlock()
+	var once sync.Once
+	return w.ch, func() {
+		once.Do(func() {
+			s.mu.Lock()
+			delete(s.outputs, contextID)
+			s.mu.Unlock()
+			close(w.gone)
+		})
+	}
+}
+
+// ReportToolOutput hands a running tool's partial output to the agent that
+// runs the call, and answers with what the operator was shown once the
+// extensions at tool_output_update have seen it.
+func (s *Services) ReportToolOutput(ctx context.Context, req *exocortexv1.ReportToolOutputRequest) (*exocortexv1.ReportToolOutputResponse, error) {
+	id := req.GetContext().GetContextId()
+	s.mu.RLock()
+	w, ok := s.outputs[id]
+	s.mu.RUnlock()
+	if !ok {
+		return nil, status.Errorf(codes.FailedPrecondition, "no tool call with context %q is running: report output with the context of the ExecuteToolRequest, while the tool runs", id)
+	}
+	reply := make(chan string, 1)
+	select {
+	case w.ch <- ToolOutput{Delta: req.GetDelta(), Reply: reply}:
+	case <-w.gone:
+		return nil, status.Errorf(codes.FailedPrecondition, "the tool call with context %q is over", id)
+	case <-ctx.Done():
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}
+	select {
+	case d := <-reply:
+		return &exocortexv1.ReportToolOutputResponse{Display: d}, nil
+	case <-ctx.Done():
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}
+}
+
+// SetEmbeddingSink plugs in what receives reports of an embedding model
+// change (the loop's agent, which fires embedding_model_changed).
+func (s *Services) SetEmbeddingSink(f func(*EmbeddingChange)) {
+	s.mu.Lock()
+	s.embedding = f
+	s.mu.Unlock()
+}
+
+// ReportEmbeddingModelChanged passes the report to the agent; the agent fires
+// embedding_model_changed at its next point between hooks.
+func (s *Services) ReportEmbeddingModelChanged(_ context.Context, req *exocortexv1.ReportEmbeddingModelChangedRequest) (*exocortexv1.ReportEmbeddingModelChangedResponse, error) {
+	s.mu.RLock()
+	f := s.embedding
+	s.mu.RUnlock()
+	if f == nil {
+		return nil, status.Error(codes.FailedPrecondition, "this host runs no agent that could fire embedding_model_changed")
+	}
+	f(req)
+	return &exocortexv1.ReportEmbeddingModelChangedResponse{}, nil
+}

@@ -103,6 +103,9 @@ type Agent struct {
 	sessionAllo map[string]bool
 	lastContext *exocortexv1.Context
 	inited      bool
+	// embedChanges are reports of an embedding model change waiting for
+	// embedding_model_changed (toolhooks.go).
+	embedChanges []*host.EmbeddingChange
 
 	// The prompt budget (budget.go, compress.go, tokens.go).
 	window          int

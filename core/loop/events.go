@@ -34,10 +34,13 @@ const (
 	EventReasoningDisplay = "reasoning_display"
 	EventToolCall         = "tool_call"
 	EventToolResult       = "tool_result"
-	EventApproval         = "approval"
-	EventNotice           = "notice"
-	EventResponse         = "response"
-	EventMonologueEnd     = "monologue_end"
+	// EventToolOutput carries what the operator is shown of a running tool's
+	// output so far (after tool_output_update).
+	EventToolOutput   = "tool_output"
+	EventApproval     = "approval"
+	EventNotice       = "notice"
+	EventResponse     = "response"
+	EventMonologueEnd = "monologue_end"
 	// EventBudget sizes each request (Budget): the window, every part's
 	// tokens, the fill, and what was left out and why.
 	EventBudget = "budget"

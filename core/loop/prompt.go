@@ -131,6 +131,10 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 			add(2, bs)
 			return nil
 		})
+	if err == nil {
+		// The recall extension opens the memory store at the hook above.
+		err = a.fireEmbeddingChanges(ctx, t)
+	}
 	if err != nil {
 		return assembled{}, err
 	}

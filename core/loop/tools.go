@@ -74,19 +74,37 @@ func (a *Agent) runTool(ctx context.Context, t *turn, tc *exocortexv1.ToolCall) 
 		}
 	}
 
-	resp, err := a.opts.Host.ExecuteTool(ctx, tool, &exocortexv1.ExecuteToolRequest{
-		Call:     &exocortexv1.HookCall{Context: a.context(t, toolHook())},
-		ToolCall: tc,
-	}, a.toolTimeout(tc.GetName()))
-	result := resp.GetResult()
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+	// text_editor_write_before / _patch_before may change what is written,
+	// or refuse the call.
+	edit := parseEditorCall(tc)
+	var result *exocortexv1.ToolResult
+	if edit != nil {
+		if result, err = a.editorBefore(ctx, t, tc, edit); err != nil {
+			return nil, err
 		}
-		result = &exocortexv1.ToolResult{Error: err.Error()}
 	}
 	if result == nil {
-		result = &exocortexv1.ToolResult{}
+		resp, err := a.executeTool(ctx, t, tool, tc, a.toolTimeout(tc.GetName()))
+		result = resp.GetResult()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			result = &exocortexv1.ToolResult{Error: err.Error()}
+		}
+		if result == nil {
+			result = &exocortexv1.ToolResult{}
+		}
+		if edit != nil {
+			if err := a.editorAfter(ctx, t, tc, edit, result); err != nil {
+				return result, err
+			}
+		}
+	}
+	// A plugin that opened the memory store for the tool may have reported an
+	// embedding model change.
+	if err := a.fireEmbeddingChanges(ctx, t); err != nil {
+		return result, err
 	}
 
 	err = fire(ctx, a, t, exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER,
@@ -107,7 +125,11 @@ func (a *Agent) runTool(ctx context.Context, t *turn, tc *exocortexv1.ToolCall) 
 	if result.GetBreakLoop() {
 		return result, nil
 	}
-	m := a.newMessage("tool", tc.GetName(), resultText(result))
+	text, err := a.histAddToolResult(ctx, t, tc, result)
+	if err != nil {
+		return result, err
+	}
+	m := a.newMessage("tool", tc.GetName(), text)
 	m.ToolName = tc.GetName()
 	return result, a.addMessage(ctx, t, m)
 }
