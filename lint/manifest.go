@@ -249,6 +249,14 @@ func whatReaches(h exocortexv1.Hook) string {
 	case exocortexv1.Hook_HOOK_REASONING_STREAM_CHUNK, exocortexv1.Hook_HOOK_REASONING_STREAM, exocortexv1.Hook_HOOK_REASONING_STREAM_END,
 		exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK, exocortexv1.Hook_HOOK_RESPONSE_STREAM:
 		return "which fires while the reply streams, after this call's prompt was sent (it changes what the operator is shown): its text would never reach the model"
+	case exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_BEFORE, exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_BEFORE:
+		return "which changes what text_editor writes (content, old_text, new_text) or refuses the call, after this call's prompt was sent: its text would never reach the model"
+	case exocortexv1.Hook_HOOK_TEXT_EDITOR_READ_AFTER, exocortexv1.Hook_HOOK_HIST_ADD_TOOL_RESULT:
+		return "which changes the tool result the model reads at the next model call (through the response's content or text, not prompt blocks): its prompt text would never reach the model"
+	case exocortexv1.Hook_HOOK_TOOL_OUTPUT_UPDATE:
+		return "which changes what the operator is shown of a running tool's output, never the prompt: its text would never reach the model"
+	case exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_AFTER, exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_AFTER, exocortexv1.Hook_HOOK_EMBEDDING_MODEL_CHANGED:
+		return "which changes only state, after this call's prompt was sent (state reaches the next iteration's prompt-assembly hooks): its text would never reach the model"
 	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_EXCEPTION, exocortexv1.Hook_HOOK_PROCESS_CHAIN_END:
 		return "which fires after the iteration's model call: its text would never reach the model"
 	}
