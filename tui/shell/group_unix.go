@@ -18,3 +18,15 @@ func ownGroup(cmd *exec.Cmd) {
 		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 }
+
+// reaperOnly makes a stop signal the reaper (sandbox.Reap) rather than kill its
+// process group: with SIGTERM it kills everything beneath it, including what
+// left the group, and exits; WaitDelay still kills it if it does not.
+func reaperOnly(cmd *exec.Cmd) {
+	cmd.Cancel = func() error {
+		if cmd.Process == nil {
+			return nil
+		}
+		return cmd.Process.Signal(syscall.SIGTERM)
+	}
+}

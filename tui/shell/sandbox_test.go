@@ -2,9 +2,14 @@ package shell
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/core/loop"
@@ -57,5 +62,63 @@ func TestNoSandboxAsksEvenInYolo(t *testing.T) {
 	}
 	if _, err := r.Run(context.Background(), "true"); err == nil || asked != 1 {
 		t.Errorf("err %v, asked %d times: want one question and a denial", err, asked)
+	}
+}
+
+// TestUnconfinedCommandsLeaveNothingBehind: with the sandbox off or missing, a
+// !command's setsid and nohup children die with it, when it ends and when it is
+// stopped, as they do inside the sandbox's PID namespace.
+func TestUnconfinedCommandsLeaveNothingBehind(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		off         bool
+		unavailable bool
+		stop        bool
+	}{
+		{name: "off, ends", off: true},
+		{name: "off, stopped", off: true, stop: true},
+		{name: "unavailable, ends", unavailable: true},
+		{name: "unavailable, stopped", unavailable: true, stop: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			project := t.TempDir()
+			pidFile := filepath.Join(project, "escaped.pid")
+			c := config.CodeExecution{Confine: config.Confinement{Off: tc.off}}.WithDefaults(project)
+			r := &Runner{Mode: func() loop.ApprovalMode { return loop.ApprovalYolo }, Dir: project, Shell: "/bin/sh", Confine: &c.Confine,
+				Approver: loop.ApproverFunc(func(context.Context, loop.Approval) (loop.Decision, error) { return loop.AllowOnce, nil })}
+			if tc.unavailable {
+				r.Probe = func() sandbox.Status { return sandbox.Status{Reason: "no Landlock (test)"} }
+			}
+			command := "setsid nohup sh -c 'echo $$ > " + pidFile + "; exec sleep 300' >/dev/null 2>&1 & while [ ! -s " + pidFile + " ]; do sleep 0.05; done;"
+			ctx := context.Background()
+			if tc.stop {
+				command += " sleep 300"
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, 2*time.Second)
+				defer cancel()
+			}
+			if _, err := r.Run(ctx, command); (err != nil) != tc.stop {
+				t.Fatalf("run: %v", err)
+			}
+			var pid int
+			for deadline := time.Now().Add(5 * time.Second); pid == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				if b, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(b), "\n") {
+					pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+				}
+			}
+			if pid == 0 {
+				t.Fatal("the escaped child never wrote its pid")
+			}
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+				if err != nil || strings.Contains(string(b), ") Z ") {
+					return
+				}
+				if time.Now().After(deadline) {
+					syscall.Kill(pid, syscall.SIGKILL)
+					t.Fatalf("process %d (setsid nohup sleep) outlived its !command", pid)
+				}
+			}
+		})
 	}
 }

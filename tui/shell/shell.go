@@ -150,6 +150,16 @@ func (r *Runner) local(ctx context.Context, command string) (Result, error) {
 		if err := sandbox.Wrap(cmd, p, ""); err != nil {
 			return res, fmt.Errorf("confining !%s: %w", command, err)
 		}
+	} else if c != nil {
+		// Unconfined (the sandbox is off or missing): a reaper still keeps every
+		// process the command starts beneath it, setsid and nohup included, and
+		// kills them when the command ends or is stopped, as the sandbox's PID
+		// namespace does. Stopping signals the reaper, which cleans up first.
+		// Outside Linux there is none, and the process group is all there is.
+		if life, err := sandbox.Reap(cmd, ""); err == nil {
+			defer life.Close()
+			reaperOnly(cmd)
+		}
 	}
 	cmd.WaitDelay = 2 * time.Second
 	start := time.Now()
