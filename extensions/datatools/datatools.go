@@ -240,6 +240,7 @@ func runScript(ctx context.Context, tool string, cfg config.Data, probe func() s
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	inGroup(cmd)
 	cmd.WaitDelay = time.Second
+	confined := false
 	if !cfg.Confine.Off {
 		// The script writes only in the project (or base) directory and its
 		// scratch directory. Where the sandbox is missing it runs unconfined:
@@ -250,6 +251,17 @@ func runScript(ctx context.Context, tool string, cfg config.Data, probe func() s
 			if err := sandbox.Wrap(cmd, p, ""); err != nil {
 				return "", fmt.Errorf("%s: %w", tool, err)
 			}
+			confined = true
+		}
+	}
+	if !confined {
+		// Unconfined, a reaper keeps every process the script starts beneath it
+		// (a setsid child included) and kills them all when the script ends or
+		// its time is up, as the sandbox's PID namespace does. Linux only:
+		// elsewhere the process group is all there is.
+		if life, err := sandbox.Reap(cmd, ""); err == nil {
+			defer life.Close()
+			reaperOnly(cmd)
 		}
 	}
 	err = cmd.Run()

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -124,31 +125,48 @@ func TestMissingPandas(t *testing.T) {
 }
 
 func TestAnalyzeOutputLimitAndTimeout(t *testing.T) {
-	h := serve(t, config.Data{OutputLimit: 100, Timeout: config.Duration(2 * time.Second)})
-	res := h.call(AnalyzeName, map[string]any{"input_file_path": "sales.csv", "analysis_script": "print('x' * 5000)\nprint('END')"})
-	if !strings.HasPrefix(res.GetContent(), "[output truncated: 5,005 bytes, showing the last 100]\n") || !strings.HasSuffix(res.GetContent(), "xx\nEND\n") {
-		t.Errorf("truncated output: %q", res.GetContent())
-	}
-	// The child leaves the script's session: it still dies with it (in the
-	// sandbox, with its PID namespace).
-	start := time.Now()
-	res = h.call(AnalyzeName, map[string]any{"input_file_path": "sales.csv", "analysis_script": `import subprocess, sys, time
+	for _, mode := range []string{"sandboxed", "sandbox off", "sandbox unavailable"} {
+		t.Run(mode, func(t *testing.T) {
+			cfg := config.Data{OutputLimit: 100, Timeout: config.Duration(2 * time.Second)}
+			switch mode {
+			case "sandboxed":
+				if st := sandbox.Probe(""); !st.Available {
+					t.Skip(st.String())
+				}
+			case "sandbox off":
+				cfg.Confine.Off = true
+			case "sandbox unavailable":
+				t.Setenv(sandbox.EnvUnavailable, "kernel without Landlock, for the test")
+			}
+			h := serve(t, cfg)
+			res := h.call(AnalyzeName, map[string]any{"input_file_path": "sales.csv", "analysis_script": "print('x' * 5000)\nprint('END')"})
+			if !strings.HasPrefix(res.GetContent(), "[output truncated: 5,005 bytes, showing the last 100]\n") || !strings.HasSuffix(res.GetContent(), "xx\nEND\n") {
+				t.Errorf("truncated output: %q", res.GetContent())
+			}
+			// The child leaves the script's session: it still dies with it (in the
+			// sandbox, with its PID namespace; outside, with the reaper).
+			start := time.Now()
+			res = h.call(AnalyzeName, map[string]any{"input_file_path": "sales.csv", "analysis_script": `import subprocess, sys, time
 p = subprocess.Popen(["sleep", "3401"], start_new_session=True)
 print("started", flush=True)
 time.sleep(100)`})
-	if took := time.Since(start); took > 30*time.Second {
-		t.Fatalf("the call took %s: the timeout did not stop the script", took)
-	}
-	if !strings.Contains(res.GetError(), "was killed with every process it started") {
-		t.Errorf("timeout error %q", res.GetError())
-	}
-	if sandbox.Probe("").Available {
-		for i := 0; len(hostPIDs("sleep", "3401")) > 0; i++ {
-			if i > 150 {
-				t.Fatalf("the script's setsid child %v survived the timeout", hostPIDs("sleep", "3401"))
+			if took := time.Since(start); took > 30*time.Second {
+				t.Fatalf("the call took %s: the timeout did not stop the script", took)
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			if !strings.Contains(res.GetError(), "was killed with every process it started") {
+				t.Errorf("timeout error %q", res.GetError())
+			}
+			for i := 0; len(hostPIDs("sleep", "3401")) > 0; i++ {
+				if i > 150 {
+					pids := hostPIDs("sleep", "3401")
+					for _, p := range pids {
+						syscall.Kill(p, syscall.SIGKILL)
+					}
+					t.Fatalf("the script's setsid child %v survived the timeout", pids)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
 	}
 }
 
