@@ -102,9 +102,12 @@
 // FindPromptText reads each plugin's executable (a Go binary keeps its string
 // literals in its string data) and the source files beside it (Python, Go), and
 // looks for the opening of every prompt that carries a signal, built-in or
-// override: its first line up to the first template variable, cut to at most
-// 20 characters at a word boundary (a port tests a prefix), 12 at least. A
-// plugin that holds it recognises the core's message by its wording; the
+// override: each literal phrase of its first line between template variables
+// (the opening first), cut to at most 20 characters at a word boundary (a port
+// tests a prefix), 12 at least. A shorter phrase of two words or more ("The
+// call to", "was not run") is looked for only in source files, as a whole
+// string literal, since such words are everywhere in an executable's string
+// data. A plugin that holds one recognises the core's message by its wording; the
 // finding names the signal constant to compare instead. Built-in plugins embed
 // the prompts themselves and are not searched.
 //

@@ -57,13 +57,44 @@ func readPrompts(fsys fs.FS, shown string, builtin bool) ([]Prompt, error) {
 			var m frontmatter.Meta
 			var body []byte
 			m, body, err = frontmatter.Parse(src, data)
-			p.Signal, p.Description, p.Opening = m.Signal, m.Description, opening(string(body))
+			p.Signal, p.Description, p.Opening, p.Phrases = m.Signal, m.Description, opening(string(body)), phrases(string(body))
 		}
 		p.Err = err
 		out = append(out, p)
 	}
 	return out, nil
 }
+
+// phrases are the literal runs of a prompt's first line between its template
+// variables ({{name}}), trimmed of spaces, quotes and punctuation; empty runs
+// are left out.
+func phrases(body string) []string {
+	body = strings.TrimSpace(body)
+	if i := strings.IndexByte(body, '\n'); i >= 0 {
+		body = body[:i]
+	}
+	var out []string
+	for body != "" {
+		run := body
+		if i := strings.Index(body, "{{"); i >= 0 {
+			run, body = body[:i], body[i:]
+			if j := strings.Index(body, "}}"); j >= 0 {
+				body = body[j+2:]
+			} else {
+				body = ""
+			}
+		} else {
+			body = ""
+		}
+		if run = strings.Trim(run, phraseTrim); run != "" {
+			out = append(out, run)
+		}
+	}
+	return out
+}
+
+// phraseTrim is what a phrase is trimmed of at both ends.
+const phraseTrim = " \t:;,.!?\"'`()[]"
 
 // opening is the first line of a prompt's text, cut before its first template
 // variable and trimmed.

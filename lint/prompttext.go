@@ -41,6 +41,12 @@ const (
 	needleMin  = 12
 	needleMax  = 20
 	maxScanned = 256 << 20 // larger files are not read
+	// quotedMin is the shortest phrase searched at all: a phrase shorter than
+	// needleMin ("The call to", "was not run") is too common to mean the prompt
+	// anywhere in an executable's string data, so it is looked for only in
+	// source files, as a whole string literal ("The call to" or 'was not run'),
+	// and only when it has two words or more.
+	quotedMin = 8
 )
 
 // needle is the text looked for: the opening, cut to needleMax bytes at a word
@@ -120,15 +126,33 @@ func FindPromptText(plugins []Plugin, prompts []Prompt) ([]PromptText, error) {
 			signalOf[p.File] = p.Signal
 		}
 	}
-	type want struct{ prompt, signal, text string }
+	type want struct {
+		prompt, signal, text string
+		// quoted: a short phrase, matched only as a whole string literal in
+		// a source file.
+		quoted bool
+	}
 	var wants []want
 	for _, p := range prompts {
 		sig := p.Signal
 		if sig == "" {
 			sig = signalOf[p.File]
 		}
-		if n := needle(p.Opening, needleMax); sig != "" && n != "" {
-			wants = append(wants, want{p.Source, sig, n})
+		if sig == "" {
+			continue
+		}
+		if n := needle(p.Opening, needleMax); n != "" {
+			wants = append(wants, want{p.Source, sig, n, false})
+		}
+		for _, ph := range p.Phrases {
+			switch n := needle(ph, needleMax); {
+			case ph == strings.Trim(p.Opening, phraseTrim) && n != "":
+				// the opening, wanted above
+			case n != "":
+				wants = append(wants, want{p.Source, sig, n, false})
+			case len(ph) >= quotedMin && strings.ContainsRune(ph, ' '):
+				wants = append(wants, want{p.Source, sig, ph, true})
+			}
 		}
 	}
 	// Two prompts that open alike ("The agent stopped ...") are told apart by
@@ -142,13 +166,16 @@ func FindPromptText(plugins []Plugin, prompts []Prompt) ([]PromptText, error) {
 	}
 	for i, w := range wants {
 		if len(signalsOf[w.text]) > 1 {
+			wants[i].text = ""
 			for _, p := range prompts {
-				if p.Source == w.prompt {
+				if p.Source == w.prompt && !w.quoted && w.text == needle(p.Opening, needleMax) {
 					wants[i].text = needle(p.Opening, 2*needleMax)
 				}
 			}
 		}
 	}
+	// A phrase two signals' prompts share tells neither apart: left out.
+	wants = slices.DeleteFunc(wants, func(w want) bool { return w.text == "" })
 	if len(wants) == 0 {
 		return nil, nil
 	}
@@ -171,9 +198,16 @@ func FindPromptText(plugins []Plugin, prompts []Prompt) ([]PromptText, error) {
 				continue
 			}
 			seen := map[string]bool{}
+			source := strings.HasSuffix(file, ".py") || strings.HasSuffix(file, ".go")
 			for _, w := range wants {
+				if seen[w.signal] || (w.quoted && !source) {
+					continue
+				}
 				i := bytes.Index(data, []byte(w.text))
-				if i < 0 || seen[w.signal] {
+				if w.quoted {
+					i = quotedIndex(data, w.text)
+				}
+				if i < 0 {
 					continue
 				}
 				seen[w.signal] = true
@@ -186,6 +220,28 @@ func FindPromptText(plugins []Plugin, prompts []Prompt) ([]PromptText, error) {
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// quotedIndex is the index of text in data where it is a whole string literal
+// of Python or Go source ("text", 'text', `text`, or with the prompt's spaces
+// or quote kept at its end: "text ", "text \""), or -1.
+func quotedIndex(data []byte, text string) int {
+	for off := 0; ; {
+		i := bytes.Index(data[off:], []byte(text))
+		if i < 0 {
+			return -1
+		}
+		i += off
+		off = i + 1
+		if i == 0 || !bytes.ContainsAny(data[i-1:i], "\"'`") {
+			continue
+		}
+		after := bytes.TrimLeft(data[i+len(text):], " ")
+		after = bytes.TrimPrefix(after, []byte{'\\'})
+		if len(after) > 0 && bytes.ContainsAny(after[:1], "\"'`") {
+			return i
+		}
+	}
 }
 
 // nearestName returns the extension name quoted last in before ("name" or

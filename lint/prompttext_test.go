@@ -94,3 +94,55 @@ func TestNeedle(t *testing.T) {
 		}
 	}
 }
+
+// TestFindShortPromptPhrases: a prompt whose opening is shorter than needleMin
+// (fw.msg_tool_blocked: `The call to "{{tool_name}}" was not run: ...`) is found
+// where a plugin's source holds one of its first line's phrases as a whole
+// string literal, and not where the words are part of other text or sit in an
+// executable's string data.
+func TestFindShortPromptPhrases(t *testing.T) {
+	ps, err := LoadPrompts(prompts.Embedded(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, file, body string
+		want             string // the text found, "" for none
+	}{
+		{"python prefix", "main.py", `if m.content.startswith("The call to"): pass`, "The call to"},
+		{"python phrase in single quotes", "main.py", `if 'was not run' in m.content: pass`, "was not run"},
+		{"go prefix with the quote kept", "main.go", "if strings.HasPrefix(m.Content, `The call to \"`) {}", "The call to"},
+		{"go prefix with its space", "main.go", `if strings.HasPrefix(m.Content, "The call to ") {}`, "The call to"},
+		{"longer sentence", "main.py", `print("The call to arms was heard")`, ""},
+		{"not a literal", "main.py", `# The call to the API is slow`, ""},
+		{"binary data", "plugin.bin", "\x00\x01The call to\"was not run\"\x00", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "p", tc.file)
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(tc.body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			m := &exocortexv1.ManifestResponse{Extensions: []*exocortexv1.ExtensionSpec{{Name: "porter"}}}
+			got, err := FindPromptText([]Plugin{{Name: "p", Path: path, Dir: dir, Manifest: m}}, ps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var texts []string
+			for _, g := range got {
+				if g.Signal == "tool_blocked" {
+					texts = append(texts, g.Text)
+				}
+			}
+			switch {
+			case tc.want == "" && len(texts) > 0:
+				t.Errorf("found %q in %s", texts, tc.body)
+			case tc.want != "" && (len(texts) != 1 || texts[0] != tc.want):
+				t.Errorf("found %q, want %q (signal tool_blocked)", texts, tc.want)
+			}
+		})
+	}
+}

@@ -29,6 +29,10 @@ type Prompt struct {
 	// previous one,"): what a plugin matching the prompt's text instead of its
 	// signal would test for (lint EXO017).
 	Opening string
+	// Phrases are the literal runs of the prompt's first line between its
+	// template variables, trimmed ("The call to", "was not run"), Opening's
+	// included: a plugin may test any of them (lint EXO017).
+	Phrases []string
 	// Err is set when the front matter could not be read.
 	Err error
 }
