@@ -56,7 +56,7 @@ func TestPipelineThroughProtocol(t *testing.T) {
 	for range hooktest.RecentCount {
 		hist = append(hist, hooktest.Msgs("assistant", "{}")...)
 	}
-	hist = append(hist, hooktest.Msgs("user", "why did the nightly build fail?")...)
+	hist = append(hist, hooktest.Msgs("user", "why did the nightly build on the CI runner fail?")...)
 	for i, m := range hist {
 		m.Id = fmt.Sprintf("m%d", i+1)
 	}
