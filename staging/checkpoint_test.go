@@ -1,6 +1,7 @@
 package staging
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -41,6 +42,21 @@ func TestCheckpoint(t *testing.T) {
 			appendBytes(t, path, `{"v":1,"seq":11,"ts":"2026-01-01T00:00:00Z","kind":"k","pay`)
 		}, true, 10},
 		{"wrong sequence", func(_ *testing.T, _ string, at *Checkpoint) { at.Seq = 9 }, false, 10},
+		{"a line before it changed in place, same length", func(t *testing.T, path string, _ *Checkpoint) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := bytes.Index(b, []byte(`"i":4`))
+			if i < 0 {
+				t.Fatalf("no record with i 4 in %s", b)
+			}
+			b[i+4] = '7'
+			if err := os.WriteFile(path, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, false, 10},
+		{"no checksum", func(_ *testing.T, _ string, at *Checkpoint) { at.CRC32C = 0 }, false, 10},
 		{"not at a line end", func(_ *testing.T, _ string, at *Checkpoint) { at.Size-- }, false, 10},
 		{"log shorter than the checkpoint", func(t *testing.T, path string, at *Checkpoint) {
 			if err := os.Truncate(path, at.Size/2); err != nil {
