@@ -104,7 +104,9 @@
 // looks for the opening of every prompt that carries a signal, built-in or
 // override: each literal phrase of its first line between template variables
 // (the opening first), cut to at most 20 characters at a word boundary (a port
-// tests a prefix), 12 at least. A shorter phrase of two words or more ("The
+// tests a prefix), 12 at least; phrases after the opening only in source files,
+// since an executable built with package signals holds the prompts'
+// descriptions, whose words they may share. A shorter phrase of two words or more ("The
 // call to", "was not run") is looked for only in source files, as a whole
 // string literal, since such words are everywhere in an executable's string
 // data. A plugin that holds one recognises the core's message by its wording; the

@@ -128,6 +128,10 @@ func FindPromptText(plugins []Plugin, prompts []Prompt) ([]PromptText, error) {
 	}
 	type want struct {
 		prompt, signal, text string
+		// source: a phrase other than the opening, looked for only in source
+		// files: a Go executable holds the signals' descriptions (package
+		// signals), whose words a later phrase may share.
+		source bool
 		// quoted: a short phrase, matched only as a whole string literal in
 		// a source file.
 		quoted bool
@@ -142,16 +146,16 @@ func FindPromptText(plugins []Plugin, prompts []Prompt) ([]PromptText, error) {
 			continue
 		}
 		if n := needle(p.Opening, needleMax); n != "" {
-			wants = append(wants, want{p.Source, sig, n, false})
+			wants = append(wants, want{p.Source, sig, n, false, false})
 		}
 		for _, ph := range p.Phrases {
 			switch n := needle(ph, needleMax); {
 			case ph == strings.Trim(p.Opening, phraseTrim) && n != "":
 				// the opening, wanted above
 			case n != "":
-				wants = append(wants, want{p.Source, sig, n, false})
+				wants = append(wants, want{p.Source, sig, n, true, false})
 			case len(ph) >= quotedMin && strings.ContainsRune(ph, ' '):
-				wants = append(wants, want{p.Source, sig, ph, true})
+				wants = append(wants, want{p.Source, sig, ph, true, true})
 			}
 		}
 	}
@@ -168,7 +172,7 @@ func FindPromptText(plugins []Plugin, prompts []Prompt) ([]PromptText, error) {
 		if len(signalsOf[w.text]) > 1 {
 			wants[i].text = ""
 			for _, p := range prompts {
-				if p.Source == w.prompt && !w.quoted && w.text == needle(p.Opening, needleMax) {
+				if p.Source == w.prompt && !w.source && w.text == needle(p.Opening, needleMax) {
 					wants[i].text = needle(p.Opening, 2*needleMax)
 				}
 			}
@@ -200,7 +204,7 @@ func FindPromptText(plugins []Plugin, prompts []Prompt) ([]PromptText, error) {
 			seen := map[string]bool{}
 			source := strings.HasSuffix(file, ".py") || strings.HasSuffix(file, ".go")
 			for _, w := range wants {
-				if seen[w.signal] || (w.quoted && !source) {
+				if seen[w.signal] || (w.source && !source) {
 					continue
 				}
 				i := bytes.Index(data, []byte(w.text))
