@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -60,8 +61,10 @@ type Config struct {
 	Checksums map[string]string `yaml:"checksums"`
 	// Approval is the approval mode: default, auto-edit or yolo.
 	Approval string `yaml:"approval"`
-	// EmbedModel is the embedding model for memory, served by the provider
-	// ("" uses the offline one).
+	// EmbedModel is the short form of tools.memory.embedder for a model the
+	// configured provider serves: embed_model: nomic-embed-text with provider
+	// ollama means tools.memory.embedder: ollama:nomic-embed-text. Setting both
+	// to different models is an error ("" leaves tools.memory.embedder alone).
 	EmbedModel string `yaml:"embed_model"`
 	// TrustedProjects are project directories whose plugins may load.
 	TrustedProjects []string `yaml:"trusted_projects"`
@@ -236,6 +239,9 @@ func Load(home string) (Config, error) {
 	if err := CheckProvider(cfg.Provider); err != nil {
 		return cfg, fmt.Errorf("%s (in %s or %s): %w", "provider", path, EnvProvider, err)
 	}
+	if err := cfg.applyEmbedModel(); err != nil {
+		return cfg, fmt.Errorf("%s: %w", path, err)
+	}
 	if v := os.Getenv(EnvNumCtx); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
@@ -247,6 +253,24 @@ func Load(home string) (Config, error) {
 		return cfg, fmt.Errorf("%s: %w", path, err)
 	}
 	return cfg, nil
+}
+
+// applyEmbedModel turns embed_model into tools.memory.embedder, so the short
+// form is not read by one part and ignored by the others.
+func (c *Config) applyEmbedModel() error {
+	m := strings.TrimSpace(c.EmbedModel)
+	if m == "" {
+		return nil
+	}
+	want := c.Provider + ":" + m
+	switch e := strings.TrimSpace(c.Tools.Memory.Embedder); e {
+	case "":
+		c.Tools.Memory.Embedder = want
+	case want:
+	default:
+		return fmt.Errorf("embed_model %q (%s) and tools.memory.embedder %q disagree: keep one of them (tools.memory.embedder takes \"auto\", \"none\", \"glove:PATH\", \"ollama:MODEL\" or \"openai:MODEL\")", m, want, e)
+	}
+	return nil
 }
 
 // Marshal renders the configuration as YAML (for `exocortex config`).

@@ -35,6 +35,13 @@ func TestLoad(t *testing.T) {
 				return time.Duration(b.Stream) == 50*time.Millisecond && time.Duration(b.Iteration) == time.Second &&
 					b.StopAfter == 2 && time.Duration(b.Hooks["message_loop_end"]) == 3*time.Second
 			}},
+		{name: "embed_model is the provider's embedder", file: "embed_model: nomic-embed-text\n",
+			check: func(c Config) bool { return c.Tools.Memory.Embedder == "ollama:nomic-embed-text" }},
+		{name: "embed_model with an openai provider", file: "provider: openai\nembed_model: text-embedding-3-small\n",
+			check: func(c Config) bool { return c.Tools.Memory.Embedder == "openai:text-embedding-3-small" }},
+		{name: "embed_model agreeing with the embedder", file: "embed_model: m\ntools:\n  memory:\n    embedder: ollama:m\n",
+			check: func(c Config) bool { return c.Tools.Memory.Embedder == "ollama:m" }},
+		{name: "embed_model against the embedder", file: "embed_model: m\ntools:\n  memory:\n    embedder: none\n", wantErr: `embed_model "m" (ollama:m) and tools.memory.embedder "none" disagree`},
 		{name: "typo", file: "modle: x\n", wantErr: "field modle not found"},
 		{name: "bad duration", file: "timeouts:\n  default: soon\n", wantErr: `"soon" is not a duration`},
 		{name: "bad env", env: map[string]string{EnvNumCtx: "lots"}, wantErr: "EXOCORTEX_NUM_CTX"},

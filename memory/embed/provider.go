@@ -50,7 +50,7 @@ func NewProvider(ctx context.Context, cfg ProviderConfig) (*Provider, error) {
 		return nil, errors.New("embedder: no model server given")
 	}
 	if strings.TrimSpace(cfg.Model) == "" {
-		return nil, fmt.Errorf("%s embedder at %s: no model configured (set embed_model, e.g. nomic-embed-text)", cfg.Server.Name(), cfg.Server.BaseURL())
+		return nil, fmt.Errorf("%s embedder at %s: no model configured (set tools.memory.embedder in config.yaml, e.g. ollama:nomic-embed-text, or embed_model: nomic-embed-text)", cfg.Server.Name(), cfg.Server.BaseURL())
 	}
 	p := &Provider{server: cfg.Server, model: cfg.Model, dims: cfg.Dimensions, batch: cfg.BatchSize}
 	if p.batch <= 0 {
