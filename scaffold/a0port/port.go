@@ -65,6 +65,10 @@ type File struct {
 	Notes  []string `json:"notes,omitempty"`
 	Reads  []string `json:"reads,omitempty"`
 	Writes []string `json:"writes,omitempty"`
+
+	injects   bool   // the file adds prompt text (extras, system)
+	noLoad    bool   // the layer cannot load it (an import it has no module for)
+	noLoadWhy string // why
 }
 
 // Report is the porting report.
@@ -75,6 +79,10 @@ type Report struct {
 	Plugins  []string  `json:"plugin_yaml,omitempty"` // v1.7 plugin roots found
 	Files    []File    `json:"files"`
 	Findings []Finding `json:"findings"`
+	// Wiring is the ported tree's wiring, hook by hook in firing order, and
+	// WiringDoc its WIRING.md (written beside PORT.md).
+	Wiring    []WiringHook `json:"wiring"`
+	WiringDoc string       `json:"wiring_md"`
 }
 
 var (
@@ -124,6 +132,9 @@ func Port(ctx context.Context, src, out, name string) (*Report, error) {
 	}
 	if err := writePlugin(out, r.Plugin); err != nil {
 		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(out, wiringName), []byte(r.WiringDoc), 0o644); err != nil {
+		return nil, fmt.Errorf("writing the wiring: %w", err)
 	}
 	var md bytes.Buffer
 	r.WriteMarkdown(&md)
@@ -289,6 +300,7 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 		return a.Line - b.Line
 	})
 	slices.SortFunc(r.Files, func(a, b File) int { return strings.Compare(a.Source, b.Source) })
+	r.buildWiring()
 	return r, files, nil
 }
 
@@ -323,11 +335,13 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 				Fix:  "use `" + use + "`"})
 			f.Status = statusNeedsHand
 			f.Notes = append(f.Notes, fmt.Sprintf("line %d: python.helpers import", line))
+			f.cannotLoad(fmt.Sprintf("line %d imports python.helpers (seam 10)", line))
 		} else if m := helpersAnyRE.FindStringSubmatch(text); m != nil {
 			mod := m[1]
 			if !(mod == "helpers.extension" || (mod == "agent" && onlyNames(m[2], "LoopData", "Agent", "AgentContext"))) {
 				f.Status = statusNeedsHand
 				f.Notes = append(f.Notes, fmt.Sprintf("line %d: imports %s, an Agent Zero internal with no counterpart in the layer", line, mod))
+				f.cannotLoad(fmt.Sprintf("line %d imports %s, which the layer has no module for", line, mod))
 			}
 		}
 		if injectRE.MatchString(text) {
@@ -375,6 +389,7 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 		setters[k] = append(setters[k], f.Source)
 	}
 	f.Reads, f.Writes = sortedKeys(reads), sortedKeys(writes)
+	f.injects = injects
 	if f.Status == statusPorted && (injects || len(reads)+len(writes) > 0) {
 		f.Status = statusAdapted
 		if injects && info.InjectsPrompt {
@@ -383,6 +398,13 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 		if len(reads)+len(writes) > 0 {
 			f.Notes = append(f.Notes, "get_data/set_data become typed state keys a0_<plugin>_<key>")
 		}
+	}
+}
+
+// cannotLoad notes that the layer cannot load the file, and the first reason.
+func (f *File) cannotLoad(why string) {
+	if !f.noLoad {
+		f.noLoad, f.noLoadWhy = true, why
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"regexp"
-	"slices"
 	"strings"
 )
 
@@ -39,33 +38,30 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 		fmt.Fprintf(w, "- %s\n", f)
 	}
 	fmt.Fprintf(w, "\n## Wiring of the ported tree\n\n")
-	byHook := map[string][]File{}
-	var hooks []string
-	for _, f := range r.Files {
-		if f.Status == statusNotPorted {
-			continue
-		}
-		if _, ok := byHook[f.Hook]; !ok {
-			hooks = append(hooks, f.Hook)
-		}
-		byHook[f.Hook] = append(byHook[f.Hook], f)
-	}
-	slices.Sort(hooks)
-	for _, h := range hooks {
-		fs := byHook[h]
-		slices.SortStableFunc(fs, func(a, b File) int { return a.Order - b.Order })
-		fmt.Fprintf(w, "- %s:", h)
-		for _, f := range fs {
-			fmt.Fprintf(w, " %d `%s`", f.Order, f.Source)
-			if len(f.Writes) > 0 {
-				fmt.Fprintf(w, " -> %s", strings.Join(prefixed(r.Plugin, f.Writes), ", "))
+	fmt.Fprintf(w, "Hook by hook in firing order: each file's order, the state keys it writes (->) and\n")
+	fmt.Fprintf(w, "reads (<-), what of it reaches the model. The whole diagram, made by the generator of\n")
+	fmt.Fprintf(w, "the project's own WIRING.md, is [%s](%s).\n\n", wiringName, wiringName)
+	for _, h := range r.Wiring {
+		fmt.Fprintf(w, "- %d. %s:\n", h.Position, h.Hook)
+		for _, e := range h.Extensions {
+			fmt.Fprintf(w, "  - %d `%s` (%s)", e.Order, e.Extension, e.Source)
+			if len(e.Writes) > 0 {
+				fmt.Fprintf(w, " -> %s", strings.Join(e.Writes, ", "))
 			}
-			if len(f.Reads) > 0 {
-				fmt.Fprintf(w, " <- %s", strings.Join(prefixed(r.Plugin, f.Reads), ", "))
+			if len(e.Reads) > 0 {
+				fmt.Fprintf(w, " <- %s", strings.Join(e.Reads, ", "))
 			}
-			fmt.Fprint(w, ";")
+			if e.Model != "" {
+				fmt.Fprintf(w, "; reaches the model: %s", e.Model)
+			}
+			if !e.Runs {
+				fmt.Fprint(w, "; does not run")
+			}
+			fmt.Fprintln(w)
+			for _, n := range e.Notes {
+				fmt.Fprintf(w, "    - %s\n", n)
+			}
 		}
-		fmt.Fprintln(w)
 	}
 }
 
