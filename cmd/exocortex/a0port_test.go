@@ -297,3 +297,123 @@ func TestHotReloadPicksUpAnEditedPortedFile(t *testing.T) {
 		}
 	}
 }
+
+// TestPortedToolHooks serves Agent Zero files at the tool-side hook points
+// (testdata/a0tools, one file per hook, written the Agent Zero way with its
+// data and ctx keyword arguments) through the real host, the built-in
+// text_editor and a plugin whose tool reports partial output and an embedding
+// model change. What each file changes in its keyword argument takes effect
+// where Exocortex's response has a field for it: the content written
+// (text_editor_write_before; an exception refuses the write), the replacement
+// (text_editor_patch_before), what the model sees of a read
+// (text_editor_read_after), the output shown (tool_output_update), the result
+// stored (hist_add_tool_result); the files that only note something
+// (text_editor_write_after, text_editor_patch_after, embedding_model_changed,
+// reasoning_stream_end) reach the model through a prompt file reading their
+// agent data. The change without a field (read_after's warnings) is named by
+// the porting report.
+func TestPortedToolHooks(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	plugins := filepath.Join(home, "plugins")
+	r, err := a0port.Port(t.Context(), "testdata/a0tools", filepath.Join(plugins, "a0-tools"), "a0-tools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := sdktest.BuildPlugin(t, "./testdata/a0toolhost")
+	if err := os.MkdirAll(filepath.Join(plugins, "a0toolhost"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pj, _ := json.Marshal(map[string][]string{"command": {bin}})
+	if err := os.WriteFile(filepath.Join(plugins, "a0toolhost", "plugin.json"), pj, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := portedHostIn(t, home, project)
+	var mu sync.Mutex
+	var shown []string
+	call := func(tool string, args map[string]any) scripted.Reply {
+		b, _ := json.Marshal(map[string]any{"thoughts": []string{"go on"}, "headline": "working", "tool_name": tool, "tool_args": args})
+		return scripted.Reply{Content: string(b)}
+	}
+	think := call("text_editor", map[string]any{"action": "write", "path": "a.txt", "content": "hello"})
+	think.Content = "<think>A0-THINK about writing</think>" + think.Content
+	srv, a := agentOn(t, h, func(e loop.Event) {
+		if e.Type == loop.EventToolOutput {
+			mu.Lock()
+			shown = append(shown, e.Text)
+			mu.Unlock()
+		}
+	}, []scripted.Reply{
+		think,
+		call("text_editor", map[string]any{"action": "write", "path": "forbidden.txt", "content": "x"}),
+		call("text_editor", map[string]any{"action": "patch", "path": "a.txt", "old_text": "hello", "new_text": "bye"}),
+		call("text_editor", map[string]any{"action": "read", "path": "a.txt"}),
+		call("stream", map[string]any{}),
+		{Content: answer},
+	})
+	h.Services().SetEmbeddingSink(a.ReportEmbeddingChange)
+	_, err = a.Monologue(context.Background(), "edit a.txt")
+	st, _ := json.Marshal(h.Status())
+	if err != nil {
+		t.Fatalf("monologue: %v\nplugins: %s", err, st)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 6 {
+		t.Fatalf("%d model requests, want 6\nplugins: %s", len(reqs), st)
+	}
+	// newest returns the last message of request i holding marker, from the
+	// marker on (prompt blocks sent before stay pinned in the history).
+	newest := func(i int, marker string) string {
+		msgs := reqs[i].Messages
+		for k := len(msgs) - 1; k >= 0; k-- {
+			if j := strings.LastIndex(msgs[k].Content, marker); j >= 0 {
+				return msgs[k].Content[j:]
+			}
+		}
+		return ""
+	}
+	line := func(s string) string { return strings.SplitN(s, "\n", 2)[0] }
+	tests := []struct {
+		name      string
+		got, want string
+	}{
+		{"reasoning_stream_end counted the first call", line(newest(1, "A0-TOOLS")), "ends=1"},
+		{"text_editor_write_after noted the write", line(newest(1, "A0-TOOLS")), "write=a.txt:2"},
+		{"text_editor_write_before refused by exception", newest(2, "A0-REFUSED"), "A0-REFUSED: forbidden.txt is off limits"},
+		{"text_editor_patch_after noted the patch", line(newest(3, "A0-TOOLS")), "patch=a.txt by replace"},
+		{"text_editor_read_after changed what the model sees", newest(4, "A0-READ-SEEN"), "bye A0-PATCHED"},
+		{"hist_add_tool_result changed the stored result", newest(5, "streamed one"), "[A0-STORED]"},
+		{"embedding_model_changed ran", line(newest(5, "A0-TOOLS")), "reembed=pending"},
+		{"reasoning_stream_end fires every call", line(newest(5, "A0-TOOLS")), "ends=5"},
+	}
+	for _, tt := range tests {
+		if !strings.Contains(tt.got, tt.want) {
+			t.Errorf("%s: %q lacks %q\nplugins: %s", tt.name, tt.got, tt.want, st)
+		}
+	}
+	disk, err := os.ReadFile(filepath.Join(project, "a.txt"))
+	if err != nil || string(disk) != "bye A0-PATCHED\nA0-STAMPED" {
+		t.Errorf("a.txt holds %q (%v), want the stamped write with the signed patch", disk, err)
+	}
+	if _, err := os.Stat(filepath.Join(project, "forbidden.txt")); err == nil {
+		t.Error("forbidden.txt was written although the Agent Zero file refused it")
+	}
+	mu.Lock()
+	all := strings.Join(shown, "|")
+	mu.Unlock()
+	if !strings.Contains(all, "one A0-MASKED three") || strings.Contains(all, "secret") {
+		t.Errorf("shown output %q, want it masked by tool_output_update", all)
+	}
+	var notes []string
+	for _, f := range r.Files {
+		if strings.HasSuffix(f.Source, "_10_mark_read.py") {
+			notes = f.Notes
+			if f.Status != "needs a hand" {
+				t.Errorf("the file changing data[\"warnings\"] is %q, want needs a hand", f.Status)
+			}
+		}
+	}
+	if n := strings.Join(notes, "\n"); !strings.Contains(n, `line 11: changes data["warnings"] at text_editor_read_after, which no field`) ||
+		!strings.Contains(n, `line 10: data["content"] becomes what the model sees of the read`) {
+		t.Errorf("the report's notes on _10_mark_read.py do not say what becomes of its changes:\n%s", n)
+	}
+}

@@ -145,13 +145,20 @@ func portedAgent(t *testing.T, home string, observer func(loop.Event), replies [
 // agent-tools.
 func portedHost(t *testing.T, home string) *host.Host {
 	t.Helper()
+	return portedHostIn(t, home, t.TempDir())
+}
+
+// portedHostIn is portedHost with project as the project directory (the
+// text_editor's root).
+func portedHostIn(t *testing.T, home, project string) *host.Host {
+	t.Helper()
 	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
 	h, err := host.New(context.Background(), host.Options{
 		Dirs: []discover.Dir{{Path: filepath.Join(home, "plugins"), Source: discover.User}},
 		Builtins: []discover.Candidate{{Name: "agent-tools", Path: exe + " plugin serve agent-tools",
 			Command: []string{exe, "plugin", "serve", "agent-tools"}, WorkDir: filepath.Dir(exe),
 			Dir: discover.Dir{Path: "(built in)", Source: discover.Builtin}}},
-		PluginEnv:     []string{config.HomeEnv + "=" + home, config.EnvProject + "=" + t.TempDir()},
+		PluginEnv:     []string{config.HomeEnv + "=" + home, config.EnvProject + "=" + project},
 		WatchDebounce: 100 * time.Millisecond,
 	})
 	if err != nil {

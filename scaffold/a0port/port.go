@@ -108,6 +108,36 @@ var (
 	}
 )
 
+// kwargChange is what becomes of a file's changes to the dict Agent Zero hands
+// its hook as a keyword argument (a0compat.KWARGS): the keys a typed response
+// field carries, and why the others are lost.
+type kwargChange struct {
+	arg     string            // the keyword argument: data or ctx
+	carried map[string]string // key -> what it becomes
+	lost    map[string]string // key -> the fix ("" key: any other key)
+}
+
+var (
+	kwargAssignRE = regexp.MustCompile(`\b(data|ctx)\s*\[\s*["'](\w+)["']\s*\]\s*(?:=[^=]|\+=|\.(?:append|extend|insert)\()`)
+	pathFix       = "the path is checked against the editor's roots by the tool: rewrite tool_args[\"path\"] at tool_execute_before"
+	kwargChanges  = map[string]kwargChange{
+		"hist_add_tool_result": {"data", map[string]string{"tool_result": "the text stored in the history"},
+			map[string]string{"": "Exocortex stores the result's text only: fold it into data[\"tool_result\"], or keep it in agent data"}},
+		"tool_output_update": {"ctx", map[string]string{"content": "what the operator's view shows of the output (display)"},
+			map[string]string{"": "only ctx[\"content\"] is carried"}},
+		"text_editor_read_after": {"data", map[string]string{"content": "what the model sees of the read"},
+			map[string]string{"": "no field carries it: put it into data[\"content\"]"}},
+		"text_editor_write_before": {"data", map[string]string{"content": "the content written"},
+			map[string]string{"path": pathFix, "": "only data[\"content\"] is carried; raise an exception to refuse the write"}},
+		"text_editor_write_after": {"data", nil,
+			map[string]string{"": "the file is written: nothing changed here reaches anything; keep it in agent data"}},
+		"text_editor_patch_before": {"data", map[string]string{"old_text": "the passage replaced", "new_text": "its replacement"},
+			map[string]string{"path": pathFix, "": "Exocortex's text_editor patches by exact replacement: change data[\"old_text\"] and data[\"new_text\"]"}},
+		"text_editor_patch_after": {"data", nil,
+			map[string]string{"": "the file is patched: nothing changed here reaches anything; keep it in agent data"}},
+	}
+)
+
 // Port reads the Agent Zero tree src and writes the plugin into out (created if
 // missing) as plugin name: main.py, plugin.json, the shim modules, a copy of the
 // SDK, the ported files under a0/ and the report (PORT.md, port.json). A file
@@ -319,6 +349,7 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	reads, writes := map[string]bool{}, map[string]bool{}
 	injects := false
+	var adapted []string
 	for line := 1; sc.Scan(); line++ {
 		text := sc.Text()
 		if strings.HasPrefix(strings.TrimSpace(text), "#") {
@@ -352,6 +383,23 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 				r.Findings = append(r.Findings, Finding{Seam: SeamTooLate, File: f.Source, Line: line,
 					What: fmt.Sprintf("prompt injection at %s, which runs where the prompt is already built: it never reaches the model", info.Name),
 					Fix:  "move the file to extensions/python/message_loop_prompts_after/ (or system_prompt for system text)"})
+			}
+		}
+		if kc, ok := kwargChanges[info.Name]; ok {
+			for _, m := range kwargAssignRE.FindAllStringSubmatch(text, -1) {
+				if m[1] != kc.arg {
+					continue
+				}
+				if to, ok := kc.carried[m[2]]; ok {
+					adapted = append(adapted, fmt.Sprintf("line %d: %s[%q] becomes %s", line, m[1], m[2], to))
+					continue
+				}
+				fix, ok := kc.lost[m[2]]
+				if !ok {
+					fix = kc.lost[""]
+				}
+				f.Status = statusNeedsHand
+				f.Notes = append(f.Notes, fmt.Sprintf("line %d: changes %s[%q] at %s, which no field of Exocortex's response carries: the change is lost; %s", line, m[1], m[2], info.Name, fix))
 			}
 		}
 		for _, m := range setDataRE.FindAllStringSubmatch(text, -1) {
@@ -390,7 +438,8 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 	}
 	f.Reads, f.Writes = sortedKeys(reads), sortedKeys(writes)
 	f.injects = injects
-	if f.Status == statusPorted && (injects || len(reads)+len(writes) > 0) {
+	f.Notes = append(f.Notes, adapted...)
+	if f.Status == statusPorted && (injects || len(reads)+len(writes)+len(adapted) > 0) {
 		f.Status = statusAdapted
 		if injects && info.InjectsPrompt {
 			f.Notes = append(f.Notes, "loop_data extras/system mutations become prompt blocks")

@@ -25,9 +25,11 @@ What the layer maps:
     .a0compat/observed.json, which `exocortex lint` compares with the keys the
     port found statically;
   - the keyword arguments Agent Zero passes at the tool, stream, model-call,
-    history and error hooks (tool_name, tool_args, response, stream_data,
-    call_data, content_data, msg, exception_data, text), and what a file changes in
-    them onto the hook's response (KWARGS);
+    history, error and text-editor hooks (tool_name, tool_args, response,
+    stream_data, call_data, content_data, msg, exception_data, text, data, ctx),
+    and what a file changes in them onto the hook's response where it has a
+    field (KWARGS); a change it has no field for is logged as lost, and an
+    exception at text_editor_write_before/patch_before refuses the edit (REFUSES);
   - self.agent.context.log onto the host log.
 """
 
@@ -455,6 +457,115 @@ def _chain_end(req: Any) -> Dict[str, Any]:
                      "iterations": req.iterations}}
 
 
+def _dict_answer(kw: Dict[str, Any], name: str, fields: Dict[str, str]) -> Dict[str, Any]:
+    """What a file changed in the dict kwarg name (data, ctx): the keys in fields
+    become the response fields they name; a change to any other key is listed
+    under "_lost" (the hook's response has no field for it; the layer logs it)."""
+    d, sent = kw[name], kw["_sent"]
+    out: Dict[str, Any] = {}
+    lost: List[str] = []
+    for k in sorted(set(d) | set(sent), key=str):
+        if k in sent and d.get(k) == sent[k]:
+            continue
+        if k in fields and k in d:
+            v = d[k]
+            out[fields[k]] = v if isinstance(v, str) else json.dumps(v, default=str)
+        else:
+            lost.append(str(k))
+    if lost:
+        out["_lost"] = lost
+    return out
+
+
+def _hist_tool_result(req: Any) -> Dict[str, Any]:
+    # Agent Zero: data = {"tool_name", "tool_result", **extra}; what is stored
+    # is data, so a changed tool_result is the stored text.
+    d = {"tool_name": req.tool_call.name, "tool_result": req.text}
+    return {"data": d, "_sent": dict(d)}
+
+
+def _hist_tool_result_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
+    return _dict_answer(kw, "data", {"tool_result": "text"})
+
+
+def _output_update(req: Any) -> Dict[str, Any]:
+    # Agent Zero: ctx = {"content": the progress so far}; a changed content is
+    # what is shown of it (the tool's result is not changed).
+    d = {"content": req.output}
+    return {"ctx": d, "_sent": dict(d)}
+
+
+def _output_update_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
+    return _dict_answer(kw, "ctx", {"content": "display"})
+
+
+def _read_after(req: Any) -> Dict[str, Any]:
+    d = {"content": req.content, "warnings": []}
+    return {"data": d, "_sent": {"content": req.content, "warnings": []}}
+
+
+def _read_after_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
+    return _dict_answer(kw, "data", {"content": "content"})
+
+
+def _write_before(req: Any) -> Dict[str, Any]:
+    d = {"path": req.path, "content": req.content}
+    return {"data": d, "_sent": dict(d)}
+
+
+def _write_before_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
+    return _dict_answer(kw, "data", {"content": "content"})
+
+
+def _lines(text: str) -> int:
+    return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+
+
+def _write_after(req: Any) -> Optional[Dict[str, Any]]:
+    # Agent Zero calls text_editor_write_after only when the write succeeded.
+    if req.result.error:
+        return None
+    d = {"path": req.path, "total_lines": _lines(req.content)}
+    return {"data": d, "_sent": dict(d)}
+
+
+def _patch_before(req: Any) -> Dict[str, Any]:
+    # Exocortex's text_editor patches by exact replacement: Agent Zero's
+    # "replace" mode.
+    d = {"path": req.path, "old_text": req.old_text, "new_text": req.new_text, "edits": [], "mode": "replace"}
+    return {"data": d, "_sent": {"path": req.path, "old_text": req.old_text, "new_text": req.new_text,
+                                  "edits": [], "mode": "replace"}}
+
+
+def _patch_before_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
+    return _dict_answer(kw, "data", {"old_text": "old_text", "new_text": "new_text"})
+
+
+def _patch_after(req: Any) -> Optional[Dict[str, Any]]:
+    # Called only when the patch succeeded, as in Agent Zero. The request does
+    # not carry the file's length: total_lines is None.
+    if req.result.error:
+        return None
+    d = {"path": req.path, "total_lines": None, "replacement_count": 1, "mode": "replace"}
+    return {"data": d, "_sent": dict(d)}
+
+
+def _after_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
+    # Nothing a file changes after the edit has a field: any change is lost.
+    return _dict_answer(kw, "data", {})
+
+
+def _no_kwargs(req: Any) -> Dict[str, Any]:
+    # Agent Zero passes nothing besides loop_data (reasoning_stream_end) or
+    # nothing at all (embedding_model_changed).
+    return {}
+
+
+# Hooks whose response can refuse what is about to happen: a file that raises
+# there refuses it, with the exception as the reason, as an exception out of
+# Agent Zero's extension stops its text_editor call and the model is told.
+REFUSES = {"text_editor_write_before", "text_editor_patch_before"}
+
 KWARGS = {
     "chat_model_call_before": (_chat_before, _none),
     "chat_model_call_after": (_chat_after, _chat_after_answer),
@@ -470,6 +581,15 @@ KWARGS = {
     "response_stream_chunk": (_chunk, _chunk_answer),
     "hist_add_before": (_hist, _hist_answer),
     "error_format": (_error, _error_answer),
+    "hist_add_tool_result": (_hist_tool_result, _hist_tool_result_answer),
+    "tool_output_update": (_output_update, _output_update_answer),
+    "text_editor_read_after": (_read_after, _read_after_answer),
+    "text_editor_write_before": (_write_before, _write_before_answer),
+    "text_editor_write_after": (_write_after, _after_answer),
+    "text_editor_patch_before": (_patch_before, _patch_before_answer),
+    "text_editor_patch_after": (_patch_after, _after_answer),
+    "reasoning_stream_end": (_no_kwargs, _none),
+    "embedding_model_changed": (_no_kwargs, _none),
 }
 
 
@@ -520,14 +640,27 @@ class Adapter:
             # parts to append to.
             kwargs["system_prompt"] = added
         if self.kwargs is not None:
-            kwargs = self.kwargs[0](req)
+            made = self.kwargs[0](req)
+            if made is None:  # Agent Zero does not call the hook in this case
+                self.agent._call = None
+                return None
+            kwargs = made
         passed = {k: v for k, v in kwargs.items() if not k.startswith("_")}
         try:
             _run(self.ext.execute(loop_data=ld, **passed), self.awaits)
+        except Exception as e:  # noqa: BLE001 - refused, see REFUSES
+            if self.hook not in REFUSES:
+                raise
+            call.logger.warning(f"a0compat: {self.name} refused the {self.hook} call: {type(e).__name__}: {e}")
+            return self.info.response(refuse=f"{type(e).__name__}: {e}")
         finally:
             self.agent._call = None
         if self.kwargs is not None:
             fields = self.kwargs[1](req, kwargs)
+            for k in fields.pop("_lost", []):
+                call.logger.warning(
+                    f"a0compat: {self.name} changed {k!r} at {self.hook}, which Exocortex's {self.hook} "
+                    "response has no field for: the change is lost (the porting report names the line)")
             return self.info.response(**fields) if fields else None
         if not self.info.prompt:
             return None
