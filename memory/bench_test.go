@@ -362,21 +362,17 @@ func cpuTime() time.Duration {
 // cost every CLI call pays before its work. "snapshot" opens as a store normally
 // does; "journal" first removes the state snapshot, so Open replays the whole
 // journal as it did before snapshots existed (and writes the snapshot again).
+//
+// The store is built once and kept in openFixtureDir (under os.TempDir, named by
+// the record count and the embedder), so later runs skip the build; remove the
+// directory to build it afresh. One untimed open before the timed ones brings
+// files of an older format up to date.
 func BenchmarkOpen(b *testing.B) {
 	n := benchN(100_000)
 	e, _ := benchSetup()
-	dir := b.TempDir()
-	s, err := Open(context.Background(), dir, Options{Embedder: e, Logger: discardLogger()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Logf("embedder: %s; building a store of %d records", e.ModelID(), n)
-	ingest(b, s, benchCorpus(n, 1))
-	if err := s.Close(); err != nil {
-		b.Fatal(err)
-	}
+	dir := openFixture(b, n, e)
 	st, _ := os.Stat(filepath.Join(dir, JournalFile))
-	b.Logf("journal: %d MB", st.Size()>>20)
+	b.Logf("embedder: %s; store %s; journal: %d MB", e.ModelID(), dir, st.Size()>>20)
 	for _, mode := range []string{"snapshot", "journal"} {
 		b.Run(mode, func(b *testing.B) {
 			lat := make([]time.Duration, 0, b.N)
@@ -405,4 +401,50 @@ func BenchmarkOpen(b *testing.B) {
 			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/open")
 		})
 	}
+}
+
+// openFixtureDir is where the store of n benchmark records made with embedder
+// model is kept between runs.
+func openFixtureDir(n int, model string) string {
+	slug := strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return unicode.ToLower(r)
+		}
+		return '-'
+	}, model)
+	if len(slug) > 40 {
+		slug = slug[:40]
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("exocortex-bench-open-%d-%s", n, slug))
+}
+
+// openFixture returns the directory of a closed store of n benchmark records,
+// building it on first use. A directory that does not open to n records (a build
+// that was interrupted) is built again.
+func openFixture(b *testing.B, n int, e Embedder) string {
+	dir := openFixtureDir(n, e.ModelID())
+	if _, err := os.Stat(filepath.Join(dir, JournalFile)); err == nil {
+		s, err := Open(context.Background(), dir, Options{Embedder: e, Logger: discardLogger()})
+		if err == nil {
+			got := s.state.Len()
+			err = s.Close()
+			if err == nil && got == n {
+				return dir
+			}
+		}
+		b.Logf("benchmark store %s is unusable (%v): building it again", dir, err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("building a store of %d records in %s", n, dir)
+	s, err := Open(context.Background(), dir, Options{Embedder: e, Logger: discardLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ingest(b, s, benchCorpus(n, 1))
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return dir
 }

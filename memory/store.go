@@ -100,17 +100,29 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("memory: creating the store directory %s: %w", dir, err)
 	}
 	s := &Store{dir: dir, opts: opts, log: opts.Logger, state: newState()}
-	// The snapshot is read whole before the journal is opened: it is renamed
-	// into place in one step, so what is read is one consistent snapshot, of a
-	// prefix of the journal whoever wrote it last.
+	// Once the journal's lock is held, the snapshot is read and the two indexes
+	// are opened concurrently while the journal checks the snapshot's position
+	// and scans its tail: none of them needs another's result, and on a large
+	// store each takes a while. The snapshot is read whole under the lock: it is
+	// renamed into place in one step, so what is read is one consistent
+	// snapshot, of a prefix of the journal whoever wrote it last.
 	snapPath := filepath.Join(dir, SnapshotFile)
-	snap, snapErr := readSnapshot(snapPath)
+	var snap *snapshot
+	var snapErr error
+	var loads *indexLoads
 	jopts := staging.Options{Sync: opts.Sync, Now: opts.Now, Logger: opts.Logger}
-	if snap != nil {
-		jopts.Checkpoint = &snap.at
+	jopts.Locked = func() *staging.Checkpoint {
+		loads = s.startLoads()
+		if snap, snapErr = readSnapshot(snapPath); snap != nil {
+			return &snap.at
+		}
+		return nil
 	}
 	j, err := staging.Open(ctx, filepath.Join(dir, JournalFile), jopts)
 	if err != nil {
+		if loads != nil {
+			loads.discard()
+		}
 		var le *staging.LockedError
 		if errors.As(err, &le) {
 			return nil, fmt.Errorf("memory: the store in %s is open in another process: %w", dir, err)
@@ -130,11 +142,56 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	case !errors.Is(snapErr, errNoSnapshot):
 		s.notice(fmt.Sprintf("state snapshot %s %v: rebuilding the state from the journal", snapPath, snapErr))
 	}
-	if err := s.openProjections(ctx); err != nil {
+	if err := s.openProjections(ctx, loads); err != nil {
 		s.closeAll()
 		return nil, err
 	}
 	return s, nil
+}
+
+// indexLoads is the full-text index and the vector file being opened in the
+// background while Open reads the snapshot and the journal.
+type indexLoads struct {
+	ft    chan ftLoad
+	vec   chan vecLoad
+	ftDir string
+}
+
+type ftLoad struct {
+	ix   *fulltext.Index
+	note string
+	err  error
+}
+
+type vecLoad struct {
+	v    *vectors
+	note string
+}
+
+// startLoads starts opening the full-text index and loading the vector file.
+func (s *Store) startLoads() *indexLoads {
+	l := &indexLoads{ft: make(chan ftLoad, 1), vec: make(chan vecLoad, 1), ftDir: filepath.Join(s.dir, FulltextDir)}
+	go func() {
+		ix, note, err := fulltext.Open(l.ftDir)
+		l.ft <- ftLoad{ix, note, err}
+	}()
+	if e := s.opts.Embedder; e != nil {
+		go func() {
+			v, note := loadVectors(filepath.Join(s.dir, VectorsFile), s.opts.NewVectorIndex, e.ModelID(), e.Dimensions())
+			l.vec <- vecLoad{v, note}
+		}()
+	} else {
+		close(l.vec)
+	}
+	return l
+}
+
+// discard waits for the loads and closes what they opened (Open failed).
+func (l *indexLoads) discard() {
+	if r := <-l.ft; r.ix != nil {
+		r.ix.Close()
+	}
+	<-l.vec
 }
 
 func (s *Store) notice(msg string) {
@@ -155,19 +212,21 @@ func (s *Store) Notices() []string {
 // Dir is the store's directory.
 func (s *Store) Dir() string { return s.dir }
 
-func (s *Store) openProjections(ctx context.Context) error {
+func (s *Store) openProjections(ctx context.Context, loads *indexLoads) error {
 	last := s.journal.LastSeq()
-	ftDir := filepath.Join(s.dir, FulltextDir)
-	ft, note, err := fulltext.Open(ftDir)
-	if err != nil {
-		return fmt.Errorf("memory: %w", err)
+	ftDir := loads.ftDir
+	ftr := <-loads.ft
+	vr, hasVec := <-loads.vec
+	if ftr.err != nil {
+		return fmt.Errorf("memory: %w", ftr.err)
 	}
-	if note != "" {
-		s.notice(note)
+	if ftr.note != "" {
+		s.notice(ftr.note)
 	}
-	s.ft = ft
-	if ft.AppliedSeq() > last {
-		s.notice(fmt.Sprintf("full-text index %s is ahead of the journal (seq %d > %d): rebuilding it", ftDir, ft.AppliedSeq(), last))
+	s.ft = ftr.ix
+	var err error
+	if s.ft.AppliedSeq() > last {
+		s.notice(fmt.Sprintf("full-text index %s is ahead of the journal (seq %d > %d): rebuilding it", ftDir, s.ft.AppliedSeq(), last))
 		s.ft.Close()
 		os.RemoveAll(ftDir)
 		os.Remove(ftDir + ".manifest")
@@ -175,9 +234,9 @@ func (s *Store) openProjections(ctx context.Context) error {
 			return fmt.Errorf("memory: %w", err)
 		}
 	}
-	if e := s.opts.Embedder; e != nil {
+	if e := s.opts.Embedder; e != nil && hasVec {
 		vpath := filepath.Join(s.dir, VectorsFile)
-		v, note := loadVectors(vpath, s.opts.NewVectorIndex, e.ModelID(), e.Dimensions())
+		v, note := vr.v, vr.note
 		if note != "" {
 			s.notice(note)
 		}
