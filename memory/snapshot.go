@@ -12,6 +12,7 @@ import (
 	"os"
 	"sort"
 	"time"
+	"unsafe"
 
 	"github.com/google/renameio/v2"
 
@@ -63,6 +64,22 @@ var errNoSnapshot = errors.New("no snapshot")
 // readSnapshot reads and checks the snapshot at path. The error says what is
 // wrong with it; errNoSnapshot means there is none.
 func readSnapshot(path string) (*snapshot, error) {
+	f, err := openSnapshot(path)
+	if err != nil {
+		return nil, err
+	}
+	return f.decode()
+}
+
+// snapshotFile is a snapshot read whole, whose header was checked; decode
+// checks and decodes its body.
+type snapshotFile struct {
+	h    snapshotHeader
+	body []byte
+}
+
+// openSnapshot reads the snapshot at path and checks its header and length.
+func openSnapshot(path string) (*snapshotFile, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, errNoSnapshot
@@ -82,15 +99,22 @@ func readSnapshot(path string) (*snapshot, error) {
 	if len(body) != h.Bytes {
 		return nil, fmt.Errorf("is truncated or padded: %d bytes of body, the header says %d", len(body), h.Bytes)
 	}
-	if crc32.Checksum(body, castagnoli) != h.CRC32C {
+	return &snapshotFile{h: h, body: body}, nil
+}
+
+// decode checks the body's checksum and decodes the state.
+func (f *snapshotFile) decode() (*snapshot, error) {
+	if crc32.Checksum(f.body, castagnoli) != f.h.CRC32C {
 		return nil, errors.New("fails its checksum")
 	}
-	st, err := decodeState(string(body), h.Records)
+	// The state's strings are slices of the body, which nothing writes to
+	// again: decoding copies no text.
+	st, err := decodeState(unsafe.String(unsafe.SliceData(f.body), len(f.body)), f.h.Records)
 	if err != nil {
 		return nil, fmt.Errorf("cannot be decoded: %w", err)
 	}
-	st.applied = h.Journal.Seq
-	return &snapshot{at: h.Journal, state: st}, nil
+	st.applied = f.h.Journal.Seq
+	return &snapshot{at: f.h.Journal, state: st}, nil
 }
 
 // writeSnapshot writes st, taken at the journal position at, to path
@@ -390,9 +414,13 @@ func decodeState(body string, records int) (*State, error) {
 	}
 	st.recs = make(map[string]*Record, n)
 	recs := make([]Record, n) // one allocation for every record
+	// The repeated strings mostly repeat the previous record's: one comparison
+	// each instead of a lookup in the intern table.
+	var area, status, session, source lastString
+	prev := ""
 	for i := 0; i < n && d.err == nil; i++ {
 		r := &recs[i]
-		r.ID, r.Area, r.Text, r.Key = d.str(), st.intern(d.str()), d.str(), d.str()
+		r.ID, r.Area, r.Text, r.Key = d.str(), area.intern(st, d.str()), d.str(), d.str()
 		if nt := d.count(); nt > 0 {
 			r.Tags = make([]string, nt)
 			for j := range r.Tags {
@@ -411,16 +439,18 @@ func decodeState(body string, records int) (*State, error) {
 		r.Created, r.Updated, r.LastAccess = d.time(), d.time(), d.time()
 		r.Importance = d.float()
 		r.AccessCount = d.varint()
-		r.Status = Status(st.intern(d.str()))
+		r.Status = Status(status.intern(st, d.str()))
 		r.SupersededBy = d.str()
-		r.Provenance = Provenance{Session: st.intern(d.str()), Message: d.str(), Source: st.intern(d.str())}
+		r.Provenance = Provenance{Session: session.intern(st, d.str()), Message: d.str(), Source: source.intern(st, d.str())}
 		r.Provenance.Seq, r.Provenance.UpdatedSeq = d.uvarint(), d.uvarint()
 		if d.err != nil {
 			break
 		}
-		if _, dup := st.recs[r.ID]; dup || r.ID == "" {
-			return nil, fmt.Errorf("record %d has an empty or repeated id %q", i+1, r.ID)
+		// The records are sorted by id, so rising ids are distinct ones.
+		if r.ID <= prev {
+			return nil, fmt.Errorf("record %d has an empty, repeated or unordered id %q (after %q)", i+1, r.ID, prev)
 		}
+		prev = r.ID
 		st.recs[r.ID] = r
 		if r.Key != "" {
 			st.keys[[2]string{r.Area, r.Key}] = r.ID
@@ -439,4 +469,15 @@ func decodeState(body string, records int) (*State, error) {
 		return nil, fmt.Errorf("%d bytes left after the state", len(body)-d.off)
 	}
 	return st, nil
+}
+
+// lastString interns a string through the state's table, remembering the last
+// one: a run of equal strings costs one comparison each.
+type lastString struct{ s string }
+
+func (l *lastString) intern(st *State, x string) string {
+	if x != l.s {
+		l.s = st.intern(x)
+	}
+	return l.s
 }

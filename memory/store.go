@@ -107,18 +107,35 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	// renamed into place in one step, so what is read is one consistent
 	// snapshot, of a prefix of the journal whoever wrote it last.
 	snapPath := filepath.Join(dir, SnapshotFile)
+	// The snapshot's body is checked and decoded while the journal checks its
+	// prefix against the checkpoint in the header: a body that turns out
+	// damaged leaves the state to be rebuilt from the journal, whose prefix the
+	// checkpoint still vouches for.
 	var snap *snapshot
 	var snapErr error
+	var decoded chan error
 	var loads *indexLoads
 	jopts := staging.Options{Sync: opts.Sync, Now: opts.Now, Logger: opts.Logger}
 	jopts.Locked = func() *staging.Checkpoint {
 		loads = s.startLoads()
-		if snap, snapErr = readSnapshot(snapPath); snap != nil {
-			return &snap.at
+		f, err := openSnapshot(snapPath)
+		if err != nil {
+			snapErr = err
+			return nil
 		}
-		return nil
+		decoded = make(chan error, 1)
+		go func() {
+			var err error
+			snap, err = f.decode()
+			decoded <- err
+		}()
+		at := f.h.Journal
+		return &at
 	}
 	j, err := staging.Open(ctx, filepath.Join(dir, JournalFile), jopts)
+	if decoded != nil {
+		snapErr = <-decoded
+	}
 	if err != nil {
 		if loads != nil {
 			loads.discard()
@@ -331,7 +348,7 @@ func (s *Store) openProjections(ctx context.Context, loads *indexLoads) error {
 		}
 	}
 	if s.vec != nil {
-		s.vec.saved = s.vec.applied == vecFrom && vecFrom > 0
+		s.vec.saved = s.vec.applied == vecFrom && vecFrom > 0 && !s.vec.oldFormat
 	}
 	if last > s.snapSeq.Load() {
 		// The replayed tail goes into a new snapshot now, so that the next

@@ -90,6 +90,8 @@ type vectors struct {
 	// saved: the file on disk holds exactly this projection (it was loaded at
 	// applied and nothing was projected since), so Close need not rewrite it.
 	saved bool
+	// oldFormat: the file was of an older version, so Close rewrites it.
+	oldFormat bool
 }
 
 // unchanged reports whether the file on disk already holds the projection.
@@ -103,9 +105,11 @@ func newVectors(newIdx func() VectorIndex, model string, dims int) *vectors {
 	return &vectors{areas: map[string]VectorIndex{}, newIdx: newIdx, model: model, dims: dims}
 }
 
-// vectorFileVersion is the version of vectors.hnsw's header: 2 checks the body
-// with CRC-32C (CRC32C), 1 with SHA-256 (SHA256), which is still read.
-const vectorFileVersion = 2
+// vectorFileVersion is the version of vectors.hnsw's header: 3 holds the areas'
+// graphs in memory/hnsw's flat format (version 2), which loads with one read per
+// area; 2 and 1 (still read, and rewritten on Close) hold them node by node, and
+// 2 checks the body with CRC-32C (CRC32C), 1 with SHA-256 (SHA256).
+const vectorFileVersion = 3
 
 type vectorHeader struct {
 	Version    int           `json:"version"`
@@ -115,6 +119,19 @@ type vectorHeader struct {
 	Areas      []vectorBlock `json:"areas"`
 	SHA256     string        `json:"sha256,omitempty"` // version 1: of everything after the header line
 	CRC32C     *uint32       `json:"crc32c,omitempty"` // version 2: the same, CRC-32C
+	// HeaderCRC32C (version 3) is the CRC-32C of the header's own JSON encoding
+	// without this field; each area's graph checks itself (memory/hnsw's header
+	// and body checksums), so the areas load concurrently with no pass over the
+	// whole file.
+	HeaderCRC32C *uint32 `json:"header_crc32c,omitempty"`
+}
+
+// headerSum is the checksum a version 3 header carries: of its JSON encoding
+// with HeaderCRC32C unset.
+func (h vectorHeader) headerSum() uint32 {
+	h.HeaderCRC32C = nil
+	b, _ := json.Marshal(h)
+	return crc32.Checksum(b, castagnoli)
 }
 
 type vectorBlock struct {
@@ -139,12 +156,18 @@ func loadVectors(path string, newIdx func() VectorIndex, model string, dims int)
 	br := bufio.NewReaderSize(f, 1<<20)
 	line, err := br.ReadBytes('\n')
 	var h vectorHeader
-	if err != nil || json.Unmarshal(line, &h) != nil || (h.Version != vectorFileVersion && h.Version != 1) || (h.Version == 2 && h.CRC32C == nil) {
+	if err != nil || json.Unmarshal(line, &h) != nil || h.Version < 1 || h.Version > vectorFileVersion || (h.Version == 2 && h.CRC32C == nil) {
 		return v, fmt.Sprintf("vector index %s has an unreadable header: rebuilding it from the journal", path)
+	}
+	if h.Version == 3 && (h.HeaderCRC32C == nil || *h.HeaderCRC32C != h.headerSum()) {
+		return v, fmt.Sprintf("vector index %s has a header that fails its checksum: rebuilding it from the journal", path)
 	}
 	if h.Model != model || h.Dims != dims {
 		return v, fmt.Sprintf("vector index %s was built with model %q (%d dimensions), now %q (%d): re-embedding every record from the journal",
 			path, h.Model, h.Dims, model, dims)
+	}
+	if h.Version == 3 {
+		return loadAreas(f, int64(len(line)), h, v, path)
 	}
 	var sum hash.Hash = crc32.New(castagnoli)
 	if h.Version == 1 {
@@ -184,6 +207,64 @@ func loadVectors(path string, newIdx func() VectorIndex, model string, dims int)
 		return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s fails its checksum: rebuilding it from the journal", path)
 	}
 	v.applied = h.AppliedSeq
+	v.oldFormat = h.Version < vectorFileVersion
+	return v, ""
+}
+
+// loadAreas loads the areas of a version 3 file concurrently, each from its own
+// section of f (the header line is the first start bytes).
+func loadAreas(f *os.File, start int64, h vectorHeader, v *vectors, path string) (*vectors, string) {
+	fresh := func() *vectors { return newVectors(v.newIdx, v.model, v.dims) }
+	st, err := f.Stat()
+	if err != nil {
+		return fresh(), fmt.Sprintf("vector index %s cannot be read (%v): rebuilding it from the journal", path, err)
+	}
+	offs := make([]int64, len(h.Areas))
+	end := start
+	for i, b := range h.Areas {
+		if b.Bytes < 0 || b.Bytes > st.Size() {
+			return fresh(), fmt.Sprintf("vector index %s has an impossible header: rebuilding it from the journal", path)
+		}
+		offs[i] = end
+		end += b.Bytes
+	}
+	if end != st.Size() {
+		return fresh(), fmt.Sprintf("vector index %s is truncated or padded (%d bytes, the header says %d): rebuilding it from the journal", path, st.Size(), end)
+	}
+	idxs := make([]VectorIndex, len(h.Areas))
+	errs := make([]error, len(h.Areas))
+	var wg sync.WaitGroup
+	for i, b := range h.Areas {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			block := &io.LimitedReader{R: io.NewSectionReader(f, offs[i], b.Bytes), N: b.Bytes}
+			idx := v.newIdx()
+			if err := idx.Load(block); err != nil {
+				errs[i] = err
+				return
+			}
+			if n, _ := io.Copy(io.Discard, block); n > 0 {
+				errs[i] = fmt.Errorf("%d stray bytes after the graph", n)
+				return
+			}
+			idxs[i] = idx
+		}()
+	}
+	wg.Wait()
+	for i, b := range h.Areas {
+		switch err := errs[i]; {
+		case err == nil:
+			v.areas[b.Area] = idxs[i]
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return fresh(), fmt.Sprintf("vector index %s is truncated (area %s): rebuilding it from the journal", path, b.Area)
+		case errors.Is(err, hnsw.ErrCorrupt):
+			return fresh(), fmt.Sprintf("vector index %s fails its checksum (area %s: %v): rebuilding it from the journal", path, b.Area, err)
+		default:
+			return fresh(), fmt.Sprintf("vector index %s (area %s) cannot be loaded (%v): rebuilding it from the journal", path, b.Area, err)
+		}
+	}
+	v.applied = h.AppliedSeq
 	return v, ""
 }
 
@@ -200,8 +281,8 @@ func (v *vectors) save(path string) error {
 		}
 		h.Areas = append(h.Areas, vectorBlock{Area: area, Bytes: int64(body.Len() - start)})
 	}
-	sum := crc32.Checksum(body.Bytes(), castagnoli)
-	h.CRC32C = &sum
+	sum := h.headerSum()
+	h.HeaderCRC32C = &sum
 	head, _ := json.Marshal(h)
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)

@@ -2,6 +2,7 @@ package hnsw
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -12,7 +13,7 @@ import (
 	"reflect"
 )
 
-// File format, version 1, little-endian:
+// File format, version 1 (still read; version 2 is in flat.go), little-endian:
 //
 //	header (64 bytes): magic "EXOHNSW\x00", version u32, key kind u8, distance u8,
 //	  2 reserved bytes, dim u32, M u32, EfConstruction u32, EfSearch u32, Ml f64,
@@ -27,7 +28,7 @@ import (
 // exported one did.
 const (
 	fileMagic   = "EXOHNSW\x00"
-	fileVersion = 1
+	fileVersion = flatVersion // written; version 1 is still read
 	headerSize  = 64
 )
 
@@ -39,7 +40,15 @@ var ErrCorrupt = errors.New("index file is corrupt")
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 // Export writes the graph to w. Writers wait while it runs; searches do not.
-func (g *Graph[K]) Export(w io.Writer) error {
+func (g *Graph[K]) Export(w io.Writer) error { return g.ExportVersion(w, fileVersion) }
+
+// ExportVersion writes the graph in file format version 1 (node by node, what
+// older builds wrote) or 2 (flat, what Export writes), for tests and tools that
+// need a file an older build reads.
+func (g *Graph[K]) ExportVersion(w io.Writer, version uint32) error {
+	if version != 1 && version != flatVersion {
+		return fmt.Errorf("hnsw: export: no file format version %d (1 or %d)", version, flatVersion)
+	}
 	g.wmu.Lock()
 	defer g.wmu.Unlock()
 	g.mu.RLock()
@@ -55,7 +64,7 @@ func (g *Graph[K]) Export(w io.Writer) error {
 	}
 	var hdr [headerSize]byte
 	copy(hdr[0:8], fileMagic)
-	binary.LittleEndian.PutUint32(hdr[8:], fileVersion)
+	binary.LittleEndian.PutUint32(hdr[8:], version)
 	hdr[12] = byte(kk)
 	hdr[13] = byte(c.kind)
 	binary.LittleEndian.PutUint32(hdr[16:], uint32(c.dim))
@@ -68,6 +77,9 @@ func (g *Graph[K]) Export(w io.Writer) error {
 	binary.LittleEndian.PutUint32(hdr[60:], crc32.Checksum(hdr[:60], crcTable))
 	if _, err := w.Write(hdr[:]); err != nil {
 		return fmt.Errorf("hnsw: export: writing header: %w", err)
+	}
+	if version == flatVersion {
+		return g.exportFlat(w, c)
 	}
 
 	crc := crc32.New(crcTable)
@@ -179,9 +191,10 @@ func (g *Graph[K]) read(r io.Reader) (*core[K], int, error) {
 	if string(hdr[0:8]) != fileMagic {
 		return nil, 0, corrupt("not an HNSW index file (bad magic %q)", hdr[0:8])
 	}
-	if v := binary.LittleEndian.Uint32(hdr[8:]); v != fileVersion {
+	version := binary.LittleEndian.Uint32(hdr[8:])
+	if version != 1 && version != flatVersion {
 		// Checked before the checksum so a newer file gets the clearer message.
-		return nil, 0, corrupt("format version %d, this build reads version %d", v, fileVersion)
+		return nil, 0, corrupt("format version %d, this build reads versions 1 and %d", version, flatVersion)
 	}
 	if got, want := crc32.Checksum(hdr[:60], crcTable), binary.LittleEndian.Uint32(hdr[60:]); got != want {
 		return nil, 0, corrupt("header checksum mismatch")
@@ -217,6 +230,12 @@ func (g *Graph[K]) read(r io.Reader) (*core[K], int, error) {
 	}
 	c := &core[K]{dim: dim, kind: kind, custom: custom, m: m, m0: 2 * m, ml: ml, efc: efc}
 	c.init()
+	if version == flatVersion {
+		if err := readFlat(c, kk, n, br, r); err != nil {
+			return nil, 0, err
+		}
+		return c, efs, checkEntry(c, entry, n)
+	}
 
 	// Allocate for at most 16 MB of vectors up front and double as slots arrive, up
 	// to n: a header that claims more slots than the body holds runs out of data
@@ -316,16 +335,21 @@ func (g *Graph[K]) read(r io.Reader) (*core[K], int, error) {
 			}
 		}
 	}
+	return c, efs, checkEntry(c, entry, n)
+}
+
+// checkEntry checks the header's entry point against the slots and sets it.
+func checkEntry[K cmp.Ordered](c *core[K], entry, n uint64) error {
 	if entry != 0 {
 		e, el := uint32(entry), int(entry>>32)&0xff
 		if uint64(e) >= n || int(c.levels[e]) != el || entry>>40 != 1<<23 {
-			return nil, 0, corrupt("entry point %#x does not match the slots", entry)
+			return corrupt("entry point %#x does not match the slots", entry)
 		}
 		c.entry.Store(entry)
 	} else if n > 0 {
-		return nil, 0, corrupt("%d slots but no entry point", n)
+		return corrupt("%d slots but no entry point", n)
 	}
-	return c, efs, nil
+	return nil
 }
 
 // readerLen is how many bytes r says it has left, or -1.

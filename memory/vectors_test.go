@@ -1,0 +1,124 @@
+package memory
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeVectorsV2 rewrites the store's vectors.hnsw as a build before the flat
+// format wrote it: header version 2 with a CRC-32C of the body, the areas'
+// graphs in memory/hnsw's node-by-node format (version 1).
+func writeVectorsV2(t *testing.T, s *Store, path string) {
+	t.Helper()
+	var body bytes.Buffer
+	h := vectorHeader{Version: 2, Model: s.vec.model, Dims: s.vec.dims, AppliedSeq: s.vec.applied}
+	for _, area := range sortedKeys(s.vec.areas) {
+		start := body.Len()
+		if err := s.vec.areas[area].(*hnswIndex).g.ExportVersion(&body, 1); err != nil {
+			t.Fatal(err)
+		}
+		h.Areas = append(h.Areas, vectorBlock{Area: area, Bytes: int64(body.Len() - start)})
+	}
+	sum := crc32.Checksum(body.Bytes(), castagnoli)
+	h.CRC32C = &sum
+	head, _ := json.Marshal(h)
+	if err := os.WriteFile(path, append(append(head, '\n'), body.Bytes()...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func vectorFileVersionOf(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	line, _ := bufio.NewReader(f).ReadBytes('\n')
+	var h vectorHeader
+	if err := json.Unmarshal(line, &h); err != nil {
+		t.Fatalf("header of %s: %v", path, err)
+	}
+	return h.Version
+}
+
+// TestVectorFileVersions opens stores whose vectors.hnsw is of the older
+// format (read as it is, rewritten in the current one on Close) or damaged in
+// ways only the current format's checks see (its header, its length): the
+// store says so, rebuilds, and answers as before.
+func TestVectorFileVersions(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name   string
+		do     func(t *testing.T, s *Store, path string)
+		notice string // "" expects no notice
+	}{
+		{"older format", func(t *testing.T, s *Store, path string) { writeVectorsV2(t, s, path) }, ""},
+		{"header edited", func(t *testing.T, _ *Store, path string) {
+			b, _ := os.ReadFile(path)
+			b = bytes.Replace(b, []byte(`"dims":64`), []byte(`"dims":46`), 1)
+			os.WriteFile(path, b, 0o600)
+		}, "header that fails its checksum"},
+		{"padded", func(t *testing.T, _ *Store, path string) {
+			b, _ := os.ReadFile(path)
+			os.WriteFile(path, append(b, 0, 0, 0, 0), 0o600)
+		}, "truncated or padded"},
+		{"an area cut short", func(t *testing.T, _ *Store, path string) {
+			b, _ := os.ReadFile(path)
+			os.WriteFile(path, b[:len(b)-100], 0o600)
+		}, "truncated or padded"},
+		{"a vector changed", func(t *testing.T, _ *Store, path string) {
+			b, _ := os.ReadFile(path)
+			b[bytes.IndexByte(b, '\n')+64+16+200] ^= 0x10
+			os.WriteFile(path, b, 0o600)
+		}, "fails its checksum"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, VectorsFile)
+			s := openStore(t, dir, Options{Embedder: newHashEmbedder()})
+			putFacts(t, s)
+			want, _ := s.Search(ctx, "user terminal", SearchOptions{Mode: ModeVector})
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			tc.do(t, s, path)
+			emb := newHashEmbedder()
+			s2 := openStore(t, dir, Options{Embedder: emb})
+			notes := strings.Join(s2.Notices(), "\n")
+			if tc.notice == "" && notes != "" || !strings.Contains(notes, tc.notice) {
+				t.Fatalf("notices %q, want %q", notes, tc.notice)
+			}
+			if tc.notice == "" && emb.calls.Load() != 0 {
+				t.Fatalf("the file was read as damaged: %d embedding calls", emb.calls.Load())
+			}
+			got, err := s2.Search(ctx, "user terminal", SearchOptions{Mode: ModeVector})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(hitIDs(got)) != fmt.Sprint(hitIDs(want)) || s2.Stats().VectorCount != len(facts) {
+				t.Fatalf("vector search %v, want %v", hitIDs(got), hitIDs(want))
+			}
+			if err := s2.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if v := vectorFileVersionOf(t, path); v != vectorFileVersion {
+				t.Fatalf("after Close the file has version %d, want %d", v, vectorFileVersion)
+			}
+			s3 := openStore(t, dir, Options{Embedder: emb})
+			defer s3.Close()
+			if n := s3.Notices(); len(n) != 0 {
+				t.Fatalf("reopening the rewritten file: %q", n)
+			}
+		})
+	}
+}
