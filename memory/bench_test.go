@@ -2,8 +2,11 @@ package memory
 
 import (
 	"context"
+	"crypto/sha256"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -188,14 +191,9 @@ func BenchmarkIngest(b *testing.B) {
 func BenchmarkSearch(b *testing.B) {
 	n := benchN(100_000)
 	e, _ := benchSetup()
-	s, err := Open(context.Background(), b.TempDir(), Options{Embedder: e, Logger: discardLogger()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
 	corpus := benchCorpus(n, 1)
-	b.Logf("embedder: %s; building a store of %d records", e.ModelID(), n)
-	ingest(b, s, corpus)
+	s := searchFixture(b, e, corpus)
+	defer s.Close()
 	queries := benchQueries(corpus, 2000)
 	// Hybrid runs last: right after the ingest, Bleve's background merges of
 	// 100k documents compete with whichever mode runs first.
@@ -224,6 +222,57 @@ func BenchmarkSearch(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 		})
 	}
+}
+
+// searchFixture returns a store holding corpus, opened from a copy of a fixture
+// directory kept under os.TempDir() between runs: exocortex-bench-search-N-KEY,
+// where KEY hashes the embedder's model and the corpus, so a changed corpus or
+// embedder builds a new one. The first run builds it (ingest, about a minute at
+// 100k records) and later runs copy and open it in seconds. Searching on a
+// copy leaves the fixture as it was built; remove the directories
+// (rm -rf "${TMPDIR:-/tmp}"/exocortex-bench-search-*) to rebuild after a change
+// of the store's files that Open does not read back.
+func searchFixture(b *testing.B, e Embedder, corpus []Input) *Store {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n%d\n", e.ModelID(), len(corpus))
+	for _, in := range corpus {
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\n", in.ID, in.Area, in.Text, strings.Join(in.Tags, ","))
+	}
+	fixture := filepath.Join(os.TempDir(), fmt.Sprintf("exocortex-bench-search-%d-%x", len(corpus), h.Sum(nil)[:6]))
+	if _, err := os.Stat(filepath.Join(fixture, JournalFile)); err != nil {
+		b.Logf("embedder: %s; building a store of %d records in %s (kept for later runs)", e.ModelID(), len(corpus), fixture)
+		build, err := os.MkdirTemp(os.TempDir(), filepath.Base(fixture)+".build-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer os.RemoveAll(build) // left only if another run renamed its own first
+		s, err := Open(context.Background(), build, Options{Embedder: e, Logger: discardLogger()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ingest(b, s, corpus)
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.Rename(build, fixture); err != nil && !errors.Is(err, fs.ErrExist) && !errors.Is(err, syscall.ENOTEMPTY) {
+			b.Fatal(err)
+		}
+	} else {
+		b.Logf("embedder: %s; %d records from %s", e.ModelID(), len(corpus), fixture)
+	}
+	dir := b.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(fixture)); err != nil {
+		b.Fatalf("copying the fixture %s: %v", fixture, err)
+	}
+	s, err := Open(context.Background(), dir, Options{Embedder: e, Logger: discardLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if got := s.state.Len(); got != len(corpus) {
+		s.Close()
+		b.Fatalf("the fixture %s holds %d records, want %d: remove it to rebuild", fixture, got, len(corpus))
+	}
+	return s
 }
 
 // writeJournal writes n upsert events straight into a journal, as a store would.

@@ -19,6 +19,28 @@ type order struct {
 	// Records are updated in place, so the pointers stay current.
 	recs []*Record
 	pos  map[string]int
+	// pool keeps searches' fusion scratch (*fuseScratch), whose slots are
+	// indexed by place in the order.
+	pool sync.Pool
+}
+
+// scratch returns an empty fuseScratch with a slot for every place in the order.
+// The caller holds s.mu (read or write) and has called ensure.
+func (o *order) scratch() *fuseScratch {
+	fs, _ := o.pool.Get().(*fuseScratch)
+	if fs == nil {
+		fs = &fuseScratch{}
+	}
+	if n := len(o.ids); len(fs.slot) < n {
+		fs.slot = append(fs.slot, make([]int32, n-len(fs.slot)+n/8)...)
+	}
+	return fs
+}
+
+// release clears fs and returns it to the pool.
+func (o *order) release(fs *fuseScratch) {
+	fs.reset()
+	o.pool.Put(fs)
 }
 
 // maxNeighbourGap bounds how many other records (other areas, deleted, archived)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -295,46 +296,58 @@ func (s *Store) Search(ctx context.Context, query string, o SearchOptions) (Resu
 		res.Notice = vecNotice
 	}
 
-	fused, rawFused, lifted := s.fuse(query, o, bm25IDs, bm25, vecIDs, sims, qvec)
+	hits, release := s.fuseHits(query, o, bm25IDs, bm25, vecIDs, sims, qvec)
+	mmr := o.MMRLambda > 0 && o.MMRLambda < 1
+	want := o.Limit
+	if mmr {
+		want = max(3*o.Limit, o.Limit)
+	}
 	s.mu.RLock()
-	kept := fused[:0]
-	for _, f := range fused {
-		r := s.state.get(f.ID)
+	kept := make([]fusedHit, 0, want)
+	for _, f := range hits {
+		if o.RecencyHalfLife <= 0 && len(kept) == want && !s.refFusion {
+			break // the hits are best first and keep their scores: the rest rank below
+		}
+		r := s.state.get(f.id)
 		if r == nil || !o.Filter.match(r) { // the indexes may briefly trail the state
 			continue
 		}
 		if o.RecencyHalfLife > 0 {
 			age := o.Now.Sub(r.Updated).Seconds()
-			f.Score *= recall.RecencyFactor(age, o.RecencyHalfLife.Seconds(), o.RecencyWeight)
+			f.score *= recall.RecencyFactor(age, o.RecencyHalfLife.Seconds(), o.RecencyWeight)
 		}
 		kept = append(kept, f)
 	}
-	recall.SortByScore(kept)
-	mmr := o.MMRLambda > 0 && o.MMRLambda < 1
-	if mmr {
-		kept = kept[:min(len(kept), max(3*o.Limit, o.Limit))]
-	} else if len(kept) > o.Limit {
-		kept = kept[:o.Limit]
-	}
+	release()
+	slices.SortFunc(kept, byFusedScore)
+	kept = kept[:min(len(kept), want)]
 	byID := make(map[string]*Record, len(kept))
 	for _, f := range kept {
-		byID[f.ID] = s.state.get(f.ID).clone()
+		byID[f.id] = s.state.get(f.id).clone()
 	}
 	s.mu.RUnlock()
 	if mmr {
-		kept = recall.MMR(kept, o.Limit, o.MMRLambda, s.similarity(kept, byID))
+		pool := make([]recall.Fused, len(kept))
+		for i, f := range kept {
+			pool[i] = recall.Fused{ID: f.id, Score: f.score}
+		}
+		picked := recall.MMR(pool, o.Limit, o.MMRLambda, s.similarity(pool, byID))
+		reordered := make([]fusedHit, len(picked))
+		for i, p := range picked {
+			j := slices.IndexFunc(kept, func(f fusedHit) bool { return f.id == p.ID })
+			reordered[i] = kept[j]
+			reordered[i].score = p.Score
+		}
+		kept = reordered
 	}
 	for _, f := range kept {
-		h := Hit{Record: byID[f.ID], Fused: rawFused[f.ID], Score: f.Score}
-		if b, ok := bm25[f.ID]; ok {
+		h := Hit{Record: byID[f.id], Fused: f.raw, Score: f.score, Context: f.lifted}
+		if b, ok := bm25[f.id]; ok {
 			h.BM25Score = b.Score
-			h.BM25Rank = rank(bm25IDs, f.ID)
+			h.BM25Rank = rank(bm25IDs, f.id)
 		}
-		if _, ok := sims[f.ID]; ok {
-			h.VectorRank = rank(vecIDs, f.ID)
-		}
-		h.Context = lifted[f.ID]
-		if sim, ok := sims[f.ID]; ok {
+		if sim, ok := sims[f.id]; ok {
+			h.VectorRank = rank(vecIDs, f.id)
 			h.Similarity = sim
 		}
 		res.Hits = append(res.Hits, h)

@@ -69,6 +69,9 @@ type Store struct {
 	ft  *fulltext.Index
 	vec *vectors // nil without an embedder
 	ord order    // creation order, for neighbour context (guarded by mu and its own lock)
+	// refFusion makes Search fuse by the map-based reference (fuse) and scan
+	// every fused candidate, as it did before the fast path: tests compare.
+	refFusion bool
 	// ftRebuilds counts full-text rebuilds, so that concurrent searches that all
 	// met a damaged index rebuild it once.
 	ftRebuilds atomic.Int64

@@ -73,6 +73,15 @@ func (h *hnswIndex) Search(vec []float32, k int) ([]VectorHit, error) {
 	return out, nil
 }
 func (h *hnswIndex) Lookup(id string) ([]float32, bool) { return h.g.Lookup(id) }
+func (h *hnswIndex) LookupInto(id string, dst []float32) ([]float32, bool) {
+	return h.g.LookupInto(id, dst)
+}
+
+// lookupIntoer is a VectorIndex that can write a stored vector into the caller's
+// buffer instead of a new slice (the search's neighbour scoring reads hundreds).
+type lookupIntoer interface {
+	LookupInto(id string, dst []float32) ([]float32, bool)
+}
 func (h *hnswIndex) Len() int                           { return h.g.Len() }
 func (h *hnswIndex) Save(w io.Writer) error             { return h.g.Export(w) }
 func (h *hnswIndex) Load(r io.Reader) error             { return h.g.Import(r) }
@@ -403,6 +412,21 @@ func (v *vectors) lookup(id, area string) ([]float32, bool) {
 	idx := v.areas[area]
 	if idx == nil {
 		return nil, false
+	}
+	return idx.Lookup(id)
+}
+
+// lookupInto is lookup writing into dst's storage where the index can; the
+// values are the same.
+func (v *vectors) lookupInto(id, area string, dst []float32) ([]float32, bool) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	idx := v.areas[area]
+	if idx == nil {
+		return dst[:0], false
+	}
+	if li, ok := idx.(lookupIntoer); ok {
+		return li.LookupInto(id, dst)
 	}
 	return idx.Lookup(id)
 }

@@ -149,6 +149,23 @@ func (g *Graph[K]) Lookup(key K) (Vector, bool) {
 	return c.original(id), true
 }
 
+// LookupInto is Lookup writing the vector into dst's storage (grown when it is
+// too short) instead of a new slice, so that a caller reading many vectors in a
+// row reuses one buffer. The result is valid until dst is written again.
+func (g *Graph[K]) LookupInto(key K, dst Vector) (Vector, bool) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	c := g.c
+	if c == nil {
+		return dst[:0], false
+	}
+	id, ok := c.byKey[key]
+	if !ok {
+		return dst[:0], false
+	}
+	return c.originalInto(id, dst), true
+}
+
 // Add inserts the nodes; a key already present has its vector replaced. The batch is
 // checked first and, if any vector is unusable (wrong length, NaN or infinite, or
 // zero under cosine distance), nothing is added and the error names the key. Large
@@ -538,8 +555,15 @@ func (c *core[K]) vec(id uint32) []float32 {
 }
 
 // original returns a copy of a slot's vector at its original length.
-func (c *core[K]) original(id uint32) Vector {
-	out := make(Vector, c.dim)
+func (c *core[K]) original(id uint32) Vector { return c.originalInto(id, nil) }
+
+// originalInto is original writing into dst's storage when it is long enough.
+func (c *core[K]) originalInto(id uint32, dst Vector) Vector {
+	out := dst[:0]
+	if cap(out) < c.dim {
+		out = make(Vector, c.dim)
+	}
+	out = out[:c.dim]
 	copy(out, c.vec(id))
 	if c.kind == distCosine {
 		for i := range out {

@@ -648,3 +648,48 @@ func importCorruptFile(t *testing.T, version uint32) {
 		}
 	})
 }
+
+// TestLookupIntoEqualsLookup: LookupInto gives Lookup's values bit for bit,
+// reusing the buffer it is given when it is long enough, and reports a missing
+// or deleted key as Lookup does.
+func TestLookupIntoEqualsLookup(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		bufCap int
+	}{
+		{"no buffer", 0},
+		{"short buffer", 3},
+		{"long enough", 16},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := hnsw.NewGraph[string]()
+			r := rand.New(rand.NewPCG(5, 6))
+			var nodes []hnsw.Node[string]
+			for i := range 50 {
+				v := make(hnsw.Vector, 8)
+				for j := range v {
+					v[j] = r.Float32()*2 - 1
+				}
+				nodes = append(nodes, hnsw.MakeNode(fmt.Sprintf("k%d", i), v))
+			}
+			if err := g.Add(nodes...); err != nil {
+				t.Fatal(err)
+			}
+			g.Delete("k7")
+			buf := make(hnsw.Vector, 0, tc.bufCap)
+			for _, n := range nodes {
+				want, wok := g.Lookup(n.Key)
+				got, gok := g.LookupInto(n.Key, buf)
+				if gok != wok || !slices.Equal(got, want) {
+					t.Fatalf("LookupInto(%s) = %v %v, Lookup = %v %v", n.Key, got, gok, want, wok)
+				}
+				if gok && tc.bufCap >= 8 && &got[0] != &buf[:1][0] {
+					t.Fatalf("LookupInto(%s) did not reuse a buffer of capacity %d", n.Key, tc.bufCap)
+				}
+			}
+			if _, ok := g.LookupInto("missing", buf); ok {
+				t.Error("LookupInto found a key never added")
+			}
+		})
+	}
+}

@@ -1,0 +1,347 @@
+package memory
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/exocortex/exocortex/memory/fulltext"
+	"github.com/exocortex/exocortex/memory/recall"
+)
+
+// fusedHit is one fused candidate: its fused score (Score, then recency-weighted
+// by Search), the fused score before recency, and the part of it that came from
+// the records around it.
+type fusedHit struct {
+	id     string
+	score  float64
+	raw    float64
+	lifted float64
+}
+
+// byFusedScore orders fused candidates best first, ties by id (recall.SortByScore's
+// order, a total one: ids are unique).
+func byFusedScore(a, b fusedHit) int {
+	if a.score != b.score {
+		return cmp.Compare(b.score, a.score)
+	}
+	return strings.Compare(a.id, b.id)
+}
+
+// fuseHits fuses the legs' candidates and returns every fused candidate, best
+// first. Score fusion (the default) runs on fuseScratch, with the same sums in
+// the same order as recall.Smooth and recall.WeightedSum over maps (fuseRef,
+// which rank fusion still uses): TestFastFusionEqualsReference holds them to the
+// same ids and bit-identical scores.
+// The hits are valid until release is called.
+func (s *Store) fuseHits(query string, o SearchOptions, bm25IDs []string, bm25 map[string]fulltext.Hit, vecIDs []string, sims map[string]float64, qvec []float32) (hits []fusedHit, release func()) {
+	if o.Fusion == FusionRRF || s.refFusion {
+		return s.fuseRef(query, o, bm25IDs, bm25, vecIDs, sims, qvec), func() {}
+	}
+	return s.fuseFast(query, o, bm25IDs, bm25, vecIDs, sims, qvec)
+}
+
+// fuseRef is fuse's answer as fusedHits.
+func (s *Store) fuseRef(query string, o SearchOptions, bm25IDs []string, bm25 map[string]fulltext.Hit, vecIDs []string, sims map[string]float64, qvec []float32) []fusedHit {
+	fused, raw, lifted := s.fuse(query, o, bm25IDs, bm25, vecIDs, sims, qvec)
+	out := make([]fusedHit, len(fused))
+	for i, f := range fused {
+		out[i] = fusedHit{id: f.ID, score: f.Score, raw: raw[f.ID], lifted: lifted[f.ID]}
+	}
+	return out
+}
+
+// The legs, as indexes of fnode's per-leg fields.
+const (
+	legBM25 = iota
+	legVector
+)
+
+// fnode is one record the fusion looks at: a candidate of either leg, or a
+// neighbour (or a neighbour's neighbour) of one.
+type fnode struct {
+	id  string
+	rec *Record // the order's record at pos; nil when deleted or not in the order
+	pos int32   // place in the order, -1 when not in it
+	// Neighbours: fuseScratch.nbs[nb : nb+nbB] before (nearest first), then nbA
+	// after; walked says they were found.
+	nb, nbB, nbA int32
+	walked       bool
+	looked       bool       // vlook is computed
+	vlook        float64    // a non-candidate's vector score from its stored vector
+	in           [2]bool    // a candidate of the leg
+	own          [2]float64 // the leg's own normalised (and boosted) score
+	has          [2]bool    // in the leg's smoothed list
+	sm           [2]float64 // smoothed score
+}
+
+// fuseScratch is one search's working space, kept in the order's pool: nodes are
+// found by their place in the order through slot, not through maps keyed by id.
+type fuseScratch struct {
+	slot  []int32 // order position -> 1 + index in nodes (0: none)
+	nodes []fnode
+	nbs   []int32    // neighbour lists (indexes in nodes)
+	extra []int32    // nodes not in the order (indexes in nodes)
+	lists [2][]int32 // each leg's smoothed list, in the order first reached
+	vbuf  []float32
+	hits  []fusedHit
+}
+
+// reset clears the slots this search used, so the scratch can be reused.
+func (fs *fuseScratch) reset() {
+	for _, n := range fs.nodes {
+		if n.pos >= 0 {
+			fs.slot[n.pos] = 0
+		}
+	}
+	clear(fs.nodes) // drop the record pointers
+	clear(fs.hits)
+	fs.nodes, fs.nbs, fs.extra, fs.hits = fs.nodes[:0], fs.nbs[:0], fs.extra[:0], fs.hits[:0]
+	fs.lists[0], fs.lists[1] = fs.lists[0][:0], fs.lists[1][:0]
+}
+
+// at returns the node of order position p, making it.
+func (fs *fuseScratch) at(o *order, p int) int32 {
+	if k := fs.slot[p]; k != 0 {
+		return k - 1
+	}
+	fs.nodes = append(fs.nodes, fnode{id: o.ids[p], rec: o.recs[p], pos: int32(p)})
+	k := int32(len(fs.nodes) - 1)
+	fs.slot[p] = k + 1
+	return k
+}
+
+// candidate returns the node of a leg's candidate id.
+func (fs *fuseScratch) candidate(o *order, id string) int32 {
+	if p, ok := o.pos[id]; ok {
+		return fs.at(o, p)
+	}
+	// The indexes may briefly hold a record the order does not: no neighbours.
+	for _, k := range fs.extra {
+		if fs.nodes[k].id == id {
+			return k
+		}
+	}
+	fs.nodes = append(fs.nodes, fnode{id: id, pos: -1, walked: true})
+	k := int32(len(fs.nodes) - 1)
+	fs.extra = append(fs.extra, k)
+	return k
+}
+
+// walk finds node k's neighbours as order.neighbours does: up to w active
+// records on each side in the same area and session, nearest first, stepping
+// over at most maxNeighbourGap others.
+func (fs *fuseScratch) walk(o *order, k int32, w int) {
+	n := &fs.nodes[k]
+	if n.walked {
+		return
+	}
+	n.walked = true
+	n.nb = int32(len(fs.nbs))
+	r := n.rec
+	if r == nil || w <= 0 {
+		return
+	}
+	sess := sessionOf(r)
+	if sess == "" {
+		return // a note outside any exchange stands alone
+	}
+	i := int(n.pos)
+	side := func(dir int) int32 {
+		found := int32(0)
+		for j, gap := i+dir, 0; j >= 0 && j < len(o.ids) && gap <= maxNeighbourGap && int(found) < w; j += dir {
+			x := o.recs[j]
+			if x == nil || x.Area != r.Area || x.Status != StatusActive {
+				gap++
+				continue
+			}
+			if sessionOf(x) != sess {
+				break
+			}
+			fs.nbs = append(fs.nbs, fs.at(o, j))
+			found++
+		}
+		return found
+	}
+	b := side(-1)
+	a := side(1)
+	n = &fs.nodes[k] // at may have moved the nodes
+	n.nbB, n.nbA = b, a
+}
+
+// neighbours returns node k's neighbours found by walk.
+func (fs *fuseScratch) neighbours(k int32) (before, after []int32) {
+	n := &fs.nodes[k]
+	return fs.nbs[n.nb : n.nb+n.nbB], fs.nbs[n.nb+n.nbB : n.nb+n.nbB+n.nbA]
+}
+
+// fuseFast is fuse's score fusion on a fuseScratch. It returns the fused
+// candidates best first, valid until release is called. The caller does not hold
+// s.mu.
+func (s *Store) fuseFast(query string, o SearchOptions, bm25IDs []string, bm25 map[string]fulltext.Hit, vecIDs []string, sims map[string]float64, qvec []float32) (hits []fusedHit, release func()) {
+	wb, wv := DefaultWeights(s.opts.Embedder)
+	if o.BM25Weight > 0 {
+		wb = o.BM25Weight
+	}
+	if o.VectorWeight > 0 {
+		wv = o.VectorWeight
+	}
+	beta := o.Context
+	if beta == 0 {
+		beta = DefaultContext
+	}
+	beta = max(beta, 0)
+	decay := o.ContextDecay
+	if decay == 0 {
+		decay = DefaultContextDecay
+	}
+	w := o.ContextWindow
+	if w == 0 {
+		w = DefaultContextWindow
+	}
+	if beta <= 0 {
+		w = 0 // no context: every candidate stands alone
+	}
+
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ord := &s.ord
+	ord.ensure(s.state)
+	// From here the order changes only under s.mu held for writing (created,
+	// deleted), so it is read without its own lock.
+	fs := ord.scratch()
+
+	// BM25: scores over the best (recall.MaxNormalize).
+	best := 0.0
+	for _, id := range bm25IDs {
+		best = math.Max(best, bm25[id].Score)
+	}
+	for _, id := range bm25IDs {
+		n := &fs.nodes[fs.candidate(ord, id)]
+		n.in[legBM25] = true
+		n.own[legBM25] = 0
+		if best > 0 {
+			n.own[legBM25] = math.Max(bm25[id].Score, 0) / best
+		}
+	}
+	// Vectors: similarities scaled to [0, 1] over the candidates; a neighbour
+	// outside them is scored from its stored vector on the same scale.
+	lo, hi := 1.0, -1.0
+	for _, id := range vecIDs {
+		lo, hi = min(lo, sims[id]), max(hi, sims[id])
+	}
+	scale := func(sim float64) float64 {
+		if hi <= lo {
+			return 1
+		}
+		return max(0, (sim-lo)/(hi-lo))
+	}
+	for _, id := range vecIDs {
+		n := &fs.nodes[fs.candidate(ord, id)]
+		n.in[legVector] = true
+		n.own[legVector] = scale(sims[id])
+	}
+	if o.SpeakerBoost > 0 {
+		s.boostNodes(query, o.SpeakerBoost, fs)
+	}
+	ncand := int32(len(fs.nodes))
+
+	score := func(leg int, k int32) float64 {
+		n := &fs.nodes[k]
+		if n.in[leg] {
+			return n.own[leg]
+		}
+		if leg == legBM25 || qvec == nil {
+			return 0 // a neighbour outside the BM25 candidates did not match (or barely)
+		}
+		if !n.looked {
+			n.looked, n.vlook = true, 0
+			if r := n.rec; r != nil {
+				v, ok := s.vec.lookupInto(n.id, r.Area, fs.vbuf)
+				fs.vbuf = v
+				if ok {
+					n.vlook = scale(cosine(qvec, v))
+				}
+			}
+		}
+		return n.vlook
+	}
+	// recall.Smooth for each leg: every candidate and every neighbour of one gets
+	// its own score plus its neighbours', the nearest on each side times beta,
+	// the next times beta·decay.
+	side := func(leg int, ks []int32) float64 {
+		t, wt := 0.0, beta
+		for _, k := range ks {
+			t += wt * score(leg, k)
+			wt *= decay
+		}
+		return t
+	}
+	add := func(leg int, k int32) {
+		if fs.nodes[k].has[leg] {
+			return
+		}
+		fs.walk(ord, k, w)
+		before, after := fs.neighbours(k)
+		v := score(leg, k) + side(leg, before) + side(leg, after)
+		n := &fs.nodes[k]
+		n.has[leg], n.sm[leg] = true, v
+		fs.lists[leg] = append(fs.lists[leg], k)
+	}
+	for leg := range 2 {
+		for k := range ncand {
+			if !fs.nodes[k].in[leg] {
+				continue
+			}
+			add(leg, k)
+			before, after := fs.neighbours(k)
+			for _, nb := range before {
+				add(leg, nb)
+			}
+			for _, nb := range after {
+				add(leg, nb)
+			}
+		}
+	}
+
+	// recall.WeightedSum: wb·bsm + wv·vsm, a list lacking a record counting 0.
+	emit := func(k int32) {
+		n := &fs.nodes[k]
+		f := wb*n.sm[legBM25] + wv*n.sm[legVector]
+		h := fusedHit{id: n.id, score: f, raw: f}
+		if c := wb*(n.sm[legBM25]-n.own[legBM25]) + wv*(n.sm[legVector]-n.own[legVector]); c > 0 {
+			h.lifted = c
+		}
+		fs.hits = append(fs.hits, h)
+	}
+	for _, k := range fs.lists[legBM25] {
+		emit(k)
+	}
+	for _, k := range fs.lists[legVector] {
+		if !fs.nodes[k].has[legBM25] {
+			emit(k)
+		}
+	}
+	slices.SortFunc(fs.hits, byFusedScore)
+	return fs.hits, func() { ord.release(fs) }
+}
+
+// boostNodes applies boostSpeakers to the candidates' own scores. The caller
+// holds s.mu.
+func (s *Store) boostNodes(query string, boost float64, fs *fuseScratch) {
+	for leg := range 2 {
+		sc := recall.Scores{}
+		for _, n := range fs.nodes {
+			if n.in[leg] {
+				sc[n.id] = n.own[leg]
+			}
+		}
+		s.boostSpeakers(query, boost, sc)
+		for i := range fs.nodes {
+			if n := &fs.nodes[i]; n.in[leg] {
+				n.own[leg] = sc[n.id]
+			}
+		}
+	}
+}
