@@ -82,9 +82,10 @@ func (h *hnswIndex) LookupInto(id string, dst []float32) ([]float32, bool) {
 type lookupIntoer interface {
 	LookupInto(id string, dst []float32) ([]float32, bool)
 }
-func (h *hnswIndex) Len() int                           { return h.g.Len() }
-func (h *hnswIndex) Save(w io.Writer) error             { return h.g.Export(w) }
-func (h *hnswIndex) Load(r io.Reader) error             { return h.g.Import(r) }
+
+func (h *hnswIndex) Len() int               { return h.g.Len() }
+func (h *hnswIndex) Save(w io.Writer) error { return h.g.Export(w) }
+func (h *hnswIndex) Load(r io.Reader) error { return h.g.Import(r) }
 
 // vectors is the vector projection: one index per area (so an area filter is exact
 // and the library stays apart), the model they were built with, and the last
