@@ -29,8 +29,8 @@ func byFusedScore(a, b fusedHit) int {
 	return strings.Compare(a.id, b.id)
 }
 
-// fuseHits fuses the legs' candidates and returns every fused candidate, best
-// first. Score fusion (the default) runs on fuseScratch, with the same sums in
+// fuseHits fuses the legs' candidates and returns every fused candidate (best
+// first from the reference, in no order from the fast path). Score fusion (the default) runs on fuseScratch, with the same sums in
 // the same order as recall.Smooth and recall.WeightedSum over maps (fuseRef,
 // which rank fusion still uses): TestFastFusionEqualsReference holds them to the
 // same ids and bit-identical scores.
@@ -323,8 +323,50 @@ func (s *Store) fuseFast(query string, o SearchOptions, bm25IDs []string, bm25 m
 			emit(k)
 		}
 	}
-	slices.SortFunc(fs.hits, byFusedScore)
+	// Search orders only the few it needs (bestFirst).
 	return fs.hits, func() { ord.release(fs) }
+}
+
+// bestFirst moves the n best of hs (byFusedScore) to its front, best first,
+// leaving the rest after them in no order: a top-n selection through a heap,
+// where sorting all the fused candidates (about a thousand per search) would
+// compare every one of them log n times.
+func bestFirst(hs []fusedHit, n int) {
+	if n <= 0 {
+		return
+	}
+	if n >= len(hs)/4 {
+		slices.SortFunc(hs, byFusedScore)
+		return
+	}
+	// hs[:n] is a heap whose root is the worst of the best n so far.
+	top := hs[:n]
+	down := func(i int) {
+		for {
+			c := 2*i + 1
+			if c >= n {
+				return
+			}
+			if c+1 < n && byFusedScore(top[c+1], top[c]) > 0 {
+				c++
+			}
+			if byFusedScore(top[c], top[i]) <= 0 {
+				return
+			}
+			top[i], top[c] = top[c], top[i]
+			i = c
+		}
+	}
+	for i := n/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for i := n; i < len(hs); i++ {
+		if byFusedScore(hs[i], top[0]) < 0 {
+			hs[i], top[0] = top[0], hs[i]
+			down(0)
+		}
+	}
+	slices.SortFunc(top, byFusedScore)
 }
 
 // boostNodes applies boostSpeakers to the candidates' own scores. The caller

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -160,6 +161,46 @@ func TestFastFusionEqualsReference(t *testing.T) {
 				if fast.Block != ref.Block {
 					t.Fatalf("%q: the rendered blocks differ", q)
 				}
+			}
+		})
+	}
+}
+
+// TestBestFirst: the first n after bestFirst are the first n of a full sort,
+// with ties in score ordered by id, for selections smaller and larger than the
+// heap path's bound.
+func TestBestFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		size   int
+		n      int
+		levels int // distinct scores (few: many ties)
+	}{
+		{"empty", 0, 10, 3},
+		{"n zero", 50, 0, 3},
+		{"heap, ties", 1000, 10, 5},
+		{"heap, distinct", 1000, 30, 1 << 30},
+		{"n of one", 200, 1, 4},
+		{"sort path", 40, 20, 6},
+		{"n beyond size", 7, 30, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(tc.size), uint64(tc.n)))
+			hs := make([]fusedHit, tc.size)
+			for i := range hs {
+				hs[i] = fusedHit{id: fmt.Sprintf("id%05d", rng.IntN(1_000_000)*10+i%10), score: float64(rng.IntN(tc.levels))}
+			}
+			want := slices.Clone(hs)
+			slices.SortFunc(want, byFusedScore)
+			bestFirst(hs, tc.n)
+			m := min(tc.n, len(hs))
+			if !slices.Equal(hs[:m], want[:m]) {
+				t.Fatalf("first %d: %v, want %v", m, hs[:m], want[:m])
+			}
+			rest := slices.Clone(hs[m:])
+			slices.SortFunc(rest, byFusedScore)
+			if !slices.Equal(rest, want[m:]) {
+				t.Fatal("the rest is not the remaining hits")
 			}
 		})
 	}

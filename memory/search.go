@@ -302,11 +302,22 @@ func (s *Store) Search(ctx context.Context, query string, o SearchOptions) (Resu
 	if mmr {
 		want = max(3*o.Limit, o.Limit)
 	}
+	// Without recency weighting the scores stay as fused: the best want hits
+	// that pass the filter are the result, found in order. Recency changes the
+	// scores, so every hit is weighed and the kept ones sorted.
+	early := o.RecencyHalfLife <= 0 && !s.refFusion
+	if early {
+		bestFirst(hits, want)
+	}
 	s.mu.RLock()
 	kept := make([]fusedHit, 0, want)
-	for _, f := range hits {
-		if o.RecencyHalfLife <= 0 && len(kept) == want && !s.refFusion {
-			break // the hits are best first and keep their scores: the rest rank below
+	for i, f := range hits {
+		if early && i == want {
+			if len(kept) == want {
+				break // the rest rank below
+			}
+			slices.SortFunc(hits[want:], byFusedScore) // the filter dropped some: read on in order
+			f = hits[i]
 		}
 		r := s.state.get(f.id)
 		if r == nil || !o.Filter.match(r) { // the indexes may briefly trail the state
