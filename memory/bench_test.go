@@ -201,6 +201,7 @@ func BenchmarkSearch(b *testing.B) {
 		b.Run(string(mode), func(b *testing.B) {
 			lat := make([]time.Duration, 0, b.N)
 			empty := 0
+			cpu0 := cpuTime()
 			for i := 0; i < b.N; i++ {
 				q := queries[i%len(queries)]
 				t0 := time.Now()
@@ -216,6 +217,9 @@ func BenchmarkSearch(b *testing.B) {
 			if mode != ModeBM25 && empty > 0 {
 				b.Fatalf("%d of %d queries found nothing", empty, b.N)
 			}
+			// CPU time (the process's, garbage collection included) is what the
+			// load on a shared machine distorts least.
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
 			b.ReportMetric(float64(empty)/float64(b.N), "empty-frac")
 			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
