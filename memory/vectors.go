@@ -76,16 +76,15 @@ func (h *hnswIndex) Lookup(id string) ([]float32, bool) { return h.g.Lookup(id) 
 func (h *hnswIndex) LookupInto(id string, dst []float32) ([]float32, bool) {
 	return h.g.LookupInto(id, dst)
 }
+func (h *hnswIndex) Len() int               { return h.g.Len() }
+func (h *hnswIndex) Save(w io.Writer) error { return h.g.Export(w) }
+func (h *hnswIndex) Load(r io.Reader) error { return h.g.Import(r) }
 
 // lookupIntoer is a VectorIndex that can write a stored vector into the caller's
 // buffer instead of a new slice (the search's neighbour scoring reads hundreds).
 type lookupIntoer interface {
 	LookupInto(id string, dst []float32) ([]float32, bool)
 }
-
-func (h *hnswIndex) Len() int               { return h.g.Len() }
-func (h *hnswIndex) Save(w io.Writer) error { return h.g.Export(w) }
-func (h *hnswIndex) Load(r io.Reader) error { return h.g.Import(r) }
 
 // vectors is the vector projection: one index per area (so an area filter is exact
 // and the library stays apart), the model they were built with, and the last
