@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -415,5 +416,123 @@ func TestPortedToolHooks(t *testing.T) {
 	if n := strings.Join(notes, "\n"); !strings.Contains(n, `line 11: changes data["warnings"] at text_editor_read_after, which no field`) ||
 		!strings.Contains(n, `line 10: data["content"] becomes what the model sees of the read`) {
 		t.Errorf("the report's notes on _10_mark_read.py do not say what becomes of its changes:\n%s", n)
+	}
+}
+
+// TestPortLeavesTheRestPorted ports a tree where most files cannot be served
+// (one does not parse, one has no numeric prefix, one is at a web-UI hook with
+// no hook point, one imports an Agent Zero internal the layer has no module
+// for) beside one sound file: the port reports each with why, and the ported
+// plugin loads and serves the sound file, whose note reaches the model, while
+// the broken ones never do.
+func TestPortLeavesTheRestPorted(t *testing.T) {
+	home := t.TempDir()
+	r, err := a0port.Port(t.Context(), "testdata/a0broken", filepath.Join(home, "plugins", "a0-broken"), "a0-broken")
+	if err != nil {
+		t.Fatalf("one file that cannot be ported failed the whole port: %v", err)
+	}
+	const base = "usr/extensions/python/"
+	tests := []struct {
+		file, status, note string
+	}{
+		{base + "message_loop_prompts_after/_20_good_note.py", "adapted by the layer", "become prompt blocks"},
+		{base + "message_loop_prompts_after/_30_syntax_error.py", "not ported", "line 6: does not parse as Python"},
+		{base + "message_loop_prompts_after/no_prefix.py", "not ported", "numeric prefix"},
+		{base + "webui_ws_event/_10_ui_only.py", "not ported", "no hook point yet: webui_ws_event"},
+		{base + "monologue_start/_10_internal.py", "needs a hand", "imports helpers.memory"},
+	}
+	for _, tt := range tests {
+		t.Run(filepath.Base(tt.file), func(t *testing.T) {
+			for _, f := range r.Files {
+				if f.Source == tt.file {
+					if f.Status != tt.status || !strings.Contains(strings.Join(f.Notes, "\n"), tt.note) {
+						t.Errorf("status %q notes %v, want %q with %q", f.Status, f.Notes, tt.status, tt.note)
+					}
+					return
+				}
+			}
+			t.Errorf("%s is not in the report", tt.file)
+		})
+	}
+	srv, a, st := portedAgent(t, home, nil, []scripted.Reply{{Content: answer}})
+	if _, err := a.Monologue(context.Background(), "hello"); err != nil {
+		t.Fatalf("monologue: %v\nplugins: %s", err, st)
+	}
+	var sent strings.Builder
+	for _, m := range srv.Requests()[0].Messages {
+		sent.WriteString(m.Content + "\n")
+	}
+	if !strings.Contains(sent.String(), "A0-MARKER-good survives") {
+		t.Errorf("the sound file's note did not reach the model:\n%s\nplugins: %s", sent.String(), st)
+	}
+	for _, never := range []string{"A0-MARKER-syntax", "A0-MARKER-noprefix"} {
+		if strings.Contains(sent.String(), never) {
+			t.Errorf("the model was sent %s, from a file that was not ported", never)
+		}
+	}
+}
+
+// TestEverySeamReportedByPortAndLint ports the two fixture trees that hold a
+// file for each seam of the seed's table the issue names (1, 2, 3, 4, 7, 8, 9,
+// 10) and checks that the porting report and `exocortex lint` over the ported
+// plugins both report each one at its file and line, with its fix.
+func TestEverySeamReportedByPortAndLint(t *testing.T) {
+	home := t.TempDir()
+	plugins := filepath.Join(home, "plugins")
+	trees := []struct{ src, name string }{{a0Tree, "a0-fixture"}, {"../../scaffold/a0port/testdata/seams", "a0-seams"}}
+	var findings []a0port.Finding
+	for _, tr := range trees {
+		r, err := a0port.Port(t.Context(), tr.src, filepath.Join(plugins, tr.name), tr.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		findings = append(findings, r.Findings...)
+	}
+	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
+	out, errOut, code := runExo(t, exe, t.TempDir(), home, "lint", "--dir", plugins, "--json")
+	if code != 1 {
+		t.Fatalf("lint exit %d, want 1\n%s\n%s", code, out, errOut)
+	}
+	rep := report(t, out)
+	tests := []struct {
+		seam   int
+		plugin string
+		file   string // in the Agent Zero tree
+		line   int
+		lint   string // the file lint names: in the plugin (a0/...) or the tree
+		fix    string
+	}{
+		{1, "a0-seams", "extensions/python/tool_execute_after/_10_core_text.py", 6, "a0/extensions/python/tool_execute_after/_10_core_text.py", "typed signal"},
+		{2, "a0-seams", "extensions/python/monologue_start/_10_gate_a.py", 6, "a0/extensions/python/monologue_start/_10_gate_a.py", "one file own the key"},
+		{3, "a0-seams", "extensions/python/message_loop_start/_10_gate_b.py", 8, "a0/extensions/python/message_loop_start/_10_gate_b.py", `getattr(self.agent, "number", None)`},
+		{4, "a0-fixture", "usr/extensions/python/message_loop_prompts_after/_50_second.py", 1, "a0/extensions/python/message_loop_prompts_after/_50_second.py", "own numeric prefix"},
+		{7, "a0-fixture", "usr/extensions/python/message_loop_end/_10_late_inject.py", 9, "a0/extensions/python/message_loop_end/_10_late_inject.py", "message_loop_prompts_after"},
+		{8, "a0-fixture", "usr/extensions/monologue_end/_10_no_python.py", 0, "testdata/a0tree/usr/extensions/monologue_end/_10_no_python.py", "extensions/python/monologue_end/"},
+		{9, "a0-seams", "extensions/python/message_loop_start/_10_gate_b.py", 7, "a0/extensions/python/message_loop_start/_10_gate_b.py", "once_per_session"},
+		{10, "a0-fixture", "usr/extensions/python/monologue_start/_10_old_import.py", 1, "a0/extensions/python/monologue_start/_10_old_import.py", "from helpers.extension import"},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("seam %d", tt.seam), func(t *testing.T) {
+			var fix string
+			for _, f := range findings {
+				if f.Seam == tt.seam && f.File == tt.file && f.Line == tt.line && strings.Contains(f.Fix, tt.fix) {
+					fix = f.Fix
+				}
+			}
+			if fix == "" {
+				t.Fatalf("the port does not report seam %d at %s:%d with a fix naming %q: %v", tt.seam, tt.file, tt.line, tt.fix, findings)
+			}
+			loc := tt.lint
+			if tt.line > 0 {
+				loc = fmt.Sprintf("%s:%d", tt.lint, tt.line)
+			}
+			for _, l := range rep.Findings {
+				if (l.Code == "EXO131" || l.Code == "EXO132") && l.Plugin == tt.plugin && strings.HasSuffix(l.File, loc) && l.Fix == fix &&
+					strings.Contains(l.Message, fmt.Sprint("seam ", tt.seam)) == (tt.seam != 8) {
+					return
+				}
+			}
+			t.Errorf("lint does not report seam %d at %s with the fix %q:\n%s", tt.seam, loc, fix, out)
+		})
 	}
 }

@@ -12,11 +12,13 @@ package a0port
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -203,7 +205,6 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 		name = "a0-" + sanitize(filepath.Base(filepath.Clean(src)))
 	}
 	r := &Report{Source: src, Out: out, Plugin: name}
-	type cand struct{ rel, hook, file string }
 	var cands []cand
 	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -247,14 +248,15 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 		return nil, nil, fmt.Errorf("%s has no extensions/python/<hook>/_NN_name.py files: give the root of an Agent Zero profile, plugin or usr/ tree", src)
 	}
 
+	syntax := checkSyntax(ctx, src, cands)
 	var files []portFile
 	type prefixKey struct {
 		hook  string
 		order int
 	}
 	prefixes := map[prefixKey][]string{}
-	setters := map[string][]string{}
-	onceHooks := map[string]map[string]string{}
+	setters := map[string][]loc{}
+	onceHooks := map[string]map[string]loc{}
 	seen := map[string]string{}
 	for _, c := range cands {
 		f := File{Source: c.rel, Hook: c.hook, Status: statusPorted}
@@ -289,6 +291,12 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading %s: %w", src0, err)
 		}
+		if bad, ok := syntax[c.rel]; ok {
+			f.Status = statusNotPorted
+			f.Notes = append(f.Notes, bad+": Agent Zero fails to load it too; fix it and port the tree again")
+			r.Files = append(r.Files, f)
+			continue
+		}
 		prefixes[prefixKey{c.hook, f.Order}] = append(prefixes[prefixKey{c.hook, f.Order}], c.rel)
 		r.scan(&f, code, info, setters, onceHooks)
 		files = append(files, portFile{c.hook, c.file, code})
@@ -304,50 +312,102 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 			}
 		}
 	}
-	for key, files := range setters {
-		if len(files) > 1 {
-			r.Findings = append(r.Findings, Finding{Seam: SeamKeyTwoFiles, File: files[1],
-				What: fmt.Sprintf("agent data %q is written by %s too: two owners of one key", key, strings.Join(files[:1], ", ")),
+	for key, locs := range setters {
+		slices.SortFunc(locs, compareLoc)
+		for _, l := range locs[1:] {
+			r.Findings = append(r.Findings, Finding{Seam: SeamKeyTwoFiles, File: l.file, Line: l.line,
+				What: fmt.Sprintf("agent data %q is written here and by %s (line %d): two owners of one key", key, locs[0].file, locs[0].line),
 				Fix:  "let one file own the key and the other read it"})
 		}
 	}
 	for key, hs := range onceHooks {
 		if len(hs) > 1 {
 			var list []string
-			for h, f := range hs {
-				list = append(list, h+" ("+f+")")
+			var first loc
+			for h, l := range hs {
+				list = append(list, fmt.Sprintf("%s (%s:%d)", h, l.file, l.line))
+				if first.file == "" || compareLoc(l, first) < 0 {
+					first = l
+				}
 			}
 			slices.Sort(list)
-			r.Findings = append(r.Findings, Finding{Seam: SeamOnceTwoHooks, File: hs[slices.Min(mapKeys(hs))],
+			r.Findings = append(r.Findings, Finding{Seam: SeamOnceTwoHooks, File: first.file, Line: first.line,
 				What: fmt.Sprintf("once-gate %q is set at two hooks: %s; whichever fires first disables the other", key, strings.Join(list, ", ")),
 				Fix:  "gate each hook with its own key, or use Spec.once_per_session"})
 		}
 	}
 	slices.SortFunc(r.Findings, func(a, b Finding) int {
-		if c := strings.Compare(a.File, b.File); c != 0 {
-			return c
-		}
-		return a.Line - b.Line
+		return cmp.Or(strings.Compare(a.File, b.File), a.Line-b.Line, a.Seam-b.Seam, strings.Compare(a.What, b.What))
 	})
 	slices.SortFunc(r.Files, func(a, b File) int { return strings.Compare(a.Source, b.Source) })
 	r.buildWiring()
 	return r, files, nil
 }
 
-func mapKeys(m map[string]string) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
+// cand is an extension file found in the Agent Zero tree.
+type cand struct{ rel, hook, file string }
+
+// syntaxScript parses each file named on stdin (one per line) with Python's own
+// parser and prints, per file that does not parse, "name<TAB>line<TAB>message".
+const syntaxScript = `import ast, sys
+for name in sys.stdin.read().splitlines():
+    try:
+        with open(name, "rb") as f:
+            ast.parse(f.read(), name)
+    except SyntaxError as e:
+        print(f"{name}\t{e.lineno or 0}\t{e.msg}")
+    except (OSError, ValueError) as e:
+        print(f"{name}\t0\t{e}")
+`
+
+// checkSyntax parses the candidate files with the Python interpreter plugins run
+// on (one process for the tree) and returns, by path relative to src, why each
+// file that does not parse cannot be ported. Without the interpreter it returns
+// nothing: the layer leaves such a file out when the plugin starts.
+func checkSyntax(ctx context.Context, src string, cands []cand) map[string]string {
+	if len(cands) == 0 {
+		return nil
 	}
-	return ks
+	var names strings.Builder
+	byPath := map[string]string{}
+	for _, c := range cands {
+		p := filepath.Join(src, filepath.FromSlash(c.rel))
+		byPath[p] = c.rel
+		names.WriteString(p + "\n")
+	}
+	cmd := exec.CommandContext(ctx, python.Interpreter, "-c", syntaxScript)
+	cmd.Stdin = strings.NewReader(names.String())
+	out, err := cmd.Output()
+	if err != nil {
+		return nil
+	}
+	bad := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		parts := strings.SplitN(line, "\t", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if rel, ok := byPath[parts[0]]; ok {
+			bad[rel] = fmt.Sprintf("line %s: does not parse as Python (%s)", parts[1], parts[2])
+		}
+	}
+	return bad
 }
+
+// loc is a line of a file of the Agent Zero tree.
+type loc struct {
+	file string
+	line int
+}
+
+func compareLoc(a, b loc) int { return cmp.Or(strings.Compare(a.file, b.file), a.line-b.line) }
 
 // scan reads one file line by line for the seams and calls into Agent Zero
 // internals.
-func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string][]string, onceHooks map[string]map[string]string) {
+func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string][]loc, onceHooks map[string]map[string]loc) {
 	sc := bufio.NewScanner(bytes.NewReader(code))
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	reads, writes := map[string]bool{}, map[string]bool{}
+	reads, writes := map[string]bool{}, map[string]int{}
 	injects := false
 	var adapted []string
 	for line := 1; sc.Scan(); line++ {
@@ -403,7 +463,9 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 			}
 		}
 		for _, m := range setDataRE.FindAllStringSubmatch(text, -1) {
-			writes[m[1]] = true
+			if _, ok := writes[m[1]]; !ok {
+				writes[m[1]] = line
+			}
 		}
 		for _, m := range getDataRE.FindAllStringSubmatch(text, -1) {
 			reads[m[1]] = true
@@ -415,10 +477,10 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 		}
 		for _, m := range onceGateRE.FindAllStringSubmatch(text, -1) {
 			if onceHooks[m[1]] == nil {
-				onceHooks[m[1]] = map[string]string{}
+				onceHooks[m[1]] = map[string]loc{}
 			}
 			if _, ok := onceHooks[m[1]][info.Name]; !ok {
-				onceHooks[m[1]][info.Name] = f.Source
+				onceHooks[m[1]][info.Name] = loc{f.Source, line}
 			}
 		}
 		if coreTextRE.MatchString(text) {
@@ -433,8 +495,8 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 			}
 		}
 	}
-	for k := range writes {
-		setters[k] = append(setters[k], f.Source)
+	for k, line := range writes {
+		setters[k] = append(setters[k], loc{f.Source, line})
 	}
 	f.Reads, f.Writes = sortedKeys(reads), sortedKeys(writes)
 	f.injects = injects
@@ -467,7 +529,7 @@ func onlyNames(list string, names ...string) bool {
 	return true
 }
 
-func sortedKeys(m map[string]bool) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	var ks []string
 	for k := range m {
 		ks = append(ks, k)

@@ -20,9 +20,10 @@ func TestSeamsStatic(t *testing.T) {
 		line int
 		fix  string
 	}{
-		{SeamKeyTwoFiles, base + "monologue_start/_10_gate_a.py", 0, "one file own the key"},
+		{SeamKeyTwoFiles, base + "monologue_start/_10_gate_a.py", 6, "one file own the key"},
+		{SeamKeyTwoFiles, base + "monologue_start/_10_gate_a.py", 9, "one file own the key"},
 		{SeamAttrAsData, base + "message_loop_start/_10_gate_b.py", 8, `getattr(self.agent, "number", None)`},
-		{SeamOnceTwoHooks, base + "message_loop_start/_10_gate_b.py", 0, "its own key"},
+		{SeamOnceTwoHooks, base + "message_loop_start/_10_gate_b.py", 7, "its own key"},
 		{SeamCoreText, base + "tool_execute_after/_10_core_text.py", 6, "typed signal"},
 	}
 	for _, tt := range tests {
