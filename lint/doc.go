@@ -145,8 +145,9 @@
 //
 // Declared tools must be implemented (EXO111) and documented by a prompt file
 // that exists (EXO113, EXO114), and a tool prompt must document a declared tool
-// (EXO112). An extension's for_tools makes the host call it at
-// tool_execute_before and tool_execute_after only for the tools named, so each
+// (EXO112). An extension's for_tools makes the host call it at the hooks that
+// fire for one tool call (tool_execute_before, tool_output_update,
+// tool_execute_after, hist_add_tool_result) only for the tools named, so each
 // name must be a tool some loaded plugin (or the loop) provides: otherwise a
 // renamed tool switches the extension off without a word (EXO115; a warning
 // while a plugin that might provide it did not load). for_tools anywhere else

@@ -172,7 +172,7 @@ func Codes() []CodeInfo {
 		{"EXO113", Warning, 0, 11, "A declared tool has no prompt file."},
 		{"EXO114", Error, 0, 11, "A tool names a prompt file that does not exist."},
 		{"EXO115", Error, 0, 11, "An extension's for_tools names a tool no loaded plugin provides, so it never runs for it (a warning when a plugin did not load)."},
-		{"EXO116", Warning, 0, 11, "An extension declares for_tools at a hook other than tool_execute_before and tool_execute_after, where it has no effect."},
+		{"EXO116", Warning, 0, 11, "An extension declares for_tools at a hook that does not fire for one tool call (any but tool_execute_before, tool_output_update, tool_execute_after, hist_add_tool_result), where it has no effect."},
 		{"EXO121", Error, 0, 12, "WIRING.md is missing or differs from what `exocortex lint --write` produces."},
 		{"EXO131", Error, 0, 0, "A ported Agent Zero file hits a seam of the seed's table (the seams `exocortex plugins port` reports), at its file and line; a warning for seams 2 and 4."},
 		{"EXO132", Warning, 0, 0, "An Agent Zero file of a ported tree is not served: its hook has no Exocortex hook point yet, or it sits at extensions/<hook>/ without python/."},

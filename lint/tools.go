@@ -6,6 +6,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/exocortex/exocortex/core/hooks"
 )
 
 // Tool prompt files are named ToolPromptPrefix + tool name + ".md".
@@ -85,8 +87,8 @@ func (c *checker) forTools(declared map[string]bool) {
 		}
 		if !e.Hook.ForTools {
 			c.add(Finding{Code: "EXO116", Severity: Warning, Plugin: e.Plugin.Name, Extension: e.Name,
-				Message: fmt.Sprintf("extension %s of plugin %s names tools in for_tools (%s) at %s, where it means nothing: only tool_execute_before, tool_execute_after, hist_add_tool_result and tool_output_update are limited to the tools named, so the extension runs at every %s", e.Name, e.Plugin.Name, quoteAll(tools), e.Hook.Name, e.Hook.Name),
-				Fix:     "drop for_tools from the declaration at " + e.Hook.Name + "; keep it only on the extension's declarations at the hooks that fire for one tool call (tool_execute_before, tool_execute_after, hist_add_tool_result, tool_output_update)"})
+				Message: fmt.Sprintf("extension %s of plugin %s names tools in for_tools (%s) at %s, where it means nothing: only %s are limited to the tools named, so the extension runs at every %s", e.Name, e.Plugin.Name, quoteAll(tools), e.Hook.Name, forToolsHooks(), e.Hook.Name),
+				Fix:     "drop for_tools from the declaration at " + e.Hook.Name + "; keep it only on the extension's declarations at the hooks that fire for one tool call (" + forToolsHooks() + ")"})
 			continue
 		}
 		for _, t := range tools {
@@ -151,4 +153,20 @@ func diffHint(have, want []byte) string {
 		return "end of file"
 	}
 	return fmt.Sprintf("the file has %s, the generator writes %s", line(have), line(want))
+}
+
+// forToolsHooks names the hooks for_tools limits (hooks.Info.ForTools), in
+// firing order: "tool_execute_before, tool_output_update, tool_execute_after
+// and hist_add_tool_result".
+func forToolsHooks() string {
+	var names []string
+	for _, h := range hooks.All() {
+		if h.ForTools {
+			names = append(names, h.Name)
+		}
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

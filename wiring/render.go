@@ -147,8 +147,9 @@ func (g *Graph) renderPipeline(w writer, omitEmpty bool) {
 	w("prompt so far declare `reads_prompt` and are sent the prompt as the extensions before\n")
 	w("them at the hook left it (the system prompt at `system_prompt`, the extras and their\n")
 	w("token count at `message_loop_prompts_after`); the others there are sent neither and\n")
-	w("may be called at the same time as the extensions before them. At\n")
-	w("`tool_execute_before` and `tool_execute_after`, an extension noted \"only for\" some\n")
+	w("may be called at the same time as the extensions before them. At the hooks\n")
+	w("that fire for one tool call (`tool_execute_before`, `tool_output_update`,\n")
+	w("`tool_execute_after`, `hist_add_tool_result`), an extension noted \"only for\" some\n")
 	w("tools (`for_tools`) is called only for calls of those tools.\n\n")
 
 	byHook := map[string][]*Extension{}
