@@ -101,13 +101,20 @@ type vectors struct {
 	saved bool
 	// oldFormat: the file was of an older version, so Close rewrites it.
 	oldFormat bool
+	// fileSeq is the applied sequence of the usable file on disk (0: none).
+	fileSeq uint64
 }
 
-// unchanged reports whether the file on disk already holds the projection.
-func (v *vectors) unchanged() bool {
+// due reports whether the file on disk should be rewritten: it is missing,
+// of an older format, or more than lag journal events behind the projection
+// (a file a little behind is a good start: the next open embeds its tail).
+func (v *vectors) due(lag uint64) bool {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
-	return v.saved
+	if v.saved || v.applied == 0 {
+		return false
+	}
+	return v.fileSeq == 0 || v.applied < v.fileSeq || v.applied-v.fileSeq >= lag
 }
 
 func newVectors(newIdx func() VectorIndex, model string, dims int) *vectors {
@@ -279,8 +286,8 @@ func loadAreas(f *os.File, start int64, h vectorHeader, v *vectors, path string)
 
 // save writes the projection to path through a temporary file and a rename.
 func (v *vectors) save(path string) error {
-	v.mu.RLock()
-	defer v.mu.RUnlock()
+	v.mu.Lock() // Close's: no writer runs, searches wait
+	defer v.mu.Unlock()
 	var body bytes.Buffer
 	h := vectorHeader{Version: vectorFileVersion, Model: v.model, Dims: v.dims, AppliedSeq: v.applied}
 	for _, area := range sortedKeys(v.areas) {
@@ -316,6 +323,7 @@ func (v *vectors) save(path string) error {
 		os.Remove(tmp)
 		return fmt.Errorf("memory: writing %s: %w", path, err)
 	}
+	v.fileSeq, v.saved, v.oldFormat = v.applied, true, false
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // writeVectorsV2 rewrites the store's vectors.hnsw as a build before the flat
@@ -118,6 +119,72 @@ func TestVectorFileVersions(t *testing.T) {
 			defer s3.Close()
 			if n := s3.Notices(); len(n) != 0 {
 				t.Fatalf("reopening the rewritten file: %q", n)
+			}
+		})
+	}
+}
+
+// TestCloseLeavesShortTails: a session that writes a few records leaves
+// state.snap and vectors.hnsw as they were (the next open replays and embeds
+// the short tail, with no notice, and finds the records); one that writes
+// more than the lags allow rewrites both.
+func TestCloseLeavesShortTails(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	snapPath, vecPath := filepath.Join(dir, SnapshotFile), filepath.Join(dir, VectorsFile)
+	s := openStore(t, dir, Options{Embedder: newHashEmbedder()})
+	putFacts(t, s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	stamp := func() (time.Time, time.Time) {
+		a, err := os.Stat(snapPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.Stat(vecPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.ModTime(), b.ModTime()
+	}
+	for _, tc := range []struct {
+		records   int
+		rewritten bool
+	}{{3, false}, {vectorLag + 1, true}} {
+		t.Run(fmt.Sprintf("%d records", tc.records), func(t *testing.T) {
+			snap0, vec0 := stamp()
+			time.Sleep(20 * time.Millisecond) // a rewrite gets a later mtime
+			s := openStore(t, dir, Options{Embedder: newHashEmbedder()})
+			in := make([]Input, tc.records)
+			for i := range in {
+				in[i] = Input{ID: fmt.Sprintf("tail-%d-%d", tc.records, i), Text: fmt.Sprintf("a giraffe named number %d", i)}
+			}
+			if _, err := s.PutBatch(ctx, in, Source{}); err != nil {
+				t.Fatal(err)
+			}
+			want := s.Hash()
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			snap1, vec1 := stamp()
+			if got := !vec1.Equal(vec0); got != tc.rewritten {
+				t.Errorf("vectors.hnsw rewritten: %v, want %v", got, tc.rewritten)
+			}
+			if snap1.Equal(snap0) != true && !tc.rewritten {
+				t.Errorf("state.snap rewritten after %d records", tc.records)
+			}
+			s = openStore(t, dir, Options{Embedder: newHashEmbedder()})
+			defer s.Close()
+			if n := s.Notices(); len(n) != 0 {
+				t.Fatalf("notices: %q", n)
+			}
+			if s.Hash() != want {
+				t.Fatal("the state after the tail's replay differs")
+			}
+			res, err := s.Search(ctx, "giraffe", SearchOptions{Mode: ModeVector, Limit: 500})
+			if err != nil || len(res.Hits) < tc.records {
+				t.Fatalf("vector search found %d of the %d new records (%v)", len(res.Hits), tc.records, err)
 			}
 		})
 	}
