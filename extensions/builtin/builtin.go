@@ -124,6 +124,12 @@ func Plugins() map[string]sdk.Plugin {
 		},
 		"memory-tools": {
 			Name: "memory-tools", Version: Version,
+			// Two threads: opening the store reads its snapshot, its vector
+			// graphs and its full-text index concurrently, which on a store of
+			// 100k records is most of the first prompt's recall (see
+			// docs/perf/memory.md, "Open"); searches run BM25 and the vectors
+			// side by side.
+			Procs: 2,
 			// Close closes the store, so its indexes are clean for the next opener.
 			Close: stores.Close,
 			Tools: append(stores.Tools(), stagingnote.New(stagingnote.HomeFrom(tools)).Tool()),
