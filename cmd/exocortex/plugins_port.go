@@ -23,9 +23,15 @@ state keys, entries added to loop_data.extras_temporary at a prompt hook become
 prompt blocks. Files at hooks Exocortex does not have yet are reported ("no hook
 point yet") and the rest is ported.
 
+At the tool-side hooks the files get Agent Zero's data/ctx keyword arguments; a change
+a response field carries takes effect, one it does not is named in the report.
+
 It prints the porting report (also written to DIR/PORT.md and DIR/port.json): what
-was ported as is, what the layer adapted, what needs a hand, and every seam of the
-seed's table the tree hits with file, line and fix. Copy DIR into
+was ported as is, what the layer adapted, what needs a hand, what was not ported and
+why, every seam of the seed's table the tree hits with file, line and fix, and the
+wiring of the ported tree: DIR/WIRING.md, made by the generator of the project's own
+WIRING.md (hooks in firing order, each file's order, state keys and what of it
+reaches the model; --json carries it as "wiring" and "wiring_md"). Copy DIR into
 $EXOCORTEX_HOME/plugins/ to load it.`,
 		Example: "  exocortex plugins port ~/agent-zero/usr --out ./a0-usr",
 		Args:    cobra.ExactArgs(1),

@@ -375,7 +375,7 @@ func checkSyntax(ctx context.Context, src string, cands []cand) map[string]strin
 		byPath[p] = c.rel
 		names.WriteString(p + "\n")
 	}
-	cmd := exec.CommandContext(ctx, python.Interpreter, "-c", syntaxScript)
+	cmd := exec.CommandContext(ctx, python.Interpreter, "-I", "-S", "-c", syntaxScript)
 	cmd.Stdin = strings.NewReader(names.String())
 	out, err := cmd.Output()
 	if err != nil {
