@@ -63,46 +63,53 @@ func BenchmarkFixedPrompt(b *testing.B) {
 // BenchmarkLongSession runs TestLongSession's 60 turns and reports: the share
 // of each request that repeats the previous one byte for byte from the start
 // (what the server's KV cache reuses), as mean and median, and the share of
-// requests at 95 % or more; where the repeat ends, by part of the previous
+// requests at 95 % or more; beside it, token-weighted, the tokens repeated over
+// the tokens sent in the whole session (the first request included: the KV
+// cache work actually saved); where the repeat ends, by part of the previous
 // request (a pinned message_loop_prompts_after message counts as history; a
-// new one at the end as after_blocks; "appended" when the whole previous
-// request is repeated), and the bytes of new after-blocks per request; the
-// share of the previous request found again at the start of the next (reuse);
-// the host time the budget adds per request, which is per iteration
-// (counting, compression with the extractive summary, fitting, pinning; hook
-// calls not included; mean and max); and the compressions. Two
-// sessions: "stress", TestLongSession's (4096-token window, 6 KB tool results:
-// a compression nearly every turn, every new result a quarter of the window),
-// and "small-results" (the default 8192 window, 400-byte results, the every-day
-// case).
+// new one at the end as after_blocks; summary_append when a compression
+// appended a part after the summary so far, summary_merge when it merged the
+// parts; "appended" when the whole previous request is repeated), and the
+// bytes of new after-blocks per request; the share of the previous request
+// found again at the start of the next (reuse); the host time the budget adds
+// per request, which is per iteration (counting, compression with the
+// extractive summary, fitting, pinning; hook calls not included; mean and
+// max); the compressions and how many of them merged the summary. Three
+// sessions: "stress", TestLongSession's (4096-token window, 6 KB tool
+// results: a compression nearly every turn, every new result a quarter of the
+// window), "small-results" (the default 8192 window, 400-byte results, the
+// every-day case) and "small-results-120", the same over 120 turns (the
+// one-off costs of the session's start weigh half as much).
 //
 //	go test -run '^$' -bench LongSession -benchtime 1x ./cmd/exocortex/
 func BenchmarkLongSession(b *testing.B) {
 	for _, bc := range []struct {
 		name   string
 		numCtx int
+		turns  int
 		env    []string
 	}{
-		{"stress", 4096, nil},
-		{"small-results", 0, []string{"BIGLOG_BYTES=400"}},
+		{"stress", 4096, longTurns, nil},
+		{"small-results", 0, longTurns, []string{"BIGLOG_BYTES=400"}},
+		{"small-results-120", 0, 120, []string{"BIGLOG_BYTES=400"}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
-				a, _, srv, _, events := startSession(b, longSessionScript(), loop.Options{NumCtx: bc.numCtx}, bc.env, "agent-tools", "memory-tools")
-				runLongSession(b, a)
+				a, _, srv, _, events := startSession(b, longSessionScriptOf(bc.turns), loop.Options{NumCtx: bc.numCtx}, bc.env, "agent-tools", "memory-tools")
+				runLongSession(b, a, bc.turns)
 				reportSession(b, srv.Requests(), *events)
 			}
 		})
 	}
 }
 
-func runLongSession(b *testing.B, a *loop.Agent) {
-	for i := 1; i <= longTurns; i++ {
+func runLongSession(b *testing.B, a *loop.Agent, turns int) {
+	for i := 1; i <= turns; i++ {
 		msg := fmt.Sprintf("Read part %d of the service log and tell me the slowest request.", i)
 		switch i {
 		case 1:
 			msg = longFact
-		case longTurns:
+		case turns:
 			msg = longQuestion
 		}
 		if _, err := a.Monologue(context.Background(), msg); err != nil {
@@ -117,6 +124,10 @@ func runLongSession(b *testing.B, a *loop.Agent) {
 func reportSession(b *testing.B, reqs []api.ChatRequest, events []loop.Event) {
 	var shares, reuse []float64
 	at95 := 0
+	// repeated and sent are the bytes over the session, the first request
+	// included: the share of the tokens sent that the KV cache already held
+	// (the scripted tokenizer counts bytes, so bytes weigh as tokens).
+	sent, repeated := float64(renderedLen(reqs[0].Messages)), 0.0
 	// lost[part] sums, over the requests, the share of the request after the
 	// common prefix, by the part of the previous request where it breaks.
 	lost := map[string]float64{}
@@ -125,6 +136,8 @@ func reportSession(b *testing.B, reqs []api.ChatRequest, events []loop.Event) {
 	for i := 1; i < len(reqs); i++ {
 		s, r := prefixShare(reqs[i-1].Messages, reqs[i].Messages)
 		shares, reuse = append(shares, s), append(reuse, r)
+		sent += float64(renderedLen(reqs[i].Messages))
+		repeated += s * float64(renderedLen(reqs[i].Messages))
 		if s >= 0.95 {
 			at95++
 		}
@@ -132,17 +145,22 @@ func reportSession(b *testing.B, reqs []api.ChatRequest, events []loop.Event) {
 		afterBytes += float64(len(reqs[i].Messages[len(reqs[i].Messages)-1].Content)) * boolTo(isAfterBlocks(reqs[i].Messages))
 	}
 	b.ReportMetric(afterBytes/float64(max(1, len(shares))), "after_blocks_bytes/request")
-	for _, part := range []string{"system", "summary", "before_blocks", "history", "after_blocks", "appended"} {
+	lost["summary"] = lost["summary_merge"] + lost["summary_append"]
+	for _, part := range []string{"system", "summary", "summary_merge", "summary_append", "before_blocks", "history", "after_blocks", "appended"} {
 		b.ReportMetric(100*lost[part]/float64(max(1, len(shares))), "lost_at_"+part+"_%")
 	}
 	var hostUS []float64
-	compressions := 0
+	compressions, merges := 0, 0
 	for _, e := range events {
 		switch e.Type {
 		case loop.EventBudget:
 			hostUS = append(hostUS, float64(e.Budget.HostUS))
+
 		case loop.EventCompression:
 			compressions++
+			if e.Compression.Merged {
+				merges++
+			}
 		}
 	}
 	b.ReportMetric(100*mean(shares), "prefix_repeat_mean_%")
@@ -151,7 +169,9 @@ func reportSession(b *testing.B, reqs []api.ChatRequest, events []loop.Event) {
 	b.ReportMetric(100*mean(reuse), "previous_reused_mean_%")
 	b.ReportMetric(mean(hostUS), "budget_us/request")
 	b.ReportMetric(maxOf(hostUS), "budget_max_us")
+	b.ReportMetric(100*repeated/sent, "token_weighted_repeat_%")
 	b.ReportMetric(float64(compressions), "compressions")
+	b.ReportMetric(float64(merges), "summary_merges")
 	b.ReportMetric(float64(len(reqs)), "requests")
 }
 
@@ -159,14 +179,7 @@ func reportSession(b *testing.B, reqs []api.ChatRequest, events []loop.Event) {
 // that repeat prev's from the start, and the share of prev's bytes found
 // again at the start of cur.
 func prefixShare(prev, cur []api.Message) (share, reuse float64) {
-	render := func(ms []api.Message) string {
-		var b strings.Builder
-		for _, m := range ms {
-			b.WriteString("<|" + m.Role + "|>" + m.Content + "<|end|>")
-		}
-		return b.String()
-	}
-	p, c := render(prev), render(cur)
+	p, c := renderPrompt(prev), renderPrompt(cur)
 	n := 0
 	for n < len(p) && n < len(c) && p[n] == c[n] {
 		n++
@@ -175,7 +188,9 @@ func prefixShare(prev, cur []api.Message) (share, reuse float64) {
 }
 
 // breakPart names the part of prev where cur stops repeating it: the fixed
-// system prompt, the summary of compressed turns, the
+// system prompt, the summary of compressed turns (summary_merge: a part of
+// prev's summary was rewritten; summary_append: prev's summary is repeated
+// whole and a new part follows it), the
 // message_loop_prompts_before blocks, the verbatim history, the
 // message_loop_prompts_after blocks (the last user message, when it is a
 // block), or "appended" when cur repeats all of prev.
@@ -189,8 +204,10 @@ func breakPart(prev, cur []api.Message) string {
 		return "appended"
 	case k == 0:
 		return "system"
-	case prev[k].Role == "system" && strings.HasPrefix(prev[k].Content, "[Summary of the earlier conversation"):
-		return "summary"
+	case isSummary(prev[k]):
+		return "summary_merge"
+	case isSummary(cur[k]):
+		return "summary_append"
 	case prev[k].Role == "system":
 		return "before_blocks"
 	case k == len(prev)-1 && isAfterBlocks(prev):
@@ -199,12 +216,29 @@ func breakPart(prev, cur []api.Message) string {
 	return "history"
 }
 
+// isSummary says whether m is a part of the summary of compressed turns.
+func isSummary(m api.Message) bool {
+	return m.Role == "system" && strings.HasPrefix(m.Content, "[Summary of the earlier conversation")
+}
+
 // isAfterBlocks says whether the last message of ms is the
 // message_loop_prompts_after blocks.
 func isAfterBlocks(ms []api.Message) bool {
 	l := ms[len(ms)-1]
 	return len(ms) > 1 && l.Role == "user" && strings.HasPrefix(l.Content, "[")
 }
+
+// renderPrompt renders messages as a server's chat template would, in
+// essence.
+func renderPrompt(ms []api.Message) string {
+	var b strings.Builder
+	for _, m := range ms {
+		b.WriteString("<|" + m.Role + "|>" + m.Content + "<|end|>")
+	}
+	return b.String()
+}
+
+func renderedLen(ms []api.Message) int { return len(renderPrompt(ms)) }
 
 func boolTo(b bool) float64 {
 	if b {

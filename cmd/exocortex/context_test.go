@@ -35,13 +35,16 @@ const (
 // fact; turns 2 to 59 each read a large part of the log and answer; turn 60
 // must see the fact in its prompt (expect_contains on the last user-side
 // message, where the recall block goes) and answers with it.
-func longSessionScript() scripted.Script {
+func longSessionScript() scripted.Script { return longSessionScriptOf(longTurns) }
+
+// longSessionScriptOf is longSessionScript with turns user turns.
+func longSessionScriptOf(turns int) scripted.Script {
 	reply := func(tool, args string) scripted.Reply {
 		return scripted.Reply{Content: fmt.Sprintf(`{"thoughts":["working"],"headline":"%s","tool_name":%q,"tool_args":%s}`, tool, tool, args)}
 	}
 	s := scripted.Script{BytesPerToken: 3.5, ContextLength: 32768}
 	s.Replies = append(s.Replies, reply("response", `{"text":"Noted."}`))
-	for i := 2; i < longTurns; i++ {
+	for i := 2; i < turns; i++ {
 		s.Replies = append(s.Replies,
 			reply("read_log", fmt.Sprintf(`{"part":%d}`, i)),
 			reply("response", fmt.Sprintf(`{"text":"Part %d read; the slowest request was req-%d-7."}`, i, i)))

@@ -108,12 +108,14 @@ type Agent struct {
 	embedChanges []*host.EmbeddingChange
 
 	// The prompt budget (budget.go, compress.go, tokens.go).
-	window          int
-	tokens          *tokenCounter
-	expanded        map[string]bool
-	blockLimit      map[string]int
-	verbatimFrom    int
-	summary         string
+	window       int
+	tokens       *tokenCounter
+	expanded     map[string]bool
+	blockLimit   map[string]int
+	verbatimFrom int
+	// summaries are the parts of the summary of the compressed turns, oldest
+	// first, each one message of the prompt (compress.go).
+	summaries       []string
 	compressions    int
 	lastCompression *Compression
 	lastBudget      *Budget
@@ -196,7 +198,7 @@ func New(opts Options) (*Agent, error) {
 			// next request compresses again if the history is over its share.
 			if err := a.restoreContext(cs); err != nil {
 				a.log.Warn("the context state of the session is not used; its history will be compressed again", "session", s.Name(), "file", s.Path(), "err", err)
-				a.summary, a.verbatimFrom, a.compressions, a.lastCompression, a.pending, a.inserts = "", 0, 0, nil, nil, nil
+				a.summaries, a.verbatimFrom, a.compressions, a.lastCompression, a.pending, a.inserts = nil, 0, 0, nil, nil, nil
 			}
 		}
 	}

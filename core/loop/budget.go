@@ -20,7 +20,8 @@ import (
 //	limit    window − reserve: no request is larger
 //	system   the fixed prompt: main prompt and tool documentation (tiered)
 //	history  historyShare of what the system prompt leaves: the summary of
-//	         compressed turns and the newest turns verbatim, with the
+//	         compressed turns (append-only parts, at most summaryShare of
+//	         it) and the newest turns verbatim, with the
 //	         message_loop_prompts_after messages pinned among them (a message
 //	         larger than half of it is clipped in the prompt, head and tail
 //	         kept)
@@ -39,10 +40,15 @@ const (
 	// exceeds its budget, down to the summary and this much), so the next
 	// compression is many turns away and the prompt's prefix stays
 	// byte-stable in between.
-	verbatimLowWater = 0.15
-	// summaryShare bounds the summary, as a share of the history budget.
-	summaryShare = 0.25
-	minReserve   = 256
+	verbatimLowWater = 0.10
+	// summaryShare bounds the summary (every part), as a share of the
+	// history budget. Each compression appends a part of at most
+	// summaryPartShare of it, so several parts fit before they are merged,
+	// down to summaryMergeTo of it (compress.go).
+	summaryShare     = 0.25
+	summaryPartShare = 0.25
+	summaryMergeTo   = 0.5
+	minReserve       = 256
 )
 
 // Window is what the loop asks a model client about a model's context; a
@@ -238,8 +244,10 @@ type ContextReport struct {
 	Window int `json:"window"`
 	// Last is the budget of the last request (nil before the first).
 	Last *Budget `json:"last,omitempty"`
-	// Summary is the current summary of the compressed turns.
+	// Summary is the current summary of the compressed turns (every part),
+	// in SummaryParts messages of the prompt.
 	Summary      string `json:"summary,omitempty"`
+	SummaryParts int    `json:"summary_parts,omitempty"`
 	Compressions int    `json:"compressions"`
 	// LastCompression is the latest compression (nil before the first).
 	LastCompression *Compression `json:"last_compression,omitempty"`
@@ -256,7 +264,7 @@ type ContextReport struct {
 // Context reports the state of the context window. Like the agent's other
 // methods, it must not be called while a monologue runs.
 func (a *Agent) Context() ContextReport {
-	r := ContextReport{Window: a.NumCtx(), Last: a.lastBudget, Summary: a.summary, Compressions: a.compressions,
+	r := ContextReport{Window: a.NumCtx(), Last: a.lastBudget, Summary: a.summaryText(), SummaryParts: len(a.summaries), Compressions: a.compressions,
 		LastCompression: a.lastCompression, Verbatim: len(a.visibleHistory()), Compressed: min(a.verbatimFrom, len(a.history)),
 		PendingArchive: len(a.pending)}
 	for name := range a.expanded {
@@ -296,7 +304,7 @@ func (r ContextReport) String() string {
 		fmt.Fprintf(&b, "tools        full documentation: %s\n", strings.Join(r.ExpandedTools, ", "))
 	}
 	if r.Summary != "" {
-		b.WriteString("summary\n" + r.Summary + "\n")
+		fmt.Fprintf(&b, "summary      %d parts\n%s\n", r.SummaryParts, r.Summary)
 	}
 	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -217,6 +218,23 @@ func TestTieredToolDocs(t *testing.T) {
 	}
 }
 
+// TestFinishToolInFull: the tool that ends every task (response) has its full
+// documentation from the first request, never its line; the other tools wait
+// for their first use.
+func TestFinishToolInFull(t *testing.T) {
+	a, _, srv := newAgentScript(t, setup{
+		plugins: []plugin{{name: "tools", tools: []string{"alpha", "response"}}},
+		opts:    Options{MaxIterations: 1},
+	}, scripted.Script{Replies: []scripted.Reply{
+		{Content: `{"thoughts":["t"],"headline":"h","tool_name":"alpha","tool_args":{}}`},
+	}})
+	_, _ = a.Monologue(context.Background(), "go")
+	sys := srv.Requests()[0].Messages[0].Content
+	if !strings.Contains(sys, "### response") || strings.Contains(sys, "- response(") || !strings.Contains(sys, "- alpha(") {
+		t.Errorf("the first request's tools: want response in full and alpha's line:\n%s", sys)
+	}
+}
+
 // TestFitBlocks: the lowest priority is shortened first, then dropped; the
 // extension learns the characters that fitted.
 func TestFitBlocks(t *testing.T) {
@@ -381,26 +399,154 @@ func TestCompressionUtilitySummary(t *testing.T) {
 	}
 	for i, c := range cs {
 		want := fmt.Sprintf("- utility summary %d:", i+1)
-		if c.Method != "utility" || c.Fallback != "" || !strings.HasPrefix(c.Summary, want) {
-			t.Errorf("compression %d: method %q, fallback %q, summary %q; want the utility model's %q", i+1, c.Method, c.Fallback, c.Summary, want)
+		if c.Method != "utility" || c.Fallback != "" || !strings.HasPrefix(c.Added, want) || !strings.Contains(c.Summary, want) {
+			t.Errorf("compression %d: method %q, fallback %q, part added %q, summary %q; want the utility model's %q", i+1, c.Method, c.Fallback, c.Added, c.Summary, want)
 		}
 		msgs := ureqs[i].Messages
 		if ureqs[i].Model != "utility" || len(msgs) != 2 || !strings.Contains(msgs[0].Content, "Summarise") {
 			t.Fatalf("utility request %d: model %q, %d messages", i+1, ureqs[i].Model, len(msgs))
 		}
 		// The first compression sends turn 1's messages; later ones the
-		// summary so far.
+		// summary so far too, as context for the part to add.
 		if i == 0 && !strings.Contains(msgs[1].Content, "operator: Turn 1.") {
 			t.Errorf("utility request 1 lacks the operator's first message: %.200q", msgs[1].Content)
 		}
-		if i > 0 && !strings.Contains(msgs[1].Content, "Summary so far:\n"+cs[i-1].Summary) {
+		if i > 0 && !strings.Contains(msgs[1].Content, "Summary so far (it stays as it is; do not repeat it):\n"+cs[i-1].Summary) {
 			t.Errorf("utility request %d lacks the summary so far: %.200q", i+1, msgs[1].Content)
 		}
 	}
-	// The request after the last compression shows its summary right after
-	// the fixed prompt.
+	// The request after the last compression shows the summary right after
+	// the fixed prompt, the utility model's part last.
 	last := srv.Requests()[len(srv.Requests())-1].Messages
-	if !strings.Contains(last[1].Content, "Summary of the earlier conversation") || !strings.Contains(last[1].Content, cs[len(cs)-1].Summary) {
-		t.Errorf("the last request's second message is not the utility summary: %.200q", last[1].Content)
+	c := cs[len(cs)-1]
+	if !strings.Contains(last[1].Content, "Summary of the earlier conversation") || !strings.Contains(last[c.Parts].Content, c.Added) {
+		t.Errorf("the last request's summary messages do not end with the utility model's part %q: %.200q", c.Added, last[c.Parts].Content)
+	}
+}
+
+// TestAppendOnlySummary: each compression appends its summary as a message
+// of its own after the earlier parts, which the request repeats byte for
+// byte (the server's KV cache keeps the fixed prompt and the summary so
+// far); when the parts exceed the summary's share they are merged into one
+// within it. The ACP context carries the whole summary, every part.
+func TestAppendOnlySummary(t *testing.T) {
+	const turns = 40
+	var replies []scripted.Reply
+	for i := 1; i <= turns; i++ {
+		replies = append(replies, bigEcho(i, 1200))
+	}
+	a, rec, srv := newAgentScript(t, setup{
+		plugins: []plugin{{name: "tools", tools: []string{"echo"},
+			exts: []*exocortexv1.ExtensionSpec{ext("watch", exocortexv1.Hook_HOOK_MESSAGE_LOOP_END, 10)}}},
+		opts: Options{MaxIterations: 1, NumCtx: 4096},
+	}, scripted.Script{Replies: replies})
+	runTurns(t, a, turns, 400)
+
+	// One request a turn; the compression before request k comes before its
+	// budget event.
+	reqs := srv.Requests()
+	request := 0
+	appended, merged := 0, 0
+	parts := 0
+	for _, e := range rec.events {
+		switch e.Type {
+		case EventBudget:
+			if e.Budget.Summary > int(float64(e.Budget.HistoryBudget)*summaryShare) {
+				t.Errorf("request %d: a summary of %d tokens, over its share of %d", request+1, e.Budget.Summary, e.Budget.HistoryBudget)
+			}
+			request++
+		case EventCompression:
+			c, k := e.Compression, request
+			cur := reqs[k].Messages
+			var got []string
+			for _, m := range cur[1:] {
+				if m.Role != "system" || !strings.HasPrefix(m.Content, "[Summary of the earlier conversation") {
+					break
+				}
+				got = append(got, m.Content[strings.Index(m.Content, "\n")+1:])
+			}
+			if len(got) != c.Parts || strings.Join(got, "\n") != c.Summary || got[len(got)-1] != c.Added && !c.Merged {
+				t.Fatalf("request %d: summary messages %q; want the %d parts of %q, the last %q", k+1, got, c.Parts, c.Summary, c.Added)
+			}
+			switch {
+			case c.Merged:
+				merged++
+				if c.Parts != 1 {
+					t.Errorf("request %d: merged into %d parts", k+1, c.Parts)
+				}
+			case parts > 0:
+				appended++
+				if c.Parts != parts+1 {
+					t.Errorf("request %d: %d parts after %d and one added", k+1, c.Parts, parts)
+				}
+				prev := reqs[k-1].Messages
+				for i := 0; i <= parts; i++ {
+					if prev[i].Role != cur[i].Role || prev[i].Content != cur[i].Content {
+						t.Errorf("request %d: message %d (%.60q) is not the previous request's (%.60q): the prefix broke before the new part", k+1, i, cur[i].Content, prev[i].Content)
+					}
+				}
+			}
+			parts = c.Parts
+		}
+	}
+	t.Logf("%d compressions appended a part, %d merged", appended, merged)
+	if appended == 0 || merged == 0 {
+		t.Fatalf("%d parts appended to a summary, %d merges; want some of each", appended, merged)
+	}
+	rep := a.Context()
+	if got := a.LastContext().GetInteractionHistory().GetPreviousExchangeSummary(); got != rep.Summary || rep.SummaryParts != parts {
+		t.Errorf("previous_exchange_summary = %q, want the whole summary %q (%d parts)", got, rep.Summary, rep.SummaryParts)
+	}
+}
+
+// TestSummaryLines: the extractive summary has a line per step, the agent's
+// tool call and its result on one line.
+func TestSummaryLines(t *testing.T) {
+	msg := func(role, content string) *exocortexv1.Message {
+		m := &exocortexv1.Message{Role: role, Content: content}
+		if role == "user" {
+			m.SenderId = "operator"
+		}
+		return m
+	}
+	tool := func(name, content string) *exocortexv1.Message {
+		return &exocortexv1.Message{Role: "tool", ToolName: name, Content: content}
+	}
+	call := func(headline, tool, args string) *exocortexv1.Message {
+		return msg("assistant", fmt.Sprintf(`{"thoughts":["x"],"headline":%q,"tool_name":%q,"tool_args":%s}`, headline, tool, args))
+	}
+	tests := []struct {
+		name string
+		msgs []*exocortexv1.Message
+		want []string
+	}{
+		{"call and result on one line", []*exocortexv1.Message{
+			msg("user", "Read part 5 of the log. Then answer."),
+			call("read_log", "read_log", `{"part": 5}`),
+			tool("read_log", "line 0: request req-5-0 served in 45 ms. line 1"),
+			call("Answering", "response", `{"text":"The slowest was req-5-7. Done."}`),
+		}, []string{
+			"- operator: Read part 5 of the log.",
+			`- agent called read_log {"part":5} → line 0: request req-5-0 served in 45 ms.`,
+			"- agent answered: The slowest was req-5-7.",
+		}},
+		{"headline kept, a result of another tool alone", []*exocortexv1.Message{
+			call("Counting lines", "code_execution", `{"code":"wc -l notes"}`),
+			tool("memory_load", "nothing found"),
+		}, []string{
+			`- agent called code_execution (Counting lines) {"code":"wc -l notes"}`,
+			"- tool memory_load: nothing found",
+		}},
+		{"a correction of the core is left out", []*exocortexv1.Message{
+			{Role: "user", SenderId: "exocortex", Signal: "fw.msg_misformat", Content: "Your reply was not JSON."},
+			msg("assistant", "plain words. More."),
+		}, []string{"- agent: plain words."}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := summaryLines(tt.msgs); !slices.Equal(got, tt.want) {
+				t.Errorf("summaryLines =\n%q\nwant\n%q", got, tt.want)
+			}
+		})
 	}
 }

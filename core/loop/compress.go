@@ -1,10 +1,12 @@
 package loop
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,12 +20,25 @@ import (
 // History compression. When the verbatim turns exceed the history budget, the
 // oldest leave the prompt: each is first offered to long-term memory (the
 // archive field of message_loop_prompts_before; the memory plugin writes them
-// to the fragments area with their provenance), and the summary of the earlier
-// conversation takes their place. The summary is written by the utility model
-// when one is configured, within CompressTimeout; otherwise, or when that
-// model fails or is late, it is extractive and deterministic: one line per
-// message, plus excerpts of tool results the verbatim turns still refer to.
-// The newest turns stay verbatim.
+// to the fragments area with their provenance), and a summary of them takes
+// their place. The summary is written by the utility model when one is
+// configured, within CompressTimeout; otherwise, or when that model fails or
+// is late, it is extractive and deterministic: one line per message, plus
+// excerpts of tool results the verbatim turns still refer to. The newest turns
+// stay verbatim.
+//
+// The summary is append-only: each compression adds a part, a message of its
+// own after the earlier parts, which stay byte for byte as they were. So the
+// request that follows a compression repeats the previous one up to the end of
+// the summary so far (the fixed prompt and every earlier part), and the
+// server's KV cache keeps that much. A part is at most summaryPartShare of the
+// summary's share (the utility model is asked for that many words; the
+// extractive summary keeps the newest lines of the messages leaving, the
+// others being in long-term memory), so several parts fit. Only when the parts
+// together exceed the summary's share of the history budget are they merged
+// into one, down to summaryMergeTo of that share by dropping the oldest points:
+// a merge repeats only the fixed prompt, as every compression did before the
+// summary had parts, and it is rare.
 
 // DefaultCompressTimeout bounds a utility model's summary.
 const DefaultCompressTimeout = 20 * time.Second
@@ -40,10 +55,19 @@ type Compression struct {
 	Fallback string `json:"fallback,omitempty"`
 	// KeptResults are the tool results kept as excerpts because later turns
 	// refer to them.
-	KeptResults   int    `json:"kept_results,omitempty"`
-	SummaryTokens int    `json:"summary_tokens"`
-	DurationMS    int64  `json:"duration_ms"`
+	KeptResults int `json:"kept_results,omitempty"`
+	// Added is the part of the summary this compression wrote (about the
+	// messages that left); Summary is the whole summary after it, every part,
+	// of SummaryTokens in Parts messages.
+	Added         string `json:"added"`
 	Summary       string `json:"summary"`
+	SummaryTokens int    `json:"summary_tokens"`
+	Parts         int    `json:"parts"`
+	// Merged says the parts exceeded the summary's share and were merged
+	// into one, the oldest points dropped (the request repeats only the
+	// fixed prompt of the previous one).
+	Merged     bool  `json:"merged,omitempty"`
+	DurationMS int64 `json:"duration_ms"`
 }
 
 // visibleHistory is what of the history the prompt shows verbatim.
@@ -68,20 +92,50 @@ func (a *Agent) promptMessage(m *exocortexv1.Message, budget int) llm.Message {
 	return lm
 }
 
-// summaryMessage is the summary as the prompt shows it.
-func summaryMessage(summary string) llm.Message {
-	return llm.Message{Role: llm.RoleSystem, Content: "[Summary of the earlier conversation; its messages are in long-term memory, area fragments]\n" + summary}
+// The summary's messages open with these lines: the first part, and each
+// later one.
+const (
+	summaryHead     = "[Summary of the earlier conversation; its messages are in long-term memory, area fragments]"
+	summaryHeadNext = "[Summary of the earlier conversation, continued]"
+)
+
+// summaryMessage is part i of the summary as the prompt shows it.
+func summaryMessage(i int, part string) llm.Message {
+	head := summaryHead
+	if i > 0 {
+		head = summaryHeadNext
+	}
+	return llm.Message{Role: llm.RoleSystem, Content: head + "\n" + part}
+}
+
+// summaryMessages are the summary's parts as the prompt shows them.
+func summaryMessages(parts []string) []llm.Message {
+	out := make([]llm.Message, len(parts))
+	for i, p := range parts {
+		out[i] = summaryMessage(i, p)
+	}
+	return out
+}
+
+// summaryText is the whole summary: its parts, one after the other.
+func (a *Agent) summaryText() string { return strings.Join(a.summaries, "\n") }
+
+// summaryTokens counts the summary's messages.
+func (a *Agent) summaryTokens() int { return a.partsTokens(a.summaries) }
+
+func (a *Agent) partsTokens(parts []string) int {
+	if len(parts) == 0 {
+		return 0
+	}
+	return a.tokens.messages(summaryMessages(parts))
 }
 
 // compressIfNeeded moves the verbatim window forward when the history exceeds
-// budget, queues the messages that left for the archive, and rewrites the
-// summary.
+// budget, queues the messages that left for the archive, and appends their
+// summary (merging the parts when they exceed their share).
 func (a *Agent) compressIfNeeded(ctx context.Context, t *turn, budget int) {
 	visible := a.visibleHistory()
-	used := a.historyTokens(budget)
-	if a.summary != "" {
-		used += a.tokens.message(summaryMessage(a.summary))
-	}
+	used := a.historyTokens(budget) + a.summaryTokens()
 	if used <= budget || len(visible) < 2 {
 		return
 	}
@@ -121,16 +175,33 @@ func (a *Agent) compressIfNeeded(ctx context.Context, t *turn, budget int) {
 	capTokens := int(float64(budget) * summaryShare)
 	refs := referredResults(leaving, kept)
 	c.KeptResults = len(refs)
-	summary, method, fallback := a.summarize(ctx, t, leaving, refs, capTokens)
-	a.summary = summary
-	c.Method, c.Fallback, c.Summary = method, fallback, summary
-	c.SummaryTokens = a.tokens.message(summaryMessage(summary))
+	added, method, fallback := a.summarize(ctx, t, leaving, refs, a.summaryCap(capTokens, summaryPartShare))
+	parts := append(slices.Clip(a.summaries), added)
+	if a.partsTokens(parts) > capTokens {
+		// Merged into one, the oldest points dropped.
+		parts = []string{a.capSummary(strings.Join(parts, "\n"), a.summaryCap(capTokens, summaryMergeTo))}
+		c.Merged = true
+	}
+	a.summaries = parts
+	c.Method, c.Fallback, c.Added, c.Summary = method, fallback, added, a.summaryText()
+	c.SummaryTokens, c.Parts = a.summaryTokens(), len(parts)
 	c.DurationMS = time.Since(start).Milliseconds()
 	a.compressions++
 	a.lastCompression = &c
 	a.emit(Event{Type: EventCompression, Iteration: t.iteration, Compression: &c})
 	a.saveContext(ctx)
 }
+
+// summaryCap is share of capTokens, the summary's share, but room for a few
+// lines at least (in a small window the share is small: then a part takes
+// all of it, and each compression merges).
+func (a *Agent) summaryCap(capTokens int, share float64) int {
+	least := a.tokens.message(summaryMessage(0, "")) + minSummaryTokens
+	return max(int(float64(capTokens)*share), min(capTokens, least))
+}
+
+// minSummaryTokens is the least room a summary's part gets for its lines.
+const minSummaryTokens = 64
 
 // queueArchive offers m to long-term memory at the next
 // message_loop_prompts_before (unless it was archived already).
@@ -171,8 +242,9 @@ func (a *Agent) archivedBy(ids []string) {
 	a.pending = kept
 }
 
-// summarize writes the new summary: the utility model's within the deadline,
-// else the extractive one.
+// summarize writes the summary of the messages leaving the prompt (a new
+// part; the parts before it stay as they are): the utility model's within the
+// deadline, else the extractive one. It is at most capTokens.
 func (a *Agent) summarize(ctx context.Context, t *turn, leaving []*exocortexv1.Message, refs map[string][]string, capTokens int) (summary, method, fallback string) {
 	if a.opts.UtilityModel != "" {
 		s, err := a.utilitySummary(ctx, t, leaving, capTokens)
@@ -182,20 +254,15 @@ func (a *Agent) summarize(ctx context.Context, t *turn, leaving []*exocortexv1.M
 		fallback = err.Error()
 		a.log.Warn("history compression: the utility model's summary is not used", "model", a.opts.UtilityModel, "err", err)
 	}
-	var lines []string
-	if a.summary != "" {
-		lines = strings.Split(a.summary, "\n")
-	}
-	for _, m := range leaving {
-		if l := summaryLine(m); l != "" {
-			lines = append(lines, l)
-		}
+	lines := summaryLines(leaving)
+	if len(lines) == 0 {
+		lines = append(lines, fmt.Sprintf("- %d messages of the core", len(leaving)))
 	}
 	return a.capSummary(strings.Join(lines, "\n")+excerpts(leaving, refs), capTokens), "extractive", fallback
 }
 
-// capSummary drops the oldest lines of a summary until it fits capTokens,
-// counting them in its first line.
+// capSummary drops the oldest lines of a summary until its message (as the
+// first part) fits capTokens, counting them in its first line.
 func (a *Agent) capSummary(s string, capTokens int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	dropped := 0
@@ -209,12 +276,12 @@ func (a *Agent) capSummary(s string, capTokens int) string {
 		}
 		return body
 	}
-	for len(lines) > 1 && a.tokens.message(summaryMessage(render())) > capTokens {
+	for len(lines) > 1 && a.tokens.message(summaryMessage(0, render())) > capTokens {
 		lines = lines[1:]
 		dropped++
 	}
 	out := render()
-	if a.tokens.message(summaryMessage(out)) > capTokens {
+	if a.tokens.message(summaryMessage(0, out)) > capTokens {
 		out = shorten(out, int(float64(capTokens-messageOverhead-30)/a.perByte()))
 	}
 	return out
@@ -233,8 +300,8 @@ func (a *Agent) utilitySummary(ctx context.Context, t *turn, leaving []*exocorte
 		timeout = DefaultCompressTimeout
 	}
 	var b strings.Builder
-	if a.summary != "" {
-		b.WriteString("Summary so far:\n" + a.summary + "\n\nMessages to add to it:\n")
+	if len(a.summaries) > 0 {
+		b.WriteString("Summary so far (it stays as it is; do not repeat it):\n" + a.summaryText() + "\n\nMessages to summarise:\n")
 	}
 	for _, m := range leaving {
 		fmt.Fprintf(&b, "%s: %s\n", speaker(m), clip(m.GetContent(), 1500))
@@ -245,7 +312,7 @@ func (a *Agent) utilitySummary(ctx context.Context, t *turn, leaving []*exocorte
 		client = a.opts.LLM
 	}
 	const purpose = "compress_history"
-	system := fmt.Sprintf("Summarise the conversation below in at most %d words, as short lines starting with \"- \". Keep names, numbers, paths, decisions and open questions; leave out pleasantries.", words)
+	system := fmt.Sprintf("Summarise the messages below in at most %d words, as short lines starting with \"- \". Keep names, numbers, paths, decisions and open questions; leave out pleasantries. When a summary so far is given, write only what the new messages add.", words)
 	message := b.String()
 	if err := fire(ctx, a, t, exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_BEFORE,
 		func(c *exocortexv1.HookCall, _ fields) *exocortexv1.UtilModelCallBeforeRequest {
@@ -312,40 +379,83 @@ func speaker(m *exocortexv1.Message) string {
 	return m.GetRole()
 }
 
-// summaryLine is the extractive summary of one message: the operator's words
-// and tool results start a line with their first sentence; the agent's step is
-// its headline and tool.
-func summaryLine(m *exocortexv1.Message) string {
-	content := strings.TrimSpace(m.GetContent())
-	switch m.GetRole() {
-	case "assistant":
-		var r struct {
-			Headline string          `json:"headline"`
-			Tool     string          `json:"tool_name"`
-			Args     json.RawMessage `json:"tool_args"`
+// summaryLines is the extractive summary of msgs, a line per step: the
+// operator's words and notes with their first sentence; the agent's call of a
+// tool with its headline, its arguments and the first sentence of the result
+// that follows it (one line for the call and its result); the agent's answer
+// with its first sentence. The core's own corrections are left out.
+func summaryLines(msgs []*exocortexv1.Message) []string {
+	var lines []string
+	// call is the line of the agent's last tool call, waiting for its result.
+	call, callTool := "", ""
+	flush := func() {
+		if call != "" {
+			lines = append(lines, call)
+			call, callTool = "", ""
 		}
-		if json.Unmarshal([]byte(content), &r) == nil && r.Tool != "" {
-			line := "- agent called " + r.Tool
-			if r.Headline != "" {
-				line += ": " + r.Headline
+	}
+	for _, m := range msgs {
+		content := strings.TrimSpace(m.GetContent())
+		switch m.GetRole() {
+		case "assistant":
+			flush()
+			var r struct {
+				Headline string          `json:"headline"`
+				Tool     string          `json:"tool_name"`
+				Args     json.RawMessage `json:"tool_args"`
+			}
+			if json.Unmarshal([]byte(content), &r) != nil || r.Tool == "" {
+				lines = append(lines, "- agent: "+firstSentence(content, 160))
+				continue
 			}
 			if r.Tool == "response" {
 				var args struct {
 					Text string `json:"text"`
 				}
 				if json.Unmarshal(r.Args, &args) == nil && args.Text != "" {
-					line = "- agent answered: " + firstSentence(args.Text, 200)
+					lines = append(lines, "- agent answered: "+firstSentence(args.Text, 200))
+					continue
 				}
 			}
-			return line
-		}
-		return "- agent: " + firstSentence(content, 160)
-	case "user":
-		if m.GetSignal() != "" {
-			return "" // the core's own corrections say nothing about the task
+			call = "- agent called " + r.Tool
+			if h := strings.TrimSpace(r.Headline); h != "" && h != r.Tool {
+				call += " (" + firstSentence(h, 60) + ")"
+			}
+			if args := compactJSON(r.Args); args != "" && args != "{}" && args != "null" {
+				call += " " + firstSentence(args, 80)
+			}
+			callTool = r.Tool
+		case "tool":
+			if call != "" && callTool == m.GetToolName() {
+				lines = append(lines, call+" → "+firstSentence(content, 120))
+				call, callTool = "", ""
+				continue
+			}
+			flush()
+			lines = append(lines, "- "+speaker(m)+": "+firstSentence(content, 120))
+		case "user":
+			flush()
+			if m.GetSignal() != "" {
+				continue // the core's own corrections say nothing about the task
+			}
+			lines = append(lines, "- "+speaker(m)+": "+firstSentence(content, 200))
+		default:
+			flush()
+			lines = append(lines, "- "+speaker(m)+": "+firstSentence(content, 200))
 		}
 	}
-	return "- " + speaker(m) + ": " + firstSentence(content, 200)
+	flush()
+	return lines
+}
+
+// compactJSON is raw JSON on one line without spaces between tokens ("" when
+// it is not JSON).
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return ""
+	}
+	return b.String()
 }
 
 // firstSentence is the first sentence of s (or its first n bytes), on one line.

@@ -12,12 +12,16 @@ import (
 )
 
 // contextState is the context window's state saved with a session: the
-// summary of the compressed turns and where the verbatim history starts, the
+// summary of the compressed turns (its parts) and where the verbatim history starts, the
 // pinned prompt blocks, the messages still waiting for long-term memory and
 // the tools documented in full. A resumed session goes on from it: it neither
 // re-sends the compressed turns nor compresses them again, and its first
 // request repeats the last one's prefix.
 type contextState struct {
+	// Summaries are the summary's parts, each a message of the prompt.
+	// Summary is the whole summary, the only form in session files written
+	// before the summary was append-only (read as one part).
+	Summaries       []string          `json:"summaries,omitempty"`
 	Summary         string            `json:"summary,omitempty"`
 	VerbatimFrom    int               `json:"verbatim_from"`
 	Compressions    int               `json:"compressions,omitempty"`
@@ -28,7 +32,7 @@ type contextState struct {
 }
 
 func (a *Agent) contextSnapshot() (json.RawMessage, error) {
-	st := contextState{Summary: a.summary, VerbatimFrom: a.verbatimFrom, Compressions: a.compressions,
+	st := contextState{Summaries: a.summaries, Summary: a.summaryText(), VerbatimFrom: a.verbatimFrom, Compressions: a.compressions,
 		LastCompression: a.lastCompression, Inserts: a.inserts}
 	for _, m := range a.pending {
 		b, err := protojson.Marshal(m)
@@ -77,7 +81,11 @@ func (a *Agent) restoreContext(raw json.RawMessage) error {
 		}
 		pending = append(pending, m)
 	}
-	a.summary, a.verbatimFrom, a.compressions, a.lastCompression = st.Summary, st.VerbatimFrom, st.Compressions, st.LastCompression
+	summaries := st.Summaries
+	if len(summaries) == 0 && st.Summary != "" {
+		summaries = []string{st.Summary}
+	}
+	a.summaries, a.verbatimFrom, a.compressions, a.lastCompression = summaries, st.VerbatimFrom, st.Compressions, st.LastCompression
 	a.pending = pending
 	a.inserts = nil
 	for _, p := range st.Inserts {

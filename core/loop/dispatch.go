@@ -194,7 +194,7 @@ func (a *Agent) context(t *turn, h hooks.Info) *exocortexv1.Context {
 		msgID = t.userMsg.GetId()
 	}
 	recent := a.history
-	summary := a.summary
+	summary := a.summaryText()
 	if n := len(recent) - a.opts.RecentMessages; n > 0 {
 		recent = recent[n:]
 		if summary == "" {

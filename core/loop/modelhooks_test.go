@@ -257,8 +257,8 @@ func TestUtilModelHooks(t *testing.T) {
 		t.Fatal("no compression; the test needs one")
 	}
 	for i, c := range cs {
-		if c.Method != "utility" || !strings.HasPrefix(c.Summary, "- hooked: the operator sent notes") {
-			t.Errorf("compression %d: method %q (fallback %q), summary %.80q; want util_model_call_after's rewrite", i+1, c.Method, c.Fallback, c.Summary)
+		if c.Method != "utility" || !strings.HasPrefix(c.Added, "- hooked: the operator sent notes") {
+			t.Errorf("compression %d: method %q (fallback %q), part added %.80q; want util_model_call_after's rewrite", i+1, c.Method, c.Fallback, c.Added)
 		}
 	}
 	got := calls()

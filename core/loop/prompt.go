@@ -22,7 +22,7 @@ type assembled struct {
 
 // preparePrompt sizes and builds the messages of one request (see budget.go):
 // the system prompt (main, tool documentation, system_prompt blocks), the
-// summary of compressed turns, the blocks from message_loop_prompts_before,
+// summary of compressed turns (a message per part, compress.go), the blocks from message_loop_prompts_before,
 // the verbatim history with the earlier message_loop_prompts_after messages
 // pinned where they were sent (pinned.go), and the extras from
 // message_loop_prompts_after that changed as the last message, pinned there
@@ -96,10 +96,7 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 	}
 
 	resume()
-	summaryTokens := 0
-	if a.summary != "" {
-		summaryTokens = a.tokens.message(summaryMessage(a.summary))
-	}
+	summaryTokens := a.summaryTokens()
 	histTokens := a.historyTokens(histBudget)
 	// The blocks get what the rest leaves (at least their share, since the
 	// history keeps to its own), less the overhead of their two messages.
@@ -180,9 +177,7 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 		full += "\n\n" + renderBlocks(bs)
 	}
 	msgs := []llm.Message{{Role: llm.RoleSystem, Content: full}}
-	if a.summary != "" {
-		msgs = append(msgs, summaryMessage(a.summary))
-	}
+	msgs = append(msgs, summaryMessages(a.summaries)...)
 	if bs := render(1); len(bs) > 0 {
 		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: renderBlocks(bs)})
 	}
@@ -237,16 +232,22 @@ func (a *Agent) baseSystemPrompt() (system, tools string, err error) {
 
 // toolList renders the tools for the system prompt, tiered (the seed's tiered
 // tool injection): one line per tool, and the full documentation of a tool in
-// its place once the tool was used or asked for (Options.FullToolDocs: every
-// tool in full). The full documentation is the tool's prompt file when it names
+// its place once the tool was used or asked for, never both (Options.FullToolDocs:
+// every tool in full). The tool that ends every task (finishTool) is in full
+// from the start. The full documentation is the tool's prompt file when it names
 // one (overridable like every prompt), else a heading, the description and the
 // JSON Schema. The list keeps the hosts' order, so the text changes only where a
-// tool is expanded.
+// tool is expanded: the request after an expansion repeats the previous one up
+// to that tool's line (the server's KV cache keeps that much). The tool section
+// ends the system prompt, so no placement that keeps "never both" breaks later
+// (the full documentation gathered after the lines still removes the line), and
+// expanding a turn's tools together at the next monologue was measured worse
+// (docs/perf/context.md).
 func (a *Agent) toolList() string {
 	var b strings.Builder
 	for _, t := range a.opts.Host.Tools() {
 		name := t.Spec.GetName()
-		if !a.opts.FullToolDocs && !a.expanded[name] {
+		if !a.opts.FullToolDocs && !a.expanded[name] && name != finishTool {
 			b.WriteString(toolLine(t.Spec) + "\n")
 			continue
 		}
@@ -270,6 +271,13 @@ func (a *Agent) toolList() string {
 	}
 	return strings.TrimSpace(b.String())
 }
+
+// finishTool ends every task (the main prompt names it): every monologue
+// calls it, so its full documentation would be in every request after the
+// first. It is there from the first request: expanding it on its first use
+// would change the system prompt in the second request and break the prefix
+// the server's KV cache reuses, for no saving.
+const finishTool = "response"
 
 // toolLine is a tool's one-line entry: name, arguments, first sentence.
 func toolLine(spec *exocortexv1.ToolSpec) string {

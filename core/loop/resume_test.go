@@ -2,7 +2,9 @@ package loop
 
 import (
 	"context"
+	"encoding/json"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,12 +13,14 @@ import (
 	"github.com/exocortex/exocortex/core/session"
 )
 
-// TestResumeKeepsCompression: a session is compressed, closed, and opened
-// again as `exocortex --resume` does (a new agent and host on the session
-// file). The resumed agent has the summary and the verbatim window it had; its
-// first request neither compresses again nor re-sends the compressed turns,
-// and repeats the last request before the resume as its prefix, message for
-// message. A session file whose context record is unusable still resumes,
+// TestResumeKeepsCompression: a session is compressed twice (a summary of two
+// parts), closed, and opened again as `exocortex --resume` does (a new agent
+// and host on the session file). The resumed agent has the summary, its parts
+// and the verbatim window it had; its first request neither compresses again
+// nor re-sends the compressed turns, and repeats the last request before the
+// resume as its prefix, message for message. A context record written before
+// the summary had parts (the whole summary only) resumes with that summary as
+// one part. A session file whose context record is unusable still resumes,
 // and compresses again.
 func TestResumeKeepsCompression(t *testing.T) {
 	ctx := context.Background()
@@ -35,31 +39,79 @@ func TestResumeKeepsCompression(t *testing.T) {
 	tools := []plugin{{name: "tools", tools: []string{"echo"}}}
 
 	s1 := open()
-	a1, rec1, srv1 := newAgentScript(t, setup{plugins: tools, opts: Options{MaxIterations: 1, NumCtx: 4096, Session: s1}},
+	a1, _, srv1 := newAgentScript(t, setup{plugins: tools, opts: Options{MaxIterations: 1, NumCtx: 4096, Session: s1}},
 		scripted.Script{Replies: replies})
-	// Turns until one compresses, then one more: the history is far below
-	// its share, so the resumed request has no reason to compress.
+	// Turns until a compression appends a second part to the summary: the
+	// history is then far below its share, so the resumed request has no
+	// reason to compress (even counted conservatively, before the resumed
+	// agent has the model's counts).
 	turns := 0
-	for compressed := false; !compressed; {
+	for a1.Context().SummaryParts < 2 {
 		turns++
-		if turns > 30 {
-			t.Fatal("no compression in 30 turns")
+		if turns > 35 {
+			t.Fatalf("no summary of two parts in 35 turns: %+v", a1.Context())
 		}
 		runTurn(t, a1, turns, 300)
-		for _, e := range rec1.events {
-			compressed = compressed || e.Type == EventCompression
-		}
 	}
-	turns++
-	runTurn(t, a1, turns, 300)
 	before := a1.Context()
 	reqs := srv1.Requests()
 	lastBefore := reqs[len(reqs)-1].Messages
 	if before.Compressions == 0 || before.Summary == "" || before.Compressed == 0 {
 		t.Fatalf("nothing compressed before the resume: %+v", before)
 	}
+	snap, err := a1.contextSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := s1.Close(); err != nil {
 		t.Fatal(err)
+	}
+
+	// A copy of the session whose last context record is as written before
+	// the summary had parts: the whole summary, the rest as it was. It
+	// resumes with that summary as one part, and goes on without compressing.
+	oldDir := t.TempDir()
+	b, err := os.ReadFile(s1.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(oldDir, "resumed.jsonl"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var old map[string]any
+	if err := json.Unmarshal(snap, &old); err != nil {
+		t.Fatal(err)
+	}
+	delete(old, "summaries")
+	oldRecord, _ := json.Marshal(old)
+	s4, err := session.Open(ctx, oldDir, "resumed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s4.SaveContext(ctx, oldRecord); err != nil {
+		t.Fatal(err)
+	}
+	if err := s4.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s4, err = session.Open(ctx, oldDir, "resumed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s4.Close()
+	a4, rec4, srv4 := newAgentScript(t, setup{plugins: tools, opts: Options{MaxIterations: 1, NumCtx: 4096, Session: s4}},
+		scripted.Script{Replies: replies})
+	if r := a4.Context(); r.Summary != before.Summary || r.SummaryParts != 1 || r.Compressed != before.Compressed || r.Compressions != before.Compressions {
+		t.Fatalf("resumed from a record without parts: %+v, want the summary of %+v as one part", r, before)
+	}
+	runTurn(t, a4, turns+1, 300)
+	for _, e := range rec4.events {
+		if e.Type == EventCompression {
+			t.Errorf("resumed from a record without parts, the session compressed again: %+v", e.Compression)
+		}
+	}
+	if m := srv4.Requests()[0].Messages[1]; m.Content != summaryMessage(0, before.Summary).Content {
+		t.Errorf("resumed from a record without parts, the second message is %.200q; want the whole summary", m.Content)
 	}
 
 	s2 := open()
@@ -67,7 +119,7 @@ func TestResumeKeepsCompression(t *testing.T) {
 	a2, rec2, srv2 := newAgentScript(t, setup{plugins: tools, opts: Options{MaxIterations: 1, NumCtx: 4096, Session: s2}},
 		scripted.Script{Replies: replies})
 	after := a2.Context()
-	if after.Summary != before.Summary || after.Compressions != before.Compressions || after.Compressed != before.Compressed ||
+	if after.Summary != before.Summary || after.SummaryParts != before.SummaryParts || after.Compressions != before.Compressions || after.Compressed != before.Compressed ||
 		after.Verbatim != before.Verbatim || !slices.Equal(after.ExpandedTools, before.ExpandedTools) {
 		t.Fatalf("resumed context %+v, want %+v", after, before)
 	}
