@@ -76,6 +76,10 @@ type Store struct {
 	// met a damaged index rebuild it once.
 	ftRebuilds atomic.Int64
 
+	// embChange is set when Open found the vectors made with another
+	// embedding model (and re-embedded from the journal).
+	embChange *EmbeddingChange
+
 	nmu     sync.Mutex
 	notices []string
 	vecLag  bool // an embedding failed: vectors stopped at vec.applied until the next open
@@ -184,8 +188,9 @@ type ftLoad struct {
 }
 
 type vecLoad struct {
-	v    *vectors
-	note string
+	v      *vectors
+	note   string
+	change *EmbeddingChange
 }
 
 // startLoads starts opening the full-text index and loading the vector file.
@@ -197,8 +202,10 @@ func (s *Store) startLoads() *indexLoads {
 	}()
 	if e := s.opts.Embedder; e != nil {
 		go func() {
-			v, note := loadVectors(filepath.Join(s.dir, VectorsFile), s.opts.NewVectorIndex, e.ModelID(), e.Dimensions())
-			l.vec <- vecLoad{v, note}
+			path := filepath.Join(s.dir, VectorsFile)
+			change := vectorModelChange(path, e.ModelID(), e.Dimensions())
+			v, note := loadVectors(path, s.opts.NewVectorIndex, e.ModelID(), e.Dimensions())
+			l.vec <- vecLoad{v, note, change}
 		}()
 	} else {
 		close(l.vec)
@@ -229,6 +236,18 @@ func (s *Store) Notices() []string {
 	return append([]string(nil), s.notices...)
 }
 
+// EmbeddingChange says whether Open found the store's vectors made with
+// another embedding model than the one it was opened with, and re-embedded
+// every record from the journal: which model and dimensions they had, and
+// which they have now. A store that had no vectors yet, or whose vectors were
+// damaged, reports no change.
+func (s *Store) EmbeddingChange() (EmbeddingChange, bool) {
+	if s.embChange == nil {
+		return EmbeddingChange{}, false
+	}
+	return *s.embChange, true
+}
+
 // Dir is the store's directory.
 func (s *Store) Dir() string { return s.dir }
 
@@ -256,10 +275,11 @@ func (s *Store) openProjections(ctx context.Context, loads *indexLoads) error {
 	}
 	if e := s.opts.Embedder; e != nil && hasVec {
 		vpath := filepath.Join(s.dir, VectorsFile)
-		v, note := vr.v, vr.note
+		v, note, change := vr.v, vr.note, vr.change
 		if note != "" {
 			s.notice(note)
 		}
+		s.embChange = change
 		if v.applied > last {
 			s.notice(fmt.Sprintf("vector index %s is ahead of the journal (seq %d > %d): rebuilding it", vpath, v.applied, last))
 			v = newVectors(s.opts.NewVectorIndex, e.ModelID(), e.Dimensions())

@@ -372,6 +372,57 @@ func TestModelChangeReembeds(t *testing.T) {
 	}
 }
 
+// TestEmbeddingChangeReported: Open says which model and dimensions the
+// vectors had when it re-embeds them for another model, and only then (not
+// for a new store, the same model, a store opened without an embedder, or the
+// next open after the re-embedding).
+func TestEmbeddingChangeReported(t *testing.T) {
+	hash := func(model string, dims int) *hashEmbedder { return &hashEmbedder{dims: dims, model: model} }
+	tests := []struct {
+		name   string
+		first  *hashEmbedder // builds the store; nil: no vectors
+		second *hashEmbedder
+		want   *EmbeddingChange
+	}{
+		{"new store", nil, hash("m", 64), nil},
+		{"same model", hash("m", 64), hash("m", 64), nil},
+		{"other model", hash("m", 64), hash("m2", 64), &EmbeddingChange{OldModel: "m", OldDims: 64, NewModel: "m2", NewDims: 64}},
+		{"other dimensions", hash("m", 64), hash("m-small", 32), &EmbeddingChange{OldModel: "m", OldDims: 64, NewModel: "m-small", NewDims: 32}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			var first Options
+			if tc.first != nil {
+				first.Embedder = tc.first
+			}
+			s := openStore(t, dir, first)
+			putFacts(t, s)
+			if _, changed := s.EmbeddingChange(); changed {
+				t.Fatal("a store opened for the first time reports a change")
+			}
+			s.Close()
+			s2 := openStore(t, dir, Options{Embedder: tc.second})
+			got, changed := s2.EmbeddingChange()
+			switch {
+			case tc.want == nil && changed:
+				t.Fatalf("change %+v, want none", got)
+			case tc.want != nil && (!changed || got != *tc.want):
+				t.Fatalf("change %+v (%v), want %+v", got, changed, *tc.want)
+			}
+			if tc.want != nil && s2.Stats().VectorCount != len(facts) {
+				t.Fatalf("not re-embedded: %+v", s2.Stats())
+			}
+			s2.Close()
+			s3 := openStore(t, dir, Options{Embedder: tc.second})
+			defer s3.Close()
+			if got, changed := s3.EmbeddingChange(); changed {
+				t.Fatalf("the open after the re-embedding reports %+v again", got)
+			}
+		})
+	}
+}
+
 func TestEmbedderFailureKeepsRecords(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()

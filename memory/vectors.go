@@ -454,3 +454,34 @@ func (v *vectors) count() int {
 	}
 	return n
 }
+
+// EmbeddingChange says that a store's vectors were made with another embedding
+// model than the one it was opened with, so Open re-embedded every record from
+// the journal (Agent Zero's embedding_model_changed).
+type EmbeddingChange struct {
+	OldModel string
+	OldDims  int
+	NewModel string
+	NewDims  int
+}
+
+// vectorModelChange reads the model and dimensions the header of the vector
+// file at path names, and returns the change when they are not model and dims
+// (nil when they are, or the file is missing or its header unreadable: then
+// the vectors are rebuilt for another reason, which loadVectors says).
+func vectorModelChange(path, model string, dims int) *EmbeddingChange {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	line, err := bufio.NewReader(f).ReadBytes('\n')
+	var h vectorHeader
+	if err != nil || json.Unmarshal(line, &h) != nil || h.Version < 1 || h.Version > vectorFileVersion || h.Model == "" {
+		return nil
+	}
+	if h.Model == model && h.Dims == dims {
+		return nil
+	}
+	return &EmbeddingChange{OldModel: h.Model, OldDims: h.Dims, NewModel: model, NewDims: dims}
+}

@@ -47,6 +47,11 @@
 //
 // # Output
 //
+// While a command runs, its output is reported to the host in pieces as it
+// comes (at most one report every 200 ms, each with everything since the last),
+// so the extensions at tool_output_update see it and the operator watches it;
+// the last piece is reported before the result is returned.
+//
 // The model sees at most tools.code_execution.output_limit bytes: the last ones,
 // where errors usually are, after a note such as "[output truncated: 48,213 bytes,
 // showing the last 10,000]". A non-zero exit status is reported at the end of the
@@ -104,6 +109,8 @@ const defaultGrace = time.Second
 type Runner struct {
 	load  func() (config.CodeExecution, error)
 	grace time.Duration
+	// reportEvery is the least time between two reports of partial output.
+	reportEvery time.Duration
 	// probe says, once per process, whether the sandbox works here.
 	probe func() sandbox.Status
 	// warned is set once the model was told the sandbox is off or missing.
@@ -121,7 +128,7 @@ type Runner struct {
 // call (it should cache: the built-in plugins pass a once-loaded config). Zero
 // fields take their defaults.
 func New(load func() (config.CodeExecution, error)) *Runner {
-	return &Runner{load: load, grace: defaultGrace, sessions: map[string]*session{}, lastDir: map[string]string{},
+	return &Runner{load: load, grace: defaultGrace, reportEvery: reportEvery, sessions: map[string]*session{}, lastDir: map[string]string{},
 		probe: sync.OnceValue(func() sandbox.Status { return sandbox.Probe("") })}
 }
 
@@ -227,7 +234,14 @@ func (r *Runner) run(ctx context.Context, c *sdk.Call, raw json.RawMessage) (*ex
 			return nil, fmt.Errorf("%s: the call's deadline leaves no time to run the code", ToolName)
 		}
 	}
-	res := s.exec(ctx, runtime, program, code, limit, r.grace)
+	// The output goes to the host as it comes (stream.go); every piece is
+	// reported before the result is returned.
+	st := newStreamer(ctx, r.reportEvery, func(ctx context.Context, delta string) error {
+		_, err := c.ReportOutput(ctx, delta)
+		return err
+	})
+	res := s.exec(ctx, runtime, program, code, limit, r.grace, st.write)
+	st.close()
 	if res.dead {
 		r.retire(key, s, res.cwd)
 	}

@@ -40,7 +40,7 @@ func TestHelperPlugin(t *testing.T) {
 		fmt.Println("error", err)
 		os.Exit(1)
 	}
-	out := s.exec(context.Background(), RuntimeTerminal, "", os.Getenv(helperCode), 10*time.Second, time.Second)
+	out := s.exec(context.Background(), RuntimeTerminal, "", os.Getenv(helperCode), 10*time.Second, time.Second, nil)
 	text, _, _ := out.output.text(1000)
 	fmt.Print(text)
 	fmt.Println("ready")

@@ -11,6 +11,9 @@ type tail struct {
 	total int64
 	// max is the most kept; 0 means 1 MiB until text is asked for with a limit.
 	max int
+	// onWrite, when set, sees every piece of output as it is added (the
+	// partial output reported while the command runs, stream.go).
+	onWrite func([]byte)
 }
 
 const tailKeep = 1 << 20
@@ -26,6 +29,9 @@ func (t *tail) keep() int {
 func (t *tail) write(p []byte) {
 	if len(p) == 0 {
 		return
+	}
+	if t.onWrite != nil {
+		t.onWrite(p)
 	}
 	t.total += int64(len(p))
 	k := t.keep()

@@ -312,11 +312,13 @@ type outcome struct {
 
 // exec runs one cell and collects its output until the marker, the time limit
 // or the end of ctx.
-func (s *session) exec(ctx context.Context, runtime, program, code string, limit, grace time.Duration) outcome {
+// Every piece of output is passed to onOutput (when not nil) as it comes.
+func (s *session) exec(ctx context.Context, runtime, program, code string, limit, grace time.Duration, onOutput func([]byte)) outcome {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer s.touch()
 	out := outcome{ran: firstLine(code), limit: limit, cwd: s.lastCwd()}
+	out.output.onWrite = onOutput
 
 	s.cells++
 	file := scratchName(s.scratch, s.cells, runtime)
@@ -463,12 +465,12 @@ func (s *session) flush(out *outcome) {
 // scan looks for the marker line in carry. Output before it goes to out; when the
 // whole line is there it fills in the status and directory, puts back what
 // follows, and reports true. Without a marker, all but a possible marker prefix
-// is moved to out.
+// is moved to out (so output that stops for a while is reported at once).
 func (s *session) scan(carry *[]byte, out *outcome) bool {
 	c := *carry
 	i := bytes.Index(c, s.marker)
 	if i < 0 {
-		if keep := len(s.marker) - 1; len(c) > keep {
+		if keep := markerPrefix(c, s.marker); len(c) > keep {
 			out.output.write(c[:len(c)-keep])
 			*carry = append([]byte(nil), c[len(c)-keep:]...)
 		}
@@ -494,6 +496,16 @@ func (s *session) scan(carry *[]byte, out *outcome) bool {
 	s.unread(rest[j+1:])
 	*carry = nil
 	return true
+}
+
+// markerPrefix is the length of the longest end of c that begins marker.
+func markerPrefix(c, marker []byte) int {
+	for n := min(len(c), len(marker)-1); n > 0; n-- {
+		if bytes.HasPrefix(marker, c[len(c)-n:]) {
+			return n
+		}
+	}
+	return 0
 }
 
 // collectAfterExit gathers what the shell wrote before it exited.

@@ -40,6 +40,7 @@ func run[T any](st *Stores, name string, fn func(ctx context.Context, c *sdk.Cal
 			out, err = fn(ctx, c, s, a)
 			return err
 		})
+		st.ReportEmbeddingChange(ctx, c)
 		if err != nil {
 			if strings.HasPrefix(err.Error(), name+":") {
 				return nil, err

@@ -60,6 +60,9 @@ type Stores struct {
 	// or probing the model is done once per spec.
 	embSpec string
 	emb     memory.Embedder
+	// changed is the embedding model change the last open found, until a
+	// call reports it to the host (ReportEmbeddingChange).
+	changed *memory.EmbeddingChange
 }
 
 // New returns a Stores whose configuration (Home, Memory.IdleClose) comes from
@@ -114,6 +117,9 @@ func (st *Stores) Use(ctx context.Context, fn func(*memory.Store) error) error {
 			return err
 		}
 		st.store = s
+		if c, ok := s.EmbeddingChange(); ok {
+			st.changed = &c
+		}
 	}
 	s := st.store
 	st.busy++
@@ -152,6 +158,38 @@ func (st *Stores) embedder(ctx context.Context, spec, home string) memory.Embedd
 		st.emb = e
 	}
 	return st.emb
+}
+
+// ReportEmbeddingChange reports through c, to the host, that the store's last
+// open found its vectors made with another embedding model and re-embedded
+// every record (the host fires embedding_model_changed). The change is
+// reported once: a report that fails (the call's host runs no agent) is kept
+// for the next call. Call it after Use, from a tool or a hook.
+func (st *Stores) ReportEmbeddingChange(ctx context.Context, c *sdk.Call) {
+	st.mu.Lock()
+	ch := st.changed
+	st.changed = nil
+	dir := ""
+	if st.store != nil {
+		dir = st.store.Dir()
+	}
+	st.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	if dir == "" {
+		if home, err := st.Home(); err == nil {
+			dir = filepath.Join(home, StoreDir)
+		}
+	}
+	if err := c.ReportEmbeddingModelChanged(ctx, dir, ch.OldModel, ch.OldDims, ch.NewModel, ch.NewDims); err != nil {
+		st.logger.Debug("memory-tools: the embedding model change is not reported yet", "store", dir, "err", err)
+		st.mu.Lock()
+		if st.changed == nil {
+			st.changed = ch
+		}
+		st.mu.Unlock()
+	}
 }
 
 // Embedder says which embedder the store is opened with ("" before the first

@@ -79,6 +79,13 @@ type Stores interface {
 	Use(ctx context.Context, fn func(*memory.Store) error) error
 }
 
+// changeReporter is implemented by Stores that report a change of embedding
+// model found when the store was opened (memorytools.Stores): recall is
+// usually what opens the store first in a session, so it reports it.
+type changeReporter interface {
+	ReportEmbeddingChange(ctx context.Context, c *sdk.Call)
+}
+
 // Defaults.
 const (
 	DefaultLimit      = 5
@@ -250,6 +257,9 @@ func (s Search) MessageLoopPromptsAfter(ctx context.Context, c *sdk.Call, req *e
 	query := m.GetContent()
 	mc := &exocortexv1.MemoryCandidates{Query: textfacts.Shorten(query, 300), Stage: StageRetrieved, RequestId: c.Context().GetRequestId(), SearchedIteration: req.GetIteration()}
 	hits, notice, err := search(ctx, s.Stores, query, Pool, s.Options.threshold())
+	if r, ok := s.Stores.(changeReporter); ok {
+		r.ReportEmbeddingChange(ctx, c)
+	}
 	if err != nil {
 		c.Logger().Warn("recall: the memory store is not available", "err", err)
 		mc.Notice = "memory unavailable: " + err.Error()

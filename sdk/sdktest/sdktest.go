@@ -55,7 +55,13 @@ func Serve(t testing.TB, p sdk.Plugin) exocortexv1.PluginClient {
 	}
 	// Closing the client asks the server to stop, as a host does; stopping the
 	// server as well would race with that inside go-plugin.
-	client, _ := plugin.TestPluginGRPCConn(t, false, sdk.PluginSet(srv)[sdk.ProtocolVersion])
+	//
+	// The host side serves the Host service with nothing implemented, so a
+	// call of it (sdk.Call.ReportOutput from a tool) is answered at once with
+	// Unimplemented instead of waiting for a service nobody announces.
+	set := sdk.PluginSet(srv)[sdk.ProtocolVersion]
+	set[sdk.PluginName].(*sdk.GRPCPlugin).Host = noHost{}
+	client, _ := plugin.TestPluginGRPCConn(t, false, set)
 	t.Cleanup(func() { _ = client.Close() })
 	raw, err := client.Dispense(sdk.PluginName)
 	if err != nil {
@@ -136,4 +142,9 @@ func (w *testWriter) Write(p []byte) (int, error) {
 	defer w.mu.Unlock()
 	w.t.Log(string(bytes.TrimRight(p, "\n")))
 	return len(p), nil
+}
+
+// noHost is a Host service that offers nothing.
+type noHost struct {
+	exocortexv1.UnimplementedHostServer
 }
