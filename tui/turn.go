@@ -44,6 +44,9 @@ type turn struct {
 	// tool is the tool running now ("" between calls).
 	tool      string
 	toolStart time.Time
+	// toolOut is what the operator is shown of the running tool's output so
+	// far (the loop's tool_output events, after tool_output_update).
+	toolOut string
 	headline  string
 	answered  bool
 	// sub names the subordinate agent working now ("" for the operator's).
@@ -255,8 +258,10 @@ func (m *Model) event(e loop.Event) {
 		if !t.headShown {
 			t.headline = t.view.Headline
 		}
+	case loop.EventToolOutput:
+		t.toolOut = e.Text
 	case loop.EventToolCall:
-		t.tool, t.toolStart = e.Tool, m.now()
+		t.tool, t.toolStart, t.toolOut = e.Tool, m.now(), ""
 		if e.Tool == "response" {
 			return
 		}
@@ -270,7 +275,7 @@ func (m *Model) event(e loop.Event) {
 		t.reply.Reset()
 		t.view, t.live, t.headline, t.parsed = stream.Reply{}, liveMarkdown{}, "", 0
 	case loop.EventToolResult:
-		t.tool = ""
+		t.tool, t.toolOut = "", ""
 		if e.Tool == "response" {
 			if e.Error != "" {
 				// The answer did not go through (bad arguments): say why.
@@ -881,8 +886,20 @@ func (m *Model) liveTurn() string {
 	return head + "\n" + strings.Join(body, "\n")
 }
 
+// toolOutputLines is how many of a running tool's last output lines the live
+// area shows.
+const toolOutputLines = 6
+
 func (m *Model) liveBody() []string {
 	t := m.turn
+	if t.tool != "" && strings.TrimSpace(t.toolOut) != "" {
+		// A tool is running and reports its output: its last lines.
+		var lines []string
+		for _, l := range lastLines(strings.TrimRight(t.toolOut, "\n"), toolOutputLines) {
+			lines = append(lines, m.st.dim.Render("    │ "+clip(l, max(10, m.width-8))))
+		}
+		return lines
+	}
 	if now := m.now(); t.reply.Len() != t.parsed && (now.Sub(t.parsedAt) >= liveEvery || t.parsed == 0) {
 		t.view = stream.Parse(t.reply.String())
 		t.parsed, t.parsedAt = t.reply.Len(), now
