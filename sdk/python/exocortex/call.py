@@ -5,11 +5,12 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional
 
+import grpc
 from google.protobuf import any_pb2
 
 from exocortex.hooks import hook_name
 from exocortex.log import Logger
-from exocortex.v1 import context_pb2
+from exocortex.v1 import context_pb2, host_pb2
 
 if TYPE_CHECKING:  # pragma: no cover
     from exocortex.keys import Key
@@ -108,6 +109,33 @@ class Call:
         if self._host is None:
             raise RuntimeError("the host's services are not reachable from this call")
         return self._host()
+
+    def report_output(self, delta: str) -> str:
+        """Report a piece of the partial output of the tool call this Call runs, while
+        the tool runs: the host fires tool_output_update with it and shows it to the
+        operator. Returns what the operator was shown of the output so far (the
+        extensions may mask or shorten it); the tool's result is not changed by it.
+        Raises RuntimeError naming the call when the host refuses (no agent runs this
+        call, or it is over) or cannot be reached."""
+        try:
+            resp = self.host().ReportToolOutput(host_pb2.ReportToolOutputRequest(context=self._context, delta=delta))
+        except grpc.RpcError as e:
+            raise RuntimeError(f"reporting the output of tool call {self._context.context_id}: "
+                               f"{e.details()}") from None
+        return resp.display
+
+    def report_embedding_model_changed(self, store: str, old_model: str, old_dims: int,
+                                       new_model: str, new_dims: int) -> None:
+        """Report that the memory store in the directory store was built with the
+        model old_model (old_dims dimensions) and is now re-embedded with new_model:
+        the host fires embedding_model_changed. Raises RuntimeError naming the store
+        when the host refuses or cannot be reached."""
+        try:
+            self.host().ReportEmbeddingModelChanged(host_pb2.ReportEmbeddingModelChangedRequest(
+                context=self._context, store=store, old_model=old_model, old_dims=int(old_dims),
+                new_model=new_model, new_dims=int(new_dims)))
+        except grpc.RpcError as e:
+            raise RuntimeError(f"reporting the embedding model change of {store}: {e.details()}") from None
 
     def err(self) -> Optional[StateError]:
         """The state-access errors recorded so far, joined; None when there are none.
