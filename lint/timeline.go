@@ -79,6 +79,7 @@ var iterationHooks = [...]exocortexv1.Hook{
 	exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE,
 	exocortexv1.Hook_HOOK_SYSTEM_PROMPT,
 	exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER,
+	exocortexv1.Hook_HOOK_EMBEDDING_MODEL_CHANGED, // a store recall opened was re-embedded
 	exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL,
 	exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_BEFORE,
 	exocortexv1.Hook_HOOK_REASONING_STREAM_CHUNK,
@@ -91,7 +92,17 @@ var iterationHooks = [...]exocortexv1.Hook{
 	exocortexv1.Hook_HOOK_HIST_ADD_BEFORE, // the model's reply
 	exocortexv1.Hook_HOOK_ERROR_FORMAT,
 	exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE,
+	// Around the tool's run: a text_editor call's hooks by its action, the
+	// partial output while it runs, a store the tool opened re-embedded.
+	exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_BEFORE,
+	exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_BEFORE,
+	exocortexv1.Hook_HOOK_TOOL_OUTPUT_UPDATE,
+	exocortexv1.Hook_HOOK_TEXT_EDITOR_READ_AFTER,
+	exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_AFTER,
+	exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_AFTER,
+	exocortexv1.Hook_HOOK_EMBEDDING_MODEL_CHANGED,
 	exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER,
+	exocortexv1.Hook_HOOK_HIST_ADD_TOOL_RESULT,
 	exocortexv1.Hook_HOOK_HIST_ADD_BEFORE, // the tool's result
 	exocortexv1.Hook_HOOK_MESSAGE_LOOP_EXCEPTION,
 	exocortexv1.Hook_HOOK_MESSAGE_LOOP_END,

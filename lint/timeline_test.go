@@ -27,6 +27,12 @@ func TestTimeline(t *testing.T) {
 		toolAfter  = exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER
 		loopEnd    = exocortexv1.Hook_HOOK_MESSAGE_LOOP_END
 		monoEnd    = exocortexv1.Hook_HOOK_MONOLOGUE_END
+		output     = exocortexv1.Hook_HOOK_TOOL_OUTPUT_UPDATE
+		histTool   = exocortexv1.Hook_HOOK_HIST_ADD_TOOL_RESULT
+		readAfter  = exocortexv1.Hook_HOOK_TEXT_EDITOR_READ_AFTER
+		writeAfter = exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_AFTER
+		embedding  = exocortexv1.Hook_HOOK_EMBEDDING_MODEL_CHANGED
+		mainCall   = exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL
 		iteration  = exocortexv1.Scope_SCOPE_ITERATION
 		monologue  = exocortexv1.Scope_SCOPE_MONOLOGUE
 		session    = exocortexv1.Scope_SCOPE_SESSION
@@ -53,6 +59,13 @@ func TestTimeline(t *testing.T) {
 		{"iteration key written when the reply is added", iteration, at{histAdd, 10, false}, at{toolBefore, 10, false}, ""},
 		{"reader at hist_add_before sees earlier values by design", monologue, at{toolAfter, 10, false}, at{histAdd, 10, false}, ""},
 		{"monologue key written at hist_add_before for the user message", monologue, at{histAdd, 10, false}, at{monoStart, 10, false}, ""},
+		// The tool-side hooks, where core/loop fires them around a tool call.
+		{"iteration key from the partial output, read after the tool", iteration, at{output, 10, false}, at{toolAfter, 10, false}, ""},
+		{"iteration key from the edited file's read, read as the result is stored", iteration, at{readAfter, 10, false}, at{histTool, 10, false}, ""},
+		{"iteration key written as the result is stored, read at the next prompt", iteration, at{histTool, 10, false}, at{after, 10, false}, "EXO033"},
+		{"iteration key written as the result is stored, read during the tool's run", iteration, at{histTool, 10, false}, at{output, 10, false}, "EXO033"},
+		{"monologue key written after a file write, read at the prompt", monologue, at{writeAfter, 10, false}, at{after, 10, false}, "EXO034"},
+		{"iteration key written when the store was re-embedded, read before the model call", iteration, at{embedding, 10, false}, at{mainCall, 10, false}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

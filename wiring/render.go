@@ -100,6 +100,21 @@ func (g *Graph) renderPlugins(w writer) {
 
 // stageNote says when a hook fires, for the pipeline's headings.
 func stageNote(h hooks.Info) string {
+	// The tool-side hooks fire around a tool call (core/loop/toolhooks.go).
+	switch h.Name {
+	case "embedding_model_changed":
+		return "when a plugin that opened the memory store found it built with another embedding model: after `message_loop_prompts_after` or after the tool call that opened it"
+	case "tool_output_update":
+		return "while a tool runs, for each piece of output it reports"
+	case "hist_add_tool_result":
+		return "every iteration that ran a tool, as its result goes into the history"
+	case "text_editor_read_after":
+		return "after a `text_editor` read"
+	case "text_editor_write_before", "text_editor_write_after":
+		return "around a `text_editor` write"
+	case "text_editor_patch_before", "text_editor_patch_after":
+		return "around a `text_editor` patch"
+	}
 	switch h.Stage {
 	case hooks.PerSession:
 		return "once per session, when the agent is created"
