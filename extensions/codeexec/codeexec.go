@@ -241,10 +241,10 @@ func (r *Runner) run(ctx context.Context, c *sdk.Call, raw json.RawMessage) (*ex
 		return err
 	})
 	res := s.exec(ctx, runtime, program, code, limit, r.grace, st.write)
-	st.close()
 	if res.dead {
 		r.retire(key, s, res.cwd)
 	}
+	st.close()
 	return res.toolResult(note, cfg.OutputLimit, a.Session.V)
 }
 
