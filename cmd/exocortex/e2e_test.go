@@ -19,13 +19,18 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// e2eScript is the scripted model of the end-to-end test: a tool call, two failing
-// response calls (the second with other arguments, so not a repeat), the same
+// e2eScript is the scripted model of the end-to-end test: a tool call, a read,
+// a write and a patch through the built-in text_editor, a tool reporting its progress and an
+// embedding model change (the tool-side hooks), two failing response calls (the second with other arguments, so not a repeat), the same
 // failing call again (a repeat), and the answer.
 const e2eScript = `model: e2e
 replies:
   - content: '{"thoughts":["start"],"headline":"greet","tool_name":"hello_time","tool_args":{"name":"e2e"}}'
     thinking: 'The operator wants a greeting first.'
+  - content: '{"thoughts":["look"],"headline":"read","tool_name":"text_editor","tool_args":{"action":"read","path":"notes.txt"}}'
+  - content: '{"thoughts":["note"],"headline":"write","tool_name":"text_editor","tool_args":{"action":"write","path":"todo.txt","content":"buy milk\n"}}'
+  - content: '{"thoughts":["fix"],"headline":"patch","tool_name":"text_editor","tool_args":{"action":"patch","path":"todo.txt","old_text":"milk","new_text":"eggs"}}'
+  - content: '{"thoughts":["work"],"headline":"work","tool_name":"progress","tool_args":{}}'
   - content: '{"thoughts":["answer"],"tool_name":"response","tool_args":{}}'
   - content: '{"thoughts":["answer again"],"tool_name":"response","tool_args":{"txt":"typo"}}'
   - content: '{"thoughts":["answer again"],"tool_name":"response","tool_args":{"txt":"typo"}}'
@@ -59,6 +64,7 @@ func TestEndToEnd(t *testing.T) {
 		"statepair-reader": "github.com/exocortex/exocortex/examples/statepair/reader",
 		"crashonce":        "./testdata/crashonce",
 		"modelhooks":       "github.com/exocortex/exocortex/core/loop/testdata/modelhooks",
+		"toolwatch":        "./testdata/toolwatch",
 	} {
 		built[name] = sdktest.BuildPlugin(t, pkg)
 	}
@@ -84,6 +90,10 @@ func TestEndToEnd(t *testing.T) {
 func endToEnd(t *testing.T, exe, home, script, provider string) {
 	cmd := exec.Command(exe, "run", "-p", "Say hello, then answer.", "--json", "--model", "script:"+script, "--provider", provider)
 	cmd.Dir = t.TempDir()
+	// The file the script reads through the built-in text_editor.
+	if err := os.WriteFile(filepath.Join(cmd.Dir, "notes.txt"), []byte("remember the milk\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cmd.Env = append(os.Environ(), "EXOCORTEX_HOME="+home, "EXOCORTEX_TEST_CRASH_MARKER="+filepath.Join(t.TempDir(), "crashed"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -100,11 +110,12 @@ func endToEnd(t *testing.T, exe, home, script, provider string) {
 
 	// The exact hook order of the test's own plugins (the built-ins' order is
 	// pinned by WIRING.md), with signals and tool calls, against the golden file.
-	ours := map[string]bool{"hello": true, "statepair-writer": true, "statepair-reader": true, "crashonce": true, "modelhooks": true}
+	ours := map[string]bool{"hello": true, "statepair-writer": true, "statepair-reader": true, "crashonce": true, "modelhooks": true, "toolwatch": true}
 	// A stream hook fires once per piece of a stream, and how a stream is cut
 	// into pieces depends on timing: consecutive calls of one stream
 	// extension are one line.
-	stream := map[string]bool{"response_stream_chunk": true, "response_stream": true, "reasoning_stream_chunk": true, "reasoning_stream": true}
+	stream := map[string]bool{"response_stream_chunk": true, "response_stream": true, "reasoning_stream_chunk": true, "reasoning_stream": true,
+		"tool_output_update": true}
 	var trace strings.Builder
 	lastStream := ""
 	for _, e := range evs {
@@ -141,6 +152,12 @@ func endToEnd(t *testing.T, exe, home, script, provider string) {
 	}
 	if trace.String() != string(want) {
 		t.Errorf("hook trace differs from %s (go test -run TestEndToEnd -update to rewrite):\n%s", golden, trace.String())
+	}
+
+	// The built-in text_editor wrote and patched the file (through the
+	// text_editor_* hooks of the trace).
+	if b, err := os.ReadFile(filepath.Join(cmd.Dir, "todo.txt")); err != nil || string(b) != "buy eggs\n" {
+		t.Errorf("todo.txt holds %q (%v), want the patched write", b, err)
 	}
 
 	var final string
