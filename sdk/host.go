@@ -17,26 +17,33 @@ type hostConn struct {
 	mu     sync.Mutex
 	broker *plugin.GRPCBroker
 	client exocortexv1.HostClient
+	err    error // the dial failed: it is not tried again
 }
 
+// useBroker keeps the broker and dials the host's services at once: go-plugin
+// keeps the host's announcement of a service for five seconds only, so a
+// plugin that first asked for them later (a tool reporting its output minutes
+// into a session) would never reach them.
 func (s *server) useBroker(b *plugin.GRPCBroker) {
 	s.host.mu.Lock()
 	s.host.broker = b
 	s.host.mu.Unlock()
+	go func() { _, _ = s.host.get() }()
 }
 
 func (h *hostConn) get() (exocortexv1.HostClient, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.client != nil {
-		return h.client, nil
+	if h.client != nil || h.err != nil {
+		return h.client, h.err
 	}
 	if h.broker == nil {
 		return nil, errors.New("the host's services are not reachable: the plugin was not started by an Exocortex host")
 	}
 	conn, err := h.broker.Dial(uint32(exocortexv1.HostBroker_HOST_BROKER_ID))
 	if err != nil {
-		return nil, fmt.Errorf("dialing the host's services: %w", err)
+		h.err = fmt.Errorf("dialing the host's services (the host did not offer them when the plugin started): %w", err)
+		return nil, h.err
 	}
 	h.client = exocortexv1.NewHostClient(conn)
 	return h.client, nil

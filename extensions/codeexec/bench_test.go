@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/exocortex/exocortex/extensions/toolstream"
 )
 
 // BenchmarkOutputReporting is the cost of reporting a command's output while it
@@ -27,19 +29,19 @@ func BenchmarkOutputReporting(b *testing.B) {
 			reports, bytes := 0, 0
 			for b.Loop() {
 				var onOutput func([]byte)
-				var st *streamer
+				var st *toolstream.Streamer
 				if mode == "reported" {
-					st = newStreamer(context.Background(), reportEvery, func(_ context.Context, d string) error {
+					st = toolstream.New(context.Background(), toolstream.Every, func(_ context.Context, d string) error {
 						time.Sleep(2 * time.Millisecond)
 						reports++
 						bytes += len(d)
 						return nil
 					})
-					onOutput = st.write
+					onOutput = func(p []byte) { _, _ = st.Write(p) }
 				}
 				out := s.exec(context.Background(), RuntimeTerminal, "", "seq 1 100000", time.Minute, time.Second, onOutput)
 				if st != nil {
-					st.close()
+					st.Close()
 				}
 				if !out.finished || out.output.total < 500_000 {
 					b.Fatalf("the cell did not finish: %+v", out.reason)
@@ -47,7 +49,7 @@ func BenchmarkOutputReporting(b *testing.B) {
 			}
 			if mode == "reported" {
 				// Output faster than the reports is coalesced, and what piles up
-				// beyond reportBacklog between two reports is left out of them.
+				// beyond toolstream.Backlog between two reports is left out of them.
 				b.ReportMetric(float64(reports)/float64(b.N), "reports/op")
 				b.ReportMetric(float64(bytes)/float64(b.N), "reported-bytes/op")
 				if reports == 0 {

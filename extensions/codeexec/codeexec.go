@@ -76,6 +76,7 @@ import (
 
 	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/extensions/toolargs"
+	"github.com/exocortex/exocortex/extensions/toolstream"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sandbox"
 	"github.com/exocortex/exocortex/sdk"
@@ -128,7 +129,7 @@ type Runner struct {
 // call (it should cache: the built-in plugins pass a once-loaded config). Zero
 // fields take their defaults.
 func New(load func() (config.CodeExecution, error)) *Runner {
-	return &Runner{load: load, grace: defaultGrace, reportEvery: reportEvery, sessions: map[string]*session{}, lastDir: map[string]string{},
+	return &Runner{load: load, grace: defaultGrace, reportEvery: toolstream.Every, sessions: map[string]*session{}, lastDir: map[string]string{},
 		probe: sync.OnceValue(func() sandbox.Status { return sandbox.Probe("") })}
 }
 
@@ -234,17 +235,17 @@ func (r *Runner) run(ctx context.Context, c *sdk.Call, raw json.RawMessage) (*ex
 			return nil, fmt.Errorf("%s: the call's deadline leaves no time to run the code", ToolName)
 		}
 	}
-	// The output goes to the host as it comes (stream.go); every piece is
+	// The output goes to the host as it comes (package toolstream); every piece is
 	// reported before the result is returned.
-	st := newStreamer(ctx, r.reportEvery, func(ctx context.Context, delta string) error {
+	st := toolstream.New(ctx, r.reportEvery, func(ctx context.Context, delta string) error {
 		_, err := c.ReportOutput(ctx, delta)
 		return err
 	})
-	res := s.exec(ctx, runtime, program, code, limit, r.grace, st.write)
+	res := s.exec(ctx, runtime, program, code, limit, r.grace, func(p []byte) { _, _ = st.Write(p) })
 	if res.dead {
 		r.retire(key, s, res.cwd)
 	}
-	st.close()
+	st.Close()
 	return res.toolResult(note, cfg.OutputLimit, a.Session.V)
 }
 

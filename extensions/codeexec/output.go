@@ -12,7 +12,7 @@ type tail struct {
 	// max is the most kept; 0 means 1 MiB until text is asked for with a limit.
 	max int
 	// onWrite, when set, sees every piece of output as it is added (the
-	// partial output reported while the command runs, stream.go).
+	// partial output reported while the command runs, package toolstream).
 	onWrite func([]byte)
 }
 

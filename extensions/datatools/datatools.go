@@ -36,6 +36,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,6 +48,7 @@ import (
 
 	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/extensions/toolargs"
+	"github.com/exocortex/exocortex/extensions/toolstream"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sandbox"
 	"github.com/exocortex/exocortex/sdk"
@@ -97,7 +99,7 @@ func (d *Tools) Analyze() sdk.Tool {
 			`"analysis_script":{"type":"string","description":"The full Python script. It must read the input file and print the result to standard output."}},` +
 			`"required":["input_file_path","analysis_script"]}`,
 		PromptFile: "agent.system.tool.data_analyze.md",
-		Run: func(ctx context.Context, _ *sdk.Call, raw json.RawMessage) (*exocortexv1.ToolResult, error) {
+		Run: func(ctx context.Context, c *sdk.Call, raw json.RawMessage) (*exocortexv1.ToolResult, error) {
 			var a analyzeArgs
 			if err := toolargs.Decode(AnalyzeName, raw, &a); err != nil {
 				return nil, err
@@ -106,7 +108,7 @@ func (d *Tools) Analyze() sdk.Tool {
 			if err != nil {
 				return nil, err
 			}
-			out, err := runScript(ctx, AnalyzeName, cfg, d.probe, string(a.Script), string(a.Input), "")
+			out, err := runScript(ctx, c, AnalyzeName, cfg, d.probe, string(a.Script), string(a.Input), "")
 			if err != nil {
 				return &exocortexv1.ToolResult{Content: out}, err
 			}
@@ -129,7 +131,7 @@ func (d *Tools) Visualize() sdk.Tool {
 			`"output_image_path":{"type":"string","description":"Where the image goes, e.g. charts/sales.png; the script gets its absolute path as sys.argv[2] and in OUTPUT_IMAGE_PATH."}},` +
 			`"required":["input_file_path","visualization_script","output_image_path"]}`,
 		PromptFile: "agent.system.tool.data_visualize.md",
-		Run: func(ctx context.Context, _ *sdk.Call, raw json.RawMessage) (*exocortexv1.ToolResult, error) {
+		Run: func(ctx context.Context, c *sdk.Call, raw json.RawMessage) (*exocortexv1.ToolResult, error) {
 			var a visualizeArgs
 			if err := toolargs.Decode(VisualizeName, raw, &a); err != nil {
 				return nil, err
@@ -146,7 +148,7 @@ func (d *Tools) Visualize() sdk.Tool {
 				return nil, fmt.Errorf("%s: creating the directory of %s: %w", VisualizeName, output, err)
 			}
 			before, _ := os.Stat(output)
-			out, err := runScript(ctx, VisualizeName, cfg, d.probe, string(a.Script), string(a.Input), output)
+			out, err := runScript(ctx, c, VisualizeName, cfg, d.probe, string(a.Script), string(a.Input), output)
 			if err != nil {
 				return &exocortexv1.ToolResult{Content: out}, err
 			}
@@ -187,8 +189,10 @@ func absUnder(base, p string) string {
 }
 
 // runScript runs script with python on input (and output for a plot), returning
-// its standard output, cut to the limit. The error explains a failure.
-func runScript(ctx context.Context, tool string, cfg config.Data, probe func() sandbox.Status, script, input, output string) (string, error) {
+// its standard output, cut to the limit. The error explains a failure. While
+// the script runs, what it prints (standard output and error) is reported to
+// the host as it comes, through c (package toolstream: tool_output_update).
+func runScript(ctx context.Context, c *sdk.Call, tool string, cfg config.Data, probe func() sandbox.Status, script, input, output string) (string, error) {
 	if strings.TrimSpace(script) == "" {
 		return "", fmt.Errorf("%s: the script is empty: give the full Python script", tool)
 	}
@@ -237,7 +241,14 @@ func runScript(ctx context.Context, tool string, cfg config.Data, probe func() s
 	cmd.Stdin = nil
 	stdout := &capped{limit: cfg.OutputLimit}
 	stderr := &capped{limit: 4000}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	progress := toolstream.New(ctx, toolstream.Every, func(ctx context.Context, delta string) error {
+		_, err := c.ReportOutput(ctx, delta)
+		return err
+	})
+	// After the script has exited and its output is read (cmd.Run returns),
+	// so every piece is reported before the result.
+	defer progress.Close()
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(stdout, progress), io.MultiWriter(stderr, progress)
 	inGroup(cmd)
 	cmd.WaitDelay = time.Second
 	confined := false

@@ -1,5 +1,5 @@
-// Command streaming is a test plugin: code_execution as the built-in
-// agent-tools plugin serves it, beside an extension that appends every call
+// Command streaming is a test plugin: code_execution and data_analyze as the
+// built-in agent-tools plugin serves them, beside an extension that appends every call
 // of tool_output_update and tool_execute_after as a JSON line to
 // $STREAMING_LOG, and shows the operator the output upper-cased.
 package main
@@ -14,6 +14,7 @@ import (
 
 	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/extensions/codeexec"
+	"github.com/exocortex/exocortex/extensions/datatools"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sandbox"
 	"github.com/exocortex/exocortex/sdk"
@@ -55,9 +56,12 @@ func main() {
 	// launcher or reaper, as the exocortex binary does.
 	sandbox.Launch()
 	shells := codeexec.New(codeexec.Fixed(config.CodeExecution{Timeout: config.Duration(time.Minute), WorkDir: os.Getenv("STREAMING_DIR")}))
+	data := datatools.New(func() (config.Data, error) {
+		return config.Data{Timeout: config.Duration(time.Minute), BaseDir: os.Getenv("STREAMING_DIR")}, nil
+	})
 	sdk.Serve(sdk.Plugin{Name: "streaming", Version: "test", Close: shells.Close,
 		Extensions: []sdk.Extension{watcher{mu: &sync.Mutex{}}},
-		Tools: []sdk.Tool{shells.Tool(),
+		Tools: []sdk.Tool{shells.Tool(), data.Analyze(),
 			{Name: "response", Description: "Ends the monologue with text (test).", Run: func(_ context.Context, _ *sdk.Call, raw json.RawMessage) (*exocortexv1.ToolResult, error) {
 				var a struct{ Text string }
 				if err := json.Unmarshal(raw, &a); err != nil {
