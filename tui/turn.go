@@ -46,9 +46,9 @@ type turn struct {
 	toolStart time.Time
 	// toolOut is what the operator is shown of the running tool's output so
 	// far (the loop's tool_output events, after tool_output_update).
-	toolOut string
-	headline  string
-	answered  bool
+	toolOut  string
+	headline string
+	answered bool
 	// sub names the subordinate agent working now ("" for the operator's).
 	sub string
 	// height is the live body's height: it grows, never shrinks, within a
