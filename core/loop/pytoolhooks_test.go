@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/exocortex/exocortex/core/discover"
 	"github.com/exocortex/exocortex/core/host"
@@ -15,6 +16,7 @@ import (
 	"github.com/exocortex/exocortex/core/llm/scripted"
 	"github.com/exocortex/exocortex/prompts"
 	"github.com/exocortex/exocortex/sdk/python"
+	"github.com/exocortex/exocortex/sdk/sdktest"
 )
 
 // TestPythonToolReportsOutput runs testdata/pytoolhooks, a real Python plugin
@@ -118,6 +120,45 @@ func TestPythonToolReportsOutput(t *testing.T) {
 	for _, c := range checks {
 		if got := calls[c.i][c.key]; got != c.value {
 			t.Errorf("call %d (%s): %s = %v, want %v", c.i, order[c.i], c.key, got, c.value)
+		}
+	}
+}
+
+// TestHostServicesLongAfterStart: a Go plugin's tool reaches the host's
+// services on a first call long after the plugin started (go-plugin keeps the
+// host's announcement of them for five seconds; the SDK dials at start).
+func TestHostServicesLongAfterStart(t *testing.T) {
+	bin := sdktest.BuildPlugin(t, "./testdata/toolhooks")
+	dir := t.TempDir()
+	installPlugin(t, dir, "toolhooks", bin)
+	logPath := filepath.Join(t.TempDir(), "calls.jsonl")
+	h, err := host.New(t.Context(), host.Options{Dirs: []discover.Dir{{Path: dir, Source: discover.User}},
+		PluginEnv: []string{"TOOLHOOKS_LOG=" + logPath, "TOOLHOOKS_DIR=" + t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	time.Sleep(6 * time.Second)
+	srv, err := scripted.NewServer(scripted.Script{Source: t.Name(), Replies: []scripted.Reply{
+		toolCallReply("stream", map[string]any{}),
+		toolCallReply("response", map[string]any{"text": "done"}),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	c, _ := llm.New(srv.URL())
+	a, err := New(Options{Host: h, LLM: c, Prompts: prompts.NewLoader(), Model: srv.Model(), MaxIterations: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Services().SetEmbeddingSink(a.ReportEmbeddingChange)
+	if res, err := a.Monologue(t.Context(), "Stream."); err != nil || res.Response != "done" {
+		t.Fatalf("monologue: %v %+v", err, res)
+	}
+	for _, m := range a.History() {
+		if m.GetRole() == "tool" && !strings.HasPrefix(m.GetContent(), "streamed; shown: one ") {
+			t.Errorf("the tool's result %q: it did not reach the host's services", m.GetContent())
 		}
 	}
 }
