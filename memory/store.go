@@ -974,6 +974,36 @@ func (s *Store) List(f Filter) []*Record {
 	return out
 }
 
+// Census is the records a filter admits, counted per area with their tags.
+type Census struct {
+	Records int
+	Tags    map[string]int
+}
+
+// Census counts the records f admits per area, and their tags, in one pass
+// over the state without copying a record: what List followed by counting
+// gives, at a fraction of its cost on a large store.
+func (s *Store) Census(f Filter) map[string]Census {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := map[string]Census{}
+	for _, r := range s.state.recs {
+		if !f.match(r) {
+			continue
+		}
+		c, ok := out[r.Area]
+		if !ok {
+			c.Tags = map[string]int{}
+		}
+		c.Records++
+		for _, t := range r.Tags {
+			c.Tags[t]++
+		}
+		out[r.Area] = c
+	}
+	return out
+}
+
 // Hash is the state hash (see State.Hash).
 func (s *Store) Hash() string {
 	s.mu.RLock()
