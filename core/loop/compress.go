@@ -276,7 +276,21 @@ func (a *Agent) capSummary(s string, capTokens int) string {
 		}
 		return body
 	}
-	for len(lines) > 1 && a.tokens.message(summaryMessage(0, render())) > capTokens {
+	// The rendered message's size, kept as lines are dropped (linear in the
+	// summary's length).
+	body := len(lines) - 1
+	for _, l := range lines {
+		body += len(l)
+	}
+	size := func() int {
+		n := len(summaryHead) + 1 + body
+		if dropped > 0 {
+			n += len(fmt.Sprintf(droppedMark, dropped)) + 1
+		}
+		return messageOverhead + a.tokens.ofBytes(n)
+	}
+	for len(lines) > 1 && size() > capTokens {
+		body -= len(lines[0]) + 1
 		lines = lines[1:]
 		dropped++
 	}

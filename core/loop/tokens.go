@@ -37,10 +37,15 @@ func newTokenCounter() *tokenCounter { return &tokenCounter{perByte: initialToke
 
 // text counts a piece of text without message overhead.
 func (c *tokenCounter) text(s string) int {
+	return c.ofBytes(len(s))
+}
+
+// ofBytes counts a text of n bytes.
+func (c *tokenCounter) ofBytes(n int) int {
 	c.mu.Lock()
 	f := c.perByte
 	c.mu.Unlock()
-	return int(math.Ceil(float64(len(s)) * f))
+	return int(math.Ceil(float64(n) * f))
 }
 
 // message counts one message with its overhead.
