@@ -311,7 +311,7 @@ func TestCommas(t *testing.T) {
 // plugin.
 func TestHostDeadlineShortensTheLimit(t *testing.T) {
 	h := serve(t, config.CodeExecution{Timeout: config.Duration(time.Hour)})
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Second)
 	defer cancel()
 	resp, err := h.client.ExecuteTool(ctx, &exocortexv1.ExecuteToolRequest{
 		Call:     sdktest.Call(ToolName),
