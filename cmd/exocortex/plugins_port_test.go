@@ -110,7 +110,9 @@ func TestPortedExtensionsReachTheModel(t *testing.T) {
 		return b.String()
 	}
 	first, second := text(0), text(1)
-	for _, want := range []string{"A0-MARKER-alpha from A0, call 1", "A0-MARKER-gamma", "A0-MARKER-beta", "A0-MARKER-delta saw: please check the USER-QUESTION-42"} {
+	for _, want := range []string{"A0-MARKER-alpha from A0, call 1", "A0-MARKER-gamma", "A0-MARKER-beta", "A0-MARKER-delta saw: please check the USER-QUESTION-42",
+		// Shapes taken from real v1.7 files: @extensible, read_prompt with a copied prompt file, history reads.
+		"A0-MARKER-prompt-file for the porter", "A0-MARKER-history seen=True asked=please check the USER-QUESTION-42"} {
 		if !strings.Contains(first, want) {
 			t.Errorf("the model's first request lacks %q:\n%s\nplugins: %s", want, first, st)
 		}

@@ -19,6 +19,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -75,10 +76,13 @@ type File struct {
 
 // Report is the porting report.
 type Report struct {
-	Source   string    `json:"source"`
-	Out      string    `json:"out"`
-	Plugin   string    `json:"plugin"`
-	Plugins  []string  `json:"plugin_yaml,omitempty"` // v1.7 plugin roots found
+	Source  string   `json:"source"`
+	Out     string   `json:"out"`
+	Plugin  string   `json:"plugin"`
+	Plugins []string `json:"plugin_yaml,omitempty"` // v1.7 plugin roots found
+	// Prompts are the tree's prompts/*.md files, copied into the plugin's
+	// prompts/ where the layer's read_prompt finds them (the first of a name wins).
+	Prompts  []string  `json:"prompts,omitempty"`
 	Files    []File    `json:"files"`
 	Findings []Finding `json:"findings"`
 	// Wiring is the ported tree's wiring, hook by hook in firing order, and
@@ -95,7 +99,11 @@ var (
 	getDataRE    = regexp.MustCompile(`get_data\(\s*["']([^"']+)["']`)
 	onceGateRE   = regexp.MustCompile(`set_data\(\s*["']([^"']+)["']\s*,\s*True\s*\)`)
 	coreTextRE   = regexp.MustCompile(`["'](?:You have misformatted your message|Tool .* not found|Nothing to do|Repeated message)`)
-	helpersAnyRE = regexp.MustCompile(`^\s*from\s+(helpers\.\w+|agent|python\.[\w.]+|models|initialize)\s+import\s+(.+)$`)
+	helpersAnyRE = regexp.MustCompile(`^\s*from\s+(helpers\.\w+|agent|python\.[\w.]+|models|initialize|plugins\.[\w.]+)\s+import\s+(.+)$`)
+	// from helpers import a, b: each name is a module of Agent Zero's helpers
+	// package; the layer's shims have helpers.extension only.
+	readPromptRE = regexp.MustCompile(`(?:read|parse)_prompt\(\s*(?:["']([^"']+)["'])?`)
+	helpersPkgRE = regexp.MustCompile(`^\s*from\s+helpers\s+import\s+(.+)$`)
 	// Agent attributes Agent Zero keeps on the object, not in agent data.
 	agentAttrs = map[string]bool{"number": true, "agent_name": true, "config": true, "context": true, "history": true, "intervention": true, "last_user_message": true}
 	// Calls into Agent Zero internals and what corresponds to them here.
@@ -105,8 +113,7 @@ var (
 	}{
 		{regexp.MustCompile(`call_utility_model|call_chat_model`), "a model call", "Exocortex's utility model (the host's utility model service); rewrite the call against the SDK"},
 		{regexp.MustCompile(`\bMemory\b|helpers\.memory`), "Agent Zero's FAISS memory", "Exocortex's memory store (the memory-tools plugin: memory_save / memory_load)"},
-		{regexp.MustCompile(`hist_add_|\.history\.`), "a history mutation", "no counterpart: history belongs to the core; add a prompt block instead"},
-		{regexp.MustCompile(`read_prompt|parse_prompt`), "Agent Zero's prompt files", "the prompts directory (prompts/) read with the SDK's prompt loader"},
+		{regexp.MustCompile(`hist_add_|\.history\.(?:add|append|extend|insert|pop|clear|set|new_topic|compress|merge|serialize)\w*\(`), "a history mutation", "no counterpart: history belongs to the core; add a prompt block instead"},
 	}
 )
 
@@ -163,6 +170,9 @@ func Port(ctx context.Context, src, out, name string) (*Report, error) {
 		}
 	}
 	if err := writePlugin(out, r.Plugin); err != nil {
+		return nil, err
+	}
+	if err := copyPrompts(src, out, r.Prompts); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(out, wiringName), []byte(r.WiringDoc), 0o644); err != nil {
@@ -223,6 +233,10 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 		rel = filepath.ToSlash(rel)
 		if d.Name() == "plugin.yaml" {
 			r.Plugins = append(r.Plugins, filepath.ToSlash(filepath.Dir(rel)))
+			return nil
+		}
+		if strings.HasSuffix(d.Name(), ".md") && filepath.Base(filepath.Dir(p)) == "prompts" {
+			r.Prompts = append(r.Prompts, rel)
 			return nil
 		}
 		if !strings.HasSuffix(d.Name(), ".py") || d.Name() == "__init__.py" {
@@ -427,12 +441,34 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 			f.Status = statusNeedsHand
 			f.Notes = append(f.Notes, fmt.Sprintf("line %d: python.helpers import", line))
 			f.cannotLoad(fmt.Sprintf("line %d imports python.helpers (seam 10)", line))
+		} else if m := helpersPkgRE.FindStringSubmatch(text); m != nil {
+			for _, n := range strings.Split(strings.Trim(m[1], "() "), ",") {
+				n = strings.TrimSpace(strings.Split(strings.TrimSpace(n), " as ")[0])
+				if n == "" || n == "extension" {
+					continue
+				}
+				f.Status = statusNeedsHand
+				f.Notes = append(f.Notes, fmt.Sprintf("line %d: imports helpers.%s, an Agent Zero internal with no counterpart in the layer", line, n))
+				f.cannotLoad(fmt.Sprintf("line %d imports helpers.%s, which the layer has no module for", line, n))
+			}
 		} else if m := helpersAnyRE.FindStringSubmatch(text); m != nil {
 			mod := m[1]
-			if !(mod == "helpers.extension" || (mod == "agent" && onlyNames(m[2], "LoopData", "Agent", "AgentContext"))) {
+			if !((mod == "helpers.extension" && onlyNames(m[2], "Extension", "extensible")) || (mod == "agent" && onlyNames(m[2], "LoopData", "Agent", "AgentContext"))) {
 				f.Status = statusNeedsHand
 				f.Notes = append(f.Notes, fmt.Sprintf("line %d: imports %s, an Agent Zero internal with no counterpart in the layer", line, mod))
 				f.cannotLoad(fmt.Sprintf("line %d imports %s, which the layer has no module for", line, mod))
+			}
+		}
+		for _, m := range readPromptRE.FindAllStringSubmatch(text, -1) {
+			switch {
+			case m[1] == "":
+				f.Status = statusNeedsHand
+				f.Notes = append(f.Notes, fmt.Sprintf("line %d: reads a prompt file named at run time: put it into the plugin's prompts/ directory", line))
+			case slices.ContainsFunc(r.Prompts, func(p string) bool { return path.Base(p) == m[1] }):
+				adapted = append(adapted, fmt.Sprintf("line %d: read_prompt(%q) reads the copy in the plugin's prompts/", line, m[1]))
+			default:
+				f.Status = statusNeedsHand
+				f.Notes = append(f.Notes, fmt.Sprintf("line %d: reads the prompt file %s, which the tree has no prompts/ copy of: put it into the plugin's prompts/ directory", line, m[1]))
 			}
 		}
 		if injectRE.MatchString(text) {
@@ -512,6 +548,35 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 	}
 }
 
+// copyPrompts copies the tree's prompt files (rel paths under src) into
+// out/prompts/, flat, as Agent Zero's read_prompt finds them by name; the first
+// file of a name wins.
+func copyPrompts(src, out string, rels []string) error {
+	if len(rels) == 0 {
+		return nil
+	}
+	dir := filepath.Join(out, "prompts")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	done := map[string]bool{}
+	for _, rel := range rels {
+		base := filepath.Base(rel)
+		if done[base] {
+			continue
+		}
+		done[base] = true
+		b, err := os.ReadFile(filepath.Join(src, filepath.FromSlash(rel)))
+		if err != nil {
+			return fmt.Errorf("reading the prompt file %s: %w", rel, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, base), b, 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", filepath.Join(dir, base), err)
+		}
+	}
+	return nil
+}
+
 // cannotLoad notes that the layer cannot load the file, and the first reason.
 func (f *File) cannotLoad(why string) {
 	if !f.noLoad {
@@ -566,7 +631,7 @@ func writePlugin(out, name string) error {
 	files := map[string]string{
 		"main.py":              fmt.Sprintf(mainPy, name, name),
 		"helpers/__init__.py":  "",
-		"helpers/extension.py": "\"\"\"Shim: Agent Zero's helpers.extension, served by exocortex.a0compat.\"\"\"\nfrom exocortex.a0compat import Extension  # noqa: F401\n",
+		"helpers/extension.py": "\"\"\"Shim: Agent Zero's helpers.extension, served by exocortex.a0compat.\"\"\"\nfrom exocortex.a0compat import Extension, extensible  # noqa: F401\n",
 		"agent.py":             "\"\"\"Shim: Agent Zero's agent module, served by exocortex.a0compat.\"\"\"\nfrom exocortex.a0compat import Agent, LoopData  # noqa: F401\n\nAgentContext = Agent\n",
 		"plugin.json":          "",
 	}

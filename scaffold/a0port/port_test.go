@@ -45,3 +45,40 @@ func TestSeamsStatic(t *testing.T) {
 		}
 	}
 }
+
+// TestRealImportShapes checks the report on the shapes real Agent Zero v1.7
+// files have (docs/porting.md, "Ported against Agent Zero v1.7's own
+// extensions"): each helpers module of a package import and another plugin's
+// helpers are named as what the layer cannot load, a history read is not
+// called a mutation, and a prompt file without a copy in the tree needs a hand.
+func TestRealImportShapes(t *testing.T) {
+	r, err := Port(t.Context(), "testdata/seams", filepath.Join(t.TempDir(), "out"), "seams")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes string
+	var f File
+	for _, x := range r.Files {
+		if strings.HasSuffix(x.Source, "_20_real_imports.py") {
+			f, notes = x, strings.Join(x.Notes, "\n")
+		}
+	}
+	if f.Status != statusNeedsHand || !f.noLoad {
+		t.Fatalf("status %q, cannot load %v; want needs a hand and left out (notes:\n%s)", f.Status, f.noLoad, notes)
+	}
+	tests := []struct {
+		name, note string
+		want       bool
+	}{
+		{"helpers package import", "line 5: imports helpers.files", true},
+		{"the shimmed module is fine", "helpers.extension", false},
+		{"another plugin's helpers", "line 6: imports plugins._elsewhere.helpers.store", true},
+		{"history read is no mutation", "history mutation", false},
+		{"missing prompt file", "line 13: reads the prompt file missing.prompt.md", true},
+	}
+	for _, tt := range tests {
+		if got := strings.Contains(notes, tt.note); got != tt.want {
+			t.Errorf("%s: note %q present %v, want %v; notes:\n%s", tt.name, tt.note, got, tt.want, notes)
+		}
+	}
+}

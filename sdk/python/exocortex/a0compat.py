@@ -78,23 +78,79 @@ class LoopData:
         self.params_temporary: Dict[str, Any] = {}
         self.params_persistent: Dict[str, Any] = {}
         self.current_tool = None
+        # Agent Zero's main prompt file swaps passages of the response prompts
+        # through this; Exocortex has no response prompts to swap, so what is put
+        # here is kept for the file's own later reads only.
+        self.responses_prompt_replacements: Dict[str, str] = {}
         for k, v in kwargs.items():
             setattr(self, k, v)
 
 
 class _Log:
+    """Agent Zero's context.log and its log items: log() returns an item whose
+    update()/stream() go to the host log; kvps keeps the item's key-value pairs,
+    as Agent Zero's LogItem does."""
+
     def __init__(self, agent: "Agent") -> None:
         self._agent = agent
+        self.kvps: Dict[str, Any] = {}
 
     def log(self, type: str = "info", heading: str = "", content: str = "", **kwargs: Any) -> "_Log":
-        call = self._agent._call
-        msg = " ".join(s for s in (heading, content) if s)
-        if call is not None:
-            call.logger.info(f"[{type}] {msg}")
-        return self
+        item = _Log(self._agent)
+        item._write(type, heading, content, kwargs)
+        return item
 
-    def update(self, **kwargs: Any) -> None:
-        self.log(**kwargs)
+    def _write(self, type: str, heading: str, content: str, kwargs: Dict[str, Any]) -> None:
+        kvps = kwargs.pop("kvps", None)
+        if isinstance(kvps, dict):
+            self.kvps.update(kvps)
+        self.kvps.update({k: v for k, v in kwargs.items() if k != "update_progress"})
+        call = self._agent._call
+        msg = " ".join(str(s) for s in (heading, content) if s)
+        if call is not None and msg:
+            call.logger.info(f"[{type}] {msg}")
+
+    def update(self, type: str = "info", heading: str = "", content: str = "", **kwargs: Any) -> None:
+        self._write(type, heading, content, kwargs)
+
+    def stream(self, heading: str = "", content: str = "", **kwargs: Any) -> None:
+        self._write("info", heading, content, kwargs)
+
+
+class _Text(str):
+    """A message's text where Agent Zero hands a Message: the string itself, with
+    the Message's output_text() and content."""
+
+    def output_text(self) -> str:
+        return str(self)
+
+    @property
+    def content(self) -> str:
+        return str(self)
+
+
+class _History:
+    """Agent Zero's agent.history, read-only: the messages of the current call
+    (output() as role/content dicts, output_text() as "role: content" lines).
+    History belongs to Exocortex's core; nothing here changes it."""
+
+    def __init__(self, messages: Optional[List[Dict[str, Any]]] = None) -> None:
+        self._messages = messages or []
+
+    def output(self) -> List[Dict[str, Any]]:
+        return list(self._messages)
+
+    def output_text(self, human_label: str = "user", ai_label: str = "ai") -> str:
+        return "\n".join(f"{m.get('role', '')}: {m.get('content', '')}" for m in self._messages)
+
+
+def extensible(fn: Any) -> Any:
+    """Agent Zero's @extensible: lets _functions extensions wrap a function. A
+    ported tree carries no _functions extensions, so the function is returned as is."""
+    return fn
+
+
+_PROMPT_VAR = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 
 
 class _Context:
@@ -154,6 +210,28 @@ class Agent:
         self.agent_name = "A0"
         self.context = _Context(self)
         self.data = self._local
+        self.history = _History()
+        # Where read_prompt finds prompt files: the ported plugin's prompts/
+        # (the port copies the tree's prompts/*.md there); set by load_tree.
+        self.prompts_dir: Optional[str] = None
+
+    def read_prompt(self, file: str, **kwargs: Any) -> str:
+        """Agent Zero's read_prompt: the prompt file from the ported plugin's
+        prompts/ directory, with {{name}} replaced by kwargs[name]."""
+        where = self.prompts_dir or "prompts/"
+        path = os.path.join(where, os.path.basename(file))
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as e:
+            raise FileNotFoundError(
+                f"a0compat: {self._owner} reads the prompt file {file!r}, which is not in {where}: "
+                f"copy it from your Agent Zero prompts/ directory into {where} ({e.strerror})") from e
+        return _PROMPT_VAR.sub(lambda m: str(kwargs.get(m.group(1), m.group(0))), text)
+
+    def parse_prompt(self, file: str, **kwargs: Any) -> str:
+        """Agent Zero's parse_prompt, as read_prompt (prompt .py variable files are not run)."""
+        return self.read_prompt(file, **kwargs)
 
     def get_data(self, field: str) -> Any:
         self._observed.note(self._file, "reads", field)
@@ -283,7 +361,10 @@ def _run(coro: Any, awaits: bool = True) -> Any:
     """Run an extension's coroutine to its end. One that awaits nothing (awaits is
     False: its module has no await, async for or async with) finishes at its first
     step, driven directly: an event loop's run_until_complete costs about as much
-    as the rest of the call. The others run on this thread's event loop."""
+    as the rest of the call. The others run on this thread's event loop. A plain
+    `def execute` (Agent Zero accepts one) has already run: its value is returned."""
+    if not asyncio.iscoroutine(coro):
+        return coro
     if not awaits:
         try:
             coro.send(None)
@@ -315,7 +396,7 @@ def _loop_data(req: Any) -> LoopData:
     ld.history_output = [{"role": getattr(m, "role", ""), "content": _text(m)} for m in history]
     users = [m for m in history if str(getattr(m, "role", "")).lower().endswith("user") or getattr(m, "role", "") == 1]
     if users:
-        ld.user_message = _text(users[-1])
+        ld.user_message = _Text(_text(users[-1]))
     sp = getattr(req, "system_prompt", None)
     if isinstance(sp, str) and sp:
         ld.system = [sp]
@@ -633,6 +714,7 @@ class Adapter:
         ld = _loop_data(req)
         system_before = len(ld.system)
         self.agent._call = call
+        self.agent.history = _History(ld.history_output)
         kwargs: Dict[str, Any] = {}
         added: List[str] = []
         if self.hook == "system_prompt":
@@ -716,6 +798,7 @@ def load_tree(root: str, plugin: str, failed: Optional[List[Tuple[str, str]]] = 
                     failed.append((path, f"{type(e).__name__}: {e}"))
                 print(f"a0compat: {path} left out: {type(e).__name__}: {e}", file=sys.stderr)
                 continue
+            a.agent.prompts_dir = os.path.join(plugin_dir, "prompts")
             if a.ext_name in names:
                 a.ext_name = f"{a.ext_name}_{target}"
             names.add(a.ext_name)
