@@ -475,7 +475,8 @@ type ExtensionSpec struct {
 	// history with every call; every extension gets the recent messages in its
 	// context.
 	ReadsHistory bool `protobuf:"varint,14,opt,name=reads_history,json=readsHistory,proto3" json:"reads_history,omitempty"`
-	// At tool_execute_before and tool_execute_after: the tools whose calls the
+	// At tool_execute_before, tool_output_update, tool_execute_after and
+	// hist_add_tool_result: the tools whose calls the
 	// extension sees (empty: every tool). The wiring lint reports a name no loaded
 	// plugin provides, so a renamed tool cannot silently switch an extension off.
 	ForTools []string `protobuf:"bytes,15,rep,name=for_tools,json=forTools,proto3" json:"for_tools,omitempty"`
