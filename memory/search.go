@@ -129,6 +129,23 @@ type SearchOptions struct {
 	// (DefaultFeedback...), a negative Feedback none.
 	Feedback, FeedbackTerms int
 	FeedbackBoost           float64
+	// Expand adds to the BM25 query of a hybrid search, for each of its words,
+	// up to this many words nearest in meaning (when the embedder has word
+	// vectors: GloVe), each with cosine similarity at least ExpandMinSim
+	// (0: DefaultExpandMinSim) and counting ExpandBoost (0: DefaultExpandBoost)
+	// times its similarity as much as a word of the query. 0 means none, the
+	// default: it did not lift recall on the dev set (docs/perf/memory.md).
+	Expand       int
+	ExpandMinSim float64
+	ExpandBoost  float64
+	// SoftMatch re-ranks the best hybrid candidates by how closely their words
+	// match the query's in meaning (when the embedder has word vectors: GloVe):
+	// for each content word of the query, the best cosine similarity of a word
+	// of the record, counted from SoftMatchFloor up. The scores, over the best,
+	// times SoftMatch are added to the fused score. 0 means the defaults
+	// (DefaultSoftMatch...), a negative SoftMatch none.
+	SoftMatch      float64
+	SoftMatchFloor float64
 	// MaxDF drops query words found in more than this share of the records
 	// (0: fulltext.DefaultMaxDF; 1 keeps them all).
 	MaxDF float64
@@ -271,9 +288,19 @@ func (s *Store) Search(ctx context.Context, query string, o SearchOptions) (Resu
 	if useBM25 {
 		var hits []fulltext.Hit
 		qo := fulltext.QueryOptions{MaxDF: o.MaxDF}
+		if useVec {
+			ex := s.expandQuery(query, o)
+			qo.Expansion, qo.ExpansionBoosts = ex.Terms, ex.Weights
+		}
 		hits, bm25Err = s.searchFulltext(ctx, query, o.Filter.fulltext(), pool, qo)
 		if bm25Err == nil && len(hits) > 0 {
-			if qo.Expansion, qo.ExpansionBoost, bm25Err = s.feedback(ctx, query, hits, o); bm25Err == nil && len(qo.Expansion) > 0 {
+			var fb []string
+			var boost float64
+			if fb, boost, bm25Err = s.feedback(ctx, query, hits, o); bm25Err == nil && len(fb) > 0 {
+				for _, t := range fb {
+					qo.Expansion = append(qo.Expansion, t)
+					qo.ExpansionBoosts = append(qo.ExpansionBoosts, boost)
+				}
 				hits, bm25Err = s.searchFulltext(ctx, query, o.Filter.fulltext(), pool, qo)
 			}
 		}

@@ -47,6 +47,7 @@ type GloVe struct {
 	pc      []float32 // nil when not removed
 	a       float64
 	id      string
+	sim     *similar // nearest words, for query expansion
 }
 
 // LoadGloVe reads a word-vector file (see scripts/fetch-glove.sh) and returns the
@@ -66,7 +67,7 @@ func NewGloVe(wv *WordVectors, cfg GloVeConfig) *GloVe {
 	if a <= 0 {
 		a = DefaultSIFA
 	}
-	g := &GloVe{wv: wv, weights: SIFWeights(wv.Len(), a), a: a}
+	g := &GloVe{wv: wv, weights: SIFWeights(wv.Len(), a), a: a, sim: &similar{}}
 	kind := "sif"
 	if cfg.PlainMean {
 		kind = "mean"

@@ -79,8 +79,14 @@ func run() error {
 	fbt := flag.Int("feedback-terms", 0, "pseudo-relevance feedback terms (0: the default)")
 	fbb := flag.Float64("feedback-boost", 0, "weight of a feedback term (0: the default)")
 	maxDF := flag.Float64("max-df", 0, "drop query words in more than this share of the records (0: the default, 1: none)")
+	expand := flag.Int("expand", 0, "similar words added to the BM25 query per query word (0 or negative: none, the default)")
+	expandSim := flag.Float64("expand-min-sim", 0, "least cosine similarity of an added word (0: the default)")
+	expandBoost := flag.Float64("expand-boost", 0, "weight of an added word, times its similarity (0: the default)")
+	soft := flag.Float64("soft-match", 0, "weight of the re-rank by word similarity (0: the default, negative: none)")
+	softFloor := flag.Float64("soft-match-floor", 0, "least word similarity the re-rank counts (0: the default)")
 	cands := flag.Int("candidates", 0, "candidates per leg (0: the default)")
 	noDate := flag.Bool("no-date", false, "leave the session date out of the LoCoMo records' metadata (to measure what it adds)")
+	onlyModes := flag.String("modes", "", "modes to measure, separated by commas: bm25, vector, hybrid (default: all the embedder allows)")
 	asJSON := flag.Bool("json", false, "print JSON")
 	write := flag.String("write", "", "also write the generated set (facts.jsonl, queries.txt, labels.jsonl) to this directory")
 	flag.Parse()
@@ -109,6 +115,8 @@ func run() error {
 		o.Feedback, o.FeedbackTerms, o.FeedbackBoost = *fb, *fbt, *fbb
 		o.MaxDF, o.ContextWindow, o.ContextDecay = *maxDF, *cwin, *cdecay
 		o.SpeakerBoost = *spk
+		o.SoftMatch, o.SoftMatchFloor = *soft, *softFloor
+		o.Expand, o.ExpandMinSim, o.ExpandBoost = *expand, *expandSim, *expandBoost
 		if *cands > 0 {
 			o.Candidates = *cands
 		}
@@ -136,6 +144,18 @@ func run() error {
 		return err
 	}
 
+	if *onlyModes != "" {
+		var keep []memory.Mode
+		for _, m := range modes {
+			if contains(strings.Split(*onlyModes, ","), string(m)) {
+				keep = append(keep, m)
+			}
+		}
+		if len(keep) == 0 {
+			return fmt.Errorf("-modes %q: none of them available (have %v; vector and hybrid need an embedder)", *onlyModes, modes)
+		}
+		modes = keep
+	}
 	out := map[string]any{"embedder": modelOf(emb)}
 	if strings.Contains(*sets, "locomo") {
 		convs, err := loadLocomo(*data)
@@ -349,4 +369,13 @@ func pickConversations(convs []locomoSet, list string) ([]locomoSet, error) {
 		return nil, fmt.Errorf("-conversations: %s not in the data (it has %s)", strings.Join(missing, ", "), strings.Join(ids, ", "))
 	}
 	return out, nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if strings.TrimSpace(y) == x {
+			return true
+		}
+	}
+	return false
 }

@@ -46,6 +46,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/index/scorch"
@@ -92,6 +93,7 @@ type Index struct {
 	mu      sync.RWMutex
 	idx     bleve.Index
 	applied atomic.Uint64
+	stop    analysis.TokenMap // the English analyzer's stop words
 }
 
 // ErrDamaged is wrapped by errors that show the index's files are damaged: a
@@ -150,7 +152,7 @@ func Open(dir string) (ix *Index, notice string, err error) {
 			}
 			break
 		}
-		ix := &Index{dir: dir, idx: idx}
+		ix := &Index{dir: dir, idx: idx, stop: englishStopWords()}
 		if v, err := idx.GetInternal(appliedKey); err == nil && len(v) == 8 {
 			ix.applied.Store(binary.BigEndian.Uint64(v))
 		}
@@ -181,7 +183,7 @@ func Open(dir string) (ix *Index, notice string, err error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("fulltext: creating the index %s: %w", dir, err)
 	}
-	return &Index{dir: dir, idx: idx}, notice, nil
+	return &Index{dir: dir, idx: idx, stop: englishStopWords()}, notice, nil
 }
 
 // probe asks the index for its documents and for a word, so that damage the
@@ -531,6 +533,9 @@ type QueryOptions struct {
 	// the query, each counting ExpansionBoost as much as a word of the text.
 	Expansion      []string
 	ExpansionBoost float64
+	// ExpansionBoosts, when as long as Expansion, gives each expansion term its
+	// own boost instead of ExpansionBoost.
+	ExpansionBoosts []float64
 }
 
 // Terms analyses text as the index does and returns each distinct term with its
@@ -545,6 +550,20 @@ func (ix *Index) Terms(text string) map[string]int {
 		out[string(tok.Term)]++
 	}
 	return out
+}
+
+// IsStopWord reports whether the English analyzer drops word (given in lower
+// case): "the", "what", "does".
+func (ix *Index) IsStopWord(word string) bool {
+	_, ok := ix.stop[word]
+	return ok
+}
+
+// englishStopWords is the stop list of Bleve's English analyzer.
+func englishStopWords() analysis.TokenMap {
+	tm := analysis.NewTokenMap()
+	_ = tm.LoadBytes(en.EnglishStopWords) // a constant of the library, known to parse
+	return tm
 }
 
 // DocFreq returns how many documents hold each term, and the document count.
@@ -669,10 +688,14 @@ func (ix *Index) SearchWith(ctx context.Context, text string, f Filter, k int, q
 			tq.SetField("text")
 			tqs = append(tqs, tq)
 		}
-		for _, t := range qo.Expansion {
+		for i, t := range qo.Expansion {
 			tq := bleve.NewTermQuery(t)
 			tq.SetField("text")
-			tq.SetBoost(qo.ExpansionBoost)
+			if len(qo.ExpansionBoosts) == len(qo.Expansion) {
+				tq.SetBoost(qo.ExpansionBoosts[i])
+			} else {
+				tq.SetBoost(qo.ExpansionBoost)
+			}
 			tqs = append(tqs, tq)
 		}
 		must = append(must, bleve.NewDisjunctionQuery(tqs...))
