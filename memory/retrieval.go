@@ -169,7 +169,7 @@ func (s *Store) fuse(query string, o SearchOptions, bm25IDs []string, bm25 map[s
 	} else {
 		fused = recall.WeightedSum([]float64{wb, wv}, bsm, vsm)
 	}
-	if soft := o.softMatch(); soft > 0 && len(qvec) > 0 && len(fused) > 0 {
+	if soft := o.softMatch(); soft > 0 && qvec != nil && o.Mode != ModeVector && len(fused) > 0 {
 		// The vector leg ran (hybrid): re-rank the best candidates by how
 		// closely their words match the query's in meaning.
 		n := min(len(fused), softTop)
