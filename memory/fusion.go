@@ -11,13 +11,14 @@ import (
 )
 
 // fusedHit is one fused candidate: its fused score (Score, then recency-weighted
-// by Search), the fused score before recency, and the part of it that came from
-// the records around it.
+// by Search), the fused score before recency, the part of it that came from
+// the records around it, and the part from words close in meaning.
 type fusedHit struct {
 	id     string
 	score  float64
 	raw    float64
 	lifted float64
+	soft   float64 // the part of raw from the word-similarity re-rank
 }
 
 // byFusedScore orders fused candidates best first, ties by id (recall.SortByScore's
@@ -35,11 +36,47 @@ func byFusedScore(a, b fusedHit) int {
 // which rank fusion still uses): TestFastFusionEqualsReference holds them to the
 // same ids and bit-identical scores.
 // The hits are valid until release is called.
+//
+// A hybrid search (the vector leg ran) then re-ranks the best candidates by
+// how closely their words match the query's in meaning (softRerank).
 func (s *Store) fuseHits(query string, o SearchOptions, bm25IDs []string, bm25 map[string]fulltext.Hit, vecIDs []string, sims map[string]float64, qvec []float32) (hits []fusedHit, release func()) {
 	if o.Fusion == FusionRRF || s.refFusion {
-		return s.fuseRef(query, o, bm25IDs, bm25, vecIDs, sims, qvec), func() {}
+		hits, release = s.fuseRef(query, o, bm25IDs, bm25, vecIDs, sims, qvec), func() {}
+	} else {
+		hits, release = s.fuseFast(query, o, bm25IDs, bm25, vecIDs, sims, qvec)
 	}
-	return s.fuseFast(query, o, bm25IDs, bm25, vecIDs, sims, qvec)
+	if soft := o.softMatch(); soft > 0 && qvec != nil && o.Mode != ModeVector {
+		s.softRerank(query, o, hits, soft)
+	}
+	return hits, release
+}
+
+// softRerank adds to the fused score of the softTop best hits soft times
+// their word-by-word match with the query (Store.softMatch, over the best of
+// them). It leaves hits in no particular order.
+func (s *Store) softRerank(query string, o SearchOptions, hits []fusedHit, soft float64) {
+	n := min(len(hits), softTop)
+	if n == 0 {
+		return
+	}
+	bestFirst(hits, n)
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = hits[i].id
+	}
+	s.mu.RLock()
+	sm := s.softMatch(query, ids, o.softMatchFloor())
+	s.mu.RUnlock()
+	if sm == nil {
+		return
+	}
+	sm = recall.MaxNormalize(sm)
+	for i := range n {
+		h := &hits[i]
+		h.soft = soft * sm[h.id]
+		h.score += h.soft
+		h.raw += h.soft
+	}
 }
 
 // fuseRef is fuse's answer as fusedHits.

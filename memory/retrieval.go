@@ -169,22 +169,6 @@ func (s *Store) fuse(query string, o SearchOptions, bm25IDs []string, bm25 map[s
 	} else {
 		fused = recall.WeightedSum([]float64{wb, wv}, bsm, vsm)
 	}
-	if soft := o.softMatch(); soft > 0 && qvec != nil && o.Mode != ModeVector && len(fused) > 0 {
-		// The vector leg ran (hybrid): re-rank the best candidates by how
-		// closely their words match the query's in meaning.
-		n := min(len(fused), softTop)
-		ids := make([]string, n)
-		for i := range ids {
-			ids[i] = fused[i].ID
-		}
-		if sm := s.softMatch(query, ids, o.softMatchFloor()); sm != nil {
-			sm = recall.MaxNormalize(sm)
-			for i := range n {
-				fused[i].Score += soft * sm[fused[i].ID]
-			}
-			recall.SortByScore(fused)
-		}
-	}
 	raw := make(map[string]float64, len(fused))
 	lifted := map[string]float64{}
 	for _, f := range fused {

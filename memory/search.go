@@ -183,6 +183,9 @@ type Hit struct {
 	// Context is the part of Fused that came from the neighbouring records: the
 	// record was chosen (partly) because the records around it match.
 	Context float64 `json:"context,omitempty"`
+	// Meaning is the part of Fused that came from the record's words being
+	// close in meaning to the query's (SearchOptions.SoftMatch).
+	Meaning float64 `json:"meaning,omitempty"`
 	Tokens  int     `json:"tokens"`
 }
 
@@ -197,6 +200,9 @@ func (h Hit) Why() string {
 	}
 	if h.Context > 0 && h.Fused > 0 {
 		parts = append(parts, fmt.Sprintf("%.0f%% from the records around it", 100*h.Context/h.Fused))
+	}
+	if h.Meaning > 0 && h.Fused > 0 {
+		parts = append(parts, fmt.Sprintf("%.0f%% from words close in meaning", 100*h.Meaning/h.Fused))
 	}
 	if len(parts) == 0 {
 		parts = append(parts, "no direct match")
@@ -379,7 +385,7 @@ func (s *Store) Search(ctx context.Context, query string, o SearchOptions) (Resu
 		kept = reordered
 	}
 	for _, f := range kept {
-		h := Hit{Record: byID[f.id], Fused: f.raw, Score: f.score, Context: f.lifted}
+		h := Hit{Record: byID[f.id], Fused: f.raw, Score: f.score, Context: f.lifted, Meaning: f.soft}
 		if b, ok := bm25[f.id]; ok {
 			h.BM25Score = b.Score
 			h.BM25Rank = rank(bm25IDs, f.id)
