@@ -66,3 +66,19 @@ func sortedKeys(m map[string]int) []string {
 	slices.Sort(out)
 	return out
 }
+
+func TestIsStopWord(t *testing.T) {
+	ix, _, err := Open(filepath.Join(t.TempDir(), "fulltext"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	for _, tc := range []struct {
+		word string
+		stop bool
+	}{{"the", true}, {"what", true}, {"does", true}, {"you", true}, {"clarinet", false}, {"activities", false}, {"", false}} {
+		if got := ix.IsStopWord(tc.word); got != tc.stop {
+			t.Errorf("IsStopWord(%q) = %v, want %v", tc.word, got, tc.stop)
+		}
+	}
+}
