@@ -205,15 +205,21 @@ func BenchmarkSearch(b *testing.B) {
 	b.Logf("first search after open: %.1f ms", float64(time.Since(t0).Microseconds())/1000)
 	// Hybrid runs last: right after the ingest, Bleve's background merges of
 	// 100k documents compete with whichever mode runs first.
-	for _, mode := range []Mode{ModeBM25, ModeVector, ModeHybrid} {
-		b.Run(string(mode), func(b *testing.B) {
+	// hybrid-no-soft-match is hybrid without the word-similarity re-rank, to
+	// show what the re-rank adds per query.
+	for _, name := range []string{"bm25", "vector", "hybrid-no-soft-match", "hybrid"} {
+		mode, soft := Mode(strings.TrimSuffix(name, "-no-soft-match")), 0.0
+		if mode != Mode(name) {
+			soft = -1
+		}
+		b.Run(name, func(b *testing.B) {
 			lat := make([]time.Duration, 0, b.N)
 			empty := 0
 			cpu0 := cpuTime()
 			for i := 0; i < b.N; i++ {
 				q := queries[i%len(queries)]
 				t0 := time.Now()
-				res, err := s.Search(context.Background(), q, SearchOptions{Limit: 10, Mode: mode})
+				res, err := s.Search(context.Background(), q, SearchOptions{Limit: 10, Mode: mode, SoftMatch: soft})
 				lat = append(lat, time.Since(t0))
 				if err != nil {
 					b.Fatalf("search %q: %v", q, err)
