@@ -21,7 +21,8 @@ var update = flag.Bool("update", false, "rewrite golden files")
 
 // e2eScript is the scripted model of the end-to-end test: a tool call, a read,
 // a write and a patch through the built-in text_editor, a tool reporting its progress and an
-// embedding model change (the tool-side hooks), two failing response calls (the second with other arguments, so not a repeat), the same
+// embedding model change (the tool-side hooks), a failed model call that an
+// extension at message_loop_exception handles, two failing response calls (the second with other arguments, so not a repeat), the same
 // failing call again (a repeat), and the answer.
 const e2eScript = `model: e2e
 replies:
@@ -31,6 +32,8 @@ replies:
   - content: '{"thoughts":["note"],"headline":"write","tool_name":"text_editor","tool_args":{"action":"write","path":"todo.txt","content":"buy milk\n"}}'
   - content: '{"thoughts":["fix"],"headline":"patch","tool_name":"text_editor","tool_args":{"action":"patch","path":"todo.txt","old_text":"milk","new_text":"eggs"}}'
   - content: '{"thoughts":["work"],"headline":"work","tool_name":"progress","tool_args":{}}'
+  - error: 'handle-me: the server hiccuped'
+    status: 400
   - content: '{"thoughts":["answer"],"tool_name":"response","tool_args":{}}'
   - content: '{"thoughts":["answer again"],"tool_name":"response","tool_args":{"txt":"typo"}}'
   - content: '{"thoughts":["answer again"],"tool_name":"response","tool_args":{"txt":"typo"}}'
