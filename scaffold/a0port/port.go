@@ -102,6 +102,8 @@ var (
 	helpersAnyRE = regexp.MustCompile(`^\s*from\s+(helpers\.\w+|agent|python\.[\w.]+|models|initialize|plugins\.[\w.]+)\s+import\s+(.+)$`)
 	// from helpers import a, b: each name is a module of Agent Zero's helpers
 	// package; the layer's shims have helpers.extension only.
+	openPromptRE = regexp.MustCompile(`(?:read|parse)_prompt\(\s*$`)
+	promptArgRE  = regexp.MustCompile(`^\s*(["'][^"']+["'])`)
 	readPromptRE = regexp.MustCompile(`(?:read|parse)_prompt\(\s*(?:["']([^"']+)["'])?`)
 	helpersPkgRE = regexp.MustCompile(`^\s*from\s+helpers\s+import\s+(.+)$`)
 	// Agent attributes Agent Zero keeps on the object, not in agent data.
@@ -424,11 +426,21 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 	reads, writes := map[string]bool{}, map[string]int{}
 	injects := false
 	var adapted []string
+	promptOpen := false // a read_prompt( call whose argument is on the next line
 	for line := 1; sc.Scan(); line++ {
 		text := sc.Text()
 		if strings.HasPrefix(strings.TrimSpace(text), "#") {
 			continue
 		}
+		if promptOpen {
+			promptOpen = false
+			if m := promptArgRE.FindStringSubmatch(text); m != nil {
+				text = "read_prompt(" + m[1] + text[len(m[0]):]
+			}
+		}
+		// Its file name is read from the next line.
+		opens := openPromptRE.MatchString(text)
+		promptOpen = opens
 		if m := pyHelpersRE.FindStringSubmatch(text); m != nil {
 			mod := m[1] + m[2]
 			use := "from helpers." + mod + " import ..."
@@ -461,6 +473,7 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 		}
 		for _, m := range readPromptRE.FindAllStringSubmatch(text, -1) {
 			switch {
+			case opens && m[1] == "": // the name is on the next line
 			case m[1] == "":
 				f.Status = statusNeedsHand
 				f.Notes = append(f.Notes, fmt.Sprintf("line %d: reads a prompt file named at run time: put it into the plugin's prompts/ directory", line))

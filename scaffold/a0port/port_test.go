@@ -75,6 +75,8 @@ func TestRealImportShapes(t *testing.T) {
 		{"another plugin's helpers", "line 6: imports plugins._elsewhere.helpers.store", true},
 		{"history read is no mutation", "history mutation", false},
 		{"missing prompt file", "line 13: reads the prompt file missing.prompt.md", true},
+		{"prompt file named on the next line", "line 15: reads the prompt file other.missing.md", true},
+		{"no run-time name for it", "named at run time", false},
 	}
 	for _, tt := range tests {
 		if got := strings.Contains(notes, tt.note); got != tt.want {

@@ -11,3 +11,6 @@ class RealImports(extension.Extension):
     async def execute(self, loop_data: LoopData = LoopData(), **kwargs):
         text = self.agent.history.output_text()
         loop_data.extras_temporary["seen"] = self.agent.read_prompt("missing.prompt.md", text=text)
+        loop_data.extras_temporary["more"] = self.agent.read_prompt(
+            "other.missing.md", text=text
+        )
