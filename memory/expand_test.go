@@ -169,3 +169,41 @@ func TestExpandFindsWhatSharesNoWord(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadFindsAnExactWordWithWeakVectors: with word vectors whose cosine for a
+// one-word query and a longer sentence is below Agent Zero's 0.7, memory_load
+// still finds the sentence holding the word (its BM25 score is the best), and
+// memory_forget, which deletes, still asks for the cosine.
+func TestLoadFindsAnExactWordWithWeakVectors(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, t.TempDir(), Options{Embedder: meaningEmbedder(t)})
+	note := "Melanie cooked pasta for the kids in the evening, loud as ever, before the violin."
+	if _, err := s.Put(ctx, Input{Key: "note", Text: note}, Source{Source: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put(ctx, Input{Key: "other", Text: "Caroline: the clarinet."}, Source{Source: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Search(ctx, "violin", SearchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range res.Hits {
+		if h.Record.Key == "note" && h.Similarity >= DefaultLoadThreshold {
+			t.Fatalf("fixture: the note's cosine %.2f is not below %.2f", h.Similarity, DefaultLoadThreshold)
+		}
+	}
+	got, err := s.MemoryLoad(ctx, "violin", 0, 0, "", Source{Source: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, note) {
+		t.Errorf("memory_load(violin) = %q, want the note holding the word", got)
+	}
+	if _, err := s.MemoryForget(ctx, "violin", 0, "", Source{Source: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.MemoryLoad(ctx, "violin", 0, 0, "", Source{Source: "test"}); err != nil || !strings.Contains(got, note) {
+		t.Errorf("after memory_forget(violin) memory_load = %q, %v: the note was deleted on a keyword match with a weak cosine", got, err)
+	}
+}

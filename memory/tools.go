@@ -131,22 +131,38 @@ const (
 	DefaultForgetThreshold = 0.75
 )
 
-// MatchScore is the similarity a threshold is compared with: the cosine similarity
-// to the query when there are vectors, else the BM25 score relative to the best
-// hit (so the best BM25 hit scores 1).
+// MatchScore is the similarity a threshold is compared with. Without vectors it
+// is the BM25 score relative to the best hit (so the best BM25 hit scores 1).
+// With vectors it is the better of that and the cosine similarity to the query:
+// Agent Zero's thresholds (0.7 to load) were set for embedding models, and an
+// offline word-vector embedder gives a one-word query and a sentence holding
+// that word a cosine well below them, so a cosine-only threshold would find
+// nothing for an exact keyword match.
 func MatchScore(h Hit, best float64, vectors bool) float64 {
+	rel := 0.0
+	if best > 0 {
+		rel = h.BM25Score / best
+	}
+	if vectors {
+		return max(h.Similarity, rel)
+	}
+	return rel
+}
+
+// forgetScore is the similarity memory_forget compares with its threshold: the
+// cosine alone when there are vectors. Deleting is not undone, so a record is
+// forgotten only when its meaning is close, not for being the best keyword
+// match of a weak query.
+func forgetScore(h Hit, best float64, vectors bool) float64 {
 	if vectors {
 		return h.Similarity
 	}
-	if best <= 0 {
-		return 0
-	}
-	return h.BM25Score / best
+	return MatchScore(h, best, false)
 }
 
-// thresholded runs a search and keeps the hits whose match score reaches
+// thresholded runs a search and keeps the hits whose score (by score) reaches
 // threshold, with the filter expression applied.
-func (s *Store) thresholded(ctx context.Context, query string, threshold float64, limit int, filter string, o SearchOptions) ([]Hit, error) {
+func (s *Store) thresholded(ctx context.Context, query string, threshold float64, limit int, filter string, o SearchOptions, score func(Hit, float64, bool) float64) ([]Hit, error) {
 	expr, err := ParseFilter(filter)
 	if err != nil {
 		return nil, err
@@ -164,7 +180,7 @@ func (s *Store) thresholded(ctx context.Context, query string, threshold float64
 	}
 	var out []Hit
 	for _, h := range res.Hits {
-		if MatchScore(h, best, vectors) >= threshold && expr.Match(h.Record) {
+		if score(h, best, vectors) >= threshold && expr.Match(h.Record) {
 			out = append(out, h)
 		}
 	}
@@ -182,7 +198,7 @@ func (s *Store) MemoryLoad(ctx context.Context, query string, threshold float64,
 	if limit <= 0 {
 		limit = DefaultLoadLimit
 	}
-	hits, err := s.thresholded(ctx, query, threshold, limit, filter, SearchOptions{RecordAccess: false, Filter: Filter{Areas: s.areasFor(filter)}})
+	hits, err := s.thresholded(ctx, query, threshold, limit, filter, SearchOptions{RecordAccess: false, Filter: Filter{Areas: s.areasFor(filter)}}, MatchScore)
 	if err != nil {
 		return "", fmt.Errorf("memory_load: %w", err)
 	}
@@ -218,7 +234,7 @@ func (s *Store) MemoryForget(ctx context.Context, query string, threshold float6
 	if threshold <= 0 {
 		threshold = DefaultForgetThreshold
 	}
-	hits, err := s.thresholded(ctx, query, threshold, 1000, filter, SearchOptions{Filter: Filter{Areas: s.areasFor(filter)}})
+	hits, err := s.thresholded(ctx, query, threshold, 1000, filter, SearchOptions{Filter: Filter{Areas: s.areasFor(filter)}}, forgetScore)
 	if err != nil {
 		return "", fmt.Errorf("memory_forget: %w", err)
 	}

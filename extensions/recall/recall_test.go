@@ -19,7 +19,7 @@ import (
 
 func stores(t *testing.T) *memorytools.Stores {
 	t.Helper()
-	st := memorytools.New(memorytools.Fixed(config.Tools{Home: t.TempDir()}), nil)
+	st := memorytools.New(memorytools.Fixed(config.Tools{Home: t.TempDir(), Memory: config.MemoryTools{Embedder: "none"}}), nil)
 	t.Cleanup(func() { st.Close() })
 	return st
 }
