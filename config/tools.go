@@ -230,9 +230,10 @@ type MemoryTools struct {
 
 // Recall configures the recall extensions (Agent Zero's memory recall settings).
 type Recall struct {
-	// Threshold is the least similarity a recalled memory needs: its cosine
-	// similarity to the prompt with vectors, its BM25 score over the best
-	// without (default 0: the relevance filter's relative floor alone decides).
+	// Threshold is the least similarity a recalled memory needs: its BM25
+	// score over the best, or with vectors the better of that and its cosine
+	// similarity to the prompt (memory.MatchScore; default 0: the relevance
+	// filter's relative floor alone decides).
 	Threshold float64 `yaml:"threshold"`
 	// Limit is how many memories the block holds (default 5).
 	Limit int `yaml:"limit"`
