@@ -227,11 +227,16 @@ func TestTimeoutKillsAShellLoop(t *testing.T) {
 	}
 	h.ok("cd work && LOST=1")
 	res := h.run(map[string]any{"runtime": "terminal", "code": "while true; do :; done"})
-	if !strings.Contains(res.GetError(), "shell were killed") {
-		t.Errorf("error = %q", res.GetError())
+	// The loop runs in the shell itself, so the shell is killed. Usually the
+	// sweep of its members spares it and it is then killed for not coming
+	// back; under load the sweep has been seen to take the shell itself (it then
+	// reports an exited shell). Either way the loop is stopped and the session
+	// starts over, which is what is asserted.
+	if e := res.GetError(); !strings.Contains(e, "the time limit of 300ms passed") {
+		t.Errorf("error = %q", e)
 	}
-	if !strings.Contains(res.GetContent(), "did not come back") {
-		t.Errorf("content = %q", res.GetContent())
+	if c := res.GetContent(); !strings.Contains(c, "did not come back") && !strings.Contains(c, "Session 0 starts a new shell") {
+		t.Errorf("content = %q", c)
 	}
 	// A new shell, in the last directory, without the old variables.
 	if got := h.ok("pwd; echo \"[$LOST]\""); got != filepath.Join(h.dir, "work")+"\n[]" {
