@@ -110,6 +110,48 @@ func childOf(pid int, limit time.Duration) int {
 	}
 }
 
+// eldestChild returns the earliest-started live child of pid (fallback when it
+// has none). Under a reaper the shell is the reaper's first child; processes
+// the reaper adopted later (setsid or double-forked orphans) started after it.
+// Asked at kill time, so a shell recorded wrongly at start is still spared.
+func eldestChild(pid, fallback int) int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return fallback
+	}
+	best, bestStart := 0, uint64(0)
+	for _, e := range ents {
+		c, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 || i+2 > len(stat) {
+			continue
+		}
+		// After the command name: state, ppid, ... starttime is the 20th field.
+		f := strings.Fields(string(stat[i+2:]))
+		if len(f) < 20 || f[1] != strconv.Itoa(pid) || f[0] == "Z" {
+			continue
+		}
+		start, err := strconv.ParseUint(f[19], 10, 64)
+		if err != nil {
+			continue
+		}
+		if best == 0 || start < bestStart || (start == bestStart && c < best) {
+			best, bestStart = c, start
+		}
+	}
+	if best == 0 {
+		return fallback
+	}
+	return best
+}
+
 // killMembers kills with SIGKILL every process of the shell's session (and of
 // its sandbox) except the shell, and returns them.
 func killMembers(sid int, ns string, keep map[int]bool) []proc {

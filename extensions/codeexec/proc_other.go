@@ -43,3 +43,6 @@ func awaitDeath([]proc, time.Duration) {}
 
 // killDescendants cannot list processes here.
 func killDescendants(int, int) []proc { return nil }
+
+// eldestChild: Linux only (from /proc).
+func eldestChild(_, fallback int) int { return fallback }

@@ -250,7 +250,7 @@ func (s *session) exitStatus() string {
 // the shell.
 func (s *session) killMembers() []proc {
 	if s.reaped {
-		return killDescendants(s.pid, s.shell)
+		return killDescendants(s.pid, eldestChild(s.pid, s.shell))
 	}
 	if !s.confined {
 		return killMembers(s.pid, "", nil)
