@@ -84,24 +84,8 @@ func pidNS(pid int) string {
 func childOf(pid int, limit time.Duration) int {
 	end := time.Now().Add(limit)
 	for {
-		ents, _ := os.ReadDir("/proc")
-		for _, e := range ents {
-			c, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-			if err != nil {
-				continue
-			}
-			i := bytes.LastIndexByte(stat, ')')
-			if i < 0 || i+2 > len(stat) {
-				continue
-			}
-			f := strings.Fields(string(stat[i+2:]))
-			if len(f) > 1 && f[1] == strconv.Itoa(pid) {
-				return c
-			}
+		if cs := children(pid); len(cs) > 0 {
+			return cs[0].pid
 		}
 		if time.Now().After(end) {
 			return 0
@@ -110,16 +94,20 @@ func childOf(pid int, limit time.Duration) int {
 	}
 }
 
-// eldestChild returns the earliest-started live child of pid (fallback when it
-// has none). Under a reaper the shell is the reaper's first child; processes
-// the reaper adopted later (setsid or double-forked orphans) started after it.
-// Asked at kill time, so a shell recorded wrongly at start is still spared.
-func eldestChild(pid, fallback int) int {
+// child is a live child process and when it started (in clock ticks since boot).
+type child struct {
+	pid   int
+	start uint64
+}
+
+// children lists the live (not zombie) children of pid from /proc.
+func children(pid int) []child {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		return fallback
+		return nil
 	}
-	best, bestStart := 0, uint64(0)
+	parent := strconv.Itoa(pid)
+	var out []child
 	for _, e := range ents {
 		c, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -135,21 +123,27 @@ func eldestChild(pid, fallback int) int {
 		}
 		// After the command name: state, ppid, ... starttime is the 20th field.
 		f := strings.Fields(string(stat[i+2:]))
-		if len(f) < 20 || f[1] != strconv.Itoa(pid) || f[0] == "Z" {
+		if len(f) < 20 || f[1] != parent || f[0] == "Z" {
 			continue
 		}
-		start, err := strconv.ParseUint(f[19], 10, 64)
-		if err != nil {
-			continue
-		}
-		if best == 0 || start < bestStart || (start == bestStart && c < best) {
-			best, bestStart = c, start
+		start, _ := strconv.ParseUint(f[19], 10, 64)
+		out = append(out, child{pid: c, start: start})
+	}
+	return out
+}
+
+// eldestChild returns the earliest-started live child of pid (fallback when it
+// has none). Under a reaper the shell is the reaper's first child; processes
+// the reaper adopted later (setsid or double-forked orphans) started after it.
+// Asked at kill time, so a shell recorded wrongly at start is still spared.
+func eldestChild(pid, fallback int) int {
+	best := child{pid: fallback}
+	for i, c := range children(pid) {
+		if i == 0 || c.start < best.start || (c.start == best.start && c.pid < best.pid) {
+			best = c
 		}
 	}
-	if best == 0 {
-		return fallback
-	}
-	return best
+	return best.pid
 }
 
 // killMembers kills with SIGKILL every process of the shell's session (and of
