@@ -23,7 +23,10 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // a write and a patch through the built-in text_editor, a tool reporting its progress and an
 // embedding model change (the tool-side hooks), a failed model call that an
 // extension at message_loop_exception handles, two failing response calls (the second with other arguments, so not a repeat), the same
-// failing call again (a repeat), and the answer.
+// failing call again (a repeat), and the answer. Before the answer the
+// history outgrows the small window the test gives (--num-ctx e2eNumCtx) and
+// is compressed by the utility model (utilityReply), which fires
+// util_model_call_before/after.
 const e2eScript = `model: e2e
 replies:
   - content: '{"thoughts":["start"],"headline":"greet","tool_name":"hello_time","tool_args":{"name":"e2e"}}'
@@ -35,8 +38,23 @@ replies:
 ` + handledFailure + `  - content: '{"thoughts":["answer"],"tool_name":"response","tool_args":{}}'
   - content: '{"thoughts":["answer again"],"tool_name":"response","tool_args":{"txt":"typo"}}'
   - content: '{"thoughts":["answer again"],"tool_name":"response","tool_args":{"txt":"typo"}}'
-  - content: '{"thoughts":["done"],"tool_name":"response","tool_args":{"text":"All done."}}'
+` + utilityReply + `  - content: '{"thoughts":["done"],"tool_name":"response","tool_args":{"text":"All done."}}'
 `
+
+// utilityReply is the utility model's summary when the history is compressed
+// before the last iteration's request (the utility model is the script's own
+// model, so its call takes the next reply). modelhooks' util_model_call_before
+// marks the message with UTILMARK, so the reply proves the hook's change
+// reached the utility model. Sessions that do not compress leave it out.
+const utilityReply = `  - content: '- the operator was greeted; todo.txt says buy eggs'
+    expect_contains: 'UTILMARK'
+`
+
+// e2eNumCtx is the end-to-end run's context window: small enough that the
+// history exceeds its budget at the last iteration (1054 tokens against 892;
+// 712 at the one before, so it is compressed exactly once), with some room
+// either side so a prompt edit does not move the compression.
+const e2eNumCtx = "3456"
 
 // handledFailure is the e2e script's failed model call, which the modelhooks
 // plugin handles at message_loop_exception; sessions without that plugin leave
@@ -96,7 +114,12 @@ func TestEndToEnd(t *testing.T) {
 }
 
 func endToEnd(t *testing.T, exe, home, script, provider string) {
-	cmd := exec.Command(exe, "run", "-p", "Say hello, then answer.", "--json", "--model", "script:"+script, "--provider", provider)
+	// The utility model (the script's model) writes the summary of history
+	// compression.
+	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte("utility_model: e2e\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "run", "-p", "Say hello, then answer.", "--json", "--model", "script:"+script, "--provider", provider, "--num-ctx", e2eNumCtx)
 	cmd.Dir = t.TempDir()
 	// The file the script reads through the built-in text_editor.
 	if err := os.WriteFile(filepath.Join(cmd.Dir, "notes.txt"), []byte("remember the milk\n"), 0o644); err != nil {
@@ -146,6 +169,8 @@ func endToEnd(t *testing.T, exe, home, script, provider string) {
 			fmt.Fprintf(&trace, "%d %-28s %-26s %-18s %3d %s reads=%v writes=%v\n", e.Iteration, e.Hook, e.Extension, e.Plugin, *e.Order, status, e.Reads, e.Writes)
 		case loop.EventSignal, loop.EventToolCall, loop.EventToolResult, loop.EventResponse:
 			fmt.Fprintf(&trace, "%d %s %s%s\n", e.Iteration, e.Type, e.Signal, e.Tool)
+		case loop.EventCompression:
+			fmt.Fprintf(&trace, "%d %s %s messages=%d\n", e.Iteration, e.Type, e.Compression.Method, e.Compression.Messages)
 		}
 	}
 	golden := filepath.Join("testdata", "e2e_hooks.golden")
@@ -166,6 +191,21 @@ func endToEnd(t *testing.T, exe, home, script, provider string) {
 	// text_editor_* hooks of the trace).
 	if b, err := os.ReadFile(filepath.Join(cmd.Dir, "todo.txt")); err != nil || string(b) != "buy eggs\n" {
 		t.Errorf("todo.txt holds %q (%v), want the patched write", b, err)
+	}
+
+	// The history was compressed once, by the utility model, and
+	// util_model_call_after's rewrite is the summary kept.
+	var compressions []*loop.Compression
+	for _, e := range evs {
+		if e.Type == loop.EventCompression {
+			compressions = append(compressions, e.Compression)
+		}
+	}
+	if len(compressions) != 1 || compressions[0].Method != "utility" || !strings.HasPrefix(compressions[0].Added, "- hooked: the operator was greeted") {
+		for _, c := range compressions {
+			t.Logf("compression: method %q fallback %q added %.80q", c.Method, c.Fallback, c.Added)
+		}
+		t.Fatalf("%d compressions, want one by the utility model carrying util_model_call_after's rewrite", len(compressions))
 	}
 
 	var final string

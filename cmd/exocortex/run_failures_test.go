@@ -24,7 +24,7 @@ func TestRunReportsFailuresOnStderr(t *testing.T) {
 	}
 	copyExecutable(t, crash, filepath.Join(plugins, "crashonce"))
 	script := filepath.Join(t.TempDir(), "e2e.yaml")
-	if err := os.WriteFile(script, []byte(strings.Replace(e2eScript, handledFailure, "", 1)), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(strings.NewReplacer(handledFailure, "", utilityReply, "").Replace(e2eScript)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	project := t.TempDir()
