@@ -391,6 +391,11 @@ func TestLongAnswerInTmux(t *testing.T) {
 			})
 			run, pidFile := runner(t, exe, home, work)
 			tm.run("new-session", "-d", "-s", "l", "-x", strconv.Itoa(tc.width), "-y", "30", "sh "+run+" --model script:"+script)
+			// E2E_RAW=DIR keeps each pane's raw output (what the program
+			// wrote to its terminal) in DIR, to replay a failure.
+			if d := os.Getenv("E2E_RAW"); d != "" {
+				tm.run("pipe-pane", "-t", "l", "-o", "cat > "+filepath.Join(d, strings.ReplaceAll(t.Name(), "/", "_")+"-"+strconv.FormatInt(time.Now().UnixNano(), 10)+".raw"))
+			}
 			tm.track(pidFile)
 			tm.waitFor("l", "✓ answered", "memory ")
 			tm.typeLine("l", "write at length")
