@@ -105,6 +105,7 @@ type fnode struct {
 	// after; walked says they were found.
 	nb, nbB, nbA int32
 	walked       bool
+	asked        int8       // 0 not yet known, 1 the record asks a question, -1 not
 	looked       bool       // vlook is computed
 	vlook        float64    // a non-candidate's vector score from its stored vector
 	in           [2]bool    // a candidate of the leg
@@ -207,6 +208,19 @@ func (fs *fuseScratch) walk(o *order, k int32, w int) {
 	n.nbB, n.nbA = b, a
 }
 
+// asks reports whether node k's record asks a question (asksQuestion), once
+// per node.
+func (fs *fuseScratch) asks(k int32) bool {
+	n := &fs.nodes[k]
+	if n.asked == 0 {
+		n.asked = -1
+		if n.rec != nil && asksQuestion(n.rec.Text) {
+			n.asked = 1
+		}
+	}
+	return n.asked > 0
+}
+
 // neighbours returns node k's neighbours found by walk.
 func (fs *fuseScratch) neighbours(k int32) (before, after []int32) {
 	n := &fs.nodes[k]
@@ -307,10 +321,17 @@ func (s *Store) fuseFast(query string, o SearchOptions, bm25IDs []string, bm25 m
 	// recall.Smooth for each leg: every candidate and every neighbour of one gets
 	// its own score plus its neighbours', the nearest on each side times beta,
 	// the next times beta·decay.
-	side := func(leg int, ks []int32) float64 {
+	// A record right after a question takes its score 1+reply times
+	// (recall.SmoothReplies); asked caches each node's answer.
+	reply := o.contextReply()
+	side := func(leg int, ks []int32, before bool) float64 {
 		t, wt := 0.0, beta
-		for _, k := range ks {
-			t += wt * score(leg, k)
+		for i, k := range ks {
+			m := 1.0
+			if before && i == 0 && reply > 0 && fs.asks(k) {
+				m = 1 + reply
+			}
+			t += m * wt * score(leg, k)
 			wt *= decay
 		}
 		return t
@@ -321,7 +342,7 @@ func (s *Store) fuseFast(query string, o SearchOptions, bm25IDs []string, bm25 m
 		}
 		fs.walk(ord, k, w)
 		before, after := fs.neighbours(k)
-		v := score(leg, k) + side(leg, before) + side(leg, after)
+		v := score(leg, k) + side(leg, before, true) + side(leg, after, false)
 		n := &fs.nodes[k]
 		n.has[leg], n.sm[leg] = true, v
 		fs.lists[leg] = append(fs.lists[leg], k)

@@ -31,7 +31,14 @@ func fusionFixture(t *testing.T) (*Store, []string) {
 		for i := range ws {
 			ws[i] = words[rng.IntN(len(words))]
 		}
-		return speakers[rng.IntN(len(speakers))] + ": " + strings.Join(ws, " ")
+		t := speakers[rng.IntN(len(speakers))] + ": " + strings.Join(ws, " ")
+		switch rng.IntN(8) { // some ask, for the lift of the record after a question
+		case 0, 1:
+			t += "?"
+		case 2:
+			t += "? [image: a photo of " + words[rng.IntN(len(words))] + "]"
+		}
+		return t
 	}
 	var ids []string
 	put := func(batch int) {
@@ -122,6 +129,8 @@ func TestFastFusionEqualsReference(t *testing.T) {
 		{"no context", SearchOptions{Context: -1}},
 		{"wide context", SearchOptions{Context: 0.8, ContextWindow: 4, ContextDecay: 0.7}},
 		{"window 1", SearchOptions{ContextWindow: 1}},
+		{"no reply lift", SearchOptions{ContextReply: -1}},
+		{"reply lift 0.5", SearchOptions{ContextReply: 0.5}},
 		{"weights", SearchOptions{BM25Weight: 0.4, VectorWeight: 2}},
 		{"speaker boost", SearchOptions{SpeakerBoost: 0.5}},
 		{"limit 1", SearchOptions{Limit: 1}},

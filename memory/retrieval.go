@@ -36,6 +36,9 @@ const (
 	// before it.
 	DefaultContextWindow = 2
 	DefaultContextDecay  = 0.5
+	// DefaultContextReply is how much more than another neighbour's a
+	// question's score counts for the record right after it (its answer).
+	DefaultContextReply = 2.0
 	// DefaultFeedback, DefaultFeedbackTerms and DefaultFeedbackBoost are the
 	// pseudo-relevance feedback's defaults (SearchOptions.Feedback).
 	DefaultFeedback      = 0 // off: it lowered recall@10 on the dev set (docs/perf/memory.md)
@@ -126,7 +129,12 @@ func (s *Store) fuse(query string, o SearchOptions, bm25IDs []string, bm25 map[s
 	if o.SpeakerBoost > 0 {
 		s.boostSpeakers(query, o.SpeakerBoost, bown)
 	}
-	bsm := recall.Smooth(bown, beta, decay, nb, nil)
+	reply := o.contextReply()
+	asks := func(id string) bool {
+		r := s.state.get(id)
+		return r != nil && asksQuestion(r.Text)
+	}
+	bsm := recall.SmoothReplies(bown, beta, decay, reply, asks, nb, nil)
 
 	// Vectors: similarities scaled to [0, 1] over the candidates; a neighbour
 	// outside them is scored from its stored vector on the same scale.
@@ -161,7 +169,7 @@ func (s *Store) fuse(query string, o SearchOptions, bm25IDs []string, bm25 map[s
 	if o.SpeakerBoost > 0 {
 		s.boostSpeakers(query, o.SpeakerBoost, vown)
 	}
-	vsm := recall.Smooth(vown, beta, decay, nb, lookup)
+	vsm := recall.SmoothReplies(vown, beta, decay, reply, asks, nb, lookup)
 
 	var fused []recall.Fused
 	if o.Fusion == FusionRRF {
@@ -302,4 +310,24 @@ func (s *Store) boostSpeakers(query string, boost float64, sc recall.Scores) {
 			sc[id] *= 1 + boost
 		}
 	}
+}
+
+// contextReply is o.ContextReply with its default (0 for none).
+func (o SearchOptions) contextReply() float64 {
+	switch {
+	case o.ContextReply == 0:
+		return DefaultContextReply
+	case o.ContextReply < 0:
+		return 0
+	}
+	return o.ContextReply
+}
+
+// asksQuestion reports whether a record's text asks a question: it ends with
+// "?", before an image caption (" [image: ...]") if there is one.
+func asksQuestion(text string) bool {
+	if i := strings.LastIndex(text, " [image:"); i >= 0 && strings.HasSuffix(strings.TrimSpace(text), "]") {
+		text = text[:i]
+	}
+	return strings.HasSuffix(strings.TrimSpace(text), "?")
 }

@@ -397,3 +397,23 @@ func TestSpeakerBoost(t *testing.T) {
 		t.Errorf("fused with boost %v, without %v: want Ben's turn times 1.5 and Ana's unchanged", on, off)
 	}
 }
+
+func TestAsksQuestion(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want bool
+	}{
+		{"Melanie: Got any tips for getting started?", true},
+		{"Melanie: Got any tips?  ", true},
+		{"Caroline: Look at this! What do you think? [image: a photo of a bowl]", true},
+		{"Caroline: Here it is. [image: a photo of a bowl?]", false},
+		{"Caroline: Is it? I think so.", false},
+		{"Caroline: [image: what?] then more", false},
+		{"", false},
+		{"?", true},
+	} {
+		if got := asksQuestion(tc.text); got != tc.want {
+			t.Errorf("asksQuestion(%q) = %v, want %v", tc.text, got, tc.want)
+		}
+	}
+}

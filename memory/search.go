@@ -118,6 +118,13 @@ type SearchOptions struct {
 	// ContextDecay how much less each further one counts (0: the default).
 	ContextWindow int
 	ContextDecay  float64
+	// ContextReply lifts the record right after one that asks a question (its
+	// text, less an image caption, ends with "?"): it takes that question's
+	// score 1+ContextReply times as much as another neighbour's, since the
+	// answer to "Got any tips for getting started?" is the turn after it and
+	// the question's words are its topic. 0 means DefaultContextReply, a
+	// negative value none.
+	ContextReply float64
 	// SpeakerBoost multiplies by 1+SpeakerBoost each leg's score of a record
 	// spoken by someone the query names (a record "Name: text", as imported
 	// conversations are written). 0 means none: it helped on one half of the

@@ -258,10 +258,16 @@ func debugMiss(set locomoSet, q locomoQuestion, res memory.Result) {
 		return
 	}
 	fmt.Printf("Q[%d] %s\n", q.Category, q.Text)
+	rk := map[string]int{}
+	for i, h := range res.Hits {
+		if _, ok := rk[h.Record.Key]; !ok {
+			rk[h.Record.Key] = i + 1
+		}
+	}
 	for _, e := range q.Evidence {
 		for _, in := range set.Inputs {
 			if in.Key == e {
-				fmt.Printf("   %s %v %s\n", e, top[e], in.Text)
+				fmt.Printf("   %s %v rank=%d %s\n", e, top[e], rk[e], in.Text)
 			}
 		}
 	}

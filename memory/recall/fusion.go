@@ -17,6 +17,15 @@ type Neighbours func(id string) (before, after []string)
 // beside it. lookup supplies the score of a neighbour that is not in s (nil: 0).
 // beta <= 0 returns s unchanged.
 func Smooth(s Scores, beta, decay float64, nb Neighbours, lookup func(id string) (float64, bool)) Scores {
+	return SmoothReplies(s, beta, decay, 0, nil, nb, lookup)
+}
+
+// SmoothReplies is Smooth where a record right after one that asks a question
+// (asks reports it) takes that record's score 1+reply times as much as another
+// neighbour's: the turn after "Got any tips for getting started?" is the
+// answer, and the question's words are its topic. reply <= 0 or a nil asks is
+// Smooth.
+func SmoothReplies(s Scores, beta, decay, reply float64, asks func(id string) bool, nb Neighbours, lookup func(id string) (float64, bool)) Scores {
 	if beta <= 0 || nb == nil || len(s) == 0 {
 		return s
 	}
@@ -45,10 +54,14 @@ func Smooth(s Scores, beta, decay float64, nb Neighbours, lookup func(id string)
 		looked[id] = v
 		return v
 	}
-	side := func(ids []string) float64 {
+	side := func(ids []string, before bool) float64 {
 		t, w := 0.0, beta
-		for _, id := range ids {
-			t += w * score(id)
+		for i, id := range ids {
+			m := 1.0
+			if before && i == 0 && reply > 0 && asks != nil && asks(id) {
+				m = 1 + reply
+			}
+			t += m * w * score(id)
 			w *= decay
 		}
 		return t
@@ -59,7 +72,7 @@ func Smooth(s Scores, beta, decay float64, nb Neighbours, lookup func(id string)
 			return
 		}
 		before, after := nb(id)
-		out[id] = score(id) + side(before) + side(after)
+		out[id] = score(id) + side(before, true) + side(after, false)
 	}
 	for id := range s {
 		add(id)

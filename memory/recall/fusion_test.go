@@ -67,6 +67,37 @@ func TestSmooth(t *testing.T) {
 	}
 }
 
+func TestSmoothReplies(t *testing.T) {
+	nb := line("a", "b", "c", "d", "e")
+	asksB := func(id string) bool { return id == "b" }
+	for _, tc := range []struct {
+		name  string
+		in    Scores
+		reply float64
+		asks  func(string) bool
+		want  Scores
+	}{
+		{"no reply weight is Smooth", Scores{"b": 1}, 0, asksB,
+			Scores{"a": 0.5, "b": 1, "c": 0.5, "d": 0.25, "e": 0.125}},
+		{"no asks is Smooth", Scores{"b": 1}, 2, nil,
+			Scores{"a": 0.5, "b": 1, "c": 0.5, "d": 0.25, "e": 0.125}},
+		{"the record after a question takes 1+reply of its share", Scores{"b": 1}, 2, asksB,
+			Scores{"a": 0.5, "b": 1, "c": 1.5, "d": 0.25, "e": 0.125}},
+		{"only the nearest record after the question", Scores{"b": 1, "c": 0}, 1, asksB,
+			Scores{"a": 0.5, "b": 1, "c": 1, "d": 0.25, "e": 0.125}},
+		{"the question itself and the record before it are not lifted", Scores{"c": 1}, 2, asksB,
+			Scores{"a": 0.25, "b": 0.5, "c": 1, "d": 0.5, "e": 0.25}},
+		{"a record after a non-question is not lifted", Scores{"c": 1}, 2, func(id string) bool { return id == "a" },
+			Scores{"a": 0.25, "b": 0.5, "c": 1, "d": 0.5, "e": 0.25}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := SmoothReplies(tc.in, 0.5, 0.5, tc.reply, tc.asks, nb, nil); !close(got, tc.want) {
+				t.Errorf("SmoothReplies = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestNormalize(t *testing.T) {
 	for _, tc := range []struct {
 		name string
