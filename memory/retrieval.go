@@ -32,10 +32,12 @@ const (
 	// record's own.
 	DefaultContext = 0.5
 	// DefaultContextWindow is how many records on each side count, and
-	// DefaultContextDecay how much less each further one counts than the one
-	// before it.
+	// DefaultContextDecay the share of the nearer one's weight that each
+	// further one gets (0.85: the second record on a side counts nearly as
+	// much as the first; measured with the reply lift, which it suits: an
+	// exchange spans a question, its answer and the answer's follow-up).
 	DefaultContextWindow = 2
-	DefaultContextDecay  = 0.5
+	DefaultContextDecay  = 0.85
 	// DefaultContextReply is how much more than another neighbour's a
 	// question's score counts for the record right after it (its answer).
 	DefaultContextReply = 2.0
