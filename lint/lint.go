@@ -46,6 +46,10 @@ type Input struct {
 	// Ported are the plugins written by `exocortex plugins port`, with their
 	// seams and key differences (EXO131 to EXO134).
 	Ported []Ported
+	// Imports are the imports of Python plugins' files that the plugins
+	// cannot load (EXO135, EXO136), found by sdk/python/pyimport: for a
+	// ported plugin the port's own findings, read again as the files are now.
+	Imports []PluginImports
 }
 
 // Entry is one file or directory found in or under a scanned directory.
@@ -178,6 +182,8 @@ func Codes() []CodeInfo {
 		{"EXO132", Warning, 0, 0, "An Agent Zero file of a ported tree is not served: its hook has no Exocortex hook point yet, or it sits at extensions/<hook>/ without python/."},
 		{"EXO133", Warning, 3, 0, "A ported Agent Zero file used an agent-data key at run time that the port did not find in it statically (recorded in the plugin's .a0compat/observed.json)."},
 		{"EXO134", Info, 0, 0, "A ported Agent Zero file has run without using an agent-data key the port found in it statically."},
+		{"EXO135", Error, 10, 0, "A Python plugin's file imports an Agent Zero module the compatibility layer has no stand-in for (or python.helpers, outside a ported tree): the file cannot load."},
+		{"EXO136", Error, 0, 0, "A Python plugin's file imports a third-party module that is not installed where the plugin's interpreter finds it: the file cannot load."},
 	}
 }
 
@@ -204,6 +210,7 @@ func Check(in Input) []Finding {
 	c.requestFields()
 	c.wiringDoc()
 	c.ported()
+	c.imports()
 	SortFindings(c.out)
 	return slices.CompactFunc(c.out, func(a, b Finding) bool { return a == b })
 }

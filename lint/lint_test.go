@@ -48,8 +48,9 @@ type testCase struct {
 		Fix     string   `json:"fix"`
 	} `json:"skipped"`
 	PromptText []PromptText `json:"prompt_text"`
-	Ported     []Ported     `json:"ported"`
-	WiringPath string       `json:"wiring_path"`
+	Ported     []Ported        `json:"ported"`
+	Imports    []PluginImports `json:"imports"`
+	WiringPath string          `json:"wiring_path"`
 	Wiring     *string      `json:"wiring"`
 	// Want lists findings that must be reported, location fields exactly.
 	Want []Finding `json:"want"`
@@ -87,6 +88,7 @@ func readCase(t *testing.T, path string) (Input, []Finding) {
 	}
 	in.PromptText = tc.PromptText
 	in.Ported = tc.Ported
+	in.Imports = tc.Imports
 	if tc.Wiring != nil {
 		in.Wiring = []byte(*tc.Wiring)
 	}

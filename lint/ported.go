@@ -1,6 +1,10 @@
 package lint
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/exocortex/exocortex/sdk/python/pyimport"
+)
 
 // Ported is what `exocortex plugins port` left for the lint in one plugin it wrote
 // (scaffold/a0port.Lint reads it; the lint itself does no I/O): the seams its
@@ -67,6 +71,35 @@ func (c *checker) ported() {
 			c.add(Finding{Code: "EXO134", Severity: Info, Plugin: p.Plugin, Key: k.Key, File: k.File,
 				Message: fmt.Sprintf("the port found agent data %q in the file, which has run without using it (recorded in .a0compat/observed.json)", k.Field),
 				Fix:     "nothing if the use is on a path not taken yet; otherwise remove the dead get_data/set_data"})
+		}
+	}
+}
+
+// PluginImports are the imports of one Python plugin's files that the plugin
+// cannot load, as sdk/python/pyimport finds them (the lint does no I/O: the
+// command runs the finder). Ported says the plugin was written by `exocortex
+// plugins port`, whose python.helpers imports are EXO131 (seam 10) already.
+type PluginImports struct {
+	Plugin   string             `json:"plugin"`
+	Ported   bool               `json:"ported,omitempty"`
+	Problems []pyimport.Problem `json:"problems"`
+}
+
+// imports reports the imports Python plugins cannot load: Agent Zero modules
+// without a stand-in (EXO135) and third-party modules not installed for the
+// plugin (EXO136), each at file:line with the fix.
+func (c *checker) imports() {
+	for _, pi := range c.in.Imports {
+		for _, p := range pi.Problems {
+			code := "EXO135"
+			switch {
+			case p.Kind == pyimport.KindMovedHelpers && pi.Ported:
+				continue // EXO131, seam 10
+			case p.Kind == pyimport.KindThirdParty:
+				code = "EXO136"
+			}
+			c.add(Finding{Code: code, Severity: Error, Plugin: pi.Plugin, File: fmt.Sprintf("%s:%d", p.File, p.Line),
+				Message: p.What, Fix: p.Fix})
 		}
 	}
 }

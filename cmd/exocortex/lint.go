@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +19,8 @@ import (
 	"github.com/exocortex/exocortex/lint"
 	"github.com/exocortex/exocortex/prompts"
 	"github.com/exocortex/exocortex/scaffold/a0port"
+	"github.com/exocortex/exocortex/sdk/python"
+	"github.com/exocortex/exocortex/sdk/python/pyimport"
 	"github.com/exocortex/exocortex/signals"
 	"github.com/exocortex/exocortex/wiring"
 )
@@ -200,9 +204,10 @@ func lintInput(ctx context.Context, opts host.Options, promptDirs, around []stri
 	// A tree that cannot be read in part still gives findings for the rest; the
 	// unreadable part is left out, as the loader leaves it out.
 	in.Tree, _ = lint.ScanTree(append(roots, around...), owned)
-	if in.Ported, err = portedPlugins(ctx, plugins); err != nil {
+	if in.Ported, in.Imports, err = portedPlugins(ctx, plugins); err != nil {
 		return lint.Input{}, err
 	}
+	in.Imports = append(in.Imports, pythonImports(ctx, plugins)...)
 	return in, nil
 }
 
@@ -210,16 +215,18 @@ func lintInput(ctx context.Context, opts host.Options, promptDirs, around []stri
 // (a port.json beside the plugin's files): the seams of its Agent Zero files, read
 // again as they are now, and the keys they used at run time against those found
 // statically.
-func portedPlugins(ctx context.Context, plugins []wiring.Plugin) ([]lint.Ported, error) {
+func portedPlugins(ctx context.Context, plugins []wiring.Plugin) ([]lint.Ported, []lint.PluginImports, error) {
 	var out []lint.Ported
+	var imports []lint.PluginImports
 	for _, p := range plugins {
 		if p.Path == "" || !a0port.IsPorted(p.Path) {
 			continue
 		}
 		c, err := a0port.Lint(ctx, p.Path)
 		if err != nil {
-			return nil, fmt.Errorf("plugin %s: %w", p.Name, err)
+			return nil, nil, fmt.Errorf("plugin %s: %w", p.Name, err)
 		}
+		imports = append(imports, lint.PluginImports{Plugin: p.Name, Ported: true, Problems: c.Imports})
 		lp := lint.Ported{Plugin: p.Name}
 		for _, f := range c.Findings {
 			lp.Seams = append(lp.Seams, lint.PortSeam{Seam: f.Seam, File: f.File, Line: f.Line, What: f.What, Fix: f.Fix})
@@ -229,7 +236,66 @@ func portedPlugins(ctx context.Context, plugins []wiring.Plugin) ([]lint.Ported,
 		}
 		out = append(out, lp)
 	}
-	return out, nil
+	return out, imports, nil
+}
+
+// pythonImports finds, in every Python plugin that `plugins port` did not write
+// (those get theirs from the port's own check, above), the imports its files
+// cannot load: the plugin's .py files, its copy of the SDK left out, resolved
+// against its directory and its interpreter. A plugin whose files cannot be
+// read, or whose interpreter cannot be asked, gives what could be found.
+func pythonImports(ctx context.Context, plugins []wiring.Plugin) []lint.PluginImports {
+	var out []lint.PluginImports
+	for _, p := range plugins {
+		if p.Path == "" || a0port.IsPorted(p.Path) {
+			continue
+		}
+		interp, ok := pythonCommand(p.Path)
+		if !ok {
+			continue
+		}
+		var sources []pyimport.Source
+		_ = filepath.WalkDir(p.Path, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if d.IsDir() {
+				if n := d.Name(); path != p.Path && (n == python.Package || n == "__pycache__" || strings.HasPrefix(n, ".")) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !strings.HasSuffix(d.Name(), ".py") {
+				return nil
+			}
+			code, err := os.ReadFile(path)
+			if err != nil {
+				return nil
+			}
+			rel, _ := filepath.Rel(p.Path, path)
+			sources = append(sources, pyimport.Source{File: filepath.ToSlash(rel), Code: code})
+			return nil
+		})
+		probs, _ := pyimport.Env{Dir: p.Path, Interpreter: interp}.Check(ctx, sources)
+		if len(probs) > 0 {
+			out = append(out, lint.PluginImports{Plugin: p.Name, Problems: probs})
+		}
+	}
+	return out
+}
+
+// pythonCommand reads the plugin.json of the plugin directory dir and returns
+// its interpreter when the command starts Python.
+func pythonCommand(dir string) (string, bool) {
+	b, err := os.ReadFile(filepath.Join(dir, "plugin.json"))
+	if err != nil {
+		return "", false
+	}
+	var m discover.Manifest
+	if json.Unmarshal(b, &m) != nil || len(m.Command) == 0 || !strings.HasPrefix(filepath.Base(m.Command[0]), "python") {
+		return "", false
+	}
+	return m.Command[0], true
 }
 
 // lintPlugins starts every plugin the host would start and returns each with

@@ -10,6 +10,8 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+
+	"github.com/exocortex/exocortex/sdk/python/pyimport"
 )
 
 // ObservedFile is where a ported plugin's compatibility layer records the
@@ -42,6 +44,11 @@ type Check struct {
 	// the files the port left out (File in the Agent Zero tree, from port.json).
 	Findings []Finding
 	KeyDiffs []KeyDiff
+	// Imports are the imports of the ported files the plugin cannot load, as
+	// the port reports them (File relative to the plugin's directory), and
+	// ImportCheck why third-party ones were not checked, if they were not.
+	Imports     []pyimport.Problem
+	ImportCheck string
 }
 
 // IsPorted reports whether dir holds a plugin written by Port (a port.json).
@@ -82,6 +89,11 @@ func Lint(ctx context.Context, dir string) (*Check, error) {
 	for _, f := range now.Files {
 		static[path.Join(portedDir, f.Source)] = f
 	}
+	for _, p := range now.Imports {
+		p.File = path.Join(portedDir, p.File)
+		c.Imports = append(c.Imports, p)
+	}
+	c.ImportCheck = now.ImportCheck
 	obs, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(ObservedFile)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return c, nil

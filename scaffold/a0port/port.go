@@ -28,6 +28,7 @@ import (
 
 	"github.com/exocortex/exocortex/core/hooks"
 	"github.com/exocortex/exocortex/sdk/python"
+	"github.com/exocortex/exocortex/sdk/python/pyimport"
 )
 
 // Seam codes, numbered as in the seed's table of fragile seams.
@@ -89,6 +90,11 @@ type Report struct {
 	// WiringDoc its WIRING.md (written beside PORT.md).
 	Wiring    []WiringHook `json:"wiring"`
 	WiringDoc string       `json:"wiring_md"`
+	// Imports are the imports of the ported files the plugin cannot load, by
+	// file and line with the fix (checkImports); ImportCheck says why
+	// third-party imports were not checked, if they were not.
+	Imports     []pyimport.Problem `json:"imports,omitempty"`
+	ImportCheck string             `json:"import_check,omitempty"`
 }
 
 var (
@@ -202,6 +208,7 @@ func Analyze(ctx context.Context, src, name string) (*Report, error) {
 // portFile is one file to write into the ported plugin.
 type portFile struct {
 	hook, file string
+	source     string // relative to the Agent Zero tree
 	code       []byte
 }
 
@@ -315,9 +322,10 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 		}
 		prefixes[prefixKey{c.hook, f.Order}] = append(prefixes[prefixKey{c.hook, f.Order}], c.rel)
 		r.scan(&f, code, info, setters, onceHooks)
-		files = append(files, portFile{c.hook, c.file, code})
+		files = append(files, portFile{c.hook, c.file, c.rel, code})
 		r.Files = append(r.Files, f)
 	}
+	r.checkImports(ctx, files)
 	for k, files := range prefixes {
 		if len(files) > 1 {
 			slices.Sort(files)

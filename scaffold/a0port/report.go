@@ -5,6 +5,8 @@ import (
 	"io"
 	"regexp"
 	"strings"
+
+	"github.com/exocortex/exocortex/sdk/python/pyimport"
 )
 
 // WriteMarkdown writes the porting report: the files by status, the seams with
@@ -37,6 +39,7 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 	for _, f := range r.Findings {
 		fmt.Fprintf(w, "- %s\n", f)
 	}
+	r.writeImports(w)
 	fmt.Fprintf(w, "\n## Wiring of the ported tree\n\n")
 	fmt.Fprintf(w, "Hook by hook in firing order: each file's order, the state keys it writes (->) and\n")
 	fmt.Fprintf(w, "reads (<-), what of it reaches the model. The whole diagram, made by the generator of\n")
@@ -103,3 +106,36 @@ func KeyName(plugin, field string) string {
 }
 
 func capitalize(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
+
+// writeImports writes the imports the plugin cannot load, by kind: third-party
+// modules named as such, with how to install them, apart from Agent Zero's own
+// internals.
+func (r *Report) writeImports(w io.Writer) {
+	fmt.Fprintf(w, "\n## Imports the plugin cannot load (%d)\n\n", len(r.Imports))
+	if r.ImportCheck != "" {
+		fmt.Fprintf(w, "Third-party imports were not checked: %s\n\n", r.ImportCheck)
+	}
+	for _, k := range []struct {
+		kind  pyimport.Kind
+		title string
+	}{
+		{pyimport.KindThirdParty, "Third-party modules, not installed for the plugin"},
+		{pyimport.KindAgentZero, "Agent Zero internals the compatibility layer has no stand-in for"},
+		{pyimport.KindMovedHelpers, "python.helpers, moved to helpers in Agent Zero v1.7 (seam 10)"},
+	} {
+		first := true
+		for _, p := range r.Imports {
+			if p.Kind != k.kind {
+				continue
+			}
+			if first {
+				fmt.Fprintf(w, "%s:\n\n", k.title)
+				first = false
+			}
+			fmt.Fprintf(w, "- %s\n", p)
+		}
+		if !first {
+			fmt.Fprintln(w)
+		}
+	}
+}
