@@ -47,11 +47,11 @@ type testCase struct {
 		Message string   `json:"message"`
 		Fix     string   `json:"fix"`
 	} `json:"skipped"`
-	PromptText []PromptText `json:"prompt_text"`
+	PromptText []PromptText    `json:"prompt_text"`
 	Ported     []Ported        `json:"ported"`
 	Imports    []PluginImports `json:"imports"`
 	WiringPath string          `json:"wiring_path"`
-	Wiring     *string      `json:"wiring"`
+	Wiring     *string         `json:"wiring"`
 	// Want lists findings that must be reported, location fields exactly.
 	Want []Finding `json:"want"`
 }
