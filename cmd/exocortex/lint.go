@@ -44,6 +44,11 @@ and data files they declare, and the files in and around the plugin directories,
 and reports every place where the wiring is broken or fragile. Each finding has a
 stable code (see docs/lint-codes.md), a severity, where it is, and how to fix it.
 
+Python plugins' files are read for imports the plugin cannot load: third-party
+modules not installed where its interpreter finds them (EXO136) and Agent Zero
+modules without a stand-in (EXO135), at file:line; for a plugin written by
+"exocortex plugins port" these are the porting report's own import findings.
+
 WIRING.md is the generated wiring diagram. --write writes it; without --write, a
 WIRING.md at --wiring (default ./WIRING.md) is compared with what --write would
 write, and a difference is an error.

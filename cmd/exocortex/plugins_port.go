@@ -28,8 +28,10 @@ a response field carries takes effect, one it does not is named in the report.
 
 It prints the porting report (also written to DIR/PORT.md and DIR/port.json): what
 was ported as is, what the layer adapted, what needs a hand, what was not ported and
-why, every seam of the seed's table the tree hits with file, line and fix, and the
-wiring of the ported tree: DIR/WIRING.md, made by the generator of the project's own
+why, every seam of the seed's table the tree hits with file, line and fix, the imports
+the plugin cannot load (third-party modules named as such, with how to install them in
+the plugin's environment, apart from Agent Zero internals without a stand-in; lint
+repeats them as EXO136 and EXO135), and the wiring of the ported tree: DIR/WIRING.md, made by the generator of the project's own
 WIRING.md (hooks in firing order, each file's order, state keys and what of it
 reaches the model; --json carries it as "wiring" and "wiring_md"). Copy DIR into
 $EXOCORTEX_HOME/plugins/ to load it.`,
