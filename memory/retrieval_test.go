@@ -125,6 +125,56 @@ func TestContextLiftsTheAnswerTurn(t *testing.T) {
 	}
 }
 
+// TestReplyTakesTheQuestionsWords: the answer right after a question ranks
+// first by the question's words with the reply lift, and below the question
+// without it; a turn after a statement gets no lift.
+func TestReplyTakesTheQuestionsWords(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		turns []string
+		reply float64
+		first string // key of the best hit
+	}{
+		{"answer after a question, lifted", []string{
+			"Ana: Got any tips for getting started with adoption?",
+			"Ben: Yep! Do your research and find an agency or a lawyer.",
+			"Ana: Thanks, that helps.",
+		}, 0, "b"},
+		{"answer after a question with a photo, lifted", []string{
+			"Ana: Got any tips for getting started with adoption? [image: a photo of a form]",
+			"Ben: Yep! Do your research and find an agency or a lawyer.",
+			"Ana: Thanks, that helps.",
+		}, 0, "b"},
+		{"lift off: the question itself ranks first", []string{
+			"Ana: Got any tips for getting started with adoption?",
+			"Ben: Yep! Do your research and find an agency or a lawyer.",
+			"Ana: Thanks, that helps.",
+		}, -1, "a"},
+		{"after a statement: no lift", []string{
+			"Ana: I got tips for getting started with adoption.",
+			"Ben: Yep! Do your research and find an agency or a lawyer.",
+			"Ana: Thanks, that helps.",
+		}, 0, "a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := openStore(t, t.TempDir(), Options{})
+			ctx := context.Background()
+			for i, txt := range tc.turns {
+				if _, err := s.Put(ctx, Input{Key: string(rune('a' + i)), Text: txt, Metadata: map[string]any{"session": "s"}}, Source{Source: "test"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res, err := s.Search(ctx, "tips for getting started with adoption", SearchOptions{ContextReply: tc.reply})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := keys(res); len(got) == 0 || got[0] != tc.first {
+				t.Fatalf("ranking %v, want %q first", got, tc.first)
+			}
+		})
+	}
+}
+
 func keys(res Result) []string {
 	var out []string
 	for _, h := range res.Hits {

@@ -74,7 +74,8 @@ func run() error {
 	cwin := flag.Int("context-window", 0, "records on each side that count (0: the default)")
 	only := flag.String("conversations", "", "LoCoMo conversations to measure, by sample_id, separated by commas (default: all; for tuning on one half and checking on the other)")
 	spk := flag.Float64("speaker-boost", 0, "boost records spoken (\"Name: ...\") by someone the question names by this share (0: none)")
-	cdecay := flag.Float64("context-decay", 0, "how much less each further record counts (0: the default)")
+	cdecay := flag.Float64("context-decay", 0, "the share of the nearer record's weight each further one gets (0: the default)")
+	creply := flag.Float64("context-reply", 0, "how much more a question counts for the record right after it (0: the default, negative: none)")
 	fb := flag.Int("feedback", 0, "pseudo-relevance feedback documents (0: the default, negative: none)")
 	fbt := flag.Int("feedback-terms", 0, "pseudo-relevance feedback terms (0: the default)")
 	fbb := flag.Float64("feedback-boost", 0, "weight of a feedback term (0: the default)")
@@ -113,7 +114,7 @@ func run() error {
 	tune := func(o *memory.SearchOptions) {
 		o.Fusion, o.RRFK, o.BM25Weight, o.VectorWeight, o.Context = memory.Fusion(*fusion), *rrfK, *wb, *wv, *ctxw
 		o.Feedback, o.FeedbackTerms, o.FeedbackBoost = *fb, *fbt, *fbb
-		o.MaxDF, o.ContextWindow, o.ContextDecay = *maxDF, *cwin, *cdecay
+		o.MaxDF, o.ContextWindow, o.ContextDecay, o.ContextReply = *maxDF, *cwin, *cdecay, *creply
 		o.SpeakerBoost = *spk
 		o.SoftMatch, o.SoftMatchFloor = *soft, *softFloor
 		o.Expand, o.ExpandMinSim, o.ExpandBoost = *expand, *expandSim, *expandBoost
