@@ -76,7 +76,7 @@ func TestRealPluginProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.GetPlugin() != "testplugin" || len(m.GetExtensions()) != 1 || len(m.GetTools()) != 2 {
+	if m.GetPlugin() != "testplugin" || len(m.GetExtensions()) != 1 || len(m.GetTools()) != 3 {
 		t.Fatalf("manifest: %v", m)
 	}
 
@@ -211,8 +211,27 @@ func processRunning(pid int) bool {
 	return i < 0 || i+2 >= len(stat) || (stat[i+2] != 'Z' && stat[i+2] != 'X')
 }
 
+// TestStartRunsBesideServing: a plugin's Start runs in the background from the
+// moment the process starts: a Start that never returns by itself delays
+// neither the handshake nor the calls the host makes meanwhile.
+func TestStartRunsBesideServing(t *testing.T) {
+	bin := sdktest.BuildPlugin(t, testPluginPkg)
+	_, pc := startPlugin(t, bin, &syncBuffer{})
+	call := sdktest.Call("probe")
+	resp, err := pc.MessageLoopEnd(t.Context(), &exocortexv1.MessageLoopEndRequest{Call: call, Iteration: 1})
+	if err != nil || resp.GetIntervention() != "iteration 1" {
+		t.Fatalf("a hook while Start runs: %v, %v", resp, err)
+	}
+	tr, err := pc.ExecuteTool(t.Context(), &exocortexv1.ExecuteToolRequest{Call: sdktest.Call(""),
+		ToolCall: &exocortexv1.ToolCall{Name: "started", ArgsJson: `{}`}})
+	if err != nil || tr.GetResult().GetContent() != "true" {
+		t.Fatalf("Start did not run when the process started: %v, %v", tr.GetResult().GetContent(), err)
+	}
+}
+
 // TestCloseRunsOnGracefulStop: when the host stops a healthy plugin, the plugin's
-// Close runs before the process exits (the memory plugin closes its index there).
+// Close runs before the process exits (the memory plugin closes its index there),
+// after Start's context ended (the test plugin's Start returns only then).
 func TestCloseRunsOnGracefulStop(t *testing.T) {
 	bin := sdktest.BuildPlugin(t, testPluginPkg)
 	marker := filepath.Join(t.TempDir(), "closed")

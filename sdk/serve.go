@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -47,7 +48,9 @@ func Serve(p Plugin) {
 	}
 	// The parent's pid is read now, before the handshake: read inside the
 	// goroutine, a host that died right after starting us would go unnoticed.
+	startCtx, stopStart := context.WithCancel(context.Background())
 	closeOnce := sync.OnceFunc(func() {
+		stopStart()
 		if p.Close != nil {
 			if err := p.Close(); err != nil {
 				logger.Error("closing the plugin", "plugin", p.Name, "err", err)
@@ -60,6 +63,9 @@ func Serve(p Plugin) {
 		os.Exit(0)
 	})
 	defer closeOnce()
+	if p.Start != nil {
+		go runStart(startCtx, p.Name, p.Start, logger)
+	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  Handshake(),
 		VersionedPlugins: PluginSet(srv),
@@ -71,6 +77,18 @@ func Serve(p Plugin) {
 			JSONFormat: true,
 		}),
 	})
+}
+
+// runStart runs a plugin's Start, logging a panic instead of ending the
+// process: what Start prepares is an optimisation, and the hooks that need it
+// find it missing and do the work themselves.
+func runStart(ctx context.Context, name string, start func(context.Context), logger *slog.Logger) {
+	defer func() {
+		if r := recover(); r != nil {
+			logger.Error("the plugin's Start panicked", "plugin", name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		}
+	}()
+	start(ctx)
 }
 
 // watchParent calls gone once when getppid's answer differs from start, then

@@ -129,6 +129,14 @@ type Plugin struct {
 	// 112-123 µs p50 with one, 129-184 µs with two. Raise it for a plugin whose
 	// tools compute in parallel. The GOMAXPROCS environment variable overrides it.
 	Procs int
+	// Start, if set, runs once when the process starts serving, in a goroutine
+	// of its own, while go-plugin's handshake and the host's start-up go on: it
+	// never delays the handshake, and hooks and tools are served while it runs.
+	// Use it to begin slow preparation (opening a store, loading a model) that
+	// the first hook would otherwise pay for; whatever needs the result must
+	// wait for it itself (a lock, sync.Once). Its context ends when the plugin
+	// stops, before Close runs. A panic in Start is logged, not fatal.
+	Start func(ctx context.Context)
 	// Close, if set, runs when the plugin stops: after the host asked it to shut
 	// down, or when Serve notices the host is gone. Release what must be closed
 	// cleanly here (an index, a lock, child processes).

@@ -74,7 +74,8 @@ import (
 const Version = "0.1.0"
 
 // Plugins returns the built-in plugins, by name. Building them starts nothing:
-// the tools load their configuration, open stores and start shells on first use.
+// the tools load their configuration, open stores and start shells on first use,
+// except that memory-tools begins opening its store when its process starts.
 func Plugins() map[string]sdk.Plugin {
 	// One configuration load per plugin process, on first use.
 	tools := sync.OnceValues(config.LoadToolsFromEnv)
@@ -130,6 +131,10 @@ func Plugins() map[string]sdk.Plugin {
 			// docs/perf/memory.md, "Open"); searches run BM25 and the vectors
 			// side by side.
 			Procs: 2,
+			// The store is opened, and the embedder loaded, as soon as the
+			// process starts, beside the host's start-up and the first model
+			// call; the first hook that needs the store waits for it.
+			Start: stores.Warm,
 			// Close closes the store, so its indexes are clean for the next opener.
 			Close: stores.Close,
 			Tools: append(stores.Tools(), stagingnote.New(stagingnote.HomeFrom(tools)).Tool()),

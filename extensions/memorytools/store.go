@@ -14,7 +14,10 @@
 // # Who holds the store
 //
 // Only one process can open a store (memory.Open locks its journal). The plugin
-// serving these tools opens it on first use and keeps it while tools use it; after
+// serving these tools opens it when it starts (Warm, from sdk.Plugin.Start, so the
+// embedder's load and the store's open overlap the host's start-up and the first
+// model call instead of delaying the first prompt's recall), or else on first use,
+// and keeps it while tools use it; after
 // tools.memory.idle_close without a call (default one minute) it closes it,
 // leaving the indexes cleanly closed and the lock free, and opens it again on the
 // next call. While the plugin holds it, `exocortex memory ...` is refused with an
@@ -137,6 +140,39 @@ func (st *Stores) Use(ctx context.Context, fn func(*memory.Store) error) error {
 		}
 	}()
 	return fn(s)
+}
+
+// Warm loads the configured embedder and opens the store, if it exists, ahead
+// of the first call: the plugin's Start runs it while the host starts up, and
+// the hooks and tools that need the store wait for it (st.mu) instead of doing
+// the work themselves. The idle timer starts when it is done, as after any use.
+// A failure is logged at Info and left for the first call to meet again: the
+// store held by another process (the operator's CLI), a damaged configuration.
+func (st *Stores) Warm(ctx context.Context) {
+	start := time.Now()
+	home, err := st.Home()
+	if err != nil {
+		st.logger.Info("memory-tools: not opening the memory store at start", "err", err)
+		return
+	}
+	if _, err := os.Stat(filepath.Join(home, StoreDir, memory.JournalFile)); err != nil {
+		// No store yet: load the embedder only (a store is created by the
+		// first write, not by starting the plugin).
+		cfg, err := st.load()
+		if err != nil {
+			return
+		}
+		st.mu.Lock()
+		st.embedder(ctx, cfg.Memory.WithDefaults().Embedder, home)
+		st.mu.Unlock()
+		st.logger.Debug("memory-tools: embedder loaded at start", "took", time.Since(start))
+		return
+	}
+	if err := st.Use(ctx, func(*memory.Store) error { return nil }); err != nil {
+		st.logger.Info("memory-tools: not opening the memory store at start (the first call tries again)", "err", err)
+		return
+	}
+	st.logger.Debug("memory-tools: memory store opened at start", "took", time.Since(start))
 }
 
 // embedder returns the embedder spec names, made once per spec. One that cannot

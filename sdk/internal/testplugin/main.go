@@ -1,5 +1,6 @@
 // Command testplugin is the plugin the SDK's own tests start as a real process: one
-// extension, "probe", at message_loop_end, and two tools, "echo" and "procs".
+// extension, "probe", at message_loop_end, three tools, "echo", "procs" and
+// "started", and a Start that runs until the plugin stops.
 //
 //	go build -o /tmp/testplugin ./sdk/internal/testplugin
 package main
@@ -10,6 +11,8 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync/atomic"
+	"time"
 
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
@@ -33,6 +36,10 @@ func (probe) MessageLoopEnd(_ context.Context, c *sdk.Call, req *exocortexv1.Mes
 }
 
 func main() {
+	// Start runs until the plugin stops, as a slow preparation would; the
+	// "started" tool says whether it began, and Close whether it ended.
+	var started atomic.Bool
+	startDone := make(chan struct{})
 	sdk.Serve(sdk.Plugin{
 		Name:       "testplugin",
 		Version:    "0.0.1",
@@ -50,12 +57,29 @@ func main() {
 			Run: func(context.Context, *sdk.Call, json.RawMessage) (*exocortexv1.ToolResult, error) {
 				return &exocortexv1.ToolResult{Content: fmt.Sprint(runtime.GOMAXPROCS(0))}, nil
 			},
+		}, {
+			Name:        "started",
+			Description: "Says whether the plugin's Start is running.",
+			Run: func(context.Context, *sdk.Call, json.RawMessage) (*exocortexv1.ToolResult, error) {
+				return &exocortexv1.ToolResult{Content: fmt.Sprint(started.Load())}, nil
+			},
 		}},
+		Start: func(ctx context.Context) {
+			defer close(startDone)
+			started.Store(true)
+			<-ctx.Done()
+		},
 		// Close leaves a mark where SDK_TEST_CLOSE_MARKER says, for the test
 		// that a graceful stop runs it.
 		Close: func() error {
 			if p := os.Getenv("SDK_TEST_CLOSE_MARKER"); p != "" {
-				return os.WriteFile(p, []byte("closed"), 0o644)
+				mark := "closed while Start ran"
+				select {
+				case <-startDone:
+					mark = "closed"
+				case <-time.After(5 * time.Second):
+				}
+				return os.WriteFile(p, []byte(mark), 0o644)
 			}
 			return nil
 		},
