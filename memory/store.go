@@ -39,6 +39,14 @@ const (
 type Options struct {
 	// Embedder computes vectors; nil runs the store on BM25 alone.
 	Embedder Embedder
+	// LoadEmbedder, used when Embedder is nil, makes the embedder while Open
+	// reads the store: Open calls it once, in a goroutine of its own, as soon
+	// as it holds the journal's lock, and waits for it only where the vectors
+	// need it, so loading a large model overlaps reading the snapshot and the
+	// full-text index. It is not called when Open fails before taking the lock
+	// (the store is held elsewhere). A nil embedder runs the store on BM25
+	// alone; so does an error, with a notice saying why.
+	LoadEmbedder func() (Embedder, error)
 	// NewVectorIndex makes an empty per-area vector index (default NewHNSWIndex).
 	NewVectorIndex func() VectorIndex
 	// Sync is the journal's fsync policy.
@@ -188,6 +196,8 @@ type ftLoad struct {
 }
 
 type vecLoad struct {
+	emb    Embedder // nil: none (BM25 alone)
+	embErr error    // Options.LoadEmbedder's failure
 	v      *vectors
 	note   string
 	change *EmbeddingChange
@@ -200,12 +210,19 @@ func (s *Store) startLoads() *indexLoads {
 		ix, note, err := fulltext.Open(l.ftDir)
 		l.ft <- ftLoad{ix, note, err}
 	}()
-	if e := s.opts.Embedder; e != nil {
+	if e, load := s.opts.Embedder, s.opts.LoadEmbedder; e != nil || load != nil {
 		go func() {
+			if e == nil {
+				var err error
+				if e, err = load(); err != nil || e == nil {
+					l.vec <- vecLoad{embErr: err}
+					return
+				}
+			}
 			path := filepath.Join(s.dir, VectorsFile)
 			change := vectorModelChange(path, e.ModelID(), e.Dimensions())
 			v, note := loadVectors(path, s.opts.NewVectorIndex, e.ModelID(), e.Dimensions())
-			l.vec <- vecLoad{v, note, change}
+			l.vec <- vecLoad{emb: e, v: v, note: note, change: change}
 		}()
 	} else {
 		close(l.vec)
@@ -273,7 +290,13 @@ func (s *Store) openProjections(ctx context.Context, loads *indexLoads) error {
 			return fmt.Errorf("memory: %w", err)
 		}
 	}
-	if e := s.opts.Embedder; e != nil && hasVec {
+	if vr.embErr != nil {
+		s.notice(fmt.Sprintf("the embedder is not available (%v): searching with BM25 alone", vr.embErr))
+	}
+	// The embedder Options.LoadEmbedder made is the store's from now on; the
+	// goroutine that made it is done (it sent vr).
+	s.opts.Embedder = vr.emb
+	if e := vr.emb; e != nil && hasVec {
 		vpath := filepath.Join(s.dir, VectorsFile)
 		v, note, change := vr.v, vr.note, vr.change
 		if note != "" {

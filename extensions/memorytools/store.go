@@ -113,8 +113,17 @@ func (st *Stores) Use(ctx context.Context, fn func(*memory.Store) error) error {
 		st.timer = nil
 	}
 	if st.store == nil {
-		emb := st.embedder(ctx, cfg.Memory.WithDefaults().Embedder, home)
-		s, err := memory.Open(ctx, filepath.Join(home, StoreDir), memory.Options{Logger: st.logger, Embedder: emb})
+		opts := memory.Options{Logger: st.logger}
+		if spec := cfg.Memory.WithDefaults().Embedder; spec == st.embSpec && spec != "" {
+			opts.Embedder = st.emb
+		} else {
+			// The embedder (140 MB of word vectors, or a probe of the
+			// model) loads while Open reads the store. Open calls this in a
+			// goroutine and returns only after it returned, while st.mu is
+			// still held here: it sets st's fields without taking it.
+			opts.LoadEmbedder = func() (memory.Embedder, error) { return st.loadEmbedder(ctx, spec, home), nil }
+		}
+		s, err := memory.Open(ctx, filepath.Join(home, StoreDir), opts)
 		if err != nil {
 			st.mu.Unlock()
 			return err
@@ -183,6 +192,13 @@ func (st *Stores) embedder(ctx context.Context, spec, home string) memory.Embedd
 	if spec == st.embSpec && st.embSpec != "" {
 		return st.emb
 	}
+	return st.loadEmbedder(ctx, spec, home)
+}
+
+// loadEmbedder makes the embedder spec names and keeps it for the next opens;
+// one that cannot be made is not kept. st.mu is held (by the caller, or by the
+// Use whose memory.Open calls it).
+func (st *Stores) loadEmbedder(ctx context.Context, spec, home string) memory.Embedder {
 	e, err := embed.Open(ctx, embed.Spec(spec), home)
 	if err != nil {
 		st.logger.Warn("memory-tools: the embedder is not available, recall runs on BM25 alone", "embedder", spec, "err", err)
