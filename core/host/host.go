@@ -153,6 +153,7 @@ func Load(ctx context.Context, opts Options) (*Host, error) {
 		opts.StartTimeout = 10 * time.Second
 	}
 	h := &Host{opts: opts, logger: opts.Logger, hclog: newHCLog(opts.PluginLog, hclog.Info), services: &Services{}}
+	h.services.host = h
 
 	// Untrusted projects are left out (trust.go); discovery is shared with
 	// hot reload (reload.go).

@@ -23,6 +23,7 @@ type Services struct {
 	subordinate SubordinateRunner
 	outputs     map[string]outputWatch // by the tool call's context id
 	embedding   func(*EmbeddingChange)
+	host        *Host // runs the memory tools for UseMemory
 }
 
 // SetSubordinateRunner plugs in what runs subordinates (the loop's agent).
@@ -132,4 +133,44 @@ func (s *Services) ReportEmbeddingModelChanged(_ context.Context, req *exocortex
 	}
 	f(req)
 	return &exocortexv1.ReportEmbeddingModelChangedResponse{}, nil
+}
+
+// IsMemoryTool reports whether UseMemory runs the tool name for a plugin: the
+// memory store's similarity pair (memory_load, memory_forget) and keyed pair
+// (memory_save, memory_delete). A plugin asking for any other tool is refused.
+func IsMemoryTool(name string) bool {
+	switch name {
+	case "memory_delete", "memory_forget", "memory_load", "memory_save":
+		return true
+	}
+	return false
+}
+
+// UseMemory runs a memory tool on a plugin's behalf, in the plugin that serves it,
+// with the asking call's context (the records written carry its session and
+// message). The tool's own failure is in the result's error, as the model would
+// see it; a tool no plugin serves is refused with FailedPrecondition.
+func (s *Services) UseMemory(ctx context.Context, req *exocortexv1.UseMemoryRequest) (*exocortexv1.UseMemoryResponse, error) {
+	name := req.GetTool()
+	if !IsMemoryTool(name) {
+		return nil, status.Errorf(codes.InvalidArgument, "UseMemory runs the memory tools only (memory_load, memory_save, memory_forget, memory_delete), not %q", name)
+	}
+	s.mu.RLock()
+	h := s.host
+	s.mu.RUnlock()
+	if h == nil {
+		return nil, status.Error(codes.FailedPrecondition, "this host serves no memory tools")
+	}
+	t, ok := h.Tool(name)
+	if !ok {
+		return nil, status.Errorf(codes.FailedPrecondition, "no plugin serves %s: enable the memory-tools plugin to use the memory store", name)
+	}
+	resp, err := h.ExecuteTool(ctx, t, &exocortexv1.ExecuteToolRequest{
+		Call:     &exocortexv1.HookCall{Extension: name, Context: req.GetContext()},
+		ToolCall: &exocortexv1.ToolCall{Name: name, ArgsJson: req.GetArgsJson()},
+	}, 0)
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "running %s: %v", name, err)
+	}
+	return &exocortexv1.UseMemoryResponse{Result: resp.GetResult()}, nil
 }

@@ -56,6 +56,28 @@ type saveArgs struct {
 	Value toolargs.Text    `json:"value"`
 	Text  toolargs.Text    `json:"text"`
 	Tags  toolargs.Strings `json:"tags"`
+	Area  toolargs.Text    `json:"area"`
+}
+
+// inArea is the memory area a keyed tool call names: "" for main, the default
+// (ECHOMEN's tools know main only; Agent Zero's memory also keeps fragments and
+// solutions, which a ported extension writes through the host's UseMemory).
+func inArea(a toolargs.Text) (string, error) {
+	area := strings.TrimSpace(string(a))
+	if area == "" || area == memory.AreaMain {
+		return "", nil
+	}
+	if err := memory.ValidArea(area); err != nil {
+		return "", err
+	}
+	return area, nil
+}
+
+// toolSrc is the provenance of a record a tool writes outside the main area.
+func toolSrc(c *sdk.Call, tool string) memory.Source {
+	src := source(c)
+	src.Source = "tool:" + tool
+	return src
 }
 
 // MemorySave is ECHOMEN's memory_save.
@@ -66,7 +88,8 @@ func (st *Stores) MemorySave() sdk.Tool {
 		Parameters: `{"type":"object","properties":{` +
 			`"key":{"type":"string","description":"Unique identifier, e.g. \"user_project_goals\"."},` +
 			`"value":{"type":"string","description":"The content to store (text or a JSON string)."},` +
-			`"tags":{"type":"array","items":{"type":"string"},"description":"Categories, e.g. [\"project\", \"user_pref\"]."}},` +
+			`"tags":{"type":"array","items":{"type":"string"},"description":"Categories, e.g. [\"project\", \"user_pref\"]."},` +
+			`"area":{"type":"string","description":"Optional memory area: main (the default), fragments or solutions."}},` +
 			`"required":["key","value"]}`,
 		PromptFile: "agent.system.tool.memory_save.md",
 		Run: run(st, "memory_save", func(ctx context.Context, c *sdk.Call, s *memory.Store, a *saveArgs) (string, error) {
@@ -74,7 +97,21 @@ func (st *Stores) MemorySave() sdk.Tool {
 			if value == "" {
 				value = a.Text
 			}
-			return s.MemorySave(ctx, string(a.Key), string(value), a.Tags, source(c))
+			area, err := inArea(a.Area)
+			if err != nil {
+				return "", fmt.Errorf("memory_save: %w", err)
+			}
+			if area == "" {
+				return s.MemorySave(ctx, string(a.Key), string(value), a.Tags, source(c))
+			}
+			key := strings.TrimSpace(string(a.Key))
+			if key == "" || strings.TrimSpace(string(value)) == "" {
+				return "", fmt.Errorf("memory_save: key and value are required (area %s)", area)
+			}
+			if _, err := s.Put(ctx, memory.Input{Area: area, Key: key, Text: string(value), Tags: a.Tags}, toolSrc(c, "memory_save")); err != nil {
+				return "", fmt.Errorf("memory_save: %w", err)
+			}
+			return fmt.Sprintf("Memory item '%s' saved successfully in area %s.", key, area), nil
 		}),
 	}
 }
@@ -101,7 +138,8 @@ func (st *Stores) MemoryRetrieve() sdk.Tool {
 }
 
 type deleteArgs struct {
-	Key toolargs.Text `json:"key"`
+	Key  toolargs.Text `json:"key"`
+	Area toolargs.Text `json:"area"`
 }
 
 // MemoryDelete is ECHOMEN's memory_delete.
@@ -109,10 +147,26 @@ func (st *Stores) MemoryDelete() sdk.Tool {
 	return sdk.Tool{
 		Name:        "memory_delete",
 		Description: "Delete the stored value with the given key.",
-		Parameters:  `{"type":"object","properties":{"key":{"type":"string","description":"The key of the item to delete."}},"required":["key"]}`,
-		PromptFile:  "agent.system.tool.memory_delete.md",
+		Parameters: `{"type":"object","properties":{"key":{"type":"string","description":"The key of the item to delete."},` +
+			`"area":{"type":"string","description":"Optional memory area the key is in: main (the default), fragments or solutions."}},"required":["key"]}`,
+		PromptFile: "agent.system.tool.memory_delete.md",
 		Run: run(st, "memory_delete", func(ctx context.Context, c *sdk.Call, s *memory.Store, a *deleteArgs) (string, error) {
-			return s.MemoryDelete(ctx, string(a.Key), source(c))
+			area, err := inArea(a.Area)
+			if err != nil {
+				return "", fmt.Errorf("memory_delete: %w", err)
+			}
+			if area == "" {
+				return s.MemoryDelete(ctx, string(a.Key), source(c))
+			}
+			key := strings.TrimSpace(string(a.Key))
+			r, ok := s.GetByKey(area, key)
+			if !ok {
+				return "", fmt.Errorf("memory_delete: no memory item with key '%s' in area %s", key, area)
+			}
+			if err := s.Delete(ctx, r.ID, "memory_delete", toolSrc(c, "memory_delete")); err != nil {
+				return "", fmt.Errorf("memory_delete: %w", err)
+			}
+			return fmt.Sprintf("Memory item '%s' deleted successfully from area %s.", key, area), nil
 		}),
 	}
 }

@@ -8,28 +8,18 @@ import (
 	"github.com/exocortex/exocortex/sdk/python/pyimport"
 )
 
-// layerModules are the Agent Zero modules the compatibility layer provides,
-// with the names each provides: the port writes their shims (writePlugin) and
-// classifies imports by them, and `exocortex lint` repeats the port's import
-// findings through Lint, which reads the ported files with the same list.
-var layerModules = map[string][]string{
-	"helpers.extension": {"Extension", "extensible"},
-	"agent":             {"Agent", "LoopData", "AgentContext"},
-}
-
-// layerProvides answers pyimport.Env.Provided from layerModules.
-func layerProvides(module string, names []string) ([]string, bool) {
-	have, ok := layerModules[module]
+// layerProvides answers pyimport.Env.Provided from Modules, the one list of
+// the modules the layer provides (the port writes their shims from it, and
+// `exocortex lint` repeats the port's import findings through Lint, which reads
+// the ported files with the same list): for a module the layer has, the names
+// of the import it does not provide. An import of another extension file of
+// the tree is provided when the tree has that file.
+func (r *Report) layerProvides(module string, names []string) ([]string, bool) {
+	m, ok := LookupModule(module, func(hook, file string) bool { return r.ported[hook+"/"+file] })
 	if !ok {
 		return nil, false
 	}
-	var missing []string
-	for _, n := range names {
-		if !slices.Contains(have, n) {
-			missing = append(missing, n)
-		}
-	}
-	return missing, true
+	return m.missing(names), true
 }
 
 // checkImports finds the imports of the ported files the plugin cannot load
@@ -46,7 +36,7 @@ func (r *Report) checkImports(ctx context.Context, files []portFile) {
 	if len(sources) == 0 {
 		return
 	}
-	probs, err := pyimport.Env{Provided: layerProvides}.Check(ctx, sources)
+	probs, err := pyimport.Env{Provided: r.layerProvides}.Check(ctx, sources)
 	if err != nil {
 		r.ImportCheck = err.Error()
 	}

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path"
@@ -25,6 +26,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/exocortex/exocortex/core/hooks"
 	"github.com/exocortex/exocortex/sdk/python"
@@ -83,7 +86,11 @@ type Report struct {
 	Plugins []string `json:"plugin_yaml,omitempty"` // v1.7 plugin roots found
 	// Prompts are the tree's prompts/*.md files, copied into the plugin's
 	// prompts/ where the layer's read_prompt finds them (the first of a name wins).
-	Prompts  []string  `json:"prompts,omitempty"`
+	Prompts []string `json:"prompts,omitempty"`
+	// Configs are the v1.7 plugins of the tree with a configuration
+	// (default_config.yaml, config.json), written to the ported plugin's
+	// config/<name>.json, where the layer's get_plugin_config reads it.
+	Configs  []string  `json:"plugin_configs,omitempty"`
 	Files    []File    `json:"files"`
 	Findings []Finding `json:"findings"`
 	// Wiring is the ported tree's wiring, hook by hook in firing order, and
@@ -95,6 +102,9 @@ type Report struct {
 	// third-party imports were not checked, if they were not.
 	Imports     []pyimport.Problem `json:"imports,omitempty"`
 	ImportCheck string             `json:"import_check,omitempty"`
+
+	configs map[string][]byte // plugin name -> its config as JSON
+	ported  map[string]bool   // hook/file.py of every extension file of the tree
 }
 
 var (
@@ -120,7 +130,6 @@ var (
 		what, maps string
 	}{
 		{regexp.MustCompile(`call_utility_model|call_chat_model`), "a model call", "Exocortex's utility model (the host's utility model service); rewrite the call against the SDK"},
-		{regexp.MustCompile(`\bMemory\b|helpers\.memory`), "Agent Zero's FAISS memory", "Exocortex's memory store (the memory-tools plugin: memory_save / memory_load)"},
 		{regexp.MustCompile(`hist_add_|\.history\.(?:add|append|extend|insert|pop|clear|set|new_topic|compress|merge|serialize)\w*\(`), "a history mutation", "no counterpart: history belongs to the core; add a prompt block instead"},
 	}
 )
@@ -183,6 +192,9 @@ func Port(ctx context.Context, src, out, name string) (*Report, error) {
 	if err := copyPrompts(src, out, r.Prompts); err != nil {
 		return nil, err
 	}
+	if err := writeConfigs(out, r.configs); err != nil {
+		return nil, err
+	}
 	if err := os.WriteFile(filepath.Join(out, wiringName), []byte(r.WiringDoc), 0o644); err != nil {
 		return nil, fmt.Errorf("writing the wiring: %w", err)
 	}
@@ -225,6 +237,7 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 	}
 	r := &Report{Source: src, Out: out, Plugin: name}
 	var cands []cand
+	var configFiles []string
 	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -242,6 +255,10 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 		rel = filepath.ToSlash(rel)
 		if d.Name() == "plugin.yaml" {
 			r.Plugins = append(r.Plugins, filepath.ToSlash(filepath.Dir(rel)))
+			return nil
+		}
+		if d.Name() == configDefaultName || d.Name() == configName {
+			configFiles = append(configFiles, rel)
 			return nil
 		}
 		if strings.HasSuffix(d.Name(), ".md") && filepath.Base(filepath.Dir(p)) == "prompts" {
@@ -271,6 +288,16 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 		return nil, nil, fmt.Errorf("%s has no extensions/python/<hook>/_NN_name.py files: give the root of an Agent Zero profile, plugin or usr/ tree", src)
 	}
 
+	configs, err := pluginConfigs(src, r.Plugins, configFiles)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.configs = configs
+	r.Configs = sortedKeys(configs)
+	r.ported = map[string]bool{}
+	for _, c := range cands {
+		r.ported[c.hook+"/"+c.file] = true
+	}
 	syntax := checkSyntax(ctx, src, cands)
 	var files []portFile
 	type prefixKey struct {
@@ -461,22 +488,24 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 			f.Status = statusNeedsHand
 			f.Notes = append(f.Notes, fmt.Sprintf("line %d: python.helpers import", line))
 			f.cannotLoad(fmt.Sprintf("line %d imports python.helpers (seam 10)", line))
-		} else if m := helpersPkgRE.FindStringSubmatch(text); m != nil {
-			for _, n := range strings.Split(strings.Trim(m[1], "() "), ",") {
-				n = strings.TrimSpace(strings.Split(strings.TrimSpace(n), " as ")[0])
-				if n == "" || n == "extension" {
+		} else if mods, names, ok := importedNames(text); ok {
+			for _, mod := range mods {
+				m, ok := LookupModule(mod, func(hook, file string) bool { return r.ported[hook+"/"+file] })
+				if !ok {
+					f.Status = statusNeedsHand
+					f.Notes = append(f.Notes, fmt.Sprintf("line %d: imports %s, an Agent Zero internal with no counterpart in the layer", line, mod))
+					f.cannotLoad(fmt.Sprintf("line %d imports %s, which the layer has no module for", line, mod))
 					continue
 				}
-				f.Status = statusNeedsHand
-				f.Notes = append(f.Notes, fmt.Sprintf("line %d: imports helpers.%s, an Agent Zero internal with no counterpart in the layer", line, n))
-				f.cannotLoad(fmt.Sprintf("line %d imports helpers.%s, which the layer has no module for", line, n))
-			}
-		} else if m := helpersAnyRE.FindStringSubmatch(text); m != nil {
-			mod := m[1]
-			if !((mod == "helpers.extension" && onlyNames(m[2], "Extension", "extensible")) || (mod == "agent" && onlyNames(m[2], "LoopData", "Agent", "AgentContext"))) {
-				f.Status = statusNeedsHand
-				f.Notes = append(f.Notes, fmt.Sprintf("line %d: imports %s, an Agent Zero internal with no counterpart in the layer", line, mod))
-				f.cannotLoad(fmt.Sprintf("line %d imports %s, which the layer has no module for", line, mod))
+				if missing := m.missing(names); len(missing) > 0 {
+					f.Status = statusNeedsHand
+					f.Notes = append(f.Notes, fmt.Sprintf("line %d: imports %s from %s, which the layer's %s does not provide (it has %s)", line, strings.Join(missing, ", "), mod, mod, strings.Join(m.provided(), ", ")))
+					f.cannotLoad(fmt.Sprintf("line %d imports %s from %s, which the layer does not provide", line, strings.Join(missing, ", "), mod))
+					continue
+				}
+				if mod != "agent" && mod != "helpers.extension" {
+					adapted = append(adapted, fmt.Sprintf("line %d: %s -> %s", line, mod, m.Maps))
+				}
 			}
 		}
 		for _, m := range readPromptRE.FindAllStringSubmatch(text, -1) {
@@ -605,16 +634,6 @@ func (f *File) cannotLoad(why string) {
 	}
 }
 
-func onlyNames(list string, names ...string) bool {
-	for _, n := range strings.Split(strings.Trim(list, "() "), ",") {
-		n = strings.TrimSpace(strings.Split(strings.TrimSpace(n), " as ")[0])
-		if n != "" && !slices.Contains(names, n) {
-			return false
-		}
-	}
-	return true
-}
-
 func sortedKeys[V any](m map[string]V) []string {
 	var ks []string
 	for k := range m {
@@ -650,11 +669,16 @@ if __name__ == "__main__":
 // writePlugin writes main.py, plugin.json, the shims and the SDK into out.
 func writePlugin(out, name string) error {
 	files := map[string]string{
-		"main.py":              fmt.Sprintf(mainPy, name, name),
-		"helpers/__init__.py":  "",
-		"helpers/extension.py": "\"\"\"Shim: Agent Zero's helpers.extension, served by exocortex.a0compat.\"\"\"\nfrom exocortex.a0compat import Extension, extensible  # noqa: F401\n",
-		"agent.py":             "\"\"\"Shim: Agent Zero's agent module, served by exocortex.a0compat.\"\"\"\nfrom exocortex.a0compat import Agent, LoopData  # noqa: F401\n\nAgentContext = Agent\n",
-		"plugin.json":          "",
+		"main.py":     fmt.Sprintf(mainPy, name, name),
+		"plugin.json": "",
+	}
+	// The shims of the modules the layer provides (Modules), each package
+	// directory with its __init__.py.
+	for _, m := range Modules() {
+		files[m.Shim()] = m.shimSource()
+		for d := path.Dir(m.Shim()); d != "."; d = path.Dir(d) {
+			files[d+"/__init__.py"] = ""
+		}
 	}
 	pj, _ := json.Marshal(map[string][]string{"command": {python.Interpreter, "main.py"}})
 	files["plugin.json"] = string(pj) + "\n"
@@ -668,4 +692,75 @@ func writePlugin(out, name string) error {
 		}
 	}
 	return python.Install(out)
+}
+
+// The configuration files of an Agent Zero v1.7 plugin, beside its plugin.yaml.
+const (
+	configDefaultName = "default_config.yaml"
+	configName        = "config.json"
+	configDir         = "config"
+)
+
+// pluginConfigs reads the configuration of every v1.7 plugin of the tree (the
+// directories in plugins, relative to src, "." for the tree itself): its
+// default_config.yaml with its config.json over it (key by key), as JSON, by
+// the plugin's directory name (the name get_plugin_config is called with).
+func pluginConfigs(src string, plugins, files []string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for _, dir := range plugins {
+		name := path.Base(dir)
+		if dir == "." {
+			name = filepath.Base(filepath.Clean(src))
+		}
+		cfg := map[string]any{}
+		found := false
+		for _, fn := range []string{configDefaultName, configName} {
+			rel := path.Join(dir, fn)
+			if !slices.Contains(files, rel) {
+				continue
+			}
+			p := filepath.Join(src, filepath.FromSlash(rel))
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return nil, fmt.Errorf("reading the plugin configuration %s: %w", p, err)
+			}
+			var m map[string]any
+			if fn == configName {
+				err = json.Unmarshal(b, &m)
+			} else {
+				err = yaml.Unmarshal(b, &m)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("reading the plugin configuration %s: %w; fix it (a mapping of settings) and port the tree again", p, err)
+			}
+			maps.Copy(cfg, m)
+			found = true
+		}
+		if !found {
+			continue
+		}
+		js, err := json.MarshalIndent(cfg, "", "  ")
+		if err != nil {
+			return nil, fmt.Errorf("the configuration of plugin %s: %w", dir, err)
+		}
+		out[name] = append(js, '\n')
+	}
+	return out, nil
+}
+
+// writeConfigs writes each plugin configuration to out/config/<name>.json.
+func writeConfigs(out string, configs map[string][]byte) error {
+	if len(configs) == 0 {
+		return nil
+	}
+	dir := filepath.Join(out, configDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	for name, js := range configs {
+		if err := os.WriteFile(filepath.Join(dir, name+".json"), js, 0o644); err != nil {
+			return fmt.Errorf("writing the configuration of plugin %s: %w", name, err)
+		}
+	}
+	return nil
 }

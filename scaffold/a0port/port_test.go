@@ -70,7 +70,8 @@ func TestRealImportShapes(t *testing.T) {
 		name, note string
 		want       bool
 	}{
-		{"helpers package import", "line 5: imports helpers.files", true},
+		{"a helpers module the layer provides is adapted", "line 5: helpers.files -> files of the ported plugin's directory", true},
+		{"a provided module needs no hand", "imports helpers.files", false},
 		{"the shimmed module is fine", "helpers.extension", false},
 		{"another plugin's helpers", "line 6: imports plugins._elsewhere.helpers.store", true},
 		{"history read is no mutation", "history mutation", false},

@@ -24,7 +24,7 @@ import (
 // The SDK's files. Patterns name files, so those whose names start with "_" are
 // included, and nothing else (no __pycache__).
 //
-//go:embed exocortex/*.py exocortex/v1/*.py exocortex/v1/*.pyi
+//go:embed exocortex/*.py exocortex/a0/*.py exocortex/v1/*.py exocortex/v1/*.pyi
 var files embed.FS
 
 // Package is the name of the Python package, and of the directory Install writes.

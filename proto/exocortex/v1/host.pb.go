@@ -426,6 +426,115 @@ func (*ReportEmbeddingModelChangedResponse) Descriptor() ([]byte, []int) {
 	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{5}
 }
 
+type UseMemoryRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The context of the call that asks (a hook's or a tool's); the records it
+	// writes carry its session and message.
+	Context *Context `protobuf:"bytes,1,opt,name=context,proto3" json:"context,omitempty"`
+	// The memory tool: memory_load, memory_save, memory_forget or memory_delete.
+	Tool string `protobuf:"bytes,2,opt,name=tool,proto3" json:"tool,omitempty"`
+	// The tool's arguments object as JSON, as the model would give it.
+	ArgsJson      string `protobuf:"bytes,3,opt,name=args_json,json=argsJson,proto3" json:"args_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UseMemoryRequest) Reset() {
+	*x = UseMemoryRequest{}
+	mi := &file_exocortex_v1_host_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UseMemoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UseMemoryRequest) ProtoMessage() {}
+
+func (x *UseMemoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_host_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UseMemoryRequest.ProtoReflect.Descriptor instead.
+func (*UseMemoryRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *UseMemoryRequest) GetContext() *Context {
+	if x != nil {
+		return x.Context
+	}
+	return nil
+}
+
+func (x *UseMemoryRequest) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *UseMemoryRequest) GetArgsJson() string {
+	if x != nil {
+		return x.ArgsJson
+	}
+	return ""
+}
+
+type UseMemoryResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What the tool answered (its error set when it failed).
+	Result        *ToolResult `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UseMemoryResponse) Reset() {
+	*x = UseMemoryResponse{}
+	mi := &file_exocortex_v1_host_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UseMemoryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UseMemoryResponse) ProtoMessage() {}
+
+func (x *UseMemoryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_host_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UseMemoryResponse.ProtoReflect.Descriptor instead.
+func (*UseMemoryResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *UseMemoryResponse) GetResult() *ToolResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
 var File_exocortex_v1_host_proto protoreflect.FileDescriptor
 
 const file_exocortex_v1_host_proto_rawDesc = "" +
@@ -455,15 +564,22 @@ const file_exocortex_v1_host_proto_rawDesc = "" +
 	"\bold_dims\x18\x04 \x01(\x05R\aoldDims\x12\x19\n" +
 	"\bnew_dims\x18\x05 \x01(\x05R\anewDims\x12\x14\n" +
 	"\x05store\x18\x06 \x01(\tR\x05store\"%\n" +
-	"#ReportEmbeddingModelChangedResponse*=\n" +
+	"#ReportEmbeddingModelChangedResponse\"t\n" +
+	"\x10UseMemoryRequest\x12/\n" +
+	"\acontext\x18\x01 \x01(\v2\x15.exocortex.v1.ContextR\acontext\x12\x12\n" +
+	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x1b\n" +
+	"\targs_json\x18\x03 \x01(\tR\bargsJson\"E\n" +
+	"\x11UseMemoryResponse\x120\n" +
+	"\x06result\x18\x01 \x01(\v2\x18.exocortex.v1.ToolResultR\x06result*=\n" +
 	"\n" +
 	"HostBroker\x12\x1b\n" +
 	"\x17HOST_BROKER_UNSPECIFIED\x10\x00\x12\x12\n" +
-	"\x0eHOST_BROKER_ID\x10\x012\xcb\x02\n" +
+	"\x0eHOST_BROKER_ID\x10\x012\x99\x03\n" +
 	"\x04Host\x12[\n" +
 	"\x0eRunSubordinate\x12#.exocortex.v1.RunSubordinateRequest\x1a$.exocortex.v1.RunSubordinateResponse\x12a\n" +
 	"\x10ReportToolOutput\x12%.exocortex.v1.ReportToolOutputRequest\x1a&.exocortex.v1.ReportToolOutputResponse\x12\x82\x01\n" +
-	"\x1bReportEmbeddingModelChanged\x120.exocortex.v1.ReportEmbeddingModelChangedRequest\x1a1.exocortex.v1.ReportEmbeddingModelChangedResponseB?Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1b\x06proto3"
+	"\x1bReportEmbeddingModelChanged\x120.exocortex.v1.ReportEmbeddingModelChangedRequest\x1a1.exocortex.v1.ReportEmbeddingModelChangedResponse\x12L\n" +
+	"\tUseMemory\x12\x1e.exocortex.v1.UseMemoryRequest\x1a\x1f.exocortex.v1.UseMemoryResponseB?Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1b\x06proto3"
 
 var (
 	file_exocortex_v1_host_proto_rawDescOnce sync.Once
@@ -478,7 +594,7 @@ func file_exocortex_v1_host_proto_rawDescGZIP() []byte {
 }
 
 var file_exocortex_v1_host_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_exocortex_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_exocortex_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_exocortex_v1_host_proto_goTypes = []any{
 	(HostBroker)(0),                             // 0: exocortex.v1.HostBroker
 	(*RunSubordinateRequest)(nil),               // 1: exocortex.v1.RunSubordinateRequest
@@ -487,23 +603,30 @@ var file_exocortex_v1_host_proto_goTypes = []any{
 	(*ReportToolOutputResponse)(nil),            // 4: exocortex.v1.ReportToolOutputResponse
 	(*ReportEmbeddingModelChangedRequest)(nil),  // 5: exocortex.v1.ReportEmbeddingModelChangedRequest
 	(*ReportEmbeddingModelChangedResponse)(nil), // 6: exocortex.v1.ReportEmbeddingModelChangedResponse
-	(*Context)(nil),                             // 7: exocortex.v1.Context
+	(*UseMemoryRequest)(nil),                    // 7: exocortex.v1.UseMemoryRequest
+	(*UseMemoryResponse)(nil),                   // 8: exocortex.v1.UseMemoryResponse
+	(*Context)(nil),                             // 9: exocortex.v1.Context
+	(*ToolResult)(nil),                          // 10: exocortex.v1.ToolResult
 }
 var file_exocortex_v1_host_proto_depIdxs = []int32{
-	7, // 0: exocortex.v1.RunSubordinateRequest.context:type_name -> exocortex.v1.Context
-	7, // 1: exocortex.v1.ReportToolOutputRequest.context:type_name -> exocortex.v1.Context
-	7, // 2: exocortex.v1.ReportEmbeddingModelChangedRequest.context:type_name -> exocortex.v1.Context
-	1, // 3: exocortex.v1.Host.RunSubordinate:input_type -> exocortex.v1.RunSubordinateRequest
-	3, // 4: exocortex.v1.Host.ReportToolOutput:input_type -> exocortex.v1.ReportToolOutputRequest
-	5, // 5: exocortex.v1.Host.ReportEmbeddingModelChanged:input_type -> exocortex.v1.ReportEmbeddingModelChangedRequest
-	2, // 6: exocortex.v1.Host.RunSubordinate:output_type -> exocortex.v1.RunSubordinateResponse
-	4, // 7: exocortex.v1.Host.ReportToolOutput:output_type -> exocortex.v1.ReportToolOutputResponse
-	6, // 8: exocortex.v1.Host.ReportEmbeddingModelChanged:output_type -> exocortex.v1.ReportEmbeddingModelChangedResponse
-	6, // [6:9] is the sub-list for method output_type
-	3, // [3:6] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	9,  // 0: exocortex.v1.RunSubordinateRequest.context:type_name -> exocortex.v1.Context
+	9,  // 1: exocortex.v1.ReportToolOutputRequest.context:type_name -> exocortex.v1.Context
+	9,  // 2: exocortex.v1.ReportEmbeddingModelChangedRequest.context:type_name -> exocortex.v1.Context
+	9,  // 3: exocortex.v1.UseMemoryRequest.context:type_name -> exocortex.v1.Context
+	10, // 4: exocortex.v1.UseMemoryResponse.result:type_name -> exocortex.v1.ToolResult
+	1,  // 5: exocortex.v1.Host.RunSubordinate:input_type -> exocortex.v1.RunSubordinateRequest
+	3,  // 6: exocortex.v1.Host.ReportToolOutput:input_type -> exocortex.v1.ReportToolOutputRequest
+	5,  // 7: exocortex.v1.Host.ReportEmbeddingModelChanged:input_type -> exocortex.v1.ReportEmbeddingModelChangedRequest
+	7,  // 8: exocortex.v1.Host.UseMemory:input_type -> exocortex.v1.UseMemoryRequest
+	2,  // 9: exocortex.v1.Host.RunSubordinate:output_type -> exocortex.v1.RunSubordinateResponse
+	4,  // 10: exocortex.v1.Host.ReportToolOutput:output_type -> exocortex.v1.ReportToolOutputResponse
+	6,  // 11: exocortex.v1.Host.ReportEmbeddingModelChanged:output_type -> exocortex.v1.ReportEmbeddingModelChangedResponse
+	8,  // 12: exocortex.v1.Host.UseMemory:output_type -> exocortex.v1.UseMemoryResponse
+	9,  // [9:13] is the sub-list for method output_type
+	5,  // [5:9] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_exocortex_v1_host_proto_init() }
@@ -518,7 +641,7 @@ func file_exocortex_v1_host_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_exocortex_v1_host_proto_rawDesc), len(file_exocortex_v1_host_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   6,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

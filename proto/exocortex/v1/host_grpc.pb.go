@@ -26,6 +26,7 @@ const (
 	Host_RunSubordinate_FullMethodName              = "/exocortex.v1.Host/RunSubordinate"
 	Host_ReportToolOutput_FullMethodName            = "/exocortex.v1.Host/ReportToolOutput"
 	Host_ReportEmbeddingModelChanged_FullMethodName = "/exocortex.v1.Host/ReportEmbeddingModelChanged"
+	Host_UseMemory_FullMethodName                   = "/exocortex.v1.Host/UseMemory"
 )
 
 // HostClient is the client API for Host service.
@@ -46,6 +47,11 @@ type HostClient interface {
 	// another embedding model than the configured one: the host fires
 	// embedding_model_changed.
 	ReportEmbeddingModelChanged(ctx context.Context, in *ReportEmbeddingModelChangedRequest, opts ...grpc.CallOption) (*ReportEmbeddingModelChangedResponse, error)
+	// UseMemory runs one of the memory tools (memory_load, memory_save,
+	// memory_forget, memory_delete) on the plugin's behalf, in the plugin that
+	// serves it (memory-tools), as the agent would call it: how a plugin reads and
+	// writes Exocortex's memory store. Any other tool is refused.
+	UseMemory(ctx context.Context, in *UseMemoryRequest, opts ...grpc.CallOption) (*UseMemoryResponse, error)
 }
 
 type hostClient struct {
@@ -86,6 +92,16 @@ func (c *hostClient) ReportEmbeddingModelChanged(ctx context.Context, in *Report
 	return out, nil
 }
 
+func (c *hostClient) UseMemory(ctx context.Context, in *UseMemoryRequest, opts ...grpc.CallOption) (*UseMemoryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UseMemoryResponse)
+	err := c.cc.Invoke(ctx, Host_UseMemory_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostServer is the server API for Host service.
 // All implementations must embed UnimplementedHostServer
 // for forward compatibility.
@@ -104,6 +120,11 @@ type HostServer interface {
 	// another embedding model than the configured one: the host fires
 	// embedding_model_changed.
 	ReportEmbeddingModelChanged(context.Context, *ReportEmbeddingModelChangedRequest) (*ReportEmbeddingModelChangedResponse, error)
+	// UseMemory runs one of the memory tools (memory_load, memory_save,
+	// memory_forget, memory_delete) on the plugin's behalf, in the plugin that
+	// serves it (memory-tools), as the agent would call it: how a plugin reads and
+	// writes Exocortex's memory store. Any other tool is refused.
+	UseMemory(context.Context, *UseMemoryRequest) (*UseMemoryResponse, error)
 	mustEmbedUnimplementedHostServer()
 }
 
@@ -122,6 +143,9 @@ func (UnimplementedHostServer) ReportToolOutput(context.Context, *ReportToolOutp
 }
 func (UnimplementedHostServer) ReportEmbeddingModelChanged(context.Context, *ReportEmbeddingModelChangedRequest) (*ReportEmbeddingModelChangedResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ReportEmbeddingModelChanged not implemented")
+}
+func (UnimplementedHostServer) UseMemory(context.Context, *UseMemoryRequest) (*UseMemoryResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UseMemory not implemented")
 }
 func (UnimplementedHostServer) mustEmbedUnimplementedHostServer() {}
 func (UnimplementedHostServer) testEmbeddedByValue()              {}
@@ -198,6 +222,24 @@ func _Host_ReportEmbeddingModelChanged_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Host_UseMemory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UseMemoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).UseMemory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_UseMemory_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).UseMemory(ctx, req.(*UseMemoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Host_ServiceDesc is the grpc.ServiceDesc for Host service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -216,6 +258,10 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ReportEmbeddingModelChanged",
 			Handler:    _Host_ReportEmbeddingModelChanged_Handler,
+		},
+		{
+			MethodName: "UseMemory",
+			Handler:    _Host_UseMemory_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -30,13 +30,21 @@ What the layer maps:
     and what a file changes in them onto the hook's response where it has a
     field (KWARGS); a change it has no field for is logged as lost, and an
     exception at text_editor_write_before/patch_before refuses the edit (REFUSES);
-  - self.agent.context.log onto the host log.
+  - self.agent.context.log onto the host log;
+  - the Agent Zero helper modules real files import (helpers.files, secrets,
+    plugins, errors, dirty_json, defer, print_style, log and the memory
+    plugin's Memory) onto the stand-ins of exocortex.a0, through the shims
+    `plugins port` writes (scaffold/a0port.Modules is the list), and an import
+    of another extension file of the tree (plugins.<p>.extensions.python.<hook>.<file>)
+    onto its ported copy (_TreeFinder).
 """
 
 from __future__ import annotations
 
 import ast
 import asyncio
+import importlib.abc
+import importlib.machinery
 import importlib.util
 import json
 import os
@@ -47,6 +55,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 from google.protobuf import json_format, struct_pb2
 
+from exocortex.a0 import _runtime
 from exocortex.hooks import HOOKS, lookup
 from exocortex.keys import Key
 from exocortex.spec import Plugin, Spec
@@ -157,6 +166,7 @@ class _Context:
     def __init__(self, agent: "Agent") -> None:
         self.log = _Log(agent)
         self.id = "exocortex"
+        self.agent0 = agent
 
 
 class Observed:
@@ -198,13 +208,19 @@ class Agent:
     state, context.log on the host log, and attributes (number, agent_name)."""
 
     def __init__(self, keys: Dict[str, Key], owner: str, file: str = "",
-                 observed: Optional[Observed] = None) -> None:
+                 observed: Optional[Observed] = None, local: Optional[Dict[str, Any]] = None) -> None:
         self._keys = keys
         self._owner = owner
         self._file = file
         self._observed = observed if observed is not None else Observed(None)
         self._call = None
-        self._local: Dict[str, Any] = {}
+        # The last call this agent served: what a task the file started (a
+        # DeferredTask, an asyncio task) uses the host's services with (Memory)
+        # once the call has answered.
+        self._last_call = None
+        # Agent data with no typed key (a name computed at run time), shared by
+        # every file of the tree as Agent Zero's one agent.data is.
+        self._local: Dict[str, Any] = {} if local is None else local
         self.observed: Set[str] = set()
         self.number = 0
         self.agent_name = "A0"
@@ -228,6 +244,13 @@ class Agent:
                 f"a0compat: {self._owner} reads the prompt file {file!r}, which is not in {where}: "
                 f"copy it from your Agent Zero prompts/ directory into {where} ({e.strerror})") from e
         return _PROMPT_VAR.sub(lambda m: str(kwargs.get(m.group(1), m.group(0))), text)
+
+    def concat_messages(self, messages: Any = None, **kwargs: Any) -> str:
+        """Agent Zero's concat_messages: the history as "role: content" lines."""
+        if isinstance(messages, _History) or messages is None:
+            return (messages or self.history).output_text()
+        return "\n".join(f"{m.get('role', '')}: {m.get('content', '')}" if isinstance(m, dict) else str(m)
+                         for m in messages)
 
     def parse_prompt(self, file: str, **kwargs: Any) -> str:
         """Agent Zero's parse_prompt, as read_prompt (prompt .py variable files are not run)."""
@@ -679,7 +702,7 @@ class Adapter:
 
     def __init__(self, path: str, hook: str, order: int, name: str, plugin: str,
                  shared: Optional[Dict[str, Key]] = None, observed: Optional[Observed] = None,
-                 rel: str = "") -> None:
+                 rel: str = "", local: Optional[Dict[str, Any]] = None) -> None:
         self.path, self.hook, self.order, self.name = path, hook, order, name
         with open(path, encoding="utf-8") as f:
             source = f.read()
@@ -695,7 +718,8 @@ class Adapter:
                    and c.__module__ == mod.__name__]
         if not classes:
             raise ValueError(f"{path}: no subclass of Extension: an Agent Zero extension file defines one")
-        self.agent = Agent(self.keys, name, rel or os.path.basename(path), observed)
+        self.agent = Agent(self.keys, name, rel or os.path.basename(path), observed, local)
+        self.uses_files = bool(_USES_FILES.search(source))
         self.ext = classes[0](agent=self.agent)
         self.info = lookup(hook)
         self.kwargs = KWARGS.get(hook)
@@ -714,6 +738,8 @@ class Adapter:
         ld = _loop_data(req)
         system_before = len(ld.system)
         self.agent._call = call
+        self.agent._last_call = call
+        token = _runtime.current_agent.set(self.agent)
         self.agent.history = _History(ld.history_output)
         kwargs: Dict[str, Any] = {}
         added: List[str] = []
@@ -725,6 +751,7 @@ class Adapter:
             made = self.kwargs[0](req)
             if made is None:  # Agent Zero does not call the hook in this case
                 self.agent._call = None
+                _runtime.current_agent.reset(token)
                 return None
             kwargs = made
         passed = {k: v for k, v in kwargs.items() if not k.startswith("_")}
@@ -737,6 +764,7 @@ class Adapter:
             return self.info.response(refuse=f"{type(e).__name__}: {e}")
         finally:
             self.agent._call = None
+            _runtime.current_agent.reset(token)
         if self.kwargs is not None:
             fields = self.kwargs[1](req, kwargs)
             for k in fields.pop("_lost", []):
@@ -768,10 +796,14 @@ def load_tree(root: str, plugin: str, failed: Optional[List[Tuple[str, str]]] = 
     out: List[Adapter] = []
     shared: Dict[str, Key] = {}
     plugin_dir = os.path.dirname(os.path.abspath(root))
+    _runtime.configure(plugin_dir, plugin)
     observed = Observed(os.path.join(plugin_dir, OBSERVED))
+    local: Dict[str, Any] = {}
     names: Set[str] = set()
     if root not in sys.path:
         sys.path.insert(0, root)
+    if not any(isinstance(f, _TreeFinder) for f in sys.meta_path):
+        sys.meta_path.append(_TreeFinder(base))
     for hook in sorted(os.listdir(base)) if os.path.isdir(base) else []:
         target = HOOK_MAP.get(hook)
         if target is None:
@@ -792,7 +824,7 @@ def load_tree(root: str, plugin: str, failed: Optional[List[Tuple[str, str]]] = 
             path = os.path.join(base, hook, fn)
             try:
                 rel = os.path.relpath(path, plugin_dir).replace(os.sep, "/")
-                a = Adapter(path, target, order, m.group(2), plugin, shared, observed, rel)
+                a = Adapter(path, target, order, m.group(2), plugin, shared, observed, rel, local)
             except Exception as e:  # noqa: BLE001 - one bad file must not sink the rest
                 if failed is not None:
                     failed.append((path, f"{type(e).__name__}: {e}"))
@@ -806,6 +838,53 @@ def load_tree(root: str, plugin: str, failed: Optional[List[Tuple[str, str]]] = 
     return out
 
 
+def files_specs(adapters: List[Adapter], plugin_dir: str, name: str) -> List[manifest_pb2.FileSpec]:
+    """The data files the helpers.files stand-in may touch, declared for every
+    file that uses it: the plugin's directory and the project's."""
+    ns = key_name("", name).rstrip("_")
+    out = []
+    for a in adapters:
+        if a.uses_files:
+            for suffix, where, doc in (("files", plugin_dir, "the ported plugin's directory (Agent Zero's base directory)"),
+                                       ("project", "$PROJECT", "the project")):
+                out.append(manifest_pb2.FileSpec(id=f"{ns}_{suffix}", path=where, access=manifest_pb2.ACCESS_READ_WRITE,
+                                                 user=a.ext_name, doc=f"Agent Zero helpers.files: {doc}."))
+    return out
+
+
 def plugin(root: str, name: str, version: str = "ported") -> Plugin:
     """The Exocortex plugin serving the Agent Zero tree at root."""
-    return Plugin(name=name, version=version, extensions=load_tree(root, name))
+    exts = load_tree(root, name)
+    return Plugin(name=name, version=version, extensions=exts,
+                  files=files_specs(exts, os.path.dirname(os.path.abspath(root)), name))
+
+
+_USES_FILES = re.compile(r"^\s*(?:from\s+helpers\s+import\s+.*\bfiles\b|from\s+helpers\.files\s+import|import\s+helpers\.files)", re.M)
+
+
+class _TreeFinder(importlib.abc.MetaPathFinder):
+    """Serves an import of another extension file of the tree, Agent Zero's
+    plugin layout (plugins.<plugin>.extensions.python.<hook>.<file>), from its
+    ported copy under base (<hook>/<file>.py), and the packages above it that
+    are not on disk as empty ones. Last on sys.meta_path: the shims' packages
+    (plugins/_memory/...) are found first."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        parts = fullname.split(".")
+        if parts[0] != "plugins" or len(parts) < 2 or len(parts) > 6:
+            return None
+        if len(parts) == 6:
+            if parts[2:4] != ["extensions", "python"]:
+                return None
+            file = os.path.join(self.base, parts[4], parts[5] + ".py")
+            return importlib.util.spec_from_file_location(fullname, file) if os.path.isfile(file) else None
+        if parts[2:4] != ["extensions", "python"][: len(parts) - 2]:
+            return None
+        if len(parts) == 5 and not os.path.isdir(os.path.join(self.base, parts[4])):
+            return None
+        spec = importlib.machinery.ModuleSpec(fullname, None, is_package=True)
+        spec.submodule_search_locations = []
+        return spec

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import threading
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, List, Optional
 
 import grpc
 from google.protobuf import any_pb2
@@ -136,6 +137,20 @@ class Call:
                 new_model=new_model, new_dims=int(new_dims)))
         except grpc.RpcError as e:
             raise RuntimeError(f"reporting the embedding model change of {store}: {e.details()}") from None
+
+    def use_memory(self, tool: str, args: Dict[str, Any]) -> context_pb2.ToolResult:
+        """Run the memory tool (memory_load, memory_save, memory_forget,
+        memory_delete) with the arguments object args, through the host, in the
+        plugin that serves it, with this call's context: how a plugin reads and
+        writes Exocortex's memory store. Returns the tool's result (its error set
+        when the tool failed); raises RuntimeError naming the tool when the host
+        refuses (another tool, no memory plugin) or cannot be reached."""
+        try:
+            resp = self.host().UseMemory(host_pb2.UseMemoryRequest(
+                context=self._context, tool=tool, args_json=json.dumps(args)))
+        except grpc.RpcError as e:
+            raise RuntimeError(f"using the memory store ({tool}): {e.details()}") from None
+        return resp.result
 
     def err(self) -> Optional[StateError]:
         """The state-access errors recorded so far, joined; None when there are none.

@@ -65,5 +65,21 @@ class RunSubordinateResponse(_message.Message):
     stop_reason: str
     def __init__(self, response: _Optional[str] = ..., stop_reason: _Optional[str] = ..., iterations: _Optional[int] = ...) -> None: ...
 
+class UseMemoryRequest(_message.Message):
+    __slots__ = ["args_json", "context", "tool"]
+    ARGS_JSON_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    args_json: str
+    context: _context_pb2.Context
+    tool: str
+    def __init__(self, context: _Optional[_Union[_context_pb2.Context, _Mapping]] = ..., tool: _Optional[str] = ..., args_json: _Optional[str] = ...) -> None: ...
+
+class UseMemoryResponse(_message.Message):
+    __slots__ = ["result"]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    result: _context_pb2.ToolResult
+    def __init__(self, result: _Optional[_Union[_context_pb2.ToolResult, _Mapping]] = ...) -> None: ...
+
 class HostBroker(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

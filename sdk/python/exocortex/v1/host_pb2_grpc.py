@@ -31,6 +31,11 @@ class HostStub(object):
                 request_serializer=exocortex_dot_v1_dot_host__pb2.ReportEmbeddingModelChangedRequest.SerializeToString,
                 response_deserializer=exocortex_dot_v1_dot_host__pb2.ReportEmbeddingModelChangedResponse.FromString,
                 )
+        self.UseMemory = channel.unary_unary(
+                '/exocortex.v1.Host/UseMemory',
+                request_serializer=exocortex_dot_v1_dot_host__pb2.UseMemoryRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_host__pb2.UseMemoryResponse.FromString,
+                )
 
 
 class HostServicer(object):
@@ -64,6 +69,16 @@ class HostServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def UseMemory(self, request, context):
+        """UseMemory runs one of the memory tools (memory_load, memory_save,
+        memory_forget, memory_delete) on the plugin's behalf, in the plugin that
+        serves it (memory-tools), as the agent would call it: how a plugin reads and
+        writes Exocortex's memory store. Any other tool is refused.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_HostServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -81,6 +96,11 @@ def add_HostServicer_to_server(servicer, server):
                     servicer.ReportEmbeddingModelChanged,
                     request_deserializer=exocortex_dot_v1_dot_host__pb2.ReportEmbeddingModelChangedRequest.FromString,
                     response_serializer=exocortex_dot_v1_dot_host__pb2.ReportEmbeddingModelChangedResponse.SerializeToString,
+            ),
+            'UseMemory': grpc.unary_unary_rpc_method_handler(
+                    servicer.UseMemory,
+                    request_deserializer=exocortex_dot_v1_dot_host__pb2.UseMemoryRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_host__pb2.UseMemoryResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -141,5 +161,22 @@ class Host(object):
         return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Host/ReportEmbeddingModelChanged',
             exocortex_dot_v1_dot_host__pb2.ReportEmbeddingModelChangedRequest.SerializeToString,
             exocortex_dot_v1_dot_host__pb2.ReportEmbeddingModelChangedResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def UseMemory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Host/UseMemory',
+            exocortex_dot_v1_dot_host__pb2.UseMemoryRequest.SerializeToString,
+            exocortex_dot_v1_dot_host__pb2.UseMemoryResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)

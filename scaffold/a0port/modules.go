@@ -1,0 +1,165 @@
+package a0port
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Module is an Agent Zero module the compatibility layer provides to a ported
+// tree: `plugins port` writes a shim at Shim (relative to the plugin's
+// directory) re-exporting Impl, so the file's own import resolves, and the
+// porting report (and `exocortex lint`) name the import "adapted" with Maps.
+type Module struct {
+	// Name is the module as Agent Zero files import it, e.g. "helpers.files".
+	Name string
+	// Impl is the module of the Python SDK serving it, e.g. "exocortex.a0.files".
+	Impl string
+	// Names are the names the shim re-exports from Impl; nil: all of its public ones.
+	Names []string
+	// Maps is what the module maps onto in Exocortex, for the report.
+	Maps string
+}
+
+// Shim is the path of the module's shim in the ported plugin.
+func (m Module) Shim() string { return strings.ReplaceAll(m.Name, ".", "/") + ".py" }
+
+// Modules returns the Agent Zero modules the layer provides, sorted by name: the
+// one list `plugins port` writes shims from and classifies imports by, and
+// `exocortex lint` repeats the port's import findings by.
+func Modules() []Module {
+	return []Module{
+		{Name: "agent", Impl: "exocortex.a0compat", Names: []string{"Agent", "LoopData", "AgentContext=Agent"},
+			Maps: "the layer's Agent and LoopData (agent data on typed state, loop data from the hook's request)"},
+		{Name: "helpers.defer", Impl: "exocortex.a0.defer",
+			Maps: "DeferredTask runs its coroutine on a named event loop thread of the plugin process, with the starting call's agent"},
+		{Name: "helpers.dirty_json", Impl: "exocortex.a0.dirty_json",
+			Maps: "lenient JSON parsing (DirtyJson.parse_string, try_parse, parse, stringify) on the standard library"},
+		{Name: "helpers.errors", Impl: "exocortex.a0.errors",
+			Maps: "format_error, error_text and the exception classes; raised out of a file, the host reports the extension's error"},
+		{Name: "helpers.extension", Impl: "exocortex.a0compat", Names: []string{"Extension", "extensible"},
+			Maps: "the layer's Extension; @extensible returns the function as is"},
+		{Name: "helpers.files", Impl: "exocortex.a0.files",
+			Maps: "files of the ported plugin's directory (Agent Zero's base directory) and the project, the two roots the manifest declares"},
+		{Name: "helpers.log", Impl: "exocortex.a0.log",
+			Maps: "Log and LogItem on the plugin's log"},
+		{Name: "helpers.plugins", Impl: "exocortex.a0.plugins",
+			Maps: "get_plugin_config(name) reads the ported plugin's config/<name>.json (the tree's default_config.yaml, its config.json over it)"},
+		{Name: "helpers.print_style", Impl: "exocortex.a0.print_style",
+			Maps: "PrintStyle prints to the plugin's log"},
+		{Name: "helpers.secrets", Impl: "exocortex.a0.secrets",
+			Maps: "§§secret(NAME) placeholders from A0_SECRET_<NAME> in the environment and the plugin's secrets.env; values never logged"},
+		{Name: "plugins._memory.helpers.memory", Impl: "exocortex.a0.memory",
+			Maps: "Memory on Exocortex's memory store through the host's UseMemory service (memory_load, memory_save, memory_forget, memory_delete of memory-tools)"},
+		{Name: "plugins._memory.tools.memory_load", Impl: "exocortex.a0.memory", Names: []string{"DEFAULT_THRESHOLD"},
+			Maps: "memory_load's default threshold"},
+	}
+}
+
+// crossExtRE is an import of another extension file of the tree, Agent Zero's
+// plugin layout: plugins.<plugin>.extensions.python.<hook>.<file>; the layer
+// serves it from the ported copy (a0compat's import finder).
+var crossExtRE = regexp.MustCompile(`^plugins\.\w+\.extensions\.python\.(\w+)\.(\w+)$`)
+
+// LookupModule returns the module the layer provides for the Agent Zero module
+// name, and whether it does. For an import of another extension file of the
+// tree (plugins.<plugin>.extensions.python.<hook>.<file>), it answers with the
+// ported copy when ported says the file was ported (hook/file.py).
+func LookupModule(name string, ported func(hook, file string) bool) (Module, bool) {
+	mods := Modules()
+	if i, ok := slices.BinarySearchFunc(mods, name, func(m Module, n string) int { return strings.Compare(m.Name, n) }); ok {
+		return mods[i], true
+	}
+	if m := crossExtRE.FindStringSubmatch(name); m != nil && ported != nil && ported(m[1], m[2]+".py") {
+		return Module{Name: name, Impl: "a0/extensions/python/" + m[1] + "/" + m[2] + ".py",
+			Maps: "the ported copy of the tree's " + m[1] + "/" + m[2] + ".py"}, true
+	}
+	return Module{}, false
+}
+
+// ImportedModules returns the Agent Zero modules an import line names:
+// `from helpers import a, b` names helpers.a and helpers.b; `from X import n`
+// and `import X` name X. ok is false for a line that is not an import of Agent
+// Zero's own modules (helpers, agent, plugins, python, models, initialize).
+func ImportedModules(line string) (mods []string, ok bool) {
+	mods, _, ok = importedNames(line)
+	return mods, ok
+}
+
+// importedNames is ImportedModules with the names a `from X import a, b` line
+// takes from X (nil for the other forms).
+func importedNames(line string) (mods, names []string, ok bool) {
+	if m := helpersPkgRE.FindStringSubmatch(line); m != nil {
+		for _, n := range splitNames(m[1]) {
+			mods = append(mods, "helpers."+n)
+		}
+		return mods, nil, true
+	}
+	if m := helpersAnyRE.FindStringSubmatch(line); m != nil {
+		return []string{m[1]}, splitNames(m[2]), true
+	}
+	if m := importA0RE.FindStringSubmatch(line); m != nil {
+		return []string{m[1]}, nil, true
+	}
+	return nil, nil, false
+}
+
+// provided is the names the module's shim exports (nil: all of Impl's public ones).
+func (m Module) provided() []string {
+	var out []string
+	for _, n := range m.Names {
+		out = append(out, strings.SplitN(n, "=", 2)[0])
+	}
+	return out
+}
+
+// missing returns the names of an import the module does not provide.
+func (m Module) missing(names []string) []string {
+	if m.Names == nil {
+		return nil
+	}
+	var out []string
+	for _, n := range names {
+		if n != "*" && n != "(" && !slices.Contains(m.provided(), n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// shimSource is the Python source of the module's shim.
+func (m Module) shimSource() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\"\"\"Shim: Agent Zero's %s, served by %s (written by `exocortex plugins port`).\"\"\"\n", m.Name, m.Impl)
+	if m.Names == nil {
+		fmt.Fprintf(&b, "from %s import *  # noqa: F401,F403\n", m.Impl)
+		return b.String()
+	}
+	var direct, alias []string
+	for _, n := range m.Names {
+		if k, v, ok := strings.Cut(n, "="); ok {
+			alias = append(alias, k+" = "+v)
+		} else {
+			direct = append(direct, n)
+		}
+	}
+	fmt.Fprintf(&b, "from %s import %s  # noqa: F401\n", m.Impl, strings.Join(direct, ", "))
+	if len(alias) > 0 {
+		b.WriteString("\n" + strings.Join(alias, "\n") + "\n")
+	}
+	return b.String()
+}
+
+var importA0RE = regexp.MustCompile(`^\s*import\s+((?:helpers|plugins|python)(?:\.\w+)+|agent|models|initialize)\b`)
+
+func splitNames(list string) []string {
+	var out []string
+	for _, n := range strings.Split(strings.Trim(list, "() "), ",") {
+		n = strings.TrimSpace(strings.Split(strings.TrimSpace(n), " as ")[0])
+		if n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}

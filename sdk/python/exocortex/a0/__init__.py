@@ -1,0 +1,22 @@
+"""Stand-ins for the Agent Zero (v1.7) helper modules that real extension files
+import, served to a ported tree by `exocortex plugins port` through shim modules
+(helpers/<module>.py, plugins/_memory/...), each mapped onto what Exocortex has:
+
+  helpers.files        files of the ported plugin's directory and the project
+                       (the two roots the layer declares in the manifest)
+  helpers.print_style  PrintStyle: the plugin's log
+  helpers.log          Log / LogItem: the plugin's log (context.log)
+  helpers.errors       format_error, error_text, RepairableException,
+                       HandledException, InterventionException
+  helpers.dirty_json   DirtyJson, try_parse, parse, stringify: lenient JSON
+                       (standard library only)
+  helpers.defer        DeferredTask, THREAD_BACKGROUND: coroutines on a named
+                       event loop thread
+  helpers.secrets      get_secrets_manager: secrets from the environment and the
+                       plugin's secrets.env, never logged
+  helpers.plugins      get_plugin_config: the plugin's own config/<name>.json
+  plugins._memory      Memory: Exocortex's memory store, through the host's
+                       UseMemory service (the memory tools)
+
+The module list scaffold/a0port.Modules is the one the port and lint use; each of
+its entries names the module here that serves it."""
