@@ -211,7 +211,10 @@ const zapFooterCRC = 4
 
 // CheckSegments verifies every segment file (*.zap) under dir against the CRC-32
 // in its footer. The error, wrapping ErrDamaged, names the first file that fails.
-// Segments are written once and never changed, so an open index can be checked.
+// It is for an index that is closed: an open one writes segment files in the
+// background (its persister and its merges write a file in place before the
+// index uses it), and a file caught half-written would fail. Index.CheckSegments
+// checks an open index.
 func CheckSegments(dir string) error {
 	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -223,39 +226,77 @@ func CheckSegments(dir string) error {
 		if d.IsDir() || filepath.Ext(p) != ".zap" {
 			return nil
 		}
-		f, err := os.Open(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("segment %s cannot be read: %w", p, err)
-		}
-		defer f.Close()
-		st, err := f.Stat()
-		if err != nil {
-			return fmt.Errorf("segment %s cannot be read: %w", p, err)
-		}
-		if st.Size() == 0 {
-			// Created but never written: a merge that Close or a crash cut short
-			// leaves one; no snapshot refers to it, and scorch removes it on open.
-			return nil
-		}
-		if st.Size() < 64 {
-			return fmt.Errorf("segment %s is truncated (%d bytes): %w", filepath.Base(p), st.Size(), ErrDamaged)
-		}
-		h := crc32.NewIEEE()
-		if _, err := io.Copy(h, io.NewSectionReader(f, 0, st.Size()-zapFooterCRC)); err != nil {
-			return fmt.Errorf("segment %s cannot be read: %w", p, err)
-		}
-		var want [zapFooterCRC]byte
-		if _, err := f.ReadAt(want[:], st.Size()-zapFooterCRC); err != nil {
-			return fmt.Errorf("segment %s cannot be read: %w", p, err)
-		}
-		if h.Sum32() != binary.BigEndian.Uint32(want[:]) {
-			return fmt.Errorf("segment %s fails its checksum: %w", filepath.Base(p), ErrDamaged)
-		}
-		return nil
+		return checkSegment(p)
 	})
+}
+
+// CheckSegments verifies the segment files the open index reads: those of its
+// current snapshot, which scorch introduces only once they are written whole
+// (the files a persist or a merge is still writing belong to no snapshot yet).
+// The snapshot is held while they are read, so no merge removes them meanwhile.
+// The error, wrapping ErrDamaged, names the first file that fails.
+func (ix *Index) CheckSegments() (err error) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	adv, err := ix.idx.Advanced()
+	if err != nil {
+		return fmt.Errorf("fulltext: %s: %w", ix.dir, err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return fmt.Errorf("fulltext: reading %s: %w (%v)", ix.dir, ErrDamaged, err)
+	}
+	defer r.Close()
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if !ok {
+		return fmt.Errorf("fulltext: %s is not a scorch index (%T)", ix.dir, r)
+	}
+	for _, ss := range snap.Segments() {
+		// A segment still in memory (not persisted yet) has no file.
+		if ps, ok := ss.Segment().(interface{ Path() string }); ok {
+			if err := checkSegment(ps.Path()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkSegment verifies one segment file against the CRC-32 in its footer. A file
+// that is gone (a merge removed it) or empty (created, never written: a merge
+// that Close or a crash cut short leaves one; no snapshot refers to it, and
+// scorch removes it on open) passes.
+func checkSegment(p string) error {
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("segment %s cannot be read: %w", p, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("segment %s cannot be read: %w", p, err)
+	}
+	if st.Size() == 0 {
+		return nil
+	}
+	if st.Size() < 64 {
+		return fmt.Errorf("segment %s is truncated (%d bytes): %w", filepath.Base(p), st.Size(), ErrDamaged)
+	}
+	h := crc32.NewIEEE()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, st.Size()-zapFooterCRC)); err != nil {
+		return fmt.Errorf("segment %s cannot be read: %w", p, err)
+	}
+	var want [zapFooterCRC]byte
+	if _, err := f.ReadAt(want[:], st.Size()-zapFooterCRC); err != nil {
+		return fmt.Errorf("segment %s cannot be read: %w", p, err)
+	}
+	if h.Sum32() != binary.BigEndian.Uint32(want[:]) {
+		return fmt.Errorf("segment %s fails its checksum: %w", filepath.Base(p), ErrDamaged)
+	}
+	return nil
 }
 
 // openBleve opens an existing index, turning a panic on damaged files into an
