@@ -24,10 +24,11 @@ func (r *Report) layerProvides(module string, names []string) ([]string, bool) {
 
 // checkImports finds the imports of the ported files the plugin cannot load
 // (sdk/python/pyimport, the implementation lint shares) and records them in the
-// report by file and line. python.helpers and Agent Zero internals are noted on
-// the file by scan already; a third-party module is noted here, named as one,
-// with how to install it. Without the interpreter, third-party imports are not
-// told from installed ones, and the report says so.
+// report by file and line: each makes its file need a hand and keeps the layer
+// from loading it; a python.helpers import is also seam 10's finding, and a
+// third-party module is named as one, with how to install it. Without the
+// interpreter, third-party imports are not told from installed ones, and the
+// report says so.
 func (r *Report) checkImports(ctx context.Context, files []portFile) {
 	var sources []pyimport.Source
 	for _, pf := range files {
@@ -42,16 +43,23 @@ func (r *Report) checkImports(ctx context.Context, files []portFile) {
 	}
 	r.Imports = probs
 	for _, p := range probs {
-		if p.Kind != pyimport.KindThirdParty {
-			continue
-		}
 		i := slices.IndexFunc(r.Files, func(f File) bool { return f.Source == p.File })
 		if i < 0 {
 			continue
 		}
 		f := &r.Files[i]
 		f.Status = statusNeedsHand
-		f.Notes = append(f.Notes, fmt.Sprintf("line %d: imports %s, a third-party module not installed for the plugin: %s", p.Line, p.Module, p.Fix))
-		f.cannotLoad(fmt.Sprintf("line %d imports %s, a third-party module not installed for the plugin", p.Line, p.Module))
+		switch p.Kind {
+		case pyimport.KindMovedHelpers:
+			r.Findings = append(r.Findings, Finding{Seam: SeamPythonHelpers, File: p.File, Line: p.Line, What: p.What, Fix: p.Fix})
+			f.Notes = append(f.Notes, fmt.Sprintf("line %d: python.helpers import", p.Line))
+			f.cannotLoad(fmt.Sprintf("line %d imports python.helpers (seam 10)", p.Line))
+		case pyimport.KindAgentZero:
+			f.Notes = append(f.Notes, fmt.Sprintf("line %d: %s", p.Line, p.What))
+			f.cannotLoad(fmt.Sprintf("line %d imports %s, which the layer has no module for", p.Line, p.Module))
+		default:
+			f.Notes = append(f.Notes, fmt.Sprintf("line %d: imports %s, a third-party module not installed for the plugin: %s", p.Line, p.Module, p.Fix))
+			f.cannotLoad(fmt.Sprintf("line %d imports %s, a third-party module not installed for the plugin", p.Line, p.Module))
+		}
 	}
 }

@@ -476,31 +476,14 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 		// Its file name is read from the next line.
 		opens := openPromptRE.MatchString(text)
 		promptOpen = opens
-		if m := pyHelpersRE.FindStringSubmatch(text); m != nil {
-			mod := m[1] + m[2]
-			use := "from helpers." + mod + " import ..."
-			if mod == "" {
-				use = "from helpers import ..."
-			}
-			r.Findings = append(r.Findings, Finding{Seam: SeamPythonHelpers, File: f.Source, Line: line,
-				What: "imports python.helpers, which Agent Zero v1.7 moved to helpers: the file fails to load, silently",
-				Fix:  "use `" + use + "`"})
-			f.Status = statusNeedsHand
-			f.Notes = append(f.Notes, fmt.Sprintf("line %d: python.helpers import", line))
-			f.cannotLoad(fmt.Sprintf("line %d imports python.helpers (seam 10)", line))
-		} else if mods, names, ok := importedNames(text); ok {
+		// The imports the plugin cannot load (python.helpers, Agent Zero
+		// internals without a stand-in, third-party modules) are found by
+		// checkImports, with the finder lint shares; here the provided ones
+		// are noted as adapted.
+		if mods, names, ok := importedNames(text); ok && !pyHelpersRE.MatchString(text) {
 			for _, mod := range mods {
 				m, ok := LookupModule(mod, func(hook, file string) bool { return r.ported[hook+"/"+file] })
-				if !ok {
-					f.Status = statusNeedsHand
-					f.Notes = append(f.Notes, fmt.Sprintf("line %d: imports %s, an Agent Zero internal with no counterpart in the layer", line, mod))
-					f.cannotLoad(fmt.Sprintf("line %d imports %s, which the layer has no module for", line, mod))
-					continue
-				}
-				if missing := m.missing(names); len(missing) > 0 {
-					f.Status = statusNeedsHand
-					f.Notes = append(f.Notes, fmt.Sprintf("line %d: imports %s from %s, which the layer's %s does not provide (it has %s)", line, strings.Join(missing, ", "), mod, mod, strings.Join(m.provided(), ", ")))
-					f.cannotLoad(fmt.Sprintf("line %d imports %s from %s, which the layer does not provide", line, strings.Join(missing, ", "), mod))
+				if !ok || len(m.missing(names)) > 0 {
 					continue
 				}
 				if mod != "agent" && mod != "helpers.extension" {
