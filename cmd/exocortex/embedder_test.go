@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -30,6 +34,7 @@ func TestOllamaEmbedderEndToEnd(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("EXOCORTEX_HOME", home)
 	t.Setenv(GloVeEnv, "")
+	t.Setenv("XDG_DATA_HOME", t.TempDir()) // no full word-vector file there
 	t.Setenv(config.EnvEmbedder, "")
 	a := scriptedEmbedServer(t, "embed-a", 48)
 	t.Setenv("OLLAMA_HOST", a.URL())
@@ -90,8 +95,94 @@ func TestOllamaEmbedderEndToEnd(t *testing.T) {
 	if !strings.Contains(text, "embedder:   ollama embed-b") {
 		t.Errorf("memory stats does not name the embedder:\n%s", text)
 	}
-	// Unset, the default is auto, and there are no word vectors here.
-	if s := stats(""); s.Embedder != "none (BM25 only)" {
-		t.Errorf("auto without word vectors: %+v", s.Embedder)
+	// Unset, the default is auto; with no full word-vector file anywhere it is
+	// the table built into the binary, another model: every record is embedded
+	// again.
+	if s := stats(""); s.Embedder != "glove (compact, 50k words, built in)" || s.VectorCount != 3 ||
+		!strings.Contains(s.VectorModel, "compact-50000w-int8") || !strings.Contains(strings.Join(s.Notices, "\n"), "re-embedding every record") {
+		t.Errorf("auto without the full word vectors: %+v", s)
+	}
+}
+
+// TestFreshHomeHasBuiltinVectors runs the CLI as a new user does, in its own
+// process: a fresh EXOCORTEX_HOME and HOME, no $EXOCORTEX_GLOVE, no word-vector
+// file beside the executable or in the user data directory. `memory import` and
+// `memory search --json` still give every record a vector, from the table built
+// into the binary, and the output names that embedder.
+func TestFreshHomeHasBuiltinVectors(t *testing.T) {
+	home, user := t.TempDir(), t.TempDir()
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "EXOCORTEX_") || strings.HasPrefix(k, "XDG_") || k == "HOME" || k == "OLLAMA_HOST" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "EXOCORTEX_HOME="+home, "HOME="+user)
+	cli := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperMemoryImport$")
+		cmd.Env = append(env, "EXOCORTEX_TEST_IMPORT="+strings.Join(args, "\x1f"))
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("exocortex %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		}
+		return stdout.String()
+	}
+	in := filepath.Join(t.TempDir(), "turns.jsonl")
+	os.WriteFile(in, []byte(`{"area":"main","text":"Caroline: I went to a support group for transgender people yesterday."}
+{"area":"main","text":"Melanie: We took the kids camping in the mountains last weekend."}
+{"area":"main","text":"Caroline: I am researching adoption agencies because I want to be a mother."}
+`), 0o600)
+	if out := cli("memory", "import", in); !strings.Contains(out, "imported 3 records") {
+		t.Fatalf("import: %s", out)
+	}
+	const want = "glove (compact, 50k words, built in)"
+	var res struct {
+		Embedder string `json:"embedder"`
+		Notice   string `json:"notice"`
+		Hits     []struct {
+			Record     struct{ Text string }
+			VectorRank int     `json:"vector_rank"`
+			Similarity float64 `json:"similarity"`
+		} `json:"hits"`
+	}
+	if err := json.Unmarshal([]byte(cli("memory", "search", "--json", "which", "family", "trip", "outdoors")), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Embedder != want || res.Notice != "" || len(res.Hits) == 0 {
+		t.Fatalf("search --json: embedder %q, notice %q, %d hits; want %q and hits", res.Embedder, res.Notice, len(res.Hits), want)
+	}
+	for _, h := range res.Hits {
+		if h.VectorRank == 0 || h.Similarity == 0 {
+			t.Errorf("hit %q has no vector score (rank %d, similarity %v)", h.Record.Text, h.VectorRank, h.Similarity)
+		}
+	}
+	// "trip" and "outdoors" are not in the camping turn: its words' meaning is.
+	if !strings.Contains(res.Hits[0].Record.Text, "camping") {
+		t.Errorf("first hit %q; want the camping turn", res.Hits[0].Record.Text)
+	}
+	var line struct {
+		Embedder string `json:"embedder"`
+		Hits     []struct {
+			VectorRank int `json:"vector_rank"`
+		} `json:"hits"`
+	}
+	qf := filepath.Join(t.TempDir(), "q.txt")
+	os.WriteFile(qf, []byte("who wants to adopt a child\n"), 0o600)
+	if err := json.Unmarshal([]byte(cli("memory", "search", "--queries", qf)), &line); err != nil {
+		t.Fatal(err)
+	}
+	if line.Embedder != want || len(line.Hits) == 0 || line.Hits[0].VectorRank == 0 {
+		t.Errorf("search --queries: %+v", line)
+	}
+	var st memory.Stats
+	if err := json.Unmarshal([]byte(cli("memory", "stats", "--json")), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Embedder != want || st.VectorCount != 3 || st.Vectors != "on" {
+		t.Errorf("stats: embedder %q, %d vectors (%s)", st.Embedder, st.VectorCount, st.Vectors)
 	}
 }

@@ -43,7 +43,7 @@ Only one process can open the store at a time.`,
 	cmd.PersistentFlags().StringVar(&f.dir, "dir", "", "store directory (default $EXOCORTEX_HOME/memory)")
 	cmd.PersistentFlags().BoolVar(&f.json, "json", false, "print JSON for scripts")
 	cmd.PersistentFlags().StringVar(&f.session, "session", "", "session id recorded as provenance of changes")
-	cmd.PersistentFlags().StringVar(&f.embedder, "embedder", "", `vectors: "auto" (offline GloVe if its word-vector file is found), "none" (BM25 only), "glove:PATH", "ollama:MODEL" or "openai:MODEL" (the OpenAI-compatible server under openai: in config.yaml) (default: tools.memory.embedder in config.yaml, else auto)`)
+	cmd.PersistentFlags().StringVar(&f.embedder, "embedder", "", `vectors: "auto" (the full offline GloVe file if found, else the compact table built into the binary), "none" (BM25 only), "glove:PATH", "glove:compact", "ollama:MODEL" or "openai:MODEL" (the OpenAI-compatible server under openai: in config.yaml) (default: tools.memory.embedder in config.yaml, else auto)`)
 	cmd.AddCommand(
 		memAddCmd(f), memGetCmd(f), memSearchCmd(f), memDeleteCmd(f), memForgetCmd(f),
 		memImportCmd(f), memExportCmd(f), memStatsCmd(f), memReplayCmd(f), memWhyCmd(f),
@@ -310,14 +310,22 @@ func parseTime(s string) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("%q is not a date (2006-01-02) or RFC 3339 time", s)
 }
 
+// searchResult is `search --json` output: the store's result and the embedder
+// that made its vector leg.
+type searchResult struct {
+	memory.Result
+	Embedder string `json:"embedder"`
+}
+
 // searchLine is one line of `search --queries` output.
 type searchLine struct {
-	Line   int         `json:"line"`
-	Query  string      `json:"query"`
-	Mode   memory.Mode `json:"mode"`
-	Notice string      `json:"notice,omitempty"`
-	Hits   []lineHit   `json:"hits"`
-	Error  string      `json:"error,omitempty"`
+	Line     int         `json:"line"`
+	Query    string      `json:"query"`
+	Mode     memory.Mode `json:"mode"`
+	Embedder string      `json:"embedder"`
+	Notice   string      `json:"notice,omitempty"`
+	Hits     []lineHit   `json:"hits"`
+	Error    string      `json:"error,omitempty"`
 }
 
 type lineHit struct {
@@ -356,7 +364,7 @@ line as JSONL, for evaluation scripts.`,
 					return err
 				}
 				if f.json {
-					return printJSON(cmd.OutOrStdout(), res)
+					return printJSON(cmd.OutOrStdout(), searchResult{Result: res, Embedder: describeEmbedder(s.Embedder())})
 				}
 				w := cmd.OutOrStdout()
 				if res.Notice != "" {
@@ -420,12 +428,13 @@ func searchFile(cmd *cobra.Command, s *memory.Store, path string, o memory.Searc
 	defer w.Flush()
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
+	embedder := describeEmbedder(s.Embedder())
 	for n := 1; sc.Scan(); n++ {
 		q := strings.TrimSpace(sc.Text())
 		if q == "" {
 			continue
 		}
-		out := searchLine{Line: n, Query: q, Hits: []lineHit{}}
+		out := searchLine{Line: n, Query: q, Embedder: embedder, Hits: []lineHit{}}
 		res, err := s.Search(cmd.Context(), q, o)
 		if err != nil {
 			out.Error = err.Error()

@@ -47,6 +47,7 @@ type GloVe struct {
 	pc      []float32 // nil when not removed
 	a       float64
 	id      string
+	source  string   // the file's path, or BuiltinSource
 	sim     *similar // nearest words, for query expansion
 }
 
@@ -57,17 +58,20 @@ func LoadGloVe(path string, cfg GloVeConfig) (*GloVe, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewGloVe(wv, cfg), nil
+	g := NewGloVe(wv, cfg)
+	g.source = path
+	return g, nil
 }
 
 // NewGloVe returns an embedder over wv, whose words must be in descending frequency
-// order (the frequency rank estimates p(w)).
+// order (the frequency rank estimates p(w), among wv.SourceWords words when the
+// table is the most frequent part of a larger vocabulary).
 func NewGloVe(wv *WordVectors, cfg GloVeConfig) *GloVe {
 	a := cfg.SIFA
 	if a <= 0 {
 		a = DefaultSIFA
 	}
-	g := &GloVe{wv: wv, weights: SIFWeights(wv.Len(), a), a: a, sim: &similar{}}
+	g := &GloVe{wv: wv, weights: sifWeights(wv.Len(), max(wv.SourceWords, wv.Len()), a), a: a, sim: &similar{}}
 	kind := "sif"
 	if cfg.PlainMean {
 		kind = "mean"
@@ -81,16 +85,34 @@ func NewGloVe(wv *WordVectors, cfg GloVeConfig) *GloVe {
 		pcTag = "pc1"
 	}
 	g.id = fmt.Sprintf("glove-%dd-%s:v1:a=%g:%s:%08x", wv.Dim, kind, a, pcTag, wv.Checksum)
+	if wv.QuantBits > 0 {
+		// Another table (and other vectors) than the full file's: a store moving
+		// between the two re-embeds its records.
+		g.id = fmt.Sprintf("glove-%dd-%s:v1:a=%g:%s:compact-%dw-int%d:%08x", wv.Dim, kind, a, pcTag, wv.Len(), wv.QuantBits, wv.Checksum)
+	}
 	return g
 }
+
+// Source is where the vectors came from: the file's path, or BuiltinSource for
+// the table compiled into the binary ("" when made by NewGloVe).
+func (g *GloVe) Source() string { return g.source }
+
+// Words is the vocabulary size.
+func (g *GloVe) Words() int { return g.wv.Len() }
+
+// Compact reports whether the vectors are a quantised compact table.
+func (g *GloVe) Compact() bool { return g.wv.QuantBits > 0 }
 
 // SIFWeights returns a/(a+p(r)) for ranks 1..n, with p(r) from Zipf's law fitted to
 // a vocabulary of n words: p(r) = 1/(r·H(n)), H(n) the n-th harmonic number. The
 // vocabulary only gives ranks, not counts, and word frequencies in large corpora
 // follow Zipf's law closely for all but the very top ranks.
-func SIFWeights(n int, a float64) []float32 {
+func SIFWeights(n int, a float64) []float32 { return sifWeights(n, n, a) }
+
+// sifWeights returns the weights of ranks 1..n in a vocabulary of total words.
+func sifWeights(n, total int, a float64) []float32 {
 	var h float64
-	for r := n; r >= 1; r-- {
+	for r := total; r >= 1; r-- {
 		h += 1 / float64(r)
 	}
 	w := make([]float32, n)

@@ -58,11 +58,13 @@ func TestRealGloVe(t *testing.T) {
 //	go test ./memory/embed -run '^$' -bench 'LoadGloVe|EmbedGloVe'
 func BenchmarkLoadGloVe(b *testing.B) {
 	loadReal(b)
+	start := cpuTime()
 	for b.Loop() {
 		if _, err := embed.LoadGloVe(realFile, embed.GloVeConfig{}); err != nil {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(float64(cpuTime()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 }
 
 // BenchmarkEmbedGloVe embeds memory-sized texts (~25 words) on one goroutine.

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,10 +23,11 @@ const GloVeEnv = "EXOCORTEX_GLOVE"
 // checkout's data/ directory.
 const GloVeFile = "glove-100d.bin"
 
-// GloVePaths lists where the offline word vectors are looked for, in order:
-// $EXOCORTEX_GLOVE, the home directory, and data/ beside the bin/ directory of the
-// running executable (where `make run` and `make test` put them, so a build from
-// a checkout finds them without further steps).
+// GloVePaths lists where the full offline word-vector file is looked for, in
+// order: $EXOCORTEX_GLOVE (alone, when set), the home directory, the user's data
+// directory (UserDataDir: where scripts/fetch-glove.sh links it, so a binary built
+// anywhere with `go build` finds it), and data/ beside the bin/ directory of the
+// running executable (where `make build` and `make test` put it).
 func GloVePaths(home string) []string {
 	var out []string
 	if p := os.Getenv(GloVeEnv); p != "" {
@@ -33,6 +35,9 @@ func GloVePaths(home string) []string {
 	}
 	if home != "" {
 		out = append(out, filepath.Join(home, GloVeFile))
+	}
+	if dir := UserDataDir(); dir != "" {
+		out = append(out, filepath.Join(dir, GloVeFile))
 	}
 	if exe, err := os.Executable(); err == nil {
 		if real, err := filepath.EvalSymlinks(exe); err == nil {
@@ -43,11 +48,30 @@ func GloVePaths(home string) []string {
 	return out
 }
 
+// UserDataDir is the user's Exocortex data directory: $XDG_DATA_HOME/exocortex,
+// else ~/.local/share/exocortex (the XDG base directory default); "" when neither
+// is known.
+func UserDataDir() string {
+	if d := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "exocortex")
+	}
+	if h, err := os.UserHomeDir(); err == nil && h != "" {
+		return filepath.Join(h, ".local", "share", "exocortex")
+	}
+	return ""
+}
+
+// CompactSpec is the argument of glove: that names the table compiled into the
+// binary (glove:compact).
+const CompactSpec = "compact"
+
 // Spec names an embedder:
 //
-//	auto           the offline GloVe vectors if their file is found (GloVePaths), else none
+//	auto           the full offline GloVe file if it is found (GloVePaths), else the
+//	               compact table compiled into the binary (CompactWords words, int8)
 //	none           no vectors: the store runs on BM25 alone
-//	glove[:PATH]   the offline GloVe vectors (an error if the file is missing)
+//	glove[:PATH]   the full offline GloVe file (an error if it is missing)
+//	glove:compact  the compact table compiled into the binary
 //	ollama:MODEL   an Ollama embedding model, e.g. ollama:nomic-embed-text
 //	openai:MODEL   an embedding model of the OpenAI-compatible server configured
 //	               under openai: in config.yaml (LM Studio, llama-server, vLLM)
@@ -55,8 +79,8 @@ func GloVePaths(home string) []string {
 // The empty spec is auto.
 type Spec string
 
-// Open returns the embedder spec names (nil for none, or for auto without the
-// word-vector file). home is the Exocortex home directory.
+// Open returns the embedder spec names (nil for none). home is the Exocortex home
+// directory.
 func Open(ctx context.Context, spec Spec, home string) (Embedder, error) {
 	kind, arg, _ := strings.Cut(strings.TrimSpace(string(spec)), ":")
 	switch kind {
@@ -77,6 +101,9 @@ func Open(ctx context.Context, spec Spec, home string) (Embedder, error) {
 		}
 		return NewProvider(ctx, ProviderConfig{Server: server, Model: arg})
 	case "", "auto", "glove":
+		if kind == "glove" && arg == CompactSpec {
+			return LoadBuiltin(GloVeConfig{})
+		}
 		paths := GloVePaths(home)
 		if arg != "" {
 			paths = []string{arg}
@@ -87,13 +114,13 @@ func Open(ctx context.Context, spec Spec, home string) (Embedder, error) {
 				return g, nil
 			}
 			if !errors.Is(err, fs.ErrNotExist) {
-				return nil, fmt.Errorf("loading the word vectors %s (scripts/fetch-glove.sh makes them; embedder none runs on BM25 alone): %w", p, err)
+				return nil, fmt.Errorf("loading the word vectors %s (scripts/fetch-glove.sh makes them; embedder glove:compact uses the built-in table, none runs on BM25 alone): %w", p, err)
 			}
 		}
 		if kind == "glove" {
-			return nil, fmt.Errorf("no word vectors at %s (run scripts/fetch-glove.sh or set %s; embedder none runs on BM25 alone)", strings.Join(paths, " or "), GloVeEnv)
+			return nil, fmt.Errorf("no word vectors at %s (run scripts/fetch-glove.sh or set %s; embedder glove:compact uses the built-in table, none runs on BM25 alone)", strings.Join(paths, " or "), GloVeEnv)
 		}
-		return nil, nil
+		return LoadBuiltin(GloVeConfig{})
 	}
 	return nil, fmt.Errorf(`embedder %q: use auto, none, glove[:PATH], ollama:MODEL or openai:MODEL`, spec)
 }
@@ -112,14 +139,16 @@ func openAIServer(home string) (*llm.OpenAI, error) {
 	})
 }
 
-// Describe says in a few words which embedder is active, for the welcome card and
-// `memory stats`.
+// Describe says in a few words which embedder is active, for the welcome card,
+// `memory stats` and `memory search --json`: "glove (compact, 50k words, built
+// in)", "glove (/home/me/.local/share/exocortex/glove-100d.bin)",
+// "ollama nomic-embed-text", "none (BM25 only)".
 func Describe(e Embedder) string {
 	switch e := e.(type) {
 	case nil:
 		return "none (BM25 only)"
 	case *GloVe:
-		return "offline GloVe " + fmt.Sprintf("%dd", e.Dimensions())
+		return describeGloVe(e.Compact(), e.Words(), e.Dimensions(), e.Source())
 	case *Ollama:
 		return "ollama " + e.model
 	default:
@@ -149,19 +178,40 @@ func DescribeSpec(spec Spec, home string) string {
 	case "ollama":
 		return "ollama " + arg
 	case "", "auto", "glove":
-		paths := GloVePaths(home)
-		if arg != "" {
-			paths = []string{arg}
-		}
-		for _, p := range paths {
-			if _, err := os.Stat(p); err == nil {
-				return "offline GloVe"
+		if kind != "glove" || arg != CompactSpec {
+			paths := GloVePaths(home)
+			if arg != "" {
+				paths = []string{arg}
+			}
+			for _, p := range paths {
+				if _, err := os.Stat(p); err == nil {
+					return "glove (" + p + ")"
+				}
+			}
+			if kind == "glove" {
+				return "GloVe file missing (" + strings.Join(paths, ", ") + ")"
 			}
 		}
-		if kind == "glove" {
-			return "GloVe file missing (" + strings.Join(paths, ", ") + ")"
+		info, err := BuiltinInfo()
+		if err != nil {
+			return "the built-in word vectors are damaged: " + err.Error()
 		}
-		return "none (BM25 only: no GloVe file; run make glove)"
+		return describeGloVe(true, info.Words, info.Dim, BuiltinSource)
 	}
 	return string(spec)
+}
+
+// describeGloVe names GloVe vectors by where they came from.
+func describeGloVe(compact bool, words, dim int, source string) string {
+	if source == "" {
+		source = fmt.Sprintf("%dd", dim)
+	}
+	if !compact {
+		return "glove (" + source + ")"
+	}
+	n := strconv.Itoa(words)
+	if words%1000 == 0 {
+		n = strconv.Itoa(words/1000) + "k"
+	}
+	return "glove (compact, " + n + " words, " + source + ")"
 }

@@ -25,6 +25,13 @@ type WordVectors struct {
 	PC []float32
 	// Checksum is the CRC-32C of the file's body: it identifies the data.
 	Checksum uint32
+	// SourceWords is the vocabulary size of the file the words were taken from
+	// when they are its most frequent part (a compact table); 0 means Len(). The
+	// SIF weights estimate a word's frequency from its rank among them.
+	SourceWords int
+	// QuantBits is the width of the quantised values the vectors were decoded
+	// from (a compact table: 8 or 4), 0 for float32 vectors.
+	QuantBits int
 
 	index map[string]int32
 }
@@ -147,7 +154,12 @@ func ReadWordVectors(path string) (*WordVectors, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read word vectors: %w (run scripts/fetch-glove.sh to create it)", err)
 	}
-	wv, err := parseWordVectors(buf)
+	var wv *WordVectors
+	if IsCompact(buf) {
+		wv, err = DecodeCompact(buf)
+	} else {
+		wv, err = parseWordVectors(buf)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read word vectors %s: %w", path, err)
 	}
