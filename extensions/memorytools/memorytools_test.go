@@ -164,7 +164,9 @@ func TestLibraryIsolation(t *testing.T) {
 	if res := h.call("memory_retrieve", m{"tags": []string{"biology"}}); res.GetError() != "memory_retrieve: no memory item is tagged biology" {
 		t.Errorf("memory_retrieve sees a library tag: %q, error %q", res.GetContent(), res.GetError())
 	}
-	if got := h.ok("library_search", m{"query": "quiz"}); !strings.HasPrefix(got, "No library document matches") {
+	// With word vectors (the built-in table, when no file is found) the library's
+	// documents may match "quiz" loosely; the main memory's note must not.
+	if got := h.ok("library_search", m{"query": "quiz"}); strings.Contains(got, "My own note") || strings.Contains(got, "photo-note") {
 		t.Errorf("library_search found a main memory: %q", got)
 	}
 

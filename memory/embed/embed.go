@@ -15,6 +15,9 @@
 //     scripts/fetch-glove.sh) with smooth-inverse-frequency weights (Arora, Liang
 //     and Ma, "A Simple but Tough-to-Beat Baseline for Sentence Embeddings", ICLR
 //     2017), so rare, informative words count for more than "the" or "of".
+//     When that file is not found, the same embedder runs on a compact table
+//     compiled into the binary (compact.go: the 50,000 most frequent words,
+//     int8), under another model id, so a store re-embeds when it changes.
 //
 // Both return unit-length vectors, ready for cosine distance.
 package embed
