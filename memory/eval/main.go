@@ -58,7 +58,7 @@ type row struct {
 
 func run() error {
 	glove := flag.String("glove", envOr("EXOCORTEX_GLOVE", "data/glove-100d.bin"), "GloVe word-vector file (scripts/fetch-glove.sh); -embedder overrides it")
-	embedder := flag.String("embedder", "", `embedder: "glove:PATH", "ollama:MODEL" or "none" (default: glove at -glove)`)
+	embedder := flag.String("embedder", "", `embedder: "glove:PATH", "glove:compact" (the table built into the binary), "ollama:MODEL" or "none" (default: glove at -glove)`)
 	data := flag.String("data", "../shared/data/locomo-dev/locomo-dev.json", "LoCoMo conversations (JSON); skipped, saying so, when absent")
 	sets := flag.String("sets", "locomo,generated", "which sets to measure: locomo, generated or both")
 	people := flag.Int("people", 120, "people in the generated set (ten facts each)")
