@@ -15,11 +15,8 @@ import (
 // of the import it does not provide. An import of another extension file of
 // the tree is provided when the tree has that file.
 func (r *Report) layerProvides(module string, names []string) ([]string, bool) {
-	m, ok := LookupModule(module, func(hook, file string) bool { return r.ported[hook+"/"+file] })
-	if !ok {
-		return nil, false
-	}
-	return m.missing(names), true
+	_, missing, ok := lookupImport(module, names, func(hook, file string) bool { return r.ported[hook+"/"+file] })
+	return missing, ok
 }
 
 // checkImports finds the imports of the ported files the plugin cannot load

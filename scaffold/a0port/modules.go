@@ -78,6 +78,28 @@ func LookupModule(name string, ported func(hook, file string) bool) (Module, boo
 	return Module{}, false
 }
 
+// lookupImport is LookupModule for an import statement: `from X import names`
+// of a module X the layer provides (missing: the names it lacks), or of a
+// package X whose names are all modules the layer provides (`from
+// plugins._memory.helpers import memory`). ok is false when the layer has
+// neither.
+func lookupImport(module string, names []string, ported func(hook, file string) bool) (maps []string, missing []string, ok bool) {
+	if m, ok := LookupModule(module, ported); ok {
+		return []string{m.Maps}, m.missing(names), true
+	}
+	if len(names) == 0 {
+		return nil, nil, false
+	}
+	for _, n := range names {
+		m, ok := LookupModule(module+"."+n, ported)
+		if !ok {
+			return nil, nil, false
+		}
+		maps = append(maps, m.Maps)
+	}
+	return maps, nil, true
+}
+
 // ImportedModules returns the Agent Zero modules an import line names:
 // `from helpers import a, b` names helpers.a and helpers.b; `from X import n`
 // and `import X` name X. ok is false for a line that is not an import of Agent

@@ -76,6 +76,7 @@ type File struct {
 	injects   bool   // the file adds prompt text (extras, system)
 	noLoad    bool   // the layer cannot load it (an import it has no module for)
 	noLoadWhy string // why
+	crossDeps []loc  // other extension files of the tree it imports (file: hook/name.py), by line
 }
 
 // Report is the porting report.
@@ -353,6 +354,7 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 		r.Files = append(r.Files, f)
 	}
 	r.checkImports(ctx, files)
+	r.propagateNoLoad()
 	for k, files := range prefixes {
 		if len(files) > 1 {
 			slices.Sort(files)
@@ -482,12 +484,15 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 		// are noted as adapted.
 		if mods, names, ok := importedNames(text); ok && !pyHelpersRE.MatchString(text) {
 			for _, mod := range mods {
-				m, ok := LookupModule(mod, func(hook, file string) bool { return r.ported[hook+"/"+file] })
-				if !ok || len(m.missing(names)) > 0 {
+				maps, missing, ok := lookupImport(mod, names, func(hook, file string) bool { return r.ported[hook+"/"+file] })
+				if !ok || len(missing) > 0 {
 					continue
 				}
+				if m := crossExtRE.FindStringSubmatch(mod); m != nil {
+					f.crossDeps = append(f.crossDeps, loc{m[1] + "/" + m[2] + ".py", line})
+				}
 				if mod != "agent" && mod != "helpers.extension" {
-					adapted = append(adapted, fmt.Sprintf("line %d: %s -> %s", line, mod, m.Maps))
+					adapted = append(adapted, fmt.Sprintf("line %d: %s -> %s", line, mod, strings.Join(maps, "; ")))
 				}
 			}
 		}
@@ -608,6 +613,38 @@ func copyPrompts(src, out string, rels []string) error {
 		}
 	}
 	return nil
+}
+
+// propagateNoLoad marks a file that imports another extension file of the tree
+// which cannot load as one that cannot load either (Python fails the import
+// the same way), naming the file it imports and why; repeated until nothing
+// changes, for chains of such imports.
+func (r *Report) propagateNoLoad() {
+	for changed := true; changed; {
+		changed = false
+		byTarget := map[string]*File{}
+		for i := range r.Files {
+			f := &r.Files[i]
+			byTarget[f.Hook+"/"+path.Base(f.Source)] = f
+		}
+		for i := range r.Files {
+			f := &r.Files[i]
+			if f.noLoad {
+				continue
+			}
+			for _, d := range f.crossDeps {
+				dep, ok := byTarget[d.file]
+				if !ok || !dep.noLoad {
+					continue
+				}
+				f.Status = statusNeedsHand
+				f.Notes = append(f.Notes, fmt.Sprintf("line %d: imports the tree's %s, which cannot load (%s): neither can this file", d.line, d.file, dep.noLoadWhy))
+				f.cannotLoad(fmt.Sprintf("line %d imports %s, which cannot load", d.line, d.file))
+				changed = true
+				break
+			}
+		}
+	}
 }
 
 // cannotLoad notes that the layer cannot load the file, and the first reason.

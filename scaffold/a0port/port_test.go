@@ -1,9 +1,15 @@
 package a0port
 
 import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/exocortex/exocortex/sdk/python"
 )
 
 // TestSeamsStatic checks the seams found by reading files alone, each at its
@@ -83,5 +89,88 @@ func TestRealImportShapes(t *testing.T) {
 		if got := strings.Contains(notes, tt.note); got != tt.want {
 			t.Errorf("%s: note %q present %v, want %v; notes:\n%s", tt.name, tt.note, got, tt.want, notes)
 		}
+	}
+}
+
+// TestStandInImports ports a v1.7 plugin whose files import Agent Zero's helper
+// modules: what the layer provides (Modules) is adapted, with what it maps to,
+// and gets its shim; a module it has no stand-in for, a third-party module and
+// an import of a file of the tree that cannot load each leave the file "needs
+// a hand", and the plugin's interpreter loads exactly the adapted files.
+func TestStandInImports(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	r, err := Port(t.Context(), "testdata/standins", out, "a0-standins")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]File{}
+	for _, f := range r.Files {
+		byName[path.Base(f.Source)] = f
+	}
+	tests := []struct {
+		file, status string
+		notes        []string // each must be among the file's notes
+		notNotes     []string // none may be
+	}{
+		{"_20_rules.py", statusAdapted,
+			[]string{"line 4: helpers.files -> files of the ported plugin's directory", "line 5: plugins._memory.helpers -> Memory on Exocortex's memory store"},
+			[]string{"no stand-in"}},
+		{"_30_quality.py", statusNeedsHand,
+			[]string{"line 4: imports plugins._memory.helpers.memory_quality, an Agent Zero internal the compatibility layer has no stand-in for"}, nil},
+		{"_50_search.py", statusNeedsHand,
+			[]string{"line 3: imports not_installed_vectorlib_xyz, a third-party module", "line 5: helpers.plugins -> get_plugin_config(name) reads the ported plugin's config/<name>.json",
+				"line 6: plugins._memory.helpers.memory -> Memory on Exocortex's memory store"},
+			[]string{"helpers.errors, an Agent Zero internal"}},
+		{"_60_wait.py", statusNeedsHand,
+			[]string{"line 4: plugins.recall.extensions.python.message_loop_prompts_after._50_search -> the ported copy",
+				"line 4: imports the tree's message_loop_prompts_after/_50_search.py, which cannot load (line 3 imports not_installed_vectorlib_xyz"}, nil},
+	}
+	for _, tt := range tests {
+		f, ok := byName[tt.file]
+		if !ok {
+			t.Errorf("%s: not in the report", tt.file)
+			continue
+		}
+		notes := strings.Join(f.Notes, "\n")
+		if f.Status != tt.status {
+			t.Errorf("%s: status %q, want %q; notes:\n%s", tt.file, f.Status, tt.status, notes)
+		}
+		for _, n := range tt.notes {
+			if !strings.Contains(notes, n) {
+				t.Errorf("%s: no note %q; notes:\n%s", tt.file, n, notes)
+			}
+		}
+		for _, n := range tt.notNotes {
+			if strings.Contains(notes, n) {
+				t.Errorf("%s: note %q present; notes:\n%s", tt.file, n, notes)
+			}
+		}
+	}
+	for _, m := range Modules() {
+		b, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(m.Shim())))
+		if err != nil || !strings.Contains(string(b), "from "+m.Impl+" import") {
+			t.Errorf("shim of %s: %q, %v; want it to import from %s", m.Name, b, err, m.Impl)
+		}
+	}
+	var cfg map[string]any
+	if b, err := os.ReadFile(filepath.Join(out, "config", "recall.json")); err != nil {
+		t.Fatal(err)
+	} else if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg["recall_limit"] != 9.0 || cfg["recall_enabled"] != true || cfg["nested"].(map[string]any)["a"] != 1.0 {
+		t.Errorf("config/recall.json = %v, want default_config.yaml with config.json over it", cfg)
+	}
+	// The plugin's interpreter loads the adapted file and leaves out the others.
+	cmd := exec.CommandContext(t.Context(), python.Interpreter, "-c",
+		"import sys; sys.path.insert(0, '.'); from exocortex import a0compat; "+
+			"print(' '.join(sorted(a.ext_name for a in a0compat.load_tree('a0', 'a0-standins'))))")
+	cmd.Dir = out
+	got, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("loading the ported tree: %v", err)
+	}
+	if strings.TrimSpace(string(got)) != "a0_rules" {
+		t.Errorf("loaded %q, want a0_rules only (the files the report calls adapted)", got)
 	}
 }
