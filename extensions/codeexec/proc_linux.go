@@ -3,6 +3,7 @@ package codeexec
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -78,6 +79,24 @@ func cmdline(pid, comm string) string {
 func pidNS(pid int) string {
 	l, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/pid")
 	return l
+}
+
+// pinPIDNS names the PID namespace of pid and holds it open (the namespace
+// outlives its processes while the returned file is open, so its id is not
+// given to another namespace meanwhile). It returns "" and nil when pid is
+// gone.
+func pinPIDNS(pid int) (string, io.Closer) {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/ns/pid")
+	if err != nil {
+		return "", nil
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return "", nil
+	}
+	// The form /proc/PID/ns/pid reads as (pidNS).
+	return fmt.Sprintf("pid:[%d]", st.Ino), f
 }
 
 // childOf returns a child of pid, waiting up to limit for one to appear, or 0.

@@ -3,6 +3,7 @@
 package codeexec
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"syscall"
@@ -24,6 +25,9 @@ func killMembers(int, string, map[int]bool) []proc { return nil }
 
 // pidNS: no PID namespaces here.
 func pidNS(int) string { return "" }
+
+// pinPIDNS: no PID namespaces here.
+func pinPIDNS(int) (string, io.Closer) { return "", nil }
 
 // childOf cannot list processes here.
 func childOf(int, time.Duration) int { return 0 }

@@ -201,3 +201,45 @@ func TestSandboxedShellConfined(t *testing.T) {
 		t.Errorf("canary = %q", b)
 	}
 }
+
+// TestEndedSessionsSweepSparesTheNext: a sandboxed shell that exited leaves
+// its session to be killed (swept by its PID namespace) while the next
+// session starts. The kernel gives a freed namespace's id to the next one
+// made, so the sweep must hold the old namespace until it is done, or it kills
+// the next session's shell (TestShellExit under -race: "the shell could not
+// take the command (broken pipe)").
+func TestEndedSessionsSweepSparesTheNext(t *testing.T) {
+	needSandbox(t)
+	dir := t.TempDir()
+	policy := sandbox.Policy{WriteRoots: []string{dir}}
+	old, err := startSession("bash", dir, t.TempDir(), &policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := old.exec(t.Context(), RuntimeTerminal, "", "exit 3", 20*time.Second, time.Second, nil); !out.exited {
+		t.Fatalf("the shell did not exit: %+v", out)
+	}
+	<-old.exited
+	// The kernel frees a namespace's id a moment after its last process
+	// (RCU): sessions are started until one would have got it, or five.
+	var next *session
+	for i := 0; i < 5; i++ {
+		if next != nil {
+			next.kill()
+			time.Sleep(50 * time.Millisecond)
+		}
+		if next, err = startSession("bash", dir, t.TempDir(), &policy); err != nil {
+			t.Fatal(err)
+		}
+		if old.ns != "" && old.ns == next.ns {
+			t.Errorf("a new session's sandbox got the ended one's namespace id %s while it was still to be swept", old.ns)
+			break
+		}
+	}
+	defer next.kill()
+	old.kill()
+	out := next.exec(t.Context(), RuntimeTerminal, "", "echo alive", 20*time.Second, time.Second, nil)
+	if text, _, _ := out.output.text(1000); !out.finished || !strings.Contains(text, "alive") {
+		t.Fatalf("the next session's shell after the ended one was swept: finished %v, %q, %s", out.finished, text, out.reason)
+	}
+}

@@ -46,6 +46,11 @@ type session struct {
 	reaped bool
 	shell  int
 	ns     string
+	// nsPin holds the sandbox's PID namespace open until the session is
+	// killed: the kernel gives a freed namespace's id to the next one made,
+	// and a sweep by the id of one that had ended (the shell exited) would
+	// kill the processes of the next session's sandbox, its shell first.
+	nsPin  io.Closer
 	token  string
 	marker []byte // "\n" + token + " "
 	cells  int
@@ -133,7 +138,7 @@ func startSession(shell, dir, scratchBase string, confine *sandbox.Policy) (*ses
 	case s.confined:
 		// The launcher's one child is the shell; the launcher execs it at once.
 		s.shell = childOf(s.pid, 10*time.Second)
-		s.ns = pidNS(s.pid)
+		s.ns, s.nsPin = pinPIDNS(s.pid)
 	case s.reaped:
 		// The reaper's one child is the shell; its lifeline does the
 		// watcher's work (a watcher would kill the reaper, a session leader,
@@ -289,6 +294,10 @@ func (s *session) kill() []proc {
 			case <-s.exited:
 			case <-time.After(2 * time.Second):
 			}
+		}
+		if s.nsPin != nil {
+			// Swept for the last time: the namespace's id may be reused now.
+			_ = s.nsPin.Close()
 		}
 		_ = os.RemoveAll(s.scratch)
 		s.killed = killed
