@@ -205,6 +205,11 @@ func TestCompactFileIsAnotherEmbedder(t *testing.T) {
 	if got, want := embed.Describe(f), "glove ("+full+")"; got != want {
 		t.Errorf("Describe(full file) = %q, want %q", got, want)
 	}
+	for spec, want := range map[embed.Spec]string{"glove:" + embed.Spec(small): embed.Describe(c), "glove:" + embed.Spec(full): embed.Describe(f)} {
+		if got := embed.DescribeSpec(spec, ""); got != want {
+			t.Errorf("DescribeSpec(%q) = %q, want %q (what the loaded embedder says)", spec, got, want)
+		}
+	}
 	for _, w := range wv.Words[:12] {
 		a, _ := f.Weight(w)
 		b, ok := c.Weight(w)

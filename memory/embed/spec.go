@@ -2,8 +2,10 @@ package embed
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -185,6 +187,9 @@ func DescribeSpec(spec Spec, home string) string {
 			}
 			for _, p := range paths {
 				if _, err := os.Stat(p); err == nil {
+					if words, dim, ok := peekCompact(p); ok {
+						return describeGloVe(true, words, dim, p)
+					}
 					return "glove (" + p + ")"
 				}
 			}
@@ -199,6 +204,21 @@ func DescribeSpec(spec Spec, home string) string {
 		return describeGloVe(true, info.Words, info.Dim, BuiltinSource)
 	}
 	return string(spec)
+}
+
+// peekCompact reads the header of the word-vector file at path and reports the
+// size of a compact table (ok false for the full format or an unreadable file).
+func peekCompact(path string) (words, dim int, ok bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, false
+	}
+	defer f.Close()
+	var hdr [cqHeaderSize]byte
+	if _, err := io.ReadFull(f, hdr[:]); err != nil || !IsCompact(hdr[:]) {
+		return 0, 0, false
+	}
+	return int(binary.LittleEndian.Uint32(hdr[16:])), int(binary.LittleEndian.Uint32(hdr[12:])), true
 }
 
 // describeGloVe names GloVe vectors by where they came from.
