@@ -258,6 +258,11 @@ const (
 	EnvSearchRate = "EXOCORTEX_SEARCH_RATE"
 	// EnvEmbedder overrides tools.memory.embedder.
 	EnvEmbedder = "EXOCORTEX_EMBEDDER"
+	// EnvAgent is set to 1 by the host for plugins it starts to run an agent
+	// (`exocortex run`, the operator's session), not for those it starts only
+	// to list or check them: a plugin that prepares slow work when its process
+	// starts (memory-tools opens its store) does so only for an agent.
+	EnvAgent = "EXOCORTEX_AGENT"
 )
 
 // Search providers.

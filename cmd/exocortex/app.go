@@ -145,14 +145,21 @@ func (a *app) hostOptions() (host.Options, error) {
 	return opts, nil
 }
 
-// openHost starts the plugins.
-func (a *app) openHost(ctx context.Context) (*host.Host, error) {
+// openHost starts the plugins; agent says they are started to run an agent
+// (config.EnvAgent), not only to be listed.
+func (a *app) openHost(ctx context.Context, agent bool) (*host.Host, error) {
 	opts, err := a.hostOptions()
 	if err != nil {
 		return nil, err
 	}
+	if agent {
+		opts.PluginEnv = append(opts.PluginEnv, config.EnvAgent+"=1")
+	}
 	return host.New(ctx, opts)
 }
+
+// openAgentHost starts the plugins to run an agent (the operator's session).
+func (a *app) openAgentHost(ctx context.Context) (*host.Host, error) { return a.openHost(ctx, true) }
 
 // eventLogger appends plugin events to $EXOCORTEX_HOME/logs/events.jsonl.
 func (a *app) eventLogger() func(host.Event) {

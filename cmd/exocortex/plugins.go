@@ -30,7 +30,7 @@ func newPluginsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			h, err := a.openHost(cmd.Context())
+			h, err := a.openHost(cmd.Context(), false)
 			if err != nil {
 				return err
 			}

@@ -114,7 +114,7 @@ func (a *app) start(ctx context.Context, f *agentFlags, sessionName string, obse
 	if err != nil {
 		return nil, err
 	}
-	r.host, err = a.openHost(ctx)
+	r.host, err = a.openHost(ctx, true)
 	if err != nil {
 		r.close()
 		return nil, err

@@ -28,6 +28,8 @@
 package builtin
 
 import (
+	"context"
+	"os"
 	"sort"
 	"sync"
 
@@ -131,10 +133,15 @@ func Plugins() map[string]sdk.Plugin {
 			// docs/perf/memory.md, "Open"); searches run BM25 and the vectors
 			// side by side.
 			Procs: 2,
-			// The store is opened, and the embedder loaded, as soon as the
-			// process starts, beside the host's start-up and the first model
-			// call; the first hook that needs the store waits for it.
-			Start: stores.Warm,
+			// For an agent, the store is opened, and the embedder loaded, as
+			// soon as the process starts, beside the host's start-up and the
+			// first model call; the first hook that needs the store waits for
+			// it. A host that only lists plugins does not pay for it.
+			Start: func(ctx context.Context) {
+				if os.Getenv(config.EnvAgent) != "" {
+					stores.Warm(ctx)
+				}
+			},
 			// Close closes the store, so its indexes are clean for the next opener.
 			Close: stores.Close,
 			Tools: append(stores.Tools(), stagingnote.New(stagingnote.HomeFrom(tools)).Tool()),
