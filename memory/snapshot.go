@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"time"
 	"unsafe"
@@ -480,4 +482,28 @@ func (l *lastString) intern(st *State, x string) string {
 		l.s = st.intern(x)
 	}
 	return l.s
+}
+
+// SnapshotCount reads only the header of the snapshot in dir: how many
+// records the store held at its last snapshot, and the journal sequence it
+// was taken at. It takes no lock and checks no checksum, so a process that
+// holds the store can be asked about its size cheaply (the terminal's
+// welcome card does, while the memory plugin opens the store); the figure
+// leaves out what the journal holds past that sequence. ok is false when
+// there is no readable snapshot.
+func SnapshotCount(dir string) (records int, seq uint64, ok bool) {
+	f, err := os.Open(filepath.Join(dir, SnapshotFile))
+	if err != nil {
+		return 0, 0, false
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(f, 512).ReadSlice('\n')
+	if err != nil {
+		return 0, 0, false
+	}
+	var h snapshotHeader
+	if json.Unmarshal(line, &h) != nil || h.Version != snapshotVersion {
+		return 0, 0, false
+	}
+	return h.Records, h.Journal.Seq, true
 }

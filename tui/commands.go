@@ -437,7 +437,12 @@ func (e *Engine) MemorySummary(ctx context.Context) string {
 	if err != nil {
 		var le *staging.LockedError
 		if errors.As(err, &le) {
-			return strings.TrimPrefix(e.journalSummary(), "journal   ") + " (held by the memory plugin)"
+			// The memory plugin opens the store when it starts; its last
+			// snapshot's header still says how large the store is.
+			if n, seq, ok := memory.SnapshotCount(e.cfg.MemoryDir); ok {
+				return fmt.Sprintf("%d records (at journal event %d) · held by the memory plugin · %s", n, seq, emb)
+			}
+			return strings.TrimPrefix(e.journalSummary(), "journal   ") + " (held by the memory plugin) · " + emb
 		}
 		return "unreadable: " + err.Error()
 	}

@@ -577,7 +577,7 @@ func TestOperatorCommandsThroughTheTools(t *testing.T) {
 	defer held.Close()
 	eng, _ := e.engine(t, "o1")
 	u := start(t, eng)
-	if p := u.printed(); !strings.Contains(p, "held by the memory plugin") {
+	if p := u.printed(); !strings.Contains(p, "held by the memory plugin") || !strings.Contains(p, "embedder ") {
 		t.Fatalf("the card does not say who holds the memory:\n%s", p)
 	}
 	u.submit("!echo via-the-tool; exit 3")
