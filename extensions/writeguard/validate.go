@@ -108,7 +108,10 @@ func pythonProblem(path string) string {
 	if err != nil {
 		return ""
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// python3 starts in about a second on a loaded 2-core machine; the bound
+	// is for a wedged interpreter, not a slow one (an interpreter that runs
+	// out of it leaves the file unchecked, as without python3).
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, py, "-c", "import ast,sys\nsrc=open(sys.argv[1],encoding='utf-8',errors='replace').read()\ntry:\n ast.parse(src,sys.argv[1])\nexcept SyntaxError as e:\n print('line %s: %s' % (e.lineno, e.msg)); sys.exit(3)", path)
 	out, err := cmd.Output()
