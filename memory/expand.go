@@ -28,6 +28,11 @@ const (
 	// DefaultSoftMatch is the weight of the word-by-word re-rank of the best
 	// hybrid candidates, beside BM25's 1 (SearchOptions.SoftMatch).
 	DefaultSoftMatch = 0.3
+	// DefaultConversationSoftMatch is its weight on the records of a
+	// conversation (a session), measured with the built-in vector table so
+	// that no LoCoMo category falls below BM25 alone (docs/perf/memory.md,
+	// "Fifth pass"); standalone records keep DefaultSoftMatch.
+	DefaultConversationSoftMatch = 0.4
 	// DefaultSoftMatchFloor is the least word similarity the re-rank counts:
 	// below it, two words are not taken to mean related things.
 	DefaultSoftMatchFloor = 0.6

@@ -71,9 +71,21 @@ func (s *Store) softRerank(query string, o SearchOptions, hits []fusedHit, soft 
 		return
 	}
 	sm = recall.MaxNormalize(sm)
+	conv := soft
+	if o.SoftMatch == 0 {
+		conv = DefaultConversationSoftMatch
+	}
 	for i := range n {
 		h := &hits[i]
-		h.soft = soft * sm[h.id]
+		w := soft
+		if conv != soft {
+			s.mu.RLock()
+			if inConversation(s.state.get(h.id)) {
+				w = conv
+			}
+			s.mu.RUnlock()
+		}
+		h.soft = w * sm[h.id]
 		h.score += h.soft
 		h.raw += h.soft
 	}
@@ -231,13 +243,7 @@ func (fs *fuseScratch) neighbours(k int32) (before, after []int32) {
 // candidates best first, valid until release is called. The caller does not hold
 // s.mu.
 func (s *Store) fuseFast(query string, o SearchOptions, bm25IDs []string, bm25 map[string]fulltext.Hit, vecIDs []string, sims map[string]float64, qvec []float32) (hits []fusedHit, release func()) {
-	wb, wv := DefaultWeights(s.opts.Embedder)
-	if o.BM25Weight > 0 {
-		wb = o.BM25Weight
-	}
-	if o.VectorWeight > 0 {
-		wv = o.VectorWeight
-	}
+	wb, wvAlone, wconv := s.vectorWeights(o)
 	beta := o.Context
 	if beta == 0 {
 		beta = DefaultContext
@@ -366,6 +372,10 @@ func (s *Store) fuseFast(query string, o SearchOptions, bm25IDs []string, bm25 m
 	// recall.WeightedSum: wb·bsm + wv·vsm, a list lacking a record counting 0.
 	emit := func(k int32) {
 		n := &fs.nodes[k]
+		wv := wvAlone
+		if inConversation(n.rec) {
+			wv = wconv
+		}
 		f := wb*n.sm[legBM25] + wv*n.sm[legVector]
 		h := fusedHit{id: n.id, score: f, raw: f}
 		if c := wb*(n.sm[legBM25]-n.own[legBM25]) + wv*(n.sm[legVector]-n.own[legVector]); c > 0 {

@@ -79,6 +79,37 @@ type WeightedEmbedder interface {
 	RecallWeight() float64
 }
 
+// ConversationWeightedEmbedder is a WeightedEmbedder whose vectors count for
+// another weight on the records of a conversation (records with a session:
+// their neighbours' context already carries BM25 to the answer) than on
+// standalone records, where only the vectors may tell apart records BM25
+// scores alike.
+type ConversationWeightedEmbedder interface {
+	WeightedEmbedder
+	ConversationRecallWeight() float64
+}
+
+// vectorWeights returns the legs' weights for a search: BM25's, the vector
+// leg's on standalone records and on records of a conversation (a session).
+// SearchOptions.VectorWeight, when set, is both.
+func (s *Store) vectorWeights(o SearchOptions) (wb, wv, wconv float64) {
+	wb, wv = DefaultWeights(s.opts.Embedder)
+	wconv = wv
+	if c, ok := s.opts.Embedder.(ConversationWeightedEmbedder); ok {
+		wconv = c.ConversationRecallWeight()
+	}
+	if o.BM25Weight > 0 {
+		wb = o.BM25Weight
+	}
+	if o.VectorWeight > 0 {
+		wv, wconv = o.VectorWeight, o.VectorWeight
+	}
+	return wb, wv, wconv
+}
+
+// inConversation reports whether r is part of a conversation (has a session).
+func inConversation(r *Record) bool { return r != nil && sessionOf(r) != "" }
+
 // DefaultWeights are the legs' weights for an embedder: BM25 1, vectors the
 // embedder's RecallWeight, or 1 for an embedder that does not say.
 func DefaultWeights(e Embedder) (bm25, vector float64) {
@@ -92,13 +123,7 @@ func DefaultWeights(e Embedder) (bm25, vector float64) {
 // candidates (best first), each one's fused score, and the part of it that came
 // from neighbouring records.
 func (s *Store) fuse(query string, o SearchOptions, bm25IDs []string, bm25 map[string]fulltext.Hit, vecIDs []string, sims map[string]float64, qvec []float32) ([]recall.Fused, map[string]float64, map[string]float64) {
-	wb, wv := DefaultWeights(s.opts.Embedder)
-	if o.BM25Weight > 0 {
-		wb = o.BM25Weight
-	}
-	if o.VectorWeight > 0 {
-		wv = o.VectorWeight
-	}
+	wb, wv, wconv := s.vectorWeights(o)
 	beta := o.Context
 	if beta == 0 {
 		beta = DefaultContext
@@ -178,6 +203,15 @@ func (s *Store) fuse(query string, o SearchOptions, bm25IDs []string, bm25 map[s
 		fused = recall.RRF(o.RRFK, []float64{wb, wv}, recall.Ranked(bsm), recall.Ranked(vsm))
 	} else {
 		fused = recall.WeightedSum([]float64{wb, wv}, bsm, vsm)
+		if wconv != wv {
+			// A conversation's records weigh the vectors by wconv.
+			for i := range fused {
+				if inConversation(s.state.get(fused[i].ID)) {
+					fused[i].Score = wb*bsm[fused[i].ID] + wconv*vsm[fused[i].ID]
+				}
+			}
+			recall.SortByScore(fused)
+		}
 	}
 	raw := make(map[string]float64, len(fused))
 	lifted := map[string]float64{}
@@ -186,7 +220,11 @@ func (s *Store) fuse(query string, o SearchOptions, bm25IDs []string, bm25 map[s
 		if o.Fusion == FusionRRF {
 			continue
 		}
-		if c := wb*(bsm[f.ID]-bown[f.ID]) + wv*(vsm[f.ID]-vown[f.ID]); c > 0 {
+		w := wv
+		if wconv != wv && inConversation(s.state.get(f.ID)) {
+			w = wconv
+		}
+		if c := wb*(bsm[f.ID]-bown[f.ID]) + w*(vsm[f.ID]-vown[f.ID]); c > 0 {
 			lifted[f.ID] = c
 		}
 	}

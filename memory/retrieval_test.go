@@ -306,6 +306,43 @@ func TestDefaultWeightsFollowTheEmbedder(t *testing.T) {
 	}
 }
 
+// TestVectorWeightsFollowTheConversation checks the vector leg's weight on
+// standalone records and on a conversation's, and that SearchOptions.VectorWeight
+// sets both.
+func TestVectorWeightsFollowTheConversation(t *testing.T) {
+	wv := &embed.WordVectors{Dim: 2, Words: []string{"a"}, Vectors: []float32{1, 0}}
+	for _, tc := range []struct {
+		name        string
+		e           Embedder
+		o           SearchOptions
+		alone, conv float64
+	}{
+		{"none", nil, SearchOptions{}, 1, 1},
+		{"unweighted", newHashEmbedder(), SearchOptions{}, 1, 1},
+		{"GloVe", embed.NewGloVe(wv, embed.GloVeConfig{}), SearchOptions{}, 0.35, 0.2},
+		{"GloVe, weight set", embed.NewGloVe(wv, embed.GloVeConfig{}), SearchOptions{VectorWeight: 0.5}, 0.5, 0.5},
+	} {
+		s := &Store{opts: Options{Embedder: tc.e}}
+		if b, a, c := s.vectorWeights(tc.o); b != 1 || a != tc.alone || c != tc.conv {
+			t.Errorf("%s: weights %v, %v, %v; want 1, %v, %v", tc.name, b, a, c, tc.alone, tc.conv)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		r    *Record
+		want bool
+	}{
+		{"nil", nil, false},
+		{"standalone", &Record{}, false},
+		{"imported conversation", &Record{Metadata: map[string]any{"session": "D1"}}, true},
+		{"written in a session", &Record{Provenance: Provenance{Session: "s1"}}, true},
+	} {
+		if got := inConversation(tc.r); got != tc.want {
+			t.Errorf("%s: inConversation %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 // TestNeighboursFollowChanges checks that the order built before records are
 // deleted, archived, moved to another area or created again answers as an order
 // built afresh from the changed state (a re-created id keeps its first place).
