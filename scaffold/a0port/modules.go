@@ -100,33 +100,6 @@ func lookupImport(module string, names []string, ported func(hook, file string) 
 	return maps, nil, true
 }
 
-// ImportedModules returns the Agent Zero modules an import line names:
-// `from helpers import a, b` names helpers.a and helpers.b; `from X import n`
-// and `import X` name X. ok is false for a line that is not an import of Agent
-// Zero's own modules (helpers, agent, plugins, python, models, initialize).
-func ImportedModules(line string) (mods []string, ok bool) {
-	mods, _, ok = importedNames(line)
-	return mods, ok
-}
-
-// importedNames is ImportedModules with the names a `from X import a, b` line
-// takes from X (nil for the other forms).
-func importedNames(line string) (mods, names []string, ok bool) {
-	if m := helpersPkgRE.FindStringSubmatch(line); m != nil {
-		for _, n := range splitNames(m[1]) {
-			mods = append(mods, "helpers."+n)
-		}
-		return mods, nil, true
-	}
-	if m := helpersAnyRE.FindStringSubmatch(line); m != nil {
-		return []string{m[1]}, splitNames(m[2]), true
-	}
-	if m := importA0RE.FindStringSubmatch(line); m != nil {
-		return []string{m[1]}, nil, true
-	}
-	return nil, nil, false
-}
-
 // provided is the names the module's shim exports (nil: all of Impl's public ones).
 func (m Module) provided() []string {
 	var out []string
@@ -143,7 +116,7 @@ func (m Module) missing(names []string) []string {
 	}
 	var out []string
 	for _, n := range names {
-		if n != "*" && n != "(" && !slices.Contains(m.provided(), n) {
+		if n != "*" && !slices.Contains(m.provided(), n) {
 			out = append(out, n)
 		}
 	}
@@ -171,17 +144,4 @@ func (m Module) shimSource() string {
 		b.WriteString("\n" + strings.Join(alias, "\n") + "\n")
 	}
 	return b.String()
-}
-
-var importA0RE = regexp.MustCompile(`^\s*import\s+((?:helpers|plugins|python)(?:\.\w+)+|agent|models|initialize)\b`)
-
-func splitNames(list string) []string {
-	var out []string
-	for _, n := range strings.Split(strings.Trim(list, "() "), ",") {
-		n = strings.TrimSpace(strings.Split(strings.TrimSpace(n), " as ")[0])
-		if n != "" {
-			out = append(out, n)
-		}
-	}
-	return out
 }

@@ -110,19 +110,14 @@ type Report struct {
 
 var (
 	fileRE       = regexp.MustCompile(`^_(\d+)_([A-Za-z0-9_]+)\.py$`)
-	pyHelpersRE  = regexp.MustCompile(`^\s*(?:from\s+python\.helpers(?:\.(\w+))?\s+import|import\s+python\.helpers(?:\.(\w+))?)`)
 	injectRE     = regexp.MustCompile(`\bextras_(?:temporary|persistent)\b|loop_data\.system\b|\bsystem_prompt\.(?:append|extend|insert)\(`)
 	setDataRE    = regexp.MustCompile(`set_data\(\s*["']([^"']+)["']`)
 	getDataRE    = regexp.MustCompile(`get_data\(\s*["']([^"']+)["']`)
 	onceGateRE   = regexp.MustCompile(`set_data\(\s*["']([^"']+)["']\s*,\s*True\s*\)`)
 	coreTextRE   = regexp.MustCompile(`["'](?:You have misformatted your message|Tool .* not found|Nothing to do|Repeated message)`)
-	helpersAnyRE = regexp.MustCompile(`^\s*from\s+(helpers\.\w+|agent|python\.[\w.]+|models|initialize|plugins\.[\w.]+)\s+import\s+(.+)$`)
-	// from helpers import a, b: each name is a module of Agent Zero's helpers
-	// package; the layer's shims have helpers.extension only.
 	openPromptRE = regexp.MustCompile(`(?:read|parse)_prompt\(\s*$`)
 	promptArgRE  = regexp.MustCompile(`^\s*(["'][^"']+["'])`)
 	readPromptRE = regexp.MustCompile(`(?:read|parse)_prompt\(\s*(?:["']([^"']+)["'])?`)
-	helpersPkgRE = regexp.MustCompile(`^\s*from\s+helpers\s+import\s+(.+)$`)
 	// Agent attributes Agent Zero keeps on the object, not in agent data.
 	agentAttrs = map[string]bool{"number": true, "agent_name": true, "config": true, "context": true, "history": true, "intervention": true, "last_user_message": true}
 	// Calls into Agent Zero internals and what corresponds to them here.
@@ -464,6 +459,14 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 	injects := false
 	var adapted []string
 	promptOpen := false // a read_prompt( call whose argument is on the next line
+	// The imports of Agent Zero's own modules, by line, as the finder lint
+	// shares reads them (parenthesised and continued imports too).
+	a0Imports := map[int][]pyimport.Import{}
+	for _, imp := range pyimport.Parse(code) {
+		if !imp.Relative && pyimport.IsAgentZero(imp.Module) && imp.Module != "python.helpers" && !strings.HasPrefix(imp.Module, "python.helpers.") {
+			a0Imports[imp.Line] = append(a0Imports[imp.Line], imp)
+		}
+	}
 	for line := 1; sc.Scan(); line++ {
 		text := sc.Text()
 		if strings.HasPrefix(strings.TrimSpace(text), "#") {
@@ -482,18 +485,17 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 		// internals without a stand-in, third-party modules) are found by
 		// checkImports, with the finder lint shares; here the provided ones
 		// are noted as adapted.
-		if mods, names, ok := importedNames(text); ok && !pyHelpersRE.MatchString(text) {
-			for _, mod := range mods {
-				maps, missing, ok := lookupImport(mod, names, func(hook, file string) bool { return r.ported[hook+"/"+file] })
-				if !ok || len(missing) > 0 {
-					continue
-				}
-				if m := crossExtRE.FindStringSubmatch(mod); m != nil {
-					f.crossDeps = append(f.crossDeps, loc{m[1] + "/" + m[2] + ".py", line})
-				}
-				if mod != "agent" && mod != "helpers.extension" {
-					adapted = append(adapted, fmt.Sprintf("line %d: %s -> %s", line, mod, strings.Join(maps, "; ")))
-				}
+		for _, imp := range a0Imports[line] {
+			mod := imp.Module
+			maps, missing, ok := lookupImport(mod, imp.Names, func(hook, file string) bool { return r.ported[hook+"/"+file] })
+			if !ok || len(missing) > 0 {
+				continue
+			}
+			if m := crossExtRE.FindStringSubmatch(mod); m != nil {
+				f.crossDeps = append(f.crossDeps, loc{m[1] + "/" + m[2] + ".py", line})
+			}
+			if mod != "agent" && mod != "helpers.extension" {
+				adapted = append(adapted, fmt.Sprintf("line %d: %s -> %s", line, mod, strings.Join(maps, "; ")))
 			}
 		}
 		for _, m := range readPromptRE.FindAllStringSubmatch(text, -1) {
