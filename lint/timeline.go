@@ -69,46 +69,6 @@ const (
 	simIterations = 2
 )
 
-// iterationHooks are the hooks of one iteration in the loop's firing order
-// (core/loop), with hist_add_before where the loop adds the reply, the tool's
-// result and an intervention.
-var iterationHooks = [...]exocortexv1.Hook{
-	exocortexv1.Hook_HOOK_MESSAGE_LOOP_START,
-	exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_BEFORE, // history compression's summary
-	exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_AFTER,
-	exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE,
-	exocortexv1.Hook_HOOK_SYSTEM_PROMPT,
-	exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER,
-	exocortexv1.Hook_HOOK_EMBEDDING_MODEL_CHANGED, // a store recall opened was re-embedded
-	exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL,
-	exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_BEFORE,
-	exocortexv1.Hook_HOOK_REASONING_STREAM_CHUNK,
-	exocortexv1.Hook_HOOK_REASONING_STREAM,
-	exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK,
-	exocortexv1.Hook_HOOK_RESPONSE_STREAM,
-	exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_AFTER,
-	exocortexv1.Hook_HOOK_REASONING_STREAM_END,
-	exocortexv1.Hook_HOOK_RESPONSE_STREAM_END,
-	exocortexv1.Hook_HOOK_HIST_ADD_BEFORE, // the model's reply
-	exocortexv1.Hook_HOOK_ERROR_FORMAT,
-	exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE,
-	// Around the tool's run: a text_editor call's hooks by its action, the
-	// partial output while it runs, a store the tool opened re-embedded.
-	exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_BEFORE,
-	exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_BEFORE,
-	exocortexv1.Hook_HOOK_TOOL_OUTPUT_UPDATE,
-	exocortexv1.Hook_HOOK_TEXT_EDITOR_READ_AFTER,
-	exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_AFTER,
-	exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_AFTER,
-	exocortexv1.Hook_HOOK_EMBEDDING_MODEL_CHANGED,
-	exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER,
-	exocortexv1.Hook_HOOK_HIST_ADD_TOOL_RESULT,
-	exocortexv1.Hook_HOOK_HIST_ADD_BEFORE, // the tool's result
-	exocortexv1.Hook_HOOK_MESSAGE_LOOP_EXCEPTION,
-	exocortexv1.Hook_HOOK_MESSAGE_LOOP_END,
-	exocortexv1.Hook_HOOK_HIST_ADD_BEFORE, // an intervention queued at message_loop_end
-}
-
 // timeline runs the declared pipeline through a simulated session and reports
 // readers that never see a value (EXO033) and readers that fire before every
 // writer of their key in the same iteration (EXO034). See the package doc for
@@ -186,6 +146,7 @@ func (c *checker) timeline() {
 		}
 	}
 	mono, iter := 0, 0
+	iteration := hooks.Iteration()
 	for s := 1; s <= simSessions; s++ {
 		now = tick{session: s, phase: phaseInit}
 		reset(exocortexv1.Scope_SCOPE_ITERATION, exocortexv1.Scope_SCOPE_MONOLOGUE, exocortexv1.Scope_SCOPE_SESSION)
@@ -200,7 +161,7 @@ func (c *checker) timeline() {
 				iter++
 				now = tick{session: s, monologue: mono, iteration: iter, phase: phaseIter}
 				reset(exocortexv1.Scope_SCOPE_ITERATION)
-				for _, h := range iterationHooks {
+				for _, h := range iteration {
 					fire(h)
 				}
 			}

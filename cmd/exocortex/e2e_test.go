@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/exocortex/exocortex/core/hooks"
 	"github.com/exocortex/exocortex/core/loop"
 	"github.com/exocortex/exocortex/sdk/sdktest"
 	"github.com/exocortex/exocortex/signals"
@@ -187,6 +188,11 @@ func endToEnd(t *testing.T, exe, home, script, provider string) {
 		t.Errorf("hook trace differs from %s (go test -run TestEndToEnd -update to rewrite):\n%s", golden, trace.String())
 	}
 
+	// Every plugin's hooks, built-ins included, fired within each iteration in
+	// the order core/hooks declares (hooks.Iteration, which the wiring lint
+	// simulates and WIRING.md is ordered by).
+	checkIterationOrder(t, evs)
+
 	// The built-in text_editor wrote and patched the file (through the
 	// text_editor_* hooks of the trace).
 	if b, err := os.ReadFile(filepath.Join(cmd.Dir, "todo.txt")); err != nil || string(b) != "buy eggs\n" {
@@ -268,4 +274,59 @@ func containsText(xs []string, sub string) bool {
 		}
 	}
 	return false
+}
+
+// checkIterationOrder asserts that the hooks each iteration fired are, in the
+// order they fired, a subsequence of hooks.Iteration(): the loop and what the
+// lint and WIRING.md are told about it cannot drift apart.
+func checkIterationOrder(t *testing.T, evs []loop.Event) {
+	t.Helper()
+	// The stream hooks fire piece by piece, reasoning and response pieces
+	// interleaved as the model sends them: they are one step here.
+	step := func(h string) string {
+		switch h {
+		case "reasoning_stream_chunk", "reasoning_stream", "response_stream_chunk", "response_stream":
+			return "(streams)"
+		}
+		return h
+	}
+	var order []string
+	for _, h := range hooks.Iteration() {
+		if s := step(strings.ToLower(strings.TrimPrefix(h.String(), "HOOK_"))); len(order) == 0 || order[len(order)-1] != s {
+			order = append(order, s)
+		}
+	}
+	outside := map[string]bool{"agent_init": true, "monologue_start": true, "monologue_end": true, "process_chain_end": true}
+	byIter := map[int][]string{}
+	var iters []int
+	for _, e := range evs {
+		if e.Type != loop.EventHook || e.Iteration == 0 || outside[e.Hook] {
+			continue
+		}
+		h := step(e.Hook)
+		seq := byIter[e.Iteration]
+		if len(seq) > 0 && seq[len(seq)-1] == h {
+			continue // the next extension of the same call, or the next piece of a stream
+		}
+		if seq == nil {
+			iters = append(iters, e.Iteration)
+		}
+		byIter[e.Iteration] = append(seq, h)
+	}
+	if len(iters) == 0 {
+		t.Fatal("no hook fired inside an iteration")
+	}
+	for _, it := range iters {
+		pos := 0
+		for _, h := range byIter[it] {
+			for pos < len(order) && order[pos] != h {
+				pos++
+			}
+			if pos == len(order) {
+				t.Errorf("iteration %d fired %v: %s is out of hooks.Iteration()'s order %v", it, byIter[it], h, order)
+				break
+			}
+			pos++
+		}
+	}
 }

@@ -86,19 +86,22 @@ type Info struct {
 var table = sync.OnceValue(build)
 
 // All returns every hook in firing order, in a new slice: the order in which
-// the hooks first fire in a monologue (firingOrder), which for the first fifteen
-// is the Hook enum's.
+// the hooks first fire in a monologue (firingOrder). For the first fifteen it
+// is the Hook enum's, but for hist_add_before (3), which fires for the
+// operator's message before monologue_start (2).
 func All() []Info { return slices.Clone(table()) }
 
-// firingOrder lists the hooks in the order core/loop first fires them in a
-// monologue. The Hook enum's numbers follow it up to monologue_end (15); hooks
-// added later are numbered as they were added, so their place is given here.
-// A hook missing here (one added to the protocol and not yet placed) comes last.
-func firingOrder() []exocortexv1.Hook {
+// Iteration returns the hooks of one iteration of the loop in the order
+// core/loop fires them, in a new slice. A hook that fires more than once in an
+// iteration is listed each time: hist_add_before where the loop adds the model's
+// reply, the tool's result and an intervention queued at message_loop_end, and
+// embedding_model_changed after the prompt hooks and after the tool (either can
+// open a store built with another embedding model). Which of the hooks fire
+// depends on what happens: a reasoning model's stream, a tool call, a
+// text_editor action, an error. The wiring lint simulates sessions with it, and
+// firing order (All) is derived from it, so the two cannot drift apart.
+func Iteration() []exocortexv1.Hook {
 	return []exocortexv1.Hook{
-		exocortexv1.Hook_HOOK_AGENT_INIT,
-		exocortexv1.Hook_HOOK_MONOLOGUE_START,
-		exocortexv1.Hook_HOOK_HIST_ADD_BEFORE,
 		exocortexv1.Hook_HOOK_MESSAGE_LOOP_START,
 		// History compression's summary, before the prompt is assembled.
 		exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_BEFORE,
@@ -118,24 +121,52 @@ func firingOrder() []exocortexv1.Hook {
 		exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_AFTER,
 		exocortexv1.Hook_HOOK_REASONING_STREAM_END,
 		exocortexv1.Hook_HOOK_RESPONSE_STREAM_END,
+		exocortexv1.Hook_HOOK_HIST_ADD_BEFORE, // the model's reply
 		exocortexv1.Hook_HOOK_ERROR_FORMAT,
 		exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE,
-		// Around a text_editor call, by its action; partial output while any
-		// tool runs.
+		// Around the tool's run: a text_editor call's hooks by its action, the
+		// partial output while any tool runs, a store the tool opened
+		// re-embedded.
 		exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_BEFORE,
 		exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_BEFORE,
 		exocortexv1.Hook_HOOK_TOOL_OUTPUT_UPDATE,
 		exocortexv1.Hook_HOOK_TEXT_EDITOR_READ_AFTER,
 		exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_AFTER,
 		exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_AFTER,
+		exocortexv1.Hook_HOOK_EMBEDDING_MODEL_CHANGED,
 		exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER,
-		// The result on its way into the history (hist_add_before follows).
+		// The result on its way into the history.
 		exocortexv1.Hook_HOOK_HIST_ADD_TOOL_RESULT,
+		exocortexv1.Hook_HOOK_HIST_ADD_BEFORE, // the tool's result
 		exocortexv1.Hook_HOOK_MESSAGE_LOOP_EXCEPTION,
 		exocortexv1.Hook_HOOK_MESSAGE_LOOP_END,
+		exocortexv1.Hook_HOOK_HIST_ADD_BEFORE, // an intervention queued at message_loop_end
+	}
+}
+
+// firingOrder lists the hooks in the order core/loop first fires them: the
+// agent's init, a monologue's opening (the operator's message is added to
+// the history before monologue_start, as in Agent Zero), each hook of an iteration where it
+// first fires (Iteration), the monologue's end and the chain's. The Hook
+// enum's numbers follow it up to monologue_end (15), but for the opening's
+// two; hooks added later are
+// numbered as they were added, so their place is given here. A hook missing
+// here (one added to the protocol and not yet placed) comes last.
+func firingOrder() []exocortexv1.Hook {
+	order := []exocortexv1.Hook{
+		exocortexv1.Hook_HOOK_AGENT_INIT,
+		exocortexv1.Hook_HOOK_HIST_ADD_BEFORE, // the operator's message, before the monologue starts
+		exocortexv1.Hook_HOOK_MONOLOGUE_START,
+	}
+	for _, h := range Iteration() {
+		if !slices.Contains(order, h) {
+			order = append(order, h)
+		}
+	}
+	return append(order,
 		exocortexv1.Hook_HOOK_MONOLOGUE_END,
 		exocortexv1.Hook_HOOK_PROCESS_CHAIN_END,
-	}
+	)
 }
 
 func build() []Info {

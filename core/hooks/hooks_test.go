@@ -9,7 +9,7 @@ import (
 
 func TestAllInFiringOrder(t *testing.T) {
 	want := []string{
-		"agent_init", "monologue_start", "hist_add_before", "message_loop_start",
+		"agent_init", "hist_add_before", "monologue_start", "message_loop_start",
 		"util_model_call_before", "util_model_call_after",
 		"message_loop_prompts_before", "system_prompt", "message_loop_prompts_after",
 		"embedding_model_changed",
