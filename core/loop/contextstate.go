@@ -29,6 +29,10 @@ type contextState struct {
 	Inserts         []*pinned         `json:"inserts,omitempty"`
 	Pending         []json.RawMessage `json:"pending,omitempty"`
 	Expanded        []string          `json:"expanded_tools,omitempty"`
+	// Once lists the once-per-session extensions that have run (as
+	// extension@hook): a resumed session is the same session, so they do not
+	// run again.
+	Once []string `json:"once_done,omitempty"`
 }
 
 func (a *Agent) contextSnapshot() (json.RawMessage, error) {
@@ -45,6 +49,10 @@ func (a *Agent) contextSnapshot() (json.RawMessage, error) {
 		st.Expanded = append(st.Expanded, name)
 	}
 	sort.Strings(st.Expanded)
+	for key := range a.once {
+		st.Once = append(st.Once, key)
+	}
+	sort.Strings(st.Once)
 	return json.Marshal(st)
 }
 
@@ -96,6 +104,9 @@ func (a *Agent) restoreContext(raw json.RawMessage) error {
 	a.dropCompressedInserts()
 	for _, name := range st.Expanded {
 		a.expanded[name] = true
+	}
+	for _, key := range st.Once {
+		a.once[key] = true
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/exocortex/exocortex/core/llm/scripted"
 	"github.com/exocortex/exocortex/core/session"
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
 
 // TestResumeKeepsCompression: a session is compressed twice (a summary of two
@@ -159,5 +160,37 @@ func TestResumeKeepsCompression(t *testing.T) {
 	}
 	if b, err := os.ReadFile(s3.Path()); err != nil || !strings.Contains(string(b), session.KindContext) {
 		t.Errorf("the session file has no %s record (%v)", session.KindContext, err)
+	}
+}
+
+// TestResumeKeepsOncePerSession: a once-per-session extension that ran before
+// the session was closed does not run again when it is resumed (the same
+// session), and runs in a new session.
+func TestResumeKeepsOncePerSession(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	p := plugin{name: "p", exts: []*exocortexv1.ExtensionSpec{{Name: "catalog", Hook: exocortexv1.Hook_HOOK_MESSAGE_LOOP_START, Order: 1, OncePerSession: true}}}
+	tests := []struct {
+		name    string
+		session string
+		want    int
+	}{
+		{"first run", "s", 1},
+		{"resumed", "s", 0},
+		{"another session", "t", 1},
+	}
+	for _, tt := range tests {
+		s, err := session.Open(ctx, dir, tt.session)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, rec, _ := newAgent(t, setup{plugins: []plugin{p}, replies: []scripted.Reply{toolReply("x"), toolReply("y")}, opts: Options{MaxIterations: 2, Session: s}})
+		_, _ = a.Monologue(ctx, "go")
+		if n := len(rec.hook("catalog")); n != tt.want {
+			t.Errorf("%s: the once-per-session extension ran %d times, want %d", tt.name, n, tt.want)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
