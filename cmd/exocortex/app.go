@@ -142,6 +142,12 @@ func (a *app) hostOptions() (host.Options, error) {
 	for k, v := range a.cfg.Timeouts.Extensions {
 		opts.Timeouts[k] = time.Duration(v)
 	}
+	// The session's settings a plugin may read (config.PluginSettings).
+	settings, err := a.cfg.PluginSettingsEnv()
+	if err != nil {
+		return host.Options{}, err
+	}
+	opts.PluginEnv = append(opts.PluginEnv, settings)
 	return opts, nil
 }
 

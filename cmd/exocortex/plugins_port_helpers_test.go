@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
+	"path"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +18,7 @@ import (
 	"github.com/exocortex/exocortex/core/discover"
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/llm/scripted"
+	"github.com/exocortex/exocortex/core/loop"
 	"github.com/exocortex/exocortex/scaffold/a0port"
 	"github.com/exocortex/exocortex/sdk/sdktest"
 )
@@ -53,9 +58,35 @@ func TestPortedHelperStandIns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The calls with no counterpart here are "needs a hand", each at its line,
+	// and so is the tool prompts' read_prompt of names found at run time (the
+	// port cannot see that the plugin's prompts/ has them); every other file is
+	// adapted.
+	needsHand := map[string][]string{
+		"_83_no_counterpart.py": {
+			"line 14: helpers.persist_chat.remove_chat has no counterpart here",
+			"line 15: helpers.subagents.get_agents_list has no counterpart here",
+			"line 16: helpers.settings.set_settings has no counterpart here",
+			"line 17: plugins._model_config.helpers.model_config.build_chat_model has no counterpart here",
+		},
+		"_40_tools_prompt.py": {"line 16: reads a prompt file named at run time"},
+	}
 	for _, f := range r.Files {
-		if f.Status == "needs a hand" {
-			t.Errorf("%s needs a hand, want adapted: %v", f.Source, f.Notes)
+		want, ok := needsHand[path.Base(f.Source)]
+		if !ok {
+			if f.Status == "needs a hand" {
+				t.Errorf("%s needs a hand, want adapted: %v", f.Source, f.Notes)
+			}
+			continue
+		}
+		notes := strings.Join(f.Notes, "\n")
+		if f.Status != "needs a hand" {
+			t.Errorf("%s is %q, want needs a hand: %v", f.Source, f.Status, f.Notes)
+		}
+		for _, w := range want {
+			if !strings.Contains(notes, w) {
+				t.Errorf("%s: the report lacks %q:\n%s", f.Source, w, notes)
+			}
 		}
 	}
 	// A secret of the plugin's own secrets.env, Agent Zero's usr/secrets.env format.
@@ -68,11 +99,18 @@ func TestPortedHelperStandIns(t *testing.T) {
 			Command: []string{exe, "plugin", "serve", name}, WorkDir: filepath.Dir(exe),
 			Dir: discover.Dir{Path: "(built in)", Source: discover.Builtin}}
 	}
+	// The session's settings, as the app passes them to its plugins.
+	cfg := config.Default()
+	cfg.UtilityModel = "keeper-util:1b"
+	settings, err := cfg.PluginSettingsEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var plog syncBuffer
 	h, err := host.New(context.Background(), host.Options{
 		Dirs:          []discover.Dir{{Path: filepath.Join(home, "plugins"), Source: discover.User}},
 		Builtins:      []discover.Candidate{builtin("agent-tools"), builtin("memory-tools")},
-		PluginEnv:     []string{config.HomeEnv + "=" + home, config.EnvProject + "=" + t.TempDir(), config.EnvEmbedder + "=none"},
+		PluginEnv:     []string{config.HomeEnv + "=" + home, config.EnvProject + "=" + t.TempDir(), config.EnvEmbedder + "=none", settings, "TZ=Europe/Berlin"},
 		PluginLog:     &plog,
 		WatchDebounce: 100 * time.Millisecond,
 	})
@@ -80,7 +118,17 @@ func TestPortedHelperStandIns(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
-	srv, a := agentOn(t, h, nil, []scripted.Reply{
+	// The host's token factor at each iteration, from its budget events.
+	var mu sync.Mutex
+	factor := map[int]float64{}
+	observe := func(e loop.Event) {
+		if e.Type == loop.EventBudget && e.Budget != nil {
+			mu.Lock()
+			factor[e.Iteration] = e.Budget.TokensPerByte
+			mu.Unlock()
+		}
+	}
+	srv, a := agentOn(t, h, observe, []scripted.Reply{
 		{Content: `{"thoughts":["go on"],"headline":"thinking","tool_name":"unknown_tool_xyz","tool_args":{}}`},
 		{Content: `{"thoughts":["done"],"headline":"answering","tool_name":"response","tool_args":{"text":"the token is §§secret(KEEPER_TOKEN)"}}`},
 	})
@@ -114,11 +162,50 @@ func TestPortedHelperStandIns(t *testing.T) {
 		{"memory: the fragment found by an Agent Zero filter", first, "A0-MARKER-memory found=[\"the keeper's code word is heliotrope\"] area=fragments plain=True forgot=1 after=0 key=True default=0.7"},
 		{"a file importing another file of the plugin", first, "A0-MARKER-cross-import from _71_plugin_config"},
 		{"helpers.defer: the background task's result at the next iteration", second, "A0-MARKER-defer result=42 on a0-Background ready=True"},
+		{"helpers.subagents and tool_policy: the tool prompt of a tool the host gives the model kept, the other dropped", first,
+			"A0-MARKER-tools found=2 kept=['A0-TOOL-memory_load: recall memories by a query'] response_allowed=True"},
+		{"plugins._model_config: the call's model, the settings' utility model, no vision model", first,
+			"A0-MARKER-models chat=" + srv.Model() + " vision={} utility=keeper-util:1b profile=agent0"},
+		{"helpers.settings: the call's model and the host's settings; writes refused", first,
+			"A0-MARKER-settings chat=" + srv.Model() + " util=keeper-util:1b telemetry=unset write=refused (SettingsReadOnly)"},
+		{"helpers.localization: the host's zone (TZ)", first,
+			"A0-MARKER-localization tz=Europe/Berlin noon_utc=2026-01-15 13:00+01:00 summer_local_1430_utc=12:30 clock_ok=True"},
+		{"helpers.persist_chat: the chat's message files in the plugin's directory", first, "A0-MARKER-persist in_plugin=True chats=1"},
+		{"no counterpart: each call raises naming itself", first,
+			"A0-MARKER-no-counterpart remove_chat=named get_agents_list=named set_settings=named build_chat_model=named"},
+		{"helpers.tokens: trim_to_tokens fits", first, "trimmed_fits=True trimmed_end=True"},
 	}
 	for _, tt := range tests {
 		if !strings.Contains(tt.in, tt.want) {
 			t.Errorf("%s: the model's request lacks %q:\n%s\nplugin log:\n%s", tt.name, tt.want, tt.in, plog.String())
 		}
+	}
+	// helpers.tokens: each iteration's count is the host's (ceil(bytes × its factor)).
+	for i, req := range []string{first, second} {
+		m := regexp.MustCompile(`A0-MARKER-tokens iteration=(\d+) bytes=(\d+) n=(\d+) approx=(\d+)`).FindStringSubmatch(req)
+		if m == nil {
+			t.Errorf("request %d lacks the tokens marker:\n%s", i, req)
+			continue
+		}
+		it, _ := strconv.Atoi(m[1])
+		bytes, _ := strconv.Atoi(m[2])
+		n, _ := strconv.Atoi(m[3])
+		mu.Lock()
+		f, ok := factor[it]
+		mu.Unlock()
+		if !ok {
+			t.Errorf("no budget event of iteration %d", it)
+			continue
+		}
+		if want := int(math.Ceil(float64(bytes) * f)); n != want {
+			t.Errorf("iteration %d: count_tokens of %d bytes = %d, the host counts %d (%.4f tokens a byte)", it, bytes, n, want, f)
+		}
+		if approx, _ := strconv.Atoi(m[4]); approx != int(float64(n)*1.1) {
+			t.Errorf("iteration %d: approximate_tokens %d, want count × 1.1 = %d", it, approx, int(float64(n)*1.1))
+		}
+	}
+	if f0, f1 := factor[1], factor[2]; f0 == f1 {
+		t.Errorf("the host's factor did not change between the iterations (%.4f): the count is checked at one factor only", f0)
 	}
 	if strings.Count(first, token) != 1 { // the user's own message only
 		t.Errorf("the secret reached the model outside the user's message:\n%s", first)
@@ -135,6 +222,9 @@ func TestPortedHelperStandIns(t *testing.T) {
 	}
 	if strings.Contains(log, token) || strings.Contains(log, "shelf-77aa") {
 		t.Errorf("a secret value reached the log:\n%s", log)
+	}
+	if notes, _ := filepath.Glob(filepath.Join(plugin, "chats", "*", "messages", "*.txt")); len(notes) != 2 {
+		t.Errorf("helpers.persist_chat: message files %v, want one for each of the 2 iterations in chats/<session>/messages/", notes)
 	}
 	if b, err := os.ReadFile(filepath.Join(plugin, "keeper_data", "seen.txt")); err != nil || !strings.Contains(string(b), "kept at iteration") {
 		t.Errorf("helpers.files wrote %q (%v) in the plugin's directory", b, err)

@@ -216,13 +216,31 @@ func (a *Agent) context(t *turn, h hooks.Info) *exocortexv1.Context {
 			RequestedAction:     requestedAction(h),
 			ResponseConstraints: &exocortexv1.ResponseConstraints{Format: "protobuf:" + string(h.Response.FullName())},
 		},
-		CustomData:   &structpb.Struct{},
+		// The host's token estimate, so a plugin counts text as the context
+		// budget does (the Python SDK's Agent Zero tokens stand-in reads it):
+		// tokens = message_overhead + ceil(bytes * tokens_per_byte) a message.
+		CustomData: &structpb.Struct{Fields: map[string]*structpb.Value{
+			CustomTokensPerByte:   structpb.NewNumberValue(a.perByte()),
+			CustomMessageOverhead: structpb.NewNumberValue(messageOverhead),
+			CustomNumCtx:          structpb.NewNumberValue(float64(a.window)),
+		}},
 		Hook:         h.Name,
 		Iteration:    int32(t.iteration),
 		AgentProfile: a.opts.AgentProfile,
 		Model:        a.opts.Model,
 	}
 }
+
+// The keys of the custom_data every hook call's context carries.
+const (
+	// CustomTokensPerByte is the factor the host counts tokens with now
+	// (calibrated from the model server's counts after its first reply).
+	CustomTokensPerByte = "exocortex_tokens_per_byte"
+	// CustomMessageOverhead is the tokens the host adds per message.
+	CustomMessageOverhead = "exocortex_message_overhead"
+	// CustomNumCtx is the context window of the model calls (0 before it is known).
+	CustomNumCtx = "exocortex_num_ctx"
+)
 
 func requestedAction(h hooks.Info) string {
 	switch {

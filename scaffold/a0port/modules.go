@@ -20,6 +20,10 @@ type Module struct {
 	Names []string
 	// Maps is what the module maps onto in Exocortex, for the report.
 	Maps string
+	// NoCounterpart are the module's functions that have none here, each with
+	// what to do instead: the stand-in raises naming the function, and the
+	// report (and lint) calls a file that calls one "needs a hand", at the line.
+	NoCounterpart map[string]string
 }
 
 // Shim is the path of the module's shim in the ported plugin.
@@ -42,18 +46,62 @@ func Modules() []Module {
 			Maps: "the layer's Extension; @extensible returns the function as is"},
 		{Name: "helpers.files", Impl: "exocortex.a0.files",
 			Maps: "files of the ported plugin's directory (Agent Zero's base directory) and the project, the two roots the manifest declares"},
+		{Name: "helpers.localization", Impl: "exocortex.a0.localization",
+			Maps: "Localization: the host's timezone (TZ, else the system's), time formatting from the host's clock; set_timezone for the plugin process only"},
 		{Name: "helpers.log", Impl: "exocortex.a0.log",
 			Maps: "Log and LogItem on the plugin's log"},
+		{Name: "helpers.persist_chat", Impl: "exocortex.a0.persist_chat",
+			Maps: "the host saves the session as it changes (save_tmp_chat has nothing to do); a chat's folder is chats/<session id> in the plugin's directory",
+			NoCounterpart: map[string]string{
+				"load_tmp_chats":   "the host loads sessions itself (exocortex --resume NAME, exocortex -c): drop the call",
+				"load_json_chats":  "Agent Zero chat JSON is not an Exocortex session: drop the call",
+				"export_json_chat": "the session is the host's sessions/NAME.jsonl in the Exocortex home: read it there",
+				"remove_chat":      "sessions are the operator's; remove_msg_files removes the plugin's files of the chat",
+			}},
 		{Name: "helpers.plugins", Impl: "exocortex.a0.plugins",
 			Maps: "get_plugin_config(name) reads the ported plugin's config/<name>.json (the tree's default_config.yaml, its config.json over it)"},
 		{Name: "helpers.print_style", Impl: "exocortex.a0.print_style",
 			Maps: "PrintStyle prints to the plugin's log"},
 		{Name: "helpers.secrets", Impl: "exocortex.a0.secrets",
 			Maps: "§§secret(NAME) placeholders from A0_SECRET_<NAME> in the environment and the plugin's secrets.env; values never logged"},
+		{Name: "helpers.settings", Impl: "exocortex.a0.settings",
+			Maps: "get_settings: a read-only view of the session's settings the host shows its plugins (models, context window: config.PluginSettings) under Agent Zero's names",
+			NoCounterpart: map[string]string{
+				"set_settings":       "settings are the operator's config.yaml: keep the plugin's own values with helpers.plugins.save_plugin_config or agent.set_data",
+				"set_settings_delta": "settings are the operator's config.yaml: keep the plugin's own values with helpers.plugins.save_plugin_config or agent.set_data",
+			}},
+		{Name: "helpers.subagents", Impl: "exocortex.a0.subagents",
+			Maps:          "get_paths: the ported plugin's (and the project's) directories; the running call's agent profile",
+			NoCounterpart: subagentsNoCounterpart()},
+		{Name: "helpers.tokens", Impl: "exocortex.a0.tokens",
+			Maps: "count_tokens, approximate_tokens, trim_to_tokens by the host's own token estimate (the factor its context budget counts with, sent with every call)"},
+		{Name: "helpers.tool_policy", Impl: "exocortex.a0.tool_policy",
+			Maps: "a tool is allowed when the host gives it to the model (the tools of the last request that listed them); filter_tool_prompts drops the prompts of the others"},
 		{Name: "plugins._memory.helpers.memory", Impl: "exocortex.a0.memory",
 			Maps: "Memory on Exocortex's memory store through the host's UseMemory service (memory_load, memory_save, memory_forget, memory_delete of memory-tools)"},
 		{Name: "plugins._memory.tools.memory_load", Impl: "exocortex.a0.memory", Names: []string{"DEFAULT_THRESHOLD"},
 			Maps: "memory_load's default threshold"},
+		{Name: "plugins._model_config.helpers.model_config", Impl: "exocortex.a0.model_config",
+			Maps:          "get_chat/utility/embedding_model_config: the session's models (the call's model, utility_model, the embedder) as Agent Zero's dicts; no vision model",
+			NoCounterpart: modelConfigNoCounterpart()},
+	}
+}
+
+func subagentsNoCounterpart() map[string]string {
+	const fix = "agent profiles are the host's (--profile; a subordinate's through RunSubordinate): drop the call, or read the running profile with subagents.get_current_profile()"
+	out := map[string]string{}
+	for _, f := range []string{"get_agents_list", "get_agents_dict", "get_available_agents_dict", "get_all_agents_list", "load_agent_data", "save_agent_data", "delete_agent_data"} {
+		out[f] = fix
+	}
+	return out
+}
+
+func modelConfigNoCounterpart() map[string]string {
+	const build = "the host makes the model calls: ask it for a utility-model answer, or watch the main model's calls at chat_model_call_before/after"
+	const presets = "Exocortex has no model presets: the operator sets model, utility_model and embed_model in config.yaml"
+	return map[string]string{
+		"build_chat_model": build, "build_utility_model": build, "build_vision_model": build, "build_embedding_model": build,
+		"get_presets": presets, "save_presets": presets, "get_preset_by_name": presets,
 	}
 }
 

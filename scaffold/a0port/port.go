@@ -467,10 +467,17 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 			a0Imports[imp.Line] = append(a0Imports[imp.Line], imp)
 		}
 	}
+	calls := noCounterpartCalls(a0Imports)
 	for line := 1; sc.Scan(); line++ {
 		text := sc.Text()
 		if strings.HasPrefix(strings.TrimSpace(text), "#") {
 			continue
+		}
+		for _, c := range calls {
+			if c.re.MatchString(text) {
+				f.Status = statusNeedsHand
+				f.Notes = append(f.Notes, fmt.Sprintf("line %d: %s.%s has no counterpart here (the stand-in raises): %s", line, c.module, c.fn, c.fix))
+			}
 		}
 		if promptOpen {
 			promptOpen = false
@@ -586,6 +593,48 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 			f.Notes = append(f.Notes, "get_data/set_data become typed state keys a0_<plugin>_<key>")
 		}
 	}
+}
+
+// noCall is a call of a function of a provided module that has no
+// counterpart here (Module.NoCounterpart), as a file's imports name it.
+type noCall struct {
+	re              *regexp.Regexp
+	module, fn, fix string
+}
+
+// noCounterpartCalls returns the calls to look for in a file with the imports:
+// mod.fn( for a module imported whole (import helpers.x, from helpers import
+// x, from pkg import x), fn( for a function imported by name.
+func noCounterpartCalls(imports map[int][]pyimport.Import) []noCall {
+	var out []noCall
+	add := func(m Module, prefix string, only []string) {
+		for _, fn := range slices.Sorted(maps.Keys(m.NoCounterpart)) {
+			if only != nil && !slices.Contains(only, fn) {
+				continue
+			}
+			out = append(out, noCall{re: regexp.MustCompile(`(?:^|[^\w.])` + regexp.QuoteMeta(prefix+fn) + `\s*\(`),
+				module: m.Name, fn: fn, fix: m.NoCounterpart[fn]})
+		}
+	}
+	for _, line := range slices.Sorted(maps.Keys(imports)) {
+		for _, imp := range imports[line] {
+			if m, ok := LookupModule(imp.Module, nil); ok && len(m.NoCounterpart) > 0 {
+				if imp.Names == nil {
+					add(m, imp.Module[strings.LastIndex(imp.Module, ".")+1:]+".", nil)
+					add(m, imp.Module+".", nil)
+				} else {
+					add(m, "", imp.Names)
+				}
+				continue
+			}
+			for _, n := range imp.Names {
+				if m, ok := LookupModule(imp.Module+"."+n, nil); ok && len(m.NoCounterpart) > 0 {
+					add(m, n+".", nil)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // copyPrompts copies the tree's prompt files (rel paths under src) into

@@ -32,8 +32,10 @@ What the layer maps:
     exception at text_editor_write_before/patch_before refuses the edit (REFUSES);
   - self.agent.context.log onto the host log;
   - the Agent Zero helper modules real files import (helpers.files, secrets,
-    plugins, errors, dirty_json, defer, print_style, log and the memory
-    plugin's Memory) onto the stand-ins of exocortex.a0, through the shims
+    plugins, errors, dirty_json, defer, print_style, log, tokens, settings,
+    localization, persist_chat, subagents, tool_policy, the memory plugin's
+    Memory and the model-config plugin's model_config) onto the stand-ins of
+    exocortex.a0, through the shims
     `plugins port` writes (scaffold/a0port.Modules is the list), and an import
     of another extension file of the tree (plugins.<p>.extensions.python.<hook>.<file>)
     onto its ported copy (_TreeFinder).
@@ -55,7 +57,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 from google.protobuf import json_format, struct_pb2
 
-from exocortex.a0 import _runtime
+from exocortex.a0 import _host, _runtime
 from exocortex.hooks import HOOKS, lookup
 from exocortex.keys import Key
 from exocortex.spec import Plugin, Spec
@@ -736,6 +738,7 @@ class Adapter:
 
     def _handle(self, call: Any, req: Any) -> Any:
         ld = _loop_data(req)
+        _host.observe(req)
         system_before = len(ld.system)
         self.agent._call = call
         self.agent._last_call = call

@@ -17,6 +17,17 @@ import, served to a ported tree by `exocortex plugins port` through shim modules
   helpers.plugins      get_plugin_config: the plugin's own config/<name>.json
   plugins._memory      Memory: Exocortex's memory store, through the host's
                        UseMemory service (the memory tools)
+  helpers.tokens       count_tokens, approximate_tokens, trim_to_tokens: the
+                       host's own token estimate (sent with every call)
+  helpers.settings     get_settings: the session's settings, read-only
+  helpers.localization Localization: the host's timezone and clock
+  helpers.persist_chat the host's session persistence; a chat's folder in
+                       the plugin's directory
+  helpers.subagents    get_paths: the plugin's directories; the call's profile
+  helpers.tool_policy  the tools the host gives the model
+  plugins._model_config  model_config: the session's models
+Functions with no counterpart raise an error naming the call and what to do
+(_host reads what the host tells the plugin: settings, token estimate, tools).
 
 The module list scaffold/a0port.Modules is the one the port and lint use; each of
 its entries names the module here that serves it."""
