@@ -2,10 +2,13 @@ package a0port
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -172,5 +175,69 @@ func TestStandInImports(t *testing.T) {
 	}
 	if strings.TrimSpace(string(got)) != "a0_rules" {
 		t.Errorf("loaded %q, want a0_rules only (the files the report calls adapted)", got)
+	}
+}
+
+// TestNoCounterpartCalls checks that a call of a provided module's function
+// with no counterpart here (Module.NoCounterpart) leaves the file "needs a
+// hand" at the call's line, whatever the import's shape, and that the calls
+// with a counterpart do not; and that the stand-in of every such function
+// raises an error naming it.
+func TestNoCounterpartCalls(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	r, err := Port(t.Context(), "testdata/nocounterpart", out, "a0-calls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Files) != 1 {
+		t.Fatalf("%d files in the report, want 1", len(r.Files))
+	}
+	f := r.Files[0]
+	notes := strings.Join(f.Notes, "\n")
+	if f.Status != statusNeedsHand {
+		t.Errorf("status %q, want needs a hand; notes:\n%s", f.Status, notes)
+	}
+	tests := []struct {
+		name, note string
+		want       bool
+	}{
+		{"import helpers.x, called by its dotted name", "line 13: helpers.persist_chat.export_json_chat has no counterpart here", true},
+		{"from helpers import x", "line 14: helpers.subagents.load_agent_data has no counterpart here", true},
+		{"from helpers.x import fn", "line 15: helpers.settings.set_settings_delta has no counterpart here", true},
+		{"from a plugin's module import fn", "line 16: plugins._model_config.helpers.model_config.build_utility_model has no counterpart here", true},
+		{"from a plugin's package import module", "line 17: plugins._model_config.helpers.model_config.get_presets has no counterpart here", true},
+		{"the fix is named", "Exocortex has no model presets", true},
+		{"a function with a counterpart", "get_paths has no counterpart", false},
+		{"get_settings has one", "get_settings has no counterpart", false},
+		{"an attribute of the same name is no call", "line 21:", false},
+		{"save_tmp_chat has one", "save_tmp_chat has no counterpart", false},
+	}
+	for _, tt := range tests {
+		if got := strings.Contains(notes, tt.note); got != tt.want {
+			t.Errorf("%s: note %q present %v, want %v; notes:\n%s", tt.name, tt.note, got, tt.want, notes)
+		}
+	}
+	// Every function Modules names as having no counterpart exists in the
+	// stand-in, and raises naming itself.
+	var b strings.Builder
+	b.WriteString("import inspect, sys\nsys.path.insert(0, '.')\nfrom exocortex.a0 import _runtime\n_runtime.configure('.', 'a0-calls')\nbad = []\n")
+	for _, m := range Modules() {
+		for _, fn := range slices.Sorted(maps.Keys(m.NoCounterpart)) {
+			fmt.Fprintf(&b, "import %s as mod\nf = getattr(mod, %q, None)\n", m.Impl, fn)
+			fmt.Fprintf(&b, "if f is None:\n    bad.append('%s.%s: missing')\nelse:\n", m.Impl, fn)
+			b.WriteString("    args = [None for p in inspect.signature(f).parameters.values() if p.default is p.empty and p.kind == p.POSITIONAL_OR_KEYWORD]\n")
+			fmt.Fprintf(&b, "    try:\n        f(*args)\n        bad.append('%s.%s: ran')\n", m.Impl, fn)
+			fmt.Fprintf(&b, "    except Exception as e:\n        if %q not in str(e):\n            bad.append('%s.%s: ' + str(e))\n", fn, m.Impl, fn)
+		}
+	}
+	b.WriteString("print('\\n'.join(bad))\n")
+	cmd := exec.CommandContext(t.Context(), python.Interpreter, "-c", b.String())
+	cmd.Dir = out
+	got, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("running the stand-ins: %v\n%s", err, got)
+	}
+	if s := strings.TrimSpace(string(got)); s != "" {
+		t.Errorf("stand-ins that do not raise naming the function:\n%s", s)
 	}
 }
