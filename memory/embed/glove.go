@@ -42,19 +42,20 @@ type GloVeConfig struct {
 //
 // A GloVe is read-only after construction and safe for concurrent use.
 type GloVe struct {
-	wv      *WordVectors
-	weights []float32 // SIF weight of word i
-	pc      []float32 // nil when not removed
-	a       float64
-	id      string
-	source  string   // the file's path, or BuiltinSource
-	sim     *similar // nearest words, for query expansion
+	wv     *WordVectors
+	h      float64   // H(source words): word i's SIF weight is a/(a+1/((i+1)·h))
+	plain  bool      // every weight 1 (GloVeConfig.PlainMean)
+	pc     []float32 // nil when not removed
+	a      float64
+	id     string
+	source string   // the file's path, or BuiltinSource
+	sim    *similar // nearest words, for query expansion
 }
 
-// LoadGloVe reads a word-vector file (see scripts/fetch-glove.sh) and returns the
-// embedder.
+// LoadGloVe opens a word-vector file (see scripts/fetch-glove.sh) in place
+// (OpenWordVectors: mapped, through its word index) and returns the embedder.
 func LoadGloVe(path string, cfg GloVeConfig) (*GloVe, error) {
-	wv, err := ReadWordVectors(path)
+	wv, err := OpenWordVectors(path)
 	if err != nil {
 		return nil, err
 	}
@@ -71,13 +72,13 @@ func NewGloVe(wv *WordVectors, cfg GloVeConfig) *GloVe {
 	if a <= 0 {
 		a = DefaultSIFA
 	}
-	g := &GloVe{wv: wv, weights: sifWeights(wv.Len(), max(wv.SourceWords, wv.Len()), a), a: a, sim: &similar{}}
+	// The weights are computed when a word is looked up, from H stored in the
+	// word index (or summed here for a table in memory): the same float32 values
+	// a table of weights made at load would hold, without making one.
+	g := &GloVe{wv: wv, h: wv.harmonic(), plain: cfg.PlainMean, a: a, sim: &similar{}}
 	kind := "sif"
 	if cfg.PlainMean {
 		kind = "mean"
-		for i := range g.weights {
-			g.weights[i] = 1
-		}
 	}
 	pcTag := "pc0"
 	if !cfg.KeepCommonComponent && wv.PC != nil {
@@ -111,16 +112,27 @@ func SIFWeights(n int, a float64) []float32 { return sifWeights(n, n, a) }
 
 // sifWeights returns the weights of ranks 1..n in a vocabulary of total words.
 func sifWeights(n, total int, a float64) []float32 {
-	var h float64
-	for r := total; r >= 1; r-- {
-		h += 1 / float64(r)
-	}
+	h := harmonic(total)
 	w := make([]float32, n)
 	for i := range w {
-		p := 1 / (float64(i+1) * h)
-		w[i] = float32(a / (a + p))
+		w[i] = sifWeight(i, h, a)
 	}
 	return w
+}
+
+// sifWeight is the weight of the word of rank i+1 among words whose harmonic
+// number is h.
+func sifWeight(i int, h, a float64) float32 {
+	p := 1 / (float64(i+1) * h)
+	return float32(a / (a + p))
+}
+
+// weight is word i's weight.
+func (g *GloVe) weight(i int) float32 {
+	if g.plain {
+		return 1
+	}
+	return sifWeight(i, g.h, g.a)
 }
 
 // Dimensions is the word-vector length (100 for the default file).
@@ -135,7 +147,7 @@ func (g *GloVe) Weight(word string) (float32, bool) {
 	if !ok {
 		return 0, false
 	}
-	return g.weights[i], true
+	return g.weight(i), true
 }
 
 // Embed embeds each text; it never fails on content, only on a cancelled context.
@@ -164,10 +176,7 @@ func (g *GloVe) EmbedText(text string) ([]float32, bool) {
 			return
 		}
 		known++
-		w := g.weights[i]
-		for j, x := range g.wv.Vector(i) {
-			v[j] += w * x
-		}
+		g.wv.addRow(i, g.weight(i), v)
 	})
 	if known > 0 {
 		if g.pc != nil {

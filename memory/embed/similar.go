@@ -23,6 +23,7 @@ type similar struct {
 	once  sync.Once
 	vocab int
 	norms []float32 // 1/|v| of words [0, vocab)
+	vecs  []float32 // their vectors
 
 	mu    sync.Mutex
 	cache map[string][]WordSimilarity
@@ -59,10 +60,19 @@ const similarKeep = 32
 func (s *similar) neighbours(wv *WordVectors, word string) []WordSimilarity {
 	s.once.Do(func() {
 		s.vocab = min(DefaultSimilarVocab, wv.Len())
+		s.vecs = wv.Vectors
+		if s.vecs == nil {
+			// A compact table used in place: its first words decoded once, as
+			// the pass over them below reads each of them per word asked.
+			s.vecs = make([]float32, 0, s.vocab*wv.Dim)
+			for i := range s.vocab {
+				s.vecs = append(s.vecs, wv.Vector(i)...)
+			}
+		}
 		s.norms = make([]float32, s.vocab)
 		for i := range s.vocab {
 			var ss float64
-			for _, x := range wv.Vector(i) {
+			for _, x := range s.vecs[i*wv.Dim : (i+1)*wv.Dim] {
 				ss += float64(x) * float64(x)
 			}
 			if ss > 0 {
@@ -82,6 +92,9 @@ func (s *similar) neighbours(wv *WordVectors, word string) []WordSimilarity {
 		return nil
 	}
 	q := wv.Vector(qi)
+	if qi < s.vocab {
+		q = s.vecs[qi*wv.Dim : (qi+1)*wv.Dim]
+	}
 	var qn float64
 	for _, x := range q {
 		qn += float64(x) * float64(x)
@@ -95,7 +108,7 @@ func (s *similar) neighbours(wv *WordVectors, word string) []WordSimilarity {
 	best := make([]WordSimilarity, 0, similarKeep+1)
 	floor := float32(-2)
 	dim := wv.Dim
-	vecs := wv.Vectors
+	vecs := s.vecs
 	for i := range s.vocab {
 		if i == qi {
 			continue
@@ -112,7 +125,7 @@ func (s *similar) neighbours(wv *WordVectors, word string) []WordSimilarity {
 		at := sort.Search(len(best), func(j int) bool { return best[j].Similarity >= float64(c) })
 		best = append(best, WordSimilarity{})
 		copy(best[at+1:], best[at:])
-		best[at] = WordSimilarity{Word: wv.Words[i], Similarity: float64(c)}
+		best[at] = WordSimilarity{Word: wv.Word(i), Similarity: float64(c)}
 		if len(best) > similarKeep {
 			best = best[1:]
 		}
@@ -144,5 +157,5 @@ func (g *GloVe) WordVector(word string) ([]float32, float64, bool) {
 	if !normalise(v) {
 		return nil, 0, false
 	}
-	return v, float64(g.weights[i]), true
+	return v, float64(g.weight(i)), true
 }

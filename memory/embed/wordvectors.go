@@ -15,10 +15,19 @@ import (
 // WordVectors is a vocabulary with one vector per word, in order of descending
 // corpus frequency: word i has frequency rank i+1. It is what the word-vector
 // file holds and is read-only once loaded, so it is safe for concurrent use.
+//
+// A table is either held in memory (Words and Vectors set: ReadWordVectors,
+// DecodeCompact, ParseWink, or built by hand) or used in place (OpenWordVectors,
+// LoadBuiltin): then Words is nil and the words are read from the table's bytes
+// through its word index, and so are the vectors of a compact table (Vectors nil
+// too). Word, Vector and Lookup work on both.
 type WordVectors struct {
-	Dim   int
+	Dim int
+	// Words is the vocabulary of a table held in memory; nil for one used in
+	// place (use Word and Len).
 	Words []string
-	// Vectors holds word i at [i*Dim, (i+1)*Dim).
+	// Vectors holds word i at [i*Dim, (i+1)*Dim); nil for a compact table used in
+	// place (use Vector).
 	Vectors []float32
 	// PC is the first principal component of SIF sentence vectors over a sample
 	// (unit length), or nil if the file has none.
@@ -34,23 +43,92 @@ type WordVectors struct {
 	QuantBits int
 
 	index map[string]int32
+	place *inPlace
+}
+
+// inPlace is a table used straight from its bytes.
+type inPlace struct {
+	ix    *wordIndex
+	vocab []byte // the words, concatenated
+	// A compact table's quantised rows (Vectors nil): count f32 scales and
+	// count × dim values of bits bits.
+	scales, values []byte
+	bits           int
 }
 
 // Len returns the number of words.
-func (wv *WordVectors) Len() int { return len(wv.Words) }
+func (wv *WordVectors) Len() int {
+	if wv.place != nil {
+		return wv.place.ix.count
+	}
+	return len(wv.Words)
+}
 
-// Vector returns word i's vector (aliasing the table; do not modify).
+// Word returns word i.
+func (wv *WordVectors) Word(i int) string {
+	if wv.place != nil {
+		return wv.place.ix.word(wv.place.vocab, i)
+	}
+	return wv.Words[i]
+}
+
+// Vector returns word i's vector: aliasing the table for float32 vectors (do
+// not modify), a new slice for a compact table used in place.
 func (wv *WordVectors) Vector(i int) []float32 {
+	if wv.Vectors == nil && wv.place != nil {
+		v := make([]float32, wv.Dim)
+		wv.addRow(i, 1, v)
+		return v
+	}
 	return wv.Vectors[i*wv.Dim : (i+1)*wv.Dim : (i+1)*wv.Dim]
+}
+
+// addRow adds w × word i's vector to v, reading a compact table's values in
+// place. Each value is rounded to float32 as DecodeCompact stores it, so the
+// sums are the same bit for bit.
+func (wv *WordVectors) addRow(i int, w float32, v []float32) {
+	if wv.Vectors != nil || wv.place == nil {
+		for j, x := range wv.Vectors[i*wv.Dim : (i+1)*wv.Dim : (i+1)*wv.Dim] {
+			v[j] += w * x
+		}
+		return
+	}
+	p, dim := wv.place, wv.Dim
+	s := math.Float32frombits(binary.LittleEndian.Uint32(p.scales[4*i:]))
+	if p.bits == 8 {
+		for j, q := range p.values[i*dim : (i+1)*dim : (i+1)*dim] {
+			x := float32(float32(int8(q)) * s)
+			v[j] += w * x
+		}
+		return
+	}
+	for j, q := range p.values[i*dim/2 : (i+1)*dim/2 : (i+1)*dim/2] {
+		lo := float32(float32(int8(q<<4)>>4) * s)
+		hi := float32(float32(int8(q)>>4) * s)
+		v[2*j] += w * lo
+		v[2*j+1] += w * hi
+	}
 }
 
 // Lookup returns the index of word, which is its frequency rank minus one.
 func (wv *WordVectors) Lookup(word string) (int, bool) {
+	if wv.place != nil {
+		return wv.place.ix.lookup(wv.place.vocab, word)
+	}
 	if wv.index == nil {
 		return 0, false
 	}
 	i, ok := wv.index[word]
 	return int(i), ok
+}
+
+// harmonic is H(source words), the Zipf normaliser of the SIF weights: stored
+// in the word index of a table used in place, summed here otherwise.
+func (wv *WordVectors) harmonic() float64 {
+	if wv.place != nil {
+		return wv.place.ix.harmonic
+	}
+	return harmonic(max(wv.SourceWords, wv.Len()))
 }
 
 func (wv *WordVectors) buildIndex() {
@@ -84,16 +162,16 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // WriteWordVectors writes wv in the word-vector file format.
 func WriteWordVectors(w io.Writer, wv *WordVectors) error {
-	n := len(wv.Words)
-	if wv.Dim <= 0 || len(wv.Vectors) != n*wv.Dim {
+	n := wv.Len()
+	if wv.Dim <= 0 || wv.place == nil && len(wv.Vectors) != n*wv.Dim {
 		return fmt.Errorf("write word vectors: %d words of %d dimensions but %d floats", n, wv.Dim, len(wv.Vectors))
 	}
 	if wv.PC != nil && len(wv.PC) != wv.Dim {
 		return fmt.Errorf("write word vectors: principal component has %d dimensions, want %d", len(wv.PC), wv.Dim)
 	}
 	var vocab uint64
-	for _, s := range wv.Words {
-		vocab += uint64(len(s))
+	for i := range n {
+		vocab += uint64(len(wv.Word(i)))
 	}
 	if vocab > math.MaxUint32 {
 		return errors.New("write word vectors: vocabulary over 4 GiB")
@@ -120,19 +198,21 @@ func WriteWordVectors(w io.Writer, wv *WordVectors) error {
 	}
 	off := uint32(0)
 	put(off)
-	for _, s := range wv.Words {
-		off += uint32(len(s))
+	for i := range n {
+		off += uint32(len(wv.Word(i)))
 		put(off)
 	}
-	for _, s := range wv.Words {
-		bw.WriteString(s)
+	for i := range n {
+		bw.WriteString(wv.Word(i))
 	}
 	pos := wvHeaderSize + 4*(n+1) + int(vocab)
 	for ; pos%64 != 0; pos++ {
 		bw.WriteByte(0)
 	}
-	for _, x := range wv.Vectors {
-		put(math.Float32bits(x))
+	for i := range n {
+		for _, x := range wv.Vector(i) {
+			put(math.Float32bits(x))
+		}
 	}
 	for _, x := range wv.PC {
 		put(math.Float32bits(x))
@@ -170,57 +250,101 @@ func wvCorrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: %s; delete it and run scripts/fetch-glove.sh again", ErrCorruptVectors, fmt.Sprintf(format, args...))
 }
 
-func parseWordVectors(buf []byte) (*WordVectors, error) {
+// wvLayout is where the parts of a word-vector file are.
+type wvLayout struct {
+	dim, n            int
+	vocab             uint64 // vocabulary bytes
+	vocabStart        int
+	vecStart, pcStart int
+	pcLen             int
+	headerSum         uint32 // the header's own checksum field
+	bodySum           uint32 // the trailer: the body's checksum as written
+}
+
+// layoutWordVectors checks a word-vector file's header and size (not its body).
+func layoutWordVectors(buf []byte) (wvLayout, error) {
 	if len(buf) < wvHeaderSize+4 {
-		return nil, wvCorrupt("%d bytes is too short", len(buf))
+		return wvLayout{}, wvCorrupt("%d bytes is too short", len(buf))
 	}
 	hdr := buf[:wvHeaderSize]
 	if string(hdr[:8]) != wvMagic {
-		return nil, wvCorrupt("not a word-vector file (bad magic %q)", hdr[:8])
+		return wvLayout{}, wvCorrupt("not a word-vector file (bad magic %q)", hdr[:8])
 	}
 	if v := binary.LittleEndian.Uint32(hdr[8:]); v != wvVersion {
-		return nil, wvCorrupt("format version %d, this build reads version %d", v, wvVersion)
+		return wvLayout{}, wvCorrupt("format version %d, this build reads version %d", v, wvVersion)
 	}
 	if crc32.Checksum(hdr[:60], castagnoli) != binary.LittleEndian.Uint32(hdr[60:]) {
-		return nil, wvCorrupt("header checksum mismatch")
+		return wvLayout{}, wvCorrupt("header checksum mismatch")
 	}
-	dim := int(binary.LittleEndian.Uint32(hdr[12:]))
-	n := int(binary.LittleEndian.Uint32(hdr[16:]))
-	flags := binary.LittleEndian.Uint32(hdr[20:])
-	vocab := binary.LittleEndian.Uint64(hdr[24:])
-	pcLen := 0
-	if flags&wvFlagPC != 0 {
-		pcLen = dim
+	l := wvLayout{
+		dim:       int(binary.LittleEndian.Uint32(hdr[12:])),
+		n:         int(binary.LittleEndian.Uint32(hdr[16:])),
+		vocab:     binary.LittleEndian.Uint64(hdr[24:]),
+		headerSum: binary.LittleEndian.Uint32(hdr[60:]),
+		bodySum:   binary.LittleEndian.Uint32(buf[len(buf)-4:]),
 	}
-	vecStart := wvHeaderSize + 4*(n+1) + int(vocab)
-	vecStart = (vecStart + 63) &^ 63
-	want := uint64(vecStart) + 4*uint64(n)*uint64(dim) + 4*uint64(pcLen) + 4
-	if dim <= 0 || dim > 1<<16 || vocab > uint64(len(buf)) || want != uint64(len(buf)) {
-		return nil, wvCorrupt("size %d bytes does not match the header (%d words of %d dimensions, expected %d bytes)", len(buf), n, dim, want)
+	if binary.LittleEndian.Uint32(hdr[20:])&wvFlagPC != 0 {
+		l.pcLen = l.dim
 	}
-	body := buf[wvHeaderSize : len(buf)-4]
-	sum := crc32.Checksum(body, castagnoli)
-	if sum != binary.LittleEndian.Uint32(buf[len(buf)-4:]) {
-		return nil, wvCorrupt("body checksum mismatch")
+	if l.dim <= 0 || l.dim > 1<<16 || l.vocab > uint64(len(buf)) {
+		return wvLayout{}, wvCorrupt("size %d bytes does not match the header (%d words of %d dimensions)", len(buf), l.n, l.dim)
 	}
-	offs := buf[wvHeaderSize : wvHeaderSize+4*(n+1)]
-	words := buf[wvHeaderSize+4*(n+1) : wvHeaderSize+4*(n+1)+int(vocab)]
-	wv := &WordVectors{Dim: dim, Words: make([]string, n), Checksum: sum}
+	l.vocabStart = wvHeaderSize + 4*(l.n+1)
+	l.vecStart = (l.vocabStart + int(l.vocab) + 63) &^ 63
+	l.pcStart = l.vecStart + 4*l.n*l.dim
+	want := uint64(l.vecStart) + 4*uint64(l.n)*uint64(l.dim) + 4*uint64(l.pcLen) + 4
+	if want != uint64(len(buf)) {
+		return wvLayout{}, wvCorrupt("size %d bytes does not match the header (%d words of %d dimensions, expected %d bytes)", len(buf), l.n, l.dim, want)
+	}
+	return l, nil
+}
+
+// checkBody checks the body's checksum against the trailer.
+func (l wvLayout) checkBody(buf []byte) error {
+	if crc32.Checksum(buf[wvHeaderSize:len(buf)-4], castagnoli) != l.bodySum {
+		return wvCorrupt("body checksum mismatch")
+	}
+	return nil
+}
+
+// offsets checks the vocabulary's offsets and returns them.
+func (l wvLayout) offsets(buf []byte) ([]uint32, error) {
+	offs := make([]uint32, l.n+1)
+	raw := buf[wvHeaderSize:l.vocabStart]
 	prev := uint32(0)
-	for i := range n {
-		a := binary.LittleEndian.Uint32(offs[4*i:])
-		b := binary.LittleEndian.Uint32(offs[4*i+4:])
-		if a != prev || b < a || uint64(b) > vocab {
-			return nil, wvCorrupt("word %d has offsets %d..%d", i, a, b)
+	for i := range offs {
+		o := binary.LittleEndian.Uint32(raw[4*i:])
+		if o < prev || uint64(o) > l.vocab || i == 0 && o != 0 {
+			return nil, wvCorrupt("word %d has offsets %d..%d", max(i-1, 0), prev, o)
 		}
-		prev = b
-		if b > a {
-			wv.Words[i] = unsafe.String(&words[a], b-a)
-		}
+		offs[i], prev = o, o
 	}
-	wv.Vectors = floats(buf[vecStart:], n*dim)
-	if pcLen > 0 {
-		wv.PC = floats(buf[vecStart+4*n*dim:], pcLen)
+	if uint64(prev) != l.vocab {
+		return nil, wvCorrupt("the words take %d bytes, the header says %d", prev, l.vocab)
+	}
+	return offs, nil
+}
+
+func parseWordVectors(buf []byte) (*WordVectors, error) {
+	l, err := layoutWordVectors(buf)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.checkBody(buf); err != nil {
+		return nil, err
+	}
+	offs, err := l.offsets(buf)
+	if err != nil {
+		return nil, err
+	}
+	words := buf[l.vocabStart : l.vocabStart+int(l.vocab)]
+	wv := &WordVectors{Dim: l.dim, Words: make([]string, l.n), Checksum: l.bodySum}
+	for i := range l.n {
+		wv.Words[i] = bytesString(words[offs[i]:offs[i+1]])
+	}
+	wv.Vectors = floats(buf[l.vecStart:], l.n*l.dim)
+	if l.pcLen > 0 {
+		wv.PC = floats(buf[l.pcStart:], l.pcLen)
 	}
 	wv.buildIndex()
 	return wv, nil

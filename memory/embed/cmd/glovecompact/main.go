@@ -9,6 +9,10 @@
 // the full file was never fetched it leaves the committed table as it is. The
 // output depends only on the input and -words, so a regenerated table is
 // byte-identical (TestBuiltinTableIsGenerated checks the committed one).
+//
+// Beside the table it writes the table's word index (OUT.idx, made from the
+// table alone, also with -skip-missing when the input is missing), which lets
+// the binary use the compiled-in table in place instead of decoding it.
 package main
 
 import (
@@ -44,6 +48,10 @@ type report struct {
 	Bytes       int    `json:"bytes"`
 	Unchanged   bool   `json:"unchanged"`
 	Skipped     string `json:"skipped,omitempty"`
+	// Index is the word index written beside the table; IndexUnchanged says it
+	// was already up to date.
+	Index          string `json:"index"`
+	IndexUnchanged bool   `json:"index_unchanged"`
 }
 
 func run(args []string) error {
@@ -70,6 +78,9 @@ func run(args []string) error {
 	if err != nil {
 		if *skip && errors.Is(err, fs.ErrNotExist) {
 			rep.Skipped = "no " + *in + " (scripts/fetch-glove.sh makes it); the committed table is kept"
+			if err := writeIndex(&rep); err != nil {
+				return err
+			}
 			if !*asJSON {
 				fmt.Fprintln(os.Stderr, "glovecompact: "+rep.Skipped)
 				return nil
@@ -95,6 +106,9 @@ func run(args []string) error {
 	} else if err := writeFile(*out, blob); err != nil {
 		return err
 	}
+	if err := writeIndex(&rep); err != nil {
+		return err
+	}
 	if *asJSON {
 		return printJSON(rep)
 	}
@@ -103,6 +117,29 @@ func run(args []string) error {
 		state = "unchanged:"
 	}
 	fmt.Fprintf(os.Stderr, "glovecompact: %s %s (%d of %d words, %d bytes)\n", state, *out, rep.Words, rep.SourceWords, rep.Bytes)
+	return nil
+}
+
+// writeIndex makes the word index of the table at rep.Output and writes it
+// beside the table unless it is there already.
+func writeIndex(rep *report) error {
+	table, err := os.ReadFile(rep.Output)
+	if err != nil {
+		return fmt.Errorf("-out: %w", err)
+	}
+	ix, err := embed.BuildCompactIndex(table)
+	if err != nil {
+		return fmt.Errorf("-out %s: %w", rep.Output, err)
+	}
+	rep.Index = rep.Output + embed.IndexSuffix
+	if old, err := os.ReadFile(rep.Index); err == nil && bytes.Equal(old, ix) {
+		rep.IndexUnchanged = true
+		return nil
+	}
+	if err := writeFile(rep.Index, ix); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "glovecompact: wrote %s (%d bytes)\n", rep.Index, len(ix))
 	return nil
 }
 

@@ -122,6 +122,11 @@ func run(args []string) error {
 	if err := os.Rename(tmp.Name(), *out); err != nil {
 		return err
 	}
+	// Opening it in place makes its word index (OUT.idx), so the first store
+	// that loads it does not have to.
+	if _, err := embed.OpenWordVectors(*out); err != nil {
+		return fmt.Errorf("indexing the written file: %w", err)
+	}
 	st, _ := os.Stat(*out)
 	rep.Output, rep.Bytes = *out, st.Size()
 	rep.Checksum = fmt.Sprintf("%08x", back.Checksum)

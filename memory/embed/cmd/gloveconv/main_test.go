@@ -21,6 +21,9 @@ func TestConvertFixture(t *testing.T) {
 	if wv.Len() != 15 || wv.Dim != 4 || wv.Words[0] != "the" || len(wv.PC) != 4 {
 		t.Fatalf("converted file: %d words, %d dims, first %q, pc %d", wv.Len(), wv.Dim, wv.Words[0], len(wv.PC))
 	}
+	if _, err := os.Stat(out + embed.IndexSuffix); err != nil {
+		t.Errorf("no word index beside the converted file: %v", err)
+	}
 	st, _ := os.Stat(out)
 	if st.Mode().Perm() != 0o644 {
 		t.Errorf("mode %v", st.Mode().Perm())
