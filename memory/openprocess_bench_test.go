@@ -74,13 +74,10 @@ func TestHelperOpenProcess(t *testing.T) {
 	if dir == "" {
 		t.Skip("helper process of BenchmarkOpenProcess")
 	}
-	// The embedder the fixture was built with (benchSetup's).
+	// The embedder the fixture was built with (benchSetup's), loaded as the
+	// memory-tools plugin loads it (embed.LoadGloVe: the file in place).
 	load := func() (Embedder, error) {
-		wv, err := embed.ReadWordVectors(os.Getenv(embed.GloVeEnv))
-		if err != nil {
-			return nil, err
-		}
-		return embed.NewGloVe(wv, embed.GloVeConfig{}), nil
+		return embed.LoadGloVe(os.Getenv(embed.GloVeEnv), embed.GloVeConfig{})
 	}
 	opts := Options{Logger: discardLogger()}
 	t0, c0 := time.Now(), cpuTime()

@@ -37,6 +37,8 @@ replies:
 // size adds to a run, which opens the store to recall before the first
 // prompt. With EXOCORTEX_GLOVE set, both runs use the offline GloVe embedder
 // (as a new user's do); without it, no embedder (BM25 alone).
+// RUNP_EMBEDDER names the embedder instead (e.g. glove:compact, the table
+// built into the binary), for the store and the runs.
 //
 // The large store is built once and kept in os.TempDir (exocortex-bench-runp-N-
 // followed by the embedder); remove it to build it afresh.
@@ -64,7 +66,11 @@ func BenchmarkRunPrompt(b *testing.B) {
 	if os.Getenv(embed.GloVeEnv) == "" {
 		env = []string{"EXOCORTEX_EMBEDDER=none"}
 	}
-	big := runPStore(b, n)
+	spec := embed.Spec("auto")
+	if s := os.Getenv("RUNP_EMBEDDER"); s != "" {
+		spec, env = embed.Spec(s), []string{"EXOCORTEX_EMBEDDER=" + s}
+	}
+	big := runPStore(b, n, spec)
 	if other := os.Getenv("RUNP_EXE"); other != "" {
 		big = copyStore(b, big, big+"-"+filepath.Base(other))
 	}
@@ -148,10 +154,10 @@ func runPrompt(b *testing.B, exe, home, script string, env []string) (time.Durat
 }
 
 // runPStore returns the directory of a closed memory store of n generated
-// records, built on first use with the embedder a run would use.
-func runPStore(b *testing.B, n int) string {
+// records, built on first use with the embedder a run would use (spec).
+func runPStore(b *testing.B, n int, spec embed.Spec) string {
 	ctx := context.Background()
-	e, err := embed.Open(ctx, "auto", "")
+	e, err := embed.Open(ctx, spec, "")
 	if err != nil {
 		b.Fatal(err)
 	}
