@@ -48,6 +48,9 @@ func (s *Store) fuseHits(query string, o SearchOptions, bm25IDs []string, bm25 m
 	if soft := o.softMatch(); soft > 0 && qvec != nil && o.Mode != ModeVector {
 		s.softRerank(query, o, hits, soft)
 	}
+	if w := o.speakerPrior(); w > 0 {
+		s.speakerRerank(query, hits, w)
+	}
 	return hits, release
 }
 

@@ -130,6 +130,13 @@ type SearchOptions struct {
 	// conversations are written). 0 means none: it helped on one half of the
 	// LoCoMo dev conversations and not the other (docs/perf/memory.md).
 	SpeakerBoost float64
+	// SpeakerPrior adds to the score of each of the best candidates spoken by
+	// someone the query names ("Name: text") this share of the best
+	// candidate's score, after the fusion: in a conversation, what a person
+	// did is mostly said by that person. Unlike SpeakerBoost it does not pass
+	// to the neighbours through the context. Only the default (hybrid) search
+	// gets it. 0 means DefaultSpeakerPrior, a negative value none.
+	SpeakerPrior float64
 	// Feedback expands the BM25 query with the FeedbackTerms most telling words
 	// of its Feedback best hits (pseudo-relevance feedback), each counting
 	// FeedbackBoost as much as a word of the query. 0 means the defaults

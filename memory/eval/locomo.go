@@ -138,6 +138,15 @@ func runLocomo(ctx context.Context, sets []locomoSet, emb memory.Embedder, modes
 		rows[i] = locomoRow{Mode: m, Recall: map[int]float64{}, ByCategory: map[int]map[int]float64{}, Counts: map[int]int{}}
 		sums[i] = map[int]map[int]float64{}
 	}
+	var dump *json.Encoder
+	if p := os.Getenv("EVAL_DUMP"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		dump = json.NewEncoder(f)
+	}
 	for _, set := range sets {
 		dir, err := os.MkdirTemp("", "exocortex-locomo-")
 		if err != nil {
@@ -171,6 +180,9 @@ func runLocomo(ctx context.Context, sets []locomoSet, emb memory.Embedder, modes
 					}
 					if os.Getenv("EVAL_DEBUG") == string(mode) {
 						debugMiss(set, q, res)
+					}
+					if dump != nil && os.Getenv("EVAL_DUMP_MODE") == string(mode) {
+						dumpHits(dump, set, q, res)
 					}
 					cat := sums[mi][q.Category]
 					if cat == nil {
@@ -274,4 +286,32 @@ func debugMiss(set locomoSet, q locomoQuestion, res memory.Result) {
 	for i, h := range res.Hits[:min(3, len(res.Hits))] {
 		fmt.Printf("   #%d %s %s\n", i+1, h.Record.Key, h.Record.Text)
 	}
+}
+
+// dumpHits writes one question's hits with the parts of their scores as one
+// JSON line (EVAL_DUMP=FILE EVAL_DUMP_MODE=hybrid): for studying re-rankers
+// offline.
+func dumpHits(enc *json.Encoder, set locomoSet, q locomoQuestion, res memory.Result) {
+	type hit struct {
+		Key      string  `json:"key"`
+		Text     string  `json:"text"`
+		Fused    float64 `json:"fused"`
+		Context  float64 `json:"context"`
+		Meaning  float64 `json:"meaning"`
+		BM25     float64 `json:"bm25"`
+		BM25Rank int     `json:"bm25_rank"`
+		Sim      float64 `json:"sim"`
+		VecRank  int     `json:"vec_rank"`
+	}
+	out := struct {
+		Conv     string   `json:"conv"`
+		Question string   `json:"question"`
+		Category int      `json:"category"`
+		Evidence []string `json:"evidence"`
+		Hits     []hit    `json:"hits"`
+	}{set.ID, q.Text, q.Category, q.Evidence, nil}
+	for _, h := range res.Hits {
+		out.Hits = append(out.Hits, hit{h.Record.Key, h.Record.Text, h.Fused, h.Context, h.Meaning, h.BM25Score, h.BM25Rank, h.Similarity, h.VectorRank})
+	}
+	_ = enc.Encode(out)
 }
