@@ -206,11 +206,15 @@ func BenchmarkSearch(b *testing.B) {
 	// Hybrid runs last: right after the ingest, Bleve's background merges of
 	// 100k documents compete with whichever mode runs first.
 	// hybrid-no-soft-match is hybrid without the word-similarity re-rank, to
-	// show what the re-rank adds per query.
-	for _, name := range []string{"bm25", "vector", "hybrid-no-soft-match", "hybrid"} {
-		mode, soft := Mode(strings.TrimSuffix(name, "-no-soft-match")), 0.0
-		if mode != Mode(name) {
-			soft = -1
+	// show what the re-rank adds per query; hybrid-no-speaker-prior without
+	// the named-speaker prior.
+	for _, name := range []string{"bm25", "vector", "hybrid-no-soft-match", "hybrid-no-speaker-prior", "hybrid"} {
+		mode, soft, prior := Mode(name), 0.0, 0.0
+		switch name {
+		case "hybrid-no-soft-match":
+			mode, soft = ModeHybrid, -1
+		case "hybrid-no-speaker-prior":
+			mode, prior = ModeHybrid, -1
 		}
 		b.Run(name, func(b *testing.B) {
 			lat := make([]time.Duration, 0, b.N)
@@ -219,7 +223,7 @@ func BenchmarkSearch(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				q := queries[i%len(queries)]
 				t0 := time.Now()
-				res, err := s.Search(context.Background(), q, SearchOptions{Limit: 10, Mode: mode, SoftMatch: soft})
+				res, err := s.Search(context.Background(), q, SearchOptions{Limit: 10, Mode: mode, SoftMatch: soft, SpeakerPrior: prior})
 				lat = append(lat, time.Since(t0))
 				if err != nil {
 					b.Fatalf("search %q: %v", q, err)

@@ -19,6 +19,7 @@ type fusedHit struct {
 	raw    float64
 	lifted float64
 	soft   float64 // the part of raw from the word-similarity re-rank
+	named  float64 // the part of raw from the named-speaker prior
 }
 
 // byFusedScore orders fused candidates best first, ties by id (recall.SortByScore's

@@ -322,10 +322,7 @@ func speakerOf(text string) string {
 // boostSpeakers multiplies the scores of records spoken by someone the query
 // names by 1+boost. The caller holds s.mu.
 func (s *Store) boostSpeakers(query string, boost float64, sc recall.Scores) {
-	words := map[string]bool{}
-	for _, w := range strings.FieldsFunc(query, func(r rune) bool { return !unicode.IsLetter(r) && r != '-' }) {
-		words[strings.ToLower(w)] = true
-	}
+	words := queryNames(query)
 	named := map[string]bool{}
 	for id := range sc {
 		r := s.state.get(id)
@@ -333,17 +330,9 @@ func (s *Store) boostSpeakers(query string, boost float64, sc recall.Scores) {
 			continue
 		}
 		sp := speakerOf(r.Text)
-		if sp == "" {
-			continue
-		}
 		v, ok := named[sp]
 		if !ok {
-			v = true
-			for _, w := range strings.Fields(sp) {
-				if !words[strings.ToLower(w)] {
-					v = false
-				}
-			}
+			v = namedIn(sp, words)
 			named[sp] = v
 		}
 		if v {

@@ -200,6 +200,9 @@ type Hit struct {
 	// Meaning is the part of Fused that came from the record's words being
 	// close in meaning to the query's (SearchOptions.SoftMatch).
 	Meaning float64 `json:"meaning,omitempty"`
+	// Speaker is the part of Fused that came from the record being spoken by
+	// someone the query names (SearchOptions.SpeakerPrior).
+	Speaker float64 `json:"speaker,omitempty"`
 	Tokens  int     `json:"tokens"`
 }
 
@@ -217,6 +220,9 @@ func (h Hit) Why() string {
 	}
 	if h.Meaning > 0 && h.Fused > 0 {
 		parts = append(parts, fmt.Sprintf("%.0f%% from words close in meaning", 100*h.Meaning/h.Fused))
+	}
+	if h.Speaker > 0 && h.Fused > 0 {
+		parts = append(parts, fmt.Sprintf("%.0f%% from being said by someone the query names", 100*h.Speaker/h.Fused))
 	}
 	if len(parts) == 0 {
 		parts = append(parts, "no direct match")
@@ -399,7 +405,7 @@ func (s *Store) Search(ctx context.Context, query string, o SearchOptions) (Resu
 		kept = reordered
 	}
 	for _, f := range kept {
-		h := Hit{Record: byID[f.id], Fused: f.raw, Score: f.score, Context: f.lifted, Meaning: f.soft}
+		h := Hit{Record: byID[f.id], Fused: f.raw, Score: f.score, Context: f.lifted, Meaning: f.soft, Speaker: f.named}
 		if b, ok := bm25[f.id]; ok {
 			h.BM25Score = b.Score
 			h.BM25Rank = rank(bm25IDs, f.id)

@@ -98,8 +98,9 @@ func (s *Store) speakerRerank(query string, hits []fusedHit, w float64) {
 	for i := range n {
 		if named[i] {
 			h := &hits[i]
-			h.score += w * best
-			h.raw += w * best
+			h.named = w * best
+			h.score += h.named
+			h.raw += h.named
 		}
 	}
 }
