@@ -174,6 +174,7 @@ func TestPortedHelperStandIns(t *testing.T) {
 		{"no counterpart: each call raises naming itself", first,
 			"A0-MARKER-no-counterpart remove_chat=named get_agents_list=named set_settings=named build_chat_model=named"},
 		{"helpers.tokens: trim_to_tokens fits", first, "trimmed_fits=True trimmed_end=True"},
+		{"helpers.history: output_text of the request's history", first, "A0-MARKER-history messages=1 first_label=operator keeper_said=True"},
 	}
 	for _, tt := range tests {
 		if !strings.Contains(tt.in, tt.want) {

@@ -46,6 +46,12 @@ func Modules() []Module {
 			Maps: "the layer's Extension; @extensible returns the function as is"},
 		{Name: "helpers.files", Impl: "exocortex.a0.files",
 			Maps: "files of the ported plugin's directory (Agent Zero's base directory) and the project, the two roots the manifest declares"},
+		{Name: "helpers.history", Impl: "exocortex.a0.history",
+			Maps: "output_text of the history's messages (self.agent.history: the hook request's, read-only)",
+			NoCounterpart: map[string]string{
+				"deserialize_history": "the history is the core's: read it as self.agent.history",
+				"output_langchain":    "the history is the core's: read it as self.agent.history (role/content dicts), or output_text",
+			}},
 		{Name: "helpers.localization", Impl: "exocortex.a0.localization",
 			Maps: "Localization: the host's timezone (TZ, else the system's), time formatting from the host's clock; set_timezone for the plugin process only"},
 		{Name: "helpers.log", Impl: "exocortex.a0.log",
