@@ -57,6 +57,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 from google.protobuf import json_format, struct_pb2
 
+from exocortex import aio
 from exocortex.a0 import _host, _runtime
 from exocortex.hooks import HOOKS, lookup
 from exocortex.keys import Key
@@ -210,7 +211,8 @@ class Agent:
     state, context.log on the host log, and attributes (number, agent_name)."""
 
     def __init__(self, keys: Dict[str, Key], owner: str, file: str = "",
-                 observed: Optional[Observed] = None, local: Optional[Dict[str, Any]] = None) -> None:
+                 observed: Optional[Observed] = None, local: Optional[Dict[str, Any]] = None,
+                 held: Optional[Dict[str, Any]] = None) -> None:
         self._keys = keys
         self._owner = owner
         self._file = file
@@ -223,6 +225,11 @@ class Agent:
         # Agent data with no typed key (a name computed at run time), shared by
         # every file of the tree as Agent Zero's one agent.data is.
         self._local: Dict[str, Any] = {} if local is None else local
+        # Values of declared keys kept in the process instead of typed state
+        # (shared by the tree's files): what typed state cannot hold (an asyncio
+        # task, a DeferredTask, any object that is not JSON), and what a task
+        # writes between calls, when there is no call to write it through.
+        self._held: Dict[str, Any] = {} if held is None else held
         self.observed: Set[str] = set()
         self.number = 0
         self.agent_name = "A0"
@@ -260,6 +267,8 @@ class Agent:
 
     def get_data(self, field: str) -> Any:
         self._observed.note(self._file, "reads", field)
+        if field in self._held:
+            return self._held[field]
         key = self._keys.get(field)
         if key is None or self._call is None:
             self._observe(field)
@@ -282,6 +291,10 @@ class Agent:
     def set_data(self, field: str, value: Any) -> None:
         self._observed.note(self._file, "writes", field)
         key = self._keys.get(field)
+        if key is not None and (self._call is None or not _plain(value)):
+            self._hold(field, key, value)
+            return
+        self._held.pop(field, None)
         if key is None or self._call is None:
             self._observe(field)
             self._local[field] = value
@@ -299,6 +312,16 @@ class Agent:
             json_format.ParseDict(value, v)
         key.set(self._call, v)
 
+    def _hold(self, field: str, key: Key, value: Any) -> None:
+        if not _plain(value) and not isinstance(self._held.get(field), type(value)):
+            call = self._call or self._last_call
+            logger = call.logger if call is not None else _runtime.get().logger
+            logger.warning(
+                f"a0compat: {self._owner} stores a {type(value).__name__} in agent data {field!r}, declared as the "
+                f"shared state key {key.name}: typed state holds JSON values only, so it is kept in the plugin "
+                "process (other plugins do not see it; a restart or hot reload loses it, cancelling a task)")
+        self._held[field] = value
+
     def _observe(self, field: str) -> None:
         if field not in self.observed:
             self.observed.add(field)
@@ -307,6 +330,17 @@ class Agent:
                     f"a0compat: {self._owner} uses agent data {field!r}, which the static scan did not find; "
                     "it is kept in the plugin process only (not shared state): name the key as a string literal "
                     "in get_data/set_data so the port declares it")
+
+
+def _plain(v: Any) -> bool:
+    """Whether typed state (a google.protobuf.Value) can hold v: JSON values."""
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return True
+    if isinstance(v, (list, tuple)):
+        return all(_plain(x) for x in v)
+    if isinstance(v, dict):
+        return all(isinstance(k, str) and _plain(x) for k, x in v.items())
+    return False
 
 
 def _ints(v: Any) -> Any:
@@ -379,35 +413,19 @@ def key_for(field: str, plugin: str = "") -> Key:
                doc=f"Agent Zero agent data {field!r} of {plugin or 'the ported tree'}, ported.")
 
 
-_loops = threading.local()
-
-
-def _run(coro: Any, awaits: bool = True) -> Any:
-    """Run an extension's coroutine to its end. One that awaits nothing (awaits is
-    False: its module has no await, async for or async with) finishes at its first
-    step, driven directly: an event loop's run_until_complete costs about as much
-    as the rest of the call. The others run on this thread's event loop. A plain
-    `def execute` (Agent Zero accepts one) has already run: its value is returned."""
-    if not asyncio.iscoroutine(coro):
-        return coro
-    if not awaits:
-        try:
-            coro.send(None)
-        except StopIteration as e:
-            return e.value
-        coro.close()
-        raise RuntimeError("a0compat: an extension whose module awaits nothing suspended; "
-                           "report this file: it is served by the event loop once its module has an await")
-    loop = getattr(_loops, "loop", None)
-    if loop is None:
-        loop = asyncio.new_event_loop()
-        _loops.loop = loop
-    return loop.run_until_complete(coro)
-
-
 def awaits_anything(source: str) -> bool:
-    """Whether a module's code awaits anything (await, async for, async with)."""
-    return any(isinstance(n, (ast.Await, ast.AsyncFor, ast.AsyncWith)) for n in ast.walk(ast.parse(source)))
+    """Whether a module needs the event loop: its code awaits anything (await,
+    async for, async with) or uses asyncio (a task started with
+    asyncio.create_task needs a running loop even where nothing is awaited)."""
+    return any(isinstance(n, (ast.Await, ast.AsyncFor, ast.AsyncWith))
+               or (isinstance(n, ast.Name) and n.id in _LOOP_NAMES)
+               or (isinstance(n, ast.Attribute) and n.attr in _LOOP_NAMES)
+               or (isinstance(n, (ast.Import, ast.ImportFrom))
+                   and any(a.name.split(".")[0] == "asyncio" for a in n.names) or getattr(n, "module", None) == "asyncio")
+               for n in ast.walk(ast.parse(source)))
+
+
+_LOOP_NAMES = {"asyncio", "create_task", "ensure_future", "get_running_loop", "get_event_loop"}
 
 
 def _text(m: Any) -> str:
@@ -704,7 +722,7 @@ class Adapter:
 
     def __init__(self, path: str, hook: str, order: int, name: str, plugin: str,
                  shared: Optional[Dict[str, Key]] = None, observed: Optional[Observed] = None,
-                 rel: str = "", local: Optional[Dict[str, Any]] = None) -> None:
+                 rel: str = "", local: Optional[Dict[str, Any]] = None, held: Optional[Dict[str, Any]] = None) -> None:
         self.path, self.hook, self.order, self.name = path, hook, order, name
         with open(path, encoding="utf-8") as f:
             source = f.read()
@@ -720,7 +738,7 @@ class Adapter:
                    and c.__module__ == mod.__name__]
         if not classes:
             raise ValueError(f"{path}: no subclass of Extension: an Agent Zero extension file defines one")
-        self.agent = Agent(self.keys, name, rel or os.path.basename(path), observed, local)
+        self.agent = Agent(self.keys, name, rel or os.path.basename(path), observed, local, held)
         self.uses_files = bool(_USES_FILES.search(source))
         self.ext = classes[0](agent=self.agent)
         self.info = lookup(hook)
@@ -737,6 +755,25 @@ class Adapter:
                     injects_prompt=self.info.prompt, reads_history=True, reads_prompt=True)
 
     def _handle(self, call: Any, req: Any) -> Any:
+        coro = self._serve(call, req)
+        if self.awaits:
+            # The SDK runs it on the plugin's one long-lived event loop
+            # (exocortex.aio), within the call's deadline: a task the file starts
+            # there lives on after the call, for a later call to await.
+            return coro
+        # A module that awaits nothing finishes at its first step: driven here, on
+        # the calling thread (an event loop's round trip costs about as much as the
+        # rest of the call).
+        try:
+            return aio.drive(coro)
+        except RuntimeError as e:
+            if "expected to await nothing suspended" not in str(e):
+                raise
+            self.awaits = True
+            raise RuntimeError(f"a0compat: {self.name}, whose module awaits nothing, suspended: it is served "
+                               "by the event loop from its next call on") from None
+
+    async def _serve(self, call: Any, req: Any) -> Any:
         ld = _loop_data(req)
         _host.observe(req)
         system_before = len(ld.system)
@@ -759,7 +796,9 @@ class Adapter:
             kwargs = made
         passed = {k: v for k, v in kwargs.items() if not k.startswith("_")}
         try:
-            _run(self.ext.execute(loop_data=ld, **passed), self.awaits)
+            out = self.ext.execute(loop_data=ld, **passed)
+            if asyncio.iscoroutine(out):  # a plain `def execute` (Agent Zero accepts one) has run
+                await out
         except Exception as e:  # noqa: BLE001 - refused, see REFUSES
             if self.hook not in REFUSES:
                 raise
@@ -802,6 +841,7 @@ def load_tree(root: str, plugin: str, failed: Optional[List[Tuple[str, str]]] = 
     _runtime.configure(plugin_dir, plugin)
     observed = Observed(os.path.join(plugin_dir, OBSERVED))
     local: Dict[str, Any] = {}
+    held: Dict[str, Any] = {}
     names: Set[str] = set()
     if root not in sys.path:
         sys.path.insert(0, root)
@@ -827,7 +867,7 @@ def load_tree(root: str, plugin: str, failed: Optional[List[Tuple[str, str]]] = 
             path = os.path.join(base, hook, fn)
             try:
                 rel = os.path.relpath(path, plugin_dir).replace(os.sep, "/")
-                a = Adapter(path, target, order, m.group(2), plugin, shared, observed, rel, local)
+                a = Adapter(path, target, order, m.group(2), plugin, shared, observed, rel, local, held)
             except Exception as e:  # noqa: BLE001 - one bad file must not sink the rest
                 if failed is not None:
                     failed.append((path, f"{type(e).__name__}: {e}"))

@@ -16,6 +16,9 @@ What go-plugin's host expects of the process, and what serve() does:
   logs go straight to stderr) and plugin.GRPCBroker/StartStream (the host announces
   its own services there; Call.host() dials them);
 - logs are JSON lines on stderr in hclog's shape, at info level and above;
+- on the host's graceful stop, the tasks still pending on the plugin's event loops
+  (exocortex.aio: tasks hook calls started, DeferredTasks) are cancelled, and the
+  log says which;
 - the plugin exits within about PARENT_POLL_INTERVAL once its host dies (go-plugin
   does not stop a plugin whose host died without killing it), and ignores SIGINT (the
   host stops it; an operator's Ctrl+C is for the host).
@@ -35,6 +38,7 @@ from typing import Callable, Dict, NoReturn, Optional, Tuple
 import grpc
 from google.protobuf import descriptor_pb2, descriptor_pool, empty_pb2, message_factory
 
+from exocortex import aio
 from exocortex.log import HostLogHandler, Logger, _StdoutToLog
 from exocortex.server import PROTOCOL_VERSION, PluginService, new_server
 from exocortex.spec import InvalidPlugin, Plugin
@@ -274,7 +278,10 @@ def _serve(plugin: Plugin, service: PluginService, logger: Logger, parent: int) 
 
     while not stop.wait(1.0):
         pass
-    # The host asked to shut down: let the Shutdown answer go out, then exit.
+    # The host asked to shut down (its graceful stop, also how a hot reload ends
+    # this process): cancel the tasks still pending on the process's event loops,
+    # saying which, let the Shutdown answer go out, then exit.
+    aio.close_all(logger)
     server.stop(grace=0.5).wait()
     try:
         os.remove(path)

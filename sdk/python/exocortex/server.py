@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import traceback
@@ -13,6 +14,7 @@ from google.protobuf.message import Message
 
 from exocortex._manifest import READS_HISTORY_HOOKS, READS_PROMPT_HOOKS, Built, ExtEntry, build
 from exocortex._readonly import mutation_error, request_change
+from exocortex.aio import CallEnded, PluginLoop
 from exocortex.call import Call
 from exocortex.hooks import HOOKS, HookInfo, lookup
 from exocortex.log import Logger
@@ -102,12 +104,20 @@ class PluginService(plugin_pb2_grpc.PluginServicer):
     RunBatch does that for several extensions at one hook in one round trip, and
     Dispatch for batch after batch over one stream.
     Each may also be called directly, in the same process, with context None: then a
-    refusal raises Refusal instead of aborting an RPC."""
+    refusal raises Refusal instead of aborting an RPC.
 
-    def __init__(self, built: Built, logger: Logger, host: Optional[Callable[[], object]] = None) -> None:
+    A hook method (or a tool's run) may be `async def`: its coroutine runs on the
+    plugin's one long-lived event loop (loop, exocortex.aio), the calling thread
+    waiting for it, so a task it starts lives on after the call and a later call
+    can await it; the call's deadline and the host's cancellation cancel the
+    coroutine (DEADLINE_EXCEEDED, CANCELLED), not the tasks it started."""
+
+    def __init__(self, built: Built, logger: Logger, host: Optional[Callable[[], object]] = None,
+                 loop: Optional[PluginLoop] = None) -> None:
         self._b = built
         self._logger = logger
         self._host = host
+        self.loop = loop if loop is not None else PluginLoop()
         for info in HOOKS:
             setattr(self, info.method, self._hook_method(info))
 
@@ -190,7 +200,7 @@ class PluginService(plugin_pb2_grpc.PluginServicer):
         # The request as received, to tell a handler that changed it (_readonly.py).
         before = info.request()
         before.CopyFrom(request)
-        resp = self._protect(c, info.name, lambda: method(c, request))
+        resp = self._protect(c, info.name, lambda: self._finish(method(c, request), c, info.name))
         err = c.err()
         if err is not None:
             raise Refusal(grpc.StatusCode.FAILED_PRECONDITION, str(err))
@@ -307,6 +317,13 @@ class PluginService(plugin_pb2_grpc.PluginServicer):
             logger=self._logger.with_attrs(extension=e.spec.name, hook=info.name),
             reads=e.reads, writes=e.writes, state=state, host=self._host, rpc=rpc)
 
+    def _finish(self, out: Any, c: Call, where: str) -> Any:
+        """out, or, when the method was a coroutine function, what its coroutine
+        returns, run on the plugin's event loop within c's deadline."""
+        if not asyncio.iscoroutine(out):
+            return out
+        return self.loop.run(out, f"{c._who()} at {where}", c._rpc)
+
     def _protect(self, c: Call, where: str, run: Callable[[], Any]) -> Any:
         """Run an extension's method or a tool, turning its exceptions into refusals:
         StatusError passes through, HookError is UNKNOWN, anything else INTERNAL with
@@ -318,6 +335,9 @@ class PluginService(plugin_pb2_grpc.PluginServicer):
             raise Refusal(s.code, s.details) from None
         except HookError as h:
             raise Refusal(grpc.StatusCode.UNKNOWN, f"{c._who()} at {where}: {h}") from None
+        except CallEnded as ce:
+            code = grpc.StatusCode.DEADLINE_EXCEEDED if ce.deadline else grpc.StatusCode.CANCELLED
+            raise Refusal(code, f"{c._who()} at {where}: {ce}") from None
         except (Exception, SystemExit) as x:  # sys.exit() in a hook must not end the plugin
             c.logger.error(f"exception in {c._who()}", error=f"{type(x).__name__}: {x}",
                            stack="".join(traceback.format_exception(type(x), x, x.__traceback__)))
@@ -347,7 +367,7 @@ class PluginService(plugin_pb2_grpc.PluginServicer):
         def run() -> Any:
             nonlocal failure
             try:
-                return t.run(c, args)
+                return self._finish(t.run(c, args), c, "ExecuteTool")
             except ToolError as f:
                 failure = f
                 return f.result

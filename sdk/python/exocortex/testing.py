@@ -59,6 +59,7 @@ def served(plugin: Plugin, max_workers: int = 8) -> Iterator[plugin_pb2_grpc.Plu
         finally:
             channel.close()
             server.stop(None).wait()
+            service.loop.close()
 
 
 def hook_call(extension: str, *state: context_pb2.StateEntry) -> context_pb2.HookCall:

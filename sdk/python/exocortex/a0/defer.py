@@ -3,7 +3,9 @@ thread named by thread_name, shared by every task of that name in the plugin
 process (THREAD_BACKGROUND is one such thread), so the work goes on after the
 hook call that started it has answered. The task keeps the agent of the call
 that started it (its agent data and memory reach the same session); an
-exception it ends with goes to the plugin's log."""
+exception it ends with goes to the plugin's log. Each named loop is an
+exocortex.aio.PluginLoop: on the plugin's shutdown (and so on hot reload) its
+pending tasks are cancelled and the log names them."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import concurrent.futures
 import threading
 from typing import Any, Callable, Dict, Optional
 
+from exocortex import aio
 from exocortex.a0 import _runtime
 
 THREAD_BACKGROUND = "Background"
@@ -25,20 +28,19 @@ class EventLoopThread:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, name=f"a0-{name}", daemon=True)
-        self.thread.start()
+        self.plugin_loop = aio.PluginLoop(f"a0-{name}")
+        self.loop = self.plugin_loop.loop
 
     @classmethod
     def named(cls, name: str) -> "EventLoopThread":
         with cls._lock:
             t = cls._all.get(name)
-            if t is None or not t.thread.is_alive() or t.loop.is_closed():
+            if t is None or t.loop.is_closed():
                 t = cls._all[name] = EventLoopThread(name)
             return t
 
-    def run_coroutine(self, coro: Any) -> "concurrent.futures.Future[Any]":
-        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+    def run_coroutine(self, coro: Any, where: str = "") -> "concurrent.futures.Future[Any]":
+        return self.plugin_loop.submit(coro, where)
 
 
 class DeferredTask:
@@ -56,7 +58,10 @@ class DeferredTask:
                 out = await out
             return out
 
-        self._future = self.event_loop_thread.run_coroutine(run())
+        owner = getattr(agent, "_owner", "")
+        coro = run()
+        coro.__qualname__ = getattr(func, "__qualname__", coro.__qualname__)
+        self._future = self.event_loop_thread.run_coroutine(coro, f"a DeferredTask of {owner}" if owner else "a DeferredTask")
         self._future.add_done_callback(self._report)
         return self
 
