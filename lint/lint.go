@@ -184,6 +184,8 @@ func Codes() []CodeInfo {
 		{"EXO134", Info, 0, 0, "A ported Agent Zero file has run without using an agent-data key the port found in it statically."},
 		{"EXO135", Error, 10, 0, "A Python plugin's file imports an Agent Zero module the compatibility layer has no stand-in for (or python.helpers, outside a ported tree): the file cannot load."},
 		{"EXO136", Error, 0, 0, "A Python plugin's file imports a third-party module that is not installed where the plugin's interpreter finds it: the file cannot load."},
+		{"EXO137", Warning, 0, 0, "A ported Agent Zero file stores an asyncio task (or a DeferredTask) in agent data the port declares as shared state: the layer keeps it in the plugin process, where the tree's later hooks await or poll it; other plugins never see it."},
+		{"EXO138", Info, 0, 0, "The third-party imports of a Python plugin's files were not checked, because no Python interpreter could be asked which modules are installed."},
 	}
 }
 

@@ -14,6 +14,18 @@ type Ported struct {
 	Plugin string        `json:"plugin"`
 	Seams  []PortSeam    `json:"seams,omitempty"`
 	Keys   []PortKeyDiff `json:"keys,omitempty"`
+	Tasks  []PortTask    `json:"tasks,omitempty"`
+}
+
+// PortTask is an agent-data key, declared as shared state, that a ported file
+// stores an asyncio task (or a DeferredTask) in: the layer keeps the task in the
+// plugin process. Note is the port's wording of it.
+type PortTask struct {
+	File  string `json:"file"`
+	Line  int    `json:"line"`
+	Field string `json:"field"`
+	Key   string `json:"key"`
+	Note  string `json:"note"`
 }
 
 // PortSeam is one seam of the seed's table a ported file hits (seam 0: the file's
@@ -39,10 +51,16 @@ type PortKeyDiff struct {
 	Observed bool   `json:"observed"`
 }
 
-// ported reports the seams of ported Agent Zero trees (EXO131, EXO132) and the
-// differences between their static and run-time agent-data keys (EXO133, EXO134).
+// ported reports the seams of ported Agent Zero trees (EXO131, EXO132), the
+// differences between their static and run-time agent-data keys (EXO133,
+// EXO134) and the tasks kept in declared agent data (EXO137).
 func (c *checker) ported() {
 	for _, p := range c.in.Ported {
+		for _, t := range p.Tasks {
+			c.add(Finding{Code: "EXO137", Severity: Warning, Plugin: p.Plugin, Key: t.Key, File: fmt.Sprintf("%s:%d", t.File, t.Line),
+				Message: "ported Agent Zero file: " + t.Note,
+				Fix:     "nothing, if only this plugin's hooks use the task; to share its result, set_data a JSON value (the task's result) under another key when the task is done"})
+		}
 		for _, s := range p.Seams {
 			file := s.File
 			if s.Line > 0 {
@@ -83,13 +101,22 @@ type PluginImports struct {
 	Plugin   string             `json:"plugin"`
 	Ported   bool               `json:"ported,omitempty"`
 	Problems []pyimport.Problem `json:"problems"`
+	// Unchecked says why the third-party imports were not checked (no Python
+	// interpreter could be asked), "" when they were.
+	Unchecked string `json:"unchecked,omitempty"`
 }
 
 // imports reports the imports Python plugins cannot load: Agent Zero modules
 // without a stand-in (EXO135) and third-party modules not installed for the
-// plugin (EXO136), each at file:line with the fix.
+// plugin (EXO136), each at file:line with the fix, and say when the
+// third-party check could not run (EXO138).
 func (c *checker) imports() {
 	for _, pi := range c.in.Imports {
+		if pi.Unchecked != "" {
+			c.add(Finding{Code: "EXO138", Severity: Info, Plugin: pi.Plugin,
+				Message: "the third-party imports of the plugin's Python files were not checked: " + pi.Unchecked,
+				Fix:     "install Debian's python3 (the interpreter plugins run with) and lint again"})
+		}
 		for _, p := range pi.Problems {
 			code := "EXO135"
 			switch {

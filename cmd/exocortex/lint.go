@@ -231,8 +231,11 @@ func portedPlugins(ctx context.Context, plugins []wiring.Plugin) ([]lint.Ported,
 		if err != nil {
 			return nil, nil, fmt.Errorf("plugin %s: %w", p.Name, err)
 		}
-		imports = append(imports, lint.PluginImports{Plugin: p.Name, Ported: true, Problems: c.Imports})
+		imports = append(imports, lint.PluginImports{Plugin: p.Name, Ported: true, Problems: c.Imports, Unchecked: c.ImportCheck})
 		lp := lint.Ported{Plugin: p.Name}
+		for _, tk := range c.Tasks {
+			lp.Tasks = append(lp.Tasks, lint.PortTask{File: tk.File, Line: tk.Line, Field: tk.Field, Key: tk.Key, Note: tk.TaskNote()})
+		}
 		for _, f := range c.Findings {
 			lp.Seams = append(lp.Seams, lint.PortSeam{Seam: f.Seam, File: f.File, Line: f.Line, What: f.What, Fix: f.Fix})
 		}
@@ -248,7 +251,8 @@ func portedPlugins(ctx context.Context, plugins []wiring.Plugin) ([]lint.Ported,
 // (those get theirs from the port's own check, above), the imports its files
 // cannot load: the plugin's .py files, its copy of the SDK left out, resolved
 // against its directory and its interpreter. A plugin whose files cannot be
-// read, or whose interpreter cannot be asked, gives what could be found.
+// read, or whose interpreter cannot be asked, gives what could be found, and
+// the lint says (EXO138) that the third-party imports went unchecked.
 func pythonImports(ctx context.Context, plugins []wiring.Plugin) []lint.PluginImports {
 	var out []lint.PluginImports
 	for _, p := range plugins {
@@ -281,9 +285,13 @@ func pythonImports(ctx context.Context, plugins []wiring.Plugin) []lint.PluginIm
 			sources = append(sources, pyimport.Source{File: filepath.ToSlash(rel), Code: code})
 			return nil
 		})
-		probs, _ := pyimport.Env{Dir: p.Path, Interpreter: interp}.Check(ctx, sources)
-		if len(probs) > 0 {
-			out = append(out, lint.PluginImports{Plugin: p.Name, Problems: probs})
+		probs, err := pyimport.Env{Dir: p.Path, Interpreter: interp}.Check(ctx, sources)
+		pi := lint.PluginImports{Plugin: p.Name, Problems: probs}
+		if err != nil {
+			pi.Unchecked = err.Error()
+		}
+		if len(probs) > 0 || pi.Unchecked != "" {
+			out = append(out, pi)
 		}
 	}
 	return out

@@ -49,6 +49,9 @@ type Check struct {
 	// ImportCheck why third-party ones were not checked, if they were not.
 	Imports     []pyimport.Problem
 	ImportCheck string
+	// Tasks are the declared agent-data keys the files store a task in (File
+	// relative to the plugin's directory), which the layer keeps in the process.
+	Tasks []TaskInState
 }
 
 // IsPorted reports whether dir holds a plugin written by Port (a port.json).
@@ -94,6 +97,10 @@ func Lint(ctx context.Context, dir string) (*Check, error) {
 		c.Imports = append(c.Imports, p)
 	}
 	c.ImportCheck = now.ImportCheck
+	for _, t := range now.Tasks {
+		t.File = path.Join(portedDir, t.File)
+		c.Tasks = append(c.Tasks, t)
+	}
 	obs, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(ObservedFile)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return c, nil

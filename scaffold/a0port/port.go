@@ -54,6 +54,20 @@ const (
 	reportJSONName     = "port.json"
 )
 
+// TaskInState is an agent-data key a file stores a task in, at the line of the
+// set_data.
+type TaskInState struct {
+	File  string `json:"file"` // relative to the Agent Zero tree
+	Line  int    `json:"line"`
+	Field string `json:"field"`
+	Key   string `json:"key"`
+}
+
+// TaskNote is what the porting report and lint say of a task kept in agent data.
+func (t TaskInState) TaskNote() string {
+	return fmt.Sprintf("agent data %q holds an asyncio task, in a key the port declares as shared state (%s): typed state holds JSON values only, so the layer keeps the task in the plugin process, where a later hook awaits or polls it; other plugins do not see it, and a restart or hot reload cancels it", t.Field, t.Key)
+}
+
 // Finding is one seam a file hits.
 type Finding struct {
 	Seam int    `json:"seam"`
@@ -103,6 +117,10 @@ type Report struct {
 	// third-party imports were not checked, if they were not.
 	Imports     []pyimport.Problem `json:"imports,omitempty"`
 	ImportCheck string             `json:"import_check,omitempty"`
+	// Tasks are the agent-data keys the files store an asyncio task (or a
+	// DeferredTask) in: typed state cannot hold one, so the layer keeps the value
+	// in the plugin process, although the key is declared as shared state.
+	Tasks []TaskInState `json:"tasks,omitempty"`
 
 	configs map[string][]byte // plugin name -> its config as JSON
 	ported  map[string]bool   // hook/file.py of every extension file of the tree
@@ -114,6 +132,11 @@ var (
 	setDataRE    = regexp.MustCompile(`set_data\(\s*["']([^"']+)["']`)
 	getDataRE    = regexp.MustCompile(`get_data\(\s*["']([^"']+)["']`)
 	onceGateRE   = regexp.MustCompile(`set_data\(\s*["']([^"']+)["']\s*,\s*True\s*\)`)
+	// A task: asyncio's create_task/ensure_future (on asyncio or a loop), or a
+	// DeferredTask (helpers.defer), and a name assigned one.
+	taskCallRE   = regexp.MustCompile(`\b(?:create_task|ensure_future|DeferredTask)\(|\.start_task\(`)
+	taskAssignRE = regexp.MustCompile(`^\s*((?:self\.)?\w+)\s*(?::[^=]+)?=\s*(.*)$`)
+	setDataArgRE = regexp.MustCompile(`set_data\(\s*["']([^"']+)["']\s*,\s*([^)]*)`)
 	coreTextRE   = regexp.MustCompile(`["'](?:You have misformatted your message|Tool .* not found|Nothing to do|Repeated message)`)
 	openPromptRE = regexp.MustCompile(`(?:read|parse)_prompt\(\s*$`)
 	promptArgRE  = regexp.MustCompile(`^\s*(["'][^"']+["'])`)
@@ -468,6 +491,7 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 		}
 	}
 	calls := noCounterpartCalls(a0Imports)
+	taskVars := map[string]bool{} // names assigned a task so far
 	for line := 1; sc.Scan(); line++ {
 		text := sc.Text()
 		if strings.HasPrefix(strings.TrimSpace(text), "#") {
@@ -477,6 +501,17 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 			if c.re.MatchString(text) {
 				f.Status = statusNeedsHand
 				f.Notes = append(f.Notes, fmt.Sprintf("line %d: %s.%s has no counterpart here (the stand-in raises): %s", line, c.module, c.fn, c.fix))
+			}
+		}
+		if m := taskAssignRE.FindStringSubmatch(text); m != nil && taskCallRE.MatchString(m[2]) {
+			taskVars[m[1]] = true
+		}
+		for _, m := range setDataArgRE.FindAllStringSubmatch(text, -1) {
+			arg := strings.TrimSpace(m[2])
+			if taskCallRE.MatchString(arg) || taskVars[arg] {
+				t := TaskInState{File: f.Source, Line: line, Field: m[1], Key: KeyName(r.Plugin, m[1])}
+				r.Tasks = append(r.Tasks, t)
+				adapted = append(adapted, fmt.Sprintf("line %d: %s", line, t.TaskNote()))
 			}
 		}
 		if promptOpen {
