@@ -127,11 +127,11 @@ type Report struct {
 }
 
 var (
-	fileRE       = regexp.MustCompile(`^_(\d+)_([A-Za-z0-9_]+)\.py$`)
-	injectRE     = regexp.MustCompile(`\bextras_(?:temporary|persistent)\b|loop_data\.system\b|\bsystem_prompt\.(?:append|extend|insert)\(`)
-	setDataRE    = regexp.MustCompile(`set_data\(\s*["']([^"']+)["']`)
-	getDataRE    = regexp.MustCompile(`get_data\(\s*["']([^"']+)["']`)
-	onceGateRE   = regexp.MustCompile(`set_data\(\s*["']([^"']+)["']\s*,\s*True\s*\)`)
+	fileRE     = regexp.MustCompile(`^_(\d+)_([A-Za-z0-9_]+)\.py$`)
+	injectRE   = regexp.MustCompile(`\bextras_(?:temporary|persistent)\b|loop_data\.system\b|\bsystem_prompt\.(?:append|extend|insert)\(`)
+	setDataRE  = regexp.MustCompile(`set_data\(\s*["']([^"']+)["']`)
+	getDataRE  = regexp.MustCompile(`get_data\(\s*["']([^"']+)["']`)
+	onceGateRE = regexp.MustCompile(`set_data\(\s*["']([^"']+)["']\s*,\s*True\s*\)`)
 	// A task: asyncio's create_task/ensure_future (on asyncio or a loop), or a
 	// DeferredTask (helpers.defer), and a name assigned one.
 	taskCallRE   = regexp.MustCompile(`\b(?:create_task|ensure_future|DeferredTask)\(|\.start_task\(`)
