@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/exocortex/exocortex/scaffold/a0port"
@@ -17,7 +18,9 @@ import (
 // report names as one the plugin cannot load is a lint finding at the same
 // file and line with the same fix (EXO136 for third-party modules, EXO135 for
 // Agent Zero internals), and the plain plugin's third-party import is found
-// too, while its own module and the standard library are not.
+// too, while its own module and the standard library are not. A plugin whose
+// interpreter cannot run gets a notice (EXO138) that its third-party imports
+// went unchecked, not silence.
 func TestLintRepeatsImportFindings(t *testing.T) {
 	home := t.TempDir()
 	plugins := filepath.Join(home, "plugins")
@@ -38,6 +41,18 @@ func TestLintRepeatsImportFindings(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(own, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	noPython := filepath.Join(plugins, "nopython")
+	for name, body := range map[string]string{
+		"plugin.json": `{"command": ["python3-not-installed-xyz", "main.py"]}` + "\n",
+		"main.py":     "import openai\n",
+	} {
+		if err := os.MkdirAll(noPython, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(noPython, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -83,5 +98,8 @@ func TestLintRepeatsImportFindings(t *testing.T) {
 	}
 	if n != len(tests) {
 		t.Errorf("%d import findings, want %d", n, len(tests))
+	}
+	if f := find(rep, "EXO138", "nopython", ""); f == nil || f.Severity != "info" || !strings.Contains(f.Message, "python3-not-installed-xyz") {
+		t.Errorf("no EXO138 notice naming the interpreter for the plugin whose interpreter cannot run: %+v\n%s", f, out)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/exocortex/exocortex/core/discover"
@@ -53,28 +54,46 @@ class Note(Extension):
         loop_data.extras_temporary["note"] = f"note call {n}, iteration {loop_data.iteration}"
 `
 
+// nativeAsyncPy is nativePy with an async hook method that awaits once: its
+// coroutine runs on the plugin's event loop (exocortex.aio).
+var nativeAsyncPy = strings.Replace(strings.Replace(nativePy, "    def message_loop_prompts_after(self, call, req):\n",
+	"    async def message_loop_prompts_after(self, call, req):\n        await asyncio.sleep(0)\n", 1),
+	"import exocortex as exo\n", "import asyncio\nimport exocortex as exo\n", 1)
+
+// a0AwaitFile is a0File awaiting once: served on the plugin's event loop, not
+// driven on the calling thread.
+var a0AwaitFile = strings.Replace(strings.Replace(a0File, "        n = (", "        await asyncio.sleep(0)\n        n = (", 1),
+	"from helpers.extension", "import asyncio\nfrom helpers.extension", 1)
+
 // BenchmarkCallCost calls one extension at message_loop_prompts_after through
 // the real host (a real Python plugin process, gRPC, the SDK's decoding and
 // encoding), with a 10-message history in the request: "native" is written with
 // the Python SDK, "ported" is the same extension written the Agent Zero way and
 // served by the compatibility layer. The target is ported <= 2x native.
+// "native-async" and "ported-await" are the same with one await, so their
+// coroutines run on the plugin's long-lived event loop (exocortex.aio) instead
+// of finishing on the calling thread.
 func BenchmarkCallCost(b *testing.B) {
 	var history []*exocortexv1.Message
 	for i := range 10 {
 		role := []string{"user", "assistant"}[i%2]
 		history = append(history, &exocortexv1.Message{Role: role, Content: fmt.Sprintf("message %d of the conversation so far, with some words in it", i)})
 	}
-	for _, kind := range []string{"native", "ported"} {
+	for _, kind := range []string{"native", "ported", "native-async", "ported-await"} {
 		b.Run(kind, func(b *testing.B) {
 			dir := b.TempDir()
 			plug := filepath.Join(dir, kind)
 			switch kind {
-			case "native":
+			case "native", "native-async":
+				code := nativePy
+				if kind == "native-async" {
+					code = nativeAsyncPy
+				}
 				pj, _ := json.Marshal(discover.Manifest{Command: []string{python.Interpreter, "main.py"}})
 				if err := os.MkdirAll(plug, 0o755); err != nil {
 					b.Fatal(err)
 				}
-				if err := os.WriteFile(filepath.Join(plug, "main.py"), []byte(nativePy), 0o644); err != nil {
+				if err := os.WriteFile(filepath.Join(plug, "main.py"), []byte(code), 0o644); err != nil {
 					b.Fatal(err)
 				}
 				if err := os.WriteFile(filepath.Join(plug, "plugin.json"), pj, 0o644); err != nil {
@@ -83,12 +102,16 @@ func BenchmarkCallCost(b *testing.B) {
 				if err := python.Install(plug); err != nil {
 					b.Fatal(err)
 				}
-			case "ported":
+			case "ported", "ported-await":
+				code := a0File
+				if kind == "ported-await" {
+					code = a0AwaitFile
+				}
 				src := filepath.Join(b.TempDir(), "usr", "extensions", "python", "message_loop_prompts_after")
 				if err := os.MkdirAll(src, 0o755); err != nil {
 					b.Fatal(err)
 				}
-				if err := os.WriteFile(filepath.Join(src, "_50_note.py"), []byte(a0File), 0o644); err != nil {
+				if err := os.WriteFile(filepath.Join(src, "_50_note.py"), []byte(code), 0o644); err != nil {
 					b.Fatal(err)
 				}
 				if _, err := Port(b.Context(), filepath.Dir(filepath.Dir(filepath.Dir(src))), plug, kind); err != nil {

@@ -16,7 +16,10 @@
 //	KindAgentZero     an Agent Zero internal the layer has no stand-in for
 //	KindThirdParty    a third-party module not installed for the plugin (litellm, openai, ...)
 //
-// Imports are read from the text (Parse) without running the file: an import
+// Imports are read from the text (Parse) without running the file, the
+// statements and the dynamic imports with a literal name
+// (importlib.import_module("helpers.x"), import_module(...), __import__(...));
+// a name computed at run time cannot be read and is left out. An import
 // inside a try block whose except catches ImportError (or anything broader),
 // or under `if TYPE_CHECKING:`, cannot fail the file and is left out. Whether a
 // module is in the standard library or installed is asked of the interpreter,
@@ -84,6 +87,9 @@ type Import struct {
 	// ModuleNotFoundError, Exception, BaseException, or everything), or under
 	// `if TYPE_CHECKING:`: a failure there does not fail the file.
 	Guarded bool
+	// Dynamic is true for importlib.import_module("name") and
+	// __import__("name") with a literal name.
+	Dynamic bool
 }
 
 var (
@@ -93,6 +99,10 @@ var (
 	exceptRE = regexp.MustCompile(`^except\b\s*(.*?)\s*(?:as\s+\w+\s*)?:`)
 	typeChk  = regexp.MustCompile(`^if\s+(?:typing\.)?TYPE_CHECKING\s*:`)
 	broadRE  = regexp.MustCompile(`\b(?:ImportError|ModuleNotFoundError|Exception|BaseException)\b`)
+	// A dynamic import whose first argument is about to start: its string is
+	// kept by stripStrings; dynamicRE then reads the name.
+	dynOpenRE = regexp.MustCompile(`\b(?:import_module|__import__)\(\s*$`)
+	dynamicRE = regexp.MustCompile(`\b(?:import_module|__import__)\(\s*["'](\.*)([\w.]*)["']\s*(?:[,)]|$)`)
 )
 
 // line is a logical line of Python: its first physical line, its indentation
@@ -128,7 +138,11 @@ func logicalLines(code []byte) []line {
 				continue
 			}
 		}
-		text, inString = stripStrings(text)
+		prev := ""
+		if cur != nil && (depth > 0 || cont) {
+			prev = cur.text
+		}
+		text, inString = stripStrings(prev, text)
 		if cur != nil && (depth > 0 || cont) {
 			cur.text += " " + strings.TrimSpace(text)
 		} else {
@@ -152,8 +166,12 @@ func logicalLines(code []byte) []line {
 
 // stripStrings removes a comment and the contents of string literals from one
 // physical line (an import statement has no strings; other statements only
-// need their brackets counted), and returns the triple quote left open, if any.
-func stripStrings(s string) (string, string) {
+// need their brackets counted), except the first argument of a dynamic import
+// (import_module("x"), __import__("x")), and returns the triple quote left
+// open, if any.
+//
+// prev is the logical line so far when s continues it.
+func stripStrings(prev, s string) (string, string) {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -171,6 +189,11 @@ func stripStrings(s string) (string, string) {
 					return b.String(), q
 				}
 				return b.String(), "" // an unclosed quote: the rest is a string
+			}
+			if lit := s[i+len(q) : i+len(q)+end]; dynOpenRE.MatchString(prev+" "+b.String()) && !strings.ContainsAny(lit, `"'()[]{}`) {
+				b.WriteString(`"` + lit + `"`)
+				i += len(q) + end + len(q) - 1
+				continue
 			}
 			b.WriteString(`""`)
 			i += len(q) + end + len(q) - 1
@@ -224,6 +247,11 @@ func Parse(code []byte) []Import {
 	for i, l := range lines {
 		// A statement after a colon on one line: "try: import x".
 		text := l.text
+		for _, m := range dynamicRE.FindAllStringSubmatch(text, -1) {
+			if m[1]+m[2] != "" {
+				out = append(out, Import{Line: l.n, Module: m[1] + m[2], Relative: m[1] != "", Guarded: guarded[i], Dynamic: true})
+			}
+		}
 		if m := importRE.FindStringSubmatch(text); m != nil {
 			for _, part := range strings.Split(m[1], ",") {
 				mod := strings.TrimSpace(strings.Split(strings.TrimSpace(part), " as ")[0])

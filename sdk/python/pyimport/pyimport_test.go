@@ -46,6 +46,18 @@ func TestParse(t *testing.T) {
 		{"in a function", "def f():\n    import x\n", []Import{{Line: 2, Module: "x"}}},
 		{"docstring and strings", "\"\"\"Doc.\n\nimport nope\n\"\"\"\ns = 'import nope'\nt = \"\"\"import nope\"\"\"\n# import nope\nimport yes\n", []Import{{Line: 8, Module: "yes"}}},
 		{"one-line docstring", "\"\"\"import nope\"\"\"\nimport yes\n", []Import{{Line: 2, Module: "yes"}}},
+		{"importlib.import_module with a literal", "import importlib\nm = importlib.import_module(\"helpers.memory\")\n",
+			[]Import{{Line: 1, Module: "importlib"}, {Line: 2, Module: "helpers.memory", Dynamic: true}}},
+		{"import_module imported by name, single quotes", "from importlib import import_module\nx = import_module('litellm')\n",
+			[]Import{{Line: 1, Module: "importlib", Names: []string{"import_module"}}, {Line: 2, Module: "litellm", Dynamic: true}}},
+		{"__import__", "mod = __import__( \"openai.types\" , fromlist=[\"x\"])\n", []Import{{Line: 1, Module: "openai.types", Dynamic: true}}},
+		{"relative dynamic", "m = importlib.import_module(\".sibling\", __package__)\n", []Import{{Line: 1, Module: ".sibling", Relative: true, Dynamic: true}}},
+		{"dynamic, guarded", "try:\n    m = importlib.import_module(\"openai\")\nexcept ImportError:\n    m = None\n",
+			[]Import{{Line: 2, Module: "openai", Guarded: true, Dynamic: true}}},
+		{"dynamic over lines", "m = importlib.import_module(\n    \"helpers.files\",\n)\n", []Import{{Line: 1, Module: "helpers.files", Dynamic: true}}},
+		{"a computed name is not read", "m = importlib.import_module(f\"helpers.{name}\")\nn = __import__(name)\no = import_module(\"helpers.\" + name)\n",
+			nil},
+		{"in a string or comment", "s = 'importlib.import_module(\"nope\")'\n# __import__(\"nope\")\n", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,7 +67,7 @@ func TestParse(t *testing.T) {
 			}
 			for i := range got {
 				g, w := got[i], tt.want[i]
-				if g.Line != w.Line || g.Module != w.Module || !slices.Equal(g.Names, w.Names) || g.Relative != w.Relative || g.Guarded != w.Guarded {
+				if g.Line != w.Line || g.Module != w.Module || !slices.Equal(g.Names, w.Names) || g.Relative != w.Relative || g.Guarded != w.Guarded || g.Dynamic != w.Dynamic {
 					t.Errorf("import %d = %+v, want %+v", i, g, w)
 				}
 			}
@@ -90,6 +102,8 @@ func TestCheck(t *testing.T) {
 		{35, "helpers.files", KindAgentZero, "helpers.files, an Agent Zero internal the compatibility layer has no stand-in for", "docs/porting.md"},
 		{37, "python.helpers.log", KindMovedHelpers, "moved to helpers", "from helpers.log import ..."},
 		{38, "agent", KindAgentZero, "imports Mystery from agent", "remove the name"},
+		{41, "helpers.memory", KindAgentZero, "helpers.memory, an Agent Zero internal", "docs/porting.md"},
+		{42, "not_installed_vectorlib_xyz", KindThirdParty, "not_installed_vectorlib_xyz, a third-party module", "install it"},
 	}
 	if len(got) != len(tests) {
 		t.Errorf("%d problems, want %d:\n%s", len(got), len(tests), problems(got))

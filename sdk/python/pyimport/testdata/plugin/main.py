@@ -37,3 +37,8 @@ from helpers.extension import Extension
 from python.helpers.log import Log
 from agent import LoopData, Mystery
 x = "import litellm"  # a string, not an import
+import importlib
+memory = importlib.import_module("helpers.memory")  # an Agent Zero internal, loaded by name
+vectors = __import__("not_installed_vectorlib_xyz")
+mine = importlib.import_module("mylocal")
+computed = importlib.import_module("helpers." + "x")  # not a literal name: not read
