@@ -160,6 +160,32 @@ class LongLivedLoopTest(unittest.TestCase):
                 s.loop.close()
                 self.service = None
 
+    def test_deadlines_through_grpc(self):
+        """The same through a served plugin: the client's deadline of a single
+        call, and an extension's own timeout_ms in a batch."""
+        from exocortex.v1 import plugin_pb2
+        tests = ["call deadline", "batch timeout_ms"]
+        for name in tests:
+            with self.subTest(name):
+                ext = Slow()
+                with xt.served(exo.Plugin(name="slow", extensions=[ext])) as c:
+                    start = time.monotonic()
+                    if name == "call deadline":
+                        with self.assertRaises(grpc.RpcError) as r:
+                            c.MessageLoopEnd(hooks_pb2.MessageLoopEndRequest(call=xt.hook_call("slow")), timeout=0.3)
+                        self.assertEqual(r.exception.code(), grpc.StatusCode.DEADLINE_EXCEEDED)
+                    else:
+                        hc = xt.hook_call("slow")
+                        hc.timeout_ms = 300
+                        resp = c.RunBatch(plugin_pb2.BatchRequest(message_loop_end=hooks_pb2.MessageLoopEndRequest(),
+                                                                  calls=[hc]), timeout=20)
+                        self.assertIn("DeadlineExceeded", resp.results[0].error)
+                    self.assertLess(time.monotonic() - start, 10)
+                    deadline = time.monotonic() + 5
+                    while not ext.cancelled and time.monotonic() < deadline:
+                        time.sleep(0.02)
+                    self.assertTrue(ext.cancelled, "the call's coroutine still runs after its deadline")
+
     def test_calls_of_a_batch_run_in_order(self):
         order = []
 
@@ -180,6 +206,17 @@ class LongLivedLoopTest(unittest.TestCase):
                                                       calls=[xt.hook_call(n) for n in "abc"]))
         self.assertEqual([r.error for r in resp.results], ["", "", ""])
         self.assertEqual(order, ["a", "b", "c"])
+
+    def test_close_all_cancels_deferred_tasks(self):
+        from exocortex.a0.defer import DeferredTask
+
+        async def index_forever():
+            await asyncio.sleep(60)
+        t = DeferredTask("test-deferred").start_task(index_forever)
+        self.assertTrue(t.is_alive())
+        names = aio.close_all()
+        self.assertTrue(any("index_forever" in n for n in names), names)
+        self.assertFalse(t.is_alive())
 
     def test_close_cancels_pending_tasks_and_names_them(self):
         loop = aio.PluginLoop("test-close")
