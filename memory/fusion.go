@@ -20,6 +20,7 @@ type fusedHit struct {
 	lifted float64
 	soft   float64 // the part of raw from the word-similarity re-rank
 	named  float64 // the part of raw from the named-speaker prior
+	asks   float64 // what raw lost for asking a question
 }
 
 // byFusedScore orders fused candidates best first, ties by id (recall.SortByScore's
@@ -49,8 +50,8 @@ func (s *Store) fuseHits(query string, o SearchOptions, bm25IDs []string, bm25 m
 	if soft := o.softMatch(); soft > 0 && qvec != nil && o.Mode != ModeVector {
 		s.softRerank(query, o, hits, soft)
 	}
-	if w := o.speakerPrior(); w > 0 {
-		s.speakerRerank(query, hits, w)
+	if ws, wq := o.speakerPrior(), o.questionPenalty(); ws > 0 || wq > 0 {
+		s.turnRerank(query, hits, ws, wq)
 	}
 	return hits, release
 }

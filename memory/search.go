@@ -137,6 +137,13 @@ type SearchOptions struct {
 	// to the neighbours through the context. Only the default (hybrid) search
 	// gets it. 0 means DefaultSpeakerPrior, a negative value none.
 	SpeakerPrior float64
+	// QuestionPenalty takes from the score of each of the best candidates of
+	// a conversation that asks a question (its text, less an image caption,
+	// ends with "?") this share of the best candidate's score, after the
+	// fusion: its answer, which ContextReply lifts, is more often what was
+	// looked for. Only the default (hybrid) search gets it. 0 means
+	// DefaultQuestionPenalty, a negative value none.
+	QuestionPenalty float64
 	// Feedback expands the BM25 query with the FeedbackTerms most telling words
 	// of its Feedback best hits (pseudo-relevance feedback), each counting
 	// FeedbackBoost as much as a word of the query. 0 means the defaults
@@ -203,7 +210,10 @@ type Hit struct {
 	// Speaker is the part of Fused that came from the record being spoken by
 	// someone the query names (SearchOptions.SpeakerPrior).
 	Speaker float64 `json:"speaker,omitempty"`
-	Tokens  int     `json:"tokens"`
+	// Asks is what Fused lost for the record asking a question
+	// (SearchOptions.QuestionPenalty).
+	Asks   float64 `json:"asks,omitempty"`
+	Tokens int     `json:"tokens"`
 }
 
 // Why says in words why the hit matched.
@@ -223,6 +233,9 @@ func (h Hit) Why() string {
 	}
 	if h.Speaker > 0 && h.Fused > 0 {
 		parts = append(parts, fmt.Sprintf("%.0f%% from being said by someone the query names", 100*h.Speaker/h.Fused))
+	}
+	if h.Asks > 0 {
+		parts = append(parts, fmt.Sprintf("%.3f less for asking a question", h.Asks))
 	}
 	if len(parts) == 0 {
 		parts = append(parts, "no direct match")
@@ -405,7 +418,7 @@ func (s *Store) Search(ctx context.Context, query string, o SearchOptions) (Resu
 		kept = reordered
 	}
 	for _, f := range kept {
-		h := Hit{Record: byID[f.id], Fused: f.raw, Score: f.score, Context: f.lifted, Meaning: f.soft, Speaker: f.named}
+		h := Hit{Record: byID[f.id], Fused: f.raw, Score: f.score, Context: f.lifted, Meaning: f.soft, Speaker: f.named, Asks: f.asks}
 		if b, ok := bm25[f.id]; ok {
 			h.BM25Score = b.Score
 			h.BM25Rank = rank(bm25IDs, f.id)
