@@ -206,14 +206,14 @@ func BenchmarkSearch(b *testing.B) {
 	// Hybrid runs last: right after the ingest, Bleve's background merges of
 	// 100k documents compete with whichever mode runs first.
 	// hybrid-no-soft-match is hybrid without the word-similarity re-rank, to
-	// show what the re-rank adds per query; hybrid-no-speaker-prior without
-	// the named-speaker prior.
-	for _, name := range []string{"bm25", "vector", "hybrid-no-soft-match", "hybrid-no-speaker-prior", "hybrid"} {
+	// show what the re-rank adds per query; hybrid-no-turn-rerank without the
+	// named-speaker prior and the question penalty (turnRerank).
+	for _, name := range []string{"bm25", "vector", "hybrid-no-soft-match", "hybrid-no-turn-rerank", "hybrid"} {
 		mode, soft, prior := Mode(name), 0.0, 0.0
 		switch name {
 		case "hybrid-no-soft-match":
 			mode, soft = ModeHybrid, -1
-		case "hybrid-no-speaker-prior":
+		case "hybrid-no-turn-rerank":
 			mode, prior = ModeHybrid, -1
 		}
 		b.Run(name, func(b *testing.B) {
@@ -223,7 +223,7 @@ func BenchmarkSearch(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				q := queries[i%len(queries)]
 				t0 := time.Now()
-				res, err := s.Search(context.Background(), q, SearchOptions{Limit: 10, Mode: mode, SoftMatch: soft, SpeakerPrior: prior})
+				res, err := s.Search(context.Background(), q, SearchOptions{Limit: 10, Mode: mode, SoftMatch: soft, SpeakerPrior: prior, QuestionPenalty: prior})
 				lat = append(lat, time.Since(t0))
 				if err != nil {
 					b.Fatalf("search %q: %v", q, err)
