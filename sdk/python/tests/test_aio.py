@@ -302,6 +302,9 @@ TREE = {
 
             async def search(self):
                 await asyncio.sleep(0.05)
+                # Written between calls, with no call to write it through: kept
+                # in the process for the next get_data.
+                self.agent.set_data("recall_note", "noted by the task")
                 return "A0-RECALLED by a task started at monologue_start"
     ''',
     "message_loop_prompts_after/_50_await_recall.py": '''
@@ -324,6 +327,7 @@ TREE = {
             async def execute(self, loop_data=LoopData(), **kwargs):
                 task = self.agent.get_data("recall_task")
                 loop_data.extras_temporary["poll"] = "done" if task is not None and task.done() else "pending"
+                loop_data.extras_temporary["note"] = str(self.agent.get_data("recall_note"))
     ''',
 }
 
@@ -356,11 +360,12 @@ class AgentZeroTaskTest(unittest.TestCase):
                 self.assertIn(key, [k for e in s.manifest.extensions for k in e.writes])
                 resp = call_hook(s, "monologue_start", hooks_pb2.MonologueStartRequest(), "a0_start_recall")
                 self.assertEqual(len(resp.changes.writes), 0, "the task went to typed state")
-                tests = [("a0_await_recall", "recall", "A0-RECALLED by a task started at monologue_start"), ("a0_poll_recall", "poll", "done")]
-                for ext, title, want in tests:
+                tests = [("a0_await_recall", [("recall", "A0-RECALLED by a task started at monologue_start")]),
+                         ("a0_poll_recall", [("poll", "done"), ("note", "noted by the task")])]
+                for ext, want in tests:
                     resp = call_hook(s, "message_loop_prompts_after",
                                      hooks_pb2.MessageLoopPromptsAfterRequest(iteration=4), ext)
-                    self.assertEqual([(b.title, b.content) for b in resp.prompt_blocks], [(title, want)], ext)
+                    self.assertEqual([(b.title, b.content) for b in resp.prompt_blocks], want, ext)
             finally:
                 s.loop.close()
 
