@@ -50,6 +50,9 @@ type Config struct {
 	// PluginDirs are scanned after the project and user plugin directories.
 	PluginDirs []string `yaml:"plugin_dirs"`
 	Timeouts   Timeouts `yaml:"timeouts"`
+	// UtilityCalls bound the plugins' calls of the utility model (Agent Zero's
+	// call_utility_model), per plugin; zero values take core/host's defaults.
+	UtilityCalls UtilityCalls `yaml:"utility_calls"`
 	// TimeBudgets are the hooks' time budgets: an extension over its budget is
 	// reported, and a stream extension that keeps exceeding it is not called
 	// for the rest of the monologue.
@@ -125,6 +128,24 @@ type Timeouts struct {
 	// Compress bounds the utility model's summary of a history compression;
 	// the extractive summary is used when it is late.
 	Compress Duration `yaml:"compress"`
+}
+
+// UtilityCalls bound each plugin's utility-model calls (core/host's
+// UtilityLimits; zero values take its defaults: 60s, 30 a minute with bursts
+// of 5, 2 at once, 64 KiB of prompt).
+//
+//	utility_calls:
+//	  timeout: 60s          # one call, the util_model_call hooks included
+//	  per_minute: 30        # calls a plugin may start per minute...
+//	  burst: 5              # ...this many at once after a quiet spell
+//	  concurrent: 2         # calls of one plugin running at once
+//	  max_prompt_bytes: 65536  # system prompt and message together
+type UtilityCalls struct {
+	Timeout        Duration `yaml:"timeout"`
+	PerMinute      int      `yaml:"per_minute"`
+	Burst          int      `yaml:"burst"`
+	Concurrent     int      `yaml:"concurrent"`
+	MaxPromptBytes int      `yaml:"max_prompt_bytes"`
 }
 
 // TimeBudgets are the time an extension may take at a hook before it is

@@ -41,6 +41,16 @@ func (c Config) Validate() error {
 	for _, k := range sortedNames(c.Timeouts.Extensions) {
 		duration("timeouts.extensions."+k, c.Timeouts.Extensions[k])
 	}
+	u := c.UtilityCalls
+	for _, f := range []struct {
+		key string
+		v   int
+	}{{"utility_calls.timeout", int(min(u.Timeout, 1))}, {"utility_calls.per_minute", u.PerMinute}, {"utility_calls.burst", u.Burst},
+		{"utility_calls.concurrent", u.Concurrent}, {"utility_calls.max_prompt_bytes", u.MaxPromptBytes}} {
+		if f.v < 0 {
+			errs = append(errs, fmt.Errorf("%s is negative: give a positive value, or leave it out for the default", f.key))
+		}
+	}
 	if c.IdleSleep < 0 {
 		errs = append(errs, fmt.Errorf("idle_sleep: %s is not allowed: give a duration such as 10m, or 0 to turn it off", time.Duration(c.IdleSleep)))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/hashicorp/go-plugin"
@@ -89,4 +90,56 @@ func (c *Call) ReportEmbeddingModelChanged(ctx context.Context, dir, oldModel st
 		return fmt.Errorf("reporting the embedding model change of %s: %w", dir, err)
 	}
 	return nil
+}
+
+// UtilityCall is one completion asked of the host's utility model.
+type UtilityCall struct {
+	// System is the system prompt, Message the user message.
+	System, Message string
+	// Purpose is what util_model_call_before/after see as the call's purpose
+	// ("" is "plugin:<the plugin's name>").
+	Purpose string
+	// OnDelta, when set, receives each piece of the model's text as it
+	// arrives (before util_model_call_after; the returned response is after
+	// it). An error from it ends the call with that error.
+	OnDelta func(delta string) error
+}
+
+// CallUtilityModel runs one completion of the host's utility model (the
+// model of history compression; the chat model when none is configured),
+// with the hooks util_model_call_before and util_model_call_after around it,
+// and returns the response as the extensions at util_model_call_after left
+// it. It is Agent Zero's agent.call_utility_model. The plugin must declare
+// Plugin.UsesUtilityModel; the host bounds the call (a deadline, calls at
+// once and per minute, the prompt's size) and says which bound refused it.
+// ctx's deadline (the calling extension's) applies too.
+func (c *Call) CallUtilityModel(ctx context.Context, u UtilityCall) (string, error) {
+	h, err := c.Host()
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithCancel(ctx) // ends the stream when we stop reading it
+	defer cancel()
+	stream, err := h.CallUtilityModel(ctx, &exocortexv1.CallUtilityModelRequest{Context: c.Context(), System: u.System,
+		Message: u.Message, Purpose: u.Purpose, Stream: u.OnDelta != nil})
+	if err != nil {
+		return "", fmt.Errorf("calling the utility model: %w", err)
+	}
+	for {
+		r, err := stream.Recv()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = errors.New("the host ended the reply without an answer")
+			}
+			return "", fmt.Errorf("calling the utility model: %w", err)
+		}
+		if r.GetDone() {
+			return r.GetResponse(), nil
+		}
+		if u.OnDelta != nil {
+			if err := u.OnDelta(r.GetDelta()); err != nil {
+				return "", fmt.Errorf("calling the utility model: the delta handler: %w", err)
+			}
+		}
+	}
 }

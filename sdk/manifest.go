@@ -45,9 +45,10 @@ func build(p Plugin) (*built, error) {
 		bad("plugin %q serves no extension and no tool", p.Name)
 	}
 	b := &built{
-		manifest: &exocortexv1.ManifestResponse{Plugin: p.Name, Version: p.Version, ServesBatches: true, ServesDispatch: true},
-		exts:     make(map[string]*extEntry),
-		tools:    make(map[string]Tool),
+		manifest: &exocortexv1.ManifestResponse{Plugin: p.Name, Version: p.Version, ServesBatches: true, ServesDispatch: true,
+			UsesUtilityModel: p.UsesUtilityModel},
+		exts:  make(map[string]*extEntry),
+		tools: make(map[string]Tool),
 	}
 	builtins := make(map[string]*exocortexv1.StateKeySpec)
 	for _, k := range BuiltinKeys() {

@@ -118,6 +118,10 @@ type Plugin struct {
 	// Files declares the data files the plugin's extensions and tools read or
 	// write; they pass through to the manifest.
 	Files []*exocortexv1.FileSpec
+	// UsesUtilityModel declares that the plugin's extensions or tools call the
+	// host's utility model (Call.CallUtilityModel); the host refuses the call
+	// from a plugin that does not declare it.
+	UsesUtilityModel bool
 	// Logger receives the plugin's log, including every Call's Logger. Nil means
 	// the plugin's stderr in the JSON form go-plugin forwards to the host's log,
 	// at Info level.

@@ -138,6 +138,8 @@ func (a *app) hostOptions() (host.Options, error) {
 		// errors is kept out (or started anyway with --allow-wiring-errors).
 		WiringCheck:       lint.HostCheck(prompts.Embedded(), promptDirs()...),
 		AllowWiringErrors: a.allowWiringErrors,
+		Utility: host.UtilityLimits{Timeout: time.Duration(a.cfg.UtilityCalls.Timeout), PerMinute: a.cfg.UtilityCalls.PerMinute,
+			Burst: a.cfg.UtilityCalls.Burst, Concurrent: a.cfg.UtilityCalls.Concurrent, MaxPromptBytes: a.cfg.UtilityCalls.MaxPromptBytes},
 	}
 	for k, v := range a.cfg.Timeouts.Extensions {
 		opts.Timeouts[k] = time.Duration(v)

@@ -146,6 +146,7 @@ func (a *app) start(ctx context.Context, f *agentFlags, sessionName string, obse
 	}
 	r.host.Services().SetSubordinateRunner(r.agent.RunSubordinate)
 	r.host.Services().SetEmbeddingSink(r.agent.ReportEmbeddingChange)
+	r.host.Services().SetUtilityRunner(r.agent.CallUtility)
 	return r, nil
 }
 

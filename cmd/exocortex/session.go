@@ -212,6 +212,7 @@ func (a *app) sessionAgent(client llm.Provider, loader *prompts.Loader, idle *id
 		}
 		s.Host.Services().SetSubordinateRunner(agent.RunSubordinate)
 		s.Host.Services().SetEmbeddingSink(agent.ReportEmbeddingChange)
+		s.Host.Services().SetUtilityRunner(agent.CallUtility)
 		return agent, nil
 	}
 }

@@ -75,6 +75,8 @@ type Options struct {
 	// AllowWiringErrors starts plugins with wiring errors anyway (the
 	// operator's --allow-wiring-errors); the errors are still reported.
 	AllowWiringErrors bool
+	// Utility bounds each plugin's utility-model calls (utility.go).
+	Utility UtilityLimits
 }
 
 // Event is something that happened to a plugin.

@@ -19,11 +19,12 @@ type SubordinateRunner func(ctx context.Context, req *exocortexv1.RunSubordinate
 type Services struct {
 	exocortexv1.UnimplementedHostServer
 
-	mu          sync.RWMutex
-	subordinate SubordinateRunner
-	outputs     map[string]outputWatch // by the tool call's context id
-	embedding   func(*EmbeddingChange)
-	host        *Host // runs the memory tools for UseMemory
+	mu           sync.RWMutex
+	subordinate  SubordinateRunner
+	outputs      map[string]outputWatch // by the tool call's context id
+	embedding    func(*EmbeddingChange)
+	host         *Host // runs the memory tools for UseMemory
+	utilityState       // CallUtilityModel (utility.go)
 }
 
 // SetSubordinateRunner plugs in what runs subordinates (the loop's agent).

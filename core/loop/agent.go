@@ -243,6 +243,10 @@ func (a *Agent) emit(e Event) {
 	if e.Time.IsZero() {
 		e.Time = time.Now().UTC()
 	}
+	// One event at a time per family: a plugin's utility-model call fires its
+	// hooks on the host service's goroutine, maybe beside the agent's.
+	a.fam.emitMu.Lock()
+	defer a.fam.emitMu.Unlock()
 	a.opts.Observer(e)
 }
 

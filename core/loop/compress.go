@@ -12,7 +12,6 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/llm"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
@@ -321,56 +320,13 @@ func (a *Agent) utilitySummary(ctx context.Context, t *turn, leaving []*exocorte
 		fmt.Fprintf(&b, "%s: %s\n", speaker(m), clip(m.GetContent(), 1500))
 	}
 	words := max(40, int(float64(capTokens)*0.6))
-	client := a.opts.UtilityLLM
-	if client == nil {
-		client = a.opts.LLM
-	}
-	const purpose = "compress_history"
 	system := fmt.Sprintf("Summarise the messages below in at most %d words, as short lines starting with \"- \". Keep names, numbers, paths, decisions and open questions; leave out pleasantries. When a summary so far is given, write only what the new messages add.", words)
-	message := b.String()
-	if err := fire(ctx, a, t, exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_BEFORE,
-		func(c *exocortexv1.HookCall, _ fields) *exocortexv1.UtilModelCallBeforeRequest {
-			return &exocortexv1.UtilModelCallBeforeRequest{Call: c, Iteration: int32(t.iteration), Purpose: purpose, Model: a.opts.UtilityModel, System: system, Message: message}
-		}, exocortexv1.PluginClient.UtilModelCallBefore,
-		func(_ *host.Extension, r *exocortexv1.UtilModelCallBeforeResponse) error {
-			if r.System != nil {
-				system = r.GetSystem()
-			}
-			if r.Message != nil {
-				message = r.GetMessage()
-			}
-			return nil
-		}); err != nil {
-		return "", fmt.Errorf("util_model_call_before: %w", err)
-	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	r, err := client.Chat(cctx, llm.ChatRequest{
-		Model: a.opts.UtilityModel, NumCtx: min(a.NumCtx(), 8192),
-		Messages: []llm.Message{
-			{Role: llm.RoleSystem, Content: system},
-			{Role: llm.RoleUser, Content: message},
-		},
-	}, nil)
+	response, _, err := a.utilityCall(ctx, t, "compress_history", system, b.String(), timeout, nil)
 	switch {
-	case cctx.Err() != nil:
+	case errors.Is(err, errUtilityLate):
 		return "", fmt.Errorf("no summary from %s within %s (the extractive summary was used)", a.opts.UtilityModel, timeout)
 	case err != nil:
-		return "", fmt.Errorf("summary from %s: %w", a.opts.UtilityModel, err)
-	}
-	response := r.Content
-	if err := fire(ctx, a, t, exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_AFTER,
-		func(c *exocortexv1.HookCall, _ fields) *exocortexv1.UtilModelCallAfterRequest {
-			return &exocortexv1.UtilModelCallAfterRequest{Call: c, Iteration: int32(t.iteration), Purpose: purpose, Model: a.opts.UtilityModel,
-				System: system, Message: message, Response: response}
-		}, exocortexv1.PluginClient.UtilModelCallAfter,
-		func(_ *host.Extension, r *exocortexv1.UtilModelCallAfterResponse) error {
-			if r.Response != nil {
-				response = r.GetResponse()
-			}
-			return nil
-		}); err != nil {
-		return "", fmt.Errorf("util_model_call_after: %w", err)
+		return "", err
 	}
 	if strings.TrimSpace(response) == "" {
 		return "", errors.New("the utility model's summary was empty")

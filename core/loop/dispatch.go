@@ -31,6 +31,10 @@ type turn struct {
 	tool string
 	// usage is each extension's time against its budget (timebudget.go).
 	usage map[string]*usage
+	// asked is the context of the plugin call a utility-model call came from
+	// (utility.go): the hooks around it get that context, not one built from
+	// the agent's history, which the agent may be changing meanwhile.
+	asked *exocortexv1.Context
 }
 
 type changer interface {
@@ -104,7 +108,9 @@ func settle[Resp changer](
 		return false, nil
 	}
 	if ext.Spec.GetOncePerSession() {
+		a.mu.Lock()
 		a.once[onceKey(ext)] = true
+		a.mu.Unlock()
 	}
 	return true, nil
 }
@@ -169,9 +175,13 @@ func hasField(raw []byte, num protowire.Number) bool {
 // the keys it declared it reads.
 func (a *Agent) hookCall(t *turn, ext *host.Extension) (*exocortexv1.HookCall, []byte) {
 	c := a.context(t, ext.Hook)
-	if n, ok := a.blockLimit[ext.Name()]; ok && ext.Hook.InjectsPrompt {
-		// Its block was cut to fit the window last time: this is what fitted.
-		c.ProcessingDirectives.ResponseConstraints.MaxLength = int32(n)
+	// The hook is tested first: a utility-model call's hooks may run while the
+	// agent builds a prompt (utility.go), and they inject nothing.
+	if ext.Hook.InjectsPrompt {
+		if n, ok := a.blockLimit[ext.Name()]; ok {
+			// Its block was cut to fit the window last time: this is what fitted.
+			c.ProcessingDirectives.ResponseConstraints.MaxLength = int32(n)
+		}
 	}
 	a.mu.Lock()
 	a.lastContext = c
@@ -186,6 +196,9 @@ func (a *Agent) hookCall(t *turn, ext *host.Extension) (*exocortexv1.HookCall, [
 
 // context builds the ACP context object for one call.
 func (a *Agent) context(t *turn, h hooks.Info) *exocortexv1.Context {
+	if t.asked != nil {
+		return askedContext(t.asked, h)
+	}
 	msgID := ""
 	switch {
 	case t.message != nil:

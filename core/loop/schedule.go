@@ -144,7 +144,7 @@ func (a *Agent) runnable(t *turn, hook exocortexv1.Hook) []*host.Extension {
 	all := a.opts.Host.Extensions(hook)
 	exts := make([]*host.Extension, 0, len(all))
 	for _, ext := range all {
-		if ext.Spec.GetOncePerSession() && a.once[onceKey(ext)] {
+		if ext.Spec.GetOncePerSession() && a.ran(ext) {
 			continue
 		}
 		if t.stoppedForBudget(ext) {
@@ -156,6 +156,14 @@ func (a *Agent) runnable(t *turn, hook exocortexv1.Hook) []*host.Extension {
 		exts = append(exts, ext)
 	}
 	return exts
+}
+
+// ran reports whether a once-per-session extension has run (a.once is read
+// under a.mu: a utility-model call's hooks may run beside the agent).
+func (a *Agent) ran(ext *host.Extension) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.once[onceKey(ext)]
 }
 
 func onceKey(ext *host.Extension) string { return ext.Name() + "@" + ext.Hook.Name }

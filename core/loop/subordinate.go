@@ -21,6 +21,8 @@ const MaxSubordinateDepth = 3
 type family struct {
 	mu        sync.Mutex
 	byRequest map[string]*Agent
+	// emitMu passes the family's events to the observer one at a time.
+	emitMu sync.Mutex
 }
 
 func (f *family) enter(requestID string, a *Agent) {

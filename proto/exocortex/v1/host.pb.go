@@ -535,6 +535,160 @@ func (x *UseMemoryResponse) GetResult() *ToolResult {
 	return nil
 }
 
+type CallUtilityModelRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The context of the call that asks (a hook's or a tool's): the utility
+	// hooks are called with it (a new context id, their own hook name).
+	Context *Context `protobuf:"bytes,1,opt,name=context,proto3" json:"context,omitempty"`
+	// The system prompt and the user message of the completion.
+	System  string `protobuf:"bytes,2,opt,name=system,proto3" json:"system,omitempty"`
+	Message string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	// What the call is for, as util_model_call_before/after see it in purpose
+	// ("" is "plugin:<the plugin's name>").
+	Purpose string `protobuf:"bytes,4,opt,name=purpose,proto3" json:"purpose,omitempty"`
+	// Send the model's text as it arrives (delta messages); without it only the
+	// final message is sent.
+	Stream        bool `protobuf:"varint,5,opt,name=stream,proto3" json:"stream,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallUtilityModelRequest) Reset() {
+	*x = CallUtilityModelRequest{}
+	mi := &file_exocortex_v1_host_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallUtilityModelRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallUtilityModelRequest) ProtoMessage() {}
+
+func (x *CallUtilityModelRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_host_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallUtilityModelRequest.ProtoReflect.Descriptor instead.
+func (*CallUtilityModelRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *CallUtilityModelRequest) GetContext() *Context {
+	if x != nil {
+		return x.Context
+	}
+	return nil
+}
+
+func (x *CallUtilityModelRequest) GetSystem() string {
+	if x != nil {
+		return x.System
+	}
+	return ""
+}
+
+func (x *CallUtilityModelRequest) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *CallUtilityModelRequest) GetPurpose() string {
+	if x != nil {
+		return x.Purpose
+	}
+	return ""
+}
+
+func (x *CallUtilityModelRequest) GetStream() bool {
+	if x != nil {
+		return x.Stream
+	}
+	return false
+}
+
+type CallUtilityModelReply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A piece of the model's text as it arrived, before util_model_call_after.
+	Delta string `protobuf:"bytes,1,opt,name=delta,proto3" json:"delta,omitempty"`
+	// Set on the last message: the response, after util_model_call_after.
+	Done     bool   `protobuf:"varint,2,opt,name=done,proto3" json:"done,omitempty"`
+	Response string `protobuf:"bytes,3,opt,name=response,proto3" json:"response,omitempty"`
+	// The model that answered.
+	Model         string `protobuf:"bytes,4,opt,name=model,proto3" json:"model,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallUtilityModelReply) Reset() {
+	*x = CallUtilityModelReply{}
+	mi := &file_exocortex_v1_host_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallUtilityModelReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallUtilityModelReply) ProtoMessage() {}
+
+func (x *CallUtilityModelReply) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_host_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallUtilityModelReply.ProtoReflect.Descriptor instead.
+func (*CallUtilityModelReply) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *CallUtilityModelReply) GetDelta() string {
+	if x != nil {
+		return x.Delta
+	}
+	return ""
+}
+
+func (x *CallUtilityModelReply) GetDone() bool {
+	if x != nil {
+		return x.Done
+	}
+	return false
+}
+
+func (x *CallUtilityModelReply) GetResponse() string {
+	if x != nil {
+		return x.Response
+	}
+	return ""
+}
+
+func (x *CallUtilityModelReply) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
 var File_exocortex_v1_host_proto protoreflect.FileDescriptor
 
 const file_exocortex_v1_host_proto_rawDesc = "" +
@@ -570,16 +724,28 @@ const file_exocortex_v1_host_proto_rawDesc = "" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x1b\n" +
 	"\targs_json\x18\x03 \x01(\tR\bargsJson\"E\n" +
 	"\x11UseMemoryResponse\x120\n" +
-	"\x06result\x18\x01 \x01(\v2\x18.exocortex.v1.ToolResultR\x06result*=\n" +
+	"\x06result\x18\x01 \x01(\v2\x18.exocortex.v1.ToolResultR\x06result\"\xae\x01\n" +
+	"\x17CallUtilityModelRequest\x12/\n" +
+	"\acontext\x18\x01 \x01(\v2\x15.exocortex.v1.ContextR\acontext\x12\x16\n" +
+	"\x06system\x18\x02 \x01(\tR\x06system\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\x12\x18\n" +
+	"\apurpose\x18\x04 \x01(\tR\apurpose\x12\x16\n" +
+	"\x06stream\x18\x05 \x01(\bR\x06stream\"s\n" +
+	"\x15CallUtilityModelReply\x12\x14\n" +
+	"\x05delta\x18\x01 \x01(\tR\x05delta\x12\x12\n" +
+	"\x04done\x18\x02 \x01(\bR\x04done\x12\x1a\n" +
+	"\bresponse\x18\x03 \x01(\tR\bresponse\x12\x14\n" +
+	"\x05model\x18\x04 \x01(\tR\x05model*=\n" +
 	"\n" +
 	"HostBroker\x12\x1b\n" +
 	"\x17HOST_BROKER_UNSPECIFIED\x10\x00\x12\x12\n" +
-	"\x0eHOST_BROKER_ID\x10\x012\x99\x03\n" +
+	"\x0eHOST_BROKER_ID\x10\x012\xfb\x03\n" +
 	"\x04Host\x12[\n" +
 	"\x0eRunSubordinate\x12#.exocortex.v1.RunSubordinateRequest\x1a$.exocortex.v1.RunSubordinateResponse\x12a\n" +
 	"\x10ReportToolOutput\x12%.exocortex.v1.ReportToolOutputRequest\x1a&.exocortex.v1.ReportToolOutputResponse\x12\x82\x01\n" +
 	"\x1bReportEmbeddingModelChanged\x120.exocortex.v1.ReportEmbeddingModelChangedRequest\x1a1.exocortex.v1.ReportEmbeddingModelChangedResponse\x12L\n" +
-	"\tUseMemory\x12\x1e.exocortex.v1.UseMemoryRequest\x1a\x1f.exocortex.v1.UseMemoryResponseB?Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1b\x06proto3"
+	"\tUseMemory\x12\x1e.exocortex.v1.UseMemoryRequest\x1a\x1f.exocortex.v1.UseMemoryResponse\x12`\n" +
+	"\x10CallUtilityModel\x12%.exocortex.v1.CallUtilityModelRequest\x1a#.exocortex.v1.CallUtilityModelReply0\x01B?Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1b\x06proto3"
 
 var (
 	file_exocortex_v1_host_proto_rawDescOnce sync.Once
@@ -594,7 +760,7 @@ func file_exocortex_v1_host_proto_rawDescGZIP() []byte {
 }
 
 var file_exocortex_v1_host_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_exocortex_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_exocortex_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_exocortex_v1_host_proto_goTypes = []any{
 	(HostBroker)(0),                             // 0: exocortex.v1.HostBroker
 	(*RunSubordinateRequest)(nil),               // 1: exocortex.v1.RunSubordinateRequest
@@ -605,28 +771,33 @@ var file_exocortex_v1_host_proto_goTypes = []any{
 	(*ReportEmbeddingModelChangedResponse)(nil), // 6: exocortex.v1.ReportEmbeddingModelChangedResponse
 	(*UseMemoryRequest)(nil),                    // 7: exocortex.v1.UseMemoryRequest
 	(*UseMemoryResponse)(nil),                   // 8: exocortex.v1.UseMemoryResponse
-	(*Context)(nil),                             // 9: exocortex.v1.Context
-	(*ToolResult)(nil),                          // 10: exocortex.v1.ToolResult
+	(*CallUtilityModelRequest)(nil),             // 9: exocortex.v1.CallUtilityModelRequest
+	(*CallUtilityModelReply)(nil),               // 10: exocortex.v1.CallUtilityModelReply
+	(*Context)(nil),                             // 11: exocortex.v1.Context
+	(*ToolResult)(nil),                          // 12: exocortex.v1.ToolResult
 }
 var file_exocortex_v1_host_proto_depIdxs = []int32{
-	9,  // 0: exocortex.v1.RunSubordinateRequest.context:type_name -> exocortex.v1.Context
-	9,  // 1: exocortex.v1.ReportToolOutputRequest.context:type_name -> exocortex.v1.Context
-	9,  // 2: exocortex.v1.ReportEmbeddingModelChangedRequest.context:type_name -> exocortex.v1.Context
-	9,  // 3: exocortex.v1.UseMemoryRequest.context:type_name -> exocortex.v1.Context
-	10, // 4: exocortex.v1.UseMemoryResponse.result:type_name -> exocortex.v1.ToolResult
-	1,  // 5: exocortex.v1.Host.RunSubordinate:input_type -> exocortex.v1.RunSubordinateRequest
-	3,  // 6: exocortex.v1.Host.ReportToolOutput:input_type -> exocortex.v1.ReportToolOutputRequest
-	5,  // 7: exocortex.v1.Host.ReportEmbeddingModelChanged:input_type -> exocortex.v1.ReportEmbeddingModelChangedRequest
-	7,  // 8: exocortex.v1.Host.UseMemory:input_type -> exocortex.v1.UseMemoryRequest
-	2,  // 9: exocortex.v1.Host.RunSubordinate:output_type -> exocortex.v1.RunSubordinateResponse
-	4,  // 10: exocortex.v1.Host.ReportToolOutput:output_type -> exocortex.v1.ReportToolOutputResponse
-	6,  // 11: exocortex.v1.Host.ReportEmbeddingModelChanged:output_type -> exocortex.v1.ReportEmbeddingModelChangedResponse
-	8,  // 12: exocortex.v1.Host.UseMemory:output_type -> exocortex.v1.UseMemoryResponse
-	9,  // [9:13] is the sub-list for method output_type
-	5,  // [5:9] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	11, // 0: exocortex.v1.RunSubordinateRequest.context:type_name -> exocortex.v1.Context
+	11, // 1: exocortex.v1.ReportToolOutputRequest.context:type_name -> exocortex.v1.Context
+	11, // 2: exocortex.v1.ReportEmbeddingModelChangedRequest.context:type_name -> exocortex.v1.Context
+	11, // 3: exocortex.v1.UseMemoryRequest.context:type_name -> exocortex.v1.Context
+	12, // 4: exocortex.v1.UseMemoryResponse.result:type_name -> exocortex.v1.ToolResult
+	11, // 5: exocortex.v1.CallUtilityModelRequest.context:type_name -> exocortex.v1.Context
+	1,  // 6: exocortex.v1.Host.RunSubordinate:input_type -> exocortex.v1.RunSubordinateRequest
+	3,  // 7: exocortex.v1.Host.ReportToolOutput:input_type -> exocortex.v1.ReportToolOutputRequest
+	5,  // 8: exocortex.v1.Host.ReportEmbeddingModelChanged:input_type -> exocortex.v1.ReportEmbeddingModelChangedRequest
+	7,  // 9: exocortex.v1.Host.UseMemory:input_type -> exocortex.v1.UseMemoryRequest
+	9,  // 10: exocortex.v1.Host.CallUtilityModel:input_type -> exocortex.v1.CallUtilityModelRequest
+	2,  // 11: exocortex.v1.Host.RunSubordinate:output_type -> exocortex.v1.RunSubordinateResponse
+	4,  // 12: exocortex.v1.Host.ReportToolOutput:output_type -> exocortex.v1.ReportToolOutputResponse
+	6,  // 13: exocortex.v1.Host.ReportEmbeddingModelChanged:output_type -> exocortex.v1.ReportEmbeddingModelChangedResponse
+	8,  // 14: exocortex.v1.Host.UseMemory:output_type -> exocortex.v1.UseMemoryResponse
+	10, // 15: exocortex.v1.Host.CallUtilityModel:output_type -> exocortex.v1.CallUtilityModelReply
+	11, // [11:16] is the sub-list for method output_type
+	6,  // [6:11] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_exocortex_v1_host_proto_init() }
@@ -641,7 +812,7 @@ func file_exocortex_v1_host_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_exocortex_v1_host_proto_rawDesc), len(file_exocortex_v1_host_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   8,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

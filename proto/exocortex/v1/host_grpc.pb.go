@@ -27,6 +27,7 @@ const (
 	Host_ReportToolOutput_FullMethodName            = "/exocortex.v1.Host/ReportToolOutput"
 	Host_ReportEmbeddingModelChanged_FullMethodName = "/exocortex.v1.Host/ReportEmbeddingModelChanged"
 	Host_UseMemory_FullMethodName                   = "/exocortex.v1.Host/UseMemory"
+	Host_CallUtilityModel_FullMethodName            = "/exocortex.v1.Host/CallUtilityModel"
 )
 
 // HostClient is the client API for Host service.
@@ -52,6 +53,15 @@ type HostClient interface {
 	// serves it (memory-tools), as the agent would call it: how a plugin reads and
 	// writes Exocortex's memory store. Any other tool is refused.
 	UseMemory(ctx context.Context, in *UseMemoryRequest, opts ...grpc.CallOption) (*UseMemoryResponse, error)
+	// CallUtilityModel runs one completion of the host's utility model (the model
+	// of history compression; the chat model when none is configured) for a
+	// plugin that declares uses_utility_model, firing util_model_call_before and
+	// util_model_call_after around it as every utility-model call does. The
+	// reply streams: a message per piece of the model's text as it arrives
+	// (delta), then one with done set and the whole response as the extensions
+	// at util_model_call_after left it. Bounded by the host: a deadline, calls at
+	// once and per minute per plugin, and a largest prompt.
+	CallUtilityModel(ctx context.Context, in *CallUtilityModelRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[CallUtilityModelReply], error)
 }
 
 type hostClient struct {
@@ -102,6 +112,25 @@ func (c *hostClient) UseMemory(ctx context.Context, in *UseMemoryRequest, opts .
 	return out, nil
 }
 
+func (c *hostClient) CallUtilityModel(ctx context.Context, in *CallUtilityModelRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[CallUtilityModelReply], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Host_ServiceDesc.Streams[0], Host_CallUtilityModel_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[CallUtilityModelRequest, CallUtilityModelReply]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Host_CallUtilityModelClient = grpc.ServerStreamingClient[CallUtilityModelReply]
+
 // HostServer is the server API for Host service.
 // All implementations must embed UnimplementedHostServer
 // for forward compatibility.
@@ -125,6 +154,15 @@ type HostServer interface {
 	// serves it (memory-tools), as the agent would call it: how a plugin reads and
 	// writes Exocortex's memory store. Any other tool is refused.
 	UseMemory(context.Context, *UseMemoryRequest) (*UseMemoryResponse, error)
+	// CallUtilityModel runs one completion of the host's utility model (the model
+	// of history compression; the chat model when none is configured) for a
+	// plugin that declares uses_utility_model, firing util_model_call_before and
+	// util_model_call_after around it as every utility-model call does. The
+	// reply streams: a message per piece of the model's text as it arrives
+	// (delta), then one with done set and the whole response as the extensions
+	// at util_model_call_after left it. Bounded by the host: a deadline, calls at
+	// once and per minute per plugin, and a largest prompt.
+	CallUtilityModel(*CallUtilityModelRequest, grpc.ServerStreamingServer[CallUtilityModelReply]) error
 	mustEmbedUnimplementedHostServer()
 }
 
@@ -146,6 +184,9 @@ func (UnimplementedHostServer) ReportEmbeddingModelChanged(context.Context, *Rep
 }
 func (UnimplementedHostServer) UseMemory(context.Context, *UseMemoryRequest) (*UseMemoryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method UseMemory not implemented")
+}
+func (UnimplementedHostServer) CallUtilityModel(*CallUtilityModelRequest, grpc.ServerStreamingServer[CallUtilityModelReply]) error {
+	return status.Error(codes.Unimplemented, "method CallUtilityModel not implemented")
 }
 func (UnimplementedHostServer) mustEmbedUnimplementedHostServer() {}
 func (UnimplementedHostServer) testEmbeddedByValue()              {}
@@ -240,6 +281,17 @@ func _Host_UseMemory_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Host_CallUtilityModel_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(CallUtilityModelRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(HostServer).CallUtilityModel(m, &grpc.GenericServerStream[CallUtilityModelRequest, CallUtilityModelReply]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Host_CallUtilityModelServer = grpc.ServerStreamingServer[CallUtilityModelReply]
+
 // Host_ServiceDesc is the grpc.ServiceDesc for Host service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -264,6 +316,12 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Host_UseMemory_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "CallUtilityModel",
+			Handler:       _Host_CallUtilityModel_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "exocortex/v1/host.proto",
 }

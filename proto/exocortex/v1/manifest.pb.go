@@ -348,8 +348,13 @@ type ManifestResponse struct {
 	ServesBatches bool `protobuf:"varint,7,opt,name=serves_batches,json=servesBatches,proto3" json:"serves_batches,omitempty"`
 	// Whether the plugin serves Plugin.Dispatch (batches over one stream).
 	ServesDispatch bool `protobuf:"varint,8,opt,name=serves_dispatch,json=servesDispatch,proto3" json:"serves_dispatch,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Whether the plugin's extensions or tools call the utility model through the
+	// host (Host.CallUtilityModel). The host refuses the call from a plugin that
+	// did not declare it, so that every model call a plugin makes shows in its
+	// manifest and the wiring diagram.
+	UsesUtilityModel bool `protobuf:"varint,9,opt,name=uses_utility_model,json=usesUtilityModel,proto3" json:"uses_utility_model,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ManifestResponse) Reset() {
@@ -434,6 +439,13 @@ func (x *ManifestResponse) GetServesBatches() bool {
 func (x *ManifestResponse) GetServesDispatch() bool {
 	if x != nil {
 		return x.ServesDispatch
+	}
+	return false
+}
+
+func (x *ManifestResponse) GetUsesUtilityModel() bool {
+	if x != nil {
+		return x.UsesUtilityModel
 	}
 	return false
 }
@@ -900,7 +912,7 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\n" +
 	"\x1bexocortex/v1/manifest.proto\x12\fexocortex.v1\"<\n" +
 	"\x0fManifestRequest\x12)\n" +
-	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\"\xe8\x02\n" +
+	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\"\x96\x03\n" +
 	"\x10ManifestResponse\x12\x16\n" +
 	"\x06plugin\x18\x01 \x01(\tR\x06plugin\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12;\n" +
@@ -912,7 +924,8 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\x05tools\x18\x05 \x03(\v2\x16.exocortex.v1.ToolSpecR\x05tools\x12,\n" +
 	"\x05files\x18\x06 \x03(\v2\x16.exocortex.v1.FileSpecR\x05files\x12%\n" +
 	"\x0eserves_batches\x18\a \x01(\bR\rservesBatches\x12'\n" +
-	"\x0fserves_dispatch\x18\b \x01(\bR\x0eservesDispatch\"\xac\x04\n" +
+	"\x0fserves_dispatch\x18\b \x01(\bR\x0eservesDispatch\x12,\n" +
+	"\x12uses_utility_model\x18\t \x01(\bR\x10usesUtilityModel\"\xac\x04\n" +
 	"\rExtensionSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12&\n" +
 	"\x04hook\x18\x02 \x01(\x0e2\x12.exocortex.v1.HookR\x04hook\x12\x14\n" +

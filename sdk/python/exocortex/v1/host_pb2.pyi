@@ -9,6 +9,32 @@ DESCRIPTOR: _descriptor.FileDescriptor
 HOST_BROKER_ID: HostBroker
 HOST_BROKER_UNSPECIFIED: HostBroker
 
+class CallUtilityModelReply(_message.Message):
+    __slots__ = ["delta", "done", "model", "response"]
+    DELTA_FIELD_NUMBER: _ClassVar[int]
+    DONE_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    delta: str
+    done: bool
+    model: str
+    response: str
+    def __init__(self, delta: _Optional[str] = ..., done: bool = ..., response: _Optional[str] = ..., model: _Optional[str] = ...) -> None: ...
+
+class CallUtilityModelRequest(_message.Message):
+    __slots__ = ["context", "message", "purpose", "stream", "system"]
+    CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    PURPOSE_FIELD_NUMBER: _ClassVar[int]
+    STREAM_FIELD_NUMBER: _ClassVar[int]
+    SYSTEM_FIELD_NUMBER: _ClassVar[int]
+    context: _context_pb2.Context
+    message: str
+    purpose: str
+    stream: bool
+    system: str
+    def __init__(self, context: _Optional[_Union[_context_pb2.Context, _Mapping]] = ..., system: _Optional[str] = ..., message: _Optional[str] = ..., purpose: _Optional[str] = ..., stream: bool = ...) -> None: ...
+
 class ReportEmbeddingModelChangedRequest(_message.Message):
     __slots__ = ["context", "new_dims", "new_model", "old_dims", "old_model", "store"]
     CONTEXT_FIELD_NUMBER: _ClassVar[int]

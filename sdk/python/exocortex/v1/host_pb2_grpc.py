@@ -36,6 +36,11 @@ class HostStub(object):
                 request_serializer=exocortex_dot_v1_dot_host__pb2.UseMemoryRequest.SerializeToString,
                 response_deserializer=exocortex_dot_v1_dot_host__pb2.UseMemoryResponse.FromString,
                 )
+        self.CallUtilityModel = channel.unary_stream(
+                '/exocortex.v1.Host/CallUtilityModel',
+                request_serializer=exocortex_dot_v1_dot_host__pb2.CallUtilityModelRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_host__pb2.CallUtilityModelReply.FromString,
+                )
 
 
 class HostServicer(object):
@@ -79,6 +84,20 @@ class HostServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CallUtilityModel(self, request, context):
+        """CallUtilityModel runs one completion of the host's utility model (the model
+        of history compression; the chat model when none is configured) for a
+        plugin that declares uses_utility_model, firing util_model_call_before and
+        util_model_call_after around it as every utility-model call does. The
+        reply streams: a message per piece of the model's text as it arrives
+        (delta), then one with done set and the whole response as the extensions
+        at util_model_call_after left it. Bounded by the host: a deadline, calls at
+        once and per minute per plugin, and a largest prompt.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_HostServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -101,6 +120,11 @@ def add_HostServicer_to_server(servicer, server):
                     servicer.UseMemory,
                     request_deserializer=exocortex_dot_v1_dot_host__pb2.UseMemoryRequest.FromString,
                     response_serializer=exocortex_dot_v1_dot_host__pb2.UseMemoryResponse.SerializeToString,
+            ),
+            'CallUtilityModel': grpc.unary_stream_rpc_method_handler(
+                    servicer.CallUtilityModel,
+                    request_deserializer=exocortex_dot_v1_dot_host__pb2.CallUtilityModelRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_host__pb2.CallUtilityModelReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -178,5 +202,22 @@ class Host(object):
         return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Host/UseMemory',
             exocortex_dot_v1_dot_host__pb2.UseMemoryRequest.SerializeToString,
             exocortex_dot_v1_dot_host__pb2.UseMemoryResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def CallUtilityModel(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(request, target, '/exocortex.v1.Host/CallUtilityModel',
+            exocortex_dot_v1_dot_host__pb2.CallUtilityModelRequest.SerializeToString,
+            exocortex_dot_v1_dot_host__pb2.CallUtilityModelReply.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
