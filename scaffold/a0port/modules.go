@@ -111,6 +111,25 @@ func modelConfigNoCounterpart() map[string]string {
 	}
 }
 
+// AgentCall is a method of Agent Zero's Agent that the layer's Agent provides:
+// a call of it in a ported file is "adapted" in the porting report, with Maps.
+type AgentCall struct {
+	// Name is the method, e.g. "call_utility_model".
+	Name string
+	// Maps is what the call maps onto in Exocortex, for the report.
+	Maps string
+}
+
+// AgentCalls returns the Agent methods beyond get_data/set_data, read_prompt and
+// the log that the layer provides to a ported tree, sorted by name; the
+// modules are Modules.
+func AgentCalls() []AgentCall {
+	return []AgentCall{
+		{Name: "call_utility_model",
+			Maps: "the host's utility model (Host.CallUtilityModel; util_model_call_before/after fire around it; the callback gets the text as it streams; the port declares uses_utility_model)"},
+	}
+}
+
 // crossExtRE is an import of another extension file of the tree, Agent Zero's
 // plugin layout: plugins.<plugin>.extensions.python.<hook>.<file>; the layer
 // serves it from the ported copy (a0compat's import finder).

@@ -148,7 +148,7 @@ var (
 		re         *regexp.Regexp
 		what, maps string
 	}{
-		{regexp.MustCompile(`call_utility_model|call_chat_model`), "a model call", "Exocortex's utility model (the host's utility model service); rewrite the call against the SDK"},
+		{regexp.MustCompile(`\bcall_chat_model\b`), "a chat-model call", "no chat-model service for plugins: the host's utility model is the nearest; rewrite it as self.agent.call_utility_model(system=..., message=...)"},
 		{regexp.MustCompile(`hist_add_|\.history\.(?:add|append|extend|insert|pop|clear|set|new_topic|compress|merge|serialize)\w*\(`), "a history mutation", "no counterpart: history belongs to the core; add a prompt block instead"},
 	}
 )
@@ -605,6 +605,11 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 			r.Findings = append(r.Findings, Finding{Seam: SeamCoreText, File: f.Source, Line: line,
 				What: "matches the text of an Agent Zero core message, which Exocortex words differently: the match never fires",
 				Fix:  "react to the typed signal instead (signals/), not to message text"})
+		}
+		for _, c := range AgentCalls() {
+			if strings.Contains(text, "."+c.Name+"(") {
+				adapted = append(adapted, fmt.Sprintf("line %d: %s -> %s", line, c.Name, c.Maps))
+			}
 		}
 		for _, in := range internals {
 			if in.re.MatchString(text) {

@@ -46,11 +46,20 @@ func TestSeamsStatic(t *testing.T) {
 			t.Errorf("seam %d at %s:%d (fix %q) not reported; findings:\n%v", tt.seam, tt.file, tt.line, tt.fix, r.Findings)
 		}
 	}
+	// call_utility_model is adapted (the host's utility model); call_chat_model
+	// needs a hand, pointed at the utility model.
 	for _, f := range r.Files {
-		if strings.HasSuffix(f.Source, "_10_core_text.py") {
-			if f.Status != statusNeedsHand || !strings.Contains(strings.Join(f.Notes, "\n"), "utility model") {
-				t.Errorf("call_utility_model: status %q notes %v, want needs a hand mapped to the utility model", f.Status, f.Notes)
+		if !strings.HasSuffix(f.Source, "_10_core_text.py") {
+			continue
+		}
+		notes := strings.Join(f.Notes, "\n")
+		for _, want := range []string{"line 7: call_utility_model -> the host's utility model", "line 8: a chat-model call -> no chat-model service for plugins"} {
+			if !strings.Contains(notes, want) {
+				t.Errorf("%s: notes %v, want one with %q", f.Source, f.Notes, want)
 			}
+		}
+		if f.Status != statusNeedsHand {
+			t.Errorf("%s: status %q, want %q (the chat-model call)", f.Source, f.Status, statusNeedsHand)
 		}
 	}
 }

@@ -119,7 +119,8 @@ def build(p: Plugin) -> Built:
     if not p.extensions and not p.tools:
         bad(f'plugin "{pname}" serves no extension and no tool')
     manifest = manifest_pb2.ManifestResponse(plugin=pname, version=p.version or "", serves_batches=True,
-                                         serves_dispatch=True)
+                                         serves_dispatch=True,
+                                         uses_utility_model=bool(p.uses_utility_model))
     exts: Dict[str, ExtEntry] = {}
     tools: Dict[str, Tool] = {}
     builtins = {k.name: k for k in builtin_keys()}

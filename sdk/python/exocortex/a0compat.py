@@ -31,6 +31,7 @@ What the layer maps:
     field (KWARGS); a change it has no field for is logged as lost, and an
     exception at text_editor_write_before/patch_before refuses the edit (REFUSES);
   - self.agent.context.log onto the host log;
+  - self.agent.call_utility_model onto the host's utility model (exocortex.a0.utility);
   - the Agent Zero helper modules real files import (helpers.files, secrets,
     plugins, errors, dirty_json, defer, print_style, log, tokens, settings,
     localization, persist_chat, subagents, tool_policy, the memory plugin's
@@ -58,7 +59,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 from google.protobuf import json_format, struct_pb2
 
 from exocortex import aio
-from exocortex.a0 import _host, _runtime
+from exocortex.a0 import _host, _runtime, utility
 from exocortex.hooks import HOOKS, lookup
 from exocortex.keys import Key
 from exocortex.spec import Plugin, Spec
@@ -264,6 +265,10 @@ class Agent:
     def parse_prompt(self, file: str, **kwargs: Any) -> str:
         """Agent Zero's parse_prompt, as read_prompt (prompt .py variable files are not run)."""
         return self.read_prompt(file, **kwargs)
+
+    async def call_utility_model(self, system: str, message: str, callback: Any = None, background: bool = False) -> str:
+        """Agent Zero's call_utility_model, on the host's utility model (exocortex.a0.utility)."""
+        return await utility.call_utility_model(self, system, message, callback, background)
 
     def get_data(self, field: str) -> Any:
         self._observed.note(self._file, "reads", field)
@@ -740,6 +745,7 @@ class Adapter:
             raise ValueError(f"{path}: no subclass of Extension: an Agent Zero extension file defines one")
         self.agent = Agent(self.keys, name, rel or os.path.basename(path), observed, local, held)
         self.uses_files = bool(_USES_FILES.search(source))
+        self.uses_utility = bool(_USES_UTILITY.search(source))
         self.ext = classes[0](agent=self.agent)
         self.info = lookup(hook)
         self.kwargs = KWARGS.get(hook)
@@ -752,7 +758,8 @@ class Adapter:
                     description=f"Agent Zero extension {os.path.basename(self.path)}, ported.",
                     reads=[keys[k] for k in sorted(self.reads | self.writes)],
                     writes=[keys[k] for k in sorted(self.writes)],
-                    injects_prompt=self.info.prompt, reads_history=True, reads_prompt=True)
+                    injects_prompt=self.info.prompt, reads_history=True, reads_prompt=True,
+                    timeout=UTILITY_TIMEOUT if self.uses_utility else 0)
 
     def _handle(self, call: Any, req: Any) -> Any:
         coro = self._serve(call, req)
@@ -899,7 +906,15 @@ def plugin(root: str, name: str, version: str = "ported") -> Plugin:
     """The Exocortex plugin serving the Agent Zero tree at root."""
     exts = load_tree(root, name)
     return Plugin(name=name, version=version, extensions=exts,
-                  files=files_specs(exts, os.path.dirname(os.path.abspath(root)), name))
+                  files=files_specs(exts, os.path.dirname(os.path.abspath(root)), name),
+                  uses_utility_model=any(a.uses_utility for a in exts))
+
+
+# A file that calls the utility model: the plugin declares uses_utility_model,
+# and the file's deadline covers the host's bound on one call (60 s by default)
+# and the file's own work, instead of the hooks' default of 10 s.
+_USES_UTILITY = re.compile(r"\.call_utility_model\s*\(")
+UTILITY_TIMEOUT = 90.0
 
 
 _USES_FILES = re.compile(r"^\s*(?:from\s+helpers\s+import\s+.*\bfiles\b|from\s+helpers\.files\s+import|import\s+helpers\.files)", re.M)

@@ -152,6 +152,33 @@ class Call:
             raise RuntimeError(f"using the memory store ({tool}): {e.details()}") from None
         return resp.result
 
+    def call_utility_model(self, system: str, message: str, on_delta: Optional[Callable[[str], None]] = None,
+                           purpose: str = "", timeout: Optional[float] = None) -> str:
+        """Run one completion of the host's utility model (the model of history
+        compression; the chat model when none is configured), with the hooks
+        util_model_call_before and util_model_call_after around it, and return the
+        response as the extensions at util_model_call_after left it (Agent Zero's
+        agent.call_utility_model). on_delta, when given, receives each piece of the
+        model's text as it arrives (before util_model_call_after). purpose is what
+        the utility hooks see ("" is "plugin:<name>"); timeout, in seconds, bounds
+        the call on this side too (the host has its own bound). The plugin must
+        declare Plugin(uses_utility_model=True). Raises RuntimeError naming what
+        refused the call (the declaration, a limit, the deadline, the model)."""
+        replies = self.host().CallUtilityModel(host_pb2.CallUtilityModelRequest(
+            context=self._context, system=system, message=message, purpose=purpose,
+            stream=on_delta is not None), timeout=timeout)
+        try:
+            for r in replies:
+                if r.done:
+                    return r.response
+                if on_delta is not None:
+                    on_delta(r.delta)
+        except grpc.RpcError as e:
+            raise RuntimeError(f"calling the utility model: {e.details()}") from None
+        finally:
+            replies.cancel()  # ends the stream when on_delta raised
+        raise RuntimeError("calling the utility model: the host ended the reply without an answer")
+
     def err(self) -> Optional[StateError]:
         """The state-access errors recorded so far, joined; None when there are none.
         When it is not None at the end of the method, the call fails with it whatever

@@ -108,6 +108,10 @@ class Plugin:
     tools: Sequence[Tool] = ()
     # The data files the plugin's extensions and tools read or write.
     files: Sequence[manifest_pb2.FileSpec] = ()
+    # The extensions or tools call the host's utility model
+    # (Call.call_utility_model); the host refuses the call from a plugin that does
+    # not declare it.
+    uses_utility_model: bool = False
     # Receives the plugin's log, including every Call's logger. None means stderr in
     # the JSON form the host parses, at info level.
     logger: Optional["Logger"] = None

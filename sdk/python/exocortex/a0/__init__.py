@@ -29,5 +29,8 @@ import, served to a ported tree by `exocortex plugins port` through shim modules
 Functions with no counterpart raise an error naming the call and what to do
 (_host reads what the host tells the plugin: settings, token estimate, tools).
 
+and the Agent's call_utility_model (exocortex.a0.utility) onto the host's utility
+model (Host.CallUtilityModel).
+
 The module list scaffold/a0port.Modules is the one the port and lint use; each of
 its entries names the module here that serves it."""
