@@ -39,8 +39,9 @@ type Config struct {
 	// the server memory for its cache).
 	MaxNumCtx int `yaml:"max_num_ctx"`
 	// UtilityModel does the small jobs: the summaries of history compression
-	// ("": an extractive summary, no model call; timeouts.compress bounds it)
-	// and sleep's summaries with --model config ("": the chat model).
+	// ("": an extractive summary, no model call; timeouts.compress bounds it),
+	// sleep's summaries with --model config and the plugins' utility-model
+	// calls (utility_calls bounds them) ("": the chat model).
 	UtilityModel string `yaml:"utility_model"`
 	// FullToolDocs puts every tool's full documentation in the system prompt
 	// instead of one line per tool until the tool is used.

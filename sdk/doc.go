@@ -109,8 +109,10 @@
 // The host first asks the plugin for its manifest. Each hook an extension implements
 // becomes one ExtensionSpec with the extension's name, the hook, and the Spec's
 // fields (Order, or HookOrder's entry for that hook). Plugin keys (NewKey) used in a
-// Spec go into state_keys; tools into tools with implemented set; Plugin.Files pass
-// through. The manifest is deterministic: extensions sorted by name then hook, keys
+// Spec go into state_keys; tools into tools with implemented set; Plugin.Files and
+// Plugin.UsesUtilityModel pass through (the host refuses Call.CallUtilityModel,
+// a completion of its utility model with util_model_call_before/after around it,
+// to a plugin that does not declare it). The manifest is deterministic: extensions sorted by name then hook, keys
 // and tools by name, files by id, user and path, key lists and signals sorted and
 // without duplicates.
 //

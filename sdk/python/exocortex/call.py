@@ -161,9 +161,14 @@ class Call:
         agent.call_utility_model). on_delta, when given, receives each piece of the
         model's text as it arrives (before util_model_call_after). purpose is what
         the utility hooks see ("" is "plugin:<name>"); timeout, in seconds, bounds
-        the call on this side too (the host has its own bound). The plugin must
+        the call on this side too (default: what is left of this call's deadline,
+        time_remaining(); the host has its own bound). The plugin must
         declare Plugin(uses_utility_model=True). Raises RuntimeError naming what
         refused the call (the declaration, a limit, the deadline, the model)."""
+        if timeout is None and self.is_active():
+            # A task that outlived its call (a background DeferredTask) has only
+            # the host's bound.
+            timeout = self.time_remaining()
         replies = self.host().CallUtilityModel(host_pb2.CallUtilityModelRequest(
             context=self._context, system=system, message=message, purpose=purpose,
             stream=on_delta is not None), timeout=timeout)
