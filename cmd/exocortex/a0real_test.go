@@ -90,7 +90,14 @@ func TestPortRealTree(t *testing.T) {
 			mu.Unlock()
 		}
 	}
-	srv, a := agentOn(t, h, observe, []scripted.Reply{
+	// The utility model answers every call of the ported files (query
+	// preparation, the post-filter, memorizing) with one JSON list, which each
+	// reads as what it asked for or rejects as its own code says.
+	utility := make([]scripted.Reply, 12)
+	for i := range utility {
+		utility[i] = scripted.Reply{Content: `["the user keeps project notes in notes.md"]`}
+	}
+	srv, usrv, a := agentWithUtility(t, h, observe, utility, []scripted.Reply{
 		{Content: `{"thoughts":["look"],"headline":"recalling","tool_name":"memory_load","tool_args":{"query":"project notes"}}`},
 		{Content: `{"thoughts":["list"],"headline":"listing","tool_name":"code_execution","tool_args":{"runtime":"terminal","code":"seq 1 200"}}`},
 		{Content: `{"thoughts":["check"],"headline":"checking","tool_name":"memory_load","tool_args":{"query":"token §§secret(API_TOKEN)"}}`},
@@ -103,6 +110,12 @@ func TestPortRealTree(t *testing.T) {
 	var reqs strings.Builder
 	for i, req := range srv.Requests() {
 		fmt.Fprintf(&reqs, "===== request %d\n", i+1)
+		for _, m := range req.Messages {
+			reqs.WriteString(m.Role + ": " + m.Content + "\n")
+		}
+	}
+	for i, req := range usrv.Requests() {
+		fmt.Fprintf(&reqs, "===== utility request %d\n", i+1)
 		for _, m := range req.Messages {
 			reqs.WriteString(m.Role + ": " + m.Content + "\n")
 		}

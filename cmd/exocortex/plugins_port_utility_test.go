@@ -111,3 +111,35 @@ func TestPortedFileCallsTheUtilityModel(t *testing.T) {
 		})
 	}
 }
+
+// agentWithUtility is agentOn with a utility model of its own (utility_model
+// on a second scripted server, as a configured utility model on another
+// server is) plugged into the host for the plugins' calls; usrv records what
+// the plugins asked it.
+func agentWithUtility(t *testing.T, h *host.Host, observer func(loop.Event), utility, replies []scripted.Reply) (srv, usrv *scripted.Server, a *loop.Agent) {
+	t.Helper()
+	var err error
+	if srv, err = scripted.NewServer(scripted.Script{Replies: replies}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	if usrv, err = scripted.NewServer(scripted.Script{Replies: utility}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { usrv.Close() })
+	c, err := llm.New(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	uc, err := llm.New(usrv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err = loop.New(loop.Options{Host: h, LLM: c, Prompts: prompts.NewLoader(), Model: srv.Model(), Observer: observer,
+		UtilityModel: usrv.Model(), UtilityLLM: uc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Services().SetUtilityRunner(a.CallUtility)
+	return srv, usrv, a
+}
