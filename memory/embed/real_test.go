@@ -68,8 +68,19 @@ func BenchmarkLoadGloVe(b *testing.B) {
 }
 
 // BenchmarkEmbedGloVe embeds memory-sized texts (~25 words) on one goroutine.
-func BenchmarkEmbedGloVe(b *testing.B) {
-	g := loadReal(b)
+func BenchmarkEmbedGloVe(b *testing.B) { benchmarkEmbed(b, loadReal(b)) }
+
+// BenchmarkEmbedBuiltin is BenchmarkEmbedGloVe on the built-in table (its int8
+// values read in place).
+func BenchmarkEmbedBuiltin(b *testing.B) {
+	g, err := embed.LoadBuiltin(embed.GloVeConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchmarkEmbed(b, g)
+}
+
+func benchmarkEmbed(b *testing.B, g *embed.GloVe) {
 	texts := make([]string, 256)
 	for i := range texts {
 		texts[i] = fmt.Sprintf("Note %d: the user prefers short answers, runs Debian on a laptop, and asked about configuring the Ollama embedding model for long-term memory recall.", i)
