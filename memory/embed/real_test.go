@@ -86,7 +86,7 @@ func benchmarkEmbed(b *testing.B, g *embed.GloVe) {
 		texts[i] = fmt.Sprintf("Note %d: the user prefers short answers, runs Debian on a laptop, and asked about configuring the Ollama embedding model for long-term memory recall.", i)
 	}
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu := time.Now(), cpuTime()
 	n := 0
 	for b.Loop() {
 		if _, err := g.Embed(context.Background(), texts); err != nil {
@@ -95,6 +95,8 @@ func benchmarkEmbed(b *testing.B, g *embed.GloVe) {
 		n += len(texts)
 	}
 	b.ReportMetric(float64(n)/time.Since(start).Seconds(), "texts/s")
+	// CPU time per text is steadier than the rate on a loaded machine.
+	b.ReportMetric(float64(cpuTime()-cpu)/float64(time.Microsecond)/float64(n), "cpu-µs/text")
 }
 
 // tripleAccuracy embeds each (anchor, paraphrase, distractor) line of
