@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -66,7 +67,7 @@ var errNoSnapshot = errors.New("no snapshot")
 // readSnapshot reads and checks the snapshot at path. The error says what is
 // wrong with it; errNoSnapshot means there is none.
 func readSnapshot(path string) (*snapshot, error) {
-	f, err := openSnapshot(path)
+	f, err := openSnapshot(path, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -78,11 +79,16 @@ func readSnapshot(path string) (*snapshot, error) {
 type snapshotFile struct {
 	h    snapshotHeader
 	body []byte
+	fi   fs.FileInfo
+	// trusted: CheckedFile holds the file's stamp, so decode skips the
+	// checksum (it still checks every record as it decodes it).
+	trusted bool
 }
 
-// openSnapshot reads the snapshot at path and checks its header and length.
-func openSnapshot(path string) (*snapshotFile, error) {
-	b, err := os.ReadFile(path)
+// openSnapshot reads the snapshot at path and checks its header and length;
+// checked is CheckedFile's stamps.
+func openSnapshot(path string, checked map[string]fileStamp) (*snapshotFile, error) {
+	b, fi, err := readFileInfo(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, errNoSnapshot
 	}
@@ -101,12 +107,45 @@ func openSnapshot(path string) (*snapshotFile, error) {
 	if len(body) != h.Bytes {
 		return nil, fmt.Errorf("is truncated or padded: %d bytes of body, the header says %d", len(body), h.Bytes)
 	}
-	return &snapshotFile{h: h, body: body}, nil
+	return &snapshotFile{h: h, body: body, fi: fi, trusted: trusted(checked, SnapshotFile, fi)}, nil
 }
 
-// decode checks the body's checksum and decodes the state.
+// readFileInfo reads the file at path whole and describes the file it read.
+func readFileInfo(path string) ([]byte, fs.FileInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	b := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, nil, err
+	}
+	return b, fi, nil
+}
+
+// stamp is the file's stamp to keep in CheckedFile after a decode that
+// succeeded: the one it had if it was trusted, else a new one (nil if its
+// change time is too recent).
+func (f *snapshotFile) stamp() *fileStamp {
+	if f.fi == nil {
+		return nil
+	}
+	if f.trusted {
+		st, _ := stampOf(f.fi)
+		return &st
+	}
+	return stampFor(f.fi, time.Now())
+}
+
+// decode checks the body's checksum (unless the file is trusted) and decodes
+// the state.
 func (f *snapshotFile) decode() (*snapshot, error) {
-	if crc32.Checksum(f.body, castagnoli) != f.h.CRC32C {
+	if !f.trusted && crc32.Checksum(f.body, castagnoli) != f.h.CRC32C {
 		return nil, errors.New("fails its checksum")
 	}
 	// The state's strings are slices of the body, which nothing writes to

@@ -131,9 +131,12 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	var decoded chan error
 	var loads *indexLoads
 	jopts := staging.Options{Sync: opts.Sync, Now: opts.Now, Logger: opts.Logger}
+	var checked map[string]fileStamp
+	var snapStamp *fileStamp
 	jopts.Locked = func() *staging.Checkpoint {
-		loads = s.startLoads()
-		f, err := openSnapshot(snapPath)
+		checked = readChecked(dir)
+		loads = s.startLoads(checked)
+		f, err := openSnapshot(snapPath, checked)
 		if err != nil {
 			snapErr = err
 			return nil
@@ -142,6 +145,9 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		go func() {
 			var err error
 			snap, err = f.decode()
+			if err == nil {
+				snapStamp = f.stamp()
+			}
 			decoded <- err
 		}()
 		at := f.h.Journal
@@ -165,20 +171,46 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	if rec := j.Recovery(); rec.Repaired() {
 		s.notice("journal " + rec.String())
 	}
+	stamps := map[string]fileStamp{}
 	switch {
 	case snap != nil && j.CheckpointMatched():
 		s.state = snap.state
 		s.snapSeq.Store(snap.at.Seq)
+		if snapStamp != nil {
+			stamps[SnapshotFile] = *snapStamp
+		}
 	case snap != nil:
 		s.notice(fmt.Sprintf("state snapshot %s is stale: the journal no longer has record %d ending at byte %d; rebuilding the state from the journal", snapPath, snap.at.Seq, snap.at.Size))
 	case !errors.Is(snapErr, errNoSnapshot):
 		s.notice(fmt.Sprintf("state snapshot %s %v: rebuilding the state from the journal", snapPath, snapErr))
 	}
-	if err := s.openProjections(ctx, loads); err != nil {
+	if err := s.openProjections(ctx, loads, stamps); err != nil {
 		s.closeAll()
 		return nil, err
 	}
+	s.recordChecked(checked, stamps)
 	return s, nil
+}
+
+// recordChecked writes CheckedFile when the stamps of the files this open
+// verified or trusted differ from the ones it read. A file rewritten since
+// (a snapshot written at the end of the open) keeps its old stamp in the
+// list, which no longer matches it: harmless.
+func (s *Store) recordChecked(old, now map[string]fileStamp) {
+	if len(now) == len(old) {
+		same := true
+		for k, v := range now {
+			if w, ok := old[k]; !ok || w != v {
+				same = false
+			}
+		}
+		if same {
+			return
+		}
+	}
+	if err := writeChecked(s.dir, now); err != nil {
+		s.log.Warn("memory: recording which files were verified (the next open verifies them again)", "err", err)
+	}
 }
 
 // indexLoads is the full-text index and the vector file being opened in the
@@ -201,10 +233,12 @@ type vecLoad struct {
 	v      *vectors
 	note   string
 	change *EmbeddingChange
+	stamp  *fileStamp // vectors.hnsw as verified or trusted (CheckedFile)
 }
 
-// startLoads starts opening the full-text index and loading the vector file.
-func (s *Store) startLoads() *indexLoads {
+// startLoads starts opening the full-text index and loading the vector file;
+// checked is CheckedFile's stamps.
+func (s *Store) startLoads(checked map[string]fileStamp) *indexLoads {
 	l := &indexLoads{ft: make(chan ftLoad, 1), vec: make(chan vecLoad, 1), ftDir: filepath.Join(s.dir, FulltextDir)}
 	go func() {
 		ix, note, err := fulltext.Open(l.ftDir)
@@ -221,8 +255,8 @@ func (s *Store) startLoads() *indexLoads {
 			}
 			path := filepath.Join(s.dir, VectorsFile)
 			change := vectorModelChange(path, e.ModelID(), e.Dimensions())
-			v, note := loadVectors(path, s.opts.NewVectorIndex, e.ModelID(), e.Dimensions())
-			l.vec <- vecLoad{emb: e, v: v, note: note, change: change}
+			v, note, stamp := loadVectors(path, s.opts.NewVectorIndex, e.ModelID(), e.Dimensions(), checked)
+			l.vec <- vecLoad{emb: e, v: v, note: note, change: change, stamp: stamp}
 		}()
 	} else {
 		close(l.vec)
@@ -268,7 +302,9 @@ func (s *Store) EmbeddingChange() (EmbeddingChange, bool) {
 // Dir is the store's directory.
 func (s *Store) Dir() string { return s.dir }
 
-func (s *Store) openProjections(ctx context.Context, loads *indexLoads) error {
+// openProjections brings the indexes up to date; the stamp of a vector file it
+// keeps goes into stamps.
+func (s *Store) openProjections(ctx context.Context, loads *indexLoads, stamps map[string]fileStamp) error {
 	last := s.journal.LastSeq()
 	ftDir := loads.ftDir
 	ftr := <-loads.ft
@@ -306,6 +342,8 @@ func (s *Store) openProjections(ctx context.Context, loads *indexLoads) error {
 		if v.applied > last {
 			s.notice(fmt.Sprintf("vector index %s is ahead of the journal (seq %d > %d): rebuilding it", vpath, v.applied, last))
 			v = newVectors(s.opts.NewVectorIndex, e.ModelID(), e.Dimensions())
+		} else if vr.stamp != nil {
+			stamps[VectorsFile] = *vr.stamp
 		}
 		s.vec = v
 	}

@@ -16,6 +16,7 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/exocortex/exocortex/memory/hnsw"
 )
@@ -76,9 +77,22 @@ func (h *hnswIndex) Lookup(id string) ([]float32, bool) { return h.g.Lookup(id) 
 func (h *hnswIndex) LookupInto(id string, dst []float32) ([]float32, bool) {
 	return h.g.LookupInto(id, dst)
 }
+// LoadBytes loads a graph file held in b, using b in place (see
+// hnsw.Graph.ImportBytes); keep owns b's memory.
+func (h *hnswIndex) LoadBytes(b []byte, trusted bool, keep any) error {
+	return h.g.ImportBytes(b, hnsw.ImportOptions{Trusted: trusted, Keep: keep})
+}
 func (h *hnswIndex) Len() int               { return h.g.Len() }
 func (h *hnswIndex) Save(w io.Writer) error { return h.g.Export(w) }
 func (h *hnswIndex) Load(r io.Reader) error { return h.g.Import(r) }
+
+// bytesLoader is a VectorIndex that can load from a file's bytes in memory
+// (a mapping) instead of a reader, using them in place. trusted skips the
+// checks that read every byte (the bytes were verified before); keep owns the
+// memory and must be held while the index uses it.
+type bytesLoader interface {
+	LoadBytes(b []byte, trusted bool, keep any) error
+}
 
 // lookupIntoer is a VectorIndex that can write a stored vector into the caller's
 // buffer instead of a new slice (the search's neighbour scoring reads hundreds).
@@ -121,11 +135,15 @@ func newVectors(newIdx func() VectorIndex, model string, dims int) *vectors {
 	return &vectors{areas: map[string]VectorIndex{}, newIdx: newIdx, model: model, dims: dims}
 }
 
-// vectorFileVersion is the version of vectors.hnsw's header: 3 holds the areas'
-// graphs in memory/hnsw's flat format (version 2), which loads with one read per
-// area; 2 and 1 (still read, and rewritten on Close) hold them node by node, and
-// 2 checks the body with CRC-32C (CRC32C), 1 with SHA-256 (SHA256).
-const vectorFileVersion = 3
+// vectorFileVersion is the version of vectors.hnsw's header: 4 is 3 laid out
+// for mapping (the header line padded with spaces, and each area's graph
+// padded with zero bytes, to a multiple of 8 bytes, so that every graph's
+// arrays are aligned where the file is mapped and are used in place); 3 holds
+// the areas' graphs in memory/hnsw's flat format (version 2), read with one
+// read per area; 2 and 1 hold them node by node, and 2 checks the body with
+// CRC-32C (CRC32C), 1 with SHA-256 (SHA256). Versions 1-3 are still read, and
+// rewritten as version 4 on Close.
+const vectorFileVersion = 4
 
 type vectorHeader struct {
 	Version    int           `json:"version"`
@@ -135,7 +153,7 @@ type vectorHeader struct {
 	Areas      []vectorBlock `json:"areas"`
 	SHA256     string        `json:"sha256,omitempty"` // version 1: of everything after the header line
 	CRC32C     *uint32       `json:"crc32c,omitempty"` // version 2: the same, CRC-32C
-	// HeaderCRC32C (version 3) is the CRC-32C of the header's own JSON encoding
+	// HeaderCRC32C (versions 3 and 4) is the CRC-32C of the header's own JSON encoding
 	// without this field; each area's graph checks itself (memory/hnsw's header
 	// and body checksums), so the areas load concurrently with no pass over the
 	// whole file.
@@ -157,33 +175,40 @@ type vectorBlock struct {
 
 // loadVectors reads path. It returns a fresh, empty projection and a notice when
 // the file is missing (notice empty if it never existed), damaged, or made with
-// another model. The body is read once, straight into the graphs, and checked
-// against the header's checksum as it goes.
-func loadVectors(path string, newIdx func() VectorIndex, model string, dims int) (*vectors, string) {
-	v := newVectors(newIdx, model, dims)
+// another model. A version 4 file is mapped and its graphs used in place; its
+// body is verified in full unless checked holds its stamp (CheckedFile). stamp
+// is the file's stamp to keep in CheckedFile: the one it had, or a new one if
+// it was verified in full now; nil if none.
+func loadVectors(path string, newIdx func() VectorIndex, model string, dims int, checked map[string]fileStamp) (v *vectors, notice string, stamp *fileStamp) {
+	v = newVectors(newIdx, model, dims)
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return v, ""
+		return v, "", nil
 	}
 	if err != nil {
-		return v, fmt.Sprintf("vector index %s cannot be read (%v): rebuilding it from the journal", path, err)
+		return v, fmt.Sprintf("vector index %s cannot be read (%v): rebuilding it from the journal", path, err), nil
 	}
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 1<<20)
 	line, err := br.ReadBytes('\n')
 	var h vectorHeader
 	if err != nil || json.Unmarshal(line, &h) != nil || h.Version < 1 || h.Version > vectorFileVersion || (h.Version == 2 && h.CRC32C == nil) {
-		return v, fmt.Sprintf("vector index %s has an unreadable header: rebuilding it from the journal", path)
+		return v, fmt.Sprintf("vector index %s has an unreadable header: rebuilding it from the journal", path), nil
 	}
-	if h.Version == 3 && (h.HeaderCRC32C == nil || *h.HeaderCRC32C != h.headerSum()) {
-		return v, fmt.Sprintf("vector index %s has a header that fails its checksum: rebuilding it from the journal", path)
+	if h.Version >= 3 && (h.HeaderCRC32C == nil || *h.HeaderCRC32C != h.headerSum()) {
+		return v, fmt.Sprintf("vector index %s has a header that fails its checksum: rebuilding it from the journal", path), nil
 	}
 	if h.Model != model || h.Dims != dims {
 		return v, fmt.Sprintf("vector index %s was built with model %q (%d dimensions), now %q (%d): re-embedding every record from the journal",
-			path, h.Model, h.Dims, model, dims)
+			path, h.Model, h.Dims, model, dims), nil
+	}
+	if h.Version == 4 {
+		return loadMapped(f, len(line), h, v, path, checked)
 	}
 	if h.Version == 3 {
-		return loadAreas(f, int64(len(line)), h, v, path)
+		v, notice := loadAreas(f, int64(len(line)), h, v, path)
+		v.oldFormat = notice == ""
+		return v, notice, nil
 	}
 	var sum hash.Hash = crc32.New(castagnoli)
 	if h.Version == 1 {
@@ -192,26 +217,26 @@ func loadVectors(path string, newIdx func() VectorIndex, model string, dims int)
 	body := io.TeeReader(br, sum)
 	for _, b := range h.Areas {
 		if b.Bytes < 0 {
-			return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s has an impossible header: rebuilding it from the journal", path)
+			return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s has an impossible header: rebuilding it from the journal", path), nil
 		}
 		block := &io.LimitedReader{R: body, N: b.Bytes}
 		idx := newIdx()
 		if err := idx.Load(block); err != nil {
 			if block.N > 0 && errors.Is(err, io.ErrUnexpectedEOF) {
-				return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s is truncated: rebuilding it from the journal", path)
+				return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s is truncated: rebuilding it from the journal", path), nil
 			}
 			if errors.Is(err, hnsw.ErrCorrupt) {
-				return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s fails its checksum (area %s: %v): rebuilding it from the journal", path, b.Area, err)
+				return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s fails its checksum (area %s: %v): rebuilding it from the journal", path, b.Area, err), nil
 			}
-			return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s (area %s) cannot be loaded (%v): rebuilding it from the journal", path, b.Area, err)
+			return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s (area %s) cannot be loaded (%v): rebuilding it from the journal", path, b.Area, err), nil
 		}
 		if n, _ := io.Copy(io.Discard, block); n > 0 || block.N > 0 {
-			return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s is truncated or its area %s has %d stray bytes: rebuilding it from the journal", path, b.Area, n)
+			return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s is truncated or its area %s has %d stray bytes: rebuilding it from the journal", path, b.Area, n), nil
 		}
 		v.areas[b.Area] = idx
 	}
 	if n, _ := io.Copy(sum, br); n > 0 {
-		return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s has %d bytes after its last area: rebuilding it from the journal", path, n)
+		return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s has %d bytes after its last area: rebuilding it from the journal", path, n), nil
 	}
 	ok := false
 	if h.Version == 1 {
@@ -220,11 +245,11 @@ func loadVectors(path string, newIdx func() VectorIndex, model string, dims int)
 		ok = sum.(hash.Hash32).Sum32() == *h.CRC32C
 	}
 	if !ok {
-		return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s fails its checksum: rebuilding it from the journal", path)
+		return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s fails its checksum: rebuilding it from the journal", path), nil
 	}
 	v.applied = h.AppliedSeq
-	v.oldFormat = h.Version < vectorFileVersion
-	return v, ""
+	v.oldFormat = true
+	return v, "", nil
 }
 
 // loadAreas loads the areas of a version 3 file concurrently, each from its own
@@ -284,6 +309,93 @@ func loadAreas(f *os.File, start int64, h vectorHeader, v *vectors, path string)
 	return v, ""
 }
 
+// align8 rounds n up to a multiple of 8.
+func align8(n int64) int64 { return (n + 7) &^ 7 }
+
+// loadMapped loads a version 4 file: maps it and loads each area's graph
+// from its section in place, concurrently. The header line is the first start
+// bytes. The graphs' body checksums and link checks run unless checked holds
+// the file's stamp.
+func loadMapped(f *os.File, start int, h vectorHeader, v *vectors, path string, checked map[string]fileStamp) (*vectors, string, *fileStamp) {
+	fresh := func() *vectors { return newVectors(v.newIdx, v.model, v.dims) }
+	st, err := f.Stat()
+	if err != nil {
+		return fresh(), fmt.Sprintf("vector index %s cannot be read (%v): rebuilding it from the journal", path, err), nil
+	}
+	if start%8 != 0 {
+		return fresh(), fmt.Sprintf("vector index %s has an impossible header (a line of %d bytes): rebuilding it from the journal", path, start), nil
+	}
+	offs := make([]int64, len(h.Areas))
+	end := int64(start)
+	for i, b := range h.Areas {
+		if b.Bytes < 0 || b.Bytes > st.Size() {
+			return fresh(), fmt.Sprintf("vector index %s has an impossible header: rebuilding it from the journal", path), nil
+		}
+		offs[i] = end
+		end = align8(end + b.Bytes)
+	}
+	if end != st.Size() {
+		return fresh(), fmt.Sprintf("vector index %s is truncated or padded (%d bytes, the header says %d): rebuilding it from the journal", path, st.Size(), end), nil
+	}
+	trust := trusted(checked, VectorsFile, st)
+	m, err := mapFile(f, st.Size())
+	if err != nil {
+		return fresh(), fmt.Sprintf("vector index %s cannot be read (%v): rebuilding it from the journal", path, err), nil
+	}
+	idxs := make([]VectorIndex, len(h.Areas))
+	errs := make([]error, len(h.Areas))
+	var wg sync.WaitGroup
+	for i, b := range h.Areas {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			block := m.b[offs[i] : offs[i]+b.Bytes : offs[i]+b.Bytes]
+			if !trust {
+				for _, x := range m.b[offs[i]+b.Bytes : align8(offs[i]+b.Bytes)] {
+					if x != 0 {
+						errs[i] = fmt.Errorf("%w: the padding after the graph is not zero", hnsw.ErrCorrupt)
+						return
+					}
+				}
+			}
+			idx := v.newIdx()
+			var err error
+			if bl, ok := idx.(bytesLoader); ok {
+				err = bl.LoadBytes(block, trust, m)
+			} else {
+				err = idx.Load(bytes.NewReader(block))
+			}
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			idxs[i] = idx
+		}()
+	}
+	wg.Wait()
+	for i, b := range h.Areas {
+		switch err := errs[i]; {
+		case err == nil:
+			v.areas[b.Area] = idxs[i]
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return fresh(), fmt.Sprintf("vector index %s is truncated (area %s): rebuilding it from the journal", path, b.Area), nil
+		case errors.Is(err, hnsw.ErrCorrupt):
+			return fresh(), fmt.Sprintf("vector index %s fails its checksum (area %s: %v): rebuilding it from the journal", path, b.Area, err), nil
+		default:
+			return fresh(), fmt.Sprintf("vector index %s (area %s) cannot be loaded (%v): rebuilding it from the journal", path, b.Area, err), nil
+		}
+	}
+	v.applied = h.AppliedSeq
+	var stamp *fileStamp
+	if trust {
+		s := checked[VectorsFile]
+		stamp = &s
+	} else {
+		stamp = stampFor(st, time.Now())
+	}
+	return v, "", stamp
+}
+
 // save writes the projection to path through a temporary file and a rename.
 func (v *vectors) save(path string) error {
 	v.mu.Lock() // Close's: no writer runs, searches wait
@@ -296,10 +408,15 @@ func (v *vectors) save(path string) error {
 			return fmt.Errorf("memory: saving the vectors of area %s: %w", area, err)
 		}
 		h.Areas = append(h.Areas, vectorBlock{Area: area, Bytes: int64(body.Len() - start)})
+		// Each graph starts at a multiple of 8 bytes.
+		body.Write(make([]byte, align8(int64(body.Len()))-int64(body.Len())))
 	}
 	sum := h.headerSum()
 	h.HeaderCRC32C = &sum
 	head, _ := json.Marshal(h)
+	// The header line (newline included) is padded with spaces to a multiple
+	// of 8 bytes, so the graphs are aligned where the file is mapped.
+	head = append(head, bytes.Repeat([]byte{' '}, int(align8(int64(len(head)+1))-int64(len(head)+1)))...)
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {

@@ -2,6 +2,7 @@ package hnsw
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"encoding/binary"
 	"fmt"
@@ -192,11 +193,21 @@ func readFlat[K cmp.Ordered](c *core[K], kk reflect.Kind, n uint64, br *bufio.Re
 	if _, err := io.ReadFull(br, tr[:]); err != nil {
 		return fmt.Errorf("%w: truncated before the body checksum; rebuild the index from its source (%w)", ErrCorrupt, io.ErrUnexpectedEOF)
 	}
-	sum := crc32.Update(crc32.Checksum(sizes[:], crcTable), crcTable, body)
-	if binary.LittleEndian.Uint32(tr[:]) != sum {
-		return corrupt("body checksum mismatch")
-	}
+	return useFlat(c, kk, n, sizes[:], body, tr[:], lay, upperWords, true)
+}
 
+// useFlat sets c's arrays to the sections of body, in place, and checks them.
+// With verify it checks body against the checksum trailer (what sizes and body
+// must sum to) and every link against the slots; without, only what reading
+// the keys and the levels needs (a caller that knows the bytes are the ones it
+// verified before).
+func useFlat[K cmp.Ordered](c *core[K], kk reflect.Kind, n uint64, sizes, body, trailer []byte, lay flatLayout, upperWords uint64, verify bool) error {
+	if verify {
+		sum := crc32.Update(crc32.Checksum(sizes, crcTable), crcTable, body)
+		if binary.LittleEndian.Uint32(trailer) != sum {
+			return corrupt("body checksum mismatch")
+		}
+	}
 	dim, m0, m := uint64(c.dim), uint64(c.m0), uint64(c.m)
 	c.dead = words[uint32](body[lay.dead : lay.dead+4*n])
 	c.norms = words[float32](body[lay.norms : lay.norms+4*n])
@@ -229,6 +240,9 @@ func readFlat[K cmp.Ordered](c *core[K], kk reflect.Kind, n uint64, br *bufio.Re
 		return corrupt("the upper layers hold %d words, the levels need %d", upperWords, used)
 	}
 	for id := range n {
+		if !verify {
+			break
+		}
 		ls := c.l0[id*(m0+1) : (id+1)*(m0+1)]
 		if uint64(ls[0]) > m0 {
 			return corrupt("slot %d has %d links on layer 0, at most %d allowed", id, ls[0], m0)
@@ -318,4 +332,76 @@ func setKey[K cmp.Ordered](key *K, kind reflect.Kind, u uint64) error {
 		v.SetUint(u)
 	}
 	return nil
+}
+
+// ImportOptions tune ImportBytes.
+type ImportOptions struct {
+	// Trusted skips the checks that read the whole body: its checksum and the
+	// bounds of every link. Set it only for bytes the caller verified before
+	// (a file it knows has not changed since it was imported with the checks):
+	// damage in unchecked bytes then shows up as wrong distances or a panic
+	// in a search, not as an error here. The header, the sizes, the levels and
+	// the keys are checked either way.
+	Trusted bool
+	// Keep is held by the graph for as long as it may use b (it owns b's
+	// memory: a mapping whose release is tied to Keep becoming unreachable).
+	Keep any
+}
+
+// ImportBytes is Import from a file held whole in b. A file of the flat format
+// (version 2) is used in place: the vectors, norms, levels, tombstones and
+// layer-0 links stay in b (copied only when the graph grows past them or is
+// rebuilt), and b's bytes are written to where those change (a link added, a
+// node deleted), so b must be writable memory private to this graph (a
+// copy-on-write mapping, a buffer nothing else uses) and valid while the
+// graph lives. On a little-endian machine b must start 8-byte aligned for the
+// arrays to be used in place (else they are copied). A version 1 file is
+// decoded as Import does. On any error the graph is left as it was.
+func (g *Graph[K]) ImportBytes(b []byte, o ImportOptions) error {
+	g.wmu.Lock()
+	defer g.wmu.Unlock()
+	c, efs, err := g.readBytes(b, o)
+	if err != nil {
+		return fmt.Errorf("hnsw: import: %w", err)
+	}
+	g.install(c, efs)
+	return nil
+}
+
+func (g *Graph[K]) readBytes(b []byte, o ImportOptions) (*core[K], int, error) {
+	if len(b) < headerSize {
+		return nil, 0, fmt.Errorf("%w: file too short for a header (%d of %d bytes); rebuild the index from its source (%w)", ErrCorrupt, len(b), headerSize, io.ErrUnexpectedEOF)
+	}
+	h, err := g.parseHeader(b[:headerSize])
+	if err != nil {
+		return nil, 0, err
+	}
+	if h.version != flatVersion {
+		return g.read(bytes.NewReader(b))
+	}
+	c, n := h.c, h.n
+	rest := b[headerSize:]
+	if len(rest) < 16 {
+		return nil, 0, fmt.Errorf("%w: truncated after the header; rebuild the index from its source (%w)", ErrCorrupt, io.ErrUnexpectedEOF)
+	}
+	sizes := rest[:16]
+	upperWords := binary.LittleEndian.Uint64(sizes[0:])
+	keyBytes := binary.LittleEndian.Uint64(sizes[8:])
+	lay, ok := layout(n, uint64(c.dim), uint64(c.m0), upperWords, keyBytes)
+	if !ok || upperWords > n*maxLevel*uint64(c.m+1) {
+		return nil, 0, corrupt("impossible section sizes (%d upper-layer words, %d key bytes for %d slots)", upperWords, keyBytes, n)
+	}
+	rest = rest[16:]
+	if uint64(len(rest)) < lay.end+4 {
+		return nil, 0, fmt.Errorf("%w: truncated: %d bytes after the header, the sizes need %d; rebuild the index from its source (%w)", ErrCorrupt, len(rest), lay.end+4, io.ErrUnexpectedEOF)
+	}
+	if uint64(len(rest)) > lay.end+4 {
+		return nil, 0, corrupt("%d bytes after the body checksum", uint64(len(rest))-lay.end-4)
+	}
+	body := rest[:lay.end:lay.end]
+	if err := useFlat(c, h.kk, n, sizes, body, rest[lay.end:], lay, upperWords, !o.Trusted); err != nil {
+		return nil, 0, err
+	}
+	c.backing = o.Keep
+	return c, h.efs, checkEntry(c, h.entry, n)
 }

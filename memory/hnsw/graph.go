@@ -445,6 +445,10 @@ type core[K cmp.Ordered] struct {
 	live  int
 	tombs int
 
+	// backing is what owns memory the arrays were imported in place from
+	// (ImportBytes' keep): held so that it lives as long as this core.
+	backing any
+
 	entry   atomic.Uint64 // 1<<63 | level<<32 | slot, or 0 when empty
 	entryMu sync.Mutex    // held by an insert that raises the top layer
 	locks   *[lockStripes]sync.Mutex

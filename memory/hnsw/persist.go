@@ -132,6 +132,12 @@ func (g *Graph[K]) Import(r io.Reader) error {
 	if err != nil {
 		return fmt.Errorf("hnsw: import: %w", err)
 	}
+	g.install(c, efs)
+	return nil
+}
+
+// install makes c the graph's contents (Import's last step). g.wmu is held.
+func (g *Graph[K]) install(c *core[K], efs int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if c.live == 0 {
@@ -151,7 +157,6 @@ func (g *Graph[K]) Import(r io.Reader) error {
 	case distEuclidean:
 		g.Distance = EuclideanDistance
 	}
-	return nil
 }
 
 func corrupt(format string, args ...any) error {
@@ -179,29 +184,34 @@ func (b *bodyReader) full(p []byte) error {
 	return nil
 }
 
-func (g *Graph[K]) read(r io.Reader) (*core[K], int, error) {
-	br := bufio.NewReaderSize(r, 1<<16)
-	var hdr [headerSize]byte
-	if n, err := io.ReadFull(br, hdr[:]); err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, 0, fmt.Errorf("%w: file too short for a header (%d of %d bytes); rebuild the index from its source", ErrCorrupt, n, headerSize)
-		}
-		return nil, 0, err
-	}
+// fileHeader is a parsed file header: an empty core with the file's
+// parameters, and what the body must hold.
+type fileHeader[K cmp.Ordered] struct {
+	c       *core[K]
+	kk      reflect.Kind
+	version uint32
+	n       uint64
+	entry   uint64
+	efs     int
+}
+
+// parseHeader checks and parses the 64-byte header hdr.
+func (g *Graph[K]) parseHeader(hdr []byte) (fileHeader[K], error) {
+	var h fileHeader[K]
 	if string(hdr[0:8]) != fileMagic {
-		return nil, 0, corrupt("not an HNSW index file (bad magic %q)", hdr[0:8])
+		return h, corrupt("not an HNSW index file (bad magic %q)", hdr[0:8])
 	}
 	version := binary.LittleEndian.Uint32(hdr[8:])
 	if version != 1 && version != flatVersion {
 		// Checked before the checksum so a newer file gets the clearer message.
-		return nil, 0, corrupt("format version %d, this build reads versions 1 and %d", version, flatVersion)
+		return h, corrupt("format version %d, this build reads versions 1 and %d", version, flatVersion)
 	}
 	if got, want := crc32.Checksum(hdr[:60], crcTable), binary.LittleEndian.Uint32(hdr[60:]); got != want {
-		return nil, 0, corrupt("header checksum mismatch")
+		return h, corrupt("header checksum mismatch")
 	}
 	kk := keyKind[K]()
 	if fk := reflect.Kind(hdr[12]); fk != kk {
-		return nil, 0, fmt.Errorf("the file has keys of kind %v, this graph has %v", fk, kk)
+		return h, fmt.Errorf("the file has keys of kind %v, this graph has %v", fk, kk)
 	}
 	kind := distKind(hdr[13])
 	var custom DistanceFunc
@@ -209,11 +219,11 @@ func (g *Graph[K]) read(r io.Reader) (*core[K], int, error) {
 	case distCosine, distEuclidean:
 	case distCustom:
 		if kindOf(g.Distance) != distCustom {
-			return nil, 0, errors.New("the file was written with a custom distance function: set Graph.Distance to it before Import")
+			return h, errors.New("the file was written with a custom distance function: set Graph.Distance to it before Import")
 		}
 		custom = g.Distance
 	default:
-		return nil, 0, corrupt("unknown distance code %d", kind)
+		return h, corrupt("unknown distance code %d", kind)
 	}
 	dim := int(binary.LittleEndian.Uint32(hdr[16:]))
 	m := int(binary.LittleEndian.Uint32(hdr[20:]))
@@ -223,14 +233,32 @@ func (g *Graph[K]) read(r io.Reader) (*core[K], int, error) {
 	n := binary.LittleEndian.Uint64(hdr[40:])
 	entry := binary.LittleEndian.Uint64(hdr[48:])
 	if m < 2 || m > maxM || dim > maxDim || n >= uint64(noSlot) || !(ml > 0 && ml < 1) || efs > 1<<24 || efc > 1<<24 {
-		return nil, 0, corrupt("impossible header values (dim %d, M %d, Ml %v, %d slots)", dim, m, ml, n)
+		return h, corrupt("impossible header values (dim %d, M %d, Ml %v, %d slots)", dim, m, ml, n)
 	}
 	if n > 0 && dim == 0 {
-		return nil, 0, corrupt("%d slots of 0 dimensions", n)
+		return h, corrupt("%d slots of 0 dimensions", n)
 	}
 	c := &core[K]{dim: dim, kind: kind, custom: custom, m: m, m0: 2 * m, ml: ml, efc: efc}
 	c.init()
-	if version == flatVersion {
+	return fileHeader[K]{c: c, kk: kk, version: version, n: n, entry: entry, efs: efs}, nil
+}
+
+func (g *Graph[K]) read(r io.Reader) (*core[K], int, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	var hdr [headerSize]byte
+	if n, err := io.ReadFull(br, hdr[:]); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, 0, fmt.Errorf("%w: file too short for a header (%d of %d bytes); rebuild the index from its source", ErrCorrupt, n, headerSize)
+		}
+		return nil, 0, err
+	}
+	h, err := g.parseHeader(hdr[:])
+	if err != nil {
+		return nil, 0, err
+	}
+	c, kk, n, entry, efs := h.c, h.kk, h.n, h.entry, h.efs
+	dim, m := c.dim, c.m
+	if h.version == flatVersion {
 		if err := readFlat(c, kk, n, br, r); err != nil {
 			return nil, 0, err
 		}
