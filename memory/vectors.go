@@ -77,6 +77,7 @@ func (h *hnswIndex) Lookup(id string) ([]float32, bool) { return h.g.Lookup(id) 
 func (h *hnswIndex) LookupInto(id string, dst []float32) ([]float32, bool) {
 	return h.g.LookupInto(id, dst)
 }
+
 // LoadBytes loads a graph file held in b, using b in place (see
 // hnsw.Graph.ImportBytes); keep owns b's memory.
 func (h *hnswIndex) LoadBytes(b []byte, trusted bool, keep any) error {
