@@ -10,10 +10,20 @@
 //     journal repairs it.
 //   - The index remembers the last journal sequence it applied (stored inside the
 //     index, in the same batch as the documents), and a manifest beside it
-//     (<dir>.manifest) lists every file with its size and SHA-256, written on a clean
-//     Close and removed on Open. A mismatch means the index was damaged while
-//     closed: Open discards it, starts empty and says why, so the caller replays the
-//     journal into it. A missing manifest means the process stopped with the index
+//     (<dir>.manifest, with a CRC-32C of itself) lists every file, written on a
+//     clean Close and removed on Open: each segment (*.zap) with its size,
+//     modification time and the CRC-32 its footer holds, every other (small) file
+//     with its size and CRC-32C. Open compares the directory with it, reading only
+//     the small files and the segments' footers; a segment it cannot vouch for by
+//     its size and time (one whose time changed, or written less than a second
+//     before the manifest, when a later write could keep the same time) is checked
+//     against its footer's CRC-32 in full. Close checks in full only the segments
+//     that are not the ones Open vouched for. A mismatch means the index was
+//     damaged while closed: Open discards it, starts empty and says why, so the
+//     caller replays the journal into it. (Version 1 manifests, with a SHA-256 of
+//     every file, are still read.) Damage that keeps a segment's size and time
+//     (below the file system) is found by Index.CheckSegments, which reads them
+//     all. A missing manifest means the process stopped with the index
 //     open: Open then checks every segment against the CRC-32 in its own footer and
 //     asks the index a probe query; on any doubt it discards the index (a rebuild
 //     from the journal is cheap, a damaged index is not). When all is well it keeps
@@ -94,6 +104,10 @@ type Index struct {
 	idx     bleve.Index
 	applied atomic.Uint64
 	stop    analysis.TokenMap // the English analyzer's stop words
+	// sound lists the segments Open found sound (vouched for by the manifest
+	// or checked in full): Close need not read them again while they keep
+	// their size, time and footer.
+	sound map[string]fileEntry
 }
 
 // ErrDamaged is wrapped by errors that show the index's files are damaged: a
@@ -103,19 +117,44 @@ var ErrDamaged = errors.New("the full-text index is damaged")
 
 var appliedKey = []byte("exocortex.applied_seq")
 
-const formatVersion = 1
+// formatVersion is the manifest's version: 2 (sizes, times and CRCs); 1
+// (SHA-256 of every file) is still read.
+const formatVersion = 2
 
 type manifest struct {
 	Version    int         `json:"version"`
 	AppliedSeq uint64      `json:"applied_seq"`
 	Files      []fileEntry `json:"files"`
+	// CRC32C (version 2) is the CRC-32C of the manifest's JSON encoding with
+	// this field zero.
+	CRC32C uint32 `json:"crc32c,omitempty"`
+}
+
+func (m manifest) sum() uint32 {
+	m.CRC32C = 0
+	b, _ := json.Marshal(m)
+	return crc32.Checksum(b, castagnoli)
 }
 
 type fileEntry struct {
 	Name   string `json:"name"`
 	Size   int64  `json:"size"`
-	SHA256 string `json:"sha256"`
+	SHA256 string `json:"sha256,omitempty"` // version 1
+	// Version 2: Mtime is the modification time (ns); CRC is a segment's
+	// footer CRC-32 or another file's CRC-32C; Settled says the segment was
+	// written at least settleTime before the manifest, so an unchanged size and
+	// time vouch for it.
+	Mtime   int64  `json:"mtime_ns,omitempty"`
+	CRC     uint32 `json:"crc"`
+	Settled bool   `json:"settled,omitempty"`
 }
+
+// settleTime is how long before a manifest a segment must have been written
+// for its size and time to vouch for it: file times have a clock tick's
+// resolution, so a write in the same tick as the segment's could keep them.
+const settleTime = time.Second
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Open opens the index in dir, creating it if needed. notice is non-empty when the
 // index had to be discarded and recreated (missing, unclean shutdown, checksum
@@ -131,7 +170,7 @@ func Open(dir string) (ix *Index, notice string, err error) {
 	case statErr != nil:
 		return nil, "", fmt.Errorf("fulltext: %s: %w", dir, statErr)
 	default:
-		problem, unclean := verify(dir, mpath)
+		problem, unclean, sound := verify(dir, mpath)
 		if unclean {
 			if err := CheckSegments(dir); err != nil {
 				problem, unclean = fmt.Sprintf("was not closed cleanly (no manifest) and %v", err), false
@@ -152,7 +191,7 @@ func Open(dir string) (ix *Index, notice string, err error) {
 			}
 			break
 		}
-		ix := &Index{dir: dir, idx: idx, stop: englishStopWords()}
+		ix := &Index{dir: dir, idx: idx, stop: englishStopWords(), sound: sound}
 		if v, err := idx.GetInternal(appliedKey); err == nil && len(v) == 8 {
 			ix.applied.Store(binary.BigEndian.Uint64(v))
 		}
@@ -312,38 +351,52 @@ func openBleve(dir string) (idx bleve.Index, err error) {
 
 // verify compares the index directory with its manifest and returns what is wrong,
 // or "" when it matches. unclean is true when there is no manifest: the index was
-// open when its process stopped.
-func verify(dir, mpath string) (problem string, unclean bool) {
+// open when its process stopped. sound lists the segments found sound.
+func verify(dir, mpath string) (problem string, unclean bool, sound map[string]fileEntry) {
 	b, err := os.ReadFile(mpath)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "was not closed cleanly (no manifest)", true
+		return "was not closed cleanly (no manifest)", true, nil
 	}
 	if err != nil {
-		return fmt.Sprintf("has an unreadable manifest (%v)", err), false
+		return fmt.Sprintf("has an unreadable manifest (%v)", err), false, nil
 	}
 	var m manifest
-	if err := json.Unmarshal(b, &m); err != nil || m.Version != formatVersion {
-		return "has an unreadable manifest", false
+	if err := json.Unmarshal(b, &m); err != nil || (m.Version != 1 && m.Version != formatVersion) || (m.Version == 2 && m.sum() != m.CRC32C) {
+		return "has an unreadable manifest", false, nil
+	}
+	if m.Version == 1 {
+		return verifyV1(dir, m), false, nil
 	}
 	files, err := listFiles(dir)
 	if err != nil {
-		return fmt.Sprintf("cannot be read (%v)", err), false
+		return fmt.Sprintf("cannot be read (%v)", err), false, nil
 	}
 	if len(files) != len(m.Files) {
-		return fmt.Sprintf("has %d files where its manifest lists %d", len(files), len(m.Files)), false
+		return fmt.Sprintf("has %d files where its manifest lists %d", len(files), len(m.Files)), false, nil
 	}
+	sound = map[string]fileEntry{}
 	for i, f := range files {
 		want := m.Files[i]
-		if f.Name != want.Name || f.Size != want.Size || f.SHA256 != want.SHA256 {
-			return fmt.Sprintf("fails its checksum at %s", f.Name), false
+		if f.Name != want.Name || f.Size != want.Size || f.CRC != want.CRC {
+			return fmt.Sprintf("fails its checksum at %s", f.Name), false, nil
 		}
+		if !isSegment(f.Name) {
+			continue
+		}
+		if !want.Settled || f.Mtime != want.Mtime {
+			if err := checkSegment(filepath.Join(dir, filepath.FromSlash(f.Name))); err != nil {
+				return fmt.Sprintf("fails its checksum (%v)", err), false, nil
+			}
+		}
+		sound[f.Name] = f
 	}
-	return "", false
+	return "", false, sound
 }
 
-// listFiles hashes every regular file under dir, sorted by name.
-func listFiles(dir string) ([]fileEntry, error) {
-	var out []fileEntry
+// verifyV1 checks the directory against a version 1 manifest: the SHA-256 of
+// every file.
+func verifyV1(dir string, m manifest) string {
+	var files []fileEntry
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -359,7 +412,65 @@ func listFiles(dir string) ([]fileEntry, error) {
 		if err != nil {
 			return err
 		}
-		out = append(out, fileEntry{Name: filepath.ToSlash(rel), Size: n, SHA256: hex.EncodeToString(h.Sum(nil))})
+		files = append(files, fileEntry{Name: filepath.ToSlash(rel), Size: n, SHA256: hex.EncodeToString(h.Sum(nil))})
+		return nil
+	})
+	if err != nil {
+		return fmt.Sprintf("cannot be read (%v)", err)
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
+	if len(files) != len(m.Files) {
+		return fmt.Sprintf("has %d files where its manifest lists %d", len(files), len(m.Files))
+	}
+	for i, f := range files {
+		want := m.Files[i]
+		if f.Name != want.Name || f.Size != want.Size || f.SHA256 != want.SHA256 {
+			return fmt.Sprintf("fails its checksum at %s", f.Name)
+		}
+	}
+	return ""
+}
+
+func isSegment(name string) bool { return strings.HasSuffix(name, ".zap") }
+
+// listFiles describes every regular file under dir, sorted by name: size and
+// modification time, and for a segment the CRC-32 in its footer (4 bytes
+// read), for any other file the CRC-32C of its contents (they are small: the
+// index's metadata and bolt root).
+func listFiles(dir string) ([]fileEntry, error) {
+	var out []fileEntry
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		name := filepath.ToSlash(rel)
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		st, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		e := fileEntry{Name: name, Size: st.Size(), Mtime: st.ModTime().UnixNano()}
+		if isSegment(name) {
+			if st.Size() >= zapFooterCRC {
+				var tr [zapFooterCRC]byte
+				if _, err := f.ReadAt(tr[:], st.Size()-zapFooterCRC); err != nil {
+					return err
+				}
+				e.CRC = binary.BigEndian.Uint32(tr[:])
+			}
+		} else {
+			h := crc32.New(castagnoli)
+			if _, err := io.Copy(h, f); err != nil {
+				return err
+			}
+			e.CRC = h.Sum32()
+		}
+		out = append(out, e)
 		return nil
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -820,14 +931,27 @@ func (ix *Index) Close() error {
 	if err := ix.idx.Close(); err != nil {
 		return fmt.Errorf("fulltext: closing %s: %w", ix.dir, err)
 	}
-	if err := CheckSegments(ix.dir); err != nil {
-		return fmt.Errorf("fulltext: %s is not marked clean, so the next open rebuilds it: %w", ix.dir, err)
-	}
 	files, err := listFiles(ix.dir)
 	if err != nil {
-		return fmt.Errorf("fulltext: hashing %s: %w", ix.dir, err)
+		return fmt.Errorf("fulltext: listing %s: %w", ix.dir, err)
 	}
-	b, _ := json.Marshal(manifest{Version: formatVersion, AppliedSeq: ix.applied.Load(), Files: files})
+	// The segments Open found sound and that are unchanged are not read
+	// again; every other one (written in this session) is checked in full.
+	now := time.Now()
+	for i, f := range files {
+		if !isSegment(f.Name) {
+			continue
+		}
+		if old, ok := ix.sound[f.Name]; !ok || old.Size != f.Size || old.Mtime != f.Mtime || old.CRC != f.CRC {
+			if err := checkSegment(filepath.Join(ix.dir, filepath.FromSlash(f.Name))); err != nil {
+				return fmt.Errorf("fulltext: %s is not marked clean, so the next open rebuilds it: %w", ix.dir, err)
+			}
+		}
+		files[i].Settled = now.Sub(time.Unix(0, f.Mtime)) >= settleTime
+	}
+	m := manifest{Version: formatVersion, AppliedSeq: ix.applied.Load(), Files: files}
+	m.CRC32C = m.sum()
+	b, _ := json.Marshal(m)
 	tmp := ix.dir + ".manifest.tmp"
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		return fmt.Errorf("fulltext: writing the manifest of %s: %w", ix.dir, err)
@@ -854,6 +978,7 @@ func (ix *Index) Reset() error {
 		return fmt.Errorf("fulltext: creating the index %s: %w", ix.dir, err)
 	}
 	ix.idx = idx
+	ix.sound = nil
 	ix.applied.Store(0)
 	return nil
 }
