@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -30,7 +31,8 @@ import (
 // says) is set aside and the state is rebuilt from the journal, with a notice.
 //
 // Format: one JSON header line (snapshotHeader), then a binary body whose
-// CRC-32C (Castagnoli) is in the header. The body is the records sorted by id,
+// CRC-32C (Castagnoli) is in the header (and where the records can be cut, to
+// decode them on two threads). The body is the records sorted by id,
 // each as length-prefixed fields (uvarints, strings, times in time.Time's binary
 // form, metadata as tagged JSON values), then the counts of unknown event kinds
 // and of skipped events.
@@ -51,6 +53,16 @@ type snapshotHeader struct {
 	Records int                `json:"records"`
 	Bytes   int                `json:"bytes"`
 	CRC32C  uint32             `json:"crc32c"`
+	// Parts, when present, say where the body's records can be cut to be
+	// decoded in parallel: each is the index of a record and the byte of the
+	// body at which it starts (ascending). A build that does not know them
+	// decodes the body in one pass, as it always did.
+	Parts []snapshotPart `json:"parts,omitempty"`
+}
+
+type snapshotPart struct {
+	Record int `json:"record"`
+	Offset int `json:"offset"`
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -131,7 +143,7 @@ func readFileInfo(path string) ([]byte, fs.FileInfo, error) {
 // stamp is the file's stamp to keep in CheckedFile after a decode that
 // succeeded: the one it had if it was trusted, else a new one (nil if its
 // change time is too recent).
-func (f *snapshotFile) stamp() *fileStamp {
+func (f *snapshotFile) stamp(now time.Time) *fileStamp {
 	if f.fi == nil {
 		return nil
 	}
@@ -139,7 +151,7 @@ func (f *snapshotFile) stamp() *fileStamp {
 		st, _ := stampOf(f.fi)
 		return &st
 	}
-	return stampFor(f.fi, time.Now())
+	return stampFor(f.fi, now)
 }
 
 // decode checks the body's checksum (unless the file is trusted) and decodes
@@ -150,7 +162,7 @@ func (f *snapshotFile) decode() (*snapshot, error) {
 	}
 	// The state's strings are slices of the body, which nothing writes to
 	// again: decoding copies no text.
-	st, err := decodeState(unsafe.String(unsafe.SliceData(f.body), len(f.body)), f.h.Records)
+	st, err := decodeStateParts(unsafe.String(unsafe.SliceData(f.body), len(f.body)), f.h.Records, f.h.Parts)
 	if err != nil {
 		return nil, fmt.Errorf("cannot be decoded: %w", err)
 	}
@@ -161,11 +173,11 @@ func (f *snapshotFile) decode() (*snapshot, error) {
 // writeSnapshot writes st, taken at the journal position at, to path
 // atomically (a temporary file, fsync, rename).
 func writeSnapshot(path string, st *State, at staging.Checkpoint) error {
-	body, err := encodeState(st)
+	body, parts, err := encodeStateParts(st)
 	if err != nil {
 		return fmt.Errorf("memory: encoding the state snapshot %s: %w", path, err)
 	}
-	h := snapshotHeader{Version: snapshotVersion, Journal: at, Records: st.Len(), Bytes: len(body), CRC32C: crc32.Checksum(body, castagnoli)}
+	h := snapshotHeader{Version: snapshotVersion, Journal: at, Records: st.Len(), Bytes: len(body), CRC32C: crc32.Checksum(body, castagnoli), Parts: parts}
 	head, err := json.Marshal(h)
 	if err != nil {
 		return fmt.Errorf("memory: encoding the state snapshot %s: %w", path, err)
@@ -250,10 +262,25 @@ func appendObject(b []byte, m map[string]any) ([]byte, error) {
 // encodeState encodes the records (sorted by id, so equal states encode equally)
 // and the counters.
 func encodeState(st *State) ([]byte, error) {
+	b, _, err := encodeStateParts(st)
+	return b, err
+}
+
+// minPartRecords is the fewest records a store must hold for its snapshot to
+// be cut in two parts.
+const minPartRecords = 2000
+
+// encodeStateParts is encodeState, also saying where the records can be cut
+// (the header's Parts).
+func encodeStateParts(st *State) ([]byte, []snapshotPart, error) {
 	b := make([]byte, 0, 1<<20)
 	b = binary.AppendUvarint(b, uint64(len(st.recs)))
 	var err error
-	for _, id := range st.sortedIDs() {
+	var parts []snapshotPart
+	for i, id := range st.sortedIDs() {
+		if len(st.recs) >= minPartRecords && i == len(st.recs)/2 {
+			parts = append(parts, snapshotPart{Record: i, Offset: len(b)})
+		}
 		r := st.recs[id]
 		for _, s := range []string{r.ID, r.Area, r.Text, r.Key} {
 			b = appendString(b, s)
@@ -265,11 +292,11 @@ func encodeState(st *State) ([]byte, error) {
 		if r.Metadata == nil {
 			b = append(b, 0)
 		} else if b, err = appendObject(append(b, 1), r.Metadata); err != nil {
-			return nil, fmt.Errorf("record %s: metadata: %w", r.ID, err)
+			return nil, nil, fmt.Errorf("record %s: metadata: %w", r.ID, err)
 		}
 		for _, t := range []time.Time{r.Created, r.Updated, r.LastAccess} {
 			if b, err = appendTime(b, t); err != nil {
-				return nil, fmt.Errorf("record %s: %w", r.ID, err)
+				return nil, nil, fmt.Errorf("record %s: %w", r.ID, err)
 			}
 		}
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(r.Importance))
@@ -285,7 +312,7 @@ func encodeState(st *State) ([]byte, error) {
 		b = appendString(b, k)
 		b = binary.AppendUvarint(b, uint64(st.unknown[k]))
 	}
-	return binary.AppendUvarint(b, uint64(st.skipped)), nil
+	return binary.AppendUvarint(b, uint64(st.skipped)), parts, nil
 }
 
 // stateDecoder reads an encoded state. Strings are slices of the body, which is
@@ -393,14 +420,28 @@ func (d *stateDecoder) time() time.Time {
 		n = 16
 	}
 	raw := d.bytes(n)
-	var t time.Time
-	if d.err == nil {
-		if err := t.UnmarshalBinary([]byte(raw)); err != nil {
-			d.err = err
+	if d.err != nil {
+		return time.Time{}
+	}
+	// The usual case, a UTC time in version 1, decoded directly: seconds
+	// since year 1, nanoseconds, and a zone offset of -1 (UTC).
+	if n == 15 && raw[13] == 0xff && raw[14] == 0xff {
+		sec := int64(binary.BigEndian.Uint64([]byte(raw[1:9])))
+		nsec := int64(binary.BigEndian.Uint32([]byte(raw[9:13])))
+		if nsec >= 0 && nsec < 1e9 {
+			return time.Unix(sec-unixToInternal, nsec).UTC()
 		}
+	}
+	var t time.Time
+	if err := t.UnmarshalBinary([]byte(raw)); err != nil {
+		d.err = err
 	}
 	return t
 }
+
+// unixToInternal is the seconds from year 1 to 1970, the origin of
+// time.Time's binary form.
+const unixToInternal int64 = (1969*365 + 1969/4 - 1969/100 + 1969/400) * 86400
 
 func (d *stateDecoder) value(depth int) any {
 	if depth > 64 {
@@ -447,25 +488,118 @@ func (d *stateDecoder) object(depth int) map[string]any {
 
 // decodeState decodes what encodeState wrote; records is the header's count.
 func decodeState(body string, records int) (*State, error) {
+	return decodeStateParts(body, records, nil)
+}
+
+// decodeStateParts is decodeState cutting the records where parts say (the
+// header's Parts), each part decoded on its own goroutine with its own intern
+// table. Parts that do not fit the body are a damaged snapshot.
+func decodeStateParts(body string, records int, parts []snapshotPart) (*State, error) {
 	d := &stateDecoder{s: body}
 	st := newState()
 	n := d.count()
 	if d.err == nil && n != records {
 		return nil, fmt.Errorf("the body holds %d records, the header says %d", n, records)
 	}
-	st.recs = make(map[string]*Record, n)
+	if d.err != nil {
+		return nil, fmt.Errorf("at byte %d: %w", d.off, d.err)
+	}
 	recs := make([]Record, n) // one allocation for every record
+	// Part i decodes records [from[i], from[i+1]) starting at byte at[i].
+	from, at := []int{0}, []int{d.off}
+	for _, p := range parts {
+		if p.Record <= from[len(from)-1] || p.Record >= n || p.Offset <= at[len(at)-1] || p.Offset >= len(body) {
+			return nil, fmt.Errorf("the header's parts (%v) do not fit a body of %d records and %d bytes", parts, n, len(body))
+		}
+		from, at = append(from, p.Record), append(at, p.Offset)
+	}
+	from = append(from, n)
+	type result struct {
+		end  int
+		strs map[string]string
+		err  error
+	}
+	res := make([]result, len(at))
+	var wg sync.WaitGroup
+	for i := range at {
+		decode := func() {
+			pd := &stateDecoder{s: body, off: at[i]}
+			strs := st.strs
+			if i > 0 {
+				strs = map[string]string{}
+			}
+			err := pd.records(recs[from[i]:from[i+1]], from[i], strs)
+			res[i] = result{end: pd.off, strs: strs, err: err}
+		}
+		if i == len(at)-1 {
+			decode() // the last part on this goroutine
+			continue
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); decode() }()
+	}
+	wg.Wait()
+	for i, r := range res {
+		if r.err != nil {
+			return nil, r.err
+		}
+		if i+1 < len(at) && r.end != at[i+1] {
+			return nil, fmt.Errorf("record %d ends at byte %d, the header's part starts at %d", from[i+1], r.end, at[i+1])
+		}
+		if i > 0 && recs[from[i]].ID <= recs[from[i]-1].ID {
+			return nil, fmt.Errorf("record %d has a repeated or unordered id %q (after %q)", from[i]+1, recs[from[i]].ID, recs[from[i]-1].ID)
+		}
+		for k, v := range r.strs {
+			if _, ok := st.strs[k]; !ok {
+				st.strs[k] = v
+			}
+		}
+	}
+	st.recs = make(map[string]*Record, n)
+	for i := range recs {
+		r := &recs[i]
+		st.recs[r.ID] = r
+		if r.Key != "" {
+			st.keys[[2]string{r.Area, r.Key}] = r.ID
+		}
+	}
+	d.off = res[len(res)-1].end
+	nu := d.count()
+	for i := 0; i < nu && d.err == nil; i++ {
+		k := d.str()
+		st.unknown[k] = int(d.uvarint())
+	}
+	st.skipped = int(d.uvarint())
+	if d.err != nil {
+		return nil, fmt.Errorf("at byte %d: %w", d.off, d.err)
+	}
+	if d.off != len(body) {
+		return nil, fmt.Errorf("%d bytes left after the state", len(body)-d.off)
+	}
+	return st, nil
+}
+
+// records decodes len(recs) records into recs, the first being record number
+// first of the body; strs interns the strings that repeat.
+func (d *stateDecoder) records(recs []Record, first int, strs map[string]string) error {
+	it := &State{strs: strs}
 	// The repeated strings mostly repeat the previous record's: one comparison
 	// each instead of a lookup in the intern table.
 	var area, status, session, source lastString
+	// Tag lists are cut from shared slabs instead of allocated one by one.
+	var slab []string
 	prev := ""
-	for i := 0; i < n && d.err == nil; i++ {
+	for i := range recs {
 		r := &recs[i]
-		r.ID, r.Area, r.Text, r.Key = d.str(), area.intern(st, d.str()), d.str(), d.str()
+		r.ID, r.Area, r.Text, r.Key = d.str(), area.intern(it, d.str()), d.str(), d.str()
 		if nt := d.count(); nt > 0 {
-			r.Tags = make([]string, nt)
+			if len(slab)+nt > cap(slab) {
+				slab = make([]string, 0, max(nt, 1024))
+			}
+			r.Tags = slab[len(slab) : len(slab)+nt : len(slab)+nt]
+			slab = slab[:len(slab)+nt]
 			for j := range r.Tags {
-				r.Tags[j] = st.intern(d.str())
+				r.Tags[j] = it.intern(d.str())
 			}
 		}
 		switch d.byte() {
@@ -480,36 +614,20 @@ func decodeState(body string, records int) (*State, error) {
 		r.Created, r.Updated, r.LastAccess = d.time(), d.time(), d.time()
 		r.Importance = d.float()
 		r.AccessCount = d.varint()
-		r.Status = Status(status.intern(st, d.str()))
+		r.Status = Status(status.intern(it, d.str()))
 		r.SupersededBy = d.str()
-		r.Provenance = Provenance{Session: session.intern(st, d.str()), Message: d.str(), Source: source.intern(st, d.str())}
+		r.Provenance = Provenance{Session: session.intern(it, d.str()), Message: d.str(), Source: source.intern(it, d.str())}
 		r.Provenance.Seq, r.Provenance.UpdatedSeq = d.uvarint(), d.uvarint()
 		if d.err != nil {
-			break
+			return fmt.Errorf("record %d, at byte %d: %w", first+i+1, d.off, d.err)
 		}
 		// The records are sorted by id, so rising ids are distinct ones.
 		if r.ID <= prev {
-			return nil, fmt.Errorf("record %d has an empty, repeated or unordered id %q (after %q)", i+1, r.ID, prev)
+			return fmt.Errorf("record %d has an empty, repeated or unordered id %q (after %q)", first+i+1, r.ID, prev)
 		}
 		prev = r.ID
-		st.recs[r.ID] = r
-		if r.Key != "" {
-			st.keys[[2]string{r.Area, r.Key}] = r.ID
-		}
 	}
-	nu := d.count()
-	for i := 0; i < nu && d.err == nil; i++ {
-		k := d.str()
-		st.unknown[k] = int(d.uvarint())
-	}
-	st.skipped = int(d.uvarint())
-	if d.err != nil {
-		return nil, fmt.Errorf("at byte %d: %w", d.off, d.err)
-	}
-	if d.off != len(body) {
-		return nil, fmt.Errorf("%d bytes left after the state", len(body)-d.off)
-	}
-	return st, nil
+	return nil
 }
 
 // lastString interns a string through the state's table, remembering the last

@@ -58,6 +58,10 @@ type Options struct {
 	// BatchSize bounds the records per index batch and per embedding call when
 	// catching up or importing (default 1000).
 	BatchSize int
+
+	// checkClock is the time CheckedFile's margin is measured against
+	// (default time.Now): tests move it to stamp files just written.
+	checkClock func() time.Time
 }
 
 // Store is an open memory store. It is safe for concurrent use: searches run in
@@ -96,6 +100,9 @@ type Store struct {
 	// snapSeq is the journal sequence of the state snapshot on disk (0: none),
 	// written with s.wmu held.
 	snapSeq atomic.Uint64
+
+	// trusted lists the files Open took as verified by CheckedFile, sorted.
+	trusted []string
 }
 
 // Open opens the store in dir, creating it if needed, replays the journal into the
@@ -110,6 +117,9 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	}
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = defaultBatch
+	}
+	if opts.checkClock == nil {
+		opts.checkClock = time.Now
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("memory: creating the store directory %s: %w", dir, err)
@@ -133,6 +143,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	jopts := staging.Options{Sync: opts.Sync, Now: opts.Now, Logger: opts.Logger}
 	var checked map[string]fileStamp
 	var snapStamp *fileStamp
+	var snapTrusted bool
 	jopts.Locked = func() *staging.Checkpoint {
 		checked = readChecked(dir)
 		loads = s.startLoads(checked)
@@ -146,7 +157,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 			var err error
 			snap, err = f.decode()
 			if err == nil {
-				snapStamp = f.stamp()
+				snapStamp, snapTrusted = f.stamp(opts.checkClock()), f.trusted
 			}
 			decoded <- err
 		}()
@@ -178,6 +189,9 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		s.snapSeq.Store(snap.at.Seq)
 		if snapStamp != nil {
 			stamps[SnapshotFile] = *snapStamp
+			if snapTrusted {
+				s.trusted = append(s.trusted, SnapshotFile)
+			}
 		}
 	case snap != nil:
 		s.notice(fmt.Sprintf("state snapshot %s is stale: the journal no longer has record %d ending at byte %d; rebuilding the state from the journal", snapPath, snap.at.Seq, snap.at.Size))
@@ -234,6 +248,9 @@ type vecLoad struct {
 	note   string
 	change *EmbeddingChange
 	stamp  *fileStamp // vectors.hnsw as verified or trusted (CheckedFile)
+	// trusted: the file's stamp was in CheckedFile, so its body was not
+	// verified again.
+	trusted bool
 }
 
 // startLoads starts opening the full-text index and loading the vector file;
@@ -255,8 +272,8 @@ func (s *Store) startLoads(checked map[string]fileStamp) *indexLoads {
 			}
 			path := filepath.Join(s.dir, VectorsFile)
 			change := vectorModelChange(path, e.ModelID(), e.Dimensions())
-			v, note, stamp := loadVectors(path, s.opts.NewVectorIndex, e.ModelID(), e.Dimensions(), checked)
-			l.vec <- vecLoad{emb: e, v: v, note: note, change: change, stamp: stamp}
+			v, note, stamp, trust := loadVectors(path, s.opts.NewVectorIndex, e.ModelID(), e.Dimensions(), checked, s.opts.checkClock)
+			l.vec <- vecLoad{emb: e, v: v, note: note, change: change, stamp: stamp, trusted: trust}
 		}()
 	} else {
 		close(l.vec)
@@ -344,6 +361,9 @@ func (s *Store) openProjections(ctx context.Context, loads *indexLoads, stamps m
 			v = newVectors(s.opts.NewVectorIndex, e.ModelID(), e.Dimensions())
 		} else if vr.stamp != nil {
 			stamps[VectorsFile] = *vr.stamp
+			if vr.trusted {
+				s.trusted = append(s.trusted, VectorsFile)
+			}
 		}
 		s.vec = v
 	}
@@ -539,6 +559,30 @@ func (s *Store) searchFulltext(ctx context.Context, query string, f fulltext.Fil
 	}
 	s.wmu.Unlock()
 	return s.ft.SearchWith(ctx, query, f, k, qo)
+}
+
+// CheckFiles verifies in full the files Open may take on trust (see
+// CheckedFile): state.snap (its checksum, then a decode) and vectors.hnsw
+// (every area's body checksum and links), whatever CheckedFile says. A missing
+// file passes (the journal holds everything). nil means sound; an error names
+// the file and what is wrong with it (the next Open would then find it too,
+// unless the damage keeps the file's stamp: remove CheckedFile, or the file,
+// to have it rebuilt).
+func (s *Store) CheckFiles() error {
+	s.wmu.Lock() // no snapshot is written meanwhile
+	defer s.wmu.Unlock()
+	var errs []error
+	snapPath := filepath.Join(s.dir, SnapshotFile)
+	if _, err := readSnapshot(snapPath); err != nil && !errors.Is(err, errNoSnapshot) {
+		errs = append(errs, fmt.Errorf("state snapshot %s %w", snapPath, err))
+	}
+	if s.vec != nil {
+		path := filepath.Join(s.dir, VectorsFile)
+		if _, note, _, _ := loadVectors(path, s.opts.NewVectorIndex, s.vec.model, s.vec.dims, nil, time.Now); note != "" {
+			errs = append(errs, errors.New(strings.TrimSuffix(note, ": rebuilding it from the journal")))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // CheckFulltext verifies the live full-text index: every segment it reads

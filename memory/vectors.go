@@ -178,38 +178,39 @@ type vectorBlock struct {
 // the file is missing (notice empty if it never existed), damaged, or made with
 // another model. A version 4 file is mapped and its graphs used in place; its
 // body is verified in full unless checked holds its stamp (CheckedFile). stamp
-// is the file's stamp to keep in CheckedFile: the one it had, or a new one if
-// it was verified in full now; nil if none.
-func loadVectors(path string, newIdx func() VectorIndex, model string, dims int, checked map[string]fileStamp) (v *vectors, notice string, stamp *fileStamp) {
+// is the file's stamp to keep in CheckedFile: the one it had (trusted), or a
+// new one if it was verified in full now and its change time is old enough by
+// clock; nil if none.
+func loadVectors(path string, newIdx func() VectorIndex, model string, dims int, checked map[string]fileStamp, clock func() time.Time) (v *vectors, notice string, stamp *fileStamp, trust bool) {
 	v = newVectors(newIdx, model, dims)
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return v, "", nil
+		return v, "", nil, false
 	}
 	if err != nil {
-		return v, fmt.Sprintf("vector index %s cannot be read (%v): rebuilding it from the journal", path, err), nil
+		return v, fmt.Sprintf("vector index %s cannot be read (%v): rebuilding it from the journal", path, err), nil, false
 	}
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 1<<20)
 	line, err := br.ReadBytes('\n')
 	var h vectorHeader
 	if err != nil || json.Unmarshal(line, &h) != nil || h.Version < 1 || h.Version > vectorFileVersion || (h.Version == 2 && h.CRC32C == nil) {
-		return v, fmt.Sprintf("vector index %s has an unreadable header: rebuilding it from the journal", path), nil
+		return v, fmt.Sprintf("vector index %s has an unreadable header: rebuilding it from the journal", path), nil, false
 	}
 	if h.Version >= 3 && (h.HeaderCRC32C == nil || *h.HeaderCRC32C != h.headerSum()) {
-		return v, fmt.Sprintf("vector index %s has a header that fails its checksum: rebuilding it from the journal", path), nil
+		return v, fmt.Sprintf("vector index %s has a header that fails its checksum: rebuilding it from the journal", path), nil, false
 	}
 	if h.Model != model || h.Dims != dims {
 		return v, fmt.Sprintf("vector index %s was built with model %q (%d dimensions), now %q (%d): re-embedding every record from the journal",
-			path, h.Model, h.Dims, model, dims), nil
+			path, h.Model, h.Dims, model, dims), nil, false
 	}
 	if h.Version == 4 {
-		return loadMapped(f, len(line), h, v, path, checked)
+		return loadMapped(f, len(line), h, v, path, checked, clock)
 	}
 	if h.Version == 3 {
 		v, notice := loadAreas(f, int64(len(line)), h, v, path)
 		v.oldFormat = notice == ""
-		return v, notice, nil
+		return v, notice, nil, false
 	}
 	var sum hash.Hash = crc32.New(castagnoli)
 	if h.Version == 1 {
@@ -218,26 +219,26 @@ func loadVectors(path string, newIdx func() VectorIndex, model string, dims int,
 	body := io.TeeReader(br, sum)
 	for _, b := range h.Areas {
 		if b.Bytes < 0 {
-			return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s has an impossible header: rebuilding it from the journal", path), nil
+			return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s has an impossible header: rebuilding it from the journal", path), nil, false
 		}
 		block := &io.LimitedReader{R: body, N: b.Bytes}
 		idx := newIdx()
 		if err := idx.Load(block); err != nil {
 			if block.N > 0 && errors.Is(err, io.ErrUnexpectedEOF) {
-				return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s is truncated: rebuilding it from the journal", path), nil
+				return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s is truncated: rebuilding it from the journal", path), nil, false
 			}
 			if errors.Is(err, hnsw.ErrCorrupt) {
-				return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s fails its checksum (area %s: %v): rebuilding it from the journal", path, b.Area, err), nil
+				return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s fails its checksum (area %s: %v): rebuilding it from the journal", path, b.Area, err), nil, false
 			}
-			return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s (area %s) cannot be loaded (%v): rebuilding it from the journal", path, b.Area, err), nil
+			return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s (area %s) cannot be loaded (%v): rebuilding it from the journal", path, b.Area, err), nil, false
 		}
 		if n, _ := io.Copy(io.Discard, block); n > 0 || block.N > 0 {
-			return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s is truncated or its area %s has %d stray bytes: rebuilding it from the journal", path, b.Area, n), nil
+			return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s is truncated or its area %s has %d stray bytes: rebuilding it from the journal", path, b.Area, n), nil, false
 		}
 		v.areas[b.Area] = idx
 	}
 	if n, _ := io.Copy(sum, br); n > 0 {
-		return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s has %d bytes after its last area: rebuilding it from the journal", path, n), nil
+		return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s has %d bytes after its last area: rebuilding it from the journal", path, n), nil, false
 	}
 	ok := false
 	if h.Version == 1 {
@@ -246,11 +247,11 @@ func loadVectors(path string, newIdx func() VectorIndex, model string, dims int,
 		ok = sum.(hash.Hash32).Sum32() == *h.CRC32C
 	}
 	if !ok {
-		return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s fails its checksum: rebuilding it from the journal", path), nil
+		return newVectors(newIdx, model, dims), fmt.Sprintf("vector index %s fails its checksum: rebuilding it from the journal", path), nil, false
 	}
 	v.applied = h.AppliedSeq
 	v.oldFormat = true
-	return v, "", nil
+	return v, "", nil, false
 }
 
 // loadAreas loads the areas of a version 3 file concurrently, each from its own
@@ -317,31 +318,31 @@ func align8(n int64) int64 { return (n + 7) &^ 7 }
 // from its section in place, concurrently. The header line is the first start
 // bytes. The graphs' body checksums and link checks run unless checked holds
 // the file's stamp.
-func loadMapped(f *os.File, start int, h vectorHeader, v *vectors, path string, checked map[string]fileStamp) (*vectors, string, *fileStamp) {
+func loadMapped(f *os.File, start int, h vectorHeader, v *vectors, path string, checked map[string]fileStamp, clock func() time.Time) (*vectors, string, *fileStamp, bool) {
 	fresh := func() *vectors { return newVectors(v.newIdx, v.model, v.dims) }
 	st, err := f.Stat()
 	if err != nil {
-		return fresh(), fmt.Sprintf("vector index %s cannot be read (%v): rebuilding it from the journal", path, err), nil
+		return fresh(), fmt.Sprintf("vector index %s cannot be read (%v): rebuilding it from the journal", path, err), nil, false
 	}
 	if start%8 != 0 {
-		return fresh(), fmt.Sprintf("vector index %s has an impossible header (a line of %d bytes): rebuilding it from the journal", path, start), nil
+		return fresh(), fmt.Sprintf("vector index %s has an impossible header (a line of %d bytes): rebuilding it from the journal", path, start), nil, false
 	}
 	offs := make([]int64, len(h.Areas))
 	end := int64(start)
 	for i, b := range h.Areas {
 		if b.Bytes < 0 || b.Bytes > st.Size() {
-			return fresh(), fmt.Sprintf("vector index %s has an impossible header: rebuilding it from the journal", path), nil
+			return fresh(), fmt.Sprintf("vector index %s has an impossible header: rebuilding it from the journal", path), nil, false
 		}
 		offs[i] = end
 		end = align8(end + b.Bytes)
 	}
 	if end != st.Size() {
-		return fresh(), fmt.Sprintf("vector index %s is truncated or padded (%d bytes, the header says %d): rebuilding it from the journal", path, st.Size(), end), nil
+		return fresh(), fmt.Sprintf("vector index %s is truncated or padded (%d bytes, the header says %d): rebuilding it from the journal", path, st.Size(), end), nil, false
 	}
 	trust := trusted(checked, VectorsFile, st)
 	m, err := mapFile(f, st.Size())
 	if err != nil {
-		return fresh(), fmt.Sprintf("vector index %s cannot be read (%v): rebuilding it from the journal", path, err), nil
+		return fresh(), fmt.Sprintf("vector index %s cannot be read (%v): rebuilding it from the journal", path, err), nil, false
 	}
 	idxs := make([]VectorIndex, len(h.Areas))
 	errs := make([]error, len(h.Areas))
@@ -379,11 +380,11 @@ func loadMapped(f *os.File, start int, h vectorHeader, v *vectors, path string, 
 		case err == nil:
 			v.areas[b.Area] = idxs[i]
 		case errors.Is(err, io.ErrUnexpectedEOF):
-			return fresh(), fmt.Sprintf("vector index %s is truncated (area %s): rebuilding it from the journal", path, b.Area), nil
+			return fresh(), fmt.Sprintf("vector index %s is truncated (area %s): rebuilding it from the journal", path, b.Area), nil, false
 		case errors.Is(err, hnsw.ErrCorrupt):
-			return fresh(), fmt.Sprintf("vector index %s fails its checksum (area %s: %v): rebuilding it from the journal", path, b.Area, err), nil
+			return fresh(), fmt.Sprintf("vector index %s fails its checksum (area %s: %v): rebuilding it from the journal", path, b.Area, err), nil, false
 		default:
-			return fresh(), fmt.Sprintf("vector index %s (area %s) cannot be loaded (%v): rebuilding it from the journal", path, b.Area, err), nil
+			return fresh(), fmt.Sprintf("vector index %s (area %s) cannot be loaded (%v): rebuilding it from the journal", path, b.Area, err), nil, false
 		}
 	}
 	v.applied = h.AppliedSeq
@@ -392,9 +393,9 @@ func loadMapped(f *os.File, start int, h vectorHeader, v *vectors, path string, 
 		s := checked[VectorsFile]
 		stamp = &s
 	} else {
-		stamp = stampFor(st, time.Now())
+		stamp = stampFor(st, clock())
 	}
-	return v, "", stamp
+	return v, "", stamp, trust
 }
 
 // save writes the projection to path through a temporary file and a rename.

@@ -36,6 +36,28 @@ func writeVectorsV2(t *testing.T, s *Store, path string) {
 	}
 }
 
+// writeVectorsV3 rewrites the store's vectors.hnsw as a build before the
+// mapped layout wrote it: header version 3, the areas' flat graphs back to
+// back with no padding.
+func writeVectorsV3(t *testing.T, s *Store, path string) {
+	t.Helper()
+	var body bytes.Buffer
+	h := vectorHeader{Version: 3, Model: s.vec.model, Dims: s.vec.dims, AppliedSeq: s.vec.applied}
+	for _, area := range sortedKeys(s.vec.areas) {
+		start := body.Len()
+		if err := s.vec.areas[area].Save(&body); err != nil {
+			t.Fatal(err)
+		}
+		h.Areas = append(h.Areas, vectorBlock{Area: area, Bytes: int64(body.Len() - start)})
+	}
+	sum := h.headerSum()
+	h.HeaderCRC32C = &sum
+	head, _ := json.Marshal(h)
+	if err := os.WriteFile(path, append(append(head, '\n'), body.Bytes()...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func vectorFileVersionOf(t *testing.T, path string) int {
 	t.Helper()
 	f, err := os.Open(path)
@@ -63,6 +85,17 @@ func TestVectorFileVersions(t *testing.T) {
 		notice string // "" expects no notice
 	}{
 		{"older format", func(t *testing.T, s *Store, path string) { writeVectorsV2(t, s, path) }, ""},
+		{"version 3 (not laid out for mapping)", func(t *testing.T, s *Store, path string) { writeVectorsV3(t, s, path) }, ""},
+		{"header line not aligned", func(t *testing.T, _ *Store, path string) {
+			b, _ := os.ReadFile(path)
+			nl := bytes.IndexByte(b, '\n')
+			if b[nl-1] != ' ' {
+				b = append(b[:nl:nl], append([]byte(" "), b[nl:]...)...) // one more space
+			} else {
+				b = append(b[:nl-1:nl-1], b[nl:]...) // one space fewer
+			}
+			os.WriteFile(path, b, 0o600)
+		}, "impossible header"},
 		{"header edited", func(t *testing.T, _ *Store, path string) {
 			b, _ := os.ReadFile(path)
 			b = bytes.Replace(b, []byte(`"dims":64`), []byte(`"dims":46`), 1)

@@ -746,6 +746,9 @@ func memReplayCmd(f *memoryFlags) *cobra.Command {
 				if err := s.CheckFulltext(); err != nil {
 					rep.Anomalies = append(rep.Anomalies, "live "+err.Error())
 				}
+				if err := s.CheckFiles(); err != nil {
+					rep.Anomalies = append(rep.Anomalies, "live "+err.Error())
+				}
 				ok := matches && len(rep.Anomalies) == 0
 				out := map[string]any{"ok": ok, "matches": matches, "live_hash": live.StateHash, "replay_hash": rep.StateHash, "events": rep.Events,
 					"records": rep.Records, "fulltext_docs": rep.FulltextDocs, "live_fulltext_docs": live.FulltextDocs,

@@ -1,0 +1,266 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// later is a clock a few seconds ahead, so that files just written are old
+// enough to be stamped (CheckedFile's margin).
+func later() time.Time { return time.Now().Add(5 * time.Second) }
+
+// TestCheckedFilesTrustedUntilWritten: once an open has verified state.snap
+// and vectors.hnsw in full (and they are old enough), the next opens take them
+// on trust; any write to either (a changed byte, a copy over it) or a damaged
+// list sends the file through the full checks again, which find real damage
+// and rebuild from the journal saying so.
+func TestCheckedFilesTrustedUntilWritten(t *testing.T) {
+	ctx := context.Background()
+	flip := func(name string, at func(b []byte) int) func(t *testing.T, dir string) {
+		return func(t *testing.T, dir string) {
+			p := filepath.Join(dir, name)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[at(b)] ^= 0x10
+			if err := os.WriteFile(p, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cases := []struct {
+		name    string
+		do      func(t *testing.T, dir string)
+		trusted []string // by the open after do
+		notice  string   // "" expects none
+	}{
+		{"unchanged", func(*testing.T, string) {}, []string{SnapshotFile, VectorsFile}, ""},
+		{"a vector changed", flip(VectorsFile, func(b []byte) int { return bytes.IndexByte(b, '\n') + 1 + 64 + 16 + 200 }), []string{SnapshotFile}, "fails its checksum"},
+		{"a snapshot byte changed", flip(SnapshotFile, func(b []byte) int { return len(b) - 40 }), []string{VectorsFile}, "state snapshot"},
+		{"the list damaged", flip(CheckedFile, func(b []byte) int { return len(b) / 2 }), nil, ""},
+		{"the vector file copied over itself", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, VectorsFile)
+			b, _ := os.ReadFile(p)
+			os.Remove(p)
+			if err := os.WriteFile(p, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{SnapshotFile}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openStore(t, dir, Options{Embedder: newHashEmbedder()})
+			putFacts(t, s)
+			want, _ := s.Search(ctx, "user terminal", SearchOptions{})
+			hash := s.Hash()
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			// Verified in full, and stamped with a clock past the margin.
+			s = openStore(t, dir, Options{Embedder: newHashEmbedder(), checkClock: later})
+			if len(s.trusted) != 0 || len(s.Notices()) != 0 {
+				t.Fatalf("first open trusted %v, notices %q", s.trusted, s.Notices())
+			}
+			s.Close()
+			if got := readChecked(dir); len(got) != 2 {
+				t.Fatalf("checked.json lists %v, want both files", got)
+			}
+			// With the real clock a file just written is not stamped: no open
+			// trusts a file a same-tick write could have changed unseen.
+			tc.do(t, dir)
+			s = openStore(t, dir, Options{Embedder: newHashEmbedder(), checkClock: later})
+			defer s.Close()
+			if !slices.Equal(s.trusted, tc.trusted) {
+				t.Errorf("trusted %v, want %v", s.trusted, tc.trusted)
+			}
+			notes := strings.Join(s.Notices(), "\n")
+			if tc.notice == "" && notes != "" || !strings.Contains(notes, tc.notice) {
+				t.Errorf("notices %q, want %q", notes, tc.notice)
+			}
+			got, err := s.Search(ctx, "user terminal", SearchOptions{})
+			if err != nil || fmt.Sprint(hitIDs(got)) != fmt.Sprint(hitIDs(want)) || s.Hash() != hash {
+				t.Fatalf("search %v (%v), want %v; hash equal %v", hitIDs(got), err, hitIDs(want), s.Hash() == hash)
+			}
+			// What the open rebuilt is written on Close: then every file is
+			// sound again.
+			s.Close()
+			s = openStore(t, dir, Options{Embedder: newHashEmbedder()})
+			if err := s.CheckFiles(); err != nil {
+				t.Errorf("CheckFiles after a rebuild and a close: %v", err)
+			}
+		})
+	}
+}
+
+// TestStampMargin: a file whose change time is within the margin of the
+// clock is not stamped; one older is.
+func TestStampMargin(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := stampOf(fi); !ok {
+		t.Skip("no change times on this system: nothing is ever trusted")
+	}
+	for _, tc := range []struct {
+		now  time.Time
+		want bool
+	}{{time.Now(), false}, {time.Now().Add(stampMargin / 2), false}, {time.Now().Add(2 * stampMargin), true}} {
+		if got := stampFor(fi, tc.now) != nil; got != tc.want {
+			t.Errorf("stamped at %v after the write: %v, want %v", time.Until(tc.now).Round(time.Millisecond), got, tc.want)
+		}
+	}
+}
+
+// TestCheckFilesFindsDamageTheStampHides: damage that keeps a file's stamp
+// (here: the list rewritten to match the damaged file, as a disk that changes
+// bytes without a write would leave it) is not seen by Open but is by
+// CheckFiles, which `memory replay --verify` runs.
+func TestCheckFilesFindsDamageTheStampHides(t *testing.T) {
+	for _, name := range []string{SnapshotFile, VectorsFile} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openStore(t, dir, Options{Embedder: newHashEmbedder()})
+			putFacts(t, s)
+			s.Close()
+			p := filepath.Join(dir, name)
+			b, _ := os.ReadFile(p)
+			at := len(b) - 40
+			if name == VectorsFile {
+				at = bytes.IndexByte(b, '\n') + 1 + 64 + 16 + 200
+			}
+			b[at] ^= 0x10
+			os.WriteFile(p, b, 0o600)
+			fi, _ := os.Stat(p)
+			st, ok := stampOf(fi)
+			if !ok {
+				t.Skip("no change times on this system")
+			}
+			if err := writeChecked(dir, map[string]fileStamp{name: st}); err != nil {
+				t.Fatal(err)
+			}
+			s = openStore(t, dir, Options{Embedder: newHashEmbedder()})
+			defer s.Close()
+			if !slices.Contains(s.trusted, name) {
+				t.Fatalf("Open did not trust %s (trusted %v, notices %q)", name, s.trusted, s.Notices())
+			}
+			err := s.CheckFiles()
+			if err == nil || !strings.Contains(err.Error(), "checksum") {
+				t.Fatalf("CheckFiles: %v, want a checksum failure of %s", err, name)
+			}
+		})
+	}
+}
+
+// TestSnapshotParts: a snapshot of a store large enough is cut in two parts
+// that decode on two threads to the state the journal replays to; parts that
+// do not fit the body are damage (rebuilt from the journal, saying so); a
+// header without parts (an older build's) decodes in one pass.
+func TestSnapshotParts(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, Options{})
+	putMany(t, s, minPartRecords+500)
+	richFields := []Input{{ID: "zz-tags", Text: "tagged", Tags: []string{"b", "a"}, Key: "k1"}}
+	if _, err := s.PutBatch(context.Background(), richFields, Source{Session: "s9", Source: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	want := replayedHash(t, dir)
+	p := filepath.Join(dir, SnapshotFile)
+	orig, _ := os.ReadFile(p)
+	nl := bytes.IndexByte(orig, '\n')
+	var h snapshotHeader
+	if err := json.Unmarshal(orig[:nl], &h); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Parts) != 1 || h.Parts[0].Record != h.Records/2 {
+		t.Fatalf("parts %+v for %d records, want one cut in the middle", h.Parts, h.Records)
+	}
+	withParts := func(parts []snapshotPart) []byte {
+		h2 := h
+		h2.Parts = parts
+		head, _ := json.Marshal(h2)
+		return append(append(head, '\n'), orig[nl+1:]...)
+	}
+	cases := []struct {
+		name   string
+		file   []byte
+		notice string
+	}{
+		{"as written", orig, ""},
+		{"without parts", withParts(nil), ""},
+		{"a part off by one byte", withParts([]snapshotPart{{h.Parts[0].Record, h.Parts[0].Offset + 1}}), "rebuilding the state from the journal"},
+		{"a part off by one record", withParts([]snapshotPart{{h.Parts[0].Record + 1, h.Parts[0].Offset}}), "rebuilding the state from the journal"},
+		{"a part past the end", withParts([]snapshotPart{{h.Records + 3, len(orig)}}), "do not fit"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.WriteFile(p, tc.file, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s := openStore(t, dir, Options{})
+			defer s.Close()
+			notes := strings.Join(s.Notices(), "\n")
+			if tc.notice == "" && notes != "" || !strings.Contains(notes, tc.notice) {
+				t.Errorf("notices %q, want %q", notes, tc.notice)
+			}
+			if got := s.Hash(); got != want {
+				t.Errorf("state hash %s, journal replay %s", got, want)
+			}
+			if r, ok := s.GetByKey(AreaMain, "k1"); !ok || r.ID != "zz-tags" || fmt.Sprint(r.Tags) != "[a b]" {
+				t.Errorf("key lookup: %+v %v", r, ok)
+			}
+		})
+	}
+}
+
+// TestSnapshotTimes: the snapshot's times decode to the very values
+// time.Time's own binary decoding gives (zone and all), the UTC ones on the
+// direct path.
+func TestSnapshotTimes(t *testing.T) {
+	for _, tm := range []time.Time{
+		{},
+		time.Date(2026, 11, 26, 7, 0, 0, 123456789, time.UTC),
+		time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC),
+		time.Date(1969, 7, 20, 20, 17, 40, 0, time.UTC),
+		time.Date(2026, 11, 26, 7, 0, 0, 5, time.FixedZone("", 2*3600)),
+		time.Date(2026, 11, 26, 7, 0, 0, 5, time.FixedZone("", 3600+30)),
+	} {
+		b, err := appendTime(nil, tm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := &stateDecoder{s: string(b)}
+		got := d.time()
+		var want time.Time
+		if !tm.IsZero() {
+			raw, _ := tm.MarshalBinary()
+			if err := want.UnmarshalBinary(raw); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, gotOff := got.Zone()
+		_, wantOff := want.Zone()
+		same := got == want // UTC: the same value, location included
+		if tm.Location() != time.UTC {
+			same = got.Equal(want) && gotOff == wantOff
+		}
+		if d.err != nil || !same || d.off != len(b) {
+			t.Errorf("%v: decoded %#v (%v), want %#v", tm, got, d.err, want)
+		}
+	}
+}
