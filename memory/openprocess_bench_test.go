@@ -25,7 +25,10 @@ import (
 //     last pass);
 //   - concurrent: Open with Options.LoadEmbedder, so the embedder loads while
 //     the snapshot, the journal and the full-text index are read;
-//   - bm25: Open without an embedder (no vector file read).
+//   - bm25: Open without an embedder (no vector file read);
+//   - open: the embedder loaded before the clock starts, then Open: what the
+//     store alone costs a new process;
+//   - open+search: the same and the first search (hybrid, limit 10).
 //
 // It needs EXOCORTEX_GLOVE (the plugin's embedder):
 //
@@ -36,7 +39,7 @@ func BenchmarkOpenProcess(b *testing.B) {
 	}
 	e, _ := benchSetup()
 	dir := openFixture(b, benchN(100_000), e)
-	modes := []string{"sequential", "concurrent", "bm25"}
+	modes := []string{"sequential", "concurrent", "bm25", "open", "open+search"}
 	walls, cpus := map[string][]time.Duration{}, map[string][]time.Duration{}
 	for i := 0; i < b.N; i++ {
 		for _, mode := range modes {
@@ -80,6 +83,13 @@ func TestHelperOpenProcess(t *testing.T) {
 		return embed.LoadGloVe(os.Getenv(embed.GloVeEnv), embed.GloVeConfig{})
 	}
 	opts := Options{Logger: discardLogger()}
+	if mode == "open" || mode == "open+search" {
+		e, err := load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Embedder = e
+	}
 	t0, c0 := time.Now(), cpuTime()
 	switch mode {
 	case "sequential":
@@ -92,6 +102,9 @@ func TestHelperOpenProcess(t *testing.T) {
 		opts.LoadEmbedder = load
 	}
 	s, err := Open(context.Background(), dir, opts)
+	if err == nil && mode == "open+search" {
+		_, err = s.Search(context.Background(), "deploy the service again", SearchOptions{Limit: 10})
+	}
 	wall, cpu := time.Since(t0), cpuTime()-c0
 	if err != nil {
 		t.Fatal(err)
