@@ -18,8 +18,13 @@
 //     sequence it applied and catches up on open, and is recreated when missing,
 //     damaged or not closed cleanly;
 //   - the vector index (one HNSW graph per area, saved to vectors.hnsw with the
-//     embedding model's id and a checksum), rebuilt the same way, and re-embedded
-//     in full when the model changes.
+//     embedding model's id and checksums, mapped into memory on open and used in
+//     place), rebuilt the same way, and re-embedded in full when the model
+//     changes.
+//
+// An open verifies state.snap and vectors.hnsw in full unless checked.json
+// (CheckedFile) says it did so before for the very version of the file on disk;
+// Store.CheckFiles always does.
 //
 // Replaying gives the same state whatever the time of the replay: timestamps come
 // from the journal, and State.Hash encodes the records sorted by id. Applying an
