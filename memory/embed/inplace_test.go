@@ -508,3 +508,34 @@ func TestRealFileInPlaceEqualsRead(t *testing.T) {
 		t.Errorf("model id %s changed", id)
 	}
 }
+
+// TestWordIndexInTheCache checks that where the index cannot be written beside
+// the file, it goes to the user's cache directory and is used from there.
+func TestWordIndexInTheCache(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	path := filepath.Join(t.TempDir(), "vectors.bin")
+	writeTable(t, path, smallTable(1))
+	// A directory where the index would go: it can be neither read nor replaced.
+	if err := os.Mkdir(path+IndexSuffix, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log := captureLog(t)
+	got, err := OpenWordVectors(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached, _ := filepath.Glob(filepath.Join(cache, "exocortex", "vectors.bin-*"+IndexSuffix))
+	if len(cached) != 1 || !strings.Contains(log.String(), cached[0]) {
+		t.Fatalf("index in the cache %v; log %q", cached, log)
+	}
+	want, err := ReadWordVectors(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameVectors(t, got, want)
+	log.Reset()
+	if _, err := OpenWordVectors(path); err != nil || log.Len() != 0 {
+		t.Errorf("the second load: %v, log %q (it should use the cached index silently)", err, log)
+	}
+}
