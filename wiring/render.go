@@ -89,8 +89,12 @@ func (g *Graph) renderPlugins(w writer) {
 	w("|---|---|---:|---:|---:|---|\n")
 	for _, p := range g.Plugins {
 		status := "loaded"
-		if p.Manifest == nil {
+		switch {
+		case p.Manifest == nil:
 			status = "failed to load (run `exocortex lint` for the reason)"
+		case p.Manifest.GetUsesUtilityModel():
+			// Its calls of the utility model fire util_model_call_before/after.
+			status = "loaded; calls the utility model"
 		}
 		w("| %s | %s | %d | %d | %d | %s |\n", code(p.Name), cell(p.Manifest.GetVersion()),
 			len(p.Manifest.GetExtensions()), len(p.Manifest.GetTools()), len(p.Manifest.GetFiles()), status)

@@ -167,3 +167,22 @@ func TestHistoryAndToolsDeclarations(t *testing.T) {
 		}
 	}
 }
+
+// TestUtilityModelUse checks that the plugin table says which plugins call
+// the utility model (uses_utility_model), whose calls fire the util hooks.
+func TestUtilityModelUse(t *testing.T) {
+	tests := []struct {
+		uses bool
+		want string
+	}{
+		{true, "| `p` | 1 | 1 | 0 | 0 | loaded; calls the utility model |"},
+		{false, "| `p` | 1 | 1 | 0 | 0 | loaded |"},
+	}
+	for _, tt := range tests {
+		m := Model{Plugins: []Plugin{{Name: "p", Manifest: &exocortexv1.ManifestResponse{Version: "1", UsesUtilityModel: tt.uses,
+			Extensions: []*exocortexv1.ExtensionSpec{{Name: "x", Hook: exocortexv1.Hook_HOOK_MONOLOGUE_END, Order: 1}}}}}}
+		if got := string(Render(&m)); !strings.Contains(got, tt.want) {
+			t.Errorf("uses_utility_model %v: the plugin table lacks %q:\n%s", tt.uses, tt.want, got)
+		}
+	}
+}
