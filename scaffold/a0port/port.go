@@ -217,14 +217,8 @@ func Port(ctx context.Context, src, out, name string) (*Report, error) {
 	if err := os.WriteFile(filepath.Join(out, wiringName), []byte(r.WiringDoc), 0o644); err != nil {
 		return nil, fmt.Errorf("writing the wiring: %w", err)
 	}
-	var md bytes.Buffer
-	r.WriteMarkdown(&md)
-	if err := os.WriteFile(filepath.Join(out, reportMarkdownName), md.Bytes(), 0o644); err != nil {
-		return nil, fmt.Errorf("writing the report: %w", err)
-	}
-	js, _ := json.MarshalIndent(r, "", "  ")
-	if err := os.WriteFile(filepath.Join(out, reportJSONName), append(js, '\n'), 0o644); err != nil {
-		return nil, fmt.Errorf("writing the report: %w", err)
+	if err := r.WriteReport(out); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
