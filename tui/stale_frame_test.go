@@ -76,17 +76,21 @@ func replayInTmux(t *testing.T, out []byte, width, height int) string {
 		return string(b)
 	}
 	t.Cleanup(func() { _ = exec.Command("tmux", "-S", sock, "kill-server").Run() })
-	tmux("new-session", "-d", "-s", "r", "-x", strconv.Itoa(width), "-y", strconv.Itoa(height), "cat "+raw)
+	// The replay ends with a mark, and the screen is read once the mark is on
+	// it: tmux may see the command exit before it has read all of its output,
+	// so waiting for the pane to die can capture a screen still empty.
+	const mark = "<<replayed>>"
+	tmux("new-session", "-d", "-s", "r", "-x", strconv.Itoa(width), "-y", strconv.Itoa(height),
+		"cat "+raw+"; printf '%s' '"+mark+"'; sleep 60")
 	for end := time.Now().Add(30 * time.Second); ; {
-		if strings.TrimSpace(tmux("list-panes", "-t", "r", "-F", "#{pane_dead}")) == "1" {
-			break
+		if scr := tmux("capture-pane", "-p", "-J", "-t", "r", "-S", "-3000"); strings.Contains(scr, mark) {
+			return strings.Replace(scr, mark, "", 1)
 		}
 		if time.Now().After(end) {
 			t.Fatal("the replay did not end")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return tmux("capture-pane", "-p", "-J", "-t", "r", "-S", "-3000")
 }
 
 // TestWelcomeCardLeavesNoPendingCopy: when the session is up, the welcome
