@@ -57,11 +57,6 @@ func TestPortRealTree(t *testing.T) {
 	}
 	t.Logf("ported %d files in %v", len(r.Files), time.Since(start))
 	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
-	builtin := func(name string) discover.Candidate {
-		return discover.Candidate{Name: name, Path: exe + " plugin serve " + name,
-			Command: []string{exe, "plugin", "serve", name}, WorkDir: filepath.Dir(exe),
-			Dir: discover.Dir{Path: "(built in)", Source: discover.Builtin}}
-	}
 	cfg := config.Default()
 	cfg.UtilityModel = "util-model:1b"
 	settings, err := cfg.PluginSettingsEnv()
@@ -71,7 +66,7 @@ func TestPortRealTree(t *testing.T) {
 	var plog syncBuffer
 	h, err := host.New(context.Background(), host.Options{
 		Dirs:      []discover.Dir{{Path: filepath.Join(home, "plugins"), Source: discover.User}},
-		Builtins:  []discover.Candidate{builtin("agent-tools"), builtin("memory-tools")},
+		Builtins:  []discover.Candidate{builtinCandidate(exe, "agent-tools"), builtinCandidate(exe, "memory-tools")},
 		PluginEnv: []string{config.HomeEnv + "=" + home, config.EnvProject + "=" + t.TempDir(), config.EnvEmbedder + "=none", settings},
 		PluginLog: &plog,
 	})

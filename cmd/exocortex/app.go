@@ -104,13 +104,19 @@ func builtins() ([]discover.Candidate, error) {
 	}
 	var out []discover.Candidate
 	for _, name := range builtin.Names() {
-		out = append(out, discover.Candidate{
-			Name: name, Path: exe + " plugin serve " + name,
-			Command: []string{exe, "plugin", "serve", name},
-			WorkDir: filepath.Dir(exe), Dir: discover.Dir{Path: "(built in)", Source: discover.Builtin},
-		})
+		out = append(out, builtinCandidate(exe, name))
 	}
 	return out, nil
+}
+
+// builtinCandidate is the built-in plugin name, served by the exocortex
+// binary exe re-executed as `exe plugin serve name`.
+func builtinCandidate(exe, name string) discover.Candidate {
+	return discover.Candidate{
+		Name: name, Path: exe + " plugin serve " + name,
+		Command: []string{exe, "plugin", "serve", name},
+		WorkDir: filepath.Dir(exe), Dir: discover.Dir{Path: "(built in)", Source: discover.Builtin},
+	}
 }
 
 // hostOptions builds the host's options from the configuration.

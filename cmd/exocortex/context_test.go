@@ -77,9 +77,7 @@ func startSession(tb testing.TB, script scripted.Script, opts loop.Options, env 
 	}
 	var builtins []discover.Candidate
 	for _, name := range names {
-		builtins = append(builtins, discover.Candidate{Name: name, Path: exe + " plugin serve " + name,
-			Command: []string{exe, "plugin", "serve", name}, WorkDir: filepath.Dir(exe),
-			Dir: discover.Dir{Path: "(built in)", Source: discover.Builtin}})
+		builtins = append(builtins, builtinCandidate(exe, name))
 	}
 	h, err := host.New(context.Background(), host.Options{
 		Dirs: []discover.Dir{{Path: plugins, Source: discover.User}}, Builtins: builtins,

@@ -94,11 +94,6 @@ func TestPortedHelperStandIns(t *testing.T) {
 		t.Fatal(err)
 	}
 	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
-	builtin := func(name string) discover.Candidate {
-		return discover.Candidate{Name: name, Path: exe + " plugin serve " + name,
-			Command: []string{exe, "plugin", "serve", name}, WorkDir: filepath.Dir(exe),
-			Dir: discover.Dir{Path: "(built in)", Source: discover.Builtin}}
-	}
 	// The session's settings, as the app passes them to its plugins.
 	cfg := config.Default()
 	cfg.UtilityModel = "keeper-util:1b"
@@ -109,7 +104,7 @@ func TestPortedHelperStandIns(t *testing.T) {
 	var plog syncBuffer
 	h, err := host.New(context.Background(), host.Options{
 		Dirs:          []discover.Dir{{Path: filepath.Join(home, "plugins"), Source: discover.User}},
-		Builtins:      []discover.Candidate{builtin("agent-tools"), builtin("memory-tools")},
+		Builtins:      []discover.Candidate{builtinCandidate(exe, "agent-tools"), builtinCandidate(exe, "memory-tools")},
 		PluginEnv:     []string{config.HomeEnv + "=" + home, config.EnvProject + "=" + t.TempDir(), config.EnvEmbedder + "=none", settings, "TZ=Europe/Berlin"},
 		PluginLog:     &plog,
 		WatchDebounce: 100 * time.Millisecond,
