@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,27 +25,9 @@ import (
 
 const testPluginPkg = "github.com/exocortex/exocortex/sdk/internal/testplugin"
 
-// syncBuffer is a bytes.Buffer safe for the host logger's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // startPlugin starts bin as the host does and returns the go-plugin client and the
 // protocol client.
-func startPlugin(t testing.TB, bin string, hostLog *syncBuffer) (*plugin.Client, exocortexv1.PluginClient) {
+func startPlugin(t testing.TB, bin string, hostLog *sdktest.Buffer) (*plugin.Client, exocortexv1.PluginClient) {
 	t.Helper()
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake(),
@@ -69,7 +50,7 @@ func startPlugin(t testing.TB, bin string, hostLog *syncBuffer) (*plugin.Client,
 
 func TestRealPluginProcess(t *testing.T) {
 	bin := sdktest.BuildPlugin(t, testPluginPkg)
-	hostLog := &syncBuffer{}
+	hostLog := &sdktest.Buffer{}
 	client, pc := startPlugin(t, bin, hostLog)
 
 	m, err := pc.Manifest(t.Context(), &exocortexv1.ManifestRequest{ProtocolVersion: sdk.ProtocolVersion})
@@ -216,7 +197,7 @@ func processRunning(pid int) bool {
 // neither the handshake nor the calls the host makes meanwhile.
 func TestStartRunsBesideServing(t *testing.T) {
 	bin := sdktest.BuildPlugin(t, testPluginPkg)
-	_, pc := startPlugin(t, bin, &syncBuffer{})
+	_, pc := startPlugin(t, bin, &sdktest.Buffer{})
 	call := sdktest.Call("probe")
 	resp, err := pc.MessageLoopEnd(t.Context(), &exocortexv1.MessageLoopEndRequest{Call: call, Iteration: 1})
 	if err != nil || resp.GetIntervention() != "iteration 1" {
@@ -236,7 +217,7 @@ func TestCloseRunsOnGracefulStop(t *testing.T) {
 	bin := sdktest.BuildPlugin(t, testPluginPkg)
 	marker := filepath.Join(t.TempDir(), "closed")
 	t.Setenv("SDK_TEST_CLOSE_MARKER", marker)
-	client, _ := startPlugin(t, bin, &syncBuffer{})
+	client, _ := startPlugin(t, bin, &sdktest.Buffer{})
 	client.Kill()
 	b, err := os.ReadFile(marker)
 	if err != nil || string(b) != "closed" {

@@ -63,7 +63,7 @@ func TestPortRealTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var plog syncBuffer
+	var plog sdktest.Buffer
 	h, err := host.New(context.Background(), host.Options{
 		Dirs:      []discover.Dir{{Path: filepath.Join(home, "plugins"), Source: discover.User}},
 		Builtins:  []discover.Candidate{builtinCandidate(exe, "agent-tools"), builtinCandidate(exe, "memory-tools")},

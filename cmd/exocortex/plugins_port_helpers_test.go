@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"math"
 	"os"
@@ -26,24 +25,6 @@ import (
 // a0Helpers is a v1.7 plugin tree of our own whose files use Agent Zero's helper
 // modules, one file per stand-in of the layer (exocortex.a0).
 const a0Helpers = "testdata/a0helpers"
-
-// syncBuffer is a bytes.Buffer safe for the host's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestPortedHelperStandIns ports the tree and runs it in a real host with the
 // built-in agent-tools and memory-tools, on the scripted model: each file's
@@ -101,7 +82,7 @@ func TestPortedHelperStandIns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var plog syncBuffer
+	var plog sdktest.Buffer
 	h, err := host.New(context.Background(), host.Options{
 		Dirs:          []discover.Dir{{Path: filepath.Join(home, "plugins"), Source: discover.User}},
 		Builtins:      []discover.Candidate{builtinCandidate(exe, "agent-tools"), builtinCandidate(exe, "memory-tools")},

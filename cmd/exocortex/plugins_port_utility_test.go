@@ -53,7 +53,7 @@ func TestPortedFileCallsTheUtilityModel(t *testing.T) {
 		Dir: discover.Dir{Path: "(built in)", Source: discover.Builtin}}
 	for _, provider := range llm.Providers() {
 		t.Run(provider, func(t *testing.T) {
-			var plog syncBuffer
+			var plog sdktest.Buffer
 			h, err := host.New(context.Background(), host.Options{
 				Dirs:      []discover.Dir{{Path: filepath.Join(home, "plugins"), Source: discover.User}},
 				Builtins:  []discover.Candidate{tools},

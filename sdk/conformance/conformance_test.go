@@ -229,8 +229,8 @@ type suite struct {
 	p       *host.Plugin
 	dir     string
 	store   *state.Store
-	log     *lockedBuffer // the plugins' log, as the host writes it
-	stdlog  *lockedBuffer // go-plugin's own complaints (package log)
+	log     *sdktest.Buffer // the plugins' log, as the host writes it
+	stdlog  *sdktest.Buffer // go-plugin's own complaints (package log)
 	session string
 }
 
@@ -242,14 +242,14 @@ func run(t *testing.T, tg target) {
 	tg.install(t, dir)
 
 	stdLogMu.Lock()
-	stdlog := &lockedBuffer{}
+	stdlog := &sdktest.Buffer{}
 	log.SetOutput(io.MultiWriter(os.Stderr, stdlog))
 	t.Cleanup(func() {
 		log.SetOutput(os.Stderr)
 		stdLogMu.Unlock()
 	})
 
-	pluginLog := &lockedBuffer{}
+	pluginLog := &sdktest.Buffer{}
 	h, err := host.New(t.Context(), host.Options{
 		Dirs:           []discover.Dir{{Path: dir, Source: discover.User}},
 		PluginLog:      pluginLog,

@@ -16,6 +16,7 @@ import (
 	"github.com/exocortex/exocortex/core/state"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
+	"github.com/exocortex/exocortex/sdk/sdktest"
 )
 
 // dispatchCase is one batch sent over a Dispatch stream, named for the failure
@@ -112,7 +113,7 @@ func (s *suite) testDispatch(t *testing.T) {
 		t.Fatal("the manifest does not say serves_dispatch")
 	}
 	c := discover.Scan([]discover.Dir{{Path: s.dir, Source: discover.User}}).Plugins[0]
-	clientLog := &lockedBuffer{}
+	clientLog := &sdktest.Buffer{}
 	client := bareClient(c, clientLog)
 	t.Cleanup(client.Kill)
 	rpc, err := client.Client()

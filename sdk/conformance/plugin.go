@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,6 +26,7 @@ import (
 	"github.com/exocortex/exocortex/core/state"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
+	"github.com/exocortex/exocortex/sdk/sdktest"
 )
 
 // Plugin holds the one plugin in pluginDir to what every plugin owes the host,
@@ -61,7 +60,7 @@ func protocol(t testing.TB, c discover.Candidate) *exocortexv1.ManifestResponse 
 	t.Helper()
 	cmd := exec.Command(c.Command[0], c.Command[1:]...)
 	cmd.Dir = c.WorkDir
-	log := &lockedBuffer{}
+	log := &sdktest.Buffer{}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig: sdk.Handshake(), VersionedPlugins: sdk.PluginSet(nil), Cmd: cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
@@ -560,24 +559,6 @@ func running(pid int) bool {
 	}
 	f := strings.Fields(string(b))
 	return len(f) > 2 && f[2] != "Z"
-}
-
-// lockedBuffer collects log output written from several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // hookField is the name of the BatchRequest and BatchResult field that holds

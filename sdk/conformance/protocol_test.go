@@ -20,6 +20,7 @@ import (
 	"github.com/exocortex/exocortex/core/discover"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
+	"github.com/exocortex/exocortex/sdk/sdktest"
 )
 
 // bareClient starts a discovered plugin with go-plugin directly (no host around
@@ -47,7 +48,7 @@ func startBare(c discover.Candidate, w io.Writer) (int, error) {
 
 func (s *suite) testProtocol(t *testing.T) {
 	c := discover.Scan([]discover.Dir{{Path: s.dir, Source: discover.User}}).Plugins[0]
-	clientLog := &lockedBuffer{}
+	clientLog := &sdktest.Buffer{}
 	client := bareClient(c, clientLog)
 	t.Cleanup(client.Kill)
 	rpc, err := client.Client()
