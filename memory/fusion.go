@@ -51,7 +51,7 @@ func (s *Store) fuseHits(query string, o SearchOptions, bm25IDs []string, bm25 m
 		s.softRerank(query, o, hits, soft)
 	}
 	if ws, wq := o.speakerPrior(), o.questionPenalty(); ws > 0 || wq > 0 {
-		s.turnRerank(query, hits, ws, wq)
+		s.turnRerank(query, hits, ws, o.speakerLead(), wq)
 	}
 	return hits, release
 }

@@ -137,6 +137,12 @@ type SearchOptions struct {
 	// to the neighbours through the context. Only the default (hybrid) search
 	// gets it. 0 means DefaultSpeakerPrior, a negative value none.
 	SpeakerPrior float64
+	// SpeakerLead is the share SpeakerPrior rises to when the best candidate
+	// is itself spoken by someone the query names and the query does not ask
+	// "when": the ranking agrees with the name. 0 means DefaultSpeakerLead, a
+	// negative value none (the prior stays SpeakerPrior). A negative
+	// SpeakerPrior turns both off.
+	SpeakerLead float64
 	// QuestionPenalty takes from the score of each of the best candidates of
 	// a conversation that asks a question (its text, less an image caption,
 	// ends with "?") this share of the best candidate's score, after the

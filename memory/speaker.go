@@ -13,6 +13,17 @@ import (
 // evidence is spoken by the one speaker the question names 96% of the time.
 const DefaultSpeakerPrior = 0.06
 
+// DefaultSpeakerLead is the weight the named-speaker prior rises to when the
+// best candidate is itself spoken by someone the question names and the
+// question does not ask "when" (SearchOptions.SpeakerLead): the ranking
+// already agrees with the name, so the name is likely the one who did it.
+// When it does not agree, the question more often names the one who did
+// not (LoCoMo's adversarial questions: the best candidate is the named
+// speaker's for 29% of them, against 71% of the multi-hop ones). Chosen on
+// conv-26 and conv-30, checked on the other three (docs/perf/memory.md,
+// "Seventh pass").
+const DefaultSpeakerLead = 0.3
+
 // DefaultQuestionPenalty is the share of the best candidate's score a record
 // of a conversation that asks a question loses after the fusion
 // (SearchOptions.QuestionPenalty): the neighbour context has already passed
@@ -37,6 +48,18 @@ func (o SearchOptions) speakerPrior() float64 {
 		return DefaultSpeakerPrior
 	}
 	return o.SpeakerPrior
+}
+
+// speakerLead is o.SpeakerLead with its default (0 for none: the prior
+// stays speakerPrior), for the default search only, as speakerPrior.
+func (o SearchOptions) speakerLead() float64 {
+	switch {
+	case o.Mode == ModeBM25 || o.Mode == ModeVector || o.SpeakerLead < 0:
+		return 0
+	case o.SpeakerLead == 0:
+		return DefaultSpeakerLead
+	}
+	return o.SpeakerLead
 }
 
 // questionPenalty is o.QuestionPenalty with its default (0 for none), for the
@@ -78,12 +101,14 @@ func namedIn(speaker string, words map[string]bool) bool {
 // turnRerank adjusts the scores of the speakerTop best hits of a
 // conversation after the fusion: each spoken ("Name: text") by someone the
 // query names gains wSpeaker times the best hit's score (none when the query
-// names every speaker of those hits, or none of them), and each record of a
+// names every speaker of those hits, or none of them; wLead instead, if
+// larger, when the best hit is itself spoken by someone the query names and
+// the query does not ask "when"), and each record of a
 // conversation (one with a session) that asks a question (asksQuestion) loses
 // wAsk times it, unless the query asks "when": a question about a time is
 // often answered by the turn that asks, which names it ("How was the concert
 // last Friday?"). It leaves hits in no particular order.
-func (s *Store) turnRerank(query string, hits []fusedHit, wSpeaker, wAsk float64) {
+func (s *Store) turnRerank(query string, hits []fusedHit, wSpeaker, wLead, wAsk float64) {
 	n := min(len(hits), speakerTop)
 	if n == 0 {
 		return
@@ -94,7 +119,8 @@ func (s *Store) turnRerank(query string, hits []fusedHit, wSpeaker, wAsk float64
 		return
 	}
 	words := queryNames(query)
-	if words["when"] {
+	when := words["when"]
+	if when {
 		wAsk = 0 // the turn that asks "How was the concert last Friday?" carries the time
 	}
 	named := make([]bool, n)
@@ -121,6 +147,9 @@ func (s *Store) turnRerank(query string, hits []fusedHit, wSpeaker, wAsk float64
 	}
 	s.mu.RUnlock()
 	lift := wSpeaker > 0 && any && !all
+	if lift && named[0] && !when {
+		wSpeaker = max(wSpeaker, wLead) // the ranking agrees with the name
+	}
 	for i := range n {
 		h := &hits[i]
 		if lift && named[i] {

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -128,5 +129,89 @@ func TestQuestionPenalty(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSpeakerLead: the named-speaker prior rises to SpeakerLead when the best
+// hit is itself the named speaker's and the question does not ask "when";
+// otherwise it stays SpeakerPrior. With the rise, Melanie's weaker turn
+// about painting passes Caroline's, which holds more of the question's words;
+// without it (or for "when") Caroline's stays ahead.
+func TestSpeakerLead(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, t.TempDir(), Options{})
+	for _, in := range []Input{
+		{Key: "m1", Text: "Melanie: I paint sunsets over the lake at dawn."},
+		{Key: "c1", Text: "Caroline: I paint by the lake at dawn too."},
+		{Key: "m2", Text: "Melanie: The horse I painted by the lake is my favourite."},
+		{Key: "c2", Text: "Caroline: I went to a pride parade yesterday."},
+		{Key: "c3", Text: "Caroline: The weather was lovely."},
+	} {
+		in.Metadata = map[string]any{"session": "session_1"}
+		if _, err := s.Put(ctx, in, Source{Source: "test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := SearchOptions{SpeakerPrior: 0.02, QuestionPenalty: -1, Context: -1}
+	for _, tc := range []struct {
+		name, query string
+		lead        string  // the best hit
+		rise        float64 // SpeakerLead 0.3 over SpeakerLead off, for each named hit
+		before      [2]string
+	}{
+		{"the best hit is the named speaker's: the prior rises", "What has Melanie painted at the lake at dawn?", "m1", 0.3 / 0.02, [2]string{"m2", "c1"}},
+		{"the best hit is another speaker's: it stays", "What did Melanie say about the pride parade?", "c2", 1, [2]string{}},
+		{"a when-question: it stays", "When did Melanie paint at the lake at dawn?", "m1", 1, [2]string{"c1", "m2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			off, on := base, base
+			off.SpeakerLead, on.SpeakerLead = -1, 0.3
+			r0, err := s.Search(ctx, tc.query, off)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r1, err := s.Search(ctx, tc.query, on)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r1.Hits) == 0 || r1.Hits[0].Record.Key != tc.lead || r0.Hits[0].Record.Key != tc.lead {
+				t.Fatalf("rankings %v / %v, want %s first", keys(r0), keys(r1), tc.lead)
+			}
+			speaker := map[string]float64{}
+			for _, h := range r0.Hits {
+				speaker[h.Record.Key] = h.Speaker
+			}
+			n := 0
+			for _, h := range r1.Hits {
+				if !strings.HasPrefix(h.Record.Text, "Melanie:") {
+					if h.Speaker != 0 {
+						t.Errorf("hit %s got the prior: %q", h.Record.Key, h.Record.Text)
+					}
+					continue
+				}
+				n++
+				if got := h.Speaker / speaker[h.Record.Key]; math.Abs(got-tc.rise) > 1e-9 {
+					t.Errorf("hit %s: prior %g with the lead, %g without (ratio %g, want %g)", h.Record.Key, h.Speaker, speaker[h.Record.Key], got, tc.rise)
+				}
+			}
+			if n == 0 {
+				t.Fatalf("no hit of Melanie's in %v", keys(r1))
+			}
+			if got := keys(r1); tc.before[0] != "" && slices.Index(got, tc.before[0]) > slices.Index(got, tc.before[1]) {
+				t.Errorf("ranking %v, want %s before %s", got, tc.before[0], tc.before[1])
+			}
+			if got := keys(r0); tc.rise != 1 && slices.Index(got, tc.before[1]) > slices.Index(got, tc.before[0]) {
+				t.Errorf("ranking without the rise %v, want %s before %s", got, tc.before[1], tc.before[0])
+			}
+		})
+	}
+	// The default search rises to DefaultSpeakerLead: the best hit's prior is
+	// that share of its own score before the prior.
+	def, err := s.Search(ctx, "What has Melanie painted at the lake at dawn?", SearchOptions{QuestionPenalty: -1, Context: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := def.Hits[0]; h.Record.Key != "m1" || math.Abs(h.Speaker-DefaultSpeakerLead*(h.Score-h.Speaker)) > 1e-9 {
+		t.Errorf("default: first hit %s, prior %g of score %g, want %g of the score before it", h.Record.Key, h.Speaker, h.Score, DefaultSpeakerLead)
 	}
 }

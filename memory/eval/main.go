@@ -75,6 +75,7 @@ func run() error {
 	only := flag.String("conversations", "", "LoCoMo conversations to measure, by sample_id, separated by commas (default: all; for tuning on one half and checking on the other)")
 	spk := flag.Float64("speaker-boost", 0, "boost records spoken (\"Name: ...\") by someone the question names by this share (0: none)")
 	sprior := flag.Float64("speaker-prior", 0, "share of the best score added to records spoken by someone the question names, after the fusion (0: the default, negative: none)")
+	slead := flag.Float64("speaker-lead", 0, "share of the best score the speaker prior rises to when the best hit is the named speaker's own and the question does not ask when (0: the default, negative: none)")
 	qpen := flag.Float64("question-penalty", 0, "share of the best score taken from conversation records that ask a question, after the fusion (0: the default, negative: none)")
 	cdecay := flag.Float64("context-decay", 0, "the share of the nearer record's weight each further one gets (0: the default)")
 	mmr := flag.Float64("mmr", 0, "re-rank for diversity by maximal marginal relevance with this lambda (0: none, the default)")
@@ -118,7 +119,7 @@ func run() error {
 		o.Fusion, o.RRFK, o.BM25Weight, o.VectorWeight, o.Context = memory.Fusion(*fusion), *rrfK, *wb, *wv, *ctxw
 		o.Feedback, o.FeedbackTerms, o.FeedbackBoost = *fb, *fbt, *fbb
 		o.MaxDF, o.ContextWindow, o.ContextDecay, o.ContextReply = *maxDF, *cwin, *cdecay, *creply
-		o.SpeakerBoost, o.SpeakerPrior, o.QuestionPenalty = *spk, *sprior, *qpen
+		o.SpeakerBoost, o.SpeakerPrior, o.SpeakerLead, o.QuestionPenalty = *spk, *sprior, *slead, *qpen
 		o.MMRLambda = *mmr
 		o.SoftMatch, o.SoftMatchFloor = *soft, *softFloor
 		o.Expand, o.ExpandMinSim, o.ExpandBoost = *expand, *expandSim, *expandBoost
