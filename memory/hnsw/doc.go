@@ -28,7 +28,9 @@
 //
 // Any number of searches may run alongside one writer (Add, Delete and Import are
 // serialised by the graph itself, so calling them from several goroutines is safe
-// but not parallel). A large Add inserts in parallel on Parallelism goroutines.
+// but not parallel). A large Add inserts in parallel on Parallelism goroutines;
+// by default an Add of fewer than AutoParallelMin nodes inserts in order, so the
+// same inputs build the same graph every time.
 // Link lists are read and written with atomic operations and guarded by striped
 // locks among writers; the per-node data (vector, key, level) is written once
 // before the node becomes reachable.

@@ -73,7 +73,10 @@ type Graph[K cmp.Ordered] struct {
 	EfConstruction int
 
 	// Parallelism is the number of goroutines a large Add (or a rebuild) inserts
-	// with; 0 means GOMAXPROCS, 1 means a sequential, reproducible build.
+	// with; 1 means a sequential, reproducible build. 0 means GOMAXPROCS for an
+	// Add of AutoParallelMin nodes or more and a sequential build below it, so a
+	// small graph (a conversation's turns, a test's fixture) is the same graph on
+	// every build and its searches are reproducible.
 	Parallelism int
 
 	// RebuildRatio is the fraction of deleted nodes above which the graph is rebuilt
@@ -210,7 +213,7 @@ func (g *Graph[K]) Add(nodes ...Node[K]) error {
 	g.c = c
 	g.mu.Unlock()
 
-	c.insertRange(g.writer(), uint32(start), uint32(c.n), g.workers())
+	c.insertRange(g.writer(), uint32(start), uint32(c.n), g.workers(c.n-start))
 	for _, old := range replaced {
 		c.repair(g.writer(), old)
 	}
@@ -330,9 +333,17 @@ func (g *Graph[K]) writer() *searcher {
 	return g.ws
 }
 
-func (g *Graph[K]) workers() int {
-	if g.Parallelism > 0 {
+// AutoParallelMin is the smallest Add that a Graph with Parallelism 0 splits
+// among goroutines. Inserting fewer nodes alone takes well under a second.
+const AutoParallelMin = 4096
+
+// workers is the number of goroutines that insert n new nodes.
+func (g *Graph[K]) workers(n int) int {
+	switch {
+	case g.Parallelism > 0:
 		return g.Parallelism
+	case n < AutoParallelMin:
+		return 1
 	}
 	return runtime.GOMAXPROCS(0)
 }
@@ -375,7 +386,7 @@ func (g *Graph[K]) maybeRebuild() {
 		nc.byKey[c.keys[id]] = nid
 		nc.live++
 	}
-	nc.insertRange(g.writer(), 0, uint32(nc.n), g.workers())
+	nc.insertRange(g.writer(), 0, uint32(nc.n), g.workers(nc.n))
 	g.mu.Lock()
 	g.c = nc
 	g.mu.Unlock()

@@ -693,3 +693,25 @@ func TestLookupIntoEqualsLookup(t *testing.T) {
 		})
 	}
 }
+
+// TestDefaultSmallBuildIsReproducible asserts that with the default Parallelism a
+// graph below AutoParallelMin nodes is built in order, so the same inputs give the
+// same graph, byte for byte, on every build, even with several cores: a small
+// store's searches (and an evaluation on it) do not vary from run to run.
+func TestDefaultSmallBuildIsReproducible(t *testing.T) {
+	vecs := clustered(7, min(scaled(3000), hnsw.AutoParallelMin-1), 16, 12)
+	export := func() []byte {
+		g, _ := build(t, hnsw.CosineDistance, vecs, 0)
+		var b bytes.Buffer
+		if err := g.Export(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	first := export()
+	for i := range 3 {
+		if !bytes.Equal(export(), first) {
+			t.Fatalf("build %d of %d vectors with Parallelism 0 differs from the first", i+2, len(vecs))
+		}
+	}
+}
