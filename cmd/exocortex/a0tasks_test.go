@@ -52,7 +52,8 @@ func newestBlock(msgs []api.Message, marker string) string {
 
 // TestPortedTasksLiveAcrossHookCalls ports testdata/a0tasks, Agent Zero files of
 // our own that start asyncio tasks at monologue_start and keep them in agent
-// data (a recall search, a count, a sweep that never ends), then await one
+// data (a recall search that asks the utility model after its hook returned,
+// a count, a sweep that never ends), then await one
 // (message_loop_prompts_after/_50_await_recall.py) and poll the other's
 // task.done() (_60_poll_count.py) at a later hook, and runs it in a real plugin
 // process on the real host with the scripted model: the awaited result and the
@@ -73,7 +74,8 @@ func TestPortedTasksLiveAcrossHookCalls(t *testing.T) {
 	if err := h.Watch(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	srv, a := agentOn(t, h, nil, []scripted.Reply{{Content: answer}, {Content: answer}, {Content: answer}})
+	utility := []scripted.Reply{{Content: "q1", ExpectContains: "A0-TASK-QUERY"}, {Content: "q2", ExpectContains: "A0-TASK-QUERY"}, {Content: "q3", ExpectContains: "A0-TASK-QUERY"}}
+	srv, usrv, a := agentWithUtility(t, h, nil, utility, []scripted.Reply{{Content: answer}, {Content: answer}, {Content: answer}})
 	ctx := context.Background()
 	for _, msg := range []string{"first", "second"} {
 		if _, err := a.Monologue(ctx, msg); err != nil {
@@ -108,17 +110,22 @@ func TestPortedTasksLiveAcrossHookCalls(t *testing.T) {
 		req          int
 		marker, want string
 	}{
-		{0, "A0-TASK", "A0-TASK-RECALLED by the task monologue_start started"},
+		{0, "A0-TASK", "A0-TASK-RECALLED by the task monologue_start started, query q1"},
 		{0, "A0-POLL", "A0-POLL done, counted 42; sweep running=True"},
-		{1, "A0-TASK", "A0-TASK-RECALLED by the task monologue_start started"},
+		{1, "A0-TASK", "A0-TASK-RECALLED by the task monologue_start started, query q1"},
 		{1, "A0-POLL", "A0-POLL done, counted 42; sweep running=True"},
-		{2, "A0-TASK", "A0-TASK-RECALLED by the task monologue_start started"},
+		{2, "A0-TASK", "A0-TASK-RECALLED by the task monologue_start started, query q2"},
 		{2, "A0-POLL", "A0-POLL edited, done, counted 42; sweep running=True"},
 	}
 	for _, tt := range tests {
 		if got := newestBlock(reqs[tt.req].Messages, tt.marker); got != tt.want {
 			t.Errorf("request %d: %s block %q, want %q", tt.req+1, tt.marker, got, tt.want)
 		}
+	}
+	// The task's utility calls ran after the hook that started it had returned:
+	// one per process (the second monologue awaits the task the first one left).
+	if f := usrv.Failures(); len(f) > 0 || usrv.Remaining() != 1 {
+		t.Errorf("utility model: failures %v, %d replies left, want 1 (one call per plugin process)", f, usrv.Remaining())
 	}
 	logs := log.String()
 	for _, want := range []string{"cancelled", "pending task(s)", "StartRecall.sweep_forever (started by extension \"a0_start_recall\" at monologue_start)"} {

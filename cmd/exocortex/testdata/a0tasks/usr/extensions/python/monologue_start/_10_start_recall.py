@@ -15,9 +15,12 @@ class StartRecall(Extension):
             self.agent.set_data("sweep_task", asyncio.create_task(self.sweep_forever()))
 
     async def search(self):
-        # Slower than the other task, so that the poll finds that one done.
+        # Slower than the other task, so that the poll finds that one done. It
+        # asks the utility model for its query after the hook that started it
+        # has returned, as Agent Zero's memory recall does.
         await asyncio.sleep(0.3)
-        return "A0-TASK-RECALLED by the task monologue_start started"
+        query = await self.agent.call_utility_model(system="Write a search query.", message="A0-TASK-QUERY")
+        return f"A0-TASK-RECALLED by the task monologue_start started, query {query}"
 
     async def sweep_forever(self):
         # Background work that never ends on its own: shutdown and hot reload
