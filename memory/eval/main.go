@@ -19,7 +19,9 @@
 //     go run ./memory/eval -write DIR            # also write facts.jsonl and queries.txt
 //
 // The word vectors come from scripts/fetch-glove.sh. Without them the evaluation
-// still runs BM25 and says that the vector rows are missing.
+// uses the compact table built into the binary, as the CLI's default embedder
+// (auto) does and as ../shared/tools/locomo_recall.py measures it; -embedder none
+// runs BM25 alone.
 package main
 
 import (
@@ -58,7 +60,7 @@ type row struct {
 
 func run() error {
 	glove := flag.String("glove", envOr("EXOCORTEX_GLOVE", "data/glove-100d.bin"), "GloVe word-vector file (scripts/fetch-glove.sh); -embedder overrides it")
-	embedder := flag.String("embedder", "", `embedder: "glove:PATH", "glove:compact" (the table built into the binary), "ollama:MODEL" or "none" (default: glove at -glove)`)
+	embedder := flag.String("embedder", "", `embedder: "glove:PATH", "glove:compact" (the table built into the binary), "ollama:MODEL" or "none" (default: glove at -glove, else glove:compact, as the CLI's auto)`)
 	data := flag.String("data", "../shared/data/locomo-dev/locomo-dev.json", "LoCoMo conversations (JSON); skipped, saying so, when absent")
 	sets := flag.String("sets", "locomo,generated", "which sets to measure: locomo, generated or both")
 	people := flag.Int("people", 120, "people in the generated set (ten facts each)")
@@ -133,7 +135,13 @@ func run() error {
 	modes := []memory.Mode{memory.ModeBM25}
 	spec := *embedder
 	if spec == "" {
+		// As the CLI's default (auto): the full file when it is there, else the
+		// table built into the binary, so the two measure the same store.
 		spec = "glove:" + *glove
+		if _, err := os.Stat(*glove); errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(os.Stderr, "eval: no word vectors at %s (scripts/fetch-glove.sh makes them): the built-in table (glove:compact), as the CLI's default uses without them\n", *glove)
+			spec = "glove:" + embed.CompactSpec
+		}
 	}
 	e, err := embed.Open(ctx, embed.Spec(spec), "")
 	if g, ok := e.(*embed.GloVe); ok && *gloveKind != "sif" {
