@@ -35,7 +35,11 @@ func (s *Store) Append(ctx context.Context, entries []staging.Entry) ([]staging.
 	if s.closed {
 		return nil, errors.New("memory: the store is closed")
 	}
-	if err := s.checkEntries(entries); err != nil {
+	err := s.checkEntries(entries)
+	if s.repairLocked(ctx) {
+		err = s.checkEntries(entries)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return s.commit(ctx, entries)
@@ -161,11 +165,15 @@ func (s *Store) JournalSeq() uint64 { return s.journal.LastSeq() }
 // Records returns copies of every record, of every area and status, sorted by id.
 func (s *Store) Records() []*Record {
 	s.mu.RLock()
-	out := make([]*Record, 0, len(s.state.recs))
-	for _, r := range s.state.recs {
+	out := make([]*Record, 0, s.state.Len())
+	s.state.each(func(r *Record) bool {
 		out = append(out, r.clone())
-	}
+		return true
+	})
 	s.mu.RUnlock()
+	if s.repairState(context.Background()) {
+		return s.Records()
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
@@ -184,6 +192,9 @@ func (s *Store) Vector(id string) ([]float32, bool) {
 		area = r.Area
 	}
 	s.mu.RUnlock()
+	if s.repairState(context.Background()) {
+		return s.Vector(id)
+	}
 	if r == nil {
 		return nil, false
 	}

@@ -139,7 +139,7 @@ func TestCheckFilesFindsDamageTheStampHides(t *testing.T) {
 			s.Close()
 			p := filepath.Join(dir, name)
 			b, _ := os.ReadFile(p)
-			at := len(b) - 40
+			at := bytes.IndexByte(b, '\n') + 1 + 20 // in the first record's text
 			if name == VectorsFile {
 				at = bytes.IndexByte(b, '\n') + 1 + 64 + 16 + 200
 			}
@@ -166,10 +166,11 @@ func TestCheckFilesFindsDamageTheStampHides(t *testing.T) {
 	}
 }
 
-// TestSnapshotParts: a snapshot of a store large enough is cut in two parts
-// that decode on two threads to the state the journal replays to; parts that
-// do not fit the body are damage (rebuilt from the journal, saying so); a
-// header without parts (an older build's) decodes in one pass.
+// TestSnapshotParts: a version 1 snapshot (an older build's) of a store large
+// enough is cut in two parts that decode on two threads to the state the
+// journal replays to, and is rewritten as version 2; parts that do not fit
+// the body are damage (rebuilt from the journal, saying so); a header without
+// parts decodes in one pass.
 func TestSnapshotParts(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir, Options{})
@@ -181,6 +182,13 @@ func TestSnapshotParts(t *testing.T) {
 	s.Close()
 	want := replayedHash(t, dir)
 	p := filepath.Join(dir, SnapshotFile)
+	snap, err := readSnapshot(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeSnapshotV1(p, replayedState(t, dir), snap.at); err != nil {
+		t.Fatal(err)
+	}
 	orig, _ := os.ReadFile(p)
 	nl := bytes.IndexByte(orig, '\n')
 	var h snapshotHeader
@@ -223,6 +231,12 @@ func TestSnapshotParts(t *testing.T) {
 			}
 			if r, ok := s.GetByKey(AreaMain, "k1"); !ok || r.ID != "zz-tags" || fmt.Sprint(r.Tags) != "[a b]" {
 				t.Errorf("key lookup: %+v %v", r, ok)
+			}
+			if n, _, ok := SnapshotCount(dir); !ok || n != h.Records {
+				t.Errorf("after the open: snapshot count %d, %v", n, ok)
+			}
+			if snap, err := readSnapshot(p); err != nil || snap.version != snapshotVersion {
+				t.Errorf("the version 1 file was not rewritten as version %d: %v", snapshotVersion, err)
 			}
 		})
 	}

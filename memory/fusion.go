@@ -161,7 +161,8 @@ func (fs *fuseScratch) at(o *order, p int) int32 {
 	if k := fs.slot[p]; k != 0 {
 		return k - 1
 	}
-	fs.nodes = append(fs.nodes, fnode{id: o.ids[p], rec: o.recs[p], pos: int32(p)})
+	id, rec := o.at(p)
+	fs.nodes = append(fs.nodes, fnode{id: id, rec: rec, pos: int32(p)})
 	k := int32(len(fs.nodes) - 1)
 	fs.slot[p] = k + 1
 	return k
@@ -169,7 +170,7 @@ func (fs *fuseScratch) at(o *order, p int) int32 {
 
 // candidate returns the node of a leg's candidate id.
 func (fs *fuseScratch) candidate(o *order, id string) int32 {
-	if p, ok := o.pos[id]; ok {
+	if p, ok := o.place(id); ok {
 		return fs.at(o, p)
 	}
 	// The indexes may briefly hold a record the order does not: no neighbours.
@@ -205,8 +206,8 @@ func (fs *fuseScratch) walk(o *order, k int32, w int) {
 	i := int(n.pos)
 	side := func(dir int) int32 {
 		found := int32(0)
-		for j, gap := i+dir, 0; j >= 0 && j < len(o.ids) && gap <= maxNeighbourGap && int(found) < w; j += dir {
-			x := o.recs[j]
+		for j, gap := i+dir, 0; j >= 0 && j < o.size() && gap <= maxNeighbourGap && int(found) < w; j += dir {
+			x := o.rec(j)
 			if x == nil || x.Area != r.Area || x.Status != StatusActive {
 				gap++
 				continue

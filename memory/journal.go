@@ -271,10 +271,14 @@ func (s *Store) Export(ctx context.Context, w io.Writer) (int, error) {
 
 func (s *Store) allAreas() []string {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
 	seen := map[string]bool{}
-	for _, r := range s.state.recs {
+	s.state.each(func(r *Record) bool {
 		seen[r.Area] = true
+		return true
+	})
+	s.mu.RUnlock()
+	if s.repairState(context.Background()) {
+		return s.allAreas()
 	}
 	if len(seen) == 0 {
 		return []string{AreaMain}

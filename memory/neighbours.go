@@ -15,15 +15,65 @@ import (
 type order struct {
 	mu    sync.Mutex
 	built bool
-	ids   []string
-	// recs holds each position's record (nil once deleted), so that a walk
-	// along the order reads records without a lookup in the state per step.
-	// Records are updated in place, so the pointers stay current.
+	// st resolves the places of a snapshot's base: places 0..nb-1 are its
+	// records in the creation order it keeps (snapBase.orderAt), read through
+	// the state, so nothing is sorted or allocated per record to build them.
+	st *State
+	nb int
+	// Places nb and on are the records not in the base (all of them without
+	// one), in creation order: ids and recs (nil once deleted) by place, pos
+	// the place of each id. Records are updated in place, so the pointers
+	// stay current.
+	ids  []string
 	recs []*Record
 	pos  map[string]int
 	// pool keeps searches' fusion scratch (*fuseScratch), whose slots are
 	// indexed by place in the order.
 	pool sync.Pool
+}
+
+// size is the number of places in the order.
+func (o *order) size() int { return o.nb + len(o.ids) }
+
+// at returns the id and the record (nil once deleted) at place p.
+func (o *order) at(p int) (string, *Record) {
+	if p >= o.nb {
+		return o.ids[p-o.nb], o.recs[p-o.nb]
+	}
+	i := o.st.base.orderAt(p)
+	if r := o.st.at(i); r != nil {
+		return r.ID, r
+	}
+	id, _ := o.st.base.idView(i)
+	return strings.Clone(id), nil
+}
+
+// rec returns the record at place p, nil once deleted.
+func (o *order) rec(p int) *Record {
+	if p >= o.nb {
+		return o.recs[p-o.nb]
+	}
+	return o.st.at(o.st.base.orderAt(p))
+}
+
+// place returns id's place in the order.
+func (o *order) place(id string) (int, bool) {
+	if p, ok := o.pos[id]; ok {
+		return p, true
+	}
+	if o.nb > 0 {
+		if i, ok := o.st.base.find(id); ok {
+			return o.st.base.place(i), true
+		}
+	}
+	return 0, false
+}
+
+// reset forgets the order (the state it was built from was replaced).
+func (o *order) reset() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.built, o.st, o.nb, o.ids, o.recs, o.pos = false, nil, 0, nil, nil, nil
 }
 
 // scratch returns an empty fuseScratch with a slot for every place in the order.
@@ -33,7 +83,7 @@ func (o *order) scratch() *fuseScratch {
 	if fs == nil {
 		fs = &fuseScratch{}
 	}
-	if n := len(o.ids); len(fs.slot) < n {
+	if n := o.size(); len(fs.slot) < n {
 		fs.slot = append(fs.slot, make([]int32, n-len(fs.slot)+n/8)...)
 	}
 	return fs
@@ -50,16 +100,21 @@ func (o *order) release(fs *fuseScratch) {
 const maxNeighbourGap = 8
 
 // ensure builds the order from st if it is not built yet. The caller holds s.mu
-// (read or write).
+// (read or write). A state opened from a snapshot of format 2 brings its
+// base's order; only the records since are sorted.
 func (o *order) ensure(st *State) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.built {
 		return
 	}
+	o.st = st
+	if st.base != nil {
+		o.nb = st.base.n
+	}
 	// Sixteen bytes an entry, compared by sequence (the id only between records
-	// of one event): at 100k records this is what a one-shot CLI search pays
-	// on top of Open.
+	// of one event). Records not in the base were created after every record
+	// of it, so they follow it.
 	type e struct {
 		seq uint64
 		r   *Record
@@ -80,36 +135,41 @@ func (o *order) ensure(st *State) {
 	for i, x := range es {
 		o.ids[i] = x.r.ID
 		o.recs[i] = x.r
-		o.pos[x.r.ID] = i
+		o.pos[x.r.ID] = o.nb + i
 	}
 	o.built = true
 }
 
 // created notes a record created at the end of the journal. An id created
-// again after a delete keeps its first place, with the new record. The caller
-// holds s.mu for writing.
+// again after a delete keeps its first place, with the new record (the state
+// holds a base record's). The caller holds s.mu for writing.
 func (o *order) created(r *Record) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if !o.built {
 		return
 	}
-	if i, ok := o.pos[r.ID]; ok {
-		o.recs[i] = r
+	if p, ok := o.pos[r.ID]; ok {
+		o.recs[p-o.nb] = r
 		return
 	}
-	o.pos[r.ID] = len(o.ids)
+	if o.nb > 0 {
+		if _, ok := o.st.base.find(r.ID); ok {
+			return
+		}
+	}
+	o.pos[r.ID] = o.size()
 	o.ids = append(o.ids, r.ID)
 	o.recs = append(o.recs, r)
 }
 
-// deleted notes that the record id left the state. The caller holds s.mu for
-// writing.
+// deleted notes that the record id left the state (a base record's place
+// reads the state, which knows). The caller holds s.mu for writing.
 func (o *order) deleted(id string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if i, ok := o.pos[id]; ok && o.built {
-		o.recs[i] = nil
+	if p, ok := o.pos[id]; ok && o.built {
+		o.recs[p-o.nb] = nil
 	}
 }
 
@@ -129,7 +189,7 @@ func sessionOf(r *Record) string {
 func (o *order) neighbours(st *State, id string, w int) (before, after []string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	i, ok := o.pos[id]
+	i, ok := o.place(id)
 	r := st.get(id)
 	if !ok || r == nil {
 		return nil, nil
@@ -140,8 +200,8 @@ func (o *order) neighbours(st *State, id string, w int) (before, after []string)
 	}
 	walk := func(dir int) []string {
 		var out []string
-		for j, gap := i+dir, 0; j >= 0 && j < len(o.ids) && gap <= maxNeighbourGap && len(out) < w; j += dir {
-			n := o.recs[j]
+		for j, gap := i+dir, 0; j >= 0 && j < o.size() && gap <= maxNeighbourGap && len(out) < w; j += dir {
+			n := o.rec(j)
 			if n == nil || n.Area != r.Area || n.Status != StatusActive {
 				gap++
 				continue

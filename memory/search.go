@@ -435,6 +435,11 @@ func (s *Store) Search(ctx context.Context, query string, o SearchOptions) (Resu
 		}
 		res.Hits = append(res.Hits, h)
 	}
+	if s.repairState(ctx) {
+		// A record of the snapshot turned out damaged: the state was rebuilt
+		// from the journal, and the search runs again on it.
+		return s.Search(ctx, query, o)
+	}
 	res.render(o.TokenBudget)
 	if o.RecordAccess && len(res.Hits) > 0 {
 		ids := make([]string, len(res.Hits))
@@ -508,16 +513,24 @@ func (s *Store) exactVectors(vec []float32, f Filter, k int, sims map[string]flo
 	type cand struct{ id, area string }
 	var cands []cand
 	s.mu.RLock()
-	for _, r := range s.state.recs {
+	over := false
+	s.state.each(func(r *Record) bool {
 		if f.match(r) {
 			if len(cands) == exactLimit {
-				s.mu.RUnlock()
-				return nil, false
+				over = true
+				return false
 			}
 			cands = append(cands, cand{r.ID, r.Area})
 		}
-	}
+		return true
+	})
 	s.mu.RUnlock()
+	if over {
+		return nil, false
+	}
+	if s.repairState(context.Background()) {
+		return s.exactVectors(vec, f, k, sims)
+	}
 	type scored struct {
 		id  string
 		sim float64

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -37,8 +36,9 @@ import (
 // form, metadata as tagged JSON values), then the counts of unknown event kinds
 // and of skipped events.
 
-// snapshotVersion is the version of state.snap's format.
-const snapshotVersion = 1
+// snapshotVersion is the version of state.snap's format this build writes
+// (see snapbase.go); it reads version 1 too (decoded whole, then rewritten).
+const snapshotVersion = 2
 
 // snapshotEvery is how many journal events a session writes between snapshots,
 // besides the one written on Close, so that a process that dies replays at most
@@ -58,6 +58,8 @@ type snapshotHeader struct {
 	// body at which it starts (ascending). A build that does not know them
 	// decodes the body in one pass, as it always did.
 	Parts []snapshotPart `json:"parts,omitempty"`
+	// Index locates a version 2 body's index and counters.
+	Index *snapshotIndex `json:"index,omitempty"`
 }
 
 type snapshotPart struct {
@@ -69,27 +71,40 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // snapshot is a decoded state.snap.
 type snapshot struct {
-	at    staging.Checkpoint
-	state *State
+	at      staging.Checkpoint
+	state   *State
+	version int
 }
 
 // errNoSnapshot: the file does not exist (no notice needed).
 var errNoSnapshot = errors.New("no snapshot")
 
-// readSnapshot reads and checks the snapshot at path. The error says what is
-// wrong with it; errNoSnapshot means there is none.
+// readSnapshot reads and checks the snapshot at path in full: its checksum,
+// and every record decoded (a version 2 file's also against its index). The
+// error says what is wrong with it; errNoSnapshot means there is none.
 func readSnapshot(path string) (*snapshot, error) {
 	f, err := openSnapshot(path, nil)
 	if err != nil {
 		return nil, err
 	}
-	return f.decode()
+	snap, err := f.decode()
+	if err != nil {
+		return nil, err
+	}
+	if b := snap.state.base; b != nil {
+		if err := b.checkAll(); err != nil {
+			return nil, err
+		}
+	}
+	return snap, nil
 }
 
 // snapshotFile is a snapshot read whole, whose header was checked; decode
 // checks and decodes its body.
 type snapshotFile struct {
 	h    snapshotHeader
+	m    *fileMapping // version 2: the mapping body is part of
+	path string
 	body []byte
 	fi   fs.FileInfo
 	// trusted: CheckedFile holds the file's stamp, so decode skips the
@@ -97,33 +112,40 @@ type snapshotFile struct {
 	trusted bool
 }
 
-// openSnapshot reads the snapshot at path and checks its header and length;
+// openSnapshot maps the snapshot at path and checks its header and length;
 // checked is CheckedFile's stamps.
 func openSnapshot(path string, checked map[string]fileStamp) (*snapshotFile, error) {
-	b, fi, err := readFileInfo(path)
+	m, fi, err := mapSnapshot(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, errNoSnapshot
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot be read: %w", err)
 	}
+	b := m.b
 	nl := bytes.IndexByte(b, '\n')
 	var h snapshotHeader
 	if nl < 0 || json.Unmarshal(b[:nl], &h) != nil {
 		return nil, errors.New("has an unreadable header")
 	}
-	if h.Version != snapshotVersion {
-		return nil, fmt.Errorf("has format version %d, this build reads %d", h.Version, snapshotVersion)
+	if h.Version != snapshotVersion && h.Version != 1 {
+		return nil, fmt.Errorf("has format version %d, this build reads 1 and %d", h.Version, snapshotVersion)
 	}
 	body := b[nl+1:]
 	if len(body) != h.Bytes {
 		return nil, fmt.Errorf("is truncated or padded: %d bytes of body, the header says %d", len(body), h.Bytes)
 	}
-	return &snapshotFile{h: h, body: body, fi: fi, trusted: trusted(checked, SnapshotFile, fi)}, nil
+	if h.Version == 1 {
+		// Decoded whole, its strings slices of the body: a copy the
+		// collector keeps alive, not the mapping.
+		body = bytes.Clone(body)
+		m = nil
+	}
+	return &snapshotFile{h: h, m: m, path: path, body: body, fi: fi, trusted: trusted(checked, SnapshotFile, fi)}, nil
 }
 
-// readFileInfo reads the file at path whole and describes the file it read.
-func readFileInfo(path string) ([]byte, fs.FileInfo, error) {
+// mapSnapshot maps the file at path whole and describes the file it mapped.
+func mapSnapshot(path string) (*fileMapping, fs.FileInfo, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
@@ -133,11 +155,11 @@ func readFileInfo(path string) ([]byte, fs.FileInfo, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	b := make([]byte, fi.Size())
-	if _, err := io.ReadFull(f, b); err != nil {
+	m, err := mapFile(f, fi.Size())
+	if err != nil {
 		return nil, nil, err
 	}
-	return b, fi, nil
+	return m, fi, nil
 }
 
 // stamp is the file's stamp to keep in CheckedFile after a decode that
@@ -160,6 +182,15 @@ func (f *snapshotFile) decode() (*snapshot, error) {
 	if !f.trusted && crc32.Checksum(f.body, castagnoli) != f.h.CRC32C {
 		return nil, errors.New("fails its checksum")
 	}
+	if f.h.Version == 2 {
+		st, err := openBase(f.path, f.m, f.body, f.h, !f.trusted)
+		if err != nil {
+			return nil, err
+		}
+		st.baseCRC = f.h.CRC32C
+		st.applied = f.h.Journal.Seq
+		return &snapshot{at: f.h.Journal, state: st, version: 2}, nil
+	}
 	// The state's strings are slices of the body, which nothing writes to
 	// again: decoding copies no text.
 	st, err := decodeStateParts(unsafe.String(unsafe.SliceData(f.body), len(f.body)), f.h.Records, f.h.Parts)
@@ -167,17 +198,17 @@ func (f *snapshotFile) decode() (*snapshot, error) {
 		return nil, fmt.Errorf("cannot be decoded: %w", err)
 	}
 	st.applied = f.h.Journal.Seq
-	return &snapshot{at: f.h.Journal, state: st}, nil
+	return &snapshot{at: f.h.Journal, state: st, version: 1}, nil
 }
 
 // writeSnapshot writes st, taken at the journal position at, to path
 // atomically (a temporary file, fsync, rename).
 func writeSnapshot(path string, st *State, at staging.Checkpoint) error {
-	body, parts, err := encodeStateParts(st)
+	body, ix, err := encodeStateV2(st, st.baseCRC)
 	if err != nil {
 		return fmt.Errorf("memory: encoding the state snapshot %s: %w", path, err)
 	}
-	h := snapshotHeader{Version: snapshotVersion, Journal: at, Records: st.Len(), Bytes: len(body), CRC32C: crc32.Checksum(body, castagnoli), Parts: parts}
+	h := snapshotHeader{Version: snapshotVersion, Journal: at, Records: st.Len(), Bytes: len(body), CRC32C: crc32.Checksum(body, castagnoli), Index: &ix}
 	head, err := json.Marshal(h)
 	if err != nil {
 		return fmt.Errorf("memory: encoding the state snapshot %s: %w", path, err)
@@ -257,62 +288,6 @@ func appendObject(b []byte, m map[string]any) ([]byte, error) {
 		}
 	}
 	return b, nil
-}
-
-// encodeState encodes the records (sorted by id, so equal states encode equally)
-// and the counters.
-func encodeState(st *State) ([]byte, error) {
-	b, _, err := encodeStateParts(st)
-	return b, err
-}
-
-// minPartRecords is the fewest records a store must hold for its snapshot to
-// be cut in two parts.
-const minPartRecords = 2000
-
-// encodeStateParts is encodeState, also saying where the records can be cut
-// (the header's Parts).
-func encodeStateParts(st *State) ([]byte, []snapshotPart, error) {
-	b := make([]byte, 0, 1<<20)
-	b = binary.AppendUvarint(b, uint64(len(st.recs)))
-	var err error
-	var parts []snapshotPart
-	for i, id := range st.sortedIDs() {
-		if len(st.recs) >= minPartRecords && i == len(st.recs)/2 {
-			parts = append(parts, snapshotPart{Record: i, Offset: len(b)})
-		}
-		r := st.recs[id]
-		for _, s := range []string{r.ID, r.Area, r.Text, r.Key} {
-			b = appendString(b, s)
-		}
-		b = binary.AppendUvarint(b, uint64(len(r.Tags)))
-		for _, t := range r.Tags {
-			b = appendString(b, t)
-		}
-		if r.Metadata == nil {
-			b = append(b, 0)
-		} else if b, err = appendObject(append(b, 1), r.Metadata); err != nil {
-			return nil, nil, fmt.Errorf("record %s: metadata: %w", r.ID, err)
-		}
-		for _, t := range []time.Time{r.Created, r.Updated, r.LastAccess} {
-			if b, err = appendTime(b, t); err != nil {
-				return nil, nil, fmt.Errorf("record %s: %w", r.ID, err)
-			}
-		}
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(r.Importance))
-		b = binary.AppendVarint(b, r.AccessCount)
-		for _, s := range []string{string(r.Status), r.SupersededBy, r.Provenance.Session, r.Provenance.Message, r.Provenance.Source} {
-			b = appendString(b, s)
-		}
-		b = binary.AppendUvarint(b, r.Provenance.Seq)
-		b = binary.AppendUvarint(b, r.Provenance.UpdatedSeq)
-	}
-	b = binary.AppendUvarint(b, uint64(len(st.unknown)))
-	for _, k := range sortedKeys(st.unknown) {
-		b = appendString(b, k)
-		b = binary.AppendUvarint(b, uint64(st.unknown[k]))
-	}
-	return binary.AppendUvarint(b, uint64(st.skipped)), parts, nil
 }
 
 // stateDecoder reads an encoded state. Strings are slices of the body, which is
@@ -486,12 +461,7 @@ func (d *stateDecoder) object(depth int) map[string]any {
 	return m
 }
 
-// decodeState decodes what encodeState wrote; records is the header's count.
-func decodeState(body string, records int) (*State, error) {
-	return decodeStateParts(body, records, nil)
-}
-
-// decodeStateParts is decodeState cutting the records where parts say (the
+// decodeStateParts decodes a version 1 body (written by an older build) cutting the records where parts say (the
 // header's Parts), each part decoded on its own goroutine with its own intern
 // table. Parts that do not fit the body are a damaged snapshot.
 func decodeStateParts(body string, records int, parts []snapshotPart) (*State, error) {
@@ -659,7 +629,7 @@ func SnapshotCount(dir string) (records int, seq uint64, ok bool) {
 		return 0, 0, false
 	}
 	var h snapshotHeader
-	if json.Unmarshal(line, &h) != nil || h.Version != snapshotVersion {
+	if json.Unmarshal(line, &h) != nil || h.Version != snapshotVersion && h.Version != 1 {
 		return 0, 0, false
 	}
 	return h.Records, h.Journal.Seq, true

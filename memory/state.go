@@ -5,7 +5,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/exocortex/exocortex/staging"
@@ -23,6 +27,22 @@ type change struct {
 
 // State is the record state: the primary projection of the journal.
 type State struct {
+	// base, when the state was opened from a version 2 snapshot, holds its
+	// records undecoded: slots[i] is record i once decoded (nil before),
+	// dead[i] that it was deleted since (both indexed by the base's record
+	// number). recs holds the records that are not in the base: every record
+	// when there is no base. An id is in exactly one of the two.
+	base    *snapBase
+	baseCRC uint32 // the base's body checksum (the snapshot header's)
+	slots   []atomic.Pointer[Record]
+	dead    []bool // written with the store's write lock held, like recs
+	ndead   int
+	// damage is the first base record that would not decode (the state is
+	// then wrong and must be rebuilt from the journal).
+	damage atomic.Pointer[stateDamage]
+	dmu    sync.Mutex
+	lost   []string // the ids of every base record that did not decode
+
 	recs    map[string]*Record
 	keys    map[[2]string]string // (area, key) -> id
 	applied uint64
@@ -51,14 +71,109 @@ func newState() *State {
 // Applied is the last journal sequence applied.
 func (s *State) Applied() uint64 { return s.applied }
 
-// Len is the number of records (active and archived).
-func (s *State) Len() int { return len(s.recs) }
+// stateDamage is a record of the snapshot's base that did not decode.
+type stateDamage struct {
+	path string
+	id   string // its id, when the table could say (for the indexes to catch up)
+	err  error
+}
 
-func (s *State) get(id string) *Record { return s.recs[id] }
+func (d *stateDamage) Error() string {
+	return fmt.Sprintf("state snapshot %s: %v", d.path, d.err)
+}
+
+// damaged returns the first base record that did not decode, nil if none.
+func (s *State) damaged() *stateDamage { return s.damage.Load() }
+
+// lostIDs lists the ids of the base records that did not decode.
+func (s *State) lostIDs() []string {
+	s.dmu.Lock()
+	defer s.dmu.Unlock()
+	return slices.Clone(s.lost)
+}
+
+// Len is the number of records (active and archived).
+func (s *State) Len() int {
+	n := len(s.recs)
+	if s.base != nil {
+		n += s.base.n - s.ndead
+	}
+	return n
+}
+
+func (s *State) get(id string) *Record {
+	if r, ok := s.recs[id]; ok || s.base == nil {
+		return r
+	}
+	if i, ok := s.base.find(id); ok {
+		return s.at(i)
+	}
+	return nil
+}
+
+// at returns base record i, decoding it on first use; nil if it was deleted
+// or does not decode (which marks the state damaged). Concurrent readers
+// (the store's read lock) may decode the same record: one copy is kept.
+func (s *State) at(i int) *Record {
+	if s.dead[i] {
+		return nil
+	}
+	if r := s.slots[i].Load(); r != nil {
+		return r
+	}
+	r, err := s.base.record(i)
+	if err != nil {
+		d := &stateDamage{path: s.base.path, err: err}
+		if id, ok := s.base.idView(i); ok {
+			d.id = strings.Clone(id)
+			s.dmu.Lock()
+			s.lost = append(s.lost, d.id)
+			s.dmu.Unlock()
+		}
+		s.damage.CompareAndSwap(nil, d)
+		return nil
+	}
+	if !s.slots[i].CompareAndSwap(nil, r) {
+		return s.slots[i].Load()
+	}
+	return r
+}
+
+// add puts a new record in the state (the store's write lock is held).
+func (s *State) add(r *Record) {
+	if s.base != nil {
+		if i, ok := s.base.find(r.ID); ok {
+			s.slots[i].Store(r)
+			if s.dead[i] {
+				s.dead[i] = false
+				s.ndead--
+			}
+			return
+		}
+	}
+	s.recs[r.ID] = r
+}
+
+// each calls fn with every record (decoding those not decoded yet), the
+// base's in id order first, until fn returns false.
+func (s *State) each(fn func(*Record) bool) {
+	if s.base != nil {
+		for i := range s.base.n {
+			if r := s.at(i); r != nil && !fn(r) {
+				return
+			}
+		}
+	}
+	for _, r := range s.recs {
+		if !fn(r) {
+			return
+		}
+	}
+}
 
 func (s *State) byKey(area, key string) *Record {
 	if id, ok := s.keys[[2]string{area, key}]; ok {
-		return s.recs[id]
+		return s.get(id)
 	}
 	return nil
 }
@@ -93,7 +208,7 @@ func (s *State) apply(r staging.Record) ([]change, error) {
 		if err := r.Decode(&e); err != nil {
 			return nil, err
 		}
-		rec := s.recs[e.ID]
+		rec := s.get(e.ID)
 		if rec == nil {
 			s.skipped++
 			return nil, nil
@@ -110,7 +225,7 @@ func (s *State) apply(r staging.Record) ([]change, error) {
 		if err := r.Decode(&e); err != nil {
 			return nil, err
 		}
-		rec := s.recs[e.ID]
+		rec := s.get(e.ID)
 		if rec == nil {
 			s.skipped++
 			return nil, nil
@@ -124,7 +239,7 @@ func (s *State) apply(r staging.Record) ([]change, error) {
 		}
 		var out []change
 		for _, id := range e.IDs {
-			if rec := s.recs[id]; rec != nil {
+			if rec := s.get(id); rec != nil {
 				rec.AccessCount++
 				rec.LastAccess = ts
 				out = append(out, change{id: id})
@@ -136,7 +251,7 @@ func (s *State) apply(r staging.Record) ([]change, error) {
 		if err := r.Decode(&e); err != nil {
 			return nil, err
 		}
-		into := s.recs[e.Into]
+		into := s.get(e.Into)
 		if into == nil {
 			s.skipped++
 			return nil, nil
@@ -144,7 +259,7 @@ func (s *State) apply(r staging.Record) ([]change, error) {
 		out := []change{{id: e.Into, content: true, vector: e.Text != "" && e.Text != into.Text}}
 		tags := into.Tags
 		for _, id := range e.From {
-			from := s.recs[id]
+			from := s.get(id)
 			if from == nil || id == e.Into {
 				continue
 			}
@@ -180,7 +295,7 @@ func (s *State) upsert(e UpsertEvent, src Source, seq uint64, ts time.Time) []ch
 			return nil
 		}
 	}
-	rec := s.recs[e.ID]
+	rec := s.get(e.ID)
 	ch := change{id: e.ID, content: true, vector: true}
 	if rec == nil {
 		rec = &Record{ID: e.ID, Created: ts, Status: StatusActive,
@@ -188,7 +303,7 @@ func (s *State) upsert(e UpsertEvent, src Source, seq uint64, ts time.Time) []ch
 		if e.Created != nil {
 			rec.Created = e.Created.UTC()
 		}
-		s.recs[e.ID] = rec
+		s.add(rec)
 	} else {
 		ch.vector = rec.Text != e.Text || rec.Area != e.Area
 		if rec.Key != "" {
@@ -225,15 +340,26 @@ func (s *State) remove(rec *Record) {
 	if rec.Key != "" {
 		delete(s.keys, [2]string{rec.Area, rec.Key})
 	}
+	if s.base != nil {
+		if i, ok := s.base.find(rec.ID); ok {
+			if !s.dead[i] {
+				s.dead[i] = true
+				s.ndead++
+			}
+			s.slots[i].Store(nil)
+			return
+		}
+	}
 	delete(s.recs, rec.ID)
 }
 
 // sortedIDs returns every record id in order.
 func (s *State) sortedIDs() []string {
-	ids := make([]string, 0, len(s.recs))
-	for id := range s.recs {
-		ids = append(ids, id)
-	}
+	ids := make([]string, 0, s.Len())
+	s.each(func(r *Record) bool {
+		ids = append(ids, r.ID)
+		return true
+	})
 	sort.Strings(ids)
 	return ids
 }
@@ -244,7 +370,7 @@ func (s *State) sortedIDs() []string {
 func (s *State) Hash() string {
 	h := sha256.New()
 	for _, id := range s.sortedIDs() {
-		b, err := json.Marshal(s.recs[id])
+		b, err := json.Marshal(s.get(id))
 		if err != nil {
 			// metadata came from JSON, so it encodes; say so loudly if not
 			panic(fmt.Sprintf("memory: encoding record %s for the state hash: %v", id, err))

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -202,6 +203,11 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		s.closeAll()
 		return nil, err
 	}
+	if snap != nil && snap.version < snapshotVersion && s.snapSeq.Load() == snap.at.Seq {
+		// An older format is rewritten in this build's, which opens faster.
+		s.snapSeq.Store(0)
+		s.saveSnapshot()
+	}
 	s.recordChecked(checked, stamps)
 	return s, nil
 }
@@ -385,14 +391,15 @@ func (s *Store) openProjections(ctx context.Context, loads *indexLoads, stamps m
 	}
 	ftTouched, vecTouched := map[string]bool{}, map[string]bool{}
 	if since > 0 {
-		for id := range s.state.recs {
+		s.state.each(func(r *Record) bool {
 			if ftFrom == 0 {
-				ftTouched[id] = true
+				ftTouched[r.ID] = true
 			}
 			if s.vec != nil && vecFrom == 0 {
-				vecTouched[id] = true
+				vecTouched[r.ID] = true
 			}
-		}
+			return true
+		})
 	}
 	progress := s.replayProgress(last - since)
 	err = s.journal.Read(ctx, since, func(r staging.Record) error {
@@ -457,12 +464,86 @@ func (s *Store) openProjections(ctx context.Context, loads *indexLoads, stamps m
 			s.vec.fileSeq = vecFrom
 		}
 	}
+	// A record of the snapshot that the tail's events or the projections
+	// read may have turned out damaged.
+	s.repairLocked(ctx)
 	if s.snapshotDue() {
 		// A long replayed tail goes into a new snapshot now, so that the next
 		// open (perhaps after a crash) does not replay it again.
 		s.saveSnapshot()
 	}
 	return nil
+}
+
+// repairState rebuilds the record state from the journal if a record of the
+// snapshot it was opened from turned out damaged (see repairLocked), and
+// reports whether it did: the caller then reads again. The caller holds no
+// lock of the store.
+func (s *Store) repairState(ctx context.Context) bool {
+	s.mu.RLock()
+	d := s.state.damaged()
+	s.mu.RUnlock()
+	if d == nil {
+		return false
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.repairLocked(ctx)
+	return true
+}
+
+// repairLocked is repairState for a caller that holds s.wmu (or a store not
+// yet shared): a record of the snapshot's base that does not decode means the
+// snapshot is damaged in a way its checks at open could not see (the file was
+// taken on trust, see CheckedFile), so the state is replayed from sequence 1,
+// the snapshot written again, and the records that could not be read are
+// projected into the indexes again (they were read as missing). It reports
+// whether the state was damaged.
+func (s *Store) repairLocked(ctx context.Context) bool {
+	s.mu.RLock()
+	old := s.state
+	s.mu.RUnlock()
+	d := old.damaged()
+	if d == nil {
+		return false
+	}
+	st := newState()
+	err := s.journal.Read(context.WithoutCancel(ctx), 0, func(r staging.Record) error {
+		if _, err := st.apply(r); err != nil {
+			s.notice(fmt.Sprintf("journal record %d (%s) could not be applied and was skipped: %v", r.Seq, r.Kind, err))
+		}
+		return nil
+	})
+	if err != nil {
+		// The damaged state stays marked: the next reader tries again.
+		s.notice(fmt.Sprintf("%v; rebuilding the state from the journal failed: %v", d, err))
+		return true
+	}
+	s.mu.Lock()
+	s.state = st
+	s.ord.reset()
+	s.mu.Unlock()
+	s.notice(fmt.Sprintf("%v: rebuilt the state from the journal", d))
+	s.snapSeq.Store(0)
+	s.saveSnapshot()
+	if lost := old.lostIDs(); len(lost) > 0 {
+		slices.Sort(lost)
+		lost = slices.Compact(lost)
+		if s.ft != nil {
+			if err := s.projectFulltext(lost, s.ft.AppliedSeq()); err != nil {
+				s.notice(fmt.Sprintf("re-indexing the records the damaged snapshot hid: %v (the next open catches up)", err))
+			}
+		}
+		if s.vec != nil && !s.vectorsLagging() {
+			s.vec.mu.RLock()
+			seq := s.vec.applied
+			s.vec.mu.RUnlock()
+			if err := s.projectVectors(ctx, lost, seq); err != nil {
+				s.vectorFailure(err)
+			}
+		}
+	}
+	return true
 }
 
 // Open and Close leave the files of the state and the vector index as they are
@@ -753,6 +834,22 @@ func (s *Store) commit(ctx context.Context, entries []staging.Entry) ([]staging.
 		}
 	}
 	s.mu.Unlock()
+	if s.repairLocked(ctx) {
+		// The batch was applied to a damaged state; the rebuilt one has it.
+		// Every record its events name is projected again.
+		for _, r := range recs {
+			for _, id := range eventRefs(r.Payload) {
+				if !ftSet[id] {
+					ftSet[id] = true
+					ftIDs = append(ftIDs, id)
+				}
+				if !vecSet[id] {
+					vecSet[id] = true
+					vecIDs = append(vecIDs, id)
+				}
+			}
+		}
+	}
 	last := recs[len(recs)-1].Seq
 	if last-s.snapSeq.Load() >= snapshotEvery {
 		defer s.saveSnapshot()
@@ -860,6 +957,9 @@ func (s *Store) PutBatch(ctx context.Context, ins []Input, src Source) ([]*Recor
 		return nil, errors.New("memory: the store is closed")
 	}
 	entries, ids, err := s.upsertEntries(ins, src)
+	if s.repairLocked(ctx) {
+		entries, ids, err = s.upsertEntries(ins, src)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -956,6 +1056,16 @@ func (s *Store) event(ctx context.Context, id, kind string, payload any, src Sou
 	}
 	s.mu.RLock()
 	r := s.state.get(id)
+	if check != nil && r != nil {
+		check(r) // reads what it checks, so damage found there is repaired below
+	}
+	damaged := s.state.damaged() != nil
+	s.mu.RUnlock()
+	if damaged {
+		s.repairLocked(ctx)
+	}
+	s.mu.RLock()
+	r = s.state.get(id)
 	var err error
 	if r == nil {
 		err = fmt.Errorf("memory: record %s: %w (see `exocortex memory why %s` for its history)", id, ErrNotFound, id)
@@ -1020,33 +1130,45 @@ func (s *Store) RecordAccess(ctx context.Context, ids []string, src Source) erro
 // Get returns a copy of the record with id.
 func (s *Store) Get(id string) (*Record, bool) {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if r := s.state.get(id); r != nil {
-		return r.clone(), true
+	r := s.state.get(id)
+	if r != nil {
+		r = r.clone()
 	}
-	return nil, false
+	s.mu.RUnlock()
+	if s.repairState(context.Background()) {
+		return s.Get(id)
+	}
+	return r, r != nil
 }
 
 // GetByKey returns a copy of the record with key in area.
 func (s *Store) GetByKey(area, key string) (*Record, bool) {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if r := s.state.byKey(area, key); r != nil {
-		return r.clone(), true
+	r := s.state.byKey(area, key)
+	if r != nil {
+		r = r.clone()
 	}
-	return nil, false
+	s.mu.RUnlock()
+	if s.repairState(context.Background()) {
+		return s.GetByKey(area, key)
+	}
+	return r, r != nil
 }
 
 // List returns copies of the records the filter admits, oldest first (then by id).
 func (s *Store) List(f Filter) []*Record {
 	s.mu.RLock()
 	var out []*Record
-	for _, r := range s.state.recs {
+	s.state.each(func(r *Record) bool {
 		if f.match(r) {
 			out = append(out, r.clone())
 		}
-	}
+		return true
+	})
 	s.mu.RUnlock()
+	if s.repairState(context.Background()) {
+		return s.List(f)
+	}
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].Created.Equal(out[j].Created) {
 			return out[i].Created.Before(out[j].Created)
@@ -1066,12 +1188,22 @@ type Census struct {
 // over the state without copying a record: what List followed by counting
 // gives, at a fraction of its cost on a large store.
 func (s *Store) Census(f Filter) map[string]Census {
+	if out, ok := s.census(f); ok {
+		return out
+	}
+	s.repairState(context.Background())
+	out, _ := s.census(f)
+	return out
+}
+
+// census is Census; ok is false when it found the state damaged.
+func (s *Store) census(f Filter) (map[string]Census, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	out := map[string]Census{}
-	for _, r := range s.state.recs {
+	s.state.each(func(r *Record) bool {
 		if !f.match(r) {
-			continue
+			return true
 		}
 		c, ok := out[r.Area]
 		if !ok {
@@ -1082,15 +1214,20 @@ func (s *Store) Census(f Filter) map[string]Census {
 			c.Tags[t]++
 		}
 		out[r.Area] = c
-	}
-	return out
+		return true
+	})
+	return out, s.state.damaged() == nil
 }
 
 // Hash is the state hash (see State.Hash).
 func (s *Store) Hash() string {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.state.Hash()
+	h := s.state.Hash()
+	s.mu.RUnlock()
+	if s.repairState(context.Background()) {
+		return s.Hash()
+	}
+	return h
 }
 
 // Stats describes the store.
@@ -1124,16 +1261,22 @@ func (s *Store) Stats() Stats {
 	st := Stats{Dir: s.dir, ByArea: map[string]int{}, ByStatus: map[string]int{}, UnknownEvents: map[string]int{}}
 	s.mu.RLock()
 	st.Records = s.state.Len()
-	for _, r := range s.state.recs {
+	s.state.each(func(r *Record) bool {
 		st.ByArea[r.Area]++
 		st.ByStatus[string(r.Status)]++
-	}
+		return true
+	})
 	for k, n := range s.state.unknown {
 		st.UnknownEvents[k] = n
 	}
 	st.SkippedEvents = s.state.skipped
 	st.StateHash = s.state.Hash()
+	damaged := s.state.damaged() != nil
 	s.mu.RUnlock()
+	if damaged {
+		s.repairState(context.Background())
+		return s.Stats()
+	}
 	st.JournalSeq = s.journal.LastSeq()
 	st.JournalBytes = s.journal.Size()
 	st.SnapshotSeq = s.snapSeq.Load()

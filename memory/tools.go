@@ -258,8 +258,19 @@ func (s *Store) areasFor(filter string) []string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	seen := map[string]bool{}
-	for _, r := range s.state.recs {
+	s.state.each(func(r *Record) bool {
 		seen[r.Area] = true
+		return true
+	})
+	if s.state.damaged() != nil {
+		s.mu.RUnlock()
+		s.repairState(context.Background())
+		s.mu.RLock()
+		clear(seen)
+		s.state.each(func(r *Record) bool {
+			seen[r.Area] = true
+			return true
+		})
 	}
 	return sortedKeys(seen)
 }
