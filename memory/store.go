@@ -390,7 +390,7 @@ func (s *Store) openProjections(ctx context.Context, loads *indexLoads, stamps m
 		}
 	}
 	ftTouched, vecTouched := map[string]bool{}, map[string]bool{}
-	if since > 0 {
+	if since > 0 && (ftFrom == 0 || s.vec != nil && vecFrom == 0) {
 		s.state.each(func(r *Record) bool {
 			if ftFrom == 0 {
 				ftTouched[r.ID] = true
