@@ -88,13 +88,19 @@ func TestSnapshotOnDemand(t *testing.T) {
 
 	src := Source{Session: "s3", Source: "test"}
 	steps := []func() error{
-		func() error { _, err := s.Put(ctx, Input{ID: "tail", Text: "written after the open about zebras"}, src); return err },
+		func() error {
+			_, err := s.Put(ctx, Input{ID: "tail", Text: "written after the open about zebras"}, src)
+			return err
+		},
 		func() error {
 			_, err := s.Put(ctx, Input{Key: "user_theme", Text: "The user now prefers a light theme"}, src)
 			return err
 		},
 		func() error { return s.Delete(ctx, "coffee", "test", src) },
-		func() error { _, err := s.Put(ctx, Input{ID: "coffee", Text: "Coffee again, green tea too"}, src); return err },
+		func() error {
+			_, err := s.Put(ctx, Input{ID: "coffee", Text: "Coffee again, green tea too"}, src)
+			return err
+		},
 		func() error { return s.Restore(ctx, "deploy", "test", src) },
 		func() error { return s.Archive(ctx, "meta", "test", "", src) },
 		func() error { return s.RecordAccess(ctx, []string{"old", "tail"}, src) },

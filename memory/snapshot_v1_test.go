@@ -47,7 +47,6 @@ func encodeStateParts(st *State) ([]byte, []snapshotPart, error) {
 	return binary.AppendUvarint(b, uint64(st.skipped)), parts, nil
 }
 
-
 // writeSnapshotV1 writes st at the journal position at as a version 1
 // snapshot, as the builds before format 2 did.
 func writeSnapshotV1(path string, st *State, at staging.Checkpoint) error {
