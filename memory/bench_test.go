@@ -487,7 +487,8 @@ func BenchmarkOpen(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 			// CPU time is what the load on a shared machine distorts least.
 			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/open")
-			// Files taken on trust per open (of 2: the snapshot, the vectors).
+			// Files taken on trust per open (of 3: the snapshot, the
+			// vectors, the journal's prefix).
 			b.ReportMetric(float64(trusted)/float64(b.N), "trusted/open")
 		})
 	}

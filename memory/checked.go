@@ -6,9 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"fmt"
 	"time"
 
-	"github.com/google/renameio/v2"
+	"github.com/exocortex/exocortex/staging"
 )
 
 // CheckedFile lists the store's files that Open verified in full (state.snap,
@@ -18,7 +19,11 @@ import (
 // over it, changes its change time or its inode, and no program can set a
 // change time back), so a later Open skips the passes that read all of it (the
 // snapshot's CRC-32C; the vector file's body checksums and link checks) and
-// checks only headers, sizes and what it decodes anyway. A file whose stamp
+// checks only headers, sizes and what it decodes anyway. The journal is
+// stamped too, under the snapshot's checkpoint (journalKey): while it keeps
+// the stamp it had when its first bytes were verified against that
+// checkpoint's checksum, Open skips that read (any append changes the stamp,
+// so the first open after a session that wrote reads it again). A file whose stamp
 // differs, or that has none, is verified in full again. It is a cache: a
 // missing or unreadable list only means everything is verified.
 //
@@ -80,7 +85,35 @@ func writeChecked(dir string, files map[string]fileStamp) error {
 	if err != nil {
 		return err
 	}
-	return renameio.WriteFile(filepath.Join(dir, CheckedFile), b, 0o600)
+	// Not synced: the list carries its own checksum, so one that a crash
+	// left torn or empty reads as none, and the next open verifies the files
+	// again; a sync would cost more than that on every open that rewrites it.
+	path := filepath.Join(dir, CheckedFile)
+	f, err := os.CreateTemp(dir, "."+CheckedFile+"-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o600)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
+}
+
+// journalKey is the name under which CheckedFile stamps the journal whose
+// prefix up to cp was verified against cp's checksum: a stamp holds only for
+// the checkpoint it was verified at (another snapshot brings another one).
+func journalKey(cp staging.Checkpoint) string {
+	return fmt.Sprintf("%s@%d:%d:%08x", JournalFile, cp.Seq, cp.Size, cp.CRC32C)
 }
 
 // trusted reports whether fi is the version of name that checked records.

@@ -43,9 +43,21 @@ func TestCheckedFilesTrustedUntilWritten(t *testing.T) {
 		trusted []string // by the open after do
 		notice  string   // "" expects none
 	}{
-		{"unchanged", func(*testing.T, string) {}, []string{SnapshotFile, VectorsFile}, ""},
-		{"a vector changed", flip(VectorsFile, func(b []byte) int { return bytes.IndexByte(b, '\n') + 1 + 64 + 16 + 200 }), []string{SnapshotFile}, "fails its checksum"},
+		{"unchanged", func(*testing.T, string) {}, []string{JournalFile, SnapshotFile, VectorsFile}, ""},
+		{"a vector changed", flip(VectorsFile, func(b []byte) int { return bytes.IndexByte(b, '\n') + 1 + 64 + 16 + 200 }), []string{JournalFile, SnapshotFile}, "fails its checksum"},
 		{"a snapshot byte changed", flip(SnapshotFile, func(b []byte) int { return len(b) - 40 }), []string{VectorsFile}, "state snapshot"},
+		{"the journal written", func(t *testing.T, dir string) {
+			// A session that saves one record leaves the snapshot and the
+			// vectors as they are (a short tail); the journal's stamp changes.
+			s := openStore(t, dir, Options{Embedder: newHashEmbedder()})
+			if _, err := s.Put(ctx, Input{ID: "late", Text: "a later note about nothing the search asks"}, Source{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Delete(ctx, "late", "test", Source{}); err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+		}, []string{SnapshotFile, VectorsFile}, ""},
 		{"the list damaged", flip(CheckedFile, func(b []byte) int { return len(b) / 2 }), nil, ""},
 		{"the vector file copied over itself", func(t *testing.T, dir string) {
 			p := filepath.Join(dir, VectorsFile)
@@ -54,7 +66,7 @@ func TestCheckedFilesTrustedUntilWritten(t *testing.T) {
 			if err := os.WriteFile(p, b, 0o600); err != nil {
 				t.Fatal(err)
 			}
-		}, []string{SnapshotFile}, ""},
+		}, []string{JournalFile, SnapshotFile}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -72,8 +84,8 @@ func TestCheckedFilesTrustedUntilWritten(t *testing.T) {
 				t.Fatalf("first open trusted %v, notices %q", s.trusted, s.Notices())
 			}
 			s.Close()
-			if got := readChecked(dir); len(got) != 2 {
-				t.Fatalf("checked.json lists %v, want both files", got)
+			if got := readChecked(dir); len(got) != 3 {
+				t.Fatalf("checked.json lists %v, want both files and the journal", got)
 			}
 			// With the real clock a file just written is not stamped: no open
 			// trusts a file a same-tick write could have changed unseen.

@@ -145,6 +145,8 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	var checked map[string]fileStamp
 	var snapStamp *fileStamp
 	var snapTrusted bool
+	var jkey string
+	var jTrusted bool
 	jopts.Locked = func() *staging.Checkpoint {
 		checked = readChecked(dir)
 		loads = s.startLoads(checked)
@@ -152,6 +154,12 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		if err != nil {
 			snapErr = err
 			return nil
+		}
+		at := f.h.Journal
+		jkey = journalKey(at)
+		if fi, err := os.Stat(filepath.Join(dir, JournalFile)); err == nil && trusted(checked, jkey, fi) {
+			at.Trusted = true
+			jTrusted = true
 		}
 		decoded = make(chan error, 1)
 		go func() {
@@ -162,7 +170,6 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 			}
 			decoded <- err
 		}()
-		at := f.h.Journal
 		return &at
 	}
 	j, err := staging.Open(ctx, filepath.Join(dir, JournalFile), jopts)
@@ -194,6 +201,17 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 				s.trusted = append(s.trusted, SnapshotFile)
 			}
 		}
+		// The journal's first bytes matched the snapshot's checkpoint (read
+		// and checksummed, or trusted by the journal's stamp): stamp it as it
+		// is now, before this session writes to it.
+		if fi, err := os.Stat(j.Path()); err == nil {
+			if st, ok := stampOf(fi); ok && jTrusted {
+				stamps[jkey] = st
+				s.trusted = append(s.trusted, JournalFile)
+			} else if st := stampFor(fi, opts.checkClock()); st != nil {
+				stamps[jkey] = *st
+			}
+		}
 	case snap != nil:
 		s.notice(fmt.Sprintf("state snapshot %s is stale: the journal no longer has record %d ending at byte %d; rebuilding the state from the journal", snapPath, snap.at.Seq, snap.at.Size))
 	case !errors.Is(snapErr, errNoSnapshot):
@@ -209,6 +227,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		s.saveSnapshot()
 	}
 	s.recordChecked(checked, stamps)
+	slices.Sort(s.trusted)
 	return s, nil
 }
 
