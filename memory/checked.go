@@ -2,11 +2,11 @@ package memory
 
 import (
 	"encoding/json"
+	"fmt"
 	"hash/crc32"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"fmt"
 	"time"
 
 	"github.com/exocortex/exocortex/staging"
