@@ -8,12 +8,16 @@
 // events.go). Everything else is a projection that can be rebuilt by replaying the
 // journal from sequence 1:
 //
-//   - the record state, held in memory; Open reads it from the state snapshot
-//     (state.snap: the state at a journal position, checksummed, written on Close
-//     and every 20,000 events) and replays only the journal after that position.
-//     A snapshot that is damaged, of another format, or that the journal no
+//   - the record state; Open maps the state snapshot (state.snap: the state
+//     at a journal position, checksummed, written on Close and every 20,000
+//     events; format 2 keeps an id-sorted offset table, the creation order and
+//     the keyed records beside the records) and replays only the journal after
+//     that position. Records are decoded when first read (a search decodes
+//     what it looks at), and writes after the open overlay the mapped ones. A
+//     snapshot that is damaged, of an unknown format, or that the journal no
 //     longer matches (its last record is not where the snapshot says) is
-//     reported and the state is rebuilt from the whole journal;
+//     reported and the state is rebuilt from the whole journal; so is one
+//     whose record turns out undecodable when read (Store.repairState);
 //   - the full-text index (memory/fulltext, Bleve BM25), which remembers the last
 //     sequence it applied and catches up on open, and is recreated when missing,
 //     damaged or not closed cleanly;
