@@ -191,7 +191,9 @@ func loadVectors(path string, newIdx func() VectorIndex, model string, dims int,
 		return v, fmt.Sprintf("vector index %s cannot be read (%v): rebuilding it from the journal", path, err), nil, false
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<20)
+	// Version 4 (mapped) needs only the header line from the reader; older
+	// versions read their body through it too.
+	br := bufio.NewReaderSize(f, 64<<10)
 	line, err := br.ReadBytes('\n')
 	var h vectorHeader
 	if err != nil || json.Unmarshal(line, &h) != nil || h.Version < 1 || h.Version > vectorFileVersion || (h.Version == 2 && h.CRC32C == nil) {
