@@ -405,10 +405,13 @@ func (cl Classifier) MonologueEnd(ctx context.Context, c *sdk.Call, _ *exocortex
 	n := 0
 	err := cl.Stores.Use(ctx, func(s *memory.Store) error {
 		var ins []memory.Input
-		for _, r := range s.List(memory.Filter{}) {
-			if r.Provenance.Session != session || slices.ContainsFunc(r.Tags, func(t string) bool { return strings.HasPrefix(t, axisTag) }) {
-				continue
-			}
+		// Only this session's unclassified records are copied: a copy of
+		// every record (List) cost 230-300 ms per run on a store of 100k
+		// (docs/perf/memory.md, "Where a `run -p` at 100k spends its time").
+		unclassified := s.Select(memory.Filter{}, func(r *memory.Record) bool {
+			return r.Provenance.Session == session && !slices.ContainsFunc(r.Tags, func(t string) bool { return strings.HasPrefix(t, axisTag) })
+		})
+		for _, r := range unclassified {
 			tags := append(slices.Clone(r.Tags), axisTag+Axis(r))
 			if d := bs.GetPrimaryDomain(); d != "" {
 				tags = append(tags, "domain:"+d)
@@ -489,16 +492,16 @@ func (mt Maintenance) MonologueEnd(ctx context.Context, c *sdk.Call, _ *exocorte
 	archived := 0
 	err := mt.Stores.Use(ctx, func(s *memory.Store) error {
 		src := memory.Source{Session: c.Context().GetSessionId(), Source: "extension:memory_maintenance"}
-		for _, r := range s.List(memory.Filter{}) {
+		// Only the stale records are copied (see Classifier).
+		stale := s.Select(memory.Filter{}, func(r *memory.Record) bool { return Stale(r, now) != "" })
+		for _, r := range stale {
 			if archived >= MaxArchive {
 				break
 			}
-			if why := Stale(r, now); why != "" {
-				if err := s.Archive(ctx, r.ID, why, "", src); err != nil {
-					return err
-				}
-				archived++
+			if err := s.Archive(ctx, r.ID, Stale(r, now), "", src); err != nil {
+				return err
 			}
+			archived++
 		}
 		return nil
 	})

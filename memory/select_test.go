@@ -1,0 +1,75 @@
+package memory
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSelect: Select returns copies of the records both the filter and keep
+// admit, oldest first, and a change to a copy leaves the store alone; a nil
+// keep is List.
+func TestSelect(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, t.TempDir(), Options{})
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ins := []struct {
+		id, area, session string
+		tags              []string
+	}{
+		{"a", AreaMain, "s1", []string{"x"}},
+		{"b", AreaMain, "s2", nil},
+		{"c", AreaFragments, "s1", []string{"axis:semantic"}},
+		{"d", AreaLibrary, "s1", nil},
+		{"e", AreaMain, "s1", nil},
+	}
+	for i, in := range ins {
+		created := base.Add(time.Duration(len(ins)-i) * time.Hour) // later inputs are older
+		if _, err := s.Put(ctx, Input{ID: in.id, Area: in.area, Text: "text " + in.id, Tags: in.tags, Created: &created}, Source{Session: in.session}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	of := func(session string) func(*Record) bool {
+		return func(r *Record) bool { return r.Provenance.Session == session }
+	}
+	for _, tc := range []struct {
+		name string
+		f    Filter
+		keep func(*Record) bool
+		want []string
+	}{
+		{"nil keep is List", Filter{}, nil, []string{"e", "c", "b", "a"}},
+		{"one session", Filter{}, of("s1"), []string{"e", "c", "a"}},
+		{"session without an axis tag", Filter{}, func(r *Record) bool {
+			return r.Provenance.Session == "s1" && !slices.ContainsFunc(r.Tags, func(t string) bool { return strings.HasPrefix(t, "axis:") })
+		}, []string{"e", "a"}},
+		{"the filter still applies", Filter{Areas: []string{AreaLibrary}}, of("s1"), []string{"d"}},
+		{"nothing kept", Filter{}, of("s3"), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, r := range s.Select(tc.f, tc.keep) {
+				got = append(got, r.ID)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("Select = %v, want %v", got, tc.want)
+			}
+			if tc.keep == nil {
+				var list []string
+				for _, r := range s.List(tc.f) {
+					list = append(list, r.ID)
+				}
+				if !slices.Equal(list, got) {
+					t.Errorf("List = %v, Select with a nil keep = %v", list, got)
+				}
+			}
+		})
+	}
+	got := s.Select(Filter{}, of("s1"))
+	got[0].Text, got[0].Tags = "changed", append(got[0].Tags, "changed")
+	if r, _ := s.Get(got[0].ID); r.Text == "changed" || slices.Contains(r.Tags, "changed") {
+		t.Errorf("changing a record Select returned changed the store's: %+v", r)
+	}
+}
