@@ -16,7 +16,8 @@ import (
 
 // PluginCPUProfileEnv names a directory: a built-in plugin served while it is
 // set writes a CPU profile of its whole life (start to Close) to
-// DIR/NAME-PID.pprof, for `go tool pprof`. A diagnostic (docs/perf/memory.md,
+// DIR/NAME-PID.pprof, for `go tool pprof`, and its CPU time at Close to
+// DIR/NAME-PID.cpu. A diagnostic (docs/perf/memory.md,
 // "Where a `run -p` at 100k spends its time"); the host passes its environment
 // to the plugins it starts, so setting it for `exocortex run` profiles them all.
 const PluginCPUProfileEnv = "EXOCORTEX_PLUGIN_CPUPROFILE"
@@ -36,7 +37,8 @@ func newPluginServeCmd() *cobra.Command {
 meant to be run by hand.
 
 With ` + PluginCPUProfileEnv + `=DIR in the environment, the plugin writes a CPU
-profile of its whole life to DIR/NAME-PID.pprof (read it with go tool pprof).`,
+profile of its whole life to DIR/NAME-PID.pprof (read it with go tool pprof),
+and its CPU time (user and system, ms) at Close to DIR/NAME-PID.cpu.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			p, ok := builtin.Plugins()[args[0]]
@@ -79,6 +81,12 @@ func startCPUProfile(path string) (stop func() error, err error) {
 		pprof.StopCPUProfile()
 		if err := f.Close(); err != nil {
 			return fmt.Errorf("writing the CPU profile %s: %w", path, err)
+		}
+		// The process's CPU time so far, beside the profile (which samples
+		// only part of it): user and system, in milliseconds.
+		if user, sys, ok := cpuTime(); ok {
+			cpu := fmt.Sprintf("user_ms %d\nsys_ms %d\n", user.Milliseconds(), sys.Milliseconds())
+			_ = os.WriteFile(strings.TrimSuffix(path, ".pprof")+".cpu", []byte(cpu), 0o644)
 		}
 		return nil
 	}, nil
