@@ -177,11 +177,31 @@ func (st *Stores) Warm(ctx context.Context) {
 		st.logger.Debug("memory-tools: embedder loaded at start", "took", time.Since(start))
 		return
 	}
-	if err := st.Use(ctx, func(*memory.Store) error { return nil }); err != nil {
+	var opened time.Duration
+	if err := st.Use(ctx, func(s *memory.Store) error {
+		opened = time.Since(start)
+		prime(ctx, s)
+		return nil
+	}); err != nil {
 		st.logger.Info("memory-tools: not opening the memory store at start (the first call tries again)", "err", err)
 		return
 	}
-	st.logger.Debug("memory-tools: memory store opened at start", "took", time.Since(start))
+	st.logger.Debug("memory-tools: memory store opened at start", "open", opened, "took", time.Since(start))
+}
+
+// WarmQuery is the search Warm runs once the store is open, so that what a
+// store builds on its first search is built before the first prompt's recall.
+const WarmQuery = "memory"
+
+// prime does ahead of the first prompt what its memory hooks would otherwise
+// do on the prompt's path, on a large store: the census the memory catalog
+// shows (the store keeps it until a write), and a first search (the structures
+// a store builds on its first search, and the first touch of the mapped
+// vector graphs and the full-text segments). Its results are dropped; a
+// search has no side effects (no access is recorded).
+func prime(ctx context.Context, s *memory.Store) {
+	s.Census(memory.Filter{})
+	_, _ = s.Search(ctx, WarmQuery, memory.SearchOptions{Limit: 1})
 }
 
 // embedder returns the embedder spec names, made once per spec. One that cannot

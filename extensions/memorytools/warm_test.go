@@ -10,7 +10,9 @@ import (
 
 // TestWarm: the plugin's Start opens an existing store before any call (and a
 // call then finds it open), creates none where there is none, and leaves a store
-// another process holds to the first call, which works once it is free.
+// another process holds to the first call, which works once it is free. What
+// Warm does ahead of the first prompt (the census, a first search) writes
+// nothing to the store.
 func TestWarm(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -43,6 +45,16 @@ func TestWarm(t *testing.T) {
 			h.st.Warm(t.Context())
 			if got := h.st.IsOpen(); got != tc.wantOpen {
 				t.Fatalf("after Warm the store is open: %v, want %v", got, tc.wantOpen)
+			}
+			if tc.wantOpen {
+				if err := h.st.Use(t.Context(), func(s *memory.Store) error {
+					if seq := s.JournalSeq(); seq != 1 {
+						t.Errorf("after Warm the journal is at seq %d, want 1 (Warm wrote to the store)", seq)
+					}
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if !tc.store {
 				if _, err := os.Stat(dir); !os.IsNotExist(err) {
