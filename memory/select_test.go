@@ -73,3 +73,56 @@ func TestSelect(t *testing.T) {
 		t.Errorf("changing a record Select returned changed the store's: %+v", r)
 	}
 }
+
+// TestWritten: Written sees the records this open's writes created or changed
+// (the filter and keep still apply), not those written before the open, nor
+// deleted ones.
+func TestWritten(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openStore(t, dir, Options{})
+	for _, id := range []string{"old1", "old2", "old3"} {
+		if _, err := s.Put(ctx, Input{ID: id, Text: "before " + id}, Source{Session: "s1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openStore(t, dir, Options{})
+	for _, in := range []Input{{ID: "new1", Text: "after"}, {ID: "new2", Text: "after", Area: AreaFragments}, {ID: "old2", Text: "changed"}, {ID: "gone", Text: "deleted soon"}} {
+		if _, err := s.Put(ctx, in, Source{Session: "s1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Delete(ctx, "gone", "test", Source{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Archive(ctx, "old3", "test", "", Source{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecordAccess(ctx, []string{"old1"}, Source{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		f    Filter
+		keep func(*Record) bool
+		want []string
+	}{
+		{"active", Filter{}, nil, []string{"new1", "new2", "old2"}},
+		{"archived", Filter{Statuses: []Status{StatusArchived}}, nil, []string{"old3"}},
+		{"keep", Filter{}, func(r *Record) bool { return r.Area == AreaFragments }, []string{"new2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, r := range s.Written(tc.f, tc.keep) {
+				got = append(got, r.ID)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("Written = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

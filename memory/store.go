@@ -105,12 +105,15 @@ type Store struct {
 	// trusted lists the files Open took as verified by CheckedFile, sorted.
 	trusted []string
 
-	// kept is the last Census of every active record (the zero Filter),
-	// kept while the state stays at the sequence it was counted at.
+	// written holds the ids of the records this Store's writes created or
+	// changed since it was opened (guarded by mu), for Written.
+	written map[string]struct{}
+
+	// kept is the Census of every active record (the zero Filter), kept
+	// current by the writes (censusTrack) and between opens (CensusFile).
 	kept struct {
 		sync.Mutex
-		seq    uint64
-		byArea map[string]Census
+		keptCensus
 	}
 }
 
@@ -840,11 +843,21 @@ func (s *Store) commit(ctx context.Context, entries []staging.Entry) ([]staging.
 	var ftIDs, vecIDs []string
 	s.mu.Lock()
 	for _, r := range recs {
+		counted := s.censusTrack(r)
 		chs, err := s.state.apply(r)
+		if counted != nil {
+			counted()
+		}
 		if err != nil {
 			s.notice(fmt.Sprintf("journal record %d (%s) could not be applied: %v", r.Seq, r.Kind, err))
 		}
 		for _, c := range chs {
+			if c.content && !c.deleted {
+				if s.written == nil {
+					s.written = map[string]struct{}{}
+				}
+				s.written[c.id] = struct{}{}
+			}
 			if rec := s.state.get(c.id); rec != nil && rec.Provenance.Seq == r.Seq {
 				s.ord.created(rec)
 			} else if rec == nil && c.deleted {
@@ -924,6 +937,9 @@ func (s *Store) closeAll() error {
 	}
 	if s.journal != nil && s.state != nil && s.snapshotDue() {
 		s.saveSnapshot()
+	}
+	if s.journal != nil && s.state != nil {
+		s.saveCensus()
 	}
 	if s.ft != nil {
 		if err := s.ft.Close(); errors.Is(err, fulltext.ErrDamaged) {
@@ -1215,6 +1231,30 @@ func (s *Store) Select(f Filter, keep func(*Record) bool) []*Record {
 	return out
 }
 
+// Written is Select over the records this Store's own writes created or
+// changed since it was opened: what a session wrote, found without a pass
+// over the whole store (on a store opened from a snapshot, a pass over every
+// record decodes every record: about 0.25 CPU-s at 100k records). Records
+// written before this open (by another process, or before an idle close)
+// are not in it.
+func (s *Store) Written(f Filter, keep func(*Record) bool) []*Record {
+	s.mu.RLock()
+	var out []*Record
+	for id := range s.written {
+		if r := s.state.get(id); r != nil && f.match(r) && (keep == nil || keep(r)) {
+			out = append(out, r.clone())
+		}
+	}
+	s.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Created.Equal(out[j].Created) {
+			return out[i].Created.Before(out[j].Created)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
 // Census is the records a filter admits, counted per area with their tags.
 type Census struct {
 	Records int
@@ -1246,6 +1286,9 @@ func (s *Store) census(f Filter) (map[string]Census, bool) {
 	if whole {
 		s.kept.Lock()
 		defer s.kept.Unlock()
+		if !s.kept.read {
+			s.readCensus()
+		}
 		if s.kept.byArea != nil && s.kept.seq == s.state.applied {
 			return copyCensus(s.kept.byArea), true
 		}

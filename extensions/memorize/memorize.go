@@ -390,7 +390,7 @@ func (Classifier) Spec() sdk.Spec {
 		Name:        "memory_classifier",
 		Order:       55,
 		Reads:       []sdk.KeyRef{bstKey(), loopKey()},
-		Description: "Tags the session's unclassified memories with axis (procedural, episodic, semantic), domain and loop_period (while loop_active).",
+		Description: "Tags the session's unclassified memories (those written since the memory store was opened) with axis (procedural, episodic, semantic), domain and loop_period (while loop_active).",
 	}
 }
 
@@ -405,10 +405,13 @@ func (cl Classifier) MonologueEnd(ctx context.Context, c *sdk.Call, _ *exocortex
 	n := 0
 	err := cl.Stores.Use(ctx, func(s *memory.Store) error {
 		var ins []memory.Input
-		// Only this session's unclassified records are copied: a copy of
-		// every record (List) cost 230-300 ms per run on a store of 100k
-		// (docs/perf/memory.md, "Where a `run -p` at 100k spends its time").
-		unclassified := s.Select(memory.Filter{}, func(r *memory.Record) bool {
+		// Only the records written since the store was opened are looked
+		// at (a session's records are written while its plugin holds the
+		// store), and only this session's unclassified ones copied: a copy
+		// of every record (List) cost 230-300 ms per run on a store of 100k,
+		// and a pass over every record decodes all of them (about 250 ms;
+		// docs/perf/memory.md, "Where a `run -p` at 100k spends its time").
+		unclassified := s.Written(memory.Filter{}, func(r *memory.Record) bool {
 			return r.Provenance.Session == session && !slices.ContainsFunc(r.Tags, func(t string) bool { return strings.HasPrefix(t, axisTag) })
 		})
 		for _, r := range unclassified {
