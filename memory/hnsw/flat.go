@@ -275,7 +275,7 @@ func useFlat[K cmp.Ordered](c *core[K], kk reflect.Kind, n uint64, sizes, body, 
 	if kk == reflect.String {
 		keyStr = string(kb)
 	}
-	c.byKey = make(map[K]uint32, n)
+	c.byKey = newKeyIndex[K](int(n))
 	off := uint64(0)
 	for id := range n {
 		var key K
@@ -302,13 +302,10 @@ func useFlat[K cmp.Ordered](c *core[K], kk reflect.Kind, n uint64, sizes, body, 
 			c.tombs++
 			continue
 		}
-		// One map operation per key: a key seen before leaves the map's size
-		// as it was.
-		c.byKey[key] = uint32(id)
-		c.live++
-		if len(c.byKey) != c.live {
+		if c.byKey.put(c.keys, key, uint32(id)) {
 			return corrupt("key %v appears twice", key)
 		}
+		c.live++
 	}
 	if off != uint64(len(kb)) {
 		return corrupt("%d bytes left after the keys", uint64(len(kb))-off)

@@ -145,7 +145,7 @@ func (g *Graph[K]) Lookup(key K) (Vector, bool) {
 	if c == nil {
 		return nil, false
 	}
-	id, ok := c.byKey[key]
+	id, ok := c.byKey.get(c.keys, key)
 	if !ok {
 		return nil, false
 	}
@@ -162,7 +162,7 @@ func (g *Graph[K]) LookupInto(key K, dst Vector) (Vector, bool) {
 	if c == nil {
 		return dst[:0], false
 	}
-	id, ok := c.byKey[key]
+	id, ok := c.byKey.get(c.keys, key)
 	if !ok {
 		return dst[:0], false
 	}
@@ -202,12 +202,12 @@ func (g *Graph[K]) Add(nodes ...Node[K]) error {
 	start := c.n
 	var replaced []uint32
 	for i := range nodes {
-		if old, ok := c.byKey[nodes[i].Key]; ok {
+		if old, ok := c.byKey.get(c.keys, nodes[i].Key); ok {
 			c.kill(old)
 			replaced = append(replaced, old)
 		}
 		id := c.place(nodes[i].Key, nodes[i].Value, g.randomLevel())
-		c.byKey[nodes[i].Key] = id
+		c.byKey.put(c.keys, nodes[i].Key, id)
 		c.live++
 	}
 	g.c = c
@@ -232,12 +232,12 @@ func (g *Graph[K]) Delete(key K) bool {
 		g.mu.Unlock()
 		return false
 	}
-	id, ok := c.byKey[key]
+	id, ok := c.byKey.get(c.keys, key)
 	if !ok {
 		g.mu.Unlock()
 		return false
 	}
-	delete(c.byKey, key)
+	c.byKey.del(c.keys, key)
 	c.kill(id)
 	if c.live == 0 {
 		// Nothing left to find: start afresh, which also frees the slots.
@@ -383,7 +383,7 @@ func (g *Graph[K]) maybeRebuild() {
 			continue
 		}
 		nid := nc.placeNormalised(c.keys[id], c.vec(id), c.norms[id], int(c.levels[id]))
-		nc.byKey[c.keys[id]] = nid
+		nc.byKey.put(nc.keys, c.keys[id], nid)
 		nc.live++
 	}
 	nc.insertRange(g.writer(), 0, uint32(nc.n), g.workers(nc.n))
@@ -452,7 +452,7 @@ type core[K cmp.Ordered] struct {
 	dead   []uint32   // 1 once deleted
 	n      int        // slots in use
 
-	byKey map[K]uint32 // live keys only
+	byKey keyIndex[K] // live keys only
 	live  int
 	tombs int
 
@@ -466,7 +466,7 @@ type core[K cmp.Ordered] struct {
 }
 
 func (c *core[K]) init() {
-	c.byKey = make(map[K]uint32)
+	c.byKey = newKeyIndex[K](0)
 	c.locks = new([lockStripes]sync.Mutex)
 }
 

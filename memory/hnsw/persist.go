@@ -275,7 +275,7 @@ func (g *Graph[K]) read(r io.Reader) (*core[K], int, error) {
 	// 4·dim+8 bytes each: then everything is allocated once.
 	if left := readerLen(r); left >= 0 && n > first && n*uint64(4*dim+8) <= uint64(left) {
 		first = n
-		c.byKey = make(map[K]uint32, n)
+		c.byKey = newKeyIndex[K](int(n))
 	}
 	c.resize(int(first))
 	body := &bodyReader{r: br, crc: crc32.New(crcTable), off: headerSize}
@@ -336,10 +336,9 @@ func (g *Graph[K]) read(r io.Reader) (*core[K], int, error) {
 			c.dead[slot] = 1
 			c.tombs++
 		} else {
-			if _, dup := c.byKey[key]; dup {
+			if c.byKey.put(c.keys, key, slot) {
 				return nil, 0, corrupt("key %v appears twice", key)
 			}
-			c.byKey[key] = slot
 			c.live++
 		}
 	}
