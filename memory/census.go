@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/google/renameio/v2"
 
@@ -120,10 +121,11 @@ func censusIDs(r staging.Record) ([]string, bool) {
 }
 
 // censusTrack returns, for a journal record about to be applied, a function
-// to call once it is applied, which keeps the kept census current; nil when
-// no census is kept (or it cannot be kept current: it is dropped). s.mu is
-// held for writing.
-func (s *Store) censusTrack(r staging.Record) func() {
+// to call with the changes its apply made, which keeps the kept census
+// current; nil when no census is kept (or it cannot be kept current: it is
+// dropped). A change to a record the event was not known to touch drops the
+// census too. s.mu is held for writing.
+func (s *Store) censusTrack(r staging.Record) func([]change) {
 	s.kept.Lock()
 	defer s.kept.Unlock()
 	if s.kept.byArea == nil {
@@ -140,11 +142,17 @@ func (s *Store) censusTrack(r staging.Record) func() {
 			before[i] = &Record{Area: rec.Area, Status: rec.Status, Tags: append([]string(nil), rec.Tags...)}
 		}
 	}
-	return func() {
+	return func(chs []change) {
 		s.kept.Lock()
 		defer s.kept.Unlock()
 		if s.kept.byArea == nil {
 			return
+		}
+		for _, c := range chs {
+			if c.content && !slices.Contains(ids, c.id) {
+				s.kept.byArea = nil
+				return
+			}
 		}
 		for i, id := range ids {
 			s.kept.count(before[i], -1)

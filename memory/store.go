@@ -846,7 +846,7 @@ func (s *Store) commit(ctx context.Context, entries []staging.Entry) ([]staging.
 		counted := s.censusTrack(r)
 		chs, err := s.state.apply(r)
 		if counted != nil {
-			counted()
+			counted(chs)
 		}
 		if err != nil {
 			s.notice(fmt.Sprintf("journal record %d (%s) could not be applied: %v", r.Seq, r.Kind, err))
