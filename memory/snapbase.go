@@ -170,6 +170,54 @@ func (b *snapBase) checkAll() error {
 	return nil
 }
 
+// fields decodes record i into r without its metadata, r's strings being
+// views of the mapping (valid only while the base is referred to: the caller
+// copies what it keeps), reusing r's tag slice: a filter's test of a record
+// nobody decoded yet, without allocating.
+func (b *snapBase) fields(i int, r *Record) error {
+	start, end := b.off(i), b.off(i+1)
+	d := &stateDecoder{s: unsafe.String(unsafe.SliceData(b.body[start:]), end-start)}
+	d.recordInto(r, true)
+	if d.err == nil && d.off != end-start {
+		d.err = fmt.Errorf("%d bytes left after it", end-start-d.off)
+	}
+	return d.err
+}
+
+// skipObject reads past a metadata object.
+func (d *stateDecoder) skipObject(depth int) {
+	n := d.count()
+	for i := 0; i < n && d.err == nil; i++ {
+		d.str()
+		d.skipValue(depth)
+	}
+}
+
+func (d *stateDecoder) skipValue(depth int) {
+	if depth > 64 {
+		d.err = errors.New("metadata nested too deep")
+		return
+	}
+	switch tag := d.byte(); tag {
+	case tagNull, tagFalse, tagTrue:
+	case tagNumber:
+		d.bytes(8)
+	case tagString:
+		d.str()
+	case tagArray:
+		n := d.count()
+		for i := 0; i < n && d.err == nil; i++ {
+			d.skipValue(depth + 1)
+		}
+	case tagObject:
+		d.skipObject(depth + 1)
+	default:
+		if d.err == nil {
+			d.err = fmt.Errorf("unknown value tag %d", tag)
+		}
+	}
+}
+
 // keyOf reads record i's area and key (copies), for the key map.
 func (b *snapBase) keyOf(i int) (id, area, key string, err error) {
 	start, end := b.off(i), b.off(i+1)
@@ -444,18 +492,34 @@ func appendRecord(b []byte, r *Record) ([]byte, error) {
 }
 
 // record decodes one record (what appendRecord wrote) with its own tag slice.
-func (d *stateDecoder) record(r *Record) {
+func (d *stateDecoder) record(r *Record) { d.recordInto(r, false) }
+
+// recordInto decodes one record into r; fields reuses r's tag slice and
+// skips the metadata (r.Metadata is left nil).
+func (d *stateDecoder) recordInto(r *Record, fields bool) {
 	r.ID, r.Area, r.Text, r.Key = d.str(), d.str(), d.str(), d.str()
-	if nt := d.count(); nt > 0 {
+	nt := d.count()
+	switch {
+	case fields:
+		r.Tags = r.Tags[:0]
+		for range nt {
+			r.Tags = append(r.Tags, d.str())
+		}
+	case nt > 0:
 		r.Tags = make([]string, nt)
 		for j := range r.Tags {
 			r.Tags[j] = d.str()
 		}
 	}
+	r.Metadata = nil
 	switch d.byte() {
 	case 0:
 	case 1:
-		r.Metadata = d.object(1)
+		if fields {
+			d.skipObject(1)
+		} else {
+			r.Metadata = d.object(1)
+		}
 	default:
 		if d.err == nil {
 			d.err = errors.New("bad metadata marker")

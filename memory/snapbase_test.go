@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -68,6 +69,41 @@ func TestSnapshotOnDemand(t *testing.T) {
 	}
 	if n := decodedRecords(s.state); n != 0 {
 		t.Errorf("Open decoded %d records, want none", n)
+	}
+	// Filters read the records in place: a census decodes none, a list only
+	// what it returns; both count what the journal's replay holds.
+	replayedSt := replayedState(t, dir)
+	for _, f := range []Filter{{Statuses: []Status{StatusActive, StatusArchived}}, {Tags: []string{"pref"}}, {Areas: []string{AreaMain}}} {
+		want := map[string]Census{}
+		nwant := 0
+		replayedSt.each(func(r *Record) bool {
+			if f.match(r) {
+				c := want[r.Area]
+				if c.Tags == nil {
+					c.Tags = map[string]int{}
+				}
+				c.Records++
+				for _, tg := range r.Tags {
+					c.Tags[tg]++
+				}
+				want[r.Area] = c
+				nwant++
+			}
+			return true
+		})
+		before := decodedRecords(s.state)
+		if got := s.Census(f); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("Census(%+v) = %v, want %v", f, got, want)
+		}
+		if n := decodedRecords(s.state); n != before {
+			t.Errorf("Census(%+v) decoded %d records", f, n-before)
+		}
+		if got := s.List(f); len(got) != nwant {
+			t.Errorf("List(%+v): %d records, want %d", f, len(got), nwant)
+		}
+	}
+	if n, all := decodedRecords(s.state), s.state.Len(); n >= all {
+		t.Errorf("the filters decoded %d of %d records", n, all)
 	}
 	if ids := hitIDs(must(s.Search(ctx, "support group", SearchOptions{Limit: 1}))); len(ids) == 0 || ids[0] != "meta" {
 		t.Errorf("search: %v", ids)

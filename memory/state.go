@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -166,6 +167,50 @@ func (s *State) each(fn func(*Record) bool) {
 	}
 	for _, r := range s.recs {
 		if !fn(r) {
+			return
+		}
+	}
+}
+
+// eachMatch calls fn with every record f admits, until fn returns false. A
+// base record not decoded yet is tested on a decode of its fields into a
+// scratch record (no metadata, which a Filter does not read, and no
+// allocation) and decoded for fn only when admitted; with scratch set, fn
+// gets that scratch record instead: its strings are views of the mapped
+// snapshot, valid during the call only (copy what you keep), and its
+// Metadata is nil.
+func (s *State) eachMatch(f Filter, scratch bool, fn func(*Record) bool) {
+	if s.base != nil {
+		var tmp Record
+		for i := range s.base.n {
+			if s.dead[i] {
+				continue
+			}
+			r := s.slots[i].Load()
+			if r == nil {
+				if err := s.base.fields(i, &tmp); err != nil {
+					s.at(i) // marks the state damaged, naming the record
+					continue
+				}
+				if !f.match(&tmp) {
+					continue
+				}
+				if r = &tmp; !scratch {
+					if r = s.at(i); r == nil {
+						continue
+					}
+				}
+			} else if !f.match(r) {
+				continue
+			}
+			if !fn(r) {
+				return
+			}
+		}
+		runtime.KeepAlive(s.base)
+	}
+	for _, r := range s.recs {
+		if f.match(r) && !fn(r) {
 			return
 		}
 	}

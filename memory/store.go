@@ -1212,8 +1212,8 @@ func (s *Store) List(f Filter) []*Record {
 func (s *Store) Select(f Filter, keep func(*Record) bool) []*Record {
 	s.mu.RLock()
 	var out []*Record
-	s.state.each(func(r *Record) bool {
-		if f.match(r) && (keep == nil || keep(r)) {
+	s.state.eachMatch(f, false, func(r *Record) bool {
+		if keep == nil || keep(r) {
 			out = append(out, r.clone())
 		}
 		return true
@@ -1324,19 +1324,30 @@ func copyCensus(in map[string]Census) map[string]Census {
 // countCensus is Census without the cache. s.mu is held.
 func (s *Store) countCensus(f Filter) map[string]Census {
 	out := map[string]Census{}
-	s.state.each(func(r *Record) bool {
-		if !f.match(r) {
-			return true
+	// The records are read in place (scratch), their strings views of the
+	// mapped snapshot: every string kept as a key is a copy, made the first
+	// time it is seen (a map assignment stores the key it is given, so even
+	// a key already present is never given as a view).
+	own := map[string]string{}
+	keep := func(x string) string {
+		if y, ok := own[x]; ok {
+			return y
 		}
-		c, ok := out[r.Area]
+		y := strings.Clone(x)
+		own[y] = y
+		return y
+	}
+	s.state.eachMatch(f, true, func(r *Record) bool {
+		area := keep(r.Area)
+		c, ok := out[area]
 		if !ok {
 			c.Tags = map[string]int{}
 		}
 		c.Records++
 		for _, t := range r.Tags {
-			c.Tags[t]++
+			c.Tags[keep(t)]++
 		}
-		out[r.Area] = c
+		out[area] = c
 		return true
 	})
 	return out
