@@ -125,4 +125,25 @@ func TestWritten(t *testing.T) {
 			}
 		})
 	}
+	// Opened again with what it wrote (as a holder that closes it when idle
+	// does), the next Store's Written returns the same records, and its own.
+	ids := s.WrittenIDs()
+	if want := []string{"gone", "new1", "new2", "old2", "old3"}; !slices.Equal(ids, want) {
+		t.Errorf("WrittenIDs = %v, want %v", ids, want)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openStore(t, dir, Options{Written: ids})
+	if _, err := s.Put(ctx, Input{ID: "new3", Text: "after the reopen"}, Source{Session: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range s.Written(Filter{}, nil) {
+		got = append(got, r.ID)
+	}
+	slices.Sort(got)
+	if want := []string{"new1", "new2", "new3", "old2"}; !slices.Equal(got, want) {
+		t.Errorf("Written after a reopen with Options.Written = %v, want %v", got, want)
+	}
 }

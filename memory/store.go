@@ -59,6 +59,11 @@ type Options struct {
 	// BatchSize bounds the records per index batch and per embedding call when
 	// catching up or importing (default 1000).
 	BatchSize int
+	// Written lists records an earlier Store of the same process wrote
+	// (its WrittenIDs, taken before its Close), which this one's Written
+	// returns as its own: a holder that closes the store when idle and opens
+	// it again keeps the session's records in view.
+	Written []string
 
 	// checkClock is the time CheckedFile's margin is measured against
 	// (default time.Now): tests move it to stamp files just written.
@@ -137,6 +142,12 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("memory: creating the store directory %s: %w", dir, err)
 	}
 	s := &Store{dir: dir, opts: opts, log: opts.Logger, state: newState()}
+	if len(opts.Written) > 0 {
+		s.written = make(map[string]struct{}, len(opts.Written))
+		for _, id := range opts.Written {
+			s.written[id] = struct{}{}
+		}
+	}
 	// Once the journal's lock is held, the snapshot is read and the two indexes
 	// are opened concurrently while the journal checks the snapshot's position
 	// and scans its tail: none of them needs another's result, and on a large
@@ -1232,11 +1243,10 @@ func (s *Store) Select(f Filter, keep func(*Record) bool) []*Record {
 }
 
 // Written is Select over the records this Store's own writes created or
-// changed since it was opened: what a session wrote, found without a pass
-// over the whole store (on a store opened from a snapshot, a pass over every
-// record decodes every record: about 0.25 CPU-s at 100k records). Records
-// written before this open (by another process, or before an idle close)
-// are not in it.
+// changed since it was opened, and those Options.Written lists: what a
+// session wrote, found without a pass over the whole store (on a store opened
+// from a snapshot, a pass over every record decodes every record: about 0.25
+// CPU-s at 100k records). Records another process wrote are not in it.
 func (s *Store) Written(f Filter, keep func(*Record) bool) []*Record {
 	s.mu.RLock()
 	var out []*Record
@@ -1253,6 +1263,19 @@ func (s *Store) Written(f Filter, keep func(*Record) bool) []*Record {
 		return out[i].ID < out[j].ID
 	})
 	return out
+}
+
+// WrittenIDs lists the ids Written looks at, sorted: for Options.Written when
+// the store is opened again by the same process.
+func (s *Store) WrittenIDs() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ids := make([]string, 0, len(s.written))
+	for id := range s.written {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // Census is the records a filter admits, counted per area with their tags.

@@ -405,9 +405,10 @@ func (cl Classifier) MonologueEnd(ctx context.Context, c *sdk.Call, _ *exocortex
 	n := 0
 	err := cl.Stores.Use(ctx, func(s *memory.Store) error {
 		var ins []memory.Input
-		// Only the records written since the store was opened are looked
-		// at (a session's records are written while its plugin holds the
-		// store), and only this session's unclassified ones copied: a copy
+		// Only the records this process wrote are looked at (a session's
+		// records are written while its plugin holds the store, which hands
+		// them on across an idle close), and only this session's
+		// unclassified ones copied: a copy
 		// of every record (List) cost 230-300 ms per run on a store of 100k,
 		// and a pass over every record decodes all of them (about 250 ms;
 		// docs/perf/memory.md, "Where a `run -p` at 100k spends its time").

@@ -266,6 +266,18 @@ func TestIdleClose(t *testing.T) {
 	if got := h.ok("memory_retrieve", m{"key": "k"}); got != "v" {
 		t.Errorf("reopened: %q", got)
 	}
+	// What this process wrote before the idle close is still its own to the
+	// reopened store (the classifier at monologue_end finds it there).
+	err = h.st.Use(t.Context(), func(s *memory.Store) error {
+		w := s.Written(memory.Filter{}, nil)
+		if len(w) != 1 || w[0].Key != "k" {
+			t.Errorf("Written after an idle close and a reopen = %+v, want the record saved before it", w)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestExcerptAndSlug(t *testing.T) {

@@ -66,6 +66,9 @@ type Stores struct {
 	// changed is the embedding model change the last open found, until a
 	// call reports it to the host (ReportEmbeddingChange).
 	changed *memory.EmbeddingChange
+	// written is what the stores this process closed when idle had written
+	// (Store.WrittenIDs), handed to the next open (memory.Options.Written).
+	written []string
 }
 
 // New returns a Stores whose configuration (Home, Memory.IdleClose) comes from
@@ -113,7 +116,7 @@ func (st *Stores) Use(ctx context.Context, fn func(*memory.Store) error) error {
 		st.timer = nil
 	}
 	if st.store == nil {
-		opts := memory.Options{Logger: st.logger}
+		opts := memory.Options{Logger: st.logger, Written: st.written}
 		if spec := cfg.Memory.WithDefaults().Embedder; spec == st.embSpec && spec != "" {
 			opts.Embedder = st.emb
 		} else {
@@ -283,6 +286,10 @@ func (st *Stores) closeIdle(gen int) {
 	if gen != st.gen || st.busy > 0 || st.store == nil {
 		return
 	}
+	// What this process wrote stays in view of the next open's Written (the
+	// classifier tags the session's records at monologue_end, which may come
+	// after a long model call has let the store go idle).
+	st.written = st.store.WrittenIDs()
 	if err := st.store.Close(); err != nil {
 		st.logger.Warn("memory-tools: closing the idle memory store", "err", err)
 	}
