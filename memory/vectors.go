@@ -137,15 +137,18 @@ func newVectors(newIdx func() VectorIndex, model string, dims int) *vectors {
 	return &vectors{areas: map[string]VectorIndex{}, newIdx: newIdx, model: model, dims: dims}
 }
 
-// vectorFileVersion is the version of vectors.hnsw's header: 4 is 3 laid out
+// vectorFileVersion is the version of vectors.hnsw's header: 5 is 4 with the
+// areas' graphs in memory/hnsw's flat format version 3 (which also holds the
+// key table, the upper layers' offsets and the key offsets, so that a mapped
+// graph is used without a pass over its slots); 4 is 3 laid out
 // for mapping (the header line padded with spaces, and each area's graph
 // padded with zero bytes, to a multiple of 8 bytes, so that every graph's
 // arrays are aligned where the file is mapped and are used in place); 3 holds
 // the areas' graphs in memory/hnsw's flat format (version 2), read with one
 // read per area; 2 and 1 hold them node by node, and 2 checks the body with
-// CRC-32C (CRC32C), 1 with SHA-256 (SHA256). Versions 1-3 are still read, and
-// rewritten as version 4 on Close.
-const vectorFileVersion = 4
+// CRC-32C (CRC32C), 1 with SHA-256 (SHA256). Versions 1-4 are still read, and
+// rewritten as version 5 on Close.
+const vectorFileVersion = 5
 
 type vectorHeader struct {
 	Version    int           `json:"version"`
@@ -177,7 +180,7 @@ type vectorBlock struct {
 
 // loadVectors reads path. It returns a fresh, empty projection and a notice when
 // the file is missing (notice empty if it never existed), damaged, or made with
-// another model. A version 4 file is mapped and its graphs used in place; its
+// another model. A version 4 or 5 file is mapped and its graphs used in place; its
 // body is verified in full unless checked holds its stamp (CheckedFile). stamp
 // is the file's stamp to keep in CheckedFile: the one it had (trusted), or a
 // new one if it was verified in full now and its change time is old enough by
@@ -207,8 +210,10 @@ func loadVectors(path string, newIdx func() VectorIndex, model string, dims int,
 		return v, fmt.Sprintf("vector index %s was built with model %q (%d dimensions), now %q (%d): re-embedding every record from the journal",
 			path, h.Model, h.Dims, model, dims), nil, false
 	}
-	if h.Version == 4 {
-		return loadMapped(f, len(line), h, v, path, checked, clock)
+	if h.Version >= 4 {
+		v, notice, stamp, trust := loadMapped(f, len(line), h, v, path, checked, clock)
+		v.oldFormat = notice == "" && h.Version < vectorFileVersion
+		return v, notice, stamp, trust
 	}
 	if h.Version == 3 {
 		v, notice := loadAreas(f, int64(len(line)), h, v, path)
@@ -317,7 +322,7 @@ func loadAreas(f *os.File, start int64, h vectorHeader, v *vectors, path string)
 // align8 rounds n up to a multiple of 8.
 func align8(n int64) int64 { return (n + 7) &^ 7 }
 
-// loadMapped loads a version 4 file: maps it and loads each area's graph
+// loadMapped loads a version 4 or 5 file: maps it and loads each area's graph
 // from its section in place, concurrently. The header line is the first start
 // bytes. The graphs' body checksums and link checks run unless checked holds
 // the file's stamp.

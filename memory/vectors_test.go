@@ -58,6 +58,33 @@ func writeVectorsV3(t *testing.T, s *Store, path string) {
 	}
 }
 
+// writeVectorsV4 rewrites the store's vectors.hnsw as a build before the
+// version 3 flat graphs wrote it: header version 4 (laid out for mapping),
+// the areas' graphs in memory/hnsw's flat format version 2 (no key table, no
+// upper offsets, no key offsets).
+func writeVectorsV4(t *testing.T, s *Store, path string) {
+	t.Helper()
+	var body bytes.Buffer
+	h := vectorHeader{Version: 4, Model: s.vec.model, Dims: s.vec.dims, AppliedSeq: s.vec.applied}
+	for _, area := range sortedKeys(s.vec.areas) {
+		start := body.Len()
+		if err := s.vec.areas[area].(*hnswIndex).g.ExportVersion(&body, 2); err != nil {
+			t.Fatal(err)
+		}
+		h.Areas = append(h.Areas, vectorBlock{Area: area, Bytes: int64(body.Len() - start)})
+		body.Write(make([]byte, align8(int64(body.Len()))-int64(body.Len())))
+	}
+	sum := h.headerSum()
+	h.HeaderCRC32C = &sum
+	head, _ := json.Marshal(h)
+	room := align8(int64(len(head)) + 1)
+	line := append(head, bytes.Repeat([]byte{' '}, int(room)-len(head)-1)...)
+	line = append(line, '\n')
+	if err := os.WriteFile(path, append(line, body.Bytes()...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func vectorFileVersionOf(t *testing.T, path string) int {
 	t.Helper()
 	f, err := os.Open(path)
@@ -86,6 +113,7 @@ func TestVectorFileVersions(t *testing.T) {
 	}{
 		{"older format", func(t *testing.T, s *Store, path string) { writeVectorsV2(t, s, path) }, ""},
 		{"version 3 (not laid out for mapping)", func(t *testing.T, s *Store, path string) { writeVectorsV3(t, s, path) }, ""},
+		{"version 4 (graphs without key tables)", func(t *testing.T, s *Store, path string) { writeVectorsV4(t, s, path) }, ""},
 		{"header line not aligned", func(t *testing.T, _ *Store, path string) {
 			b, _ := os.ReadFile(path)
 			nl := bytes.IndexByte(b, '\n')
@@ -111,7 +139,7 @@ func TestVectorFileVersions(t *testing.T) {
 		}, "truncated or padded"},
 		{"a vector changed", func(t *testing.T, _ *Store, path string) {
 			b, _ := os.ReadFile(path)
-			b[bytes.IndexByte(b, '\n')+64+16+200] ^= 0x10
+			b[bytes.IndexByte(b, '\n')+64+48+200] ^= 0x10
 			os.WriteFile(path, b, 0o600)
 		}, "fails its checksum"},
 	}

@@ -32,24 +32,93 @@ import (
 //	          8 bytes each
 //	CRC-32C of the sizes and the body u32
 //
+// Version 3 (what Export writes) also stores what an import of version 2
+// computes with a pass over every slot, so that an import of version 3 uses it
+// in place and touches no per-slot data:
+//
+//	sizes (48 bytes): upper-layer words u64, key bytes u64, key-table words
+//	        u64, key-table seed u64, live slots u64, CRC-32C of these 40 bytes
+//	        u32, 4 zero bytes
+//	body: dead, norms, levels, vectors, layer 0 as in version 2, then
+//	  upper offsets slots × u32: where each slot's upper layers start in upper
+//	          (in words; the slots' layers lie in slot order without gaps)
+//	  upper   as in version 2
+//	  key table  key-table words × u32 (a power of two, at least twice the live
+//	          slots): keyIndex's open-addressing table, 1 + slot or 0, under
+//	          the hash of keyindex.go with the stored seed
+//	  key offsets  for string keys, slots × u64: where each slot's key starts in
+//	          keys (absent for other kinds)
+//	  keys    as in version 2
+//	CRC-32C of the sizes and the body u32
+//
 // Everything is little-endian; on a big-endian machine the arrays are decoded
 // into new slices instead of used in place.
-const flatVersion = 2
+const (
+	flatVersion2 = 2
+	flatVersion  = 3
+)
 
 // littleEndian: the machine's own byte order is the file's.
 var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 func align8(n uint64) uint64 { return (n + 7) &^ 7 }
 
-// flatLayout is where each section of a version 2 body starts.
+// flatSizes is the sizes block of a flat file (version 2 has the first two).
+type flatSizes struct {
+	upperWords, keyBytes, tabWords, seed, live uint64
+}
+
+// sizesLen is the length of a flat file's sizes block.
+func sizesLen(version uint32) int {
+	if version == flatVersion2 {
+		return 16
+	}
+	return 48
+}
+
+func (z flatSizes) encode(version uint32) []byte {
+	b := make([]byte, sizesLen(version))
+	binary.LittleEndian.PutUint64(b[0:], z.upperWords)
+	binary.LittleEndian.PutUint64(b[8:], z.keyBytes)
+	if version != flatVersion2 {
+		binary.LittleEndian.PutUint64(b[16:], z.tabWords)
+		binary.LittleEndian.PutUint64(b[24:], z.seed)
+		binary.LittleEndian.PutUint64(b[32:], z.live)
+		binary.LittleEndian.PutUint32(b[40:], crc32.Checksum(b[:40], crcTable))
+	}
+	return b
+}
+
+// parseSizes decodes and checks a sizes block against the header's values.
+func parseSizes(version uint32, b []byte, n uint64, m int) (flatSizes, error) {
+	z := flatSizes{upperWords: binary.LittleEndian.Uint64(b[0:]), keyBytes: binary.LittleEndian.Uint64(b[8:])}
+	if version != flatVersion2 {
+		if crc32.Checksum(b[:40], crcTable) != binary.LittleEndian.Uint32(b[40:]) || binary.LittleEndian.Uint32(b[44:]) != 0 {
+			return z, corrupt("section sizes checksum mismatch")
+		}
+		z.tabWords = binary.LittleEndian.Uint64(b[16:])
+		z.seed = binary.LittleEndian.Uint64(b[24:])
+		z.live = binary.LittleEndian.Uint64(b[32:])
+		if z.tabWords < 8 || z.tabWords&(z.tabWords-1) != 0 || z.tabWords > 1<<34 || z.live > n || 2*z.live > z.tabWords {
+			return z, corrupt("impossible key table (%d words for %d live of %d slots)", z.tabWords, z.live, n)
+		}
+	}
+	if z.upperWords > n*maxLevel*uint64(m+1) {
+		return z, corrupt("impossible section sizes (%d upper-layer words, %d key bytes for %d slots)", z.upperWords, z.keyBytes, n)
+	}
+	return z, nil
+}
+
+// flatLayout is where each section of a flat body starts (a section a version
+// does not have is empty).
 type flatLayout struct {
-	dead, norms, levels, vecs, l0, upper, keys, end uint64
+	dead, norms, levels, vecs, l0, upOff, upper, tab, koffs, keys, end uint64
 }
 
 // layout computes the sections' offsets; ok is false when the sizes overflow.
-func layout(n, dim, m0, upperWords, keyBytes uint64) (flatLayout, bool) {
+func layout(version uint32, n, dim, m0 uint64, z flatSizes, strKeys bool) (flatLayout, bool) {
 	var l flatLayout
-	if n >= 1<<32 || dim > maxDim || m0 > 2*maxM || upperWords > 1<<40 || keyBytes > 1<<40 {
+	if n >= 1<<32 || dim > maxDim || m0 > 2*maxM || z.upperWords > 1<<40 || z.keyBytes > 1<<40 || z.tabWords > 1<<34 {
 		return l, false
 	}
 	l.dead = 0
@@ -57,9 +126,21 @@ func layout(n, dim, m0, upperWords, keyBytes uint64) (flatLayout, bool) {
 	l.levels = align8(l.norms + 4*n)
 	l.vecs = align8(l.levels + n)
 	l.l0 = align8(l.vecs + 4*n*dim)
-	l.upper = align8(l.l0 + 4*n*(m0+1))
-	l.keys = align8(l.upper + 4*upperWords)
-	l.end = l.keys + keyBytes
+	l.upOff = align8(l.l0 + 4*n*(m0+1))
+	if version == flatVersion2 {
+		l.upper = l.upOff
+		l.tab = align8(l.upper + 4*z.upperWords)
+		l.koffs, l.keys = l.tab, l.tab
+	} else {
+		l.upper = align8(l.upOff + 4*n)
+		l.tab = align8(l.upper + 4*z.upperWords)
+		l.koffs = align8(l.tab + 4*z.tabWords)
+		l.keys = l.koffs
+		if strKeys {
+			l.keys = align8(l.koffs + 8*n)
+		}
+	}
+	l.end = l.keys + z.keyBytes
 	return l, true
 }
 
@@ -97,27 +178,38 @@ func wordBytes[T float32 | uint32](s []T) []byte {
 	return out
 }
 
-// exportFlat writes the body of a version 2 file (everything after the header).
-func (g *Graph[K]) exportFlat(w io.Writer, c *core[K]) error {
+// exportFlat writes the body of a flat file of version 2 or 3 (everything
+// after the header).
+func (g *Graph[K]) exportFlat(w io.Writer, c *core[K], version uint32) error {
 	n := uint64(c.n)
-	var upperWords uint64
-	for id := range c.n {
-		upperWords += uint64(c.levels[id]) * uint64(c.m+1)
+	strKeys := keyKind[K]() == reflect.String
+	upOff := make([]uint32, 0, n)
+	upper := make([]uint32, 0)
+	for id := range uint32(n) {
+		upOff = append(upOff, uint32(len(upper)))
+		for l := 1; l <= int(c.levels[id]); l++ {
+			upper = append(upper, c.links(id, l)...)
+		}
 	}
-	var keys []byte
-	for id := range c.n {
-		keys = appendKey(keys, c.keys[id])
+	var keys, koffs []byte
+	for id := range uint32(n) {
+		if strKeys {
+			koffs = binary.LittleEndian.AppendUint64(koffs, uint64(len(keys)))
+		}
+		keys = c.appendKeyBytes(keys, id)
 	}
-	lay, ok := layout(n, uint64(c.dim), uint64(c.m0), upperWords, uint64(len(keys)))
+	tab := c.byKey.tab
+	if len(tab) == 0 {
+		tab = make([]uint32, 8)
+	}
+	z := flatSizes{upperWords: uint64(len(upper)), keyBytes: uint64(len(keys)), tabWords: uint64(len(tab)), seed: c.byKey.seed, live: uint64(c.live)}
+	lay, ok := layout(version, n, uint64(c.dim), uint64(c.m0), z, strKeys)
 	if !ok {
 		return fmt.Errorf("hnsw: export: a graph of %d slots is too large for the file format", n)
 	}
 	crc := crc32.New(crcTable)
 	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<20)
-	var sizes [16]byte
-	binary.LittleEndian.PutUint64(sizes[0:], upperWords)
-	binary.LittleEndian.PutUint64(sizes[8:], uint64(len(keys)))
-	bw.Write(sizes[:])
+	bw.Write(z.encode(version))
 	off := uint64(0)
 	section := func(at uint64, b []byte) {
 		var zero [8]byte
@@ -136,11 +228,14 @@ func (g *Graph[K]) exportFlat(w io.Writer, c *core[K]) error {
 	section(lay.levels, c.levels[:n])
 	section(lay.vecs, wordBytes(c.vecs[:n*uint64(c.dim)]))
 	section(lay.l0, wordBytes(c.l0[:n*uint64(c.m0+1)]))
-	upper := make([]uint32, 0, upperWords)
-	for id := range c.n {
-		upper = append(upper, c.upper[id]...)
+	if version != flatVersion2 {
+		section(lay.upOff, wordBytes(upOff))
 	}
 	section(lay.upper, wordBytes(upper))
+	if version != flatVersion2 {
+		section(lay.tab, wordBytes(tab))
+		section(lay.koffs, koffs)
+	}
 	section(lay.keys, keys)
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("hnsw: export: %w", err)
@@ -153,18 +248,20 @@ func (g *Graph[K]) exportFlat(w io.Writer, c *core[K]) error {
 	return nil
 }
 
-// readFlat reads the rest of a version 2 file into c, whose header fields are
-// set. r is the reader the caller wrapped in br (it may know its length).
-func readFlat[K cmp.Ordered](c *core[K], kk reflect.Kind, n uint64, br *bufio.Reader, r io.Reader) error {
-	var sizes [16]byte
-	if _, err := io.ReadFull(br, sizes[:]); err != nil {
+// readFlat reads the rest of a flat file into c, whose header fields are set.
+// r is the reader the caller wrapped in br (it may know its length).
+func readFlat[K cmp.Ordered](c *core[K], kk reflect.Kind, version uint32, n uint64, br *bufio.Reader, r io.Reader) error {
+	sizes := make([]byte, sizesLen(version))
+	if _, err := io.ReadFull(br, sizes); err != nil {
 		return fmt.Errorf("%w: truncated after the header; rebuild the index from its source (%w)", ErrCorrupt, io.ErrUnexpectedEOF)
 	}
-	upperWords := binary.LittleEndian.Uint64(sizes[0:])
-	keyBytes := binary.LittleEndian.Uint64(sizes[8:])
-	lay, ok := layout(n, uint64(c.dim), uint64(c.m0), upperWords, keyBytes)
-	if !ok || upperWords > n*maxLevel*uint64(c.m+1) {
-		return corrupt("impossible section sizes (%d upper-layer words, %d key bytes for %d slots)", upperWords, keyBytes, n)
+	z, err := parseSizes(version, sizes, n, c.m)
+	if err != nil {
+		return err
+	}
+	lay, ok := layout(version, n, uint64(c.dim), uint64(c.m0), z, kk == reflect.String)
+	if !ok {
+		return corrupt("impossible section sizes (%d upper-layer words, %d key bytes for %d slots)", z.upperWords, z.keyBytes, n)
 	}
 	// The body is read whole: a reader that knows its length must hold it, and
 	// any other is read in pieces, so a damaged size runs out of data before
@@ -186,63 +283,160 @@ func readFlat[K cmp.Ordered](c *core[K], kk reflect.Kind, n uint64, br *bufio.Re
 			return err
 		}
 		if uint64(len(body)) < lay.end {
-			return fmt.Errorf("%w: truncated at byte %d; rebuild the index from its source (%w)", ErrCorrupt, headerSize+16+len(body), io.ErrUnexpectedEOF)
+			return fmt.Errorf("%w: truncated at byte %d; rebuild the index from its source (%w)", ErrCorrupt, headerSize+len(sizes)+len(body), io.ErrUnexpectedEOF)
 		}
 	}
 	var tr [4]byte
 	if _, err := io.ReadFull(br, tr[:]); err != nil {
 		return fmt.Errorf("%w: truncated before the body checksum; rebuild the index from its source (%w)", ErrCorrupt, io.ErrUnexpectedEOF)
 	}
-	return useFlat(c, kk, n, sizes[:], body, tr[:], lay, upperWords, true)
+	return useFlat(c, kk, version, n, sizes, z, body, tr[:], lay, true)
 }
 
 // useFlat sets c's arrays to the sections of body, in place, and checks them.
 // With verify it checks body against the checksum trailer (what sizes and body
-// must sum to) and every link against the slots; without, only what reading
-// the keys and the levels needs (a caller that knows the bytes are the ones it
-// verified before).
-func useFlat[K cmp.Ordered](c *core[K], kk reflect.Kind, n uint64, sizes, body, trailer []byte, lay flatLayout, upperWords uint64, verify bool) error {
+// must sum to), every slot's level, flag, upper offset and key, the key table
+// and every link against the slots; without, version 2 still checks what
+// reading the keys and the levels needs and version 3 nothing per slot (a
+// caller that knows the bytes are the ones it verified before).
+func useFlat[K cmp.Ordered](c *core[K], kk reflect.Kind, version uint32, n uint64, sizes []byte, z flatSizes, body, trailer []byte, lay flatLayout, verify bool) error {
 	if verify {
 		sum := crc32.Update(crc32.Checksum(sizes, crcTable), crcTable, body)
 		if binary.LittleEndian.Uint32(trailer) != sum {
 			return corrupt("body checksum mismatch")
 		}
 	}
-	dim, m0, m := uint64(c.dim), uint64(c.m0), uint64(c.m)
+	dim, m0 := uint64(c.dim), uint64(c.m0)
 	c.dead = words[uint32](body[lay.dead : lay.dead+4*n])
 	c.norms = words[float32](body[lay.norms : lay.norms+4*n])
 	c.levels = body[lay.levels : lay.levels+n : lay.levels+n]
 	c.vecs = words[float32](body[lay.vecs : lay.vecs+4*n*dim])
 	c.l0 = words[uint32](body[lay.l0 : lay.l0+4*n*(m0+1)])
-	// The upper layers are small: copied, so that the body is not kept alive by
-	// them once the graph grows out of it.
-	upper := append([]uint32(nil), words[uint32](body[lay.upper:lay.upper+4*upperWords])...)
-	c.upper = make([][]uint32, n)
-	c.keys = make([]K, n)
 	c.n = int(n)
+	if version == flatVersion2 {
+		return useFlat2(c, kk, n, z, body, lay, verify)
+	}
+	c.upOff = words[uint32](body[lay.upOff : lay.upOff+4*n])
+	c.up = words[uint32](body[lay.upper : lay.upper+4*z.upperWords])
+	c.byKey = keyIndex[K]{seed: z.seed, tab: words[uint32](body[lay.tab : lay.tab+4*z.tabWords]), n: int(z.live)}
+	c.kbase = int(n)
+	c.ksect = body[lay.keys:lay.end:lay.end]
+	c.koffs = body[lay.koffs:lay.keys:lay.keys]
+	c.live = int(z.live)
+	c.tombs = int(n - z.live)
+	if !verify {
+		return nil
+	}
+	if err := checkUpper(c, n, z.upperWords, true); err != nil {
+		return err
+	}
+	if err := checkLinks(c, n); err != nil {
+		return err
+	}
+	// Every key readable, the offsets of string keys exactly where the keys
+	// lie one after the other.
+	kb := c.ksect
+	off := uint64(0)
+	for id := range n {
+		if kk == reflect.String {
+			if binary.LittleEndian.Uint64(c.koffs[8*id:]) != off {
+				return corrupt("the key offset of slot %d is not where its key lies", id)
+			}
+			l, k := binary.Uvarint(kb[off:])
+			if k <= 0 || l > maxKeyLen || l > uint64(len(kb))-off-uint64(k) {
+				return corrupt("bad key of slot %d", id)
+			}
+			off += uint64(k) + l
+		} else {
+			if off+8 > uint64(len(kb)) {
+				return corrupt("bad key of slot %d", id)
+			}
+			var key K
+			if err := setKey(&key, kk, binary.LittleEndian.Uint64(kb[off:])); err != nil {
+				return err
+			}
+			off += 8
+		}
+	}
+	if off != uint64(len(kb)) {
+		return corrupt("%d bytes left after the keys", uint64(len(kb))-off)
+	}
+	// The key table: exactly the live slots, each found under its own key
+	// (so no key appears twice).
+	live := uint64(0)
+	for id := range n {
+		if c.dead[id] == 0 {
+			live++
+		}
+	}
+	if live != z.live {
+		return corrupt("%d live slots, the sizes say %d", live, z.live)
+	}
+	entries := uint64(0)
+	for _, e := range c.byKey.tab {
+		if e == 0 {
+			continue
+		}
+		if uint64(e-1) >= n || c.dead[e-1] != 0 {
+			return corrupt("the key table names slot %d, which is not a live slot", e-1)
+		}
+		entries++
+	}
+	if entries != live {
+		return corrupt("the key table holds %d slots, %d are live", entries, live)
+	}
+	for id := range uint32(n) {
+		if c.dead[id] != 0 {
+			continue
+		}
+		key := c.peekKey(id)
+		if got, ok := c.byKey.get(c, key); !ok || got != id {
+			return corrupt("key %v of slot %d is not found at its slot in the key table (a duplicate or a damaged table)", key, id)
+		}
+	}
+	return nil
+}
 
+// peekKey is key without the copy: a string key points into the key section,
+// so the result must not outlive the call that asked (verification only).
+func (c *core[K]) peekKey(id uint32) K {
+	if int(id) >= c.kbase || c.kk != reflect.String {
+		return c.key(id)
+	}
+	var k K
+	b := c.mappedKey(id)
+	*(*string)(unsafe.Pointer(&k)) = unsafe.String(unsafe.SliceData(b), len(b))
+	return k
+}
+
+// checkUpper checks every slot's level and flag and, with offsets, that its
+// upper offset is where its layers lie in slot order.
+func checkUpper[K cmp.Ordered](c *core[K], n, upperWords uint64, offsets bool) error {
+	m := uint64(c.m)
 	used := uint64(0)
 	for id := range n {
 		level := uint64(c.levels[id])
 		if level > maxLevel || c.dead[id] > 1 {
 			return corrupt("slot %d has flag %d and level %d", id, c.dead[id], level)
 		}
-		if level > 0 {
-			w := level * (m + 1)
-			if used+w > upperWords {
-				return corrupt("the upper layers hold %d words, the levels need more", upperWords)
-			}
-			c.upper[id] = upper[used : used+w : used+w]
-			used += w
+		if offsets && uint64(c.upOff[id]) != used {
+			return corrupt("the upper offset of slot %d is %d, its layers lie at %d", id, c.upOff[id], used)
+		}
+		used += level * (m + 1)
+		if used > upperWords {
+			return corrupt("the upper layers hold %d words, the levels need more", upperWords)
 		}
 	}
 	if used != upperWords {
 		return corrupt("the upper layers hold %d words, the levels need %d", upperWords, used)
 	}
+	return nil
+}
+
+// checkLinks checks every link against the slots and their layers.
+func checkLinks[K cmp.Ordered](c *core[K], n uint64) error {
+	m0, m := uint64(c.m0), uint64(c.m)
 	for id := range n {
-		if !verify {
-			break
-		}
 		ls := c.l0[id*(m0+1) : (id+1)*(m0+1)]
 		if uint64(ls[0]) > m0 {
 			return corrupt("slot %d has %d links on layer 0, at most %d allowed", id, ls[0], m0)
@@ -267,9 +461,34 @@ func useFlat[K cmp.Ordered](c *core[K], kk reflect.Kind, n uint64, sizes, body, 
 			}
 		}
 	}
+	return nil
+}
+
+// useFlat2 is the rest of useFlat for version 2: the upper offsets, the keys
+// and the key index are computed with a pass over the slots.
+func useFlat2[K cmp.Ordered](c *core[K], kk reflect.Kind, n uint64, z flatSizes, body []byte, lay flatLayout, verify bool) error {
+	// The upper layers are small: copied, so that the body is not kept alive by
+	// them once the graph grows out of it.
+	c.up = append([]uint32(nil), words[uint32](body[lay.upper:lay.upper+4*z.upperWords])...)
+	c.upOff = make([]uint32, n)
+	m := uint64(c.m)
+	used := uint64(0)
+	for id := range n {
+		c.upOff[id] = uint32(used)
+		used += uint64(c.levels[id]) * (m + 1)
+	}
+	if err := checkUpper(c, n, z.upperWords, false); err != nil {
+		return err
+	}
+	if verify {
+		if err := checkLinks(c, n); err != nil {
+			return err
+		}
+	}
 
 	// Keys: strings are cut from one copy of the key section (not the body,
 	// which would then live as long as any key).
+	c.keys = make([]K, n)
 	kb := body[lay.keys:lay.end]
 	var keyStr string
 	if kk == reflect.String {
@@ -302,7 +521,7 @@ func useFlat[K cmp.Ordered](c *core[K], kk reflect.Kind, n uint64, sizes, body, 
 			c.tombs++
 			continue
 		}
-		if c.byKey.put(c.keys, key, uint32(id)) {
+		if c.byKey.put(c, key, uint32(id)) {
 			return corrupt("key %v appears twice", key)
 		}
 		c.live++
@@ -335,12 +554,15 @@ func setKey[K cmp.Ordered](key *K, kind reflect.Kind, u uint64) error {
 
 // ImportOptions tune ImportBytes.
 type ImportOptions struct {
-	// Trusted skips the checks that read the whole body: its checksum and the
-	// bounds of every link. Set it only for bytes the caller verified before
-	// (a file it knows has not changed since it was imported with the checks):
-	// damage in unchecked bytes then shows up as wrong distances or a panic
-	// in a search, not as an error here. The header, the sizes, the levels and
-	// the keys are checked either way.
+	// Trusted skips the checks that read the whole body: its checksum, the
+	// bounds of every link and, for version 3, every slot's level, flag,
+	// upper offset and key and the key table. Set it only for bytes the caller
+	// verified before (a file it knows has not changed since it was imported
+	// with the checks): damage in unchecked bytes then shows up as wrong
+	// distances, a key not found or a panic in a search, not as an error
+	// here. The header, the sizes (their own checksum in version 3) and that
+	// the sections fit the bytes exactly are checked either way, and for
+	// version 2 also the levels and the keys.
 	Trusted bool
 	// Keep is held by the graph for as long as it may use b (it owns b's
 	// memory: a mapping whose release is tied to Keep becoming unreachable).
@@ -348,10 +570,12 @@ type ImportOptions struct {
 }
 
 // ImportBytes is Import from a file held whole in b. A file of the flat format
-// (version 2) is used in place: the vectors, norms, levels, tombstones and
-// layer-0 links stay in b (copied only when the graph grows past them or is
-// rebuilt), and b's bytes are written to where those change (a link added, a
-// node deleted), so b must be writable memory private to this graph (a
+// (versions 2 and 3) is used in place: the vectors, norms, levels, tombstones
+// and layer-0 links stay in b (copied only when the graph grows past them or
+// is rebuilt), and so do, for version 3, the upper layers, the key table and
+// the keys (a key is copied out of b when a search or Lookup returns it), and
+// b's bytes are written to where those change (a link added, a node deleted,
+// a key put or removed), so b must be writable memory private to this graph (a
 // copy-on-write mapping, a buffer nothing else uses) and valid while the
 // graph lives. On a little-endian machine b must start 8-byte aligned for the
 // arrays to be used in place (else they are copied). A version 1 file is
@@ -375,22 +599,25 @@ func (g *Graph[K]) readBytes(b []byte, o ImportOptions) (*core[K], int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	if h.version != flatVersion {
+	if h.version == 1 {
 		return g.read(bytes.NewReader(b))
 	}
 	c, n := h.c, h.n
 	rest := b[headerSize:]
-	if len(rest) < 16 {
+	sl := sizesLen(h.version)
+	if len(rest) < sl {
 		return nil, 0, fmt.Errorf("%w: truncated after the header; rebuild the index from its source (%w)", ErrCorrupt, io.ErrUnexpectedEOF)
 	}
-	sizes := rest[:16]
-	upperWords := binary.LittleEndian.Uint64(sizes[0:])
-	keyBytes := binary.LittleEndian.Uint64(sizes[8:])
-	lay, ok := layout(n, uint64(c.dim), uint64(c.m0), upperWords, keyBytes)
-	if !ok || upperWords > n*maxLevel*uint64(c.m+1) {
-		return nil, 0, corrupt("impossible section sizes (%d upper-layer words, %d key bytes for %d slots)", upperWords, keyBytes, n)
+	sizes := rest[:sl]
+	z, err := parseSizes(h.version, sizes, n, c.m)
+	if err != nil {
+		return nil, 0, err
 	}
-	rest = rest[16:]
+	lay, ok := layout(h.version, n, uint64(c.dim), uint64(c.m0), z, h.kk == reflect.String)
+	if !ok {
+		return nil, 0, corrupt("impossible section sizes (%d upper-layer words, %d key bytes for %d slots)", z.upperWords, z.keyBytes, n)
+	}
+	rest = rest[sl:]
 	if uint64(len(rest)) < lay.end+4 {
 		return nil, 0, fmt.Errorf("%w: truncated: %d bytes after the header, the sizes need %d; rebuild the index from its source (%w)", ErrCorrupt, len(rest), lay.end+4, io.ErrUnexpectedEOF)
 	}
@@ -398,7 +625,7 @@ func (g *Graph[K]) readBytes(b []byte, o ImportOptions) (*core[K], int, error) {
 		return nil, 0, corrupt("%d bytes after the body checksum", uint64(len(rest))-lay.end-4)
 	}
 	body := rest[:lay.end:lay.end]
-	if err := useFlat(c, h.kk, n, sizes, body, rest[lay.end:], lay, upperWords, !o.Trusted); err != nil {
+	if err := useFlat(c, h.kk, h.version, n, sizes, z, body, rest[lay.end:], lay, !o.Trusted); err != nil {
 		return nil, 0, err
 	}
 	c.backing = o.Keep

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"reflect"
 	"runtime"
 	"slices"
 	"sync"
@@ -145,7 +146,7 @@ func (g *Graph[K]) Lookup(key K) (Vector, bool) {
 	if c == nil {
 		return nil, false
 	}
-	id, ok := c.byKey.get(c.keys, key)
+	id, ok := c.byKey.get(c, key)
 	if !ok {
 		return nil, false
 	}
@@ -162,7 +163,7 @@ func (g *Graph[K]) LookupInto(key K, dst Vector) (Vector, bool) {
 	if c == nil {
 		return dst[:0], false
 	}
-	id, ok := c.byKey.get(c.keys, key)
+	id, ok := c.byKey.get(c, key)
 	if !ok {
 		return dst[:0], false
 	}
@@ -202,12 +203,12 @@ func (g *Graph[K]) Add(nodes ...Node[K]) error {
 	start := c.n
 	var replaced []uint32
 	for i := range nodes {
-		if old, ok := c.byKey.get(c.keys, nodes[i].Key); ok {
+		if old, ok := c.byKey.get(c, nodes[i].Key); ok {
 			c.kill(old)
 			replaced = append(replaced, old)
 		}
 		id := c.place(nodes[i].Key, nodes[i].Value, g.randomLevel())
-		c.byKey.put(c.keys, nodes[i].Key, id)
+		c.byKey.put(c, nodes[i].Key, id)
 		c.live++
 	}
 	g.c = c
@@ -232,12 +233,12 @@ func (g *Graph[K]) Delete(key K) bool {
 		g.mu.Unlock()
 		return false
 	}
-	id, ok := c.byKey.get(c.keys, key)
+	id, ok := c.byKey.get(c, key)
 	if !ok {
 		g.mu.Unlock()
 		return false
 	}
-	c.byKey.del(c.keys, key)
+	c.byKey.del(c, key)
 	c.kill(id)
 	if c.live == 0 {
 		// Nothing left to find: start afresh, which also frees the slots.
@@ -264,7 +265,7 @@ func (g *Graph[K]) Search(near Vector, k int) []Node[K] {
 	defer g.pool.Put(s)
 	out := make([]Node[K], len(hits))
 	for i, h := range hits {
-		out[i] = Node[K]{Key: c.keys[h.id], Value: c.original(h.id)}
+		out[i] = Node[K]{Key: c.key(h.id), Value: c.original(h.id)}
 	}
 	return out
 }
@@ -281,7 +282,7 @@ func (g *Graph[K]) SearchWithDistance(near Vector, k int) ([]SearchResult[K], er
 	defer g.pool.Put(s)
 	out := make([]SearchResult[K], len(hits))
 	for i, h := range hits {
-		out[i] = SearchResult[K]{Key: c.keys[h.id], Distance: c.external(h.d)}
+		out[i] = SearchResult[K]{Key: c.key(h.id), Distance: c.external(h.d)}
 	}
 	return out, nil
 }
@@ -382,8 +383,9 @@ func (g *Graph[K]) maybeRebuild() {
 		if c.isDead(id) {
 			continue
 		}
-		nid := nc.placeNormalised(c.keys[id], c.vec(id), c.norms[id], int(c.levels[id]))
-		nc.byKey.put(nc.keys, c.keys[id], nid)
+		key := c.key(id)
+		nid := nc.placeNormalised(key, c.vec(id), c.norms[id], int(c.levels[id]))
+		nc.byKey.put(nc, key, nid)
 		nc.live++
 	}
 	nc.insertRange(g.writer(), 0, uint32(nc.n), g.workers(nc.n))
@@ -445,10 +447,21 @@ type core[K cmp.Ordered] struct {
 
 	vecs   []float32  // slot i at [i*dim, (i+1)*dim); unit length for cosine
 	norms  []float32  // original length of each vector (cosine), else 1
-	keys   []K        // key of each slot
 	levels []uint8    // top layer of each slot
-	upper  [][]uint32 // layers 1..level, m+1 words each: count, then ids
 	l0     []uint32   // layer 0, m0+1 words per slot: count, then ids
+	// The upper layers: slot id's layers 1..level are level×(m+1) words
+	// (per layer a count, then ids) of up from upOff[id]. A new slot's words
+	// are appended to up (under the write lock, no insert running).
+	upOff []uint32
+	up    []uint32
+	// Keys (keys.go): slots below kbase have theirs in the key section of the
+	// file they were imported from (ksect, string keys located by the kbase
+	// u64 offsets of koffs), the others in keys[id-kbase].
+	kk    reflect.Kind
+	kbase int
+	ksect []byte
+	koffs []byte
+	keys  []K
 	dead   []uint32   // 1 once deleted
 	n      int        // slots in use
 
@@ -466,6 +479,7 @@ type core[K cmp.Ordered] struct {
 }
 
 func (c *core[K]) init() {
+	c.kk = keyKind[K]()
 	c.byKey = newKeyIndex[K](0)
 	c.locks = new([lockStripes]sync.Mutex)
 }
@@ -479,12 +493,12 @@ func (c *core[K]) emptyLike() *core[K] {
 // grow makes room for n slots. Called under the graph's write lock, with no insert
 // running, so copying the link arrays is safe.
 func (c *core[K]) grow(n int) {
-	if n <= len(c.keys) {
+	if n <= len(c.norms) {
 		return
 	}
 	// Grow by a quarter, not double: the vectors dominate memory, and a quarter
 	// still amortises the copies.
-	c.resize(max(n, len(c.keys)+len(c.keys)/4, 64))
+	c.resize(max(n, len(c.norms)+len(c.norms)/4, 64))
 }
 
 // resize sets the number of slots the arrays hold (never below c.n).
@@ -492,9 +506,9 @@ func (c *core[K]) resize(capacity int) {
 	capacity = max(capacity, c.n)
 	c.vecs = slices.Grow(c.vecs[:c.n*c.dim], (capacity-c.n)*c.dim)[:capacity*c.dim]
 	c.norms = slices.Grow(c.norms[:c.n], capacity-c.n)[:capacity]
-	c.keys = slices.Grow(c.keys[:c.n], capacity-c.n)[:capacity]
+	c.keys = slices.Grow(c.keys[:c.n-c.kbase], capacity-c.n)[:capacity-c.kbase]
 	c.levels = slices.Grow(c.levels[:c.n], capacity-c.n)[:capacity]
-	c.upper = slices.Grow(c.upper[:c.n], capacity-c.n)[:capacity]
+	c.upOff = slices.Grow(c.upOff[:c.n], capacity-c.n)[:capacity]
 	c.dead = slices.Grow(c.dead[:c.n], capacity-c.n)[:capacity]
 	stride := c.m0 + 1
 	c.l0 = slices.Grow(c.l0[:c.n*stride], (capacity-c.n)*stride)[:capacity*stride]
@@ -542,13 +556,12 @@ func (c *core[K]) placeNormalised(key K, v []float32, norm float32, level int) u
 		copy(c.vecs[int(id)*c.dim:], v[:c.dim])
 	}
 	c.norms[id] = norm
-	c.keys[id] = key
+	c.keys[int(id)-c.kbase] = key
 	c.levels[id] = uint8(level)
 	c.dead[id] = 0
+	c.upOff[id] = uint32(len(c.up))
 	if level > 0 {
-		c.upper[id] = make([]uint32, level*(c.m+1))
-	} else {
-		c.upper[id] = nil
+		c.up = append(c.up, make([]uint32, level*(c.m+1))...)
 	}
 	stride := c.m0 + 1
 	clear(c.l0[int(id)*stride : int(id+1)*stride])
@@ -650,8 +663,8 @@ func (c *core[K]) links(id uint32, level int) []uint32 {
 		return c.l0[o : o+stride : o+stride]
 	}
 	stride := c.m + 1
-	o := (level - 1) * stride
-	return c.upper[id][o : o+stride : o+stride]
+	o := int(c.upOff[id]) + (level-1)*stride
+	return c.up[o : o+stride : o+stride]
 }
 
 func (c *core[K]) maxLinks(level int) int {

@@ -547,7 +547,7 @@ func TestImportVersions(t *testing.T) {
 	for k := 0; k < n; k += 11 {
 		g.Delete(k)
 	}
-	for _, v := range []uint32{1, 2} {
+	for _, v := range []uint32{1, 2, 3} {
 		t.Run(fmt.Sprintf("version %d", v), func(t *testing.T) {
 			var buf bytes.Buffer
 			if err := g.ExportVersion(&buf, v); err != nil {
@@ -586,7 +586,7 @@ func TestImportVersions(t *testing.T) {
 }
 
 func TestImportCorruptFile(t *testing.T) {
-	for _, v := range []uint32{1, 2} {
+	for _, v := range []uint32{1, 2, 3} {
 		t.Run(fmt.Sprintf("version %d", v), func(t *testing.T) { importCorruptFile(t, v) })
 	}
 }

@@ -46,8 +46,8 @@ func (g *Graph[K]) Export(w io.Writer) error { return g.ExportVersion(w, fileVer
 // older builds wrote) or 2 (flat, what Export writes), for tests and tools that
 // need a file an older build reads.
 func (g *Graph[K]) ExportVersion(w io.Writer, version uint32) error {
-	if version != 1 && version != flatVersion {
-		return fmt.Errorf("hnsw: export: no file format version %d (1 or %d)", version, flatVersion)
+	if version != 1 && version != flatVersion2 && version != flatVersion {
+		return fmt.Errorf("hnsw: export: no file format version %d (1, %d or %d)", version, flatVersion2, flatVersion)
 	}
 	g.wmu.Lock()
 	defer g.wmu.Unlock()
@@ -78,15 +78,15 @@ func (g *Graph[K]) ExportVersion(w io.Writer, version uint32) error {
 	if _, err := w.Write(hdr[:]); err != nil {
 		return fmt.Errorf("hnsw: export: writing header: %w", err)
 	}
-	if version == flatVersion {
-		return g.exportFlat(w, c)
+	if version != 1 {
+		return g.exportFlat(w, c, version)
 	}
 
 	crc := crc32.New(crcTable)
 	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<16)
 	var buf []byte
 	for id := range uint32(c.n) {
-		buf = appendKey(buf[:0], c.keys[id])
+		buf = c.appendKeyBytes(buf[:0], id)
 		dead := byte(0)
 		if c.isDead(id) {
 			dead = 1
@@ -202,9 +202,9 @@ func (g *Graph[K]) parseHeader(hdr []byte) (fileHeader[K], error) {
 		return h, corrupt("not an HNSW index file (bad magic %q)", hdr[0:8])
 	}
 	version := binary.LittleEndian.Uint32(hdr[8:])
-	if version != 1 && version != flatVersion {
+	if version != 1 && version != flatVersion2 && version != flatVersion {
 		// Checked before the checksum so a newer file gets the clearer message.
-		return h, corrupt("format version %d, this build reads versions 1 and %d", version, flatVersion)
+		return h, corrupt("format version %d, this build reads versions 1 to %d", version, flatVersion)
 	}
 	if got, want := crc32.Checksum(hdr[:60], crcTable), binary.LittleEndian.Uint32(hdr[60:]); got != want {
 		return h, corrupt("header checksum mismatch")
@@ -258,8 +258,8 @@ func (g *Graph[K]) read(r io.Reader) (*core[K], int, error) {
 	}
 	c, kk, n, entry, efs := h.c, h.kk, h.n, h.entry, h.efs
 	dim, m := c.dim, c.m
-	if h.version == flatVersion {
-		if err := readFlat(c, kk, n, br, r); err != nil {
+	if h.version != 1 {
+		if err := readFlat(c, kk, h.version, n, br, r); err != nil {
 			return nil, 0, err
 		}
 		return c, efs, checkEntry(c, entry, n)
@@ -298,8 +298,8 @@ func (g *Graph[K]) read(r io.Reader) (*core[K], int, error) {
 		if err := body.full(vec); err != nil {
 			return nil, 0, err
 		}
-		if int(id) >= len(c.keys) {
-			c.resize(int(min(n, uint64(2*len(c.keys)))))
+		if int(id) >= len(c.norms) {
+			c.resize(int(min(n, uint64(2*len(c.norms)))))
 		}
 		slot := c.placeNormalised(key, nil, norm, level)
 		dst := c.vec(slot)
@@ -336,7 +336,7 @@ func (g *Graph[K]) read(r io.Reader) (*core[K], int, error) {
 			c.dead[slot] = 1
 			c.tombs++
 		} else {
-			if c.byKey.put(c.keys, key, slot) {
+			if c.byKey.put(c, key, slot) {
 				return nil, 0, corrupt("key %v appears twice", key)
 			}
 			c.live++
