@@ -191,6 +191,9 @@ func (g *Graph[K]) exportFlat(w io.Writer, c *core[K], version uint32) error {
 			upper = append(upper, c.links(id, l)...)
 		}
 	}
+	if uint64(len(upper)) >= 1<<32 {
+		return fmt.Errorf("hnsw: export: %d upper-layer words do not fit the file format's 32-bit offsets", len(upper))
+	}
 	var keys, koffs []byte
 	for id := range uint32(n) {
 		if strKeys {

@@ -445,10 +445,10 @@ type core[K cmp.Ordered] struct {
 	ml     float64
 	efc    int
 
-	vecs   []float32  // slot i at [i*dim, (i+1)*dim); unit length for cosine
-	norms  []float32  // original length of each vector (cosine), else 1
-	levels []uint8    // top layer of each slot
-	l0     []uint32   // layer 0, m0+1 words per slot: count, then ids
+	vecs   []float32 // slot i at [i*dim, (i+1)*dim); unit length for cosine
+	norms  []float32 // original length of each vector (cosine), else 1
+	levels []uint8   // top layer of each slot
+	l0     []uint32  // layer 0, m0+1 words per slot: count, then ids
 	// The upper layers: slot id's layers 1..level are level×(m+1) words
 	// (per layer a count, then ids) of up from upOff[id]. A new slot's words
 	// are appended to up (under the write lock, no insert running).
@@ -462,8 +462,8 @@ type core[K cmp.Ordered] struct {
 	ksect []byte
 	koffs []byte
 	keys  []K
-	dead   []uint32   // 1 once deleted
-	n      int        // slots in use
+	dead  []uint32 // 1 once deleted
+	n     int      // slots in use
 
 	byKey keyIndex[K] // live keys only
 	live  int
