@@ -21,6 +21,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/exocortex/exocortex/internal/procstat"
 	"github.com/exocortex/exocortex/memory/embed"
 	"github.com/exocortex/exocortex/staging"
 )
@@ -165,12 +166,12 @@ func BenchmarkIngest(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		cpu0 := cpuTime()
+		cpu0 := procstat.CPUTime()
 		d := ingest(b, s, corpus)
 		b.ReportMetric(float64(n)/d.Seconds(), "records/s")
 		// CPU seconds are robust to other load on the machine; on an idle machine
 		// with both cores busy the wall rate approaches 2x this.
-		b.ReportMetric(float64(n)/(cpuTime()-cpu0).Seconds(), "records/cpu-s")
+		b.ReportMetric(float64(n)/(procstat.CPUTime()-cpu0).Seconds(), "records/cpu-s")
 		t0 := time.Now()
 		if err := s.Close(); err != nil {
 			b.Fatal(err)
@@ -219,7 +220,7 @@ func BenchmarkSearch(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			lat := make([]time.Duration, 0, b.N)
 			empty := 0
-			cpu0 := cpuTime()
+			cpu0 := procstat.CPUTime()
 			for i := 0; i < b.N; i++ {
 				q := queries[i%len(queries)]
 				t0 := time.Now()
@@ -237,7 +238,7 @@ func BenchmarkSearch(b *testing.B) {
 			}
 			// CPU time (the process's, garbage collection included) is what the
 			// load on a shared machine distorts least.
-			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64((procstat.CPUTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
 			b.ReportMetric(float64(empty)/float64(b.N), "empty-frac")
 			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
@@ -420,15 +421,6 @@ func procStatus(field string) int64 {
 	return 0
 }
 
-// cpuTime is the process's user plus system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // BenchmarkOpen measures opening a closed store of benchN(100,000) records, the
 // cost every CLI call pays before its work. Modes:
 //
@@ -465,13 +457,13 @@ func BenchmarkOpen(b *testing.B) {
 				case "verify":
 					os.Remove(filepath.Join(dir, CheckedFile))
 				}
-				t0, c0 := time.Now(), cpuTime()
+				t0, c0 := time.Now(), procstat.CPUTime()
 				s, err := Open(context.Background(), dir, Options{Embedder: e, Logger: discardLogger()})
 				if err == nil && mode == "snapshot+search" {
 					_, err = s.Search(context.Background(), query, SearchOptions{Limit: 10})
 				}
 				lat = append(lat, time.Since(t0))
-				cpu += cpuTime() - c0
+				cpu += procstat.CPUTime() - c0
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/exocortex/exocortex/internal/procstat"
 	"github.com/exocortex/exocortex/memory/embed"
 )
 
@@ -90,7 +91,7 @@ func TestHelperOpenProcess(t *testing.T) {
 		}
 		opts.Embedder = e
 	}
-	t0, c0 := time.Now(), cpuTime()
+	t0, c0 := time.Now(), procstat.CPUTime()
 	switch mode {
 	case "sequential":
 		e, err := load()
@@ -105,7 +106,7 @@ func TestHelperOpenProcess(t *testing.T) {
 	if err == nil && mode == "open+search" {
 		_, err = s.Search(context.Background(), "deploy the service again", SearchOptions{Limit: 10})
 	}
-	wall, cpu := time.Since(t0), cpuTime()-c0
+	wall, cpu := time.Since(t0), procstat.CPUTime()-c0
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,11 +13,11 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 	"unicode"
 
+	"github.com/exocortex/exocortex/internal/procstat"
 	"github.com/exocortex/exocortex/memory"
 	"github.com/exocortex/exocortex/memory/embed"
 	"github.com/exocortex/exocortex/staging"
@@ -266,9 +266,7 @@ func benchChild(home string) int {
 			}
 		}
 	}
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	r.CPU = float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+	r.CPU = procstat.CPUTime().Seconds()
 	if b, err := os.ReadFile("/proc/self/status"); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
 			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/exocortex/exocortex/extensions/builtin"
+	"github.com/exocortex/exocortex/internal/procstat"
 	"github.com/exocortex/exocortex/sdk"
 )
 
@@ -84,7 +85,7 @@ func startCPUProfile(path string) (stop func() error, err error) {
 		}
 		// The process's CPU time so far, beside the profile (which samples
 		// only part of it): user and system, in milliseconds.
-		if user, sys, ok := cpuTime(); ok {
+		if user, sys, ok := procstat.CPU(); ok {
 			cpu := fmt.Sprintf("user_ms %d\nsys_ms %d\n", user.Milliseconds(), sys.Milliseconds())
 			_ = os.WriteFile(strings.TrimSuffix(path, ".pprof")+".cpu", []byte(cpu), 0o644)
 		}

@@ -10,10 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/exocortex/exocortex/internal/procstat"
 	"github.com/exocortex/exocortex/memory/embed"
 )
 
@@ -360,20 +360,11 @@ func TestBuiltinTableAgreesWithTheFullFile(t *testing.T) {
 //
 //	go test ./memory/embed -run '^$' -bench 'LoadBuiltin|LoadGloVe' -benchtime 5x
 func BenchmarkLoadBuiltin(b *testing.B) {
-	start := cpuTime()
+	start := procstat.CPUTime()
 	for b.Loop() {
 		if _, err := embed.LoadBuiltin(embed.GloVeConfig{}); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(cpuTime()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
-}
-
-// cpuTime is the user and system time this process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64(procstat.CPUTime()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 }

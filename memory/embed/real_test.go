@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/exocortex/exocortex/internal/procstat"
 	"github.com/exocortex/exocortex/memory/embed"
 )
 
@@ -58,13 +59,13 @@ func TestRealGloVe(t *testing.T) {
 //	go test ./memory/embed -run '^$' -bench 'LoadGloVe|EmbedGloVe'
 func BenchmarkLoadGloVe(b *testing.B) {
 	loadReal(b)
-	start := cpuTime()
+	start := procstat.CPUTime()
 	for b.Loop() {
 		if _, err := embed.LoadGloVe(realFile, embed.GloVeConfig{}); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(cpuTime()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(procstat.CPUTime()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 }
 
 // BenchmarkEmbedGloVe embeds memory-sized texts (~25 words) on one goroutine.
@@ -86,7 +87,7 @@ func benchmarkEmbed(b *testing.B, g *embed.GloVe) {
 		texts[i] = fmt.Sprintf("Note %d: the user prefers short answers, runs Debian on a laptop, and asked about configuring the Ollama embedding model for long-term memory recall.", i)
 	}
 	b.ResetTimer()
-	start, cpu := time.Now(), cpuTime()
+	start, cpu := time.Now(), procstat.CPUTime()
 	n := 0
 	for b.Loop() {
 		if _, err := g.Embed(context.Background(), texts); err != nil {
@@ -96,7 +97,7 @@ func benchmarkEmbed(b *testing.B, g *embed.GloVe) {
 	}
 	b.ReportMetric(float64(n)/time.Since(start).Seconds(), "texts/s")
 	// CPU time per text is steadier than the rate on a loaded machine.
-	b.ReportMetric(float64(cpuTime()-cpu)/float64(time.Microsecond)/float64(n), "cpu-µs/text")
+	b.ReportMetric(float64(procstat.CPUTime()-cpu)/float64(time.Microsecond)/float64(n), "cpu-µs/text")
 }
 
 // tripleAccuracy embeds each (anchor, paraphrase, distractor) line of

@@ -18,6 +18,7 @@ import (
 
 	coder "github.com/coder/hnsw"
 
+	"github.com/exocortex/exocortex/internal/procstat"
 	"github.com/exocortex/exocortex/memory/embed"
 	"github.com/exocortex/exocortex/memory/hnsw"
 )
@@ -199,11 +200,11 @@ type Result struct {
 func Truth(ds *Dataset, k int) ([][]int, Row) {
 	ex := NewExact(ds)
 	truth := make([][]int, len(ds.Queries))
-	start, cpu := time.Now(), CPUTime()
+	start, cpu := time.Now(), procstat.CPUTime()
 	for i, q := range ds.Queries {
 		truth[i] = ex.Search(q, k)
 	}
-	el, elCPU := time.Since(start), CPUTime()-cpu
+	el, elCPU := time.Since(start), procstat.CPUTime()-cpu
 	n := float64(len(ds.Queries))
 	return truth, Row{Index: "brute force (exact)", Recall: 1, QPS: n / el.Seconds(), CPUQPS: n / elCPU.Seconds()}
 }
@@ -244,7 +245,7 @@ func BuildOurs(ds *Dataset, cfg Config) (*hnsw.Graph[int], Row, error) {
 	for i, v := range ds.Base {
 		nodes[i] = hnsw.MakeNode(i, v)
 	}
-	start, cpu := time.Now(), CPUTime()
+	start, cpu := time.Now(), procstat.CPUTime()
 	// Add in slices so long builds can show progress; each slice is parallel.
 	const step = 20000
 	for i := 0; i < len(nodes); i += step {
@@ -255,7 +256,7 @@ func BuildOurs(ds *Dataset, cfg Config) (*hnsw.Graph[int], Row, error) {
 			cfg.Progress("ours: %d/%d inserted, %.0f s", min(i+step, len(nodes)), len(nodes), time.Since(start).Seconds())
 		}
 	}
-	build, buildCPU := time.Since(start).Seconds(), (CPUTime() - cpu).Seconds()
+	build, buildCPU := time.Since(start).Seconds(), (procstat.CPUTime() - cpu).Seconds()
 	nodes = nil
 	return g, Row{Index: "exocortex hnsw", BuildSec: build, BuildCPU: buildCPU, HeapMB: heapMB() - before}, nil
 }
@@ -264,7 +265,7 @@ func BuildOurs(ds *Dataset, cfg Config) (*hnsw.Graph[int], Row, error) {
 func SearchOurs(g *hnsw.Graph[int], ds *Dataset, truth [][]int, k, ef int) Row {
 	g.EfSearch = ef
 	got := make([][]int, len(ds.Queries))
-	start, cpu := time.Now(), CPUTime()
+	start, cpu := time.Now(), procstat.CPUTime()
 	for i, q := range ds.Queries {
 		res, err := g.SearchWithDistance(q, k)
 		if err != nil {
@@ -276,7 +277,7 @@ func SearchOurs(g *hnsw.Graph[int], ds *Dataset, truth [][]int, k, ef int) Row {
 		}
 		got[i] = ids
 	}
-	el, elCPU := time.Since(start), CPUTime()-cpu
+	el, elCPU := time.Since(start), procstat.CPUTime()-cpu
 	n := float64(len(ds.Queries))
 	return Row{Index: "exocortex hnsw", Ef: ef, Recall: Recall(truth, got), QPS: n / el.Seconds(), CPUQPS: n / elCPU.Seconds()}
 }
@@ -367,7 +368,7 @@ func runCoder(ctx context.Context, ds *Dataset, truth [][]int, cfg Config, progr
 	g.EfSearch = cfg.EfConstruction
 	g.Rng = nil
 	g = withSeed(g)
-	start, cpu := time.Now(), CPUTime()
+	start, cpu := time.Now(), procstat.CPUTime()
 	for i, v := range base {
 		g.Add(coder.MakeNode(i, v))
 		if (i+1)%20000 == 0 {
@@ -377,7 +378,7 @@ func runCoder(ctx context.Context, ds *Dataset, truth [][]int, cfg Config, progr
 			}
 		}
 	}
-	build, buildCPU := time.Since(start).Seconds(), (CPUTime() - cpu).Seconds()
+	build, buildCPU := time.Since(start).Seconds(), (procstat.CPUTime() - cpu).Seconds()
 	mem := heapMB() - before
 	progress("coder/hnsw: built in %.1f s", build)
 	var rows []Row
@@ -385,7 +386,7 @@ func runCoder(ctx context.Context, ds *Dataset, truth [][]int, cfg Config, progr
 		g.EfSearch = ef
 		row := bestOf(cfg.Repeat, func() Row {
 			got := make([][]int, len(ds.Queries))
-			t0, c0 := time.Now(), CPUTime()
+			t0, c0 := time.Now(), procstat.CPUTime()
 			for qi, q := range ds.Queries {
 				ns := g.Search(q, cfg.K)
 				ids := make([]int, len(ns))
@@ -394,7 +395,7 @@ func runCoder(ctx context.Context, ds *Dataset, truth [][]int, cfg Config, progr
 				}
 				got[qi] = ids
 			}
-			el, elCPU := time.Since(t0), CPUTime()-c0
+			el, elCPU := time.Since(t0), procstat.CPUTime()-c0
 			n := float64(len(ds.Queries))
 			return Row{Index: "coder/hnsw v0.6.1", Ef: ef, Recall: Recall(truth, got), QPS: n / el.Seconds(), CPUQPS: n / elCPU.Seconds(), Note: note}
 		})

@@ -1,14 +1,15 @@
 //go:build unix
 
-package main
+package procstat
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is this process's user and system CPU time so far.
-func cpuTime() (user, sys time.Duration, ok bool) {
+// CPU is the user and system CPU time this process has used so far; ok is
+// false when the system would not say.
+func CPU() (user, sys time.Duration, ok bool) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0, 0, false
