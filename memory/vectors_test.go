@@ -14,71 +14,45 @@ import (
 	"time"
 )
 
-// writeVectorsV2 rewrites the store's vectors.hnsw as a build before the flat
-// format wrote it: header version 2 with a CRC-32C of the body, the areas'
-// graphs in memory/hnsw's node-by-node format (version 1).
-func writeVectorsV2(t *testing.T, s *Store, path string) {
+// writeOldVectors rewrites the store's vectors.hnsw as an older build wrote
+// it, in file version 2, 3 or 4:
+//
+//   - 2, before the flat graphs: memory/hnsw's graph format 1, a CRC-32C of the
+//     whole body in the header;
+//   - 3, before the mapped layout: the graphs back to back with no padding, a
+//     CRC of the header;
+//   - 4, before the graphs' key tables: laid out for mapping (the header line
+//     and each graph padded to 8 bytes), graph format 2 (no key table, no
+//     upper offsets, no key offsets).
+func writeOldVectors(t *testing.T, s *Store, path string, version int) {
 	t.Helper()
+	graph := map[int]uint32{2: 1, 3: 2, 4: 2}[version]
+	if graph == 0 {
+		t.Fatalf("writeOldVectors: no version %d", version)
+	}
 	var body bytes.Buffer
-	h := vectorHeader{Version: 2, Model: s.vec.model, Dims: s.vec.dims, AppliedSeq: s.vec.applied}
+	h := vectorHeader{Version: version, Model: s.vec.model, Dims: s.vec.dims, AppliedSeq: s.vec.applied}
 	for _, area := range sortedKeys(s.vec.areas) {
 		start := body.Len()
-		if err := s.vec.areas[area].(*hnswIndex).g.ExportVersion(&body, 1); err != nil {
+		if err := s.vec.areas[area].(*hnswIndex).g.ExportVersion(&body, graph); err != nil {
 			t.Fatal(err)
 		}
 		h.Areas = append(h.Areas, vectorBlock{Area: area, Bytes: int64(body.Len() - start)})
-	}
-	sum := crc32.Checksum(body.Bytes(), castagnoli)
-	h.CRC32C = &sum
-	head, _ := json.Marshal(h)
-	if err := os.WriteFile(path, append(append(head, '\n'), body.Bytes()...), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// writeVectorsV3 rewrites the store's vectors.hnsw as a build before the
-// mapped layout wrote it: header version 3, the areas' flat graphs back to
-// back with no padding.
-func writeVectorsV3(t *testing.T, s *Store, path string) {
-	t.Helper()
-	var body bytes.Buffer
-	h := vectorHeader{Version: 3, Model: s.vec.model, Dims: s.vec.dims, AppliedSeq: s.vec.applied}
-	for _, area := range sortedKeys(s.vec.areas) {
-		start := body.Len()
-		if err := s.vec.areas[area].Save(&body); err != nil {
-			t.Fatal(err)
+		if version == 4 {
+			body.Write(make([]byte, align8(int64(body.Len()))-int64(body.Len())))
 		}
-		h.Areas = append(h.Areas, vectorBlock{Area: area, Bytes: int64(body.Len() - start)})
 	}
-	sum := h.headerSum()
-	h.HeaderCRC32C = &sum
-	head, _ := json.Marshal(h)
-	if err := os.WriteFile(path, append(append(head, '\n'), body.Bytes()...), 0o600); err != nil {
-		t.Fatal(err)
+	if version == 2 {
+		sum := crc32.Checksum(body.Bytes(), castagnoli)
+		h.CRC32C = &sum
+	} else {
+		sum := h.headerSum()
+		h.HeaderCRC32C = &sum
 	}
-}
-
-// writeVectorsV4 rewrites the store's vectors.hnsw as a build before the
-// version 3 flat graphs wrote it: header version 4 (laid out for mapping),
-// the areas' graphs in memory/hnsw's flat format version 2 (no key table, no
-// upper offsets, no key offsets).
-func writeVectorsV4(t *testing.T, s *Store, path string) {
-	t.Helper()
-	var body bytes.Buffer
-	h := vectorHeader{Version: 4, Model: s.vec.model, Dims: s.vec.dims, AppliedSeq: s.vec.applied}
-	for _, area := range sortedKeys(s.vec.areas) {
-		start := body.Len()
-		if err := s.vec.areas[area].(*hnswIndex).g.ExportVersion(&body, 2); err != nil {
-			t.Fatal(err)
-		}
-		h.Areas = append(h.Areas, vectorBlock{Area: area, Bytes: int64(body.Len() - start)})
-		body.Write(make([]byte, align8(int64(body.Len()))-int64(body.Len())))
+	line, _ := json.Marshal(h)
+	if version == 4 {
+		line = append(line, bytes.Repeat([]byte{' '}, int(align8(int64(len(line))+1))-len(line)-1)...)
 	}
-	sum := h.headerSum()
-	h.HeaderCRC32C = &sum
-	head, _ := json.Marshal(h)
-	room := align8(int64(len(head)) + 1)
-	line := append(head, bytes.Repeat([]byte{' '}, int(room)-len(head)-1)...)
 	line = append(line, '\n')
 	if err := os.WriteFile(path, append(line, body.Bytes()...), 0o600); err != nil {
 		t.Fatal(err)
@@ -111,9 +85,9 @@ func TestVectorFileVersions(t *testing.T) {
 		do     func(t *testing.T, s *Store, path string)
 		notice string // "" expects no notice
 	}{
-		{"older format", func(t *testing.T, s *Store, path string) { writeVectorsV2(t, s, path) }, ""},
-		{"version 3 (not laid out for mapping)", func(t *testing.T, s *Store, path string) { writeVectorsV3(t, s, path) }, ""},
-		{"version 4 (graphs without key tables)", func(t *testing.T, s *Store, path string) { writeVectorsV4(t, s, path) }, ""},
+		{"older format", func(t *testing.T, s *Store, path string) { writeOldVectors(t, s, path, 2) }, ""},
+		{"version 3 (not laid out for mapping)", func(t *testing.T, s *Store, path string) { writeOldVectors(t, s, path, 3) }, ""},
+		{"version 4 (graphs without key tables)", func(t *testing.T, s *Store, path string) { writeOldVectors(t, s, path, 4) }, ""},
 		{"header line not aligned", func(t *testing.T, _ *Store, path string) {
 			b, _ := os.ReadFile(path)
 			nl := bytes.IndexByte(b, '\n')
