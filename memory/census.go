@@ -76,13 +76,6 @@ func (k *keptCensus) count(r *Record, sign int) {
 	k.byArea[r.Area] = c
 }
 
-// censusPart is what a record contributes to the census, kept while the
-// record is changed in place.
-type censusPart struct {
-	rec  *Record // a copy of the fields the census counts, nil if absent
-	seen bool
-}
-
 // censusIDs is the records a journal event can change the census of, and
 // whether it knows them (an unknown kind of memory event: it cannot tell).
 func censusIDs(r staging.Record) ([]string, bool) {
