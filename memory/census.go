@@ -76,56 +76,29 @@ func (k *keptCensus) count(r *Record, sign int) {
 	k.byArea[r.Area] = c
 }
 
-// censusIDs is the records a journal event can change the census of, and
-// whether it knows them (an unknown kind of memory event: it cannot tell).
-func censusIDs(r staging.Record) ([]string, bool) {
-	if !isMemoryKind(r.Kind) {
-		return nil, true
+// censusIDs is the records a journal event can change the census of: those
+// its payload names (eventRefs). An access changes nothing the census counts.
+// censusTrack drops the census if the apply changes another record.
+func censusIDs(r staging.Record) []string {
+	if !isMemoryKind(r.Kind) || r.Kind == KindAccess {
+		return nil
 	}
-	switch r.Kind {
-	case KindUpsert:
-		var e UpsertEvent
-		if err := r.Decode(&e); err != nil {
-			return nil, false
-		}
-		return []string{e.ID}, true
-	case KindArchive, KindRestore:
-		var e ArchiveEvent
-		if err := r.Decode(&e); err != nil {
-			return nil, false
-		}
-		return []string{e.ID}, true
-	case KindDelete:
-		var e DeleteEvent
-		if err := r.Decode(&e); err != nil {
-			return nil, false
-		}
-		return []string{e.ID}, true
-	case KindAccess:
-		return nil, true // counts of use: nothing the census counts
-	case KindMerge:
-		var e MergeEvent
-		if err := r.Decode(&e); err != nil {
-			return nil, false
-		}
-		return append([]string{e.Into}, e.From...), true
-	}
-	return nil, false
+	return eventRefs(r.Payload)
 }
 
 // censusTrack returns, for a journal record about to be applied, a function
 // to call with the changes its apply made, which keeps the kept census
-// current; nil when no census is kept (or it cannot be kept current: it is
-// dropped). A change to a record the event was not known to touch drops the
-// census too. s.mu is held for writing.
+// current; nil when no census is kept (or it is not current: it is dropped).
+// A change to a record the event does not name drops the census too. s.mu is
+// held for writing.
 func (s *Store) censusTrack(r staging.Record) func([]change) {
 	s.kept.Lock()
 	defer s.kept.Unlock()
 	if s.kept.byArea == nil {
 		return nil
 	}
-	ids, ok := censusIDs(r)
-	if !ok || s.kept.seq != s.state.applied {
+	ids := censusIDs(r)
+	if s.kept.seq != s.state.applied {
 		s.kept.byArea = nil
 		return nil
 	}
