@@ -256,21 +256,14 @@ func (s *Store) areasFor(filter string) []string {
 		return nil
 	}
 	s.mu.RLock()
-	defer s.mu.RUnlock()
 	seen := map[string]bool{}
 	s.state.each(func(r *Record) bool {
 		seen[r.Area] = true
 		return true
 	})
-	if s.state.damaged() != nil {
-		s.mu.RUnlock()
-		s.repairState(context.Background())
-		s.mu.RLock()
-		clear(seen)
-		s.state.each(func(r *Record) bool {
-			seen[r.Area] = true
-			return true
-		})
+	s.mu.RUnlock()
+	if s.repairState(context.Background()) {
+		return s.areasFor(filter)
 	}
 	return sortedKeys(seen)
 }
