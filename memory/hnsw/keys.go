@@ -17,7 +17,8 @@ import (
 // may outlive the graph, which nothing would keep the mapping alive for.
 // Comparisons and hashes read the section in place.
 
-// keyWord is the 8-byte word appendKey writes for a key of a numeric kind.
+// keyWord is the 8-byte word the file formats store for a key of a numeric
+// kind (a float as its float64 bits, an integer sign- or zero-extended).
 func keyWord[K any](kind reflect.Kind, k *K) uint64 {
 	p := unsafe.Pointer(k)
 	switch kind {
@@ -88,10 +89,17 @@ func (c *core[K]) key(id uint32) K {
 	return k
 }
 
-// appendKeyBytes appends slot id's key as appendKey encodes it.
+// appendKeyBytes appends slot id's key as the file formats encode it: a
+// string as its length (uvarint) and bytes, any other kind as its keyWord.
 func (c *core[K]) appendKeyBytes(buf []byte, id uint32) []byte {
 	if int(id) >= c.kbase {
-		return appendKey(buf, c.keys[int(id)-c.kbase])
+		k := c.keys[int(id)-c.kbase]
+		if c.kk == reflect.String {
+			s := *(*string)(unsafe.Pointer(&k))
+			buf = binary.AppendUvarint(buf, uint64(len(s)))
+			return append(buf, s...)
+		}
+		return binary.LittleEndian.AppendUint64(buf, keyWord(c.kk, &k))
 	}
 	b := c.mappedKey(id)
 	if c.kk == reflect.String {

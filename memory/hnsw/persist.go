@@ -403,22 +403,6 @@ func keyKind[K any]() reflect.Kind {
 	return reflect.Invalid
 }
 
-func appendKey[K any](buf []byte, key K) []byte {
-	v := reflect.ValueOf(key)
-	switch v.Kind() {
-	case reflect.String:
-		s := v.String()
-		buf = binary.AppendUvarint(buf, uint64(len(s)))
-		return append(buf, s...)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return binary.LittleEndian.AppendUint64(buf, uint64(v.Int()))
-	case reflect.Float32, reflect.Float64:
-		return binary.LittleEndian.AppendUint64(buf, math.Float64bits(v.Float()))
-	default:
-		return binary.LittleEndian.AppendUint64(buf, v.Uint())
-	}
-}
-
 const maxKeyLen = 1 << 20
 
 func readKey[K any](b *bodyReader, kind reflect.Kind) (K, error) {
