@@ -1,12 +1,14 @@
 package hnsw
 
+import "unsafe"
+
 // keyIndex finds the live slot of a key: an open-addressing hash table
 // (linear probing, at most half full) of slot numbers, whose keys the core
 // holds (keySource). Against a map[K]uint32 it holds 4 bytes per entry instead
 // of a copy of every key. Its hash is part of the flat file format (version 3
 // stores the table and its seed, and an import uses the stored table in place),
 // so it is a fixed function of the key's bytes in the file's encoding (the
-// string's bytes, or the 8-byte word appendKey writes) and the seed: FNV-1a
+// string's bytes, or its keyWord) and the seed: FNV-1a
 // over the bytes, then the seed mixed in with a 64-bit finaliser.
 type keyIndex[K comparable] struct {
 	seed uint64
@@ -46,14 +48,9 @@ func hashBytes(seed uint64, b []byte) uint64 {
 	return mix64(h ^ seed)
 }
 
-// hashString is hashBytes of s's bytes.
+// hashString is hashBytes of s's bytes (read in place, not copied).
 func hashString(seed uint64, s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	return mix64(h ^ seed)
+	return hashBytes(seed, unsafe.Slice(unsafe.StringData(s), len(s)))
 }
 
 // hashWord is the hash of a key stored as an 8-byte word.
