@@ -9,6 +9,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -87,16 +88,10 @@ func (b *snapBase) idView(i int) (string, bool) {
 // find returns the record number of id (a binary search of the id-sorted
 // records).
 func (b *snapBase) find(id string) (int, bool) {
-	lo, hi := 0, b.n
-	for lo < hi {
-		h := int(uint(lo+hi) >> 1)
+	lo := sort.Search(b.n, func(h int) bool {
 		x, _ := b.idView(h)
-		if x < id {
-			lo = h + 1
-		} else {
-			hi = h
-		}
-	}
+		return x >= id
+	})
 	ok := false
 	if lo < b.n {
 		x, _ := b.idView(lo)
@@ -444,21 +439,8 @@ func hasRaw(es []snapEntry) bool {
 // isKeyed reports whether record i is in the keyed list.
 func (b *snapBase) isKeyed(i int) bool {
 	k := len(b.keyed) / 4
-	j := sortSearch(k, func(j int) bool { return int(binary.LittleEndian.Uint32(b.keyed[4*j:])) >= i })
+	j := sort.Search(k, func(j int) bool { return int(binary.LittleEndian.Uint32(b.keyed[4*j:])) >= i })
 	return j < k && int(binary.LittleEndian.Uint32(b.keyed[4*j:])) == i
-}
-
-func sortSearch(n int, f func(int) bool) int {
-	lo, hi := 0, n
-	for lo < hi {
-		h := int(uint(lo+hi) >> 1)
-		if !f(h) {
-			lo = h + 1
-		} else {
-			hi = h
-		}
-	}
-	return lo
 }
 
 // appendRecord encodes one record (the same fields, in the same order, as
