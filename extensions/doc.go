@@ -1,8 +1,10 @@
 // Package extensions holds the built-in extensions, one package each. An extension
 // package imports only the SDK (package sdk), the generated protocol, the
-// generated signal constants, and library packages under extensions/ that are not
-// extensions (textfacts, turn, toolargs, stagelog, toolresult, shellparse,
-// entities, catalog): never another extension. What one extension needs of
+// generated signal constants, and the extensions' shared libraries under
+// extensions/internal/ (textfacts, turn, toolargs, stagelog, toolresult,
+// toolstream, shellparse, entities, catalog), which the compiler lets no package
+// outside extensions/ import: never another extension. Every other folder of
+// extensions/ is an extension. What one extension needs of
 // another comes through the state keys both declare, so replacing one plugin
 // changes what the others see only through that state. TestLayers enforces this
 // from the compiled import graph. Package builtin groups the extension packages

@@ -8,7 +8,6 @@ import (
 	"github.com/exocortex/exocortex/extensions/memorize"
 	"github.com/exocortex/exocortex/extensions/ontology"
 	extsleep "github.com/exocortex/exocortex/extensions/sleep"
-	"github.com/exocortex/exocortex/extensions/stagelog"
 	"github.com/exocortex/exocortex/extensions/stagingnote"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
@@ -17,13 +16,12 @@ import (
 // loop-period tag, the trigger's request file, the ontology's keys and
 // relationships. It keeps its own copies of those names (package sleep does not
 // import extensions); this test holds them equal, so that renaming one side
-// fails here instead of silently in a run.
+// fails here instead of silently in a run. The names of the extensions' own
+// library (extensions/internal/stagelog, which only extensions may import) are
+// held equal to these by that package's TestNamesSharedWithSleep.
 func TestNamesSharedWithTheExtensions(t *testing.T) {
 	for _, c := range [][2]string{
-		{StagingNote, stagingnote.KindNote}, {StagingArtifact, stagelog.KindArtifact},
-		{StagingMemorize, stagelog.KindMemorize}, {StagingInsight, stagelog.KindInsight},
-		{KindRelationship, stagelog.KindRelationship}, {RequestFile, extsleep.RequestFile},
-		{"staging.jsonl", stagelog.StagingFile}, {"ontology/relationships.jsonl", stagelog.RelationshipsFile},
+		{StagingNote, stagingnote.KindNote}, {RequestFile, extsleep.RequestFile},
 	} {
 		if c[0] != c[1] {
 			t.Errorf("sleep uses %q, the extensions %q", c[0], c[1])

@@ -51,8 +51,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/exocortex/exocortex/extensions/shellparse"
-	"github.com/exocortex/exocortex/extensions/turn"
+	"github.com/exocortex/exocortex/extensions/internal/shellparse"
+	"github.com/exocortex/exocortex/extensions/internal/turn"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 )

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/exocortex/exocortex/extensions/toolstream"
+	"github.com/exocortex/exocortex/extensions/internal/toolstream"
 )
 
 // BenchmarkOutputReporting is the cost of reporting a command's output while it

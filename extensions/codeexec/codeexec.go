@@ -75,8 +75,8 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/config"
-	"github.com/exocortex/exocortex/extensions/toolargs"
-	"github.com/exocortex/exocortex/extensions/toolstream"
+	"github.com/exocortex/exocortex/extensions/internal/toolargs"
+	"github.com/exocortex/exocortex/extensions/internal/toolstream"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sandbox"
 	"github.com/exocortex/exocortex/sdk"

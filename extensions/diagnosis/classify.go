@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/exocortex/exocortex/extensions/toolresult"
+	"github.com/exocortex/exocortex/extensions/internal/toolresult"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
 

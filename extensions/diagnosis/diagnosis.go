@@ -42,7 +42,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/exocortex/exocortex/extensions/turn"
+	"github.com/exocortex/exocortex/extensions/internal/turn"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 )

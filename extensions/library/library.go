@@ -25,8 +25,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/exocortex/exocortex/extensions/catalog"
-	"github.com/exocortex/exocortex/extensions/textfacts"
+	"github.com/exocortex/exocortex/extensions/internal/catalog"
+	"github.com/exocortex/exocortex/extensions/internal/textfacts"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 )

@@ -51,9 +51,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/exocortex/exocortex/extensions/stagelog"
-	"github.com/exocortex/exocortex/extensions/textfacts"
-	"github.com/exocortex/exocortex/extensions/turn"
+	"github.com/exocortex/exocortex/extensions/internal/stagelog"
+	"github.com/exocortex/exocortex/extensions/internal/textfacts"
+	"github.com/exocortex/exocortex/extensions/internal/turn"
 	"github.com/exocortex/exocortex/memory"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"

@@ -11,8 +11,8 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/exocortex/exocortex/extensions/catalog"
-	"github.com/exocortex/exocortex/extensions/toolargs"
+	"github.com/exocortex/exocortex/extensions/internal/catalog"
+	"github.com/exocortex/exocortex/extensions/internal/toolargs"
 	"github.com/exocortex/exocortex/memory"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/exocortex/exocortex/extensions/toolargs"
+	"github.com/exocortex/exocortex/extensions/internal/toolargs"
 	"github.com/exocortex/exocortex/memory"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"

@@ -36,7 +36,7 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/config"
-	"github.com/exocortex/exocortex/extensions/catalog"
+	"github.com/exocortex/exocortex/extensions/internal/catalog"
 	"github.com/exocortex/exocortex/memory"
 	"github.com/exocortex/exocortex/memory/embed"
 	"github.com/exocortex/exocortex/sdk"

@@ -8,8 +8,8 @@ import (
 
 	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/extensions/internal/hooktest"
+	"github.com/exocortex/exocortex/extensions/internal/stagelog"
 	"github.com/exocortex/exocortex/extensions/memorytools"
-	"github.com/exocortex/exocortex/extensions/stagelog"
 	"github.com/exocortex/exocortex/extensions/workingmemory"
 	"github.com/exocortex/exocortex/memory"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"

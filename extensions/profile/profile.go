@@ -31,8 +31,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/exocortex/exocortex/extensions/textfacts"
-	"github.com/exocortex/exocortex/extensions/turn"
+	"github.com/exocortex/exocortex/extensions/internal/textfacts"
+	"github.com/exocortex/exocortex/extensions/internal/turn"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 )

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/exocortex/exocortex/extensions/toolresult"
+	"github.com/exocortex/exocortex/extensions/internal/toolresult"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
 

@@ -32,7 +32,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/exocortex/exocortex/extensions/toolresult"
+	"github.com/exocortex/exocortex/extensions/internal/toolresult"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 )

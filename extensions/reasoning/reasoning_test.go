@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/exocortex/exocortex/extensions/stagelog"
+	"github.com/exocortex/exocortex/extensions/internal/stagelog"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 	"github.com/exocortex/exocortex/sdk/sdktest"

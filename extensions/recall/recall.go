@@ -66,9 +66,9 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/config"
-	"github.com/exocortex/exocortex/extensions/entities"
-	"github.com/exocortex/exocortex/extensions/textfacts"
-	"github.com/exocortex/exocortex/extensions/turn"
+	"github.com/exocortex/exocortex/extensions/internal/entities"
+	"github.com/exocortex/exocortex/extensions/internal/textfacts"
+	"github.com/exocortex/exocortex/extensions/internal/turn"
 	"github.com/exocortex/exocortex/memory"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"

@@ -28,7 +28,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/exocortex/exocortex/extensions/textfacts"
+	"github.com/exocortex/exocortex/extensions/internal/textfacts"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 	"github.com/exocortex/exocortex/signals"

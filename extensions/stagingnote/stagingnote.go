@@ -25,8 +25,8 @@ import (
 	"strings"
 
 	"github.com/exocortex/exocortex/config"
-	"github.com/exocortex/exocortex/extensions/stagelog"
-	"github.com/exocortex/exocortex/extensions/toolargs"
+	"github.com/exocortex/exocortex/extensions/internal/stagelog"
+	"github.com/exocortex/exocortex/extensions/internal/toolargs"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 	"github.com/exocortex/exocortex/staging"

@@ -21,7 +21,7 @@ import (
 
 	"google.golang.org/grpc/status"
 
-	"github.com/exocortex/exocortex/extensions/toolargs"
+	"github.com/exocortex/exocortex/extensions/internal/toolargs"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 )

@@ -40,7 +40,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/exocortex/exocortex/extensions/textfacts"
+	"github.com/exocortex/exocortex/extensions/internal/textfacts"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 )

@@ -40,7 +40,7 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/config"
-	"github.com/exocortex/exocortex/extensions/toolargs"
+	"github.com/exocortex/exocortex/extensions/internal/toolargs"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 )

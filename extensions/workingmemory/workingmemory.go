@@ -21,8 +21,8 @@ import (
 	"context"
 	"sort"
 
-	"github.com/exocortex/exocortex/extensions/entities"
-	"github.com/exocortex/exocortex/extensions/textfacts"
+	"github.com/exocortex/exocortex/extensions/internal/entities"
+	"github.com/exocortex/exocortex/extensions/internal/textfacts"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 )

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/exocortex/exocortex/extensions/textfacts"
+	"github.com/exocortex/exocortex/extensions/internal/textfacts"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 	"github.com/exocortex/exocortex/sdk/sdktest"

@@ -39,8 +39,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/exocortex/exocortex/extensions/toolresult"
-	"github.com/exocortex/exocortex/extensions/turn"
+	"github.com/exocortex/exocortex/extensions/internal/toolresult"
+	"github.com/exocortex/exocortex/extensions/internal/turn"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 )
