@@ -100,8 +100,13 @@ func (e env) engineWith(t *testing.T, session string, client llm.Provider, model
 	loader := prompts.NewLoader()
 	eng := NewEngine(Config{
 		Model: model, Address: client.BaseURL(), Provider: client.Name(), Scripted: scriptedAs, LLM: client, NumCtx: 8192,
-		StartHost: func(ctx context.Context) (*host.Host, error) {
-			return host.New(ctx, host.Options{Dirs: []discover.Dir{{Path: e.plugins, Source: discover.User}}, WiringCheck: e.wiring})
+		StartHost: func(ctx context.Context, onEvent func(host.Event)) (*host.Host, error) {
+			h, err := host.New(ctx, host.Options{Dirs: []discover.Dir{{Path: e.plugins, Source: discover.User}}, WiringCheck: e.wiring,
+				OnEvent: onEvent, WatchDebounce: 50 * time.Millisecond})
+			if err != nil {
+				return nil, err
+			}
+			return h, h.Watch(ctx)
 		},
 		NewAgent: func(s AgentSpec) (*loop.Agent, error) {
 			return loop.New(loop.Options{

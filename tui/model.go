@@ -183,6 +183,7 @@ func New(ctx context.Context, eng *Engine) (*Model, error) {
 	m.vp = viewport.New()
 	eng.SetFrontend(func(e loop.Event) { m.box.push(eventMsg{e}) }, approverFunc(m.box))
 	eng.setRetried(func(r llm.Retry) { m.box.push(retryMsg{r}) })
+	eng.setHostEvents(func(e host.Event) { m.box.push(hostEventMsg{e}) })
 	m.resize(m.width, m.height)
 	return m, nil
 }
@@ -297,6 +298,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return nil
 	case retryMsg:
 		m.retried(msg.r)
+		return nil
+	case hostEventMsg:
+		m.hostEventShown(msg.e)
 		return nil
 	case approvalMsg:
 		m.dialogs = append(m.dialogs, &dialog{req: msg.req, reply: msg.reply})
