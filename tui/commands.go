@@ -21,7 +21,6 @@ import (
 	"github.com/exocortex/exocortex/core/loop"
 	"github.com/exocortex/exocortex/core/session"
 	"github.com/exocortex/exocortex/memory"
-	"github.com/exocortex/exocortex/memory/embed"
 	"github.com/exocortex/exocortex/staging"
 	"github.com/exocortex/exocortex/tui/slash"
 	"github.com/exocortex/exocortex/tui/transcript"
@@ -422,33 +421,6 @@ func configuredEmbedder(home string) string {
 		return ""
 	}
 	return t.Memory.Embedder
-}
-
-// MemorySummary is the welcome screen's line about the memory store: its
-// size, without holding the store longer than it takes to count.
-func (e *Engine) MemorySummary(ctx context.Context) string {
-	journal := filepath.Join(e.cfg.MemoryDir, memory.JournalFile)
-	home := filepath.Dir(e.cfg.MemoryDir)
-	emb := "embedder " + embed.DescribeSpec(embed.ConfiguredSpec(configuredEmbedder(home)), home)
-	if _, err := os.Stat(journal); err != nil {
-		return "empty (nothing saved yet) · " + emb
-	}
-	s, err := memory.Open(ctx, e.cfg.MemoryDir, memory.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		var le *staging.LockedError
-		if errors.As(err, &le) {
-			// The memory plugin opens the store when it starts; its last
-			// snapshot's header still says how large the store is.
-			if n, seq, ok := memory.SnapshotCount(e.cfg.MemoryDir); ok {
-				return fmt.Sprintf("%d records (at journal event %d) · held by the memory plugin · %s", n, seq, emb)
-			}
-			return strings.TrimPrefix(e.journalSummary(), "journal   ") + " (held by the memory plugin) · " + emb
-		}
-		return "unreadable: " + err.Error()
-	}
-	st := s.Stats()
-	s.Close()
-	return fmt.Sprintf("%d records · %s journal · %s", st.Records, bytesize(st.JournalBytes), emb)
 }
 
 func (e *Engine) cmdPlugins(ctx context.Context, in slash.Invocation) (Output, error) {

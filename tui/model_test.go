@@ -577,8 +577,8 @@ func TestOperatorCommandsThroughTheTools(t *testing.T) {
 	defer held.Close()
 	eng, _ := e.engine(t, "o1")
 	u := start(t, eng)
-	if p := u.printed(); !strings.Contains(p, "held by the memory plugin") || !strings.Contains(p, "embedder ") {
-		t.Fatalf("the card does not say who holds the memory:\n%s", p)
+	if p := u.printed(); !strings.Contains(p, "memory   0 records") || !strings.Contains(p, "embedder ") {
+		t.Fatalf("the card does not count the held store:\n%s", p)
 	}
 	u.submit("!echo via-the-tool; exit 3")
 	u.waitFor("the approval dialog", func(m *Model) bool { return len(m.dialogs) > 0 })
