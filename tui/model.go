@@ -185,13 +185,6 @@ func New(ctx context.Context, eng *Engine) (*Model, error) {
 	} else {
 		m.hist = history.New(history.DefaultLimit)
 	}
-	if !cfg.Fullscreen {
-		// The live area never starts on the screen's first row: a terminal
-		// that scrolls the screen into its history when it is erased from
-		// the top-left corner (tmux) would keep a copy of the area there.
-		// (A space: the renderer skips an empty print.)
-		m.print(" ")
-	}
 	m.input = newInput()
 	m.vp = viewport.New()
 	eng.SetFrontend(func(e loop.Event) { m.box.push(eventMsg{e}) }, approverFunc(m.box))

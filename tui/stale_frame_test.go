@@ -116,6 +116,7 @@ func TestWelcomeCardLeavesNoPendingCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := &termRecorder{}
+	_, _ = out.Write([]byte(LeadIn)) // as Run writes it
 	var shrunk <-chan struct{}
 	held := false
 	filter := func(_ tea.Model, msg tea.Msg) tea.Msg {

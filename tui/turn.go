@@ -410,10 +410,14 @@ func (m *Model) advance(force bool) {
 	m.printMarkdown(src)
 }
 
-// printMarkdown prints src rendered, after a blank line.
+// printMarkdown prints src rendered a paragraph at a time, each after a
+// blank line: the same lines whether the answer streamed out in pieces
+// (advance, finishAnswer) or is printed whole (a resumed session).
 func (m *Model) printMarkdown(src string) {
 	md := m.md
-	m.printFunc(func(w int) string { return "\n" + md.render(src, w) })
+	for _, p := range paragraphs(src) {
+		m.printFunc(func(w int) string { return "\n" + md.render(p, w) })
+	}
 }
 
 // finishAnswer prints what the answer has beyond what streamed out already.
@@ -1009,13 +1013,21 @@ func (l *liveMarkdown) render(md *markdown, text string, width, maxLines int, no
 // inside a code fence (0 when there is none). It scans on from where the
 // previous call stopped: the text only grows.
 func (l *paraScan) end(text string) int {
+	for l.next(text) >= 0 {
+	}
+	return l.cut // the last line is still being written
+}
+
+// next scans on to the next cut and returns it, or -1 when text has no
+// further complete blank line outside a fence.
+func (l *paraScan) next(text string) int {
 	if l.scanned > len(text) {
 		l.scanned, l.inFence, l.cut = 0, false, 0
 	}
 	for {
 		i := strings.IndexByte(text[l.scanned:], '\n')
 		if i < 0 {
-			return l.cut // the last line is still being written
+			return -1
 		}
 		line := strings.TrimSpace(text[l.scanned : l.scanned+i])
 		l.scanned += i + 1
@@ -1024,6 +1036,7 @@ func (l *paraScan) end(text string) int {
 		}
 		if !l.inFence && line == "" {
 			l.cut = l.scanned
+			return l.cut
 		}
 	}
 }
