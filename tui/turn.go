@@ -839,8 +839,8 @@ func (m *Model) echoResumed(text string) {
 	m.print("\n" + strings.Join(lines, "\n"))
 }
 
-// liveTurn draws the running turn: a spinner line, then the reply being
-// written (headline, thoughts, the answer's tail).
+// liveTurn draws the running turn: the reply being written (headline,
+// thoughts, the answer's tail), then a spinner line under it.
 func (m *Model) liveTurn() string {
 	t := m.turn
 	elapsed := m.now().Sub(t.start)
@@ -881,13 +881,17 @@ func (m *Model) liveTurn() string {
 	if len(body) > t.height {
 		t.height = min(limit, (len(body)+3)/4*4)
 	}
-	for len(body) < t.height {
-		body = append(body, "")
+	// The spinner line goes under the text being written, right above the
+	// input, so the answer reads on from the printed part to the live part
+	// without the spinner between them; the padding that keeps the height
+	// goes above the text.
+	if pad := t.height - len(body); pad > 0 {
+		body = append(make([]string, pad), body...)
 	}
 	if len(body) == 0 {
 		return head
 	}
-	return head + "\n" + strings.Join(body, "\n")
+	return strings.Join(body, "\n") + "\n" + head
 }
 
 // toolOutputLines is how many of a running tool's last output lines the live
