@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/exocortex/exocortex/core/llm/scripted"
 )
 
 // TestSpinnerStaysBelowTheStreamingText: while an answer streams, the
@@ -37,4 +39,36 @@ func TestSpinnerStaysBelowTheStreamingText(t *testing.T) {
 	}
 	u.key(ctrlC)
 	u.idle()
+}
+
+// TestCtrlCKeepsTheHeadline: an answer stopped while its first paragraph is
+// still being written keeps its headline above what was written, and a
+// resumed session shows both again.
+func TestCtrlCKeepsTheHeadline(t *testing.T) {
+	e := newEnv(t)
+	long := strings.Repeat("word ", 400)
+	eng, _ := e.engine(t, "head",
+		scripted.Reply{Content: `{"headline":"Writing the essay","tool_name":"response","tool_args":{"text":"` + long + `"}}`, ChunkSize: 4, Delay: 20 * time.Millisecond})
+	u := start(t, eng)
+	u.submit("write a lot")
+	u.waitFor("streaming", func(m *Model) bool { return m.turn != nil && m.turn.reply.Len() > 120 })
+	u.key(ctrlC)
+	u.idle()
+	u.waitPrinted("stopped (ctrl+c)")
+	check := func(p string) {
+		t.Helper()
+		h, w := strings.Index(p, "● Writing the essay"), strings.Index(p, "word word")
+		if h < 0 || w < 0 || h > w {
+			t.Fatalf("the headline (at %d) is not above the stopped answer (at %d):\n%s", h, w, p)
+		}
+	}
+	check(u.printed())
+	u.submit("/quit")
+	u.tm.WaitFinished(t, teatestTimeout())
+	eng.Close()
+
+	eng2, _ := e.engine(t, "head")
+	u2 := start(t, eng2)
+	u2.waitPrinted("resumed: 1 turn", "word word")
+	check(u2.printed())
 }

@@ -425,7 +425,13 @@ func (m *Model) finishAnswer(text string) {
 	t := m.turn
 	if !t.headShown {
 		t.headShown = true
-		if h := m.takeHeadline(); h != "" {
+		h := m.takeHeadline()
+		if h == "" && t.view.Headline != "" {
+			// Stopped before the reply was complete: its headline as
+			// streamed.
+			h = m.st.accent.Render("● ") + t.view.Headline
+		}
+		if h != "" {
 			m.print(strings.TrimSuffix(h, "\n"))
 		}
 	}
@@ -637,16 +643,22 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 				m.turn = nil
 			}
 		case canceled || errors.Is(msg.err, context.Canceled):
-			// What was already on the screen stays in the scrollback.
+			// What was already on the screen stays in the scrollback: the
+			// reply's headline and the part of the answer written.
 			if t != nil && t.reply.Len() > 0 {
-				if v := stream.Parse(t.reply.String()); strings.TrimSpace(v.Text) != "" {
-					m.turn = t
+				v := stream.Parse(t.reply.String())
+				m.turn = t
+				t.view = v
+				switch {
+				case strings.TrimSpace(v.Text) != "":
 					m.finishAnswer(v.Text)
-					m.turn = nil
 					if t.index >= 0 {
-						m.recordShown(shownRecord{Turn: t.index, Partial: v.Text, Stopped: true})
+						m.recordShown(shownRecord{Turn: t.index, Partial: v.Text, Headline: v.Headline, Stopped: true})
 					}
+				case !t.headShown && v.Headline != "":
+					m.print(m.st.accent.Render("● ") + v.Headline)
 				}
+				m.turn = nil
 			}
 			m.note(m.st.warn, "⏹", "stopped (ctrl+c) before the answer was complete; the session goes on")
 		default:
@@ -812,6 +824,9 @@ func (m *Model) printResumedTurn(t transcript.Turn, sh shownRecord) {
 	case t.Answer != "":
 		m.printMarkdown(t.Answer)
 	case sh.Partial != "":
+		if sh.Headline != "" {
+			m.print(m.st.accent.Render("● ") + sh.Headline)
+		}
 		m.printMarkdown(sh.Partial)
 		why := "the process ended"
 		if sh.Stopped {
