@@ -98,3 +98,87 @@ func TestCardCountsTheMemoryAfterResume(t *testing.T) {
 		t.Fatalf("the card does not say %q (memory stats' count):\n%s", want, scr)
 	}
 }
+
+// e2eMarkdown is a long Markdown answer: headings, lists, code blocks, a
+// table and a quote, ending in a marker line.
+func e2eMarkdown() string {
+	var b strings.Builder
+	for i := 1; i <= 6; i++ {
+		fmt.Fprintf(&b, "## Section %d\n\nParagraph %d of the answer, long enough to wrap once at a hundred columns of the terminal, so wrapping is compared too.\n\n", i, i)
+		b.WriteString("- a point\n- another point with `code`\n\n")
+		if i%2 == 0 {
+			fmt.Fprintf(&b, "```go\nfunc section%d() {\n\tfmt.Println(%d)\n}\n```\n\n", i, i)
+		}
+	}
+	b.WriteString("| key | value |\n|---|---|\n| a | 1 |\n\n> A closing quote.\n\nENDMARK the last line.")
+	return b.String()
+}
+
+// paneAnswer is the pane's lines from the answer's headline to its last
+// line, trailing spaces dropped.
+func paneAnswer(t *testing.T, screen string) []string {
+	t.Helper()
+	lines := strings.Split(screen, "\n")
+	from, to := -1, -1
+	for i, l := range lines {
+		if from < 0 && strings.Contains(l, "● Writing at length") {
+			from = i
+		}
+		if strings.Contains(l, "ENDMARK") {
+			to = i
+		}
+	}
+	if from < 0 || to < from {
+		t.Fatalf("no whole answer on the pane:\n%s", screen)
+	}
+	out := lines[from : to+1]
+	for i := range out {
+		out[i] = strings.TrimRight(out[i], " ")
+	}
+	return out
+}
+
+// TestLiveAndReplayedAnswerInTmux: a long Markdown answer streamed in small
+// chunks leaves the same lines in the terminal as the same answer replayed
+// when the session is resumed.
+func TestLiveAndReplayedAnswerInTmux(t *testing.T) {
+	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
+	home, work := t.TempDir(), t.TempDir()
+	tm := newTmux(t)
+	script := writeScript(t, 12, 3*time.Millisecond, map[string]any{"headline": "Writing at length", "tool_name": "response", "tool_args": map[string]any{"text": e2eMarkdown()}})
+	run, pidFile := runner(t, exe, home, work)
+	tm.run("new-session", "-d", "-s", "live", "-x", "100", "-y", "40", "sh "+run+" --model script:"+script)
+	tm.track(pidFile)
+	tm.waitFor("live", "✓ answered", "memory   empty")
+	tm.typeLine("live", "write at length")
+	tm.waitFor("live", "ENDMARK", "tok/s")
+	time.Sleep(300 * time.Millisecond) // the footer is printed after the answer
+	live := paneAnswer(t, tm.screen("live"))
+	tm.keys("live", "C-d")
+	tm.paneDead("live")
+
+	os.Remove(pidFile)
+	tm.run("new-session", "-d", "-s", "again", "-x", "100", "-y", "40", "sh "+run+" -c --model script:"+script)
+	tm.track(pidFile)
+	tm.waitFor("again", "resumed session", "ENDMARK")
+	replayed := paneAnswer(t, tm.screen("again"))
+	if strings.Join(live, "\n") != strings.Join(replayed, "\n") {
+		for i := 0; i < max(len(live), len(replayed)); i++ {
+			var a, b string
+			if i < len(live) {
+				a = live[i]
+			}
+			if i < len(replayed) {
+				b = replayed[i]
+			}
+			if a != b {
+				t.Fatalf("line %d differs:\nlive:     %q\nreplayed: %q\n--- live ---\n%s\n--- replayed ---\n%s", i+1, a, b, strings.Join(live, "\n"), strings.Join(replayed, "\n"))
+			}
+		}
+	}
+	for i := 0; i+1 < len(live); i++ {
+		if live[i] == "" && live[i+1] == "" {
+			t.Fatalf("two blank lines in a row at line %d of the answer:\n%s", i+1, strings.Join(live, "\n"))
+		}
+	}
+}
