@@ -46,7 +46,9 @@ func Commands() *slash.Registry {
 		}},
 		slash.Command{Name: "tools", Summary: "the tools the agent can call, and which plugin serves each"},
 		slash.Command{Name: "wiring", Summary: "the hooks that fired in the last turn, in order, with timings and the state keys read and written"},
-		slash.Command{Name: "context", Summary: "the context window (budget, compression, summary) and the context object the last hook received"},
+		slash.Command{Name: "context", Summary: "the context window: budget, compression, summary", Subs: []slash.Sub{
+			{Name: "json", Summary: "the summary, then the context object the last hook received, as JSON"},
+		}},
 		slash.Command{Name: "stats", Summary: "tokens, model latency, tool and hook time of this run"},
 		slash.Command{Name: "approval", Args: "[default|auto-edit|yolo]", Summary: "show or set which held tool calls run without asking (shift+tab cycles)", Kind: slash.KindMode},
 		slash.Command{Name: "thoughts", Summary: "the reflections written on empty prompts (the cohesion loop)"},
@@ -91,7 +93,7 @@ func (e *Engine) Exec(ctx context.Context, in slash.Invocation) (Output, error) 
 	case "wiring":
 		return Output{Title: "wiring of the last turn", Text: FormatWiring(e.LastWiring())}, nil
 	case "context":
-		return e.cmdContext()
+		return e.cmdContext(in)
 	case "stats":
 		return Output{Title: "stats", Text: FormatStats(e.Stats(), e.cfg.NumCtx)}, nil
 	case "approval":
@@ -468,23 +470,35 @@ func (e *Engine) cmdTools() (Output, error) {
 	return Output{Title: "tools", Text: strings.TrimRight(b.String(), "\n"), Table: true}, nil
 }
 
-func (e *Engine) cmdContext() (Output, error) {
+func (e *Engine) cmdContext(in slash.Invocation) (Output, error) {
 	a := e.Agent()
 	if a == nil {
 		return Output{}, ErrNotReady
 	}
-	// The context window first (budget, compression, summary: loop.ContextReport),
-	// then the ACP context object the last hook received.
-	window := a.Context().String()
+	// The context window's summary (budget, compression, summary:
+	// loop.ContextReport) is what the operator reads; the ACP context object
+	// the last hook received is long (a hundred lines and more), so it comes
+	// after the summary and only when asked for, and the summary is not
+	// scrolled away.
+	window := strings.TrimRight(a.Context().String(), "\n")
 	c := a.LastContext()
-	if c == nil {
-		return Output{Title: "context", Text: window + "\nno hook has been called yet: send a prompt first"}, nil
+	switch in.Arg(0) {
+	case "":
+		if c == nil {
+			return Output{Title: "context", Text: window}, nil
+		}
+		return Output{Title: "context", Text: window + "\n(/context json adds the context object the last hook call received: " + c.GetHook() + ")"}, nil
+	case "json":
+		if c == nil {
+			return Output{Title: "context", Text: window + "\nno hook has been called yet: send a prompt first"}, nil
+		}
+		b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(c)
+		if err != nil {
+			return Output{}, err
+		}
+		return Output{Title: "context window, and the context of the last hook call (" + c.GetHook() + ")", Text: window + "\n" + string(b)}, nil
 	}
-	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(c)
-	if err != nil {
-		return Output{}, err
-	}
-	return Output{Title: "context window, and the context of the last hook call (" + c.GetHook() + ")", Text: window + "\n" + string(b)}, nil
+	return Output{}, fmt.Errorf("/context %s: use /context, or /context json for the context object too", in.Arg(0))
 }
 
 func (e *Engine) cmdApproval(in slash.Invocation) (Output, error) {

@@ -397,7 +397,8 @@ func TestSlashCommands(t *testing.T) {
 		want []string
 	}{
 		{"/wiring", []string{"tool_execute_before", "shell_gate (gate)", "hook calls"}},
-		{"/context", []string{`"sessionId"`, `"hook"`}},
+		{"/context", []string{"window ", "/context json adds the context object"}},
+		{"/context json", []string{`"sessionId"`, `"hook"`}},
 		{"/stats", []string{"model calls  2", "tools        2 calls"}},
 		{"/tools", []string{"response", "shell_echo", "gate"}},
 		{"/plugins", []string{"gate", "running"}},
