@@ -335,9 +335,10 @@ func TestShellEscapeAsksAndAttachesItsOutput(t *testing.T) {
 	e := newEnv(t)
 	eng, srv := e.engine(t, "x1", scripted.Reply{Content: answerJSON("seen"), ExpectContains: "shell-said-this"})
 	u := start(t, eng)
-	u.submit("!echo shell-said-this")
+	// A command that writes a file (tier 2) is asked for.
+	u.submit("!echo shell-said-this | tee said.txt")
 	u.waitFor("the approval dialog", func(m *Model) bool { return len(m.dialogs) > 0 })
-	if v := u.view(); !strings.Contains(v, "echo shell-said-this") {
+	if v := u.view(); !strings.Contains(v, "echo shell-said-this | tee said.txt") {
 		t.Fatalf("dialog: %s", v)
 	}
 	u.typeText("y")
@@ -354,9 +355,25 @@ func TestShellEscapeAsksAndAttachesItsOutput(t *testing.T) {
 	u.key(shiftTab)
 	// The keys go through the program's loop: wait for them.
 	u.waitFor("yolo after two shift+tab", func(*Model) bool { return eng.Mode() == loop.ApprovalYolo })
-	u.submit("!echo quiet")
+	u.submit("!touch quiet")
 	u.idle()
 	u.waitPrinted("approval mode yolo")
+}
+
+// TestReadOnlyShellEscapeRunsWithoutAsking: the operator's read-only
+// command (tier 1, as the agent's ls is) runs at once in the default mode.
+func TestReadOnlyShellEscapeRunsWithoutAsking(t *testing.T) {
+	e := newEnv(t)
+	eng, _ := e.engine(t, "ro")
+	u := start(t, eng)
+	u.submit("!ls -a")
+	u.idle()
+	u.waitPrinted("exit 0", "read-only (tier 1")
+	var asked bool
+	u.inspect(func(m *Model) { asked = len(m.dialogs) > 0 })
+	if asked || eng.Mode() != loop.ApprovalDefault {
+		t.Fatalf("a read-only command asked (mode %s)", eng.Mode())
+	}
 }
 
 func TestAtFileIncludesIt(t *testing.T) {
