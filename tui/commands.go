@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -445,7 +446,12 @@ func (e *Engine) cmdPlugins(ctx context.Context, in slash.Invocation) (Output, e
 		if err := h.Reload(ctx, name); err != nil {
 			return Output{}, err
 		}
-		if !e.Busy() && h.ApplyPending() {
+		if !e.Busy() {
+			h.ApplyPending()
+		}
+		// Applied here, or already by the engine when the host said it was
+		// staged (hotreload.go).
+		if !slices.Contains(h.Pending(), name) {
 			return Output{Text: "reloaded plugin " + name + " (the new version passed the checks and is in use)"}, nil
 		}
 		return Output{Text: "reloaded plugin " + name + ": the new version passed the checks and is swapped in at the agent's next step"}, nil
