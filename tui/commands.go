@@ -22,6 +22,7 @@ import (
 	"github.com/exocortex/exocortex/core/loop"
 	"github.com/exocortex/exocortex/core/session"
 	"github.com/exocortex/exocortex/memory"
+	"github.com/exocortex/exocortex/memory/embed"
 	"github.com/exocortex/exocortex/staging"
 	"github.com/exocortex/exocortex/tui/slash"
 	"github.com/exocortex/exocortex/tui/transcript"
@@ -424,6 +425,29 @@ func configuredEmbedder(home string) string {
 		return ""
 	}
 	return t.Memory.Embedder
+}
+
+// MemorySummary is the welcome card's line about the memory: its records and
+// journal as the store holds them, and the model its vectors were built
+// with. Only where the store has no vectors yet does it name the configured
+// embedder, saying so.
+func (e *Engine) MemorySummary(ctx context.Context) string {
+	f, err := e.memoryFacts(ctx)
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	configured := func() string {
+		home := filepath.Dir(e.cfg.MemoryDir)
+		return embed.DescribeSpec(embed.ConfiguredSpec(configuredEmbedder(home)), home)
+	}
+	if !f.Exists {
+		return "empty (nothing saved yet) · embedder " + configured() + " (configured)"
+	}
+	vectors := "vectors " + f.VectorModel
+	if f.VectorModel == "" {
+		vectors = "no vectors on disk yet · embedder " + configured() + " (configured)"
+	}
+	return fmt.Sprintf("%d records · %s journal · %s", f.Records, bytesize(f.JournalBytes), vectors)
 }
 
 func (e *Engine) cmdPlugins(ctx context.Context, in slash.Invocation) (Output, error) {

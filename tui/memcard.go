@@ -2,12 +2,10 @@ package tui
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/exocortex/exocortex/memory"
-	"github.com/exocortex/exocortex/memory/embed"
 )
 
 // MemoryFacts is what the welcome card says of the memory: read from the
@@ -37,27 +35,4 @@ func (e *Engine) memoryFacts(ctx context.Context) (MemoryFacts, error) {
 		return MemoryFacts{}, err
 	}
 	return MemoryFacts{Exists: true, Records: p.Records, JournalBytes: fi.Size(), VectorModel: p.VectorModel}, nil
-}
-
-// MemorySummary is the welcome card's line about the memory: its records and
-// journal as the store holds them, and the model its vectors were built
-// with. Only where the store has no vectors yet does it name the configured
-// embedder, saying so.
-func (e *Engine) MemorySummary(ctx context.Context) string {
-	f, err := e.memoryFacts(ctx)
-	if err != nil {
-		return "unreadable: " + err.Error()
-	}
-	configured := func() string {
-		home := filepath.Dir(e.cfg.MemoryDir)
-		return embed.DescribeSpec(embed.ConfiguredSpec(configuredEmbedder(home)), home)
-	}
-	if !f.Exists {
-		return "empty (nothing saved yet) · embedder " + configured() + " (configured)"
-	}
-	vectors := "vectors " + f.VectorModel
-	if f.VectorModel == "" {
-		vectors = "no vectors on disk yet · embedder " + configured() + " (configured)"
-	}
-	return fmt.Sprintf("%d records · %s journal · %s", f.Records, bytesize(f.JournalBytes), vectors)
 }
