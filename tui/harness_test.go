@@ -209,6 +209,19 @@ func (u *ui) waitPrinted(wants ...string) {
 	})
 }
 
+// resumed quits the program and closes eng, then opens session again in a
+// new engine on the same home, and waits for the resumed transcript.
+func (u *ui) resumed(e env, eng *Engine, session string) *ui {
+	u.t.Helper()
+	u.submit("/quit")
+	u.tm.WaitFinished(u.t, teatestTimeout())
+	eng.Close()
+	eng2, _ := e.engine(u.t, session)
+	u2 := start(u.t, eng2)
+	u2.waitPrinted("resumed: 1 turn")
+	return u2
+}
+
 func (u *ui) idle() {
 	u.t.Helper()
 	u.waitFor("the turn to end", func(m *Model) bool { return m.turn == nil && len(m.queue) == 0 })

@@ -63,12 +63,7 @@ func TestCtrlCKeepsTheHeadline(t *testing.T) {
 		}
 	}
 	check(u.printed())
-	u.submit("/quit")
-	u.tm.WaitFinished(t, teatestTimeout())
-	eng.Close()
-
-	eng2, _ := e.engine(t, "head")
-	u2 := start(t, eng2)
-	u2.waitPrinted("resumed: 1 turn", "word word")
+	u2 := u.resumed(e, eng, "head")
+	u2.waitPrinted("word word")
 	check(u2.printed())
 }

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	tea "charm.land/bubbletea/v2"
 )
 
 // TestCtrlDLeavesNoInputBox: after ctrl+d the terminal shows the goodbye
@@ -24,31 +22,8 @@ func TestCtrlDLeavesNoInputBox(t *testing.T) {
 	}
 	out := &termRecorder{}
 	_, _ = out.Write([]byte(LeadIn))
-	filter := func(_ tea.Model, msg tea.Msg) tea.Msg {
-		if im, ok := msg.(inspectMsg); ok {
-			im.fn(m)
-			close(im.done)
-			return nil
-		}
-		return msg
-	}
-	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithoutSignalHandler(), tea.WithInput(nil),
-		tea.WithOutput(out), tea.WithWindowSize(width, height), tea.WithFilter(filter))
-	done := make(chan error, 1)
-	go func() { _, err := p.Run(); done <- err }()
-	for end := time.Now().Add(deadline); ; {
-		ok, seen := false, make(chan struct{})
-		p.Send(inspectMsg{fn: func(m *Model) { ok = m.boot.welcomed && !m.printing && len(m.printQ) == 0 }, done: seen})
-		<-seen
-		if ok {
-			break
-		}
-		if time.Now().After(end) {
-			t.Fatal("the welcome card was never printed")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	time.Sleep(100 * time.Millisecond) // a few frames: the input box is drawn
+	p, done := recordedProgram(ctx, m, out, width, height, nil)
+	waitWelcomed(t, p) // and the input box drawn after it
 	p.Send(ctrlD)
 	select {
 	case err := <-done:

@@ -57,13 +57,8 @@ func TestLiveAndReplayedAnswersAreIdentical(t *testing.T) {
 	u.idle()
 	var live string
 	u.inspect(func(m *Model) { live = m.Printed() })
-	u.submit("/quit")
-	u.tm.WaitFinished(t, teatestTimeout())
-	eng.Close()
-
-	eng2, _ := e.engine(t, "same")
-	u2 := start(t, eng2)
-	u2.waitPrinted("resumed: 1 turn", "ENDMARK")
+	u2 := u.resumed(e, eng, "same")
+	u2.waitPrinted("ENDMARK")
 	var replayed string
 	u2.inspect(func(m *Model) { replayed = m.Printed() })
 
