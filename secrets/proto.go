@@ -3,6 +3,7 @@ package secrets
 import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/anypb"
 )
 
 // MaskProto returns msg with every secret masked in its string and bytes
@@ -18,7 +19,27 @@ func MaskProto[M proto.Message](m *Masker, msg M) M {
 	return c
 }
 
+// anyName is google.protobuf.Any, whose value is a serialized message: it is
+// masked inside the message it holds, never as bytes (which would corrupt it).
+const anyName protoreflect.FullName = "google.protobuf.Any"
+
+// anyInner is the message an Any holds, nil when its type is not linked in.
+func anyInner(msg protoreflect.Message) *anypb.Any {
+	if msg.Descriptor().FullName() != anyName {
+		return nil
+	}
+	a, ok := msg.Interface().(*anypb.Any)
+	if !ok {
+		return nil
+	}
+	return a
+}
+
 func (m *Masker) protoContains(msg protoreflect.Message) bool {
+	if a := anyInner(msg); a != nil {
+		inner, err := a.UnmarshalNew()
+		return err == nil && m.protoContains(inner.ProtoReflect())
+	}
 	found := false
 	msg.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		switch {
@@ -53,6 +74,17 @@ func (m *Masker) valueContains(fd protoreflect.FieldDescriptor, v protoreflect.V
 }
 
 func (m *Masker) maskMessage(msg protoreflect.Message) {
+	if a := anyInner(msg); a != nil {
+		inner, err := a.UnmarshalNew()
+		if err != nil || !m.protoContains(inner.ProtoReflect()) {
+			return
+		}
+		m.maskMessage(inner.ProtoReflect())
+		if b, err := proto.Marshal(inner); err == nil {
+			a.Value = b
+		}
+		return
+	}
 	msg.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		switch {
 		case fd.IsList():

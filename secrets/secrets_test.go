@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
 
@@ -262,5 +265,22 @@ func TestWriter(t *testing.T) {
 	}
 	if strings.Contains(b.String(), canary) || !strings.Contains(b.String(), "§§secret(TOK)") {
 		t.Errorf("log line %q", b.String())
+	}
+}
+
+func TestMaskProtoAny(t *testing.T) {
+	m := mustStore(t, map[string]string{"TOK": canary}).Masker()
+	v, err := anypb.New(wrapperspb.String("state " + canary))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &exocortexv1.StateEntry{Key: "k", Value: v}
+	got := MaskProto(m, req)
+	inner, err := got.GetValue().UnmarshalNew()
+	if err != nil {
+		t.Fatalf("the masked Any does not unpack: %v", err)
+	}
+	if s := inner.(*wrapperspb.StringValue).GetValue(); s != "state §§secret(TOK)" {
+		t.Errorf("inner = %q", s)
 	}
 }

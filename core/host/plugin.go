@@ -114,7 +114,7 @@ func stampOf(path string) fileStamp {
 func (p *Plugin) start(ctx context.Context) error {
 	cmd := exec.Command(p.cand.Command[0], p.cand.Command[1:]...)
 	cmd.Dir = p.cand.WorkDir
-	cmd.Env = append(os.Environ(), p.h.opts.PluginEnv...)
+	cmd.Env = append(p.h.pluginEnviron(), p.h.opts.PluginEnv...)
 	configureProcess(cmd)
 
 	cfg := &plugin.ClientConfig{
