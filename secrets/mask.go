@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -16,6 +17,12 @@ type Masker struct {
 	// placeholder that replaces it.
 	patterns []pattern
 	replacer *strings.Replacer
+	// detect are the forms Contains looks for: every other form holds one of
+	// them (a whole base64 encoding starts with the alignment-0 core).
+	detect []string
+	// seen remembers Contains for long strings by identity (seen.go): the
+	// history is sent again with every request, and each message is read once.
+	seen seenCache
 }
 
 type pattern struct{ text, placeholder string }
@@ -47,7 +54,15 @@ func newMasker(values map[string]string) *Masker {
 	for _, p := range ps {
 		pairs = append(pairs, p.text, p.placeholder)
 	}
-	return &Masker{patterns: ps, replacer: strings.NewReplacer(pairs...)}
+	var detect []string
+	for _, v := range values {
+		for _, f := range detectForms(v) {
+			if len(f) >= MinLength && !slices.Contains(detect, f) {
+				detect = append(detect, f)
+			}
+		}
+	}
+	return &Masker{patterns: ps, replacer: strings.NewReplacer(pairs...), detect: detect}
 }
 
 // forms are the texts a value may take on its way out: itself, JSON-escaped,
@@ -64,6 +79,22 @@ func forms(v string) []string {
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
 		out = append(out, enc.EncodeToString([]byte(v)))
 	}
+	for off := 0; off < 3; off++ {
+		core := base64Core(v, off)
+		out = append(out, core, strings.NewReplacer("+", "-", "/", "_").Replace(core))
+	}
+	return out
+}
+
+// detectForms are the forms whose presence Contains checks: the value, its
+// JSON and URL escapings, and the base64 cores at the three alignments in
+// both alphabets. Every form of forms holds one of them.
+func detectForms(v string) []string {
+	out := []string{v}
+	if b, err := json.Marshal(v); err == nil {
+		out = append(out, string(b[1:len(b)-1]))
+	}
+	out = append(out, url.QueryEscape(v), url.PathEscape(v))
 	for off := 0; off < 3; off++ {
 		core := base64Core(v, off)
 		out = append(out, core, strings.NewReplacer("+", "-", "/", "_").Replace(core))
@@ -103,8 +134,20 @@ func (m *Masker) Contains(s string) bool {
 	if m == nil || len(s) < MinLength {
 		return false
 	}
-	for _, p := range m.patterns {
-		if strings.Contains(s, p.text) {
+	if len(s) < seenMin {
+		return m.scan(s)
+	}
+	if hit, ok := m.seen.get(s); ok {
+		return hit
+	}
+	hit := m.scan(s)
+	m.seen.put(s, hit)
+	return hit
+}
+
+func (m *Masker) scan(s string) bool {
+	for _, p := range m.detect {
+		if strings.Contains(s, p) {
 			return true
 		}
 	}
