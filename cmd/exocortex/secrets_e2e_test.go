@@ -203,3 +203,69 @@ func walkNoLeak(t *testing.T, dir string, forms []string) {
 		t.Errorf("no files under %s", dir)
 	}
 }
+
+// TestSecretsBadInput: a secret that cannot be read or masked stops `run`
+// before anything starts, naming the secret and what to do, and `secrets
+// list --json` shows each secret's state without its value.
+func TestSecretsBadInput(t *testing.T) {
+	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
+	dir := t.TempDir()
+	loose := filepath.Join(dir, "loose")
+	if err := os.WriteFile(loose, []byte("a-long-enough-secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(loose, 0o644)
+	tests := []struct {
+		name, secrets string
+		env           []string
+		want          []string
+	}{
+		{"common word", "W: {env: EXO_TEST_WORD}", []string{"EXO_TEST_WORD=password123"}, []string{"secret W", "common word"}},
+		{"short", "S: {env: EXO_TEST_SHORT}", []string{"EXO_TEST_SHORT=abc"}, []string{"secret S", "3 characters"}},
+		{"loose permissions", "F: {file: " + loose + "}", nil, []string{"secret F", loose, "0644", "chmod 600"}},
+		{"unreadable", "U: {file: " + filepath.Join(dir, "missing") + "}", nil, []string{"secret U", "missing", "cannot be read"}},
+		{"unset variable", "E: {env: EXO_TEST_UNSET_VAR}", nil, []string{"secret E", "EXO_TEST_UNSET_VAR is not set"}},
+		{"no keyring", "K: {keyring: nothing-here}", nil, []string{"secret K", "keyring exocortex/nothing-here"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			home := t.TempDir()
+			script := filepath.Join(home, "script.yaml")
+			if err := os.WriteFile(script, []byte("replies:\n  - content: '"+answer+"'\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte("model: script:"+script+"\nsecrets:\n  "+tt.secrets+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(exe, "run", "-p", "hello", "--json")
+			cmd.Dir = t.TempDir()
+			cmd.Env = append(append(os.Environ(), "EXOCORTEX_HOME="+home, "DBUS_SESSION_BUS_ADDRESS=unix:path="+filepath.Join(dir, "no-bus")), tt.env...)
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("run started with a bad secret:\n%s", out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(string(out), w) {
+					t.Errorf("run's error does not say %q:\n%s", w, out)
+				}
+			}
+			lcmd := exec.Command(exe, "secrets", "list", "--json")
+			lcmd.Env = cmd.Env
+			lout, err := lcmd.Output()
+			if err != nil {
+				t.Fatalf("secrets list: %v", err)
+			}
+			var rep struct {
+				Secrets []secretRow `json:"secrets"`
+			}
+			if err := json.Unmarshal(lout, &rep); err != nil || len(rep.Secrets) != 1 || rep.Secrets[0].OK || rep.Secrets[0].Error == "" {
+				t.Errorf("secrets list --json = %s (%v)", lout, err)
+			}
+			for _, e := range tt.env {
+				if v := e[strings.Index(e, "=")+1:]; strings.Contains(string(out)+string(lout), v) {
+					t.Errorf("the value %q is shown", v)
+				}
+			}
+		})
+	}
+}
