@@ -213,6 +213,7 @@ func lintInput(ctx context.Context, opts host.Options, promptDirs, around []stri
 		return lint.Input{}, err
 	}
 	in.Imports = append(in.Imports, pythonImports(ctx, plugins)...)
+	in.SecretReads = secretReads(plugins)
 	return in, nil
 }
 
