@@ -406,6 +406,8 @@ func (h *Host) emit(e Event) {
 	if e.Time.IsZero() {
 		e.Time = time.Now().UTC()
 	}
+	// A crash's report quotes the plugin's stderr: no value goes out in it.
+	e.Detail = h.opts.Secrets.Masker().Mask(e.Detail)
 	switch e.Kind {
 	case "crash", "quarantine", "load_failed":
 		h.logger.Warn("plugin "+e.Kind, "plugin", e.Plugin, "detail", e.Detail)

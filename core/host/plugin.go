@@ -94,7 +94,7 @@ func (p *Plugin) Manifest() *exocortexv1.ManifestResponse {
 }
 
 // StderrTail returns the last lines the plugin wrote to stderr.
-func (p *Plugin) StderrTail() string { return p.stderr.String() }
+func (p *Plugin) StderrTail() string { return p.masker().Mask(p.stderr.String()) }
 
 // fileStamp identifies the plugin's file contents cheaply, to notice a rebuild.
 type fileStamp struct {
