@@ -16,8 +16,8 @@ import (
 	"github.com/exocortex/exocortex/core/session"
 	"github.com/exocortex/exocortex/prompts"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
-	"github.com/exocortex/exocortex/secrets"
 	"github.com/exocortex/exocortex/sdk/sdktest"
+	"github.com/exocortex/exocortex/secrets"
 )
 
 const leakValue = "leak-Value/9q+Rt7"
