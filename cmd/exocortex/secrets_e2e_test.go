@@ -275,3 +275,33 @@ func TestSecretsBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestLintUndeclaredSecretRead ports the keeper tree, whose files read
+// secrets through Agent Zero's helpers.secrets and whose plugin declares no
+// uses_secrets: the real `exocortex lint --json` reports each read (EXO139)
+// at its file and line.
+func TestLintUndeclaredSecretRead(t *testing.T) {
+	home := t.TempDir()
+	plugins := filepath.Join(home, "plugins")
+	if _, err := a0port.Port(t.Context(), a0Helpers, filepath.Join(plugins, "a0-keeper"), "a0-keeper"); err != nil {
+		t.Fatal(err)
+	}
+	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
+	out, errOut, _ := runExo(t, exe, t.TempDir(), home, "lint", "--dir", plugins, "--json")
+	rep := report(t, out)
+	var files []string
+	for _, f := range rep.Findings {
+		if f.Code == "EXO139" && f.Plugin == "a0-keeper" {
+			files = append(files, f.File)
+		}
+	}
+	for _, want := range []string{"tool_execute_before/_10_unmask.py:", "message_loop_prompts_after/_75_secrets.py:"} {
+		found := false
+		for _, f := range files {
+			found = found || strings.Contains(f, want)
+		}
+		if !found {
+			t.Errorf("no EXO139 at %s; EXO139 at %v\n%s", want, files, errOut)
+		}
+	}
+}
