@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -152,4 +153,79 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestSecretsCompressionMasked: history compression asks the utility model
+// (a server of its own) for summaries of a history the leaking plugin wrote
+// into; the summary requests carry no value, and a summary that holds one
+// (the utility model's answer) is masked before it enters the prompt.
+func TestSecretsCompressionMasked(t *testing.T) {
+	bin := sdktest.BuildPlugin(t, "./testdata/leakplugin")
+	dir, work := t.TempDir(), t.TempDir()
+	installPlugin(t, dir, "leakplugin", bin)
+	store, err := secrets.Load(secrets.Config{"TOK": {Env: "LEAK_TEST_TOK"}}, secrets.LoadOptions{Env: func(k string) (string, bool) {
+		return leakValue, k == "LEAK_TEST_TOK"
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.New(t.Context(), host.Options{Dirs: []discover.Dir{{Path: dir, Source: discover.User}}, Secrets: store,
+		PluginEnv: []string{"LEAK_VALUE=" + leakValue, "LEAK_SEEN=" + filepath.Join(work, "seen"), "LEAK_ARGS=" + filepath.Join(work, "args")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	long := strings.Repeat("a long thought that fills the history ", 40)
+	var replies []scripted.Reply
+	for i := 0; i < 10; i++ {
+		b, _ := json.Marshal(map[string]any{"thoughts": []string{long, fmt.Sprint(i)}, "headline": "go", "tool_name": "plain", "tool_args": map[string]any{"i": i}})
+		replies = append(replies, scripted.Reply{Content: string(b)})
+	}
+	replies = append(replies, toolCallReply("response", map[string]any{"text": "bye"}))
+	srv, err := scripted.NewServer(scripted.Script{Source: t.Name(), Replies: replies})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	var sums []scripted.Reply
+	for i := 0; i < 20; i++ {
+		sums = append(sums, scripted.Reply{Content: "Summary: the agent ran plain with " + leakValue + "."})
+	}
+	util, err := scripted.NewServer(scripted.Script{Source: t.Name() + " utility", Model: "util", Replies: sums})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { util.Close() })
+	c, _ := llm.New(srv.URL())
+	uc, _ := llm.New(util.URL())
+	rec := &recorder{}
+	a, err := New(Options{Host: h, LLM: c, UtilityLLM: uc, UtilityModel: "util", Prompts: prompts.NewLoader(), Model: srv.Model(),
+		Observer: rec.observe, MaxIterations: 12, NumCtx: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Monologue(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	compressed := false
+	for _, e := range rec.events {
+		compressed = compressed || e.Type == EventCompression && e.Compression.Method == "utility"
+	}
+	if !compressed {
+		t.Fatalf("no compression by the utility model happened (%d utility requests)", len(util.Requests()))
+	}
+	for name, s := range map[string]*scripted.Server{"the main model": srv, "the utility model": util} {
+		b, _ := json.Marshal(s.Requests())
+		if strings.Contains(string(b), leakValue) {
+			t.Errorf("%s's requests hold the secret", name)
+		}
+	}
+	b, _ := json.Marshal(srv.Requests())
+	if !strings.Contains(string(b), "the agent ran plain with §§secret(TOK)") {
+		t.Error("the utility model's summary, masked, is in no later request")
+	}
+	eb, _ := json.Marshal(rec.events)
+	if strings.Contains(string(eb), leakValue) {
+		t.Error("an event holds the secret")
+	}
 }
