@@ -29,6 +29,9 @@ func (r *Report) layerProvides(module string, names []string) ([]string, bool) {
 func (r *Report) checkImports(ctx context.Context, files []portFile) {
 	var sources []pyimport.Source
 	for _, pf := range files {
+		if !pf.served {
+			continue
+		}
 		sources = append(sources, pyimport.Source{File: pf.source, Code: pf.code})
 	}
 	if len(sources) == 0 {

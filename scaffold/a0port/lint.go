@@ -125,7 +125,7 @@ func Lint(ctx context.Context, dir string) (*Check, error) {
 		for _, acc := range []struct {
 			name   string
 			static []string
-		}{{"reads", append(slices.Clone(st.Reads), st.Writes...)}, {"writes", st.Writes}} {
+		}{{"reads", slices.Concat(st.Reads, st.Writes, st.External)}, {"writes", st.Writes}} {
 			got := seen[file][acc.name]
 			for _, k := range got {
 				if !slices.Contains(acc.static, k) {

@@ -49,6 +49,7 @@ const (
 	statusAdapted      = "adapted by the layer"
 	statusNeedsHand    = "needs a hand"
 	statusNotPorted    = "not ported"
+	statusOverridden   = "overridden"
 	portedDir          = "a0"
 	reportMarkdownName = "PORT.md"
 	reportJSONName     = "port.json"
@@ -86,11 +87,27 @@ type File struct {
 	Notes  []string `json:"notes,omitempty"`
 	Reads  []string `json:"reads,omitempty"`
 	Writes []string `json:"writes,omitempty"`
+	// External are the agent-data keys the file reads that no file of the tree
+	// that runs writes (Agent Zero sets them from outside the agent, its web UI
+	// or API, or nothing does): not declared as shared state, whose lint would
+	// keep the plugin out for a read nobody serves; the read gives None, as in
+	// an Agent Zero chat where nothing set it.
+	External []string `json:"external,omitempty"`
 
-	injects   bool   // the file adds prompt text (extras, system)
-	noLoad    bool   // the layer cannot load it (an import it has no module for)
-	noLoadWhy string // why
-	crossDeps []loc  // other extension files of the tree it imports (file: hook/name.py), by line
+	// Point is the _functions point the file is at (agent/Agent/monologue/start),
+	// for a file of an @extensible function.
+	Point string `json:"point,omitempty"`
+	// Overrides are the files of the same name at the same point that this
+	// one overrides (Agent Zero loads the one of highest priority).
+	Overrides []string `json:"overrides,omitempty"`
+
+	folder     string // its folder under extensions/python/ (hook name or _functions/<point>)
+	kind       string // how the layer hands a _functions file its data (Point.Kind)
+	unprefixed bool   // no numeric prefix: ordered by name (orderUnprefixed)
+	injects    bool   // the file adds prompt text (extras, system)
+	noLoad     bool   // the layer cannot load it (an import it has no module for)
+	noLoadWhy  string // why
+	crossDeps  []loc  // other extension files of the tree it imports (file: hook/name.py), by line
 }
 
 // Report is the porting report.
@@ -122,8 +139,9 @@ type Report struct {
 	// in the plugin process, although the key is declared as shared state.
 	Tasks []TaskInState `json:"tasks,omitempty"`
 
-	configs map[string][]byte // plugin name -> its config as JSON
-	ported  map[string]bool   // hook/file.py of every extension file of the tree
+	configs    map[string][]byte // plugin name -> its config as JSON
+	overridden [][2]string       // a kept file and one it overrides
+	ported     map[string]bool   // hook/file.py of every extension file of the tree
 }
 
 var (
@@ -205,6 +223,9 @@ func Port(ctx context.Context, src, out, name string) (*Report, error) {
 			return nil, fmt.Errorf("writing %s: %w", out, err)
 		}
 	}
+	if err := r.writePoints(filepath.Join(out, portedDir, pointsName)); err != nil {
+		return nil, err
+	}
 	if err := writePlugin(out, r.Plugin); err != nil {
 		return nil, err
 	}
@@ -232,9 +253,10 @@ func Analyze(ctx context.Context, src, name string) (*Report, error) {
 
 // portFile is one file to write into the ported plugin.
 type portFile struct {
-	hook, file string
+	hook, file string // the folder under extensions/python/ and the name
 	source     string // relative to the Agent Zero tree
 	code       []byte
+	served     bool // served as an extension (else only written, for imports)
 }
 
 func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, error) {
@@ -283,9 +305,16 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 		}
 		parts := strings.Split(rel, "/")
 		n := len(parts)
+		if c, ok := extensionCand(rel, parts); ok {
+			cands = append(cands, c)
+			return nil
+		}
 		switch {
-		case n >= 4 && parts[n-4] == "extensions" && parts[n-3] == "python":
-			cands = append(cands, cand{rel, parts[n-2], parts[n-1]})
+		case pythonDir(parts) >= 0:
+			// Below extensions/python/ but neither in a hook folder nor in a
+			// _functions point's start/ or end/: Agent Zero never loads it.
+			r.Files = append(r.Files, File{Source: rel, Status: statusNotPorted, Notes: []string{
+				"not directly in a hook folder (extensions/python/<hook>/) nor in a _functions point's start/ or end/ folder: Agent Zero never loads it as an extension, and neither does the port (a module other files import travels with the plugin)"}})
 		case n >= 3 && parts[n-3] == "extensions" && parts[n-2] != "python":
 			r.Findings = append(r.Findings, Finding{Seam: SeamNoPython, File: rel,
 				What: fmt.Sprintf("file at extensions/%s/ without python/: Agent Zero v1.7 never loads it, silently", parts[n-2]),
@@ -307,6 +336,7 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 	}
 	r.configs = configs
 	r.Configs = sortedKeys(configs)
+	cands = r.overrides(cands)
 	r.ported = map[string]bool{}
 	for _, c := range cands {
 		r.ported[c.hook+"/"+c.file] = true
@@ -320,18 +350,38 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 	prefixes := map[prefixKey][]string{}
 	setters := map[string][]loc{}
 	onceHooks := map[string]map[string]loc{}
-	seen := map[string]string{}
 	for _, c := range cands {
-		f := File{Source: c.rel, Hook: c.hook, Status: statusPorted}
-		m := fileRE.FindStringSubmatch(c.file)
-		if m == nil {
-			f.Status = statusNotPorted
-			f.Notes = append(f.Notes, "the name is not _NN_name.py: give it a numeric prefix (its order)")
-			r.Files = append(r.Files, f)
-			continue
+		f := File{Source: c.rel, Hook: c.hook, Status: statusPorted, folder: c.hook}
+		src0 := filepath.Join(src, filepath.FromSlash(c.rel))
+		code, err := os.ReadFile(src0)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading %s: %w", src0, err)
 		}
-		f.Order, _ = strconv.Atoi(m[1])
-		info, ok := hooks.Lookup(c.hook)
+		// Every file of the tree is written, served or not: another file may
+		// import it (the layer's finder serves it from the copy).
+		files = append(files, portFile{c.hook, c.file, c.rel, code, false})
+		served := len(files) - 1
+		if m := orderRE.FindStringSubmatch(c.file); m != nil {
+			f.Order, _ = strconv.Atoi(m[1])
+		} else {
+			f.unprefixed = true
+		}
+		if c.point != "" {
+			pt, _ := LookupPoint(c.point)
+			f.Point = c.point
+			if pt.Hook == "" {
+				f.Hook = ""
+				f.Status = statusNotPorted
+				f.Notes = append(f.Notes, pt.Note)
+				r.Findings = append(r.Findings, Finding{Seam: SeamNoHookPoint, File: c.rel, What: pt.Note,
+					Fix: "none: the rest of the tree is ported; move what the file does to an Exocortex hook if it is needed"})
+				r.Files = append(r.Files, f)
+				continue
+			}
+			f.Hook, f.kind = pt.Hook, pt.Kind
+			f.Notes = append(f.Notes, fmt.Sprintf("_functions point %s (%s) runs at %s: %s", pt.Function, path.Base(c.point), pt.Hook, pt.Note))
+		}
+		info, ok := hooks.Lookup(f.Hook)
 		if !ok {
 			f.Status = statusNotPorted
 			f.Notes = append(f.Notes, "no hook point yet: "+c.hook)
@@ -341,32 +391,23 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 			r.Files = append(r.Files, f)
 			continue
 		}
-		target := c.hook + "/" + c.file
-		if prev, dup := seen[target]; dup {
-			f.Status = statusNotPorted
-			f.Notes = append(f.Notes, "same file name as "+prev+" (Agent Zero serves one of the two): kept "+prev)
-			r.Files = append(r.Files, f)
-			continue
-		}
-		seen[target] = c.rel
-		src0 := filepath.Join(src, filepath.FromSlash(c.rel))
-		code, err := os.ReadFile(src0)
-		if err != nil {
-			return nil, nil, fmt.Errorf("reading %s: %w", src0, err)
-		}
 		if bad, ok := syntax[c.rel]; ok {
 			f.Status = statusNotPorted
 			f.Notes = append(f.Notes, bad+": Agent Zero fails to load it too; fix it and port the tree again")
 			r.Files = append(r.Files, f)
 			continue
 		}
-		prefixes[prefixKey{c.hook, f.Order}] = append(prefixes[prefixKey{c.hook, f.Order}], c.rel)
+		if !f.unprefixed {
+			prefixes[prefixKey{f.Hook, f.Order}] = append(prefixes[prefixKey{f.Hook, f.Order}], c.rel)
+		}
 		r.scan(&f, code, info, setters, onceHooks)
-		files = append(files, portFile{c.hook, c.file, c.rel, code})
+		files[served].served = true
 		r.Files = append(r.Files, f)
 	}
+	r.orderUnprefixed()
 	r.checkImports(ctx, files)
 	r.propagateNoLoad()
+	r.externalKeys()
 	for k, files := range prefixes {
 		if len(files) > 1 {
 			slices.Sort(files)
@@ -409,8 +450,10 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 	return r, files, nil
 }
 
-// cand is an extension file found in the Agent Zero tree.
-type cand struct{ rel, hook, file string }
+// cand is an extension file found in the Agent Zero tree: hook is its folder
+// under extensions/python/ (a hook's name, or _functions/<point>), point the
+// _functions point, root the tree folder the extensions/ is in.
+type cand struct{ rel, hook, file, point, root string }
 
 // syntaxScript parses each file named on stdin (one per line) with Python's own
 // parser and prints, per file that does not parse, "name<TAB>line<TAB>message".
@@ -527,8 +570,8 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 			if !ok || len(missing) > 0 {
 				continue
 			}
-			if m := crossExtRE.FindStringSubmatch(mod); m != nil {
-				f.crossDeps = append(f.crossDeps, loc{m[1] + "/" + m[2] + ".py", line})
+			if folder, file, ok := crossExt(mod); ok {
+				f.crossDeps = append(f.crossDeps, loc{folder + "/" + file, line})
 			}
 			if mod != "agent" && mod != "helpers.extension" {
 				adapted = append(adapted, fmt.Sprintf("line %d: %s -> %s", line, mod, strings.Join(maps, "; ")))
@@ -710,7 +753,7 @@ func (r *Report) propagateNoLoad() {
 		byTarget := map[string]*File{}
 		for i := range r.Files {
 			f := &r.Files[i]
-			byTarget[f.Hook+"/"+path.Base(f.Source)] = f
+			byTarget[f.folder+"/"+path.Base(f.Source)] = f
 		}
 		for i := range r.Files {
 			f := &r.Files[i]

@@ -16,7 +16,7 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 	if len(r.Plugins) > 0 {
 		fmt.Fprintf(w, "v1.7 plugins (plugin.yaml): %s.\n", strings.Join(r.Plugins, ", "))
 	}
-	for _, st := range []string{statusPorted, statusAdapted, statusNeedsHand, statusNotPorted} {
+	for _, st := range []string{statusPorted, statusAdapted, statusNeedsHand, statusNotPorted, statusOverridden} {
 		var rows []File
 		for _, f := range r.Files {
 			if f.Status == st {

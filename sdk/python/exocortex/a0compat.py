@@ -63,7 +63,7 @@ from exocortex.a0 import _host, _runtime, utility
 from exocortex.hooks import HOOKS, lookup
 from exocortex.keys import Key
 from exocortex.spec import Plugin, Spec
-from exocortex.v1 import context_pb2, manifest_pb2
+from exocortex.v1 import context_pb2, hooks_pb2, manifest_pb2
 
 # Agent Zero hook directory names with an Exocortex hook of the same meaning: every
 # hook of the protocol is named as Agent Zero names it, so a directory maps onto the
@@ -75,6 +75,9 @@ HOOK_MAP: Dict[str, str] = {h.name: h.name for h in HOOKS}
 OBSERVED = os.path.join(".a0compat", "observed.json")
 
 _FILE_RE = re.compile(r"^_(\d+)_([A-Za-z0-9_]+)\.py$")
+
+# The port's list of the files to serve (scaffold/a0port: points.json), under a0/.
+POINTS_FILE = "points.json"
 
 
 class LoopData:
@@ -102,18 +105,54 @@ class LoopData:
 class _Log:
     """Agent Zero's context.log and its log items: log() returns an item whose
     update()/stream() go to the host log; kvps keeps the item's key-value pairs,
-    as Agent Zero's LogItem does."""
+    as Agent Zero's LogItem does. The log keeps its items (logs, for the files
+    that read what was logged) and the progress line (progress,
+    set_progress, set_initial_progress), which goes to the host log too."""
 
-    def __init__(self, agent: "Agent") -> None:
+    def __init__(self, agent: "Agent", root: Optional["_Log"] = None) -> None:
         self._agent = agent
+        self._root = root
         self.kvps: Dict[str, Any] = {}
+        self.type, self.heading, self.content = "info", "", ""
+        self.id: Optional[str] = None
+        if root is None:
+            self._lock = threading.RLock()
+            self.logs: List["_Log"] = []
+            self.progress, self.progress_no, self.progress_active = "", 0, False
+            self.set_initial_progress()
+
+    @property
+    def no(self) -> int:
+        return self._root.logs.index(self) if self._root is not None and self in self._root.logs else 0
 
     def log(self, type: str = "info", heading: str = "", content: str = "", **kwargs: Any) -> "_Log":
-        item = _Log(self._agent)
+        root = self._root or self
+        item = _Log(self._agent, root)
+        item.id = kwargs.pop("id", None)
         item._write(type, heading, content, kwargs)
+        with root._lock:
+            root.logs.append(item)
         return item
 
+    def set_progress(self, progress: str, no: int = 0, active: bool = True) -> None:
+        root = self._root or self
+        root.progress, root.progress_no, root.progress_active = str(progress), no, active
+        call = self._agent._call
+        if call is not None and active:
+            call.logger.info(f"[progress] {progress}")
+
+    def set_initial_progress(self) -> None:
+        self.set_progress("Waiting for input", 0, False)
+
+    def output(self, start: Optional[int] = None, end: Optional[int] = None) -> List[Dict[str, Any]]:
+        root = self._root or self
+        return [{"no": i, "type": it.type, "heading": it.heading, "content": it.content, "kvps": it.kvps}
+                for i, it in enumerate(root.logs[start:end])]
+
     def _write(self, type: str, heading: str, content: str, kwargs: Dict[str, Any]) -> None:
+        self.type = type or self.type
+        self.heading = heading or self.heading
+        self.content = content or self.content
         kvps = kwargs.pop("kvps", None)
         if isinstance(kvps, dict):
             self.kvps.update(kvps)
@@ -156,6 +195,23 @@ class _History:
     def output_text(self, human_label: str = "user", ai_label: str = "ai") -> str:
         return "\n".join(f"{m.get('role', '')}: {m.get('content', '')}" for m in self._messages)
 
+    def is_over_limit(self) -> bool:
+        """Agent Zero: whether the history needs compressing. The core compresses
+        Exocortex's history itself, to the context window, before each prompt:
+        never over the limit here."""
+        return False
+
+    async def compress(self) -> bool:
+        """Agent Zero: compress the history once; True when something was
+        compressed. The core does it (history compression, util_model_call
+        hooks): nothing to do here."""
+        return False
+
+    def remove_all_embeds(self) -> int:
+        """Agent Zero: drop embedded images; the count removed. Exocortex's
+        history holds text only."""
+        return 0
+
 
 def extensible(fn: Any) -> Any:
     """Agent Zero's @extensible: lets _functions extensions wrap a function. A
@@ -171,6 +227,28 @@ class _Context:
         self.log = _Log(agent)
         self.id = "exocortex"
         self.agent0 = agent
+        self.data: Dict[str, Any] = {}
+
+    def get_data(self, key: str, recursive: bool = True) -> Any:
+        return self.data.get(key)
+
+    def set_data(self, key: str, value: Any, recursive: bool = True) -> None:
+        self.data[key] = value
+
+
+class AgentConfig:
+    """Agent Zero's agent.config, as far as extensions read it: the running
+    agent profile (the host's --profile; "" for the default), and the
+    profile's settings (empty: settings are the operator's config.yaml). An
+    extension may replace agent.config, as Agent Zero's profile loader does."""
+
+    def __init__(self, profile: str = "", **kwargs: Any) -> None:
+        self.profile = profile
+        self.mcp_servers = ""
+        self.knowledge_subdirs: List[str] = ["default", "custom"]
+        self.additional: Dict[str, Any] = {}
+        for k, v in kwargs.items():
+            setattr(self, k, v)
 
 
 class Observed:
@@ -237,6 +315,7 @@ class Agent:
         self.context = _Context(self)
         self.data = self._local
         self.history = _History()
+        self.config = AgentConfig()
         # Where read_prompt finds prompt files: the ported plugin's prompts/
         # (the port copies the tree's prompts/*.md there); set by load_tree.
         self.prompts_dir: Optional[str] = None
@@ -694,6 +773,11 @@ def _no_kwargs(req: Any) -> Dict[str, Any]:
 # there refuses it, with the exception as the reason, as an exception out of
 # Agent Zero's extension stops its text_editor call and the model is told.
 REFUSES = {"text_editor_write_before", "text_editor_patch_before"}
+# tool_execute_before: an exception out of a file there (Agent Zero's
+# HandledException or any other) stops the tool call, as it stops Agent Zero's
+# tool, with the exception as the reason. (The host stops it too when a guard
+# fails in any other way: a crash, a timeout.)
+BLOCKS = {"tool_execute_before"}
 
 KWARGS = {
     "chat_model_call_before": (_chat_before, _none),
@@ -722,18 +806,88 @@ KWARGS = {
 }
 
 
+# Agent Zero's @extensible points (_functions/<module>/<qualname>/start|end)
+# that `plugins port` serves at an Exocortex hook (scaffold/a0port.Point): how
+# each kind hands the file Agent Zero's data dict ({"args", "kwargs", "result",
+# "exception"}) from the hook's request, and what of a change to it the hook's
+# response carries. A point's file gets the agent as args[0], as self.
+def _point_exception(agent: Any, req: Any) -> Optional[Dict[str, Any]]:
+    exc = RuntimeError(req.error)
+    d = {"args": (agent, req.stage, exc), "kwargs": {}, "result": None, "exception": exc}
+    return {"data": d}
+
+
+def _point_exception_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
+    # Agent Zero: an end file that clears data["exception"] handled it.
+    return {"handled": True} if not kw["data"].get("exception") else {}
+
+
+def _point_call(agent: Any, req: Any) -> Optional[Dict[str, Any]]:
+    return {"data": {"args": (agent,), "kwargs": {}, "result": None, "exception": None}}
+
+
+def _message_kind(m: Any) -> str:
+    if m.signal:
+        return "warning"
+    return "assistant" if m.role == "assistant" else m.role
+
+
+def _point_message(role: str) -> Any:
+    def build(agent: Any, req: Any) -> Optional[Dict[str, Any]]:
+        m = req.message
+        if _message_kind(m) != role:
+            return None  # Agent Zero calls the function for this kind of message only
+        return {"data": {"args": (agent, m.content), "kwargs": {}, "result": None, "exception": None},
+                "_sent": m.content}
+    return build
+
+
+def _point_message_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
+    args = kw["data"].get("args") or ()
+    text = args[1] if len(args) > 1 else kw["_sent"]
+    return {"content": str(text)} if text != kw["_sent"] else {}
+
+
+def _point_tool_result(agent: Any, req: Any) -> Optional[Dict[str, Any]]:
+    return {"data": {"args": (agent, req.tool_call.name, req.text), "kwargs": {}, "result": None, "exception": None},
+            "_sent": req.text}
+
+
+def _point_tool_result_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
+    args = kw["data"].get("args") or ()
+    text = args[2] if len(args) > 2 else kw["_sent"]
+    return {"text": str(text)} if text != kw["_sent"] else {}
+
+
+POINTS = {
+    "exception": (_point_exception, _point_exception_answer),
+    "call": (_point_call, _none),
+    "message:assistant": (_point_message("assistant"), _point_message_answer),
+    "message:warning": (_point_message("warning"), _point_message_answer),
+    "message:user": (_point_message("user"), _point_message_answer),
+    "tool_result": (_point_tool_result, _point_tool_result_answer),
+}
+
+
 class Adapter:
     """One Agent Zero file served as one Exocortex extension."""
 
     def __init__(self, path: str, hook: str, order: int, name: str, plugin: str,
                  shared: Optional[Dict[str, Key]] = None, observed: Optional[Observed] = None,
-                 rel: str = "", local: Optional[Dict[str, Any]] = None, held: Optional[Dict[str, Any]] = None) -> None:
+                 rel: str = "", local: Optional[Dict[str, Any]] = None, held: Optional[Dict[str, Any]] = None,
+                 kind: str = "", ext_name: str = "", external: Optional[List[str]] = None) -> None:
         self.path, self.hook, self.order, self.name = path, hook, order, name
+        if kind and kind not in POINTS:
+            raise ValueError(f"{path}: unknown _functions point kind {kind!r}: port the tree again")
+        self.point = POINTS.get(kind)
         with open(path, encoding="utf-8") as f:
             source = f.read()
         self.reads, self.writes = static_keys(source)
         self.awaits = awaits_anything(source)
         shared = {} if shared is None else shared
+        # Keys the port found read and written by no file of the tree that runs
+        # (points.json "external"): kept in the process, not shared state.
+        self.reads -= set(external or ()) - self.writes
         self.keys = {k: shared.setdefault(k, key_for(k, plugin)) for k in sorted(self.reads | self.writes)}
         spec = importlib.util.spec_from_file_location(f"a0_{hook}_{order}_{name}", path)
         mod = importlib.util.module_from_spec(spec)
@@ -749,7 +903,7 @@ class Adapter:
         self.ext = classes[0](agent=self.agent)
         self.info = lookup(hook)
         self.kwargs = KWARGS.get(hook)
-        self.ext_name = f"a0_{name}"
+        self.ext_name = ext_name or f"a0_{name}"
         setattr(self, hook, self._handle)
 
     def spec(self) -> Spec:
@@ -783,6 +937,8 @@ class Adapter:
     async def _serve(self, call: Any, req: Any) -> Any:
         ld = _loop_data(req)
         _host.observe(req)
+        if isinstance(self.agent.config, AgentConfig):
+            self.agent.config.profile = req.call.context.agent_profile
         system_before = len(ld.system)
         self.agent._call = call
         self.agent._last_call = call
@@ -794,7 +950,16 @@ class Adapter:
             # Agent Zero hands system_prompt extensions the list of system prompt
             # parts to append to.
             kwargs["system_prompt"] = added
-        if self.kwargs is not None:
+        answer = self.kwargs[1] if self.kwargs is not None else None
+        made = None
+        if self.point is not None:
+            made, answer = self.point[0](self.agent, req), self.point[1]
+            if made is None:  # Agent Zero does not call the function for this message
+                self.agent._call = None
+                _runtime.current_agent.reset(token)
+                return None
+            kwargs = made
+        elif self.kwargs is not None:
             made = self.kwargs[0](req)
             if made is None:  # Agent Zero does not call the hook in this case
                 self.agent._call = None
@@ -806,7 +971,10 @@ class Adapter:
             out = self.ext.execute(loop_data=ld, **passed)
             if asyncio.iscoroutine(out):  # a plain `def execute` (Agent Zero accepts one) has run
                 await out
-        except Exception as e:  # noqa: BLE001 - refused, see REFUSES
+        except Exception as e:  # noqa: BLE001 - refused, see REFUSES and BLOCKS
+            if self.hook in BLOCKS:
+                call.logger.warning(f"a0compat: {self.name} stopped the tool call: {type(e).__name__}: {e}")
+                return self.info.response(block=hooks_pb2.ToolBlock(reason=f"{self.name} raised {type(e).__name__}: {e}"))
             if self.hook not in REFUSES:
                 raise
             call.logger.warning(f"a0compat: {self.name} refused the {self.hook} call: {type(e).__name__}: {e}")
@@ -814,8 +982,8 @@ class Adapter:
         finally:
             self.agent._call = None
             _runtime.current_agent.reset(token)
-        if self.kwargs is not None:
-            fields = self.kwargs[1](req, kwargs)
+        if answer is not None:
+            fields = answer(req, kwargs)
             for k in fields.pop("_lost", []):
                 call.logger.warning(
                     f"a0compat: {self.name} changed {k!r} at {self.hook}, which Exocortex's {self.hook} "
@@ -854,6 +1022,27 @@ def load_tree(root: str, plugin: str, failed: Optional[List[Tuple[str, str]]] = 
         sys.path.insert(0, root)
     if not any(isinstance(f, _TreeFinder) for f in sys.meta_path):
         sys.meta_path.append(_TreeFinder(base))
+    points = os.path.join(root, POINTS_FILE)
+    if os.path.isfile(points):
+        # The port decided each file's hook, order and name (points.json): any
+        # *.py of a hook folder, _functions points, overrides, name order.
+        with open(points, encoding="utf-8") as f:
+            entries = json.load(f)
+        for e in entries:
+            path = os.path.join(root, e["file"])
+            stem = os.path.splitext(os.path.basename(path))[0]
+            try:
+                rel = os.path.relpath(path, plugin_dir).replace(os.sep, "/")
+                a = Adapter(path, e["hook"], int(e["order"]), stem, plugin, shared, observed, rel, local, held,
+                            kind=e.get("kind", ""), ext_name=e["name"], external=e.get("external"))
+            except Exception as ex:  # noqa: BLE001 - one bad file must not sink the rest
+                if failed is not None:
+                    failed.append((path, f"{type(ex).__name__}: {ex}"))
+                print(f"a0compat: {path} left out: {type(ex).__name__}: {ex}", file=sys.stderr)
+                continue
+            a.agent.prompts_dir = os.path.join(plugin_dir, "prompts")
+            out.append(a)
+        return out
     for hook in sorted(os.listdir(base)) if os.path.isdir(base) else []:
         target = HOOK_MAP.get(hook)
         if target is None:
@@ -932,17 +1121,25 @@ class _TreeFinder(importlib.abc.MetaPathFinder):
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         parts = fullname.split(".")
-        if parts[0] != "plugins" or len(parts) < 2 or len(parts) > 6:
+        if parts[0] == "extensions":  # the base tree's own extension files
+            parts = ["plugins", "_base"] + parts
+        if parts[0] == "usr":  # v1.7 installs plugins under usr/plugins/
+            parts = parts[1:]
+            if len(parts) < 2 and parts[:1] in ([], ["plugins"]):
+                spec = importlib.machinery.ModuleSpec(fullname, None, is_package=True)
+                spec.submodule_search_locations = []
+                return spec
+        if not parts or parts[0] != "plugins" or len(parts) < 2:
             return None
-        if len(parts) == 6:
-            if parts[2:4] != ["extensions", "python"]:
-                return None
-            file = os.path.join(self.base, parts[4], parts[5] + ".py")
-            return importlib.util.spec_from_file_location(fullname, file) if os.path.isfile(file) else None
         if parts[2:4] != ["extensions", "python"][: len(parts) - 2]:
             return None
-        if len(parts) == 5 and not os.path.isdir(os.path.join(self.base, parts[4])):
-            return None
+        if len(parts) >= 5:
+            # A hook folder's file, or a _functions point's (any depth).
+            where = os.path.join(self.base, *parts[4:])
+            if os.path.isfile(where + ".py"):
+                return importlib.util.spec_from_file_location(fullname, where + ".py")
+            if not os.path.isdir(where):
+                return None
         spec = importlib.machinery.ModuleSpec(fullname, None, is_package=True)
         spec.submodule_search_locations = []
         return spec
