@@ -104,10 +104,12 @@ type File struct {
 	folder     string // its folder under extensions/python/ (hook name or _functions/<point>)
 	kind       string // how the layer hands a _functions file its data (Point.Kind)
 	unprefixed bool   // no numeric prefix: ordered by name (orderUnprefixed)
+	identity   string // the identity or tool catalogue prompt it reads (chooseIdentity)
 	injects    bool   // the file adds prompt text (extras, system)
 	noLoad     bool   // the layer cannot load it (an import it has no module for)
 	noLoadWhy  string // why
 	crossDeps  []loc  // other extension files of the tree it imports (file: hook/name.py), by line
+	modDeps    []loc  // the plugins' own modules it imports (file: rel path), by line
 }
 
 // Report is the porting report.
@@ -116,8 +118,9 @@ type Report struct {
 	Out     string   `json:"out"`
 	Plugin  string   `json:"plugin"`
 	Plugins []string `json:"plugin_yaml,omitempty"` // v1.7 plugin roots found
-	// Prompts are the tree's prompts/*.md files, copied into the plugin's
-	// prompts/ where the layer's read_prompt finds them (the first of a name wins).
+	// Prompts are the tree's prompts/*.md files and their variables files
+	// (prompts/*.py), copied into the plugin's prompts/ where the layer's
+	// read_prompt finds them (the first of a name wins).
 	Prompts []string `json:"prompts,omitempty"`
 	// Configs are the v1.7 plugins of the tree with a configuration
 	// (default_config.yaml, config.json), written to the ported plugin's
@@ -139,8 +142,16 @@ type Report struct {
 	// in the plugin process, although the key is declared as shared state.
 	Tasks []TaskInState `json:"tasks,omitempty"`
 
+	// Identity is the choice between the tree's identity and tool catalogue
+	// and Exocortex's (chooseIdentity), and Tools the tree's tools, each with
+	// its Exocortex counterpart if it has one.
+	Identity []string  `json:"identity,omitempty"`
+	Tools    []ToolMap `json:"tools,omitempty"`
+
 	configs    map[string][]byte // plugin name -> its config as JSON
 	overridden [][2]string       // a kept file and one it overrides
+	modules    []ownModule       // the plugins' own modules (own.go)
+	badModules map[string]string // own modules that cannot load, by rel path: why
 	ported     map[string]bool   // hook/file.py of every extension file of the tree
 }
 
@@ -229,6 +240,9 @@ func Port(ctx context.Context, src, out, name string) (*Report, error) {
 	if err := writePlugin(out, r.Plugin); err != nil {
 		return nil, err
 	}
+	if err := r.copyModules(out); err != nil {
+		return nil, err
+	}
 	if err := copyPrompts(src, out, r.Prompts); err != nil {
 		return nil, err
 	}
@@ -272,7 +286,7 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 	}
 	r := &Report{Source: src, Out: out, Plugin: name}
 	var cands []cand
-	var configFiles []string
+	var configFiles, toolFiles []string
 	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -296,11 +310,19 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 			configFiles = append(configFiles, rel)
 			return nil
 		}
-		if strings.HasSuffix(d.Name(), ".md") && filepath.Base(filepath.Dir(p)) == "prompts" {
+		if (strings.HasSuffix(d.Name(), ".md") || strings.HasSuffix(d.Name(), ".py")) && filepath.Base(filepath.Dir(p)) == "prompts" {
 			r.Prompts = append(r.Prompts, rel)
 			return nil
 		}
 		if !strings.HasSuffix(d.Name(), ".py") || d.Name() == "__init__.py" {
+			return nil
+		}
+		if mod, ok := moduleOf(strings.Split(rel, "/")); ok && pythonDir(strings.Split(rel, "/")) < 0 {
+			r.modules = append(r.modules, ownModule{mod, rel})
+			return nil
+		}
+		if filepath.Base(filepath.Dir(p)) == "tools" {
+			toolFiles = append(toolFiles, rel)
 			return nil
 		}
 		parts := strings.Split(rel, "/")
@@ -405,7 +427,10 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 		r.Files = append(r.Files, f)
 	}
 	r.orderUnprefixed()
+	r.chooseIdentity()
+	r.mapTools(toolFiles)
 	r.checkImports(ctx, files)
+	r.moduleProblems(r.badModules)
 	r.propagateNoLoad()
 	r.externalKeys()
 	for k, files := range prefixes {
@@ -566,6 +591,13 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 		// are noted as adapted.
 		for _, imp := range a0Imports[line] {
 			mod := imp.Module
+			if m, ok := r.ownModuleFor(mod); ok {
+				if _, shim := LookupModule(m.name, nil); !shim {
+					f.modDeps = append(f.modDeps, loc{m.rel, line})
+					adapted = append(adapted, fmt.Sprintf("line %d: %s is the plugin's own module (%s), copied with it", line, mod, m.rel))
+					continue
+				}
+			}
 			maps, missing, ok := lookupImport(mod, imp.Names, func(hook, file string) bool { return r.ported[hook+"/"+file] })
 			if !ok || len(missing) > 0 {
 				continue
@@ -583,6 +615,10 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 			case m[1] == "":
 				f.Status = statusNeedsHand
 				f.Notes = append(f.Notes, fmt.Sprintf("line %d: reads a prompt file named at run time: put it into the plugin's prompts/ directory", line))
+			case identityPrompts[m[1]] != "" && info.Name == "system_prompt":
+				if f.identity == "" {
+					f.identity = m[1]
+				}
 			case slices.ContainsFunc(r.Prompts, func(p string) bool { return path.Base(p) == m[1] }):
 				adapted = append(adapted, fmt.Sprintf("line %d: read_prompt(%q) reads the copy in the plugin's prompts/", line, m[1]))
 			default:

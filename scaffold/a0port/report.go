@@ -16,6 +16,26 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 	if len(r.Plugins) > 0 {
 		fmt.Fprintf(w, "v1.7 plugins (plugin.yaml): %s.\n", strings.Join(r.Plugins, ", "))
 	}
+	if len(r.Identity)+len(r.Tools) > 0 {
+		fmt.Fprintf(w, "\n## Identity and tools\n\n")
+		for _, c := range r.Identity {
+			fmt.Fprintf(w, "- %s\n", c)
+		}
+		var none, mapped []string
+		for _, t := range r.Tools {
+			if t.Counterpart == "" {
+				none = append(none, "`"+t.Tool+"`")
+			} else {
+				mapped = append(mapped, fmt.Sprintf("`%s` -> `%s`", t.Tool, t.Counterpart))
+			}
+		}
+		if len(mapped) > 0 {
+			fmt.Fprintf(w, "- the tree's tools with an Exocortex counterpart: %s\n", strings.Join(mapped, ", "))
+		}
+		if len(none) > 0 {
+			fmt.Fprintf(w, "- the tree's tools with no Exocortex counterpart (the model does not get them): %s\n", strings.Join(none, ", "))
+		}
+	}
 	for _, st := range []string{statusPorted, statusAdapted, statusNeedsHand, statusNotPorted, statusOverridden} {
 		var rows []File
 		for _, f := range r.Files {

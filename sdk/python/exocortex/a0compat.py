@@ -59,7 +59,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 from google.protobuf import json_format, struct_pb2
 
 from exocortex import aio
-from exocortex.a0 import _host, _runtime, utility
+from exocortex.a0 import _host, _runtime, prompts, utility
 from exocortex.hooks import HOOKS, lookup
 from exocortex.keys import Key
 from exocortex.spec import Plugin, Spec
@@ -322,17 +322,14 @@ class Agent:
 
     def read_prompt(self, file: str, **kwargs: Any) -> str:
         """Agent Zero's read_prompt: the prompt file from the ported plugin's
-        prompts/ directory, with {{name}} replaced by kwargs[name]."""
+        prompts/ directory, read as Agent Zero reads it (exocortex.a0.prompts:
+        its .py variables file, {{if}} blocks, {{name}} placeholders,
+        {{ include "file" }})."""
         where = self.prompts_dir or "prompts/"
-        path = os.path.join(where, os.path.basename(file))
         try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as e:
-            raise FileNotFoundError(
-                f"a0compat: {self._owner} reads the prompt file {file!r}, which is not in {where}: "
-                f"copy it from your Agent Zero prompts/ directory into {where} ({e.strerror})") from e
-        return _PROMPT_VAR.sub(lambda m: str(kwargs.get(m.group(1), m.group(0))), text)
+            return prompts.read(os.path.basename(file), [where], _agent=self, **kwargs)
+        except FileNotFoundError as e:
+            raise FileNotFoundError(f"a0compat: {self._owner} reads the prompt file {file!r}: {e}") from e
 
     def concat_messages(self, messages: Any = None, **kwargs: Any) -> str:
         """Agent Zero's concat_messages: the history as "role: content" lines."""
@@ -342,7 +339,7 @@ class Agent:
                          for m in messages)
 
     def parse_prompt(self, file: str, **kwargs: Any) -> str:
-        """Agent Zero's parse_prompt, as read_prompt (prompt .py variable files are not run)."""
+        """Agent Zero's parse_prompt, as read_prompt."""
         return self.read_prompt(file, **kwargs)
 
     async def call_utility_model(self, system: str, message: str, callback: Any = None, background: bool = False) -> str:
@@ -1126,8 +1123,11 @@ class _TreeFinder(importlib.abc.MetaPathFinder):
         if parts[0] == "usr":  # v1.7 installs plugins under usr/plugins/
             parts = parts[1:]
             if len(parts) < 2 and parts[:1] in ([], ["plugins"]):
+                # usr.plugins is the ported plugin's plugins/ (where the port
+                # copies a plugin's own modules and writes the shims).
                 spec = importlib.machinery.ModuleSpec(fullname, None, is_package=True)
-                spec.submodule_search_locations = []
+                plugin_dir = os.path.dirname(os.path.dirname(os.path.dirname(self.base)))
+                spec.submodule_search_locations = [os.path.join(plugin_dir, "plugins")] if parts else []
                 return spec
         if not parts or parts[0] != "plugins" or len(parts) < 2:
             return None
