@@ -77,7 +77,7 @@ func (r *Report) checkImports(ctx context.Context, files []portFile) {
 	if len(sources) == 0 {
 		return
 	}
-	probs, err := pyimport.Env{Provided: r.layerProvides}.Check(ctx, sources)
+	probs, err := pyimport.Env{Provided: r.layerProvides, Interpreter: r.Python}.Check(ctx, sources)
 	if err != nil {
 		r.ImportCheck = err.Error()
 	}

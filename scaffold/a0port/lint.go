@@ -134,7 +134,7 @@ func Lint(ctx context.Context, dir string) (*Check, error) {
 			}
 		}
 		used := append(slices.Clone(seen[file]["reads"]), seen[file]["writes"]...)
-		for _, k := range append(slices.Clone(st.Reads), st.Writes...) {
+		for _, k := range slices.Concat(st.Reads, st.Writes, st.External) {
 			if !slices.Contains(used, k) && !slices.ContainsFunc(c.KeyDiffs, func(d KeyDiff) bool { return d.File == file && d.Field == k && !d.Observed }) {
 				c.KeyDiffs = append(c.KeyDiffs, KeyDiff{File: file, Field: k, Key: KeyName(was.Plugin, k), Access: "reads", Observed: false})
 			}

@@ -142,6 +142,15 @@ type Report struct {
 	// in the plugin process, although the key is declared as shared state.
 	Tasks []TaskInState `json:"tasks,omitempty"`
 
+	// Python is the interpreter the plugin runs on (plugin.json), and
+	// PythonVersion its version (or why it could not be asked).
+	Python        string `json:"python"`
+	PythonVersion string `json:"python_version,omitempty"`
+	// Refused is why the host would keep the ported plugin out at start (the
+	// wiring check's errors that name it, each with its fix), as found by the
+	// caller against the plugins installed where it will run (CheckWiring);
+	// the report says it first.
+	Refused []string `json:"refused,omitempty"`
 	// Identity is the choice between the tree's identity and tool catalogue
 	// and Exocortex's (chooseIdentity), and Tools the tree's tools, each with
 	// its Exocortex counterpart if it has one.
@@ -218,7 +227,12 @@ var (
 // that cannot be ported is reported and the rest are still written. Cancelling
 // ctx stops the walk of src.
 func Port(ctx context.Context, src, out, name string) (*Report, error) {
-	r, files, err := analyze(ctx, src, out, name)
+	return PortWith(ctx, src, out, name, Options{})
+}
+
+// PortWith is Port with the choices of opts.
+func PortWith(ctx context.Context, src, out, name string, opts Options) (*Report, error) {
+	r, files, err := analyze(ctx, src, out, name, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +240,16 @@ func Port(ctx context.Context, src, out, name string) (*Report, error) {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", out, err)
 	}
+	imported := map[string]bool{}
+	for _, f := range r.Files {
+		for _, d := range f.crossDeps {
+			imported[d.file] = true
+		}
+	}
 	for _, pf := range files {
+		if !pf.served && !imported[pf.hook+"/"+pf.file] {
+			continue // neither served nor imported by a file that is
+		}
 		if err := os.MkdirAll(filepath.Join(dst, pf.hook), 0o755); err != nil {
 			return nil, fmt.Errorf("creating %s: %w", out, err)
 		}
@@ -234,10 +257,7 @@ func Port(ctx context.Context, src, out, name string) (*Report, error) {
 			return nil, fmt.Errorf("writing %s: %w", out, err)
 		}
 	}
-	if err := r.writePoints(filepath.Join(out, portedDir, pointsName)); err != nil {
-		return nil, err
-	}
-	if err := writePlugin(out, r.Plugin); err != nil {
+	if err := writePlugin(out, r.Plugin, r.Python); err != nil {
 		return nil, err
 	}
 	if err := r.copyModules(out); err != nil {
@@ -249,9 +269,7 @@ func Port(ctx context.Context, src, out, name string) (*Report, error) {
 	if err := writeConfigs(out, r.configs); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(out, wiringName), []byte(r.WiringDoc), 0o644); err != nil {
-		return nil, fmt.Errorf("writing the wiring: %w", err)
-	}
+	// The report, the wiring (WIRING.md) and what the layer serves (points.json).
 	if err := r.WriteReport(out); err != nil {
 		return nil, err
 	}
@@ -261,7 +279,7 @@ func Port(ctx context.Context, src, out, name string) (*Report, error) {
 // Analyze reads the Agent Zero tree src as Port does and returns the report
 // without writing anything.
 func Analyze(ctx context.Context, src, name string) (*Report, error) {
-	r, _, err := analyze(ctx, src, "", name)
+	r, _, err := analyze(ctx, src, "", name, Options{})
 	return r, err
 }
 
@@ -273,7 +291,7 @@ type portFile struct {
 	served     bool // served as an extension (else only written, for imports)
 }
 
-func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, error) {
+func analyze(ctx context.Context, src, out, name string, opts Options) (*Report, []portFile, error) {
 	st, err := os.Stat(src)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the Agent Zero tree %s: %w", src, err)
@@ -284,7 +302,7 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 	if name == "" {
 		name = "a0-" + sanitize(filepath.Base(filepath.Clean(src)))
 	}
-	r := &Report{Source: src, Out: out, Plugin: name}
+	r := &Report{Source: src, Out: out, Plugin: name, Python: cmp.Or(opts.Python, python.Interpreter)}
 	var cands []cand
 	var configFiles, toolFiles []string
 	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
@@ -363,7 +381,7 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 	for _, c := range cands {
 		r.ported[c.hook+"/"+c.file] = true
 	}
-	syntax := checkSyntax(ctx, src, cands)
+	syntax := checkSyntax(ctx, r.Python, src, cands)
 	var files []portFile
 	type prefixKey struct {
 		hook  string
@@ -379,8 +397,8 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading %s: %w", src0, err)
 		}
-		// Every file of the tree is written, served or not: another file may
-		// import it (the layer's finder serves it from the copy).
+		// A file not served is still written when a served file imports it
+		// (the layer's finder serves the import from the copy).
 		files = append(files, portFile{c.hook, c.file, c.rel, code, false})
 		served := len(files) - 1
 		if m := orderRE.FindStringSubmatch(c.file); m != nil {
@@ -430,6 +448,7 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 	r.chooseIdentity()
 	r.mapTools(toolFiles)
 	r.checkImports(ctx, files)
+	r.checkPython(ctx, files)
 	r.moduleProblems(r.badModules)
 	r.propagateNoLoad()
 	r.externalKeys()
@@ -497,7 +516,7 @@ for name in sys.stdin.read().splitlines():
 // on (one process for the tree) and returns, by path relative to src, why each
 // file that does not parse cannot be ported. Without the interpreter it returns
 // nothing: the layer leaves such a file out when the plugin starts.
-func checkSyntax(ctx context.Context, src string, cands []cand) map[string]string {
+func checkSyntax(ctx context.Context, interpreter, src string, cands []cand) map[string]string {
 	if len(cands) == 0 {
 		return nil
 	}
@@ -508,7 +527,7 @@ func checkSyntax(ctx context.Context, src string, cands []cand) map[string]strin
 		byPath[p] = c.rel
 		names.WriteString(p + "\n")
 	}
-	cmd := exec.CommandContext(ctx, python.Interpreter, "-I", "-S", "-c", syntaxScript)
+	cmd := exec.CommandContext(ctx, interpreter, "-I", "-S", "-c", syntaxScript)
 	cmd.Stdin = strings.NewReader(names.String())
 	out, err := cmd.Output()
 	if err != nil {
@@ -851,7 +870,7 @@ if __name__ == "__main__":
 `
 
 // writePlugin writes main.py, plugin.json, the shims and the SDK into out.
-func writePlugin(out, name string) error {
+func writePlugin(out, name, interpreter string) error {
 	files := map[string]string{
 		"main.py":     fmt.Sprintf(mainPy, name, name),
 		"plugin.json": "",
@@ -864,7 +883,7 @@ func writePlugin(out, name string) error {
 			files[d+"/__init__.py"] = ""
 		}
 	}
-	pj, _ := json.Marshal(map[string][]string{"command": {python.Interpreter, "main.py"}})
+	pj, _ := json.Marshal(map[string][]string{"command": {interpreter, "main.py"}})
 	files["plugin.json"] = string(pj) + "\n"
 	for n, body := range files {
 		p := filepath.Join(out, filepath.FromSlash(n))

@@ -227,3 +227,7 @@ func extName(file string) string {
 	n = regexp.MustCompile(`\W+`).ReplaceAllString(n, "_")
 	return "a0_" + n
 }
+
+// Manifest is the manifest the ported plugin answers, as the port wrote it
+// (for the host's wiring check before the plugin is copied in).
+func (r *Report) Manifest() *exocortexv1.ManifestResponse { return r.manifest(r.wire()) }

@@ -872,11 +872,14 @@ class Adapter:
     def __init__(self, path: str, hook: str, order: int, name: str, plugin: str,
                  shared: Optional[Dict[str, Key]] = None, observed: Optional[Observed] = None,
                  rel: str = "", local: Optional[Dict[str, Any]] = None, held: Optional[Dict[str, Any]] = None,
-                 kind: str = "", ext_name: str = "", external: Optional[List[str]] = None) -> None:
+                 kind: str = "", ext_name: str = "", external: Optional[List[str]] = None,
+                 params: Optional[Dict[str, Any]] = None) -> None:
         self.path, self.hook, self.order, self.name = path, hook, order, name
         if kind and kind not in POINTS:
             raise ValueError(f"{path}: unknown _functions point kind {kind!r}: port the tree again")
         self.point = POINTS.get(kind)
+        # The loop data's params, shared by the tree's files (see _serve).
+        self.params: Dict[str, Any] = {} if params is None else params
         with open(path, encoding="utf-8") as f:
             source = f.read()
         self.reads, self.writes = static_keys(source)
@@ -933,6 +936,15 @@ class Adapter:
 
     async def _serve(self, call: Any, req: Any) -> Any:
         ld = _loop_data(req)
+        # Agent Zero has one LoopData per monologue: what a file keeps in its
+        # params is seen by the files after it, params_temporary for the
+        # iteration (the context's iteration), params_persistent for the session.
+        it = (req.call.context.request_id, req.call.context.iteration)
+        if self.params.get("iteration") != it:
+            self.params["iteration"] = it
+            self.params["temporary"] = {}
+        ld.params_temporary = self.params.setdefault("temporary", {})
+        ld.params_persistent = self.params.setdefault("persistent", {})
         _host.observe(req)
         if isinstance(self.agent.config, AgentConfig):
             self.agent.config.profile = req.call.context.agent_profile
@@ -1014,6 +1026,7 @@ def load_tree(root: str, plugin: str, failed: Optional[List[Tuple[str, str]]] = 
     observed = Observed(os.path.join(plugin_dir, OBSERVED))
     local: Dict[str, Any] = {}
     held: Dict[str, Any] = {}
+    params: Dict[str, Any] = {}
     names: Set[str] = set()
     if root not in sys.path:
         sys.path.insert(0, root)
@@ -1031,7 +1044,7 @@ def load_tree(root: str, plugin: str, failed: Optional[List[Tuple[str, str]]] = 
             try:
                 rel = os.path.relpath(path, plugin_dir).replace(os.sep, "/")
                 a = Adapter(path, e["hook"], int(e["order"]), stem, plugin, shared, observed, rel, local, held,
-                            kind=e.get("kind", ""), ext_name=e["name"], external=e.get("external"))
+                            kind=e.get("kind", ""), ext_name=e["name"], external=e.get("external"), params=params)
             except Exception as ex:  # noqa: BLE001 - one bad file must not sink the rest
                 if failed is not None:
                     failed.append((path, f"{type(ex).__name__}: {ex}"))
