@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/exocortex/exocortex/sdk/python/pyimport"
 )
 
 // A v1.7 plugin keeps its own code beside its extensions (helpers/, and any
@@ -94,4 +96,41 @@ func (r *Report) moduleProblems(bad map[string]string) {
 			f.cannotLoad(fmt.Sprintf("line %d imports %s, which cannot load", d.line, d.file))
 		}
 	}
+}
+
+// keepNeededModules keeps, of the tree's own modules, those a served file
+// imports, and those they import in turn: the others (a plugin's API
+// handlers, its web UI code) stay behind, unchecked.
+func (r *Report) keepNeededModules() {
+	need := map[string]bool{}
+	var queue []string
+	for _, f := range r.Files {
+		for _, d := range f.modDeps {
+			if !need[d.file] {
+				need[d.file] = true
+				queue = append(queue, d.file)
+			}
+		}
+	}
+	for len(queue) > 0 {
+		rel := queue[0]
+		queue = queue[1:]
+		code, err := os.ReadFile(filepath.Join(r.Source, filepath.FromSlash(rel)))
+		if err != nil {
+			continue
+		}
+		for _, imp := range pyimport.Parse(code) {
+			names := []string{imp.Module}
+			for _, n := range imp.Names {
+				names = append(names, imp.Module+"."+n)
+			}
+			for _, n := range names {
+				if m, ok := r.ownModuleFor(n); ok && !need[m.rel] {
+					need[m.rel] = true
+					queue = append(queue, m.rel)
+				}
+			}
+		}
+	}
+	r.modules = slices.DeleteFunc(r.modules, func(m ownModule) bool { return !need[m.rel] })
 }

@@ -447,6 +447,7 @@ func analyze(ctx context.Context, src, out, name string, opts Options) (*Report,
 	r.orderUnprefixed()
 	r.chooseIdentity()
 	r.mapTools(toolFiles)
+	r.keepNeededModules()
 	r.checkImports(ctx, files)
 	r.checkPython(ctx, files)
 	r.moduleProblems(r.badModules)
