@@ -1032,6 +1032,19 @@ def load_tree(root: str, plugin: str, failed: Optional[List[Tuple[str, str]]] = 
         sys.path.insert(0, root)
     if not any(isinstance(f, _TreeFinder) for f in sys.meta_path):
         sys.meta_path.append(_TreeFinder(base))
+    def load(path: str, hook: str, order: int, name: str, **kw: Any) -> Optional[Adapter]:
+        # One bad file must not sink the rest: it is left out, with why.
+        try:
+            rel = os.path.relpath(path, plugin_dir).replace(os.sep, "/")
+            a = Adapter(path, hook, order, name, plugin, shared, observed, rel, local, held, params=params, **kw)
+        except Exception as ex:  # noqa: BLE001
+            if failed is not None:
+                failed.append((path, f"{type(ex).__name__}: {ex}"))
+            print(f"a0compat: {path} left out: {type(ex).__name__}: {ex}", file=sys.stderr)
+            return None
+        a.agent.prompts_dir = os.path.join(plugin_dir, "prompts")
+        return a
+
     points = os.path.join(root, POINTS_FILE)
     if os.path.isfile(points):
         # The port decided each file's hook, order and name (points.json): any
@@ -1041,17 +1054,10 @@ def load_tree(root: str, plugin: str, failed: Optional[List[Tuple[str, str]]] = 
         for e in entries:
             path = os.path.join(root, e["file"])
             stem = os.path.splitext(os.path.basename(path))[0]
-            try:
-                rel = os.path.relpath(path, plugin_dir).replace(os.sep, "/")
-                a = Adapter(path, e["hook"], int(e["order"]), stem, plugin, shared, observed, rel, local, held,
-                            kind=e.get("kind", ""), ext_name=e["name"], external=e.get("external"), params=params)
-            except Exception as ex:  # noqa: BLE001 - one bad file must not sink the rest
-                if failed is not None:
-                    failed.append((path, f"{type(ex).__name__}: {ex}"))
-                print(f"a0compat: {path} left out: {type(ex).__name__}: {ex}", file=sys.stderr)
-                continue
-            a.agent.prompts_dir = os.path.join(plugin_dir, "prompts")
-            out.append(a)
+            a = load(path, e["hook"], int(e["order"]), stem,
+                     kind=e.get("kind", ""), ext_name=e["name"], external=e.get("external"))
+            if a is not None:
+                out.append(a)
         return out
     for hook in sorted(os.listdir(base)) if os.path.isdir(base) else []:
         target = HOOK_MAP.get(hook)
@@ -1070,16 +1076,9 @@ def load_tree(root: str, plugin: str, failed: Optional[List[Tuple[str, str]]] = 
                 while order in taken or order in used:
                     order += 1
             taken.add(order)
-            path = os.path.join(base, hook, fn)
-            try:
-                rel = os.path.relpath(path, plugin_dir).replace(os.sep, "/")
-                a = Adapter(path, target, order, m.group(2), plugin, shared, observed, rel, local, held)
-            except Exception as e:  # noqa: BLE001 - one bad file must not sink the rest
-                if failed is not None:
-                    failed.append((path, f"{type(e).__name__}: {e}"))
-                print(f"a0compat: {path} left out: {type(e).__name__}: {e}", file=sys.stderr)
+            a = load(os.path.join(base, hook, fn), target, order, m.group(2))
+            if a is None:
                 continue
-            a.agent.prompts_dir = os.path.join(plugin_dir, "prompts")
             if a.ext_name in names:
                 a.ext_name = f"{a.ext_name}_{target}"
             names.add(a.ext_name)
