@@ -31,9 +31,14 @@ class PromptsTest(unittest.TestCase):
         write(self.shims, "helpers/__init__.py", "")
         write(self.shims, "helpers/files.py", "from exocortex.a0.files import *  # noqa\n")
         sys.path.insert(0, self.shims)
-        self.addCleanup(sys.path.remove, self.shims)
-        sys.modules.pop("helpers", None)
-        sys.modules.pop("helpers.files", None)
+        saved = {k: sys.modules.pop(k) for k in list(sys.modules) if k == "helpers" or k.startswith("helpers.")}
+        self.addCleanup(self._restore, saved)
+
+    def _restore(self, saved):
+        sys.path.remove(self.shims)
+        for k in [k for k in sys.modules if k == "helpers" or k.startswith("helpers.")]:
+            del sys.modules[k]
+        sys.modules.update(saved)
 
     def test_include_variables_conditions(self):
         write(self.dir, "main.md", """\
