@@ -50,6 +50,11 @@ type Config struct {
 	FullToolDocs  bool `yaml:"full_tool_docs"`
 	MaxIterations int  `yaml:"max_iterations"`
 	UnusableLimit int  `yaml:"unusable_limit"`
+	// Python is the interpreter `plugins port` writes into a ported Agent Zero
+	// tree's plugin.json, and checks the tree against ("": Debian's
+	// /usr/bin/python3, which has the SDK's gRPC packages). A plugin's own
+	// plugin.json names its interpreter; this is the default for new ports.
+	Python string `yaml:"python"`
 	// PluginDirs are scanned after the project and user plugin directories.
 	PluginDirs []string `yaml:"plugin_dirs"`
 	Timeouts   Timeouts `yaml:"timeouts"`
