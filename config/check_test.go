@@ -163,3 +163,31 @@ func TestOrigins(t *testing.T) {
 		t.Errorf("values: %+v", l.Config)
 	}
 }
+
+// TestSettings: the effective values, the tools' defaults filled in, a
+// secret hidden, a map's entries one by one.
+func TestSettings(t *testing.T) {
+	home := t.TempDir()
+	path := filepath.Join(home, FileName)
+	os.WriteFile(path, []byte("tools:\n  web_search:\n    api_key: tvly-secret\ntimeouts:\n  extensions:\n    recall: 2s\n"), 0o600)
+	l, ps := Inspect(home, func(string) string { return "" })
+	if len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	got := map[string]Setting{}
+	for _, s := range l.Settings("/proj") {
+		got[s.Key] = s
+	}
+	cases := []Setting{
+		{Key: "tools.web_search.api_key", Value: "(set)", Origin: Origin{Kind: OriginFile, File: path, Line: 3}},
+		{Key: "timeouts.extensions.recall", Value: "2s", Origin: Origin{Kind: OriginFile, File: path, Line: 6}},
+		{Key: "tools.code_execution.work_dir", Value: "/proj", Origin: Origin{Kind: OriginDefault}},
+		{Key: "timeouts.tools", Value: "", Origin: Origin{Kind: OriginDefault}},
+		{Key: "max_iterations", Value: "25", Origin: Origin{Kind: OriginDefault}},
+	}
+	for _, want := range cases {
+		if got[want.Key] != want {
+			t.Errorf("%s: %+v, want %+v", want.Key, got[want.Key], want)
+		}
+	}
+}
