@@ -212,6 +212,7 @@ func TestDevOncePython(t *testing.T) {
 }
 
 func TestPluginsNew(t *testing.T) {
+	t.Setenv(config.HomeEnv, t.TempDir())
 	dir := filepath.Join(t.TempDir(), "notes")
 	out, err := runCmd(t, newPluginsNewCmd(), "notes", "--lang", "python", "--hook", "message_loop_end", "--dir", dir, "--json")
 	if err != nil {
@@ -250,6 +251,7 @@ func TestPluginsNew(t *testing.T) {
 
 // TestFreeOrder: the default order skips orders the built-ins use at the hook.
 func TestFreeOrder(t *testing.T) {
+	t.Setenv(config.HomeEnv, t.TempDir())
 	for _, h := range []string{"message_loop_prompts_after", "tool_execute_after", "agent_init"} {
 		o, err := freeOrder(context.Background(), h)
 		if err != nil {
