@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -88,15 +87,6 @@ type Confinement struct {
 	ScratchDir string
 	// Off is tools.sandbox.UNSAFE_disable_sandbox.
 	Off bool
-}
-
-// validate names the setting that is wrong.
-func (s Sandbox) validate() error {
-	switch s.Network {
-	case "", "on", "off":
-		return nil
-	}
-	return fmt.Errorf("tools.sandbox.network %q: use on or off", s.Network)
 }
 
 // confinement resolves the sandbox settings for the tools: paths absolute,
@@ -281,9 +271,6 @@ func LoadTools(home string) (Tools, error) {
 	t := cfg.Tools
 	t.Home = home
 	t.applyEnv(os.Getenv)
-	if err := t.Sandbox.validate(); err != nil {
-		return Tools{}, fmt.Errorf("%s: %w", filepath.Join(home, FileName), err)
-	}
 	return t.WithDefaults(), nil
 }
 
