@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -101,7 +102,7 @@ func Keys() []Key {
 	for _, f := range fields(reflect.TypeFor[Config]()) {
 		k := Key{
 			Key: f.path, Type: typeName(f.sf.Type), Env: f.sf.Tag.Get("env"),
-			Rule: ruleOf(f).describe(f.valueType()), Doc: fieldDoc(f.owner.Name() + "." + f.sf.Name),
+			Rule: ruleOf(f).describe(f.valueType()), Doc: yamlWords(fieldDoc(f.owner.Name()+"."+f.sf.Name), f.owner),
 			Secret: f.sf.Tag.Get("secret") == "true",
 		}
 		if a := f.sf.Tag.Get("allowed"); a != "" {
@@ -114,6 +115,19 @@ func Keys() []Key {
 		out = append(out, k)
 	}
 	return out
+}
+
+// yamlWords writes the Go names of owner's fields in doc ("MaxNumCtx caps
+// ...") as their keys in config.yaml ("max_num_ctx caps ..."), since the
+// reader of `config keys` writes YAML, not Go.
+func yamlWords(doc string, owner reflect.Type) string {
+	for i := range owner.NumField() {
+		sf := owner.Field(i)
+		if name := yamlName(sf); name != "" && name != sf.Name {
+			doc = regexp.MustCompile(`\b`+regexp.QuoteMeta(sf.Name)+`\b`).ReplaceAllString(doc, name)
+		}
+	}
+	return doc
 }
 
 // defaultProject stands for the project directory in Keys' defaults.
