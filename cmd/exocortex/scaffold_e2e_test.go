@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,19 +15,6 @@ import (
 	"github.com/exocortex/exocortex/sdk/python"
 	"github.com/exocortex/exocortex/sdk/sdktest"
 )
-
-// lockedBuf is a bytes.Buffer two goroutines may use.
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *lockedBuf) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
 // TestScaffoldDevLoopOutsideTheCheckout follows the README as a new user
 // would, in a directory outside the checkout, with exocortex not on PATH:
@@ -83,7 +68,7 @@ func TestScaffoldDevLoopOutsideTheCheckout(t *testing.T) {
 	dev.Dir = filepath.Join(work, "second")
 	dev.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	dev.Cancel = func() error { return syscall.Kill(-dev.Process.Pid, syscall.SIGKILL) }
-	out := &lockedBuf{}
+	out := &syncBuf{}
 	dev.Stdout, dev.Stderr = out, out
 	if err := dev.Start(); err != nil {
 		t.Fatal(err)
