@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 )
@@ -128,7 +129,7 @@ func (c Config) validate() []Problem {
 		check(f.path, fv)
 		if a := f.sf.Tag.Get("allowed"); a != "" && fv.Kind() == reflect.String && fv.String() != "" {
 			allowed := strings.Split(a, ",")
-			if !contains(allowed, fv.String()) {
+			if !slices.Contains(allowed, fv.String()) {
 				out = append(out, Problem{Key: f.path, Message: fmt.Sprintf("%q is not one of %s", fv.String(), strings.Join(allowed, ", ")),
 					Suggest: closest(fv.String(), allowed)})
 			}
@@ -143,13 +144,4 @@ func (c Config) Validate() error {
 		return Problems(ps)
 	}
 	return nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, s := range xs {
-		if s == x {
-			return true
-		}
-	}
-	return false
 }

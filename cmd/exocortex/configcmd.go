@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -63,7 +62,7 @@ every duration and count follows its key's rule (config keys says which).`,
 			}
 			settings := l.Settings(cwd())
 			if asJSON {
-				if err := writeJSON(cmd.OutOrStdout(), struct {
+				if err := printJSON(cmd.OutOrStdout(), struct {
 					File     string           `json:"file"`
 					Settings []config.Setting `json:"settings"`
 					Problems []config.Problem `json:"problems"`
@@ -103,7 +102,7 @@ meant. It exits 1 when there is a problem, 0 when there is none.`,
 				return err
 			}
 			if asJSON {
-				if err := writeJSON(cmd.OutOrStdout(), struct {
+				if err := printJSON(cmd.OutOrStdout(), struct {
 					File     string           `json:"file"`
 					OK       bool             `json:"ok"`
 					Problems []config.Problem `json:"problems"`
@@ -129,7 +128,7 @@ func newConfigKeysCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			keys := config.Keys()
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), keys)
+				return printJSON(cmd.OutOrStdout(), keys)
 			}
 			w := cmd.OutOrStdout()
 			for _, k := range keys {
@@ -199,12 +198,6 @@ func describeFile(path string) string {
 		return path + " (no file: the defaults and the environment)"
 	}
 	return path
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 func nonNil(ps config.Problems) []config.Problem {
