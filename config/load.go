@@ -91,12 +91,6 @@ func Inspect(home string, getenv func(string) string) (*Loaded, Problems) {
 		add(Problem{Message: fmt.Sprintf("reading the file: %v", err)})
 		return l, ps
 	default:
-		if tabs := tabProblems(b); len(tabs) > 0 {
-			for _, p := range tabs {
-				add(p)
-			}
-			return l, ps
-		}
 		l.readFile(b, add)
 	}
 	if err := l.Config.applyEmbedModel(); err != nil {
@@ -140,6 +134,16 @@ func tabProblems(b []byte) []Problem {
 func (l *Loaded) readFile(b []byte, add func(Problem)) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
+		// A tab in the indentation is the usual cause, and the library's
+		// message neither says so nor, on the first line, gives the line.
+		// (A tab inside a block of text is valid YAML: only a file that
+		// does not parse has its tabs named.)
+		if tabs := tabProblems(b); len(tabs) > 0 {
+			for _, p := range tabs {
+				add(p)
+			}
+			return
+		}
 		add(Problem{Message: err.Error()})
 		return
 	}
