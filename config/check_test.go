@@ -70,6 +70,8 @@ func TestInspectNamesEveryProblem(t *testing.T) {
 			want: []Problem{{Line: 1, Key: "modle", Message: "is not a setting", Suggest: "model"},
 				{Line: 2, Key: "max_iterations", Message: "-1 is not allowed: give a whole number above zero; the default is 25"},
 				{Line: 4, Key: "openai.max_retries", Message: "-7 is not allowed: give a whole number of 0 or more (0 takes the default), or -1 for none"}}},
+		{name: "not YAML", yaml: "model: x\nmax_iterations: 3\n  bad: indent\n",
+			want: []Problem{{Line: 3, Message: "not valid YAML: mapping values are not allowed in this context"}}},
 		{name: "a tab inside a block of text is YAML", yaml: "utility_model: |\n  qwen3\n  \tsmall\n"},
 		{name: "allowed values", yaml: "openai:\n  max_retries: -1\n  timeout: 0s\nnum_ctx: 0\nidle_sleep: 0s\ntools:\n  memory:\n    idle_close: -1s\napproval: auto-edit\n"},
 	}

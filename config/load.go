@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -129,6 +131,20 @@ func tabProblems(b []byte) []Problem {
 	return out
 }
 
+// yamlLine is how the YAML library places a syntax error ("yaml: line 3: ...").
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// syntaxProblem is a YAML syntax error with its line in the Line field, so
+// `config check --json` places it like the other problems.
+func syntaxProblem(err error) Problem {
+	m := yamlLine.FindStringSubmatch(err.Error())
+	if m == nil {
+		return Problem{Message: err.Error()}
+	}
+	n, _ := strconv.Atoi(m[1])
+	return Problem{Line: n, Message: "not valid YAML: " + m[2]}
+}
+
 // readFile decodes the file's YAML into l.Config, checking each key against
 // the declaration first, so every problem is found and named by its line.
 func (l *Loaded) readFile(b []byte, add func(Problem)) {
@@ -144,7 +160,7 @@ func (l *Loaded) readFile(b []byte, add func(Problem)) {
 			}
 			return
 		}
-		add(Problem{Message: err.Error()})
+		add(syntaxProblem(err))
 		return
 	}
 	if len(doc.Content) == 0 {
