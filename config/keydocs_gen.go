@@ -2,194 +2,200 @@
 
 package config
 
-// fieldDoc is the doc comment of the field "Type.Field" of a
+// fieldDoc is the doc comment of the field "pkg.Type.Field" of a
 // configuration struct, as written in its declaration.
 func fieldDoc(typeField string) string {
 	switch typeField {
-	case "CodeExecution.Confine":
+	case "config.CodeExecution.Confine":
 		return "Confine is the sandbox its shells run in (from tools.sandbox)."
-	case "CodeExecution.MaxSessions":
+	case "config.CodeExecution.MaxSessions":
 		return "MaxSessions bounds the live shells of the plugin; starting one more stops the least recently used (default 8)."
-	case "CodeExecution.Node":
+	case "config.CodeExecution.Node":
 		return "Shell, Python and Node are the programs behind the runtimes terminal, python and nodejs (default bash, python3, node)."
-	case "CodeExecution.OutputLimit":
+	case "config.CodeExecution.OutputLimit":
 		return "OutputLimit is how many bytes of output the model sees; longer output is cut to its last OutputLimit bytes, with a note saying so (default 10000)."
-	case "CodeExecution.Python":
+	case "config.CodeExecution.Python":
 		return "Shell, Python and Node are the programs behind the runtimes terminal, python and nodejs (default bash, python3, node)."
-	case "CodeExecution.Shell":
+	case "config.CodeExecution.Shell":
 		return "Shell, Python and Node are the programs behind the runtimes terminal, python and nodejs (default bash, python3, node)."
-	case "CodeExecution.Timeout":
+	case "config.CodeExecution.Timeout":
 		return "Timeout bounds one call; the command's processes are killed when it passes (default 60s). Keep it below timeouts.tool: the host kills the whole plugin at that deadline, and the tool shortens its own timeout to fit inside it."
-	case "CodeExecution.WorkDir":
+	case "config.CodeExecution.WorkDir":
 		return "WorkDir is where a new session's shell starts (default the project directory)."
-	case "Config.Approval":
+	case "config.Config.Approval":
 		return "Approval is the approval mode: default, auto-edit or yolo."
-	case "Config.Checksums":
+	case "config.Config.Checksums":
 		return "Checksums pins plugins by name to the hex SHA-256 of their executable."
-	case "Config.DisabledExtensions":
+	case "config.Config.DisabledExtensions":
 		return "DisabledExtensions are not run; EnabledExtensions turns on ones shipped disabled."
-	case "Config.EmbedModel":
+	case "config.Config.EmbedModel":
 		return "EmbedModel is the short form of tools.memory.embedder for a model the configured provider serves: embed_model: nomic-embed-text with provider ollama means tools.memory.embedder: ollama:nomic-embed-text. Setting both to different models is an error (\"\" leaves tools.memory.embedder alone)."
-	case "Config.EnabledExtensions":
+	case "config.Config.EnabledExtensions":
 		return "DisabledExtensions are not run; EnabledExtensions turns on ones shipped disabled."
-	case "Config.FullToolDocs":
+	case "config.Config.FullToolDocs":
 		return "FullToolDocs puts every tool's full documentation in the system prompt instead of one line per tool until the tool is used."
-	case "Config.IdleSleep":
+	case "config.Config.IdleSleep":
 		return "IdleSleep is how long an operator session stays idle before it runs the sleep consolidation the trigger asked for; 0 turns it off."
-	case "Config.MaxIterations":
+	case "config.Config.MaxIterations":
 		return "MaxIterations bounds the iterations (model replies) of one monologue."
-	case "Config.MaxNumCtx":
+	case "config.Config.MaxNumCtx":
 		return "MaxNumCtx caps the window taken from the model (a larger window costs the server memory for its cache)."
-	case "Config.Model":
+	case "config.Config.Model":
 		return "Model is the chat model, e.g. \"qwen3:8b\", or \"script:FILE\" for a scripted model that replays replies without Ollama."
-	case "Config.NumCtx":
+	case "config.Config.NumCtx":
 		return "NumCtx is the context window sent with every request; 0 asks the model for its context length (Ollama's /api/show), capped by MaxNumCtx."
-	case "Config.Ollama":
+	case "config.Config.Ollama":
 		return "Ollama and OpenAI configure each provider."
-	case "Config.OllamaHost":
+	case "config.Config.OllamaHost":
 		return "OllamaHost is the Ollama address (\"\" means OLLAMA_HOST or Ollama's default)."
-	case "Config.OpenAI":
+	case "config.Config.OpenAI":
 		return "Ollama and OpenAI configure each provider."
-	case "Config.PluginDirs":
+	case "config.Config.PluginDirs":
 		return "PluginDirs are scanned after the project and user plugin directories."
-	case "Config.Provider":
+	case "config.Config.Provider":
 		return "Provider is the model server's protocol: \"ollama\" (the default) or \"openai\" for an OpenAI-compatible server (LM Studio, llama.cpp's llama-server, vLLM, LocalAI, a gateway), configured under openai:."
-	case "Config.TimeBudgets":
+	case "config.Config.TimeBudgets":
 		return "TimeBudgets are the hooks' time budgets: an extension over its budget is reported, and a stream extension that keeps exceeding it is not called for the rest of the monologue."
-	case "Config.Tools":
+	case "config.Config.Tools":
 		return "Tools configures the built-in tools (config/tools.go); the tool plugins load it themselves with LoadTools."
-	case "Config.TrustedProjects":
+	case "config.Config.TrustedProjects":
 		return "TrustedProjects are project directories whose plugins may load."
-	case "Config.UnusableLimit":
+	case "config.Config.UnusableLimit":
 		return "UnusableLimit is how many unusable replies in a row (not valid JSON, no tool) end the monologue."
-	case "Config.UtilityCalls":
+	case "config.Config.UtilityCalls":
 		return "UtilityCalls bound the plugins' calls of the utility model (Agent Zero's call_utility_model), per plugin; zero values take core/host's defaults."
-	case "Config.UtilityModel":
+	case "config.Config.UtilityModel":
 		return "UtilityModel does the small jobs: the summaries of history compression (\"\": an extractive summary, no model call; timeouts.compress bounds it), sleep's summaries with --model config and the plugins' utility-model calls (utility_calls bounds them) (\"\": the chat model)."
-	case "Confinement.Off":
+	case "config.Confinement.Off":
 		return "Off is tools.sandbox.UNSAFE_disable_sandbox."
-	case "Confinement.Policy":
+	case "config.Confinement.Policy":
 		return "Policy is the sandbox policy; the session's own scratch directory is added to its write roots when the session starts."
-	case "Confinement.ScratchDir":
+	case "config.Confinement.ScratchDir":
 		return "ScratchDir is where the per-session scratch directories are made."
-	case "Data.BaseDir":
+	case "config.Data.BaseDir":
 		return "BaseDir is where relative input and output paths start (default the project directory)."
-	case "Data.Confine":
+	case "config.Data.Confine":
 		return "Confine is the sandbox the scripts run in (from tools.sandbox)."
-	case "Data.OutputLimit":
+	case "config.Data.OutputLimit":
 		return "OutputLimit bounds the standard output returned (default 10000 bytes)."
-	case "Data.Python":
+	case "config.Data.Python":
 		return "Python is the interpreter that runs the scripts (default python3)."
-	case "Data.Timeout":
+	case "config.Data.Timeout":
 		return "Timeout bounds one script (default 60s)."
-	case "Editor.MaxFileBytes":
+	case "config.Editor.MaxFileBytes":
 		return "MaxFileBytes bounds the files text_editor reads whole, writes or patches (default 10 MiB)."
-	case "Editor.MaxReadLines":
+	case "config.Editor.MaxReadLines":
 		return "MaxReadLines bounds the lines one read returns (default 400)."
-	case "Editor.Roots":
+	case "config.Editor.Roots":
 		return "Roots are the directories text_editor may read and write in; a relative root is taken from the project directory. Default: the project directory. A relative path given to the tool starts at the first root."
-	case "Key.Allowed":
+	case "config.Key.Allowed":
 		return "Allowed are the values a choice takes."
-	case "Key.Default":
+	case "config.Key.Default":
 		return "Default is the value used when neither the file nor the environment sets the key (\"\" when it is empty)."
-	case "Key.Env":
+	case "config.Key.Env":
 		return "Env is the environment variable that overrides the file."
-	case "Key.Key":
+	case "config.Key.Key":
 		return "Key is the dotted path as written in config.yaml; a map's entries are Key.NAME (e.g. timeouts.tools.NAME)."
-	case "Key.Rule":
+	case "config.Key.Rule":
 		return "Rule is what a duration or count must be (\"above zero\", \"0 or more\", ...)."
-	case "Key.Secret":
+	case "config.Key.Secret":
 		return "Secret keys are never printed (`exocortex config` shows \"(set)\")."
-	case "Loaded.Origins":
+	case "config.Loaded.Origins":
 		return "Origins maps a key (a map's entry as KEY.NAME) to where its value came from; a key not in it has its default."
-	case "Loaded.Path":
+	case "config.Loaded.Path":
 		return "Path is the configuration file (which may not exist)."
-	case "MemoryTools.Embedder":
+	case "config.MemoryTools.Embedder":
 		return "Embedder computes the store's vectors, for the tools, the recall extensions and the CLI alike: \"auto\" (the default: the full offline GloVe file if it is found, else the compact table built into the binary), \"none\" (BM25 alone), \"glove:PATH\", \"glove:compact\", \"ollama:MODEL\" (e.g. ollama:nomic-embed-text) or \"openai:MODEL\" (the OpenAI-compatible server under openai:). $EXOCORTEX_EMBEDDER overrides it. Changing the model re-embeds every record from the journal on the next open."
-	case "MemoryTools.IdleClose":
+	case "config.MemoryTools.IdleClose":
 		return "IdleClose closes the memory store after this long without a tool call, releasing its lock (so `exocortex memory` works between turns) and leaving its indexes cleanly closed; it reopens on the next call. Default 1m; a negative value keeps it open until the plugin exits."
-	case "MemoryTools.Recall":
+	case "config.MemoryTools.Recall":
 		return "Recall configures the memories recalled into every user prompt."
-	case "OllamaProvider.Timeout":
+	case "config.OllamaProvider.Timeout":
 		return "Timeout bounds the wait for Ollama to start answering a call, loading the model included (default 5m); a reply then streams as long as it takes."
-	case "OpenAIProvider.APIKeyEnv":
+	case "config.OpenAIProvider.APIKeyEnv":
 		return "APIKeyEnv names the environment variable holding the API key (default OPENAI_API_KEY). The key itself never goes in this file."
-	case "OpenAIProvider.BaseURL":
+	case "config.OpenAIProvider.BaseURL":
 		return "BaseURL is the API address with its /v1 prefix, e.g. http://127.0.0.1:1234/v1 (LM Studio) or http://127.0.0.1:8080/v1 (llama-server); OPENAI_BASE_URL overrides it."
-	case "OpenAIProvider.MaxRetries":
+	case "config.OpenAIProvider.MaxRetries":
 		return "MaxRetries bounds the retries of a request answered 429 or 5xx (default 3; -1 none)."
-	case "OpenAIProvider.Timeout":
+	case "config.OpenAIProvider.Timeout":
 		return "Timeout bounds the wait for the server to start answering a call (default 5m)."
-	case "Origin.Kind":
+	case "config.Origin.Kind":
 		return "Kind is OriginDefault, OriginFile, OriginEnv or OriginFlag."
-	case "Recall.AreaLimits":
+	case "config.Recall.AreaLimits":
 		return "AreaLimits caps the memories of one area in the block, e.g. {main: 5, solutions: 3, fragments: 2}; areas not named share Limit."
-	case "Recall.BlockChars":
+	case "config.Recall.BlockChars":
 		return "BlockChars bounds the block within the prompt (default 2000)."
-	case "Recall.Limit":
+	case "config.Recall.Limit":
 		return "Limit is how many memories the block holds (default 5)."
-	case "Recall.Threshold":
+	case "config.Recall.Threshold":
 		return "Threshold is the least similarity a recalled memory needs: its BM25 score over the best, or with vectors the better of that and its cosine similarity to the prompt (memory.MatchScore; default 0: the relevance filter's relative floor alone decides)."
-	case "Sandbox.Network":
+	case "config.Sandbox.Network":
 		return "Network is \"on\" (the default) or \"off\" (a network namespace with nothing in it: no connection anywhere, localhost included)."
-	case "Sandbox.ScratchDir":
+	case "config.Sandbox.ScratchDir":
 		return "ScratchDir holds the per-session scratch directories (default $TMPDIR/exocortex-scratch); each session may write only its own."
-	case "Sandbox.Secrets":
+	case "config.Sandbox.Secrets":
 		return "Secrets are more files and directories they may not read, beside ~/.ssh, ~/.gnupg, ~/.aws, ~/.netrc, ... (sandbox.DefaultSecrets) and the Exocortex config.yaml, which may hold API keys."
-	case "Sandbox.UnsafeDisable":
+	case "config.Sandbox.UnsafeDisable":
 		return "UnsafeDisable turns the sandbox off: the agent's commands then run with all the operator's rights. The approval mode (even yolo) never does this."
-	case "Sandbox.WritePaths":
+	case "config.Sandbox.WritePaths":
 		return "WritePaths are more directories the sandboxed processes may write beneath (relative to the project directory; ~ is the home directory)."
-	case "TimeBudgets.Hooks":
+	case "config.TimeBudgets.Hooks":
 		return "Hooks overrides the budget per hook name."
-	case "TimeBudgets.Iteration":
+	case "config.TimeBudgets.Iteration":
 		return "Iteration is the budget of an extension's calls at any other hook in one iteration (default 2s)."
-	case "TimeBudgets.StopAfter":
+	case "config.TimeBudgets.StopAfter":
 		return "StopAfter is how many over-budget stream calls in a row stop an extension for the rest of the monologue (default 3)."
-	case "TimeBudgets.Stream":
+	case "config.TimeBudgets.Stream":
 		return "Stream is the budget of one call at response_stream_chunk or response_stream_end (default 100ms)."
-	case "Timeouts.Compress":
+	case "config.Timeouts.Compress":
 		return "Compress bounds the utility model's summary of a history compression; the extractive summary is used when it is late."
-	case "Timeouts.Default":
+	case "config.Timeouts.Default":
 		return "Default applies to extensions whose manifest names none."
-	case "Timeouts.Extensions":
+	case "config.Timeouts.Extensions":
 		return "Extensions overrides the deadline per extension name."
-	case "Timeouts.Tool":
+	case "config.Timeouts.Tool":
 		return "Tool bounds one tool call."
-	case "Timeouts.Tools":
+	case "config.Timeouts.Tools":
 		return "Tools overrides Tool per tool name (call_subordinate runs a whole agent)."
-	case "Tools.Home":
+	case "config.Tools.Home":
 		return "Home is the Exocortex home directory (filled in by LoadTools, not read from the file): the memory store, staging.jsonl and the library catalog live in it."
-	case "Tools.ProjectDir":
+	case "config.Tools.ProjectDir":
 		return "ProjectDir is where relative paths of the tools start: $EXOCORTEX_PROJECT, else the process's working directory (filled in by LoadTools)."
-	case "Tools.Sandbox":
+	case "config.Tools.Sandbox":
 		return "Sandbox confines the processes the tools run (docs/sandbox.md)."
-	case "UtilityCalls.Burst":
+	case "config.UtilityCalls.Burst":
 		return "Burst is how many calls a plugin may start at once after a quiet spell."
-	case "UtilityCalls.Concurrent":
+	case "config.UtilityCalls.Concurrent":
 		return "Concurrent is how many calls of one plugin may run at once."
-	case "UtilityCalls.MaxPromptBytes":
+	case "config.UtilityCalls.MaxPromptBytes":
 		return "MaxPromptBytes bounds the system prompt and message of one call together."
-	case "UtilityCalls.PerMinute":
+	case "config.UtilityCalls.PerMinute":
 		return "PerMinute is how many calls a plugin may start per minute."
-	case "UtilityCalls.Timeout":
+	case "config.UtilityCalls.Timeout":
 		return "Timeout bounds one call, the util_model_call hooks included."
-	case "WebSearch.APIKey":
+	case "config.WebSearch.APIKey":
 		return "APIKey is the provider's key (tavily: required; searxng: sent as a bearer token when set, for instances behind a proxy)."
-	case "WebSearch.Burst":
+	case "config.WebSearch.Burst":
 		return "Rate is the sustained requests per second (default 1); Burst how many may go at once after a quiet spell (default 1)."
-	case "WebSearch.MaxResults":
+	case "config.WebSearch.MaxResults":
 		return "MaxResults is the default number of results (default 5, at most 20)."
-	case "WebSearch.Provider":
+	case "config.WebSearch.Provider":
 		return "Provider is \"searxng\" or \"tavily\". Empty: searxng when URL is set, else tavily when APIKey is set."
-	case "WebSearch.Rate":
+	case "config.WebSearch.Rate":
 		return "Rate is the sustained requests per second (default 1); Burst how many may go at once after a quiet spell (default 1)."
-	case "WebSearch.Timeout":
+	case "config.WebSearch.Timeout":
 		return "Timeout bounds one request (default 20s)."
-	case "WebSearch.URL":
+	case "config.WebSearch.URL":
 		return "URL is the SearXNG instance (GET URL/search?q=...&format=json), or for tavily a replacement of https://api.tavily.com."
-	case "field.entries":
+	case "config.field.entries":
 		return "entries: a map whose values are the settings (timeouts.tools.NAME)."
+	case "sandbox.Policy.Network":
+		return "Network lets the command use the network; without it the command has a network namespace of its own with nothing in it."
+	case "sandbox.Policy.Secrets":
+		return "Secrets are files and directories the command may not read (absolute); they appear empty inside the sandbox."
+	case "sandbox.Policy.WriteRoots":
+		return "WriteRoots are the directories the command may write beneath (absolute)."
 	}
 	return ""
 }

@@ -86,6 +86,14 @@ func fields(t reflect.Type) []field {
 	return out
 }
 
+// docKey is the field's key in fieldDoc: "pkg.Type.Field", the package
+// being the one that declares the struct (a section may be declared in
+// another package of the module and aliased here).
+func (f field) docKey() string {
+	pkg := f.owner.PkgPath()
+	return pkg[strings.LastIndex(pkg, "/")+1:] + "." + f.owner.Name() + "." + f.sf.Name
+}
+
 // valueType is the type of the setting's values: a map's element type.
 func (f field) valueType() reflect.Type {
 	if f.entries {
@@ -102,7 +110,7 @@ func Keys() []Key {
 	for _, f := range fields(reflect.TypeFor[Config]()) {
 		k := Key{
 			Key: f.path, Type: typeName(f.sf.Type), Env: f.sf.Tag.Get("env"),
-			Rule: ruleOf(f).describe(f.valueType()), Doc: yamlWords(fieldDoc(f.owner.Name()+"."+f.sf.Name), f.owner),
+			Rule: ruleOf(f).describe(f.valueType()), Doc: yamlWords(fieldDoc(f.docKey()), f.owner),
 			Secret: f.sf.Tag.Get("secret") == "true",
 		}
 		if a := f.sf.Tag.Get("allowed"); a != "" {
