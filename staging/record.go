@@ -71,6 +71,11 @@ func writeJSONString(buf *bytes.Buffer, s string) {
 	buf.Write(b)
 }
 
+// EncodePayload is an Entry's payload as the journal writes it: compact JSON
+// without HTML escaping ({} for nil). A client that sends entries to the
+// journal's owner encodes them with it.
+func EncodePayload(p any) ([]byte, error) { return encodePayload(p) }
+
 // encodePayload turns a payload into compact JSON without HTML escaping.
 func encodePayload(p any) ([]byte, error) {
 	if p == nil {
