@@ -37,6 +37,9 @@ func (r Record) Decode(dst any) error {
 type Entry struct {
 	Kind    string
 	Session string
+	// TS, when set, stamps the record instead of the log's clock: a batch
+	// process (a sleep run) gives every record of a run the run's own time.
+	TS time.Time
 	// Payload is encoded with encoding/json; a json.RawMessage is used as it is
 	// (compacted). nil becomes {}.
 	Payload any

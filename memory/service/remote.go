@@ -199,7 +199,7 @@ func (r Remote) Append(ctx context.Context, entries []staging.Entry) ([]staging.
 		if err != nil {
 			return nil, fmt.Errorf("memory append: entry %d (%s): %w", i+1, e.Kind, err)
 		}
-		req.Entries[i] = &exocortexv1.MemoryJournalEntry{Kind: e.Kind, Session: e.Session, Payload: payload}
+		req.Entries[i] = &exocortexv1.MemoryJournalEntry{Kind: e.Kind, Session: e.Session, Payload: payload, Ts: ts(e.TS)}
 	}
 	resp, err := r.C.Append(ctx, req)
 	if err != nil {
