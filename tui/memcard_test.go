@@ -10,6 +10,7 @@ import (
 
 	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/memory"
+	"github.com/exocortex/exocortex/memory/service"
 )
 
 // TestMemorySummaryCountsTheHeldStore: while another process holds the store
@@ -45,8 +46,31 @@ func TestMemorySummaryCountsTheHeldStore(t *testing.T) {
 		t.Fatalf("the snapshot header counts %d; the test wants it stale at 1", n)
 	}
 	got := NewEngine(Config{MemoryDir: dir}).MemorySummary(ctx)
-	want := fmt.Sprintf("%d records · ", held.Stats().Records)
+	want := fmt.Sprintf("%d records · ", held.Stats(ctx).Records)
 	if !strings.HasPrefix(got, want) || !strings.HasSuffix(got, "no vectors on disk yet · embedder none (BM25 only) (configured)") {
 		t.Errorf("MemorySummary = %q, want it to start %q and name the embedder as configured", got, want)
+	}
+}
+
+// TestMemorySummaryAsksTheOwner: with the memory service's owner running
+// (here this test process), the card takes the count and the embedder from
+// it, as a client.
+func TestMemorySummaryAsksTheOwner(t *testing.T) {
+	ctx := t.Context()
+	dir := filepath.Join(t.TempDir(), "memory")
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	c, err := service.Connect(ctx, service.Config{Dir: dir, Logger: quiet, Describe: func(memory.Embedder) string { return "OWNER-EMBEDDER" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := range 3 {
+		if _, err := (service.Remote{C: c}).Put(ctx, memory.Input{Text: fmt.Sprintf("owned note %d", i)}, memory.Source{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := NewEngine(Config{MemoryDir: dir}).MemorySummary(ctx)
+	if !strings.HasPrefix(got, "3 records · ") || !strings.Contains(got, "embedder OWNER-EMBEDDER") {
+		t.Errorf("MemorySummary = %q, want the owner's count and embedder", got)
 	}
 }
