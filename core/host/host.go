@@ -167,6 +167,7 @@ func Load(ctx context.Context, opts Options) (*Host, error) {
 	var wg sync.WaitGroup
 	for i, c := range cands {
 		p := &Plugin{cand: c, h: h, stderr: newTail(20, opts.PluginLog)}
+		p.stderr.watch = p.watchLog
 		plugins[i] = p
 		wg.Add(1)
 		go func() {
@@ -402,8 +403,8 @@ func (h *Host) emit(e Event) {
 		e.Time = time.Now().UTC()
 	}
 	switch e.Kind {
-	case "crash", "quarantine", "load_failed":
-		h.logger.Warn("plugin "+e.Kind, "plugin", e.Plugin, "detail", e.Detail)
+	case "crash", "quarantine", "load_failed", EventLateStateWrite:
+		h.logger.Warn("plugin "+e.Kind, "plugin", e.Plugin, "extension", e.Extension, "hook", e.Hook, "detail", e.Detail)
 	default:
 		h.logger.Debug("plugin "+e.Kind, "plugin", e.Plugin, "detail", e.Detail)
 	}

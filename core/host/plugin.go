@@ -361,12 +361,14 @@ func sameExtensions(a, b *exocortexv1.ManifestResponse) bool {
 	return true
 }
 
-// tail keeps the last lines written to it (a plugin's stderr).
+// tail keeps the last lines written to it (a plugin's stderr), and shows
+// each to watch when set (latewrite.go).
 type tail struct {
 	mu    sync.Mutex
 	lines []string
 	max   int
 	w     io.Writer
+	watch func(line string)
 }
 
 func newTail(max int, also io.Writer) *tail { return &tail{max: max, w: also} }
@@ -376,6 +378,9 @@ func (t *tail) Write(b []byte) (int, error) {
 	defer t.mu.Unlock()
 	sc := bufio.NewScanner(strings.NewReader(string(b)))
 	for sc.Scan() {
+		if t.watch != nil && sc.Text() != "" {
+			t.watch(sc.Text())
+		}
 		t.lines = append(t.lines, sc.Text())
 		if len(t.lines) > t.max {
 			t.lines = t.lines[len(t.lines)-t.max:]
