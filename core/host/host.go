@@ -51,6 +51,10 @@ type Options struct {
 	Timeouts map[string]time.Duration
 	// StartTimeout bounds start-up and handshake (10 s).
 	StartTimeout time.Duration
+	// SlowStart is the start-up time (process start to manifest) beyond which
+	// a plugin is reported as slow to start (DefaultSlowStart when 0; a
+	// negative value turns the report off). Every run waits for it.
+	SlowStart time.Duration
 	// Disabled extensions are not run; Enabled turns on extensions shipped disabled.
 	Disabled, Enabled map[string]bool
 	// Checksums pins plugins by name to the hex SHA-256 of their executable.
@@ -154,6 +158,9 @@ func Load(ctx context.Context, opts Options) (*Host, error) {
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = 10 * time.Second
 	}
+	if opts.SlowStart == 0 {
+		opts.SlowStart = DefaultSlowStart
+	}
 	h := &Host{opts: opts, logger: opts.Logger, hclog: newHCLog(opts.PluginLog, hclog.Info), services: &Services{}}
 	h.services.host = h
 
@@ -192,6 +199,7 @@ func Load(ctx context.Context, opts Options) (*Host, error) {
 			continue
 		}
 		h.emit(Event{Kind: "load", Plugin: p.Name(), Detail: p.cand.Path})
+		h.noteSlowStart(p)
 	}
 	h.plugins = plugins
 	h.registry = state.NewRegistry()

@@ -66,6 +66,8 @@ type Plugin struct {
 	nextStart   time.Time
 	lastErr     error
 	stderr      *tail
+	// startTook is how long the last start took, process start to manifest.
+	startTook time.Duration
 
 	// Hot reload (reload.go): a replaced plugin is retired, refuses new calls,
 	// and is stopped once the calls in flight have drained.
@@ -112,6 +114,7 @@ func stampOf(path string) fileStamp {
 
 // start launches the process, hand-shakes and reads the manifest. p.mu is held.
 func (p *Plugin) start(ctx context.Context) error {
+	began := time.Now()
 	cmd := exec.Command(p.cand.Command[0], p.cand.Command[1:]...)
 	cmd.Dir = p.cand.WorkDir
 	cmd.Env = append(os.Environ(), p.h.opts.PluginEnv...)
@@ -162,6 +165,12 @@ func (p *Plugin) start(ctx context.Context) error {
 	p.client, p.rpc, p.manifest = client, pc, m
 	p.stamp = stampOf(p.cand.Path)
 	p.starts++
+	p.startTook = time.Since(began)
+	if p.starts > 1 && p.h.slow(p.startTook) {
+		// A restart or a new version: the notice at load is told once, the
+		// event each time.
+		p.h.emit(p.slowEvent(p.startTook))
+	}
 	return nil
 }
 
