@@ -15,7 +15,8 @@ import (
 // extension returned. Crashes, hangs and quarantines have lines of their own
 // (failureLine, from the host's events), so they are not repeated here; a
 // failure that repeats word for word (the same extension failing at every
-// iteration) is told once.
+// iteration) is told once. A notice with a Code (a finding about an
+// extension's behaviour, such as loop.NoticeRepeatedBlock) is a line too.
 type hookFailures struct {
 	mu   sync.Mutex
 	seen map[string]bool
@@ -24,6 +25,12 @@ type hookFailures struct {
 // line is the stderr line for e, or "" when e is not a failure to tell (or was
 // told already).
 func (h *hookFailures) line(e loop.Event) string {
+	if e.Type == loop.EventNotice && e.Code != "" {
+		if e.Agent != "" {
+			return "warning: " + e.Agent + ": " + e.Text
+		}
+		return "warning: " + e.Text
+	}
 	if e.Type != loop.EventHook || e.Error == "" {
 		return ""
 	}

@@ -91,6 +91,10 @@ type Event struct {
 	// Options.EmitContext is set).
 	Context json.RawMessage `json:"context,omitempty"`
 
+	// Code, on a notice about an extension's behaviour, names the finding
+	// (NoticeRepeatedBlock); Plugin and Extension name the extension.
+	Code string `json:"code,omitempty"`
+
 	// Messages, signals, model output.
 	Role   string `json:"role,omitempty"`
 	Signal string `json:"signal,omitempty"`
