@@ -358,7 +358,13 @@ func Replay(ctx context.Context, journalPath, scratch string, opts Options) (Rep
 		}
 		last = max(last, r.Seq)
 		chs, err := s.state.apply(r)
-		if err != nil {
+		var be *BadEvent
+		switch {
+		case errors.As(err, &be):
+			// Named, and the replay goes on: the live store may hold the
+			// record (Open recovers it from its snapshot where it can).
+			rep.Anomalies = append(rep.Anomalies, fmt.Sprintf("%s is damaged: %s; what it recorded is not in the replay", where(journalPath, be), be.Reason))
+		case err != nil:
 			return fmt.Errorf("memory: replay: journal record %d: %w", r.Seq, err)
 		}
 		for _, c := range chs {
