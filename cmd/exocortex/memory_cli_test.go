@@ -130,3 +130,46 @@ func TestMemorySearchRelevanceFloor(t *testing.T) {
 		t.Errorf("--min-similarity -1 does not show every hit:\n%s", out)
 	}
 }
+
+// TestMemoryReplayNamesDamagedLine damages a journal line so that it still
+// parses (an upsert's area no longer valid): the store recovers the record
+// from its snapshot at open and says so, and `replay --verify` names the
+// file and the line and exits 2.
+func TestMemoryReplayNamesDamagedLine(t *testing.T) {
+	t.Setenv("EXOCORTEX_HOME", t.TempDir())
+	t.Setenv(GloVeEnv, "")
+	t.Setenv(config.EnvEmbedder, "none")
+	dir := filepath.Join(t.TempDir(), "mem")
+	d := "--dir=" + dir
+	// One import, one close: the snapshot holds all three.
+	mustRun(t, `{"text":"first memory"}
+{"text":"second memory","key":"k2"}
+{"text":"third memory"}
+`, "import", d, "-")
+	journal := filepath.Join(dir, memory.JournalFile)
+	b, err := os.ReadFile(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := strings.Replace(string(b), `"area":"main","text":"second memory"`, `"area":"ma!n","text":"second memory"`, 1)
+	if damaged == string(b) {
+		t.Fatalf("no upsert of the second memory in the journal:\n%s", b)
+	}
+	if err := os.WriteFile(journal, []byte(damaged), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := runMemory(t, "", "replay", d, "--verify")
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != 2 {
+		t.Fatalf("replay --verify: %v, want exit status 2\n%s\n%s", err, out, errOut)
+	}
+	for _, want := range []string{"ANOMALY: journal " + journal + " line 2 (sequence 2", `area "ma!n" is not valid`,
+		"repaired at open: journal " + journal + " line 2", "recovered from the state snapshot"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("replay --verify lacks %q:\n%s", want, out)
+		}
+	}
+	if got := mustRun(t, "", "get", d, "--key", "k2"); !strings.Contains(got, "second memory") {
+		t.Errorf("the damaged line's record is not in the store: %s", got)
+	}
+}
