@@ -2,16 +2,11 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/exocortex/exocortex/core/loop"
-	"github.com/exocortex/exocortex/sdk/sdktest"
 )
 
 // TestRepeatedPromptBlocksAreReported runs a real plugin that returns the same
@@ -19,43 +14,9 @@ import (
 // one stderr line naming the plugin, the extension, the block and the hook,
 // and --json one notice with code repeated_block.
 func TestRepeatedPromptBlocksAreReported(t *testing.T) {
-	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
-	rep := sdktest.BuildPlugin(t, "./testdata/repeater")
-	home := t.TempDir()
-	plugins := filepath.Join(home, "plugins")
-	if err := os.MkdirAll(plugins, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	copyExecutable(t, rep, filepath.Join(plugins, "repeater"))
-	script := filepath.Join(t.TempDir(), "answer.yaml")
-	if err := os.WriteFile(script, []byte(`model: e2e
-replies:
-  - content: '{"thoughts":["look"],"tool_name":"no_such_tool","tool_args":{}}'
-  - content: '{"thoughts":["done"],"tool_name":"response","tool_args":{"text":"All done."}}'
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	run := func(args ...string) (string, string) {
-		t.Helper()
-		cmd := exec.Command(exe, append([]string{"run", "-p", "Answer.", "--model", "script:" + script}, args...)...)
-		cmd.Dir = t.TempDir()
-		cmd.Env = append(os.Environ(), "EXOCORTEX_HOME="+home)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("exocortex run: %v\nstderr:\n%s", err, stderr.String())
-		}
-		return string(out), stderr.String()
-	}
-
-	_, stderr := run()
-	var lines []string
-	for _, l := range strings.Split(stderr, "\n") {
-		if strings.Contains(l, "same prompt block") {
-			lines = append(lines, l)
-		}
-	}
+	h := newPluginHome(t, "./testdata/repeater", "repeater", twoIterationScript)
+	_, stderr := h.run(t)
+	lines := linesWith(stderr, "same prompt block")
 	if len(lines) != 1 {
 		t.Fatalf("stderr has %d repeated-block lines, want 1 over two requests:\n%s", len(lines), stderr)
 	}
@@ -65,7 +26,7 @@ replies:
 		}
 	}
 
-	out, _ := run("--json")
+	out, _ := h.run(t, "--json")
 	n := 0
 	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
