@@ -24,6 +24,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -128,6 +129,9 @@ type Host struct {
 	opts   Options
 	logger *slog.Logger
 	hclog  hclog.Logger
+	// loaded is set once Load has started the first plugins: a slow start
+	// after it (a restart, a new version) is an event of its own (slowstart.go).
+	loaded atomic.Bool
 
 	mu       sync.RWMutex
 	plugins  []*Plugin
@@ -202,6 +206,7 @@ func Load(ctx context.Context, opts Options) (*Host, error) {
 		h.noteSlowStart(p)
 	}
 	h.plugins = plugins
+	h.loaded.Store(true)
 	h.registry = state.NewRegistry()
 	h.byHook, h.tools = map[exocortexv1.Hook][]*Extension{}, map[string]*Tool{}
 	return h, nil

@@ -166,9 +166,9 @@ func (p *Plugin) start(ctx context.Context) error {
 	p.stamp = stampOf(p.cand.Path)
 	p.starts++
 	p.startTook = time.Since(began)
-	if p.starts > 1 && p.h.slow(p.startTook) {
-		// A restart or a new version: the notice at load is told once, the
-		// event each time.
+	if p.h.loaded.Load() && p.h.slow(p.startTook) {
+		// A restart, a new version or a plugin added while running; the
+		// plugins started by Load are told there, with a notice.
 		p.h.emit(p.slowEvent(p.startTook))
 	}
 	return nil
