@@ -220,6 +220,7 @@ func build(p Plugin) (*built, error) {
 			ParametersJsonSchema: t.Parameters,
 			Implemented:          true,
 			PromptFile:           t.PromptFile,
+			UsesSecrets:          t.UsesSecrets,
 		})
 	}
 

@@ -99,6 +99,13 @@ type Tool struct {
 	// PromptFile is the prompt file documenting the tool, e.g.
 	// "agent.system.tool.hello_time.md".
 	PromptFile string
+	// UsesSecrets names the operator's secrets the tool may receive: the host
+	// puts their values in place of §§secret(NAME) in the arguments it sends
+	// this tool only (the model, the history and every other plugin keep the
+	// placeholder). "*" takes every configured secret (shell, code execution,
+	// HTTP tools). A tool that declares none gets the placeholders as written;
+	// a call naming a secret outside the list is refused.
+	UsesSecrets []string
 	// Run executes the tool with the arguments object as JSON ("{}" when the
 	// model gave none). An error is the tool's failure as the model sees it: it
 	// becomes ToolResult.error (with the returned result's other fields, if any).

@@ -34,6 +34,7 @@ import (
 	"github.com/exocortex/exocortex/core/state"
 	"github.com/exocortex/exocortex/core/wirecheck"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/secrets"
 )
 
 // Options configure a Host.
@@ -62,6 +63,10 @@ type Options struct {
 	Checksums map[string]string
 	// PluginEnv is added to every plugin's environment.
 	PluginEnv []string
+	// Secrets are the operator's secrets: masked out of every request to a
+	// plugin and every answer, put only in the arguments of the tools that
+	// declare them, and kept out of plugins' environments (secrets.go).
+	Secrets *secrets.Store
 	// OnEvent receives loads, crashes, restarts and quarantines, and the hot
 	// reload events (reload.go).
 	OnEvent func(Event)
@@ -415,6 +420,8 @@ func (h *Host) emit(e Event) {
 	if e.Time.IsZero() {
 		e.Time = time.Now().UTC()
 	}
+	// A crash's report quotes the plugin's stderr: no value goes out in it.
+	e.Detail = h.opts.Secrets.Masker().Mask(e.Detail)
 	switch e.Kind {
 	case "crash", "quarantine", "load_failed", EventLateStateWrite:
 		h.logger.Warn("plugin "+e.Kind, "plugin", e.Plugin, "extension", e.Extension, "hook", e.Hook, "detail", e.Detail)

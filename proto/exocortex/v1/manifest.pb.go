@@ -756,7 +756,14 @@ type ToolSpec struct {
 	// Whether the plugin has a handler for the tool (the SDK fills this in).
 	Implemented bool `protobuf:"varint,4,opt,name=implemented,proto3" json:"implemented,omitempty"`
 	// The prompt file documenting the tool, e.g. "agent.system.tool.memory_save.md".
-	PromptFile    string `protobuf:"bytes,5,opt,name=prompt_file,json=promptFile,proto3" json:"prompt_file,omitempty"`
+	PromptFile string `protobuf:"bytes,5,opt,name=prompt_file,json=promptFile,proto3" json:"prompt_file,omitempty"`
+	// The operator's secrets (config.yaml secrets:) the tool may receive: the
+	// host puts their values in place of §§secret(NAME) in the arguments it
+	// sends this tool, and only this tool; "*" is every configured secret (the
+	// shell, code execution and HTTP tools). A tool that declares none gets the
+	// placeholders as the model wrote them; one that names other secrets is
+	// refused the call with an error naming the undeclared one.
+	UsesSecrets   []string `protobuf:"bytes,6,rep,name=uses_secrets,json=usesSecrets,proto3" json:"uses_secrets,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -824,6 +831,13 @@ func (x *ToolSpec) GetPromptFile() string {
 		return x.PromptFile
 	}
 	return ""
+}
+
+func (x *ToolSpec) GetUsesSecrets() []string {
+	if x != nil {
+		return x.UsesSecrets
+	}
+	return nil
 }
 
 // FileSpec declares a data file, so the wiring lint can see every reader and writer.
@@ -952,14 +966,15 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\x05scope\x18\x03 \x01(\x0e2\x13.exocortex.v1.ScopeR\x05scope\x12\x14\n" +
 	"\x05owner\x18\x04 \x01(\tR\x05owner\x12\x10\n" +
 	"\x03doc\x18\x05 \x01(\tR\x03doc\x12\x12\n" +
-	"\x04flag\x18\x06 \x01(\bR\x04flag\"\xb9\x01\n" +
+	"\x04flag\x18\x06 \x01(\bR\x04flag\"\xdc\x01\n" +
 	"\bToolSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x124\n" +
 	"\x16parameters_json_schema\x18\x03 \x01(\tR\x14parametersJsonSchema\x12 \n" +
 	"\vimplemented\x18\x04 \x01(\bR\vimplemented\x12\x1f\n" +
 	"\vprompt_file\x18\x05 \x01(\tR\n" +
-	"promptFile\"\x82\x01\n" +
+	"promptFile\x12!\n" +
+	"\fuses_secrets\x18\x06 \x03(\tR\vusesSecrets\"\x82\x01\n" +
 	"\bFileSpec\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12,\n" +

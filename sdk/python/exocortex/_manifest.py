@@ -257,7 +257,8 @@ def build(p: Plugin) -> Built:
             continue
         tools[t.name] = t
         manifest.tools.add(name=t.name, description=t.description or "", parameters_json_schema=params,
-                           implemented=True, prompt_file=t.prompt_file or "")
+                           implemented=True, prompt_file=t.prompt_file or "",
+                           uses_secrets=list(t.uses_secrets or ()))
 
     for i, f in enumerate(p.files):
         if not isinstance(f, manifest_pb2.FileSpec) or not f.id or not f.path:

@@ -94,6 +94,10 @@ class Tool:
     run: Optional[ToolRun] = None
     # The prompt file documenting the tool, e.g. "agent.system.tool.hello_time.md".
     prompt_file: str = ""
+    # The operator's secrets the tool may receive: the host puts their values in
+    # place of §§secret(NAME) in the arguments it sends this tool only; "*" takes
+    # every configured secret. A tool that declares none sees the placeholders.
+    uses_secrets: Sequence[str] = ()
 
 
 @dataclass
