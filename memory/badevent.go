@@ -117,12 +117,14 @@ func (s *State) restore(from *Record) change {
 	rec := from.clone()
 	rec.AccessCount, rec.LastAccess = 0, time.Time{}
 	if old := s.get(rec.ID); old != nil {
+		s.unsum(old)
 		rec.AccessCount, rec.LastAccess = old.AccessCount, old.LastAccess
 		if old.Key != "" {
 			delete(s.keys, [2]string{old.Area, old.Key})
 		}
 	}
 	s.add(rec)
+	s.resum(rec)
 	if rec.Key != "" {
 		s.keys[[2]string{rec.Area, rec.Key}] = rec.ID
 	}

@@ -53,6 +53,7 @@ func TestDamagedJournalLineIsNamedAndRecovered(t *testing.T) {
 			dir := t.TempDir()
 			s := openStore(t, dir, Options{})
 			putMany(t, s, 40)
+			before := s.Stats().StateHash
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -85,6 +86,9 @@ func TestDamagedJournalLineIsNamedAndRecovered(t *testing.T) {
 			if tc.recovered {
 				if rec.Area != AreaMain || !strings.Contains(rec.Text, "fact 7 ") || !strings.Contains(named, "recovered from the state snapshot") {
 					t.Errorf("recovered %+v; notice %q", rec, named)
+				}
+				if got := s2.Stats().StateHash; got != before {
+					t.Errorf("state hash after the recovery %s, want the undamaged store's %s", got, before)
 				}
 				if ids := searchIDs(t, s2, "topic7"); !slices.Contains(ids, "r0007") {
 					t.Errorf("the recovered record is not searchable: topic7 finds %v", ids)
