@@ -290,6 +290,9 @@ func Wire(plugins []*Plugin, opts Options) (*state.Registry, Table, error) {
 			if spec.GetInjectsPrompt() && !info.InjectsPrompt {
 				problems = append(problems, fmt.Sprintf("plugin %s, extension %s declares prompt injection at %s, which fires after the prompt is built: its text would never reach the model; move it to message_loop_prompts_after", p.Name(), name, info.Name))
 			}
+			if spec.GetFailOpen() && !info.Gates {
+				problems = append(problems, fmt.Sprintf("plugin %s, extension %s declares fail_open at %s, whose response stops nothing: a failure there is always skipped; drop fail_open (it means something only at %s)", p.Name(), name, info.Name, strings.Join(hooks.Gating(), ", ")))
+			}
 			for _, k := range append(append([]string(nil), spec.GetReads()...), spec.GetWrites()...) {
 				if _, ok := reg.Lookup(k); !ok {
 					problems = append(problems, fmt.Sprintf("plugin %s, extension %s uses state key %q, which nobody declares; declare it in the plugin's manifest state_keys or fix the name", p.Name(), name, k))

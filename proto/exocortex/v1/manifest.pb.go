@@ -505,8 +505,17 @@ type ExtensionSpec struct {
 	// meet); every other extension runs in order, after the ones before it have
 	// answered, as Agent Zero runs them.
 	EffectsDeclared bool `protobuf:"varint,17,opt,name=effects_declared,json=effectsDeclared,proto3" json:"effects_declared,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Whether the action a gating hook precedes goes ahead when this extension
+	// fails. At a hook whose response can stop an action (tool_execute_before,
+	// text_editor_write_before, text_editor_patch_before: a block or refuse
+	// field), an extension that raises, crashes, hangs past its deadline or is
+	// quarantined stops the action by default (fails closed), and the model and
+	// the operator are told why. An extension that only observes there (a logger,
+	// a metric) declares fail_open so that its failure is skipped instead. At
+	// other hooks a failure is always skipped and the field is a load error.
+	FailOpen      bool `protobuf:"varint,18,opt,name=fail_open,json=failOpen,proto3" json:"fail_open,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExtensionSpec) Reset() {
@@ -654,6 +663,13 @@ func (x *ExtensionSpec) GetReadsPrompt() bool {
 func (x *ExtensionSpec) GetEffectsDeclared() bool {
 	if x != nil {
 		return x.EffectsDeclared
+	}
+	return false
+}
+
+func (x *ExtensionSpec) GetFailOpen() bool {
+	if x != nil {
+		return x.FailOpen
 	}
 	return false
 }
@@ -939,7 +955,7 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\x05files\x18\x06 \x03(\v2\x16.exocortex.v1.FileSpecR\x05files\x12%\n" +
 	"\x0eserves_batches\x18\a \x01(\bR\rservesBatches\x12'\n" +
 	"\x0fserves_dispatch\x18\b \x01(\bR\x0eservesDispatch\x12,\n" +
-	"\x12uses_utility_model\x18\t \x01(\bR\x10usesUtilityModel\"\xac\x04\n" +
+	"\x12uses_utility_model\x18\t \x01(\bR\x10usesUtilityModel\"\xc9\x04\n" +
 	"\rExtensionSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12&\n" +
 	"\x04hook\x18\x02 \x01(\x0e2\x12.exocortex.v1.HookR\x04hook\x12\x14\n" +
@@ -959,7 +975,8 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\rreads_history\x18\x0e \x01(\bR\freadsHistory\x12\x1b\n" +
 	"\tfor_tools\x18\x0f \x03(\tR\bforTools\x12!\n" +
 	"\freads_prompt\x18\x10 \x01(\bR\vreadsPrompt\x12)\n" +
-	"\x10effects_declared\x18\x11 \x01(\bR\x0feffectsDeclared\"\x9d\x01\n" +
+	"\x10effects_declared\x18\x11 \x01(\bR\x0feffectsDeclared\x12\x1b\n" +
+	"\tfail_open\x18\x12 \x01(\bR\bfailOpen\"\x9d\x01\n" +
 	"\fStateKeySpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12)\n" +

@@ -224,6 +224,7 @@ def build(p: Plugin) -> Built:
                 reads_history=bool(spec.reads_history) and info.hook in READS_HISTORY_HOOKS,
                 reads_prompt=bool(spec.reads_prompt) and info.hook in READS_PROMPT_HOOKS,
                 effects_declared=bool(spec.effects_declared),
+                fail_open=bool(spec.fail_open),
                 for_tools=for_tools if info.hook in TOOL_HOOKS else [],
             )
 
