@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/protocol"
 	"github.com/exocortex/exocortex/sdk"
 	"github.com/exocortex/exocortex/sdk/sdktest"
 )
@@ -43,9 +44,9 @@ func serveWithHost(t *testing.T, host exocortexv1.HostServer) exocortexv1.Plugin
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, _ := plugin.TestPluginGRPCConn(t, false, plugin.PluginSet{sdk.PluginName: &sdk.GRPCPlugin{Impl: srv, Host: host}})
+	client, _ := plugin.TestPluginGRPCConn(t, false, plugin.PluginSet{protocol.PluginName: &protocol.GRPCPlugin{Impl: srv, Host: host}})
 	t.Cleanup(func() { _ = client.Close() })
-	raw, err := client.Dispense(sdk.PluginName)
+	raw, err := client.Dispense(protocol.PluginName)
 	if err != nil {
 		t.Fatal(err)
 	}
