@@ -203,7 +203,7 @@ func (e *Engine) withMemory(ctx context.Context, write bool, fn func(*memory.Sto
 	if !write && !exists(filepath.Join(dir, memory.JournalFile)) {
 		return Output{Title: "memory", Text: "the memory store is empty (nothing saved in " + dir + " yet)"}, nil
 	}
-	s, err := memory.Open(ctx, dir, memory.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s, err := memory.Open(ctx, dir, memory.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		var le *staging.LockedError
 		if !errors.As(err, &le) {
@@ -232,7 +232,7 @@ func (e *Engine) withSnapshot(ctx context.Context, held error, fn func(*memory.S
 	if err := copyFile(filepath.Join(e.cfg.MemoryDir, memory.JournalFile), filepath.Join(tmp, memory.JournalFile)); err != nil {
 		return Output{}, &errMemoryHeld{fmt.Errorf("%v; copying its journal: %w", held, err)}
 	}
-	s, err := memory.Open(ctx, tmp, memory.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s, err := memory.Open(ctx, tmp, memory.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return Output{}, &errMemoryHeld{fmt.Errorf("%v; opening a copy: %w", held, err)}
 	}
@@ -433,7 +433,7 @@ func (e *Engine) MemorySummary(ctx context.Context) string {
 	if _, err := os.Stat(journal); err != nil {
 		return "empty (nothing saved yet) · " + emb
 	}
-	s, err := memory.Open(ctx, e.cfg.MemoryDir, memory.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s, err := memory.Open(ctx, e.cfg.MemoryDir, memory.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		var le *staging.LockedError
 		if errors.As(err, &le) {

@@ -345,7 +345,7 @@ func tail(s string, n int) string {
 func TestMemoryInsideASession(t *testing.T) {
 	e := newEnv(t)
 	eng, _ := e.engine(t, "mem")
-	held, err := memory.Open(context.Background(), filepath.Join(e.home, "memory"), memory.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	held, err := memory.Open(context.Background(), filepath.Join(e.home, "memory"), memory.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

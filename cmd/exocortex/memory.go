@@ -737,7 +737,7 @@ func memReplayCmd(f *memoryFlags) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				rep, err := memory.Replay(cmd.Context(), s.JournalPath(), dir, memory.Options{Embedder: e, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+				rep, err := memory.Replay(cmd.Context(), s.JournalPath(), dir, memory.Options{Embedder: e, Logger: slog.New(slog.DiscardHandler)})
 				if err != nil {
 					return err
 				}

@@ -129,7 +129,7 @@ func reportNew(w io.Writer, dir string, o scaffold.Options, files []string, asJS
 // freeOrder is the first of 500, 510, ... that no built-in extension uses at hook.
 func freeOrder(ctx context.Context, hook string) (int, error) {
 	used := map[int32]bool{}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	quiet := slog.New(slog.DiscardHandler)
 	for name, p := range builtin.Plugins() {
 		p.Logger = quiet
 		srv, err := sdk.NewServer(p)

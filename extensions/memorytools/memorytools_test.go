@@ -2,7 +2,6 @@ package memorytools
 
 import (
 	"encoding/json"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -17,7 +16,7 @@ import (
 	"github.com/exocortex/exocortex/sdk/sdktest"
 )
 
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 type harness struct {
 	t      *testing.T

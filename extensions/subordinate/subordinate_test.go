@@ -2,7 +2,6 @@ package subordinate
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -40,7 +39,7 @@ func (h *fakeHost) RunSubordinate(_ context.Context, req *exocortexv1.RunSubordi
 func serveWithHost(t *testing.T, host exocortexv1.HostServer) exocortexv1.PluginClient {
 	t.Helper()
 	srv, err := sdk.NewServer(sdk.Plugin{Name: "sub", Version: "test", Tools: []sdk.Tool{Tool()},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
