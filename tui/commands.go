@@ -25,6 +25,7 @@ import (
 	"github.com/exocortex/exocortex/staging"
 	"github.com/exocortex/exocortex/tui/slash"
 	"github.com/exocortex/exocortex/tui/transcript"
+	"github.com/google/renameio/v2"
 )
 
 // Commands returns the slash-command table. The frontends handle help, clear,
@@ -600,24 +601,20 @@ func (e *Engine) cmdExport(in slash.Invocation) (Output, error) {
 	if exists(path) {
 		return Output{}, fmt.Errorf("%s exists; choose another file name (nothing was overwritten)", file)
 	}
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	f, err := renameio.NewPendingFile(path, renameio.WithPermissions(0o644))
 	if err != nil {
 		return Output{}, fmt.Errorf("writing %s: %w", file, err)
 	}
+	defer f.Cleanup()
 	if format == "md" {
 		_, err = io.WriteString(f, transcript.Markdown(s.Name(), msgs, time.Now()))
 	} else {
 		err = transcript.WriteJSON(f, s.Name(), s.ID(), msgs, time.Now())
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	if err == nil {
-		err = os.Rename(tmp, path)
+		err = f.CloseAtomicallyReplace()
 	}
 	if err != nil {
-		os.Remove(tmp)
 		return Output{}, fmt.Errorf("writing %s: %w", file, err)
 	}
 	return Output{Text: fmt.Sprintf("wrote %s (%d messages, %s)", file, len(msgs), format)}, nil

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 
 	"github.com/exocortex/exocortex/signals/internal/gen"
+	"github.com/google/renameio/v2"
 )
 
 func main() {
@@ -78,13 +79,8 @@ func writeIfChanged(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("creating the directory of %s: %w", path, err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("replacing %s: %w", path, err)
+	if err := renameio.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
 }
