@@ -48,7 +48,7 @@ $(TOOLS)/protoc-gen-go:
 $(TOOLS)/protoc-gen-go-grpc:
 	GOBIN=$(TOOLS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 
-## generate: every generated file (protocol code, signal constants)
+## generate: every generated file (protocol code, the SDKs' hook code, signal constants)
 generate: tools
 	protoc -I proto -I /usr/include \
 	  --go_out=. --go_opt=module=github.com/exocortex/exocortex \
@@ -62,10 +62,10 @@ generate: tools
 
 ## check-generated: fail when a generated file differs from what `make generate` writes
 check-generated: generate
-	@if [ -n "$$(git status --porcelain -- proto signals sdk/python WIRING.md memory/embed/compact)" ]; then \
+	@if [ -n "$$(git status --porcelain -- proto signals sdk/hooks_gen.go sdk/python WIRING.md memory/embed/compact)" ]; then \
 	  echo "generated files are stale; run 'make generate' and commit:"; \
-	  git status --porcelain -- proto signals sdk/python WIRING.md memory/embed/compact; \
-	  git --no-pager diff --stat -- proto signals sdk/python WIRING.md memory/embed/compact; exit 1; fi
+	  git status --porcelain -- proto signals sdk/hooks_gen.go sdk/python WIRING.md memory/embed/compact; \
+	  git --no-pager diff --stat -- proto signals sdk/hooks_gen.go sdk/python WIRING.md memory/embed/compact; exit 1; fi
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \

@@ -141,3 +141,21 @@ func TestForTools(t *testing.T) {
 		t.Errorf("for_tools hooks %s, want %s", g, want)
 	}
 }
+
+// Every hook of the protocol has its place in the loop's order: a hook added
+// to proto/ fails here, naming where it goes, until the loop fires it and
+// Iteration (or firingOrder) says where.
+func TestEveryProtocolHookIsPlaced(t *testing.T) {
+	placed := map[exocortexv1.Hook]bool{}
+	for _, h := range firingOrder() {
+		placed[h] = true
+	}
+	enum := exocortexv1.Hook(0).Descriptor().Values()
+	for i := 0; i < enum.Len(); i++ {
+		h := exocortexv1.Hook(enum.Get(i).Number())
+		if h != exocortexv1.Hook_HOOK_UNSPECIFIED && !placed[h] {
+			t.Errorf("%s is in the protocol but has no place in the loop's order: fire it in core/loop and list it where it fires "+
+				"in Iteration (or, outside an iteration, firingOrder) in core/hooks/hooks.go (docs/hooks.md)", enum.Get(i).Name())
+		}
+	}
+}
