@@ -279,7 +279,15 @@ func LoadTools(home string) (Tools, error) {
 	if err != nil {
 		return Tools{}, err
 	}
-	t := cfg.Tools
+	return cfg.ToolsAt(home)
+}
+
+// ToolsAt is what LoadTools returns, from a configuration already read from
+// home (Load): the tools' section with the home, the environment's overrides
+// and the defaults applied. A process that has read its configuration passes
+// it down rather than reading config.yaml again.
+func (c Config) ToolsAt(home string) (Tools, error) {
+	t := c.Tools
 	t.Home = home
 	if err := t.applyEnv(os.Getenv); err != nil {
 		return Tools{}, err

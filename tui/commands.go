@@ -15,7 +15,6 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/llm"
 	"github.com/exocortex/exocortex/core/loop"
@@ -416,21 +415,12 @@ func counts(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// configuredEmbedder is tools.memory.embedder ("" when unset or unreadable).
-func configuredEmbedder(home string) string {
-	t, err := config.LoadTools(home)
-	if err != nil {
-		return ""
-	}
-	return t.Memory.Embedder
-}
-
 // MemorySummary is the welcome screen's line about the memory store: its
 // size, without holding the store longer than it takes to count.
 func (e *Engine) MemorySummary(ctx context.Context) string {
 	journal := filepath.Join(e.cfg.MemoryDir, memory.JournalFile)
 	home := filepath.Dir(e.cfg.MemoryDir)
-	emb := "embedder " + embed.DescribeSpec(embed.ConfiguredSpec(configuredEmbedder(home)), home)
+	emb := "embedder " + embed.DescribeSpec(embed.ConfiguredSpec(e.cfg.Embedder), home)
 	if _, err := os.Stat(journal); err != nil {
 		return "empty (nothing saved yet) · " + emb
 	}
