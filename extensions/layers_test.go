@@ -42,7 +42,6 @@ var awaitingHostSettings = map[string][]string{
 	"extensions/editor":      {"config"},
 	"extensions/memorytools": {"config"},
 	"extensions/recall":      {"config"},
-	"extensions/stagingnote": {"config"},
 	"extensions/websearch":   {"config"},
 }
 

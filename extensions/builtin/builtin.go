@@ -144,7 +144,7 @@ func Plugins() map[string]sdk.Plugin {
 			},
 			// Close closes the store, so its indexes are clean for the next opener.
 			Close: stores.Close,
-			Tools: append(stores.Tools(), stagingnote.New(stagingnote.HomeFrom(tools)).Tool()),
+			Tools: append(stores.Tools(), stagingnote.New(home).Tool()),
 			// The memory extensions share the tools' Stores: one process, one store lock.
 			Extensions: []sdk.Extension{
 				reasoning.SessionInit{Home: stores.Home}, reasoning.State{}, reasoning.Update{Home: stores.Home},
