@@ -12,8 +12,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/exocortex/exocortex/memory"
 	"github.com/google/renameio/v2"
+
+	"github.com/exocortex/exocortex/memory"
 )
 
 // PhaseSummary is what one phase found and decided. It is journaled with the

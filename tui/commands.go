@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/google/renameio/v2"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/exocortex/exocortex/core/host"
@@ -24,7 +25,6 @@ import (
 	"github.com/exocortex/exocortex/staging"
 	"github.com/exocortex/exocortex/tui/slash"
 	"github.com/exocortex/exocortex/tui/transcript"
-	"github.com/google/renameio/v2"
 )
 
 // Commands returns the slash-command table. The frontends handle help, clear,

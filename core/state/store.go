@@ -8,11 +8,11 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/google/renameio/v2"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
-	"github.com/google/renameio/v2"
 )
 
 // Access is what one extension declared: the keys it may read and write.

@@ -40,11 +40,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/google/renameio/v2"
+
 	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/extensions/internal/toolargs"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
-	"github.com/google/renameio/v2"
 )
 
 // ToolName is the tool's name.

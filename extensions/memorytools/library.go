@@ -11,12 +11,13 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/google/renameio/v2"
+
 	"github.com/exocortex/exocortex/extensions/internal/catalog"
 	"github.com/exocortex/exocortex/extensions/internal/toolargs"
 	"github.com/exocortex/exocortex/memory"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
-	"github.com/google/renameio/v2"
 )
 
 // Catalog is the library catalog's content (catalog.Catalog).

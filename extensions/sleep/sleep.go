@@ -27,9 +27,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/google/renameio/v2"
+
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
-	"github.com/google/renameio/v2"
 )
 
 // Rules of the trigger.
