@@ -39,7 +39,6 @@ var awaitingHostSettings = map[string][]string{
 	"extensions/builtin":     {"config", "sandbox"},
 	"extensions/codeexec":    {"config", "sandbox"},
 	"extensions/datatools":   {"config", "sandbox"},
-	"extensions/editor":      {"config"},
 	"extensions/memorytools": {"config"},
 	"extensions/recall":      {"config"},
 	"extensions/websearch":   {"config"},

@@ -161,7 +161,7 @@ func (a *app) hostOptions() (host.Options, error) {
 		opts.Timeouts[k] = time.Duration(v)
 	}
 	// The session's settings a plugin may read (config.PluginSettings).
-	settings, err := a.cfg.PluginSettingsEnv()
+	settings, err := a.cfg.PluginSettingsEnv(a.home, cwd())
 	if err != nil {
 		return host.Options{}, err
 	}
