@@ -146,18 +146,8 @@ func Go(hs []Hook) ([]byte, error) {
 	}
 	p("\t}\n\treturn nil\n}\n\n")
 	set := func(doc, name string, in func(Hook) bool) {
-		p("%s\nfunc %s(h exocortexv1.Hook) bool {\n\tswitch h {\n\tcase ", doc, name)
-		first := true
-		for _, h := range hs {
-			if in(h) {
-				if !first {
-					p(",\n\t\t")
-				}
-				p("exocortexv1.Hook_%s", h.Enum)
-				first = false
-			}
-		}
-		p(":\n\t\treturn true\n\t}\n\treturn false\n}\n\n")
+		p("%s\nfunc %s(h exocortexv1.Hook) bool {\n\tswitch h {\n\tcase exocortexv1.Hook_%s:\n\t\treturn true\n\t}\n\treturn false\n}\n\n",
+			doc, name, strings.Join(members(hs, in), ",\n\t\texocortexv1.Hook_"))
 	}
 	set("// IsToolHook reports whether h fires for one tool call, so that Spec.ForTools\n// limits it to calls of the tools named (core/hooks: Info.ForTools).", "IsToolHook", func(h Hook) bool { return h.ForTools })
 	set("// IsPromptHook reports whether extensions at h may add prompt blocks: only the\n// prompt-assembly hooks' responses have a prompt_blocks field (core/hooks:\n// Info.InjectsPrompt).", "IsPromptHook", func(h Hook) bool { return h.InjectsPrompt })
@@ -182,18 +172,7 @@ func Python(hs []Hook) []byte {
 	p("(sdk/hooks_gen.go), so that both SDKs and the host agree on them.\"\"\"\n\n")
 	p("from exocortex.v1 import manifest_pb2\n\n")
 	set := func(doc, name string, in func(Hook) bool) {
-		p("%s\n%s = frozenset({", doc, name)
-		first := true
-		for _, h := range hs {
-			if in(h) {
-				if !first {
-					p(",")
-				}
-				p("\n    manifest_pb2.%s", h.Enum)
-				first = false
-			}
-		}
-		p("\n})\n\n")
+		p("%s\n%s = frozenset({\n    manifest_pb2.%s\n})\n\n", doc, name, strings.Join(members(hs, in), ",\n    manifest_pb2."))
 	}
 	set("# The hooks Spec.for_tools applies to: they fire for one tool call.", "TOOL_HOOKS", func(h Hook) bool { return h.ForTools })
 	set("# The hooks whose requests carry the conversation (history, or the prompt's\n# messages): the server clears them for extensions without reads_history.", "READS_HISTORY_HOOKS", func(h Hook) bool { return h.CarriesHistory })
@@ -209,6 +188,17 @@ func Python(hs []Hook) []byte {
 	}
 	p(",\n)\n")
 	return append(bytes.TrimRight(b.Bytes(), "\n"), '\n')
+}
+
+// members names the Hook values of the hooks in hs that in accepts, in order.
+func members(hs []Hook, in func(Hook) bool) []string {
+	var out []string
+	for _, h := range hs {
+		if in(h) {
+			out = append(out, h.Enum)
+		}
+	}
+	return out
 }
 
 func comment(text string) string {
