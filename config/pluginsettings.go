@@ -46,9 +46,7 @@ func (c Config) PluginSettings() PluginSettings {
 // PluginSettingsEnv returns the EnvSettings=JSON entry of a plugin's
 // environment for c, read from home: PluginSettings with the tools' settings,
 // resolved against project, the project directory the host gives its plugins
-// (EnvProject). A tools: section that does not resolve (a bad value) does not
-// stop the host: the tools report it on their first call, as when they read
-// it themselves.
+// (EnvProject).
 func (c Config) PluginSettingsEnv(home, project string) (string, error) {
 	s := c.PluginSettings()
 	getenv := func(k string) string {
@@ -57,11 +55,11 @@ func (c Config) PluginSettingsEnv(home, project string) (string, error) {
 		}
 		return os.Getenv(k)
 	}
-	if t, err := c.toolsWith(home, getenv); err != nil {
-		s.Tools.Error = err.Error()
-	} else {
-		s.Tools.Editor = &t.Editor
+	t, err := c.toolsWith(home, getenv)
+	if err != nil {
+		return "", err
 	}
+	s.Tools.Editor = &t.Editor
 	b, err := json.Marshal(s)
 	if err != nil {
 		return "", fmt.Errorf("encoding the settings for the plugins: %w", err)

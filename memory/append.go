@@ -49,6 +49,11 @@ func (s *Store) Append(ctx context.Context, entries []staging.Entry) ([]staging.
 func (s *Store) checkEntries(entries []staging.Entry) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	return checkEntries(s.state, entries)
+}
+
+// checkEntries validates a batch against st.
+func checkEntries(st *State, entries []staging.Entry) error {
 	created := map[string]bool{}
 	deleted := map[string]bool{}
 	keys := map[[2]string]string{}
@@ -56,7 +61,7 @@ func (s *Store) checkEntries(entries []staging.Entry) error {
 		if deleted[id] {
 			return false
 		}
-		return created[id] || s.state.get(id) != nil
+		return created[id] || st.get(id) != nil
 	}
 	for i, e := range entries {
 		if e.Kind == "" {
@@ -93,7 +98,7 @@ func (s *Store) checkEntries(entries []staging.Entry) error {
 				k := [2]string{u.Area, u.Key}
 				holder, ok := keys[k]
 				if !ok {
-					if r := s.state.byKey(u.Area, u.Key); r != nil && !deleted[r.ID] {
+					if r := st.byKey(u.Area, u.Key); r != nil && !deleted[r.ID] {
 						holder = r.ID
 					}
 				}
@@ -163,7 +168,7 @@ func (s *Store) ReadJournal(ctx context.Context, since uint64, fn func(staging.R
 func (s *Store) JournalSeq() uint64 { return s.journal.LastSeq() }
 
 // Records returns copies of every record, of every area and status, sorted by id.
-func (s *Store) Records() []*Record {
+func (s *Store) Records(ctx context.Context) []*Record {
 	s.mu.RLock()
 	out := make([]*Record, 0, s.state.Len())
 	s.state.each(func(r *Record) bool {
@@ -171,8 +176,8 @@ func (s *Store) Records() []*Record {
 		return true
 	})
 	s.mu.RUnlock()
-	if s.repairState(context.Background()) {
-		return s.Records()
+	if s.repairState(ctx) {
+		return s.Records(ctx)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
@@ -181,7 +186,7 @@ func (s *Store) Records() []*Record {
 // Vector returns the vector the index holds for the record id (a copy), and false
 // when the store has no embedder, the record does not exist or its vector is not
 // (yet) in the index.
-func (s *Store) Vector(id string) ([]float32, bool) {
+func (s *Store) Vector(ctx context.Context, id string) ([]float32, bool) {
 	if s.vec == nil {
 		return nil, false
 	}
@@ -192,8 +197,8 @@ func (s *Store) Vector(id string) ([]float32, bool) {
 		area = r.Area
 	}
 	s.mu.RUnlock()
-	if s.repairState(context.Background()) {
-		return s.Vector(id)
+	if s.repairState(ctx) {
+		return s.Vector(ctx, id)
 	}
 	if r == nil {
 		return nil, false

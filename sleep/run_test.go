@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/memory"
+	"github.com/exocortex/exocortex/memory/service"
 	"github.com/exocortex/exocortex/staging"
 )
 
@@ -71,7 +72,7 @@ func TestFullRunThenNothingLeft(t *testing.T) {
 	s := openRead(t, fx.store, hashEmb)
 	// Ingested memories: areas, tags, provenance.
 	var ingested []*memory.Record
-	for _, r := range s.Records() {
+	for _, r := range s.Records(context.Background()) {
 		if strings.HasPrefix(r.ID, "stg-") {
 			ingested = append(ingested, r)
 		}
@@ -102,7 +103,7 @@ func TestFullRunThenNothingLeft(t *testing.T) {
 		return b.String()
 	}
 	var merged, decayed, quarantined int
-	for _, r := range s.Records() {
+	for _, r := range s.Records(context.Background()) {
 		if r.Active() {
 			continue
 		}
@@ -125,7 +126,7 @@ func TestFullRunThenNothingLeft(t *testing.T) {
 		t.Errorf("merged %d decayed %d quarantined %d", merged, decayed, quarantined)
 	}
 	// A canonical record carries its sources' provenance.
-	for _, r := range s.Records() {
+	for _, r := range s.Records(context.Background()) {
 		if r.Active() && r.Metadata[MetaSources] != nil {
 			if len(asList(r.Metadata[MetaSources])) == 0 {
 				t.Errorf("canonical %s: sources %v", r.ID, r.Metadata[MetaSources])
@@ -135,16 +136,16 @@ func TestFullRunThenNothingLeft(t *testing.T) {
 	}
 	// Entities: variants merged, python2 and python3 apart.
 	for id, want := range map[string]string{"ent-kubernetis": "ent-kubernetes", "ent-agent-zero": "ent-agent_zero", "ent-postgres": "ent-postgresql"} {
-		if r, _ := s.Get(id); r.SupersededBy != want {
+		if r, _ := s.Get(context.Background(), id); r.SupersededBy != want {
 			t.Errorf("%s superseded by %q, want %s", id, r.SupersededBy, want)
 		}
 	}
 	for _, id := range []string{"ent-python2", "ent-python3", "ent-redis", "ent-kubernetes"} {
-		if r, _ := s.Get(id); !r.Active() {
+		if r, _ := s.Get(context.Background(), id); !r.Active() {
 			t.Errorf("%s archived", id)
 		}
 	}
-	if r, _ := s.Get("ent-kubernetes"); !slices.Contains(idsOf(r.Metadata["aliases"]), "Kubernetis") || r.Metadata["mentions"] != float64(6) {
+	if r, _ := s.Get(context.Background(), "ent-kubernetes"); !slices.Contains(idsOf(r.Metadata["aliases"]), "Kubernetis") || r.Metadata["mentions"] != float64(6) {
 		t.Errorf("canonical entity %+v", r)
 	}
 	rels := relationshipKeys(t, fx.rels)
@@ -154,7 +155,7 @@ func TestFullRunThenNothingLeft(t *testing.T) {
 			t.Errorf("relationships.jsonl lacks %q: %q", want, rels)
 		}
 	}
-	hash := s.Hash()
+	hash := s.Hash(context.Background())
 	seq := s.JournalSeq()
 	s.Close()
 
@@ -205,7 +206,7 @@ func TestRestoredAndPinnedStay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, _ := s.Get("old"); r.Active() {
+	if r, _ := s.Get(context.Background(), "old"); r.Active() {
 		t.Fatal("the weak record was not archived")
 	}
 	// The operator brings it back; the next run leaves it.
@@ -221,7 +222,7 @@ func TestRestoredAndPinnedStay(t *testing.T) {
 	if d := rep.Phases[Decay].Counts; d["archived"] != 0 || d["exempt_restored"] != 1 {
 		t.Fatalf("after the restore: decay counts %v", d)
 	}
-	if r, _ := openRead(t, dir, hashEmb).Get("old"); !r.Active() {
+	if r, _ := openRead(t, dir, hashEmb).Get(context.Background(), "old"); !r.Active() {
 		t.Fatal("the restored record was archived again")
 	}
 }
@@ -236,10 +237,17 @@ func TestDryRunChangesNothingAndShowsThePlan(t *testing.T) {
 	if err := os.WriteFile(fx.request, []byte(`{"requested_utc":"2026-11-21T11:00:00Z","session":"s9","reasons":["100 tool calls"],"tool_calls":100}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// With no session serving the store, the dry run opens it (its lock
+	// file and the indexes' housekeeping change, a socket comes and goes);
+	// the journal, the snapshot and everything outside the store stay.
+	housekeeping := func(path string) bool {
+		rel, _ := filepath.Rel(fx.store, path)
+		return strings.HasSuffix(rel, ".lock") || strings.HasPrefix(rel, "fulltext") || rel == memory.CensusFile
+	}
 	snapshot := func() map[string]string {
 		out := map[string]string{}
 		filepath.WalkDir(home, func(path string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() {
+			if err == nil && !d.IsDir() && d.Type().IsRegular() && !housekeeping(path) {
 				b, _ := os.ReadFile(path)
 				st, _ := d.Info()
 				out[path] = string(b) + "|" + st.ModTime().String()
@@ -306,16 +314,52 @@ func TestBusyStoreIsNamed(t *testing.T) {
 	start := time.Now()
 	_, err = Run(context.Background(), cfg)
 	var be *BusyError
-	if !errors.Is(err, ErrStoreBusy) || !errors.As(err, &be) || !strings.Contains(err.Error(), "idle_close") || !strings.Contains(err.Error(), "process") {
+	if !errors.Is(err, ErrStoreBusy) || !errors.As(err, &be) || !strings.Contains(err.Error(), "memory service") || !strings.Contains(err.Error(), "process") {
 		t.Fatalf("error %v", err)
 	}
 	if time.Since(start) < 250*time.Millisecond {
 		t.Fatal("did not wait")
 	}
-	// A dry run works while the store is held.
-	cfg.DryRun, cfg.Wait = true, 0
-	if _, err := Run(context.Background(), cfg); err != nil {
-		t.Fatalf("dry run on a held store: %v", err)
+}
+
+// TestRunThroughTheOwner: while another process serves the store (a session),
+// a dry run and a real run both work as its clients; the dry run writes
+// nothing and plans what the real run then does, and the owner sees the
+// real run's changes.
+func TestRunThroughTheOwner(t *testing.T) {
+	ctx := context.Background()
+	fx := writeFixture(t, t.TempDir(), hashEmb, smallGen(11))
+	owner, err := service.Connect(ctx, service.Config{Dir: fx.store, Options: memory.Options{Embedder: hashEmb, Logger: quiet()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close()
+	remote := service.Remote{C: owner}
+	before, err := remote.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := fx.config(hashEmb)
+	cfg.DryRun = true
+	plan, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatalf("dry run as a client: %v", err)
+	}
+	mid, _ := remote.Stats(ctx)
+	if mid.JournalSeq != before.JournalSeq || mid.StateHash != before.StateHash {
+		t.Fatalf("the dry run wrote: seq %d -> %d", before.JournalSeq, mid.JournalSeq)
+	}
+	cfg.DryRun = false
+	real, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatalf("real run as a client: %v", err)
+	}
+	if !owner.Owner() || real.Changes == 0 || real.Changes != plan.Changes || real.StateHash != plan.StateHash {
+		t.Fatalf("owner %v; real run %d changes, hash %s; plan %d changes, hash %s", owner.Owner(), real.Changes, real.StateHash, plan.Changes, plan.StateHash)
+	}
+	after, _ := remote.Stats(ctx)
+	if after.StateHash != real.StateHash {
+		t.Fatalf("the owner's hash %s, the run's %s", after.StateHash, real.StateHash)
 	}
 }
 

@@ -28,9 +28,6 @@ const EnvSettings = "EXOCORTEX_SETTINGS"
 type Tools struct {
 	// Editor is text_editor's.
 	Editor *Editor `json:"editor,omitempty"`
-	// Error is why the host could not resolve the tools: section (a bad
-	// value in config.yaml); a tool reports it on its first call.
-	Error string `json:"error,omitempty"`
 }
 
 // Editor configures text_editor.
@@ -40,10 +37,10 @@ type Editor struct {
 	// A relative path given to the tool starts at the first root.
 	Roots []string `yaml:"roots" json:"roots"`
 	// MaxReadLines bounds the lines one read returns (default 400).
-	MaxReadLines int `yaml:"max_read_lines" json:"max_read_lines"`
+	MaxReadLines int `yaml:"max_read_lines" json:"max_read_lines" check:"nonnegative"`
 	// MaxFileBytes bounds the files text_editor reads whole, writes or patches
 	// (default 10 MiB).
-	MaxFileBytes int64 `yaml:"max_file_bytes" json:"max_file_bytes"`
+	MaxFileBytes int64 `yaml:"max_file_bytes" json:"max_file_bytes" check:"nonnegative"`
 }
 
 // WithDefaults fills in the editor's defaults; relative roots start at project.
@@ -91,9 +88,6 @@ func FromEnv(getenv func(string) string) (Tools, error) {
 	}
 	if err := json.Unmarshal([]byte(raw), &s); err != nil {
 		return Tools{}, fmt.Errorf("%s is not the JSON the host sends: %w", EnvSettings, err)
-	}
-	if s.Tools.Error != "" {
-		return s.Tools, fmt.Errorf("the host could not read the tools' settings: %s", s.Tools.Error)
 	}
 	return s.Tools, nil
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -22,6 +23,7 @@ import (
 	"github.com/exocortex/exocortex/core/session"
 	"github.com/exocortex/exocortex/memory"
 	"github.com/exocortex/exocortex/memory/embed"
+	"github.com/exocortex/exocortex/memory/service"
 	"github.com/exocortex/exocortex/staging"
 	"github.com/exocortex/exocortex/tui/slash"
 	"github.com/exocortex/exocortex/tui/transcript"
@@ -47,7 +49,9 @@ func Commands() *slash.Registry {
 		}},
 		slash.Command{Name: "tools", Summary: "the tools the agent can call, and which plugin serves each"},
 		slash.Command{Name: "wiring", Summary: "the hooks that fired in the last turn, in order, with timings and the state keys read and written"},
-		slash.Command{Name: "context", Summary: "the context window (budget, compression, summary) and the context object the last hook received"},
+		slash.Command{Name: "context", Summary: "the context window: budget, compression, summary", Subs: []slash.Sub{
+			{Name: "json", Summary: "the summary, then the context object the last hook received, as JSON"},
+		}},
 		slash.Command{Name: "stats", Summary: "tokens, model latency, tool and hook time of this run"},
 		slash.Command{Name: "approval", Args: "[default|auto-edit|yolo]", Summary: "show or set which held tool calls run without asking (shift+tab cycles)", Kind: slash.KindMode},
 		slash.Command{Name: "thoughts", Summary: "the reflections written on empty prompts (the cohesion loop)"},
@@ -92,7 +96,7 @@ func (e *Engine) Exec(ctx context.Context, in slash.Invocation) (Output, error) 
 	case "wiring":
 		return Output{Title: "wiring of the last turn", Text: FormatWiring(e.LastWiring())}, nil
 	case "context":
-		return e.cmdContext()
+		return e.cmdContext(in)
 	case "stats":
 		return Output{Title: "stats", Text: FormatStats(e.Stats(), e.cfg.NumCtx)}, nil
 	case "approval":
@@ -189,77 +193,50 @@ func ctxLen(n int) string {
 	return fmt.Sprintf("%d tokens", n)
 }
 
-// errMemoryHeld reports a store another process holds.
+// errMemoryHeld reports a store no memory service answers for: a process
+// that predates the service holds it.
 type errMemoryHeld struct{ err error }
 
 func (e *errMemoryHeld) Error() string {
-	return "the memory store is open in another process, most likely the memory plugin while it runs (" + e.err.Error() + ")"
+	return "the memory store is held by a process that does not serve it (" + e.err.Error() + ")"
 }
 
-// withMemory opens the memory store for one command. A store another process
-// holds gives an *errMemoryHeld at once, not a wait.
-func (e *Engine) withMemory(ctx context.Context, write bool, fn func(*memory.Store) (Output, error)) (Output, error) {
+func (e *errMemoryHeld) Unwrap() error { return e.err }
+
+// memoryWait bounds how long a /memory command waits for the owner of the
+// store to answer.
+const memoryWait = 3 * time.Second
+
+// withMemory runs one command through the home's memory service: a client of
+// the owner (the session's plugins, another terminal, a CLI command), or, with
+// none running, the owner itself for the command's length, with the configured
+// embedder, so it ranks as the agent's recall does. No journal is copied.
+func (e *Engine) withMemory(ctx context.Context, write bool, fn func(service.Remote) (Output, error)) (Output, error) {
 	dir := e.cfg.MemoryDir
 	if !write && !exists(filepath.Join(dir, memory.JournalFile)) {
 		return Output{Title: "memory", Text: "the memory store is empty (nothing saved in " + dir + " yet)"}, nil
 	}
-	s, err := memory.Open(ctx, dir, memory.Options{Logger: slog.New(slog.DiscardHandler)})
+	c, err := e.connectMemory(ctx, memoryWait)
 	if err != nil {
-		var le *staging.LockedError
-		if !errors.As(err, &le) {
-			return Output{}, err
-		}
-		if write {
+		if errors.Is(err, context.DeadlineExceeded) || errors.As(err, new(*staging.LockedError)) {
 			return Output{}, &errMemoryHeld{err}
 		}
-		// Reading needs no lock: a copy of the journal, opened in a
-		// directory of its own, answers with the same ranks and counts.
-		return e.withSnapshot(ctx, err, fn)
+		return Output{}, err
 	}
-	defer s.Close()
-	return fn(s)
+	defer c.Close()
+	return fn(service.Remote{C: c})
 }
 
-// withSnapshot runs fn on a copy of the memory store made from its journal
-// (read without its lock) while another process holds the store. held is
-// the error that said so, returned when no copy can be made.
-func (e *Engine) withSnapshot(ctx context.Context, held error, fn func(*memory.Store) (Output, error)) (Output, error) {
-	tmp, err := os.MkdirTemp("", "exocortex-memory-snapshot-")
-	if err != nil {
-		return Output{}, &errMemoryHeld{held}
-	}
-	defer os.RemoveAll(tmp)
-	if err := copyFile(filepath.Join(e.cfg.MemoryDir, memory.JournalFile), filepath.Join(tmp, memory.JournalFile)); err != nil {
-		return Output{}, &errMemoryHeld{fmt.Errorf("%v; copying its journal: %w", held, err)}
-	}
-	s, err := memory.Open(ctx, tmp, memory.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		return Output{}, &errMemoryHeld{fmt.Errorf("%v; opening a copy: %w", held, err)}
-	}
-	defer s.Close()
-	out, err := fn(s)
-	if out.Title != "" {
-		out.Title += " (read from a copy: the memory plugin holds the store)"
-	}
-	out.Text = strings.ReplaceAll(out.Text, tmp, e.cfg.MemoryDir)
-	return out, err
-}
-
-func copyFile(from, to string) error {
-	src, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	dst, err := os.Create(to)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		dst.Close()
-		return err
-	}
-	return dst.Close()
+// connectMemory reaches the memory service of the engine's store.
+func (e *Engine) connectMemory(ctx context.Context, wait time.Duration) (*service.Client, error) {
+	dir := e.cfg.MemoryDir
+	home := filepath.Dir(dir)
+	log := slog.New(slog.DiscardHandler)
+	return service.Connect(ctx, service.Config{Dir: dir, Wait: wait, Logger: log,
+		Describe: func(m memory.Embedder) string { return embed.Describe(m) },
+		Options: memory.Options{Logger: log, LoadEmbedder: func() (memory.Embedder, error) {
+			return embed.Open(context.WithoutCancel(ctx), embed.ConfiguredSpec(e.cfg.Embedder), home)
+		}}})
 }
 
 func (e *Engine) memorySource() memory.Source {
@@ -295,20 +272,24 @@ func (e *Engine) cmdMemory(ctx context.Context, in slash.Invocation) (Output, er
 	arg := in.RestAfter(1)
 	switch sub {
 	case "", "stats":
-		out, err := e.withMemory(ctx, false, func(s *memory.Store) (Output, error) {
-			return Output{Title: "memory", Text: formatMemoryStats(s.Stats())}, nil
+		out, err := e.withMemory(ctx, false, func(s service.Remote) (Output, error) {
+			st, err := s.Stats(ctx)
+			if err != nil {
+				return Output{}, err
+			}
+			return Output{Title: "memory", Text: formatMemoryStats(st.Stats)}, nil
 		})
 		var mh *errMemoryHeld
 		if errors.As(err, &mh) {
-			return Output{Title: "memory (held by the memory plugin)", Text: e.journalSummary() +
-				"\nrecord counts: `exocortex memory stats` when no session runs, or /memory search"}, nil
+			return Output{Title: "memory (held without a memory service)", Text: e.journalSummary() +
+				"\nrecord counts: `exocortex memory stats` once that process has finished, or /memory search"}, nil
 		}
 		return out, err
 	case "search":
 		if arg == "" {
 			return Output{}, errors.New("/memory search needs a query")
 		}
-		out, err := e.withMemory(ctx, false, func(s *memory.Store) (Output, error) {
+		out, err := e.withMemory(ctx, false, func(s service.Remote) (Output, error) {
 			res, err := s.Search(ctx, arg, memory.SearchOptions{Limit: 8})
 			if err != nil {
 				return Output{}, err
@@ -334,7 +315,7 @@ func (e *Engine) cmdMemory(ctx context.Context, in slash.Invocation) (Output, er
 		if arg == "" {
 			return Output{}, errors.New("/memory add needs the text to save")
 		}
-		out, err := e.withMemory(ctx, true, func(s *memory.Store) (Output, error) {
+		out, err := e.withMemory(ctx, true, func(s service.Remote) (Output, error) {
 			r, err := s.Put(ctx, memory.Input{Text: arg}, e.memorySource())
 			if err != nil {
 				return Output{}, err
@@ -350,7 +331,7 @@ func (e *Engine) cmdMemory(ctx context.Context, in slash.Invocation) (Output, er
 		if arg == "" {
 			return Output{}, errors.New("/memory forget needs a query: the memories similar to it are deleted")
 		}
-		out, err := e.withMemory(ctx, true, func(s *memory.Store) (Output, error) {
+		out, err := e.withMemory(ctx, true, func(s service.Remote) (Output, error) {
 			msg, err := s.MemoryForget(ctx, arg, memory.DefaultForgetThreshold, "", e.memorySource())
 			if err != nil {
 				return Output{}, err
@@ -415,31 +396,34 @@ func counts(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// MemorySummary is the welcome screen's line about the memory store: its
-// size, without holding the store longer than it takes to count.
+// MemorySummary is the welcome card's line about the memory: its records and
+// journal as the store holds them, and the model its vectors were built
+// with. Only where the store has no vectors yet does it name the configured
+// embedder, saying so.
 func (e *Engine) MemorySummary(ctx context.Context) string {
-	journal := filepath.Join(e.cfg.MemoryDir, memory.JournalFile)
-	home := filepath.Dir(e.cfg.MemoryDir)
-	emb := "embedder " + embed.DescribeSpec(embed.ConfiguredSpec(e.cfg.Embedder), home)
-	if _, err := os.Stat(journal); err != nil {
-		return "empty (nothing saved yet) · " + emb
-	}
-	s, err := memory.Open(ctx, e.cfg.MemoryDir, memory.Options{Logger: slog.New(slog.DiscardHandler)})
+	f, err := e.memoryFacts(ctx)
 	if err != nil {
-		var le *staging.LockedError
-		if errors.As(err, &le) {
-			// The memory plugin opens the store when it starts; its last
-			// snapshot's header still says how large the store is.
-			if n, seq, ok := memory.SnapshotCount(e.cfg.MemoryDir); ok {
-				return fmt.Sprintf("%d records (at journal event %d) · held by the memory plugin · %s", n, seq, emb)
-			}
-			return strings.TrimPrefix(e.journalSummary(), "journal   ") + " (held by the memory plugin) · " + emb
-		}
 		return "unreadable: " + err.Error()
 	}
-	st := s.Stats()
-	s.Close()
-	return fmt.Sprintf("%d records · %s journal · %s", st.Records, bytesize(st.JournalBytes), emb)
+	configured := func() string {
+		home := filepath.Dir(e.cfg.MemoryDir)
+		return embed.DescribeSpec(embed.ConfiguredSpec(e.cfg.Embedder), home)
+	}
+	if !f.Exists {
+		return "empty (nothing saved yet) · embedder " + configured() + " (configured)"
+	}
+	vectors := "vectors " + f.VectorModel
+	switch {
+	case f.Embedder != "":
+		// The owner says which embedder the store runs with.
+		vectors = "embedder " + f.Embedder
+		if f.Vectors != "" && f.Vectors != "on" {
+			vectors += " · vectors " + f.Vectors
+		}
+	case f.VectorModel == "":
+		vectors = "no vectors on disk yet · embedder " + configured() + " (configured)"
+	}
+	return fmt.Sprintf("%d records · %s journal · %s", f.Records, bytesize(f.JournalBytes), vectors)
 }
 
 func (e *Engine) cmdPlugins(ctx context.Context, in slash.Invocation) (Output, error) {
@@ -462,7 +446,12 @@ func (e *Engine) cmdPlugins(ctx context.Context, in slash.Invocation) (Output, e
 		if err := h.Reload(ctx, name); err != nil {
 			return Output{}, err
 		}
-		if !e.Busy() && h.ApplyPending() {
+		if !e.Busy() {
+			h.ApplyPending()
+		}
+		// Applied here, or already by the engine when the host said it was
+		// staged (hotreload.go).
+		if !slices.Contains(h.Pending(), name) {
 			return Output{Text: "reloaded plugin " + name + " (the new version passed the checks and is in use)"}, nil
 		}
 		return Output{Text: "reloaded plugin " + name + ": the new version passed the checks and is swapped in at the agent's next step"}, nil
@@ -487,23 +476,35 @@ func (e *Engine) cmdTools() (Output, error) {
 	return Output{Title: "tools", Text: strings.TrimRight(b.String(), "\n"), Table: true}, nil
 }
 
-func (e *Engine) cmdContext() (Output, error) {
+func (e *Engine) cmdContext(in slash.Invocation) (Output, error) {
 	a := e.Agent()
 	if a == nil {
 		return Output{}, ErrNotReady
 	}
-	// The context window first (budget, compression, summary: loop.ContextReport),
-	// then the ACP context object the last hook received.
-	window := a.Context().String()
+	// The context window's summary (budget, compression, summary:
+	// loop.ContextReport) is what the operator reads; the ACP context object
+	// the last hook received is long (a hundred lines and more), so it comes
+	// after the summary and only when asked for, and the summary is not
+	// scrolled away.
+	window := strings.TrimRight(a.Context().String(), "\n")
 	c := a.LastContext()
-	if c == nil {
-		return Output{Title: "context", Text: window + "\nno hook has been called yet: send a prompt first"}, nil
+	switch in.Arg(0) {
+	case "":
+		if c == nil {
+			return Output{Title: "context", Text: window}, nil
+		}
+		return Output{Title: "context", Text: window + "\n(/context json adds the context object the last hook call received: " + c.GetHook() + ")"}, nil
+	case "json":
+		if c == nil {
+			return Output{Title: "context", Text: window + "\nno hook has been called yet: send a prompt first"}, nil
+		}
+		b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(c)
+		if err != nil {
+			return Output{}, err
+		}
+		return Output{Title: "context window, and the context of the last hook call (" + c.GetHook() + ")", Text: window + "\n" + string(b)}, nil
 	}
-	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(c)
-	if err != nil {
-		return Output{}, err
-	}
-	return Output{Title: "context window, and the context of the last hook call (" + c.GetHook() + ")", Text: window + "\n" + string(b)}, nil
+	return Output{}, fmt.Errorf("/context %s: use /context, or /context json for the context object too", in.Arg(0))
 }
 
 func (e *Engine) cmdApproval(in slash.Invocation) (Output, error) {

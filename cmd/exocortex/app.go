@@ -177,23 +177,31 @@ func (a *app) hostOptions() (host.Options, error) {
 }
 
 // openHost starts the plugins; agent says they are started to run an agent
-// (config.EnvAgent), not only to be listed.
+// (config.EnvAgent), not only to be listed. A host that runs an agent for
+// longer than one command opens with openLiveHost instead, which watches.
 func (a *app) openHost(ctx context.Context, agent bool) (*host.Host, error) {
-	opts, err := a.hostOptions()
+	opts, err := a.hostOptionsFor(agent)
 	if err != nil {
 		return nil, err
-	}
-	if agent {
-		opts.PluginEnv = append(opts.PluginEnv, config.EnvAgent+"=1")
-		if opts.Secrets, err = a.loadSecrets(); err != nil {
-			return nil, err
-		}
 	}
 	return host.New(ctx, opts)
 }
 
-// openAgentHost starts the plugins to run an agent (the operator's session).
-func (a *app) openAgentHost(ctx context.Context) (*host.Host, error) { return a.openHost(ctx, true) }
+// hostOptionsFor is hostOptions, for plugins started to run an agent when
+// agent is set: marked so, and given the secrets.
+func (a *app) hostOptionsFor(agent bool) (host.Options, error) {
+	opts, err := a.hostOptions()
+	if err != nil {
+		return opts, err
+	}
+	if agent {
+		opts.PluginEnv = append(opts.PluginEnv, config.EnvAgent+"=1")
+		if opts.Secrets, err = a.loadSecrets(); err != nil {
+			return host.Options{}, err
+		}
+	}
+	return opts, nil
+}
 
 // eventLogger appends plugin events to $EXOCORTEX_HOME/logs/events.jsonl.
 func (a *app) eventLogger() func(host.Event) {

@@ -56,7 +56,7 @@ func TestOllamaEmbedderEndToEnd(t *testing.T) {
 		if len(res.Hits) != 1 || !strings.Contains(res.Hits[0].Record.Text, "Pebble") {
 			t.Errorf("vector search through the scripted model: %+v", res.Hits)
 		}
-		if st := s.Stats(); st.VectorCount != 3 || !strings.HasPrefix(st.VectorModel, "ollama:embed-a:") {
+		if st := s.Stats(context.Background()); st.VectorCount != 3 || !strings.HasPrefix(st.VectorModel, "ollama:embed-a:") {
 			t.Errorf("the tools' store has vectors %d of %q; want 3 of ollama:embed-a", st.VectorCount, st.VectorModel)
 		}
 		return nil

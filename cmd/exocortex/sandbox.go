@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -13,7 +12,7 @@ import (
 // sandbox (docs/sandbox.md): turned off by the loud setting, or impossible on
 // this machine, in which case every command is asked for. Silent when the
 // sandbox is on.
-func reportSandbox(w io.Writer, a *app, asJSON bool, enc *json.Encoder) {
+func reportSandbox(w io.Writer, a *app, asJSON bool, enc *eventEncoder) {
 	t, err := a.tools()
 	if err != nil {
 		return // the tools report it on their first call
@@ -28,7 +27,7 @@ func reportSandbox(w io.Writer, a *app, asJSON bool, enc *json.Encoder) {
 		return
 	}
 	if asJSON {
-		_ = enc.Encode(loop.Event{Type: loop.EventNotice, Text: msg})
+		enc.event(loop.Event{Type: loop.EventNotice, Text: msg})
 		return
 	}
 	fmt.Fprintln(w, "warning:", msg)

@@ -412,7 +412,7 @@ func (cl Classifier) MonologueEnd(ctx context.Context, c *sdk.Call, _ *exocortex
 		// of every record (List) cost 230-300 ms per run on a store of 100k,
 		// and a pass over every record decodes all of them (about 250 ms;
 		// docs/perf/memory.md, "Where a `run -p` at 100k spends its time").
-		unclassified := s.Written(memory.Filter{}, func(r *memory.Record) bool {
+		unclassified := s.Written(ctx, memory.Filter{}, func(r *memory.Record) bool {
 			return r.Provenance.Session == session && !slices.ContainsFunc(r.Tags, func(t string) bool { return strings.HasPrefix(t, axisTag) })
 		})
 		for _, r := range unclassified {
@@ -497,7 +497,7 @@ func (mt Maintenance) MonologueEnd(ctx context.Context, c *sdk.Call, _ *exocorte
 	err := mt.Stores.Use(ctx, func(s *memory.Store) error {
 		src := memory.Source{Session: c.Context().GetSessionId(), Source: "extension:memory_maintenance"}
 		// Only the stale records are copied (see Classifier).
-		stale := s.Select(memory.Filter{}, func(r *memory.Record) bool { return Stale(r, now) != "" })
+		stale := s.Select(ctx, memory.Filter{}, func(r *memory.Record) bool { return Stale(r, now) != "" })
 		for _, r := range stale {
 			if archived >= MaxArchive {
 				break

@@ -58,7 +58,7 @@ func TestMonologueEndThroughProtocol(t *testing.T) {
 		t.Fatalf("staging kinds %v, episode %+v", kinds, ep)
 	}
 	_ = st.Use(context.Background(), func(s *memory.Store) error {
-		recs := s.List(memory.Filter{})
+		recs := s.List(context.Background(), memory.Filter{})
 		if len(recs) != 2 {
 			t.Fatalf("%d memories, want a solution and an answer", len(recs))
 		}
@@ -77,7 +77,7 @@ func TestMonologueEndThroughProtocol(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = st.Use(context.Background(), func(s *memory.Store) error {
-		if n := len(s.List(memory.Filter{})); n != 2 {
+		if n := len(s.List(context.Background(), memory.Filter{})); n != 2 {
 			t.Errorf("%d memories after a second run", n)
 		}
 		return nil

@@ -91,12 +91,12 @@ func metaInt(r *memory.Record, k string) int {
 }
 
 // documents lists the library's active documents, sorted by key.
-func documents(s *memory.Store, tag string) []*memory.Record {
+func documents(ctx context.Context, s *memory.Store, tag string) []*memory.Record {
 	f := memory.Filter{Areas: []string{memory.AreaLibrary}}
 	if tag != "" {
 		f.Tags = []string{tag}
 	}
-	recs := s.List(f)
+	recs := s.List(ctx, f)
 	sort.Slice(recs, func(i, j int) bool { return recs[i].Key < recs[j].Key })
 	return recs
 }
@@ -115,13 +115,13 @@ func entryOf(r *memory.Record) CatalogEntry {
 }
 
 // writeCatalog rewrites the catalog from the store.
-func (st *Stores) writeCatalog(s *memory.Store) error {
+func (st *Stores) writeCatalog(ctx context.Context, s *memory.Store) error {
 	home, err := st.Home()
 	if err != nil {
 		return err
 	}
 	cat := Catalog{Version: CatalogVersion, Updated: time.Now().UTC(), Documents: []CatalogEntry{}}
-	for _, r := range documents(s, "") {
+	for _, r := range documents(ctx, s, "") {
 		cat.Documents = append(cat.Documents, entryOf(r))
 	}
 	cat.Count = len(cat.Documents)
@@ -175,7 +175,7 @@ func (st *Stores) LibraryAdd() sdk.Tool {
 			if key == "" {
 				return "", fmt.Errorf("library_add: the title %q has no letters or digits to make a key from", title)
 			}
-			_, existed := s.GetByKey(memory.AreaLibrary, key)
+			_, existed := s.GetByKey(ctx, memory.AreaLibrary, key)
 			words := len(strings.Fields(content))
 			meta := map[string]any{"title": title, "words": words}
 			if src := strings.TrimSpace(string(a.Source)); src != "" {
@@ -186,7 +186,7 @@ func (st *Stores) LibraryAdd() sdk.Tool {
 			if _, err := s.Put(ctx, memory.Input{Area: memory.AreaLibrary, Key: key, Text: content, Tags: a.Tags, Metadata: meta}, src); err != nil {
 				return "", err
 			}
-			if err := st.writeCatalog(s); err != nil {
+			if err := st.writeCatalog(ctx, s); err != nil {
 				return "", err
 			}
 			verb := "added to"
@@ -290,10 +290,10 @@ func (st *Stores) LibraryList() sdk.Tool {
 		Description: "List the documents in the library: key, title, source, tags and size.",
 		Parameters:  `{"type":"object","properties":{"tag":{"type":"string","description":"Only documents with this tag."}}}`,
 		PromptFile:  "agent.system.tool.library_list.md",
-		Run: run(st, "library_list", func(_ context.Context, _ *sdk.Call, s *memory.Store, a *listArgs) (string, error) {
+		Run: run(st, "library_list", func(ctx context.Context, _ *sdk.Call, s *memory.Store, a *listArgs) (string, error) {
 			tag := strings.TrimSpace(string(a.Tag))
-			docs := documents(s, tag)
-			if err := st.writeCatalog(s); err != nil {
+			docs := documents(ctx, s, tag)
+			if err := st.writeCatalog(ctx, s); err != nil {
 				return "", err
 			}
 			if len(docs) == 0 {

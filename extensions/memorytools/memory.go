@@ -159,7 +159,7 @@ func (st *Stores) MemoryDelete() sdk.Tool {
 				return s.MemoryDelete(ctx, string(a.Key), source(c))
 			}
 			key := strings.TrimSpace(string(a.Key))
-			r, ok := s.GetByKey(area, key)
+			r, ok := s.GetByKey(ctx, area, key)
 			if !ok {
 				return "", fmt.Errorf("memory_delete: no memory item with key '%s' in area %s", key, area)
 			}
@@ -220,15 +220,15 @@ func (st *Stores) MemoryForget() sdk.Tool {
 			if strings.TrimSpace(string(a.Query)) == "" {
 				return "", fmt.Errorf(`memory_forget: "query" is empty: say what to forget`)
 			}
-			before := len(s.List(memory.Filter{Areas: []string{memory.AreaLibrary}}))
+			before := len(s.List(ctx, memory.Filter{Areas: []string{memory.AreaLibrary}}))
 			out, err := s.MemoryForget(ctx, string(a.Query), a.Threshold.V, string(a.Filter), source(c))
 			if err != nil {
 				return "", err
 			}
 			// A filter naming the library may have deleted documents: keep the
 			// catalog in step.
-			if len(s.List(memory.Filter{Areas: []string{memory.AreaLibrary}})) != before {
-				if err := st.writeCatalog(s); err != nil {
+			if len(s.List(ctx, memory.Filter{Areas: []string{memory.AreaLibrary}})) != before {
+				if err := st.writeCatalog(ctx, s); err != nil {
 					return "", err
 				}
 			}

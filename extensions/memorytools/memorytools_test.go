@@ -1,6 +1,7 @@
 package memorytools
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"os"
@@ -255,7 +256,7 @@ func TestIdleClose(t *testing.T) {
 	if err != nil {
 		t.Fatalf("open after idle close: %v", err)
 	}
-	if r, ok := s.GetByKey(memory.AreaMain, "k"); !ok || r.Text != "v" {
+	if r, ok := s.GetByKey(context.Background(), memory.AreaMain, "k"); !ok || r.Text != "v" {
 		t.Errorf("record after idle close: %+v", r)
 	}
 	if err := s.Close(); err != nil {
@@ -268,7 +269,7 @@ func TestIdleClose(t *testing.T) {
 	// What this process wrote before the idle close is still its own to the
 	// reopened store (the classifier at monologue_end finds it there).
 	err = h.st.Use(t.Context(), func(s *memory.Store) error {
-		w := s.Written(memory.Filter{}, nil)
+		w := s.Written(context.Background(), memory.Filter{}, nil)
 		if len(w) != 1 || w[0].Key != "k" {
 			t.Errorf("Written after an idle close and a reopen = %+v, want the record saved before it", w)
 		}

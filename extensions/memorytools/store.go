@@ -203,7 +203,7 @@ const WarmQuery = "memory"
 // vector graphs and the full-text segments). Its results are dropped; a
 // search has no side effects (no access is recorded).
 func prime(ctx context.Context, s *memory.Store) {
-	s.Census(memory.Filter{})
+	s.Census(ctx, memory.Filter{})
 	_, _ = s.Search(ctx, WarmQuery, memory.SearchOptions{Limit: 1})
 }
 

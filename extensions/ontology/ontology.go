@@ -206,7 +206,7 @@ func (m Maintenance) MonologueEnd(ctx context.Context, c *sdk.Call, req *exocort
 		for _, k := range order {
 			a := ents[k]
 			mentions, aliases := a.mentions, a.aliases
-			if r, ok := s.GetByKey(memory.AreaOntology, "entity:"+k); ok {
+			if r, ok := s.GetByKey(ctx, memory.AreaOntology, "entity:"+k); ok {
 				if n, ok := r.Metadata["mentions"].(float64); ok {
 					mentions += int(n)
 				}
@@ -345,7 +345,7 @@ func (q Query) MessageLoopPromptsAfter(ctx context.Context, c *sdk.Call, _ *exoc
 	records := map[string]string{}
 	_ = q.Stores.Use(ctx, func(s *memory.Store) error {
 		for _, e := range ents {
-			if r, ok := s.GetByKey(memory.AreaOntology, "entity:"+Key(e)); ok && r.Active() {
+			if r, ok := s.GetByKey(ctx, memory.AreaOntology, "entity:"+Key(e)); ok && r.Active() {
 				if n, ok := r.Metadata["mentions"].(float64); ok {
 					records[e] = fmt.Sprintf("mentioned %d times before", int(n))
 				}

@@ -63,7 +63,7 @@ func TestMaintenanceAndQueryThroughProtocol(t *testing.T) {
 	}
 	n := len(rels)
 	_ = st.Use(context.Background(), func(s *memory.Store) error {
-		r, ok := s.GetByKey(memory.AreaOntology, "entity:agent zero")
+		r, ok := s.GetByKey(context.Background(), memory.AreaOntology, "entity:agent zero")
 		if !ok || !strings.Contains(r.Text, "Agent Zero") {
 			t.Fatalf("entity record %v", r)
 		}

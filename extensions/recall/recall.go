@@ -569,7 +569,7 @@ func (cat Catalog) MessageLoopPromptsAfter(ctx context.Context, c *sdk.Call, _ *
 		// The active records outside the library, per area: one pass over
 		// the state, no copies (at 100k records, Stats and List took most of
 		// a second under load).
-		census := s.Census(memory.Filter{})
+		census := s.Census(ctx, memory.Filter{})
 		names := make([]string, 0, len(census))
 		for a := range census {
 			if a != memory.AreaLibrary {

@@ -115,7 +115,7 @@ func TestPipelineThroughProtocol(t *testing.T) {
 	// Accesses were recorded for the memories shown.
 	_ = st.Use(context.Background(), func(s *memory.Store) error {
 		n := 0
-		for _, r := range s.List(memory.Filter{}) {
+		for _, r := range s.List(context.Background(), memory.Filter{}) {
 			n += int(r.AccessCount)
 		}
 		if n == 0 {
