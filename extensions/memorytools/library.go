@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/google/renameio/v2"
+
 	"github.com/exocortex/exocortex/extensions/internal/catalog"
 	"github.com/exocortex/exocortex/extensions/internal/toolargs"
 	"github.com/exocortex/exocortex/memory"
@@ -131,23 +133,8 @@ func (st *Stores) writeCatalog(ctx context.Context, s *memory.Store) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("writing the library catalog: %w", err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".catalog-*.json")
-	if err != nil {
-		return fmt.Errorf("writing the library catalog: %w", err)
-	}
-	_, werr := f.Write(append(b, '\n'))
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(f.Name(), path)
-	}
-	if werr != nil {
-		_ = os.Remove(f.Name())
-		return fmt.Errorf("writing the library catalog %s: %w", path, werr)
+	if err := renameio.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("writing the library catalog %s: %w", path, err)
 	}
 	return nil
 }
