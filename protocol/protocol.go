@@ -91,3 +91,13 @@ func HostPluginSet(host exocortexv1.HostServer) map[int]plugin.PluginSet {
 		Version: {PluginName: &GRPCPlugin{Host: host}},
 	}
 }
+
+// LogEventAttr is the log attribute by which a plugin's log record (hclog
+// JSON on its stderr) tells the host of an event; its other attributes carry
+// the details. Both sides name it here, so neither imports the other.
+const LogEventAttr = "exocortex_event"
+
+// LogEventLateStateWrite is the value of LogEventAttr on the record of a state
+// change the SDK refused because its hook call had returned. The host reads
+// it from the plugin's stderr and reports the plugin, extension, hook and key.
+const LogEventLateStateWrite = "late_state_write"

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/protocol"
 )
 
 // Call is one hook call (or tool call) as the extension sees it: the ACP context, a
@@ -53,11 +54,11 @@ type Call struct {
 // LateStateWrite is the value of the log attribute EventAttr on the record of a
 // state change refused because its call had returned. The host reads the
 // plugin's log for it and reports the plugin, extension, hook and key.
-const LateStateWrite = "late_state_write"
+const LateStateWrite = protocol.LogEventLateStateWrite
 
 // EventAttr is the log attribute by which a plugin's log record tells the host
 // of an event (LateStateWrite); its other attributes carry the details.
-const EventAttr = "exocortex_event"
+const EventAttr = protocol.LogEventAttr
 
 type access int
 

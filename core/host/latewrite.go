@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/exocortex/exocortex/sdk"
+	"github.com/exocortex/exocortex/protocol"
 )
 
 // EventLateStateWrite: an extension changed a state key after its hook call
@@ -14,9 +14,9 @@ import (
 const EventLateStateWrite = "late_state_write"
 
 // watchLog reads one line of the plugin's stderr for the events its SDK logs
-// for the host (sdk.EventAttr): an hclog JSON record whose attribute says so.
+// for the host (protocol.LogEventAttr): an hclog JSON record whose attribute says so.
 func (p *Plugin) watchLog(line string) {
-	if !strings.HasPrefix(line, "{") || !strings.Contains(line, sdk.LateStateWrite) {
+	if !strings.HasPrefix(line, "{") || !strings.Contains(line, protocol.LogEventLateStateWrite) {
 		return // the cheap test first: most lines are ordinary log records
 	}
 	var rec struct {
@@ -25,7 +25,7 @@ func (p *Plugin) watchLog(line string) {
 		Hook      string `json:"hook"`
 		Key       string `json:"key"`
 	}
-	if json.Unmarshal([]byte(line), &rec) != nil || rec.Event != sdk.LateStateWrite {
+	if json.Unmarshal([]byte(line), &rec) != nil || rec.Event != protocol.LogEventLateStateWrite {
 		return
 	}
 	p.h.emit(Event{Kind: EventLateStateWrite, Plugin: p.Name(), Extension: rec.Extension, Hook: rec.Hook, Detail: rec.Key})
