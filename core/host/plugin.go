@@ -119,7 +119,7 @@ func (p *Plugin) start(ctx context.Context) error {
 
 	cfg := &plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake(),
-		VersionedPlugins: sdk.HostPluginSet(p.h.services.forPlugin(p)),
+		VersionedPlugins: sdk.HostPluginSet(p.h.services.forPlugin(p), p.h.services.memoryFor(p)),
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           p.h.hclog.Named(p.cand.Name),
