@@ -16,7 +16,6 @@ import (
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 	"github.com/exocortex/exocortex/sdk/sdktest"
-	"github.com/exocortex/exocortex/staging"
 )
 
 func TestMonologueEndThroughProtocol(t *testing.T) {
@@ -45,7 +44,7 @@ func TestMonologueEndThroughProtocol(t *testing.T) {
 	}
 	kinds := map[string]int{}
 	var ep Episode
-	if err := stagelog.Read(context.Background(), filepath.Join(home, stagelog.StagingFile), 0, func(r staging.Record) error {
+	if err := stagelog.Read(context.Background(), filepath.Join(home, stagelog.StagingFile), 0, func(r stagelog.Record) error {
 		kinds[r.Kind]++
 		if r.Kind == stagelog.KindMemorize {
 			return r.Decode(&ep)

@@ -15,7 +15,6 @@ import (
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 	"github.com/exocortex/exocortex/sdk/sdktest"
-	"github.com/exocortex/exocortex/staging"
 )
 
 func TestRelationships(t *testing.T) {
@@ -46,7 +45,7 @@ func TestMaintenanceAndQueryThroughProtocol(t *testing.T) {
 	end()
 	end() // twice: entities merge, relationships are not repeated
 	var rels []Relationship
-	_ = stagelog.Read(context.Background(), filepath.Join(home, stagelog.RelationshipsFile), 0, func(r staging.Record) error {
+	_ = stagelog.Read(context.Background(), filepath.Join(home, stagelog.RelationshipsFile), 0, func(r stagelog.Record) error {
 		var rel Relationship
 		_ = r.Decode(&rel)
 		rels = append(rels, rel)
