@@ -395,6 +395,11 @@ func (h *Host) Close() {
 		}()
 	}
 	wg.Wait()
+	// After the plugins: the memory service they used closes last (an owner
+	// writes its snapshot and lets the lock go).
+	if err := h.services.closeMemory(); err != nil {
+		h.logger.Warn("closing the memory service", "err", err)
+	}
 }
 
 func (h *Host) emit(e Event) {

@@ -51,7 +51,21 @@ func (s *Services) SetMemory(f MemoryConnector) {
 	s.memMu.Unlock()
 }
 
-// memory returns the memory service, connecting on first use.
+// WarmMemory connects to the memory service now, ahead of the plugins' first
+// call (which waits for it instead of connecting itself): an agent's host
+// runs it beside its start-up, so the store's open and the embedder's load
+// overlap the first model call. A failure is left for the first call to meet
+// again.
+func (s *Services) WarmMemory(ctx context.Context) {
+	if _, err := s.memory(ctx); err != nil {
+		s.memLog("the memory service is not reachable yet (the first memory call tries again)", err)
+	}
+}
+
+// memory returns the memory service, connecting on first use. Once connected,
+// an embedding model change the store reports (it was built with another
+// model and re-embedded its records) goes to the embedding sink, which fires
+// embedding_model_changed.
 func (s *Services) memory(ctx context.Context) (exocortexv1.MemoryServiceClient, error) {
 	s.memMu.Lock()
 	defer s.memMu.Unlock()
@@ -61,7 +75,7 @@ func (s *Services) memory(ctx context.Context) (exocortexv1.MemoryServiceClient,
 	if s.memConnect == nil {
 		return nil, status.Error(codes.FailedPrecondition, "this host has no memory service to forward to (it was started without a home's memory)")
 	}
-	c, err := s.memConnect(ctx)
+	c, err := s.memConnect(context.WithoutCancel(ctx))
 	if err != nil {
 		if _, ok := status.FromError(err); ok {
 			return nil, err
@@ -69,7 +83,46 @@ func (s *Services) memory(ctx context.Context) (exocortexv1.MemoryServiceClient,
 		return nil, status.Errorf(codes.Unavailable, "connecting to the home's memory service: %v", err)
 	}
 	s.memClient = c
+	go s.reportEmbeddingChange(context.WithoutCancel(ctx), c)
 	return c, nil
+}
+
+// reportEmbeddingChange passes the store's embedding model change, if any, to
+// the embedding sink.
+func (s *Services) reportEmbeddingChange(ctx context.Context, c exocortexv1.MemoryServiceClient) {
+	st, err := c.Stats(ctx, &exocortexv1.MemoryStatsRequest{})
+	if err != nil || st.GetEmbeddingChange() == nil {
+		return
+	}
+	s.mu.RLock()
+	f := s.embedding
+	s.mu.RUnlock()
+	if f != nil {
+		ch := st.GetEmbeddingChange()
+		f(&EmbeddingChange{Store: st.GetDir(), OldModel: ch.GetFrom(), NewModel: ch.GetTo()})
+	}
+}
+
+func (s *Services) memLog(msg string, err error) {
+	s.mu.RLock()
+	h := s.host
+	s.mu.RUnlock()
+	if h != nil {
+		h.logger.Info(msg, "err", err)
+	}
+}
+
+// closeMemory closes the memory service's client, if it is one that closes
+// (memory/service.Client: an owner saves and lets the store go).
+func (s *Services) closeMemory() error {
+	s.memMu.Lock()
+	defer s.memMu.Unlock()
+	c, ok := s.memClient.(io.Closer)
+	s.memClient = nil
+	if !ok {
+		return nil
+	}
+	return c.Close()
 }
 
 // memoryGate is MemoryService as one plugin sees it.
