@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/exocortex/exocortex/staging"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 	"github.com/exocortex/exocortex/sdk/sdktest"
+	"github.com/exocortex/exocortex/staging"
 )
 
 func serve(t *testing.T) (exocortexv1.PluginClient, string) {
