@@ -632,3 +632,11 @@ func (r *Result) render(budget int) {
 	r.Block = strings.Join(entries[:n], "\n")
 	r.Tokens = used
 }
+
+// RenderBlock renders hits as Search renders its block, within budget tokens
+// (0: no cap): the block, its tokens and how many hits it holds (a prefix).
+func RenderBlock(hits []Hit, budget int) (block string, tokens, n int) {
+	r := Result{Hits: append([]Hit(nil), hits...)}
+	r.render(budget)
+	return r.Block, r.Tokens, len(r.Hits)
+}

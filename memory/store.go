@@ -968,6 +968,11 @@ func (s *Store) closeAll() error {
 	return errors.Join(errs...)
 }
 
+// NewID makes a new record id, as the store does for a record saved without
+// one: a client that must retry a save names its new records first, so the
+// retry updates them instead of adding them twice.
+func NewID() string { return newID() }
+
 func newID() string {
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {

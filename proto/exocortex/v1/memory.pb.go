@@ -3621,11 +3621,13 @@ func (x *MemoryImportRequest) GetSource() *MemorySource {
 }
 
 type MemoryImportProgress struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Lines         int32                  `protobuf:"varint,1,opt,name=lines,proto3" json:"lines,omitempty"`
-	Imported      int32                  `protobuf:"varint,2,opt,name=imported,proto3" json:"imported,omitempty"`
-	Bad           int32                  `protobuf:"varint,3,opt,name=bad,proto3" json:"bad,omitempty"`
-	Bytes         int64                  `protobuf:"varint,4,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Lines    int32                  `protobuf:"varint,1,opt,name=lines,proto3" json:"lines,omitempty"`
+	Imported int32                  `protobuf:"varint,2,opt,name=imported,proto3" json:"imported,omitempty"`
+	Bad      int32                  `protobuf:"varint,3,opt,name=bad,proto3" json:"bad,omitempty"`
+	Bytes    int64                  `protobuf:"varint,4,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	// committed are the ids of the records the last batch wrote.
+	Committed     []string `protobuf:"bytes,5,rep,name=committed,proto3" json:"committed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3686,6 +3688,13 @@ func (x *MemoryImportProgress) GetBytes() int64 {
 		return x.Bytes
 	}
 	return 0
+}
+
+func (x *MemoryImportProgress) GetCommitted() []string {
+	if x != nil {
+		return x.Committed
+	}
+	return nil
 }
 
 type MemoryBadInput struct {
@@ -4755,12 +4764,13 @@ const file_exocortex_v1_memory_proto_rawDesc = "" +
 	"\avectors\x18\x02 \x03(\v2\x1a.exocortex.v1.MemoryVectorR\avectors\"]\n" +
 	"\x13MemoryImportRequest\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\x122\n" +
-	"\x06source\x18\x02 \x01(\v2\x1a.exocortex.v1.MemorySourceR\x06source\"p\n" +
+	"\x06source\x18\x02 \x01(\v2\x1a.exocortex.v1.MemorySourceR\x06source\"\x8e\x01\n" +
 	"\x14MemoryImportProgress\x12\x14\n" +
 	"\x05lines\x18\x01 \x01(\x05R\x05lines\x12\x1a\n" +
 	"\bimported\x18\x02 \x01(\x05R\bimported\x12\x10\n" +
 	"\x03bad\x18\x03 \x01(\x05R\x03bad\x12\x14\n" +
-	"\x05bytes\x18\x04 \x01(\x03R\x05bytes\"<\n" +
+	"\x05bytes\x18\x04 \x01(\x03R\x05bytes\x12\x1c\n" +
+	"\tcommitted\x18\x05 \x03(\tR\tcommitted\"<\n" +
 	"\x0eMemoryBadInput\x12\x12\n" +
 	"\x04line\x18\x01 \x01(\x05R\x04line\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x90\x01\n" +

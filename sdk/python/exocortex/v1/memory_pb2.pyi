@@ -271,16 +271,18 @@ class MemoryHit(_message.Message):
     def __init__(self, record: _Optional[_Union[MemoryRecord, _Mapping]] = ..., bm25_rank: _Optional[int] = ..., bm25_score: _Optional[float] = ..., vector_rank: _Optional[int] = ..., similarity: _Optional[float] = ..., fused: _Optional[float] = ..., score: _Optional[float] = ..., context: _Optional[float] = ..., meaning: _Optional[float] = ..., speaker: _Optional[float] = ..., asks: _Optional[float] = ..., tokens: _Optional[int] = ..., why: _Optional[str] = ..., match: _Optional[float] = ...) -> None: ...
 
 class MemoryImportProgress(_message.Message):
-    __slots__ = ["bad", "bytes", "imported", "lines"]
+    __slots__ = ["bad", "bytes", "committed", "imported", "lines"]
     BAD_FIELD_NUMBER: _ClassVar[int]
     BYTES_FIELD_NUMBER: _ClassVar[int]
+    COMMITTED_FIELD_NUMBER: _ClassVar[int]
     IMPORTED_FIELD_NUMBER: _ClassVar[int]
     LINES_FIELD_NUMBER: _ClassVar[int]
     bad: int
     bytes: int
+    committed: _containers.RepeatedScalarFieldContainer[str]
     imported: int
     lines: int
-    def __init__(self, lines: _Optional[int] = ..., imported: _Optional[int] = ..., bad: _Optional[int] = ..., bytes: _Optional[int] = ...) -> None: ...
+    def __init__(self, lines: _Optional[int] = ..., imported: _Optional[int] = ..., bad: _Optional[int] = ..., bytes: _Optional[int] = ..., committed: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class MemoryImportReport(_message.Message):
     __slots__ = ["bad", "imported", "lines", "skipped"]
