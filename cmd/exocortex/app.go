@@ -169,7 +169,15 @@ func (a *app) openHost(ctx context.Context, agent bool) (*host.Host, error) {
 	if agent {
 		opts.PluginEnv = append(opts.PluginEnv, config.EnvAgent+"=1")
 	}
-	return host.New(ctx, opts)
+	h, err := host.New(ctx, opts)
+	if err != nil || !agent {
+		return h, err
+	}
+	// The plugins reach the home's memory service through the host; connecting
+	// (and, as its owner, opening the store) runs beside the start-up.
+	h.Services().SetMemory(a.memoryConnector())
+	go h.Services().WarmMemory(ctx)
+	return h, nil
 }
 
 // openAgentHost starts the plugins to run an agent (the operator's session).
