@@ -1,15 +1,13 @@
 package recall
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/extensions/internal/hooktest"
-	"github.com/exocortex/exocortex/extensions/memorytools"
+	"github.com/exocortex/exocortex/extensions/internal/memtest"
 	"github.com/exocortex/exocortex/extensions/workingmemory"
 	"github.com/exocortex/exocortex/memory"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
@@ -17,39 +15,23 @@ import (
 	"github.com/exocortex/exocortex/sdk/sdktest"
 )
 
-func stores(t *testing.T) *memorytools.Stores {
-	t.Helper()
-	st := memorytools.New(memorytools.Fixed(config.Tools{Home: t.TempDir(), Memory: config.MemoryTools{Embedder: "none"}}), nil)
-	t.Cleanup(func() { st.Close() })
-	return st
-}
-
-func put(t *testing.T, st *memorytools.Stores, in memory.Input) {
-	t.Helper()
-	if err := st.Use(context.Background(), func(s *memory.Store) error {
-		_, err := s.Put(context.Background(), in, memory.Source{Source: "test"})
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestPipelineThroughProtocol(t *testing.T) {
-	st := stores(t)
+	now := time.Now().Add(30 * 24 * time.Hour)
+	opts := Options{Limit: 5, BlockChars: 2000, Now: func() time.Time { return now }}
+	exts := []sdk.Extension{
+		Search{}, Filter{}, Enhancement{Options: opts}, Block{Options: opts}, Catalog{},
+	}
+	home := memtest.Serve(t, sdk.Plugin{Name: "memory-tools", Extensions: exts, UsesMemory: true})
+	st, client := home.Store, home.Client
+	put := func(_ *testing.T, _ *memory.Store, in memory.Input) { home.Put(t, in) }
 	put(t, st, memory.Input{Text: "The nightly build of exocortex runs make test on the CI runner", Tags: []string{"ci"}})
 	put(t, st, memory.Input{Text: "The nightly build of exocortex runs make test on the CI runner.", Tags: []string{"ci", "dup"}})
 	put(t, st, memory.Input{Text: "Flaky build: the nightly build failed because the runner disk was full", Tags: []string{"loop_period"}})
 	put(t, st, memory.Input{Area: memory.AreaSolutions, Text: "Fix for the failed nightly build: clear the Go build cache with go clean -cache when the disk fills"})
-	now := time.Now().Add(30 * 24 * time.Hour)
-	opts := Options{Limit: 5, BlockChars: 2000, Now: func() time.Time { return now }}
-	exts := []sdk.Extension{
-		Search{Stores: st}, Filter{}, Enhancement{Stores: st, Options: opts}, Block{Stores: st, Options: opts}, Catalog{Stores: st},
-	}
 	byName := map[string]sdk.Extension{}
 	for _, e := range exts {
 		byName[e.Spec().Name] = e
 	}
-	client := sdktest.Serve(t, sdk.Plugin{Name: "memory-tools", Extensions: exts})
 	// The solution was already given earlier in the session, further back than
 	// the recent messages reach; the operator's question is the last message.
 	hist := hooktest.Msgs("assistant", "Fix for the failed nightly build: clear the Go build cache with go clean -cache when the disk fills")
@@ -113,16 +95,16 @@ func TestPipelineThroughProtocol(t *testing.T) {
 		t.Fatalf("small block: %d chars, %d memories", len(text), len(ids))
 	}
 	// Accesses were recorded for the memories shown.
-	_ = st.Use(context.Background(), func(s *memory.Store) error {
-		n := 0
-		for _, r := range s.List(memory.Filter{}) {
-			n += int(r.AccessCount)
+	n := 0
+	for _, r := range st.List(memory.Filter{}) {
+		n += int(r.AccessCount)
+		if r.AccessCount > 0 && r.LastAccess.IsZero() {
+			t.Errorf("record %s counted an access without its time", r.ID)
 		}
-		if n == 0 {
-			t.Error("no access recorded")
-		}
-		return nil
-	})
+	}
+	if n == 0 {
+		t.Error("no access recorded")
+	}
 	// The catalog.
 	cresp, err := client.MessageLoopPromptsAfter(t.Context(), &exocortexv1.MessageLoopPromptsAfterRequest{Call: sdktest.Call("memory_catalog")})
 	if err != nil {
@@ -138,8 +120,7 @@ func TestHalfLifeAndEmptyStore(t *testing.T) {
 	if HalfLife("debugging") >= HalfLife("research") {
 		t.Fatal("debugging memories should decay faster than research ones")
 	}
-	st := stores(t)
-	client := sdktest.Serve(t, sdk.Plugin{Name: "memory-tools", Extensions: []sdk.Extension{Search{Stores: st}, Block{Stores: st}}})
+	client := memtest.Serve(t, sdk.Plugin{Name: "memory-tools", Extensions: []sdk.Extension{Search{}, Block{}}, UsesMemory: true}).Client
 	hist := hooktest.Msgs("user", "anything")
 	resp, err := client.MessageLoopPromptsAfter(t.Context(), &exocortexv1.MessageLoopPromptsAfterRequest{Call: hooktest.Call("recall_search", 1, hist)})
 	if err != nil {
@@ -178,17 +159,20 @@ func TestRenderAreaLimits(t *testing.T) {
 }
 
 func TestSearchThreshold(t *testing.T) {
-	st := stores(t)
-	put(t, st, memory.Input{Text: "The nightly build failed because the runner disk was full"})
-	put(t, st, memory.Input{Text: "The build cache lives in the home directory"})
 	for _, tc := range []struct {
 		threshold float64
 		kept      int
 	}{{0, 2}, {0.99, 1}} {
-		cands, _, err := search(context.Background(), st, "why did the nightly build fail", Pool, tc.threshold)
+		home := memtest.Serve(t, sdk.Plugin{Name: "memory-tools", Extensions: []sdk.Extension{Search{Options: Options{Threshold: tc.threshold}}}, UsesMemory: true})
+		home.Put(t, memory.Input{Text: "The nightly build failed because the runner disk was full"})
+		home.Put(t, memory.Input{Text: "The build cache lives in the home directory"})
+		resp, err := home.Client.MessageLoopPromptsAfter(t.Context(), &exocortexv1.MessageLoopPromptsAfterRequest{
+			Call: hooktest.Call("recall_search", 1, hooktest.Msgs("user", "why did the nightly build fail")), Iteration: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
+		mc, _ := sdktest.Written(t, resp.GetChanges(), CandidatesKey())
+		cands := mc.GetCandidates()
 		kept := 0
 		for _, cd := range cands {
 			if !cd.GetDropped() {
