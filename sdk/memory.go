@@ -7,6 +7,8 @@ import (
 	"io"
 	"regexp"
 
+	"google.golang.org/grpc/status"
+
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
 
@@ -16,6 +18,24 @@ const MemoryAnyArea = "*"
 // memoryAreaRE is the form of an area name (memory.ValidArea's, which the SDK
 // does not import: the store is the host's).
 var memoryAreaRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// statusError is a memory service's error as people read it: its message
+// without the transport's prefix ("rpc error: code = ... desc = "). It unwraps
+// to the gRPC error, so status.FromError and status.Code still see its code.
+type statusError struct{ err error }
+
+func (e statusError) Error() string { return status.Convert(e.err).Message() }
+func (e statusError) Unwrap() error { return e.err }
+
+// GRPCStatus is the status of the error it wraps.
+func (e statusError) GRPCStatus() *status.Status { return status.Convert(e.err) }
+
+func plainErr(err error) error {
+	if _, ok := status.FromError(err); !ok {
+		return err
+	}
+	return statusError{err}
+}
 
 // Memory is the home's memory store as a plugin reaches it: the host's
 // exocortex.v1.MemoryService (proto/exocortex/v1/memory.proto), served on the
@@ -76,7 +96,7 @@ func (m *Memory) Search(ctx context.Context, query string, opts *exocortexv1.Mem
 	}
 	resp, err := cl.Search(ctx, &exocortexv1.MemorySearchRequest{Query: query, Options: opts})
 	if err != nil {
-		return nil, fmt.Errorf("searching memory for %q: %w", query, err)
+		return nil, fmt.Errorf("searching memory for %q: %w", query, plainErr(err))
 	}
 	return resp, nil
 }
@@ -99,7 +119,7 @@ func (m *Memory) get(ctx context.Context, req *exocortexv1.MemoryGetRequest, wha
 	}
 	resp, err := cl.Get(ctx, req)
 	if err != nil {
-		return nil, false, fmt.Errorf("getting memory %s: %w", what, err)
+		return nil, false, fmt.Errorf("getting memory %s: %w", what, plainErr(err))
 	}
 	return resp.GetRecord(), resp.GetFound(), nil
 }
@@ -116,7 +136,7 @@ func (m *Memory) Save(ctx context.Context, records ...*exocortexv1.MemoryInput) 
 	}
 	resp, err := cl.Save(ctx, &exocortexv1.MemorySaveRequest{Records: records, Source: m.Source()})
 	if err != nil {
-		return nil, fmt.Errorf("saving %d memory record(s): %w", len(records), err)
+		return nil, fmt.Errorf("saving %d memory record(s): %w", len(records), plainErr(err))
 	}
 	return resp.GetRecords(), nil
 }
@@ -128,7 +148,7 @@ func (m *Memory) Archive(ctx context.Context, id, reason string) error {
 		return err
 	}
 	if _, err := cl.Archive(ctx, &exocortexv1.MemoryArchiveRequest{Id: id, Reason: reason, Source: m.Source()}); err != nil {
-		return fmt.Errorf("archiving memory record %s: %w", id, err)
+		return fmt.Errorf("archiving memory record %s: %w", id, plainErr(err))
 	}
 	return nil
 }
@@ -141,7 +161,7 @@ func (m *Memory) Delete(ctx context.Context, id, reason string) error {
 		return err
 	}
 	if _, err := cl.Delete(ctx, &exocortexv1.MemoryDeleteRequest{Id: id, Reason: reason, Source: m.Source()}); err != nil {
-		return fmt.Errorf("deleting memory record %s: %w", id, err)
+		return fmt.Errorf("deleting memory record %s: %w", id, plainErr(err))
 	}
 	return nil
 }
@@ -157,7 +177,7 @@ func (m *Memory) RecordAccess(ctx context.Context, ids ...string) error {
 		return err
 	}
 	if _, err := cl.RecordAccess(ctx, &exocortexv1.MemoryRecordAccessRequest{Ids: ids, Source: m.Source()}); err != nil {
-		return fmt.Errorf("recording the access of %d memory record(s): %w", len(ids), err)
+		return fmt.Errorf("recording the access of %d memory record(s): %w", len(ids), plainErr(err))
 	}
 	return nil
 }
@@ -171,7 +191,7 @@ func (m *Memory) Census(ctx context.Context, filter *exocortexv1.MemoryFilter) (
 	}
 	resp, err := cl.Census(ctx, &exocortexv1.MemoryCensusRequest{Filter: filter})
 	if err != nil {
-		return nil, fmt.Errorf("counting memory records: %w", err)
+		return nil, fmt.Errorf("counting memory records: %w", plainErr(err))
 	}
 	return resp.GetAreas(), nil
 }
@@ -187,7 +207,7 @@ func (m *Memory) List(ctx context.Context, req *exocortexv1.MemoryListRequest, f
 	defer cancel()
 	stream, err := cl.List(ctx, req)
 	if err != nil {
-		return fmt.Errorf("listing memory records: %w", err)
+		return fmt.Errorf("listing memory records: %w", plainErr(err))
 	}
 	for {
 		resp, err := stream.Recv()
@@ -195,7 +215,7 @@ func (m *Memory) List(ctx context.Context, req *exocortexv1.MemoryListRequest, f
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("listing memory records: %w", err)
+			return fmt.Errorf("listing memory records: %w", plainErr(err))
 		}
 		for _, r := range resp.GetRecords() {
 			if err := fn(r); err != nil {
