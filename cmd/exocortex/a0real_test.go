@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -69,6 +70,7 @@ func TestPortRealTree(t *testing.T) {
 		Builtins:  []discover.Candidate{builtinCandidate(exe, "agent-tools"), builtinCandidate(exe, "memory-tools")},
 		PluginEnv: []string{config.HomeEnv + "=" + home, config.EnvProject + "=" + t.TempDir(), config.EnvEmbedder + "=none", settings},
 		PluginLog: &plog,
+		Memory:    homeMemory(home, "none", slog.New(slog.DiscardHandler)),
 	})
 	if err != nil {
 		t.Fatal(err)

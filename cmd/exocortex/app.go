@@ -169,13 +169,16 @@ func (a *app) openHost(ctx context.Context, agent bool) (*host.Host, error) {
 	if agent {
 		opts.PluginEnv = append(opts.PluginEnv, config.EnvAgent+"=1")
 	}
-	h, err := host.New(ctx, opts)
-	if err != nil || !agent {
-		return h, err
+	if !agent {
+		return host.New(ctx, opts)
 	}
 	// The plugins reach the home's memory service through the host; connecting
 	// (and, as its owner, opening the store) runs beside the start-up.
-	h.Services().SetMemory(a.memoryConnector())
+	opts.Memory = homeMemory(a.home, a.cfg.Tools.Memory.WithDefaults().Embedder, a.log)
+	h, err := host.New(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
 	go h.Services().WarmMemory(ctx)
 	return h, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -82,6 +83,7 @@ func startSession(tb testing.TB, script scripted.Script, opts loop.Options, env 
 	h, err := host.New(context.Background(), host.Options{
 		Dirs: []discover.Dir{{Path: plugins, Source: discover.User}}, Builtins: builtins,
 		PluginEnv: append([]string{config.HomeEnv + "=" + home, config.EnvProject + "=" + tb.TempDir()}, env...),
+		Memory:    homeMemory(home, "auto", slog.New(slog.DiscardHandler)),
 	})
 	if err != nil {
 		tb.Fatal(err)

@@ -43,9 +43,7 @@ func TestOllamaEmbedderEndToEnd(t *testing.T) {
 	ctx := context.Background()
 	// The memory service an agent's host opens for its plugins (what the
 	// tools, recall and memorize use).
-	app := &app{home: home, cfg: config.Config{Tools: config.Tools{Home: home, Memory: config.MemoryTools{Embedder: "ollama:embed-a"}}},
-		log: slog.New(slog.DiscardHandler)}
-	mem, err := app.memoryConnector()(ctx)
+	mem, err := homeMemory(home, "ollama:embed-a", slog.New(slog.DiscardHandler))(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

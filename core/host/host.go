@@ -43,6 +43,9 @@ type Options struct {
 	// plugin servers), with the lowest priority.
 	Builtins []discover.Candidate
 	Logger   *slog.Logger
+	// Memory connects to the home's memory service, which the host serves its
+	// plugins that declare uses_memory (nil: none, until Services.SetMemory).
+	Memory MemoryConnector
 	// PluginLog receives go-plugin's log and the plugins' stderr (default: discarded).
 	PluginLog io.Writer
 	// DefaultTimeout is the per-call deadline when a manifest gives none (10 s).
@@ -155,6 +158,7 @@ func Load(ctx context.Context, opts Options) (*Host, error) {
 		opts.StartTimeout = 10 * time.Second
 	}
 	h := &Host{opts: opts, logger: opts.Logger, hclog: newHCLog(opts.PluginLog, hclog.Info), services: &Services{}}
+	h.services.memConnect = opts.Memory
 	h.services.host = h
 
 	// Untrusted projects are left out (trust.go); discovery is shared with
