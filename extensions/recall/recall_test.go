@@ -186,3 +186,36 @@ func TestSearchThreshold(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchRanksAsTheStore checks that recall_search, through the host's
+// memory service, gets what a search of the store itself gives with the same
+// options (SearchOptions{Limit: Pool}): the same records in the same order, the
+// same scores and reasons.
+func TestSearchRanksAsTheStore(t *testing.T) {
+	home := memtest.Serve(t, sdk.Plugin{Name: "memory-tools", Extensions: []sdk.Extension{Search{}}, UsesMemory: true})
+	for i := range 40 {
+		home.Put(t, memory.Input{Text: fmt.Sprintf("Build %d of the nightly pipeline ran on runner %d and took %d minutes", i, i%5, 10+i%7),
+			Tags: []string{fmt.Sprint("runner", i%5)}})
+	}
+	home.Put(t, memory.Input{Area: memory.AreaSolutions, Text: "When the nightly build runner fills its disk, clear the Go build cache"})
+	query := "why was the nightly build on runner 3 slow"
+	want, err := home.Store.Search(t.Context(), query, memory.SearchOptions{Limit: Pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := home.Client.MessageLoopPromptsAfter(t.Context(), &exocortexv1.MessageLoopPromptsAfterRequest{
+		Call: hooktest.Call("recall_search", 1, hooktest.Msgs("user", query)), Iteration: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc, _ := sdktest.Written(t, resp.GetChanges(), CandidatesKey())
+	got := mc.GetCandidates()
+	if len(got) != len(want.Hits) || len(got) != Pool {
+		t.Fatalf("%d candidates, the store gives %d hits (want %d)", len(got), len(want.Hits), Pool)
+	}
+	for i, h := range want.Hits {
+		if got[i].GetId() != h.Record.ID || got[i].GetScore() != h.Score || got[i].GetWhy() != h.Why() {
+			t.Errorf("candidate %d: %s %v %q; the store's hit: %s %v %q", i, got[i].GetId(), got[i].GetScore(), got[i].GetWhy(), h.Record.ID, h.Score, h.Why())
+		}
+	}
+}
