@@ -146,11 +146,19 @@ func (s *Services) MemoryFor(plugin string, manifest func() *exocortexv1.Manifes
 	return &memoryGate{s: s, plugin: plugin, manifest: manifest}
 }
 
+// declared checks that the plugin declared uses_memory.
+func (g *memoryGate) declared(rpc string) error {
+	if g.manifest().GetUsesMemory() {
+		return nil
+	}
+	return status.Errorf(codes.PermissionDenied, "plugin %s called the memory service (%s), but its manifest does not declare uses_memory: "+
+		"declare it, with the areas it writes (Go: sdk.Plugin{UsesMemory: true, MemoryWriteAreas: []string{\"main\"}}; Python: Plugin(uses_memory=True, memory_write_areas=[\"main\"]))", g.plugin, rpc)
+}
+
 // client checks that the plugin declared uses_memory and returns the service.
 func (g *memoryGate) client(ctx context.Context, rpc string) (exocortexv1.MemoryServiceClient, error) {
-	if !g.manifest().GetUsesMemory() {
-		return nil, status.Errorf(codes.PermissionDenied, "plugin %s called the memory service (%s), but its manifest does not declare uses_memory: "+
-			"declare it, with the areas it writes (Go: sdk.Plugin{UsesMemory: true, MemoryWriteAreas: []string{\"main\"}}; Python: Plugin(uses_memory=True, memory_write_areas=[\"main\"]))", g.plugin, rpc)
+	if err := g.declared(rpc); err != nil {
+		return nil, err
 	}
 	return g.s.memory(ctx)
 }
@@ -605,4 +613,37 @@ func forward[T any](in interface{ Recv() (*T, error) }, out interface{ Send(*T) 
 			return err
 		}
 	}
+}
+
+// UseMemory runs a memory tool for the plugin (Services.UseMemory) under the
+// same rules as its direct memory calls: the plugin declares uses_memory, and
+// the tool's writes stay in its memory_write_areas (memory_save and
+// memory_delete write the area their arguments name, main by default;
+// memory_forget may reach any area). The tool itself runs in the plugin that
+// serves it, with that plugin's declarations.
+func (ps *pluginServices) UseMemory(ctx context.Context, req *exocortexv1.UseMemoryRequest) (*exocortexv1.UseMemoryResponse, error) {
+	g := &memoryGate{s: ps.Services, plugin: ps.p.Name(), manifest: ps.p.Manifest}
+	if err := g.useMemory(req); err != nil {
+		return nil, err
+	}
+	return ps.Services.UseMemory(ctx, req)
+}
+
+// useMemory checks a UseMemory request against the plugin's declarations.
+func (g *memoryGate) useMemory(req *exocortexv1.UseMemoryRequest) error {
+	rpc := "UseMemory " + req.GetTool()
+	if err := g.declared(rpc); err != nil {
+		return err
+	}
+	var args struct {
+		Area string `json:"area"`
+	}
+	_ = json.Unmarshal([]byte(req.GetArgsJson()), &args) // the tool reports bad arguments itself
+	switch req.GetTool() {
+	case "memory_save", "memory_delete":
+		return g.mayWrite(rpc, strings.TrimSpace(args.Area))
+	case "memory_forget":
+		return g.mayWrite(rpc, anyArea)
+	}
+	return nil
 }

@@ -230,3 +230,33 @@ func TestGateWrites(t *testing.T) {
 		t.Errorf("the notes record after its update: %+v", r)
 	}
 }
+
+// TestUseMemoryKeepsTheDeclarations checks that the memory tools a plugin runs
+// through UseMemory are held to its own declarations, as its direct calls are.
+func TestUseMemoryKeepsTheDeclarations(t *testing.T) {
+	notes := &exocortexv1.ManifestResponse{UsesMemory: true, MemoryWriteAreas: []string{"notes"}}
+	tests := []struct {
+		name     string
+		manifest *exocortexv1.ManifestResponse
+		tool     string
+		args     string
+		want     string // "" when allowed
+	}{
+		{"no uses_memory", &exocortexv1.ManifestResponse{}, "memory_load", `{"query":"x"}`, "does not declare uses_memory"},
+		{"load reads", notes, "memory_load", `{"query":"x"}`, ""},
+		{"save to its area", notes, "memory_save", `{"key":"k","value":"v","area":"notes"}`, ""},
+		{"save to main", notes, "memory_save", `{"key":"k","value":"v"}`, `may not write memory area "main"`},
+		{"delete elsewhere", notes, "memory_delete", `{"key":"k","area":"solutions"}`, `may not write memory area "solutions"`},
+		{"forget", notes, "memory_forget", `{"query":"x"}`, `needs memory_write_areas "*"`},
+		{"forget with every area", &exocortexv1.ManifestResponse{UsesMemory: true, MemoryWriteAreas: []string{"*"}}, "memory_forget", `{"query":"x"}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := &memoryGate{s: &Services{}, plugin: "p", manifest: func() *exocortexv1.ManifestResponse { return tt.manifest }}
+			err := g.useMemory(&exocortexv1.UseMemoryRequest{Tool: tt.tool, ArgsJson: tt.args})
+			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want) || status.Code(err) != codes.PermissionDenied) {
+				t.Fatalf("useMemory = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
