@@ -19,6 +19,7 @@ import (
 	"github.com/exocortex/exocortex/core/llm/scripted"
 	"github.com/exocortex/exocortex/extensions/builtin"
 	"github.com/exocortex/exocortex/lint"
+	"github.com/exocortex/exocortex/memory"
 	"github.com/exocortex/exocortex/prompts"
 )
 
@@ -179,7 +180,11 @@ func (a *app) openHost(ctx context.Context, agent bool) (*host.Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	go h.Services().WarmMemory(ctx)
+	// A home without a store gets one at its first memory call (the first
+	// prompt's recall), not by starting a session.
+	if _, err := os.Stat(filepath.Join(a.home, "memory", memory.JournalFile)); err == nil {
+		go h.Services().WarmMemory(ctx)
+	}
 	return h, nil
 }
 
