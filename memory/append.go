@@ -49,6 +49,11 @@ func (s *Store) Append(ctx context.Context, entries []staging.Entry) ([]staging.
 func (s *Store) checkEntries(entries []staging.Entry) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	return checkEntries(s.state, entries)
+}
+
+// checkEntries validates a batch against st.
+func checkEntries(st *State, entries []staging.Entry) error {
 	created := map[string]bool{}
 	deleted := map[string]bool{}
 	keys := map[[2]string]string{}
@@ -56,7 +61,7 @@ func (s *Store) checkEntries(entries []staging.Entry) error {
 		if deleted[id] {
 			return false
 		}
-		return created[id] || s.state.get(id) != nil
+		return created[id] || st.get(id) != nil
 	}
 	for i, e := range entries {
 		if e.Kind == "" {
@@ -93,7 +98,7 @@ func (s *Store) checkEntries(entries []staging.Entry) error {
 				k := [2]string{u.Area, u.Key}
 				holder, ok := keys[k]
 				if !ok {
-					if r := s.state.byKey(u.Area, u.Key); r != nil && !deleted[r.ID] {
+					if r := st.byKey(u.Area, u.Key); r != nil && !deleted[r.ID] {
 						holder = r.ID
 					}
 				}

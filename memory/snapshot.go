@@ -60,6 +60,10 @@ type snapshotHeader struct {
 	Parts []snapshotPart `json:"parts,omitempty"`
 	// Index locates a version 2 body's index and counters.
 	Index *snapshotIndex `json:"index,omitempty"`
+	// Tally is the state hash and the counts by area and status (see
+	// stateSum), so an open from the snapshot need not read every record for
+	// them; a snapshot without it (an older build's) has them counted once.
+	Tally *snapshotTally `json:"tally,omitempty"`
 }
 
 type snapshotPart struct {
@@ -189,6 +193,7 @@ func (f *snapshotFile) decode() (*snapshot, error) {
 		}
 		st.baseCRC = f.h.CRC32C
 		st.applied = f.h.Journal.Seq
+		st.setTally(f.h.Tally)
 		return &snapshot{at: f.h.Journal, state: st, version: 2}, nil
 	}
 	// The state's strings are slices of the body, which nothing writes to
@@ -198,6 +203,7 @@ func (f *snapshotFile) decode() (*snapshot, error) {
 		return nil, fmt.Errorf("cannot be decoded: %w", err)
 	}
 	st.applied = f.h.Journal.Seq
+	st.setTally(f.h.Tally)
 	return &snapshot{at: f.h.Journal, state: st, version: 1}, nil
 }
 
@@ -208,7 +214,8 @@ func writeSnapshot(path string, st *State, at staging.Checkpoint) error {
 	if err != nil {
 		return fmt.Errorf("memory: encoding the state snapshot %s: %w", path, err)
 	}
-	h := snapshotHeader{Version: snapshotVersion, Journal: at, Records: st.Len(), Bytes: len(body), CRC32C: crc32.Checksum(body, castagnoli), Index: &ix}
+	h := snapshotHeader{Version: snapshotVersion, Journal: at, Records: st.Len(), Bytes: len(body), CRC32C: crc32.Checksum(body, castagnoli), Index: &ix,
+		Tally: st.snapshotTally()}
 	head, err := json.Marshal(h)
 	if err != nil {
 		return fmt.Errorf("memory: encoding the state snapshot %s: %w", path, err)

@@ -1,9 +1,6 @@
 package memory
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"slices"
@@ -52,6 +49,13 @@ type State struct {
 	// strs interns the short strings that repeat across records (areas, tags,
 	// sessions, sources, statuses): one copy each instead of one per record.
 	strs map[string]string
+
+	// tally is the state hash and the counts kept current by apply (see
+	// stateSum); tallyOK is false until it is known (a snapshot that did not
+	// keep it). tallyMu serialises the one-time counting of concurrent readers.
+	tally   tally
+	tallyOK bool
+	tallyMu sync.Mutex
 }
 
 func (s *State) intern(x string) string {
@@ -66,7 +70,7 @@ func (s *State) intern(x string) string {
 }
 
 func newState() *State {
-	return &State{recs: map[string]*Record{}, keys: map[[2]string]string{}, unknown: map[string]int{}, strs: map[string]string{}}
+	return &State{recs: map[string]*Record{}, keys: map[[2]string]string{}, unknown: map[string]int{}, strs: map[string]string{}, tally: newTally(), tallyOK: true}
 }
 
 // Applied is the last journal sequence applied.
@@ -258,12 +262,14 @@ func (s *State) apply(r staging.Record) ([]change, error) {
 			s.skipped++
 			return nil, nil
 		}
+		s.unsum(rec)
 		if r.Kind == KindArchive {
 			rec.Status, rec.SupersededBy = StatusArchived, e.SupersededBy
 		} else {
 			rec.Status, rec.SupersededBy = StatusActive, ""
 		}
 		rec.Updated, rec.Provenance.UpdatedSeq = ts, r.Seq
+		s.resum(rec)
 		return []change{{id: e.ID, content: true}}, nil
 	case KindDelete:
 		var e DeleteEvent
@@ -275,6 +281,7 @@ func (s *State) apply(r staging.Record) ([]change, error) {
 			s.skipped++
 			return nil, nil
 		}
+		s.unsum(rec)
 		s.remove(rec)
 		return []change{{id: e.ID, content: true, deleted: true}}, nil
 	case KindAccess:
@@ -285,8 +292,10 @@ func (s *State) apply(r staging.Record) ([]change, error) {
 		var out []change
 		for _, id := range e.IDs {
 			if rec := s.get(id); rec != nil {
+				s.unsum(rec)
 				rec.AccessCount++
 				rec.LastAccess = ts
+				s.resum(rec)
 				out = append(out, change{id: id})
 			}
 		}
@@ -302,12 +311,14 @@ func (s *State) apply(r staging.Record) ([]change, error) {
 			return nil, nil
 		}
 		out := []change{{id: e.Into, content: true, vector: e.Text != "" && e.Text != into.Text}}
+		s.unsum(into)
 		tags := into.Tags
 		for _, id := range e.From {
 			from := s.get(id)
 			if from == nil || id == e.Into {
 				continue
 			}
+			s.unsum(from)
 			tags = append(tags, from.Tags...)
 			if from.Importance > into.Importance {
 				into.Importance = from.Importance
@@ -316,6 +327,7 @@ func (s *State) apply(r staging.Record) ([]change, error) {
 			from.AccessCount = 0
 			from.Status, from.SupersededBy = StatusArchived, e.Into
 			from.Updated, from.Provenance.UpdatedSeq = ts, r.Seq
+			s.resum(from)
 			out = append(out, change{id: id, content: true})
 		}
 		into.Tags = normTags(tags)
@@ -323,6 +335,7 @@ func (s *State) apply(r staging.Record) ([]change, error) {
 			into.Text = e.Text
 		}
 		into.Updated, into.Provenance.UpdatedSeq = ts, r.Seq
+		s.resum(into)
 		return out, nil
 	}
 	s.unknown[r.Kind]++
@@ -350,6 +363,7 @@ func (s *State) upsert(e UpsertEvent, src Source, seq uint64, ts time.Time) []ch
 		}
 		s.add(rec)
 	} else {
+		s.unsum(rec)
 		ch.vector = rec.Text != e.Text || rec.Area != e.Area
 		if rec.Key != "" {
 			delete(s.keys, [2]string{rec.Area, rec.Key})
@@ -378,6 +392,7 @@ func (s *State) upsert(e UpsertEvent, src Source, seq uint64, ts time.Time) []ch
 	if rec.Key != "" {
 		s.keys[[2]string{rec.Area, rec.Key}] = rec.ID
 	}
+	s.resum(rec)
 	return []change{ch}
 }
 
@@ -407,21 +422,4 @@ func (s *State) sortedIDs() []string {
 	})
 	sort.Strings(ids)
 	return ids
-}
-
-// Hash is a digest of the whole state: SHA-256 over the records sorted by id, each
-// encoded as canonical JSON (fixed field order, sorted metadata keys, UTC times).
-// It depends only on the journal, not on when or where it was replayed.
-func (s *State) Hash() string {
-	h := sha256.New()
-	for _, id := range s.sortedIDs() {
-		b, err := json.Marshal(s.get(id))
-		if err != nil {
-			// metadata came from JSON, so it encodes; say so loudly if not
-			panic(fmt.Sprintf("memory: encoding record %s for the state hash: %v", id, err))
-		}
-		h.Write(b)
-		h.Write([]byte{'\n'})
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -1422,16 +1423,14 @@ func (s *Store) Stats() Stats {
 	st := Stats{Dir: s.dir, ByArea: map[string]int{}, ByStatus: map[string]int{}, UnknownEvents: map[string]int{}}
 	s.mu.RLock()
 	st.Records = s.state.Len()
-	s.state.each(func(r *Record) bool {
-		st.ByArea[r.Area]++
-		st.ByStatus[string(r.Status)]++
-		return true
-	})
+	t := s.state.kept()
+	maps.Copy(st.ByArea, t.byArea)
+	maps.Copy(st.ByStatus, t.byStatus)
+	st.StateHash = t.sum.String()
 	for k, n := range s.state.unknown {
 		st.UnknownEvents[k] = n
 	}
 	st.SkippedEvents = s.state.skipped
-	st.StateHash = s.state.Hash()
 	damaged := s.state.damaged() != nil
 	s.mu.RUnlock()
 	if damaged {

@@ -2,8 +2,10 @@ package sleep
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -184,4 +186,41 @@ func (fx *fixture) config(e memory.Embedder) Config {
 // smallGen is the generator configuration of most tests: every case, small.
 func smallGen(seed uint64) genConfig {
 	return genConfig{seed: seed, facts: 60, dupRate: 0.5, negRate: 0.5, fillers: 30, stale: 10, loops: 6, now: testNow, areaSplit: true}
+}
+
+// copyTree copies the regular files under src to dst, leaving out lock files
+// and temporary files. Files that vanish while copying (an index merging its
+// segments under a running session) are listed, not fatal: the copy's store
+// rebuilds what is damaged.
+func copyTree(src, dst string) ([]string, error) {
+	var vanished []string
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				vanished = append(vanished, path)
+				return nil
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o700)
+		}
+		if !d.Type().IsRegular() || strings.HasSuffix(path, ".lock") || strings.HasSuffix(path, ".tmp") {
+			return nil
+		}
+		if err := copyFile(path, target); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				vanished = append(vanished, rel)
+				return nil
+			}
+			return err
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("the store %s does not exist", src)
+	}
+	return vanished, err
 }

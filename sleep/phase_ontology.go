@@ -328,7 +328,11 @@ func (r *runner) syncRelationships(ctx context.Context, sum *PhaseSummary) {
 	if path == "" {
 		return
 	}
-	recs := r.store.Records()
+	recs, err := r.store.Records(ctx)
+	if err != nil {
+		sum.Notes = append(sum.Notes, fmt.Sprintf("the records could not be read (%v): the relationships are updated by the next run", err))
+		return
+	}
 	byID := make(map[string]*memory.Record, len(recs))
 	for _, rec := range recs {
 		byID[rec.ID] = rec

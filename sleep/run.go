@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/memory"
+	"github.com/exocortex/exocortex/memory/service"
 	"github.com/exocortex/exocortex/staging"
 )
 
@@ -24,7 +25,8 @@ type Config struct {
 	// StoreDir is the memory store's directory.
 	StoreDir string
 	// Store are the options the store is opened with (embedder, logger, fsync
-	// policy). Run sets Now itself: every event of a run carries the run's time.
+	// policy) when the run becomes its owner (no session serves it). Every
+	// event of a run carries the run's time (staging.Entry.TS).
 	Store memory.Options
 	// StagingPath is staging.jsonl, which the ingest phase reads ("" reads
 	// nothing).
@@ -44,9 +46,10 @@ type Config struct {
 	// Now fixes the run's time (default: the time the run starts). Ages,
 	// decay and every event's time stamp use it.
 	Now time.Time
-	// DryRun runs on a copy of the store and changes nothing.
+	// DryRun plans on an overlay of the store's records and changes nothing.
 	DryRun bool
-	// Wait is how long to wait for a store another process holds.
+	// Wait bounds how long to wait for the store's owner to answer (0: the
+	// memory service's default).
 	Wait time.Duration
 	// Summarizer writes cluster summaries (nil: extractive, deterministic).
 	Summarizer Summarizer
@@ -72,8 +75,8 @@ type Progress struct {
 	Done, Total int
 }
 
-// ErrStoreBusy is wrapped by the error Run returns when another process holds
-// the store: normally the running session's memory-tools plugin.
+// ErrStoreBusy is wrapped by the error Run returns when a process that does
+// not serve the store (one older than the memory service) holds it.
 var ErrStoreBusy = errors.New("the memory store is held by another process")
 
 // BusyError says who holds the store and what to do.
@@ -83,9 +86,8 @@ type BusyError struct {
 }
 
 func (e *BusyError) Error() string {
-	return fmt.Sprintf("%v: %v. A running session's memory-tools plugin holds the store while tools use it and "+
-		"closes it after tools.memory.idle_close (one minute by default) without a memory call: run the sleep again then, "+
-		"or give --wait to wait for it (a --dry-run works while the store is held)", ErrStoreBusy, e.Holder)
+	return fmt.Sprintf("%v: %v. A process that holds the store without serving it (an Exocortex older than the "+
+		"memory service) must end first: run the sleep again then, or give --wait to wait longer for an owner to answer", ErrStoreBusy, e.Holder)
 }
 
 func (e *BusyError) Unwrap() []error { return []error{ErrStoreBusy, e.Holder} }
@@ -126,18 +128,46 @@ func runStore(ctx context.Context, cfg Config, start time.Time) (rep *Report, er
 	now = now.UTC().Truncate(time.Microsecond)
 	clock := &runClock{}
 	clock.set(now)
-	opts := cfg.Store
-	opts.Now = clock.now
-	store, err := openStore(ctx, cfg.StoreDir, opts, cfg.Wait)
-	if err != nil {
-		return nil, err
+	var store memStore
+	var emb memory.Embedder
+	journalPath := filepath.Join(cfg.StoreDir, memory.JournalFile)
+	missing := false
+	if _, serr := os.Stat(cfg.StoreDir); cfg.dryRun && errors.Is(serr, fs.ErrNotExist) {
+		// A dry run creates nothing: there is no store yet, so it plans on
+		// an empty one.
+		missing = true
+	} else {
+		c, err := connectStore(ctx, cfg.StoreDir, cfg.Store, cfg.Wait)
+		if err != nil {
+			return nil, err
+		}
+		defer func() {
+			if cerr := c.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("sleep: closing the store: %w", cerr)
+			}
+		}()
+		remote := service.Remote{C: c}
+		st, err := remote.Stats(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("sleep: the memory store %s: %w", cfg.StoreDir, err)
+		}
+		journalPath = st.JournalPath
+		if emb, err = embedderOf(ctx, remote); err != nil {
+			return nil, err
+		}
+		store = serviceStore{r: remote}
+	}
+	if cfg.dryRun {
+		if store, err = newDryStore(ctx, store, clock.now); err != nil {
+			return nil, err
+		}
 	}
 	defer func() {
-		if cerr := store.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("sleep: closing the store: %w", cerr)
-		}
 		if rep != nil {
 			rep.Seconds = time.Since(start).Seconds()
+			if missing {
+				rep.Notices = append(rep.Notices, "dry run: there is no store in "+cfg.StoreDir+" yet; a real run would create an empty one")
+			}
 		}
 	}()
 	var reqBytes []byte
@@ -145,7 +175,7 @@ func runStore(ctx context.Context, cfg Config, start time.Time) (rep *Report, er
 	if cfg.RequestPath != "" {
 		req, reqBytes = readRequest(cfg.RequestPath)
 	}
-	r := &runner{cfg: cfg, store: store, clock: clock, now: now, lx: newLexicon(), request: req}
+	r := &runner{cfg: cfg, store: store, emb: emb, journal: journalPath, clock: clock, now: now, lx: newLexicon(), request: req}
 	rep, err = r.execute(ctx)
 	if err != nil {
 		return rep, err
@@ -167,53 +197,19 @@ func runStore(ctx context.Context, cfg Config, start time.Time) (rep *Report, er
 	return rep, nil
 }
 
-// openStore opens the store, waiting up to wait while another process holds it.
-func openStore(ctx context.Context, dir string, opts memory.Options, wait time.Duration) (*memory.Store, error) {
-	deadline := time.Now().Add(wait)
-	pause := 250 * time.Millisecond
-	for {
-		s, err := memory.Open(ctx, dir, opts)
-		if err == nil {
-			return s, nil
-		}
-		var le *staging.LockedError
-		if !errors.As(err, &le) {
-			return nil, fmt.Errorf("sleep: opening the memory store %s: %w", dir, err)
-		}
-		if time.Now().Add(pause).After(deadline) {
-			return nil, &BusyError{Dir: dir, Holder: le}
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("%w (while waiting: %v)", &BusyError{Dir: dir, Holder: le}, ctx.Err())
-		case <-time.After(pause):
-		}
-		pause = min(2*pause, 5*time.Second)
-	}
-}
-
-// runDry copies the store (and the relationships file) into a scratch
-// directory, runs there, and reports what the run would do. The real files
-// are only read: not even the store's lock file is touched.
+// runDry plans a run on an overlay of the store (see dryStore) and reports
+// what it would do. The store is read through its memory service and never
+// written; the relationships file is copied to a scratch directory, where the
+// ontology phase appends to the copy.
 func runDry(ctx context.Context, cfg Config, start time.Time) (*Report, error) {
 	scratch, err := os.MkdirTemp("", "exocortex-sleep-dry-")
 	if err != nil {
 		return nil, fmt.Errorf("sleep: dry run: %w", err)
 	}
 	defer os.RemoveAll(scratch)
-	storeCopy := filepath.Join(scratch, "memory")
-	var skipped []string
-	missing := false
-	if _, err := os.Stat(cfg.StoreDir); errors.Is(err, fs.ErrNotExist) {
-		missing = true
-	} else if skipped, err = copyTree(cfg.StoreDir, storeCopy); err != nil {
-		return nil, fmt.Errorf("sleep: dry run: copying the store %s: %w", cfg.StoreDir, err)
-	}
 	real := cfg
-	cfg.StoreDir = storeCopy
 	cfg.ReportDir = ""
 	cfg.RequestPath = ""
-	cfg.Wait = 0
 	if real.RelationshipsPath != "" {
 		cfg.RelationshipsPath = filepath.Join(scratch, "relationships.jsonl")
 		if err := copyFile(real.RelationshipsPath, cfg.RelationshipsPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -228,51 +224,8 @@ func runDry(ctx context.Context, cfg Config, start time.Time) (*Report, error) {
 		if real.RequestPath != "" {
 			rep.Request, _ = readRequest(real.RequestPath)
 		}
-		for _, f := range skipped {
-			rep.Notices = append(rep.Notices, "dry run: "+f+" changed while it was copied; the copy repaired itself")
-		}
-		if missing {
-			rep.Notices = append(rep.Notices, "dry run: there is no store in "+real.StoreDir+" yet; a real run would create an empty one")
-		}
 	}
 	return rep, err
-}
-
-// copyTree copies the regular files under src to dst, leaving out lock files
-// and temporary files. Files that vanish while copying (an index merging its
-// segments under a running session) are listed, not fatal: the copy's store
-// rebuilds what is damaged.
-func copyTree(src, dst string) ([]string, error) {
-	var vanished []string
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				vanished = append(vanished, path)
-				return nil
-			}
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o700)
-		}
-		if !d.Type().IsRegular() || strings.HasSuffix(path, ".lock") || strings.HasSuffix(path, ".tmp") {
-			return nil
-		}
-		if err := copyFile(path, target); err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				vanished = append(vanished, rel)
-				return nil
-			}
-			return err
-		}
-		return nil
-	})
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("the store %s does not exist", src)
-	}
-	return vanished, err
 }
 
 func copyFile(src, dst string) error {
@@ -298,7 +251,9 @@ func copyFile(src, dst string) error {
 // runner is one run in one process.
 type runner struct {
 	cfg     Config
-	store   *memory.Store
+	store   memStore
+	emb     memory.Embedder // the owner's, nil without one
+	journal string          // the journal's path, read for the runs' own records
 	clock   *runClock
 	now     time.Time
 	lx      *lexicon
@@ -334,12 +289,12 @@ type cachedInfo struct {
 }
 
 func (r *runner) execute(ctx context.Context) (*Report, error) {
-	jv, err := readJournal(ctx, r.store.JournalPath())
+	jv, err := readJournal(ctx, r.journal)
 	if err != nil {
 		return nil, err
 	}
 	r.jv = jv
-	r.src = newVectorSource(r.store, r.lx)
+	r.src = newVectorSource(r.store, r.emb, r.lx)
 	summarizer := "extractive (the most central sentences of the cluster)"
 	if r.cfg.Summarizer != nil {
 		summarizer = r.cfg.Summarizer.Name()
@@ -359,7 +314,11 @@ func (r *runner) execute(ctx context.Context) (*Report, error) {
 				inc.begin.Vectors, r.src.describe()))
 		}
 	} else {
-		r.run = fmt.Sprintf("%s-%d", r.now.Format("20060102T150405Z"), r.store.JournalSeq())
+		seq, err := r.store.Seq(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r.run = fmt.Sprintf("%s-%d", r.now.Format("20060102T150405Z"), seq)
 		r.params = r.cfg.Params.withDefaults(r.src.lexical)
 		r.phases = r.cfg.Phases
 		if len(r.phases) == 0 {
@@ -371,7 +330,12 @@ func (r *runner) execute(ctx context.Context) (*Report, error) {
 	}
 	rep := &Report{Run: r.run, Now: r.now, Resumed: r.resumed, Vectors: r.src.describe(), Summarizer: summarizer,
 		Params: r.params, Request: r.request}
-	rep.Before = shapeOf(r.store.Records(), r.now)
+	before, err := r.store.Records(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rep.Before = shapeOf(before, r.now)
+	before = nil
 
 	for p := Ingest; p < numPhases; p++ {
 		if !slices.Contains(r.phases, p) {
@@ -394,10 +358,16 @@ func (r *runner) execute(ctx context.Context) (*Report, error) {
 			return rep, err
 		}
 	}
-	after := r.store.Records()
+	after, err := r.store.Records(ctx)
+	if err != nil {
+		return rep, err
+	}
 	rep.After = shapeOf(after, r.now)
-	rep.Changes, rep.Written, rep.StateHash = r.changes, r.written, r.store.Hash()
-	rep.Notices = append(r.notices, r.store.Notices()...)
+	rep.Changes, rep.Written = r.changes, r.written
+	if rep.StateHash, err = r.store.Hash(ctx); err != nil {
+		return rep, err
+	}
+	rep.Notices = append(r.notices, r.store.Notices(ctx)...)
 	if r.cfg.dryRun {
 		sortChanges(r.plan)
 		rep.Plan = r.plan
@@ -438,7 +408,9 @@ func (r *runner) runPhase(ctx context.Context, p Phase) (PhaseReport, error) {
 			}
 		}
 	}
-	r.refresh()
+	if err := r.refresh(ctx); err != nil {
+		return PhaseReport{PhaseSummary: PhaseSummary{Phase: p}, Status: "ran"}, err
+	}
 	sum, events, err := r.planPhase(ctx, p)
 	if err != nil {
 		return PhaseReport{PhaseSummary: sum, Status: "ran"}, err
@@ -487,9 +459,13 @@ func (r *runner) planPhase(ctx context.Context, p Phase) (PhaseSummary, []planne
 }
 
 // refresh takes a snapshot of the records for the phase about to be planned.
-func (r *runner) refresh() {
+func (r *runner) refresh(ctx context.Context) error {
 	r.recs, r.byID = nil, nil // let the last snapshot go first
-	r.recs = r.store.Records()
+	recs, err := r.store.Records(ctx)
+	if err != nil {
+		return fmt.Errorf("sleep: reading the records: %w", err)
+	}
+	r.recs = recs
 	r.byID = make(map[string]*memory.Record, len(r.recs))
 	for _, rec := range r.recs {
 		r.byID[rec.ID] = rec
@@ -497,6 +473,7 @@ func (r *runner) refresh() {
 	if r.infos == nil {
 		r.infos = map[string]cachedInfo{}
 	}
+	return nil
 }
 
 // info returns the lexical analysis of a record's text.
@@ -537,7 +514,7 @@ func (r *runner) apply(ctx context.Context, p Phase, events []plannedEvent) erro
 		chunk := events[start:min(start+bs, len(events))]
 		entries := make([]staging.Entry, len(chunk))
 		for i, e := range chunk {
-			entries[i] = staging.Entry{Kind: e.Kind, Session: runSession(r.run), Payload: e.Payload}
+			entries[i] = staging.Entry{Kind: e.Kind, Session: runSession(r.run), Payload: e.Payload, TS: r.clock.now()}
 		}
 		if _, err := r.store.Append(ctx, entries); err != nil {
 			return fmt.Errorf("sleep: run %s, phase %s: writing events %d-%d of %d: %w", r.run, p, start+1, start+len(chunk), len(events), err)
@@ -553,7 +530,7 @@ func (r *runner) apply(ctx context.Context, p Phase, events []plannedEvent) erro
 
 // record journals one of the run's own records.
 func (r *runner) record(ctx context.Context, kind string, payload any) error {
-	if _, err := r.store.Append(ctx, []staging.Entry{{Kind: kind, Session: runSession(r.run), Payload: payload}}); err != nil {
+	if _, err := r.store.Append(ctx, []staging.Entry{{Kind: kind, Session: runSession(r.run), Payload: payload, TS: r.clock.now()}}); err != nil {
 		return fmt.Errorf("sleep: run %s: writing %s: %w", r.run, kind, err)
 	}
 	r.written++

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/memory"
+	"github.com/exocortex/exocortex/memory/service"
 	"github.com/exocortex/exocortex/staging"
 )
 
@@ -236,10 +237,17 @@ func TestDryRunChangesNothingAndShowsThePlan(t *testing.T) {
 	if err := os.WriteFile(fx.request, []byte(`{"requested_utc":"2026-11-21T11:00:00Z","session":"s9","reasons":["100 tool calls"],"tool_calls":100}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// With no session serving the store, the dry run opens it (its lock
+	// file and the indexes' housekeeping change, a socket comes and goes);
+	// the journal, the snapshot and everything outside the store stay.
+	housekeeping := func(path string) bool {
+		rel, _ := filepath.Rel(fx.store, path)
+		return strings.HasSuffix(rel, ".lock") || strings.HasPrefix(rel, "fulltext") || rel == memory.CensusFile
+	}
 	snapshot := func() map[string]string {
 		out := map[string]string{}
 		filepath.WalkDir(home, func(path string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() {
+			if err == nil && !d.IsDir() && d.Type().IsRegular() && !housekeeping(path) {
 				b, _ := os.ReadFile(path)
 				st, _ := d.Info()
 				out[path] = string(b) + "|" + st.ModTime().String()
@@ -306,16 +314,52 @@ func TestBusyStoreIsNamed(t *testing.T) {
 	start := time.Now()
 	_, err = Run(context.Background(), cfg)
 	var be *BusyError
-	if !errors.Is(err, ErrStoreBusy) || !errors.As(err, &be) || !strings.Contains(err.Error(), "idle_close") || !strings.Contains(err.Error(), "process") {
+	if !errors.Is(err, ErrStoreBusy) || !errors.As(err, &be) || !strings.Contains(err.Error(), "memory service") || !strings.Contains(err.Error(), "process") {
 		t.Fatalf("error %v", err)
 	}
 	if time.Since(start) < 250*time.Millisecond {
 		t.Fatal("did not wait")
 	}
-	// A dry run works while the store is held.
-	cfg.DryRun, cfg.Wait = true, 0
-	if _, err := Run(context.Background(), cfg); err != nil {
-		t.Fatalf("dry run on a held store: %v", err)
+}
+
+// TestRunThroughTheOwner: while another process serves the store (a session),
+// a dry run and a real run both work as its clients; the dry run writes
+// nothing and plans what the real run then does, and the owner sees the
+// real run's changes.
+func TestRunThroughTheOwner(t *testing.T) {
+	ctx := context.Background()
+	fx := writeFixture(t, t.TempDir(), hashEmb, smallGen(11))
+	owner, err := service.Connect(ctx, service.Config{Dir: fx.store, Options: memory.Options{Embedder: hashEmb, Logger: quiet()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close()
+	remote := service.Remote{C: owner}
+	before, err := remote.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := fx.config(hashEmb)
+	cfg.DryRun = true
+	plan, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatalf("dry run as a client: %v", err)
+	}
+	mid, _ := remote.Stats(ctx)
+	if mid.JournalSeq != before.JournalSeq || mid.StateHash != before.StateHash {
+		t.Fatalf("the dry run wrote: seq %d -> %d", before.JournalSeq, mid.JournalSeq)
+	}
+	cfg.DryRun = false
+	real, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatalf("real run as a client: %v", err)
+	}
+	if !owner.Owner() || real.Changes == 0 || real.Changes != plan.Changes || real.StateHash != plan.StateHash {
+		t.Fatalf("owner %v; real run %d changes, hash %s; plan %d changes, hash %s", owner.Owner(), real.Changes, real.StateHash, plan.Changes, plan.StateHash)
+	}
+	after, _ := remote.Stats(ctx)
+	if after.StateHash != real.StateHash {
+		t.Fatalf("the owner's hash %s, the run's %s", after.StateHash, real.StateHash)
 	}
 }
 

@@ -42,14 +42,13 @@ const (
 
 // vectorSource gives unit vectors for records.
 type vectorSource struct {
-	store   *memory.Store
+	store   memStore
 	emb     memory.Embedder
 	lexical bool
 	lx      *lexicon
 }
 
-func newVectorSource(s *memory.Store, lx *lexicon) *vectorSource {
-	e := s.Embedder()
+func newVectorSource(s memStore, e memory.Embedder, lx *lexicon) *vectorSource {
 	return &vectorSource{store: s, emb: e, lexical: e == nil, lx: lx}
 }
 
@@ -65,12 +64,23 @@ func (v *vectorSource) describe() string {
 func (v *vectorSource) vectors(ctx context.Context, recs []*memory.Record) ([][]float32, error) {
 	out := make([][]float32, len(recs))
 	var missing []int
+	var held map[string][]float32
+	if !v.lexical {
+		ids := make([]string, len(recs))
+		for i, r := range recs {
+			ids[i] = r.ID
+		}
+		var err error
+		if held, err = v.store.Vectors(ctx, ids); err != nil {
+			return nil, fmt.Errorf("sleep: reading %d vectors: %w", len(ids), err)
+		}
+	}
 	for i, r := range recs {
 		if v.lexical {
 			out[i] = v.lexicalVector(r.Text)
 			continue
 		}
-		if vec, ok := v.store.Vector(r.ID); ok {
+		if vec, ok := held[r.ID]; ok {
 			out[i] = unit(vec)
 		} else {
 			missing = append(missing, i)

@@ -739,8 +739,12 @@ func (l *Log) AppendBatch(ctx context.Context, entries []Entry) ([]Record, error
 	recs := make([]Record, len(entries))
 	for i, e := range entries {
 		seq := l.lastSeq + 1 + uint64(i)
-		encodeLine(&buf, seq, now, e.Kind, e.Session, payloads[i])
-		recs[i] = Record{V: SchemaVersion, Seq: seq, TS: now, Kind: e.Kind, Session: e.Session, Payload: payloads[i]}
+		ts := now
+		if !e.TS.IsZero() {
+			ts = e.TS.UTC()
+		}
+		encodeLine(&buf, seq, ts, e.Kind, e.Session, payloads[i])
+		recs[i] = Record{V: SchemaVersion, Seq: seq, TS: ts, Kind: e.Kind, Session: e.Session, Payload: payloads[i]}
 	}
 	n, err := l.write(l.f, buf.Bytes())
 	if err == nil && n != buf.Len() {

@@ -37,6 +37,9 @@ func (r Record) Decode(dst any) error {
 type Entry struct {
 	Kind    string
 	Session string
+	// TS, when set, stamps the record instead of the log's clock: a batch
+	// process (a sleep run) gives every record of a run the run's own time.
+	TS time.Time
 	// Payload is encoded with encoding/json; a json.RawMessage is used as it is
 	// (compacted). nil becomes {}.
 	Payload any
@@ -70,6 +73,11 @@ func writeJSONString(buf *bytes.Buffer, s string) {
 	b, _ := json.Marshal(s) // a string always marshals
 	buf.Write(b)
 }
+
+// EncodePayload is an Entry's payload as the journal writes it: compact JSON
+// without HTML escaping ({} for nil). A client that sends entries to the
+// journal's owner encodes them with it.
+func EncodePayload(p any) ([]byte, error) { return encodePayload(p) }
 
 // encodePayload turns a payload into compact JSON without HTML escaping.
 func encodePayload(p any) ([]byte, error) {

@@ -22,6 +22,7 @@ import (
 	"github.com/exocortex/exocortex/core/session"
 	"github.com/exocortex/exocortex/memory"
 	"github.com/exocortex/exocortex/memory/embed"
+	"github.com/exocortex/exocortex/memory/service"
 	"github.com/exocortex/exocortex/staging"
 	"github.com/exocortex/exocortex/tui/slash"
 	"github.com/exocortex/exocortex/tui/transcript"
@@ -189,77 +190,50 @@ func ctxLen(n int) string {
 	return fmt.Sprintf("%d tokens", n)
 }
 
-// errMemoryHeld reports a store another process holds.
+// errMemoryHeld reports a store no memory service answers for: a process
+// that predates the service holds it.
 type errMemoryHeld struct{ err error }
 
 func (e *errMemoryHeld) Error() string {
-	return "the memory store is open in another process, most likely the memory plugin while it runs (" + e.err.Error() + ")"
+	return "the memory store is held by a process that does not serve it (" + e.err.Error() + ")"
 }
 
-// withMemory opens the memory store for one command. A store another process
-// holds gives an *errMemoryHeld at once, not a wait.
-func (e *Engine) withMemory(ctx context.Context, write bool, fn func(*memory.Store) (Output, error)) (Output, error) {
+func (e *errMemoryHeld) Unwrap() error { return e.err }
+
+// memoryWait bounds how long a /memory command waits for the owner of the
+// store to answer.
+const memoryWait = 3 * time.Second
+
+// withMemory runs one command through the home's memory service: a client of
+// the owner (the session's plugins, another terminal, a CLI command), or, with
+// none running, the owner itself for the command's length, with the configured
+// embedder, so it ranks as the agent's recall does. No journal is copied.
+func (e *Engine) withMemory(ctx context.Context, write bool, fn func(service.Remote) (Output, error)) (Output, error) {
 	dir := e.cfg.MemoryDir
 	if !write && !exists(filepath.Join(dir, memory.JournalFile)) {
 		return Output{Title: "memory", Text: "the memory store is empty (nothing saved in " + dir + " yet)"}, nil
 	}
-	s, err := memory.Open(ctx, dir, memory.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	c, err := e.connectMemory(ctx, memoryWait)
 	if err != nil {
-		var le *staging.LockedError
-		if !errors.As(err, &le) {
-			return Output{}, err
-		}
-		if write {
+		if errors.Is(err, context.DeadlineExceeded) || errors.As(err, new(*staging.LockedError)) {
 			return Output{}, &errMemoryHeld{err}
 		}
-		// Reading needs no lock: a copy of the journal, opened in a
-		// directory of its own, answers with the same ranks and counts.
-		return e.withSnapshot(ctx, err, fn)
+		return Output{}, err
 	}
-	defer s.Close()
-	return fn(s)
+	defer c.Close()
+	return fn(service.Remote{C: c})
 }
 
-// withSnapshot runs fn on a copy of the memory store made from its journal
-// (read without its lock) while another process holds the store. held is
-// the error that said so, returned when no copy can be made.
-func (e *Engine) withSnapshot(ctx context.Context, held error, fn func(*memory.Store) (Output, error)) (Output, error) {
-	tmp, err := os.MkdirTemp("", "exocortex-memory-snapshot-")
-	if err != nil {
-		return Output{}, &errMemoryHeld{held}
-	}
-	defer os.RemoveAll(tmp)
-	if err := copyFile(filepath.Join(e.cfg.MemoryDir, memory.JournalFile), filepath.Join(tmp, memory.JournalFile)); err != nil {
-		return Output{}, &errMemoryHeld{fmt.Errorf("%v; copying its journal: %w", held, err)}
-	}
-	s, err := memory.Open(ctx, tmp, memory.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		return Output{}, &errMemoryHeld{fmt.Errorf("%v; opening a copy: %w", held, err)}
-	}
-	defer s.Close()
-	out, err := fn(s)
-	if out.Title != "" {
-		out.Title += " (read from a copy: the memory plugin holds the store)"
-	}
-	out.Text = strings.ReplaceAll(out.Text, tmp, e.cfg.MemoryDir)
-	return out, err
-}
-
-func copyFile(from, to string) error {
-	src, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	dst, err := os.Create(to)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		dst.Close()
-		return err
-	}
-	return dst.Close()
+// connectMemory reaches the memory service of the engine's store.
+func (e *Engine) connectMemory(ctx context.Context, wait time.Duration) (*service.Client, error) {
+	dir := e.cfg.MemoryDir
+	home := filepath.Dir(dir)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	return service.Connect(ctx, service.Config{Dir: dir, Wait: wait, Logger: log,
+		Describe: func(m memory.Embedder) string { return embed.Describe(m) },
+		Options: memory.Options{Logger: log, LoadEmbedder: func() (memory.Embedder, error) {
+			return embed.Open(context.WithoutCancel(ctx), embed.ConfiguredSpec(configuredEmbedder(home)), home)
+		}}})
 }
 
 func (e *Engine) memorySource() memory.Source {
@@ -295,20 +269,24 @@ func (e *Engine) cmdMemory(ctx context.Context, in slash.Invocation) (Output, er
 	arg := in.RestAfter(1)
 	switch sub {
 	case "", "stats":
-		out, err := e.withMemory(ctx, false, func(s *memory.Store) (Output, error) {
-			return Output{Title: "memory", Text: formatMemoryStats(s.Stats())}, nil
+		out, err := e.withMemory(ctx, false, func(s service.Remote) (Output, error) {
+			st, err := s.Stats(ctx)
+			if err != nil {
+				return Output{}, err
+			}
+			return Output{Title: "memory", Text: formatMemoryStats(st.Stats)}, nil
 		})
 		var mh *errMemoryHeld
 		if errors.As(err, &mh) {
-			return Output{Title: "memory (held by the memory plugin)", Text: e.journalSummary() +
-				"\nrecord counts: `exocortex memory stats` when no session runs, or /memory search"}, nil
+			return Output{Title: "memory (held without a memory service)", Text: e.journalSummary() +
+				"\nrecord counts: `exocortex memory stats` once that process has finished, or /memory search"}, nil
 		}
 		return out, err
 	case "search":
 		if arg == "" {
 			return Output{}, errors.New("/memory search needs a query")
 		}
-		out, err := e.withMemory(ctx, false, func(s *memory.Store) (Output, error) {
+		out, err := e.withMemory(ctx, false, func(s service.Remote) (Output, error) {
 			res, err := s.Search(ctx, arg, memory.SearchOptions{Limit: 8})
 			if err != nil {
 				return Output{}, err
@@ -334,7 +312,7 @@ func (e *Engine) cmdMemory(ctx context.Context, in slash.Invocation) (Output, er
 		if arg == "" {
 			return Output{}, errors.New("/memory add needs the text to save")
 		}
-		out, err := e.withMemory(ctx, true, func(s *memory.Store) (Output, error) {
+		out, err := e.withMemory(ctx, true, func(s service.Remote) (Output, error) {
 			r, err := s.Put(ctx, memory.Input{Text: arg}, e.memorySource())
 			if err != nil {
 				return Output{}, err
@@ -350,7 +328,7 @@ func (e *Engine) cmdMemory(ctx context.Context, in slash.Invocation) (Output, er
 		if arg == "" {
 			return Output{}, errors.New("/memory forget needs a query: the memories similar to it are deleted")
 		}
-		out, err := e.withMemory(ctx, true, func(s *memory.Store) (Output, error) {
+		out, err := e.withMemory(ctx, true, func(s service.Remote) (Output, error) {
 			msg, err := s.MemoryForget(ctx, arg, memory.DefaultForgetThreshold, "", e.memorySource())
 			if err != nil {
 				return Output{}, err
@@ -433,21 +411,23 @@ func (e *Engine) MemorySummary(ctx context.Context) string {
 	if _, err := os.Stat(journal); err != nil {
 		return "empty (nothing saved yet) · " + emb
 	}
-	s, err := memory.Open(ctx, e.cfg.MemoryDir, memory.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	c, err := e.connectMemory(ctx, time.Second)
 	if err != nil {
-		var le *staging.LockedError
-		if errors.As(err, &le) {
-			// The memory plugin opens the store when it starts; its last
+		if errors.Is(err, context.DeadlineExceeded) || errors.As(err, new(*staging.LockedError)) {
+			// A process that does not serve the store holds it; its last
 			// snapshot's header still says how large the store is.
 			if n, seq, ok := memory.SnapshotCount(e.cfg.MemoryDir); ok {
-				return fmt.Sprintf("%d records (at journal event %d) · held by the memory plugin · %s", n, seq, emb)
+				return fmt.Sprintf("%d records (at journal event %d) · held by another process · %s", n, seq, emb)
 			}
-			return strings.TrimPrefix(e.journalSummary(), "journal   ") + " (held by the memory plugin) · " + emb
+			return strings.TrimPrefix(e.journalSummary(), "journal   ") + " (held by another process) · " + emb
 		}
 		return "unreadable: " + err.Error()
 	}
-	st := s.Stats()
-	s.Close()
+	defer c.Close()
+	st, err := service.Remote{C: c}.Stats(ctx)
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
 	return fmt.Sprintf("%d records · %s journal · %s", st.Records, bytesize(st.JournalBytes), emb)
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/exocortex/exocortex/core/llm/scripted"
 	"github.com/exocortex/exocortex/core/loop"
 	"github.com/exocortex/exocortex/memory"
+	"github.com/exocortex/exocortex/memory/service"
 )
 
 // longAnswer is an answer of n numbered paragraphs with a code block and a
@@ -339,27 +340,39 @@ func tail(s string, n int) string {
 	return s
 }
 
-// TestMemoryInsideASession: while another holder has the memory store open
-// (the memory plugin, in a session), /memory stats counts its records and
-// /memory search shows ranks and why, read from a copy of the journal.
+// TestMemoryInsideASession: while another process owns the memory store (the
+// session's memory service), /memory stats counts its records, /memory search
+// shows ranks and why, and /memory add writes, all through the service: no
+// copy of the journal, and the owner sees the terminal's write.
 func TestMemoryInsideASession(t *testing.T) {
 	e := newEnv(t)
 	eng, _ := e.engine(t, "mem")
-	held, err := memory.Open(context.Background(), filepath.Join(e.home, "memory"), memory.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	held, err := service.Connect(context.Background(), service.Config{Dir: filepath.Join(e.home, "memory"),
+		Options: memory.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer held.Close()
+	owner := service.Remote{C: held}
 	for _, text := range []string{"the sky is blue", "grass is green", "the sea is blue too"} {
-		if _, err := held.Put(context.Background(), memory.Input{Text: text}, memory.Source{Source: "test"}); err != nil {
+		if _, err := owner.Put(context.Background(), memory.Input{Text: text}, memory.Source{Source: "test"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	u := start(t, eng)
 	u.submit("/memory stats")
-	u.waitPrinted("records   3", "read from a copy")
+	u.waitPrinted("records   3")
 	u.submit("/memory search blue")
 	u.waitPrinted("1. ", "why: BM25 rank 1", "2. ", "BM25 rank 2")
+	u.submit("/memory add the terminal notes violet")
+	u.waitPrinted("saved memory")
+	res, err := owner.Search(context.Background(), "violet", memory.SearchOptions{})
+	if err != nil || len(res.Hits) != 1 || !held.Owner() {
+		t.Fatalf("the owner's search for the terminal's write: %+v, %v (owner %v)", res.Hits, err, held.Owner())
+	}
+	if matches, _ := filepath.Glob(filepath.Join(os.TempDir(), "exocortex-memory-snapshot-*")); len(matches) > 0 {
+		t.Fatalf("a copy of the journal was made: %v", matches)
+	}
 }
 
 // TestWelcomeCardModelPresent: the model the server lists is ✓; hasModel

@@ -21,6 +21,7 @@ import (
 	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/memory"
 	"github.com/exocortex/exocortex/memory/embed"
+	"github.com/exocortex/exocortex/memory/service"
 )
 
 // memoryFlags are shared by every memory subcommand.
@@ -38,7 +39,8 @@ func newMemoryCmd() *cobra.Command {
 		Short: "Read and change the long-term memory store",
 		Long: `The memory store lives in $EXOCORTEX_HOME/memory (or --dir). Its journal is the
 truth; the full-text and vector indexes are rebuilt from it when missing or damaged.
-Only one process can open the store at a time.`,
+One process on a home serves it (the first that needs it: a session, or this
+command); every other is its client, through $EXOCORTEX_HOME/run/memory.sock.`,
 	}
 	cmd.PersistentFlags().StringVar(&f.dir, "dir", "", "store directory (default $EXOCORTEX_HOME/memory)")
 	cmd.PersistentFlags().BoolVar(&f.json, "json", false, "print JSON for scripts")
@@ -47,7 +49,7 @@ Only one process can open the store at a time.`,
 	cmd.AddCommand(
 		memAddCmd(f), memGetCmd(f), memSearchCmd(f), memDeleteCmd(f), memForgetCmd(f),
 		memImportCmd(f), memExportCmd(f), memStatsCmd(f), memReplayCmd(f), memWhyCmd(f),
-		memRestoreCmd(f), memArchiveCmd(f),
+		memRestoreCmd(f), memArchiveCmd(f), memServeCmd(f),
 	)
 	return cmd
 }
@@ -65,20 +67,6 @@ func (f *memoryFlags) storeDir() (string, error) {
 
 func (f *memoryFlags) source() memory.Source {
 	return memory.Source{Session: f.session, Source: "cli"}
-}
-
-// open opens the store; notices go to stderr as warnings.
-func (f *memoryFlags) open(ctx context.Context, cmd *cobra.Command) (*memory.Store, error) {
-	dir, err := f.storeDir()
-	if err != nil {
-		return nil, err
-	}
-	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	e, err := f.newEmbedder(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return memory.Open(ctx, dir, memory.Options{Logger: log, Embedder: e})
 }
 
 // GloVeEnv names the environment variable that points at the offline word vectors
@@ -117,20 +105,6 @@ func describeEmbedder(e memory.Embedder) string {
 		return embed.Describe(nil)
 	}
 	return embed.Describe(e)
-}
-
-// withStore opens the store, runs fn and closes it, reporting a close error.
-func (f *memoryFlags) withStore(cmd *cobra.Command, fn func(s *memory.Store) error) (err error) {
-	s, err := f.open(cmd.Context(), cmd)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := s.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	return fn(s)
 }
 
 func printJSON(w io.Writer, v any) error {
@@ -192,7 +166,7 @@ func memAddCmd(f *memoryFlags) *cobra.Command {
 			if cmd.Flags().Changed("importance") {
 				in.Importance = &importance
 			}
-			return f.withStore(cmd, func(s *memory.Store) error {
+			return f.withStore(cmd, func(s service.Remote) error {
 				r, err := s.Put(cmd.Context(), in, f.source())
 				if err != nil {
 					return err
@@ -236,15 +210,20 @@ func memGetCmd(f *memoryFlags) *cobra.Command {
 			if (len(args) == 0) == (key == "") {
 				return errors.New("give an ID or --key")
 			}
-			return f.withStore(cmd, func(s *memory.Store) error {
+			return f.withStore(cmd, func(s service.Remote) error {
 				var r *memory.Record
 				var ok bool
+				var err error
 				if key != "" {
-					r, ok = s.GetByKey(area, key)
+					if r, ok, err = s.GetByKey(cmd.Context(), area, key); err != nil {
+						return err
+					}
 					if !ok {
 						return fmt.Errorf("no memory with key %q in area %s", key, area)
 					}
-				} else if r, ok = s.Get(args[0]); !ok {
+				} else if r, ok, err = s.Get(cmd.Context(), args[0]); err != nil {
+					return err
+				} else if !ok {
 					return fmt.Errorf("no memory with id %s (deleted ones still have a history: exocortex memory why %s)", args[0], args[0])
 				}
 				if f.json {
@@ -355,7 +334,7 @@ line as JSONL, for evaluation scripts.`,
 				// One behaviour for "" and "   ": a blank query searches for nothing.
 				return errors.New("the query is empty: give words to search for, or --queries FILE (to list every memory, use `exocortex memory export`)")
 			}
-			return f.withStore(cmd, func(s *memory.Store) error {
+			return f.withStore(cmd, func(s service.Remote) error {
 				if sf.queries != "" {
 					return searchFile(cmd, s, sf.queries, o)
 				}
@@ -364,7 +343,7 @@ line as JSONL, for evaluation scripts.`,
 					return err
 				}
 				if f.json {
-					return printJSON(cmd.OutOrStdout(), searchResult{Result: res, Embedder: describeEmbedder(s.Embedder())})
+					return printJSON(cmd.OutOrStdout(), searchResult{Result: res, Embedder: embedderOf(cmd.Context(), s)})
 				}
 				w := cmd.OutOrStdout()
 				if res.Notice != "" {
@@ -412,7 +391,7 @@ func oneLine(s string, n int) string {
 	return s
 }
 
-func searchFile(cmd *cobra.Command, s *memory.Store, path string, o memory.SearchOptions) error {
+func searchFile(cmd *cobra.Command, s service.Remote, path string, o memory.SearchOptions) error {
 	var r io.Reader = cmd.InOrStdin()
 	if path != "-" {
 		fh, err := os.Open(path)
@@ -428,7 +407,7 @@ func searchFile(cmd *cobra.Command, s *memory.Store, path string, o memory.Searc
 	defer w.Flush()
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	embedder := describeEmbedder(s.Embedder())
+	embedder := embedderOf(cmd.Context(), s)
 	for n := 1; sc.Scan(); n++ {
 		q := strings.TrimSpace(sc.Text())
 		if q == "" {
@@ -454,14 +433,14 @@ func searchFile(cmd *cobra.Command, s *memory.Store, path string, o memory.Searc
 	return nil
 }
 
-func idCmd(f *memoryFlags, use, short string, run func(cmd *cobra.Command, s *memory.Store, id, reason string) (string, error)) *cobra.Command {
+func idCmd(f *memoryFlags, use, short string, run func(cmd *cobra.Command, s service.Remote, id, reason string) (string, error)) *cobra.Command {
 	var reason string
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withStore(cmd, func(s *memory.Store) error {
+			return f.withStore(cmd, func(s service.Remote) error {
 				msg, err := run(cmd, s, args[0], reason)
 				if err != nil {
 					return err
@@ -479,19 +458,19 @@ func idCmd(f *memoryFlags, use, short string, run func(cmd *cobra.Command, s *me
 }
 
 func memDeleteCmd(f *memoryFlags) *cobra.Command {
-	return idCmd(f, "delete ID", "Delete a memory (its history stays in the journal)", func(cmd *cobra.Command, s *memory.Store, id, reason string) (string, error) {
+	return idCmd(f, "delete ID", "Delete a memory (its history stays in the journal)", func(cmd *cobra.Command, s service.Remote, id, reason string) (string, error) {
 		return "deleted " + id, s.Delete(cmd.Context(), id, reason, f.source())
 	})
 }
 
 func memRestoreCmd(f *memoryFlags) *cobra.Command {
-	return idCmd(f, "restore ID", "Make an archived memory active again", func(cmd *cobra.Command, s *memory.Store, id, reason string) (string, error) {
+	return idCmd(f, "restore ID", "Make an archived memory active again", func(cmd *cobra.Command, s service.Remote, id, reason string) (string, error) {
 		return "restored " + id, s.Restore(cmd.Context(), id, reason, f.source())
 	})
 }
 
 func memArchiveCmd(f *memoryFlags) *cobra.Command {
-	return idCmd(f, "archive ID", "Take a memory out of recall without deleting it", func(cmd *cobra.Command, s *memory.Store, id, reason string) (string, error) {
+	return idCmd(f, "archive ID", "Take a memory out of recall without deleting it", func(cmd *cobra.Command, s service.Remote, id, reason string) (string, error) {
 		return "archived " + id, s.Archive(cmd.Context(), id, reason, "", f.source())
 	})
 }
@@ -504,7 +483,7 @@ func memForgetCmd(f *memoryFlags) *cobra.Command {
 		Short: "Delete the memories similar to a query (Agent Zero's memory_forget)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withStore(cmd, func(s *memory.Store) error {
+			return f.withStore(cmd, func(s service.Remote) error {
 				msg, err := s.MemoryForget(cmd.Context(), strings.Join(args, " "), threshold, filter, f.source())
 				if err != nil {
 					return err
@@ -548,7 +527,7 @@ import that was killed half-way is finished by running it again.`,
 				}
 				r = fh
 			}
-			return f.withStore(cmd, func(s *memory.Store) error {
+			return f.withStore(cmd, func(s service.Remote) error {
 				pr := newProgress(cmd.ErrOrStderr(), size)
 				rep, err := s.Import(cmd.Context(), r, memory.Source{Session: f.session, Source: "import:" + filepath.Base(args[0])}, pr.update)
 				pr.finish()
@@ -638,7 +617,7 @@ func memExportCmd(f *memoryFlags) *cobra.Command {
 		Short: "Write every memory as JSONL that import reads back (stdout without FILE)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withStore(cmd, func(s *memory.Store) error {
+			return f.withStore(cmd, func(s service.Remote) error {
 				w := cmd.OutOrStdout()
 				if len(args) == 1 {
 					fh, err := os.Create(args[0])
@@ -667,9 +646,12 @@ func memStatsCmd(f *memoryFlags) *cobra.Command {
 		Short: "Count memories and show where each index stands",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withStore(cmd, func(s *memory.Store) error {
-				st := s.Stats()
-				st.Embedder = describeEmbedder(s.Embedder())
+			return f.withStore(cmd, func(s service.Remote) error {
+				status, err := s.Stats(cmd.Context())
+				if err != nil {
+					return err
+				}
+				st := status.Stats
 				if f.json {
 					return printJSON(cmd.OutOrStdout(), st)
 				}
@@ -720,7 +702,7 @@ func memReplayCmd(f *memoryFlags) *cobra.Command {
 			if !verify {
 				return errors.New("replay only runs with --verify (the live store is never replaced)")
 			}
-			return f.withStore(cmd, func(s *memory.Store) error {
+			return f.withStore(cmd, func(s service.Remote) error {
 				dir := scratch
 				if dir == "" {
 					d, err := os.MkdirTemp("", "exocortex-replay-")
@@ -732,21 +714,25 @@ func memReplayCmd(f *memoryFlags) *cobra.Command {
 				if !keep {
 					defer os.RemoveAll(dir)
 				}
-				live := s.Stats()
+				status, err := s.Stats(cmd.Context())
+				if err != nil {
+					return err
+				}
+				live := status.Stats
 				e, err := f.newEmbedder(cmd.Context())
 				if err != nil {
 					return err
 				}
-				rep, err := memory.Replay(cmd.Context(), s.JournalPath(), dir, memory.Options{Embedder: e, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+				rep, err := memory.Replay(cmd.Context(), status.JournalPath, dir, memory.Options{Embedder: e, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 				if err != nil {
 					return err
 				}
 				matches := rep.StateHash == live.StateHash && rep.Records == live.Records && rep.FulltextDocs == live.FulltextDocs &&
 					(e == nil || rep.Vectors == live.VectorCount)
-				if err := s.CheckFulltext(); err != nil {
+				if err := s.Check(cmd.Context(), false, true); err != nil {
 					rep.Anomalies = append(rep.Anomalies, "live "+err.Error())
 				}
-				if err := s.CheckFiles(); err != nil {
+				if err := s.Check(cmd.Context(), true, false); err != nil {
 					rep.Anomalies = append(rep.Anomalies, "live "+err.Error())
 				}
 				ok := matches && len(rep.Anomalies) == 0
@@ -797,9 +783,12 @@ func memWhyCmd(f *memoryFlags) *cobra.Command {
 		Short: "Show a memory's provenance and its history from the journal",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withStore(cmd, func(s *memory.Store) error {
+			return f.withStore(cmd, func(s service.Remote) error {
 				id := args[0]
-				r, exists := s.Get(id)
+				r, exists, err := s.Get(cmd.Context(), id)
+				if err != nil {
+					return err
+				}
 				hist, err := s.History(cmd.Context(), id)
 				if err != nil {
 					return err

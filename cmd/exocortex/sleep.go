@@ -60,14 +60,17 @@ func newSleepCmd() *cobra.Command {
 Nothing is deleted: archived records come back with "exocortex memory restore ID",
 and "exocortex memory why ID" shows the journal events behind any change. A run is
 deterministic and resumable: a run that was killed is finished by the next one, and
-a run right after a run changes nothing. --dry-run works on a copy of the store and
-prints the plan. The report goes to $EXOCORTEX_HOME/sleep_reports/RUN.md (and to
+a run right after a run changes nothing. --dry-run plans on a private overlay of the store's
+records (nothing is written, copied or replayed) and prints the plan. The report goes to $EXOCORTEX_HOME/sleep_reports/RUN.md (and to
 stdout as JSON with --json). Progress goes to stderr.
 
 The running session never consolidates by itself: its sleep trigger writes
 $EXOCORTEX_HOME/sleep/request.json, and "exocortex sleep --if-requested" (from a
-timer) runs only when such a request is pending. While a session's memory-tools
-plugin holds the store, sleep exits with status 3; --wait waits for it.
+timer) runs only when such a request is pending. Sleep goes through the home's
+memory service: while a session serves the store, sleep is its client; with none
+running, sleep serves it for the run. Only a process that holds the store without
+serving it (an Exocortex older than the memory service) makes sleep exit with
+status 3; --wait bounds how long it waits for an owner to answer.
 
 Rules and thresholds: docs/sleep.md.`,
 		Example: `  exocortex sleep --dry-run
@@ -88,7 +91,7 @@ Rules and thresholds: docs/sleep.md.`,
 	fl.StringVar(&f.relationships, "relationships", "", "ontology relationships log (default $EXOCORTEX_HOME/ontology/relationships.jsonl)")
 	fl.StringVar(&f.reports, "reports", "", "directory for the Markdown report (default $EXOCORTEX_HOME/sleep_reports)")
 	fl.StringVar(&f.now, "now", "", "the run's time (RFC 3339), for reproducible runs; default now")
-	fl.DurationVar(&f.wait, "wait", 0, "wait this long for a store another process holds")
+	fl.DurationVar(&f.wait, "wait", 0, "wait this long for the store's owner to answer (0: 15s)")
 	fl.StringVar(&f.model, "model", "", `write cluster summaries with this model of the configured provider, "config" (utility_model, else the chat model) or "script:FILE"; default: extractive`)
 	fl.StringSliceVar(&f.areas, "areas", nil, "areas for dedup, consolidation and loop adjudication (default all but library and ontology)")
 	fl.StringSliceVar(&f.consolidateAreas, "consolidate-areas", nil, "areas whose related records gain summaries (default main,fragments)")

@@ -126,9 +126,9 @@ func TestSleepCommandBusyAndBadFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = runSleepCLI(t, "sleep", "--embedder", "none")
+	_, _, err = runSleepCLI(t, "sleep", "--embedder", "none", "--wait", "300ms")
 	s.Close()
-	if exitCode(err) != exitBusy || !strings.Contains(err.Error(), "memory-tools plugin") || !strings.Contains(err.Error(), "--wait") {
+	if exitCode(err) != exitBusy || !strings.Contains(err.Error(), "memory service") || !strings.Contains(err.Error(), "--wait") {
 		t.Fatalf("busy store: exit %d, %v", exitCode(err), err)
 	}
 	for _, args := range [][]string{

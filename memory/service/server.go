@@ -286,7 +286,7 @@ func (s *Server) Append(ctx context.Context, req *exocortexv1.MemoryAppendReques
 		if len(e.GetPayload()) > 0 {
 			payload = json.RawMessage(e.GetPayload())
 		}
-		entries[i] = staging.Entry{Kind: e.GetKind(), Session: e.GetSession(), Payload: payload}
+		entries[i] = staging.Entry{Kind: e.GetKind(), Session: e.GetSession(), Payload: payload, TS: fromTS(e.GetTs())}
 	}
 	recs, err := s.store.Append(ctx, entries)
 	if err != nil {

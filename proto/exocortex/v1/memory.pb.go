@@ -2544,10 +2544,13 @@ func (*MemoryRecordAccessResponse) Descriptor() ([]byte, []int) {
 
 // MemoryJournalEntry is an entry to append: payload is its JSON object.
 type MemoryJournalEntry struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Kind          string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
-	Session       string                 `protobuf:"bytes,2,opt,name=session,proto3" json:"session,omitempty"`
-	Payload       []byte                 `protobuf:"bytes,3,opt,name=payload,proto3" json:"payload,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Kind    string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	Session string                 `protobuf:"bytes,2,opt,name=session,proto3" json:"session,omitempty"`
+	Payload []byte                 `protobuf:"bytes,3,opt,name=payload,proto3" json:"payload,omitempty"`
+	// ts, when set, stamps the event instead of the owner's clock (a sleep run
+	// gives its events the run's own time).
+	Ts            *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=ts,proto3" json:"ts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2599,6 +2602,13 @@ func (x *MemoryJournalEntry) GetSession() string {
 func (x *MemoryJournalEntry) GetPayload() []byte {
 	if x != nil {
 		return x.Payload
+	}
+	return nil
+}
+
+func (x *MemoryJournalEntry) GetTs() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Ts
 	}
 	return nil
 }
@@ -4681,11 +4691,12 @@ const file_exocortex_v1_memory_proto_rawDesc = "" +
 	"\x19MemoryRecordAccessRequest\x12\x10\n" +
 	"\x03ids\x18\x01 \x03(\tR\x03ids\x122\n" +
 	"\x06source\x18\x02 \x01(\v2\x1a.exocortex.v1.MemorySourceR\x06source\"\x1c\n" +
-	"\x1aMemoryRecordAccessResponse\"\\\n" +
+	"\x1aMemoryRecordAccessResponse\"\x88\x01\n" +
 	"\x12MemoryJournalEntry\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x18\n" +
 	"\asession\x18\x02 \x01(\tR\asession\x12\x18\n" +
-	"\apayload\x18\x03 \x01(\fR\apayload\"Q\n" +
+	"\apayload\x18\x03 \x01(\fR\apayload\x12*\n" +
+	"\x02ts\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x02ts\"Q\n" +
 	"\x13MemoryAppendRequest\x12:\n" +
 	"\aentries\x18\x01 \x03(\v2 .exocortex.v1.MemoryJournalEntryR\aentries\"\x9a\x01\n" +
 	"\x12MemoryJournalEvent\x12\x10\n" +
@@ -4975,87 +4986,88 @@ var file_exocortex_v1_memory_proto_depIdxs = []int32{
 	0,  // 33: exocortex.v1.MemoryForgetRequest.source:type_name -> exocortex.v1.MemorySource
 	0,  // 34: exocortex.v1.MemoryMergeRequest.source:type_name -> exocortex.v1.MemorySource
 	0,  // 35: exocortex.v1.MemoryRecordAccessRequest.source:type_name -> exocortex.v1.MemorySource
-	35, // 36: exocortex.v1.MemoryAppendRequest.entries:type_name -> exocortex.v1.MemoryJournalEntry
-	73, // 37: exocortex.v1.MemoryJournalEvent.ts:type_name -> google.protobuf.Timestamp
-	37, // 38: exocortex.v1.MemoryAppendResponse.events:type_name -> exocortex.v1.MemoryJournalEvent
-	37, // 39: exocortex.v1.MemoryHistoryEntry.event:type_name -> exocortex.v1.MemoryJournalEvent
-	40, // 40: exocortex.v1.MemoryHistoryResponse.entries:type_name -> exocortex.v1.MemoryHistoryEntry
-	2,  // 41: exocortex.v1.MemoryHistoryResponse.record:type_name -> exocortex.v1.MemoryRecord
-	69, // 42: exocortex.v1.MemoryStatsResponse.by_area:type_name -> exocortex.v1.MemoryStatsResponse.ByAreaEntry
-	70, // 43: exocortex.v1.MemoryStatsResponse.by_status:type_name -> exocortex.v1.MemoryStatsResponse.ByStatusEntry
-	71, // 44: exocortex.v1.MemoryStatsResponse.unknown_events:type_name -> exocortex.v1.MemoryStatsResponse.UnknownEventsEntry
-	44, // 45: exocortex.v1.MemoryStatsResponse.embedding_change:type_name -> exocortex.v1.MemoryEmbeddingChange
-	48, // 46: exocortex.v1.MemoryVectorsResponse.vectors:type_name -> exocortex.v1.MemoryVector
-	48, // 47: exocortex.v1.MemoryEmbedResponse.vectors:type_name -> exocortex.v1.MemoryVector
-	0,  // 48: exocortex.v1.MemoryImportRequest.source:type_name -> exocortex.v1.MemorySource
-	54, // 49: exocortex.v1.MemoryImportReport.bad:type_name -> exocortex.v1.MemoryBadInput
-	53, // 50: exocortex.v1.MemoryImportResponse.progress:type_name -> exocortex.v1.MemoryImportProgress
-	55, // 51: exocortex.v1.MemoryImportResponse.report:type_name -> exocortex.v1.MemoryImportReport
-	37, // 52: exocortex.v1.MemoryWatchResponse.event:type_name -> exocortex.v1.MemoryJournalEvent
-	0,  // 53: exocortex.v1.MemoryToolSaveRequest.source:type_name -> exocortex.v1.MemorySource
-	0,  // 54: exocortex.v1.MemoryToolLoadRequest.source:type_name -> exocortex.v1.MemorySource
-	0,  // 55: exocortex.v1.MemoryToolForgetRequest.source:type_name -> exocortex.v1.MemorySource
-	0,  // 56: exocortex.v1.MemoryToolDeleteRequest.source:type_name -> exocortex.v1.MemorySource
-	16, // 57: exocortex.v1.MemoryCensusResponse.AreasEntry.value:type_name -> exocortex.v1.MemoryAreaCensus
-	7,  // 58: exocortex.v1.MemoryService.Search:input_type -> exocortex.v1.MemorySearchRequest
-	9,  // 59: exocortex.v1.MemoryService.Compile:input_type -> exocortex.v1.MemoryCompileRequest
-	11, // 60: exocortex.v1.MemoryService.Get:input_type -> exocortex.v1.MemoryGetRequest
-	13, // 61: exocortex.v1.MemoryService.List:input_type -> exocortex.v1.MemoryListRequest
-	15, // 62: exocortex.v1.MemoryService.Census:input_type -> exocortex.v1.MemoryCensusRequest
-	18, // 63: exocortex.v1.MemoryService.Save:input_type -> exocortex.v1.MemorySaveRequest
-	21, // 64: exocortex.v1.MemoryService.Update:input_type -> exocortex.v1.MemoryUpdateRequest
-	23, // 65: exocortex.v1.MemoryService.Archive:input_type -> exocortex.v1.MemoryArchiveRequest
-	25, // 66: exocortex.v1.MemoryService.Restore:input_type -> exocortex.v1.MemoryRestoreRequest
-	27, // 67: exocortex.v1.MemoryService.Delete:input_type -> exocortex.v1.MemoryDeleteRequest
-	29, // 68: exocortex.v1.MemoryService.Forget:input_type -> exocortex.v1.MemoryForgetRequest
-	31, // 69: exocortex.v1.MemoryService.Merge:input_type -> exocortex.v1.MemoryMergeRequest
-	33, // 70: exocortex.v1.MemoryService.RecordAccess:input_type -> exocortex.v1.MemoryRecordAccessRequest
-	36, // 71: exocortex.v1.MemoryService.Append:input_type -> exocortex.v1.MemoryAppendRequest
-	39, // 72: exocortex.v1.MemoryService.History:input_type -> exocortex.v1.MemoryHistoryRequest
-	42, // 73: exocortex.v1.MemoryService.Stats:input_type -> exocortex.v1.MemoryStatsRequest
-	45, // 74: exocortex.v1.MemoryService.Check:input_type -> exocortex.v1.MemoryCheckRequest
-	47, // 75: exocortex.v1.MemoryService.Vectors:input_type -> exocortex.v1.MemoryVectorsRequest
-	50, // 76: exocortex.v1.MemoryService.Embed:input_type -> exocortex.v1.MemoryEmbedRequest
-	52, // 77: exocortex.v1.MemoryService.Import:input_type -> exocortex.v1.MemoryImportRequest
-	57, // 78: exocortex.v1.MemoryService.Export:input_type -> exocortex.v1.MemoryExportRequest
-	59, // 79: exocortex.v1.MemoryService.Watch:input_type -> exocortex.v1.MemoryWatchRequest
-	61, // 80: exocortex.v1.MemoryService.ToolSave:input_type -> exocortex.v1.MemoryToolSaveRequest
-	62, // 81: exocortex.v1.MemoryService.ToolRetrieve:input_type -> exocortex.v1.MemoryToolRetrieveRequest
-	63, // 82: exocortex.v1.MemoryService.ToolLoad:input_type -> exocortex.v1.MemoryToolLoadRequest
-	64, // 83: exocortex.v1.MemoryService.ToolForget:input_type -> exocortex.v1.MemoryToolForgetRequest
-	65, // 84: exocortex.v1.MemoryService.ToolDelete:input_type -> exocortex.v1.MemoryToolDeleteRequest
-	8,  // 85: exocortex.v1.MemoryService.Search:output_type -> exocortex.v1.MemorySearchResponse
-	10, // 86: exocortex.v1.MemoryService.Compile:output_type -> exocortex.v1.MemoryCompileResponse
-	12, // 87: exocortex.v1.MemoryService.Get:output_type -> exocortex.v1.MemoryGetResponse
-	14, // 88: exocortex.v1.MemoryService.List:output_type -> exocortex.v1.MemoryListResponse
-	17, // 89: exocortex.v1.MemoryService.Census:output_type -> exocortex.v1.MemoryCensusResponse
-	19, // 90: exocortex.v1.MemoryService.Save:output_type -> exocortex.v1.MemorySaveResponse
-	22, // 91: exocortex.v1.MemoryService.Update:output_type -> exocortex.v1.MemoryUpdateResponse
-	24, // 92: exocortex.v1.MemoryService.Archive:output_type -> exocortex.v1.MemoryArchiveResponse
-	26, // 93: exocortex.v1.MemoryService.Restore:output_type -> exocortex.v1.MemoryRestoreResponse
-	28, // 94: exocortex.v1.MemoryService.Delete:output_type -> exocortex.v1.MemoryDeleteResponse
-	30, // 95: exocortex.v1.MemoryService.Forget:output_type -> exocortex.v1.MemoryForgetResponse
-	32, // 96: exocortex.v1.MemoryService.Merge:output_type -> exocortex.v1.MemoryMergeResponse
-	34, // 97: exocortex.v1.MemoryService.RecordAccess:output_type -> exocortex.v1.MemoryRecordAccessResponse
-	38, // 98: exocortex.v1.MemoryService.Append:output_type -> exocortex.v1.MemoryAppendResponse
-	41, // 99: exocortex.v1.MemoryService.History:output_type -> exocortex.v1.MemoryHistoryResponse
-	43, // 100: exocortex.v1.MemoryService.Stats:output_type -> exocortex.v1.MemoryStatsResponse
-	46, // 101: exocortex.v1.MemoryService.Check:output_type -> exocortex.v1.MemoryCheckResponse
-	49, // 102: exocortex.v1.MemoryService.Vectors:output_type -> exocortex.v1.MemoryVectorsResponse
-	51, // 103: exocortex.v1.MemoryService.Embed:output_type -> exocortex.v1.MemoryEmbedResponse
-	56, // 104: exocortex.v1.MemoryService.Import:output_type -> exocortex.v1.MemoryImportResponse
-	58, // 105: exocortex.v1.MemoryService.Export:output_type -> exocortex.v1.MemoryExportResponse
-	60, // 106: exocortex.v1.MemoryService.Watch:output_type -> exocortex.v1.MemoryWatchResponse
-	66, // 107: exocortex.v1.MemoryService.ToolSave:output_type -> exocortex.v1.MemoryToolResponse
-	66, // 108: exocortex.v1.MemoryService.ToolRetrieve:output_type -> exocortex.v1.MemoryToolResponse
-	66, // 109: exocortex.v1.MemoryService.ToolLoad:output_type -> exocortex.v1.MemoryToolResponse
-	66, // 110: exocortex.v1.MemoryService.ToolForget:output_type -> exocortex.v1.MemoryToolResponse
-	66, // 111: exocortex.v1.MemoryService.ToolDelete:output_type -> exocortex.v1.MemoryToolResponse
-	85, // [85:112] is the sub-list for method output_type
-	58, // [58:85] is the sub-list for method input_type
-	58, // [58:58] is the sub-list for extension type_name
-	58, // [58:58] is the sub-list for extension extendee
-	0,  // [0:58] is the sub-list for field type_name
+	73, // 36: exocortex.v1.MemoryJournalEntry.ts:type_name -> google.protobuf.Timestamp
+	35, // 37: exocortex.v1.MemoryAppendRequest.entries:type_name -> exocortex.v1.MemoryJournalEntry
+	73, // 38: exocortex.v1.MemoryJournalEvent.ts:type_name -> google.protobuf.Timestamp
+	37, // 39: exocortex.v1.MemoryAppendResponse.events:type_name -> exocortex.v1.MemoryJournalEvent
+	37, // 40: exocortex.v1.MemoryHistoryEntry.event:type_name -> exocortex.v1.MemoryJournalEvent
+	40, // 41: exocortex.v1.MemoryHistoryResponse.entries:type_name -> exocortex.v1.MemoryHistoryEntry
+	2,  // 42: exocortex.v1.MemoryHistoryResponse.record:type_name -> exocortex.v1.MemoryRecord
+	69, // 43: exocortex.v1.MemoryStatsResponse.by_area:type_name -> exocortex.v1.MemoryStatsResponse.ByAreaEntry
+	70, // 44: exocortex.v1.MemoryStatsResponse.by_status:type_name -> exocortex.v1.MemoryStatsResponse.ByStatusEntry
+	71, // 45: exocortex.v1.MemoryStatsResponse.unknown_events:type_name -> exocortex.v1.MemoryStatsResponse.UnknownEventsEntry
+	44, // 46: exocortex.v1.MemoryStatsResponse.embedding_change:type_name -> exocortex.v1.MemoryEmbeddingChange
+	48, // 47: exocortex.v1.MemoryVectorsResponse.vectors:type_name -> exocortex.v1.MemoryVector
+	48, // 48: exocortex.v1.MemoryEmbedResponse.vectors:type_name -> exocortex.v1.MemoryVector
+	0,  // 49: exocortex.v1.MemoryImportRequest.source:type_name -> exocortex.v1.MemorySource
+	54, // 50: exocortex.v1.MemoryImportReport.bad:type_name -> exocortex.v1.MemoryBadInput
+	53, // 51: exocortex.v1.MemoryImportResponse.progress:type_name -> exocortex.v1.MemoryImportProgress
+	55, // 52: exocortex.v1.MemoryImportResponse.report:type_name -> exocortex.v1.MemoryImportReport
+	37, // 53: exocortex.v1.MemoryWatchResponse.event:type_name -> exocortex.v1.MemoryJournalEvent
+	0,  // 54: exocortex.v1.MemoryToolSaveRequest.source:type_name -> exocortex.v1.MemorySource
+	0,  // 55: exocortex.v1.MemoryToolLoadRequest.source:type_name -> exocortex.v1.MemorySource
+	0,  // 56: exocortex.v1.MemoryToolForgetRequest.source:type_name -> exocortex.v1.MemorySource
+	0,  // 57: exocortex.v1.MemoryToolDeleteRequest.source:type_name -> exocortex.v1.MemorySource
+	16, // 58: exocortex.v1.MemoryCensusResponse.AreasEntry.value:type_name -> exocortex.v1.MemoryAreaCensus
+	7,  // 59: exocortex.v1.MemoryService.Search:input_type -> exocortex.v1.MemorySearchRequest
+	9,  // 60: exocortex.v1.MemoryService.Compile:input_type -> exocortex.v1.MemoryCompileRequest
+	11, // 61: exocortex.v1.MemoryService.Get:input_type -> exocortex.v1.MemoryGetRequest
+	13, // 62: exocortex.v1.MemoryService.List:input_type -> exocortex.v1.MemoryListRequest
+	15, // 63: exocortex.v1.MemoryService.Census:input_type -> exocortex.v1.MemoryCensusRequest
+	18, // 64: exocortex.v1.MemoryService.Save:input_type -> exocortex.v1.MemorySaveRequest
+	21, // 65: exocortex.v1.MemoryService.Update:input_type -> exocortex.v1.MemoryUpdateRequest
+	23, // 66: exocortex.v1.MemoryService.Archive:input_type -> exocortex.v1.MemoryArchiveRequest
+	25, // 67: exocortex.v1.MemoryService.Restore:input_type -> exocortex.v1.MemoryRestoreRequest
+	27, // 68: exocortex.v1.MemoryService.Delete:input_type -> exocortex.v1.MemoryDeleteRequest
+	29, // 69: exocortex.v1.MemoryService.Forget:input_type -> exocortex.v1.MemoryForgetRequest
+	31, // 70: exocortex.v1.MemoryService.Merge:input_type -> exocortex.v1.MemoryMergeRequest
+	33, // 71: exocortex.v1.MemoryService.RecordAccess:input_type -> exocortex.v1.MemoryRecordAccessRequest
+	36, // 72: exocortex.v1.MemoryService.Append:input_type -> exocortex.v1.MemoryAppendRequest
+	39, // 73: exocortex.v1.MemoryService.History:input_type -> exocortex.v1.MemoryHistoryRequest
+	42, // 74: exocortex.v1.MemoryService.Stats:input_type -> exocortex.v1.MemoryStatsRequest
+	45, // 75: exocortex.v1.MemoryService.Check:input_type -> exocortex.v1.MemoryCheckRequest
+	47, // 76: exocortex.v1.MemoryService.Vectors:input_type -> exocortex.v1.MemoryVectorsRequest
+	50, // 77: exocortex.v1.MemoryService.Embed:input_type -> exocortex.v1.MemoryEmbedRequest
+	52, // 78: exocortex.v1.MemoryService.Import:input_type -> exocortex.v1.MemoryImportRequest
+	57, // 79: exocortex.v1.MemoryService.Export:input_type -> exocortex.v1.MemoryExportRequest
+	59, // 80: exocortex.v1.MemoryService.Watch:input_type -> exocortex.v1.MemoryWatchRequest
+	61, // 81: exocortex.v1.MemoryService.ToolSave:input_type -> exocortex.v1.MemoryToolSaveRequest
+	62, // 82: exocortex.v1.MemoryService.ToolRetrieve:input_type -> exocortex.v1.MemoryToolRetrieveRequest
+	63, // 83: exocortex.v1.MemoryService.ToolLoad:input_type -> exocortex.v1.MemoryToolLoadRequest
+	64, // 84: exocortex.v1.MemoryService.ToolForget:input_type -> exocortex.v1.MemoryToolForgetRequest
+	65, // 85: exocortex.v1.MemoryService.ToolDelete:input_type -> exocortex.v1.MemoryToolDeleteRequest
+	8,  // 86: exocortex.v1.MemoryService.Search:output_type -> exocortex.v1.MemorySearchResponse
+	10, // 87: exocortex.v1.MemoryService.Compile:output_type -> exocortex.v1.MemoryCompileResponse
+	12, // 88: exocortex.v1.MemoryService.Get:output_type -> exocortex.v1.MemoryGetResponse
+	14, // 89: exocortex.v1.MemoryService.List:output_type -> exocortex.v1.MemoryListResponse
+	17, // 90: exocortex.v1.MemoryService.Census:output_type -> exocortex.v1.MemoryCensusResponse
+	19, // 91: exocortex.v1.MemoryService.Save:output_type -> exocortex.v1.MemorySaveResponse
+	22, // 92: exocortex.v1.MemoryService.Update:output_type -> exocortex.v1.MemoryUpdateResponse
+	24, // 93: exocortex.v1.MemoryService.Archive:output_type -> exocortex.v1.MemoryArchiveResponse
+	26, // 94: exocortex.v1.MemoryService.Restore:output_type -> exocortex.v1.MemoryRestoreResponse
+	28, // 95: exocortex.v1.MemoryService.Delete:output_type -> exocortex.v1.MemoryDeleteResponse
+	30, // 96: exocortex.v1.MemoryService.Forget:output_type -> exocortex.v1.MemoryForgetResponse
+	32, // 97: exocortex.v1.MemoryService.Merge:output_type -> exocortex.v1.MemoryMergeResponse
+	34, // 98: exocortex.v1.MemoryService.RecordAccess:output_type -> exocortex.v1.MemoryRecordAccessResponse
+	38, // 99: exocortex.v1.MemoryService.Append:output_type -> exocortex.v1.MemoryAppendResponse
+	41, // 100: exocortex.v1.MemoryService.History:output_type -> exocortex.v1.MemoryHistoryResponse
+	43, // 101: exocortex.v1.MemoryService.Stats:output_type -> exocortex.v1.MemoryStatsResponse
+	46, // 102: exocortex.v1.MemoryService.Check:output_type -> exocortex.v1.MemoryCheckResponse
+	49, // 103: exocortex.v1.MemoryService.Vectors:output_type -> exocortex.v1.MemoryVectorsResponse
+	51, // 104: exocortex.v1.MemoryService.Embed:output_type -> exocortex.v1.MemoryEmbedResponse
+	56, // 105: exocortex.v1.MemoryService.Import:output_type -> exocortex.v1.MemoryImportResponse
+	58, // 106: exocortex.v1.MemoryService.Export:output_type -> exocortex.v1.MemoryExportResponse
+	60, // 107: exocortex.v1.MemoryService.Watch:output_type -> exocortex.v1.MemoryWatchResponse
+	66, // 108: exocortex.v1.MemoryService.ToolSave:output_type -> exocortex.v1.MemoryToolResponse
+	66, // 109: exocortex.v1.MemoryService.ToolRetrieve:output_type -> exocortex.v1.MemoryToolResponse
+	66, // 110: exocortex.v1.MemoryService.ToolLoad:output_type -> exocortex.v1.MemoryToolResponse
+	66, // 111: exocortex.v1.MemoryService.ToolForget:output_type -> exocortex.v1.MemoryToolResponse
+	66, // 112: exocortex.v1.MemoryService.ToolDelete:output_type -> exocortex.v1.MemoryToolResponse
+	86, // [86:113] is the sub-list for method output_type
+	59, // [59:86] is the sub-list for method input_type
+	59, // [59:59] is the sub-list for extension type_name
+	59, // [59:59] is the sub-list for extension extendee
+	0,  // [0:59] is the sub-list for field type_name
 }
 
 func init() { file_exocortex_v1_memory_proto_init() }

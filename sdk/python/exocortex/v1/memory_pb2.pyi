@@ -335,14 +335,16 @@ class MemoryInput(_message.Message):
     def __init__(self, id: _Optional[str] = ..., area: _Optional[str] = ..., text: _Optional[str] = ..., key: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., importance: _Optional[float] = ..., created: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[str] = ...) -> None: ...
 
 class MemoryJournalEntry(_message.Message):
-    __slots__ = ["kind", "payload", "session"]
+    __slots__ = ["kind", "payload", "session", "ts"]
     KIND_FIELD_NUMBER: _ClassVar[int]
     PAYLOAD_FIELD_NUMBER: _ClassVar[int]
     SESSION_FIELD_NUMBER: _ClassVar[int]
+    TS_FIELD_NUMBER: _ClassVar[int]
     kind: str
     payload: bytes
     session: str
-    def __init__(self, kind: _Optional[str] = ..., session: _Optional[str] = ..., payload: _Optional[bytes] = ...) -> None: ...
+    ts: _timestamp_pb2.Timestamp
+    def __init__(self, kind: _Optional[str] = ..., session: _Optional[str] = ..., payload: _Optional[bytes] = ..., ts: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class MemoryJournalEvent(_message.Message):
     __slots__ = ["kind", "payload", "seq", "session", "ts"]
