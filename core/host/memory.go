@@ -262,6 +262,16 @@ func (g *memoryGate) source(src *exocortexv1.MemorySource) *exocortexv1.MemorySo
 
 // Reads.
 
+// read forwards a call that needs uses_memory only.
+func read[Resp any](ctx context.Context, g *memoryGate, rpc string, call func(exocortexv1.MemoryServiceClient) (Resp, error)) (Resp, error) {
+	c, err := g.client(ctx, rpc)
+	if err != nil {
+		var none Resp
+		return none, err
+	}
+	return call(c)
+}
+
 func (g *memoryGate) Search(ctx context.Context, req *exocortexv1.MemorySearchRequest) (*exocortexv1.MemorySearchResponse, error) {
 	c, err := g.client(ctx, "Search")
 	if err != nil {
@@ -285,67 +295,51 @@ func (g *memoryGate) Compile(ctx context.Context, req *exocortexv1.MemoryCompile
 }
 
 func (g *memoryGate) Get(ctx context.Context, req *exocortexv1.MemoryGetRequest) (*exocortexv1.MemoryGetResponse, error) {
-	c, err := g.client(ctx, "Get")
-	if err != nil {
-		return nil, err
-	}
-	return c.Get(ctx, req)
+	return read(ctx, g, "Get", func(c exocortexv1.MemoryServiceClient) (*exocortexv1.MemoryGetResponse, error) {
+		return c.Get(ctx, req)
+	})
 }
 
 func (g *memoryGate) Census(ctx context.Context, req *exocortexv1.MemoryCensusRequest) (*exocortexv1.MemoryCensusResponse, error) {
-	c, err := g.client(ctx, "Census")
-	if err != nil {
-		return nil, err
-	}
-	return c.Census(ctx, req)
+	return read(ctx, g, "Census", func(c exocortexv1.MemoryServiceClient) (*exocortexv1.MemoryCensusResponse, error) {
+		return c.Census(ctx, req)
+	})
 }
 
 func (g *memoryGate) History(ctx context.Context, req *exocortexv1.MemoryHistoryRequest) (*exocortexv1.MemoryHistoryResponse, error) {
-	c, err := g.client(ctx, "History")
-	if err != nil {
-		return nil, err
-	}
-	return c.History(ctx, req)
+	return read(ctx, g, "History", func(c exocortexv1.MemoryServiceClient) (*exocortexv1.MemoryHistoryResponse, error) {
+		return c.History(ctx, req)
+	})
 }
 
 func (g *memoryGate) Stats(ctx context.Context, req *exocortexv1.MemoryStatsRequest) (*exocortexv1.MemoryStatsResponse, error) {
-	c, err := g.client(ctx, "Stats")
-	if err != nil {
-		return nil, err
-	}
-	return c.Stats(ctx, req)
+	return read(ctx, g, "Stats", func(c exocortexv1.MemoryServiceClient) (*exocortexv1.MemoryStatsResponse, error) {
+		return c.Stats(ctx, req)
+	})
 }
 
 func (g *memoryGate) Check(ctx context.Context, req *exocortexv1.MemoryCheckRequest) (*exocortexv1.MemoryCheckResponse, error) {
-	c, err := g.client(ctx, "Check")
-	if err != nil {
-		return nil, err
-	}
-	return c.Check(ctx, req)
+	return read(ctx, g, "Check", func(c exocortexv1.MemoryServiceClient) (*exocortexv1.MemoryCheckResponse, error) {
+		return c.Check(ctx, req)
+	})
 }
 
 func (g *memoryGate) Vectors(ctx context.Context, req *exocortexv1.MemoryVectorsRequest) (*exocortexv1.MemoryVectorsResponse, error) {
-	c, err := g.client(ctx, "Vectors")
-	if err != nil {
-		return nil, err
-	}
-	return c.Vectors(ctx, req)
+	return read(ctx, g, "Vectors", func(c exocortexv1.MemoryServiceClient) (*exocortexv1.MemoryVectorsResponse, error) {
+		return c.Vectors(ctx, req)
+	})
 }
 
 func (g *memoryGate) Embed(ctx context.Context, req *exocortexv1.MemoryEmbedRequest) (*exocortexv1.MemoryEmbedResponse, error) {
-	c, err := g.client(ctx, "Embed")
-	if err != nil {
-		return nil, err
-	}
-	return c.Embed(ctx, req)
+	return read(ctx, g, "Embed", func(c exocortexv1.MemoryServiceClient) (*exocortexv1.MemoryEmbedResponse, error) {
+		return c.Embed(ctx, req)
+	})
 }
 
 func (g *memoryGate) ToolRetrieve(ctx context.Context, req *exocortexv1.MemoryToolRetrieveRequest) (*exocortexv1.MemoryToolResponse, error) {
-	c, err := g.client(ctx, "ToolRetrieve")
-	if err != nil {
-		return nil, err
-	}
-	return c.ToolRetrieve(ctx, req)
+	return read(ctx, g, "ToolRetrieve", func(c exocortexv1.MemoryServiceClient) (*exocortexv1.MemoryToolResponse, error) {
+		return c.ToolRetrieve(ctx, req)
+	})
 }
 
 // ToolLoad is a search; the access it records is not a write of an area.
