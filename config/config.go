@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/exocortex/exocortex/secrets"
 )
 
 // FileName is the configuration file inside the home directory.
@@ -48,6 +50,11 @@ type Config struct {
 	FullToolDocs  bool `yaml:"full_tool_docs"`
 	MaxIterations int  `yaml:"max_iterations"`
 	UnusableLimit int  `yaml:"unusable_limit"`
+	// Python is the interpreter `plugins port` writes into a ported Agent Zero
+	// tree's plugin.json, and checks the tree against ("": Debian's
+	// /usr/bin/python3, which has the SDK's gRPC packages). A plugin's own
+	// plugin.json names its interpreter; this is the default for new ports.
+	Python string `yaml:"python"`
 	// PluginDirs are scanned after the project and user plugin directories.
 	PluginDirs []string `yaml:"plugin_dirs"`
 	Timeouts   Timeouts `yaml:"timeouts"`
@@ -72,6 +79,10 @@ type Config struct {
 	EmbedModel string `yaml:"embed_model"`
 	// TrustedProjects are project directories whose plugins may load.
 	TrustedProjects []string `yaml:"trusted_projects"`
+	// Secrets are the credentials the agent's tools may use and the model
+	// never sees, by name, each with its source: {env: VAR}, {file: PATH}
+	// (mode 0600) or {keyring: NAME} (package secrets, docs/secrets.md).
+	Secrets secrets.Config `yaml:"secrets"`
 	// IdleSleep is how long an operator session stays idle before it runs the
 	// sleep consolidation the trigger asked for; 0 turns it off.
 	IdleSleep Duration `yaml:"idle_sleep"`

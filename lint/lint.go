@@ -50,6 +50,9 @@ type Input struct {
 	// cannot load (EXO135, EXO136), found by sdk/python/pyimport: for a
 	// ported plugin the port's own findings, read again as the files are now.
 	Imports []PluginImports
+	// SecretReads are the places plugins' code reads the operator's secrets
+	// (FindSecretReads), for EXO139.
+	SecretReads []SecretRead
 }
 
 // Entry is one file or directory found in or under a scanned directory.
@@ -187,6 +190,7 @@ func Codes() []CodeInfo {
 		{"EXO136", Error, 0, 0, "A Python plugin's file imports a third-party module that is not installed where the plugin's interpreter finds it: the file cannot load."},
 		{"EXO137", Warning, 0, 0, "A ported Agent Zero file stores an asyncio task (or a DeferredTask) in agent data the port declares as shared state: the layer keeps it in the plugin process, where the tree's later hooks await or poll it; other plugins never see it."},
 		{"EXO138", Info, 0, 0, "The third-party imports of a Python plugin's files were not checked, because no Python interpreter could be asked which modules are installed."},
+		{"EXO139", Warning, 0, 0, "A plugin's code reads the operator's secrets (Agent Zero's get_secrets_manager, load_secrets, replace_placeholders, an A0_SECRET_ variable) but none of its tools declares uses_secrets: the host keeps the values from it."},
 	}
 }
 
@@ -214,6 +218,7 @@ func Check(in Input) []Finding {
 	c.wiringDoc()
 	c.ported()
 	c.imports()
+	c.secretReads()
 	SortFindings(c.out)
 	return slices.CompactFunc(c.out, func(a, b Finding) bool { return a == b })
 }

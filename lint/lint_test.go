@@ -50,6 +50,7 @@ type testCase struct {
 	PromptText []PromptText    `json:"prompt_text"`
 	Ported     []Ported        `json:"ported"`
 	Imports    []PluginImports `json:"imports"`
+	Secrets    []SecretRead    `json:"secret_reads"`
 	WiringPath string          `json:"wiring_path"`
 	Wiring     *string         `json:"wiring"`
 	// Want lists findings that must be reported, location fields exactly.
@@ -89,6 +90,7 @@ func readCase(t *testing.T, path string) (Input, []Finding) {
 	in.PromptText = tc.PromptText
 	in.Ported = tc.Ported
 	in.Imports = tc.Imports
+	in.SecretReads = tc.Secrets
 	if tc.Wiring != nil {
 		in.Wiring = []byte(*tc.Wiring)
 	}

@@ -24,6 +24,7 @@ func TestBuiltinContract(t *testing.T) {
 	}{
 		{"agent.system.main", "", nil},
 		{"agent.system.tools", "", []string{"tools"}},
+		{"agent.system.secrets", "", []string{"secrets"}},
 		{"agent.system.tool.response", "", nil},
 		{"fw.msg_repeat", "repeat", nil},
 		{"fw.msg_misformat", "misformat", []string{"error"}},

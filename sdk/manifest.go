@@ -193,6 +193,7 @@ func build(p Plugin) (*built, error) {
 				ReadsHistory:    spec.ReadsHistory && readsHistoryAt(d.hook),
 				ReadsPrompt:     spec.ReadsPrompt && readsPromptAt(d.hook),
 				EffectsDeclared: spec.EffectsDeclared,
+				FailOpen:        spec.FailOpen,
 				ForTools:        forTools(spec.ForTools, d.hook),
 			})
 		}
@@ -228,6 +229,7 @@ func build(p Plugin) (*built, error) {
 			ParametersJsonSchema: t.Parameters,
 			Implemented:          true,
 			PromptFile:           t.PromptFile,
+			UsesSecrets:          t.UsesSecrets,
 		})
 	}
 

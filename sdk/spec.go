@@ -81,6 +81,13 @@ type Spec struct {
 	// of other plugins run; otherwise it runs in order, after the ones before it
 	// have answered, and the ones after it wait for it.
 	EffectsDeclared bool
+	// FailOpen lets the action go ahead when the extension fails at a hook that
+	// can stop it (tool_execute_before, text_editor_write_before,
+	// text_editor_patch_before). Without it an error returned by the handler, a
+	// panic, a crash or a missed deadline there stops the action: a guard that
+	// cannot answer allows nothing. Declare it for an extension that only
+	// watches (a logger, a metric); at other hooks the host refuses it.
+	FailOpen bool
 	// ForTools limits the hooks that fire for one tool call (tool_execute_before,
 	// tool_execute_after, hist_add_tool_result, tool_output_update) to calls of these
 	// tools (empty: every tool). The wiring lint reports a name no loaded plugin
@@ -99,6 +106,13 @@ type Tool struct {
 	// PromptFile is the prompt file documenting the tool, e.g.
 	// "agent.system.tool.hello_time.md".
 	PromptFile string
+	// UsesSecrets names the operator's secrets the tool may receive: the host
+	// puts their values in place of §§secret(NAME) in the arguments it sends
+	// this tool only (the model, the history and every other plugin keep the
+	// placeholder). "*" takes every configured secret (shell, code execution,
+	// HTTP tools). A tool that declares none gets the placeholders as written;
+	// a call naming a secret outside the list is refused.
+	UsesSecrets []string
 	// Run executes the tool with the arguments object as JSON ("{}" when the
 	// model gave none). An error is the tool's failure as the model sees it: it
 	// becomes ToolResult.error (with the returned result's other fields, if any).

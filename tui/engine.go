@@ -53,6 +53,10 @@ type Config struct {
 	Session     string
 	Resumed     bool
 
+	// Mask, when set, replaces the operator's secrets in what they type by
+	// their placeholders (package secrets) before the input history, the
+	// transcript or the agent see it.
+	Mask func(string) string
 	// HistoryFile keeps the input history ("" keeps it in memory).
 	HistoryFile string
 	// MemoryDir is the memory store's directory.

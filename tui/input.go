@@ -245,6 +245,9 @@ func (m *Model) enter() tea.Cmd {
 		return nil
 	}
 	text := m.expandPastes(v)
+	if mask := m.eng.Config().Mask; mask != nil {
+		text = mask(text)
+	}
 	if strings.TrimSpace(text) != "" {
 		if err := m.hist.Add(text); err != nil {
 			m.setNotice(err.Error(), true)

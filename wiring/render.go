@@ -435,10 +435,12 @@ func (g *Graph) renderTools(w writer) {
 		w("No tool is declared.\n\n")
 		return
 	}
-	w("| tool | plugin | implemented | prompt file |\n")
-	w("|---|---|---|---|\n")
+	// secrets: the operator's secrets the tool receives (uses_secrets), the
+	// one place their values go (docs/secrets.md).
+	w("| tool | plugin | implemented | prompt file | secrets |\n")
+	w("|---|---|---|---|---|\n")
 	for _, name := range core {
-		w("| %s | the loop | yes | %s |\n", code(name), code("agent.system.tool."+name+".md"))
+		w("| %s | the loop | yes | %s | – |\n", code(name), code("agent.system.tool."+name+".md"))
 	}
 	for _, t := range g.Tools {
 		impl := "yes"
@@ -453,7 +455,11 @@ func (g *Graph) renderTools(w writer) {
 		if pf == "" {
 			pf = "agent.system.tool." + t.Name + ".md"
 		}
-		w("| %s | %s | %s | %s |\n", code(t.Name), plugin, impl, code(pf))
+		secrets := "–"
+		if us := t.Spec.GetUsesSecrets(); len(us) > 0 {
+			secrets = codes(us)
+		}
+		w("| %s | %s | %s | %s | %s |\n", code(t.Name), plugin, impl, code(pf), secrets)
 	}
 	w("\n")
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -17,9 +18,89 @@ import (
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/llm/scripted"
 	"github.com/exocortex/exocortex/core/loop"
+	"github.com/exocortex/exocortex/lint"
+	"github.com/exocortex/exocortex/prompts"
 	"github.com/exocortex/exocortex/scaffold/a0port"
 	"github.com/exocortex/exocortex/sdk/sdktest"
 )
+
+// realTreeFigures is docs/porting.md's measurement of one session with a
+// ported real tree: per file of the report, its status, whether the layer
+// serves it, whether it loaded (the plugin's manifest has it), whether its hook
+// fired, whether it failed, and whether the status says what happened (ported
+// as is or adapted: loads and runs without an error; not ported or
+// overridden: not served; needs a hand: the port's own prediction, that it
+// cannot load or not, came true); then the totals.
+func realTreeFigures(t *testing.T, h *host.Host, plugin string, r *a0port.Report, ran, failed map[string][]string) string {
+	t.Helper()
+	var points []struct{ File, Name, Hook string }
+	if b, err := os.ReadFile(filepath.Join(plugin, "a0", "points.json")); err == nil {
+		_ = json.Unmarshal(b, &points)
+	}
+	loaded := map[string]bool{}
+	running := false
+	for _, st := range h.Status() {
+		if st.Name == "a0-real" {
+			running = st.State == host.StateRunning
+			for _, e := range st.Extensions {
+				loaded[e.Name] = loaded[e.Name] || !e.Disabled
+			}
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "plugin running under the wiring check: %v\n", running)
+	var inReport, loadedN, ranOK, ranErr, idle, match int
+	for _, f := range r.Files {
+		inReport++
+		name := ""
+		for _, p := range points {
+			if strings.HasSuffix(f.Source, strings.TrimPrefix(p.File, "extensions/python/")) && strings.HasSuffix(p.File, filepath.Base(f.Source)) && p.Hook == f.Hook {
+				name = p.Name
+			}
+		}
+		ld := name != "" && loaded[name]
+		errs := failed[name]
+		outcome := "not served"
+		switch {
+		case name == "":
+		case !ld:
+			outcome = "does not load"
+		case len(errs) > 0:
+			outcome = "error: " + errs[0]
+		case len(ran[name]) == 0:
+			outcome = "loads; its hook did not fire"
+		default:
+			outcome = "ran, no error"
+		}
+		if ld {
+			loadedN++
+			switch {
+			case len(errs) > 0:
+				ranErr++
+			case len(ran[name]) > 0:
+				ranOK++
+			default:
+				idle++
+			}
+		}
+		ok := false
+		switch f.Status {
+		case "ported as is", "adapted by the layer":
+			ok = ld && len(errs) == 0
+		case "not ported", "overridden":
+			ok = name == ""
+		case "needs a hand":
+			ok = true
+		}
+		if ok {
+			match++
+		}
+		fmt.Fprintf(&b, "file %s | %s | %s | status matches: %v\n", f.Source, f.Status, outcome, ok)
+	}
+	fmt.Fprintf(&b, "files in the report: %d\nfiles that load: %d (ran with no error %d, loaded but their hook did not fire %d, ran with an error %d)\nstatuses that match the run: %d of %d\n",
+		inReport, loadedN, ranOK, idle, ranErr, match, inReport)
+	return b.String()
+}
 
 // EnvA0Tree names an Agent Zero tree for TestPortRealTree (docs/porting.md,
 // "Ported against Agent Zero v1.7's own extensions"); EnvA0Out the directory
@@ -52,12 +133,17 @@ func TestPortRealTree(t *testing.T) {
 	home := t.TempDir()
 	plugin := filepath.Join(home, "plugins", "a0-real")
 	start := time.Now()
-	r, err := a0port.Port(t.Context(), tree, plugin, "a0-real")
-	if err != nil {
-		t.Fatal(err)
+	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
+	// As a user ports it: the command, which also checks the tree against the
+	// plugins installed here (the built-ins) and says what the host would refuse.
+	if _, errOut, code := runExo(t, exe, t.TempDir(), home, "plugins", "port", tree, "--out", plugin, "--name", "a0-real"); code != 0 {
+		t.Fatalf("plugins port: exit %d: %s", code, errOut)
+	}
+	var r a0port.Report
+	if b, err := os.ReadFile(filepath.Join(plugin, "port.json")); err != nil || json.Unmarshal(b, &r) != nil {
+		t.Fatalf("reading the report: %v", err)
 	}
 	t.Logf("ported %d files in %v", len(r.Files), time.Since(start))
-	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
 	cfg := config.Default()
 	cfg.UtilityModel = "util-model:1b"
 	settings, err := cfg.PluginSettingsEnv()
@@ -66,11 +152,12 @@ func TestPortRealTree(t *testing.T) {
 	}
 	var plog sdktest.Buffer
 	h, err := host.New(context.Background(), host.Options{
-		Dirs:      []discover.Dir{{Path: filepath.Join(home, "plugins"), Source: discover.User}},
-		Builtins:  []discover.Candidate{builtinCandidate(exe, "agent-tools"), builtinCandidate(exe, "memory-tools")},
-		PluginEnv: []string{config.HomeEnv + "=" + home, config.EnvProject + "=" + t.TempDir(), config.EnvEmbedder + "=none", settings},
-		PluginLog: &plog,
-		Memory:    homeMemory(home, "none", slog.New(slog.DiscardHandler)),
+		Dirs:        []discover.Dir{{Path: filepath.Join(home, "plugins"), Source: discover.User}},
+		Builtins:    []discover.Candidate{builtinCandidate(exe, "agent-tools"), builtinCandidate(exe, "memory-tools")},
+		PluginEnv:   []string{config.HomeEnv + "=" + home, config.EnvProject + "=" + t.TempDir(), config.EnvEmbedder + "=none", settings},
+		PluginLog:   &plog,
+		WiringCheck: lint.HostCheck(prompts.Embedded()),
+		Memory:      homeMemory(home, "none", slog.New(slog.DiscardHandler)),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -78,11 +165,15 @@ func TestPortRealTree(t *testing.T) {
 	t.Cleanup(func() { h.Close() })
 	var mu sync.Mutex
 	ran := map[string][]string{}
+	failed := map[string][]string{}
 	observe := func(e loop.Event) {
 		if e.Plugin == "a0-real" && e.Extension != "" {
 			mu.Lock()
 			if !slices.Contains(ran[e.Extension], e.Hook) {
 				ran[e.Extension] = append(ran[e.Extension], e.Hook)
+			}
+			if e.Error != "" {
+				failed[e.Extension] = append(failed[e.Extension], e.Hook+": "+e.Error)
 			}
 			mu.Unlock()
 		}
@@ -128,6 +219,7 @@ func TestPortRealTree(t *testing.T) {
 		fmt.Fprintf(&ranText, "%s %s\n", ext, strings.Join(ran[ext], ","))
 	}
 	fmt.Fprintf(&ranText, "final response: %s\n", res.Response)
+	ranText.WriteString(realTreeFigures(t, h, plugin, &r, ran, failed))
 	chats, _ := filepath.Glob(filepath.Join(plugin, "chats", "*", "messages", "*"))
 	for _, c := range chats {
 		b, _ := os.ReadFile(c)

@@ -21,6 +21,7 @@ import (
 	"github.com/exocortex/exocortex/lint"
 	"github.com/exocortex/exocortex/memory"
 	"github.com/exocortex/exocortex/prompts"
+	"github.com/exocortex/exocortex/secrets"
 )
 
 // app is what every subcommand starts from: the home directory and the
@@ -29,8 +30,13 @@ type app struct {
 	home string
 	cfg  config.Config
 	log  *slog.Logger
-	// logFile receives the host's and the plugins' logs.
+	// logFile receives the host's and the plugins' logs, through logMask,
+	// which masks the secrets out of every line once they are read.
 	logFile io.WriteCloser
+	logMask *secrets.Writer
+	// secrets are the operator's secrets, read by loadSecrets for an agent.
+	secrets       *secrets.Store
+	secretsLoaded bool
 	// allowWiringErrors starts plugins the wiring lint finds errors in
 	// (--allow-wiring-errors); by default they are kept out, as hot reload does.
 	allowWiringErrors bool
@@ -72,8 +78,9 @@ func loadApp() (*app, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the log: %w", err)
 	}
-	a.logFile = f
-	a.log = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	a.logMask = secrets.NewWriter(f)
+	a.logFile = a.logMask
+	a.log = slog.New(slog.NewTextHandler(a.logFile, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	return a, nil
 }
 
@@ -169,6 +176,9 @@ func (a *app) openHost(ctx context.Context, agent bool) (*host.Host, error) {
 	}
 	if agent {
 		opts.PluginEnv = append(opts.PluginEnv, config.EnvAgent+"=1")
+		if opts.Secrets, err = a.loadSecrets(); err != nil {
+			return nil, err
+		}
 	}
 	if !agent {
 		return host.New(ctx, opts)
@@ -200,6 +210,7 @@ func (a *app) eventLogger() func(host.Event) {
 		if err != nil {
 			return
 		}
+		b = a.secrets.Masker().MaskBytes(b)
 		mu.Lock()
 		defer mu.Unlock()
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
@@ -211,7 +222,7 @@ func (a *app) eventLogger() func(host.Event) {
 		f.Close()
 		if a.failures != nil {
 			if line := failureLine(e); line != "" {
-				fmt.Fprintln(a.failures, line)
+				fmt.Fprintln(a.failures, a.secrets.Masker().Mask(line))
 			}
 		}
 	}

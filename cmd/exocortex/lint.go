@@ -19,7 +19,6 @@ import (
 	"github.com/exocortex/exocortex/lint"
 	"github.com/exocortex/exocortex/prompts"
 	"github.com/exocortex/exocortex/scaffold/a0port"
-	"github.com/exocortex/exocortex/sdk/python"
 	"github.com/exocortex/exocortex/sdk/python/pyimport"
 	"github.com/exocortex/exocortex/signals"
 	"github.com/exocortex/exocortex/wiring"
@@ -213,6 +212,7 @@ func lintInput(ctx context.Context, opts host.Options, promptDirs, around []stri
 		return lint.Input{}, err
 	}
 	in.Imports = append(in.Imports, pythonImports(ctx, plugins)...)
+	in.SecretReads = secretReads(plugins)
 	return in, nil
 }
 
@@ -264,26 +264,8 @@ func pythonImports(ctx context.Context, plugins []wiring.Plugin) []lint.PluginIm
 			continue
 		}
 		var sources []pyimport.Source
-		_ = filepath.WalkDir(p.Path, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
-			if d.IsDir() {
-				if n := d.Name(); path != p.Path && (n == python.Package || n == "__pycache__" || strings.HasPrefix(n, ".")) {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !strings.HasSuffix(d.Name(), ".py") {
-				return nil
-			}
-			code, err := os.ReadFile(path)
-			if err != nil {
-				return nil
-			}
-			rel, _ := filepath.Rel(p.Path, path)
-			sources = append(sources, pyimport.Source{File: filepath.ToSlash(rel), Code: code})
-			return nil
+		eachPythonFile(p.Path, func(rel string, code []byte) {
+			sources = append(sources, pyimport.Source{File: rel, Code: code})
 		})
 		probs, err := pyimport.Env{Dir: p.Path, Interpreter: interp}.Check(ctx, sources)
 		pi := lint.PluginImports{Plugin: p.Name, Problems: probs}

@@ -56,6 +56,7 @@ func newRootCmd() *cobra.Command {
 		newDevCmd(),
 		newTrustCmd(),
 		newSleepCmd(),
+		newSecretsCmd(),
 	)
 	// Without a subcommand: the operator's terminal session (session.go).
 	setSessionCmd(root)

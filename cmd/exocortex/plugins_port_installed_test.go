@@ -49,7 +49,7 @@ class Note(Extension):
 	}{
 		{"checked", nil, map[string]string{
 			"usr/extensions/python/monologue_end/_50_memorize_fragments.py": "_54_memorize_fragments.py", // 51 is the tree's, 52 and 53 memory-tools'
-			"usr/extensions/python/monologue_end/_52_second.py":             "_54_second.py",
+			"usr/extensions/python/monologue_end/_52_second.py":             "_56_second.py",             // 54 is where the first one goes now
 		}},
 		{"not checked", []string{"--installed=false"}, nil},
 	}

@@ -165,7 +165,15 @@ func runSession(cmd *cobra.Command, f *sessionFlags) error {
 	if err != nil {
 		return err
 	}
+	// The secrets are read before the terminal opens: one that cannot be
+	// read or masked stops the start, and what the operator types is masked
+	// before the input history, the transcript or the agent see it.
+	store, err := a.loadSecrets()
+	if err != nil {
+		return err
+	}
 	eng := tui.NewEngine(tui.Config{
+		Mask:  store.Masker().Mask,
 		Model: model, Address: client.BaseURL(), Provider: client.Name(), Scripted: scripted, LLM: client, NumCtx: numCtx,
 		StartHost: a.openAgentHost,
 		NewAgent:  a.sessionAgent(client, loader, idle),

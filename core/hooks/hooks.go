@@ -77,6 +77,11 @@ type Info struct {
 	// limits it to calls of the tools named (tool_execute_before and _after,
 	// hist_add_tool_result, tool_output_update).
 	ForTools bool
+	// Gates: the response can stop the action the hook precedes (it has a
+	// block or a refuse field: tool_execute_before, text_editor_write_before,
+	// text_editor_patch_before). An extension that fails there stops the
+	// action unless it declares fail_open (core/loop: failClosed).
+	Gates bool
 	// Request and Response are the hook's message types.
 	Request, Response protoreflect.MessageDescriptor
 }
@@ -169,6 +174,12 @@ func firingOrder() []exocortexv1.Hook {
 	)
 }
 
+// gates reports whether a hook's response can stop the action: a field named
+// block or refuse.
+func gates(resp protoreflect.MessageDescriptor) bool {
+	return resp.Fields().ByName("block") != nil || resp.Fields().ByName("refuse") != nil
+}
+
 func build() []Info {
 	enum := exocortexv1.Hook(0).Descriptor().Values()
 	svc := exocortexv1.File_exocortex_v1_plugin_proto.Services().ByName("Plugin")
@@ -195,6 +206,7 @@ func build() []Info {
 			CarriesHistory: carriesHistory(m.Input()),
 			ThreadsPrompt:  m.Output().Fields().ByNumber(PromptBlocksField) != nil && len(feedsNext(m.Output())) > 0,
 			ForTools:       forTools(h),
+			Gates:          gates(m.Output()),
 			Request:        m.Input(),
 			Response:       m.Output(),
 		})
@@ -302,4 +314,16 @@ func camel(snake string) string {
 		}
 	}
 	return b.String()
+}
+
+// Gating returns the names of the hooks whose response can stop an action
+// (Info.Gates), in firing order.
+func Gating() []string {
+	var out []string
+	for _, in := range table() {
+		if in.Gates {
+			out = append(out, in.Name)
+		}
+	}
+	return out
 }

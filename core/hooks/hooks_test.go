@@ -141,3 +141,11 @@ func TestForTools(t *testing.T) {
 		t.Errorf("for_tools hooks %s, want %s", g, want)
 	}
 }
+
+// TestGating pins the hooks whose response can stop the action they precede:
+// the hooks where an extension's failure fails closed.
+func TestGating(t *testing.T) {
+	if g, want := strings.Join(Gating(), ","), "tool_execute_before,text_editor_write_before,text_editor_patch_before"; g != want {
+		t.Errorf("gating hooks %s, want %s", g, want)
+	}
+}

@@ -83,10 +83,24 @@ func (h *Host) ExecuteTool(ctx context.Context, t *Tool, req *exocortexv1.Execut
 	if timeout <= 0 {
 		timeout = h.opts.DefaultTimeout
 	}
-	return call(ctx, t.Plugin, "", "tool "+t.Spec.GetName(), timeout, req, exocortexv1.PluginClient.ExecuteTool)
+	req, err := h.substituteTool(t, maskReq(t.Plugin, req))
+	if err != nil {
+		return nil, err
+	}
+	resp, err := callAsIs(ctx, t.Plugin, "", "tool "+t.Spec.GetName(), timeout, req, exocortexv1.PluginClient.ExecuteTool)
+	return maskReq(t.Plugin, resp), err
 }
 
+// call is callAsIs with the request and the answer masked (secrets.go).
 func call[Req, Resp proto.Message](ctx context.Context, p *Plugin, ext, hook string, timeout time.Duration, req Req, rpc RPC[Req, Resp]) (Resp, error) {
+	resp, err := callAsIs(ctx, p, ext, hook, timeout, maskReq(p, req), rpc)
+	if err != nil {
+		return resp, err
+	}
+	return maskReq(p, resp), nil
+}
+
+func callAsIs[Req, Resp proto.Message](ctx context.Context, p *Plugin, ext, hook string, timeout time.Duration, req Req, rpc RPC[Req, Resp]) (Resp, error) {
 	var zero Resp
 	fail := func(kind FailureKind, err error) (Resp, error) {
 		return zero, &CallError{Plugin: p.Name(), Extension: ext, Hook: hook, Kind: kind, Err: err, Stderr: p.StderrTail()}

@@ -103,9 +103,10 @@ func Dispatch(ctx context.Context, exts []*Extension, req *exocortexv1.BatchRequ
 	var why atomic.Int32
 	timer := time.AfterFunc(timeout, func() { why.CompareAndSwap(0, deadline); cancel() })
 	stopCtx := context.AfterFunc(ctx, func() { why.CompareAndSwap(0, canceled); cancel() })
-	err = st.Send(req)
+	err = st.Send(maskReq(p, req))
 	if err == nil {
 		resp, err = st.Recv()
+		resp = maskReq(p, resp)
 	}
 	if stopped, unhooked := timer.Stop(), stopCtx(); !stopped || !unhooked {
 		p.disp.drop() // ended, even when the answer came first

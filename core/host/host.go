@@ -33,6 +33,7 @@ import (
 	"github.com/exocortex/exocortex/core/state"
 	"github.com/exocortex/exocortex/core/wirecheck"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/secrets"
 )
 
 // Options configure a Host.
@@ -60,6 +61,10 @@ type Options struct {
 	Checksums map[string]string
 	// PluginEnv is added to every plugin's environment.
 	PluginEnv []string
+	// Secrets are the operator's secrets: masked out of every request to a
+	// plugin and every answer, put only in the arguments of the tools that
+	// declare them, and kept out of plugins' environments (secrets.go).
+	Secrets *secrets.Store
 	// OnEvent receives loads, crashes, restarts and quarantines, and the hot
 	// reload events (reload.go).
 	OnEvent func(Event)
@@ -275,6 +280,9 @@ func Wire(plugins []*Plugin, opts Options) (*state.Registry, Table, error) {
 			if spec.GetInjectsPrompt() && !info.InjectsPrompt {
 				problems = append(problems, fmt.Sprintf("plugin %s, extension %s declares prompt injection at %s, which fires after the prompt is built: its text would never reach the model; move it to message_loop_prompts_after", p.Name(), name, info.Name))
 			}
+			if spec.GetFailOpen() && !info.Gates {
+				problems = append(problems, fmt.Sprintf("plugin %s, extension %s declares fail_open at %s, whose response stops nothing: a failure there is always skipped; drop fail_open (it means something only at %s)", p.Name(), name, info.Name, strings.Join(hooks.Gating(), ", ")))
+			}
 			for _, k := range append(append([]string(nil), spec.GetReads()...), spec.GetWrites()...) {
 				if _, ok := reg.Lookup(k); !ok {
 					problems = append(problems, fmt.Sprintf("plugin %s, extension %s uses state key %q, which nobody declares; declare it in the plugin's manifest state_keys or fix the name", p.Name(), name, k))
@@ -410,6 +418,8 @@ func (h *Host) emit(e Event) {
 	if e.Time.IsZero() {
 		e.Time = time.Now().UTC()
 	}
+	// A crash's report quotes the plugin's stderr: no value goes out in it.
+	e.Detail = h.opts.Secrets.Masker().Mask(e.Detail)
 	switch e.Kind {
 	case "crash", "quarantine", "load_failed":
 		h.logger.Warn("plugin "+e.Kind, "plugin", e.Plugin, "detail", e.Detail)

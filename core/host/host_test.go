@@ -48,6 +48,7 @@ type ext struct {
 	writes     []string
 	injects    bool
 	timeoutMS  uint32
+	failOpen   bool
 }
 
 // addPlugin writes a plugin directory that starts the fixture with a manifest
@@ -59,7 +60,7 @@ func addPlugin(t *testing.T, dir, name string, exts []ext, stateKeys []*exocorte
 		h := exocortexv1.Hook(exocortexv1.Hook_value["HOOK_"+strings.ToUpper(e.hook)])
 		m.Extensions = append(m.Extensions, &exocortexv1.ExtensionSpec{
 			Name: e.name, Hook: h, Order: e.order, Reads: e.reads, Writes: e.writes,
-			InjectsPrompt: e.injects, TimeoutMs: e.timeoutMS,
+			InjectsPrompt: e.injects, TimeoutMs: e.timeoutMS, FailOpen: e.failOpen,
 		})
 	}
 	pdir := filepath.Join(dir, name)
@@ -150,6 +151,11 @@ func TestWiringErrors(t *testing.T) {
 			name:    "injection after the prompt is built",
 			plugins: map[string][]ext{"p1": {{name: "late", hook: "before_main_llm_call", order: 17, injects: true}}},
 			want:    "plugin p1, extension late declares prompt injection at before_main_llm_call",
+		},
+		{
+			name:    "fail_open where nothing is stopped",
+			plugins: map[string][]ext{"p1": {{name: "watch", hook: "tool_execute_after", order: 3, failOpen: true}}},
+			want:    "plugin p1, extension watch declares fail_open at tool_execute_after, whose response stops nothing",
 		},
 		{
 			name:    "undeclared key",

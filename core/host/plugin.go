@@ -94,7 +94,7 @@ func (p *Plugin) Manifest() *exocortexv1.ManifestResponse {
 }
 
 // StderrTail returns the last lines the plugin wrote to stderr.
-func (p *Plugin) StderrTail() string { return p.stderr.String() }
+func (p *Plugin) StderrTail() string { return p.masker().Mask(p.stderr.String()) }
 
 // fileStamp identifies the plugin's file contents cheaply, to notice a rebuild.
 type fileStamp struct {
@@ -114,7 +114,7 @@ func stampOf(path string) fileStamp {
 func (p *Plugin) start(ctx context.Context) error {
 	cmd := exec.Command(p.cand.Command[0], p.cand.Command[1:]...)
 	cmd.Dir = p.cand.WorkDir
-	cmd.Env = append(os.Environ(), p.h.opts.PluginEnv...)
+	cmd.Env = append(p.h.pluginEnviron(), p.h.opts.PluginEnv...)
 	configureProcess(cmd)
 
 	cfg := &plugin.ClientConfig{

@@ -19,6 +19,7 @@ import (
 	"github.com/exocortex/exocortex/core/state"
 	"github.com/exocortex/exocortex/prompts"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/secrets"
 )
 
 // Options configure an Agent.
@@ -162,6 +163,9 @@ func New(opts Options) (*Agent, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	// Every model request leaves masked, whoever built it (secrets.go).
+	opts.LLM = secrets.MaskProvider(opts.LLM, opts.Host.Secrets().Masker())
+	opts.UtilityLLM = secrets.MaskProvider(opts.UtilityLLM, opts.Host.Secrets().Masker())
 	a := &Agent{
 		opts:        opts,
 		store:       state.NewStore(opts.Host.Registry()),
@@ -229,6 +233,9 @@ func (a *Agent) Init(ctx context.Context) error {
 		return nil
 	}
 	a.inited = true
+	if err := a.checkSecrets(); err != nil {
+		return err
+	}
 	t := &turn{}
 	return fire(ctx, a, t, exocortexv1.Hook_HOOK_AGENT_INIT,
 		func(c *exocortexv1.HookCall, _ fields) *exocortexv1.AgentInitRequest {
@@ -243,6 +250,7 @@ func (a *Agent) emit(e Event) {
 	if e.Time.IsZero() {
 		e.Time = time.Now().UTC()
 	}
+	maskEvent(a.masker(), &e)
 	// One event at a time per family: a plugin's utility-model call fires its
 	// hooks on the host service's goroutine, maybe beside the agent's.
 	a.fam.emitMu.Lock()

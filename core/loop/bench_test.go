@@ -2,12 +2,10 @@ package loop
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/exocortex/exocortex/core/discover"
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/llm"
 	"github.com/exocortex/exocortex/core/llm/scripted"
@@ -20,18 +18,7 @@ import (
 // benchHost starts n copies of benchplugin (ten extensions each).
 func benchHost(b *testing.B, n int) *host.Host {
 	b.Helper()
-	bin := sdktest.BuildPlugin(b, "./testdata/benchplugin")
-	dir := b.TempDir()
-	for i := 0; i < n; i++ {
-		name := fmt.Sprintf("bench%d", i)
-		installPlugin(b, dir, name, bin, fmt.Sprint(i*10), name)
-	}
-	h, err := host.New(context.Background(), host.Options{Dirs: []discover.Dir{{Path: dir, Source: discover.User}}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(h.Close)
-	return h
+	return benchHostWith(b, sdktest.BuildPlugin(b, "./testdata/benchplugin"), n, nil)
 }
 
 // p50 reports the median of ds as a metric.

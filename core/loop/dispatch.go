@@ -35,6 +35,9 @@ type turn struct {
 	// (utility.go): the hooks around it get that context, not one built from
 	// the agent's history, which the agent may be changing meanwhile.
 	asked *exocortexv1.Context
+	// gate is the first failure of a fail-closed extension at the gating hook
+	// being fired (failclosed.go); the caller stops the action.
+	gate *gateFailure
 }
 
 type changer interface {
@@ -103,6 +106,10 @@ func settle[Resp changer](
 		}
 		if ext.Spec.GetRequired() {
 			return false, fmt.Errorf("required extension %s (plugin %s) failed at %s, so the turn stops: %w", ext.Name(), ext.Plugin.Name(), ext.Hook.Name, err)
+		}
+		if t.failClosed(ext, err) {
+			a.log.Warn("guard failed: the action is stopped", "extension", ext.Name(), "plugin", ext.Plugin.Name(), "hook", ext.Hook.Name, "err", err)
+			return false, nil
 		}
 		a.log.Warn("extension skipped", "extension", ext.Name(), "plugin", ext.Plugin.Name(), "hook", ext.Hook.Name, "err", err)
 		return false, nil

@@ -45,6 +45,8 @@ func (a *Agent) Monologue(ctx context.Context, userText string) (_ *Result, retE
 	if err := a.Init(ctx); err != nil {
 		return nil, err
 	}
+	// A secret the operator typed is masked before anything stores or sends it.
+	userText = a.masker().Mask(userText)
 	t := &turn{requestID: uuid.NewString()}
 	a.fam.enter(t.requestID, a)
 	defer a.fam.leave(t.requestID)
@@ -557,6 +559,7 @@ func (a *Agent) newMessage(role, sender, content string) *exocortexv1.Message {
 func (a *Agent) addMessage(ctx context.Context, t *turn, m *exocortexv1.Message) error {
 	prev := t.message
 	t.message = m
+	a.maskMessage(m)
 	err := fire(ctx, a, t, exocortexv1.Hook_HOOK_HIST_ADD_BEFORE,
 		func(c *exocortexv1.HookCall, _ fields) *exocortexv1.HistAddBeforeRequest {
 			return &exocortexv1.HistAddBeforeRequest{Call: c, Message: m}
@@ -571,6 +574,7 @@ func (a *Agent) addMessage(ctx context.Context, t *turn, m *exocortexv1.Message)
 	if err != nil {
 		return err
 	}
+	a.maskMessage(m)
 	if s := a.opts.Session; s != nil {
 		if err := s.Append(ctx, m); err != nil {
 			return err

@@ -227,6 +227,9 @@ func (a *Agent) baseSystemPrompt() (system, tools string, err error) {
 	if err != nil {
 		return "", "", err
 	}
+	if sp := a.secretsPrompt(); sp != "" {
+		main = strings.TrimSpace(main) + "\n\n" + sp
+	}
 	return strings.TrimSpace(main) + "\n\n" + strings.TrimSpace(tools), tools, nil
 }
 

@@ -92,16 +92,24 @@ func (e *editorCall) set(tc *exocortexv1.ToolCall, key, value string) {
 
 // editorBefore fires text_editor_write_before or text_editor_patch_before.
 // It returns the refusal (a result) when an extension refused the call.
-func (a *Agent) editorBefore(ctx context.Context, t *turn, tc *exocortexv1.ToolCall, e *editorCall) (*exocortexv1.ToolResult, error) {
-	var refused *exocortexv1.ToolResult
+func (a *Agent) editorBefore(ctx context.Context, t *turn, tc *exocortexv1.ToolCall, e *editorCall) (refused *exocortexv1.ToolResult, err error) {
 	refuse := func(ext *host.Extension, hook, reason string) {
 		if refused == nil {
 			refused = &exocortexv1.ToolResult{Error: "refused by " + ext.Name() + " at " + hook + ": " + reason}
 		}
 	}
+	// A guard that failed refuses the edit (failclosed.go), after the others
+	// at the hook have answered.
+	defer func() {
+		if g := t.takeGate(); g != nil && refused == nil && err == nil {
+			refused = &exocortexv1.ToolResult{Error: "refused by " + g.ext.Name() + " at " + g.ext.Hook.Name + ": " + g.reason()}
+			a.emit(Event{Type: EventNotice, Iteration: t.iteration, Tool: tc.GetName(), Extension: g.ext.Name(), Error: g.err.Error(), Text: "text_editor " + e.action + " refused: " + g.reason()})
+		}
+	}()
+	t.takeGate()
 	switch {
 	case e.action == "write" && e.hasContent:
-		return refused, fire(ctx, a, t, exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_BEFORE,
+		err = fire(ctx, a, t, exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_BEFORE,
 			func(c *exocortexv1.HookCall, _ fields) *exocortexv1.TextEditorWriteBeforeRequest {
 				return &exocortexv1.TextEditorWriteBeforeRequest{Call: c, ToolCall: tc, Path: e.path, Content: e.content}
 			}, exocortexv1.PluginClient.TextEditorWriteBefore,
@@ -116,7 +124,7 @@ func (a *Agent) editorBefore(ctx context.Context, t *turn, tc *exocortexv1.ToolC
 				return nil
 			})
 	case e.action == "patch" && e.hasOld:
-		return refused, fire(ctx, a, t, exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_BEFORE,
+		err = fire(ctx, a, t, exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_BEFORE,
 			func(c *exocortexv1.HookCall, _ fields) *exocortexv1.TextEditorPatchBeforeRequest {
 				return &exocortexv1.TextEditorPatchBeforeRequest{Call: c, ToolCall: tc, Path: e.path, OldText: e.oldText, NewText: e.newText}
 			}, exocortexv1.PluginClient.TextEditorPatchBefore,
@@ -135,7 +143,7 @@ func (a *Agent) editorBefore(ctx context.Context, t *turn, tc *exocortexv1.ToolC
 				return nil
 			})
 	}
-	return nil, nil
+	return refused, err
 }
 
 // editorAfter fires text_editor_read_after, _write_after or _patch_after with

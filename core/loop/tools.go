@@ -34,6 +34,7 @@ func (a *Agent) runTool(ctx context.Context, t *turn, tc *exocortexv1.ToolCall) 
 	var blocker string
 	t.tool = tc.GetName() // for the extensions' for_tools, at both tool hooks
 	defer func() { t.tool = "" }()
+	t.takeGate()
 	err := fire(ctx, a, t, exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE,
 		func(c *exocortexv1.HookCall, _ fields) *exocortexv1.ToolExecuteBeforeRequest {
 			return &exocortexv1.ToolExecuteBeforeRequest{Call: c, ToolCall: tc}
@@ -52,6 +53,11 @@ func (a *Agent) runTool(ctx context.Context, t *turn, tc *exocortexv1.ToolCall) 
 		})
 	if err != nil {
 		return nil, err
+	}
+	if g := t.takeGate(); g != nil {
+		// A guard that failed has allowed nothing: a block no approval lifts.
+		block, blocker = &exocortexv1.ToolBlock{Reason: g.reason()}, g.ext.Name()
+		a.emit(Event{Type: EventNotice, Iteration: t.iteration, Tool: tc.GetName(), Extension: blocker, Error: g.err.Error(), Text: tc.GetName() + " call stopped: " + g.reason()})
 	}
 	if block != nil {
 		reason := block.GetReason()

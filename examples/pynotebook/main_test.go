@@ -20,7 +20,9 @@ import (
 )
 
 // notOwned hides the client's Close from the host: the test closes it.
-type notOwned struct{ exocortexv1.MemoryServiceClient }
+type notOwned struct {
+	exocortexv1.MemoryServiceClient
+}
 
 func TestPythonNotebookThroughTheHost(t *testing.T) {
 	if out, err := exec.Command(python.Interpreter, "-c", "import grpc, google.protobuf").CombinedOutput(); err != nil {

@@ -167,7 +167,10 @@ func (r *Runner) Tool() sdk.Tool {
 			`"session":{"type":"integer","minimum":0,"description":"Session number (default 0). Use another number to keep a long-running job apart."}},` +
 			`"required":["runtime"]}`,
 		PromptFile: "agent.system.tool.code_execution.md",
-		Run:        r.run,
+		// The shell and the scripts may use any secret the operator set: the
+		// host puts the values in the code it sends, and masks the output.
+		UsesSecrets: []string{"*"},
+		Run:         r.run,
 	}
 }
 

@@ -98,6 +98,9 @@ func (Advisor) Spec() sdk.Spec {
 		Reads:           []sdk.KeyRef{diagKey(), ledgerKey()},
 		Description:     "Blocks a call that repeats the call that just failed (same tool and arguments, not a transient error), giving the diagnosis and what to do instead.",
 		EffectsDeclared: true,
+		// Advice, not a guard: when it fails the call goes ahead, as it would
+		// without the advisor.
+		FailOpen: true,
 	}
 }
 

@@ -270,6 +270,9 @@ func (Gate) Spec() sdk.Spec {
 		Reads:           []sdk.KeyRef{catalogKey()},
 		Description:     "Corrects tool arguments against the tool's schema: names (case, synonyms), exact type conversions, enum case, code fences.",
 		EffectsDeclared: true,
+		// A corrector, not a guard: when it fails the call goes ahead with its
+		// arguments as the model wrote them.
+		FailOpen: true,
 	}
 }
 

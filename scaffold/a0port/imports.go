@@ -3,7 +3,10 @@ package a0port
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/exocortex/exocortex/sdk/python/pyimport"
 )
@@ -15,6 +18,23 @@ import (
 // of the import it does not provide. An import of another extension file of
 // the tree is provided when the tree has that file.
 func (r *Report) layerProvides(module string, names []string) ([]string, bool) {
+	if m, ok := r.ownModuleFor(module); ok {
+		if _, shim := LookupModule(m.name, nil); !shim {
+			return nil, true // the plugin's own, copied with it
+		}
+	}
+	if len(names) > 0 {
+		// from plugins.<name>.helpers import x: x a module of the tree.
+		own := 0
+		for _, n := range names {
+			if _, ok := r.ownModuleFor(module + "." + n); ok {
+				own++
+			}
+		}
+		if own == len(names) {
+			return nil, true
+		}
+	}
 	_, missing, ok := lookupImport(module, names, func(hook, file string) bool { return r.ported[hook+"/"+file] })
 	return missing, ok
 }
@@ -29,19 +49,47 @@ func (r *Report) layerProvides(module string, names []string) ([]string, bool) {
 func (r *Report) checkImports(ctx context.Context, files []portFile) {
 	var sources []pyimport.Source
 	for _, pf := range files {
+		if !pf.served {
+			continue
+		}
 		sources = append(sources, pyimport.Source{File: pf.source, Code: pf.code})
+	}
+	// The prompts' variables files run in the plugin too (the layer's
+	// read_prompt loads them): an import they cannot load leaves their
+	// placeholders unfilled, which the report names here.
+	// The plugins' own modules, copied with the plugin: what they import must
+	// load too, or the files importing them do not.
+	for _, m := range r.modules {
+		if _, shim := LookupModule(m.name, nil); shim {
+			continue
+		}
+		if code, err := os.ReadFile(filepath.Join(r.Source, filepath.FromSlash(m.rel))); err == nil {
+			sources = append(sources, pyimport.Source{File: m.rel, Code: code})
+		}
+	}
+	for _, rel := range r.Prompts {
+		if strings.HasSuffix(rel, ".py") {
+			if code, err := os.ReadFile(filepath.Join(r.Source, filepath.FromSlash(rel))); err == nil {
+				sources = append(sources, pyimport.Source{File: rel, Code: code})
+			}
+		}
 	}
 	if len(sources) == 0 {
 		return
 	}
-	probs, err := pyimport.Env{Provided: r.layerProvides}.Check(ctx, sources)
+	probs, err := pyimport.Env{Provided: r.layerProvides, Interpreter: r.Python}.Check(ctx, sources)
 	if err != nil {
 		r.ImportCheck = err.Error()
 	}
 	r.Imports = probs
+	bad := map[string]string{}
+	r.badModules = bad
 	for _, p := range probs {
 		i := slices.IndexFunc(r.Files, func(f File) bool { return f.Source == p.File })
 		if i < 0 {
+			if _, seen := bad[p.File]; !seen {
+				bad[p.File] = fmt.Sprintf("line %d imports %s (%s)", p.Line, p.Module, p.Kind)
+			}
 			continue
 		}
 		f := &r.Files[i]

@@ -21,9 +21,10 @@ type Installed struct {
 
 // CheckInstalled reports, as seam 4, each ported file whose hook and order an
 // installed extension already has: the host refuses to wire two extensions at
-// one hook with one order, so the file would not run once the plugin is
-// copied in. The plugin itself (a tree ported again into the same name) is
-// not a collision. It returns the findings it added.
+// one hook with one order, so the port serves the file at the next free order
+// instead (points.json; the file keeps its name) and says so. The plugin
+// itself (a tree ported again into the same name) is not a collision. It
+// returns the findings it added; WriteReport writes the new orders.
 func (r *Report) CheckInstalled(installed []Installed) []Finding {
 	taken := map[string][]Installed{}
 	for _, in := range installed {
@@ -34,8 +35,9 @@ func (r *Report) CheckInstalled(installed []Installed) []Finding {
 		taken[k] = append(taken[k], in)
 	}
 	var added []Finding
-	for _, f := range r.Files {
-		if f.Status == statusNotPorted {
+	for i := range r.Files {
+		f := &r.Files[i]
+		if f.Status == statusNotPorted || f.Status == statusOverridden {
 			continue
 		}
 		ins := taken[fmt.Sprint(f.Hook, "/", f.Order)]
@@ -43,9 +45,12 @@ func (r *Report) CheckInstalled(installed []Installed) []Finding {
 			continue
 		}
 		in := ins[0]
+		free, o := freePrefix(*f, taken, r.Files)
 		added = append(added, Finding{Seam: SeamPrefix, File: f.Source, Line: 1,
-			What: fmt.Sprintf("order %d at %s is also extension %s of the installed plugin %s: the host refuses two extensions at one hook with one order, so this file would not run", f.Order, f.Hook, in.Extension, in.Plugin),
-			Fix:  fmt.Sprintf("give the file a free prefix (%s) before copying the plugin in", freePrefix(f, taken, r.Files))})
+			What: fmt.Sprintf("order %d at %s is also extension %s of the installed plugin %s: the host refuses two extensions at one hook with one order, so the port serves this file at order %d", f.Order, f.Hook, in.Extension, in.Plugin, o),
+			Fix:  fmt.Sprintf("none needed (points.json serves it at %d); to make it the file's own, rename it %s", o, free)})
+		f.Notes = append(f.Notes, fmt.Sprintf("served at order %d: %d at %s is the installed %s's (plugin %s)", o, f.Order, f.Hook, in.Extension, in.Plugin))
+		f.Order = o
 	}
 	r.Findings = append(r.Findings, added...)
 	return added
@@ -53,7 +58,7 @@ func (r *Report) CheckInstalled(installed []Installed) []Finding {
 
 // freePrefix is the file's name with the next order after its own that
 // neither an installed extension nor another ported file at its hook has.
-func freePrefix(f File, taken map[string][]Installed, files []File) string {
+func freePrefix(f File, taken map[string][]Installed, files []File) (string, int) {
 	used := func(o int) bool {
 		if len(taken[fmt.Sprint(f.Hook, "/", o)]) > 0 {
 			return true
@@ -65,15 +70,19 @@ func freePrefix(f File, taken map[string][]Installed, files []File) string {
 		o++
 	}
 	name := filepath.Base(f.Source)
-	if m := fileRE.FindStringSubmatch(name); m != nil {
-		return fmt.Sprintf("_%02d_%s.py", o, m[2])
-	}
-	return fmt.Sprintf("order %d", o)
+	return fmt.Sprintf("_%02d_%s", o, orderRE.ReplaceAllString(name, "")), o
 }
 
 // WriteReport writes the report into the ported plugin out again (PORT.md and
 // port.json), after findings were added to it.
 func (r *Report) WriteReport(out string) error {
+	r.buildWiring()
+	if err := os.WriteFile(filepath.Join(out, wiringName), []byte(r.WiringDoc), 0o644); err != nil {
+		return fmt.Errorf("writing the wiring: %w", err)
+	}
+	if err := r.writePoints(filepath.Join(out, portedDir, pointsName)); err != nil {
+		return err
+	}
 	var md bytes.Buffer
 	r.WriteMarkdown(&md)
 	if err := os.WriteFile(filepath.Join(out, reportMarkdownName), md.Bytes(), 0o644); err != nil {

@@ -125,7 +125,7 @@ func Lint(ctx context.Context, dir string) (*Check, error) {
 		for _, acc := range []struct {
 			name   string
 			static []string
-		}{{"reads", append(slices.Clone(st.Reads), st.Writes...)}, {"writes", st.Writes}} {
+		}{{"reads", slices.Concat(st.Reads, st.Writes, st.External)}, {"writes", st.Writes}} {
 			got := seen[file][acc.name]
 			for _, k := range got {
 				if !slices.Contains(acc.static, k) {
@@ -134,7 +134,7 @@ func Lint(ctx context.Context, dir string) (*Check, error) {
 			}
 		}
 		used := append(slices.Clone(seen[file]["reads"]), seen[file]["writes"]...)
-		for _, k := range append(slices.Clone(st.Reads), st.Writes...) {
+		for _, k := range slices.Concat(st.Reads, st.Writes, st.External) {
 			if !slices.Contains(used, k) && !slices.ContainsFunc(c.KeyDiffs, func(d KeyDiff) bool { return d.File == file && d.Field == k && !d.Observed }) {
 				c.KeyDiffs = append(c.KeyDiffs, KeyDiff{File: file, Field: k, Key: KeyName(was.Plugin, k), Access: "reads", Observed: false})
 			}

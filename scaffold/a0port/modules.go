@@ -133,7 +133,18 @@ func AgentCalls() []AgentCall {
 // crossExtRE is an import of another extension file of the tree, Agent Zero's
 // plugin layout: plugins.<plugin>.extensions.python.<hook>.<file>; the layer
 // serves it from the ported copy (a0compat's import finder).
-var crossExtRE = regexp.MustCompile(`^plugins\.\w+\.extensions\.python\.(\w+)\.(\w+)$`)
+var crossExtRE = regexp.MustCompile(`^(?:(?:usr\.)?plugins\.\w+\.)?extensions\.python\.(\w+(?:\.\w+)*)\.(\w+)$`)
+
+// crossExt returns the folder (under extensions/python/) and file of an
+// import of another extension file of the tree: a hook folder's, or a
+// _functions point's.
+func crossExt(name string) (folder, file string, ok bool) {
+	m := crossExtRE.FindStringSubmatch(name)
+	if m == nil {
+		return "", "", false
+	}
+	return strings.ReplaceAll(m[1], ".", "/"), m[2] + ".py", true
+}
 
 // LookupModule returns the module the layer provides for the Agent Zero module
 // name, and whether it does. For an import of another extension file of the
@@ -144,9 +155,9 @@ func LookupModule(name string, ported func(hook, file string) bool) (Module, boo
 	if i, ok := slices.BinarySearchFunc(mods, name, func(m Module, n string) int { return strings.Compare(m.Name, n) }); ok {
 		return mods[i], true
 	}
-	if m := crossExtRE.FindStringSubmatch(name); m != nil && ported != nil && ported(m[1], m[2]+".py") {
-		return Module{Name: name, Impl: "a0/extensions/python/" + m[1] + "/" + m[2] + ".py",
-			Maps: "the ported copy of the tree's " + m[1] + "/" + m[2] + ".py"}, true
+	if folder, file, ok := crossExt(name); ok && ported != nil && ported(folder, file) {
+		return Module{Name: name, Impl: "a0/extensions/python/" + folder + "/" + file,
+			Maps: "the ported copy of the tree's " + folder + "/" + file}, true
 	}
 	return Module{}, false
 }

@@ -49,6 +49,7 @@ const (
 	statusAdapted      = "adapted by the layer"
 	statusNeedsHand    = "needs a hand"
 	statusNotPorted    = "not ported"
+	statusOverridden   = "overridden"
 	portedDir          = "a0"
 	reportMarkdownName = "PORT.md"
 	reportJSONName     = "port.json"
@@ -86,11 +87,29 @@ type File struct {
 	Notes  []string `json:"notes,omitempty"`
 	Reads  []string `json:"reads,omitempty"`
 	Writes []string `json:"writes,omitempty"`
+	// External are the agent-data keys the file reads that no file of the tree
+	// that runs writes (Agent Zero sets them from outside the agent, its web UI
+	// or API, or nothing does): not declared as shared state, whose lint would
+	// keep the plugin out for a read nobody serves; the read gives None, as in
+	// an Agent Zero chat where nothing set it.
+	External []string `json:"external,omitempty"`
 
-	injects   bool   // the file adds prompt text (extras, system)
-	noLoad    bool   // the layer cannot load it (an import it has no module for)
-	noLoadWhy string // why
-	crossDeps []loc  // other extension files of the tree it imports (file: hook/name.py), by line
+	// Point is the _functions point the file is at (agent/Agent/monologue/start),
+	// for a file of an @extensible function.
+	Point string `json:"point,omitempty"`
+	// Overrides are the files of the same name at the same point that this
+	// one overrides (Agent Zero loads the one of highest priority).
+	Overrides []string `json:"overrides,omitempty"`
+
+	folder     string // its folder under extensions/python/ (hook name or _functions/<point>)
+	kind       string // how the layer hands a _functions file its data (Point.Kind)
+	unprefixed bool   // no numeric prefix: ordered by name (orderUnprefixed)
+	identity   string // the identity or tool catalogue prompt it reads (chooseIdentity)
+	injects    bool   // the file adds prompt text (extras, system)
+	noLoad     bool   // the layer cannot load it (an import it has no module for)
+	noLoadWhy  string // why
+	crossDeps  []loc  // other extension files of the tree it imports (file: hook/name.py), by line
+	modDeps    []loc  // the plugins' own modules it imports (file: rel path), by line
 }
 
 // Report is the porting report.
@@ -99,8 +118,9 @@ type Report struct {
 	Out     string   `json:"out"`
 	Plugin  string   `json:"plugin"`
 	Plugins []string `json:"plugin_yaml,omitempty"` // v1.7 plugin roots found
-	// Prompts are the tree's prompts/*.md files, copied into the plugin's
-	// prompts/ where the layer's read_prompt finds them (the first of a name wins).
+	// Prompts are the tree's prompts/*.md files and their variables files
+	// (prompts/*.py), copied into the plugin's prompts/ where the layer's
+	// read_prompt finds them (the first of a name wins).
 	Prompts []string `json:"prompts,omitempty"`
 	// Configs are the v1.7 plugins of the tree with a configuration
 	// (default_config.yaml, config.json), written to the ported plugin's
@@ -122,8 +142,26 @@ type Report struct {
 	// in the plugin process, although the key is declared as shared state.
 	Tasks []TaskInState `json:"tasks,omitempty"`
 
-	configs map[string][]byte // plugin name -> its config as JSON
-	ported  map[string]bool   // hook/file.py of every extension file of the tree
+	// Python is the interpreter the plugin runs on (plugin.json), and
+	// PythonVersion its version (or why it could not be asked).
+	Python        string `json:"python"`
+	PythonVersion string `json:"python_version,omitempty"`
+	// Refused is why the host would keep the ported plugin out at start (the
+	// wiring check's errors that name it, each with its fix), as found by the
+	// caller against the plugins installed where it will run (CheckWiring);
+	// the report says it first.
+	Refused []string `json:"refused,omitempty"`
+	// Identity is the choice between the tree's identity and tool catalogue
+	// and Exocortex's (chooseIdentity), and Tools the tree's tools, each with
+	// its Exocortex counterpart if it has one.
+	Identity []string  `json:"identity,omitempty"`
+	Tools    []ToolMap `json:"tools,omitempty"`
+
+	configs    map[string][]byte // plugin name -> its config as JSON
+	overridden [][2]string       // a kept file and one it overrides
+	modules    []ownModule       // the plugins' own modules (own.go)
+	badModules map[string]string // own modules that cannot load, by rel path: why
+	ported     map[string]bool   // hook/file.py of every extension file of the tree
 }
 
 var (
@@ -189,7 +227,12 @@ var (
 // that cannot be ported is reported and the rest are still written. Cancelling
 // ctx stops the walk of src.
 func Port(ctx context.Context, src, out, name string) (*Report, error) {
-	r, files, err := analyze(ctx, src, out, name)
+	return PortWith(ctx, src, out, name, Options{})
+}
+
+// PortWith is Port with the choices of opts.
+func PortWith(ctx context.Context, src, out, name string, opts Options) (*Report, error) {
+	r, files, err := analyze(ctx, src, out, name, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +240,16 @@ func Port(ctx context.Context, src, out, name string) (*Report, error) {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", out, err)
 	}
+	imported := map[string]bool{}
+	for _, f := range r.Files {
+		for _, d := range f.crossDeps {
+			imported[d.file] = true
+		}
+	}
 	for _, pf := range files {
+		if !pf.served && !imported[pf.hook+"/"+pf.file] {
+			continue // neither served nor imported by a file that is
+		}
 		if err := os.MkdirAll(filepath.Join(dst, pf.hook), 0o755); err != nil {
 			return nil, fmt.Errorf("creating %s: %w", out, err)
 		}
@@ -205,7 +257,10 @@ func Port(ctx context.Context, src, out, name string) (*Report, error) {
 			return nil, fmt.Errorf("writing %s: %w", out, err)
 		}
 	}
-	if err := writePlugin(out, r.Plugin); err != nil {
+	if err := writePlugin(out, r.Plugin, r.Python); err != nil {
+		return nil, err
+	}
+	if err := r.copyModules(out); err != nil {
 		return nil, err
 	}
 	if err := copyPrompts(src, out, r.Prompts); err != nil {
@@ -214,9 +269,7 @@ func Port(ctx context.Context, src, out, name string) (*Report, error) {
 	if err := writeConfigs(out, r.configs); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(out, wiringName), []byte(r.WiringDoc), 0o644); err != nil {
-		return nil, fmt.Errorf("writing the wiring: %w", err)
-	}
+	// The report, the wiring (WIRING.md) and what the layer serves (points.json).
 	if err := r.WriteReport(out); err != nil {
 		return nil, err
 	}
@@ -226,18 +279,19 @@ func Port(ctx context.Context, src, out, name string) (*Report, error) {
 // Analyze reads the Agent Zero tree src as Port does and returns the report
 // without writing anything.
 func Analyze(ctx context.Context, src, name string) (*Report, error) {
-	r, _, err := analyze(ctx, src, "", name)
+	r, _, err := analyze(ctx, src, "", name, Options{})
 	return r, err
 }
 
 // portFile is one file to write into the ported plugin.
 type portFile struct {
-	hook, file string
+	hook, file string // the folder under extensions/python/ and the name
 	source     string // relative to the Agent Zero tree
 	code       []byte
+	served     bool // served as an extension (else only written, for imports)
 }
 
-func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, error) {
+func analyze(ctx context.Context, src, out, name string, opts Options) (*Report, []portFile, error) {
 	st, err := os.Stat(src)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the Agent Zero tree %s: %w", src, err)
@@ -248,9 +302,9 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 	if name == "" {
 		name = "a0-" + sanitize(filepath.Base(filepath.Clean(src)))
 	}
-	r := &Report{Source: src, Out: out, Plugin: name}
+	r := &Report{Source: src, Out: out, Plugin: name, Python: cmp.Or(opts.Python, python.Interpreter)}
 	var cands []cand
-	var configFiles []string
+	var configFiles, toolFiles []string
 	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -274,18 +328,33 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 			configFiles = append(configFiles, rel)
 			return nil
 		}
-		if strings.HasSuffix(d.Name(), ".md") && filepath.Base(filepath.Dir(p)) == "prompts" {
+		if (strings.HasSuffix(d.Name(), ".md") || strings.HasSuffix(d.Name(), ".py")) && filepath.Base(filepath.Dir(p)) == "prompts" {
 			r.Prompts = append(r.Prompts, rel)
 			return nil
 		}
 		if !strings.HasSuffix(d.Name(), ".py") || d.Name() == "__init__.py" {
 			return nil
 		}
+		if mod, ok := moduleOf(strings.Split(rel, "/")); ok && pythonDir(strings.Split(rel, "/")) < 0 {
+			r.modules = append(r.modules, ownModule{mod, rel})
+			return nil
+		}
+		if filepath.Base(filepath.Dir(p)) == "tools" {
+			toolFiles = append(toolFiles, rel)
+			return nil
+		}
 		parts := strings.Split(rel, "/")
 		n := len(parts)
+		if c, ok := extensionCand(rel, parts); ok {
+			cands = append(cands, c)
+			return nil
+		}
 		switch {
-		case n >= 4 && parts[n-4] == "extensions" && parts[n-3] == "python":
-			cands = append(cands, cand{rel, parts[n-2], parts[n-1]})
+		case pythonDir(parts) >= 0:
+			// Below extensions/python/ but neither in a hook folder nor in a
+			// _functions point's start/ or end/: Agent Zero never loads it.
+			r.Files = append(r.Files, File{Source: rel, Status: statusNotPorted, Notes: []string{
+				"not directly in a hook folder (extensions/python/<hook>/) nor in a _functions point's start/ or end/ folder: Agent Zero never loads it as an extension, and neither does the port (a module other files import travels with the plugin)"}})
 		case n >= 3 && parts[n-3] == "extensions" && parts[n-2] != "python":
 			r.Findings = append(r.Findings, Finding{Seam: SeamNoPython, File: rel,
 				What: fmt.Sprintf("file at extensions/%s/ without python/: Agent Zero v1.7 never loads it, silently", parts[n-2]),
@@ -307,11 +376,12 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 	}
 	r.configs = configs
 	r.Configs = sortedKeys(configs)
+	cands = r.overrides(cands)
 	r.ported = map[string]bool{}
 	for _, c := range cands {
 		r.ported[c.hook+"/"+c.file] = true
 	}
-	syntax := checkSyntax(ctx, src, cands)
+	syntax := checkSyntax(ctx, r.Python, src, cands)
 	var files []portFile
 	type prefixKey struct {
 		hook  string
@@ -320,18 +390,38 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 	prefixes := map[prefixKey][]string{}
 	setters := map[string][]loc{}
 	onceHooks := map[string]map[string]loc{}
-	seen := map[string]string{}
 	for _, c := range cands {
-		f := File{Source: c.rel, Hook: c.hook, Status: statusPorted}
-		m := fileRE.FindStringSubmatch(c.file)
-		if m == nil {
-			f.Status = statusNotPorted
-			f.Notes = append(f.Notes, "the name is not _NN_name.py: give it a numeric prefix (its order)")
-			r.Files = append(r.Files, f)
-			continue
+		f := File{Source: c.rel, Hook: c.hook, Status: statusPorted, folder: c.hook}
+		src0 := filepath.Join(src, filepath.FromSlash(c.rel))
+		code, err := os.ReadFile(src0)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading %s: %w", src0, err)
 		}
-		f.Order, _ = strconv.Atoi(m[1])
-		info, ok := hooks.Lookup(c.hook)
+		// A file not served is still written when a served file imports it
+		// (the layer's finder serves the import from the copy).
+		files = append(files, portFile{c.hook, c.file, c.rel, code, false})
+		served := len(files) - 1
+		if m := orderRE.FindStringSubmatch(c.file); m != nil {
+			f.Order, _ = strconv.Atoi(m[1])
+		} else {
+			f.unprefixed = true
+		}
+		if c.point != "" {
+			pt, _ := LookupPoint(c.point)
+			f.Point = c.point
+			if pt.Hook == "" {
+				f.Hook = ""
+				f.Status = statusNotPorted
+				f.Notes = append(f.Notes, pt.Note)
+				r.Findings = append(r.Findings, Finding{Seam: SeamNoHookPoint, File: c.rel, What: pt.Note,
+					Fix: "none: the rest of the tree is ported; move what the file does to an Exocortex hook if it is needed"})
+				r.Files = append(r.Files, f)
+				continue
+			}
+			f.Hook, f.kind = pt.Hook, pt.Kind
+			f.Notes = append(f.Notes, fmt.Sprintf("_functions point %s (%s) runs at %s: %s", pt.Function, path.Base(c.point), pt.Hook, pt.Note))
+		}
+		info, ok := hooks.Lookup(f.Hook)
 		if !ok {
 			f.Status = statusNotPorted
 			f.Notes = append(f.Notes, "no hook point yet: "+c.hook)
@@ -341,32 +431,28 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 			r.Files = append(r.Files, f)
 			continue
 		}
-		target := c.hook + "/" + c.file
-		if prev, dup := seen[target]; dup {
-			f.Status = statusNotPorted
-			f.Notes = append(f.Notes, "same file name as "+prev+" (Agent Zero serves one of the two): kept "+prev)
-			r.Files = append(r.Files, f)
-			continue
-		}
-		seen[target] = c.rel
-		src0 := filepath.Join(src, filepath.FromSlash(c.rel))
-		code, err := os.ReadFile(src0)
-		if err != nil {
-			return nil, nil, fmt.Errorf("reading %s: %w", src0, err)
-		}
 		if bad, ok := syntax[c.rel]; ok {
 			f.Status = statusNotPorted
 			f.Notes = append(f.Notes, bad+": Agent Zero fails to load it too; fix it and port the tree again")
 			r.Files = append(r.Files, f)
 			continue
 		}
-		prefixes[prefixKey{c.hook, f.Order}] = append(prefixes[prefixKey{c.hook, f.Order}], c.rel)
+		if !f.unprefixed {
+			prefixes[prefixKey{f.Hook, f.Order}] = append(prefixes[prefixKey{f.Hook, f.Order}], c.rel)
+		}
 		r.scan(&f, code, info, setters, onceHooks)
-		files = append(files, portFile{c.hook, c.file, c.rel, code})
+		files[served].served = true
 		r.Files = append(r.Files, f)
 	}
+	r.orderUnprefixed()
+	r.chooseIdentity()
+	r.mapTools(toolFiles)
+	r.keepNeededModules()
 	r.checkImports(ctx, files)
+	r.checkPython(ctx, files)
+	r.moduleProblems(r.badModules)
 	r.propagateNoLoad()
+	r.externalKeys()
 	for k, files := range prefixes {
 		if len(files) > 1 {
 			slices.Sort(files)
@@ -409,8 +495,10 @@ func analyze(ctx context.Context, src, out, name string) (*Report, []portFile, e
 	return r, files, nil
 }
 
-// cand is an extension file found in the Agent Zero tree.
-type cand struct{ rel, hook, file string }
+// cand is an extension file found in the Agent Zero tree: hook is its folder
+// under extensions/python/ (a hook's name, or _functions/<point>), point the
+// _functions point, root the tree folder the extensions/ is in.
+type cand struct{ rel, hook, file, point, root string }
 
 // syntaxScript parses each file named on stdin (one per line) with Python's own
 // parser and prints, per file that does not parse, "name<TAB>line<TAB>message".
@@ -429,7 +517,7 @@ for name in sys.stdin.read().splitlines():
 // on (one process for the tree) and returns, by path relative to src, why each
 // file that does not parse cannot be ported. Without the interpreter it returns
 // nothing: the layer leaves such a file out when the plugin starts.
-func checkSyntax(ctx context.Context, src string, cands []cand) map[string]string {
+func checkSyntax(ctx context.Context, interpreter, src string, cands []cand) map[string]string {
 	if len(cands) == 0 {
 		return nil
 	}
@@ -440,7 +528,7 @@ func checkSyntax(ctx context.Context, src string, cands []cand) map[string]strin
 		byPath[p] = c.rel
 		names.WriteString(p + "\n")
 	}
-	cmd := exec.CommandContext(ctx, python.Interpreter, "-I", "-S", "-c", syntaxScript)
+	cmd := exec.CommandContext(ctx, interpreter, "-I", "-S", "-c", syntaxScript)
 	cmd.Stdin = strings.NewReader(names.String())
 	out, err := cmd.Output()
 	if err != nil {
@@ -523,12 +611,19 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 		// are noted as adapted.
 		for _, imp := range a0Imports[line] {
 			mod := imp.Module
+			if m, ok := r.ownModuleFor(mod); ok {
+				if _, shim := LookupModule(m.name, nil); !shim {
+					f.modDeps = append(f.modDeps, loc{m.rel, line})
+					adapted = append(adapted, fmt.Sprintf("line %d: %s is the plugin's own module (%s), copied with it", line, mod, m.rel))
+					continue
+				}
+			}
 			maps, missing, ok := lookupImport(mod, imp.Names, func(hook, file string) bool { return r.ported[hook+"/"+file] })
 			if !ok || len(missing) > 0 {
 				continue
 			}
-			if m := crossExtRE.FindStringSubmatch(mod); m != nil {
-				f.crossDeps = append(f.crossDeps, loc{m[1] + "/" + m[2] + ".py", line})
+			if folder, file, ok := crossExt(mod); ok {
+				f.crossDeps = append(f.crossDeps, loc{folder + "/" + file, line})
 			}
 			if mod != "agent" && mod != "helpers.extension" {
 				adapted = append(adapted, fmt.Sprintf("line %d: %s -> %s", line, mod, strings.Join(maps, "; ")))
@@ -540,6 +635,10 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 			case m[1] == "":
 				f.Status = statusNeedsHand
 				f.Notes = append(f.Notes, fmt.Sprintf("line %d: reads a prompt file named at run time: put it into the plugin's prompts/ directory", line))
+			case identityPrompts[m[1]] != "" && info.Name == "system_prompt":
+				if f.identity == "" {
+					f.identity = m[1]
+				}
 			case slices.ContainsFunc(r.Prompts, func(p string) bool { return path.Base(p) == m[1] }):
 				adapted = append(adapted, fmt.Sprintf("line %d: read_prompt(%q) reads the copy in the plugin's prompts/", line, m[1]))
 			default:
@@ -710,7 +809,7 @@ func (r *Report) propagateNoLoad() {
 		byTarget := map[string]*File{}
 		for i := range r.Files {
 			f := &r.Files[i]
-			byTarget[f.Hook+"/"+path.Base(f.Source)] = f
+			byTarget[f.folder+"/"+path.Base(f.Source)] = f
 		}
 		for i := range r.Files {
 			f := &r.Files[i]
@@ -772,7 +871,7 @@ if __name__ == "__main__":
 `
 
 // writePlugin writes main.py, plugin.json, the shims and the SDK into out.
-func writePlugin(out, name string) error {
+func writePlugin(out, name, interpreter string) error {
 	files := map[string]string{
 		"main.py":     fmt.Sprintf(mainPy, name, name),
 		"plugin.json": "",
@@ -785,7 +884,7 @@ func writePlugin(out, name string) error {
 			files[d+"/__init__.py"] = ""
 		}
 	}
-	pj, _ := json.Marshal(map[string][]string{"command": {python.Interpreter, "main.py"}})
+	pj, _ := json.Marshal(map[string][]string{"command": {interpreter, "main.py"}})
 	files["plugin.json"] = string(pj) + "\n"
 	for n, body := range files {
 		p := filepath.Join(out, filepath.FromSlash(n))

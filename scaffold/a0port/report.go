@@ -1,6 +1,7 @@
 package a0port
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"regexp"
@@ -13,10 +14,38 @@ import (
 // file, line and fix, and the wiring of the ported tree (hook by hook, in order).
 func (r *Report) WriteMarkdown(w io.Writer) {
 	fmt.Fprintf(w, "# Porting report: %s\n\nAgent Zero tree `%s`, ported to plugin `%s` in `%s`.\n", r.Plugin, r.Source, r.Plugin, r.Out)
+	fmt.Fprintf(w, "Python: %s (%s), the interpreter of its plugin.json.\n", r.Python, cmp.Or(r.PythonVersion, "version unknown"))
 	if len(r.Plugins) > 0 {
 		fmt.Fprintf(w, "v1.7 plugins (plugin.yaml): %s.\n", strings.Join(r.Plugins, ", "))
 	}
-	for _, st := range []string{statusPorted, statusAdapted, statusNeedsHand, statusNotPorted} {
+	if len(r.Refused) > 0 {
+		fmt.Fprintf(w, "\n## The host would refuse this plugin at start\n\n")
+		fmt.Fprintf(w, "Its wiring check (the lint's errors) keeps a plugin out; fix these first, or start with --allow-wiring-errors:\n\n")
+		for _, s := range r.Refused {
+			fmt.Fprintf(w, "- %s\n", s)
+		}
+	}
+	if len(r.Identity)+len(r.Tools) > 0 {
+		fmt.Fprintf(w, "\n## Identity and tools\n\n")
+		for _, c := range r.Identity {
+			fmt.Fprintf(w, "- %s\n", c)
+		}
+		var none, mapped []string
+		for _, t := range r.Tools {
+			if t.Counterpart == "" {
+				none = append(none, "`"+t.Tool+"`")
+			} else {
+				mapped = append(mapped, fmt.Sprintf("`%s` -> `%s`", t.Tool, t.Counterpart))
+			}
+		}
+		if len(mapped) > 0 {
+			fmt.Fprintf(w, "- the tree's tools with an Exocortex counterpart: %s\n", strings.Join(mapped, ", "))
+		}
+		if len(none) > 0 {
+			fmt.Fprintf(w, "- the tree's tools with no Exocortex counterpart (the model does not get them): %s\n", strings.Join(none, ", "))
+		}
+	}
+	for _, st := range []string{statusPorted, statusAdapted, statusNeedsHand, statusNotPorted, statusOverridden} {
 		var rows []File
 		for _, f := range r.Files {
 			if f.Status == st {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -66,7 +67,7 @@ type wireFile struct {
 func (r *Report) wire() []wireFile {
 	var files []*File
 	for i := range r.Files {
-		if r.Files[i].Status != statusNotPorted {
+		if r.Files[i].Status != statusNotPorted && r.Files[i].Status != statusOverridden {
 			files = append(files, &r.Files[i])
 		}
 	}
@@ -93,10 +94,12 @@ func (r *Report) wire() []wireFile {
 			}
 			taken[order] = true
 			info, _ := hooks.Lookup(f.Hook)
-			m := fileRE.FindStringSubmatch(path.Base(f.Source))
-			name := "a0_" + m[2]
+			name := extName(path.Base(f.Source))
 			if names[name] {
 				name += "_" + f.Hook
+			}
+			for n := 2; names[name]; n++ {
+				name = fmt.Sprintf("%s_%d", strings.TrimRight(name, "_0123456789"), n)
 			}
 			names[name] = true
 			wf := wireFile{f: f, name: name, order: int32(order), hook: info, loads: !f.noLoad, inject: f.injects}
@@ -215,3 +218,16 @@ func uniqSorted(s []string) []string {
 	slices.Sort(s)
 	return slices.Compact(s)
 }
+
+// extName is the extension name a file is served as: a0_ and its name without
+// the numeric prefix and .py, in letters, digits and underscores.
+func extName(file string) string {
+	n := strings.TrimSuffix(file, ".py")
+	n = orderRE.ReplaceAllString(n, "")
+	n = regexp.MustCompile(`\W+`).ReplaceAllString(n, "_")
+	return "a0_" + n
+}
+
+// Manifest is the manifest the ported plugin answers, as the port wrote it
+// (for the host's wiring check before the plugin is copied in).
+func (r *Report) Manifest() *exocortexv1.ManifestResponse { return r.manifest(r.wire()) }

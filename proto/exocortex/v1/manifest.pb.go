@@ -532,8 +532,17 @@ type ExtensionSpec struct {
 	// meet); every other extension runs in order, after the ones before it have
 	// answered, as Agent Zero runs them.
 	EffectsDeclared bool `protobuf:"varint,17,opt,name=effects_declared,json=effectsDeclared,proto3" json:"effects_declared,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Whether the action a gating hook precedes goes ahead when this extension
+	// fails. At a hook whose response can stop an action (tool_execute_before,
+	// text_editor_write_before, text_editor_patch_before: a block or refuse
+	// field), an extension that raises, crashes, hangs past its deadline or is
+	// quarantined stops the action by default (fails closed), and the model and
+	// the operator are told why. An extension that only observes there (a logger,
+	// a metric) declares fail_open so that its failure is skipped instead. At
+	// other hooks a failure is always skipped and the field is a load error.
+	FailOpen      bool `protobuf:"varint,18,opt,name=fail_open,json=failOpen,proto3" json:"fail_open,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExtensionSpec) Reset() {
@@ -685,6 +694,13 @@ func (x *ExtensionSpec) GetEffectsDeclared() bool {
 	return false
 }
 
+func (x *ExtensionSpec) GetFailOpen() bool {
+	if x != nil {
+		return x.FailOpen
+	}
+	return false
+}
+
 // StateKeySpec declares a shared-state key: a name bound to one protobuf message type.
 type StateKeySpec struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -783,7 +799,14 @@ type ToolSpec struct {
 	// Whether the plugin has a handler for the tool (the SDK fills this in).
 	Implemented bool `protobuf:"varint,4,opt,name=implemented,proto3" json:"implemented,omitempty"`
 	// The prompt file documenting the tool, e.g. "agent.system.tool.memory_save.md".
-	PromptFile    string `protobuf:"bytes,5,opt,name=prompt_file,json=promptFile,proto3" json:"prompt_file,omitempty"`
+	PromptFile string `protobuf:"bytes,5,opt,name=prompt_file,json=promptFile,proto3" json:"prompt_file,omitempty"`
+	// The operator's secrets (config.yaml secrets:) the tool may receive: the
+	// host puts their values in place of §§secret(NAME) in the arguments it
+	// sends this tool, and only this tool; "*" is every configured secret (the
+	// shell, code execution and HTTP tools). A tool that declares none gets the
+	// placeholders as the model wrote them; one that names other secrets is
+	// refused the call with an error naming the undeclared one.
+	UsesSecrets   []string `protobuf:"bytes,6,rep,name=uses_secrets,json=usesSecrets,proto3" json:"uses_secrets,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -851,6 +874,13 @@ func (x *ToolSpec) GetPromptFile() string {
 		return x.PromptFile
 	}
 	return ""
+}
+
+func (x *ToolSpec) GetUsesSecrets() []string {
+	if x != nil {
+		return x.UsesSecrets
+	}
+	return nil
 }
 
 // FileSpec declares a data file, so the wiring lint can see every reader and writer.
@@ -956,7 +986,7 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\vuses_memory\x18\n" +
 	" \x01(\bR\n" +
 	"usesMemory\x12,\n" +
-	"\x12memory_write_areas\x18\v \x03(\tR\x10memoryWriteAreas\"\xac\x04\n" +
+	"\x12memory_write_areas\x18\v \x03(\tR\x10memoryWriteAreas\"\xc9\x04\n" +
 	"\rExtensionSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12&\n" +
 	"\x04hook\x18\x02 \x01(\x0e2\x12.exocortex.v1.HookR\x04hook\x12\x14\n" +
@@ -976,21 +1006,23 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\rreads_history\x18\x0e \x01(\bR\freadsHistory\x12\x1b\n" +
 	"\tfor_tools\x18\x0f \x03(\tR\bforTools\x12!\n" +
 	"\freads_prompt\x18\x10 \x01(\bR\vreadsPrompt\x12)\n" +
-	"\x10effects_declared\x18\x11 \x01(\bR\x0feffectsDeclared\"\x9d\x01\n" +
+	"\x10effects_declared\x18\x11 \x01(\bR\x0feffectsDeclared\x12\x1b\n" +
+	"\tfail_open\x18\x12 \x01(\bR\bfailOpen\"\x9d\x01\n" +
 	"\fStateKeySpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12)\n" +
 	"\x05scope\x18\x03 \x01(\x0e2\x13.exocortex.v1.ScopeR\x05scope\x12\x14\n" +
 	"\x05owner\x18\x04 \x01(\tR\x05owner\x12\x10\n" +
 	"\x03doc\x18\x05 \x01(\tR\x03doc\x12\x12\n" +
-	"\x04flag\x18\x06 \x01(\bR\x04flag\"\xb9\x01\n" +
+	"\x04flag\x18\x06 \x01(\bR\x04flag\"\xdc\x01\n" +
 	"\bToolSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x124\n" +
 	"\x16parameters_json_schema\x18\x03 \x01(\tR\x14parametersJsonSchema\x12 \n" +
 	"\vimplemented\x18\x04 \x01(\bR\vimplemented\x12\x1f\n" +
 	"\vprompt_file\x18\x05 \x01(\tR\n" +
-	"promptFile\"\x82\x01\n" +
+	"promptFile\x12!\n" +
+	"\fuses_secrets\x18\x06 \x03(\tR\vusesSecrets\"\x82\x01\n" +
 	"\bFileSpec\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12,\n" +

@@ -238,6 +238,7 @@ def build(p: Plugin) -> Built:
                 reads_history=bool(spec.reads_history) and info.hook in READS_HISTORY_HOOKS,
                 reads_prompt=bool(spec.reads_prompt) and info.hook in READS_PROMPT_HOOKS,
                 effects_declared=bool(spec.effects_declared),
+                fail_open=bool(spec.fail_open),
                 for_tools=for_tools if info.hook in TOOL_HOOKS else [],
             )
 
@@ -271,7 +272,8 @@ def build(p: Plugin) -> Built:
             continue
         tools[t.name] = t
         manifest.tools.add(name=t.name, description=t.description or "", parameters_json_schema=params,
-                           implemented=True, prompt_file=t.prompt_file or "")
+                           implemented=True, prompt_file=t.prompt_file or "",
+                           uses_secrets=list(t.uses_secrets or ()))
 
     for i, f in enumerate(p.files):
         if not isinstance(f, manifest_pb2.FileSpec) or not f.id or not f.path:

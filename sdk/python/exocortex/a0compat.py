@@ -59,11 +59,12 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 from google.protobuf import json_format, struct_pb2
 
 from exocortex import aio
-from exocortex.a0 import _host, _runtime, utility
+from exocortex.a0 import _host, _runtime, prompts, utility
+from exocortex.a0._kwargs import BLOCKS, KWARGS, POINTS, REFUSES, Response  # noqa: F401 - Response: the tool response files get
 from exocortex.hooks import HOOKS, lookup
 from exocortex.keys import Key
 from exocortex.spec import Plugin, Spec
-from exocortex.v1 import context_pb2, manifest_pb2
+from exocortex.v1 import context_pb2, hooks_pb2, manifest_pb2
 
 # Agent Zero hook directory names with an Exocortex hook of the same meaning: every
 # hook of the protocol is named as Agent Zero names it, so a directory maps onto the
@@ -75,6 +76,9 @@ HOOK_MAP: Dict[str, str] = {h.name: h.name for h in HOOKS}
 OBSERVED = os.path.join(".a0compat", "observed.json")
 
 _FILE_RE = re.compile(r"^_(\d+)_([A-Za-z0-9_]+)\.py$")
+
+# The port's list of the files to serve (scaffold/a0port: points.json), under a0/.
+POINTS_FILE = "points.json"
 
 
 class LoopData:
@@ -102,18 +106,54 @@ class LoopData:
 class _Log:
     """Agent Zero's context.log and its log items: log() returns an item whose
     update()/stream() go to the host log; kvps keeps the item's key-value pairs,
-    as Agent Zero's LogItem does."""
+    as Agent Zero's LogItem does. The log keeps its items (logs, for the files
+    that read what was logged) and the progress line (progress,
+    set_progress, set_initial_progress), which goes to the host log too."""
 
-    def __init__(self, agent: "Agent") -> None:
+    def __init__(self, agent: "Agent", root: Optional["_Log"] = None) -> None:
         self._agent = agent
+        self._root = root
         self.kvps: Dict[str, Any] = {}
+        self.type, self.heading, self.content = "info", "", ""
+        self.id: Optional[str] = None
+        if root is None:
+            self._lock = threading.RLock()
+            self.logs: List["_Log"] = []
+            self.progress, self.progress_no, self.progress_active = "", 0, False
+            self.set_initial_progress()
+
+    @property
+    def no(self) -> int:
+        return self._root.logs.index(self) if self._root is not None and self in self._root.logs else 0
 
     def log(self, type: str = "info", heading: str = "", content: str = "", **kwargs: Any) -> "_Log":
-        item = _Log(self._agent)
+        root = self._root or self
+        item = _Log(self._agent, root)
+        item.id = kwargs.pop("id", None)
         item._write(type, heading, content, kwargs)
+        with root._lock:
+            root.logs.append(item)
         return item
 
+    def set_progress(self, progress: str, no: int = 0, active: bool = True) -> None:
+        root = self._root or self
+        root.progress, root.progress_no, root.progress_active = str(progress), no, active
+        call = self._agent._call
+        if call is not None and active:
+            call.logger.info(f"[progress] {progress}")
+
+    def set_initial_progress(self) -> None:
+        self.set_progress("Waiting for input", 0, False)
+
+    def output(self, start: Optional[int] = None, end: Optional[int] = None) -> List[Dict[str, Any]]:
+        root = self._root or self
+        return [{"no": i, "type": it.type, "heading": it.heading, "content": it.content, "kvps": it.kvps}
+                for i, it in enumerate(root.logs[start:end])]
+
     def _write(self, type: str, heading: str, content: str, kwargs: Dict[str, Any]) -> None:
+        self.type = type or self.type
+        self.heading = heading or self.heading
+        self.content = content or self.content
         kvps = kwargs.pop("kvps", None)
         if isinstance(kvps, dict):
             self.kvps.update(kvps)
@@ -156,6 +196,23 @@ class _History:
     def output_text(self, human_label: str = "user", ai_label: str = "ai") -> str:
         return "\n".join(f"{m.get('role', '')}: {m.get('content', '')}" for m in self._messages)
 
+    def is_over_limit(self) -> bool:
+        """Agent Zero: whether the history needs compressing. The core compresses
+        Exocortex's history itself, to the context window, before each prompt:
+        never over the limit here."""
+        return False
+
+    async def compress(self) -> bool:
+        """Agent Zero: compress the history once; True when something was
+        compressed. The core does it (history compression, util_model_call
+        hooks): nothing to do here."""
+        return False
+
+    def remove_all_embeds(self) -> int:
+        """Agent Zero: drop embedded images; the count removed. Exocortex's
+        history holds text only."""
+        return 0
+
 
 def extensible(fn: Any) -> Any:
     """Agent Zero's @extensible: lets _functions extensions wrap a function. A
@@ -171,6 +228,28 @@ class _Context:
         self.log = _Log(agent)
         self.id = "exocortex"
         self.agent0 = agent
+        self.data: Dict[str, Any] = {}
+
+    def get_data(self, key: str, recursive: bool = True) -> Any:
+        return self.data.get(key)
+
+    def set_data(self, key: str, value: Any, recursive: bool = True) -> None:
+        self.data[key] = value
+
+
+class AgentConfig:
+    """Agent Zero's agent.config, as far as extensions read it: the running
+    agent profile (the host's --profile; "" for the default), and the
+    profile's settings (empty: settings are the operator's config.yaml). An
+    extension may replace agent.config, as Agent Zero's profile loader does."""
+
+    def __init__(self, profile: str = "", **kwargs: Any) -> None:
+        self.profile = profile
+        self.mcp_servers = ""
+        self.knowledge_subdirs: List[str] = ["default", "custom"]
+        self.additional: Dict[str, Any] = {}
+        for k, v in kwargs.items():
+            setattr(self, k, v)
 
 
 class Observed:
@@ -237,23 +316,21 @@ class Agent:
         self.context = _Context(self)
         self.data = self._local
         self.history = _History()
+        self.config = AgentConfig()
         # Where read_prompt finds prompt files: the ported plugin's prompts/
         # (the port copies the tree's prompts/*.md there); set by load_tree.
         self.prompts_dir: Optional[str] = None
 
     def read_prompt(self, file: str, **kwargs: Any) -> str:
         """Agent Zero's read_prompt: the prompt file from the ported plugin's
-        prompts/ directory, with {{name}} replaced by kwargs[name]."""
+        prompts/ directory, read as Agent Zero reads it (exocortex.a0.prompts:
+        its .py variables file, {{if}} blocks, {{name}} placeholders,
+        {{ include "file" }})."""
         where = self.prompts_dir or "prompts/"
-        path = os.path.join(where, os.path.basename(file))
         try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as e:
-            raise FileNotFoundError(
-                f"a0compat: {self._owner} reads the prompt file {file!r}, which is not in {where}: "
-                f"copy it from your Agent Zero prompts/ directory into {where} ({e.strerror})") from e
-        return _PROMPT_VAR.sub(lambda m: str(kwargs.get(m.group(1), m.group(0))), text)
+            return prompts.read(os.path.basename(file), [where], _agent=self, **kwargs)
+        except FileNotFoundError as e:
+            raise FileNotFoundError(f"a0compat: {self._owner} reads the prompt file {file!r}: {e}") from e
 
     def concat_messages(self, messages: Any = None, **kwargs: Any) -> str:
         """Agent Zero's concat_messages: the history as "role: content" lines."""
@@ -263,7 +340,7 @@ class Agent:
                          for m in messages)
 
     def parse_prompt(self, file: str, **kwargs: Any) -> str:
-        """Agent Zero's parse_prompt, as read_prompt (prompt .py variable files are not run)."""
+        """Agent Zero's parse_prompt, as read_prompt."""
         return self.read_prompt(file, **kwargs)
 
     async def call_utility_model(self, system: str, message: str, callback: Any = None, background: bool = False) -> str:
@@ -360,15 +437,6 @@ def _ints(v: Any) -> Any:
     return v
 
 
-class Response:
-    """Agent Zero's tool Response, handed to tool_execute_after as response=."""
-
-    def __init__(self, message: str = "", break_loop: bool = False, additional: Any = None) -> None:
-        self.message = message
-        self.break_loop = break_loop
-        self.additional = additional
-
-
 class Extension:
     """Agent Zero's Extension base class."""
 
@@ -454,286 +522,28 @@ def _loop_data(req: Any) -> LoopData:
     return ld
 
 
-def _args(js: str) -> Dict[str, Any]:
-    try:
-        v = json.loads(js) if js else {}
-    except ValueError:
-        return {}
-    return v if isinstance(v, dict) else {}
-
-
-# The keyword arguments Agent Zero v1.7 passes at a hook besides loop_data, built
-# from the hook's request, and what a file's changes to them become in the
-# response. Each entry: hook -> (make(req) -> kwargs, answer(req, kwargs) -> dict
-# of response fields, or {} when nothing changed).
-def _tool_before(req: Any) -> Dict[str, Any]:
-    tc = getattr(req, "tool_call", None)
-    args = _args(tc.args_json) if tc is not None else {}
-    return {"tool_name": tc.name if tc is not None else "", "tool_args": args,
-            "_sent": json.dumps(args, sort_keys=True)}
-
-
-def _tool_before_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
-    now = json.dumps(kw["tool_args"], sort_keys=True, default=str)
-    return {"args_json": json.dumps(kw["tool_args"], default=str)} if now != kw["_sent"] else {}
-
-
-def _tool_after(req: Any) -> Dict[str, Any]:
-    tc, res = getattr(req, "tool_call", None), getattr(req, "result", None)
-    msg = res.content if res is not None else ""
-    return {"tool_name": tc.name if tc is not None else "", "tool_args": _args(tc.args_json) if tc is not None else {},
-            "response": Response(message=msg, break_loop=bool(res.break_loop) if res is not None else False),
-            "_sent": msg}
-
-
-def _tool_after_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
-    msg = getattr(kw["response"], "message", kw["_sent"])
-    return {"content": str(msg)} if msg != kw["_sent"] else {}
-
-
-def _chunk(req: Any) -> Dict[str, Any]:
-    d = {"chunk": getattr(req, "delta", ""), "full": getattr(req, "text", "")}
-    return {"stream_data": d, "_sent": dict(d)}
-
-
-def _chunk_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
-    d, sent = kw["stream_data"], kw["_sent"]
-    if d.get("chunk") != sent["chunk"]:
-        return {"display": str(d.get("chunk") or "")}
-    return {}
-
-
-def _hist(req: Any) -> Dict[str, Any]:
-    m = getattr(req, "message", None)
-    content = m.content if m is not None else ""
-    ai = m is not None and m.role == "assistant"
-    return {"content_data": {"content": content}, "ai": ai, "_sent": content}
-
-
-def _hist_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
-    c = kw["content_data"].get("content")
-    if c != kw["_sent"]:
-        return {"content": c if isinstance(c, str) else json.dumps(c, default=str)}
-    return {}
-
-
-def _error(req: Any) -> Dict[str, Any]:
-    e = getattr(req, "error", "")
-    return {"msg": {"message": e}, "_sent": e}
-
-
-def _error_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
-    m = kw["msg"].get("message")
-    return {"correction": str(m)} if m != kw["_sent"] else {}
-
-
-def _stream_text(req: Any) -> Dict[str, Any]:
-    return {"text": getattr(req, "text", "")}
-
-
-def _none(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
-    return {}
-
-
-def _msgs(ms: Any) -> List[Dict[str, str]]:
-    return [{"role": m.role, "content": m.content} for m in ms]
-
-
-def _chat_before(req: Any) -> Dict[str, Any]:
-    return {"call_data": {"model": req.model, "messages": _msgs(req.prompt), "tools": list(req.tools),
-                          "prompt_tokens": req.prompt_tokens, "num_ctx": req.num_ctx}}
-
-
-def _chat_after(req: Any) -> Dict[str, Any]:
-    d = {"model": req.model, "response": req.response, "reasoning": req.reasoning,
-         "prompt_tokens": req.prompt_tokens, "output_tokens": req.output_tokens}
-    return {"call_data": d, "response": req.response, "_sent": req.response}
-
-
-def _chat_after_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
-    r = kw["call_data"].get("response")
-    return {"response": str(r)} if r != kw["_sent"] else {}
-
-
-def _util_before(req: Any) -> Dict[str, Any]:
-    d = {"model": req.model, "system": req.system, "message": req.message, "callback": None,
-         "background": False, "purpose": req.purpose}
-    return {"call_data": d, "_sent": dict(d)}
-
-
-def _util_before_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
-    d, sent = kw["call_data"], kw["_sent"]
-    return {f: str(d.get(f) or "") for f in ("system", "message") if d.get(f) != sent[f]}
-
-
-def _util_after(req: Any) -> Dict[str, Any]:
-    d = {"model": req.model, "system": req.system, "message": req.message, "response": req.response,
-         "purpose": req.purpose}
-    return {"call_data": d, "response": req.response, "_sent": req.response}
-
-
-def _exception(req: Any) -> Dict[str, Any]:
-    return {"exception_data": {"exception": RuntimeError(req.error), "stage": req.stage}}
-
-
-def _exception_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
-    # Agent Zero: an extension that clears exception_data["exception"] handled it.
-    return {"handled": True} if not kw["exception_data"].get("exception") else {}
-
-
-def _chain_end(req: Any) -> Dict[str, Any]:
-    return {"data": {"final_response": req.final_response, "stop_reason": req.stop_reason,
-                     "iterations": req.iterations}}
-
-
-def _dict_answer(kw: Dict[str, Any], name: str, fields: Dict[str, str]) -> Dict[str, Any]:
-    """What a file changed in the dict kwarg name (data, ctx): the keys in fields
-    become the response fields they name; a change to any other key is listed
-    under "_lost" (the hook's response has no field for it; the layer logs it)."""
-    d, sent = kw[name], kw["_sent"]
-    out: Dict[str, Any] = {}
-    lost: List[str] = []
-    for k in sorted(set(d) | set(sent), key=str):
-        if k in sent and d.get(k) == sent[k]:
-            continue
-        if k in fields and k in d:
-            v = d[k]
-            out[fields[k]] = v if isinstance(v, str) else json.dumps(v, default=str)
-        else:
-            lost.append(str(k))
-    if lost:
-        out["_lost"] = lost
-    return out
-
-
-def _hist_tool_result(req: Any) -> Dict[str, Any]:
-    # Agent Zero: data = {"tool_name", "tool_result", **extra}; what is stored
-    # is data, so a changed tool_result is the stored text.
-    d = {"tool_name": req.tool_call.name, "tool_result": req.text}
-    return {"data": d, "_sent": dict(d)}
-
-
-def _hist_tool_result_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
-    return _dict_answer(kw, "data", {"tool_result": "text"})
-
-
-def _output_update(req: Any) -> Dict[str, Any]:
-    # Agent Zero: ctx = {"content": the progress so far}; a changed content is
-    # what is shown of it (the tool's result is not changed).
-    d = {"content": req.output}
-    return {"ctx": d, "_sent": dict(d)}
-
-
-def _output_update_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
-    return _dict_answer(kw, "ctx", {"content": "display"})
-
-
-def _read_after(req: Any) -> Dict[str, Any]:
-    d = {"content": req.content, "warnings": []}
-    return {"data": d, "_sent": {"content": req.content, "warnings": []}}
-
-
-def _read_after_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
-    return _dict_answer(kw, "data", {"content": "content"})
-
-
-def _write_before(req: Any) -> Dict[str, Any]:
-    d = {"path": req.path, "content": req.content}
-    return {"data": d, "_sent": dict(d)}
-
-
-def _write_before_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
-    return _dict_answer(kw, "data", {"content": "content"})
-
-
-def _lines(text: str) -> int:
-    return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
-
-
-def _write_after(req: Any) -> Optional[Dict[str, Any]]:
-    # Agent Zero calls text_editor_write_after only when the write succeeded.
-    if req.result.error:
-        return None
-    d = {"path": req.path, "total_lines": _lines(req.content)}
-    return {"data": d, "_sent": dict(d)}
-
-
-def _patch_before(req: Any) -> Dict[str, Any]:
-    # Exocortex's text_editor patches by exact replacement: Agent Zero's
-    # "replace" mode.
-    d = {"path": req.path, "old_text": req.old_text, "new_text": req.new_text, "edits": [], "mode": "replace"}
-    return {"data": d, "_sent": {"path": req.path, "old_text": req.old_text, "new_text": req.new_text,
-                                  "edits": [], "mode": "replace"}}
-
-
-def _patch_before_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
-    return _dict_answer(kw, "data", {"old_text": "old_text", "new_text": "new_text"})
-
-
-def _patch_after(req: Any) -> Optional[Dict[str, Any]]:
-    # Called only when the patch succeeded, as in Agent Zero. The request does
-    # not carry the file's length: total_lines is None.
-    if req.result.error:
-        return None
-    d = {"path": req.path, "total_lines": None, "replacement_count": 1, "mode": "replace"}
-    return {"data": d, "_sent": dict(d)}
-
-
-def _after_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
-    # Nothing a file changes after the edit has a field: any change is lost.
-    return _dict_answer(kw, "data", {})
-
-
-def _no_kwargs(req: Any) -> Dict[str, Any]:
-    # Agent Zero passes nothing besides loop_data (reasoning_stream_end) or
-    # nothing at all (embedding_model_changed).
-    return {}
-
-
-# Hooks whose response can refuse what is about to happen: a file that raises
-# there refuses it, with the exception as the reason, as an exception out of
-# Agent Zero's extension stops its text_editor call and the model is told.
-REFUSES = {"text_editor_write_before", "text_editor_patch_before"}
-
-KWARGS = {
-    "chat_model_call_before": (_chat_before, _none),
-    "chat_model_call_after": (_chat_after, _chat_after_answer),
-    "util_model_call_before": (_util_before, _util_before_answer),
-    "util_model_call_after": (_util_after, _chat_after_answer),
-    "reasoning_stream_chunk": (_chunk, _chunk_answer),
-    "reasoning_stream": (_stream_text, _none),
-    "response_stream": (_stream_text, _none),
-    "message_loop_exception": (_exception, _exception_answer),
-    "process_chain_end": (_chain_end, _none),
-    "tool_execute_before": (_tool_before, _tool_before_answer),
-    "tool_execute_after": (_tool_after, _tool_after_answer),
-    "response_stream_chunk": (_chunk, _chunk_answer),
-    "hist_add_before": (_hist, _hist_answer),
-    "error_format": (_error, _error_answer),
-    "hist_add_tool_result": (_hist_tool_result, _hist_tool_result_answer),
-    "tool_output_update": (_output_update, _output_update_answer),
-    "text_editor_read_after": (_read_after, _read_after_answer),
-    "text_editor_write_before": (_write_before, _write_before_answer),
-    "text_editor_write_after": (_write_after, _after_answer),
-    "text_editor_patch_before": (_patch_before, _patch_before_answer),
-    "text_editor_patch_after": (_patch_after, _after_answer),
-    "reasoning_stream_end": (_no_kwargs, _none),
-    "embedding_model_changed": (_no_kwargs, _none),
-}
-
-
 class Adapter:
     """One Agent Zero file served as one Exocortex extension."""
 
     def __init__(self, path: str, hook: str, order: int, name: str, plugin: str,
                  shared: Optional[Dict[str, Key]] = None, observed: Optional[Observed] = None,
-                 rel: str = "", local: Optional[Dict[str, Any]] = None, held: Optional[Dict[str, Any]] = None) -> None:
+                 rel: str = "", local: Optional[Dict[str, Any]] = None, held: Optional[Dict[str, Any]] = None,
+                 kind: str = "", ext_name: str = "", external: Optional[List[str]] = None,
+                 params: Optional[Dict[str, Any]] = None) -> None:
         self.path, self.hook, self.order, self.name = path, hook, order, name
+        if kind and kind not in POINTS:
+            raise ValueError(f"{path}: unknown _functions point kind {kind!r}: port the tree again")
+        self.point = POINTS.get(kind)
+        # The loop data's params, shared by the tree's files (see _serve).
+        self.params: Dict[str, Any] = {} if params is None else params
         with open(path, encoding="utf-8") as f:
             source = f.read()
         self.reads, self.writes = static_keys(source)
         self.awaits = awaits_anything(source)
         shared = {} if shared is None else shared
+        # Keys the port found read and written by no file of the tree that runs
+        # (points.json "external"): kept in the process, not shared state.
+        self.reads -= set(external or ()) - self.writes
         self.keys = {k: shared.setdefault(k, key_for(k, plugin)) for k in sorted(self.reads | self.writes)}
         spec = importlib.util.spec_from_file_location(f"a0_{hook}_{order}_{name}", path)
         mod = importlib.util.module_from_spec(spec)
@@ -750,7 +560,7 @@ class Adapter:
         self.ext = classes[0](agent=self.agent)
         self.info = lookup(hook)
         self.kwargs = KWARGS.get(hook)
-        self.ext_name = f"a0_{name}"
+        self.ext_name = ext_name or f"a0_{name}"
         setattr(self, hook, self._handle)
 
     def spec(self) -> Spec:
@@ -783,7 +593,18 @@ class Adapter:
 
     async def _serve(self, call: Any, req: Any) -> Any:
         ld = _loop_data(req)
+        # Agent Zero has one LoopData per monologue: what a file keeps in its
+        # params is seen by the files after it, params_temporary for the
+        # iteration (the context's iteration), params_persistent for the session.
+        it = (req.call.context.request_id, req.call.context.iteration)
+        if self.params.get("iteration") != it:
+            self.params["iteration"] = it
+            self.params["temporary"] = {}
+        ld.params_temporary = self.params.setdefault("temporary", {})
+        ld.params_persistent = self.params.setdefault("persistent", {})
         _host.observe(req)
+        if isinstance(self.agent.config, AgentConfig):
+            self.agent.config.profile = req.call.context.agent_profile
         system_before = len(ld.system)
         self.agent._call = call
         self.agent._last_call = call
@@ -795,7 +616,16 @@ class Adapter:
             # Agent Zero hands system_prompt extensions the list of system prompt
             # parts to append to.
             kwargs["system_prompt"] = added
-        if self.kwargs is not None:
+        answer = self.kwargs[1] if self.kwargs is not None else None
+        made = None
+        if self.point is not None:
+            made, answer = self.point[0](self.agent, req), self.point[1]
+            if made is None:  # Agent Zero does not call the function for this message
+                self.agent._call = None
+                _runtime.current_agent.reset(token)
+                return None
+            kwargs = made
+        elif self.kwargs is not None:
             made = self.kwargs[0](req)
             if made is None:  # Agent Zero does not call the hook in this case
                 self.agent._call = None
@@ -807,7 +637,10 @@ class Adapter:
             out = self.ext.execute(loop_data=ld, **passed)
             if asyncio.iscoroutine(out):  # a plain `def execute` (Agent Zero accepts one) has run
                 await out
-        except Exception as e:  # noqa: BLE001 - refused, see REFUSES
+        except Exception as e:  # noqa: BLE001 - refused, see REFUSES and BLOCKS
+            if self.hook in BLOCKS:
+                call.logger.warning(f"a0compat: {self.name} stopped the tool call: {type(e).__name__}: {e}")
+                return self.info.response(block=hooks_pb2.ToolBlock(reason=f"{self.name} raised {type(e).__name__}: {e}"))
             if self.hook not in REFUSES:
                 raise
             call.logger.warning(f"a0compat: {self.name} refused the {self.hook} call: {type(e).__name__}: {e}")
@@ -815,8 +648,8 @@ class Adapter:
         finally:
             self.agent._call = None
             _runtime.current_agent.reset(token)
-        if self.kwargs is not None:
-            fields = self.kwargs[1](req, kwargs)
+        if answer is not None:
+            fields = answer(req, kwargs)
             for k in fields.pop("_lost", []):
                 call.logger.warning(
                     f"a0compat: {self.name} changed {k!r} at {self.hook}, which Exocortex's {self.hook} "
@@ -850,11 +683,39 @@ def load_tree(root: str, plugin: str, failed: Optional[List[Tuple[str, str]]] = 
     observed = Observed(os.path.join(plugin_dir, OBSERVED))
     local: Dict[str, Any] = {}
     held: Dict[str, Any] = {}
+    params: Dict[str, Any] = {}
     names: Set[str] = set()
     if root not in sys.path:
         sys.path.insert(0, root)
     if not any(isinstance(f, _TreeFinder) for f in sys.meta_path):
         sys.meta_path.append(_TreeFinder(base))
+    def load(path: str, hook: str, order: int, name: str, **kw: Any) -> Optional[Adapter]:
+        # One bad file must not sink the rest: it is left out, with why.
+        try:
+            rel = os.path.relpath(path, plugin_dir).replace(os.sep, "/")
+            a = Adapter(path, hook, order, name, plugin, shared, observed, rel, local, held, params=params, **kw)
+        except Exception as ex:  # noqa: BLE001
+            if failed is not None:
+                failed.append((path, f"{type(ex).__name__}: {ex}"))
+            print(f"a0compat: {path} left out: {type(ex).__name__}: {ex}", file=sys.stderr)
+            return None
+        a.agent.prompts_dir = os.path.join(plugin_dir, "prompts")
+        return a
+
+    points = os.path.join(root, POINTS_FILE)
+    if os.path.isfile(points):
+        # The port decided each file's hook, order and name (points.json): any
+        # *.py of a hook folder, _functions points, overrides, name order.
+        with open(points, encoding="utf-8") as f:
+            entries = json.load(f)
+        for e in entries:
+            path = os.path.join(root, e["file"])
+            stem = os.path.splitext(os.path.basename(path))[0]
+            a = load(path, e["hook"], int(e["order"]), stem,
+                     kind=e.get("kind", ""), ext_name=e["name"], external=e.get("external"))
+            if a is not None:
+                out.append(a)
+        return out
     for hook in sorted(os.listdir(base)) if os.path.isdir(base) else []:
         target = HOOK_MAP.get(hook)
         if target is None:
@@ -872,16 +733,9 @@ def load_tree(root: str, plugin: str, failed: Optional[List[Tuple[str, str]]] = 
                 while order in taken or order in used:
                     order += 1
             taken.add(order)
-            path = os.path.join(base, hook, fn)
-            try:
-                rel = os.path.relpath(path, plugin_dir).replace(os.sep, "/")
-                a = Adapter(path, target, order, m.group(2), plugin, shared, observed, rel, local, held)
-            except Exception as e:  # noqa: BLE001 - one bad file must not sink the rest
-                if failed is not None:
-                    failed.append((path, f"{type(e).__name__}: {e}"))
-                print(f"a0compat: {path} left out: {type(e).__name__}: {e}", file=sys.stderr)
+            a = load(os.path.join(base, hook, fn), target, order, m.group(2))
+            if a is None:
                 continue
-            a.agent.prompts_dir = os.path.join(plugin_dir, "prompts")
             if a.ext_name in names:
                 a.ext_name = f"{a.ext_name}_{target}"
             names.add(a.ext_name)
@@ -947,17 +801,28 @@ class _TreeFinder(importlib.abc.MetaPathFinder):
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         parts = fullname.split(".")
-        if parts[0] != "plugins" or len(parts) < 2 or len(parts) > 6:
+        if parts[0] == "extensions":  # the base tree's own extension files
+            parts = ["plugins", "_base"] + parts
+        if parts[0] == "usr":  # v1.7 installs plugins under usr/plugins/
+            parts = parts[1:]
+            if len(parts) < 2 and parts[:1] in ([], ["plugins"]):
+                # usr.plugins is the ported plugin's plugins/ (where the port
+                # copies a plugin's own modules and writes the shims).
+                spec = importlib.machinery.ModuleSpec(fullname, None, is_package=True)
+                plugin_dir = os.path.dirname(os.path.dirname(os.path.dirname(self.base)))
+                spec.submodule_search_locations = [os.path.join(plugin_dir, "plugins")] if parts else []
+                return spec
+        if not parts or parts[0] != "plugins" or len(parts) < 2:
             return None
-        if len(parts) == 6:
-            if parts[2:4] != ["extensions", "python"]:
-                return None
-            file = os.path.join(self.base, parts[4], parts[5] + ".py")
-            return importlib.util.spec_from_file_location(fullname, file) if os.path.isfile(file) else None
         if parts[2:4] != ["extensions", "python"][: len(parts) - 2]:
             return None
-        if len(parts) == 5 and not os.path.isdir(os.path.join(self.base, parts[4])):
-            return None
+        if len(parts) >= 5:
+            # A hook folder's file, or a _functions point's (any depth).
+            where = os.path.join(self.base, *parts[4:])
+            if os.path.isfile(where + ".py"):
+                return importlib.util.spec_from_file_location(fullname, where + ".py")
+            if not os.path.isdir(where):
+                return None
         spec = importlib.machinery.ModuleSpec(fullname, None, is_package=True)
         spec.submodule_search_locations = []
         return spec

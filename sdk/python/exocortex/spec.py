@@ -70,6 +70,12 @@ class Spec:
     # does the host call it while extensions of other plugins run; otherwise it runs
     # in order, after the ones before it have answered.
     effects_declared: bool = False
+    # The action goes ahead when the extension fails at a hook that can stop it
+    # (tool_execute_before, text_editor_write_before, text_editor_patch_before).
+    # Without it an exception (HandledException or any other), a crash or a missed
+    # deadline there stops the action: a guard that cannot answer allows nothing.
+    # Declare it for an extension that only watches; elsewhere the host refuses it.
+    fail_open: bool = False
     # Limits tool_execute_before and tool_execute_after to calls of these tools
     # (empty: every tool). The wiring lint reports a name no loaded plugin provides.
     for_tools: Sequence[str] = ()
@@ -94,6 +100,10 @@ class Tool:
     run: Optional[ToolRun] = None
     # The prompt file documenting the tool, e.g. "agent.system.tool.hello_time.md".
     prompt_file: str = ""
+    # The operator's secrets the tool may receive: the host puts their values in
+    # place of §§secret(NAME) in the arguments it sends this tool only; "*" takes
+    # every configured secret. A tool that declares none sees the placeholders.
+    uses_secrets: Sequence[str] = ()
 
 
 @dataclass

@@ -59,11 +59,15 @@ const (
 	KindThirdParty Kind = "third_party"
 )
 
-// agentZeroRoots are the top-level packages of Agent Zero's own modules.
-var agentZeroRoots = map[string]bool{"helpers": true, "agent": true, "models": true, "initialize": true, "plugins": true, "python": true}
+// agentZeroRoots are the top-level packages of Agent Zero's own modules: its
+// root modules and folders (extensions and tools are packages of its tree, and
+// v1.7 installs plugins under usr/plugins/).
+var agentZeroRoots = map[string]bool{"helpers": true, "agent": true, "models": true, "initialize": true, "plugins": true, "python": true,
+	"extensions": true, "tools": true, "usr": true, "api": true}
 
 // IsAgentZero reports whether module is one of Agent Zero's own (its first
-// component is helpers, agent, models, initialize, plugins or python).
+// component is helpers, agent, models, initialize, plugins, python,
+// extensions, tools, usr or api).
 func IsAgentZero(module string) bool {
 	top, _, _ := strings.Cut(module, ".")
 	return agentZeroRoots[top]

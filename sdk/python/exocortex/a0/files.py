@@ -13,7 +13,7 @@ import fnmatch
 import glob
 import os
 import re
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 from exocortex.a0 import _runtime
 
@@ -127,3 +127,19 @@ def basename(path: str, suffix: Optional[str] = None) -> str:
 
 def dirname(path: str) -> str:
     return os.path.dirname(path)
+
+
+class VariablesPlugin:
+    """Agent Zero's base class of a prompt variables file (NAME.py beside
+    NAME.md): get_variables returns the placeholders' values
+    (exocortex.a0.prompts reads prompt files with them)."""
+
+    def get_variables(self, file: str, backup_dirs: Optional[List[str]] = None, **kwargs: Any) -> Dict[str, Any]:
+        return {}
+
+
+def read_prompt_file(file: str, _directories: Optional[List[str]] = None, **kwargs: Any) -> str:
+    """Agent Zero's read_prompt_file: the prompt file with its variables file,
+    conditions, placeholders and includes (exocortex.a0.prompts)."""
+    from exocortex.a0 import prompts
+    return prompts.read(file, list(_directories or []), **kwargs)

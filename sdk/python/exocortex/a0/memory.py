@@ -140,6 +140,13 @@ class Memory:
         return out
 
 
+def reload() -> None:
+    """Agent Zero's reload: drops the open memory databases so the next use opens
+    them again (after an embedding model change). Here the store is the host's,
+    which reopens a store built with another model itself, and Memory.get opens
+    nothing in the plugin: there is nothing to drop."""
+
+
 def get_memory_subdir_abs(agent: Any = None) -> str:
     """The ported plugin's memory/ directory (Agent Zero's usr/memory/<subdir>):
     files an extension keeps beside its memory, e.g. behavior.md, live there."""

@@ -51,11 +51,12 @@ SCOPE_SESSION: Scope
 SCOPE_UNSPECIFIED: Scope
 
 class ExtensionSpec(_message.Message):
-    __slots__ = ["consumes_signals", "description", "disabled", "effects_declared", "for_tools", "hook", "injects_prompt", "name", "once_per_session", "order", "reads", "reads_history", "reads_prompt", "required", "resets", "timeout_ms", "writes"]
+    __slots__ = ["consumes_signals", "description", "disabled", "effects_declared", "fail_open", "for_tools", "hook", "injects_prompt", "name", "once_per_session", "order", "reads", "reads_history", "reads_prompt", "required", "resets", "timeout_ms", "writes"]
     CONSUMES_SIGNALS_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     DISABLED_FIELD_NUMBER: _ClassVar[int]
     EFFECTS_DECLARED_FIELD_NUMBER: _ClassVar[int]
+    FAIL_OPEN_FIELD_NUMBER: _ClassVar[int]
     FOR_TOOLS_FIELD_NUMBER: _ClassVar[int]
     HOOK_FIELD_NUMBER: _ClassVar[int]
     INJECTS_PROMPT_FIELD_NUMBER: _ClassVar[int]
@@ -73,6 +74,7 @@ class ExtensionSpec(_message.Message):
     description: str
     disabled: bool
     effects_declared: bool
+    fail_open: bool
     for_tools: _containers.RepeatedScalarFieldContainer[str]
     hook: Hook
     injects_prompt: bool
@@ -86,7 +88,7 @@ class ExtensionSpec(_message.Message):
     resets: _containers.RepeatedScalarFieldContainer[str]
     timeout_ms: int
     writes: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, name: _Optional[str] = ..., hook: _Optional[_Union[Hook, str]] = ..., order: _Optional[int] = ..., reads: _Optional[_Iterable[str]] = ..., writes: _Optional[_Iterable[str]] = ..., resets: _Optional[_Iterable[str]] = ..., injects_prompt: bool = ..., timeout_ms: _Optional[int] = ..., required: bool = ..., once_per_session: bool = ..., consumes_signals: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., disabled: bool = ..., reads_history: bool = ..., for_tools: _Optional[_Iterable[str]] = ..., reads_prompt: bool = ..., effects_declared: bool = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., hook: _Optional[_Union[Hook, str]] = ..., order: _Optional[int] = ..., reads: _Optional[_Iterable[str]] = ..., writes: _Optional[_Iterable[str]] = ..., resets: _Optional[_Iterable[str]] = ..., injects_prompt: bool = ..., timeout_ms: _Optional[int] = ..., required: bool = ..., once_per_session: bool = ..., consumes_signals: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., disabled: bool = ..., reads_history: bool = ..., for_tools: _Optional[_Iterable[str]] = ..., reads_prompt: bool = ..., effects_declared: bool = ..., fail_open: bool = ...) -> None: ...
 
 class FileSpec(_message.Message):
     __slots__ = ["access", "doc", "id", "path", "user"]
@@ -151,18 +153,20 @@ class StateKeySpec(_message.Message):
     def __init__(self, name: _Optional[str] = ..., type: _Optional[str] = ..., scope: _Optional[_Union[Scope, str]] = ..., owner: _Optional[str] = ..., doc: _Optional[str] = ..., flag: bool = ...) -> None: ...
 
 class ToolSpec(_message.Message):
-    __slots__ = ["description", "implemented", "name", "parameters_json_schema", "prompt_file"]
+    __slots__ = ["description", "implemented", "name", "parameters_json_schema", "prompt_file", "uses_secrets"]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     IMPLEMENTED_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     PARAMETERS_JSON_SCHEMA_FIELD_NUMBER: _ClassVar[int]
     PROMPT_FILE_FIELD_NUMBER: _ClassVar[int]
+    USES_SECRETS_FIELD_NUMBER: _ClassVar[int]
     description: str
     implemented: bool
     name: str
     parameters_json_schema: str
     prompt_file: str
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., parameters_json_schema: _Optional[str] = ..., implemented: bool = ..., prompt_file: _Optional[str] = ...) -> None: ...
+    uses_secrets: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., parameters_json_schema: _Optional[str] = ..., implemented: bool = ..., prompt_file: _Optional[str] = ..., uses_secrets: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Hook(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

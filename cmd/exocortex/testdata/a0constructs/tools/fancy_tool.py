@@ -1,0 +1,2 @@
+class FancyTool:
+    """A tool of the tree with no Exocortex counterpart."""
