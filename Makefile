@@ -12,8 +12,10 @@ export PATH   := $(TOOLS):$(PATH)
 
 all: build
 
+# build says what it does and counts the packages a first build compiles
+# (scripts/build.sh), so the several minutes it takes are not silent.
 build:
-	$(GO) build -o $(BIN) ./cmd/exocortex
+	@GO="$(GO)" scripts/build.sh $(BIN) ./cmd/exocortex
 
 # The offline word vectors come with the build: a compact table (50k words) is
 # compiled into the binary, and the full file (341k words), which wins when found

@@ -1,13 +1,8 @@
 package config
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +12,8 @@ import (
 	"github.com/exocortex/exocortex/secrets"
 )
 
+//go:generate go run ./internal/genkeydocs -out keydocs_gen.go
+
 // FileName is the configuration file inside the home directory.
 const FileName = "config.yaml"
 
@@ -24,22 +21,22 @@ const FileName = "config.yaml"
 type Config struct {
 	// Model is the chat model, e.g. "qwen3:8b", or "script:FILE" for a scripted
 	// model that replays replies without Ollama.
-	Model string `yaml:"model"`
+	Model string `yaml:"model" env:"EXOCORTEX_MODEL"`
 	// Provider is the model server's protocol: "ollama" (the default) or
 	// "openai" for an OpenAI-compatible server (LM Studio, llama.cpp's
 	// llama-server, vLLM, LocalAI, a gateway), configured under openai:.
-	Provider string `yaml:"provider"`
+	Provider string `yaml:"provider" env:"EXOCORTEX_PROVIDER" allowed:"ollama,openai"`
 	// OllamaHost is the Ollama address ("" means OLLAMA_HOST or Ollama's default).
-	OllamaHost string `yaml:"ollama_host"`
+	OllamaHost string `yaml:"ollama_host" env:"OLLAMA_HOST"`
 	// Ollama and OpenAI configure each provider.
 	Ollama OllamaProvider `yaml:"ollama"`
 	OpenAI OpenAIProvider `yaml:"openai"`
 	// NumCtx is the context window sent with every request; 0 asks the model
 	// for its context length (Ollama's /api/show), capped by MaxNumCtx.
-	NumCtx int `yaml:"num_ctx"`
+	NumCtx int `yaml:"num_ctx" env:"EXOCORTEX_NUM_CTX" check:"nonnegative" zero:"asks the model"`
 	// MaxNumCtx caps the window taken from the model (a larger window costs
 	// the server memory for its cache).
-	MaxNumCtx int `yaml:"max_num_ctx"`
+	MaxNumCtx int `yaml:"max_num_ctx" check:"positive"`
 	// UtilityModel does the small jobs: the summaries of history compression
 	// ("": an extractive summary, no model call; timeouts.compress bounds it),
 	// sleep's summaries with --model config and the plugins' utility-model
@@ -47,9 +44,12 @@ type Config struct {
 	UtilityModel string `yaml:"utility_model"`
 	// FullToolDocs puts every tool's full documentation in the system prompt
 	// instead of one line per tool until the tool is used.
-	FullToolDocs  bool `yaml:"full_tool_docs"`
-	MaxIterations int  `yaml:"max_iterations"`
-	UnusableLimit int  `yaml:"unusable_limit"`
+	FullToolDocs bool `yaml:"full_tool_docs"`
+	// MaxIterations bounds the iterations (model replies) of one monologue.
+	MaxIterations int `yaml:"max_iterations" check:"positive"`
+	// UnusableLimit is how many unusable replies in a row (not valid JSON, no
+	// tool) end the monologue.
+	UnusableLimit int `yaml:"unusable_limit" check:"positive"`
 	// Python is the interpreter `plugins port` writes into a ported Agent Zero
 	// tree's plugin.json, and checks the tree against ("": Debian's
 	// /usr/bin/python3, which has the SDK's gRPC packages). A plugin's own
@@ -71,7 +71,7 @@ type Config struct {
 	// Checksums pins plugins by name to the hex SHA-256 of their executable.
 	Checksums map[string]string `yaml:"checksums"`
 	// Approval is the approval mode: default, auto-edit or yolo.
-	Approval string `yaml:"approval"`
+	Approval string `yaml:"approval" allowed:"default,auto-edit,auto_edit,yolo"`
 	// EmbedModel is the short form of tools.memory.embedder for a model the
 	// configured provider serves: embed_model: nomic-embed-text with provider
 	// ollama means tools.memory.embedder: ollama:nomic-embed-text. Setting both
@@ -85,7 +85,7 @@ type Config struct {
 	Secrets secrets.Config `yaml:"secrets"`
 	// IdleSleep is how long an operator session stays idle before it runs the
 	// sleep consolidation the trigger asked for; 0 turns it off.
-	IdleSleep Duration `yaml:"idle_sleep"`
+	IdleSleep Duration `yaml:"idle_sleep" check:"nonnegative" zero:"turns it off"`
 	// Tools configures the built-in tools (config/tools.go); the tool plugins
 	// load it themselves with LoadTools.
 	Tools Tools `yaml:"tools"`
@@ -95,7 +95,7 @@ type Config struct {
 type OllamaProvider struct {
 	// Timeout bounds the wait for Ollama to start answering a call, loading
 	// the model included (default 5m); a reply then streams as long as it takes.
-	Timeout Duration `yaml:"timeout"`
+	Timeout Duration `yaml:"timeout" check:"nonnegative"`
 }
 
 // OpenAIProvider is the openai: section, for an OpenAI-compatible server.
@@ -103,14 +103,14 @@ type OpenAIProvider struct {
 	// BaseURL is the API address with its /v1 prefix, e.g.
 	// http://127.0.0.1:1234/v1 (LM Studio) or http://127.0.0.1:8080/v1
 	// (llama-server); OPENAI_BASE_URL overrides it.
-	BaseURL string `yaml:"base_url"`
+	BaseURL string `yaml:"base_url" env:"OPENAI_BASE_URL"`
 	// APIKeyEnv names the environment variable holding the API key
 	// (default OPENAI_API_KEY). The key itself never goes in this file.
 	APIKeyEnv string `yaml:"api_key_env"`
 	// Timeout bounds the wait for the server to start answering a call (default 5m).
-	Timeout Duration `yaml:"timeout"`
+	Timeout Duration `yaml:"timeout" check:"nonnegative"`
 	// MaxRetries bounds the retries of a request answered 429 or 5xx (default 3; -1 none).
-	MaxRetries int `yaml:"max_retries"`
+	MaxRetries int `yaml:"max_retries" check:"nonnegative|-1"`
 }
 
 // DefaultOpenAIBaseURL is LM Studio's default address.
@@ -130,16 +130,16 @@ func (p OpenAIProvider) APIKey() (key, env string) {
 // Timeouts are per-call deadlines.
 type Timeouts struct {
 	// Default applies to extensions whose manifest names none.
-	Default Duration `yaml:"default"`
+	Default Duration `yaml:"default" check:"positive"`
 	// Tool bounds one tool call.
-	Tool Duration `yaml:"tool"`
+	Tool Duration `yaml:"tool" check:"positive"`
 	// Tools overrides Tool per tool name (call_subordinate runs a whole agent).
-	Tools map[string]Duration `yaml:"tools"`
+	Tools map[string]Duration `yaml:"tools" check:"positive"`
 	// Extensions overrides the deadline per extension name.
-	Extensions map[string]Duration `yaml:"extensions"`
+	Extensions map[string]Duration `yaml:"extensions" check:"positive"`
 	// Compress bounds the utility model's summary of a history compression;
 	// the extractive summary is used when it is late.
-	Compress Duration `yaml:"compress"`
+	Compress Duration `yaml:"compress" check:"nonnegative"`
 }
 
 // UtilityCalls bound each plugin's utility-model calls (core/host's
@@ -153,11 +153,16 @@ type Timeouts struct {
 //	  concurrent: 2         # calls of one plugin running at once
 //	  max_prompt_bytes: 65536  # system prompt and message together
 type UtilityCalls struct {
-	Timeout        Duration `yaml:"timeout"`
-	PerMinute      int      `yaml:"per_minute"`
-	Burst          int      `yaml:"burst"`
-	Concurrent     int      `yaml:"concurrent"`
-	MaxPromptBytes int      `yaml:"max_prompt_bytes"`
+	// Timeout bounds one call, the util_model_call hooks included.
+	Timeout Duration `yaml:"timeout" check:"nonnegative"`
+	// PerMinute is how many calls a plugin may start per minute.
+	PerMinute int `yaml:"per_minute" check:"nonnegative"`
+	// Burst is how many calls a plugin may start at once after a quiet spell.
+	Burst int `yaml:"burst" check:"nonnegative"`
+	// Concurrent is how many calls of one plugin may run at once.
+	Concurrent int `yaml:"concurrent" check:"nonnegative"`
+	// MaxPromptBytes bounds the system prompt and message of one call together.
+	MaxPromptBytes int `yaml:"max_prompt_bytes" check:"nonnegative"`
 }
 
 // TimeBudgets are the time an extension may take at a hook before it is
@@ -170,10 +175,17 @@ type UtilityCalls struct {
 //	  hooks:
 //	    response_stream_chunk: 50ms
 type TimeBudgets struct {
-	Stream    Duration            `yaml:"stream"`
-	Iteration Duration            `yaml:"iteration"`
-	StopAfter int                 `yaml:"stop_after"`
-	Hooks     map[string]Duration `yaml:"hooks"`
+	// Stream is the budget of one call at response_stream_chunk or
+	// response_stream_end (default 100ms).
+	Stream Duration `yaml:"stream" check:"nonnegative"`
+	// Iteration is the budget of an extension's calls at any other hook in one
+	// iteration (default 2s).
+	Iteration Duration `yaml:"iteration" check:"nonnegative"`
+	// StopAfter is how many over-budget stream calls in a row stop an
+	// extension for the rest of the monologue (default 3).
+	StopAfter int `yaml:"stop_after" check:"nonnegative"`
+	// Hooks overrides the budget per hook name.
+	Hooks map[string]Duration `yaml:"hooks" check:"positive"`
 }
 
 // Duration is a time.Duration written as "10s" in YAML.
@@ -193,7 +205,9 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 		*d = Duration(secs * float64(time.Second))
 		return nil
 	}
-	return fmt.Errorf("line %d: %q is not a duration (write e.g. 10s or 2m)", n.Line, s)
+	// A TypeError lets the decoder go on to the other keys, so every
+	// problem of the file is found at once (Inspect names this one too).
+	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %q is not a duration (write e.g. 10s or 2m)", n.Line, s)}}
 }
 
 // MarshalYAML writes the duration as a string.
@@ -236,56 +250,16 @@ func CheckProvider(name string) error {
 }
 
 // Load reads home/config.yaml over the defaults (a missing file is fine), then
-// applies the environment. Unknown keys are errors, so a typo does not pass
-// unnoticed.
+// applies the environment, and refuses the configuration with every problem
+// Inspect finds (Problems), each naming the file and line or the
+// environment variable, and the key. Unknown keys are errors, so a typo does
+// not pass unnoticed.
 func Load(home string) (Config, error) {
-	cfg := Default()
-	path := filepath.Join(home, FileName)
-	b, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return cfg, fmt.Errorf("reading %s: %w", path, err)
-	default:
-		dec := yaml.NewDecoder(bytes.NewReader(b))
-		dec.KnownFields(true)
-		// An empty file decodes to io.EOF: it means "no settings", not an error.
-		if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-			return cfg, fmt.Errorf("%s: %w (see `exocortex config --help` for the keys)", path, err)
-		}
+	l, ps := Inspect(home, os.Getenv)
+	if len(ps) > 0 {
+		return l.Config, ps
 	}
-	if v := os.Getenv(EnvModel); v != "" {
-		cfg.Model = v
-	}
-	if v := os.Getenv(EnvOllama); v != "" {
-		cfg.OllamaHost = v
-	}
-	if v := os.Getenv(EnvProvider); v != "" {
-		cfg.Provider = v
-	}
-	if v := os.Getenv(EnvOpenAIBase); v != "" {
-		cfg.OpenAI.BaseURL = v
-	}
-	if cfg.Provider == "" {
-		cfg.Provider = "ollama"
-	}
-	if err := CheckProvider(cfg.Provider); err != nil {
-		return cfg, fmt.Errorf("%s (in %s or %s): %w", "provider", path, EnvProvider, err)
-	}
-	if err := cfg.applyEmbedModel(); err != nil {
-		return cfg, fmt.Errorf("%s: %w", path, err)
-	}
-	if v := os.Getenv(EnvNumCtx); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			return cfg, fmt.Errorf("%s=%q: want a positive number of tokens", EnvNumCtx, v)
-		}
-		cfg.NumCtx = n
-	}
-	if err := cfg.Validate(); err != nil {
-		return cfg, fmt.Errorf("%s: %w", path, err)
-	}
-	return cfg, nil
+	return l.Config, nil
 }
 
 // applyEmbedModel turns embed_model into tools.memory.embedder, so the short

@@ -42,7 +42,7 @@ func TestLoad(t *testing.T) {
 		{name: "embed_model agreeing with the embedder", file: "embed_model: m\ntools:\n  memory:\n    embedder: ollama:m\n",
 			check: func(c Config) bool { return c.Tools.Memory.Embedder == "ollama:m" }},
 		{name: "embed_model against the embedder", file: "embed_model: m\ntools:\n  memory:\n    embedder: none\n", wantErr: `embed_model "m" (ollama:m) and tools.memory.embedder "none" disagree`},
-		{name: "typo", file: "modle: x\n", wantErr: "field modle not found"},
+		{name: "typo", file: "modle: x\n", wantErr: "modle: is not a setting (did you mean model?)"},
 		{name: "bad duration", file: "timeouts:\n  default: soon\n", wantErr: `"soon" is not a duration`},
 		{name: "bad env", env: map[string]string{EnvNumCtx: "lots"}, wantErr: "EXOCORTEX_NUM_CTX"},
 	}
@@ -94,9 +94,9 @@ func TestProviderConfig(t *testing.T) {
 		{name: "env overrides file", file: "provider: ollama\nopenai:\n  base_url: http://a/v1\n",
 			env:   map[string]string{EnvProvider: "openai", EnvOpenAIBase: "http://b:1234/v1"},
 			check: func(c Config) bool { return c.Provider == "openai" && c.OpenAI.BaseURL == "http://b:1234/v1" }},
-		{name: "unknown provider", file: "provider: anthropic\n", wantErr: `provider "anthropic": want ollama or openai`},
+		{name: "unknown provider", file: "provider: anthropic\n", wantErr: `provider: "anthropic" is not one of ollama, openai`},
 		{name: "unknown provider in env", env: map[string]string{EnvProvider: "lmstudio"}, wantErr: EnvProvider},
-		{name: "a key in the file is refused", file: "openai:\n  api_key: sk-x\n", wantErr: "field api_key not found"},
+		{name: "a key in the file is refused", file: "openai:\n  api_key: sk-x\n", wantErr: "openai.api_key: is not a setting (did you mean openai.api_key_env?)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

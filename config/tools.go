@@ -1,11 +1,9 @@
 package config
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -70,7 +68,7 @@ type Sandbox struct {
 	Secrets []string `yaml:"secrets"`
 	// Network is "on" (the default) or "off" (a network namespace with nothing in
 	// it: no connection anywhere, localhost included).
-	Network string `yaml:"network"`
+	Network string `yaml:"network" allowed:"on,off"`
 	// ScratchDir holds the per-session scratch directories (default
 	// $TMPDIR/exocortex-scratch); each session may write only its own.
 	ScratchDir string `yaml:"scratch_dir"`
@@ -89,15 +87,6 @@ type Confinement struct {
 	ScratchDir string
 	// Off is tools.sandbox.UNSAFE_disable_sandbox.
 	Off bool
-}
-
-// validate names the setting that is wrong.
-func (s Sandbox) validate() error {
-	switch s.Network {
-	case "", "on", "off":
-		return nil
-	}
-	return fmt.Errorf("tools.sandbox.network %q: use on or off", s.Network)
 }
 
 // confinement resolves the sandbox settings for the tools: paths absolute,
@@ -142,10 +131,10 @@ type Editor struct {
 	// A relative path given to the tool starts at the first root.
 	Roots []string `yaml:"roots"`
 	// MaxReadLines bounds the lines one read returns (default 400).
-	MaxReadLines int `yaml:"max_read_lines"`
+	MaxReadLines int `yaml:"max_read_lines" check:"nonnegative"`
 	// MaxFileBytes bounds the files text_editor reads whole, writes or patches
 	// (default 10 MiB).
-	MaxFileBytes int64 `yaml:"max_file_bytes"`
+	MaxFileBytes int64 `yaml:"max_file_bytes" check:"nonnegative"`
 }
 
 // CodeExecution configures code_execution.
@@ -153,10 +142,10 @@ type CodeExecution struct {
 	// Timeout bounds one call; the command's processes are killed when it passes
 	// (default 60s). Keep it below timeouts.tool: the host kills the whole plugin
 	// at that deadline, and the tool shortens its own timeout to fit inside it.
-	Timeout Duration `yaml:"timeout"`
+	Timeout Duration `yaml:"timeout" check:"nonnegative"`
 	// OutputLimit is how many bytes of output the model sees; longer output is cut
 	// to its last OutputLimit bytes, with a note saying so (default 10000).
-	OutputLimit int `yaml:"output_limit"`
+	OutputLimit int `yaml:"output_limit" check:"nonnegative"`
 	// WorkDir is where a new session's shell starts (default the project
 	// directory).
 	WorkDir string `yaml:"work_dir"`
@@ -167,7 +156,7 @@ type CodeExecution struct {
 	Node   string `yaml:"node"`
 	// MaxSessions bounds the live shells of the plugin; starting one more stops
 	// the least recently used (default 8).
-	MaxSessions int `yaml:"max_sessions"`
+	MaxSessions int `yaml:"max_sessions" check:"nonnegative"`
 	// Confine is the sandbox its shells run in (from tools.sandbox).
 	Confine Confinement `yaml:"-"`
 }
@@ -177,9 +166,9 @@ type Data struct {
 	// Python is the interpreter that runs the scripts (default python3).
 	Python string `yaml:"python"`
 	// Timeout bounds one script (default 60s).
-	Timeout Duration `yaml:"timeout"`
+	Timeout Duration `yaml:"timeout" check:"nonnegative"`
 	// OutputLimit bounds the standard output returned (default 10000 bytes).
-	OutputLimit int `yaml:"output_limit"`
+	OutputLimit int `yaml:"output_limit" check:"nonnegative"`
 	// BaseDir is where relative input and output paths start (default the project
 	// directory).
 	BaseDir string `yaml:"base_dir"`
@@ -192,21 +181,21 @@ type Data struct {
 type WebSearch struct {
 	// Provider is "searxng" or "tavily". Empty: searxng when URL is set, else
 	// tavily when APIKey is set.
-	Provider string `yaml:"provider"`
+	Provider string `yaml:"provider" env:"EXOCORTEX_SEARCH_PROVIDER" allowed:"searxng,tavily"`
 	// URL is the SearXNG instance (GET URL/search?q=...&format=json), or for
 	// tavily a replacement of https://api.tavily.com.
-	URL string `yaml:"url"`
+	URL string `yaml:"url" env:"EXOCORTEX_SEARCH_URL"`
 	// APIKey is the provider's key (tavily: required; searxng: sent as a bearer
 	// token when set, for instances behind a proxy).
-	APIKey string `yaml:"api_key"`
+	APIKey string `yaml:"api_key" env:"EXOCORTEX_SEARCH_API_KEY" secret:"true"`
 	// Rate is the sustained requests per second (default 1); Burst how many may
 	// go at once after a quiet spell (default 1).
-	Rate  float64 `yaml:"rate"`
-	Burst int     `yaml:"burst"`
+	Rate  float64 `yaml:"rate" env:"EXOCORTEX_SEARCH_RATE" check:"nonnegative"`
+	Burst int     `yaml:"burst" check:"nonnegative"`
 	// MaxResults is the default number of results (default 5, at most 20).
-	MaxResults int `yaml:"max_results"`
+	MaxResults int `yaml:"max_results" check:"nonnegative"`
 	// Timeout bounds one request (default 20s).
-	Timeout Duration `yaml:"timeout"`
+	Timeout Duration `yaml:"timeout" check:"nonnegative"`
 }
 
 // MemoryTools configures the memory, library and staging tools.
@@ -215,7 +204,7 @@ type MemoryTools struct {
 	// releasing its lock (so `exocortex memory` works between turns) and leaving
 	// its indexes cleanly closed; it reopens on the next call. Default 1m; a
 	// negative value keeps it open until the plugin exits.
-	IdleClose Duration `yaml:"idle_close"`
+	IdleClose Duration `yaml:"idle_close" check:"any"`
 	// Embedder computes the store's vectors, for the tools, the recall
 	// extensions and the CLI alike: "auto" (the default: the full offline GloVe
 	// file if it is found, else the compact table built into the binary), "none"
@@ -224,7 +213,7 @@ type MemoryTools struct {
 	// OpenAI-compatible server under openai:). $EXOCORTEX_EMBEDDER
 	// overrides it. Changing the model re-embeds every record from the journal
 	// on the next open.
-	Embedder string `yaml:"embedder"`
+	Embedder string `yaml:"embedder" env:"EXOCORTEX_EMBEDDER"`
 	// Recall configures the memories recalled into every user prompt.
 	Recall Recall `yaml:"recall"`
 }
@@ -235,14 +224,14 @@ type Recall struct {
 	// score over the best, or with vectors the better of that and its cosine
 	// similarity to the prompt (memory.MatchScore; default 0: the relevance
 	// filter's relative floor alone decides).
-	Threshold float64 `yaml:"threshold"`
+	Threshold float64 `yaml:"threshold" check:"nonnegative"`
 	// Limit is how many memories the block holds (default 5).
-	Limit int `yaml:"limit"`
+	Limit int `yaml:"limit" check:"nonnegative"`
 	// AreaLimits caps the memories of one area in the block, e.g.
 	// {main: 5, solutions: 3, fragments: 2}; areas not named share Limit.
-	AreaLimits map[string]int `yaml:"area_limits"`
+	AreaLimits map[string]int `yaml:"area_limits" check:"nonnegative"`
 	// BlockChars bounds the block within the prompt (default 2000).
-	BlockChars int `yaml:"block_chars"`
+	BlockChars int `yaml:"block_chars" check:"nonnegative"`
 }
 
 // Environment variables read by LoadTools.
@@ -281,12 +270,7 @@ func LoadTools(home string) (Tools, error) {
 	}
 	t := cfg.Tools
 	t.Home = home
-	if err := t.applyEnv(os.Getenv); err != nil {
-		return Tools{}, err
-	}
-	if err := t.Sandbox.validate(); err != nil {
-		return Tools{}, fmt.Errorf("%s: %w", filepath.Join(home, FileName), err)
-	}
+	t.applyEnv(os.Getenv)
 	return t.WithDefaults(), nil
 }
 
@@ -299,30 +283,12 @@ func LoadToolsFromEnv() (Tools, error) {
 	return LoadTools(home)
 }
 
-func (t *Tools) applyEnv(getenv func(string) string) error {
+// applyEnv applies the project directory the host gives its plugins; the
+// tools' other variables are their keys' env tags, applied by Inspect.
+func (t *Tools) applyEnv(getenv func(string) string) {
 	if v := getenv(EnvProject); v != "" {
 		t.ProjectDir = v
 	}
-	if v := getenv(EnvSearchProvider); v != "" {
-		t.WebSearch.Provider = v
-	}
-	if v := getenv(EnvSearchURL); v != "" {
-		t.WebSearch.URL = v
-	}
-	if v := getenv(EnvSearchKey); v != "" {
-		t.WebSearch.APIKey = v
-	}
-	if v := getenv(EnvSearchRate); v != "" {
-		r, err := strconv.ParseFloat(v, 64)
-		if err != nil || r <= 0 {
-			return fmt.Errorf("%s=%q: want a positive number of requests per second", EnvSearchRate, v)
-		}
-		t.WebSearch.Rate = r
-	}
-	if v := getenv(EnvEmbedder); v != "" {
-		t.Memory.Embedder = v
-	}
-	return nil
 }
 
 // WithDefaults returns t with every zero field set to its default, the project

@@ -52,7 +52,7 @@ func TestLoadTools(t *testing.T) {
 					t.Errorf("web_search = %+v", tl.WebSearch)
 				}
 			}},
-		{name: "typo", file: "tools:\n  editor:\n    rootz: [x]\n", wantErr: "field rootz not found"},
+		{name: "typo", file: "tools:\n  editor:\n    rootz: [x]\n", wantErr: "tools.editor.rootz: is not a setting (did you mean tools.editor.roots?)"},
 		{name: "bad rate", env: map[string]string{EnvSearchRate: "fast"}, wantErr: EnvSearchRate},
 	}
 	for _, tt := range tests {

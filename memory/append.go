@@ -168,7 +168,7 @@ func (s *Store) ReadJournal(ctx context.Context, since uint64, fn func(staging.R
 func (s *Store) JournalSeq() uint64 { return s.journal.LastSeq() }
 
 // Records returns copies of every record, of every area and status, sorted by id.
-func (s *Store) Records() []*Record {
+func (s *Store) Records(ctx context.Context) []*Record {
 	s.mu.RLock()
 	out := make([]*Record, 0, s.state.Len())
 	s.state.each(func(r *Record) bool {
@@ -176,8 +176,8 @@ func (s *Store) Records() []*Record {
 		return true
 	})
 	s.mu.RUnlock()
-	if s.repairState(context.Background()) {
-		return s.Records()
+	if s.repairState(ctx) {
+		return s.Records(ctx)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
@@ -186,7 +186,7 @@ func (s *Store) Records() []*Record {
 // Vector returns the vector the index holds for the record id (a copy), and false
 // when the store has no embedder, the record does not exist or its vector is not
 // (yet) in the index.
-func (s *Store) Vector(id string) ([]float32, bool) {
+func (s *Store) Vector(ctx context.Context, id string) ([]float32, bool) {
 	if s.vec == nil {
 		return nil, false
 	}
@@ -197,8 +197,8 @@ func (s *Store) Vector(id string) ([]float32, bool) {
 		area = r.Area
 	}
 	s.mu.RUnlock()
-	if s.repairState(context.Background()) {
-		return s.Vector(id)
+	if s.repairState(ctx) {
+		return s.Vector(ctx, id)
 	}
 	if r == nil {
 		return nil, false

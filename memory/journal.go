@@ -251,7 +251,7 @@ func invalidUTF8(line []byte) string {
 // Export writes every record (active and archived) as JSONL, oldest first, in a
 // form Import reads back.
 func (s *Store) Export(ctx context.Context, w io.Writer) (int, error) {
-	recs := s.List(Filter{Areas: s.allAreas(), Statuses: []Status{StatusActive, StatusArchived}})
+	recs := s.List(ctx, Filter{Areas: s.allAreas(ctx), Statuses: []Status{StatusActive, StatusArchived}})
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
@@ -269,21 +269,25 @@ func (s *Store) Export(ctx context.Context, w io.Writer) (int, error) {
 	return len(recs), bw.Flush()
 }
 
-func (s *Store) allAreas() []string {
-	s.mu.RLock()
-	seen := map[string]bool{}
-	s.state.each(func(r *Record) bool {
-		seen[r.Area] = true
-		return true
-	})
-	s.mu.RUnlock()
-	if s.repairState(context.Background()) {
-		return s.allAreas()
-	}
-	if len(seen) == 0 {
+func (s *Store) allAreas(ctx context.Context) []string {
+	areas := s.areas(ctx)
+	if len(areas) == 0 {
 		return []string{AreaMain}
 	}
-	return sortedKeys(seen)
+	return areas
+}
+
+// areas lists the areas that hold records (of any status), sorted, from the
+// counts the writes keep: no pass over the records.
+func (s *Store) areas(ctx context.Context) []string {
+	s.mu.RLock()
+	areas := sortedKeys(s.state.kept().byArea)
+	damaged := s.state.damaged() != nil
+	s.mu.RUnlock()
+	if damaged && s.repairState(ctx) {
+		return s.areas(ctx)
+	}
+	return areas
 }
 
 // ReplayReport is the result of rebuilding a store from its journal.

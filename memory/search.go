@@ -325,7 +325,7 @@ func (s *Store) Search(ctx context.Context, query string, o SearchOptions) (Resu
 			return
 		}
 		qvec = vecs[0]
-		vecIDs, vecErr = s.vectorCandidates(qvec, o.Filter, pool, sims)
+		vecIDs, vecErr = s.vectorCandidates(ctx, qvec, o.Filter, pool, sims)
 	}()
 	bm25 := map[string]fulltext.Hit{}
 	var bm25IDs []string
@@ -462,9 +462,9 @@ const exactLimit = 4096
 // filter is exact. A selective filter (tags, key, time range, archived records) that
 // admits at most exactLimit records is answered exactly from those records'
 // vectors; otherwise the graphs are asked for more neighbours until k pass.
-func (s *Store) vectorCandidates(vec []float32, f Filter, k int, sims map[string]float64) ([]string, error) {
+func (s *Store) vectorCandidates(ctx context.Context, vec []float32, f Filter, k int, sims map[string]float64) ([]string, error) {
 	if len(f.Tags) > 0 || f.Key != "" || !f.From.IsZero() || !f.To.IsZero() || len(f.Statuses) > 0 {
-		if ids, ok := s.exactVectors(vec, f, k, sims); ok {
+		if ids, ok := s.exactVectors(ctx, vec, f, k, sims); ok {
 			return ids, nil
 		}
 	}
@@ -509,7 +509,7 @@ func (s *Store) vectorCandidates(vec []float32, f Filter, k int, sims map[string
 
 // exactVectors scores every record the filter admits, if there are at most
 // exactLimit of them; ok is false otherwise.
-func (s *Store) exactVectors(vec []float32, f Filter, k int, sims map[string]float64) (ids []string, ok bool) {
+func (s *Store) exactVectors(ctx context.Context, vec []float32, f Filter, k int, sims map[string]float64) (ids []string, ok bool) {
 	type cand struct{ id, area string }
 	var cands []cand
 	s.mu.RLock()
@@ -528,8 +528,8 @@ func (s *Store) exactVectors(vec []float32, f Filter, k int, sims map[string]flo
 	if over {
 		return nil, false
 	}
-	if s.repairState(context.Background()) {
-		return s.exactVectors(vec, f, k, sims)
+	if s.repairState(ctx) {
+		return s.exactVectors(ctx, vec, f, k, sims)
 	}
 	type scored struct {
 		id  string

@@ -50,7 +50,7 @@ func TestSelect(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			for _, r := range s.Select(tc.f, tc.keep) {
+			for _, r := range s.Select(context.Background(), tc.f, tc.keep) {
 				got = append(got, r.ID)
 			}
 			if !slices.Equal(got, tc.want) {
@@ -58,7 +58,7 @@ func TestSelect(t *testing.T) {
 			}
 			if tc.keep == nil {
 				var list []string
-				for _, r := range s.List(tc.f) {
+				for _, r := range s.List(context.Background(), tc.f) {
 					list = append(list, r.ID)
 				}
 				if !slices.Equal(list, got) {
@@ -67,9 +67,9 @@ func TestSelect(t *testing.T) {
 			}
 		})
 	}
-	got := s.Select(Filter{}, of("s1"))
+	got := s.Select(context.Background(), Filter{}, of("s1"))
 	got[0].Text, got[0].Tags = "changed", append(got[0].Tags, "changed")
-	if r, _ := s.Get(got[0].ID); r.Text == "changed" || slices.Contains(r.Tags, "changed") {
+	if r, _ := s.Get(context.Background(), got[0].ID); r.Text == "changed" || slices.Contains(r.Tags, "changed") {
 		t.Errorf("changing a record Select returned changed the store's: %+v", r)
 	}
 }
@@ -116,7 +116,7 @@ func TestWritten(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			for _, r := range s.Written(tc.f, tc.keep) {
+			for _, r := range s.Written(context.Background(), tc.f, tc.keep) {
 				got = append(got, r.ID)
 			}
 			slices.Sort(got)
@@ -139,7 +139,7 @@ func TestWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, r := range s.Written(Filter{}, nil) {
+	for _, r := range s.Written(context.Background(), Filter{}, nil) {
 		got = append(got, r.ID)
 	}
 	slices.Sort(got)

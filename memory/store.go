@@ -519,19 +519,24 @@ func (s *Store) openProjections(ctx context.Context, loads *indexLoads, stamps m
 
 // repairState rebuilds the record state from the journal if a record of the
 // snapshot it was opened from turned out damaged (see repairLocked), and
-// reports whether it did: the caller then reads again. The caller holds no
-// lock of the store.
+// reports whether it did: the caller then reads again, once, since a state
+// rebuilt from the journal has no snapshot base left to find damaged. A
+// rebuild that fails or is cancelled (ctx) reports false: the caller returns
+// what it read, and the next reader tries again. The caller holds no lock of
+// the store.
 func (s *Store) repairState(ctx context.Context) bool {
 	s.mu.RLock()
 	d := s.state.damaged()
 	s.mu.RUnlock()
-	if d == nil {
+	if d == nil || ctx.Err() != nil {
 		return false
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	s.repairLocked(ctx)
-	return true
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.state.damaged() == nil
 }
 
 // repairLocked is repairState for a caller that holds s.wmu (or a store not
@@ -550,7 +555,7 @@ func (s *Store) repairLocked(ctx context.Context) bool {
 		return false
 	}
 	st := newState()
-	err := s.journal.Read(context.WithoutCancel(ctx), 0, func(r staging.Record) error {
+	err := s.journal.Read(ctx, 0, func(r staging.Record) error {
 		if _, err := st.apply(r); err != nil {
 			s.notice(fmt.Sprintf("journal record %d (%s) could not be applied and was skipped: %v", r.Seq, r.Kind, err))
 		}
@@ -1188,36 +1193,36 @@ func (s *Store) RecordAccess(ctx context.Context, ids []string, src Source) erro
 }
 
 // Get returns a copy of the record with id.
-func (s *Store) Get(id string) (*Record, bool) {
+func (s *Store) Get(ctx context.Context, id string) (*Record, bool) {
 	s.mu.RLock()
 	r := s.state.get(id)
 	if r != nil {
 		r = r.clone()
 	}
 	s.mu.RUnlock()
-	if s.repairState(context.Background()) {
-		return s.Get(id)
+	if s.repairState(ctx) {
+		return s.Get(ctx, id)
 	}
 	return r, r != nil
 }
 
 // GetByKey returns a copy of the record with key in area.
-func (s *Store) GetByKey(area, key string) (*Record, bool) {
+func (s *Store) GetByKey(ctx context.Context, area, key string) (*Record, bool) {
 	s.mu.RLock()
 	r := s.state.byKey(area, key)
 	if r != nil {
 		r = r.clone()
 	}
 	s.mu.RUnlock()
-	if s.repairState(context.Background()) {
-		return s.GetByKey(area, key)
+	if s.repairState(ctx) {
+		return s.GetByKey(ctx, area, key)
 	}
 	return r, r != nil
 }
 
 // List returns copies of the records the filter admits, oldest first (then by id).
-func (s *Store) List(f Filter) []*Record {
-	return s.Select(f, nil)
+func (s *Store) List(ctx context.Context, f Filter) []*Record {
+	return s.Select(ctx, f, nil)
 }
 
 // Select returns copies of the records that both the filter and keep admit,
@@ -1226,8 +1231,8 @@ func (s *Store) List(f Filter) []*Record {
 // store. Only the records kept are copied, so picking a few records out of a
 // large store costs one pass over it, not a copy of it (List copies every
 // record it admits: on 100k records, about 60 CPU-ms and 100k allocations).
-func (s *Store) Select(f Filter, keep func(*Record) bool) []*Record {
-	return s.pick(keep, func(fn func(*Record) bool) { s.state.eachMatch(f, false, fn) })
+func (s *Store) Select(ctx context.Context, f Filter, keep func(*Record) bool) []*Record {
+	return s.pick(ctx, keep, func(fn func(*Record) bool) { s.state.eachMatch(f, false, fn) })
 }
 
 // Written is Select over the records this Store's own writes created or
@@ -1235,8 +1240,8 @@ func (s *Store) Select(f Filter, keep func(*Record) bool) []*Record {
 // session wrote, found without a pass over the whole store (on a store opened
 // from a snapshot, a pass over every record decodes every record: about 0.25
 // CPU-s at 100k records). Records another process wrote are not in it.
-func (s *Store) Written(f Filter, keep func(*Record) bool) []*Record {
-	return s.pick(keep, func(fn func(*Record) bool) {
+func (s *Store) Written(ctx context.Context, f Filter, keep func(*Record) bool) []*Record {
+	return s.pick(ctx, keep, func(fn func(*Record) bool) {
 		for id := range s.written {
 			if r := s.state.get(id); r != nil && f.match(r) && !fn(r) {
 				return
@@ -1248,7 +1253,7 @@ func (s *Store) Written(f Filter, keep func(*Record) bool) []*Record {
 // pick returns copies of the records walk yields (under the read lock) that
 // keep admits, oldest first (then by id), reading again if the walk found the
 // state damaged (repairState).
-func (s *Store) pick(keep func(*Record) bool, walk func(fn func(*Record) bool)) []*Record {
+func (s *Store) pick(ctx context.Context, keep func(*Record) bool, walk func(fn func(*Record) bool)) []*Record {
 	s.mu.RLock()
 	var out []*Record
 	walk(func(r *Record) bool {
@@ -1258,8 +1263,8 @@ func (s *Store) pick(keep func(*Record) bool, walk func(fn func(*Record) bool)) 
 		return true
 	})
 	s.mu.RUnlock()
-	if s.repairState(context.Background()) {
-		return s.pick(keep, walk)
+	if s.repairState(ctx) {
+		return s.pick(ctx, keep, walk)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].Created.Equal(out[j].Created) {
@@ -1297,11 +1302,11 @@ type Census struct {
 // asks for once per session) is kept until the state changes, so a caller
 // that counts ahead of time (memorytools' Warm, while the host starts up) makes
 // the next call free; the result is the caller's own copy either way.
-func (s *Store) Census(f Filter) map[string]Census {
+func (s *Store) Census(ctx context.Context, f Filter) map[string]Census {
 	if out, ok := s.census(f); ok {
 		return out
 	}
-	s.repairState(context.Background())
+	s.repairState(ctx)
 	out, _ := s.census(f)
 	return out
 }
@@ -1382,12 +1387,12 @@ func (s *Store) countCensus(f Filter) map[string]Census {
 }
 
 // Hash is the state hash (see State.Hash).
-func (s *Store) Hash() string {
+func (s *Store) Hash(ctx context.Context) string {
 	s.mu.RLock()
 	h := s.state.Hash()
 	s.mu.RUnlock()
-	if s.repairState(context.Background()) {
-		return s.Hash()
+	if s.repairState(ctx) {
+		return s.Hash(ctx)
 	}
 	return h
 }
@@ -1419,7 +1424,7 @@ type Stats struct {
 }
 
 // Stats counts records and reports each projection's position.
-func (s *Store) Stats() Stats {
+func (s *Store) Stats(ctx context.Context) Stats {
 	st := Stats{Dir: s.dir, ByArea: map[string]int{}, ByStatus: map[string]int{}, UnknownEvents: map[string]int{}}
 	s.mu.RLock()
 	st.Records = s.state.Len()
@@ -1434,8 +1439,8 @@ func (s *Store) Stats() Stats {
 	damaged := s.state.damaged() != nil
 	s.mu.RUnlock()
 	if damaged {
-		s.repairState(context.Background())
-		return s.Stats()
+		s.repairState(ctx)
+		return s.Stats(ctx)
 	}
 	st.JournalSeq = s.journal.LastSeq()
 	st.JournalBytes = s.journal.Size()

@@ -58,13 +58,13 @@ func (s *Store) MemoryRetrieve(ctx context.Context, key string, tags []string) (
 	}
 	var found []*Record
 	if key != "" {
-		r, ok := s.GetByKey(AreaMain, key)
+		r, ok := s.GetByKey(ctx, AreaMain, key)
 		if !ok || !r.Active() {
 			return "", fmt.Errorf("memory_retrieve: no memory item with key '%s'", key)
 		}
 		found = append(found, r)
 	} else {
-		found = s.List(Filter{Areas: []string{AreaMain}})
+		found = s.List(ctx, Filter{Areas: []string{AreaMain}})
 	}
 	if len(tags) > 0 {
 		var keep []*Record
@@ -114,7 +114,7 @@ func (s *Store) MemoryDelete(ctx context.Context, key string, src Source) (strin
 	if key == "" {
 		return "", errors.New("memory_delete: key is required")
 	}
-	r, ok := s.GetByKey(AreaMain, key)
+	r, ok := s.GetByKey(ctx, AreaMain, key)
 	if !ok {
 		return "", fmt.Errorf("memory_delete: no memory item with key '%s'", key)
 	}
@@ -198,7 +198,7 @@ func (s *Store) MemoryLoad(ctx context.Context, query string, threshold float64,
 	if limit <= 0 {
 		limit = DefaultLoadLimit
 	}
-	hits, err := s.thresholded(ctx, query, threshold, limit, filter, SearchOptions{RecordAccess: false, Filter: Filter{Areas: s.areasFor(filter)}}, MatchScore)
+	hits, err := s.thresholded(ctx, query, threshold, limit, filter, SearchOptions{RecordAccess: false, Filter: Filter{Areas: s.areasFor(ctx, filter)}}, MatchScore)
 	if err != nil {
 		return "", fmt.Errorf("memory_load: %w", err)
 	}
@@ -234,7 +234,7 @@ func (s *Store) MemoryForget(ctx context.Context, query string, threshold float6
 	if threshold <= 0 {
 		threshold = DefaultForgetThreshold
 	}
-	hits, err := s.thresholded(ctx, query, threshold, 1000, filter, SearchOptions{Filter: Filter{Areas: s.areasFor(filter)}}, forgetScore)
+	hits, err := s.thresholded(ctx, query, threshold, 1000, filter, SearchOptions{Filter: Filter{Areas: s.areasFor(ctx, filter)}}, forgetScore)
 	if err != nil {
 		return "", fmt.Errorf("memory_forget: %w", err)
 	}
@@ -251,19 +251,9 @@ func (s *Store) MemoryForget(ctx context.Context, query string, threshold float6
 
 // areasFor chooses the areas a filter expression searches: every area when it
 // names the library, otherwise the default (all but the library).
-func (s *Store) areasFor(filter string) []string {
+func (s *Store) areasFor(ctx context.Context, filter string) []string {
 	if !namesLibrary(filter) {
 		return nil
 	}
-	s.mu.RLock()
-	seen := map[string]bool{}
-	s.state.each(func(r *Record) bool {
-		seen[r.Area] = true
-		return true
-	})
-	s.mu.RUnlock()
-	if s.repairState(context.Background()) {
-		return s.areasFor(filter)
-	}
-	return sortedKeys(seen)
+	return s.areas(ctx)
 }

@@ -74,6 +74,11 @@ type Options struct {
 	SDKDir string
 	// SDKVersion is the SDK module version required when SDKDir is empty.
 	SDKVersion string
+	// Exocortex is the exocortex binary the Makefile's dev target runs
+	// (EXOCORTEX ?= in it): the absolute path of the binary that wrote the
+	// plugin, so `make dev` works where exocortex is not on PATH (default
+	// "exocortex", looked up on PATH).
+	Exocortex string
 }
 
 // HookNames lists the hooks an extension can be scaffolded for, in firing order.
@@ -141,6 +146,7 @@ type data struct {
 	Module, GoVersion, SDKVersion, Replace            string
 	Requires                                          []Require
 	Interpreter                                       string
+	Exocortex                                         string
 }
 
 // Require is one requirement of a go.mod.
@@ -170,6 +176,10 @@ func (o Options) data() (data, error) {
 		GoVersion:   "1.26.0",
 		SDKVersion:  o.SDKVersion,
 		Interpreter: python.Interpreter,
+		Exocortex:   o.Exocortex,
+	}
+	if d.Exocortex == "" {
+		d.Exocortex = "exocortex"
 	}
 	d.Description = fmt.Sprintf("Counts its calls at %s", info.Name)
 	if info.InjectsPrompt {

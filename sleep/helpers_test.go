@@ -61,7 +61,7 @@ func storeHash(t testing.TB, dir string) string {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	return s.Hash()
+	return s.Hash(context.Background())
 }
 
 // gloveEmbedder loads the offline GloVe embedder from data/glove-100d.bin (or

@@ -194,7 +194,7 @@ func TestLongSession(t *testing.T) {
 	}
 	defer st.Close()
 	var rec *memory.Record
-	for _, r := range st.Records() {
+	for _, r := range st.Records(context.Background()) {
 		if r.ID == recall.FragmentID(first.GetId()) {
 			rec = r
 		}

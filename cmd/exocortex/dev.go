@@ -110,7 +110,17 @@ func runDev(ctx context.Context, w io.Writer, o devOptions) error {
 		}
 	}
 	now := func() string { return time.Now().Format("15:04:05") }
+	// Editors' temporary files are never sources (discover.EditorTemp).
+	what, match := "Go sources", watch.SourceFile
+	if lang == "python" {
+		what, match = "files", watch.PluginFile
+	}
+	// built is the fingerprint of the sources last built, failed or not.
+	var built string
 	build := func(why string) error {
+		if fp, err := watch.Fingerprint(src, match); err == nil {
+			built = fp
+		}
 		start := time.Now()
 		var err error
 		switch lang {
@@ -151,17 +161,15 @@ func runDev(ctx context.Context, w io.Writer, o devOptions) error {
 	if o.once {
 		return err
 	}
-	what := "Go sources"
-	match := watch.SourceFile
-	if lang == "python" {
-		what = "files"
-		match = func(p string) bool {
-			base := filepath.Base(p)
-			return !strings.HasPrefix(base, ".") && !strings.HasSuffix(base, ".pyc") && !strings.HasSuffix(base, "~")
-		}
-	}
 	fmt.Fprintf(w, "[%s] watching the %s of %s (Ctrl+C to stop)\n", now(), what, shown)
 	return watch.WatchFiles(ctx, src, o.debounce, match, func(changed []string) {
+		// A change that leaves the sources as they were last built (a save
+		// without an edit, a formatter writing the same text, one save's
+		// events split by the debounce) is not built again, so each error
+		// is reported once.
+		if fp, err := watch.Fingerprint(src, match); err == nil && fp == built {
+			return
+		}
 		why := strings.Join(changed, ", ")
 		if len(changed) > 3 {
 			why = fmt.Sprintf("%s and %d more", strings.Join(changed[:3], ", "), len(changed)-3)

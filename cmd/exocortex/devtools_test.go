@@ -212,6 +212,7 @@ func TestDevOncePython(t *testing.T) {
 }
 
 func TestPluginsNew(t *testing.T) {
+	t.Setenv(config.HomeEnv, t.TempDir())
 	dir := filepath.Join(t.TempDir(), "notes")
 	out, err := runCmd(t, newPluginsNewCmd(), "notes", "--lang", "python", "--hook", "message_loop_end", "--dir", dir, "--json")
 	if err != nil {
@@ -250,6 +251,7 @@ func TestPluginsNew(t *testing.T) {
 
 // TestFreeOrder: the default order skips orders the built-ins use at the hook.
 func TestFreeOrder(t *testing.T) {
+	t.Setenv(config.HomeEnv, t.TempDir())
 	for _, h := range []string{"message_loop_prompts_after", "tool_execute_after", "agent_init"} {
 		o, err := freeOrder(context.Background(), h)
 		if err != nil {
@@ -287,5 +289,57 @@ func TestPluginHistory(t *testing.T) {
 	}
 	if st[2].LastRejection != "" || st[2].Reloads != 0 {
 		t.Errorf("quiet: %+v", st[2])
+	}
+}
+
+// TestDevReportsEachErrorOnce: saving the same broken source again, and an
+// editor's temporary files coming and going, build nothing more; the next
+// real edit is built and its error shown, each error once.
+func TestDevReportsEachErrorOnce(t *testing.T) {
+	wd := t.TempDir()
+	t.Chdir(wd)
+	src := filepath.Join(wd, "tiny")
+	broken := "package main\n\nfunc main() {\n\tnotDefined()\n}\n"
+	writeModule(t, src, broken)
+	plugins := filepath.Join(t.TempDir(), "plugins")
+	out := &syncBuf{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- runDev(ctx, out, devOptions{src: "tiny", pluginDir: plugins, debounce: 50 * time.Millisecond})
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	waitFor(t, "the first build", func() bool { return strings.Contains(out.String(), "watching the Go sources of tiny") })
+
+	// The same text saved again, as an editor or a formatter does.
+	if err := os.WriteFile(filepath.Join(src, "main.go"), []byte(broken), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	// Editors' temporaries, written and removed.
+	for _, name := range []string{".main.go.swp", "main.go~", "4913", ".#main.go", "#main.go#", "main.go___jb_tmp___", "main.go.kate-swp", "x.go.crswap"} {
+		p := filepath.Join(src, name)
+		if err := os.WriteFile(p, []byte("package main\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(p)
+	}
+	time.Sleep(300 * time.Millisecond)
+	writeModule(t, src, "package main\n\nfunc main() {\n\tstillNotDefined()\n}\n")
+	waitFor(t, "the second build", func() bool { return strings.Contains(out.String(), "stillNotDefined") })
+	time.Sleep(300 * time.Millisecond)
+	got := out.String()
+	if n := strings.Count(got, "build failed"); n != 2 {
+		t.Errorf("%d builds, want 2 (the first and the real edit):\n%s", n, got)
+	}
+	for _, e := range []string{"undefined: notDefined", "undefined: stillNotDefined"} {
+		if n := strings.Count(got, e); n != 1 {
+			t.Errorf("%q shown %d times, want once:\n%s", e, n, got)
+		}
 	}
 }

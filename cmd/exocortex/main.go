@@ -45,7 +45,10 @@ func newRootCmd() *cobra.Command {
 		Short:         "An extension host for local LLM agents",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --version (and -v): the commit and the Go version (version.go).
+		Version: versionText(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.AddCommand(
 		// Subcommands register here, one line each.
 		newRunCmd(),
@@ -57,6 +60,7 @@ func newRootCmd() *cobra.Command {
 		newTrustCmd(),
 		newSleepCmd(),
 		newSecretsCmd(),
+		newConfigCmd(),
 	)
 	// Without a subcommand: the operator's terminal session (session.go).
 	setSessionCmd(root)

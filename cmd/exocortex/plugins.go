@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -19,7 +20,7 @@ func newPluginsCmd() *cobra.Command {
 	}
 	var asJSON bool
 	show := func(detail bool) func(*cobra.Command, []string) error {
-		return func(cmd *cobra.Command, _ []string) error {
+		return func(cmd *cobra.Command, names []string) error {
 			a, err := loadApp()
 			if err != nil {
 				return err
@@ -35,7 +36,10 @@ func newPluginsCmd() *cobra.Command {
 				return err
 			}
 			defer h.Close()
-			st := hist.apply(h.Status())
+			st, err := onlyNamed(hist.apply(h.Status()), names)
+			if err != nil {
+				return err
+			}
 			// What the loader kept out or skipped: wiring errors, an
 			// untrusted project, a configured directory that does not exist,
 			// a plugin file without its execute bit.
@@ -52,22 +56,44 @@ func newPluginsCmd() *cobra.Command {
 		}
 	}
 	list := &cobra.Command{
-		Use:   "list",
-		Short: "Every plugin and extension: where it was loaded from, hook, order, what it shadows",
-		Args:  cobra.NoArgs,
+		Use:   "list [NAME...]",
+		Short: "Every plugin (or the NAMEd ones) and its extensions: where it was loaded from, hook, order, what it shadows",
 		RunE:  show(false),
 	}
 	status := &cobra.Command{
-		Use:   "status",
-		Short: "Every plugin's health: state, crashes, restarts, reloads, last error, last refused version and stderr",
-		Args:  cobra.NoArgs,
-		RunE:  show(true),
+		Use:   "status [NAME...]",
+		Short: "Every plugin's (or the NAMEd ones') health: state, crashes, restarts, reloads, last error, last refused version and stderr",
+		Example: `  exocortex plugins status
+  exocortex plugins status memory-tools --json`,
+		RunE: show(true),
 	}
 	for _, c := range []*cobra.Command{list, status} {
 		c.Flags().BoolVar(&asJSON, "json", false, "write JSON")
 	}
 	cmd.AddCommand(list, status, newPluginsNewCmd(), newPluginsPortCmd())
 	return cmd
+}
+
+// onlyNamed keeps the plugins names lists (all of them when it is empty),
+// in st's order; a name no plugin has is an error naming the plugins there are.
+func onlyNamed(st []host.PluginStatus, names []string) ([]host.PluginStatus, error) {
+	if len(names) == 0 {
+		return st, nil
+	}
+	var out []host.PluginStatus
+	all := make([]string, 0, len(st))
+	for _, p := range st {
+		all = append(all, p.Name)
+		if slices.Contains(names, p.Name) {
+			out = append(out, p)
+		}
+	}
+	for _, n := range names {
+		if !slices.Contains(all, n) {
+			return nil, &exitError{1, fmt.Errorf("no plugin called %q; the plugins are: %s", n, strings.Join(all, ", "))}
+		}
+	}
+	return out, nil
 }
 
 func printStatus(w io.Writer, st []host.PluginStatus, detail bool) {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/exocortex/exocortex/core/hooks"
+	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/extensions/builtin"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/scaffold"
@@ -48,7 +49,9 @@ dependency versions, offline. A Python plugin (--lang python) gets a plugin.json
 that starts it with /usr/bin/python3 and a copy of the Python SDK beside main.py.
 
 The extension's order at its hook is --order, or the first of 500, 510, ... that
-no built-in extension uses there. Hooks: ` + strings.Join(scaffold.HookNames(), ", ") + `.`,
+no extension uses there: neither a built-in one nor one of the installed plugins
+(those of the plugin directories a session here would load). The Makefile's
+make dev runs the exocortex binary that wrote it (EXOCORTEX=... overrides it). Hooks: ` + strings.Join(scaffold.HookNames(), ", ") + `.`,
 		Example: `  exocortex plugins new my-notes
   exocortex plugins new guard --hook tool_execute_before
   exocortex plugins new recall --lang python --hook message_loop_prompts_after
@@ -81,6 +84,11 @@ no built-in extension uses there. Hooks: ` + strings.Join(scaffold.HookNames(), 
 						return errors.New("this exocortex was not built from a released version and no checkout was found; pass --exocortex-src DIR (a checkout) or --sdk-version vX.Y.Z")
 					}
 				}
+			}
+			// The Makefile's dev target runs this very binary (EXOCORTEX ?=),
+			// so it works where exocortex is not on PATH.
+			if exe, err := os.Executable(); err == nil {
+				o.Exocortex = exe
 			}
 			files, err := scaffold.Generate(dir, o)
 			if err != nil {
@@ -126,19 +134,42 @@ func reportNew(w io.Writer, dir string, o scaffold.Options, files []string, asJS
 	return nil
 }
 
-// freeOrder is the first of 500, 510, ... that no built-in extension uses at hook.
+// freeOrder is the first of 500, 510, ... that no extension uses at hook:
+// neither a built-in one nor one of the plugins installed in the plugin
+// directories a session would load (started to read their manifests), so a
+// second scaffolded plugin does not collide with the first.
 func freeOrder(ctx context.Context, hook string) (int, error) {
+	used, err := builtinOrders(ctx, hook)
+	if err != nil {
+		return 0, err
+	}
+	installed, err := installedOrders(ctx, hook)
+	if err != nil {
+		return 0, err
+	}
+	for o := range installed {
+		used[o] = true
+	}
+	order := defaultOrder
+	for used[int32(order)] {
+		order += 10
+	}
+	return order, nil
+}
+
+// builtinOrders are the orders the built-in extensions use at hook.
+func builtinOrders(ctx context.Context, hook string) (map[int32]bool, error) {
 	used := map[int32]bool{}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for name, p := range builtin.Plugins() {
 		p.Logger = quiet
 		srv, err := sdk.NewServer(p)
 		if err != nil {
-			return 0, fmt.Errorf("built-in plugin %s: %w", name, err)
+			return nil, fmt.Errorf("built-in plugin %s: %w", name, err)
 		}
 		m, err := srv.Manifest(ctx, &exocortexv1.ManifestRequest{ProtocolVersion: sdk.ProtocolVersion})
 		if err != nil {
-			return 0, fmt.Errorf("built-in plugin %s: %w", name, err)
+			return nil, fmt.Errorf("built-in plugin %s: %w", name, err)
 		}
 		for _, e := range m.GetExtensions() {
 			if hooks.Name(e.GetHook()) == hook {
@@ -146,11 +177,36 @@ func freeOrder(ctx context.Context, hook string) (int, error) {
 			}
 		}
 	}
-	order := defaultOrder
-	for used[int32(order)] {
-		order += 10
+	return used, nil
+}
+
+// installedOrders are the orders the installed plugins' extensions use at
+// hook: the plugin directories' plugins, started without the built-ins.
+func installedOrders(ctx context.Context, hook string) (map[int32]bool, error) {
+	a, err := loadApp()
+	if err != nil {
+		return nil, fmt.Errorf("finding the orders the installed plugins use: %w", err)
 	}
-	return order, nil
+	defer a.close()
+	opts, err := a.hostOptions()
+	if err != nil {
+		return nil, err
+	}
+	opts.Builtins = nil
+	h, err := host.New(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("finding the orders the installed plugins use: %w", err)
+	}
+	defer h.Close()
+	used := map[int32]bool{}
+	for _, p := range h.Status() {
+		for _, e := range p.Extensions {
+			if e.Hook == hook {
+				used[e.Order] = true
+			}
+		}
+	}
+	return used, nil
 }
 
 // findCheckout looks for an Exocortex checkout above the working directory, then

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -194,11 +193,11 @@ is a context event with the state of the context window (as /context shows it).`
 			}
 			defer a.close()
 			out := cmd.OutOrStdout()
-			enc := json.NewEncoder(out)
+			enc := newEventEncoder(out)
 			var observer func(loop.Event)
 			if asJSON {
-				observer = func(e loop.Event) { _ = enc.Encode(e) }
-				a.setNotify(func(msg string) { _ = enc.Encode(loop.Event{Type: loop.EventNotice, Text: msg}) })
+				observer = enc.event
+				a.setNotify(func(msg string) { enc.event(loop.Event{Type: loop.EventNotice, Text: msg}) })
 			} else {
 				a.setNotify(func(msg string) { fmt.Fprintln(cmd.ErrOrStderr(), "notice:", msg) })
 				// The model's reasoning is one folded line on stderr per
@@ -231,14 +230,14 @@ is a context event with the state of the context window (as /context shows it).`
 			}
 			defer r.close()
 			if asJSON {
-				_ = enc.Encode(modelEvent{Type: "model", Provider: r.llm.Name(), Model: r.model, BaseURL: r.llm.BaseURL(), Scripted: scriptOf(a.cfg.Model)})
+				enc.encode(modelEvent{Time: time.Now().UTC(), Type: "model", Provider: r.llm.Name(), Model: r.model, BaseURL: r.llm.BaseURL(), Scripted: scriptOf(a.cfg.Model)})
 			}
 			reportLoad(cmd.ErrOrStderr(), r.host, asJSON, enc)
 			reportSandbox(cmd.ErrOrStderr(), a.home, asJSON, enc)
 			if d := prompts.UntrustedOverrides(cwd()); d != "" {
 				msg := fmt.Sprintf("the prompt overrides in %s are not loaded: this project is not trusted (exocortex trust, if you mean them)", d)
 				if asJSON {
-					_ = enc.Encode(loop.Event{Type: loop.EventNotice, Text: msg})
+					enc.event(loop.Event{Type: loop.EventNotice, Text: msg})
 				} else {
 					fmt.Fprintln(cmd.ErrOrStderr(), "warning:", msg)
 				}
@@ -251,7 +250,7 @@ is a context event with the state of the context window (as /context shows it).`
 			res, err := r.agent.Monologue(ctx, prompt)
 			if asJSON {
 				rep := r.agent.Context()
-				_ = enc.Encode(loop.Event{Type: loop.EventContext, ContextReport: &rep})
+				enc.event(loop.Event{Type: loop.EventContext, ContextReport: &rep})
 			}
 			if res != nil && !asJSON {
 				for _, n := range res.Notices {
@@ -274,11 +273,12 @@ is a context event with the state of the context window (as /context shows it).`
 // modelEvent is run --json's first line: which server and model the run
 // talks to. (The API key, if any, is never part of it.)
 type modelEvent struct {
-	Type     string `json:"type"` // "model"
-	Provider string `json:"provider"`
-	Model    string `json:"model"`
-	BaseURL  string `json:"base_url"`
-	Scripted string `json:"scripted,omitempty"`
+	Time     time.Time `json:"time"`
+	Type     string    `json:"type"` // "model"
+	Provider string    `json:"provider"`
+	Model    string    `json:"model"`
+	BaseURL  string    `json:"base_url"`
+	Scripted string    `json:"scripted,omitempty"`
 }
 
 // scriptOf is FILE of a "script:FILE" model, "" otherwise.
@@ -306,10 +306,10 @@ func reportQuarantine(w io.Writer, path string, before int) {
 
 // reportLoad tells the operator about plugins that did not load, were kept
 // out for wiring errors or skipped (the host's notices), or are shadowed.
-func reportLoad(w io.Writer, h *host.Host, asJSON bool, enc *json.Encoder) {
+func reportLoad(w io.Writer, h *host.Host, asJSON bool, enc *eventEncoder) {
 	for _, n := range h.Notices() {
 		if asJSON {
-			_ = enc.Encode(loop.Event{Type: loop.EventNotice, Text: n})
+			enc.event(loop.Event{Type: loop.EventNotice, Text: n})
 			continue
 		}
 		fmt.Fprintln(w, "warning:", n)
@@ -319,7 +319,7 @@ func reportLoad(w io.Writer, h *host.Host, asJSON bool, enc *json.Encoder) {
 			continue // its notice says why
 		}
 		if asJSON {
-			_ = enc.Encode(loop.Event{Type: loop.EventNotice, Plugin: fe.Plugin, Error: fe.Error(), Text: "plugin failed to load"})
+			enc.event(loop.Event{Type: loop.EventNotice, Plugin: fe.Plugin, Error: fe.Error(), Text: "plugin failed to load"})
 			continue
 		}
 		fmt.Fprintln(w, "warning:", fe.Error())
@@ -327,7 +327,7 @@ func reportLoad(w io.Writer, h *host.Host, asJSON bool, enc *json.Encoder) {
 	for _, s := range h.Shadows() {
 		msg := fmt.Sprintf("%s %q of %s is shadowed by %s", s.Kind, s.Name, s.Hidden, s.By)
 		if asJSON {
-			_ = enc.Encode(loop.Event{Type: loop.EventNotice, Text: msg})
+			enc.event(loop.Event{Type: loop.EventNotice, Text: msg})
 			continue
 		}
 		fmt.Fprintln(w, "note:", msg)

@@ -179,7 +179,7 @@ func runPStore(b *testing.B, n int, spec embed.Spec) string {
 	if _, err := os.Stat(filepath.Join(dir, memory.JournalFile)); err == nil {
 		s, err := memory.Open(ctx, dir, opts)
 		if err == nil {
-			got := s.Stats().Records
+			got := s.Stats(context.Background()).Records
 			err = s.Close()
 			if err == nil && got >= n {
 				return dir

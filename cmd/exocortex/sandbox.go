@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -14,7 +13,7 @@ import (
 // sandbox (docs/sandbox.md): turned off by the loud setting, or impossible on
 // this machine, in which case every command is asked for. Silent when the
 // sandbox is on.
-func reportSandbox(w io.Writer, home string, asJSON bool, enc *json.Encoder) {
+func reportSandbox(w io.Writer, home string, asJSON bool, enc *eventEncoder) {
 	t, err := config.LoadTools(home)
 	if err != nil {
 		return // the tools report it on their first call
@@ -29,7 +28,7 @@ func reportSandbox(w io.Writer, home string, asJSON bool, enc *json.Encoder) {
 		return
 	}
 	if asJSON {
-		_ = enc.Encode(loop.Event{Type: loop.EventNotice, Text: msg})
+		enc.event(loop.Event{Type: loop.EventNotice, Text: msg})
 		return
 	}
 	fmt.Fprintln(w, "warning:", msg)

@@ -63,7 +63,13 @@ use exocortex run -p.`
 	f.agent.register(root)
 }
 
+// errNothingToContinue is pickSession's answer to -c when there is no
+// earlier session: it still returns a new session's name, to start afresh.
+var errNothingToContinue = errors.New("nothing to continue")
+
 // pickSession returns the session to open and whether it existed before.
+// With -c and no earlier session it returns a new name and
+// errNothingToContinue.
 func (f *sessionFlags) pickSession(dir string, now time.Time) (string, bool, error) {
 	exists := func(name string) bool {
 		_, err := os.Stat(filepath.Join(dir, name+".jsonl"))
@@ -95,8 +101,9 @@ func (f *sessionFlags) pickSession(dir string, now time.Time) (string, bool, err
 		if last != "" && exists(last) {
 			return last, true, nil
 		}
-		// Nothing to continue: a new session, as the welcome card says.
-		return session.NewName(now), false, nil
+		// Nothing to continue: a new session, as gemini-cli does for
+		// --resume with no sessions, and said on stderr (runSession).
+		return session.NewName(now), false, errNothingToContinue
 	case f.agent.sessionName != "":
 		if err := session.ValidateName(f.agent.sessionName); err != nil {
 			return "", false, &exitError{2, err}
@@ -122,6 +129,10 @@ func runSession(cmd *cobra.Command, f *sessionFlags) error {
 	}
 	sessions := filepath.Join(a.home, "sessions")
 	name, resumed, err := f.pickSession(sessions, time.Now())
+	if errors.Is(err, errNothingToContinue) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "exocortex: -c: there is no earlier session in %s to continue; starting a new session, %s\n", sessions, name)
+		err = nil
+	}
 	if err != nil {
 		return err
 	}

@@ -157,11 +157,9 @@ func Scan(dirs []Dir) Result {
 // Skipped reports whether a file name is never a plugin: hidden files, backups and
 // temporary files written while a binary is being replaced.
 func Skipped(name string) bool {
-	return strings.HasPrefix(name, ".") ||
-		strings.HasSuffix(name, "~") ||
+	return EditorTemp(name) ||
 		strings.HasSuffix(name, ".tmp") ||
 		strings.Contains(name, "-go-tmp-") ||
-		strings.HasSuffix(name, ".swp") ||
 		strings.HasSuffix(name, ".md") ||
 		strings.HasSuffix(name, ".json") ||
 		strings.HasSuffix(name, ".txt")

@@ -99,7 +99,7 @@ func TestPluginMemoryThroughTheHost(t *testing.T) {
 			t.Fatalf("note_add: %q, error %q", res.GetContent(), res.GetError())
 		}
 		id := strings.Fields(res.GetContent())[2]
-		r, ok := store.Get(id)
+		r, ok := store.Get(context.Background(), id)
 		if !ok || r.Area != "notes" || r.Provenance.Session != "s1" || r.Provenance.Message != "m1" || r.Provenance.Source != "tool:note_add" {
 			t.Fatalf("the record in the home's store: %+v", r)
 		}
@@ -116,7 +116,7 @@ func TestPluginMemoryThroughTheHost(t *testing.T) {
 		if strings.Contains(res.GetError(), "rpc error") {
 			t.Errorf("note_add to main: the error shows the transport: %q", res.GetError())
 		}
-		if n := len(store.List(memory.Filter{Areas: []string{memory.AreaMain}})); n != 0 {
+		if n := len(store.List(context.Background(), memory.Filter{Areas: []string{memory.AreaMain}})); n != 0 {
 			t.Errorf("the refused write left %d records in main", n)
 		}
 	})
@@ -223,10 +223,10 @@ func TestGateWrites(t *testing.T) {
 			}
 		})
 	}
-	if r, ok := store.Get(theirs.ID); !ok || !r.Active() || r.Text != "a main record" {
+	if r, ok := store.Get(context.Background(), theirs.ID); !ok || !r.Active() || r.Text != "a main record" {
 		t.Errorf("the main record after the refused writes: %+v", r)
 	}
-	if r, _ := store.Get(mine.ID); r.Text != "changed" {
+	if r, _ := store.Get(context.Background(), mine.ID); r.Text != "changed" {
 		t.Errorf("the notes record after its update: %+v", r)
 	}
 }

@@ -3,6 +3,8 @@ package watch
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +18,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/exocortex/exocortex/core/discover"
 )
 
 // BuildOptions say what Build compiles and where the plugin goes.
@@ -145,10 +149,53 @@ func parseDiagnostics(src string, out []byte) []Diagnostic {
 // (tests excluded), go.mod and go.sum.
 func SourceFile(name string) bool {
 	base := filepath.Base(name)
-	if strings.HasPrefix(base, ".") || strings.HasPrefix(base, "#") {
+	if discover.EditorTemp(base) {
 		return false
 	}
 	return (strings.HasSuffix(base, ".go") && !strings.HasSuffix(base, "_test.go")) || base == "go.mod" || base == "go.sum"
+}
+
+// PluginFile reports whether a file of a plugin's directory (a Python
+// plugin's, copied whole by InstallDir) is part of it: not an editor's
+// temporary file (discover.EditorTemp) nor compiled bytecode.
+func PluginFile(name string) bool {
+	base := filepath.Base(name)
+	return !discover.EditorTemp(base) && !strings.HasSuffix(base, ".pyc")
+}
+
+// Fingerprint is a digest of the names and contents of the files under src
+// that match accepts (directories WatchFiles skips left out), so a change
+// that leaves them as they were (a save without an edit, a formatter
+// rewriting the same text, a burst of events split by the debounce) can be
+// told from a real one and is not built again.
+func Fingerprint(src string, match func(name string) bool) (string, error) {
+	h := sha256.New()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // a file removed while walking
+		}
+		if d.IsDir() {
+			if p != src && skipSourceDir(d.Name()) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || !match(p) {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(src, p)
+		fmt.Fprintf(h, "%s\x00%d\x00", rel, len(b))
+		h.Write(b)
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", src, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // WatchSource calls fn once a burst of changes to the Go sources, go.mod or

@@ -310,8 +310,7 @@ func (w *Watcher) watchInside(plugin, entry, path string, depth int) {
 // change: caches the plugin writes itself when it runs, hidden files, editor
 // leftovers.
 func ignoredInside(name string) bool {
-	return strings.HasPrefix(name, ".") || name == "__pycache__" || name == "node_modules" ||
-		strings.HasSuffix(name, ".pyc") || strings.HasSuffix(name, "~") || strings.HasSuffix(name, ".swp")
+	return discover.EditorTemp(name) || name == "__pycache__" || name == "node_modules" || strings.HasSuffix(name, ".pyc")
 }
 
 // Run reports changes to fn until ctx ends or the watcher is closed. fn is called

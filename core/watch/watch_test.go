@@ -172,7 +172,7 @@ func TestRemoveAndNotExecutable(t *testing.T) {
 func TestSkippedNames(t *testing.T) {
 	d := userDir(t)
 	c := watchDirs(t, d)
-	for _, name := range []string{".hidden", "greeter~", "x.swp", "README.md", "build.tmp", "bin-go-tmp-umask"} {
+	for _, name := range []string{".hidden", "greeter~", "x.swp", "README.md", "build.tmp", "bin-go-tmp-umask", "4913", "greeter___jb_tmp___", "#greeter#"} {
 		writeExec(t, filepath.Join(d.Path, name), "x")
 	}
 	c.none(t)
@@ -205,6 +205,16 @@ func TestPluginSubdirectory(t *testing.T) {
 	}
 	if err := os.WriteFile(filepath.Join(pdir, "__pycache__", "main.cpython-312.pyc"), []byte("c"), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	c.none(t)
+	// An editor's temporaries beside the sources, written and removed, are
+	// not a change either (discover.EditorTemp).
+	for _, name := range []string{".main.py.swp", "4913", "main.py~", ".#main.py", "#main.py#", "main.py___jb_tmp___", "main.py.kate-swp"} {
+		p := filepath.Join(pdir, name)
+		if err := os.WriteFile(p, []byte("tmp"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(p)
 	}
 	c.none(t)
 

@@ -54,7 +54,7 @@ func TestMonologueEndThroughProtocol(t *testing.T) {
 	if kinds[stagelog.KindMemorize] != 1 || kinds[stagelog.KindInsight] != 2 || ep.ToolCalls != 2 || ep.Failures != 1 || !ep.LoopPeriod || ep.Domain != "debugging+coding" {
 		t.Fatalf("staging kinds %v, episode %+v", kinds, ep)
 	}
-	recs := st.List(memory.Filter{})
+	recs := st.List(context.Background(), memory.Filter{})
 	if len(recs) != 2 {
 		t.Fatalf("%d memories, want a solution and an answer", len(recs))
 	}
@@ -73,7 +73,7 @@ func TestMonologueEndThroughProtocol(t *testing.T) {
 	if _, err := client.MonologueEnd(t.Context(), &exocortexv1.MonologueEndRequest{Call: hooktest.Call("selective_memorizer", 3, hist, state...), FinalResponse: final, History: hist}); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(st.List(memory.Filter{})); n != 2 {
+	if n := len(st.List(context.Background(), memory.Filter{})); n != 2 {
 		t.Errorf("%d memories after a second run", n)
 	}
 }

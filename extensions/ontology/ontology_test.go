@@ -61,7 +61,7 @@ func TestMaintenanceAndQueryThroughProtocol(t *testing.T) {
 		t.Fatalf("relationships %+v", rels)
 	}
 	n := len(rels)
-	r, ok := st.GetByKey(memory.AreaOntology, "entity:agent zero")
+	r, ok := st.GetByKey(context.Background(), memory.AreaOntology, "entity:agent zero")
 	if !ok || !strings.Contains(r.Text, "Agent Zero") {
 		t.Fatalf("entity record %v", r)
 	}

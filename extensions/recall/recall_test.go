@@ -98,7 +98,7 @@ func TestPipelineThroughProtocol(t *testing.T) {
 	}
 	// Accesses were recorded for the memories shown.
 	n := 0
-	for _, r := range st.List(memory.Filter{}) {
+	for _, r := range st.List(t.Context(), memory.Filter{}) {
 		n += int(r.AccessCount)
 		if r.AccessCount > 0 && r.LastAccess.IsZero() {
 			t.Errorf("record %s counted an access without its time", r.ID)

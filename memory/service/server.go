@@ -117,13 +117,13 @@ func (s *Server) Get(ctx context.Context, req *exocortexv1.MemoryGetRequest) (*e
 	var ok bool
 	switch {
 	case req.GetId() != "":
-		r, ok = s.store.Get(req.GetId())
+		r, ok = s.store.Get(ctx, req.GetId())
 	case req.GetKey() != "":
 		area := req.GetArea()
 		if area == "" {
 			area = memory.AreaMain
 		}
-		r, ok = s.store.GetByKey(area, req.GetKey())
+		r, ok = s.store.GetByKey(ctx, area, req.GetKey())
 	default:
 		return nil, status.Error(codes.InvalidArgument, "memory get: give an id, or a key (and its area)")
 	}
@@ -140,13 +140,13 @@ func (s *Server) List(req *exocortexv1.MemoryListRequest, stream exocortexv1.Mem
 			(req.GetSource() == "" || r.Provenance.Source == req.GetSource())
 	}
 	if req.GetAll() {
-		for _, r := range s.store.Records() {
+		for _, r := range s.store.Records(stream.Context()) {
 			if keep(r) {
 				recs = append(recs, r)
 			}
 		}
 	} else {
-		recs = s.store.Select(filter(req.GetFilter()), keep)
+		recs = s.store.Select(stream.Context(), filter(req.GetFilter()), keep)
 	}
 	batch := int(req.GetBatch())
 	if batch <= 0 {
@@ -169,7 +169,7 @@ func (s *Server) List(req *exocortexv1.MemoryListRequest, stream exocortexv1.Mem
 
 func (s *Server) Census(ctx context.Context, req *exocortexv1.MemoryCensusRequest) (*exocortexv1.MemoryCensusResponse, error) {
 	out := &exocortexv1.MemoryCensusResponse{Areas: map[string]*exocortexv1.MemoryAreaCensus{}}
-	for area, c := range s.store.Census(filter(req.GetFilter())) {
+	for area, c := range s.store.Census(ctx, filter(req.GetFilter())) {
 		out.Areas[area] = &exocortexv1.MemoryAreaCensus{Records: int32(c.Records), Tags: counts(c.Tags)}
 	}
 	return out, nil
@@ -196,7 +196,7 @@ func (s *Server) Save(ctx context.Context, req *exocortexv1.MemorySaveRequest) (
 func (s *Server) Update(ctx context.Context, req *exocortexv1.MemoryUpdateRequest) (*exocortexv1.MemoryUpdateResponse, error) {
 	s.umu.Lock()
 	defer s.umu.Unlock()
-	r, ok := s.store.Get(req.GetId())
+	r, ok := s.store.Get(ctx, req.GetId())
 	if !ok {
 		return nil, statusOf(fmt.Errorf("memory update: record %s: %w", req.GetId(), memory.ErrNotFound))
 	}
@@ -310,14 +310,14 @@ func (s *Server) History(ctx context.Context, req *exocortexv1.MemoryHistoryRequ
 		out.Entries[i] = &exocortexv1.MemoryHistoryEntry{Summary: h.Summary(), Event: &exocortexv1.MemoryJournalEvent{
 			Seq: h.Seq, Ts: ts(h.TS), Kind: h.Kind, Session: h.Session, Payload: h.Payload}}
 	}
-	if r, ok := s.store.Get(req.GetId()); ok {
+	if r, ok := s.store.Get(ctx, req.GetId()); ok {
 		out.Record = RecordProto(r)
 	}
 	return out, nil
 }
 
 func (s *Server) Stats(ctx context.Context, req *exocortexv1.MemoryStatsRequest) (*exocortexv1.MemoryStatsResponse, error) {
-	st := s.store.Stats()
+	st := s.store.Stats(ctx)
 	st.Embedder = s.embedder
 	out := statsProto(st)
 	out.JournalPath = s.store.JournalPath()
@@ -347,7 +347,7 @@ func (s *Server) Check(ctx context.Context, req *exocortexv1.MemoryCheckRequest)
 func (s *Server) Vectors(ctx context.Context, req *exocortexv1.MemoryVectorsRequest) (*exocortexv1.MemoryVectorsResponse, error) {
 	out := &exocortexv1.MemoryVectorsResponse{Vectors: make([]*exocortexv1.MemoryVector, len(req.GetIds()))}
 	for i, id := range req.GetIds() {
-		v, ok := s.store.Vector(id)
+		v, ok := s.store.Vector(ctx, id)
 		out.Vectors[i] = &exocortexv1.MemoryVector{Id: id, Found: ok, Values: v}
 	}
 	return out, nil

