@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -48,7 +49,9 @@ func Commands() *slash.Registry {
 		}},
 		slash.Command{Name: "tools", Summary: "the tools the agent can call, and which plugin serves each"},
 		slash.Command{Name: "wiring", Summary: "the hooks that fired in the last turn, in order, with timings and the state keys read and written"},
-		slash.Command{Name: "context", Summary: "the context window (budget, compression, summary) and the context object the last hook received"},
+		slash.Command{Name: "context", Summary: "the context window: budget, compression, summary", Subs: []slash.Sub{
+			{Name: "json", Summary: "the summary, then the context object the last hook received, as JSON"},
+		}},
 		slash.Command{Name: "stats", Summary: "tokens, model latency, tool and hook time of this run"},
 		slash.Command{Name: "approval", Args: "[default|auto-edit|yolo]", Summary: "show or set which held tool calls run without asking (shift+tab cycles)", Kind: slash.KindMode},
 		slash.Command{Name: "thoughts", Summary: "the reflections written on empty prompts (the cohesion loop)"},
@@ -93,7 +96,7 @@ func (e *Engine) Exec(ctx context.Context, in slash.Invocation) (Output, error) 
 	case "wiring":
 		return Output{Title: "wiring of the last turn", Text: FormatWiring(e.LastWiring())}, nil
 	case "context":
-		return e.cmdContext()
+		return e.cmdContext(in)
 	case "stats":
 		return Output{Title: "stats", Text: FormatStats(e.Stats(), e.cfg.NumCtx)}, nil
 	case "approval":
@@ -402,33 +405,34 @@ func configuredEmbedder(home string) string {
 	return t.Memory.Embedder
 }
 
-// MemorySummary is the welcome screen's line about the memory store: its
-// size, without holding the store longer than it takes to count.
+// MemorySummary is the welcome card's line about the memory: its records and
+// journal as the store holds them, and the model its vectors were built
+// with. Only where the store has no vectors yet does it name the configured
+// embedder, saying so.
 func (e *Engine) MemorySummary(ctx context.Context) string {
-	journal := filepath.Join(e.cfg.MemoryDir, memory.JournalFile)
-	home := filepath.Dir(e.cfg.MemoryDir)
-	emb := "embedder " + embed.DescribeSpec(embed.ConfiguredSpec(configuredEmbedder(home)), home)
-	if _, err := os.Stat(journal); err != nil {
-		return "empty (nothing saved yet) · " + emb
-	}
-	c, err := e.connectMemory(ctx, time.Second)
+	f, err := e.memoryFacts(ctx)
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) || errors.As(err, new(*staging.LockedError)) {
-			// A process that does not serve the store holds it; its last
-			// snapshot's header still says how large the store is.
-			if n, seq, ok := memory.SnapshotCount(e.cfg.MemoryDir); ok {
-				return fmt.Sprintf("%d records (at journal event %d) · held by another process · %s", n, seq, emb)
-			}
-			return strings.TrimPrefix(e.journalSummary(), "journal   ") + " (held by another process) · " + emb
+		return "unreadable: " + err.Error()
+	}
+	configured := func() string {
+		home := filepath.Dir(e.cfg.MemoryDir)
+		return embed.DescribeSpec(embed.ConfiguredSpec(configuredEmbedder(home)), home)
+	}
+	if !f.Exists {
+		return "empty (nothing saved yet) · embedder " + configured() + " (configured)"
+	}
+	vectors := "vectors " + f.VectorModel
+	switch {
+	case f.Embedder != "":
+		// The owner says which embedder the store runs with.
+		vectors = "embedder " + f.Embedder
+		if f.Vectors != "" && f.Vectors != "on" {
+			vectors += " · vectors " + f.Vectors
 		}
-		return "unreadable: " + err.Error()
+	case f.VectorModel == "":
+		vectors = "no vectors on disk yet · embedder " + configured() + " (configured)"
 	}
-	defer c.Close()
-	st, err := service.Remote{C: c}.Stats(ctx)
-	if err != nil {
-		return "unreadable: " + err.Error()
-	}
-	return fmt.Sprintf("%d records · %s journal · %s", st.Records, bytesize(st.JournalBytes), emb)
+	return fmt.Sprintf("%d records · %s journal · %s", f.Records, bytesize(f.JournalBytes), vectors)
 }
 
 func (e *Engine) cmdPlugins(ctx context.Context, in slash.Invocation) (Output, error) {
@@ -451,7 +455,12 @@ func (e *Engine) cmdPlugins(ctx context.Context, in slash.Invocation) (Output, e
 		if err := h.Reload(ctx, name); err != nil {
 			return Output{}, err
 		}
-		if !e.Busy() && h.ApplyPending() {
+		if !e.Busy() {
+			h.ApplyPending()
+		}
+		// Applied here, or already by the engine when the host said it was
+		// staged (hotreload.go).
+		if !slices.Contains(h.Pending(), name) {
 			return Output{Text: "reloaded plugin " + name + " (the new version passed the checks and is in use)"}, nil
 		}
 		return Output{Text: "reloaded plugin " + name + ": the new version passed the checks and is swapped in at the agent's next step"}, nil
@@ -476,23 +485,35 @@ func (e *Engine) cmdTools() (Output, error) {
 	return Output{Title: "tools", Text: strings.TrimRight(b.String(), "\n"), Table: true}, nil
 }
 
-func (e *Engine) cmdContext() (Output, error) {
+func (e *Engine) cmdContext(in slash.Invocation) (Output, error) {
 	a := e.Agent()
 	if a == nil {
 		return Output{}, ErrNotReady
 	}
-	// The context window first (budget, compression, summary: loop.ContextReport),
-	// then the ACP context object the last hook received.
-	window := a.Context().String()
+	// The context window's summary (budget, compression, summary:
+	// loop.ContextReport) is what the operator reads; the ACP context object
+	// the last hook received is long (a hundred lines and more), so it comes
+	// after the summary and only when asked for, and the summary is not
+	// scrolled away.
+	window := strings.TrimRight(a.Context().String(), "\n")
 	c := a.LastContext()
-	if c == nil {
-		return Output{Title: "context", Text: window + "\nno hook has been called yet: send a prompt first"}, nil
+	switch in.Arg(0) {
+	case "":
+		if c == nil {
+			return Output{Title: "context", Text: window}, nil
+		}
+		return Output{Title: "context", Text: window + "\n(/context json adds the context object the last hook call received: " + c.GetHook() + ")"}, nil
+	case "json":
+		if c == nil {
+			return Output{Title: "context", Text: window + "\nno hook has been called yet: send a prompt first"}, nil
+		}
+		b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(c)
+		if err != nil {
+			return Output{}, err
+		}
+		return Output{Title: "context window, and the context of the last hook call (" + c.GetHook() + ")", Text: window + "\n" + string(b)}, nil
 	}
-	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(c)
-	if err != nil {
-		return Output{}, err
-	}
-	return Output{Title: "context window, and the context of the last hook call (" + c.GetHook() + ")", Text: window + "\n" + string(b)}, nil
+	return Output{}, fmt.Errorf("/context %s: use /context, or /context json for the context object too", in.Arg(0))
 }
 
 func (e *Engine) cmdApproval(in slash.Invocation) (Output, error) {

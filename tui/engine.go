@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/exocortex/exocortex/config"
@@ -41,8 +42,10 @@ type Config struct {
 	// NumCtx is the context window sent with every request (for the status line).
 	NumCtx int
 
-	// StartHost starts the plugins.
-	StartHost func(ctx context.Context) (*host.Host, error)
+	// StartHost starts the plugins and watches their directories (hot
+	// reload, hotreload.go); onEvent is told of every host event, on the
+	// host's goroutines.
+	StartHost func(ctx context.Context, onEvent func(host.Event)) (*host.Host, error)
 	// NewAgent builds the agent of a session; the spec's fields are all set.
 	NewAgent func(AgentSpec) (*loop.Agent, error)
 	Prompts  *prompts.Loader
@@ -123,6 +126,9 @@ type Engine struct {
 	observer      func(loop.Event)
 	approver      loop.Approver
 	retried       func(llm.Retry)
+	// hostEvents is where host events go (hotreload.go); not under mu, since
+	// the host emits while the engine holds it (ApplyPending).
+	hostEvents atomic.Pointer[func(host.Event)]
 	// allowed remembers "allow for this session" answers, so that an agent
 	// rebuilt for the same session (/rename, /model) keeps them.
 	allowed map[string]bool
@@ -228,7 +234,7 @@ func (e *Engine) StartHost(ctx context.Context) (*host.Host, error) {
 	if e.cfg.StartHost == nil {
 		return nil, errors.New("no plugin host configured")
 	}
-	h, err := e.cfg.StartHost(ctx)
+	h, err := e.cfg.StartHost(ctx, e.hostEvent)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.host, e.hostErr = h, err
@@ -483,9 +489,12 @@ func (e *Engine) begin() (*loop.Agent, *session.Session, error) {
 	return e.agent, e.sess, nil
 }
 
+// end marks the turn over and swaps in what was staged during its last
+// iteration, so the screen and /plugins do not wait for the next message.
 func (e *Engine) end() {
 	e.mu.Lock()
 	e.busy = false
+	e.applyIdleLocked()
 	e.mu.Unlock()
 }
 

@@ -100,8 +100,13 @@ func (e env) engineWith(t *testing.T, session string, client llm.Provider, model
 	loader := prompts.NewLoader()
 	eng := NewEngine(Config{
 		Model: model, Address: client.BaseURL(), Provider: client.Name(), Scripted: scriptedAs, LLM: client, NumCtx: 8192,
-		StartHost: func(ctx context.Context) (*host.Host, error) {
-			return host.New(ctx, host.Options{Dirs: []discover.Dir{{Path: e.plugins, Source: discover.User}}, WiringCheck: e.wiring})
+		StartHost: func(ctx context.Context, onEvent func(host.Event)) (*host.Host, error) {
+			h, err := host.New(ctx, host.Options{Dirs: []discover.Dir{{Path: e.plugins, Source: discover.User}}, WiringCheck: e.wiring,
+				OnEvent: onEvent, WatchDebounce: 50 * time.Millisecond})
+			if err != nil {
+				return nil, err
+			}
+			return h, h.Watch(ctx)
 		},
 		NewAgent: func(s AgentSpec) (*loop.Agent, error) {
 			return loop.New(loop.Options{
@@ -202,6 +207,19 @@ func (u *ui) waitPrinted(wants ...string) {
 		}
 		return true
 	})
+}
+
+// resumed quits the program and closes eng, then opens session again in a
+// new engine on the same home, and waits for the resumed transcript.
+func (u *ui) resumed(e env, eng *Engine, session string) *ui {
+	u.t.Helper()
+	u.submit("/quit")
+	u.tm.WaitFinished(u.t, teatestTimeout())
+	eng.Close()
+	eng2, _ := e.engine(u.t, session)
+	u2 := start(u.t, eng2)
+	u2.waitPrinted("resumed: 1 turn")
+	return u2
 }
 
 func (u *ui) idle() {

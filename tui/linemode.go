@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/loop"
 	"github.com/exocortex/exocortex/tui/slash"
 )
@@ -37,6 +38,11 @@ func LineMode(ctx context.Context, eng *Engine, in io.Reader, out, errOut io.Wri
 	}
 	fold := NewReasoningFold(nil)
 	eng.SetFrontend(func(e loop.Event) { lineEvent(say, fold, e) }, nil)
+	eng.setHostEvents(func(e host.Event) {
+		if line, _, ok := reloadLine(e); ok {
+			say("%s", line)
+		}
+	})
 
 	cfg := eng.Config()
 	if _, err := eng.OpenSession(ctx, cfg.Session); err != nil {

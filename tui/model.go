@@ -53,7 +53,14 @@ type (
 	}
 	// statusTickMsg refreshes plugin health while idle.
 	statusTickMsg struct{}
+	// firstFrameMsg: the first frame at the terminal's size is on the
+	// screen, so prints may go above it (Model.framed).
+	firstFrameMsg struct{}
 )
+
+// firstFrameWait is how long after the size is known the first frame is
+// taken to be drawn: the renderer draws every 1/60 s.
+const firstFrameWait = 60 * time.Millisecond
 
 // boot tracks what the welcome card waits for.
 type boot struct {
@@ -146,6 +153,12 @@ type Model struct {
 	// sized is set once the terminal's size is known: nothing is drawn
 	// before, so the first frame is not drawn at a guessed width.
 	sized bool
+	// framed is set a few frames after the size is known (firstFrameMsg):
+	// nothing is printed before. A print inserted before the renderer drew
+	// its first frame is placed as if the live area filled the screen, at
+	// its top row, and the lines the shell left there (a build's output)
+	// would be written over.
+	framed bool
 
 	bottomCache struct{ key, out string }
 }
@@ -172,17 +185,11 @@ func New(ctx context.Context, eng *Engine) (*Model, error) {
 	} else {
 		m.hist = history.New(history.DefaultLimit)
 	}
-	if !cfg.Fullscreen {
-		// The live area never starts on the screen's first row: a terminal
-		// that scrolls the screen into its history when it is erased from
-		// the top-left corner (tmux) would keep a copy of the area there.
-		// (A space: the renderer skips an empty print.)
-		m.print(" ")
-	}
 	m.input = newInput()
 	m.vp = viewport.New()
 	eng.SetFrontend(func(e loop.Event) { m.box.push(eventMsg{e}) }, approverFunc(m.box))
 	eng.setRetried(func(r llm.Retry) { m.box.push(retryMsg{r}) })
+	eng.setHostEvents(func(e host.Event) { m.box.push(hostEventMsg{e}) })
 	m.resize(m.width, m.height)
 	return m, nil
 }
@@ -260,7 +267,13 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.resize(msg.Width, msg.Height)
-		m.sized = true
+		if !m.sized {
+			m.sized = true
+			return tea.Tick(firstFrameWait, func(time.Time) tea.Msg { return firstFrameMsg{} })
+		}
+		return nil
+	case firstFrameMsg:
+		m.framed = true
 		return nil
 	case tea.BackgroundColorMsg:
 		if !msg.IsDark() {
@@ -297,6 +310,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return nil
 	case retryMsg:
 		m.retried(msg.r)
+		return nil
+	case hostEventMsg:
+		m.hostEventShown(msg.e)
 		return nil
 	case approvalMsg:
 		m.dialogs = append(m.dialogs, &dialog{req: msg.req, reply: msg.reply})
@@ -489,7 +505,7 @@ func (m *Model) flush() tea.Cmd {
 		m.printQ = nil
 		return nil
 	}
-	if m.printing {
+	if m.printing || !m.framed {
 		return nil
 	}
 	if m.clearReq != "" {

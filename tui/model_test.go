@@ -335,9 +335,10 @@ func TestShellEscapeAsksAndAttachesItsOutput(t *testing.T) {
 	e := newEnv(t)
 	eng, srv := e.engine(t, "x1", scripted.Reply{Content: answerJSON("seen"), ExpectContains: "shell-said-this"})
 	u := start(t, eng)
-	u.submit("!echo shell-said-this")
+	// A command that writes a file (tier 2) is asked for.
+	u.submit("!echo shell-said-this | tee said.txt")
 	u.waitFor("the approval dialog", func(m *Model) bool { return len(m.dialogs) > 0 })
-	if v := u.view(); !strings.Contains(v, "echo shell-said-this") {
+	if v := u.view(); !strings.Contains(v, "echo shell-said-this | tee said.txt") {
 		t.Fatalf("dialog: %s", v)
 	}
 	u.typeText("y")
@@ -354,9 +355,25 @@ func TestShellEscapeAsksAndAttachesItsOutput(t *testing.T) {
 	u.key(shiftTab)
 	// The keys go through the program's loop: wait for them.
 	u.waitFor("yolo after two shift+tab", func(*Model) bool { return eng.Mode() == loop.ApprovalYolo })
-	u.submit("!echo quiet")
+	u.submit("!touch quiet")
 	u.idle()
 	u.waitPrinted("approval mode yolo")
+}
+
+// TestReadOnlyShellEscapeRunsWithoutAsking: the operator's read-only
+// command (tier 1, as the agent's ls is) runs at once in the default mode.
+func TestReadOnlyShellEscapeRunsWithoutAsking(t *testing.T) {
+	e := newEnv(t)
+	eng, _ := e.engine(t, "ro")
+	u := start(t, eng)
+	u.submit("!ls -a")
+	u.idle()
+	u.waitPrinted("exit 0", "read-only (tier 1")
+	var asked bool
+	u.inspect(func(m *Model) { asked = len(m.dialogs) > 0 })
+	if asked || eng.Mode() != loop.ApprovalDefault {
+		t.Fatalf("a read-only command asked (mode %s)", eng.Mode())
+	}
 }
 
 func TestAtFileIncludesIt(t *testing.T) {
@@ -397,7 +414,8 @@ func TestSlashCommands(t *testing.T) {
 		want []string
 	}{
 		{"/wiring", []string{"tool_execute_before", "shell_gate (gate)", "hook calls"}},
-		{"/context", []string{`"sessionId"`, `"hook"`}},
+		{"/context", []string{"window ", "/context json adds the context object"}},
+		{"/context json", []string{`"sessionId"`, `"hook"`}},
 		{"/stats", []string{"model calls  2", "tools        2 calls"}},
 		{"/tools", []string{"response", "shell_echo", "gate"}},
 		{"/plugins", []string{"gate", "running"}},
@@ -577,8 +595,8 @@ func TestOperatorCommandsThroughTheTools(t *testing.T) {
 	defer held.Close()
 	eng, _ := e.engine(t, "o1")
 	u := start(t, eng)
-	if p := u.printed(); !strings.Contains(p, "held by another process") || !strings.Contains(p, "embedder ") {
-		t.Fatalf("the card does not say who holds the memory:\n%s", p)
+	if p := u.printed(); !strings.Contains(p, "memory   0 records") || !strings.Contains(p, "embedder ") {
+		t.Fatalf("the card does not count the held store:\n%s", p)
 	}
 	u.submit("!echo via-the-tool; exit 3")
 	u.waitFor("the approval dialog", func(m *Model) bool { return len(m.dialogs) > 0 })

@@ -7,6 +7,7 @@ import (
 
 	"charm.land/glamour/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // styles are the session's colours. They use the terminal's own 16 colours,
@@ -74,11 +75,47 @@ func (md *markdown) render(src string, width int) string {
 	if err != nil {
 		return src
 	}
-	lines := strings.Split(strings.Trim(out, "\n"), "\n")
+	lines := strings.Split(out, "\n")
 	for i, l := range lines {
 		lines[i] = trimStyledRight(l)
 	}
+	// glamour puts blank lines around a document, some of them only style
+	// codes ("\x1b[m"): they go, so that a block printed on its own after
+	// one blank line (printMarkdown) stands as it does within the whole.
+	for len(lines) > 0 && blank(lines[0]) {
+		lines = lines[1:]
+	}
+	for len(lines) > 0 && blank(lines[len(lines)-1]) {
+		lines = lines[:len(lines)-1]
+	}
 	return strings.Join(lines, "\n")
+}
+
+// blank reports whether a rendered line shows nothing.
+func blank(line string) bool { return strings.TrimSpace(ansi.Strip(line)) == "" }
+
+// paragraphs splits Markdown at its blank lines outside code fences, the
+// cuts the streamed answer is printed at (paraScan), dropping what is only
+// blank. An answer is printed a paragraph at a time whether it streamed or
+// is replayed, so both show the same lines.
+func paragraphs(src string) []string {
+	var out []string
+	var scan paraScan
+	start := 0
+	for {
+		cut := scan.next(src)
+		if cut < 0 {
+			break
+		}
+		if p := src[start:cut]; strings.TrimSpace(p) != "" {
+			out = append(out, p)
+		}
+		start = cut
+	}
+	if p := src[start:]; strings.TrimSpace(p) != "" {
+		out = append(out, p)
+	}
+	return out
 }
 
 // styledTail matches the end of a line that is only spaces and SGR codes.

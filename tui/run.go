@@ -3,6 +3,8 @@ package tui
 import (
 	"context"
 	"errors"
+	"io"
+	"os"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -10,7 +12,8 @@ import (
 
 // Run opens the session on the terminal and returns when the operator
 // leaves or ctx ends (the caller turns SIGTERM and SIGHUP into that). opts
-// are passed to the Bubble Tea program (tests give input and output). The
+// are passed to the Bubble Tea program; inline, Run first writes LeadIn to
+// stdout, the terminal it draws on. The
 // engine is closed before Run returns.
 //
 // Bubble Tea's own SIGINT/SIGTERM handler is off: in raw mode Ctrl+C is a
@@ -22,6 +25,16 @@ func Run(ctx context.Context, eng *Engine, opts ...tea.ProgramOption) error {
 	m, err := New(ctx, eng)
 	if err != nil {
 		return err
+	}
+	if !eng.Config().Fullscreen {
+		// The live area starts on a line of its own, below what the shell
+		// left on the screen, and never on the screen's first row: a
+		// terminal that scrolls the screen into its history when it is
+		// erased from the top-left corner (tmux) would keep a copy of the
+		// area there. Written before the renderer starts, so it draws from
+		// there (a print through the renderer before its first frame would
+		// be placed at the screen's top, over the shell's lines).
+		_, _ = io.WriteString(os.Stdout, LeadIn)
 	}
 	p := tea.NewProgram(m, append([]tea.ProgramOption{tea.WithContext(ctx), tea.WithoutSignalHandler()}, opts...)...)
 	_, err = p.Run()
@@ -36,6 +49,9 @@ func Run(ctx context.Context, eng *Engine, opts ...tea.ProgramOption) error {
 	}
 	return err
 }
+
+// LeadIn is what Run writes to the terminal before an inline session draws.
+const LeadIn = "\r\n"
 
 // WaitIdle waits until no turn runs, at most d.
 func (e *Engine) WaitIdle(d time.Duration) bool {

@@ -23,7 +23,9 @@ type shownRecord struct {
 	Display string   `json:"display,omitempty"`
 	Shell   []string `json:"shell,omitempty"`
 	Partial string   `json:"partial,omitempty"`
-	Stopped bool     `json:"stopped,omitempty"`
+	// Headline is the headline of the reply Partial belongs to.
+	Headline string `json:"headline,omitempty"`
+	Stopped  bool   `json:"stopped,omitempty"`
 }
 
 // shownPath is the file beside the session file at sessionPath.
@@ -74,6 +76,9 @@ func readShown(path string) map[int]shownRecord {
 		if r.Partial != "" {
 			cur.Partial = r.Partial
 		}
+		if r.Headline != "" {
+			cur.Headline = r.Headline
+		}
 		cur.Stopped = cur.Stopped || r.Stopped
 		out[r.Turn] = cur
 	}
@@ -102,6 +107,6 @@ func (m *Model) keepPartial(text string, force bool) {
 	}
 	if now := m.now(); force || now.Sub(t.keptAt) >= keepEvery {
 		t.keptAt, t.keptLen = now, len(text)
-		m.recordShown(shownRecord{Turn: t.index, Partial: text})
+		m.recordShown(shownRecord{Turn: t.index, Partial: text, Headline: t.view.Headline})
 	}
 }

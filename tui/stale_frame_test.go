@@ -93,6 +93,48 @@ func replayInTmux(t *testing.T, out []byte, width, height int) string {
 	}
 }
 
+// recordedProgram runs m in a Bubble Tea program of the given size that
+// writes to out, serving inspectMsg and calling before (when set) on the
+// event loop ahead of every other message. done receives Run's error.
+func recordedProgram(ctx context.Context, m *Model, out *termRecorder, width, height int, before func()) (p *tea.Program, done <-chan error) {
+	filter := func(_ tea.Model, msg tea.Msg) tea.Msg {
+		if im, ok := msg.(inspectMsg); ok {
+			im.fn(m)
+			close(im.done)
+			return nil
+		}
+		if before != nil {
+			before()
+		}
+		return msg
+	}
+	p = tea.NewProgram(m, tea.WithContext(ctx), tea.WithoutSignalHandler(), tea.WithInput(nil),
+		tea.WithOutput(out), tea.WithWindowSize(width, height), tea.WithFilter(filter))
+	ch := make(chan error, 1)
+	go func() { _, err := p.Run(); ch <- err }()
+	return p, ch
+}
+
+// waitWelcomed waits until the welcome card's print is acknowledged, then a
+// few frames (60 a second), so the live area after it is on the terminal.
+func waitWelcomed(t *testing.T, p *tea.Program) {
+	t.Helper()
+	end := time.Now().Add(deadline)
+	for {
+		ok, seen := false, make(chan struct{})
+		p.Send(inspectMsg{fn: func(m *Model) { ok = m.boot.welcomed && !m.printing && len(m.printQ) == 0 }, done: seen})
+		<-seen
+		if ok {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatal("the welcome card was never printed")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+}
+
 // TestWelcomeCardLeavesNoPendingCopy: when the session is up, the welcome
 // card leaves the live area (which shrinks to the input) and is printed
 // above it. On a loaded machine the renderer may draw the shrunken area
@@ -116,19 +158,15 @@ func TestWelcomeCardLeavesNoPendingCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := &termRecorder{}
+	_, _ = out.Write([]byte(LeadIn)) // as Run writes it
 	var shrunk <-chan struct{}
 	held := false
-	filter := func(_ tea.Model, msg tea.Msg) tea.Msg {
-		if im, ok := msg.(inspectMsg); ok {
-			im.fn(m)
-			close(im.done)
-			return nil
-		}
-		// The filter runs on the event loop before each message, so m is
-		// read without a race. Until the card is printed, a redraw without
-		// it is expected; the first message after the welcoming update (the
-		// card's print, or one before it) waits for that redraw, so the
-		// shrunken area reaches the terminal before the card does.
+	// The hook runs on the event loop before each message, so m is read
+	// without a race. Until the card is printed, a redraw without it is
+	// expected; the first message after the welcoming update (the card's
+	// print, or one before it) waits for that redraw, so the shrunken area
+	// reaches the terminal before the card does.
+	before := func() {
 		switch {
 		case !m.boot.welcomed:
 			shrunk = out.expect(func(s string) bool { return !strings.Contains(s, "╭") })
@@ -140,28 +178,9 @@ func TestWelcomeCardLeavesNoPendingCopy(t *testing.T) {
 				t.Error("the live area was not drawn again after the card left it")
 			}
 		}
-		return msg
 	}
-	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithoutSignalHandler(), tea.WithInput(nil),
-		tea.WithOutput(out), tea.WithWindowSize(width, height), tea.WithFilter(filter))
-	done := make(chan error, 1)
-	go func() { _, err := p.Run(); done <- err }()
-
-	// Wait for the card's print to be acknowledged and one more frame.
-	end := time.Now().Add(deadline)
-	for {
-		ok, seen := false, make(chan struct{})
-		p.Send(inspectMsg{fn: func(m *Model) { ok = m.boot.welcomed && !m.printing && len(m.printQ) == 0 }, done: seen})
-		<-seen
-		if ok {
-			break
-		}
-		if time.Now().After(end) {
-			t.Fatal("the welcome card was never printed")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	time.Sleep(100 * time.Millisecond) // a few frames (60 a second): the live area after the print
+	p, done := recordedProgram(ctx, m, out, width, height, before)
+	waitWelcomed(t, p)
 	p.Quit()
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -151,6 +151,7 @@ func TestPrintLeavesTheLiveAreaRoom(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.resize(80, 24)
+	m.framed = true // the first frame is drawn
 	m.noteFrame(12)
 	var lines []string
 	for i := range 50 {

@@ -410,10 +410,14 @@ func (m *Model) advance(force bool) {
 	m.printMarkdown(src)
 }
 
-// printMarkdown prints src rendered, after a blank line.
+// printMarkdown prints src rendered a paragraph at a time, each after a
+// blank line: the same lines whether the answer streamed out in pieces
+// (advance, finishAnswer) or is printed whole (a resumed session).
 func (m *Model) printMarkdown(src string) {
 	md := m.md
-	m.printFunc(func(w int) string { return "\n" + md.render(src, w) })
+	for _, p := range paragraphs(src) {
+		m.printFunc(func(w int) string { return "\n" + md.render(p, w) })
+	}
 }
 
 // finishAnswer prints what the answer has beyond what streamed out already.
@@ -421,7 +425,13 @@ func (m *Model) finishAnswer(text string) {
 	t := m.turn
 	if !t.headShown {
 		t.headShown = true
-		if h := m.takeHeadline(); h != "" {
+		h := m.takeHeadline()
+		if h == "" && t.view.Headline != "" {
+			// Stopped before the reply was complete: its headline as
+			// streamed.
+			h = m.st.accent.Render("● ") + t.view.Headline
+		}
+		if h != "" {
 			m.print(strings.TrimSuffix(h, "\n"))
 		}
 	}
@@ -633,16 +643,22 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 				m.turn = nil
 			}
 		case canceled || errors.Is(msg.err, context.Canceled):
-			// What was already on the screen stays in the scrollback.
+			// What was already on the screen stays in the scrollback: the
+			// reply's headline and the part of the answer written.
 			if t != nil && t.reply.Len() > 0 {
-				if v := stream.Parse(t.reply.String()); strings.TrimSpace(v.Text) != "" {
-					m.turn = t
+				v := stream.Parse(t.reply.String())
+				m.turn = t
+				t.view = v
+				switch {
+				case strings.TrimSpace(v.Text) != "":
 					m.finishAnswer(v.Text)
-					m.turn = nil
 					if t.index >= 0 {
-						m.recordShown(shownRecord{Turn: t.index, Partial: v.Text, Stopped: true})
+						m.recordShown(shownRecord{Turn: t.index, Partial: v.Text, Headline: v.Headline, Stopped: true})
 					}
+				case !t.headShown && v.Headline != "":
+					m.print(m.st.accent.Render("● ") + v.Headline)
 				}
+				m.turn = nil
 			}
 			m.note(m.st.warn, "⏹", "stopped (ctrl+c) before the answer was complete; the session goes on")
 		default:
@@ -808,6 +824,9 @@ func (m *Model) printResumedTurn(t transcript.Turn, sh shownRecord) {
 	case t.Answer != "":
 		m.printMarkdown(t.Answer)
 	case sh.Partial != "":
+		if sh.Headline != "" {
+			m.print(m.st.accent.Render("● ") + sh.Headline)
+		}
 		m.printMarkdown(sh.Partial)
 		why := "the process ended"
 		if sh.Stopped {
@@ -835,8 +854,8 @@ func (m *Model) echoResumed(text string) {
 	m.print("\n" + strings.Join(lines, "\n"))
 }
 
-// liveTurn draws the running turn: a spinner line, then the reply being
-// written (headline, thoughts, the answer's tail).
+// liveTurn draws the running turn: the reply being written (headline,
+// thoughts, the answer's tail), then a spinner line under it.
 func (m *Model) liveTurn() string {
 	t := m.turn
 	elapsed := m.now().Sub(t.start)
@@ -877,13 +896,17 @@ func (m *Model) liveTurn() string {
 	if len(body) > t.height {
 		t.height = min(limit, (len(body)+3)/4*4)
 	}
-	for len(body) < t.height {
-		body = append(body, "")
+	// The spinner line goes under the text being written, right above the
+	// input, so the answer reads on from the printed part to the live part
+	// without the spinner between them; the padding that keeps the height
+	// goes above the text.
+	if pad := t.height - len(body); pad > 0 {
+		body = append(make([]string, pad), body...)
 	}
 	if len(body) == 0 {
 		return head
 	}
-	return head + "\n" + strings.Join(body, "\n")
+	return strings.Join(body, "\n") + "\n" + head
 }
 
 // toolOutputLines is how many of a running tool's last output lines the live
@@ -1009,13 +1032,21 @@ func (l *liveMarkdown) render(md *markdown, text string, width, maxLines int, no
 // inside a code fence (0 when there is none). It scans on from where the
 // previous call stopped: the text only grows.
 func (l *paraScan) end(text string) int {
+	for l.next(text) >= 0 {
+	}
+	return l.cut // the last line is still being written
+}
+
+// next scans on to the next cut and returns it, or -1 when text has no
+// further complete blank line outside a fence.
+func (l *paraScan) next(text string) int {
 	if l.scanned > len(text) {
 		l.scanned, l.inFence, l.cut = 0, false, 0
 	}
 	for {
 		i := strings.IndexByte(text[l.scanned:], '\n')
 		if i < 0 {
-			return l.cut // the last line is still being written
+			return -1
 		}
 		line := strings.TrimSpace(text[l.scanned : l.scanned+i])
 		l.scanned += i + 1
@@ -1024,6 +1055,7 @@ func (l *paraScan) end(text string) int {
 		}
 		if !l.inFence && line == "" {
 			l.cut = l.scanned
+			return l.cut
 		}
 	}
 }

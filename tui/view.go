@@ -3,11 +3,13 @@ package tui
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/llm"
@@ -16,7 +18,10 @@ import (
 // View draws the live area: the welcome card while starting, the running
 // turn, an approval dialog, the input with its menu, and the status line.
 func (m *Model) View() tea.View {
-	if !m.sized && !m.cfg.Fullscreen {
+	if !m.cfg.Fullscreen && (!m.sized || m.quitting) {
+		// Leaving, the live area (the input box, the status line) is
+		// erased: the last frame stays on the terminal after the program,
+		// and the goodbye line is the session's last word.
 		return tea.NewView("")
 	}
 	var parts []string
@@ -367,9 +372,34 @@ func (m *Model) welcomeCardAt(width int) string {
 		b.WriteString("\n" + label("session") + m.st.err.Render("✗ "+oneLine(m.boot.sessErr.Error())))
 		b.WriteString("\n" + label("") + m.st.warn.Render("/new opens a fresh session, /sessions lists the others"))
 	}
-	b.WriteString("\n\n" + m.st.dim.Render("enter send · shift+enter or ctrl+j new line · / commands · @file · !shell"))
-	b.WriteString("\n" + m.st.dim.Render("↑↓ history · ctrl+r search · ctrl+c stop · ctrl+d quit · /help"))
-	return m.st.card.Width(w).Render(b.String())
+	body := hangFields(b.String(), inner)
+	body += "\n\n" + m.st.dim.Render("enter send · shift+enter or ctrl+j new line · / commands · @file · !shell")
+	body += "\n" + m.st.dim.Render("↑↓ history · ctrl+r search · ctrl+c stop · ctrl+d quit · /help")
+	return m.st.card.Width(w).Render(body)
+}
+
+// labelWidth is the width of a welcome card's label column ("memory   ").
+const labelWidth = 9
+
+// cardLabel matches a card line's label column, stripped of styles.
+var cardLabel = regexp.MustCompile(`^[a-z]* *$`)
+
+// hangFields wraps the card's labelled lines that are wider than width under
+// their value, not back at the card's edge: a long address, notice or
+// memory line stays in the value column.
+func hangFields(body string, width int) string {
+	lines := strings.Split(body, "\n")
+	for i, l := range lines {
+		if lipgloss.Width(l) <= width {
+			continue
+		}
+		head := ansi.Truncate(l, labelWidth, "")
+		if plain := ansi.Strip(head); len(plain) != labelWidth || !cardLabel.MatchString(plain) || !strings.HasSuffix(plain, " ") {
+			continue
+		}
+		lines[i] = hang(head, ansi.TruncateLeft(l, labelWidth, ""), width)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // pluginList is the plugins with a mark each, wrapped to width.

@@ -11,9 +11,9 @@ import (
 )
 
 // TestMemorySummaryNamesTheEmbedder checks the welcome card's memory line names
-// the embedder a session's store will use: the table built into the binary when
-// no full word-vector file is found, the file's path when one is, and "none" when
-// configured so.
+// the embedder a session's store will use while the store has no vectors of
+// its own to name: the table built into the binary when no full word-vector
+// file is found, the file's path when one is, and "none" when configured so.
 func TestMemorySummaryNamesTheEmbedder(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv(embed.GloVeEnv, "")
@@ -26,9 +26,9 @@ func TestMemorySummaryNamesTheEmbedder(t *testing.T) {
 		file           bool
 		want           string
 	}{
-		{"built in", "", false, "embedder glove (compact, 50k words, built in)"},
-		{"none", "none", false, "embedder none (BM25 only)"},
-		{"full file in the home", "", true, "embedder glove (" + full + ")"},
+		{"built in", "", false, "embedder glove (compact, 50k words, built in) (configured)"},
+		{"none", "none", false, "embedder none (BM25 only) (configured)"},
+		{"full file in the home", "", true, "embedder glove (" + full + ") (configured)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv(config.EnvEmbedder, tc.embedder)

@@ -168,38 +168,48 @@ func (a *app) hostOptions() (host.Options, error) {
 }
 
 // openHost starts the plugins; agent says they are started to run an agent
-// (config.EnvAgent), not only to be listed.
+// (config.EnvAgent), not only to be listed. A host that runs an agent for
+// longer than one command opens with openLiveHost instead, which watches.
 func (a *app) openHost(ctx context.Context, agent bool) (*host.Host, error) {
-	opts, err := a.hostOptions()
+	opts, err := a.hostOptionsFor(agent)
 	if err != nil {
 		return nil, err
+	}
+	h, err := host.New(ctx, opts)
+	if err != nil || !agent {
+		return h, err
+	}
+	a.warmMemory(ctx, h)
+	return h, nil
+}
+
+// hostOptionsFor is hostOptions, for plugins started to run an agent when
+// agent is set: marked so, and given the secrets.
+func (a *app) hostOptionsFor(agent bool) (host.Options, error) {
+	opts, err := a.hostOptions()
+	if err != nil {
+		return opts, err
 	}
 	if agent {
 		opts.PluginEnv = append(opts.PluginEnv, config.EnvAgent+"=1")
 		if opts.Secrets, err = a.loadSecrets(); err != nil {
-			return nil, err
+			return host.Options{}, err
 		}
+		// The plugins reach the home's memory service through the host.
+		opts.Memory = homeMemory(a.home, a.cfg.Tools.Memory.WithDefaults().Embedder, a.log)
 	}
-	if !agent {
-		return host.New(ctx, opts)
-	}
-	// The plugins reach the home's memory service through the host; connecting
-	// (and, as its owner, opening the store) runs beside the start-up.
-	opts.Memory = homeMemory(a.home, a.cfg.Tools.Memory.WithDefaults().Embedder, a.log)
-	h, err := host.New(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	// A home without a store gets one at its first memory call (the first
-	// prompt's recall), not by starting a session.
+	return opts, nil
+}
+
+// warmMemory connects an agent's host to the memory service (and, as its
+// owner, opens the store) beside the start-up. A home without a store gets
+// one at its first memory call (the first prompt's recall), not by starting a
+// session.
+func (a *app) warmMemory(ctx context.Context, h *host.Host) {
 	if _, err := os.Stat(filepath.Join(a.home, "memory", memory.JournalFile)); err == nil {
 		go h.Services().WarmMemory(ctx)
 	}
-	return h, nil
 }
-
-// openAgentHost starts the plugins to run an agent (the operator's session).
-func (a *app) openAgentHost(ctx context.Context) (*host.Host, error) { return a.openHost(ctx, true) }
 
 // eventLogger appends plugin events to $EXOCORTEX_HOME/logs/events.jsonl.
 func (a *app) eventLogger() func(host.Event) {

@@ -113,14 +113,11 @@ func (a *app) start(ctx context.Context, f *agentFlags, sessionName string, obse
 	if err != nil {
 		return nil, err
 	}
-	r.host, err = a.openHost(ctx, true)
+	// Hot reload: rebuilt plugins are swapped in between iterations.
+	r.host, err = a.openLiveHost(ctx, nil)
 	if err != nil {
 		r.close()
 		return nil, err
-	}
-	// Hot reload: rebuilt plugins are swapped in between iterations.
-	if err := r.host.Watch(ctx); err != nil {
-		a.log.Warn("plugin hot reload is off", "err", err)
 	}
 	if sessionName != "" {
 		r.session, err = session.Open(ctx, filepath.Join(a.home, "sessions"), sessionName)

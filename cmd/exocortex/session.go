@@ -186,7 +186,7 @@ func runSession(cmd *cobra.Command, f *sessionFlags) error {
 	eng := tui.NewEngine(tui.Config{
 		Mask:  store.Masker().Mask,
 		Model: model, Address: client.BaseURL(), Provider: client.Name(), Scripted: scripted, LLM: client, NumCtx: numCtx,
-		StartHost: a.openAgentHost,
+		StartHost: a.openLiveHost,
 		NewAgent:  a.sessionAgent(client, loader, idle),
 		Prompts:   loader, SessionsDir: sessions, Session: name, Resumed: resumed,
 		HistoryFile: filepath.Join(a.home, "history.jsonl"),

@@ -1,8 +1,10 @@
-// Package shell runs the operator's "!command" escapes under the same approval
-// rules the agent loop applies to a tool call an extension holds for the
-// operator: in yolo mode the command runs; a command allowed "for this
-// session" earlier runs again without asking; otherwise the operator is asked,
-// through the same loop.Approver the agent uses, with the exact command.
+// Package shell runs the operator's "!command" escapes under the same tiers
+// the agent's shell commands are classified into (the action boundary,
+// extensions/boundary: one classifier for both): a read-only command (tier 1:
+// ls, cat, grep, git status, ...) runs without asking, as the agent's do; in
+// yolo mode every command runs; a command allowed "for this session" earlier
+// runs again without asking; any other is asked for, through the same
+// loop.Approver the agent uses, with the exact command and its tier's rule.
 //
 // The command runs in the working directory under $SHELL -c (/bin/sh when
 // unset), with no stdin, stdout and stderr captured together up to a limit,
@@ -25,6 +27,7 @@ import (
 
 	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/core/loop"
+	"github.com/exocortex/exocortex/extensions/boundary"
 	"github.com/exocortex/exocortex/sandbox"
 )
 
@@ -196,11 +199,17 @@ func (r *Runner) decide(ctx context.Context, command string) (string, error) {
 		mode = loop.ApprovalDefault
 		reason = r.status().String() + ": the command would run with all your rights"
 	}
+	verdict := r.classify(command)
+	if !unconfined {
+		reason = fmt.Sprintf("tier %d (%s): typed after ! in the session; only read-only commands run without asking, as the agent's do", verdict.Tier, verdict.Rule)
+	}
 	switch {
 	case mode == loop.ApprovalYolo:
 		return "approval mode yolo", nil
 	case memo:
 		return "allowed earlier for this session", nil
+	case verdict.Tier <= 1 && !unconfined:
+		return "read-only (tier 1: " + verdict.Rule + "), so it runs without asking", nil
 	case r.Approver == nil:
 		return "", fmt.Errorf("%w (no operator to ask; choose --approval yolo to run commands without asking)", ErrDenied)
 	}
@@ -224,6 +233,20 @@ func (r *Runner) decide(ctx context.Context, command string) (string, error) {
 		return "allowed once", nil
 	}
 	return "", ErrDenied
+}
+
+// classify tiers command as the agent's action boundary tiers the agent's
+// shell commands, with the working directory (and the sandbox's scratch
+// directory) as the bounds.
+func (r *Runner) classify(command string) boundary.Verdict {
+	b := boundary.Bounds{WorkDir: r.Dir}
+	if b.WorkDir == "" {
+		b.WorkDir, _ = os.Getwd()
+	}
+	if r.Confine != nil {
+		b.Scratch = r.Confine.ScratchDir
+	}
+	return b.ClassifyShell(command)
 }
 
 // status is the sandbox's state on this machine, found once.
