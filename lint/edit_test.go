@@ -76,6 +76,12 @@ func TestEditsOfTheCleanSeed(t *testing.T) {
 		{"an order is moved onto another's", func(t *testing.T, in *Input) {
 			extension(t, in, "orchestration_mode").Order = 55
 		}, [6]string{"EXO041", "error", "orchestration", "orchestration_mode", "", ""}},
+		{"an order is left unset (0)", func(t *testing.T, in *Input) {
+			extension(t, in, "orchestration_mode").Order = 0
+		}, [6]string{"EXO044", "warning", "orchestration", "orchestration_mode", "", ""}},
+		{"an order is negative", func(t *testing.T, in *Input) {
+			extension(t, in, "library_catalog").Order = -5
+		}, [6]string{"EXO044", "warning", "library", "library_catalog", "", ""}},
 		{"a key is declared with another type", func(t *testing.T, in *Input) {
 			m := manifestOf(t, in, "memory")
 			m.StateKeys = append(m.StateKeys, &exocortexv1.StateKeySpec{Name: "bst_store", Type: "memory.v1.Belief", Scope: exocortexv1.Scope_SCOPE_SESSION})

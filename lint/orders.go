@@ -88,6 +88,8 @@ func (c *checker) orders() {
 			Fix:     fmt.Sprintf("set the order to %d or rename the extension without the number (the order, not the name, decides)", n)})
 	}
 
+	c.unordered()
+
 	byHook := map[string][]*wiring.Extension{}
 	var hookNames []string
 	for _, e := range c.g.Extensions {
@@ -112,6 +114,26 @@ func (c *checker) orders() {
 					Fix: "zero-pad the numeric prefixes to one width (_09_x, _10_y) or drop them, and check which order the pair needs"})
 			}
 		}
+	}
+}
+
+// unordered reports extensions whose order is 0 or below (EXO044). Orders are
+// positive: 0 is what an SDK sends for an extension whose Spec sets none (Go's
+// zero value, Python's default), so it most often means the author forgot, and
+// the extension then runs before every ordered one at its hook, a place nobody
+// chose; a negative order jumps ahead of the built-ins the same way.
+func (c *checker) unordered() {
+	for _, e := range c.g.Extensions {
+		if e.ShadowedBy != "" || e.Order() > 0 {
+			continue
+		}
+		what := "has order 0, the order of an extension whose declaration sets none"
+		if e.Order() < 0 {
+			what = fmt.Sprintf("has order %d, below every positive order", e.Order())
+		}
+		c.add(Finding{Code: "EXO044", Severity: Warning, Plugin: e.Plugin.Name, Extension: e.Name,
+			Message: fmt.Sprintf("extension %s at %s %s, so it runs before every ordered extension at the hook", e.Name, e.Hook.Name, what),
+			Fix:     "give it a positive order (Spec.Order in Go, order= in Python, \"order\" in a manifest) at the place in the hook it needs; exocortex lint lists the orders in use"})
 	}
 }
 

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -141,8 +142,9 @@ func (s *Store) alreadyIn(in Input) bool {
 	return true
 }
 
-// Import reads JSONL records ({id?, area, text, key?, tags?, metadata?, created?})
-// and saves them in batches. A line that cannot be imported is reported by number
+// Import reads JSONL records ({id?, area?, text, key?, tags?, metadata?, created?})
+// and saves them in batches; a record without an area goes to main, as Put
+// puts it. A line that cannot be imported is reported by number
 // and skipped; the import goes on. progress, if set, is called after each batch.
 //
 // Importing is idempotent: a line is identified by its id, else its key, else a
@@ -201,14 +203,15 @@ func (s *Store) Import(ctx context.Context, r io.Reader, src Source, progress fu
 					rep.Bad = append(rep.Bad, BadInput{Line: rep.Lines, Reason: "not a JSON record: " + derr.Error()})
 				} else if strings.TrimSpace(in.Text) == "" {
 					rep.Bad = append(rep.Bad, BadInput{Line: rep.Lines, Reason: `"text" is missing or empty`})
-				} else if in.Area == "" {
-					rep.Bad = append(rep.Bad, BadInput{Line: rep.Lines, Reason: `"area" is missing (main, fragments, solutions, library, ontology or a custom area)`})
-				} else if aerr := ValidArea(in.Area); aerr != nil {
+				} else if aerr := ValidArea(cmp.Or(in.Area, AreaMain)); aerr != nil {
 					rep.Bad = append(rep.Bad, BadInput{Line: rep.Lines, Reason: aerr.Error()})
 				} else {
 					if in.ID == "" && strings.TrimSpace(in.Key) == "" {
 						in.ID = importID(rep.Lines, t)
 					}
+					// A record without an area goes to main, as Put (and
+					// `memory add`) put it.
+					in.Area = cmp.Or(in.Area, AreaMain)
 					next := Input{ID: in.ID, Area: in.Area, Text: in.Text, Key: in.Key, Tags: in.Tags,
 						Metadata: in.Metadata, Created: in.Created, Importance: in.Importance, Status: in.Status}
 					if s.alreadyIn(next) {
@@ -362,7 +365,13 @@ func Replay(ctx context.Context, journalPath, scratch string, opts Options) (Rep
 		}
 		last = max(last, r.Seq)
 		chs, err := s.state.apply(r)
-		if err != nil {
+		var be *BadEvent
+		switch {
+		case errors.As(err, &be):
+			// Named, and the replay goes on: the live store may hold the
+			// record (Open recovers it from its snapshot where it can).
+			rep.Anomalies = append(rep.Anomalies, fmt.Sprintf("%s is damaged: %s; what it recorded is not in the replay", where(journalPath, be), be.Reason))
+		case err != nil:
 			return fmt.Errorf("memory: replay: journal record %d: %w", r.Seq, err)
 		}
 		for _, c := range chs {

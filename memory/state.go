@@ -249,13 +249,17 @@ func (s *State) apply(r staging.Record) ([]change, error) {
 	case KindUpsert:
 		var e UpsertEvent
 		if err := r.Decode(&e); err != nil {
-			return nil, err
+			return nil, badEvent(r, err.Error())
+		}
+		if why := s.refusal(e); why != "" {
+			s.skipped++
+			return nil, badEvent(r, why)
 		}
 		return s.upsert(e, src(e.Source), r.Seq, ts), nil
 	case KindArchive, KindRestore:
 		var e ArchiveEvent
 		if err := r.Decode(&e); err != nil {
-			return nil, err
+			return nil, badEvent(r, err.Error())
 		}
 		rec := s.get(e.ID)
 		if rec == nil {
@@ -274,7 +278,7 @@ func (s *State) apply(r staging.Record) ([]change, error) {
 	case KindDelete:
 		var e DeleteEvent
 		if err := r.Decode(&e); err != nil {
-			return nil, err
+			return nil, badEvent(r, err.Error())
 		}
 		rec := s.get(e.ID)
 		if rec == nil {
@@ -287,7 +291,7 @@ func (s *State) apply(r staging.Record) ([]change, error) {
 	case KindAccess:
 		var e AccessEvent
 		if err := r.Decode(&e); err != nil {
-			return nil, err
+			return nil, badEvent(r, err.Error())
 		}
 		var out []change
 		for _, id := range e.IDs {
@@ -303,7 +307,7 @@ func (s *State) apply(r staging.Record) ([]change, error) {
 	case KindMerge:
 		var e MergeEvent
 		if err := r.Decode(&e); err != nil {
-			return nil, err
+			return nil, badEvent(r, err.Error())
 		}
 		into := s.get(e.Into)
 		if into == nil {

@@ -84,6 +84,9 @@ type Store struct {
 
 	mu    sync.RWMutex // guards state
 	state *State
+	// recover is the state of a snapshot Open could not use, while Open
+	// replays the journal: a damaged line's record comes from it (badevent.go).
+	recover *recovery
 
 	ft  *fulltext.Index
 	vec *vectors // nil without an embedder
@@ -237,10 +240,15 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		}
 	case snap != nil:
 		s.notice(fmt.Sprintf("state snapshot %s is stale: the journal no longer has record %d ending at byte %d; rebuilding the state from the journal", snapPath, snap.at.Seq, snap.at.Size))
+		// A journal line changed in place makes the snapshot stale too: a
+		// line of it that cannot be applied gets its record from here.
+		s.recover = &recovery{st: snap.state}
 	case !errors.Is(snapErr, errNoSnapshot):
 		s.notice(fmt.Sprintf("state snapshot %s %v: rebuilding the state from the journal", snapPath, snapErr))
 	}
-	if err := s.openProjections(ctx, loads, stamps); err != nil {
+	err = s.openProjections(ctx, loads, stamps)
+	s.recover = nil
+	if err != nil {
 		s.closeAll()
 		return nil, err
 	}
@@ -459,10 +467,7 @@ func (s *Store) openProjections(ctx context.Context, loads *indexLoads, stamps m
 			}
 			return nil
 		}
-		chs, err := s.state.apply(r)
-		if err != nil {
-			s.notice(fmt.Sprintf("journal record %d (%s) could not be applied and was skipped: %v", r.Seq, r.Kind, err))
-		}
+		chs := s.applyOrRecover(r, s.recover)
 		for _, c := range chs {
 			if c.content && r.Seq > ftFrom {
 				ftTouched[c.id] = true

@@ -18,7 +18,12 @@ import (
 //
 // A Call is valid only during the method it is passed to. It is safe for use by
 // several goroutines the method starts, provided they finish before it returns.
+// State changes travel to the host in the method's response, so a Set or Reset
+// made after the method returned (from a goroutine it left running) cannot
+// reach the host: it is refused and logged with LateStateWrite, which the host
+// turns into a warning naming the plugin, the extension and the key.
 type Call struct {
+	plugin    string
 	extension string
 	hook      exocortexv1.Hook // HOOK_UNSPECIFIED for a tool call
 	context   *exocortexv1.Context
@@ -41,7 +46,18 @@ type Call struct {
 	order   []string
 	pending map[string]*anypb.Any
 	errs    []error
+	// closed is set once the method has returned: later changes are refused.
+	closed bool
 }
+
+// LateStateWrite is the value of the log attribute EventAttr on the record of a
+// state change refused because its call had returned. The host reads the
+// plugin's log for it and reports the plugin, extension, hook and key.
+const LateStateWrite = "late_state_write"
+
+// EventAttr is the log attribute by which a plugin's log record tells the host
+// of an event (LateStateWrite); its other attributes carry the details.
+const EventAttr = "exocortex_event"
 
 type access int
 
@@ -144,6 +160,14 @@ func (c *Call) value(name string) (*anypb.Any, bool) {
 func (c *Call) record(name string, a *anypb.Any) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.closed {
+		if c.baseLogger == nil {
+			return
+		}
+		c.baseLogger.Error("a state change after the call returned was refused: state changes travel with the call's response; make them before the method returns (wait for the goroutine), or at the extension's next call",
+			EventAttr, LateStateWrite, "plugin", c.plugin, "extension", c.extension, "hook", HookName(c.hook), "key", name)
+		return
+	}
 	if c.pending == nil {
 		c.pending = make(map[string]*anypb.Any)
 	}
@@ -153,11 +177,19 @@ func (c *Call) record(name string, a *anypb.Any) {
 	c.pending[name] = a
 }
 
+// close marks the method returned: later changes are refused (record).
+func (c *Call) close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+}
+
 // changes builds the StateChanges of the response, in the order keys were first
-// changed.
+// changed, and closes the call: what is not in them now never reaches the host.
 func (c *Call) changes() *exocortexv1.StateChanges {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.closed = true
 	sc := &exocortexv1.StateChanges{}
 	for _, name := range c.order {
 		if a := c.pending[name]; a != nil {

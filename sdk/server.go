@@ -73,6 +73,7 @@ func handle[Req hookRequest, Resp proto.Message](s *server, hook exocortexv1.Hoo
 			s.b.manifest.Plugin, hc.GetExtension(), HookName(hook), s.servedAt(hook))
 	}
 	c := s.newCall(e, hook, hc)
+	defer c.close()
 	// The request as received, to tell a handler that changed it (readonly.go).
 	before := proto.Clone(req)
 
@@ -128,6 +129,7 @@ func (s *server) servedAt(hook exocortexv1.Hook) string {
 
 func (s *server) newCall(e *extEntry, hook exocortexv1.Hook, hc *exocortexv1.HookCall) *Call {
 	c := &Call{
+		plugin:     s.b.manifest.Plugin,
 		extension:  e.spec.Name,
 		hook:       hook,
 		context:    hc.GetContext(),

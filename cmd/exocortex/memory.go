@@ -247,6 +247,8 @@ type searchFlags struct {
 	recency               time.Duration
 	since, until          string
 	queries               string
+	// minSimilarity is the text output's relevance floor (memory_floor.go).
+	minSimilarity float64
 }
 
 func (sf *searchFlags) options() (memory.SearchOptions, error) {
@@ -323,8 +325,12 @@ func memSearchCmd(f *memoryFlags) *cobra.Command {
 		Use:   "search QUERY... | search --queries FILE",
 		Short: "Hybrid recall (BM25 + vectors, fused by reciprocal rank); each hit says why",
 		Long: `Search prints the best memories for a query and why each matched (BM25 rank,
-vector rank, fused score). With --queries FILE (- for stdin) it answers one query per
-line as JSONL, for evaluation scripts.`,
+vector rank, fused score). A hit that shares no word with the query and whose
+similarity is below --min-similarity (0.3) is left out of the printed list and
+counted, and "no good match" says when that leaves none: every store has a nearest
+memory, related or not. The ranking is the same as the agent's recall; --json and
+--queries (what scripts and the evaluation read) have every hit. With --queries
+FILE (- for stdin) it answers one query per line as JSONL, for evaluation scripts.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o, err := sf.options()
 			if err != nil {
@@ -349,16 +355,7 @@ line as JSONL, for evaluation scripts.`,
 				if res.Notice != "" {
 					fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", res.Notice)
 				}
-				if len(res.Hits) == 0 {
-					fmt.Fprintln(w, "no memories found")
-				}
-				for i, h := range res.Hits {
-					fmt.Fprintf(w, "%d. %s [%s", i+1, h.Record.ID, h.Record.Area)
-					if h.Record.Key != "" {
-						fmt.Fprintf(w, ", key %s", h.Record.Key)
-					}
-					fmt.Fprintf(w, "] %s\n   %s\n", h.Why(), oneLine(h.Record.Text, 160))
-				}
+				printHits(w, res, sf.minSimilarity)
 				if res.Dropped > 0 {
 					fmt.Fprintf(w, "(%d more left out by the token budget)\n", res.Dropped)
 				}
@@ -380,6 +377,7 @@ line as JSONL, for evaluation scripts.`,
 	fl.DurationVar(&sf.recency, "recency", 0, "recency half-life, e.g. 720h (0: off)")
 	fl.IntVar(&sf.budget, "budget", 0, "token budget of the returned block (0: none)")
 	fl.StringVar(&sf.queries, "queries", "", "answer one query per line of FILE (- for stdin) as JSONL")
+	fl.Float64Var(&sf.minSimilarity, "min-similarity", defaultMinSimilarity, "leave out of the printed list the hits that share no word with the query and whose similarity is below this (the ranking, --json and --queries are unchanged)")
 	return cmd
 }
 
@@ -502,12 +500,15 @@ func memForgetCmd(f *memoryFlags) *cobra.Command {
 }
 
 func memImportCmd(f *memoryFlags) *cobra.Command {
+	var allowBad bool
 	cmd := &cobra.Command{
 		Use:   "import FILE|-",
-		Short: "Import JSONL records ({id?, area, text, key?, tags?, metadata?, created?})",
-		Long: `Import reads one JSON record per line. Bad lines (not JSON, no text, not valid
-UTF-8) are reported by number and skipped; the import goes on. Progress goes to
-stderr: a bar on a terminal, plain lines otherwise.
+		Short: "Import JSONL records ({id?, area?, text, key?, tags?, metadata?, created?})",
+		Long: `Import reads one JSON record per line; a record without an area goes to main,
+as with memory add. Bad lines (not JSON, no text, not valid UTF-8, an invalid
+area) are reported by number on stderr and skipped; the import goes on, and then
+exits with status 1 so that a script notices, unless --allow-bad accepts them.
+Progress goes to stderr: a bar on a terminal, plain lines otherwise.
 
 Running an import again is safe: each line is known by its id, else its key, else
 a hash of its line number and text, and lines already in the store are skipped. An
@@ -535,7 +536,10 @@ import that was killed half-way is finished by running it again.`,
 					return err
 				}
 				if f.json {
-					return printJSON(cmd.OutOrStdout(), rep)
+					if err := printJSON(cmd.OutOrStdout(), rep); err != nil {
+						return err
+					}
+					return badImport(args[0], rep, allowBad)
 				}
 				for _, b := range rep.Bad {
 					fmt.Fprintf(cmd.ErrOrStderr(), "%s:%d: %s\n", args[0], b.Line, b.Reason)
@@ -545,11 +549,23 @@ import that was killed half-way is finished by running it again.`,
 					fmt.Fprintf(cmd.OutOrStdout(), "; %d already in the store (skipped)", rep.Skipped)
 				}
 				fmt.Fprintln(cmd.OutOrStdout())
-				return nil
+				return badImport(args[0], rep, allowBad)
 			})
 		},
 	}
+	cmd.Flags().BoolVar(&allowBad, "allow-bad", false, "exit 0 although some lines were bad (they are still named on stderr, or in --json's \"bad\")")
 	return cmd
+}
+
+// badImport is the error of an import with bad lines (exit status 1), or nil
+// when there were none or --allow-bad accepts them. The lines themselves were
+// named already, on stderr or in the JSON report.
+func badImport(file string, rep memory.ImportReport, allowBad bool) error {
+	if len(rep.Bad) == 0 || allowBad {
+		return nil
+	}
+	return &exitError{code: 1, err: fmt.Errorf("%d of the %d lines of %s were not imported (each is named above, or in the report's \"bad\"): correct them and import the file again (the records already in are skipped), or pass --allow-bad to accept the import without them",
+		len(rep.Bad), rep.Lines, file)}
 }
 
 // progress shows import progress on w: a redrawn bar when w is a terminal, else a
@@ -561,6 +577,9 @@ type progress struct {
 	start    time.Time
 	last     time.Time
 	lastLine memory.ImportProgress
+	// drawn is the line count last drawn (drewAny: something was).
+	drawn   int
+	drewAny bool
 }
 
 func newProgress(w io.Writer, size int64) *progress {
@@ -568,7 +587,10 @@ func newProgress(w io.Writer, size int64) *progress {
 	if f, ok := w.(*os.File); ok {
 		tty = term.IsTerminal(int(f.Fd()))
 	}
-	return &progress{w: w, tty: tty, size: size, start: time.Now()}
+	now := time.Now()
+	// The first line waits for the interval too: a short import gets the
+	// final line alone.
+	return &progress{w: w, tty: tty, size: size, start: now, last: now}
 }
 
 func (p *progress) update(ip memory.ImportProgress) {
@@ -587,6 +609,7 @@ func (p *progress) update(ip memory.ImportProgress) {
 
 func (p *progress) draw(final bool) {
 	ip := p.lastLine
+	p.drawn, p.drewAny = ip.Lines, true
 	rate := float64(ip.Imported) / max(time.Since(p.start).Seconds(), 1e-9)
 	status := fmt.Sprintf("%d records, %d lines, %d bad, %.0f records/s", ip.Imported, ip.Lines, ip.Bad, rate)
 	if !p.tty {
@@ -605,10 +628,13 @@ func (p *progress) draw(final bool) {
 	}
 }
 
+// finish draws the final state, once: a plain line already showing it is
+// not printed again (a bar is redrawn in place, and ended).
 func (p *progress) finish() {
-	if p.lastLine.Lines > 0 {
-		p.draw(true)
+	if p.lastLine.Lines == 0 || (!p.tty && p.drewAny && p.drawn == p.lastLine.Lines) {
+		return
 	}
+	p.draw(true)
 }
 
 func memExportCmd(f *memoryFlags) *cobra.Command {

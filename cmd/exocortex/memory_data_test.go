@@ -196,7 +196,7 @@ func TestImportReportsInvalidUTF8(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "mem")
 	in := filepath.Join(t.TempDir(), "in.jsonl")
 	os.WriteFile(in, []byte("{\"area\":\"main\",\"text\":\"good line\"}\n{\"area\":\"main\",\"text\":\"caf\xe9 latin-1\"}\n"), 0o600)
-	out, errOut, err := runMemory(t, "", "import", "--dir="+dir, in)
+	out, errOut, err := runMemory(t, "", "import", "--allow-bad", "--dir="+dir, in)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,13 +75,13 @@ func TestMemoryCommands(t *testing.T) {
 		t.Fatalf("first query line: %s", lines[0])
 	}
 
-	// import reports bad lines by number and goes on.
+	// import reports bad lines by number and goes on (--allow-bad: exit 0).
 	in := filepath.Join(t.TempDir(), "in.jsonl")
 	os.WriteFile(in, []byte(`{"area":"main","text":"imported one"}
 {"area":"main"
 {"area":"fragments","text":"imported two","tags":["x"]}
 `), 0o600)
-	out, errOut, err := runMemory(t, "", "import", d, in)
+	out, errOut, err := runMemory(t, "", "import", d, "--allow-bad", in)
 	if err != nil {
 		t.Fatal(err)
 	}

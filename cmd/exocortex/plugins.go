@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -115,6 +116,9 @@ func printStatus(w io.Writer, st []host.PluginStatus, detail bool) {
 		}
 		if detail {
 			fmt.Fprintf(tw, "  crashes:\t%d\trestarts: %d\n", p.Crashes, p.Restarts)
+			if p.StartMS > 0 || p.State == host.StateRunning {
+				fmt.Fprintf(tw, "  start:\t%s%s\n", time.Duration(p.StartMS)*time.Millisecond, slowNote(p.StartMS))
+			}
 			switch p.Calls {
 			case "dispatch":
 				fmt.Fprintf(tw, "  calls:\tbatches over one Dispatch stream\n")
@@ -142,6 +146,14 @@ func printStatus(w io.Writer, st []host.PluginStatus, detail bool) {
 		}
 	}
 	tw.Flush()
+}
+
+// slowNote marks a start-up time over host.DefaultSlowStart.
+func slowNote(ms int64) string {
+	if time.Duration(ms)*time.Millisecond > host.DefaultSlowStart {
+		return fmt.Sprintf(" (slow: more than %s, and every run waits for it)", host.DefaultSlowStart)
+	}
+	return ""
 }
 
 func firstLine(s string) string {

@@ -200,7 +200,11 @@ is a context event with the state of the context window (as /context shows it).`
 				// The model's reasoning is one folded line on stderr per
 				// stretch; --json has it in full as reasoning events.
 				fold := tui.NewReasoningFold(nil)
+				var failed hookFailures
 				observer = func(e loop.Event) {
+					if line := failed.line(e); line != "" {
+						fmt.Fprintln(cmd.ErrOrStderr(), line)
+					}
 					if line, ok := fold.Observe(e); ok {
 						who := ""
 						if e.Agent != "" {

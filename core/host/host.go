@@ -24,6 +24,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -55,6 +56,10 @@ type Options struct {
 	Timeouts map[string]time.Duration
 	// StartTimeout bounds start-up and handshake (10 s).
 	StartTimeout time.Duration
+	// SlowStart is the start-up time (process start to manifest) beyond which
+	// a plugin is reported as slow to start (DefaultSlowStart when 0; a
+	// negative value turns the report off). Every run waits for it.
+	SlowStart time.Duration
 	// Disabled extensions are not run; Enabled turns on extensions shipped disabled.
 	Disabled, Enabled map[string]bool
 	// Checksums pins plugins by name to the hex SHA-256 of their executable.
@@ -132,6 +137,9 @@ type Host struct {
 	opts   Options
 	logger *slog.Logger
 	hclog  hclog.Logger
+	// loaded is set once Load has started the first plugins: a slow start
+	// after it (a restart, a new version) is an event of its own (slowstart.go).
+	loaded atomic.Bool
 
 	mu       sync.RWMutex
 	plugins  []*Plugin
@@ -162,6 +170,9 @@ func Load(ctx context.Context, opts Options) (*Host, error) {
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = 10 * time.Second
 	}
+	if opts.SlowStart == 0 {
+		opts.SlowStart = DefaultSlowStart
+	}
 	h := &Host{opts: opts, logger: opts.Logger, hclog: newHCLog(opts.PluginLog, hclog.Info), services: &Services{}}
 	h.services.memConnect = opts.Memory
 	h.services.host = h
@@ -176,6 +187,7 @@ func Load(ctx context.Context, opts Options) (*Host, error) {
 	var wg sync.WaitGroup
 	for i, c := range cands {
 		p := &Plugin{cand: c, h: h, stderr: newTail(20, opts.PluginLog)}
+		p.stderr.watch = p.watchLog
 		plugins[i] = p
 		wg.Add(1)
 		go func() {
@@ -200,8 +212,10 @@ func Load(ctx context.Context, opts Options) (*Host, error) {
 			continue
 		}
 		h.emit(Event{Kind: "load", Plugin: p.Name(), Detail: p.cand.Path})
+		h.noteSlowStart(p)
 	}
 	h.plugins = plugins
+	h.loaded.Store(true)
 	h.registry = state.NewRegistry()
 	h.byHook, h.tools = map[exocortexv1.Hook][]*Extension{}, map[string]*Tool{}
 	return h, nil
@@ -421,8 +435,8 @@ func (h *Host) emit(e Event) {
 	// A crash's report quotes the plugin's stderr: no value goes out in it.
 	e.Detail = h.opts.Secrets.Masker().Mask(e.Detail)
 	switch e.Kind {
-	case "crash", "quarantine", "load_failed":
-		h.logger.Warn("plugin "+e.Kind, "plugin", e.Plugin, "detail", e.Detail)
+	case "crash", "quarantine", "load_failed", EventLateStateWrite:
+		h.logger.Warn("plugin "+e.Kind, "plugin", e.Plugin, "extension", e.Extension, "hook", e.Hook, "detail", e.Detail)
 	default:
 		h.logger.Debug("plugin "+e.Kind, "plugin", e.Plugin, "detail", e.Detail)
 	}

@@ -66,6 +66,8 @@ type Plugin struct {
 	nextStart   time.Time
 	lastErr     error
 	stderr      *tail
+	// startTook is how long the last start took, process start to manifest.
+	startTook time.Duration
 
 	// Hot reload (reload.go): a replaced plugin is retired, refuses new calls,
 	// and is stopped once the calls in flight have drained.
@@ -112,6 +114,7 @@ func stampOf(path string) fileStamp {
 
 // start launches the process, hand-shakes and reads the manifest. p.mu is held.
 func (p *Plugin) start(ctx context.Context) error {
+	began := time.Now()
 	cmd := exec.Command(p.cand.Command[0], p.cand.Command[1:]...)
 	cmd.Dir = p.cand.WorkDir
 	cmd.Env = append(p.h.pluginEnviron(), p.h.opts.PluginEnv...)
@@ -162,6 +165,12 @@ func (p *Plugin) start(ctx context.Context) error {
 	p.client, p.rpc, p.manifest = client, pc, m
 	p.stamp = stampOf(p.cand.Path)
 	p.starts++
+	p.startTook = time.Since(began)
+	if p.h.loaded.Load() && p.h.slow(p.startTook) {
+		// A restart, a new version or a plugin added while running; the
+		// plugins started by Load are told there, with a notice.
+		p.h.emit(p.slowEvent(p.startTook))
+	}
 	return nil
 }
 
@@ -361,12 +370,14 @@ func sameExtensions(a, b *exocortexv1.ManifestResponse) bool {
 	return true
 }
 
-// tail keeps the last lines written to it (a plugin's stderr).
+// tail keeps the last lines written to it (a plugin's stderr), and shows
+// each to watch when set (latewrite.go).
 type tail struct {
 	mu    sync.Mutex
 	lines []string
 	max   int
 	w     io.Writer
+	watch func(line string)
 }
 
 func newTail(max int, also io.Writer) *tail { return &tail{max: max, w: also} }
@@ -376,6 +387,9 @@ func (t *tail) Write(b []byte) (int, error) {
 	defer t.mu.Unlock()
 	sc := bufio.NewScanner(strings.NewReader(string(b)))
 	for sc.Scan() {
+		if t.watch != nil && sc.Text() != "" {
+			t.watch(sc.Text())
+		}
 		t.lines = append(t.lines, sc.Text())
 		if len(t.lines) > t.max {
 			t.lines = t.lines[len(t.lines)-t.max:]

@@ -374,6 +374,7 @@ func (h *Host) reconcile(ctx context.Context, name string, trigger time.Time, fr
 			kind = EventAdded
 		}
 		np = &Plugin{cand: want, h: h, stderr: newTail(20, h.opts.PluginLog)}
+		np.stderr.watch = np.watchLog
 		if err := h.startNew(ctx, np); err != nil {
 			return h.reject(name, "start", isNew, err, np, want)
 		}

@@ -8,12 +8,16 @@ import (
 
 // PluginStatus is a plugin's health, for `exocortex plugins status` and /plugins.
 type PluginStatus struct {
-	Name       string          `json:"name"`
-	Path       string          `json:"path"`
-	Source     string          `json:"source"`
-	Version    string          `json:"version,omitempty"`
-	State      State           `json:"state"`
-	Crashes    int             `json:"crashes"`
+	Name    string `json:"name"`
+	Path    string `json:"path"`
+	Source  string `json:"source"`
+	Version string `json:"version,omitempty"`
+	State   State  `json:"state"`
+	Crashes int    `json:"crashes"`
+	// StartMS is how long the plugin's last start took (process start to
+	// manifest), in milliseconds; every run waits for it. 0 when it never
+	// started.
+	StartMS    int64           `json:"start_ms"`
 	Restarts   int             `json:"restarts"`
 	LastError  string          `json:"last_error,omitempty"`
 	Stderr     string          `json:"stderr_tail,omitempty"`
@@ -67,7 +71,7 @@ func (h *Host) Status() []PluginStatus {
 		p.mu.Lock()
 		st := PluginStatus{
 			Name: p.Name(), Path: p.cand.Path, Source: p.cand.Dir.Source.String(),
-			Crashes: p.totalCrash, Restarts: p.restarts,
+			Crashes: p.totalCrash, Restarts: p.restarts, StartMS: p.startTook.Milliseconds(),
 		}
 		switch {
 		case p.quarantined:

@@ -93,6 +93,9 @@ type Agent struct {
 
 	history []*exocortexv1.Message
 	once    map[string]bool
+	// repeated holds the extensions already reported for repeating a prompt
+	// block within one request (repeats.go), by plugin and extension.
+	repeated map[string]bool
 
 	sessionID string
 	// depth is 0 for the operator's agent, 1 for its subordinates, and so on.

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/llm"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
@@ -153,6 +154,8 @@ type promptBlock struct {
 	*exocortexv1.PromptBlock
 	where int // 0 system prompt, 1 before the history, 2 after it
 	seq   int
+	// ext is the extension that returned it (nil in tests that build blocks).
+	ext *host.Extension
 }
 
 // fitBlocks shortens and drops blocks, lowest priority first (later ones first

@@ -96,7 +96,7 @@ func settle[Resp changer](
 		ev.Reads = append(ev.Reads, e.GetKey())
 	}
 	if err != nil {
-		ev.Error = err.Error()
+		ev.Error, ev.ErrorKind = err.Error(), errorKind(err)
 	}
 	a.emit(ev)
 	if err != nil {
@@ -120,6 +120,19 @@ func settle[Resp changer](
 		a.mu.Unlock()
 	}
 	return true, nil
+}
+
+// ErrorRefused is the ErrorKind of a response the host itself refused (a
+// HookError, a state access its declaration does not allow).
+const ErrorRefused = "refused"
+
+// errorKind classifies a failed hook call for its event's ErrorKind.
+func errorKind(err error) string {
+	var ce *host.CallError
+	if errors.As(err, &ce) {
+		return string(ce.Kind)
+	}
+	return ErrorRefused
 }
 
 // batchField is the field of a BatchRequest or BatchResult oneof that holds

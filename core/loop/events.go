@@ -81,9 +81,19 @@ type Event struct {
 	BudgetUS int64  `json:"budget_us,omitempty"`
 	Per      string `json:"per,omitempty"`
 	Error    string `json:"error,omitempty"`
+	// ErrorKind, on a hook event with an error, classifies it: "error" (the
+	// extension or its SDK answered with an error: a changed request, an
+	// undeclared key), "refused" (the host refused the response: a state
+	// write or a prompt block its declaration does not allow), "crashed",
+	// "timed_out", "unavailable" or "canceled" (host.FailureKind).
+	ErrorKind string `json:"error_kind,omitempty"`
 	// Context is the ACP context object the extension received (when
 	// Options.EmitContext is set).
 	Context json.RawMessage `json:"context,omitempty"`
+
+	// Code, on a notice about an extension's behaviour, names the finding
+	// (NoticeRepeatedBlock); Plugin and Extension name the extension.
+	Code string `json:"code,omitempty"`
 
 	// Messages, signals, model output.
 	Role   string `json:"role,omitempty"`

@@ -52,9 +52,9 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 	pause()
 
 	var blocks []*promptBlock
-	add := func(where int, bs []*exocortexv1.PromptBlock) {
+	add := func(where int, ext *host.Extension, bs []*exocortexv1.PromptBlock) {
 		for _, b := range bs {
-			blocks = append(blocks, &promptBlock{PromptBlock: b, where: where, seq: len(blocks)})
+			blocks = append(blocks, &promptBlock{PromptBlock: b, where: where, seq: len(blocks), ext: ext})
 		}
 	}
 	err = fire(ctx, a, t, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE,
@@ -62,7 +62,7 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 			return &exocortexv1.MessageLoopPromptsBeforeRequest{Call: c, Iteration: int32(t.iteration), History: ifFull(f.history, visible), Archive: ifFull(f.history, a.pending)}
 		}, exocortexv1.PluginClient.MessageLoopPromptsBefore,
 		func(ext *host.Extension, r *exocortexv1.MessageLoopPromptsBeforeResponse) error {
-			add(1, sourced(ext, r.GetPromptBlocks()))
+			add(1, ext, sourced(ext, r.GetPromptBlocks()))
 			a.archivedBy(r.GetArchived())
 			return nil
 		})
@@ -88,7 +88,7 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 			return r
 		}, exocortexv1.PluginClient.SystemPrompt,
 		func(ext *host.Extension, r *exocortexv1.SystemPromptResponse) error {
-			add(0, sourced(ext, r.GetPromptBlocks()))
+			add(0, ext, sourced(ext, r.GetPromptBlocks()))
 			return nil
 		})
 	if err != nil {
@@ -125,7 +125,7 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 		func(ext *host.Extension, r *exocortexv1.MessageLoopPromptsAfterResponse) error {
 			bs := sourced(ext, r.GetPromptBlocks())
 			extras = append(extras, bs...)
-			add(2, bs)
+			add(2, ext, bs)
 			return nil
 		})
 	if err == nil {
@@ -137,6 +137,7 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 	}
 
 	resume()
+	a.reportRepeatedBlocks(t, blocks)
 	budget := Budget{Window: window, Reserve: reserve, Limit: limit, System: sysTokens, Tools: a.tokens.text(toolsText),
 		Summary: summaryTokens, HistoryBudget: histBudget}
 	budget.TokensPerByte, budget.Calibrated = a.tokens.state()

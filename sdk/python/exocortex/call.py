@@ -23,6 +23,20 @@ class StateError(Exception):
     method ends with one recorded, the call fails with FAILED_PRECONDITION."""
 
 
+# The log attribute by which a plugin's record tells the host of an event, and
+# the event of a state change refused because its call had returned (as Go's
+# sdk.EventAttr and sdk.LateStateWrite).
+EVENT_ATTR = "exocortex_event"
+LATE_STATE_WRITE = "late_state_write"
+
+
+class LateStateWriteError(StateError):
+    """A state change made after the call had returned (from a task the method
+    left running: asyncio.create_task, a thread). State changes travel with the
+    call's response, so the change is refused: the host is told (it warns naming
+    the plugin, extension and key) and this is raised where the change was made."""
+
+
 class Call:
     """One hook call (or tool call) as the extension sees it: the ACP context, a
     logger that reaches the host's log, and the state the extension declared. Typed
@@ -30,7 +44,9 @@ class Call:
     recorded changes into the response.
 
     A Call is valid only during the method it is passed to. Threads the method starts
-    may use it if they finish before the method returns."""
+    may use it if they finish before the method returns. State changes travel with
+    the response, so a change made after the method returned (by a task it left
+    running) is refused: it raises LateStateWriteError and the host warns."""
 
     def __init__(
         self,
@@ -45,7 +61,10 @@ class Call:
         tool: str = "",
         host: Optional[Callable[[], object]] = None,
         rpc: Optional[object] = None,
+        plugin: str = "",
     ) -> None:
+        self._plugin = plugin
+        self._closed = False
         self._extension = extension
         self._hook = hook
         self._context = context if context is not None else context_pb2.Context()
@@ -233,15 +252,32 @@ class Call:
 
     def _record(self, name: str, value: Optional[any_pb2.Any]) -> None:
         with self._lock:
-            if name not in self._pending:
-                self._order.append(name)
-            self._pending[name] = value
+            closed = self._closed
+            if not closed:
+                if name not in self._pending:
+                    self._order.append(name)
+                self._pending[name] = value
+        if closed:
+            self._logger.error(
+                "a state change after the call returned was refused: state changes travel with the call's "
+                "response; make them before the method returns (await the task), or at the extension's next call",
+                **{EVENT_ATTR: LATE_STATE_WRITE, "plugin": self._plugin, "key": name})
+            raise LateStateWriteError(
+                f'plugin "{self._plugin}": {self._who()} changed state key "{name}" after its call at '
+                f"{self.hook_name} returned; the change is refused, since state changes travel with the call's "
+                "response: make it before the method returns (await the task), or at the extension's next call")
+
+    def _close(self) -> None:
+        """Mark the method returned: later changes are refused (_record)."""
+        with self._lock:
+            self._closed = True
 
     def _changes(self) -> context_pb2.StateChanges:
         """The StateChanges of the response, in the order keys were first changed;
         the last change of a key wins."""
         sc = context_pb2.StateChanges()
         with self._lock:
+            self._closed = True  # what is not in sc now never reaches the host
             for name in self._order:
                 v = self._pending[name]
                 if v is None:

@@ -196,6 +196,13 @@ class PluginService(plugin_pb2_grpc.PluginServicer):
                           f'plugin "{plugin}" has no extension "{hc.extension}" at {info.name} '
                           f"(it serves: {self._served_at(info.hook)})")
         c = self._new_call(e, info, hc, rpc)
+        try:
+            return self._handle_call(info, request, e, c)
+        finally:
+            c._close()  # a change after this is refused (Call._record)
+
+    def _handle_call(self, info: HookInfo, request: Message, e: ExtEntry, c: Call) -> Message:
+        plugin = self._b.manifest.plugin
         method = getattr(e.ext, info.name)
         # The request as received, to tell a handler that changed it (_readonly.py).
         before = info.request()
@@ -315,7 +322,8 @@ class PluginService(plugin_pb2_grpc.PluginServicer):
             extension=e.spec.name, hook=info.hook,
             context=hc.context if hc.HasField("context") else None,
             logger=self._logger.with_attrs(extension=e.spec.name, hook=info.name),
-            reads=e.reads, writes=e.writes, state=state, host=self._host, rpc=rpc)
+            reads=e.reads, writes=e.writes, state=state, host=self._host, rpc=rpc,
+            plugin=self._b.manifest.plugin)
 
     def _finish(self, out: Any, c: Call, where: str) -> Any:
         """out, or, when the method was a coroutine function, what its coroutine
