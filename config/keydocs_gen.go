@@ -86,12 +86,6 @@ func fieldDoc(typeField string) string {
 		return "Python is the interpreter that runs the scripts (default python3)."
 	case "config.Data.Timeout":
 		return "Timeout bounds one script (default 60s)."
-	case "config.Editor.MaxFileBytes":
-		return "MaxFileBytes bounds the files text_editor reads whole, writes or patches (default 10 MiB)."
-	case "config.Editor.MaxReadLines":
-		return "MaxReadLines bounds the lines one read returns (default 400)."
-	case "config.Editor.Roots":
-		return "Roots are the directories text_editor may read and write in; a relative root is taken from the project directory. Default: the project directory. A relative path given to the tool starts at the first root."
 	case "config.Key.Allowed":
 		return "Allowed are the values a choice takes."
 	case "config.Key.Default":
@@ -126,6 +120,8 @@ func fieldDoc(typeField string) string {
 		return "Timeout bounds the wait for the server to start answering a call (default 5m)."
 	case "config.Origin.Kind":
 		return "Kind is OriginDefault, OriginFile, OriginEnv or OriginFlag."
+	case "config.PluginSettings.Tools":
+		return "Tools are the built-in tools' settings, from the tools: section resolved at the home (ToolsAt), so that the tool plugins need not read config.yaml."
 	case "config.Recall.AreaLimits":
 		return "AreaLimits caps the memories of one area in the block, e.g. {main: 5, solutions: 3, fragments: 2}; areas not named share Limit."
 	case "config.Recall.BlockChars":
@@ -200,6 +196,14 @@ func fieldDoc(typeField string) string {
 		return "Secrets are files and directories the command may not read (absolute); they appear empty inside the sandbox."
 	case "sandbox.Policy.WriteRoots":
 		return "WriteRoots are the directories the command may write beneath (absolute)."
+	case "toolsettings.Editor.MaxFileBytes":
+		return "MaxFileBytes bounds the files text_editor reads whole, writes or patches (default 10 MiB)."
+	case "toolsettings.Editor.MaxReadLines":
+		return "MaxReadLines bounds the lines one read returns (default 400)."
+	case "toolsettings.Editor.Roots":
+		return "Roots are the directories text_editor may read and write in; a relative root is taken from the project directory. Default: the project directory. A relative path given to the tool starts at the first root."
+	case "toolsettings.Tools.Editor":
+		return "Editor is text_editor's."
 	}
 	return ""
 }

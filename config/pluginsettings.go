@@ -3,17 +3,22 @@ package config
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+
+	"github.com/exocortex/exocortex/toolsettings"
 )
 
 // EnvSettings holds, in a plugin's environment, the session's settings the
 // host shows its plugins (PluginSettings, as JSON): the Python SDK's Agent Zero
-// settings and model-config stand-ins read them. Read-only for the plugin:
-// the operator changes them in config.yaml (or the environment) and restarts.
-const EnvSettings = "EXOCORTEX_SETTINGS"
+// settings and model-config stand-ins read them, and the built-in tools their
+// settings (toolsettings.FromEnv). Read-only for the plugin: the operator
+// changes them in config.yaml (or the environment) and restarts.
+const EnvSettings = toolsettings.EnvSettings
 
 // PluginSettings are the settings a plugin may see: the models, the context
 // window and the loop's limits, with the environment's overrides applied.
-// Secrets (API keys, their variables' names) and paths are left out.
+// Secrets (API keys, their variables' names) are left out, and so are paths
+// but the built-in tools' own (Tools: text_editor's roots).
 type PluginSettings struct {
 	Model         string `json:"model"`
 	Provider      string `json:"provider"`
@@ -24,6 +29,9 @@ type PluginSettings struct {
 	MaxIterations int    `json:"max_iterations"`
 	Approval      string `json:"approval"`
 	FullToolDocs  bool   `json:"full_tool_docs"`
+	// Tools are the built-in tools' settings, from the tools: section resolved
+	// at the home (ToolsAt), so that the tool plugins need not read config.yaml.
+	Tools toolsettings.Tools `json:"tools"`
 }
 
 // PluginSettings returns the settings of c a plugin may see.
@@ -36,9 +44,23 @@ func (c Config) PluginSettings() PluginSettings {
 }
 
 // PluginSettingsEnv returns the EnvSettings=JSON entry of a plugin's
-// environment for c.
-func (c Config) PluginSettingsEnv() (string, error) {
-	b, err := json.Marshal(c.PluginSettings())
+// environment for c, read from home: PluginSettings with the tools' settings,
+// resolved against project, the project directory the host gives its plugins
+// (EnvProject).
+func (c Config) PluginSettingsEnv(home, project string) (string, error) {
+	s := c.PluginSettings()
+	getenv := func(k string) string {
+		if k == EnvProject {
+			return project
+		}
+		return os.Getenv(k)
+	}
+	t, err := c.toolsWith(home, getenv)
+	if err != nil {
+		return "", err
+	}
+	s.Tools.Editor = &t.Editor
+	b, err := json.Marshal(s)
 	if err != nil {
 		return "", fmt.Errorf("encoding the settings for the plugins: %w", err)
 	}

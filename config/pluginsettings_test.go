@@ -21,7 +21,7 @@ func TestPluginSettingsEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, err := cfg.PluginSettingsEnv()
+	env, err := cfg.PluginSettingsEnv(home, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,18 +8,22 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/sandbox"
+	"github.com/exocortex/exocortex/toolsettings"
 )
 
 // Tools configures the agent's built-in tools: the `tools:` section of config.yaml.
 // A zero field means its default (see WithDefaults), so an empty section is a
 // working configuration, except for web_search, which needs a provider.
 //
-// The built-in tool plugins read this themselves with LoadTools: they are the
-// exocortex binary re-executed by the host (`exocortex plugin serve NAME`), so they
-// find the same home directory and the same config.yaml. What only the running host
-// knows reaches them through the environment the host gives its plugins
-// (host.Options.PluginEnv): the project directory in EXOCORTEX_PROJECT and, to be
-// safe, the home directory in EXOCORTEX_HOME.
+// The host resolves it (ToolsAt) and sends the tool plugins what they need in
+// the plugin settings (PluginSettingsEnv, package toolsettings): text_editor's
+// settings so far. The tools not yet moved there read this themselves with
+// LoadTools: they are the exocortex binary re-executed by the host (`exocortex
+// plugin serve NAME`), so they find the same home directory and the same
+// config.yaml. What only the running host knows reaches them through the
+// environment the host gives its plugins (host.Options.PluginEnv): the project
+// directory in EXOCORTEX_PROJECT and, to be safe, the home directory in
+// EXOCORTEX_HOME.
 //
 //	tools:
 //	  editor:
@@ -124,18 +128,9 @@ func (t Tools) confinement() Confinement {
 	return Confinement{Policy: p, ScratchDir: scratch, Off: s.UnsafeDisable}
 }
 
-// Editor configures text_editor.
-type Editor struct {
-	// Roots are the directories text_editor may read and write in; a relative
-	// root is taken from the project directory. Default: the project directory.
-	// A relative path given to the tool starts at the first root.
-	Roots []string `yaml:"roots"`
-	// MaxReadLines bounds the lines one read returns (default 400).
-	MaxReadLines int `yaml:"max_read_lines" check:"nonnegative"`
-	// MaxFileBytes bounds the files text_editor reads whole, writes or patches
-	// (default 10 MiB).
-	MaxFileBytes int64 `yaml:"max_file_bytes" check:"nonnegative"`
-}
+// Editor configures text_editor: the tools' settings contract
+// (toolsettings), which the host sends its plugins.
+type Editor = toolsettings.Editor
 
 // CodeExecution configures code_execution.
 type CodeExecution struct {
@@ -268,9 +263,20 @@ func LoadTools(home string) (Tools, error) {
 	if err != nil {
 		return Tools{}, err
 	}
-	t := cfg.Tools
+	return cfg.ToolsAt(home)
+}
+
+// ToolsAt is what LoadTools returns, from a configuration already read from
+// home (Load): the tools' section with the home, the environment's overrides
+// and the defaults applied. A process that has read its configuration passes
+// it down rather than reading config.yaml again.
+func (c Config) ToolsAt(home string) (Tools, error) { return c.toolsWith(home, os.Getenv) }
+
+// toolsWith is ToolsAt with the environment read through getenv.
+func (c Config) toolsWith(home string, getenv func(string) string) (Tools, error) {
+	t := c.Tools
 	t.Home = home
-	t.applyEnv(os.Getenv)
+	t.applyEnv(getenv)
 	return t.WithDefaults(), nil
 }
 
@@ -316,32 +322,7 @@ func (t Tools) WithDefaults() Tools {
 }
 
 // under resolves p against base unless it is absolute.
-func under(base, p string) string {
-	if p == "" || filepath.IsAbs(p) || base == "" {
-		return p
-	}
-	return filepath.Join(base, p)
-}
-
-// WithDefaults fills in the editor's defaults; relative roots start at project.
-func (e Editor) WithDefaults(project string) Editor {
-	if len(e.Roots) == 0 && project != "" {
-		e.Roots = []string{project}
-	} else {
-		roots := make([]string, len(e.Roots))
-		for i, r := range e.Roots {
-			roots[i] = under(project, r)
-		}
-		e.Roots = roots
-	}
-	if e.MaxReadLines <= 0 {
-		e.MaxReadLines = 400
-	}
-	if e.MaxFileBytes <= 0 {
-		e.MaxFileBytes = 10 << 20
-	}
-	return e
-}
+func under(base, p string) string { return toolsettings.Under(base, p) }
 
 // WithDefaults fills in code_execution's defaults; a relative work directory
 // starts at project.

@@ -1,14 +1,17 @@
-// Package extensions holds the built-in extensions, one package each. An extension
-// package imports only the SDK (package sdk), the generated protocol, the
-// generated signal constants, and the extensions' shared libraries under
-// extensions/internal/ (textfacts, turn, toolargs, stagelog, toolresult,
-// toolstream, shellparse, entities, catalog), which the compiler lets no package
-// outside extensions/ import: never another extension. Every other folder of
-// extensions/ is an extension. What one extension needs of
-// another comes through the state keys both declare, so replacing one plugin
-// changes what the others see only through that state. TestLayers enforces this
-// from the compiled import graph. Package builtin groups the extension packages
-// into the plugins the exocortex binary serves when the host re-executes it. They
+// Package extensions holds the built-in extensions, one package each. An
+// extension package imports only the SDK (package sdk), the generated
+// protocol, the generated signal constants, the settings the host sends its
+// tools (package toolsettings; never config, which reads config.yaml), and the
+// extensions' shared libraries under extensions/internal/ (textfacts, turn,
+// toolargs, stagelog, toolresult, toolstream, shellparse, entities, catalog),
+// which the compiler lets no package outside extensions/ import: never another
+// extension. Every other folder of extensions/ is an extension. What one
+// extension needs of another comes through the state keys both declare, so
+// replacing one plugin changes what the others see only through that state.
+// TestLayers enforces this from the compiled import graph (go list), with the
+// imports still to move listed there (awaitingHostSettings,
+// awaitingMemoryService). Package builtin groups the extension packages into
+// the plugins the exocortex binary serves when the host re-executes it. They
 // run out of process, through exactly the protocol third-party plugins use.
 //
 // Long-term memory is the host's too: the memory extensions (recall, memorize,

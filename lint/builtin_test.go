@@ -2,7 +2,6 @@ package lint
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"testing"
 
@@ -23,7 +22,7 @@ func builtinInput(t testing.TB) Input {
 	var plugins []wiring.Plugin
 	for _, name := range builtin.Names() {
 		p := builtin.Plugins()[name]
-		p.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		p.Logger = slog.New(slog.DiscardHandler)
 		srv, err := sdk.NewServer(p)
 		if err != nil {
 			t.Fatalf("built-in plugin %s: %v", name, err)

@@ -421,4 +421,4 @@ func Replay(ctx context.Context, journalPath, scratch string, opts Options) (Rep
 // JournalPath is the store's journal file.
 func (s *Store) JournalPath() string { return s.journal.Path() }
 
-func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -3,7 +3,6 @@ package memory
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"testing"
 )
@@ -14,7 +13,7 @@ import (
 func TestPeekStoreWhileHeld(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	quiet := Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	quiet := Options{Logger: slog.New(slog.DiscardHandler)}
 	if p, err := PeekStore(ctx, dir); err != nil || p.Records != 0 {
 		t.Fatalf("empty store: %+v, %v", p, err)
 	}

@@ -121,23 +121,14 @@ func NewLoader(dirs ...string) *Loader {
 // $EXOCORTEX_HOME/prompts. An untrusted project's overrides are not loaded, like
 // its plugins: a cloned repository could otherwise rewrite the system prompt
 // and the action boundary's own messages. projectDir "" leaves the project
-// directory out.
-func Dirs(projectDir string) ([]string, error) {
-	home, err := config.Home()
-	if err != nil {
-		return nil, err
-	}
+// directory out. home is the Exocortex home and trusted its trusted_projects,
+// from the configuration the caller read once (config.Load).
+func Dirs(projectDir, home string, trusted []string) []string {
 	var dirs []string
-	if projectDir != "" {
-		cfg, err := config.Load(home)
-		if err != nil {
-			return nil, err
-		}
-		if config.ProjectTrusted(projectDir, cfg.TrustedProjects) {
-			dirs = append(dirs, filepath.Join(projectDir, ".exocortex", "prompts"))
-		}
+	if projectDir != "" && config.ProjectTrusted(projectDir, trusted) {
+		dirs = append(dirs, filepath.Join(projectDir, ".exocortex", "prompts"))
 	}
-	return append(dirs, filepath.Join(home, "prompts")), nil
+	return append(dirs, filepath.Join(home, "prompts"))
 }
 
 // OverrideDirs is Dirs whether the project is trusted or not: for checking the
@@ -156,11 +147,11 @@ func OverrideDirs(projectDir string) ([]string, error) {
 
 // UntrustedOverrides returns the project's prompt directory when it holds files
 // that Dirs leaves out because the project is not trusted, for a notice; "" else.
-func UntrustedOverrides(projectDir string) string {
-	dirs, err := Dirs(projectDir)
-	if err != nil || projectDir == "" {
+func UntrustedOverrides(projectDir, home string, trusted []string) string {
+	if projectDir == "" {
 		return ""
 	}
+	dirs := Dirs(projectDir, home, trusted)
 	d := filepath.Join(projectDir, ".exocortex", "prompts")
 	if len(dirs) > 0 && dirs[0] == d {
 		return ""

@@ -23,11 +23,11 @@ type hostConn struct {
 	err    error // the dial failed: it is not tried again
 }
 
-// useBroker keeps the broker and dials the host's services at once: go-plugin
+// UseBroker (protocol.BrokerUser) keeps the broker and dials the host's services at once: go-plugin
 // keeps the host's announcement of a service for five seconds only, so a
 // plugin that first asked for them later (a tool reporting its output minutes
 // into a session) would never reach them.
-func (s *server) useBroker(b *plugin.GRPCBroker) {
+func (s *server) UseBroker(b *plugin.GRPCBroker) {
 	s.host.mu.Lock()
 	s.host.broker = b
 	s.host.mu.Unlock()

@@ -344,24 +344,6 @@ func timeoutMs(d time.Duration) uint32 {
 	return uint32(ms)
 }
 
-// readsHistoryAt reports whether hook's request has a field that Spec.ReadsHistory
-// governs.
-func readsHistoryAt(hook exocortexv1.Hook) bool {
-	switch hook {
-	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER,
-		exocortexv1.Hook_HOOK_MONOLOGUE_END, exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL,
-		exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_BEFORE:
-		return true
-	}
-	return false
-}
-
-// readsPromptAt reports whether hook's request has a field that
-// Spec.ReadsPrompt governs.
-func readsPromptAt(hook exocortexv1.Hook) bool {
-	return hook == exocortexv1.Hook_HOOK_SYSTEM_PROMPT || hook == exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER
-}
-
 // forTools is Spec.ForTools as the manifest carries it at hook: sorted, at the
 // tool hooks only.
 func forTools(tools []string, hook exocortexv1.Hook) []string {

@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/protocol"
 	"github.com/exocortex/exocortex/sdk"
 	"github.com/exocortex/exocortex/sdk/sdktest"
 )
@@ -30,8 +31,8 @@ const testPluginPkg = "github.com/exocortex/exocortex/sdk/internal/testplugin"
 func startPlugin(t testing.TB, bin string, hostLog *sdktest.Buffer) (*plugin.Client, exocortexv1.PluginClient) {
 	t.Helper()
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake(),
-		VersionedPlugins: sdk.PluginSet(nil),
+		HandshakeConfig:  protocol.Handshake(),
+		VersionedPlugins: protocol.PluginSet(nil),
 		Cmd:              exec.Command(bin),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           hclog.New(&hclog.LoggerOptions{Output: hostLog, Level: hclog.Info, JSONFormat: true}),
@@ -41,7 +42,7 @@ func startPlugin(t testing.TB, bin string, hostLog *sdktest.Buffer) (*plugin.Cli
 	if err != nil {
 		t.Fatalf("start %s: %v\nhost log:\n%s", bin, err, hostLog)
 	}
-	raw, err := rpc.Dispense(sdk.PluginName)
+	raw, err := rpc.Dispense(protocol.PluginName)
 	if err != nil {
 		t.Fatalf("dispense %s: %v", bin, err)
 	}
@@ -163,8 +164,8 @@ func TestHelperHost(t *testing.T) {
 		t.Skip("helper process for TestPluginExitsWhenHostDies")
 	}
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake(),
-		VersionedPlugins: sdk.PluginSet(nil),
+		HandshakeConfig:  protocol.Handshake(),
+		VersionedPlugins: protocol.PluginSet(nil),
 		Cmd:              exec.Command(bin),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           hclog.NewNullLogger(),

@@ -13,6 +13,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+
+	"github.com/exocortex/exocortex/protocol"
 )
 
 // ParentPollInterval is how often a serving plugin checks that the host that started
@@ -67,9 +69,9 @@ func Serve(p Plugin) {
 		go runStart(startCtx, p.Name, p.Start, logger)
 	}
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig:  Handshake(),
-		VersionedPlugins: PluginSet(srv),
-		GRPCServer:       grpcServer,
+		HandshakeConfig:  protocol.Handshake(),
+		VersionedPlugins: protocol.PluginSet(srv),
+		GRPCServer:       protocol.NewGRPCServer,
 		Logger: hclog.New(&hclog.LoggerOptions{
 			Name:       p.Name,
 			Level:      hclog.Info,

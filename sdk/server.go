@@ -20,13 +20,19 @@ import (
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
 
-// server implements the generated Plugin service for a Plugin.
+// server implements the generated Plugin service for a Plugin. It embeds no
+// Unimplemented stub, only the interface that opts out of one
+// (UnsafePluginServer, never called): every RPC of the service is a method of
+// server (the hooks' in hooks_gen.go), so a hook added to the protocol without
+// its method fails to compile instead of being answered "unimplemented".
 type server struct {
-	exocortexv1.UnimplementedPluginServer
+	exocortexv1.UnsafePluginServer
 	b      *built
 	logger *slog.Logger
 	host   *hostConn
 }
+
+var _ exocortexv1.PluginServer = (*server)(nil)
 
 // NewServer validates p and returns the Plugin service that serves it, for use in
 // the same process (Serve uses it too). The error lists every problem found, each

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -22,7 +21,7 @@ import (
 // testNow is the fixed clock of the tests.
 var testNow = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // makeStore creates a store in dir holding ins (written as of testNow-1h).
 func makeStore(t testing.TB, dir string, e memory.Embedder, ins []memory.Input) {

@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/google/renameio/v2"
+
 	"github.com/exocortex/exocortex/memory"
 )
 
@@ -409,23 +411,7 @@ func writeReportFiles(dir string, r *Report) (string, error) {
 
 // writeAtomic writes a file through a temporary file and a rename.
 func writeAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return fmt.Errorf("sleep: writing %s: %w", path, err)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := renameio.WriteFile(path, data, 0o600); err != nil {
 		return fmt.Errorf("sleep: writing %s: %w", path, err)
 	}
 	return nil

@@ -106,7 +106,7 @@ func (c *runClock) now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	start := time.Now()
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Store.Logger == nil {
 		cfg.Store.Logger = cfg.Logger

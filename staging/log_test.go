@@ -19,7 +19,7 @@ import (
 	"time"
 )
 
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func openT(t *testing.T, path string, opts Options) *Log {
 	t.Helper()

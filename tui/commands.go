@@ -14,9 +14,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/google/renameio/v2"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/llm"
 	"github.com/exocortex/exocortex/core/loop"
@@ -231,11 +231,11 @@ func (e *Engine) withMemory(ctx context.Context, write bool, fn func(service.Rem
 func (e *Engine) connectMemory(ctx context.Context, wait time.Duration) (*service.Client, error) {
 	dir := e.cfg.MemoryDir
 	home := filepath.Dir(dir)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := slog.New(slog.DiscardHandler)
 	return service.Connect(ctx, service.Config{Dir: dir, Wait: wait, Logger: log,
 		Describe: func(m memory.Embedder) string { return embed.Describe(m) },
 		Options: memory.Options{Logger: log, LoadEmbedder: func() (memory.Embedder, error) {
-			return embed.Open(context.WithoutCancel(ctx), embed.ConfiguredSpec(configuredEmbedder(home)), home)
+			return embed.Open(context.WithoutCancel(ctx), embed.ConfiguredSpec(e.cfg.Embedder), home)
 		}}})
 }
 
@@ -396,15 +396,6 @@ func counts(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// configuredEmbedder is tools.memory.embedder ("" when unset or unreadable).
-func configuredEmbedder(home string) string {
-	t, err := config.LoadTools(home)
-	if err != nil {
-		return ""
-	}
-	return t.Memory.Embedder
-}
-
 // MemorySummary is the welcome card's line about the memory: its records and
 // journal as the store holds them, and the model its vectors were built
 // with. Only where the store has no vectors yet does it name the configured
@@ -416,7 +407,7 @@ func (e *Engine) MemorySummary(ctx context.Context) string {
 	}
 	configured := func() string {
 		home := filepath.Dir(e.cfg.MemoryDir)
-		return embed.DescribeSpec(embed.ConfiguredSpec(configuredEmbedder(home)), home)
+		return embed.DescribeSpec(embed.ConfiguredSpec(e.cfg.Embedder), home)
 	}
 	if !f.Exists {
 		return "empty (nothing saved yet) · embedder " + configured() + " (configured)"
@@ -601,24 +592,20 @@ func (e *Engine) cmdExport(in slash.Invocation) (Output, error) {
 	if exists(path) {
 		return Output{}, fmt.Errorf("%s exists; choose another file name (nothing was overwritten)", file)
 	}
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	f, err := renameio.NewPendingFile(path, renameio.WithPermissions(0o644))
 	if err != nil {
 		return Output{}, fmt.Errorf("writing %s: %w", file, err)
 	}
+	defer f.Cleanup()
 	if format == "md" {
 		_, err = io.WriteString(f, transcript.Markdown(s.Name(), msgs, time.Now()))
 	} else {
 		err = transcript.WriteJSON(f, s.Name(), s.ID(), msgs, time.Now())
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	if err == nil {
-		err = os.Rename(tmp, path)
+		err = f.CloseAtomicallyReplace()
 	}
 	if err != nil {
-		os.Remove(tmp)
 		return Output{}, fmt.Errorf("writing %s: %w", file, err)
 	}
 	return Output{Text: fmt.Sprintf("wrote %s (%d messages, %s)", file, len(msgs), format)}, nil

@@ -64,6 +64,9 @@ type Config struct {
 	HistoryFile string
 	// MemoryDir is the memory store's directory.
 	MemoryDir string
+	// Embedder is the configured tools.memory.embedder ("" when unset), from
+	// the configuration the command read once.
+	Embedder string
 	// WorkDir resolves @path, /export and /import paths and runs !commands.
 	WorkDir      string
 	ApprovalMode loop.ApprovalMode

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -21,7 +20,7 @@ func TestMemorySummaryCountsTheHeldStore(t *testing.T) {
 	t.Setenv(config.EnvEmbedder, "none")
 	ctx := t.Context()
 	dir := filepath.Join(t.TempDir(), "memory")
-	quiet := memory.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	quiet := memory.Options{Logger: slog.New(slog.DiscardHandler)}
 	s, err := memory.Open(ctx, dir, quiet)
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +57,7 @@ func TestMemorySummaryCountsTheHeldStore(t *testing.T) {
 func TestMemorySummaryAsksTheOwner(t *testing.T) {
 	ctx := t.Context()
 	dir := filepath.Join(t.TempDir(), "memory")
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	quiet := slog.New(slog.DiscardHandler)
 	c, err := service.Connect(ctx, service.Config{Dir: dir, Logger: quiet, Describe: func(memory.Embedder) string { return "OWNER-EMBEDDER" }})
 	if err != nil {
 		t.Fatal(err)

@@ -349,7 +349,7 @@ func TestMemoryInsideASession(t *testing.T) {
 	e := newEnv(t)
 	eng, _ := e.engine(t, "mem")
 	held, err := service.Connect(context.Background(), service.Config{Dir: filepath.Join(e.home, "memory"),
-		Options: memory.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
+		Options: memory.Options{Logger: slog.New(slog.DiscardHandler)}})
 	if err != nil {
 		t.Fatal(err)
 	}

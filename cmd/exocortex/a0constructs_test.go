@@ -10,7 +10,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/core/discover"
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/llm/scripted"
@@ -119,7 +118,7 @@ func TestPortedConstructsRun(t *testing.T) {
 	h, err := host.New(context.Background(), host.Options{
 		Dirs:        []discover.Dir{{Path: filepath.Join(home, "plugins"), Source: discover.User}},
 		Builtins:    []discover.Candidate{builtinCandidate(exe, "agent-tools")},
-		PluginEnv:   []string{config.HomeEnv + "=" + home, config.EnvProject + "=" + project},
+		PluginEnv:   pluginEnv(t, home, project),
 		PluginLog:   &plog,
 		WiringCheck: lint.HostCheck(prompts.Embedded()),
 	})

@@ -146,7 +146,8 @@ func TestPortRealTree(t *testing.T) {
 	t.Logf("ported %d files in %v", len(r.Files), time.Since(start))
 	cfg := config.Default()
 	cfg.UtilityModel = "util-model:1b"
-	settings, err := cfg.PluginSettingsEnv()
+	project := t.TempDir()
+	settings, err := cfg.PluginSettingsEnv(home, project)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestPortRealTree(t *testing.T) {
 	h, err := host.New(context.Background(), host.Options{
 		Dirs:        []discover.Dir{{Path: filepath.Join(home, "plugins"), Source: discover.User}},
 		Builtins:    []discover.Candidate{builtinCandidate(exe, "agent-tools"), builtinCandidate(exe, "memory-tools")},
-		PluginEnv:   []string{config.HomeEnv + "=" + home, config.EnvProject + "=" + t.TempDir(), config.EnvEmbedder + "=none", settings},
+		PluginEnv:   []string{config.HomeEnv + "=" + home, config.EnvProject + "=" + project, config.EnvEmbedder + "=none", settings},
 		PluginLog:   &plog,
 		WiringCheck: lint.HostCheck(prompts.Embedded()),
 		Memory:      homeMemory(home, "none", slog.New(slog.DiscardHandler)),

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/core/discover"
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/llm/scripted"
@@ -27,7 +26,7 @@ func taskHost(t *testing.T, home string, log *syncBuf) *host.Host {
 		Builtins: []discover.Candidate{{Name: "agent-tools", Path: exe + " plugin serve agent-tools",
 			Command: []string{exe, "plugin", "serve", "agent-tools"}, WorkDir: filepath.Dir(exe),
 			Dir: discover.Dir{Path: "(built in)", Source: discover.Builtin}}},
-		PluginEnv:     []string{config.HomeEnv + "=" + home, config.EnvProject + "=" + t.TempDir()},
+		PluginEnv:     pluginEnv(t, home, t.TempDir()),
 		PluginLog:     log,
 		WatchDebounce: 100 * time.Millisecond,
 	})

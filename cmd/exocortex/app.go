@@ -84,6 +84,16 @@ func loadApp() (*app, error) {
 	return a, nil
 }
 
+// tools is the tools' section of the configuration loadApp read (config.ToolsAt):
+// the configuration is read once per process and passed down.
+func (a *app) tools() (config.Tools, error) { return a.cfg.ToolsAt(a.home) }
+
+// promptDirs are the prompt override directories of projectDir's project and
+// the user, as the loop reads them (prompts.Dirs).
+func (a *app) promptDirs(projectDir string) []string {
+	return prompts.Dirs(projectDir, a.home, a.cfg.TrustedProjects)
+}
+
 func (a *app) close() {
 	if a.logFile != nil {
 		a.logFile.Close()
@@ -150,7 +160,7 @@ func (a *app) hostOptions() (host.Options, error) {
 		TrustedProjects: a.cfg.TrustedProjects,
 		// One rule at start and at hot reload: a plugin that adds wiring
 		// errors is kept out (or started anyway with --allow-wiring-errors).
-		WiringCheck:       lint.HostCheck(prompts.Embedded(), promptDirs()...),
+		WiringCheck:       lint.HostCheck(prompts.Embedded(), a.promptDirs(cwd())...),
 		AllowWiringErrors: a.allowWiringErrors,
 		Utility: host.UtilityLimits{Timeout: time.Duration(a.cfg.UtilityCalls.Timeout), PerMinute: a.cfg.UtilityCalls.PerMinute,
 			Burst: a.cfg.UtilityCalls.Burst, Concurrent: a.cfg.UtilityCalls.Concurrent, MaxPromptBytes: a.cfg.UtilityCalls.MaxPromptBytes},
@@ -159,7 +169,7 @@ func (a *app) hostOptions() (host.Options, error) {
 		opts.Timeouts[k] = time.Duration(v)
 	}
 	// The session's settings a plugin may read (config.PluginSettings).
-	settings, err := a.cfg.PluginSettingsEnv()
+	settings, err := a.cfg.PluginSettingsEnv(a.home, cwd())
 	if err != nil {
 		return host.Options{}, err
 	}
@@ -330,16 +340,6 @@ func set(xs []string) map[string]bool {
 		m[x] = true
 	}
 	return m
-}
-
-// promptDirs are the prompt override directories of the working directory's
-// project and the user, as the loop reads them; none when they cannot be found.
-func promptDirs() []string {
-	dirs, err := prompts.Dirs(cwd())
-	if err != nil {
-		return nil
-	}
-	return dirs
 }
 
 func cwd() string {

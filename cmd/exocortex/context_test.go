@@ -13,7 +13,6 @@ import (
 
 	"github.com/ollama/ollama/api"
 
-	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/core/discover"
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/llm"
@@ -82,7 +81,7 @@ func startSession(tb testing.TB, script scripted.Script, opts loop.Options, env 
 	}
 	h, err := host.New(context.Background(), host.Options{
 		Dirs: []discover.Dir{{Path: plugins, Source: discover.User}}, Builtins: builtins,
-		PluginEnv: append([]string{config.HomeEnv + "=" + home, config.EnvProject + "=" + tb.TempDir()}, env...),
+		PluginEnv: pluginEnv(tb, home, tb.TempDir(), env...),
 		Memory:    homeMemory(home, "auto", slog.New(slog.DiscardHandler)),
 	})
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 
 func TestIdleSleeperStartsOnlyWhenIdleAndRequested(t *testing.T) {
 	home := t.TempDir()
-	s := newIdleSleeper(home, time.Minute, slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard)
+	s := newIdleSleeper(home, time.Minute, slog.New(slog.DiscardHandler), io.Discard)
 	now := time.Now()
 	observe := s.observe(nil)
 

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/google/renameio/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/exocortex/exocortex/core/discover"
@@ -334,23 +335,7 @@ func lintPlugins(ctx context.Context, opts host.Options) ([]wiring.Plugin, []dis
 // writeFileAtomic replaces path with data through a temporary file in the same
 // directory, so a reader never sees half a file.
 func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := renameio.WriteFile(path, data, 0o644, renameio.WithStaticPermissions(0o644)); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -168,7 +167,7 @@ func BenchmarkLint20Processes(b *testing.B) {
 	}
 	opts := host.Options{
 		Dirs:   []discover.Dir{{Path: dir, Source: discover.User}},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger: slog.New(slog.DiscardHandler),
 	}
 	b.ResetTimer()
 	for b.Loop() {

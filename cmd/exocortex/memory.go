@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -30,6 +31,24 @@ type memoryFlags struct {
 	json     bool
 	session  string
 	embedder string
+
+	// The configuration, read once per command (loadConfig).
+	once sync.Once
+	home string
+	cfg  config.Config
+	err  error
+}
+
+// loadConfig reads the home directory and its config.yaml the first time it is
+// called and returns the same afterwards: one read per process.
+func (f *memoryFlags) loadConfig() (string, config.Config, error) {
+	f.once.Do(func() {
+		f.home, f.err = config.Home()
+		if f.err == nil {
+			f.cfg, f.err = config.Load(f.home)
+		}
+	})
+	return f.home, f.cfg, f.err
 }
 
 func newMemoryCmd() *cobra.Command {
@@ -83,7 +102,11 @@ func (f *memoryFlags) newEmbedder(ctx context.Context) (memory.Embedder, error) 
 	}
 	spec := f.embedder
 	if spec == "" {
-		t, err := config.LoadTools(home)
+		_, cfg, err := f.loadConfig()
+		if err != nil {
+			return nil, err
+		}
+		t, err := cfg.ToolsAt(home)
 		if err != nil {
 			return nil, err
 		}
@@ -749,7 +772,7 @@ func memReplayCmd(f *memoryFlags) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				rep, err := memory.Replay(cmd.Context(), status.JournalPath, dir, memory.Options{Embedder: e, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+				rep, err := memory.Replay(cmd.Context(), status.JournalPath, dir, memory.Options{Embedder: e, Logger: slog.New(slog.DiscardHandler)})
 				if err != nil {
 					return err
 				}

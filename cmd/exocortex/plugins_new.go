@@ -160,7 +160,7 @@ func freeOrder(ctx context.Context, hook string) (int, error) {
 // builtinOrders are the orders the built-in extensions use at hook.
 func builtinOrders(ctx context.Context, hook string) (map[int32]bool, error) {
 	used := map[int32]bool{}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	quiet := slog.New(slog.DiscardHandler)
 	for name, p := range builtin.Plugins() {
 		p.Logger = quiet
 		srv, err := sdk.NewServer(p)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/core/hooks"
 	"github.com/exocortex/exocortex/core/wirecheck"
 	"github.com/exocortex/exocortex/lint"
@@ -73,11 +72,15 @@ newer Python (from typing import override: 3.12) is named with the version.`,
 			if out == "" {
 				return fmt.Errorf("no --out: name the directory to write the plugin into")
 			}
-			if interpreter == "" {
-				if home, err := config.Home(); err == nil {
-					if cfg, err := config.Load(home); err == nil {
-						interpreter = cfg.Python
-					}
+			// The configuration, read once: the interpreter, the installed
+			// plugins and the prompt overrides the host's check would use.
+			a, aerr := loadApp()
+			var dirs []string
+			if aerr == nil {
+				defer a.close()
+				dirs = a.promptDirs(cwd())
+				if interpreter == "" {
+					interpreter = a.cfg.Python
 				}
 			}
 			r, err := a0port.PortWith(cmd.Context(), args[0], out, name, a0port.Options{Python: interpreter})
@@ -86,7 +89,7 @@ newer Python (from typing import override: 3.12) is named with the version.`,
 			}
 			var others []wiring.Plugin
 			if installed {
-				plugins, err := installedPlugins(cmd.Context())
+				plugins, err := installedPlugins(cmd.Context(), a, aerr)
 				if err != nil {
 					fmt.Fprintf(cmd.ErrOrStderr(), "exocortex: the ported plugin was not checked against the installed plugins: %v\n", err)
 				} else {
@@ -94,7 +97,7 @@ newer Python (from typing import override: 3.12) is named with the version.`,
 					others = plugins
 				}
 			}
-			r.Refused = refusals(r, others)
+			r.Refused = refusals(r, others, dirs)
 			if err := r.WriteReport(out); err != nil {
 				return err
 			}
@@ -117,12 +120,10 @@ newer Python (from typing import override: 3.12) is named with the version.`,
 
 // installedPlugins starts the plugins installed here (as lint does) and
 // returns them with their manifests.
-func installedPlugins(ctx context.Context) ([]wiring.Plugin, error) {
-	a, err := loadApp()
-	if err != nil {
-		return nil, err
+func installedPlugins(ctx context.Context, a *app, loadErr error) ([]wiring.Plugin, error) {
+	if loadErr != nil {
+		return nil, loadErr
 	}
-	defer a.close()
 	opts, err := a.hostOptions()
 	if err != nil {
 		return nil, err
@@ -134,8 +135,9 @@ func installedPlugins(ctx context.Context) ([]wiring.Plugin, error) {
 // refusals runs the host's wiring check over the installed plugins (others)
 // and the ported one as the port wrote it, and returns the errors that name
 // the ported plugin or one of its extensions, each with its fix: what would
-// keep it out at start.
-func refusals(r *a0port.Report, others []wiring.Plugin) []string {
+// keep it out at start. dirs are the prompt override directories the host
+// would load (app.promptDirs).
+func refusals(r *a0port.Report, others []wiring.Plugin, dirs []string) []string {
 	ps := []wiring.Plugin{{Name: r.Plugin, Path: r.Out, Manifest: r.Manifest()}}
 	for _, p := range others {
 		if p.Name != r.Plugin {
@@ -147,7 +149,7 @@ func refusals(r *a0port.Report, others []wiring.Plugin) []string {
 		own[e.GetName()] = true
 	}
 	var out []string
-	for _, f := range lint.HostCheck(prompts.Embedded(), promptDirs()...)(wirecheck.Input{Plugins: ps}) {
+	for _, f := range lint.HostCheck(prompts.Embedded(), dirs...)(wirecheck.Input{Plugins: ps}) {
 		if !f.Error || (f.Plugin != r.Plugin && !own[f.Extension] && !strings.Contains(f.Message, "plugin "+r.Plugin)) {
 			continue
 		}

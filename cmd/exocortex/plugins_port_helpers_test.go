@@ -79,7 +79,8 @@ func TestPortedHelperStandIns(t *testing.T) {
 	// The session's settings, as the app passes them to its plugins.
 	cfg := config.Default()
 	cfg.UtilityModel = "keeper-util:1b"
-	settings, err := cfg.PluginSettingsEnv()
+	project := t.TempDir()
+	settings, err := cfg.PluginSettingsEnv(home, project)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestPortedHelperStandIns(t *testing.T) {
 	h, err := host.New(context.Background(), host.Options{
 		Dirs:          []discover.Dir{{Path: filepath.Join(home, "plugins"), Source: discover.User}},
 		Builtins:      []discover.Candidate{builtinCandidate(exe, "agent-tools"), builtinCandidate(exe, "memory-tools")},
-		PluginEnv:     []string{config.HomeEnv + "=" + home, config.EnvProject + "=" + t.TempDir(), config.EnvEmbedder + "=none", settings, "TZ=Europe/Berlin"},
+		PluginEnv:     []string{config.HomeEnv + "=" + home, config.EnvProject + "=" + project, config.EnvEmbedder + "=none", settings, "TZ=Europe/Berlin"},
 		PluginLog:     &plog,
 		WatchDebounce: 100 * time.Millisecond,
 		Memory:        homeMemory(home, "none", slog.New(slog.DiscardHandler)),

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/core/discover"
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/llm"
@@ -160,7 +159,7 @@ func portedHostIn(t *testing.T, home, project string) *host.Host {
 		Builtins: []discover.Candidate{{Name: "agent-tools", Path: exe + " plugin serve agent-tools",
 			Command: []string{exe, "plugin", "serve", "agent-tools"}, WorkDir: filepath.Dir(exe),
 			Dir: discover.Dir{Path: "(built in)", Source: discover.Builtin}}},
-		PluginEnv:     []string{config.HomeEnv + "=" + home, config.EnvProject + "=" + project},
+		PluginEnv:     pluginEnv(t, home, project),
 		WatchDebounce: 100 * time.Millisecond,
 	})
 	if err != nil {

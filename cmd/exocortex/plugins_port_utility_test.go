@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/core/discover"
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/llm"
@@ -57,7 +56,7 @@ func TestPortedFileCallsTheUtilityModel(t *testing.T) {
 			h, err := host.New(context.Background(), host.Options{
 				Dirs:      []discover.Dir{{Path: filepath.Join(home, "plugins"), Source: discover.User}},
 				Builtins:  []discover.Candidate{tools},
-				PluginEnv: []string{config.HomeEnv + "=" + home, config.EnvProject + "=" + t.TempDir()},
+				PluginEnv: pluginEnv(t, home, t.TempDir()),
 				PluginLog: &plog,
 			})
 			if err != nil {

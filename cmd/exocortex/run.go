@@ -127,11 +127,7 @@ func (a *app) start(ctx context.Context, f *agentFlags, sessionName string, obse
 		}
 	}
 	wd, _ := os.Getwd()
-	dirs, err := prompts.Dirs(wd)
-	if err != nil {
-		r.close()
-		return nil, err
-	}
+	dirs := a.promptDirs(wd)
 	opts := a.agentOptions(r.host, r.llm, prompts.NewLoader(dirs...), r.model)
 	opts.Session, opts.ApprovalMode, opts.Approver, opts.Observer = r.session, mode, approver, observer
 	opts.EmitContext = f.emitContext
@@ -234,8 +230,8 @@ is a context event with the state of the context window (as /context shows it).`
 				enc.encode(modelEvent{Time: time.Now().UTC(), Type: "model", Provider: r.llm.Name(), Model: r.model, BaseURL: r.llm.BaseURL(), Scripted: scriptOf(a.cfg.Model)})
 			}
 			reportLoad(cmd.ErrOrStderr(), r.host, asJSON, enc)
-			reportSandbox(cmd.ErrOrStderr(), a.home, asJSON, enc)
-			if d := prompts.UntrustedOverrides(cwd()); d != "" {
+			reportSandbox(cmd.ErrOrStderr(), a, asJSON, enc)
+			if d := prompts.UntrustedOverrides(cwd(), a.home, a.cfg.TrustedProjects); d != "" {
 				msg := fmt.Sprintf("the prompt overrides in %s are not loaded: this project is not trusted (exocortex trust, if you mean them)", d)
 				if asJSON {
 					enc.event(loop.Event{Type: loop.EventNotice, Text: msg})

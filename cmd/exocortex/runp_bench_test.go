@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -172,7 +171,7 @@ func runPStore(b *testing.B, n int, spec embed.Spec) string {
 		return '-'
 	}, model)
 	dir := filepath.Join(os.TempDir(), fmt.Sprintf("exocortex-bench-runp-%d-%.40s", n, slug))
-	opts := memory.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	opts := memory.Options{Logger: slog.New(slog.DiscardHandler)}
 	if e != nil {
 		opts.Embedder = e
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/core/loop"
 	"github.com/exocortex/exocortex/sandbox"
 )
@@ -13,8 +12,8 @@ import (
 // sandbox (docs/sandbox.md): turned off by the loud setting, or impossible on
 // this machine, in which case every command is asked for. Silent when the
 // sandbox is on.
-func reportSandbox(w io.Writer, home string, asJSON bool, enc *eventEncoder) {
-	t, err := config.LoadTools(home)
+func reportSandbox(w io.Writer, a *app, asJSON bool, enc *eventEncoder) {
+	t, err := a.tools()
 	if err != nil {
 		return // the tools report it on their first call
 	}

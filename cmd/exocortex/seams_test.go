@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -66,7 +65,7 @@ func TestAuthorMistakesAreFound(t *testing.T) {
 	missing := filepath.Join(root, "configured-but-missing")
 	opts := host.Options{
 		Dirs:   []discover.Dir{{Path: dir, Source: discover.User}, {Path: missing, Source: discover.Extra}},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger: slog.New(slog.DiscardHandler),
 	}
 	in, err := lintInput(context.Background(), opts, nil, nil)
 	if err != nil {

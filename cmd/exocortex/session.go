@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/core/llm"
 	"github.com/exocortex/exocortex/core/loop"
 	"github.com/exocortex/exocortex/core/session"
@@ -145,10 +144,7 @@ func runSession(cmd *cobra.Command, f *sessionFlags) error {
 	if err != nil {
 		return err
 	}
-	dirs, err := prompts.Dirs(wd)
-	if err != nil {
-		return err
-	}
+	dirs := a.promptDirs(wd)
 	loader := prompts.NewLoader(dirs...)
 	numCtx := a.cfg.NumCtx
 	if numCtx == 0 {
@@ -172,7 +168,7 @@ func runSession(cmd *cobra.Command, f *sessionFlags) error {
 	idle := newIdleSleeper(a.home, time.Duration(a.cfg.IdleSleep), a.log, a.logFile)
 	// !commands run under the local shell (when no plugin provides the shell
 	// tool) in the tools' sandbox.
-	tools, err := config.LoadTools(a.home)
+	tools, err := a.tools()
 	if err != nil {
 		return err
 	}
@@ -191,6 +187,7 @@ func runSession(cmd *cobra.Command, f *sessionFlags) error {
 		Prompts:   loader, SessionsDir: sessions, Session: name, Resumed: resumed,
 		HistoryFile: filepath.Join(a.home, "history.jsonl"),
 		MemoryDir:   filepath.Join(a.home, "memory"),
+		Embedder:    tools.Memory.Embedder,
 		WorkDir:     wd, ApprovalMode: mode, Fullscreen: f.fullscreen,
 		Confine:      &tools.CodeExecution.Confine,
 		SandboxProbe: func() sandbox.Status { return sandbox.Probe("") },

@@ -149,7 +149,7 @@ func runSleep(cmd *cobra.Command, f *sleepFlags) error {
 	if err != nil {
 		return err
 	}
-	summarizer, stop, err := sleepSummarizer(f.model)
+	summarizer, stop, err := sleepSummarizer(f.model, mf.loadConfig)
 	if err != nil {
 		return err
 	}
@@ -215,15 +215,14 @@ func (f *sleepFlags) params() (sleep.Params, error) {
 // sleepSummarizer returns the model summarizer --model asks for (nil:
 // extractive), served by the configured provider (Ollama or an
 // OpenAI-compatible server; a scripted one for "script:FILE").
-func sleepSummarizer(model string) (sleep.Summarizer, func(), error) {
+// load is the command's configuration, read once (memoryFlags.loadConfig).
+func sleepSummarizer(model string, load func() (string, config.Config, error)) (sleep.Summarizer, func(), error) {
 	if model == "" {
 		return nil, func() {}, nil
 	}
-	cfg := config.Default()
-	if home, err := config.Home(); err == nil {
-		if c, err := config.Load(home); err == nil {
-			cfg = c
-		}
+	_, cfg, err := load()
+	if err != nil {
+		return nil, nil, fmt.Errorf("--model %s: %w", model, err)
 	}
 	if model == "config" {
 		model = cfg.UtilityModel

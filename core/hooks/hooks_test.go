@@ -142,6 +142,24 @@ func TestForTools(t *testing.T) {
 	}
 }
 
+// Every hook of the protocol has its place in the loop's order: a hook added
+// to proto/ fails here, naming where it goes, until the loop fires it and
+// Iteration (or firingOrder) says where.
+func TestEveryProtocolHookIsPlaced(t *testing.T) {
+	placed := map[exocortexv1.Hook]bool{}
+	for _, h := range firingOrder() {
+		placed[h] = true
+	}
+	enum := exocortexv1.Hook(0).Descriptor().Values()
+	for i := 0; i < enum.Len(); i++ {
+		h := exocortexv1.Hook(enum.Get(i).Number())
+		if h != exocortexv1.Hook_HOOK_UNSPECIFIED && !placed[h] {
+			t.Errorf("%s is in the protocol but has no place in the loop's order: fire it in core/loop and list it where it fires "+
+				"in Iteration (or, outside an iteration, firingOrder) in core/hooks/hooks.go (docs/hooks.md)", enum.Get(i).Name())
+		}
+	}
+}
+
 // TestGating pins the hooks whose response can stop the action they precede:
 // the hooks where an extension's failure fails closed.
 func TestGating(t *testing.T) {

@@ -159,7 +159,7 @@ type Host struct {
 // start are reported in Status and FailedPlugins and do not stop the others.
 func Load(ctx context.Context, opts Options) (*Host, error) {
 	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.PluginLog == nil {
 		opts.PluginLog = io.Discard

@@ -19,7 +19,7 @@ import (
 
 	"github.com/exocortex/exocortex/core/discover"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
-	"github.com/exocortex/exocortex/sdk"
+	"github.com/exocortex/exocortex/protocol"
 )
 
 // Crash policy: a plugin that crashes is restarted on its next use, at once after
@@ -121,15 +121,15 @@ func (p *Plugin) start(ctx context.Context) error {
 	configureProcess(cmd)
 
 	cfg := &plugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake(),
-		VersionedPlugins: sdk.HostPluginSet(p.h.services.forPlugin(p), p.h.services.memoryFor(p)),
+		HandshakeConfig:  protocol.Handshake(),
+		VersionedPlugins: protocol.HostPluginSet(p.h.services.forPlugin(p), p.h.services.memoryFor(p)),
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           p.h.hclog.Named(p.cand.Name),
 		Stderr:           p.stderr,
 		StartTimeout:     p.h.opts.StartTimeout,
 		Managed:          false,
-		GRPCDialOptions:  sdk.DialOptions(),
+		GRPCDialOptions:  protocol.DialOptions(),
 	}
 	if sum, ok := p.h.opts.Checksums[p.cand.Name]; ok {
 		raw, err := hex.DecodeString(sum)
@@ -149,7 +149,7 @@ func (p *Plugin) start(ctx context.Context) error {
 		client.Kill()
 		return p.startError(err)
 	}
-	raw, err := rpcClient.Dispense(sdk.PluginName)
+	raw, err := rpcClient.Dispense(protocol.PluginName)
 	if err != nil {
 		client.Kill()
 		return p.startError(err)
@@ -157,7 +157,7 @@ func (p *Plugin) start(ctx context.Context) error {
 	pc := raw.(exocortexv1.PluginClient)
 	mctx, cancel := context.WithTimeout(ctx, p.h.opts.StartTimeout)
 	defer cancel()
-	m, err := pc.Manifest(mctx, &exocortexv1.ManifestRequest{ProtocolVersion: sdk.ProtocolVersion})
+	m, err := pc.Manifest(mctx, &exocortexv1.ManifestRequest{ProtocolVersion: protocol.Version})
 	if err != nil {
 		client.Kill()
 		return p.startError(fmt.Errorf("answering its manifest: %w", err))

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -164,7 +163,7 @@ func New(opts Options) (*Agent, error) {
 		opts.AgentProfile = "agent0"
 	}
 	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	// Every model request leaves masked, whoever built it (secrets.go).
 	opts.LLM = secrets.MaskProvider(opts.LLM, opts.Host.Secrets().Masker())

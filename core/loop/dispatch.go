@@ -59,6 +59,19 @@ func (e *HookError) Error() string {
 	return fmt.Sprintf("plugin %s, extension %s at %s: %s", e.Plugin, e.Extension, e.Hook, e.Problem)
 }
 
+// RequiredError is the failure of an extension that declared itself required:
+// the turn stops with it. Err is the extension's own failure.
+type RequiredError struct {
+	Plugin, Extension, Hook string
+	Err                     error
+}
+
+func (e *RequiredError) Error() string {
+	return fmt.Sprintf("required extension %s (plugin %s) failed at %s, so the turn stops: %v", e.Extension, e.Plugin, e.Hook, e.Err)
+}
+
+func (e *RequiredError) Unwrap() error { return e.Err }
+
 // settle takes one extension's outcome: it checks and applies the response,
 // emits the hook event, and applies the failure policy. accepted says the
 // response was taken; stop is non-nil when the hook must stop (a cancel, or a
@@ -105,7 +118,7 @@ func settle[Resp changer](
 			return false, ctx.Err()
 		}
 		if ext.Spec.GetRequired() {
-			return false, fmt.Errorf("required extension %s (plugin %s) failed at %s, so the turn stops: %w", ext.Name(), ext.Plugin.Name(), ext.Hook.Name, err)
+			return false, &RequiredError{Plugin: ext.Plugin.Name(), Extension: ext.Name(), Hook: ext.Hook.Name, Err: err}
 		}
 		if t.failClosed(ext, err) {
 			a.log.Warn("guard failed: the action is stopped", "extension", ext.Name(), "plugin", ext.Plugin.Name(), "hook", ext.Hook.Name, "err", err)

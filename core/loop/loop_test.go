@@ -235,6 +235,10 @@ func TestRequiredExtensionStopsTheTurn(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "required extension must (plugin strict) failed at message_loop_start") {
 		t.Fatalf("err = %v", err)
 	}
+	var re *RequiredError
+	if !errors.As(err, &re) || re.Extension != "must" || re.Plugin != "strict" || re.Hook != "message_loop_start" || re.Err == nil {
+		t.Fatalf("err = %#v, want a *RequiredError for must (plugin strict) at message_loop_start, wrapping its failure", err)
+	}
 }
 
 func TestSignals(t *testing.T) {

@@ -499,7 +499,8 @@ func (a *Agent) exception(ctx context.Context, t *turn, stage string, err error)
 		return err
 	}
 	var he *HookError
-	if errors.As(err, &he) || strings.HasPrefix(err.Error(), "required extension ") {
+	var re *RequiredError
+	if errors.As(err, &he) || errors.As(err, &re) {
 		stage = "extension"
 	}
 	handled, by := false, ""

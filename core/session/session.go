@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/renameio/v2"
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/encoding/protojson"
 
@@ -244,11 +245,11 @@ func Last(dir string) (string, error) {
 }
 
 func markLast(dir, name string) error {
-	tmp := filepath.Join(dir, lastFile+".tmp")
-	if err := os.WriteFile(tmp, []byte(name+"\n"), 0o644); err != nil {
-		return fmt.Errorf("recording the last session: %w", err)
+	path := filepath.Join(dir, lastFile)
+	if err := renameio.WriteFile(path, []byte(name+"\n"), 0o644); err != nil {
+		return fmt.Errorf("recording the last session in %s: %w", path, err)
 	}
-	return os.Rename(tmp, filepath.Join(dir, lastFile))
+	return nil
 }
 
 // NewName returns a fresh session name from the time, e.g. "2026-11-21-1530-ab12".

@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -161,5 +162,50 @@ func TestResetScopeAndPersistence(t *testing.T) {
 	}
 	if _, ok := s2.Get("error_diagnosis"); ok {
 		t.Fatal("a monologue key was saved with the session scope")
+	}
+}
+
+// Two writers saving to one path at once (two processes on one session's
+// state) each leave a whole file behind: every Save succeeds, and what is on
+// disk afterwards is one writer's snapshot, never a mix or a torn one.
+func TestConcurrentSavesLeaveOneWholeFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	writers := []bool{true, false}
+	stores := make([]*Store, len(writers))
+	for i, active := range writers {
+		stores[i] = NewStore(NewRegistry())
+		if err := stores[i].Set("loop_active", &exocortexv1.LoopActive{Active: active}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const rounds = 200
+	errs := make(chan error, len(stores)*rounds)
+	var wg sync.WaitGroup
+	for _, s := range stores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range rounds {
+				errs <- s.Save(path, exocortexv1.Scope_SCOPE_SESSION)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("a concurrent Save failed: %v", err)
+		}
+	}
+	got := NewStore(NewRegistry())
+	if skipped, err := got.Load(path); err != nil || len(skipped) != 0 {
+		t.Fatalf("Load after concurrent saves: skipped %v, err %v", skipped, err)
+	}
+	if _, ok := got.Get("loop_active"); !ok {
+		t.Fatal("the file left by concurrent saves lost loop_active")
+	}
+	left, err := filepath.Glob(filepath.Join(filepath.Dir(path), "*"))
+	if err != nil || len(left) != 1 {
+		t.Fatalf("files left beside the state: %v (%v), want only %s", left, err, path)
 	}
 }

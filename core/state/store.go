@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/google/renameio/v2"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
@@ -220,11 +221,9 @@ func (s *Store) Save(path string, scopes ...exocortexv1.Scope) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("saving state: %w", err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("saving state to %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	// Each write has a temporary file of its own, so two writers (two
+	// processes saving one session's state) never write into each other's.
+	if err := renameio.WriteFile(path, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("saving state to %s: %w", path, err)
 	}
 	return nil

@@ -28,7 +28,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -161,7 +160,7 @@ func New(opts Options) (*Watcher, error) {
 		opts.StableGap = DefaultStableGap
 	}
 	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	fsw, err := fsnotify.NewWatcher()
 	if err != nil {

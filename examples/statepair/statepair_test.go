@@ -9,7 +9,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
-	"github.com/exocortex/exocortex/sdk"
+	"github.com/exocortex/exocortex/protocol"
 	"github.com/exocortex/exocortex/sdk/sdktest"
 )
 
@@ -18,8 +18,8 @@ func start(t *testing.T, pkg string) exocortexv1.PluginClient {
 	t.Helper()
 	bin := sdktest.BuildPlugin(t, pkg)
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake(),
-		VersionedPlugins: sdk.PluginSet(nil),
+		HandshakeConfig:  protocol.Handshake(),
+		VersionedPlugins: protocol.PluginSet(nil),
 		Cmd:              exec.Command(bin),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           hclog.New(&hclog.LoggerOptions{Output: t.Output(), Level: hclog.Info}),
@@ -29,7 +29,7 @@ func start(t *testing.T, pkg string) exocortexv1.PluginClient {
 	if err != nil {
 		t.Fatalf("start %s: %v", pkg, err)
 	}
-	raw, err := rpc.Dispense(sdk.PluginName)
+	raw, err := rpc.Dispense(protocol.PluginName)
 	if err != nil {
 		t.Fatalf("dispense %s: %v", pkg, err)
 	}

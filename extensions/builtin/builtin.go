@@ -4,8 +4,10 @@
 //
 // # Configuration of the built-in tools
 //
-// The tool plugins read their configuration themselves, on their first tool
-// call, with config.LoadToolsFromEnv: they are this binary re-executed, so they
+// The host sends the tools' settings in the plugin settings
+// (toolsettings.FromEnv): text_editor's so far. The tool plugins not yet moved
+// there read their configuration themselves, on their first tool call, with
+// config.LoadToolsFromEnv: they are this binary re-executed, so they
 // find the same home directory ($EXOCORTEX_HOME or ~/.exocortex) and the same
 // config.yaml (its `tools:` section) as the host. What only the running host knows
 // comes through the environment it gives its plugins (host.Options.PluginEnv):
@@ -29,6 +31,8 @@ package builtin
 
 import (
 	"slices"
+	"fmt"
+	"os"
 	"sort"
 	"sync"
 
@@ -69,6 +73,7 @@ import (
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sandbox"
 	"github.com/exocortex/exocortex/sdk"
+	"github.com/exocortex/exocortex/toolsettings"
 )
 
 // Version is the built-in plugins' version.
@@ -77,7 +82,21 @@ const Version = "0.1.0"
 // Plugins returns the built-in plugins, by name. Building them starts nothing:
 // the tools load their configuration and start shells on first use.
 func Plugins() map[string]sdk.Plugin {
-	// One configuration load per plugin process, on first use.
+	// The tools' settings the host sends (toolsettings), read once per
+	// plugin process, on first use.
+	sent := sync.OnceValues(func() (toolsettings.Tools, error) { return toolsettings.FromEnv(os.Getenv) })
+	editorSettings := func() (toolsettings.Editor, error) {
+		s, err := sent()
+		if err == nil && s.Editor == nil {
+			err = fmt.Errorf("the host sent no text_editor settings (%s has no tools.editor)", toolsettings.EnvSettings)
+		}
+		if err != nil {
+			return toolsettings.Editor{}, err
+		}
+		return *s.Editor, nil
+	}
+	// The tools not yet moved to the settings load config.yaml themselves,
+	// once per plugin process, on first use.
 	tools := sync.OnceValues(config.LoadToolsFromEnv)
 	data := datatools.New(func() (config.Data, error) { t, err := tools(); return t.Data, err })
 	home := func() (string, error) { t, err := tools(); return t.Home, err }
@@ -116,7 +135,7 @@ func Plugins() map[string]sdk.Plugin {
 			Tools: []sdk.Tool{
 				agenttools.Response(),
 				shells.Tool(),
-				editor.New(func() (config.Editor, error) { t, err := tools(); return t.Editor, err }).Tool(),
+				editor.New(editorSettings).Tool(),
 				data.Analyze(),
 				data.Visualize(),
 				websearch.New(func() (config.WebSearch, error) { t, err := tools(); return t.WebSearch, err }, nil).Tool(),
@@ -130,7 +149,7 @@ func Plugins() map[string]sdk.Plugin {
 			// between them (memory_save and memory_forget take any).
 			UsesMemory:       true,
 			MemoryWriteAreas: writeAreas(memorytools.WriteAreas(), recall.WriteAreas(), ontology.WriteAreas(), memorize.WriteAreas()),
-			Tools:            append(memTools.Tools(), stagingnote.New(stagingnote.HomeFrom(tools)).Tool()),
+			Tools:            append(memTools.Tools(), stagingnote.New(home).Tool()),
 			Extensions: []sdk.Extension{
 				reasoning.SessionInit{Home: memTools.Home}, reasoning.State{}, reasoning.Update{Home: memTools.Home},
 				recall.Archive{}, recall.Catalog{}, recall.Search{Options: recallOpts}, recall.Filter{},

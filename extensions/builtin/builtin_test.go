@@ -68,8 +68,9 @@ func TestPluginsAndToolPrompts(t *testing.T) {
 	}
 }
 
-// The tool plugins load their configuration from the home directory and the
-// environment the host gives them, as when re-executed.
+// The tool plugins get their configuration as when the host re-executes them:
+// text_editor's from the settings the host sends (toolsettings), the others'
+// from the home directory and the environment the host gives them.
 func TestToolPluginsReadTheirConfiguration(t *testing.T) {
 	home, project := t.TempDir(), t.TempDir()
 	project, _ = filepath.EvalSymlinks(project)
@@ -92,6 +93,17 @@ func TestToolPluginsReadTheirConfiguration(t *testing.T) {
 	for _, k := range []string{config.EnvSearchURL, config.EnvSearchKey, config.EnvSearchProvider, config.EnvSearchRate} {
 		t.Setenv(k, "")
 	}
+	// The settings the host sends (text_editor's among them), as app.hostOptions does.
+	c, err := config.Load(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry, err := c.PluginSettingsEnv(home, project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, settings, _ := strings.Cut(entry, "=")
+	t.Setenv(config.EnvSettings, settings)
 	ps := Plugins()
 	agent := sdktest.Serve(t, ps["agent-tools"])
 	// memory-tools reaches the home's memory service, as the host serves it.

@@ -40,10 +40,12 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/exocortex/exocortex/config"
+	"github.com/google/renameio/v2"
+
 	"github.com/exocortex/exocortex/extensions/internal/toolargs"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
+	"github.com/exocortex/exocortex/toolsettings"
 )
 
 // ToolName is the tool's name.
@@ -51,16 +53,16 @@ const ToolName = "text_editor"
 
 // Editor is the text_editor tool.
 type Editor struct {
-	load func() (config.Editor, error)
+	load func() (toolsettings.Editor, error)
 }
 
-// New returns the editor; load gives its configuration on every call (the
-// built-in plugins pass a once-loaded config).
-func New(load func() (config.Editor, error)) *Editor { return &Editor{load: load} }
+// New returns the editor; load gives its settings on every call (the built-in
+// plugins pass the settings the host sent, toolsettings.FromEnv).
+func New(load func() (toolsettings.Editor, error)) *Editor { return &Editor{load: load} }
 
 // Fixed is a load function returning cfg.
-func Fixed(cfg config.Editor) func() (config.Editor, error) {
-	return func() (config.Editor, error) { return cfg, nil }
+func Fixed(cfg toolsettings.Editor) func() (toolsettings.Editor, error) {
+	return func() (toolsettings.Editor, error) { return cfg, nil }
 }
 
 // Tool is the text_editor tool.
@@ -146,7 +148,7 @@ func (e *Editor) run(_ context.Context, _ *sdk.Call, raw json.RawMessage) (*exoc
 }
 
 // load reads a text file within the size limit.
-func loadText(path, shown string, cfg config.Editor) ([]byte, os.FileInfo, error) {
+func loadText(path, shown string, cfg toolsettings.Editor) ([]byte, os.FileInfo, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -186,7 +188,7 @@ func splitLines(s string) []string {
 	return lines
 }
 
-func read(path, shown string, from, to toolargs.Int, cfg config.Editor) (string, error) {
+func read(path, shown string, from, to toolargs.Int, cfg toolsettings.Editor) (string, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return listDir(path, shown)
 	}
@@ -258,28 +260,10 @@ func writeAtomic(path string, data []byte, mode fs.FileMode) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Chmod(mode)
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		_ = os.Remove(tmp)
-	}
-	return werr
+	return renameio.WriteFile(path, data, mode, renameio.WithStaticPermissions(mode))
 }
 
-func write(path, shown, content string, cfg config.Editor) (string, error) {
+func write(path, shown, content string, cfg toolsettings.Editor) (string, error) {
 	if int64(len(content)) > cfg.MaxFileBytes {
 		return "", fmt.Errorf("the content has %d bytes, more than the %d text_editor writes (tools.editor.max_file_bytes)", len(content), cfg.MaxFileBytes)
 	}
@@ -303,7 +287,7 @@ func write(path, shown, content string, cfg config.Editor) (string, error) {
 // lineAt is the 1-based line number of byte offset i.
 func lineAt(s string, i int) int { return strings.Count(s[:i], "\n") + 1 }
 
-func patch(path, shown, old, repl string, cfg config.Editor) (string, error) {
+func patch(path, shown, old, repl string, cfg toolsettings.Editor) (string, error) {
 	b, fi, err := loadText(path, shown, cfg)
 	if err != nil {
 		return "", err

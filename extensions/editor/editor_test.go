@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/exocortex/exocortex/config"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 	"github.com/exocortex/exocortex/sdk/sdktest"
+	"github.com/exocortex/exocortex/toolsettings"
 )
 
 type harness struct {
@@ -34,7 +34,7 @@ func serve(t *testing.T) *harness {
 			t.Fatal(err)
 		}
 	}
-	e := New(Fixed(config.Editor{Roots: []string{h.root, h.other}, MaxReadLines: 5}))
+	e := New(Fixed(toolsettings.Editor{Roots: []string{h.root, h.other}, MaxReadLines: 5}))
 	h.client = sdktest.Serve(t, sdk.Plugin{Name: "editor", Version: "test", Tools: []sdk.Tool{e.Tool()}})
 	return h
 }
@@ -281,7 +281,7 @@ func TestRootBehindALink(t *testing.T) {
 	if err := os.Symlink(real, link); err != nil {
 		t.Fatal(err)
 	}
-	e := New(Fixed(config.Editor{Roots: []string{link}}))
+	e := New(Fixed(toolsettings.Editor{Roots: []string{link}}))
 	client := sdktest.Serve(t, sdk.Plugin{Name: "editor", Version: "test", Tools: []sdk.Tool{e.Tool()}})
 	for _, p := range []string{"a.txt", filepath.Join(link, "b.txt"), filepath.Join(real, "c.txt")} {
 		b, _ := json.Marshal(map[string]any{"action": "write", "path": p, "content": "x"})
@@ -292,7 +292,7 @@ func TestRootBehindALink(t *testing.T) {
 		}
 	}
 	// A missing root is a clear configuration error.
-	e = New(Fixed(config.Editor{Roots: []string{filepath.Join(base, "nope")}}))
+	e = New(Fixed(toolsettings.Editor{Roots: []string{filepath.Join(base, "nope")}}))
 	client = sdktest.Serve(t, sdk.Plugin{Name: "editor", Version: "test", Tools: []sdk.Tool{e.Tool()}})
 	resp, err := client.ExecuteTool(t.Context(), &exocortexv1.ExecuteToolRequest{
 		Call: sdktest.Call(ToolName), ToolCall: &exocortexv1.ToolCall{Name: ToolName, ArgsJson: `{"action":"read","path":"a"}`}})

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/google/renameio/v2"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/exocortex/exocortex/extensions/internal/catalog"
@@ -145,23 +146,8 @@ func (st *Set) writeCatalog(ctx context.Context, cl exocortexv1.MemoryServiceCli
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("writing the library catalog: %w", err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".catalog-*.json")
-	if err != nil {
-		return fmt.Errorf("writing the library catalog: %w", err)
-	}
-	_, werr := f.Write(append(b, '\n'))
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(f.Name(), path)
-	}
-	if werr != nil {
-		_ = os.Remove(f.Name())
-		return fmt.Errorf("writing the library catalog %s: %w", path, werr)
+	if err := renameio.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("writing the library catalog %s: %w", path, err)
 	}
 	return nil
 }

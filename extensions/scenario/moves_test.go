@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -101,7 +100,7 @@ func TestSuiteLintsCleanAndBeliefStateIsFresh(t *testing.T) {
 	var plugins []wiring.Plugin
 	for _, name := range builtin.Names() {
 		p := builtin.Plugins()[name]
-		p.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		p.Logger = slog.New(slog.DiscardHandler)
 		srv, err := sdk.NewServer(p)
 		if err != nil {
 			t.Fatalf("built-in plugin %s: %v", name, err)

@@ -3,7 +3,6 @@ package scenario
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"sort"
 	"strings"
@@ -47,7 +46,7 @@ func BenchmarkSuiteWork(b *testing.B) {
 	var calls []named
 	for _, pn := range builtin.Names() {
 		p := builtin.Plugins()[pn]
-		p.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		p.Logger = slog.New(slog.DiscardHandler)
 		srv, err := sdk.NewServer(p)
 		if err != nil {
 			b.Fatal(err)

@@ -27,6 +27,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/google/renameio/v2"
+
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 )
@@ -124,18 +126,14 @@ func (tr Trigger) ToolExecuteAfter(_ context.Context, c *sdk.Call, _ *exocortexv
 	return nil, nil
 }
 
-// writeRequest writes the request atomically (temporary file, then rename).
+// writeRequest writes the request atomically (renameio: a temporary file of its own, then a rename).
 func writeRequest(path string, r Request) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
 	b, _ := json.MarshalIndent(r, "", "  ")
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
-		return fmt.Errorf("writing %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("renaming %s: %w", tmp, err)
+	if err := renameio.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
 }

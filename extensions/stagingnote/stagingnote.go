@@ -24,7 +24,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/extensions/internal/stagelog"
 	"github.com/exocortex/exocortex/extensions/internal/toolargs"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
@@ -65,20 +64,6 @@ type Note struct {
 func New(home func() (string, error)) *Note {
 	// Recovery notices (a torn last line cut off) go to the host's log.
 	return &Note{home: home, logger: slog.New(sdk.NewHostLogHandler(os.Stderr, ToolName))}
-}
-
-// HomeFrom adapts a tools configuration loader to New.
-func HomeFrom(load func() (config.Tools, error)) func() (string, error) {
-	return func() (string, error) {
-		cfg, err := load()
-		if err != nil {
-			return "", fmt.Errorf("loading the configuration: %w", err)
-		}
-		if cfg.Home == "" {
-			return "", fmt.Errorf("the Exocortex home directory is unknown: set %s", config.HomeEnv)
-		}
-		return cfg.Home, nil
-	}
 }
 
 // File declares staging.jsonl for the plugin's manifest.

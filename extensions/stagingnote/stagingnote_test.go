@@ -3,7 +3,6 @@ package stagingnote
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -20,7 +19,7 @@ func serve(t *testing.T) (exocortexv1.PluginClient, string) {
 	t.Helper()
 	home := t.TempDir()
 	n := New(func() (string, error) { return home, nil })
-	n.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	n.logger = slog.New(slog.DiscardHandler)
 	client := sdktest.Serve(t, sdk.Plugin{Name: "notes", Version: "test", Tools: []sdk.Tool{n.Tool()}, Files: []*exocortexv1.FileSpec{File()}})
 	return client, home
 }
@@ -101,7 +100,7 @@ func TestWritesStagingLines(t *testing.T) {
 func TestWaitsForTheLock(t *testing.T) {
 	client, home := serve(t)
 	file := filepath.Join(home, FileName)
-	other, err := staging.Open(t.Context(), file, staging.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	other, err := staging.Open(t.Context(), file, staging.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package subordinate
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/protocol"
 	"github.com/exocortex/exocortex/sdk"
 	"github.com/exocortex/exocortex/sdk/sdktest"
 )
@@ -39,13 +39,13 @@ func (h *fakeHost) RunSubordinate(_ context.Context, req *exocortexv1.RunSubordi
 func serveWithHost(t *testing.T, host exocortexv1.HostServer) exocortexv1.PluginClient {
 	t.Helper()
 	srv, err := sdk.NewServer(sdk.Plugin{Name: "sub", Version: "test", Tools: []sdk.Tool{Tool()},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, _ := plugin.TestPluginGRPCConn(t, false, plugin.PluginSet{sdk.PluginName: &sdk.GRPCPlugin{Impl: srv, Host: host}})
+	client, _ := plugin.TestPluginGRPCConn(t, false, plugin.PluginSet{protocol.PluginName: &protocol.GRPCPlugin{Impl: srv, Host: host}})
 	t.Cleanup(func() { _ = client.Close() })
-	raw, err := client.Dispense(sdk.PluginName)
+	raw, err := client.Dispense(protocol.PluginName)
 	if err != nil {
 		t.Fatal(err)
 	}

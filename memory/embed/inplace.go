@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/google/renameio/v2"
 )
 
 // IndexSuffix is appended to a word-vector file's name for its word index,
@@ -175,23 +177,7 @@ func writeIndex(p string, b []byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".glove-index-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), p)
+	return renameio.WriteFile(p, b, 0o644, renameio.WithStaticPermissions(0o644))
 }
 
 // compactLayout is where the parts of a compact table are.

@@ -154,7 +154,7 @@ func runLocomo(ctx context.Context, sets []locomoSet, emb memory.Embedder, modes
 		}
 		err = func() error {
 			defer os.RemoveAll(dir)
-			s, err := memory.Open(ctx, dir, memory.Options{Embedder: emb, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			s, err := memory.Open(ctx, dir, memory.Options{Embedder: emb, Logger: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				return err
 			}

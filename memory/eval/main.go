@@ -30,7 +30,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -236,7 +235,7 @@ func runGenerated(ctx context.Context, people int, seed uint64, write string, em
 		return nil, 0, err
 	}
 	defer os.RemoveAll(dir)
-	s, err := memory.Open(ctx, dir, memory.Options{Embedder: emb, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s, err := memory.Open(ctx, dir, memory.Options{Embedder: emb, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return nil, 0, err
 	}

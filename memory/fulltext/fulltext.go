@@ -63,6 +63,7 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
+	"github.com/google/renameio/v2"
 )
 
 // Doc is what the index holds of one record.
@@ -952,11 +953,7 @@ func (ix *Index) Close() error {
 	m := manifest{Version: formatVersion, AppliedSeq: ix.applied.Load(), Files: files}
 	m.CRC32C = m.sum()
 	b, _ := json.Marshal(m)
-	tmp := ix.dir + ".manifest.tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return fmt.Errorf("fulltext: writing the manifest of %s: %w", ix.dir, err)
-	}
-	if err := os.Rename(tmp, ix.dir+".manifest"); err != nil {
+	if err := renameio.WriteFile(ix.dir+".manifest", b, 0o600); err != nil {
 		return fmt.Errorf("fulltext: writing the manifest of %s: %w", ix.dir, err)
 	}
 	return nil

@@ -15,7 +15,7 @@ import (
 	"github.com/exocortex/exocortex/core/hooks"
 	"github.com/exocortex/exocortex/core/state"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
-	"github.com/exocortex/exocortex/sdk"
+	"github.com/exocortex/exocortex/protocol"
 	"github.com/exocortex/exocortex/sdk/sdktest"
 )
 
@@ -120,7 +120,7 @@ func (s *suite) testDispatch(t *testing.T) {
 	if err != nil {
 		t.Fatalf("handshake: %v\n%s", err, clientLog)
 	}
-	raw, err := rpc.Dispense(sdk.PluginName)
+	raw, err := rpc.Dispense(protocol.PluginName)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/state"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/protocol"
 	"github.com/exocortex/exocortex/sdk"
 	"github.com/exocortex/exocortex/sdk/sdktest"
 )
@@ -52,17 +53,17 @@ func Plugin(t testing.TB, pluginDir string) {
 	if len(cands) != 1 {
 		t.Fatalf("conformance: discovery finds %d plugins in %s, want 1", len(cands), pluginDir)
 	}
-	m := protocol(t, cands[0])
+	m := checkProtocol(t, cands[0])
 	throughHost(t, pluginDir, m)
 }
 
-func protocol(t testing.TB, c discover.Candidate) *exocortexv1.ManifestResponse {
+func checkProtocol(t testing.TB, c discover.Candidate) *exocortexv1.ManifestResponse {
 	t.Helper()
 	cmd := exec.Command(c.Command[0], c.Command[1:]...)
 	cmd.Dir = c.WorkDir
 	log := &sdktest.Buffer{}
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig: sdk.Handshake(), VersionedPlugins: sdk.PluginSet(nil), Cmd: cmd,
+		HandshakeConfig: protocol.Handshake(), VersionedPlugins: protocol.PluginSet(nil), Cmd: cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           hclog.New(&hclog.LoggerOptions{Output: log, Level: hclog.Debug}),
 	})
@@ -77,7 +78,7 @@ func protocol(t testing.TB, c discover.Candidate) *exocortexv1.ManifestResponse 
 	if err := rpc.Ping(); err != nil {
 		t.Errorf("conformance: health check: %v", err)
 	}
-	raw, err := rpc.Dispense(sdk.PluginName)
+	raw, err := rpc.Dispense(protocol.PluginName)
 	if err != nil {
 		t.Fatalf("conformance: dispense: %v", err)
 	}

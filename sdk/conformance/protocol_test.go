@@ -19,6 +19,7 @@ import (
 
 	"github.com/exocortex/exocortex/core/discover"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/protocol"
 	"github.com/exocortex/exocortex/sdk"
 	"github.com/exocortex/exocortex/sdk/sdktest"
 )
@@ -29,8 +30,8 @@ func bareClient(c discover.Candidate, w io.Writer) *plugin.Client {
 	cmd := exec.Command(c.Command[0], c.Command[1:]...)
 	cmd.Dir = c.WorkDir
 	return plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake(),
-		VersionedPlugins: sdk.PluginSet(nil),
+		HandshakeConfig:  protocol.Handshake(),
+		VersionedPlugins: protocol.PluginSet(nil),
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           hclog.New(&hclog.LoggerOptions{Output: w, Level: hclog.Debug}),
@@ -65,7 +66,7 @@ func (s *suite) testProtocol(t *testing.T) {
 	if err := rpc.Ping(); err != nil {
 		t.Errorf("health check: %v", err)
 	}
-	raw, err := rpc.Dispense(sdk.PluginName)
+	raw, err := rpc.Dispense(protocol.PluginName)
 	if err != nil {
 		t.Fatal(err)
 	}

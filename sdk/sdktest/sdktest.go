@@ -37,6 +37,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/protocol"
 	"github.com/exocortex/exocortex/sdk"
 )
 
@@ -68,12 +69,12 @@ func ServeMemory(t testing.TB, p sdk.Plugin, memory exocortexv1.MemoryServiceSer
 	// The host side serves the Host service with nothing implemented, so a
 	// call of it (sdk.Call.ReportOutput from a tool) is answered at once with
 	// Unimplemented instead of waiting for a service nobody announces.
-	set := sdk.PluginSet(srv)[sdk.ProtocolVersion]
-	set[sdk.PluginName].(*sdk.GRPCPlugin).Host = noHost{}
-	set[sdk.PluginName].(*sdk.GRPCPlugin).Memory = memory
+	set := protocol.PluginSet(srv)[sdk.ProtocolVersion]
+	set[protocol.PluginName].(*protocol.GRPCPlugin).Host = noHost{}
+	set[protocol.PluginName].(*protocol.GRPCPlugin).Memory = memory
 	client, _ := plugin.TestPluginGRPCConn(t, false, set)
 	t.Cleanup(func() { _ = client.Close() })
-	raw, err := client.Dispense(sdk.PluginName)
+	raw, err := client.Dispense(protocol.PluginName)
 	if err != nil {
 		t.Fatalf("dispense plugin %q: %v", p.Name, err)
 	}

@@ -25,6 +25,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/google/renameio/v2"
 )
 
 // DefaultLimit is how many entries are kept when Open is given 0.
@@ -158,12 +160,8 @@ func (h *History) compact() error {
 		buf.Write(line)
 		buf.WriteByte('\n')
 	}
-	tmp := h.path + ".tmp"
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o600); err != nil {
-		return fmt.Errorf("compacting the input history: %w", err)
-	}
-	if err := os.Rename(tmp, h.path); err != nil {
-		return fmt.Errorf("compacting the input history: %w", err)
+	if err := renameio.WriteFile(h.path, buf.Bytes(), 0o600); err != nil {
+		return fmt.Errorf("compacting the input history %s: %w", h.path, err)
 	}
 	h.lines = len(h.entries)
 	return nil

@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -98,7 +97,7 @@ func Append(ctx context.Context, path string, in []Entry, log *slog.Logger) ([]R
 		entries[i] = staging.Entry{Kind: e.Kind, Session: e.Session, Payload: e.Payload}
 	}
 	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		log = slog.New(slog.DiscardHandler)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating the directory of %s: %w", path, err)

@@ -81,38 +81,86 @@ const (
 type PluginClient interface {
 	// Manifest declares the plugin's extensions, state keys, tools and data files.
 	Manifest(ctx context.Context, in *ManifestRequest, opts ...grpc.CallOption) (*ManifestResponse, error)
+	// AgentInit runs once, when the agent is created for a session.
 	AgentInit(ctx context.Context, in *AgentInitRequest, opts ...grpc.CallOption) (*AgentInitResponse, error)
+	// MonologueStart runs when a user message starts a monologue.
 	MonologueStart(ctx context.Context, in *MonologueStartRequest, opts ...grpc.CallOption) (*MonologueStartResponse, error)
+	// HistAddBefore runs before each message is added to the history.
 	HistAddBefore(ctx context.Context, in *HistAddBeforeRequest, opts ...grpc.CallOption) (*HistAddBeforeResponse, error)
+	// MessageLoopStart runs when an iteration begins.
 	MessageLoopStart(ctx context.Context, in *MessageLoopStartRequest, opts ...grpc.CallOption) (*MessageLoopStartResponse, error)
+	// MessageLoopPromptsBefore runs when prompt assembly begins; it may add prompt blocks
+	// before the history.
 	MessageLoopPromptsBefore(ctx context.Context, in *MessageLoopPromptsBeforeRequest, opts ...grpc.CallOption) (*MessageLoopPromptsBeforeResponse, error)
+	// SystemPrompt runs when the system prompt is assembled; it may append blocks.
 	SystemPrompt(ctx context.Context, in *SystemPromptRequest, opts ...grpc.CallOption) (*SystemPromptResponse, error)
+	// MessageLoopPromptsAfter is the last point at which text reaches this LLM call; it may
+	// add prompt blocks after the history.
 	MessageLoopPromptsAfter(ctx context.Context, in *MessageLoopPromptsAfterRequest, opts ...grpc.CallOption) (*MessageLoopPromptsAfterResponse, error)
+	// BeforeMainLLMCall runs when the prompt is final: state work only.
 	BeforeMainLLMCall(ctx context.Context, in *BeforeMainLLMCallRequest, opts ...grpc.CallOption) (*BeforeMainLLMCallResponse, error)
+	// ResponseStreamChunk runs for each streamed piece of the model's reply.
 	ResponseStreamChunk(ctx context.Context, in *ResponseStreamChunkRequest, opts ...grpc.CallOption) (*ResponseStreamChunkResponse, error)
+	// ResponseStreamEnd runs when the reply is complete.
 	ResponseStreamEnd(ctx context.Context, in *ResponseStreamEndRequest, opts ...grpc.CallOption) (*ResponseStreamEndResponse, error)
+	// ErrorFormat runs when the reply could not be used.
 	ErrorFormat(ctx context.Context, in *ErrorFormatRequest, opts ...grpc.CallOption) (*ErrorFormatResponse, error)
+	// ToolExecuteBefore runs before a tool runs; it may rewrite the arguments or block the
+	// call.
 	ToolExecuteBefore(ctx context.Context, in *ToolExecuteBeforeRequest, opts ...grpc.CallOption) (*ToolExecuteBeforeResponse, error)
+	// ToolExecuteAfter runs after a tool has run.
 	ToolExecuteAfter(ctx context.Context, in *ToolExecuteAfterRequest, opts ...grpc.CallOption) (*ToolExecuteAfterResponse, error)
+	// MessageLoopEnd runs when an iteration is over, even when it failed.
 	MessageLoopEnd(ctx context.Context, in *MessageLoopEndRequest, opts ...grpc.CallOption) (*MessageLoopEndResponse, error)
+	// MonologueEnd runs when the monologue is over, even when it failed.
 	MonologueEnd(ctx context.Context, in *MonologueEndRequest, opts ...grpc.CallOption) (*MonologueEndResponse, error)
+	// ChatModelCallBefore runs just before the main model is called, with the request as it
+	// is sent: state work only.
 	ChatModelCallBefore(ctx context.Context, in *ChatModelCallBeforeRequest, opts ...grpc.CallOption) (*ChatModelCallBeforeResponse, error)
+	// ChatModelCallAfter runs when the main model has answered, before the reply is parsed;
+	// it may replace the reply's text.
 	ChatModelCallAfter(ctx context.Context, in *ChatModelCallAfterRequest, opts ...grpc.CallOption) (*ChatModelCallAfterResponse, error)
+	// UtilModelCallBefore runs before a utility model call (history compression's summary);
+	// it may rewrite that call's system and user messages.
 	UtilModelCallBefore(ctx context.Context, in *UtilModelCallBeforeRequest, opts ...grpc.CallOption) (*UtilModelCallBeforeResponse, error)
+	// UtilModelCallAfter runs when the utility model has answered; it may replace the
+	// answer.
 	UtilModelCallAfter(ctx context.Context, in *UtilModelCallAfterRequest, opts ...grpc.CallOption) (*UtilModelCallAfterResponse, error)
+	// ReasoningStreamChunk runs for each streamed piece of the model's reasoning.
 	ReasoningStreamChunk(ctx context.Context, in *ReasoningStreamChunkRequest, opts ...grpc.CallOption) (*ReasoningStreamChunkResponse, error)
+	// ReasoningStream runs with the reasoning so far, after each reasoning_stream_chunk.
 	ReasoningStream(ctx context.Context, in *ReasoningStreamRequest, opts ...grpc.CallOption) (*ReasoningStreamResponse, error)
+	// ReasoningStreamEnd runs when the model's call is over, with its whole reasoning.
 	ReasoningStreamEnd(ctx context.Context, in *ReasoningStreamEndRequest, opts ...grpc.CallOption) (*ReasoningStreamEndResponse, error)
+	// ResponseStream runs with the reply so far, after each response_stream_chunk.
 	ResponseStream(ctx context.Context, in *ResponseStreamRequest, opts ...grpc.CallOption) (*ResponseStreamResponse, error)
+	// MessageLoopException runs when an iteration fails with an error; it may mark it
+	// handled.
 	MessageLoopException(ctx context.Context, in *MessageLoopExceptionRequest, opts ...grpc.CallOption) (*MessageLoopExceptionResponse, error)
+	// ProcessChainEnd runs when the top-level monologue's chain is finished, after
+	// monologue_end.
 	ProcessChainEnd(ctx context.Context, in *ProcessChainEndRequest, opts ...grpc.CallOption) (*ProcessChainEndResponse, error)
+	// HistAddToolResult runs when a tool's result is about to be added to the history; it
+	// may change the text stored.
 	HistAddToolResult(ctx context.Context, in *HistAddToolResultRequest, opts ...grpc.CallOption) (*HistAddToolResultResponse, error)
+	// ToolOutputUpdate runs for each piece of partial output a running tool reports; it may
+	// change what the operator sees.
 	ToolOutputUpdate(ctx context.Context, in *ToolOutputUpdateRequest, opts ...grpc.CallOption) (*ToolOutputUpdateResponse, error)
+	// TextEditorReadAfter runs after text_editor read a file; it may change what the model
+	// sees of the read.
 	TextEditorReadAfter(ctx context.Context, in *TextEditorReadAfterRequest, opts ...grpc.CallOption) (*TextEditorReadAfterResponse, error)
+	// TextEditorWriteBefore runs before text_editor writes a file; it may change the content
+	// or refuse the write.
 	TextEditorWriteBefore(ctx context.Context, in *TextEditorWriteBeforeRequest, opts ...grpc.CallOption) (*TextEditorWriteBeforeResponse, error)
+	// TextEditorWriteAfter runs after text_editor wrote a file.
 	TextEditorWriteAfter(ctx context.Context, in *TextEditorWriteAfterRequest, opts ...grpc.CallOption) (*TextEditorWriteAfterResponse, error)
+	// TextEditorPatchBefore runs before text_editor patches a file; it may change the
+	// passage, its replacement, or refuse.
 	TextEditorPatchBefore(ctx context.Context, in *TextEditorPatchBeforeRequest, opts ...grpc.CallOption) (*TextEditorPatchBeforeResponse, error)
+	// TextEditorPatchAfter runs after text_editor patched a file.
 	TextEditorPatchAfter(ctx context.Context, in *TextEditorPatchAfterRequest, opts ...grpc.CallOption) (*TextEditorPatchAfterResponse, error)
+	// EmbeddingModelChanged runs when the memory store was built with another embedding
+	// model than the configured one.
 	EmbeddingModelChanged(ctx context.Context, in *EmbeddingModelChangedRequest, opts ...grpc.CallOption) (*EmbeddingModelChangedResponse, error)
 	// ExecuteTool runs one of the tools the manifest declares.
 	ExecuteTool(ctx context.Context, in *ExecuteToolRequest, opts ...grpc.CallOption) (*ExecuteToolResponse, error)
@@ -519,38 +567,86 @@ type Plugin_DispatchClient = grpc.BidiStreamingClient[BatchRequest, BatchRespons
 type PluginServer interface {
 	// Manifest declares the plugin's extensions, state keys, tools and data files.
 	Manifest(context.Context, *ManifestRequest) (*ManifestResponse, error)
+	// AgentInit runs once, when the agent is created for a session.
 	AgentInit(context.Context, *AgentInitRequest) (*AgentInitResponse, error)
+	// MonologueStart runs when a user message starts a monologue.
 	MonologueStart(context.Context, *MonologueStartRequest) (*MonologueStartResponse, error)
+	// HistAddBefore runs before each message is added to the history.
 	HistAddBefore(context.Context, *HistAddBeforeRequest) (*HistAddBeforeResponse, error)
+	// MessageLoopStart runs when an iteration begins.
 	MessageLoopStart(context.Context, *MessageLoopStartRequest) (*MessageLoopStartResponse, error)
+	// MessageLoopPromptsBefore runs when prompt assembly begins; it may add prompt blocks
+	// before the history.
 	MessageLoopPromptsBefore(context.Context, *MessageLoopPromptsBeforeRequest) (*MessageLoopPromptsBeforeResponse, error)
+	// SystemPrompt runs when the system prompt is assembled; it may append blocks.
 	SystemPrompt(context.Context, *SystemPromptRequest) (*SystemPromptResponse, error)
+	// MessageLoopPromptsAfter is the last point at which text reaches this LLM call; it may
+	// add prompt blocks after the history.
 	MessageLoopPromptsAfter(context.Context, *MessageLoopPromptsAfterRequest) (*MessageLoopPromptsAfterResponse, error)
+	// BeforeMainLLMCall runs when the prompt is final: state work only.
 	BeforeMainLLMCall(context.Context, *BeforeMainLLMCallRequest) (*BeforeMainLLMCallResponse, error)
+	// ResponseStreamChunk runs for each streamed piece of the model's reply.
 	ResponseStreamChunk(context.Context, *ResponseStreamChunkRequest) (*ResponseStreamChunkResponse, error)
+	// ResponseStreamEnd runs when the reply is complete.
 	ResponseStreamEnd(context.Context, *ResponseStreamEndRequest) (*ResponseStreamEndResponse, error)
+	// ErrorFormat runs when the reply could not be used.
 	ErrorFormat(context.Context, *ErrorFormatRequest) (*ErrorFormatResponse, error)
+	// ToolExecuteBefore runs before a tool runs; it may rewrite the arguments or block the
+	// call.
 	ToolExecuteBefore(context.Context, *ToolExecuteBeforeRequest) (*ToolExecuteBeforeResponse, error)
+	// ToolExecuteAfter runs after a tool has run.
 	ToolExecuteAfter(context.Context, *ToolExecuteAfterRequest) (*ToolExecuteAfterResponse, error)
+	// MessageLoopEnd runs when an iteration is over, even when it failed.
 	MessageLoopEnd(context.Context, *MessageLoopEndRequest) (*MessageLoopEndResponse, error)
+	// MonologueEnd runs when the monologue is over, even when it failed.
 	MonologueEnd(context.Context, *MonologueEndRequest) (*MonologueEndResponse, error)
+	// ChatModelCallBefore runs just before the main model is called, with the request as it
+	// is sent: state work only.
 	ChatModelCallBefore(context.Context, *ChatModelCallBeforeRequest) (*ChatModelCallBeforeResponse, error)
+	// ChatModelCallAfter runs when the main model has answered, before the reply is parsed;
+	// it may replace the reply's text.
 	ChatModelCallAfter(context.Context, *ChatModelCallAfterRequest) (*ChatModelCallAfterResponse, error)
+	// UtilModelCallBefore runs before a utility model call (history compression's summary);
+	// it may rewrite that call's system and user messages.
 	UtilModelCallBefore(context.Context, *UtilModelCallBeforeRequest) (*UtilModelCallBeforeResponse, error)
+	// UtilModelCallAfter runs when the utility model has answered; it may replace the
+	// answer.
 	UtilModelCallAfter(context.Context, *UtilModelCallAfterRequest) (*UtilModelCallAfterResponse, error)
+	// ReasoningStreamChunk runs for each streamed piece of the model's reasoning.
 	ReasoningStreamChunk(context.Context, *ReasoningStreamChunkRequest) (*ReasoningStreamChunkResponse, error)
+	// ReasoningStream runs with the reasoning so far, after each reasoning_stream_chunk.
 	ReasoningStream(context.Context, *ReasoningStreamRequest) (*ReasoningStreamResponse, error)
+	// ReasoningStreamEnd runs when the model's call is over, with its whole reasoning.
 	ReasoningStreamEnd(context.Context, *ReasoningStreamEndRequest) (*ReasoningStreamEndResponse, error)
+	// ResponseStream runs with the reply so far, after each response_stream_chunk.
 	ResponseStream(context.Context, *ResponseStreamRequest) (*ResponseStreamResponse, error)
+	// MessageLoopException runs when an iteration fails with an error; it may mark it
+	// handled.
 	MessageLoopException(context.Context, *MessageLoopExceptionRequest) (*MessageLoopExceptionResponse, error)
+	// ProcessChainEnd runs when the top-level monologue's chain is finished, after
+	// monologue_end.
 	ProcessChainEnd(context.Context, *ProcessChainEndRequest) (*ProcessChainEndResponse, error)
+	// HistAddToolResult runs when a tool's result is about to be added to the history; it
+	// may change the text stored.
 	HistAddToolResult(context.Context, *HistAddToolResultRequest) (*HistAddToolResultResponse, error)
+	// ToolOutputUpdate runs for each piece of partial output a running tool reports; it may
+	// change what the operator sees.
 	ToolOutputUpdate(context.Context, *ToolOutputUpdateRequest) (*ToolOutputUpdateResponse, error)
+	// TextEditorReadAfter runs after text_editor read a file; it may change what the model
+	// sees of the read.
 	TextEditorReadAfter(context.Context, *TextEditorReadAfterRequest) (*TextEditorReadAfterResponse, error)
+	// TextEditorWriteBefore runs before text_editor writes a file; it may change the content
+	// or refuse the write.
 	TextEditorWriteBefore(context.Context, *TextEditorWriteBeforeRequest) (*TextEditorWriteBeforeResponse, error)
+	// TextEditorWriteAfter runs after text_editor wrote a file.
 	TextEditorWriteAfter(context.Context, *TextEditorWriteAfterRequest) (*TextEditorWriteAfterResponse, error)
+	// TextEditorPatchBefore runs before text_editor patches a file; it may change the
+	// passage, its replacement, or refuse.
 	TextEditorPatchBefore(context.Context, *TextEditorPatchBeforeRequest) (*TextEditorPatchBeforeResponse, error)
+	// TextEditorPatchAfter runs after text_editor patched a file.
 	TextEditorPatchAfter(context.Context, *TextEditorPatchAfterRequest) (*TextEditorPatchAfterResponse, error)
+	// EmbeddingModelChanged runs when the memory store was built with another embedding
+	// model than the configured one.
 	EmbeddingModelChanged(context.Context, *EmbeddingModelChangedRequest) (*EmbeddingModelChangedResponse, error)
 	// ExecuteTool runs one of the tools the manifest declares.
 	ExecuteTool(context.Context, *ExecuteToolRequest) (*ExecuteToolResponse, error)

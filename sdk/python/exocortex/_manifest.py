@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from exocortex import signals
+from exocortex._hooks_gen import READS_HISTORY_HOOKS, READS_PROMPT_HOOKS, TOOL_HOOKS
 from exocortex.hooks import HOOKS, lookup
 from exocortex.keys import Key, builtin_keys
 from exocortex.spec import InvalidPlugin, Plugin, Spec, Tool
@@ -19,18 +20,8 @@ from exocortex.v1 import manifest_pb2
 _INT32_MIN, _INT32_MAX = -(2 ** 31), 2 ** 31 - 1
 _UINT32_MAX = 2 ** 32 - 1
 _SCOPES = frozenset(v.number for v in manifest_pb2.Scope.DESCRIPTOR.values) - {manifest_pb2.SCOPE_UNSPECIFIED}
-# The hooks whose requests carry what Spec.reads_history governs (the history, or
-# before_main_llm_call's prompt): the manifest says reads_history only there.
-READS_HISTORY_HOOKS = frozenset({manifest_pb2.HOOK_MESSAGE_LOOP_PROMPTS_BEFORE, manifest_pb2.HOOK_MESSAGE_LOOP_PROMPTS_AFTER,
-                                 manifest_pb2.HOOK_MONOLOGUE_END, manifest_pb2.HOOK_BEFORE_MAIN_LLM_CALL,
-                                 manifest_pb2.HOOK_CHAT_MODEL_CALL_BEFORE})
-# The hooks whose requests carry what Spec.reads_prompt governs (system_prompt's
-# system_prompt, message_loop_prompts_after's extras and prompt_tokens): the manifest
-# says reads_prompt only there.
-READS_PROMPT_HOOKS = frozenset({manifest_pb2.HOOK_SYSTEM_PROMPT, manifest_pb2.HOOK_MESSAGE_LOOP_PROMPTS_AFTER})
-# The hooks Spec.for_tools applies to.
-TOOL_HOOKS = frozenset({manifest_pb2.HOOK_TOOL_EXECUTE_BEFORE, manifest_pb2.HOOK_TOOL_EXECUTE_AFTER,
-                        manifest_pb2.HOOK_HIST_ADD_TOOL_RESULT, manifest_pb2.HOOK_TOOL_OUTPUT_UPDATE})
+# The hook sets (READS_HISTORY_HOOKS, READS_PROMPT_HOOKS, TOOL_HOOKS) are generated
+# from the protocol, as the Go SDK's are (make generate).
 
 
 @dataclass

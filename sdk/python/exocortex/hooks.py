@@ -52,7 +52,8 @@ def _table() -> Tuple[HookInfo, ...]:
     return tuple(out)
 
 
-# Every hook, in the Hook enum's order (the order they first fire in a monologue).
+# Every hook, in the Hook enum's order (which is not the firing order: that is
+# _hooks_gen.FIRING_ORDER, from core/hooks).
 HOOKS: Tuple[HookInfo, ...] = _table()
 
 

@@ -44,7 +44,7 @@ from exocortex.server import PROTOCOL_VERSION, PluginService, new_server
 from exocortex.spec import InvalidPlugin, Plugin
 from exocortex.v1 import plugin_pb2_grpc
 
-# The go-plugin handshake shared with the host (Go: sdk.Handshake()). The cookie is
+# The go-plugin handshake shared with the host (Go: protocol.Handshake()). The cookie is
 # not a secret: it only stops a plugin from being run by hand as a command.
 MAGIC_COOKIE_KEY = "EXOCORTEX_PLUGIN"
 MAGIC_COOKIE_VALUE = "3f1c9a1e-exocortex-plugin-protocol"

@@ -10,14 +10,12 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 
+	"github.com/exocortex/exocortex/internal/genfile"
 	"github.com/exocortex/exocortex/signals/internal/gen"
 )
 
@@ -56,35 +54,13 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := writeIfChanged(*out, src); err != nil {
+	if err := genfile.WriteIfChanged(*out, src); err != nil {
 		return err
 	}
 	if *py != "" {
-		if err := writeIfChanged(*py, gen.Python(sigs)); err != nil {
+		if err := genfile.WriteIfChanged(*py, gen.Python(sigs)); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-func writeIfChanged(path string, data []byte) error {
-	old, err := os.ReadFile(path)
-	if err == nil && bytes.Equal(old, data) {
-		return nil
-	}
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("reading %s: %w", path, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("creating the directory of %s: %w", path, err)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("replacing %s: %w", path, err)
 	}
 	return nil
 }

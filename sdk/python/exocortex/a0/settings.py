@@ -92,6 +92,8 @@ def _values() -> Dict[str, Any]:
         "timezone": _local_timezone(),
     }
     for k, v in s.items():
+        if k == "tools":  # the built-in tools' own settings (toolsettings), not the session's
+            continue
         out[f"exocortex_{k}"] = v
     return out
 

@@ -217,199 +217,252 @@ class PluginServicer(object):
         raise NotImplementedError('Method not implemented!')
 
     def AgentInit(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """One RPC per Hook value, named for it (HOOK_AGENT_INIT is AgentInit), taking
+        the hook's request and returning its response. The comment of each is the
+        hook's documentation: the Go SDK's hook interfaces (sdk/hooks_gen.go) are
+        generated from this service by `make generate` (docs/hooks.md).
+
+        AgentInit runs once, when the agent is created for a session.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def MonologueStart(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """MonologueStart runs when a user message starts a monologue.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def HistAddBefore(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """HistAddBefore runs before each message is added to the history.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def MessageLoopStart(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """MessageLoopStart runs when an iteration begins.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def MessageLoopPromptsBefore(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """MessageLoopPromptsBefore runs when prompt assembly begins; it may add prompt blocks
+        before the history.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def SystemPrompt(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """SystemPrompt runs when the system prompt is assembled; it may append blocks.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def MessageLoopPromptsAfter(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """MessageLoopPromptsAfter is the last point at which text reaches this LLM call; it may
+        add prompt blocks after the history.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def BeforeMainLLMCall(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """BeforeMainLLMCall runs when the prompt is final: state work only.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ResponseStreamChunk(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """ResponseStreamChunk runs for each streamed piece of the model's reply.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ResponseStreamEnd(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """ResponseStreamEnd runs when the reply is complete.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ErrorFormat(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """ErrorFormat runs when the reply could not be used.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ToolExecuteBefore(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """ToolExecuteBefore runs before a tool runs; it may rewrite the arguments or block the
+        call.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ToolExecuteAfter(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """ToolExecuteAfter runs after a tool has run.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def MessageLoopEnd(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """MessageLoopEnd runs when an iteration is over, even when it failed.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def MonologueEnd(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """MonologueEnd runs when the monologue is over, even when it failed.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ChatModelCallBefore(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """ChatModelCallBefore runs just before the main model is called, with the request as it
+        is sent: state work only.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ChatModelCallAfter(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """ChatModelCallAfter runs when the main model has answered, before the reply is parsed;
+        it may replace the reply's text.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def UtilModelCallBefore(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """UtilModelCallBefore runs before a utility model call (history compression's summary);
+        it may rewrite that call's system and user messages.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def UtilModelCallAfter(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """UtilModelCallAfter runs when the utility model has answered; it may replace the
+        answer.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ReasoningStreamChunk(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """ReasoningStreamChunk runs for each streamed piece of the model's reasoning.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ReasoningStream(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """ReasoningStream runs with the reasoning so far, after each reasoning_stream_chunk.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ReasoningStreamEnd(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """ReasoningStreamEnd runs when the model's call is over, with its whole reasoning.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ResponseStream(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """ResponseStream runs with the reply so far, after each response_stream_chunk.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def MessageLoopException(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """MessageLoopException runs when an iteration fails with an error; it may mark it
+        handled.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ProcessChainEnd(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """ProcessChainEnd runs when the top-level monologue's chain is finished, after
+        monologue_end.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def HistAddToolResult(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """HistAddToolResult runs when a tool's result is about to be added to the history; it
+        may change the text stored.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ToolOutputUpdate(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """ToolOutputUpdate runs for each piece of partial output a running tool reports; it may
+        change what the operator sees.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def TextEditorReadAfter(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """TextEditorReadAfter runs after text_editor read a file; it may change what the model
+        sees of the read.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def TextEditorWriteBefore(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """TextEditorWriteBefore runs before text_editor writes a file; it may change the content
+        or refuse the write.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def TextEditorWriteAfter(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """TextEditorWriteAfter runs after text_editor wrote a file.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def TextEditorPatchBefore(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """TextEditorPatchBefore runs before text_editor patches a file; it may change the
+        passage, its replacement, or refuse.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def TextEditorPatchAfter(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """TextEditorPatchAfter runs after text_editor patched a file.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def EmbeddingModelChanged(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """EmbeddingModelChanged runs when the memory store was built with another embedding
+        model than the configured one.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')

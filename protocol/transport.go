@@ -1,4 +1,4 @@
-package sdk
+package protocol
 
 import (
 	"google.golang.org/grpc"
@@ -11,8 +11,9 @@ import (
 // is on the same machine, so a fixed 4 MiB window never throttles them.
 const window = 4 << 20
 
-// grpcServer is the plugin's gRPC server, with the transport settings above.
-func grpcServer(opts []grpc.ServerOption) *grpc.Server {
+// NewGRPCServer is the plugin's gRPC server, with the transport settings
+// above, for go-plugin's ServeConfig.GRPCServer.
+func NewGRPCServer(opts []grpc.ServerOption) *grpc.Server {
 	return grpc.NewServer(append(opts,
 		grpc.InitialWindowSize(window),
 		grpc.InitialConnWindowSize(window),

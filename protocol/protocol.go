@@ -1,4 +1,15 @@
-package sdk
+// Package protocol binds the Exocortex plugin protocol (package exocortexv1,
+// generated from proto/) to hashicorp/go-plugin: the handshake, the versioned
+// plugin set, the transport settings and the protocol version. Both sides of a
+// plugin connection import it and nothing else of each other: the host
+// (core/host) does not import the author SDK (sdk), and the SDK does not import
+// the host. It is the same split as go-plugin's examples/grpc, whose shared
+// package holds only this glue, and as Terraform's tfprotov6, kept apart from
+// the framework plugins are written with.
+//
+// A new SDK (another language) needs the values here: the magic cookie, the
+// plugin name, the protocol version and the broker stream of the Host service.
+package protocol
 
 import (
 	"context"
@@ -9,8 +20,8 @@ import (
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
 
-// ProtocolVersion is the plugin protocol this SDK speaks: package exocortex.v1.
-const ProtocolVersion = 1
+// Version is the plugin protocol both sides speak: package exocortex.v1.
+const Version = 1
 
 // PluginName is the key under which a plugin process serves the protocol.
 const PluginName = "exocortex"
@@ -20,10 +31,17 @@ const PluginName = "exocortex"
 // it were an ordinary command.
 func Handshake() plugin.HandshakeConfig {
 	return plugin.HandshakeConfig{
-		ProtocolVersion:  ProtocolVersion,
+		ProtocolVersion:  Version,
 		MagicCookieKey:   "EXOCORTEX_PLUGIN",
 		MagicCookieValue: "3f1c9a1e-exocortex-plugin-protocol",
 	}
+}
+
+// BrokerUser is implemented by a plugin's server that dials the host's
+// services through go-plugin's broker (the Go SDK's does, when an extension
+// or tool first asks for them); GRPCServer hands it the broker.
+type BrokerUser interface {
+	UseBroker(*plugin.GRPCBroker)
 }
 
 // GRPCPlugin binds the generated Plugin service to go-plugin, on both sides: a
@@ -39,16 +57,10 @@ type GRPCPlugin struct {
 	Memory exocortexv1.MemoryServiceServer
 }
 
-// brokerUser is implemented by the SDK's server, which dials the host's services
-// through the broker when an extension or tool first asks for them.
-type brokerUser interface {
-	useBroker(*plugin.GRPCBroker)
-}
-
 // GRPCServer registers the plugin's implementation.
 func (p *GRPCPlugin) GRPCServer(b *plugin.GRPCBroker, s *grpc.Server) error {
-	if u, ok := p.Impl.(brokerUser); ok {
-		u.useBroker(b)
+	if u, ok := p.Impl.(BrokerUser); ok {
+		u.UseBroker(b)
 	}
 	exocortexv1.RegisterPluginServer(s, p.Impl)
 	return nil
@@ -70,10 +82,11 @@ func (p *GRPCPlugin) GRPCClient(_ context.Context, b *plugin.GRPCBroker, c *grpc
 	return exocortexv1.NewPluginClient(c), nil
 }
 
-// PluginSet is the versioned plugin set both sides pass to go-plugin.
+// PluginSet is the versioned plugin set a plugin process passes to go-plugin
+// (a host that only dispenses a client passes PluginSet(nil)).
 func PluginSet(server exocortexv1.PluginServer) map[int]plugin.PluginSet {
 	return map[int]plugin.PluginSet{
-		ProtocolVersion: {PluginName: &GRPCPlugin{Impl: server}},
+		Version: {PluginName: &GRPCPlugin{Impl: server}},
 	}
 }
 
@@ -81,6 +94,6 @@ func PluginSet(server exocortexv1.PluginServer) map[int]plugin.PluginSet {
 // and memory beside it (when not nil), to every plugin it starts.
 func HostPluginSet(host exocortexv1.HostServer, memory exocortexv1.MemoryServiceServer) map[int]plugin.PluginSet {
 	return map[int]plugin.PluginSet{
-		ProtocolVersion: {PluginName: &GRPCPlugin{Host: host, Memory: memory}},
+		Version: {PluginName: &GRPCPlugin{Host: host, Memory: memory}},
 	}
 }
