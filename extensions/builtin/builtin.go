@@ -30,9 +30,9 @@
 package builtin
 
 import (
-	"slices"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 
