@@ -13,4 +13,11 @@
 // awaitingMemoryService). Package builtin groups the extension packages into
 // the plugins the exocortex binary serves when the host re-executes it. They
 // run out of process, through exactly the protocol third-party plugins use.
+//
+// Long-term memory is the host's too: the memory extensions (recall, memorize,
+// ontology, memorytools) reach the home's memory service through the host
+// (sdk.Call.Memory, declared with the plugin's UsesMemory and
+// MemoryWriteAreas), as any third-party plugin does, and the staging logs
+// through extensions/internal/stagelog; no extension imports memory,
+// memory/embed or staging (memory_layers_test.go checks it).
 package extensions

@@ -36,22 +36,14 @@ type pkg struct {
 // config imports (memorytools, recall) go with their move to the memory
 // service.
 var awaitingHostSettings = map[string][]string{
-	"extensions/builtin":     {"config", "sandbox"},
-	"extensions/codeexec":    {"config", "sandbox"},
-	"extensions/datatools":   {"config", "sandbox"},
-	"extensions/memorytools": {"config"},
-	"extensions/recall":      {"config"},
-	"extensions/websearch":   {"config"},
+	"extensions/builtin":   {"config", "sandbox"},
+	"extensions/codeexec":  {"config", "sandbox"},
+	"extensions/datatools": {"config", "sandbox"},
+	"extensions/recall":    {"config"},
+	"extensions/websearch": {"config"},
 }
 
-var awaitingMemoryService = map[string]bool{
-	"extensions/memorize":    true,
-	"extensions/memorytools": true,
-	"extensions/ontology":    true,
-	"extensions/reasoning":   true,
-	"extensions/recall":      true,
-	"extensions/stagingnote": true,
-}
+var awaitingMemoryService = map[string]bool{}
 
 // listPackages runs `go list -json` over the module.
 func listPackages(t *testing.T) map[string]pkg {

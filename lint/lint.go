@@ -140,6 +140,7 @@ func Codes() []CodeInfo {
 		{"EXO004", Info, 0, 0, "An extension or tool is shadowed by a higher-priority plugin (a warning when both plugins are in the same directory)."},
 		{"EXO005", Warning, 0, 0, "The configuration disables or enables an extension no plugin declares."},
 		{"EXO006", Warning, 0, 0, "A manifest names its plugin differently from the name it was discovered under."},
+		{"EXO007", Error, 0, 0, "A manifest declares memory areas to write without uses_memory (the host refuses every memory call of the plugin), or an area that is not an area name."},
 		{"EXO011", Error, 1, 1, "A prompt file's signal: has no generated constant."},
 		{"EXO012", Error, 1, 1, "A generated signal constant has no prompt file declaring it."},
 		{"EXO013", Error, 1, 1, "A generated signal constant is older than its prompt (the prompt file or description changed)."},

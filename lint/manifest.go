@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -29,6 +30,7 @@ func (c *checker) manifests() {
 				Message: fmt.Sprintf("plugin %s (%s) calls itself %q in its manifest; the host knows it as %q, its file name", p.Name, p.Path, m.GetPlugin(), p.Name),
 				Fix:     fmt.Sprintf("rename the file or directory to %q, or the manifest's plugin name to %q", m.GetPlugin(), p.Name)})
 		}
+		c.memoryDeclaration(p.Name, m)
 		seenAt := map[string]bool{}
 		for _, e := range m.GetExtensions() {
 			name := e.GetName()
@@ -269,4 +271,27 @@ func lastLine(s string) string {
 		return strings.TrimSpace(s[i+1:])
 	}
 	return s
+}
+
+// memoryAreaRE is the form of a memory area name (memory.ValidArea's).
+var memoryAreaRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// memoryDeclaration checks a manifest's memory declaration (EXO007): areas to
+// write without uses_memory (the host refuses every memory call of the plugin,
+// so they are never written), and an area that is not an area name (every
+// write to it would be refused by the store).
+func (c *checker) memoryDeclaration(plugin string, m *exocortexv1.ManifestResponse) {
+	areas := m.GetMemoryWriteAreas()
+	if len(areas) > 0 && !m.GetUsesMemory() {
+		c.add(Finding{Code: "EXO007", Severity: Error, Plugin: plugin,
+			Message: fmt.Sprintf("plugin %s declares memory_write_areas %s without uses_memory: the host refuses every memory call of the plugin", plugin, strings.Join(areas, ", ")),
+			Fix:     "declare uses_memory too (Go: sdk.Plugin{UsesMemory: true}; Python: Plugin(uses_memory=True)), or drop memory_write_areas"})
+	}
+	for _, a := range areas {
+		if a != "*" && !memoryAreaRE.MatchString(a) {
+			c.add(Finding{Code: "EXO007", Severity: Error, Plugin: plugin,
+				Message: fmt.Sprintf("plugin %s declares the memory write area %q, which is not an area name: a write to it is refused", plugin, a),
+				Fix:     `use lower-case letters, digits, '-' and '_' (at most 64), e.g. "notes", or "*" for every area`})
+		}
+	}
 }

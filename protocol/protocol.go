@@ -52,6 +52,9 @@ type GRPCPlugin struct {
 	Impl exocortexv1.PluginServer
 	// Host is served to the plugin through the broker (host side only).
 	Host exocortexv1.HostServer
+	// Memory is the memory service served beside Host, on the same broker
+	// stream (host side only; nil: none).
+	Memory exocortexv1.MemoryServiceServer
 }
 
 // GRPCServer registers the plugin's implementation.
@@ -70,6 +73,9 @@ func (p *GRPCPlugin) GRPCClient(_ context.Context, b *plugin.GRPCBroker, c *grpc
 		go b.AcceptAndServe(uint32(exocortexv1.HostBroker_HOST_BROKER_ID), func(opts []grpc.ServerOption) *grpc.Server {
 			s := grpc.NewServer(opts...)
 			exocortexv1.RegisterHostServer(s, p.Host)
+			if p.Memory != nil {
+				exocortexv1.RegisterMemoryServiceServer(s, p.Memory)
+			}
 			return s
 		})
 	}
@@ -84,11 +90,11 @@ func PluginSet(server exocortexv1.PluginServer) map[int]plugin.PluginSet {
 	}
 }
 
-// HostPluginSet is the plugin set the host passes to go-plugin: it serves host to
-// every plugin it starts.
-func HostPluginSet(host exocortexv1.HostServer) map[int]plugin.PluginSet {
+// HostPluginSet is the plugin set the host passes to go-plugin: it serves host,
+// and memory beside it (when not nil), to every plugin it starts.
+func HostPluginSet(host exocortexv1.HostServer, memory exocortexv1.MemoryServiceServer) map[int]plugin.PluginSet {
 	return map[int]plugin.PluginSet{
-		Version: {PluginName: &GRPCPlugin{Host: host}},
+		Version: {PluginName: &GRPCPlugin{Host: host, Memory: memory}},
 	}
 }
 

@@ -112,7 +112,8 @@
 // Spec go into state_keys; tools into tools with implemented set; Plugin.Files and
 // Plugin.UsesUtilityModel pass through (the host refuses Call.CallUtilityModel,
 // a completion of its utility model with util_model_call_before/after around it,
-// to a plugin that does not declare it). The manifest is deterministic: extensions sorted by name then hook, keys
+// to a plugin that does not declare it), and so do Plugin.UsesMemory and
+// Plugin.MemoryWriteAreas (see Memory below). The manifest is deterministic: extensions sorted by name then hook, keys
 // and tools by name, files by id, user and path, key lists and signals sorted and
 // without duplicates.
 //
@@ -123,6 +124,33 @@
 // names, a tool without Run, a tool schema that is not JSON, a HookOrder entry for a
 // hook not implemented, a consumed signal that is not a constant of package signals,
 // a panic in Spec.
+//
+// # Memory
+//
+// Call.Memory is the home's long-term memory store: the host serves the
+// exocortex.v1.MemoryService of proto/exocortex/v1/memory.proto (search with
+// why, get, list, census, save, update, archive, restore, delete, record
+// access, history, stats, watch, the agent's memory tools) on the same
+// connection as the Host service, and forwards each call to the one memory
+// service of the home, which every process on it shares (a second session, the
+// CLI, sleep). A third-party plugin gets exactly the memory the built-in memory
+// extensions get:
+//
+//	sdk.Plugin{Name: "notebook", UsesMemory: true, MemoryWriteAreas: []string{"notes"}, Tools: ...}
+//
+//	recs, err := c.Memory().As("tool:note_add").Save(ctx, &exocortexv1.MemoryInput{Area: "notes", Text: text})
+//	res, err := c.Memory().Search(ctx, query, &exocortexv1.MemorySearchOptions{Limit: 5,
+//		Filter: &exocortexv1.MemoryFilter{Areas: []string{"notes"}}})
+//
+// A plugin that does not declare UsesMemory is refused every call; a write
+// (save, update, archive, restore, delete, an appended event) to an area not in
+// MemoryWriteAreas is refused with an error naming the plugin, the area and the
+// field; "*" declares every area (forget, whose query may reach any area, needs
+// it). Reads reach every area; the library only when a search names it, as for
+// everyone. Writes carry the call's session and message as their provenance,
+// and the source Memory.As names ("plugin:NAME" when none). Memory.Client is
+// the generated client, for the methods Memory does not wrap. examples/notebook
+// is a complete plugin.
 //
 // # State keys
 //

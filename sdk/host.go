@@ -18,6 +18,8 @@ type hostConn struct {
 	mu     sync.Mutex
 	broker *plugin.GRPCBroker
 	client exocortexv1.HostClient
+	// memory is the host's MemoryService, on the same connection.
+	memory exocortexv1.MemoryServiceClient
 	err    error // the dial failed: it is not tried again
 }
 
@@ -47,7 +49,18 @@ func (h *hostConn) get() (exocortexv1.HostClient, error) {
 		return nil, h.err
 	}
 	h.client = exocortexv1.NewHostClient(conn)
+	h.memory = exocortexv1.NewMemoryServiceClient(conn)
 	return h.client, nil
+}
+
+// memoryClient is the host's memory service, dialed as get dials.
+func (h *hostConn) memoryClient() (exocortexv1.MemoryServiceClient, error) {
+	if _, err := h.get(); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.memory, nil
 }
 
 // Host returns a client for the services the host offers its plugins (running a

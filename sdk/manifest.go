@@ -44,9 +44,17 @@ func build(p Plugin) (*built, error) {
 	if len(p.Extensions) == 0 && len(p.Tools) == 0 {
 		bad("plugin %q serves no extension and no tool", p.Name)
 	}
+	if len(p.MemoryWriteAreas) > 0 && !p.UsesMemory {
+		bad("plugin %q declares MemoryWriteAreas %v without UsesMemory: set UsesMemory too", p.Name, p.MemoryWriteAreas)
+	}
+	for _, a := range p.MemoryWriteAreas {
+		if a != MemoryAnyArea && !memoryAreaRE.MatchString(a) {
+			bad("plugin %q: memory write area %q is not an area name (lower-case letters, digits, '-' and '_', at most 64) nor %q", p.Name, a, MemoryAnyArea)
+		}
+	}
 	b := &built{
 		manifest: &exocortexv1.ManifestResponse{Plugin: p.Name, Version: p.Version, ServesBatches: true, ServesDispatch: true,
-			UsesUtilityModel: p.UsesUtilityModel},
+			UsesUtilityModel: p.UsesUtilityModel, UsesMemory: p.UsesMemory, MemoryWriteAreas: p.MemoryWriteAreas},
 		exts:  make(map[string]*extEntry),
 		tools: make(map[string]Tool),
 	}

@@ -136,6 +136,14 @@ type Plugin struct {
 	// host's utility model (Call.CallUtilityModel); the host refuses the call
 	// from a plugin that does not declare it.
 	UsesUtilityModel bool
+	// UsesMemory declares that the plugin's extensions or tools use the home's
+	// memory store through the host (Call.Memory); the host refuses every
+	// memory call from a plugin that does not declare it.
+	UsesMemory bool
+	// MemoryWriteAreas are the memory areas the plugin may write ("main",
+	// "fragments", ...; "*" for every area); the host refuses a write to any
+	// other, naming the area. Reads reach every area. It needs UsesMemory.
+	MemoryWriteAreas []string
 	// Logger receives the plugin's log, including every Call's Logger. Nil means
 	// the plugin's stderr in the JSON form go-plugin forwards to the host's log,
 	// at Info level.

@@ -66,6 +66,7 @@ func (g *Graph) RenderDoc(d Doc) []byte {
 	}
 
 	g.renderPlugins(w)
+	g.renderMemory(w)
 	g.renderPipeline(w, d.OmitEmptyHooks)
 	g.renderState(w)
 	g.renderSignals(w)
@@ -98,6 +99,36 @@ func (g *Graph) renderPlugins(w writer) {
 		}
 		w("| %s | %s | %d | %d | %d | %s |\n", code(p.Name), cell(p.Manifest.GetVersion()),
 			len(p.Manifest.GetExtensions()), len(p.Manifest.GetTools()), len(p.Manifest.GetFiles()), status)
+	}
+	w("\n")
+}
+
+// renderMemory lists the plugins that use the home's memory service through
+// the host (uses_memory) and the areas each may write (memory_write_areas).
+func (g *Graph) renderMemory(w writer) {
+	var rows []string
+	for _, p := range g.Plugins {
+		if !p.Manifest.GetUsesMemory() {
+			continue
+		}
+		writes := "none (reads only)"
+		if a := p.Manifest.GetMemoryWriteAreas(); len(a) > 0 {
+			writes = strings.Join(a, ", ")
+			if slices.Contains(a, "*") {
+				writes = "every area (`*`)"
+			}
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %s |\n", code(p.Name), writes))
+	}
+	if len(rows) == 0 {
+		return
+	}
+	w("## Memory\n\n")
+	w("Plugins that use the home's memory store through the host (`uses_memory`): each\nreads every area (the library only when it names it) and may write only the areas\nit declares (`memory_write_areas`); the host refuses any other write.\n\n")
+	w("| plugin | writes |\n")
+	w("|---|---|\n")
+	for _, r := range rows {
+		w("%s", r)
 	}
 	w("\n")
 }

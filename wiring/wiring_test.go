@@ -186,3 +186,30 @@ func TestUtilityModelUse(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryUse checks that the document says which plugins use the memory
+// service (uses_memory) and which areas each may write.
+func TestMemoryUse(t *testing.T) {
+	tests := []struct {
+		name   string
+		uses   bool
+		areas  []string
+		want   string
+		absent bool
+	}{
+		{"areas", true, []string{"notes", "main"}, "| `p` | notes, main |", false},
+		{"every area", true, []string{"*"}, "| `p` | every area (`*`) |", false},
+		{"reads only", true, nil, "| `p` | none (reads only) |", false},
+		{"no memory", false, nil, "## Memory", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := Model{Plugins: []Plugin{{Name: "p", Manifest: &exocortexv1.ManifestResponse{Version: "1", UsesMemory: tt.uses, MemoryWriteAreas: tt.areas,
+				Extensions: []*exocortexv1.ExtensionSpec{{Name: "x", Hook: exocortexv1.Hook_HOOK_MONOLOGUE_END, Order: 1}}}}}}
+			got := string(Render(&m))
+			if strings.Contains(got, tt.want) == tt.absent {
+				t.Errorf("uses_memory %v, areas %v: contains %q is %v, want %v:\n%s", tt.uses, tt.areas, tt.want, !tt.absent, tt.absent, got)
+			}
+		})
+	}
+}

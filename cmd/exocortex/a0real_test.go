@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -157,6 +158,7 @@ func TestPortRealTree(t *testing.T) {
 		PluginEnv:   []string{config.HomeEnv + "=" + home, config.EnvProject + "=" + project, config.EnvEmbedder + "=none", settings},
 		PluginLog:   &plog,
 		WiringCheck: lint.HostCheck(prompts.Embedded()),
+		Memory:      homeMemory(home, "none", slog.New(slog.DiscardHandler)),
 	})
 	if err != nil {
 		t.Fatal(err)

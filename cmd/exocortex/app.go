@@ -19,6 +19,7 @@ import (
 	"github.com/exocortex/exocortex/core/llm/scripted"
 	"github.com/exocortex/exocortex/extensions/builtin"
 	"github.com/exocortex/exocortex/lint"
+	"github.com/exocortex/exocortex/memory"
 	"github.com/exocortex/exocortex/prompts"
 	"github.com/exocortex/exocortex/secrets"
 )
@@ -184,7 +185,12 @@ func (a *app) openHost(ctx context.Context, agent bool) (*host.Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	return host.New(ctx, opts)
+	h, err := host.New(ctx, opts)
+	if err != nil || !agent {
+		return h, err
+	}
+	a.warmMemory(ctx, h)
+	return h, nil
 }
 
 // hostOptionsFor is hostOptions, for plugins started to run an agent when
@@ -199,8 +205,20 @@ func (a *app) hostOptionsFor(agent bool) (host.Options, error) {
 		if opts.Secrets, err = a.loadSecrets(); err != nil {
 			return host.Options{}, err
 		}
+		// The plugins reach the home's memory service through the host.
+		opts.Memory = homeMemory(a.home, a.cfg.Tools.Memory.WithDefaults().Embedder, a.log)
 	}
 	return opts, nil
+}
+
+// warmMemory connects an agent's host to the memory service (and, as its
+// owner, opens the store) beside the start-up. A home without a store gets
+// one at its first memory call (the first prompt's recall), not by starting a
+// session.
+func (a *app) warmMemory(ctx context.Context, h *host.Host) {
+	if _, err := os.Stat(filepath.Join(a.home, "memory", memory.JournalFile)); err == nil {
+		go h.Services().WarmMemory(ctx)
+	}
 }
 
 // eventLogger appends plugin events to $EXOCORTEX_HOME/logs/events.jsonl.

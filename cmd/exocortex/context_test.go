@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -81,6 +82,7 @@ func startSession(tb testing.TB, script scripted.Script, opts loop.Options, env 
 	h, err := host.New(context.Background(), host.Options{
 		Dirs: []discover.Dir{{Path: plugins, Source: discover.User}}, Builtins: builtins,
 		PluginEnv: pluginEnv(tb, home, tb.TempDir(), env...),
+		Memory:    homeMemory(home, "auto", slog.New(slog.DiscardHandler)),
 	})
 	if err != nil {
 		tb.Fatal(err)

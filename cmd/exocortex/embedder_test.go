@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,8 +14,8 @@ import (
 
 	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/core/llm/scripted"
-	"github.com/exocortex/exocortex/extensions/memorytools"
 	"github.com/exocortex/exocortex/memory"
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
 
 func scriptedEmbedServer(t *testing.T, model string, dims int) *scripted.Server {
@@ -39,35 +41,35 @@ func TestOllamaEmbedderEndToEnd(t *testing.T) {
 	a := scriptedEmbedServer(t, "embed-a", 48)
 	t.Setenv("OLLAMA_HOST", a.URL())
 	ctx := context.Background()
-	cfg := config.Tools{Home: home, Memory: config.MemoryTools{Embedder: "ollama:embed-a", IdleClose: -1}}
-
-	// The memory-tools plugin's store (what the tools, recall and memorize use).
-	st := memorytools.New(memorytools.Fixed(cfg), nil)
-	err := st.Use(ctx, func(s *memory.Store) error {
-		for _, txt := range []string{"the deploy script runs migrations", "the user likes dark themes", "the cat is called Pebble"} {
-			if _, err := s.Put(ctx, memory.Input{Text: txt}, memory.Source{Source: "test"}); err != nil {
-				return err
-			}
-		}
-		res, err := s.Search(ctx, "what is the cat called", memory.SearchOptions{Mode: memory.ModeVector, Limit: 1})
-		if err != nil {
-			return err
-		}
-		if len(res.Hits) != 1 || !strings.Contains(res.Hits[0].Record.Text, "Pebble") {
-			t.Errorf("vector search through the scripted model: %+v", res.Hits)
-		}
-		if st := s.Stats(context.Background()); st.VectorCount != 3 || !strings.HasPrefix(st.VectorModel, "ollama:embed-a:") {
-			t.Errorf("the tools' store has vectors %d of %q; want 3 of ollama:embed-a", st.VectorCount, st.VectorModel)
-		}
-		return nil
-	})
+	// The memory service an agent's host opens for its plugins (what the
+	// tools, recall and memorize use).
+	mem, err := homeMemory(home, "ollama:embed-a", slog.New(slog.DiscardHandler))(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := st.Embedder(); got != "ollama embed-a" {
-		t.Errorf("Stores.Embedder() = %q", got)
+	for _, txt := range []string{"the deploy script runs migrations", "the user likes dark themes", "the cat is called Pebble"} {
+		if _, err := mem.Save(ctx, &exocortexv1.MemorySaveRequest{Records: []*exocortexv1.MemoryInput{{Text: txt}}, Source: &exocortexv1.MemorySource{Source: "test"}}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := st.Close(); err != nil {
+	res, err := mem.Search(ctx, &exocortexv1.MemorySearchRequest{Query: "what is the cat called", Options: &exocortexv1.MemorySearchOptions{Mode: "vector", Limit: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.GetHits()) != 1 || !strings.Contains(res.GetHits()[0].GetRecord().GetText(), "Pebble") {
+		t.Errorf("vector search through the scripted model: %+v", res.GetHits())
+	}
+	st, err := mem.Stats(ctx, &exocortexv1.MemoryStatsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.GetVectorCount() != 3 || !strings.HasPrefix(st.GetVectorModel(), "ollama:embed-a:") {
+		t.Errorf("the service's store has vectors %d of %q; want 3 of ollama:embed-a", st.GetVectorCount(), st.GetVectorModel())
+	}
+	if st.GetEmbedder() != "ollama embed-a" {
+		t.Errorf("the service's embedder is %q", st.GetEmbedder())
+	}
+	if err := mem.(io.Closer).Close(); err != nil {
 		t.Fatal(err)
 	}
 

@@ -33,6 +33,7 @@ func (a *app) openLiveHost(ctx context.Context, onEvent func(host.Event)) (*host
 	if err != nil {
 		return nil, err
 	}
+	a.warmMemory(ctx, h)
 	if err := h.Watch(ctx); err != nil {
 		a.log.Warn("plugin hot reload is off", "err", err)
 	}

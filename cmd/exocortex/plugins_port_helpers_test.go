@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"math"
 	"os"
 	"path"
@@ -90,6 +91,7 @@ func TestPortedHelperStandIns(t *testing.T) {
 		PluginEnv:     []string{config.HomeEnv + "=" + home, config.EnvProject + "=" + project, config.EnvEmbedder + "=none", settings, "TZ=Europe/Berlin"},
 		PluginLog:     &plog,
 		WatchDebounce: 100 * time.Millisecond,
+		Memory:        homeMemory(home, "none", slog.New(slog.DiscardHandler)),
 	})
 	if err != nil {
 		t.Fatal(err)

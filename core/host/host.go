@@ -45,6 +45,9 @@ type Options struct {
 	// plugin servers), with the lowest priority.
 	Builtins []discover.Candidate
 	Logger   *slog.Logger
+	// Memory connects to the home's memory service, which the host serves its
+	// plugins that declare uses_memory (nil: none, until Services.SetMemory).
+	Memory MemoryConnector
 	// PluginLog receives go-plugin's log and the plugins' stderr (default: discarded).
 	PluginLog io.Writer
 	// DefaultTimeout is the per-call deadline when a manifest gives none (10 s).
@@ -171,6 +174,7 @@ func Load(ctx context.Context, opts Options) (*Host, error) {
 		opts.SlowStart = DefaultSlowStart
 	}
 	h := &Host{opts: opts, logger: opts.Logger, hclog: newHCLog(opts.PluginLog, hclog.Info), services: &Services{}}
+	h.services.memConnect = opts.Memory
 	h.services.host = h
 
 	// Untrusted projects are left out (trust.go); discovery is shared with
@@ -417,6 +421,11 @@ func (h *Host) Close() {
 		}()
 	}
 	wg.Wait()
+	// After the plugins: the memory service they used closes last (an owner
+	// writes its snapshot and lets the lock go).
+	if err := h.services.closeMemory(); err != nil {
+		h.logger.Warn("closing the memory service", "err", err)
+	}
 }
 
 func (h *Host) emit(e Event) {

@@ -122,7 +122,7 @@ func (p *Plugin) start(ctx context.Context) error {
 
 	cfg := &plugin.ClientConfig{
 		HandshakeConfig:  protocol.Handshake(),
-		VersionedPlugins: protocol.HostPluginSet(p.h.services.forPlugin(p)),
+		VersionedPlugins: protocol.HostPluginSet(p.h.services.forPlugin(p), p.h.services.memoryFor(p)),
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           p.h.hclog.Named(p.cand.Name),

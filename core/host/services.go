@@ -25,6 +25,7 @@ type Services struct {
 	embedding    func(*EmbeddingChange)
 	host         *Host // runs the memory tools for UseMemory
 	utilityState       // CallUtilityModel (utility.go)
+	memoryState        // MemoryService for plugins (memory.go)
 }
 
 // SetSubordinateRunner plugs in what runs subordinates (the loop's agent).

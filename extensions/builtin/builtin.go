@@ -15,9 +15,9 @@
 // from (default: the plugin's working directory), and EXOCORTEX_HOME.
 //
 // Plugin processes are few: "agent-tools" holds the stateless tools and
-// code_execution's shells; "memory-tools" holds everything that opens the memory
-// store or writes the staging log, so one process owns the store (its lock) and
-// extensions that need the store belong there too, sharing its Stores.
+// code_execution's shells; "memory-tools" holds the memory tools and the memory
+// extensions, which reach the home's memory service through the host as any
+// plugin does (uses_memory), and what writes the staging log.
 //
 // The extensions of the seed's per-turn sequence are grouped by concern (see
 // docs/extension-moves.md for each one's hook, order and why it is there):
@@ -30,9 +30,9 @@
 package builtin
 
 import (
-	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 
@@ -80,8 +80,7 @@ import (
 const Version = "0.1.0"
 
 // Plugins returns the built-in plugins, by name. Building them starts nothing:
-// the tools load their configuration, open stores and start shells on first use,
-// except that memory-tools begins opening its store when its process starts.
+// the tools load their configuration and start shells on first use.
 func Plugins() map[string]sdk.Plugin {
 	// The tools' settings the host sends (toolsettings), read once per
 	// plugin process, on first use.
@@ -100,8 +99,8 @@ func Plugins() map[string]sdk.Plugin {
 	// once per plugin process, on first use.
 	tools := sync.OnceValues(config.LoadToolsFromEnv)
 	data := datatools.New(func() (config.Data, error) { t, err := tools(); return t.Data, err })
-	stores := memorytools.New(tools, nil)
 	home := func() (string, error) { t, err := tools(); return t.Home, err }
+	memTools := memorytools.New(home)
 	probe := sync.OnceValue(func() sandbox.Status { return sandbox.Probe("") })
 	bounds := func() (boundary.Bounds, error) {
 		t, err := tools()
@@ -145,32 +144,19 @@ func Plugins() map[string]sdk.Plugin {
 		},
 		"memory-tools": {
 			Name: "memory-tools", Version: Version,
-			// Two threads: opening the store reads its snapshot, its vector
-			// graphs and its full-text index concurrently, which on a store of
-			// 100k records is most of the first prompt's recall (see
-			// docs/perf/memory.md, "Open"); searches run BM25 and the vectors
-			// side by side.
-			Procs: 2,
-			// For an agent, the store is opened, and the embedder loaded, as
-			// soon as the process starts, beside the host's start-up and the
-			// first model call; the first hook that needs the store waits for
-			// it. A host that only lists plugins does not pay for it.
-			Start: func(ctx context.Context) {
-				if os.Getenv(config.EnvAgent) != "" {
-					stores.Warm(ctx)
-				}
-			},
-			// Close closes the store, so its indexes are clean for the next opener.
-			Close: stores.Close,
-			Tools: append(stores.Tools(), stagingnote.New(home).Tool()),
-			// The memory extensions share the tools' Stores: one process, one store lock.
+			// The store is the home's memory service, reached through the
+			// host; the tools and the memory extensions write every area
+			// between them (memory_save and memory_forget take any).
+			UsesMemory:       true,
+			MemoryWriteAreas: writeAreas(memorytools.WriteAreas(), recall.WriteAreas(), ontology.WriteAreas(), memorize.WriteAreas()),
+			Tools:            append(memTools.Tools(), stagingnote.New(home).Tool()),
 			Extensions: []sdk.Extension{
-				reasoning.SessionInit{Home: stores.Home}, reasoning.State{}, reasoning.Update{Home: stores.Home},
-				recall.Archive{Stores: stores}, recall.Catalog{Stores: stores}, recall.Search{Stores: stores, Options: recallOpts}, recall.Filter{},
-				recall.Enhancement{Stores: stores, Options: recallOpts}, recall.Block{Stores: stores, Options: recallOpts},
-				ontology.NewQuery(stores), ontology.Maintenance{Stores: stores},
-				memorize.Memorize{Home: stores.Home}, memorize.Selective{Stores: stores}, memorize.Capture{Home: stores.Home},
-				memorize.Classifier{Stores: stores}, memorize.Maintenance{Stores: stores},
+				reasoning.SessionInit{Home: memTools.Home}, reasoning.State{}, reasoning.Update{Home: memTools.Home},
+				recall.Archive{}, recall.Catalog{}, recall.Search{Options: recallOpts}, recall.Filter{},
+				recall.Enhancement{Options: recallOpts}, recall.Block{Options: recallOpts},
+				ontology.NewQuery(memTools.Home), ontology.Maintenance{Home: memTools.Home},
+				memorize.Memorize{Home: memTools.Home}, memorize.Selective{}, memorize.Capture{Home: memTools.Home},
+				memorize.Classifier{}, memorize.Maintenance{},
 			},
 			Files: concat(memorytools.Files(), []*exocortexv1.FileSpec{stagingnote.File()},
 				reasoning.Files(), recall.Files(), ontology.Files(), memorize.Files()),
@@ -210,6 +196,24 @@ func Plugins() map[string]sdk.Plugin {
 			Files: []*exocortexv1.FileSpec{library.File(), toolregistry.File()},
 		},
 	}
+}
+
+// writeAreas joins the memory areas the parts of a plugin write, sorted,
+// without repeats; "*" alone when any part writes every area.
+func writeAreas(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		for _, a := range l {
+			if a == sdk.MemoryAnyArea {
+				return []string{sdk.MemoryAnyArea}
+			}
+			if !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func concat(lists ...[]*exocortexv1.FileSpec) []*exocortexv1.FileSpec {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/exocortex/exocortex/config"
+	"github.com/exocortex/exocortex/extensions/internal/memtest"
 	"github.com/exocortex/exocortex/prompts"
 	"github.com/exocortex/exocortex/prompts/frontmatter"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
@@ -83,7 +84,7 @@ func TestToolPluginsReadTheirConfiguration(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(project, "outside-docs.txt"), []byte("beta\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := "tools:\n  editor:\n    roots: [docs]\n  memory:\n    idle_close: 10ms\n"
+	cfg := "tools:\n  editor:\n    roots: [docs]\n"
 	if err := os.WriteFile(filepath.Join(home, config.FileName), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -105,15 +106,8 @@ func TestToolPluginsReadTheirConfiguration(t *testing.T) {
 	t.Setenv(config.EnvSettings, settings)
 	ps := Plugins()
 	agent := sdktest.Serve(t, ps["agent-tools"])
-	mem := sdktest.Serve(t, ps["memory-tools"])
-	// sdktest.Serve does not call Plugin.Close as a plugin process does on exit:
-	// close the store before the home directory is removed, or its idle close
-	// (10ms) may write there while it is being removed.
-	t.Cleanup(func() {
-		if err := ps["memory-tools"].Close(); err != nil {
-			t.Errorf("closing memory-tools: %v", err)
-		}
-	})
+	// memory-tools reaches the home's memory service, as the host serves it.
+	mem := memtest.ServeIn(t, home, ps["memory-tools"]).Client
 	run := func(client exocortexv1.PluginClient, tool, args string) *exocortexv1.ToolResult {
 		t.Helper()
 		resp, err := client.ExecuteTool(t.Context(), &exocortexv1.ExecuteToolRequest{

@@ -1,6 +1,7 @@
 // Package memorize holds what the agent keeps from a monologue when it ends
-// (monologue_end), and the upkeep of its memory. It runs in the memory-tools
-// plugin, which owns the memory store.
+// (monologue_end), and the upkeep of its memory. The memory store is the home's
+// memory service, reached through the host (sdk.Call.Memory): the plugin
+// declares uses_memory and the areas of WriteAreas.
 //
 // memorize (order 50; ECE's "memorize at monologue end"): appends one memorize
 // record to staging.jsonl for every monologue with an operator message: the
@@ -44,6 +45,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -54,17 +56,23 @@ import (
 	"github.com/exocortex/exocortex/extensions/internal/stagelog"
 	"github.com/exocortex/exocortex/extensions/internal/textfacts"
 	"github.com/exocortex/exocortex/extensions/internal/turn"
-	"github.com/exocortex/exocortex/memory"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
-	"github.com/exocortex/exocortex/staging"
 )
 
-// Stores gives the memory store and the home directory (memorytools.Stores).
-type Stores interface {
-	Use(ctx context.Context, fn func(*memory.Store) error) error
-	Home() (string, error)
-}
+// The memory areas the extensions name (package memory's).
+const (
+	AreaMain      = "main"
+	AreaFragments = "fragments"
+	AreaSolutions = "solutions"
+)
+
+// WriteAreas are the memory areas the extensions write: the selective
+// memorizer's solutions and answers (solutions, main), and the classifier's
+// and maintenance's tags and archives of the session's and the stale records
+// (main, fragments, solutions, and whatever area a record of the session is
+// in: "*").
+func WriteAreas() []string { return []string{"*"} }
 
 // Rules' limits.
 const (
@@ -174,7 +182,7 @@ func (m Memorize) MonologueEnd(ctx context.Context, c *sdk.Call, req *exocortexv
 			ep.Tools = append(ep.Tools, e.GetToolName())
 		}
 	}
-	_, err = stagelog.Append(ctx, filepath.Join(home, stagelog.StagingFile), []staging.Entry{{Kind: stagelog.KindMemorize, Session: c.Context().GetSessionId(), Payload: ep}}, nil)
+	_, err = stagelog.Append(ctx, filepath.Join(home, stagelog.StagingFile), []stagelog.Entry{{Kind: stagelog.KindMemorize, Session: c.Context().GetSessionId(), Payload: ep}}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("memorize: %w", err)
 	}
@@ -182,9 +190,7 @@ func (m Memorize) MonologueEnd(ctx context.Context, c *sdk.Call, req *exocortexv
 }
 
 // Selective is the selective memorizer.
-type Selective struct {
-	Stores Stores
-}
+type Selective struct{}
 
 // Spec declares it.
 func (Selective) Spec() sdk.Spec {
@@ -200,8 +206,8 @@ func (Selective) Spec() sdk.Spec {
 }
 
 // Select picks the memories of a monologue.
-func Select(user, answer, stop, domain string, l *exocortexv1.EvidenceLedger, loop bool) []memory.Input {
-	var out []memory.Input
+func Select(user, answer, stop, domain string, l *exocortexv1.EvidenceLedger, loop bool) []*exocortexv1.MemoryInput {
+	var out []*exocortexv1.MemoryInput
 	imp := func(v float64) *float64 {
 		if loop {
 			v /= 2
@@ -232,7 +238,7 @@ func Select(user, answer, stop, domain string, l *exocortexv1.EvidenceLedger, lo
 			used[j] = true
 			text := fmt.Sprintf("Problem: %s failed: %s\nWhat worked: %s %s\nResult: %s", fail.GetToolName(), textfacts.Shorten(fail.GetExcerpt(), 300),
 				fix.GetToolName(), textfacts.Shorten(fix.GetArgsJson(), 300), textfacts.Shorten(fix.GetExcerpt(), 200))
-			out = append(out, memory.Input{Area: memory.AreaSolutions, Key: "sol:" + hash(fail.GetToolName(), fail.GetExcerpt()), Text: text,
+			out = append(out, &exocortexv1.MemoryInput{Area: AreaSolutions, Key: "sol:" + hash(fail.GetToolName(), fail.GetExcerpt()), Text: text,
 				Tags: tags("solution", fail.GetToolName()), Importance: imp(0.6)})
 			break
 		}
@@ -244,7 +250,7 @@ func Select(user, answer, stop, domain string, l *exocortexv1.EvidenceLedger, lo
 		}
 	}
 	if stop == "" && len(strings.TrimSpace(answer)) >= 40 && okCalls > 0 && domain != "conversation" && domain != "" && user != "" {
-		out = append(out, memory.Input{Area: memory.AreaMain, Key: "ans:" + hash(user), Text: fmt.Sprintf("Asked: %s\nAnswer: %s", textfacts.Shorten(user, 400), textfacts.Shorten(answer, 1500)),
+		out = append(out, &exocortexv1.MemoryInput{Area: AreaMain, Key: "ans:" + hash(user), Text: fmt.Sprintf("Asked: %s\nAnswer: %s", textfacts.Shorten(user, 400), textfacts.Shorten(answer, 1500)),
 			Tags: tags("answer"), Importance: imp(0.5)})
 	}
 	return out
@@ -252,9 +258,6 @@ func Select(user, answer, stop, domain string, l *exocortexv1.EvidenceLedger, lo
 
 // MonologueEnd stores the selected memories.
 func (s Selective) MonologueEnd(ctx context.Context, c *sdk.Call, req *exocortexv1.MonologueEndRequest) (*exocortexv1.MonologueEndResponse, error) {
-	if s.Stores == nil {
-		return nil, nil
-	}
 	bs, _ := bstKey().Get(c)
 	la, _ := loopKey().Get(c)
 	l, _ := ledgerKey().Get(c)
@@ -266,12 +269,7 @@ func (s Selective) MonologueEnd(ctx context.Context, c *sdk.Call, req *exocortex
 	if len(ins) == 0 {
 		return nil, nil
 	}
-	src := memory.Source{Session: c.Context().GetSessionId(), Message: c.Context().GetMessageId(), Source: "extension:selective_memorizer"}
-	err := s.Stores.Use(ctx, func(st *memory.Store) error {
-		_, err := st.PutBatch(ctx, ins, src)
-		return err
-	})
-	if err != nil {
+	if _, err := c.Memory().As("extension:selective_memorizer").Save(ctx, ins...); err != nil {
 		return nil, fmt.Errorf("selective_memorizer: %w", err)
 	}
 	c.Logger().Info("memorized", "count", len(ins))
@@ -351,10 +349,10 @@ func (cp Capture) MonologueEnd(ctx context.Context, c *sdk.Call, req *exocortexv
 		return nil, err
 	}
 	bs, _ := bstKey().Get(c)
-	var entries []staging.Entry
+	var entries []stagelog.Entry
 	for _, in := range ins {
 		in.Domain, in.RequestID = bs.GetCompoundSig(), c.Context().GetRequestId()
-		entries = append(entries, staging.Entry{Kind: stagelog.KindInsight, Session: c.Context().GetSessionId(), Payload: in})
+		entries = append(entries, stagelog.Entry{Kind: stagelog.KindInsight, Session: c.Context().GetSessionId(), Payload: in})
 	}
 	if _, err := stagelog.Append(ctx, filepath.Join(home, stagelog.StagingFile), entries, nil); err != nil {
 		return nil, fmt.Errorf("insight_capture: %w", err)
@@ -369,20 +367,21 @@ var (
 )
 
 // Axis classifies a memory.
-func Axis(r *memory.Record) string {
+func Axis(r *exocortexv1.MemoryRecord) string {
 	switch {
-	case r.Area == memory.AreaSolutions || procRE.MatchString(r.Text):
+	case r.GetArea() == AreaSolutions || procRE.MatchString(r.GetText()):
 		return "procedural"
-	case episRE.MatchString(r.Text):
+	case episRE.MatchString(r.GetText()):
 		return "episodic"
 	}
 	return "semantic"
 }
 
 // Classifier is the memory classifier.
-type Classifier struct {
-	Stores Stores
-}
+type Classifier struct{}
+
+// MaxClassify is how many records one run tags.
+const MaxClassify = 50
 
 // Spec declares it.
 func (Classifier) Spec() sdk.Spec {
@@ -390,65 +389,55 @@ func (Classifier) Spec() sdk.Spec {
 		Name:        "memory_classifier",
 		Order:       55,
 		Reads:       []sdk.KeyRef{bstKey(), loopKey()},
-		Description: "Tags the session's unclassified memories (those written since the memory store was opened) with axis (procedural, episodic, semantic), domain and loop_period (while loop_active).",
+		Description: "Tags the session's unclassified memories with axis (procedural, episodic, semantic), domain and loop_period (while loop_active).",
 	}
 }
 
 // MonologueEnd classifies.
-func (cl Classifier) MonologueEnd(ctx context.Context, c *sdk.Call, _ *exocortexv1.MonologueEndRequest) (*exocortexv1.MonologueEndResponse, error) {
-	if cl.Stores == nil {
-		return nil, nil
-	}
+func (Classifier) MonologueEnd(ctx context.Context, c *sdk.Call, _ *exocortexv1.MonologueEndRequest) (*exocortexv1.MonologueEndResponse, error) {
 	session := c.Context().GetSessionId()
 	bs, _ := bstKey().Get(c)
 	la, _ := loopKey().Get(c)
-	n := 0
-	err := cl.Stores.Use(ctx, func(s *memory.Store) error {
-		var ins []memory.Input
-		// Only the records this process wrote are looked at (a session's
-		// records are written while its plugin holds the store, which hands
-		// them on across an idle close), and only this session's
-		// unclassified ones copied: a copy
-		// of every record (List) cost 230-300 ms per run on a store of 100k,
-		// and a pass over every record decodes all of them (about 250 ms;
-		// docs/perf/memory.md, "Where a `run -p` at 100k spends its time").
-		unclassified := s.Written(ctx, memory.Filter{}, func(r *memory.Record) bool {
-			return r.Provenance.Session == session && !slices.ContainsFunc(r.Tags, func(t string) bool { return strings.HasPrefix(t, axisTag) })
-		})
-		for _, r := range unclassified {
-			tags := append(slices.Clone(r.Tags), axisTag+Axis(r))
-			if d := bs.GetPrimaryDomain(); d != "" {
-				tags = append(tags, "domain:"+d)
-			}
-			if la.GetActive() && !slices.Contains(tags, "loop_period") {
-				tags = append(tags, "loop_period")
-			}
-			imp, created := r.Importance, r.Created
-			ins = append(ins, memory.Input{ID: r.ID, Area: r.Area, Text: r.Text, Key: r.Key, Tags: tags, Metadata: r.Metadata, Importance: &imp, Created: &created, Status: r.Status})
-			if len(ins) >= 50 {
-				break
-			}
-		}
-		n = len(ins)
-		if n == 0 {
+	mem := c.Memory().As("extension:memory_classifier")
+	var ins []*exocortexv1.MemoryInput
+	// The session's records (the service picks them in one pass over the
+	// state, copying only those), of which the unclassified ones.
+	errFull := errors.New("full")
+	err := mem.List(ctx, &exocortexv1.MemoryListRequest{Session: session}, func(r *exocortexv1.MemoryRecord) error {
+		if slices.ContainsFunc(r.GetTags(), func(t string) bool { return strings.HasPrefix(t, axisTag) }) {
 			return nil
 		}
-		_, err := s.PutBatch(ctx, ins, memory.Source{Session: session, Source: "extension:memory_classifier"})
-		return err
+		tags := append(slices.Clone(r.GetTags()), axisTag+Axis(r))
+		if d := bs.GetPrimaryDomain(); d != "" {
+			tags = append(tags, "domain:"+d)
+		}
+		if la.GetActive() && !slices.Contains(tags, "loop_period") {
+			tags = append(tags, "loop_period")
+		}
+		imp := r.GetImportance()
+		ins = append(ins, &exocortexv1.MemoryInput{Id: r.GetId(), Area: r.GetArea(), Text: r.GetText(), Key: r.GetKey(), Tags: tags,
+			Metadata: r.GetMetadata(), Importance: &imp, Created: r.GetCreated(), Status: r.GetStatus()})
+		if len(ins) >= MaxClassify {
+			return errFull
+		}
+		return nil
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, errFull) {
 		return nil, fmt.Errorf("memory_classifier: %w", err)
 	}
-	if n > 0 {
-		c.Logger().Info("classified memories", "count", n)
+	if len(ins) == 0 {
+		return nil, nil
 	}
+	if _, err := mem.Save(ctx, ins...); err != nil {
+		return nil, fmt.Errorf("memory_classifier: %w", err)
+	}
+	c.Logger().Info("classified memories", "count", len(ins))
 	return nil, nil
 }
 
 // Maintenance is memory maintenance.
 type Maintenance struct {
-	Stores Stores
-	Now    func() time.Time
+	Now func() time.Time
 }
 
 // Spec declares it.
@@ -463,15 +452,15 @@ func (Maintenance) Spec() sdk.Spec {
 }
 
 // Stale reports why a record should be archived, or "".
-func Stale(r *memory.Record, now time.Time) string {
-	if !r.Active() || r.AccessCount > 0 || !r.LastAccess.IsZero() {
+func Stale(r *exocortexv1.MemoryRecord, now time.Time) string {
+	if r.GetStatus() != "active" || r.GetAccessCount() > 0 || r.GetLastAccess() != nil && !r.GetLastAccess().AsTime().IsZero() {
 		return ""
 	}
-	age := now.Sub(r.Updated)
-	if slices.Contains(r.Tags, "loop_period") && !slices.Contains(r.Tags, "adjudicated") && age > LoopAge {
+	age := now.Sub(r.GetUpdated().AsTime())
+	if slices.Contains(r.GetTags(), "loop_period") && !slices.Contains(r.GetTags(), "adjudicated") && age > LoopAge {
 		return "maintenance: written during a loop, never adjudicated nor used"
 	}
-	if (r.Area == memory.AreaMain || r.Area == memory.AreaFragments) && r.Importance < StaleImportance && age > StaleAge {
+	if (r.GetArea() == AreaMain || r.GetArea() == AreaFragments) && r.GetImportance() < StaleImportance && age > StaleAge {
 		return "maintenance: never used, low importance, unchanged for 90 days"
 	}
 	return ""
@@ -479,9 +468,6 @@ func Stale(r *memory.Record, now time.Time) string {
 
 // MonologueEnd runs maintenance when due.
 func (mt Maintenance) MonologueEnd(ctx context.Context, c *sdk.Call, _ *exocortexv1.MonologueEndRequest) (*exocortexv1.MonologueEndResponse, error) {
-	if mt.Stores == nil {
-		return nil, nil
-	}
 	now := time.Now()
 	if mt.Now != nil {
 		now = mt.Now()
@@ -494,23 +480,29 @@ func (mt Maintenance) MonologueEnd(ctx context.Context, c *sdk.Call, _ *exocorte
 		return nil, nil
 	}
 	archived := 0
-	err := mt.Stores.Use(ctx, func(s *memory.Store) error {
-		src := memory.Source{Session: c.Context().GetSessionId(), Source: "extension:memory_maintenance"}
-		// Only the stale records are copied (see Classifier).
-		stale := s.Select(ctx, memory.Filter{}, func(r *memory.Record) bool { return Stale(r, now) != "" })
-		for _, r := range stale {
-			if archived >= MaxArchive {
-				break
-			}
-			if err := s.Archive(ctx, r.ID, Stale(r, now), "", src); err != nil {
-				return err
-			}
-			archived++
+	mem := c.Memory().As("extension:memory_maintenance")
+	// The active records outside the library, by id, of which the stale ones
+	// (at most MaxArchive).
+	var stale []*exocortexv1.MemoryRecord
+	errFull := errors.New("full")
+	err := mem.List(ctx, &exocortexv1.MemoryListRequest{}, func(r *exocortexv1.MemoryRecord) error {
+		if Stale(r, now) == "" {
+			return nil
+		}
+		stale = append(stale, r)
+		if len(stale) >= MaxArchive {
+			return errFull
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, errFull) {
 		return nil, fmt.Errorf("memory_maintenance: %w", err)
+	}
+	for _, r := range stale {
+		if err := mem.Archive(ctx, r.GetId(), Stale(r, now)); err != nil {
+			return nil, fmt.Errorf("memory_maintenance: %w", err)
+		}
+		archived++
 	}
 	ms.LastRunUtc = now.UTC().Format(time.RFC3339)
 	ms.Runs++

@@ -3,7 +3,9 @@ package memorytools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,10 +14,10 @@ import (
 	"unicode"
 
 	"github.com/google/renameio/v2"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/exocortex/exocortex/extensions/internal/catalog"
 	"github.com/exocortex/exocortex/extensions/internal/toolargs"
-	"github.com/exocortex/exocortex/memory"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 )
@@ -75,53 +77,64 @@ func slug(title string) string {
 	return b.String()
 }
 
-func metaString(r *memory.Record, k string) string {
-	s, _ := r.Metadata[k].(string)
-	return s
+func metaString(r *exocortexv1.MemoryRecord, k string) string {
+	return r.GetMetadata().GetFields()[k].GetStringValue()
 }
 
-func metaInt(r *memory.Record, k string) int {
-	switch v := r.Metadata[k].(type) {
-	case float64:
-		return int(v)
-	case int:
-		return v
-	}
-	return 0
+func metaInt(r *exocortexv1.MemoryRecord, k string) int {
+	return int(r.GetMetadata().GetFields()[k].GetNumberValue())
 }
 
 // documents lists the library's active documents, sorted by key.
-func documents(ctx context.Context, s *memory.Store, tag string) []*memory.Record {
-	f := memory.Filter{Areas: []string{memory.AreaLibrary}}
+func documents(ctx context.Context, cl exocortexv1.MemoryServiceClient, tag string) ([]*exocortexv1.MemoryRecord, error) {
+	f := &exocortexv1.MemoryFilter{Areas: []string{AreaLibrary}}
 	if tag != "" {
 		f.Tags = []string{tag}
 	}
-	recs := s.List(ctx, f)
-	sort.Slice(recs, func(i, j int) bool { return recs[i].Key < recs[j].Key })
-	return recs
+	stream, err := cl.List(ctx, &exocortexv1.MemoryListRequest{Filter: f})
+	if err != nil {
+		return nil, err
+	}
+	var recs []*exocortexv1.MemoryRecord
+	for {
+		resp, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, resp.GetRecords()...)
+	}
+	sort.Slice(recs, func(i, j int) bool { return recs[i].GetKey() < recs[j].GetKey() })
+	return recs, nil
 }
 
-func entryOf(r *memory.Record) CatalogEntry {
+func entryOf(r *exocortexv1.MemoryRecord) CatalogEntry {
 	title := metaString(r, "title")
 	if title == "" {
-		title = r.Key
+		title = r.GetKey()
 	}
-	tags := r.Tags
+	tags := r.GetTags()
 	if tags == nil {
 		tags = []string{}
 	}
-	return CatalogEntry{Key: r.Key, Title: title, Source: metaString(r, "source"), Tags: tags,
-		Words: metaInt(r, "words"), Added: r.Created.UTC(), Changed: r.Updated.UTC()}
+	return CatalogEntry{Key: r.GetKey(), Title: title, Source: metaString(r, "source"), Tags: tags,
+		Words: metaInt(r, "words"), Added: r.GetCreated().AsTime().UTC(), Changed: r.GetUpdated().AsTime().UTC()}
 }
 
 // writeCatalog rewrites the catalog from the store.
-func (st *Stores) writeCatalog(ctx context.Context, s *memory.Store) error {
+func (st *Set) writeCatalog(ctx context.Context, cl exocortexv1.MemoryServiceClient) error {
 	home, err := st.Home()
 	if err != nil {
 		return err
 	}
+	docs, err := documents(ctx, cl, "")
+	if err != nil {
+		return err
+	}
 	cat := Catalog{Version: CatalogVersion, Updated: time.Now().UTC(), Documents: []CatalogEntry{}}
-	for _, r := range documents(ctx, s, "") {
+	for _, r := range docs {
 		cat.Documents = append(cat.Documents, entryOf(r))
 	}
 	cat.Count = len(cat.Documents)
@@ -148,7 +161,7 @@ type addArgs struct {
 }
 
 // LibraryAdd stores a document in the library.
-func (st *Stores) LibraryAdd() sdk.Tool {
+func (st *Set) LibraryAdd() sdk.Tool {
 	return sdk.Tool{
 		Name:        "library_add",
 		Description: "Add a document (reference text, notes, an article) to the document library; adding the same title again replaces it.",
@@ -159,7 +172,7 @@ func (st *Stores) LibraryAdd() sdk.Tool {
 			`"tags":{"type":"array","items":{"type":"string"}}},` +
 			`"required":["title","content"]}`,
 		PromptFile: "agent.system.tool.library_add.md",
-		Run: run(st, "library_add", func(ctx context.Context, c *sdk.Call, s *memory.Store, a *addArgs) (string, error) {
+		Run: run("library_add", func(ctx context.Context, m tool, a *addArgs) (string, error) {
 			title := strings.TrimSpace(string(a.Title))
 			content := string(a.Content)
 			if strings.TrimSpace(content) == "" {
@@ -175,20 +188,27 @@ func (st *Stores) LibraryAdd() sdk.Tool {
 			if key == "" {
 				return "", fmt.Errorf("library_add: the title %q has no letters or digits to make a key from", title)
 			}
-			_, existed := s.GetByKey(ctx, memory.AreaLibrary, key)
+			old, err := m.cl.Get(ctx, &exocortexv1.MemoryGetRequest{Area: AreaLibrary, Key: key})
+			if err != nil {
+				return "", err
+			}
 			words := len(strings.Fields(content))
 			meta := map[string]any{"title": title, "words": words}
 			if src := strings.TrimSpace(string(a.Source)); src != "" {
 				meta["source"] = src
 			}
-			src := source(c)
-			src.Source = "tool:library_add"
-			if _, err := s.Put(ctx, memory.Input{Area: memory.AreaLibrary, Key: key, Text: content, Tags: a.Tags, Metadata: meta}, src); err != nil {
+			ms, err := structpb.NewStruct(meta)
+			if err != nil {
 				return "", err
 			}
-			if err := st.writeCatalog(ctx, s); err != nil {
+			if _, err := m.cl.Save(ctx, &exocortexv1.MemorySaveRequest{Records: []*exocortexv1.MemoryInput{{Area: AreaLibrary, Key: key, Text: content, Tags: a.Tags, Metadata: ms}},
+				Source: m.mem.Source()}); err != nil {
 				return "", err
 			}
+			if err := st.writeCatalog(ctx, m.cl); err != nil {
+				return "", err
+			}
+			existed := old.GetFound()
 			verb := "added to"
 			if existed {
 				verb = "replaced in"
@@ -204,7 +224,7 @@ type searchArgs struct {
 }
 
 // LibrarySearch searches the library, and only the library.
-func (st *Stores) LibrarySearch() sdk.Tool {
+func (st *Set) LibrarySearch() sdk.Tool {
 	return sdk.Tool{
 		Name:        "library_search",
 		Description: "Search the document library (only the library, not other memories); returns matching documents with an excerpt each.",
@@ -213,7 +233,7 @@ func (st *Stores) LibrarySearch() sdk.Tool {
 			`"limit":{"type":"integer","minimum":1,"maximum":20,"description":"Most documents to return (default 5)."}},` +
 			`"required":["query"]}`,
 		PromptFile: "agent.system.tool.library_search.md",
-		Run: run(st, "library_search", func(ctx context.Context, c *sdk.Call, s *memory.Store, a *searchArgs) (string, error) {
+		Run: run("library_search", func(ctx context.Context, m tool, a *searchArgs) (string, error) {
 			q := strings.TrimSpace(string(a.Query))
 			if q == "" {
 				return "", fmt.Errorf(`library_search: "query" is empty: say what to look for`)
@@ -222,23 +242,23 @@ func (st *Stores) LibrarySearch() sdk.Tool {
 			if a.Limit.Set {
 				limit = min(max(a.Limit.V, 1), 20)
 			}
-			res, err := s.Search(ctx, q, memory.SearchOptions{Limit: limit,
-				Filter: memory.Filter{Areas: []string{memory.AreaLibrary}}, RecordAccess: true, Source: source(c)})
+			res, err := m.cl.Search(ctx, &exocortexv1.MemorySearchRequest{Query: q, Options: &exocortexv1.MemorySearchOptions{Limit: int32(limit),
+				Filter: &exocortexv1.MemoryFilter{Areas: []string{AreaLibrary}}, RecordAccess: true, Source: m.mem.Source()}})
 			if err != nil {
 				return "", err
 			}
-			if len(res.Hits) == 0 {
+			if len(res.GetHits()) == 0 {
 				return fmt.Sprintf("No library document matches %q. library_list shows what the library holds.", q), nil
 			}
 			var b strings.Builder
-			fmt.Fprintf(&b, "%d library document(s) match %q:\n", len(res.Hits), q)
-			for i, h := range res.Hits {
-				e := entryOf(h.Record)
+			fmt.Fprintf(&b, "%d library document(s) match %q:\n", len(res.GetHits()), q)
+			for i, h := range res.GetHits() {
+				e := entryOf(h.GetRecord())
 				fmt.Fprintf(&b, "\n%d. %s [%s]", i+1, e.Title, e.Key)
 				if e.Source != "" {
 					fmt.Fprintf(&b, " (source: %s)", e.Source)
 				}
-				fmt.Fprintf(&b, "\n%s\n", excerpt(h.Record.Text, q, 500))
+				fmt.Fprintf(&b, "\n%s\n", excerpt(h.GetRecord().GetText(), q, 500))
 			}
 			return strings.TrimRight(b.String(), "\n"), nil
 		}),
@@ -284,16 +304,19 @@ type listArgs struct {
 }
 
 // LibraryList lists the library's documents.
-func (st *Stores) LibraryList() sdk.Tool {
+func (st *Set) LibraryList() sdk.Tool {
 	return sdk.Tool{
 		Name:        "library_list",
 		Description: "List the documents in the library: key, title, source, tags and size.",
 		Parameters:  `{"type":"object","properties":{"tag":{"type":"string","description":"Only documents with this tag."}}}`,
 		PromptFile:  "agent.system.tool.library_list.md",
-		Run: run(st, "library_list", func(ctx context.Context, _ *sdk.Call, s *memory.Store, a *listArgs) (string, error) {
+		Run: run("library_list", func(ctx context.Context, m tool, a *listArgs) (string, error) {
 			tag := strings.TrimSpace(string(a.Tag))
-			docs := documents(ctx, s, tag)
-			if err := st.writeCatalog(ctx, s); err != nil {
+			docs, err := documents(ctx, m.cl, tag)
+			if err != nil {
+				return "", err
+			}
+			if err := st.writeCatalog(ctx, m.cl); err != nil {
 				return "", err
 			}
 			if len(docs) == 0 {

@@ -1,38 +1,31 @@
 package memorytools
 
 import (
-	"context"
 	"encoding/json"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/exocortex/exocortex/config"
-	"github.com/exocortex/exocortex/memory"
+	"github.com/exocortex/exocortex/extensions/internal/memtest"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 	"github.com/exocortex/exocortex/sdk/sdktest"
 )
 
-func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
-
 type harness struct {
 	t      *testing.T
-	st     *Stores
 	client exocortexv1.PluginClient
 	home   string
 }
 
-func serve(t *testing.T, idle time.Duration) *harness {
+func serve(t *testing.T) *harness {
 	t.Helper()
 	home := t.TempDir()
-	st := New(Fixed(config.Tools{Home: home, Memory: config.MemoryTools{IdleClose: config.Duration(idle)}}), quiet())
-	t.Cleanup(func() { _ = st.Close() })
-	client := sdktest.Serve(t, sdk.Plugin{Name: "memory-tools", Version: "test", Tools: st.Tools(), Files: Files()})
-	return &harness{t: t, st: st, client: client, home: home}
+	st := New(func() (string, error) { return home, nil })
+	h := memtest.ServeIn(t, home, sdk.Plugin{Name: "memory-tools", Version: "test", Tools: st.Tools(), Files: Files(),
+		UsesMemory: true, MemoryWriteAreas: WriteAreas()})
+	return &harness{t: t, client: h.Client, home: home}
 }
 
 func (h *harness) call(tool string, args any) *exocortexv1.ToolResult {
@@ -59,7 +52,7 @@ type m = map[string]any
 
 // TestEchomenStrings checks ECHOMEN's contract strings through the protocol.
 func TestEchomenStrings(t *testing.T) {
-	h := serve(t, -1)
+	h := serve(t)
 	if got := h.ok("memory_save", m{"key": "user_project_goals", "value": "Ship the tool plugins.", "tags": []string{"project", "goals"}}); got != "Memory item 'user_project_goals' saved successfully." {
 		t.Errorf("memory_save = %q", got)
 	}
@@ -106,7 +99,7 @@ func TestEchomenStrings(t *testing.T) {
 }
 
 func TestLoadAndForget(t *testing.T) {
-	h := serve(t, -1)
+	h := serve(t)
 	h.ok("memory_save", m{"key": "deploy", "value": "Deploys go through the staging cluster first, then production.", "tags": []string{"ops"}})
 	h.ok("memory_save", m{"key": "lunch", "value": "The team eats lunch at noon."})
 	got := h.ok("memory_load", m{"query": "staging cluster deploys"})
@@ -143,7 +136,7 @@ func readCatalog(t *testing.T, home string) Catalog {
 
 // TestLibraryIsolation: the library and the main memory never see each other.
 func TestLibraryIsolation(t *testing.T) {
-	h := serve(t, -1)
+	h := serve(t)
 	got := h.ok("library_add", m{"title": "Photosynthesis: A Primer", "source": "https://example.org/photo",
 		"content": "Plants make sugar from light.\n\nChlorophyll absorbs red and blue light for photosynthesis.", "tags": []string{"biology"}})
 	if got != "Document 'Photosynthesis: A Primer' added to the library as 'photosynthesis-a-primer' (13 words)." {
@@ -210,73 +203,6 @@ func TestLibraryIsolation(t *testing.T) {
 		if res := h.call(tt.tool, tt.args); !strings.Contains(res.GetError(), tt.want) {
 			t.Errorf("%s(%v): error %q, want %q", tt.tool, tt.args, res.GetError(), tt.want)
 		}
-	}
-}
-
-// TestStoreLock: while the tools hold the store, another opener (as `exocortex
-// memory` would be) is refused with an error naming the holder; while another
-// holds it, the tools say so and recover when it is released.
-func TestStoreLock(t *testing.T) {
-	h := serve(t, -1)
-	dir := filepath.Join(h.home, StoreDir)
-	h.ok("memory_save", m{"key": "k", "value": "v"})
-	if _, err := memory.Open(t.Context(), dir, memory.Options{Logger: quiet()}); err == nil || !strings.Contains(err.Error(), "open in another process") {
-		t.Fatalf("second open while the tools hold the store: %v", err)
-	}
-	if err := h.st.Close(); err != nil {
-		t.Fatal(err)
-	}
-	cli, err := memory.Open(t.Context(), dir, memory.Options{Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := h.call("memory_retrieve", m{"key": "k"})
-	if !strings.Contains(res.GetError(), "memory_retrieve: memory: the store in "+dir+" is open in another process") {
-		t.Errorf("tools while the CLI holds the store: %q", res.GetError())
-	}
-	if err := cli.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if got := h.ok("memory_retrieve", m{"key": "k"}); got != "v" {
-		t.Errorf("after the CLI let go: %q", got)
-	}
-}
-
-// TestIdleClose: after the idle period the store is closed and free for others.
-func TestIdleClose(t *testing.T) {
-	h := serve(t, 30*time.Millisecond)
-	h.ok("memory_save", m{"key": "k", "value": "v"})
-	for i := 0; h.st.IsOpen(); i++ {
-		if i > 500 {
-			t.Fatal("the store is still open long after the idle period")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	s, err := memory.Open(t.Context(), filepath.Join(h.home, StoreDir), memory.Options{Logger: quiet()})
-	if err != nil {
-		t.Fatalf("open after idle close: %v", err)
-	}
-	if r, ok := s.GetByKey(context.Background(), memory.AreaMain, "k"); !ok || r.Text != "v" {
-		t.Errorf("record after idle close: %+v", r)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	// And the tools reopen it.
-	if got := h.ok("memory_retrieve", m{"key": "k"}); got != "v" {
-		t.Errorf("reopened: %q", got)
-	}
-	// What this process wrote before the idle close is still its own to the
-	// reopened store (the classifier at monologue_end finds it there).
-	err = h.st.Use(t.Context(), func(s *memory.Store) error {
-		w := s.Written(context.Background(), memory.Filter{}, nil)
-		if len(w) != 1 || w[0].Key != "k" {
-			t.Errorf("Written after an idle close and a reopen = %+v, want the record saved before it", w)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
 

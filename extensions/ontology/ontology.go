@@ -37,21 +37,22 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/protobuf/types/known/structpb"
+
 	"github.com/exocortex/exocortex/extensions/internal/entities"
 	"github.com/exocortex/exocortex/extensions/internal/stagelog"
 	"github.com/exocortex/exocortex/extensions/internal/textfacts"
 	"github.com/exocortex/exocortex/extensions/internal/turn"
-	"github.com/exocortex/exocortex/memory"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
-	"github.com/exocortex/exocortex/staging"
 )
 
-// Stores gives the memory store and the home directory (memorytools.Stores).
-type Stores interface {
-	Use(ctx context.Context, fn func(*memory.Store) error) error
-	Home() (string, error)
-}
+// AreaOntology is the memory area of the entity records (package memory's).
+const AreaOntology = "ontology"
+
+// WriteAreas are the memory areas ontology_maintenance writes, for the
+// plugin's MemoryWriteAreas.
+func WriteAreas() []string { return []string{AreaOntology} }
 
 // Limits.
 const (
@@ -135,9 +136,10 @@ func Files() []*exocortexv1.FileSpec {
 	}
 }
 
-// Maintenance is ontology_maintenance.
+// Maintenance is ontology_maintenance. Home gives the home directory the
+// relationships file is in.
 type Maintenance struct {
-	Stores Stores
+	Home func() (string, error)
 }
 
 // Spec declares it.
@@ -153,7 +155,7 @@ func (Maintenance) Spec() sdk.Spec {
 
 // MonologueEnd updates the graph.
 func (m Maintenance) MonologueEnd(ctx context.Context, c *sdk.Call, req *exocortexv1.MonologueEndRequest) (*exocortexv1.MonologueEndResponse, error) {
-	if m.Stores == nil {
+	if m.Home == nil {
 		return nil, nil
 	}
 	hist := req.GetHistory()
@@ -201,67 +203,79 @@ func (m Maintenance) MonologueEnd(ctx context.Context, c *sdk.Call, req *exocort
 		order = order[:MaxEntities]
 	}
 	session := c.Context().GetSessionId()
-	err := m.Stores.Use(ctx, func(s *memory.Store) error {
-		var ins []memory.Input
-		for _, k := range order {
-			a := ents[k]
-			mentions, aliases := a.mentions, a.aliases
-			if r, ok := s.GetByKey(ctx, memory.AreaOntology, "entity:"+k); ok {
-				if n, ok := r.Metadata["mentions"].(float64); ok {
-					mentions += int(n)
-				}
-				if old, ok := r.Metadata["aliases"].([]any); ok {
-					for _, o := range old {
-						if alias, ok := o.(string); ok && !contains(aliases, alias) {
-							aliases = append(aliases, alias)
-						}
+	mem := c.Memory().As("extension:ontology_maintenance")
+	var ins []*exocortexv1.MemoryInput
+	for _, k := range order {
+		a := ents[k]
+		mentions, aliases := a.mentions, a.aliases
+		r, ok, err := mem.GetByKey(ctx, AreaOntology, "entity:"+k)
+		if err != nil {
+			return nil, fmt.Errorf("ontology_maintenance: %w", err)
+		}
+		if ok {
+			meta := r.GetMetadata().AsMap()
+			if n, ok := meta["mentions"].(float64); ok {
+				mentions += int(n)
+			}
+			if old, ok := meta["aliases"].([]any); ok {
+				for _, o := range old {
+					if alias, ok := o.(string); ok && !contains(aliases, alias) {
+						aliases = append(aliases, alias)
 					}
 				}
 			}
-			sort.Strings(aliases)
-			ins = append(ins, memory.Input{Area: memory.AreaOntology, Key: "entity:" + k,
-				Text:     fmt.Sprintf("%s (%s), also written %s", aliases[0], a.kind, strings.Join(aliases, ", ")),
-				Tags:     []string{"entity", a.kind},
-				Metadata: map[string]any{"kind": a.kind, "mentions": mentions, "aliases": aliases}})
 		}
-		if len(ins) == 0 {
-			return nil
+		sort.Strings(aliases)
+		meta, err := structpb.NewStruct(map[string]any{"kind": a.kind, "mentions": mentions, "aliases": anyList(aliases)})
+		if err != nil {
+			return nil, fmt.Errorf("ontology_maintenance: entity %s: %w", k, err)
 		}
-		_, err := s.PutBatch(ctx, ins, memory.Source{Session: session, Source: "extension:ontology_maintenance"})
-		return err
-	})
-	if err != nil {
+		ins = append(ins, &exocortexv1.MemoryInput{Area: AreaOntology, Key: "entity:" + k,
+			Text:     fmt.Sprintf("%s (%s), also written %s", aliases[0], a.kind, strings.Join(aliases, ", ")),
+			Tags:     []string{"entity", a.kind},
+			Metadata: meta})
+	}
+	if _, err := mem.Save(ctx, ins...); err != nil {
 		return nil, fmt.Errorf("ontology_maintenance: %w", err)
 	}
 	if len(rels) == 0 {
 		return nil, nil
 	}
-	home, err := m.Stores.Home()
+	home, err := m.Home()
 	if err != nil {
 		return nil, err
 	}
 	path := filepath.Join(home, stagelog.RelationshipsFile)
 	seen := map[string]bool{}
-	_ = stagelog.Read(ctx, path, 0, func(r staging.Record) error {
+	_ = stagelog.Read(ctx, path, 0, func(r stagelog.Record) error {
 		var rel Relationship
 		if r.Decode(&rel) == nil {
 			seen[rel.key()] = true
 		}
 		return nil
 	})
-	var entries []staging.Entry
+	var entries []stagelog.Entry
 	for _, r := range rels {
 		if seen[r.key()] || Key(r.From) == Key(r.To) {
 			continue
 		}
 		seen[r.key()] = true
 		r.Session, r.RequestID = session, c.Context().GetRequestId()
-		entries = append(entries, staging.Entry{Kind: stagelog.KindRelationship, Session: session, Payload: r})
+		entries = append(entries, stagelog.Entry{Kind: stagelog.KindRelationship, Session: session, Payload: r})
 	}
 	if _, err := stagelog.Append(ctx, path, entries, nil); err != nil {
 		return nil, fmt.Errorf("ontology_maintenance: %w", err)
 	}
 	return nil, nil
+}
+
+// anyList is xs as the []any a structpb.Struct holds.
+func anyList(xs []string) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x
+	}
+	return out
 }
 
 func contains(xs []string, x string) bool {
@@ -273,10 +287,11 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-// Query is ontology_query.
+// Query is ontology_query. Home gives the home directory the relationships
+// file is in.
 type Query struct {
-	Stores Stores
-	cache  *relCache
+	Home  func() (string, error)
+	cache *relCache
 }
 
 // relCache holds the relationships by entity key for one version of the file
@@ -288,7 +303,7 @@ type relCache struct {
 }
 
 // NewQuery returns ontology_query.
-func NewQuery(st Stores) Query { return Query{Stores: st, cache: &relCache{}} }
+func NewQuery(home func() (string, error)) Query { return Query{Home: home, cache: &relCache{}} }
 
 // Spec declares it.
 func (Query) Spec() sdk.Spec {
@@ -317,7 +332,7 @@ func (q Query) relationships(ctx context.Context, path string) map[string][]Rela
 		return cache.byKey
 	}
 	by := map[string][]Relationship{}
-	_ = stagelog.Read(ctx, path, 0, func(r staging.Record) error {
+	_ = stagelog.Read(ctx, path, 0, func(r stagelog.Record) error {
 		var rel Relationship
 		if r.Decode(&rel) == nil {
 			by[Key(rel.From)] = append(by[Key(rel.From)], rel)
@@ -332,10 +347,10 @@ func (q Query) relationships(ctx context.Context, path string) map[string][]Rela
 // MessageLoopPromptsAfter adds what is known.
 func (q Query) MessageLoopPromptsAfter(ctx context.Context, c *sdk.Call, _ *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
 	wm, ok := entities.Key().Get(c)
-	if !ok || q.Stores == nil {
+	if !ok || q.Home == nil {
 		return nil, nil
 	}
-	home, err := q.Stores.Home()
+	home, err := q.Home()
 	if err != nil {
 		return nil, nil
 	}
@@ -343,16 +358,19 @@ func (q Query) MessageLoopPromptsAfter(ctx context.Context, c *sdk.Call, _ *exoc
 	var lines []string
 	ents := entities.Recent(wm, MaxQuery)
 	records := map[string]string{}
-	_ = q.Stores.Use(ctx, func(s *memory.Store) error {
-		for _, e := range ents {
-			if r, ok := s.GetByKey(ctx, memory.AreaOntology, "entity:"+Key(e)); ok && r.Active() {
-				if n, ok := r.Metadata["mentions"].(float64); ok {
-					records[e] = fmt.Sprintf("mentioned %d times before", int(n))
-				}
+	mem := c.Memory()
+	for _, e := range ents {
+		r, ok, err := mem.GetByKey(ctx, AreaOntology, "entity:"+Key(e))
+		if err != nil {
+			c.Logger().Debug("ontology_query: the memory store is not available", "err", err)
+			break
+		}
+		if ok && r.GetStatus() == "active" {
+			if n, ok := r.GetMetadata().AsMap()["mentions"].(float64); ok {
+				records[e] = fmt.Sprintf("mentioned %d times before", int(n))
 			}
 		}
-		return nil
-	})
+	}
 	for _, e := range ents {
 		rels := by[Key(e)]
 		if len(rels) == 0 && records[e] == "" {

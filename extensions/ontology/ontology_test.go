@@ -6,16 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/extensions/internal/hooktest"
+	"github.com/exocortex/exocortex/extensions/internal/memtest"
 	"github.com/exocortex/exocortex/extensions/internal/stagelog"
-	"github.com/exocortex/exocortex/extensions/memorytools"
 	"github.com/exocortex/exocortex/extensions/workingmemory"
 	"github.com/exocortex/exocortex/memory"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 	"github.com/exocortex/exocortex/sdk/sdktest"
-	"github.com/exocortex/exocortex/staging"
 )
 
 func TestRelationships(t *testing.T) {
@@ -32,9 +30,10 @@ func TestRelationships(t *testing.T) {
 
 func TestMaintenanceAndQueryThroughProtocol(t *testing.T) {
 	home := t.TempDir()
-	st := memorytools.New(memorytools.Fixed(config.Tools{Home: home}), nil)
-	t.Cleanup(func() { st.Close() })
-	client := sdktest.Serve(t, sdk.Plugin{Name: "memory-tools", Extensions: []sdk.Extension{Maintenance{Stores: st}, NewQuery(st)}})
+	homeFn := func() (string, error) { return home, nil }
+	h := memtest.ServeIn(t, home, sdk.Plugin{Name: "memory-tools", UsesMemory: true, MemoryWriteAreas: WriteAreas(),
+		Extensions: []sdk.Extension{Maintenance{Home: homeFn}, NewQuery(homeFn)}})
+	st, client := h.Store, h.Client
 	hist := hooktest.Msgs("user", "Does `loadConfig` read config.yaml? Ask Agent Zero.", "tool:text_editor", "func loadConfig() { ... } // loadConfig reads config.yaml")
 	end := func() {
 		if _, err := client.MonologueEnd(t.Context(), &exocortexv1.MonologueEndRequest{
@@ -46,7 +45,7 @@ func TestMaintenanceAndQueryThroughProtocol(t *testing.T) {
 	end()
 	end() // twice: entities merge, relationships are not repeated
 	var rels []Relationship
-	_ = stagelog.Read(context.Background(), filepath.Join(home, stagelog.RelationshipsFile), 0, func(r staging.Record) error {
+	_ = stagelog.Read(context.Background(), filepath.Join(home, stagelog.RelationshipsFile), 0, func(r stagelog.Record) error {
 		var rel Relationship
 		_ = r.Decode(&rel)
 		rels = append(rels, rel)
@@ -62,16 +61,13 @@ func TestMaintenanceAndQueryThroughProtocol(t *testing.T) {
 		t.Fatalf("relationships %+v", rels)
 	}
 	n := len(rels)
-	_ = st.Use(context.Background(), func(s *memory.Store) error {
-		r, ok := s.GetByKey(context.Background(), memory.AreaOntology, "entity:agent zero")
-		if !ok || !strings.Contains(r.Text, "Agent Zero") {
-			t.Fatalf("entity record %v", r)
-		}
-		if m, _ := r.Metadata["mentions"].(float64); m < 2 {
-			t.Errorf("mentions %v after two monologues", r.Metadata["mentions"])
-		}
-		return nil
-	})
+	r, ok := st.GetByKey(context.Background(), memory.AreaOntology, "entity:agent zero")
+	if !ok || !strings.Contains(r.Text, "Agent Zero") {
+		t.Fatalf("entity record %v", r)
+	}
+	if m, _ := r.Metadata["mentions"].(float64); m < 2 {
+		t.Errorf("mentions %v after two monologues", r.Metadata["mentions"])
+	}
 	// The query shows what is known about working-memory entities.
 	wm := &exocortexv1.WorkingMemory{Entities: []*exocortexv1.WorkingEntity{{Text: "config.yaml"}, {Text: "loadConfig"}}}
 	resp, err := client.MessageLoopPromptsAfter(t.Context(), &exocortexv1.MessageLoopPromptsAfterRequest{Call: sdktest.Call("ontology_query", sdktest.State(workingmemory.Key(), wm))})

@@ -43,7 +43,6 @@ import (
 	"github.com/exocortex/exocortex/extensions/internal/turn"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
-	"github.com/exocortex/exocortex/staging"
 )
 
 // Sizes.
@@ -94,7 +93,7 @@ func (SessionInit) Spec() sdk.Spec {
 }
 
 // Line renders one staging record for the block, "" for kinds it does not show.
-func Line(r staging.Record) string {
+func Line(r stagelog.Record) string {
 	var p payload
 	if r.Decode(&p) != nil {
 		return ""
@@ -131,8 +130,8 @@ func (si SessionInit) MessageLoopPromptsBefore(ctx context.Context, c *sdk.Call,
 		return nil, err
 	}
 	session := c.Context().GetSessionId()
-	var recent []staging.Record
-	err = stagelog.Read(ctx, filepath.Join(home, stagelog.StagingFile), 0, func(r staging.Record) error {
+	var recent []stagelog.Record
+	err = stagelog.Read(ctx, filepath.Join(home, stagelog.StagingFile), 0, func(r stagelog.Record) error {
 		if r.Session == session || Line(r) == "" {
 			return nil
 		}
@@ -263,7 +262,7 @@ func (u Update) MessageLoopEnd(ctx context.Context, c *sdk.Call, req *exocortexv
 	for _, a := range rs.Artifacts {
 		byPath[a.GetPath()] = a
 	}
-	var entries []staging.Entry
+	var entries []stagelog.Entry
 	for _, w := range made {
 		kind := "file"
 		if w.Action == "directory" {
@@ -277,7 +276,7 @@ func (u Update) MessageLoopEnd(ctx context.Context, c *sdk.Call, req *exocortexv
 		a := &exocortexv1.Artifact{Path: w.Path, Kind: kind, Action: w.Action, Tool: tc.GetName(), Iteration: req.GetIteration(), RequestId: c.Context().GetRequestId(), Touches: 1}
 		rs.Artifacts = append(rs.Artifacts, a)
 		byPath[w.Path] = a
-		entries = append(entries, staging.Entry{Kind: stagelog.KindArtifact, Session: c.Context().GetSessionId(), Payload: map[string]string{
+		entries = append(entries, stagelog.Entry{Kind: stagelog.KindArtifact, Session: c.Context().GetSessionId(), Payload: map[string]string{
 			"text": fmt.Sprintf("%s %s by %s", kind, w.Action, tc.GetName()), "path": w.Path, "request_id": c.Context().GetRequestId(),
 			"tool": "reasoning_state_update", "action": w.Action, "ts": time.Now().UTC().Format(time.RFC3339),
 		}})

@@ -10,7 +10,6 @@ import (
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 	"github.com/exocortex/exocortex/sdk/sdktest"
-	"github.com/exocortex/exocortex/staging"
 )
 
 func TestThroughProtocol(t *testing.T) {
@@ -18,7 +17,7 @@ func TestThroughProtocol(t *testing.T) {
 	homeFn := func() (string, error) { return home, nil }
 	staged := filepath.Join(home, stagelog.StagingFile)
 	// An earlier session left a note and an episode.
-	if _, err := stagelog.Append(context.Background(), staged, []staging.Entry{
+	if _, err := stagelog.Append(context.Background(), staged, []stagelog.Entry{
 		{Kind: "note", Session: "old", Payload: map[string]string{"title": "migration", "text": "invoices still on the old schema"}},
 		{Kind: stagelog.KindMemorize, Session: "old", Payload: map[string]string{"user": "count the files", "response": "there are 3"}},
 		{Kind: "note", Session: "sdktest-session", Payload: map[string]string{"text": "this session's own note"}},
@@ -62,7 +61,7 @@ func TestThroughProtocol(t *testing.T) {
 		t.Fatalf("registry %v", rs)
 	}
 	n := 0
-	_ = stagelog.Read(context.Background(), staged, 0, func(r staging.Record) error {
+	_ = stagelog.Read(context.Background(), staged, 0, func(r stagelog.Record) error {
 		if r.Kind == stagelog.KindArtifact {
 			n++
 		}

@@ -2,13 +2,12 @@ package recall
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 
-	"github.com/exocortex/exocortex/memory"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
-	"github.com/exocortex/exocortex/staging"
 )
 
 // Archive is history_archive, ECE's memory preservation: what leaves the
@@ -17,14 +16,32 @@ import (
 // verbatim window in the archive field of message_loop_prompts_before; this
 // extension writes each to the fragments area, with its provenance (session,
 // message id, position in the session's history, who said it), in one journal
-// append, and returns their ids, so the host knows they are safe. Recall finds
+// append through the memory service (MemoryService.Append of memory.upsert.v1
+// events, so each record keeps its own session, message and reason), and
+// returns their ids, so the host knows they are safe. Recall finds
 // them like any memory when a later prompt asks about them.
 //
 // The record id is derived from the message id, so offering a message again
 // (the host retries what was not acknowledged; a resumed session compresses
 // anew) replaces the record instead of adding a duplicate.
-type Archive struct {
-	Stores Stores
+type Archive struct{}
+
+// KindUpsert is the journal kind of a record's creation or replacement
+// (memory.KindUpsert), which history_archive appends.
+const KindUpsert = "memory.upsert.v1"
+
+// upsert is the payload of a memory.upsert.v1 event as history_archive writes
+// it (memory.UpsertEvent's fields it uses).
+type upsert struct {
+	ID       string         `json:"id"`
+	Area     string         `json:"area"`
+	Text     string         `json:"text"`
+	Tags     []string       `json:"tags,omitempty"`
+	Metadata map[string]any `json:"metadata,omitempty"`
+	Session  string         `json:"session,omitempty"`
+	Message  string         `json:"message,omitempty"`
+	Source   string         `json:"source,omitempty"`
+	Reason   string         `json:"reason,omitempty"`
 }
 
 // ArchiveOrder runs it before every other extension of the hook.
@@ -45,10 +62,10 @@ func FragmentID(messageID string) string { return "msg-" + messageID }
 
 // MessageLoopPromptsBefore writes the offered messages.
 func (ar Archive) MessageLoopPromptsBefore(ctx context.Context, c *sdk.Call, req *exocortexv1.MessageLoopPromptsBeforeRequest) (*exocortexv1.MessageLoopPromptsBeforeResponse, error) {
-	if len(req.GetArchive()) == 0 || ar.Stores == nil {
+	if len(req.GetArchive()) == 0 {
 		return nil, nil
 	}
-	var entries []staging.Entry
+	var entries []*exocortexv1.MemoryJournalEntry
 	var ids []string
 	for _, m := range req.GetArchive() {
 		if m.GetId() == "" || m.GetContent() == "" {
@@ -68,21 +85,25 @@ func (ar Archive) MessageLoopPromptsBefore(ctx context.Context, c *sdk.Call, req
 		if m.GetTimestampUtc() != "" {
 			meta["timestamp_utc"] = m.GetTimestampUtc()
 		}
-		entries = append(entries, staging.Entry{Kind: memory.KindUpsert, Session: session, Payload: memory.UpsertEvent{
-			ID: FragmentID(m.GetId()), Area: memory.AreaFragments, Text: speakerOf(m) + ": " + m.GetContent(),
+		payload, err := json.Marshal(upsert{
+			ID: FragmentID(m.GetId()), Area: AreaFragments, Text: speakerOf(m) + ": " + m.GetContent(),
 			Tags: []string{"history", m.GetRole()}, Metadata: meta,
-			Source: memory.Source{Session: session, Message: m.GetId(), Source: "extension:history_archive"},
+			Session: session, Message: m.GetId(), Source: "extension:history_archive",
 			Reason: "left the prompt's verbatim window (history compression)",
-		}})
+		})
+		if err != nil {
+			return nil, fmt.Errorf("archiving message %s: %w", m.GetId(), err)
+		}
+		entries = append(entries, &exocortexv1.MemoryJournalEntry{Kind: KindUpsert, Session: session, Payload: payload})
 		ids = append(ids, m.GetId())
 	}
 	if len(entries) == 0 {
 		return nil, nil
 	}
-	err := ar.Stores.Use(ctx, func(s *memory.Store) error {
-		_, err := s.Append(ctx, entries)
-		return err
-	})
+	mem, err := c.Memory().Client()
+	if err == nil {
+		_, err = mem.Append(ctx, &exocortexv1.MemoryAppendRequest{Entries: entries})
+	}
 	if err != nil {
 		// Not acknowledged: the host offers them again next iteration.
 		return nil, fmt.Errorf("archiving %d messages to the fragments area: %w", len(entries), err)

@@ -2,8 +2,9 @@
 // context retrieval (recall a block of memories for every user prompt), shaped
 // by the seed's relevance filter and memory enhancement, plus the once-per-session
 // memory catalog. All of it runs at message_loop_prompts_after, the last point
-// where text reaches the model's call, in the memory-tools plugin, which owns the
-// memory store.
+// where text reaches the model's call. The store is the home's memory service,
+// reached through the host like any plugin's (sdk.Call.Memory): the plugin
+// declares uses_memory and the areas it writes.
 //
 // The pipeline keeps its state in memory_candidates (monologue scope), so each
 // stage is an extension of its own, can be disabled alone, and is visible in the
@@ -20,7 +21,7 @@
 // recent messages) is the query, searched with hybrid recall
 // (BM25 alone without an embedder) for Pool candidates across every area but the
 // library. Each candidate keeps the store's reasons (retriever ranks, fused
-// score). A store that cannot be opened (the CLI holds it) leaves a notice and no
+// score). A memory service that does not answer leaves a notice and no
 // candidates; the turn goes on.
 //
 // memory_relevance_filter (order 55, as in the seed), on retrieved candidates:
@@ -69,22 +70,9 @@ import (
 	"github.com/exocortex/exocortex/extensions/internal/entities"
 	"github.com/exocortex/exocortex/extensions/internal/textfacts"
 	"github.com/exocortex/exocortex/extensions/internal/turn"
-	"github.com/exocortex/exocortex/memory"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
 )
-
-// Stores gives the memory store (memorytools.Stores: one handle per process).
-type Stores interface {
-	Use(ctx context.Context, fn func(*memory.Store) error) error
-}
-
-// changeReporter is implemented by Stores that report a change of embedding
-// model found when the store was opened (memorytools.Stores): recall is
-// usually what opens the store first in a session, so it reports it.
-type changeReporter interface {
-	ReportEmbeddingChange(ctx context.Context, c *sdk.Call)
-}
 
 // Defaults.
 const (
@@ -193,42 +181,32 @@ func catalogBuilt() sdk.Key[*exocortexv1.MemoryCatalogBuilt] {
 	return sdk.KeyOf[*exocortexv1.MemoryCatalogBuilt]()
 }
 
-// search runs one store search and converts the hits. A hit whose similarity
-// (memory.MatchScore) is below threshold is kept as a dropped candidate, saying
-// so, so the wiring shows what the threshold removed.
-func search(ctx context.Context, st Stores, query string, n int, threshold float64) ([]*exocortexv1.MemoryCandidate, string, error) {
+// search runs one memory search (the store's default options, n hits) and
+// converts the hits. A hit whose similarity (its match score: memory.MatchScore
+// against the best hit) is below threshold is kept as a dropped candidate,
+// saying so, so the wiring shows what the threshold removed.
+func search(ctx context.Context, c *sdk.Call, query string, n int, threshold float64) ([]*exocortexv1.MemoryCandidate, string, error) {
+	res, err := c.Memory().Search(ctx, query, &exocortexv1.MemorySearchOptions{Limit: int32(n)})
+	if err != nil {
+		return nil, "", err
+	}
 	var out []*exocortexv1.MemoryCandidate
-	notice := ""
-	err := st.Use(ctx, func(s *memory.Store) error {
-		res, err := s.Search(ctx, query, memory.SearchOptions{Limit: n})
-		if err != nil {
-			return err
+	for _, h := range res.GetHits() {
+		r := h.GetRecord()
+		cd := &exocortexv1.MemoryCandidate{
+			Id: r.GetId(), Area: r.GetArea(), Text: textfacts.Shorten(r.GetText(), 600), Tags: r.GetTags(), Score: h.GetScore(), Why: h.GetWhy(),
+			UpdatedUtc: r.GetUpdated().AsTime().UTC().Format(time.RFC3339), Importance: r.GetImportance(),
 		}
-		notice = res.Notice
-		best := 0.0
-		for _, h := range res.Hits {
-			best = max(best, h.BM25Score)
+		if sim := h.GetMatch(); threshold > 0 && sim < threshold {
+			cd.Dropped, cd.DropReason = true, fmt.Sprintf("similarity %.2f below the threshold %.2f", sim, threshold)
 		}
-		vectors := res.Mode != memory.ModeBM25
-		for _, h := range res.Hits {
-			r := h.Record
-			cd := &exocortexv1.MemoryCandidate{
-				Id: r.ID, Area: r.Area, Text: textfacts.Shorten(r.Text, 600), Tags: r.Tags, Score: h.Score, Why: h.Why(),
-				UpdatedUtc: r.Updated.UTC().Format(time.RFC3339), Importance: r.Importance,
-			}
-			if sim := memory.MatchScore(h, best, vectors); threshold > 0 && sim < threshold {
-				cd.Dropped, cd.DropReason = true, fmt.Sprintf("similarity %.2f below the threshold %.2f", sim, threshold)
-			}
-			out = append(out, cd)
-		}
-		return nil
-	})
-	return out, notice, err
+		out = append(out, cd)
+	}
+	return out, res.GetNotice(), nil
 }
 
 // Search is recall_search.
 type Search struct {
-	Stores  Stores
 	Options Options
 }
 
@@ -251,15 +229,12 @@ func (s Search) MessageLoopPromptsAfter(ctx context.Context, c *sdk.Call, req *e
 	// The operator's message is among the recent messages on the monologue's
 	// first iteration, when the search runs: the history is not needed.
 	m := turn.UserMessage(c)
-	if m == nil || s.Stores == nil {
+	if m == nil {
 		return nil, nil
 	}
 	query := m.GetContent()
 	mc := &exocortexv1.MemoryCandidates{Query: textfacts.Shorten(query, 300), Stage: StageRetrieved, RequestId: c.Context().GetRequestId(), SearchedIteration: req.GetIteration()}
-	hits, notice, err := search(ctx, s.Stores, query, Pool, s.Options.threshold())
-	if r, ok := s.Stores.(changeReporter); ok {
-		r.ReportEmbeddingChange(ctx, c)
-	}
+	hits, notice, err := search(ctx, c, query, Pool, s.Options.threshold())
 	if err != nil {
 		c.Logger().Warn("recall: the memory store is not available", "err", err)
 		mc.Notice = "memory unavailable: " + err.Error()
@@ -385,7 +360,6 @@ func keptCount(cs []*exocortexv1.MemoryCandidate) int {
 
 // Enhancement is memory_enhancement.
 type Enhancement struct {
-	Stores  Stores
 	Options Options
 }
 
@@ -411,10 +385,10 @@ func (e Enhancement) MessageLoopPromptsAfter(ctx context.Context, c *sdk.Call, r
 	bs, _ := bstKey().Get(c)
 	wm, _ := entities.Key().Get(c)
 	recent := entities.Recent(wm, 3)
-	if keptCount(mc.Candidates) < e.Options.limit() && e.Stores != nil {
+	if keptCount(mc.Candidates) < e.Options.limit() {
 		terms := append(append([]string(nil), bs.GetExpansions()...), recent...)
 		if len(terms) > 0 {
-			more, _, err := search(ctx, e.Stores, mc.GetQuery()+" "+strings.Join(terms, " "), Pool, e.Options.threshold())
+			more, _, err := search(ctx, c, mc.GetQuery()+" "+strings.Join(terms, " "), Pool, e.Options.threshold())
 			if err != nil {
 				c.Logger().Warn("memory_enhancement: expanded search failed", "err", err)
 			}
@@ -464,7 +438,6 @@ func days(d time.Duration) string {
 
 // Block is recall: it renders the MEMORY RECALL block.
 type Block struct {
-	Stores  Stores
 	Options Options
 }
 
@@ -529,9 +502,8 @@ func (bl Block) MessageLoopPromptsAfter(ctx context.Context, c *sdk.Call, req *e
 	if text == "" {
 		return nil, nil
 	}
-	if req.GetIteration() == mc.GetSearchedIteration() && bl.Stores != nil {
-		src := memory.Source{Session: c.Context().GetSessionId(), Message: c.Context().GetMessageId(), Source: "extension:recall"}
-		if err := bl.Stores.Use(ctx, func(s *memory.Store) error { return s.RecordAccess(ctx, ids, src) }); err != nil {
+	if req.GetIteration() == mc.GetSearchedIteration() {
+		if err := c.Memory().As("extension:recall").RecordAccess(ctx, ids...); err != nil {
 			c.Logger().Warn("recall: recording access failed", "err", err)
 		}
 	}
@@ -539,9 +511,7 @@ func (bl Block) MessageLoopPromptsAfter(ctx context.Context, c *sdk.Call, req *e
 }
 
 // Catalog is memory_catalog.
-type Catalog struct {
-	Stores Stores
-}
+type Catalog struct{}
 
 // TopCatalogTags is how many tags the catalog names per area.
 const TopCatalogTags = 6
@@ -560,54 +530,48 @@ func (Catalog) Spec() sdk.Spec {
 
 // MessageLoopPromptsAfter adds the catalog.
 func (cat Catalog) MessageLoopPromptsAfter(ctx context.Context, c *sdk.Call, _ *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
-	if cat.Stores == nil {
+	// The active records outside the library, per area: one pass over the
+	// state, no copies (at 100k records, Stats and List took most of a second
+	// under load).
+	census, err := c.Memory().Census(ctx, nil)
+	if err != nil {
+		c.Logger().Warn("memory_catalog: the memory store is not available", "err", err)
 		return nil, nil
 	}
 	var text string
 	areas := 0
-	err := cat.Stores.Use(ctx, func(s *memory.Store) error {
-		// The active records outside the library, per area: one pass over
-		// the state, no copies (at 100k records, Stats and List took most of
-		// a second under load).
-		census := s.Census(ctx, memory.Filter{})
-		names := make([]string, 0, len(census))
-		for a := range census {
-			if a != memory.AreaLibrary {
-				names = append(names, a)
-			}
+	names := make([]string, 0, len(census))
+	for a := range census {
+		if a != AreaLibrary {
+			names = append(names, a)
 		}
-		sort.Strings(names)
-		var lines []string
-		total := 0
-		for _, a := range names {
-			n, tags := census[a].Records, census[a].Tags
-			if n == 0 {
-				continue
-			}
-			tl := make([]string, 0, len(tags))
-			for t := range tags {
-				tl = append(tl, t)
-			}
-			sort.Slice(tl, func(i, j int) bool { return tags[tl[i]] > tags[tl[j]] || tags[tl[i]] == tags[tl[j]] && tl[i] < tl[j] })
-			if len(tl) > TopCatalogTags {
-				tl = tl[:TopCatalogTags]
-			}
-			line := fmt.Sprintf("- %s: %d", a, n)
-			if len(tl) > 0 {
-				line += " (tags: " + strings.Join(tl, ", ") + ")"
-			}
-			lines = append(lines, line)
-			total += n
-			areas++
+	}
+	sort.Strings(names)
+	var lines []string
+	total := 0
+	for _, a := range names {
+		n, tags := int(census[a].GetRecords()), census[a].GetTags()
+		if n == 0 {
+			continue
 		}
-		if total > 0 {
-			text = fmt.Sprintf("Your long-term memory holds %d memories:\n%s\nmemory_load searches them; the most relevant are recalled for you under MEMORY RECALL.", total, strings.Join(lines, "\n"))
+		tl := make([]string, 0, len(tags))
+		for t := range tags {
+			tl = append(tl, t)
 		}
-		return nil
-	})
-	if err != nil {
-		c.Logger().Warn("memory_catalog: the memory store is not available", "err", err)
-		return nil, nil
+		sort.Slice(tl, func(i, j int) bool { return tags[tl[i]] > tags[tl[j]] || tags[tl[i]] == tags[tl[j]] && tl[i] < tl[j] })
+		if len(tl) > TopCatalogTags {
+			tl = tl[:TopCatalogTags]
+		}
+		line := fmt.Sprintf("- %s: %d", a, n)
+		if len(tl) > 0 {
+			line += " (tags: " + strings.Join(tl, ", ") + ")"
+		}
+		lines = append(lines, line)
+		total += n
+		areas++
+	}
+	if total > 0 {
+		text = fmt.Sprintf("Your long-term memory holds %d memories:\n%s\nmemory_load searches them; the most relevant are recalled for you under MEMORY RECALL.", total, strings.Join(lines, "\n"))
 	}
 	catalogBuilt().Set(c, &exocortexv1.MemoryCatalogBuilt{Built: text != "", Areas: int32(areas)})
 	if text == "" {
@@ -615,6 +579,16 @@ func (cat Catalog) MessageLoopPromptsAfter(ctx context.Context, c *sdk.Call, _ *
 	}
 	return &exocortexv1.MessageLoopPromptsAfterResponse{PromptBlocks: []*exocortexv1.PromptBlock{{Title: "MEMORY CATALOG", Content: text}}}, nil
 }
+
+// The memory areas the recall extensions name (package memory's).
+const (
+	AreaLibrary   = "library"
+	AreaFragments = "fragments"
+)
+
+// WriteAreas are the memory areas the recall extensions write (history_archive:
+// fragments), for the plugin's MemoryWriteAreas.
+func WriteAreas() []string { return []string{AreaFragments} }
 
 // Files declares the memory store as the recall extensions use it.
 func Files() []*exocortexv1.FileSpec {

@@ -1,15 +1,15 @@
 package recall
 
 import (
-	"context"
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/extensions/internal/hooktest"
-	"github.com/exocortex/exocortex/extensions/memorytools"
+	"github.com/exocortex/exocortex/extensions/internal/memtest"
 	"github.com/exocortex/exocortex/extensions/workingmemory"
 	"github.com/exocortex/exocortex/memory"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
@@ -17,39 +17,23 @@ import (
 	"github.com/exocortex/exocortex/sdk/sdktest"
 )
 
-func stores(t *testing.T) *memorytools.Stores {
-	t.Helper()
-	st := memorytools.New(memorytools.Fixed(config.Tools{Home: t.TempDir(), Memory: config.MemoryTools{Embedder: "none"}}), nil)
-	t.Cleanup(func() { st.Close() })
-	return st
-}
-
-func put(t *testing.T, st *memorytools.Stores, in memory.Input) {
-	t.Helper()
-	if err := st.Use(context.Background(), func(s *memory.Store) error {
-		_, err := s.Put(context.Background(), in, memory.Source{Source: "test"})
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestPipelineThroughProtocol(t *testing.T) {
-	st := stores(t)
+	now := time.Now().Add(30 * 24 * time.Hour)
+	opts := Options{Limit: 5, BlockChars: 2000, Now: func() time.Time { return now }}
+	exts := []sdk.Extension{
+		Search{}, Filter{}, Enhancement{Options: opts}, Block{Options: opts}, Catalog{},
+	}
+	home := memtest.Serve(t, sdk.Plugin{Name: "memory-tools", Extensions: exts, UsesMemory: true})
+	st, client := home.Store, home.Client
+	put := func(_ *testing.T, _ *memory.Store, in memory.Input) { home.Put(t, in) }
 	put(t, st, memory.Input{Text: "The nightly build of exocortex runs make test on the CI runner", Tags: []string{"ci"}})
 	put(t, st, memory.Input{Text: "The nightly build of exocortex runs make test on the CI runner.", Tags: []string{"ci", "dup"}})
 	put(t, st, memory.Input{Text: "Flaky build: the nightly build failed because the runner disk was full", Tags: []string{"loop_period"}})
 	put(t, st, memory.Input{Area: memory.AreaSolutions, Text: "Fix for the failed nightly build: clear the Go build cache with go clean -cache when the disk fills"})
-	now := time.Now().Add(30 * 24 * time.Hour)
-	opts := Options{Limit: 5, BlockChars: 2000, Now: func() time.Time { return now }}
-	exts := []sdk.Extension{
-		Search{Stores: st}, Filter{}, Enhancement{Stores: st, Options: opts}, Block{Stores: st, Options: opts}, Catalog{Stores: st},
-	}
 	byName := map[string]sdk.Extension{}
 	for _, e := range exts {
 		byName[e.Spec().Name] = e
 	}
-	client := sdktest.Serve(t, sdk.Plugin{Name: "memory-tools", Extensions: exts})
 	// The solution was already given earlier in the session, further back than
 	// the recent messages reach; the operator's question is the last message.
 	hist := hooktest.Msgs("assistant", "Fix for the failed nightly build: clear the Go build cache with go clean -cache when the disk fills")
@@ -113,16 +97,16 @@ func TestPipelineThroughProtocol(t *testing.T) {
 		t.Fatalf("small block: %d chars, %d memories", len(text), len(ids))
 	}
 	// Accesses were recorded for the memories shown.
-	_ = st.Use(context.Background(), func(s *memory.Store) error {
-		n := 0
-		for _, r := range s.List(context.Background(), memory.Filter{}) {
-			n += int(r.AccessCount)
+	n := 0
+	for _, r := range st.List(t.Context(), memory.Filter{}) {
+		n += int(r.AccessCount)
+		if r.AccessCount > 0 && r.LastAccess.IsZero() {
+			t.Errorf("record %s counted an access without its time", r.ID)
 		}
-		if n == 0 {
-			t.Error("no access recorded")
-		}
-		return nil
-	})
+	}
+	if n == 0 {
+		t.Error("no access recorded")
+	}
 	// The catalog.
 	cresp, err := client.MessageLoopPromptsAfter(t.Context(), &exocortexv1.MessageLoopPromptsAfterRequest{Call: sdktest.Call("memory_catalog")})
 	if err != nil {
@@ -138,8 +122,7 @@ func TestHalfLifeAndEmptyStore(t *testing.T) {
 	if HalfLife("debugging") >= HalfLife("research") {
 		t.Fatal("debugging memories should decay faster than research ones")
 	}
-	st := stores(t)
-	client := sdktest.Serve(t, sdk.Plugin{Name: "memory-tools", Extensions: []sdk.Extension{Search{Stores: st}, Block{Stores: st}}})
+	client := memtest.Serve(t, sdk.Plugin{Name: "memory-tools", Extensions: []sdk.Extension{Search{}, Block{}}, UsesMemory: true}).Client
 	hist := hooktest.Msgs("user", "anything")
 	resp, err := client.MessageLoopPromptsAfter(t.Context(), &exocortexv1.MessageLoopPromptsAfterRequest{Call: hooktest.Call("recall_search", 1, hist)})
 	if err != nil {
@@ -178,17 +161,20 @@ func TestRenderAreaLimits(t *testing.T) {
 }
 
 func TestSearchThreshold(t *testing.T) {
-	st := stores(t)
-	put(t, st, memory.Input{Text: "The nightly build failed because the runner disk was full"})
-	put(t, st, memory.Input{Text: "The build cache lives in the home directory"})
 	for _, tc := range []struct {
 		threshold float64
 		kept      int
 	}{{0, 2}, {0.99, 1}} {
-		cands, _, err := search(context.Background(), st, "why did the nightly build fail", Pool, tc.threshold)
+		home := memtest.Serve(t, sdk.Plugin{Name: "memory-tools", Extensions: []sdk.Extension{Search{Options: Options{Threshold: tc.threshold}}}, UsesMemory: true})
+		home.Put(t, memory.Input{Text: "The nightly build failed because the runner disk was full"})
+		home.Put(t, memory.Input{Text: "The build cache lives in the home directory"})
+		resp, err := home.Client.MessageLoopPromptsAfter(t.Context(), &exocortexv1.MessageLoopPromptsAfterRequest{
+			Call: hooktest.Call("recall_search", 1, hooktest.Msgs("user", "why did the nightly build fail")), Iteration: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
+		mc, _ := sdktest.Written(t, resp.GetChanges(), CandidatesKey())
+		cands := mc.GetCandidates()
 		kept := 0
 		for _, cd := range cands {
 			if !cd.GetDropped() {
@@ -199,6 +185,65 @@ func TestSearchThreshold(t *testing.T) {
 		}
 		if len(cands) != 2 || kept != tc.kept {
 			t.Errorf("threshold %v: %d candidates, %d kept; want 2, %d", tc.threshold, len(cands), kept, tc.kept)
+		}
+	}
+}
+
+// TestSearchRanksAsTheStore checks that recall_search, through the host's
+// memory service, gets what a search of the store itself gives with the same
+// options (SearchOptions{Limit: Pool}): the same records in the same order.
+func TestSearchRanksAsTheStore(t *testing.T) {
+	home := memtest.Serve(t, sdk.Plugin{Name: "memory-tools", Extensions: []sdk.Extension{Search{}}, UsesMemory: true})
+	for i := range 40 {
+		home.Put(t, memory.Input{Text: fmt.Sprintf("Build %d of the nightly pipeline ran on runner %d and took %d minutes", i, i%5, 10+i%7),
+			Tags: []string{fmt.Sprint("runner", i%5)}})
+	}
+	home.Put(t, memory.Input{Area: memory.AreaSolutions, Text: "When the nightly build runner fills its disk, clear the Go build cache"})
+	query := "why was the nightly build on runner 3 slow"
+	want, err := home.Store.Search(t.Context(), query, memory.SearchOptions{Limit: Pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := home.Client.MessageLoopPromptsAfter(t.Context(), &exocortexv1.MessageLoopPromptsAfterRequest{
+		Call: hooktest.Call("recall_search", 1, hooktest.Msgs("user", query)), Iteration: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc, _ := sdktest.Written(t, resp.GetChanges(), CandidatesKey())
+	got := mc.GetCandidates()
+	if len(got) != len(want.Hits) || len(got) != Pool {
+		t.Fatalf("%d candidates, the store gives %d hits (want %d)", len(got), len(want.Hits), Pool)
+	}
+	// Records of equal score may come in either order from one search to the
+	// next (the store's ties): compare in the order of score, then id.
+	type hit struct {
+		id, why string
+		score   float64
+	}
+	byScore := func(hs []hit) []hit {
+		slices.SortStableFunc(hs, func(a, b hit) int {
+			if a.score != b.score {
+				return cmp.Compare(b.score, a.score)
+			}
+			return strings.Compare(a.id, b.id)
+		})
+		return hs
+	}
+	var g, w []hit
+	for i, h := range want.Hits {
+		w = append(w, hit{h.Record.ID, h.Why(), h.Score})
+		g = append(g, hit{got[i].GetId(), got[i].GetWhy(), got[i].GetScore()})
+		if i > 0 && got[i].GetScore() > got[i-1].GetScore() {
+			t.Errorf("candidate %d scores %v, above the one before it (%v)", i, got[i].GetScore(), got[i-1].GetScore())
+		}
+	}
+	// The order is what recall keeps of the search; the BM25 scores of one
+	// query may differ a little from one search of a store to the next (its
+	// index's statistics), so ids are compared in order, not the scores.
+	g, w = byScore(g), byScore(w)
+	for i := range w {
+		if g[i].id != w[i].id {
+			t.Errorf("candidate %d: %+v; the store's hit: %+v", i, g[i], w[i])
 		}
 	}
 }

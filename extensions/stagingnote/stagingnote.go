@@ -28,7 +28,6 @@ import (
 	"github.com/exocortex/exocortex/extensions/internal/toolargs"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
-	"github.com/exocortex/exocortex/staging"
 )
 
 // ToolName is the tool's name.
@@ -139,10 +138,10 @@ func (n *Note) run(ctx context.Context, c *sdk.Call, raw json.RawMessage) (*exoc
 
 // append appends one record through stagelog, which opens the log, appends and
 // closes it, waiting a little while another writer holds the lock.
-func (n *Note) append(ctx context.Context, file, kind, session string, p Payload) (staging.Record, error) {
-	recs, err := stagelog.Append(ctx, file, []staging.Entry{{Kind: kind, Session: session, Payload: p}}, n.logger)
+func (n *Note) append(ctx context.Context, file, kind, session string, p Payload) (stagelog.Record, error) {
+	recs, err := stagelog.Append(ctx, file, []stagelog.Entry{{Kind: kind, Session: session, Payload: p}}, n.logger)
 	if err != nil {
-		return staging.Record{}, err
+		return stagelog.Record{}, err
 	}
 	return recs[0], nil
 }

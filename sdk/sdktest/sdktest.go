@@ -47,6 +47,15 @@ import (
 // the plugin's log goes to t.Log.
 func Serve(t testing.TB, p sdk.Plugin) exocortexv1.PluginClient {
 	t.Helper()
+	return ServeMemory(t, p, nil)
+}
+
+// ServeMemory is Serve with memory served to the plugin as the host serves it,
+// on the Host service's broker stream: the plugin's Call.Memory reaches it. Pass
+// the host's gate (host.Services.MemoryFor) to test the plugin's declarations,
+// or a memory service itself (memory/service.NewServer); nil serves none.
+func ServeMemory(t testing.TB, p sdk.Plugin, memory exocortexv1.MemoryServiceServer) exocortexv1.PluginClient {
+	t.Helper()
 	if p.Logger == nil {
 		p.Logger = slog.New(slog.NewTextHandler(&testWriter{t: t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
@@ -62,6 +71,7 @@ func Serve(t testing.TB, p sdk.Plugin) exocortexv1.PluginClient {
 	// Unimplemented instead of waiting for a service nobody announces.
 	set := protocol.PluginSet(srv)[sdk.ProtocolVersion]
 	set[protocol.PluginName].(*protocol.GRPCPlugin).Host = noHost{}
+	set[protocol.PluginName].(*protocol.GRPCPlugin).Memory = memory
 	client, _ := plugin.TestPluginGRPCConn(t, false, set)
 	t.Cleanup(func() { _ = client.Close() })
 	raw, err := client.Dispense(protocol.PluginName)

@@ -8,10 +8,15 @@
 // memorizer), so Append opens the log, appends and closes it on every call,
 // waiting a little while another writer holds the lock, as the staging_note tool
 // does. Reading needs no lock: Read scans the file as it is (staging.Scan).
+//
+// It is the one package of extensions/ that imports the host's staging package:
+// the extensions write and read the logs through its Entry and Record, so none
+// of them imports staging (extensions/memory_layers_test.go checks it).
 package stagelog
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -42,6 +47,36 @@ const (
 	KindRelationship = "relationship"
 )
 
+// Entry is a record to append: its kind, the session it belongs to and its
+// payload (marshalled to a JSON object).
+type Entry struct {
+	Kind    string
+	Session string
+	Payload any
+}
+
+// Record is one record of a log as read: its sequence number, time, kind,
+// session and payload (a JSON object).
+type Record struct {
+	Seq     uint64
+	TS      time.Time
+	Kind    string
+	Session string
+	Payload json.RawMessage
+}
+
+// Decode unmarshals the record's payload into dst.
+func (r Record) Decode(dst any) error {
+	if err := json.Unmarshal(r.Payload, dst); err != nil {
+		return fmt.Errorf("decoding the payload of staging record %d (%s): %w", r.Seq, r.Kind, err)
+	}
+	return nil
+}
+
+func recordOf(r staging.Record) Record {
+	return Record{Seq: r.Seq, TS: r.TS, Kind: r.Kind, Session: r.Session, Payload: r.Payload}
+}
+
 // LockWait is how long Append waits for another writer.
 const LockWait = 3 * time.Second
 
@@ -53,9 +88,13 @@ func File(id, rel string, access exocortexv1.Access, user, doc string) *exocorte
 // Append opens the log at path (creating its directory), appends the entries in
 // one write and closes it. While another writer holds the lock it retries for up
 // to LockWait, then returns the lock error naming the holder.
-func Append(ctx context.Context, path string, entries []staging.Entry, log *slog.Logger) ([]staging.Record, error) {
-	if len(entries) == 0 {
+func Append(ctx context.Context, path string, in []Entry, log *slog.Logger) ([]Record, error) {
+	if len(in) == 0 {
 		return nil, nil
+	}
+	entries := make([]staging.Entry, len(in))
+	for i, e := range in {
+		entries[i] = staging.Entry{Kind: e.Kind, Session: e.Session, Payload: e.Payload}
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -73,7 +112,11 @@ func Append(ctx context.Context, path string, entries []staging.Entry, log *slog
 			if aerr != nil {
 				return nil, aerr
 			}
-			return recs, cerr
+			out := make([]Record, len(recs))
+			for i, r := range recs {
+				out[i] = recordOf(r)
+			}
+			return out, cerr
 		}
 		var le *staging.LockedError
 		if !errors.As(err, &le) || time.Now().Add(wait).After(deadline) {
@@ -90,10 +133,10 @@ func Append(ctx context.Context, path string, entries []staging.Entry, log *slog
 
 // Read calls fn for every record of the log at path with seq above since; a
 // missing file has no records. Lines that do not parse are skipped.
-func Read(ctx context.Context, path string, since uint64, fn func(staging.Record) error) error {
+func Read(ctx context.Context, path string, since uint64, fn func(Record) error) error {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	_, err := staging.Scan(ctx, path, since, fn)
+	_, err := staging.Scan(ctx, path, since, func(r staging.Record) error { return fn(recordOf(r)) })
 	return err
 }

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-
-	"github.com/exocortex/exocortex/staging"
 )
 
 func TestConcurrentAppendersAndRead(t *testing.T) {
@@ -17,14 +15,14 @@ func TestConcurrentAppendersAndRead(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			if _, err := Append(ctx, path, []staging.Entry{{Kind: KindInsight, Session: "s", Payload: map[string]int{"i": i}}}, nil); err != nil {
+			if _, err := Append(ctx, path, []Entry{{Kind: KindInsight, Session: "s", Payload: map[string]int{"i": i}}}, nil); err != nil {
 				t.Error(err)
 			}
 		}(i)
 	}
 	wg.Wait()
 	n := 0
-	if err := Read(ctx, path, 0, func(r staging.Record) error {
+	if err := Read(ctx, path, 0, func(r Record) error {
 		if r.Kind != KindInsight {
 			t.Errorf("kind %q", r.Kind)
 		}
@@ -36,7 +34,7 @@ func TestConcurrentAppendersAndRead(t *testing.T) {
 	if n != 4 {
 		t.Fatalf("%d records, want 4", n)
 	}
-	if err := Read(ctx, filepath.Join(t.TempDir(), "missing.jsonl"), 0, func(staging.Record) error { return nil }); err != nil {
+	if err := Read(ctx, filepath.Join(t.TempDir(), "missing.jsonl"), 0, func(Record) error { return nil }); err != nil {
 		t.Fatalf("missing file: %v", err)
 	}
 }

@@ -353,6 +353,19 @@ type ManifestResponse struct {
 	// did not declare it, so that every model call a plugin makes shows in its
 	// manifest and the wiring diagram.
 	UsesUtilityModel bool `protobuf:"varint,9,opt,name=uses_utility_model,json=usesUtilityModel,proto3" json:"uses_utility_model,omitempty"`
+	// Whether the plugin's extensions or tools use the home's memory store
+	// through the host: the host serves exocortex.v1.MemoryService
+	// (memory.proto) on the broker stream of the Host service and forwards each
+	// call to the memory service it is the owner or a client of. A plugin that
+	// does not declare it is refused every call, so that every plugin touching
+	// memory shows in its manifest and the wiring diagram. It may read every area
+	// (the library only when it names it, as for everyone).
+	UsesMemory bool `protobuf:"varint,10,opt,name=uses_memory,json=usesMemory,proto3" json:"uses_memory,omitempty"`
+	// The memory areas the plugin may write (save, update, archive, restore,
+	// delete, forget, record appends): a write to any other area is refused with
+	// an error naming the plugin, the area and this field. "*" is every area
+	// (needed for forget, whose query may reach any area, and for import).
+	MemoryWriteAreas []string `protobuf:"bytes,11,rep,name=memory_write_areas,json=memoryWriteAreas,proto3" json:"memory_write_areas,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -448,6 +461,20 @@ func (x *ManifestResponse) GetUsesUtilityModel() bool {
 		return x.UsesUtilityModel
 	}
 	return false
+}
+
+func (x *ManifestResponse) GetUsesMemory() bool {
+	if x != nil {
+		return x.UsesMemory
+	}
+	return false
+}
+
+func (x *ManifestResponse) GetMemoryWriteAreas() []string {
+	if x != nil {
+		return x.MemoryWriteAreas
+	}
+	return nil
 }
 
 // ExtensionSpec declares one extension at one hook.
@@ -942,7 +969,7 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\n" +
 	"\x1bexocortex/v1/manifest.proto\x12\fexocortex.v1\"<\n" +
 	"\x0fManifestRequest\x12)\n" +
-	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\"\x96\x03\n" +
+	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\"\xe5\x03\n" +
 	"\x10ManifestResponse\x12\x16\n" +
 	"\x06plugin\x18\x01 \x01(\tR\x06plugin\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12;\n" +
@@ -955,7 +982,11 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\x05files\x18\x06 \x03(\v2\x16.exocortex.v1.FileSpecR\x05files\x12%\n" +
 	"\x0eserves_batches\x18\a \x01(\bR\rservesBatches\x12'\n" +
 	"\x0fserves_dispatch\x18\b \x01(\bR\x0eservesDispatch\x12,\n" +
-	"\x12uses_utility_model\x18\t \x01(\bR\x10usesUtilityModel\"\xc9\x04\n" +
+	"\x12uses_utility_model\x18\t \x01(\bR\x10usesUtilityModel\x12\x1f\n" +
+	"\vuses_memory\x18\n" +
+	" \x01(\bR\n" +
+	"usesMemory\x12,\n" +
+	"\x12memory_write_areas\x18\v \x03(\tR\x10memoryWriteAreas\"\xc9\x04\n" +
 	"\rExtensionSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12&\n" +
 	"\x04hook\x18\x02 \x01(\x0e2\x12.exocortex.v1.HookR\x04hook\x12\x14\n" +

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
@@ -99,6 +100,10 @@ def _sorted_unique(items: Sequence[str]) -> List[str]:
     return sorted(set(items))
 
 
+# The form of a memory area name (memory.ValidArea's).
+_AREA_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+
+
 def build(p: Plugin) -> Built:
     """Validate p and derive its manifest; InvalidPlugin lists every problem."""
     errs: List[str] = []
@@ -111,7 +116,16 @@ def build(p: Plugin) -> Built:
         bad(f'plugin "{pname}" serves no extension and no tool')
     manifest = manifest_pb2.ManifestResponse(plugin=pname, version=p.version or "", serves_batches=True,
                                          serves_dispatch=True,
-                                         uses_utility_model=bool(p.uses_utility_model))
+                                         uses_utility_model=bool(p.uses_utility_model),
+                                         uses_memory=bool(p.uses_memory),
+                                         memory_write_areas=list(p.memory_write_areas))
+    if p.memory_write_areas and not p.uses_memory:
+        bad(f'plugin "{pname}" declares memory_write_areas {list(p.memory_write_areas)} without uses_memory: '
+            'set uses_memory=True too')
+    for a in p.memory_write_areas:
+        if a != "*" and not _AREA_RE.match(a or ""):
+            bad(f'plugin "{pname}": memory write area {a!r} is not an area name '
+                "(lower-case letters, digits, '-' and '_', at most 64) nor '*'")
     exts: Dict[str, ExtEntry] = {}
     tools: Dict[str, Tool] = {}
     builtins = {k.name: k for k in builtin_keys()}

@@ -556,6 +556,7 @@ class Adapter:
         self.agent = Agent(self.keys, name, rel or os.path.basename(path), observed, local, held)
         self.uses_files = bool(_USES_FILES.search(source))
         self.uses_utility = bool(_USES_UTILITY.search(source))
+        self.uses_memory = bool(_USES_MEMORY.search(source))
         self.ext = classes[0](agent=self.agent)
         self.info = lookup(hook)
         self.kwargs = KWARGS.get(hook)
@@ -761,13 +762,27 @@ def plugin(root: str, name: str, version: str = "ported") -> Plugin:
     exts = load_tree(root, name)
     return Plugin(name=name, version=version, extensions=exts,
                   files=files_specs(exts, os.path.dirname(os.path.abspath(root)), name),
-                  uses_utility_model=any(a.uses_utility for a in exts))
+                  uses_utility_model=any(a.uses_utility for a in exts),
+                  **_memory_use(exts))
+
+
+def _memory_use(exts) -> dict:
+    """A tree whose files use Agent Zero's Memory declares uses_memory, and every
+    area: the stand-in (exocortex.a0.memory) saves in the area a document's
+    metadata names and deletes by query, wherever the records are."""
+    if not any(a.uses_memory for a in exts):
+        return {}
+    return {"uses_memory": True, "memory_write_areas": ("*",)}
 
 
 # A file that calls the utility model: the plugin declares uses_utility_model,
 # and the file's deadline covers the host's bound on one call (60 s by default)
 # and the file's own work, instead of the hooks' default of 10 s.
 _USES_UTILITY = re.compile(r"\.call_utility_model\s*\(")
+
+# A file that uses Agent Zero's memory (plugins._memory.helpers.memory, or
+# python.helpers.memory in older trees): the plugin declares uses_memory.
+_USES_MEMORY = re.compile(r"helpers\.memory\b|helpers\s+import\s+(?:[\w\s,]*,\s*)?memory\b")
 UTILITY_TIMEOUT = 90.0
 
 

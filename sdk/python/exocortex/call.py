@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, List, Optional, Sequence
 
 import grpc
 from google.protobuf import any_pb2
@@ -171,6 +171,15 @@ class Call:
             raise RuntimeError(f"using the memory store ({tool}): {e.details()}") from None
         return resp.result
 
+    def memory(self, source: str = "") -> "Memory":
+        """The home's memory store as this call reaches it, through the host (the
+        exocortex.v1.MemoryService of memory.proto, the same API the built-in
+        memory extensions use). Writes carry this call's session and message and
+        source (default: the host names the plugin, "plugin:NAME"). The plugin must
+        declare Plugin(uses_memory=True, memory_write_areas=[...]); the host refuses
+        a write to another area with an error naming the plugin and the area."""
+        return Memory(self, source)
+
     def call_utility_model(self, system: str, message: str, on_delta: Optional[Callable[[str], None]] = None,
                            purpose: str = "", timeout: Optional[float] = None) -> str:
         """Run one completion of the host's utility model (the model of history
@@ -276,3 +285,89 @@ class Call:
                 else:
                     sc.writes.add(key=name).value.CopyFrom(v)
         return sc
+
+
+class Memory:
+    """Call.memory(): the common memory calls, shaped for Python. client() is the
+    generated stub (exocortex.v1.memory_pb2_grpc.MemoryServiceStub) for the rest.
+    Every method raises RuntimeError with the host's message when the host refuses
+    (no uses_memory, an undeclared area) or the service fails."""
+
+    def __init__(self, call: "Call", source: str = "") -> None:
+        self._call = call
+        self._source_name = source
+
+    def client(self):
+        if self._call._host is None:
+            raise RuntimeError("the host's memory service is not reachable from this call")
+        return self._call._host.memory()
+
+    def source(self):
+        from exocortex.v1 import memory_pb2
+
+        cx = self._call.context
+        return memory_pb2.MemorySource(session=cx.session_id, message=cx.message_id, source=self._source_name)
+
+    def _do(self, what: str, fn):
+        try:
+            return fn(self.client())
+        except grpc.RpcError as e:
+            raise RuntimeError(f"{what}: {e.details()}") from None
+
+    def search(self, query: str, limit: int = 0, areas: Sequence[str] = (), tags: Sequence[str] = (),
+               record_access: bool = False):
+        """Hybrid recall for query (a blank query lists what the filter admits);
+        returns the MemorySearchResponse (hits with record, score and why)."""
+        from exocortex.v1 import memory_pb2
+
+        opts = memory_pb2.MemorySearchOptions(limit=limit, record_access=record_access,
+                                              filter=memory_pb2.MemoryFilter(areas=list(areas), tags=list(tags)))
+        if record_access:
+            opts.source.CopyFrom(self.source())
+        return self._do(f"searching memory for {query!r}",
+                        lambda c: c.Search(memory_pb2.MemorySearchRequest(query=query, options=opts)))
+
+    def get(self, id: str = "", area: str = "", key: str = ""):
+        """The record with id, or holding key in area; None when there is none."""
+        from exocortex.v1 import memory_pb2
+
+        resp = self._do(f"getting memory record {id or key!r}",
+                        lambda c: c.Get(memory_pb2.MemoryGetRequest(id=id, area=area, key=key)))
+        return resp.record if resp.found else None
+
+    def save(self, *records):
+        """Upsert MemoryInput records (or dicts of their fields) in one journal
+        write; returns the records as stored."""
+        from exocortex.v1 import memory_pb2
+
+        ins = [r if isinstance(r, memory_pb2.MemoryInput) else memory_pb2.MemoryInput(**r) for r in records]
+        resp = self._do(f"saving {len(ins)} memory record(s)",
+                        lambda c: c.Save(memory_pb2.MemorySaveRequest(records=ins, source=self.source())))
+        return list(resp.records)
+
+    def archive(self, id: str, reason: str = "") -> None:
+        from exocortex.v1 import memory_pb2
+
+        self._do(f"archiving memory record {id}", lambda c: c.Archive(
+            memory_pb2.MemoryArchiveRequest(id=id, reason=reason, source=self.source())))
+
+    def delete(self, id: str, reason: str = "") -> None:
+        from exocortex.v1 import memory_pb2
+
+        self._do(f"deleting memory record {id}", lambda c: c.Delete(
+            memory_pb2.MemoryDeleteRequest(id=id, reason=reason, source=self.source())))
+
+    def record_access(self, *ids: str) -> None:
+        from exocortex.v1 import memory_pb2
+
+        if ids:
+            self._do(f"recording the access of {len(ids)} memory record(s)", lambda c: c.RecordAccess(
+                memory_pb2.MemoryRecordAccessRequest(ids=list(ids), source=self.source())))
+
+    def census(self, areas: Sequence[str] = ()):
+        """Active records and their tags per area: {area: MemoryAreaCensus}."""
+        from exocortex.v1 import memory_pb2
+
+        resp = self._do("counting memory records", lambda c: c.Census(
+            memory_pb2.MemoryCensusRequest(filter=memory_pb2.MemoryFilter(areas=list(areas)))))
+        return dict(resp.areas)

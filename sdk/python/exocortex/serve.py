@@ -118,21 +118,29 @@ class _Broker:
 
 
 class _HostServices:
-    """Call.host(): the host's services (exocortex.v1.Host), dialed on first use."""
+    """Call.host(): the host's services (exocortex.v1.Host), dialed on first use;
+    memory() is the memory service (exocortex.v1.MemoryService) the host serves
+    on the same connection."""
 
     def __init__(self, broker: _Broker) -> None:
         self._broker = broker
         self._lock = threading.Lock()
         self._stub = None
+        self._memory = None
 
     def __call__(self):
         with self._lock:
             if self._stub is None:
-                from exocortex.v1 import host_pb2, host_pb2_grpc
+                from exocortex.v1 import host_pb2, host_pb2_grpc, memory_pb2_grpc
 
                 channel = self._broker.dial(host_pb2.HOST_BROKER_ID)
                 self._stub = host_pb2_grpc.HostStub(channel)
+                self._memory = memory_pb2_grpc.MemoryServiceStub(channel)
             return self._stub
+
+    def memory(self):
+        self()
+        return self._memory
 
 
 def _goplugin_handlers(stop: threading.Event, broker: _Broker) -> list:

@@ -122,6 +122,13 @@ class Plugin:
     # (Call.call_utility_model); the host refuses the call from a plugin that does
     # not declare it.
     uses_utility_model: bool = False
+    # The extensions or tools use the home's memory store through the host
+    # (Call.memory()); the host refuses every memory call from a plugin that does
+    # not declare it.
+    uses_memory: bool = False
+    # The memory areas the plugin may write ("main", "notes", ...; "*" for every
+    # area); the host refuses a write to any other. Reads reach every area.
+    memory_write_areas: Sequence[str] = ()
     # Receives the plugin's log, including every Call's logger. None means stderr in
     # the JSON form the host parses, at info level.
     logger: Optional["Logger"] = None
