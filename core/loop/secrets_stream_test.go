@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -85,6 +86,85 @@ func TestSecretsStreamedChunksMasked(t *testing.T) {
 			}
 			if got := strings.Count(all, secrets.Placeholder("TOK")); got != 2 {
 				t.Errorf("the llm_chunk events together hold the placeholder %d times, want 2 (raw and base64): %s", got, all)
+			}
+		})
+	}
+}
+
+// TestSecretsStreamedToolOutputMasked: a tool reports its partial output in
+// pieces that split the value (testdata/toolhooks' stream tool, through
+// Host.ReportToolOutput). No tool_output event, no tool_output_update request
+// (the plugin's log of what it was sent) and nothing the tool was answered
+// holds the value; the placeholder is shown where it was.
+func TestSecretsStreamedToolOutputMasked(t *testing.T) {
+	bin := sdktest.BuildPlugin(t, "./testdata/toolhooks")
+	for _, cut := range []int{1, 5, len(leakValue) / 2, len(leakValue) - 1} {
+		t.Run(fmt.Sprintf("cut=%d", cut), func(t *testing.T) {
+			store, err := secrets.Load(secrets.Config{"TOK": {Env: "STREAM_TOK"}}, secrets.LoadOptions{Env: func(k string) (string, bool) {
+				return leakValue, k == "STREAM_TOK"
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir, work := t.TempDir(), t.TempDir()
+			installPlugin(t, dir, "toolhooks", bin)
+			logPath := filepath.Join(work, "calls.jsonl")
+			pieces := "out: " + leakValue[:cut] + "|" + leakValue[cut:] + " end|!"
+			h, err := host.New(t.Context(), host.Options{Dirs: []discover.Dir{{Path: dir, Source: discover.User}}, Secrets: store,
+				PluginEnv: []string{"TOOLHOOKS_LOG=" + logPath, "TOOLHOOKS_DIR=" + work, "TOOLHOOKS_PIECES=" + pieces}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(h.Close)
+			srv, err := scripted.NewServer(scripted.Script{Source: t.Name(), Replies: []scripted.Reply{
+				toolCallReply("stream", map[string]any{}),
+				toolCallReply("response", map[string]any{"text": "done"}),
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { srv.Close() })
+			c, _ := llm.New(srv.URL())
+			rec := &recorder{}
+			a, err := New(Options{Host: h, LLM: c, Prompts: prompts.NewLoader(), Model: srv.Model(), Observer: rec.observe, MaxIterations: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Services().SetEmbeddingSink(a.ReportEmbeddingChange)
+			if _, err := a.Monologue(context.Background(), "stream"); err != nil {
+				t.Fatal(err)
+			}
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			var last string
+			for _, e := range rec.events {
+				b, _ := json.Marshal(e)
+				if strings.Contains(string(b), leakValue) {
+					t.Errorf("event %s holds the value: %s", e.Type, b)
+				}
+				if e.Type == EventToolOutput {
+					last = e.Text
+				}
+			}
+			// (toolhooks' display shows "secret" as "******": the placeholder's
+			// name survives)
+			if !strings.Contains(last, "(TOK) end!") {
+				t.Errorf("the last tool_output shows %q, want the placeholder where the value was", last)
+			}
+			b, err := os.ReadFile(logPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var deltas strings.Builder
+			for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				var call map[string]any
+				_ = json.Unmarshal([]byte(line), &call)
+				if d, ok := call["delta"].(string); ok && call["hook"] == "tool_output_update" {
+					deltas.WriteString(d)
+				}
+			}
+			if strings.Contains(string(b), leakValue) || strings.Contains(deltas.String(), leakValue) {
+				t.Errorf("tool_output_update was sent the value (deltas together %q)", deltas.String())
 			}
 		})
 	}
