@@ -29,15 +29,9 @@ func TestSecretsStreamedChunksMasked(t *testing.T) {
 	bin := sdktest.BuildPlugin(t, "./testdata/leakplugin") // it has the response tool
 	for size := 3; size <= 9; size++ {
 		t.Run(fmt.Sprintf("chunk_size=%d", size), func(t *testing.T) {
-			store, err := secrets.Load(secrets.Config{"TOK": {Env: "STREAM_TOK"}}, secrets.LoadOptions{Env: func(k string) (string, bool) {
-				return leakValue, k == "STREAM_TOK"
-			}})
-			if err != nil {
-				t.Fatal(err)
-			}
 			dir, work := t.TempDir(), t.TempDir()
 			installPlugin(t, dir, "leakplugin", bin)
-			h, err := host.New(t.Context(), host.Options{Dirs: []discover.Dir{{Path: dir, Source: discover.User}}, Secrets: store,
+			h, err := host.New(t.Context(), host.Options{Dirs: []discover.Dir{{Path: dir, Source: discover.User}}, Secrets: tokStore(t),
 				PluginEnv: []string{"LEAK_VALUE=" + leakValue, "LEAK_SEEN=" + filepath.Join(work, "seen.jsonl"), "LEAK_ARGS=" + filepath.Join(work, "args.jsonl")}})
 			if err != nil {
 				t.Fatal(err)
@@ -45,20 +39,7 @@ func TestSecretsStreamedChunksMasked(t *testing.T) {
 			t.Cleanup(h.Close)
 			reply := toolCallReply("response", map[string]any{"text": "the token is " + leakValue + ", encoded " + b64 + " done"})
 			reply.ChunkSize = size
-			srv, err := scripted.NewServer(scripted.Script{Source: t.Name(), Replies: []scripted.Reply{reply}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { srv.Close() })
-			c, _ := llm.New(srv.URL())
-			rec := &recorder{}
-			a, err := New(Options{Host: h, LLM: c, Prompts: prompts.NewLoader(), Model: srv.Model(), Observer: rec.observe, MaxIterations: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := a.Monologue(context.Background(), "stream it"); err != nil {
-				t.Fatal(err)
-			}
+			rec := runScripted(t, h, reply)
 			var chunks strings.Builder
 			n := 0
 			rec.mu.Lock()
@@ -100,40 +81,17 @@ func TestSecretsStreamedToolOutputMasked(t *testing.T) {
 	bin := sdktest.BuildPlugin(t, "./testdata/toolhooks")
 	for _, cut := range []int{1, 5, len(leakValue) / 2, len(leakValue) - 1} {
 		t.Run(fmt.Sprintf("cut=%d", cut), func(t *testing.T) {
-			store, err := secrets.Load(secrets.Config{"TOK": {Env: "STREAM_TOK"}}, secrets.LoadOptions{Env: func(k string) (string, bool) {
-				return leakValue, k == "STREAM_TOK"
-			}})
-			if err != nil {
-				t.Fatal(err)
-			}
 			dir, work := t.TempDir(), t.TempDir()
 			installPlugin(t, dir, "toolhooks", bin)
 			logPath := filepath.Join(work, "calls.jsonl")
 			pieces := "out: " + leakValue[:cut] + "|" + leakValue[cut:] + " end|!"
-			h, err := host.New(t.Context(), host.Options{Dirs: []discover.Dir{{Path: dir, Source: discover.User}}, Secrets: store,
+			h, err := host.New(t.Context(), host.Options{Dirs: []discover.Dir{{Path: dir, Source: discover.User}}, Secrets: tokStore(t),
 				PluginEnv: []string{"TOOLHOOKS_LOG=" + logPath, "TOOLHOOKS_DIR=" + work, "TOOLHOOKS_PIECES=" + pieces}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(h.Close)
-			srv, err := scripted.NewServer(scripted.Script{Source: t.Name(), Replies: []scripted.Reply{
-				toolCallReply("stream", map[string]any{}),
-				toolCallReply("response", map[string]any{"text": "done"}),
-			}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { srv.Close() })
-			c, _ := llm.New(srv.URL())
-			rec := &recorder{}
-			a, err := New(Options{Host: h, LLM: c, Prompts: prompts.NewLoader(), Model: srv.Model(), Observer: rec.observe, MaxIterations: 4})
-			if err != nil {
-				t.Fatal(err)
-			}
-			h.Services().SetEmbeddingSink(a.ReportEmbeddingChange)
-			if _, err := a.Monologue(context.Background(), "stream"); err != nil {
-				t.Fatal(err)
-			}
+			rec := runScripted(t, h, toolCallReply("stream", map[string]any{}), toolCallReply("response", map[string]any{"text": "done"}))
 			rec.mu.Lock()
 			defer rec.mu.Unlock()
 			var last string
@@ -168,4 +126,38 @@ func TestSecretsStreamedToolOutputMasked(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tokStore is a secret store with TOK = leakValue.
+func tokStore(t *testing.T) *secrets.Store {
+	t.Helper()
+	store, err := secrets.Load(secrets.Config{"TOK": {Env: "STREAM_TOK"}}, secrets.LoadOptions{Env: func(k string) (string, bool) {
+		return leakValue, k == "STREAM_TOK"
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store
+}
+
+// runScripted runs one monologue on h against a scripted model with replies
+// and returns the events it emitted.
+func runScripted(t *testing.T, h *host.Host, replies ...scripted.Reply) *recorder {
+	t.Helper()
+	srv, err := scripted.NewServer(scripted.Script{Source: t.Name(), Replies: replies})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	c, _ := llm.New(srv.URL())
+	rec := &recorder{}
+	a, err := New(Options{Host: h, LLM: c, Prompts: prompts.NewLoader(), Model: srv.Model(), Observer: rec.observe, MaxIterations: len(replies) + 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Services().SetEmbeddingSink(a.ReportEmbeddingChange)
+	if _, err := a.Monologue(context.Background(), "stream it"); err != nil {
+		t.Fatal(err)
+	}
+	return rec
 }
