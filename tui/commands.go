@@ -24,7 +24,7 @@ import (
 	"github.com/exocortex/exocortex/memory"
 	"github.com/exocortex/exocortex/memory/embed"
 	"github.com/exocortex/exocortex/memory/service"
-	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/protocol"
 	"github.com/exocortex/exocortex/staging"
 	"github.com/exocortex/exocortex/tui/slash"
 	"github.com/exocortex/exocortex/tui/transcript"
@@ -292,7 +292,7 @@ func (e *Engine) cmdMemory(ctx context.Context, in slash.Invocation) (Output, er
 		}
 		out, err := e.withMemory(ctx, false, func(s service.Remote) (Output, error) {
 			// The agent's recall's own options, so the list ranks as recall does.
-			res, err := s.Search(ctx, arg, service.Options(exocortexv1.RecallSearchOptions()))
+			res, err := s.Search(ctx, arg, service.Options(protocol.RecallSearchOptions()))
 			if err != nil {
 				return Output{}, err
 			}
@@ -318,7 +318,7 @@ func (e *Engine) cmdMemory(ctx context.Context, in slash.Invocation) (Output, er
 			return Output{Title: fmt.Sprintf("memory search %s (%s)", quote(arg), res.Mode), Text: strings.TrimRight(b.String(), "\n")}, nil
 		})
 		if err != nil {
-			return e.memoryTool(ctx, err, "memory search "+quote(arg), "memory_load", map[string]any{"query": arg, "limit": exocortexv1.RecallPool, "threshold": 0.1})
+			return e.memoryTool(ctx, err, "memory search "+quote(arg), "memory_load", map[string]any{"query": arg, "limit": protocol.RecallPool, "threshold": 0.1})
 		}
 		return out, nil
 	case "add":

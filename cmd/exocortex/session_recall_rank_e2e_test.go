@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/exocortex/exocortex/core/llm/scripted"
-	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/protocol"
 	"github.com/exocortex/exocortex/sdk/sdktest"
 )
 
@@ -88,7 +88,7 @@ func TestMemorySearchRanksAsRecall(t *testing.T) {
 	// deploying kestrel match), and recall's block (five memories, none of
 	// them filtered out here) is its head, in the same order.
 	if len(listed) < len(topics) {
-		t.Fatalf("/memory search lists %d memories, fewer than the %d that match (recall searches %d): %v\n%s", len(listed), len(topics), exocortexv1.RecallPool, listed, scr)
+		t.Fatalf("/memory search lists %d memories, fewer than the %d that match (recall searches %d): %v\n%s", len(listed), len(topics), protocol.RecallPool, listed, scr)
 	}
 	if !slices.Equal(listed[:len(recalled)], recalled) {
 		t.Fatalf("recall lists %v, /memory search %v:\n%s", recalled, listed, scr)

@@ -71,6 +71,7 @@ import (
 	"github.com/exocortex/exocortex/extensions/internal/textfacts"
 	"github.com/exocortex/exocortex/extensions/internal/turn"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/protocol"
 	"github.com/exocortex/exocortex/sdk"
 )
 
@@ -78,7 +79,7 @@ import (
 const (
 	DefaultLimit      = 5
 	DefaultBlockChars = 2000
-	Pool              = exocortexv1.RecallPool
+	Pool              = protocol.RecallPool
 	RelativeFloor     = 0.2
 	Overlap           = 0.8
 )
@@ -181,13 +182,13 @@ func catalogBuilt() sdk.Key[*exocortexv1.MemoryCatalogBuilt] {
 	return sdk.KeyOf[*exocortexv1.MemoryCatalogBuilt]()
 }
 
-// search runs one memory search (recall's options, exocortexv1.RecallSearchOptions,
+// search runs one memory search (recall's options, protocol.RecallSearchOptions,
 // which /memory search shares, with n hits) and
 // converts the hits. A hit whose similarity (its match score: memory.MatchScore
 // against the best hit) is below threshold is kept as a dropped candidate,
 // saying so, so the wiring shows what the threshold removed.
 func search(ctx context.Context, c *sdk.Call, query string, n int, threshold float64) ([]*exocortexv1.MemoryCandidate, string, error) {
-	opts := exocortexv1.RecallSearchOptions()
+	opts := protocol.RecallSearchOptions()
 	opts.Limit = int32(n)
 	res, err := c.Memory().Search(ctx, query, opts)
 	if err != nil {

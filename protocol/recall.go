@@ -1,4 +1,6 @@
-package exocortexv1
+package protocol
+
+import exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 
 // RecallPool is how many hits the agent's recall (recall_search) asks the
 // memory store for once per user prompt.
@@ -9,6 +11,6 @@ const RecallPool = 15
 // so that /memory search ranks exactly as the agent's recall does. Recall's
 // match-score threshold (tools.memory.recall.threshold) is applied by each
 // caller to the hits' Match.
-func RecallSearchOptions() *MemorySearchOptions {
-	return &MemorySearchOptions{Limit: RecallPool}
+func RecallSearchOptions() *exocortexv1.MemorySearchOptions {
+	return &exocortexv1.MemorySearchOptions{Limit: RecallPool}
 }
