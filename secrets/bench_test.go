@@ -60,3 +60,24 @@ func BenchmarkMaskSession60(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStream64K streams 64 KB of ordinary text (no secret in it) in
+// 8-byte pieces, as a model streams its reply, through a Stream with three
+// secrets: the per-piece cost of the hold-back scan (docs/perf/secrets.md).
+func BenchmarkStream64K(b *testing.B) {
+	values := map[string]string{}
+	for i := 0; i < 3; i++ {
+		values[fmt.Sprintf("S%d", i)] = fmt.Sprintf("bench-secret-%d-value-%d", i, 1e6+i)
+	}
+	m := newMasker(values)
+	text := strings.Repeat("line of streamed reply text, holding no secret at all\n", 64<<10/54)
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		s := m.NewStream()
+		for j := 0; j < len(text); j += 8 {
+			_ = s.Write(text[j:min(j+8, len(text))])
+		}
+		_ = s.Flush()
+	}
+}

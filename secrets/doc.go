@@ -15,7 +15,10 @@
 // response between the host and a plugin (MaskProto), every model request
 // (MaskProvider), every message before it enters the history or the session
 // file, every event the observer gets (the terminal's transcript, run --json),
-// and every log line (Writer). The masking is structural: a path out that does
+// and every log line (Writer). A text that arrives in pieces (a model's
+// streamed reply, a tool's partial output) is masked as a Stream, which holds
+// back a tail that may begin a secret's form until the next piece settles it,
+// so a value split across two pieces is masked too. The masking is structural: a path out that does
 // not pass one of those does not exist in the host.
 //
 // A value that cannot be masked safely is refused at start, naming the secret:

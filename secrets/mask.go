@@ -23,6 +23,8 @@ type Masker struct {
 	// seen remembers Contains for long strings by identity (seen.go): the
 	// history is sent again with every request, and each message is read once.
 	seen seenCache
+	// first marks the bytes a form starts with (Stream skips the others).
+	first [256]bool
 }
 
 type pattern struct{ text, placeholder string }
@@ -62,7 +64,11 @@ func newMasker(values map[string]string) *Masker {
 			}
 		}
 	}
-	return &Masker{patterns: ps, replacer: strings.NewReplacer(pairs...), detect: detect}
+	mk := &Masker{patterns: ps, replacer: strings.NewReplacer(pairs...), detect: detect}
+	for _, p := range ps {
+		mk.first[p.text[0]] = true
+	}
+	return mk
 }
 
 // forms are the texts a value may take on its way out: itself, JSON-escaped,

@@ -24,6 +24,7 @@ import (
 	"github.com/exocortex/exocortex/memory"
 	"github.com/exocortex/exocortex/memory/embed"
 	"github.com/exocortex/exocortex/memory/service"
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/staging"
 	"github.com/exocortex/exocortex/tui/slash"
 	"github.com/exocortex/exocortex/tui/transcript"
@@ -290,7 +291,8 @@ func (e *Engine) cmdMemory(ctx context.Context, in slash.Invocation) (Output, er
 			return Output{}, errors.New("/memory search needs a query")
 		}
 		out, err := e.withMemory(ctx, false, func(s service.Remote) (Output, error) {
-			res, err := s.Search(ctx, arg, memory.SearchOptions{Limit: 8})
+			// The agent's recall's own options, so the list ranks as recall does.
+			res, err := s.Search(ctx, arg, service.Options(exocortexv1.RecallSearchOptions()))
 			if err != nil {
 				return Output{}, err
 			}
@@ -301,14 +303,22 @@ func (e *Engine) cmdMemory(ctx context.Context, in slash.Invocation) (Output, er
 			if len(res.Hits) == 0 {
 				b.WriteString("no memory matches " + quote(arg))
 			}
+			best := 0.0
+			for _, h := range res.Hits {
+				best = max(best, h.BM25Score)
+			}
 			for i, h := range res.Hits {
-				fmt.Fprintf(&b, "%d. %s  [%s]  why: %s\n", i+1, h.Record.ID, h.Record.Area, h.Why())
+				below := ""
+				if m := memory.MatchScore(h, best, res.Mode != memory.ModeBM25); e.cfg.RecallThreshold > 0 && m < e.cfg.RecallThreshold {
+					below = fmt.Sprintf("  (match %.2f below recall's threshold %.2f: recall drops it)", m, e.cfg.RecallThreshold)
+				}
+				fmt.Fprintf(&b, "%d. %s  [%s]  why: %s%s\n", i+1, h.Record.ID, h.Record.Area, h.Why(), below)
 				fmt.Fprintf(&b, "   %s\n", clip(oneLine(h.Record.Text), 200))
 			}
 			return Output{Title: fmt.Sprintf("memory search %s (%s)", quote(arg), res.Mode), Text: strings.TrimRight(b.String(), "\n")}, nil
 		})
 		if err != nil {
-			return e.memoryTool(ctx, err, "memory search "+quote(arg), "memory_load", map[string]any{"query": arg, "limit": 8, "threshold": 0.1})
+			return e.memoryTool(ctx, err, "memory search "+quote(arg), "memory_load", map[string]any{"query": arg, "limit": exocortexv1.RecallPool, "threshold": 0.1})
 		}
 		return out, nil
 	case "add":

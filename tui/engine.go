@@ -67,6 +67,10 @@ type Config struct {
 	// Embedder is the configured tools.memory.embedder ("" when unset), from
 	// the configuration the command read once.
 	Embedder string
+	// RecallThreshold is tools.memory.recall.threshold: the least match score
+	// of a hit the agent's recall keeps; /memory search marks the hits below
+	// it, as recall drops them (0: none).
+	RecallThreshold float64
 	// WorkDir resolves @path, /export and /import paths and runs !commands.
 	WorkDir      string
 	ApprovalMode loop.ApprovalMode

@@ -608,7 +608,7 @@ func TestOperatorCommandsThroughTheTools(t *testing.T) {
 		// No journal is copied: stats says what it can without the store,
 		// search goes through memory_load.
 		{"/memory stats", "held without a memory service"},
-		{"/memory search blue sky", `memory_load by operator: {"limit":8,"query":"blue sky","threshold":0.1}`},
+		{"/memory search blue sky", `memory_load by operator: {"limit":15,"query":"blue sky","threshold":0.1}`},
 		{"/memory add the sky is blue", `memory_save by operator: {"key":"operator_note_`},
 		{"/memory forget the sky", `memory_forget by operator: {"query":"the sky"}`},
 	}

@@ -187,8 +187,8 @@ func runSession(cmd *cobra.Command, f *sessionFlags) error {
 		Prompts:   loader, SessionsDir: sessions, Session: name, Resumed: resumed,
 		HistoryFile: filepath.Join(a.home, "history.jsonl"),
 		MemoryDir:   filepath.Join(a.home, "memory"),
-		Embedder:    tools.Memory.Embedder,
-		WorkDir:     wd, ApprovalMode: mode, Fullscreen: f.fullscreen,
+		Embedder:    tools.Memory.Embedder, RecallThreshold: tools.Memory.Recall.Threshold,
+		WorkDir: wd, ApprovalMode: mode, Fullscreen: f.fullscreen,
 		Confine:      &tools.CodeExecution.Confine,
 		SandboxProbe: func() sandbox.Status { return sandbox.Probe("") },
 	})

@@ -396,13 +396,34 @@ func (a *Agent) callModel(ctx context.Context, t *turn, p assembled) (llm.Reply,
 		pendingThought, thoughtFired = "", time.Now()
 		return a.reasoningPiece(ctx, t, delta, so)
 	}
+	// Each stream goes through a secrets.Stream before anything sees it, so a
+	// secret's value split across two chunks is masked too (a tail that may be
+	// the start of one waits for the next chunk; nothing waits without secrets).
+	replyMask, thoughtMask := a.masker().NewStream(), a.masker().NewStream()
+	thinking := func(piece string) error {
+		if piece == "" {
+			return nil
+		}
+		if err := a.reasoningChunk(ctx, t, piece); err != nil {
+			return err
+		}
+		thought.WriteString(piece)
+		pendingThought += piece
+		return nil
+	}
+	content := func(piece string) {
+		if piece == "" {
+			return
+		}
+		text.WriteString(piece)
+		pending += piece
+		a.emit(Event{Type: EventLLMChunk, Iteration: t.iteration, Text: piece})
+	}
 	r, err := a.opts.LLM.Chat(ctx, req, func(c llm.Chunk) error {
 		if c.Thinking != "" {
-			if err := a.reasoningChunk(ctx, t, c.Thinking); err != nil {
+			if err := thinking(thoughtMask.Write(c.Thinking)); err != nil {
 				return err
 			}
-			thought.WriteString(c.Thinking)
-			pendingThought += c.Thinking
 			if len(pendingThought) >= chunkCoalesce || strings.Contains(pendingThought, "\n") {
 				if time.Since(thoughtFired) >= chunkInterval {
 					if err := flushThought(); err != nil {
@@ -415,21 +436,26 @@ func (a *Agent) callModel(ctx context.Context, t *turn, p assembled) (llm.Reply,
 			return nil
 		}
 		// The reply's text begins: the reasoning before it goes out first.
+		if err := thinking(thoughtMask.Flush()); err != nil {
+			return err
+		}
 		if err := flushThought(); err != nil {
 			return err
 		}
-		text.WriteString(c.Content)
-		pending += c.Content
-		a.emit(Event{Type: EventLLMChunk, Iteration: t.iteration, Text: c.Content})
+		content(replyMask.Write(c.Content))
 		if len(pending) < chunkCoalesce && !strings.Contains(pending, "\n") || time.Since(fired) < chunkInterval {
 			return nil
 		}
 		return flush()
 	})
 	if err == nil {
+		err = thinking(thoughtMask.Flush())
+	}
+	if err == nil {
 		err = flushThought()
 	}
 	if err == nil {
+		content(replyMask.Flush())
 		err = flush()
 	}
 	if err != nil {

@@ -216,17 +216,22 @@ func (a *Agent) executeTool(ctx context.Context, t *turn, tool *host.Tool, tc *e
 		resp, err := a.opts.Host.ExecuteTool(ctx, tool, req, timeout)
 		done <- answer{resp, err}
 	}()
+	// The partial output is masked as a stream (secrets.Stream): a value split
+	// across two reports is masked too, its start held back until the next
+	// report settles it; the result, masked whole, brings any tail still held.
+	outMask := a.masker().NewStream()
 	var output strings.Builder
 	for {
 		select {
 		case ans := <-done:
 			return ans.resp, ans.err
 		case o := <-outputs:
-			output.WriteString(o.Delta)
+			delta := outMask.Write(o.Delta)
+			output.WriteString(delta)
 			display := output.String()
 			err := fire(ctx, a, t, exocortexv1.Hook_HOOK_TOOL_OUTPUT_UPDATE,
 				func(c *exocortexv1.HookCall, _ fields) *exocortexv1.ToolOutputUpdateRequest {
-					return &exocortexv1.ToolOutputUpdateRequest{Call: c, ToolCall: tc, Delta: o.Delta, Output: output.String()}
+					return &exocortexv1.ToolOutputUpdateRequest{Call: c, ToolCall: tc, Delta: delta, Output: output.String()}
 				}, exocortexv1.PluginClient.ToolOutputUpdate,
 				func(_ *host.Extension, r *exocortexv1.ToolOutputUpdateResponse) error {
 					if r.Display != nil {

@@ -231,7 +231,14 @@ func TestPluginSubdirectory(t *testing.T) {
 	if err := os.RemoveAll(pdir); err != nil {
 		t.Fatal(err)
 	}
-	if ch := c.next(t); ch.Kind != Removed || ch.Name != "recall" {
+	// RemoveAll deletes the files before their directory: a watcher that
+	// looks in between (a loaded machine stretches the moment) truthfully
+	// sees the plugin changed first. What must follow is its removal.
+	ch := c.next(t)
+	if ch.Kind == Changed && ch.Name == "recall" {
+		ch = c.next(t)
+	}
+	if ch.Kind != Removed || ch.Name != "recall" {
 		t.Fatalf("change = %v, want recall removed", ch)
 	}
 }

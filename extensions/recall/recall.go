@@ -78,7 +78,7 @@ import (
 const (
 	DefaultLimit      = 5
 	DefaultBlockChars = 2000
-	Pool              = 15
+	Pool              = exocortexv1.RecallPool
 	RelativeFloor     = 0.2
 	Overlap           = 0.8
 )
@@ -181,12 +181,15 @@ func catalogBuilt() sdk.Key[*exocortexv1.MemoryCatalogBuilt] {
 	return sdk.KeyOf[*exocortexv1.MemoryCatalogBuilt]()
 }
 
-// search runs one memory search (the store's default options, n hits) and
+// search runs one memory search (recall's options, exocortexv1.RecallSearchOptions,
+// which /memory search shares, with n hits) and
 // converts the hits. A hit whose similarity (its match score: memory.MatchScore
 // against the best hit) is below threshold is kept as a dropped candidate,
 // saying so, so the wiring shows what the threshold removed.
 func search(ctx context.Context, c *sdk.Call, query string, n int, threshold float64) ([]*exocortexv1.MemoryCandidate, string, error) {
-	res, err := c.Memory().Search(ctx, query, &exocortexv1.MemorySearchOptions{Limit: int32(n)})
+	opts := exocortexv1.RecallSearchOptions()
+	opts.Limit = int32(n)
+	res, err := c.Memory().Search(ctx, query, opts)
 	if err != nil {
 		return nil, "", err
 	}

@@ -160,6 +160,9 @@ func OptionsProto(o memory.SearchOptions) *exocortexv1.MemorySearchOptions {
 	}
 }
 
+// Options is protocol search options as the store's type.
+func Options(p *exocortexv1.MemorySearchOptions) memory.SearchOptions { return options(p) }
+
 func options(p *exocortexv1.MemorySearchOptions) memory.SearchOptions {
 	return memory.SearchOptions{
 		Limit: int(p.GetLimit()), Filter: filter(p.GetFilter()), Mode: memory.Mode(p.GetMode()), Fusion: memory.Fusion(p.GetFusion()),

@@ -1,6 +1,7 @@
 // Command toolhooks is a test plugin for the tool-side hook points. It
 // provides a text_editor tool of its own (read, write, patch on files under
-// $TOOLHOOKS_DIR) and a tool "stream" that reports its output in pieces and an
+// $TOOLHOOKS_DIR) and a tool "stream" that reports its output in pieces
+// ($TOOLHOOKS_PIECES, split at "|", or three fixed ones) and an
 // embedding model change through the Host service; its extension watches every
 // tool-side hook, appends each call as a JSON line to $TOOLHOOKS_LOG, and
 // changes what each allows:
@@ -138,7 +139,11 @@ func editor(_ context.Context, _ *sdk.Call, raw json.RawMessage) (*exocortexv1.T
 
 func stream(ctx context.Context, c *sdk.Call, _ json.RawMessage) (*exocortexv1.ToolResult, error) {
 	var shown []string
-	for _, piece := range []string{"one ", "secret ", "three"} {
+	pieces := []string{"one ", "secret ", "three"}
+	if p := os.Getenv("TOOLHOOKS_PIECES"); p != "" {
+		pieces = strings.Split(p, "|") // the pieces a test wants reported
+	}
+	for _, piece := range pieces {
 		d, err := c.ReportOutput(ctx, piece)
 		if err != nil {
 			return nil, err
