@@ -702,7 +702,12 @@ func memStatsCmd(f *memoryFlags) *cobra.Command {
 				}
 				st := status.Stats
 				if f.json {
-					return printJSON(cmd.OutOrStdout(), st)
+					// owner_pid names the process serving the store (0: this
+					// call opened it itself, no owner running).
+					return printJSON(cmd.OutOrStdout(), struct {
+						memory.Stats
+						OwnerPID int `json:"owner_pid,omitempty"`
+					}{st, status.OwnerPID})
 				}
 				w := cmd.OutOrStdout()
 				fmt.Fprintf(w, "store:      %s\nrecords:    %d\n", st.Dir, st.Records)
