@@ -109,6 +109,24 @@ func (s *tmuxServer) waitFor(pane string, wants ...string) string {
 
 // waitInput polls until the input line (the line above the rule under the
 // input) is want.
+// waitAfter waits until want shows on the pane after the last place marker
+// shows, so that text printed earlier (a recall block, an earlier answer)
+// does not satisfy it; it returns the screen from that marker on.
+func (s *tmuxServer) waitAfter(pane, marker, want string) string {
+	s.t.Helper()
+	end := time.Now().Add(45 * time.Second)
+	for {
+		scr := s.screen(pane)
+		if at := strings.LastIndex(scr, marker); at >= 0 && strings.Contains(scr[at+len(marker):], want) {
+			return scr[at:]
+		}
+		if time.Now().After(end) {
+			s.t.Fatalf("the pane never showed %q after %q; it shows:\n%s", want, marker, scr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func (s *tmuxServer) waitInput(pane, want string) {
 	s.t.Helper()
 	end := time.Now().Add(45 * time.Second)

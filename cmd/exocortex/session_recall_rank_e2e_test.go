@@ -81,8 +81,7 @@ func TestMemorySearchRanksAsRecall(t *testing.T) {
 	}
 
 	tm.typeLine("m", "/memory search "+query)
-	scr := tm.waitFor("m", "memory search", "ref K")
-	scr = scr[strings.LastIndex(scr, "memory search"):]
+	scr := tm.waitAfter("m", "memory search", "ref K")
 	listed := refPattern.FindAllString(scr, -1)
 	// /memory search lists recall's whole pool (the twelve records about
 	// deploying kestrel match), and recall's block (five memories, none of
