@@ -55,7 +55,7 @@ type Route struct {
 	Summary string
 	// Stream marks a long-lived response (server-sent events, a streamed
 	// completion): the server applies no write timeout to it.
-	Stream bool
+	Stream  bool
 	Handler http.Handler
 }
 
