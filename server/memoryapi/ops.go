@@ -20,8 +20,8 @@ func Ops() []openapi.Op {
 		{Method: "GET", Pattern: "/api/v1/memory/{id}", Reply: rec},
 		{Method: "POST", Pattern: "/api/v1/memory", Body: SaveRequest{}, Reply: SaveReply{}, Status: 201,
 			Description: "201 for a new record; 200 when id names an existing one. A key the area already holds updates that record."},
-		{Method: "POST", Pattern: "/api/v1/memory/{id}/archive", Body: ArchiveRequest{}, Reply: rec},
-		{Method: "POST", Pattern: "/api/v1/memory/{id}/restore", Body: RestoreRequest{}, Reply: rec},
+		{Method: "POST", Pattern: "/api/v1/memory/{id}/archive", Body: ArchiveRequest{}, OptionalBody: true, Reply: rec},
+		{Method: "POST", Pattern: "/api/v1/memory/{id}/restore", Body: RestoreRequest{}, OptionalBody: true, Reply: rec},
 		{Method: "GET", Pattern: "/api/v1/memory/why/{id}", Reply: WhyReply{}},
 		{Method: "GET", Pattern: "/api/v1/state", Reply: StateReply{}, Query: []openapi.Param{
 			{Name: "ns", Description: "a memory area: count its records (the hash is the whole store's)"},

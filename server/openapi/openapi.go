@@ -35,8 +35,10 @@ type Op struct {
 	Method, Pattern string
 	// Query are the query parameters.
 	Query []Param
-	// Body is a value of the request body's type (nil: no body).
-	Body any
+	// Body is a value of the request body's type (nil: no body);
+	// OptionalBody says the request may come without one.
+	Body         any
+	OptionalBody bool
 	// Reply is a value of the successful reply's type (nil: no JSON body);
 	// with Stream it describes one event of a text/event-stream.
 	Reply any
@@ -190,7 +192,7 @@ func operation(r route.Route, o Op, path, method string) map[string]any {
 		op["parameters"] = params
 	}
 	if o.Body != nil && method != "GET" {
-		op["requestBody"] = map[string]any{"required": true,
+		op["requestBody"] = map[string]any{"required": !o.OptionalBody,
 			"content": map[string]any{"application/json": map[string]any{"schema": reflectSchema(o.Body)}}}
 	}
 	status := o.Status
@@ -207,7 +209,7 @@ func operation(r route.Route, o Op, path, method string) map[string]any {
 	}
 	errRef := map[string]any{"description": "an error, naming the field at fault", "content": map[string]any{
 		"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/Error"}}}}
-	op["responses"] = map[string]any{fmt.Sprint(status): ok, "default": errRef}
+	op["responses"] = map[string]any{fmt.Sprint(status): ok, "4XX": errRef, "5XX": errRef}
 	return op
 }
 

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/discover"
+	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/sdk/sdktest"
 	"github.com/exocortex/exocortex/server/internal/servertest"
 	"github.com/exocortex/exocortex/server/openapi"
