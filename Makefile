@@ -29,8 +29,9 @@ run: build
 # System packages the build and tests use: protoc (and its gRPC Python plugin)
 # for `make generate`, tmux for the terminal end-to-end test, Debian's Python gRPC
 # for the Python SDK and its conformance run (always /usr/bin/python3: a pyenv or
-# virtualenv python does not see Debian's packages). Installed from Debian when missing (as root, or with sudo).
-APT_PACKAGES := protobuf-compiler protobuf-compiler-grpc tmux python3-grpcio python3-protobuf
+# virtualenv python does not see Debian's packages), wrk for serve's load test
+# (server/memoryapi). Installed from Debian when missing (as root, or with sudo).
+APT_PACKAGES := protobuf-compiler protobuf-compiler-grpc tmux python3-grpcio python3-protobuf wrk
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 ## deps: install the missing system packages
