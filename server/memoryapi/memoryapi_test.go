@@ -119,10 +119,19 @@ func TestMemoryRoundTrip(t *testing.T) {
 		t.Fatalf("why: %s (record %v)", got, why.Record)
 	}
 	c.call("agent", "GET", "/api/v1/state", nil, &st2)
-	var ns StateReply
+	var ns, ns2, main StateReply
 	c.call("agent", "GET", "/api/v1/state?ns=fragments", nil, &ns)
-	if ns.Records != 1 || ns.StateHash != st2.StateHash || ns.NS != "fragments" {
-		t.Fatalf("state?ns=fragments: %+v, want 1 record and the store's hash %s", ns, st2.StateHash)
+	if ns.Records != 1 || ns.StateHash == st2.StateHash || ns.StoreHash != st2.StateHash || ns.NS != "fragments" {
+		t.Fatalf("state?ns=fragments: %+v, want 1 record, its own hash and the store's %s", ns, st2.StateHash)
+	}
+	c.call("agent", "GET", "/api/v1/state?ns=main", nil, &main)
+	// A write to main changes main's hash and the store's, not fragments'.
+	c.call("admin", "POST", "/api/v1/memory", SaveRequest{Text: "another lighthouse"}, nil)
+	var main2 StateReply
+	c.call("agent", "GET", "/api/v1/state?ns=fragments", nil, &ns2)
+	c.call("agent", "GET", "/api/v1/state?ns=main", nil, &main2)
+	if ns2.StateHash != ns.StateHash || main2.StateHash == main.StateHash || main2.StoreHash == main.StoreHash {
+		t.Fatalf("after a write to main: fragments %s -> %s, main %s -> %s", ns.StateHash, ns2.StateHash, main.StateHash, main2.StateHash)
 	}
 	var rec2 struct{ Provenance struct{ Source string } }
 	c.call("agent", "GET", "/api/v1/memory/"+id, nil, &rec2)

@@ -24,7 +24,7 @@ func Ops() []openapi.Op {
 		{Method: "POST", Pattern: "/api/v1/memory/{id}/restore", Body: RestoreRequest{}, OptionalBody: true, Reply: rec},
 		{Method: "GET", Pattern: "/api/v1/memory/why/{id}", Reply: WhyReply{}},
 		{Method: "GET", Pattern: "/api/v1/state", Reply: StateReply{}, Query: []openapi.Param{
-			{Name: "ns", Description: "a memory area: count its records (the hash is the whole store's)"},
+			{Name: "ns", Description: "a memory area: its record count and its own state hash"},
 		}, Description: "Constant cost: the hash is kept by the writes, never recomputed by a read."},
 	}
 }
