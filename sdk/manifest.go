@@ -23,8 +23,8 @@ type extEntry struct {
 	hooks map[exocortexv1.Hook]bool
 	// handlers are the values Spec.Hooks declares, by hook.
 	handlers map[exocortexv1.Hook]any
-	reads  map[string]bool
-	writes map[string]bool
+	reads    map[string]bool
+	writes   map[string]bool
 }
 
 // built is a validated plugin: the manifest and the dispatch tables.
