@@ -34,8 +34,8 @@ func (w watcher) log(fields map[string]any) {
 	_, _ = f.Write(append(b, '\n'))
 }
 
-func (watcher) Spec() sdk.Spec {
-	return sdk.Spec{Name: "output_watch", Order: 50, Description: "Records the partial output of tools and shows it upper-cased."}
+func (e watcher) Spec() sdk.Spec {
+	return sdk.Spec{Name: "output_watch", Hooks: []sdk.Hook{sdk.ToolExecuteAfter(e), sdk.ToolOutputUpdate(e)}, Order: 50, Description: "Records the partial output of tools and shows it upper-cased."}
 }
 
 func (w watcher) ToolOutputUpdate(_ context.Context, _ *sdk.Call, req *exocortexv1.ToolOutputUpdateRequest) (*exocortexv1.ToolOutputUpdateResponse, error) {
