@@ -66,13 +66,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/extensions/internal/entities"
 	"github.com/exocortex/exocortex/extensions/internal/textfacts"
 	"github.com/exocortex/exocortex/extensions/internal/turn"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/protocol"
 	"github.com/exocortex/exocortex/sdk"
+	"github.com/exocortex/exocortex/toolsettings"
 )
 
 // Defaults.
@@ -120,14 +120,14 @@ type Options struct {
 	// 3); an area not named is bounded by Limit alone.
 	AreaLimits map[string]int
 	// Config supplies tools.memory.recall from config.yaml (nil: none).
-	Config func() config.Recall
+	Config func() toolsettings.Recall
 	// Now is the time for decay (time.Now when nil).
 	Now func() time.Time
 }
 
-func (o Options) config() config.Recall {
+func (o Options) config() toolsettings.Recall {
 	if o.Config == nil {
-		return config.Recall{}
+		return toolsettings.Recall{}
 	}
 	return o.Config()
 }
