@@ -61,26 +61,26 @@ func TestStateSumKeptByWrites(t *testing.T) {
 		if err := st.do(); err != nil {
 			t.Fatalf("%s: %v", st.name, err)
 		}
-		if got, want := s.Hash(context.Background()), summed(s); got != want {
+		if got, want := must(s.Hash(context.Background())), summed(s); got != want {
 			t.Fatalf("after %s: kept hash %s, summed %s", st.name, got, want)
 		}
 		byArea, byStatus := map[string]int{}, map[string]int{}
-		for _, r := range s.Records(context.Background()) {
+		for _, r := range must(s.Records(context.Background())) {
 			byArea[r.Area]++
 			byStatus[string(r.Status)]++
 		}
-		if stats := s.Stats(context.Background()); !maps.Equal(stats.ByArea, byArea) || !maps.Equal(stats.ByStatus, byStatus) {
+		if stats := must(s.Stats(context.Background())); !maps.Equal(stats.ByArea, byArea) || !maps.Equal(stats.ByStatus, byStatus) {
 			t.Fatalf("after %s: stats count %v %v; the records %v %v", st.name, stats.ByArea, stats.ByStatus, byArea, byStatus)
 		}
 	}
-	want := s.Hash(context.Background())
+	want := must(s.Hash(context.Background()))
 	s.saveSnapshot()
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	s = openStore(t, dir, Options{})
-	if !s.state.tallyOK || s.Hash(context.Background()) != want {
-		t.Fatalf("reopened from the snapshot: kept %v, hash %s; want %s", s.state.tallyOK, s.Hash(context.Background()), want)
+	if !s.state.tallyOK || must(s.Hash(context.Background())) != want {
+		t.Fatalf("reopened from the snapshot: kept %v, hash %s; want %s", s.state.tallyOK, must(s.Hash(context.Background())), want)
 	}
 	s.Close()
 
@@ -105,7 +105,7 @@ func TestStateSumKeptByWrites(t *testing.T) {
 	if s.state.tallyOK {
 		t.Fatal("a snapshot without state_sum was taken as keeping it")
 	}
-	if got := s.Hash(context.Background()); got != want {
+	if got := must(s.Hash(context.Background())); got != want {
 		t.Fatalf("summed on first Hash: %s; want %s", got, want)
 	}
 }

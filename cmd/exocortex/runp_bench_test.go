@@ -178,9 +178,12 @@ func runPStore(b *testing.B, n int, spec embed.Spec) string {
 	if _, err := os.Stat(filepath.Join(dir, memory.JournalFile)); err == nil {
 		s, err := memory.Open(ctx, dir, opts)
 		if err == nil {
-			got := s.Stats(context.Background()).Records
-			err = s.Close()
-			if err == nil && got >= n {
+			var st memory.Stats
+			st, err = s.Stats(ctx)
+			if cerr := s.Close(); err == nil {
+				err = cerr
+			}
+			if err == nil && st.Records >= n {
 				return dir
 			}
 		}
