@@ -27,6 +27,23 @@ func (c *lateCancel) Err() error {
 	return nil
 }
 
+// trustFile stamps the store's file name in CheckedFile as it is now, so that
+// the next open takes it on trust (as one an earlier open verified).
+func trustFile(t *testing.T, dir, name string) {
+	t.Helper()
+	fi, err := os.Stat(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ok := stampOf(fi)
+	if !ok {
+		t.Skip("no change times on this system")
+	}
+	if err := writeChecked(dir, map[string]fileStamp{name: st}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // damagedStore is richStore's store with a record of its snapshot damaged
 // where only reading it finds it (the file taken on trust), opened; it
 // returns the store and the journal's replayed state hash.
@@ -44,14 +61,7 @@ func damagedStore(t *testing.T, dir string) (*Store, string) {
 	if err := os.WriteFile(p, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fi, _ := os.Stat(p)
-	st, ok := stampOf(fi)
-	if !ok {
-		t.Skip("no change times on this system")
-	}
-	if err := writeChecked(dir, map[string]fileStamp{SnapshotFile: st}); err != nil {
-		t.Fatal(err)
-	}
+	trustFile(t, dir, SnapshotFile)
 	s := openStore(t, dir, Options{})
 	if n := s.Notices(); len(n) > 0 {
 		t.Fatalf("notices at open %q: the damage was to be found by reading", n)

@@ -343,20 +343,7 @@ func TestMemoryServiceKillLiveSession(t *testing.T) {
 	waitOwner("the standby", standby.Process.Pid)
 
 	// Every acknowledged write is in the store exactly once.
-	ids, texts := map[string]int{}, map[string]int{}
-	esc := bufio.NewScanner(strings.NewReader(run("memory", "export")))
-	esc.Buffer(make([]byte, 1<<20), 1<<24)
-	for esc.Scan() {
-		var r struct {
-			ID   string `json:"id"`
-			Text string `json:"text"`
-		}
-		if err := json.Unmarshal(esc.Bytes(), &r); err != nil {
-			t.Fatalf("export line %q: %v", esc.Text(), err)
-		}
-		ids[r.ID]++
-		texts[r.Text]++
-	}
+	ids, texts := exportCounts(t, run("memory", "export"))
 	for _, id := range append([]string{seed}, acked...) {
 		if ids[id] != 1 {
 			t.Errorf("record %s: %d times in the store; want once", id, ids[id])
