@@ -60,6 +60,7 @@ from google.protobuf import json_format, struct_pb2
 
 from exocortex import aio
 from exocortex.a0 import _host, _runtime, prompts, utility
+from exocortex.a0.agent_types import AgentContextType, UserMessage  # noqa: F401 - the agent shim's names
 from exocortex.a0._kwargs import BLOCKS, KWARGS, POINTS, REFUSES, Response  # noqa: F401 - Response: the tool response files get
 from exocortex.hooks import HOOKS, lookup
 from exocortex.keys import Key
@@ -229,6 +230,13 @@ class _Context:
         self.id = "exocortex"
         self.agent0 = agent
         self.data: Dict[str, Any] = {}
+        # Every context of a ported plugin is the user's session.
+        self.type = AgentContextType.USER
+
+    def is_running(self) -> bool:
+        """Whether the agent is in a turn: a file runs inside one, or in a task
+        it started, which outlives the call only when the turn goes on."""
+        return self.agent0._call is not None
 
     def get_data(self, key: str, recursive: bool = True) -> Any:
         return self.data.get(key)
