@@ -59,7 +59,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 from google.protobuf import json_format, struct_pb2
 
 from exocortex import aio
-from exocortex.a0 import _host, _runtime, prompts, utility
+from exocortex.a0 import _host, _runtime, _unloaded, prompts, utility
 from exocortex.a0.agent_types import AgentContextType, UserMessage  # noqa: F401 - the agent shim's names
 from exocortex.a0._kwargs import BLOCKS, KWARGS, POINTS, REFUSES, Response  # noqa: F401 - Response: the tool response files get
 from exocortex.hooks import HOOKS, lookup
@@ -703,9 +703,14 @@ def load_tree(root: str, plugin: str, failed: Optional[List[Tuple[str, str]]] = 
             rel = os.path.relpath(path, plugin_dir).replace(os.sep, "/")
             a = Adapter(path, hook, order, name, plugin, shared, observed, rel, local, held, params=params, **kw)
         except Exception as ex:  # noqa: BLE001
+            why = f"{type(ex).__name__}: {ex}"
             if failed is not None:
-                failed.append((path, f"{type(ex).__name__}: {ex}"))
-            print(f"a0compat: {path} left out: {type(ex).__name__}: {ex}", file=sys.stderr)
+                failed.append((path, why))
+            if hook in HOOK_MAP and _unloaded.gates(hook):
+                # A guard that does not load fails closed (exocortex.a0._unloaded).
+                print(f"a0compat: {path} did not load, served as a guard that stops every action: {why}", file=sys.stderr)
+                return _unloaded.UnloadedGuard(path, hook, order, kw.get("ext_name") or f"a0_{name}", why)
+            print(f"a0compat: {path} left out: {why}", file=sys.stderr)
             return None
         a.agent.prompts_dir = os.path.join(plugin_dir, "prompts")
         return a
