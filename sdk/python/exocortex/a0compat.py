@@ -60,6 +60,7 @@ from google.protobuf import json_format, struct_pb2
 
 from exocortex import aio
 from exocortex.a0 import _host, _runtime, _unloaded, prompts, utility
+from exocortex.a0._agent_calls import NoCounterpartCalls
 from exocortex.a0.agent_types import AgentContextType, UserMessage  # noqa: F401 - the agent shim's names
 from exocortex.a0._kwargs import BLOCKS, KWARGS, POINTS, REFUSES, Response  # noqa: F401 - Response: the tool response files get
 from exocortex.hooks import HOOKS, lookup
@@ -294,9 +295,10 @@ class Observed:
             print(f"a0compat: recording observed keys in {self.path}: {e}", file=sys.stderr)
 
 
-class Agent:
+class Agent(NoCounterpartCalls):
     """The part of Agent Zero's Agent an extension sees: get_data/set_data on typed
-    state, context.log on the host log, and attributes (number, agent_name)."""
+    state, context.log on the host log, and attributes (number, agent_name); the
+    calls with no counterpart raise naming themselves (exocortex.a0._agent_calls)."""
 
     def __init__(self, keys: Dict[str, Key], owner: str, file: str = "",
                  observed: Optional[Observed] = None, local: Optional[Dict[str, Any]] = None,

@@ -8,7 +8,6 @@ keep again), not by the pathspec package Agent Zero uses."""
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 from typing import Any, Dict, List, Optional, Tuple
@@ -25,6 +24,30 @@ OUTPUT_MODE_FLAT = "flat"
 OUTPUT_MODE_NESTED = "nested"
 
 
+def _pattern(pat: str) -> "re.Pattern[str]":
+    """A .gitignore pattern as a regular expression over a path relative to the
+    root: `**/` any folders (none too), a trailing `/**` everything inside, `**`
+    anything, `*` and `?` within one name, `[...]` a class."""
+    out, i = "", 0
+    while i < len(pat):
+        if pat.startswith("**/", i):
+            out, i = out + "(?:.*/)?", i + 3
+        elif pat.startswith("/**", i) and i + 3 == len(pat):
+            out, i = out + "(?:/.*)?", i + 3
+        elif pat.startswith("**", i):
+            out, i = out + ".*", i + 2
+        elif pat[i] == "*":
+            out, i = out + "[^/]*", i + 1
+        elif pat[i] == "?":
+            out, i = out + "[^/]", i + 1
+        elif pat[i] == "[" and pat.find("]", i) > i:
+            j = pat.find("]", i)
+            out, i = out + pat[i:j + 1], j + 1
+        else:
+            out, i = out + re.escape(pat[i]), i + 1
+    return re.compile(out + r"\Z")
+
+
 class _Ignore:
     def __init__(self, text: str) -> None:
         self.rules: List[Tuple[bool, bool, bool, "re.Pattern[str]"]] = []
@@ -37,9 +60,7 @@ class _Ignore:
             folder = line.endswith("/")
             line = line.rstrip("/")
             anchored = line.startswith("/") or "/" in line
-            line = line.lstrip("/")
-            rx = fnmatch.translate(line).replace(".*", "[^/]*").replace("[^/]*[^/]*", ".*")
-            self.rules.append((keep, folder, anchored, re.compile(rx)))
+            self.rules.append((keep, folder, anchored, _pattern(line.lstrip("/"))))
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
         out = False
