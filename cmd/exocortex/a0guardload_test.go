@@ -60,25 +60,11 @@ func TestPortedGuardThatDoesNotLoadFailsClosed(t *testing.T) {
 	if !strings.Contains(md.String(), "## Guards that do not load stop every action they guard") {
 		t.Errorf("the report does not say first that the guard stops every action:\n%s", md.String())
 	}
-	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
 	var plog sdktest.Buffer
-	h, err := host.New(context.Background(), host.Options{
-		Dirs:        []discover.Dir{{Path: filepath.Join(home, "plugins"), Source: discover.User}},
-		Builtins:    []discover.Candidate{builtinCandidate(exe, "agent-tools")},
-		PluginEnv:   pluginEnv(t, home, project),
-		PluginLog:   &plog,
-		WiringCheck: lint.HostCheck(prompts.Embedded()),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(h.Close)
+	h := portedHostChecked(t, home, project, "a0-scan", &plog)
 	served := map[string]bool{}
 	for _, st := range h.Status() {
 		if st.Name == "a0-scan" {
-			if st.State != host.StateRunning {
-				t.Fatalf("the ported plugin is %s: %s %s", st.State, st.LastError, st.LastRejection)
-			}
 			for _, e := range st.Extensions {
 				served[e.Name] = !e.Disabled
 			}
@@ -127,4 +113,29 @@ func TestPortedGuardThatDoesNotLoadFailsClosed(t *testing.T) {
 	if told != 3 {
 		t.Errorf("the model was told of %d actions stopped by the guard that did not load, want 3 (the write, the command, the answer)", told)
 	}
+}
+
+// portedHostChecked starts the real host on the plugins of home (a ported one among
+// them) with the built-in agent-tools and the wiring check the host applies at
+// start (no --allow-wiring-errors), and fails unless the plugin named runs.
+func portedHostChecked(t *testing.T, home, project, plugin string, plog *sdktest.Buffer) *host.Host {
+	t.Helper()
+	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
+	h, err := host.New(context.Background(), host.Options{
+		Dirs:        []discover.Dir{{Path: filepath.Join(home, "plugins"), Source: discover.User}},
+		Builtins:    []discover.Candidate{builtinCandidate(exe, "agent-tools")},
+		PluginEnv:   pluginEnv(t, home, project),
+		PluginLog:   plog,
+		WiringCheck: lint.HostCheck(prompts.Embedded()),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	for _, st := range h.Status() {
+		if st.Name == plugin && st.State != host.StateRunning {
+			t.Fatalf("the ported plugin is %s, not running: %s %s", st.State, st.LastError, st.LastRejection)
+		}
+	}
+	return h
 }

@@ -22,8 +22,8 @@ import (
 
 type big struct{}
 
-func (big) Spec() sdk.Spec {
-	return sdk.Spec{Name: "big", Order: 1, InjectsPrompt: true, EffectsDeclared: true}
+func (e big) Spec() sdk.Spec {
+	return sdk.Spec{Name: "big", Hooks: []sdk.Hook{sdk.MessageLoopPromptsAfter(e)}, Order: 1, InjectsPrompt: true, EffectsDeclared: true}
 }
 
 func (big) MessageLoopPromptsAfter(context.Context, *sdk.Call, *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
@@ -34,8 +34,8 @@ func (big) MessageLoopPromptsAfter(context.Context, *sdk.Call, *exocortexv1.Mess
 
 type fill struct{}
 
-func (fill) Spec() sdk.Spec {
-	return sdk.Spec{Name: "fill", Order: 50, InjectsPrompt: true, ReadsPrompt: true, EffectsDeclared: true}
+func (e fill) Spec() sdk.Spec {
+	return sdk.Spec{Name: "fill", Hooks: []sdk.Hook{sdk.MessageLoopPromptsAfter(e)}, Order: 50, InjectsPrompt: true, ReadsPrompt: true, EffectsDeclared: true}
 }
 
 func (fill) MessageLoopPromptsAfter(_ context.Context, _ *sdk.Call, req *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
