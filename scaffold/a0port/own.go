@@ -94,7 +94,7 @@ func (r *Report) moduleProblems(bad map[string]string) {
 			}
 			f.Status = statusNeedsHand
 			f.Notes = append(f.Notes, fmt.Sprintf("line %d: imports the plugin's own module %s, copied with the plugin, which cannot load: %s", d.line, path.Base(d.file), why))
-			f.cannotLoad(fmt.Sprintf("line %d imports %s, which cannot load", d.line, d.file))
+			f.cannotLoad(fmt.Sprintf("line %d imports %s, which cannot load: %s", d.line, d.file, why))
 		}
 	}
 }
