@@ -111,8 +111,14 @@ type Event struct {
 	TokensPerSec float64 `json:"tokens_per_second,omitempty"`
 	ContextFill  float64 `json:"context_fill,omitempty"`
 
+	// BreakLoop, on tool_executed, says the tool ended the monologue.
+	BreakLoop bool `json:"break_loop,omitempty"`
+
 	// Monologue end.
 	StopReason string `json:"stop_reason,omitempty"`
+
+	// Request is the payload of EventRequest (record.go).
+	Request *Request `json:"request,omitempty"`
 
 	// The prompt budget.
 	Budget      *Budget      `json:"budget,omitempty"`

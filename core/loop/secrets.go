@@ -48,6 +48,7 @@ func maskEvent(mk *secrets.Masker, e *Event) {
 	e.StopReason = mk.Mask(e.StopReason)
 	e.Args = mk.MaskBytes(e.Args)
 	e.Context = mk.MaskBytes(e.Context)
+	e.Request = maskRequest(mk, e.Request)
 	if c := e.Compression; c != nil && (mk.Contains(c.Added) || mk.Contains(c.Summary)) {
 		cc := *c
 		cc.Added, cc.Summary = mk.Mask(c.Added), mk.Mask(c.Summary)
