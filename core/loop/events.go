@@ -105,6 +105,9 @@ type Event struct {
 	Args   json.RawMessage `json:"args,omitempty"`
 	Result string          `json:"result,omitempty"`
 
+	// NativeCalls, on llm_reply, are the reply's native tool calls.
+	NativeCalls []NativeCall `json:"native_tool_calls,omitempty"`
+
 	// Model usage, on llm_reply.
 	PromptTokens int     `json:"prompt_tokens,omitempty"`
 	OutputTokens int     `json:"output_tokens,omitempty"`

@@ -128,3 +128,17 @@ func partsOf(parts []string, part string, n int) []string {
 	}
 	return parts
 }
+
+// NativeCall is a native tool call of a reply, as llm_reply reports it.
+type NativeCall struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+func nativeCalls(tcs []llm.ToolCall) []NativeCall {
+	var out []NativeCall
+	for _, tc := range tcs {
+		out = append(out, NativeCall{Name: tc.Name, Arguments: json.RawMessage(orEmpty(tc.Arguments))})
+	}
+	return out
+}
