@@ -90,8 +90,8 @@ type engine struct {
 	index map[[2]int]int
 
 	mu     sync.Mutex
-	cur    *Turn      // the recorded turn being replayed
-	got    *builder   // the replayed events of it
+	cur    *Turn    // the recorded turn being replayed
+	got    *builder // the replayed events of it
 	div    *Divergence
 	cancel context.CancelFunc
 }
