@@ -54,9 +54,8 @@ func Run(ctx context.Context, rec *Recording, opts Options) (*Report, error) {
 	ao.Host, ao.LLM, ao.UtilityLLM, ao.Model = opts.Host, &guard{Provider: client, e: e}, noUtility{client}, srv.Model()
 	ao.UtilityModel, ao.Session, ao.PersistentState = "", nil, ""
 	ao.Observer, ao.RecordRequests, ao.ToolExecutor = e.observe, true, e.execute
-	if ao.Approver == nil {
-		ao.ApprovalMode = loop.ApprovalMode("default")
-	}
+	// Held calls get the recorded answers (approve.go), whatever the mode.
+	ao.Approver, ao.ApprovalMode = e, loop.ApprovalDefault
 	agent, err := loop.New(ao)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)

@@ -57,6 +57,8 @@ type Iteration struct {
 	Executed []loop.Event
 	Results  []loop.Event
 	Notices  []loop.Event
+	// Approvals are the answers to held calls.
+	Approvals []loop.Event
 	// Responded is set when the monologue ended at this iteration's tool.
 	Responded bool
 }
@@ -168,6 +170,8 @@ func (b *builder) add(e loop.Event) error {
 		it.Results = append(it.Results, e)
 	case loop.EventNotice:
 		it.Notices = append(it.Notices, e)
+	case loop.EventApproval:
+		it.Approvals = append(it.Approvals, e)
 	case loop.EventReasoning:
 		it.Thinking += e.Text
 	case loop.EventLLMReply:

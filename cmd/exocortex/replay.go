@@ -104,6 +104,10 @@ func runReplay(cmd *cobra.Command, arg string, f replayFlags) (*replay.Report, e
 		abs, _ := filepath.Abs(d)
 		a.cfg.PluginDirs = append(a.cfg.PluginDirs, abs)
 	}
+	if f.rerunTools {
+		// The tools run again: inside the sandbox, whatever the configuration says.
+		a.cfg.Tools.Sandbox.UnsafeDisable = false
+	}
 	loader := prompts.NewLoader(a.promptDirs(cwd())...)
 	scratch, err := a.scratchHome()
 	if err != nil {
@@ -118,7 +122,6 @@ func runReplay(cmd *cobra.Command, arg string, f replayFlags) (*replay.Report, e
 	defer h.Close()
 	reportLoad(cmd.ErrOrStderr(), h, false, nil)
 	opts := a.agentOptions(h, nil, loader, "")
-	opts.ApprovalMode = "default"
 	errw := cmd.ErrOrStderr()
 	return replay.Run(ctx, rec, replay.Options{
 		Host: h, Agent: opts, Provider: a.cfg.Provider, RerunTools: f.rerunTools,
