@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -102,7 +103,9 @@ func runReplay(cmd *cobra.Command, arg string, f replayFlags) (*replay.Report, e
 			return nil, &exitError{2, fmt.Errorf("--plugin-dir %s: not a directory (give the directory that holds the plugin, or its parent)", d)}
 		}
 		abs, _ := filepath.Abs(d)
-		a.cfg.PluginDirs = append(a.cfg.PluginDirs, abs)
+		if !slices.Contains(a.cfg.PluginDirs, abs) && abs != filepath.Join(a.home, "plugins") {
+			a.cfg.PluginDirs = append(a.cfg.PluginDirs, abs)
+		}
 	}
 	if f.rerunTools {
 		// The tools run again: inside the sandbox, whatever the configuration says.
