@@ -64,7 +64,7 @@ func Run(ctx context.Context, rec *Recording, opts Options) (*Report, error) {
 	opts.Host.Services().SetEmbeddingSink(agent.ReportEmbeddingChange)
 	opts.Host.Services().SetUtilityRunner(agent.CallUtility)
 
-	rep := &Report{Source: rec.Source, Turns: len(rec.Turns)}
+	rep := &Report{Source: rec.Source, Turns: len(rec.Turns), Differences: []IterationDiff{}, Divergences: []Divergence{}}
 	start := time.Now()
 	for i, t := range rec.Turns {
 		if opts.Progress != nil {

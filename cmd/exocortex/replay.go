@@ -20,6 +20,7 @@ import (
 // replayFlags are `exocortex replay`'s flags (dev --replay passes them on).
 type replayFlags struct {
 	check, asJSON, rerunTools bool
+	allowWiringErrors         bool
 	pluginDirs                []string
 }
 
@@ -51,7 +52,8 @@ are removed after), so it changes nothing of yours and two replays agree.
 report as one JSON object.`,
 		Example: `  exocortex replay 2026-11-21-1530-ab12
   exocortex replay testdata/session.jsonl --plugin-dir . --check
-  exocortex run -p "hi" --json > run.jsonl && exocortex replay run.jsonl --json`,
+  exocortex run -p "hi" --json > run.jsonl && exocortex replay run.jsonl --json
+  exocortex plugins port ~/agent-zero/usr --out ported/a0 && exocortex replay NAME --plugin-dir ported --allow-wiring-errors`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rep, err := runReplay(cmd, args[0], f)
@@ -76,6 +78,7 @@ report as one JSON object.`,
 	cmd.Flags().BoolVar(&f.check, "check", false, "exit 1 when anything differs")
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "write the report as JSON")
 	cmd.Flags().BoolVar(&f.rerunTools, "rerun-tools", false, "run the tools again instead of using their recorded results")
+	cmd.Flags().BoolVar(&f.allowWiringErrors, "allow-wiring-errors", false, "start plugins the wiring lint finds errors in (a ported Agent Zero tree often has some)")
 	cmd.Flags().StringArrayVar(&f.pluginDirs, "plugin-dir", nil, "also load the plugins under DIR (repeatable): the plugin being changed")
 	return cmd
 }
@@ -107,6 +110,7 @@ func runReplay(cmd *cobra.Command, arg string, f replayFlags) (*replay.Report, e
 			a.cfg.PluginDirs = append(a.cfg.PluginDirs, abs)
 		}
 	}
+	a.allowWiringErrors = f.allowWiringErrors
 	if f.rerunTools {
 		// The tools run again: inside the sandbox, whatever the configuration says.
 		a.cfg.Tools.Sandbox.UnsafeDisable = false

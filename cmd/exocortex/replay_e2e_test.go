@@ -146,6 +146,33 @@ func TestReplay(t *testing.T) {
 		}
 	})
 
+	t.Run("agent zero port", func(t *testing.T) {
+		if _, err := exec.LookPath("python3"); err != nil {
+			t.Skip("skipping: python3 is not installed (make test installs it)")
+		}
+		ported := t.TempDir()
+		tree, err := filepath.Abs(filepath.Join("testdata", "a0constructs"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, stderr, code := runExo(t, exe, t.TempDir(), home, "plugins", "port", tree, "--out", filepath.Join(ported, "a0c"), "--name", "a0c"); code != 0 {
+			t.Fatalf("plugins port: exit %d: %s", code, stderr)
+		}
+		out, stderr, code := replayCmd(t, exe, home, "rec", "--json", "--check", "--plugin-dir", ported, "--allow-wiring-errors")
+		if code != 1 {
+			t.Fatalf("--check exit %d, want 1\nstderr:\n%s", code, stderr)
+		}
+		found := false
+		for _, id := range decodeReport(t, out, stderr).Differences {
+			for _, d := range id.Differences {
+				found = found || d.Kind == replay.BlockAdded && d.Plugin == "a0c" && d.Extension == "a0_house_rules"
+			}
+		}
+		if !found {
+			t.Errorf("the ported extension's block is not reported:\n%s", out)
+		}
+	})
+
 	t.Run("tool refused", func(t *testing.T) {
 		out, stderr, code := replayCmd(t, exe, home, "rec", "--json", "--plugin-dir", dirs["replayrefuse"])
 		if code != 0 {
