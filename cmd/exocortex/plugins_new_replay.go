@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"testing"
 )
 
 // scaffoldScript is the scripted model of the session `plugins new` records
@@ -19,7 +21,10 @@ replies:
   - content: '{"thoughts": ["I have read it."], "headline": "Answering", "tool_name": "response", "tool_args": {"text": "The README describes the plugin."}}'
 `
 
-// SessionFile is where a scaffolded plugin's recorded session goes.
+// errNotExocortex: the running binary cannot record the session.
+var errNotExocortex = errors.New("recording a session for make replay: this binary is not exocortex")
+
+// scaffoldSession is where a scaffolded plugin's recorded session goes.
 const scaffoldSession = "testdata/session.jsonl"
 
 // recordScaffoldSession records a session for the plugin just written in
@@ -30,6 +35,11 @@ func recordScaffoldSession(ctx context.Context, dir string) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("recording a session for make replay: %w", err)
+	}
+	if testing.Testing() {
+		// In a test binary the executable is the test, not exocortex: it
+		// would run the tests again instead of the session.
+		return errNotExocortex
 	}
 	script, err := os.CreateTemp("", "exocortex-scaffold-*.yaml")
 	if err != nil {
