@@ -13,8 +13,8 @@ import (
 
 type probe struct{}
 
-func (probe) Spec() sdk.Spec {
-	return sdk.Spec{Name: "replay_probe", Order: 900, InjectsPrompt: true, Description: "Adds a PROBE block to every request."}
+func (e probe) Spec() sdk.Spec {
+	return sdk.Spec{Name: "replay_probe", Hooks: []sdk.Hook{sdk.MessageLoopPromptsBefore(e)}, Order: 900, InjectsPrompt: true, Description: "Adds a PROBE block to every request."}
 }
 
 func (probe) MessageLoopPromptsBefore(_ context.Context, _ *sdk.Call, req *exocortexv1.MessageLoopPromptsBeforeRequest) (*exocortexv1.MessageLoopPromptsBeforeResponse, error) {

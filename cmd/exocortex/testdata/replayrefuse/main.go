@@ -13,8 +13,8 @@ import (
 
 type refuse struct{}
 
-func (refuse) Spec() sdk.Spec {
-	return sdk.Spec{Name: "replay_refuse", Order: 40, Description: `Refuses hello_time calls named "refuse-me".`}
+func (e refuse) Spec() sdk.Spec {
+	return sdk.Spec{Name: "replay_refuse", Hooks: []sdk.Hook{sdk.ToolExecuteBefore(e)}, Order: 40, Description: `Refuses hello_time calls named "refuse-me".`}
 }
 
 func (refuse) ToolExecuteBefore(_ context.Context, _ *sdk.Call, req *exocortexv1.ToolExecuteBeforeRequest) (*exocortexv1.ToolExecuteBeforeResponse, error) {
