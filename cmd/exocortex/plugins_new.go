@@ -99,9 +99,12 @@ make dev runs the exocortex binary that wrote it (EXOCORTEX=... overrides it). H
 			if !noSession {
 				// The plugin is written whatever happens here: a session
 				// that could not be recorded costs make replay only.
-				if err := recordScaffoldSession(cmd.Context(), dir); err != nil {
+				switch err := recordScaffoldSession(cmd.Context(), dir); {
+				case errors.Is(err, errNotExocortex):
+					// A test binary: nothing to record with.
+				case err != nil:
 					fmt.Fprintln(cmd.ErrOrStderr(), "warning:", err, "(make replay needs testdata/session.jsonl: record one with exocortex run --json)")
-				} else {
+				default:
 					files = append(files, scaffoldSession)
 				}
 			}
