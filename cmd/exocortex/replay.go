@@ -51,7 +51,7 @@ are removed after), so it changes nothing of yours and two replays agree.
 --check exits 1 on any difference (for a plugin's CI); --json writes the
 report as one JSON object.`,
 		Example: `  exocortex replay 2026-11-21-1530-ab12
-  exocortex replay testdata/session.jsonl --plugin-dir . --check
+  exocortex replay testdata/session.jsonl --plugin-dir ./build --check
   exocortex run -p "hi" --json > run.jsonl && exocortex replay run.jsonl --json
   exocortex plugins port ~/agent-zero/usr --out ported/a0 && exocortex replay NAME --plugin-dir ported --allow-wiring-errors`,
 		Args: cobra.ExactArgs(1),
@@ -151,7 +151,7 @@ func recordingPath(home, arg string) (string, error) {
 	}
 	path := filepath.Join(home, "sessions", arg+".jsonl")
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("replay %s: no such file or session (exocortex --resume lists none by that name under %s)", arg, filepath.Dir(path))
+		return "", fmt.Errorf("replay %s: no such file, and no session by that name under %s (give a session's name, a session file or a run --json file)", arg, filepath.Dir(path))
 	}
 	return path, nil
 }
