@@ -188,10 +188,14 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 	}
 	msgs := []llm.Message{{Role: llm.RoleSystem, Content: full}}
 	msgs = append(msgs, summaryMessages(a.summaries)...)
+	parts := partsOf(nil, PartSystem, 1)
+	parts = partsOf(parts, PartSummary, len(msgs)-1)
 	if bs := render(1); len(bs) > 0 {
 		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: renderBlocks(bs)})
+		parts = append(parts, PartBlocks)
 	}
 	msgs = append(msgs, a.promptHistory(histBudget)...)
+	parts = partsOf(parts, PartHistory, len(msgs)-len(parts))
 	// The changed blocks first seen in this monologue are pinned; the others
 	// (changed again within it) follow them, sent this time only.
 	var toPin, once []*exocortexv1.PromptBlock
@@ -210,6 +214,7 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 	if len(once) > 0 {
 		msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: renderBlocks(once)})
 	}
+	parts = partsOf(parts, PartBlocks, len(msgs)-len(parts))
 	budget.Tokens = a.tokens.messages(msgs)
 	budget.History = histTokens
 	budget.Messages = len(visible)
@@ -225,6 +230,7 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 	budget.HostUS = hostTime.Microseconds()
 	a.lastBudget = &budget
 	a.emit(Event{Type: EventBudget, Iteration: t.iteration, Budget: &budget, PromptTokens: budget.Tokens, ContextFill: budget.Fill()})
+	a.emitRequest(t, system, append(append(placed(0), placed(1)...), placed(2)...), msgs, parts)
 	return assembled{messages: msgs, tokens: budget.Tokens}, nil
 }
 
