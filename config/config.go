@@ -89,6 +89,16 @@ type Config struct {
 	// Tools configures the built-in tools (config/tools.go); the tool plugins
 	// load it themselves with LoadTools.
 	Tools Tools `yaml:"tools"`
+	// MCP configures `exocortex mcp`, the Model Context Protocol server.
+	MCP MCPServer `yaml:"mcp"`
+}
+
+// MCPServer is the mcp: section: Exocortex served over the Model Context
+// Protocol (`exocortex mcp`, and /mcp in `exocortex serve`).
+type MCPServer struct {
+	// MaxResultBytes bounds one tool result; a larger one is answered with an
+	// error naming its size and the limit, never cut (default 1048576).
+	MaxResultBytes int `yaml:"max_result_bytes" check:"nonnegative" zero:"takes the default"`
 }
 
 // OllamaProvider is the ollama: section.

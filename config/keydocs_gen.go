@@ -36,6 +36,8 @@ func fieldDoc(typeField string) string {
 		return "FullToolDocs puts every tool's full documentation in the system prompt instead of one line per tool until the tool is used."
 	case "config.Config.IdleSleep":
 		return "IdleSleep is how long an operator session stays idle before it runs the sleep consolidation the trigger asked for; 0 turns it off."
+	case "config.Config.MCP":
+		return "MCP configures `exocortex mcp`, the Model Context Protocol server."
 	case "config.Config.MaxIterations":
 		return "MaxIterations bounds the iterations (model replies) of one monologue."
 	case "config.Config.MaxNumCtx":
@@ -102,6 +104,8 @@ func fieldDoc(typeField string) string {
 		return "Origins maps a key (a map's entry as KEY.NAME) to where its value came from; a key not in it has its default."
 	case "config.Loaded.Path":
 		return "Path is the configuration file (which may not exist)."
+	case "config.MCPServer.MaxResultBytes":
+		return "MaxResultBytes bounds one tool result; a larger one is answered with an error naming its size and the limit, never cut (default 1048576)."
 	case "config.MemoryTools.Embedder":
 		return "Embedder computes the store's vectors, for the tools, the recall extensions and the CLI alike: \"auto\" (the default: the full offline GloVe file if it is found, else the compact table built into the binary), \"none\" (BM25 alone), \"glove:PATH\", \"glove:compact\", \"ollama:MODEL\" (e.g. ollama:nomic-embed-text) or \"openai:MODEL\" (the OpenAI-compatible server under openai:). $EXOCORTEX_EMBEDDER overrides it. Changing the model re-embeds every record from the journal on the next open."
 	case "config.MemoryTools.IdleClose":

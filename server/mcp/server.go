@@ -169,3 +169,6 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("%s: the result is %d bytes, over the limit of %d bytes (mcp.max_result_bytes): ask for less "+
 		"(a smaller k or token_budget, a narrower query) or raise the limit; nothing was cut", e.Tool, e.Size, e.Limit)
 }
+
+// MemoryClient is the memory service the server reaches.
+type MemoryClient = exocortexv1.MemoryServiceClient
