@@ -164,4 +164,3 @@ func (s *Server) Listed() int {
 	defer s.mu.Unlock()
 	return len(s.listed)
 }
-
