@@ -99,6 +99,13 @@ type MCPServer struct {
 	// MaxResultBytes bounds one tool result; a larger one is answered with an
 	// error naming its size and the limit, never cut (default 1048576).
 	MaxResultBytes int `yaml:"max_result_bytes" check:"nonnegative" zero:"takes the default"`
+	// Agent adds Agent Zero's send_message and finish_chat tools: an MCP
+	// client may run the agent, each chat in its own session (mcp-ID).
+	Agent bool `yaml:"agent"`
+	// Approval is the approval mode of the agent's chats over MCP: a tool
+	// call held for approval is refused with the reason (an MCP client cannot
+	// answer), unless the mode lets it run.
+	Approval string `yaml:"approval" allowed:"default,auto-edit,auto_edit,yolo"`
 }
 
 // OllamaProvider is the ollama: section.
@@ -235,6 +242,7 @@ func Default() Config {
 		Timeouts:      Timeouts{Default: Duration(10 * time.Second), Tool: Duration(2 * time.Minute), Compress: Duration(20 * time.Second)},
 		Approval:      "default",
 		IdleSleep:     Duration(10 * time.Minute),
+		MCP:           MCPServer{Approval: "default"},
 	}
 }
 

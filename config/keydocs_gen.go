@@ -104,6 +104,10 @@ func fieldDoc(typeField string) string {
 		return "Origins maps a key (a map's entry as KEY.NAME) to where its value came from; a key not in it has its default."
 	case "config.Loaded.Path":
 		return "Path is the configuration file (which may not exist)."
+	case "config.MCPServer.Agent":
+		return "Agent adds Agent Zero's send_message and finish_chat tools: an MCP client may run the agent, each chat in its own session (mcp-ID)."
+	case "config.MCPServer.Approval":
+		return "Approval is the approval mode of the agent's chats over MCP: a tool call held for approval is refused with the reason (an MCP client cannot answer), unless the mode lets it run."
 	case "config.MCPServer.MaxResultBytes":
 		return "MaxResultBytes bounds one tool result; a larger one is answered with an error naming its size and the limit, never cut (default 1048576)."
 	case "config.MemoryTools.Embedder":

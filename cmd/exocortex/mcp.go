@@ -55,6 +55,11 @@ Tools (each with an input and an output schema):
   memory_retrieve  key or tags
   memory_delete    key
   wiring           the plugins' wiring as JSON (what "exocortex lint" checks)
+  send_message     message, attachments, chat_id, persistent_chat -> {status, response, chat_id}
+  finish_chat      chat_id
+                   (these two only with mcp.agent: true in config.yaml; each chat is a
+                   session mcp-ID under mcp.approval, and a tool call held for approval
+                   is refused with the reason, never run unasked)
 
 Resources: exocortex://memory/{id} for every record, exocortex://memory-snapshot,
 exocortex://wiring/WIRING.md, exocortex://sessions. A change in the journal (from
@@ -85,7 +90,12 @@ func runMCP(ctx context.Context) error {
 		return fmt.Errorf("mcp: reaching the memory of %s: %w", a.home, err)
 	}
 	defer mem.Close()
-	srv, err := newMCPServer(a, mem, log)
+	var agent *mcpAgent
+	if a.cfg.MCP.Agent {
+		agent = newMCPAgent(a)
+		defer agent.close()
+	}
+	srv, err := newMCPServer(a, mem, agent, log)
 	if err != nil {
 		return err
 	}
@@ -100,7 +110,8 @@ func runMCP(ctx context.Context) error {
 }
 
 // newMCPServer is the MCP server of the app's home over the memory service mem.
-func newMCPServer(a *app, mem mcpserver.MemoryClient, log *slog.Logger) (*mcpserver.Server, error) {
+// agent, when not nil, runs send_message and finish_chat.
+func newMCPServer(a *app, mem mcpserver.MemoryClient, agent *mcpAgent, log *slog.Logger) (*mcpserver.Server, error) {
 	model := func(ctx context.Context) (*wiring.Model, error) {
 		opts, err := a.hostOptions()
 		if err != nil {
@@ -112,7 +123,7 @@ func newMCPServer(a *app, mem mcpserver.MemoryClient, log *slog.Logger) (*mcpser
 		}
 		return &in.Model, nil
 	}
-	return mcpserver.New(mcpserver.Options{
+	opts := mcpserver.Options{
 		Memory: mem,
 		Wiring: model,
 		WiringDoc: func(ctx context.Context) ([]byte, error) {
@@ -126,5 +137,9 @@ func newMCPServer(a *app, mem mcpserver.MemoryClient, log *slog.Logger) (*mcpser
 		MaxResultBytes: a.cfg.MCP.MaxResultBytes,
 		Version:        versionText(),
 		Logger:         log,
-	})
+	}
+	if agent != nil {
+		opts.Agent = agent
+	}
+	return mcpserver.New(opts)
 }
