@@ -10,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/exocortex/exocortex/secrets"
+	"github.com/exocortex/exocortex/toolsettings"
 )
 
 //go:generate go run ./internal/genkeydocs -out keydocs_gen.go
@@ -91,6 +92,16 @@ type Config struct {
 	Tools Tools `yaml:"tools"`
 	// MCP configures `exocortex mcp`, the Model Context Protocol server.
 	MCP MCPServer `yaml:"mcp"`
+	// MCPServers are MCP servers whose tools the agent uses (named
+	// SERVER.TOOL), by name, each as the desktop clients write an mcpServers
+	// entry: {command, args, env} for a local server on stdio, or {url (or
+	// serverUrl), headers, type: sse or streamable-http} for a remote one, with
+	// init_timeout and tool_timeout (seconds or a duration) and disabled.
+	MCPServers map[string]toolsettings.MCPServer `yaml:"mcp_servers"`
+	// MCPServersFile is a JSON file with a top-level mcpServers object, as
+	// Claude Desktop and Cursor write it (a relative path starts at the home);
+	// mcp_servers entries of the same name win.
+	MCPServersFile string `yaml:"mcp_servers_file"`
 }
 
 // MCPServer is the mcp: section: Exocortex served over the Model Context

@@ -38,6 +38,10 @@ func fieldDoc(typeField string) string {
 		return "IdleSleep is how long an operator session stays idle before it runs the sleep consolidation the trigger asked for; 0 turns it off."
 	case "config.Config.MCP":
 		return "MCP configures `exocortex mcp`, the Model Context Protocol server."
+	case "config.Config.MCPServers":
+		return "MCPServers are MCP servers whose tools the agent uses (named SERVER.TOOL), by name, each as the desktop clients write an mcpServers entry: {command, args, env} for a local server on stdio, or {url (or serverUrl), headers, type: sse or streamable-http} for a remote one, with init_timeout and tool_timeout (seconds or a duration) and disabled."
+	case "config.Config.MCPServersFile":
+		return "MCPServersFile is a JSON file with a top-level mcpServers object, as Claude Desktop and Cursor write it (a relative path starts at the home); mcp_servers entries of the same name win."
 	case "config.Config.MaxIterations":
 		return "MaxIterations bounds the iterations (model replies) of one monologue."
 	case "config.Config.MaxNumCtx":
@@ -210,8 +214,28 @@ func fieldDoc(typeField string) string {
 		return "MaxReadLines bounds the lines one read returns (default 400)."
 	case "toolsettings.Editor.Roots":
 		return "Roots are the directories text_editor may read and write in; a relative root is taken from the project directory. Default: the project directory. A relative path given to the tool starts at the first root."
+	case "toolsettings.MCPServer.Args":
+		return "Command and Args start a stdio server; Env is added to its environment."
+	case "toolsettings.MCPServer.Command":
+		return "Command and Args start a stdio server; Env is added to its environment."
+	case "toolsettings.MCPServer.Env":
+		return "Command and Args start a stdio server; Env is added to its environment."
+	case "toolsettings.MCPServer.InitTimeout":
+		return "InitTimeout bounds the start and the initialize handshake; ToolTimeout one tool call (seconds, or a duration such as 30s)."
+	case "toolsettings.MCPServer.ServerURL":
+		return "URL (or ServerURL, Agent Zero's spelling) names a remote server."
+	case "toolsettings.MCPServer.ToolTimeout":
+		return "InitTimeout bounds the start and the initialize handshake; ToolTimeout one tool call (seconds, or a duration such as 30s)."
+	case "toolsettings.MCPServer.Type":
+		return "Type is stdio, sse, or streamable-http (http); empty: stdio with a command, streamable HTTP with a url."
+	case "toolsettings.MCPServer.URL":
+		return "URL (or ServerURL, Agent Zero's spelling) names a remote server."
 	case "toolsettings.Tools.Editor":
 		return "Editor is text_editor's."
+	case "toolsettings.Tools.MCPProblems":
+		return "MCPProblems say why configured MCP servers were left out (an unreadable mcp_servers_file, an entry without command or url), by server name or file."
+	case "toolsettings.Tools.MCPServers":
+		return "MCPServers are the MCP servers whose tools the agent uses, by name (config.yaml's mcp_servers and the mcp_servers_file's, merged)."
 	}
 	return ""
 }

@@ -60,6 +60,7 @@ func (c Config) PluginSettingsEnv(home, project string) (string, error) {
 		return "", err
 	}
 	s.Tools.Editor = &t.Editor
+	s.Tools.MCPServers, s.Tools.MCPProblems = c.MCPServersAt(home)
 	b, err := json.Marshal(s)
 	if err != nil {
 		return "", fmt.Errorf("encoding the settings for the plugins: %w", err)

@@ -28,6 +28,13 @@ const EnvSettings = "EXOCORTEX_SETTINGS"
 type Tools struct {
 	// Editor is text_editor's.
 	Editor *Editor `json:"editor,omitempty"`
+	// MCPServers are the MCP servers whose tools the agent uses, by name
+	// (config.yaml's mcp_servers and the mcp_servers_file's, merged).
+	MCPServers map[string]MCPServer `json:"mcp_servers,omitempty"`
+	// MCPProblems say why configured MCP servers were left out (an unreadable
+	// mcp_servers_file, an entry without command or url), by server name or
+	// file.
+	MCPProblems []string `json:"mcp_problems,omitempty"`
 }
 
 // Editor configures text_editor.
