@@ -35,10 +35,13 @@ VS Code (.vscode/mcp.json in the workspace):
 
   {"servers": {"exocortex": {"type": "stdio", "command": "exocortex", "args": ["mcp"]}}}
 
-Give the binary's full path when the client does not find exocortex on its PATH.`
+Give the binary's full path when the client does not find exocortex on its PATH.
+
+The other way round, the agent uses the tools of MCP servers configured in
+config.yaml (mcp_servers, mcp_servers_file); "exocortex mcp list" shows them.`
 
 func newMCPCmd() *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve the memory, the wiring and the memory tools over the Model Context Protocol on stdio",
 		Long: `mcp serves Exocortex over the Model Context Protocol on stdin and stdout, for
@@ -75,6 +78,8 @@ stdout carries the protocol only.
 			return runMCP(cmd.Context())
 		},
 	}
+	cmd.AddCommand(newMCPListCmd())
+	return cmd
 }
 
 // runMCP serves one client on stdio until it goes or ctx ends.

@@ -52,6 +52,7 @@ type server struct {
 	mu       sync.Mutex
 	cs       *mcp.ClientSession
 	cmd      *exec.Cmd
+	kill     context.CancelFunc // ends cmd
 	stderr   *tailBuffer
 	tools    map[string]*mcp.Tool
 	state    string
@@ -120,10 +121,12 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // transport builds the connection to the server (a new process for stdio).
-func (sv *server) transport() (mcp.Transport, *exec.Cmd, *tailBuffer) {
+// proc ends the process of a stdio server (it is killed when proc is
+// cancelled).
+func (sv *server) transport(proc context.Context) (mcp.Transport, *exec.Cmd, *tailBuffer) {
 	switch sv.conf.Transport() {
 	case "stdio":
-		cmd := exec.Command(sv.conf.Command, sv.conf.Args...)
+		cmd := exec.CommandContext(proc, sv.conf.Command, sv.conf.Args...)
 		cmd.Env = os.Environ()
 		for k, v := range sv.conf.Env {
 			cmd.Env = append(cmd.Env, k+"="+v)
@@ -146,7 +149,17 @@ func (sv *server) start(ctx context.Context) {
 	t0 := time.Now()
 	ictx, cancel := context.WithTimeout(ctx, sv.conf.Init())
 	defer cancel()
-	tr, cmd, tail := sv.transport()
+	// A process that has not answered by the deadline is killed then, so
+	// start-up never waits on it beyond its init timeout.
+	proc, kill := context.WithCancel(context.WithoutCancel(ctx))
+	tr, cmd, tail := sv.transport(proc)
+	var up atomic.Bool
+	stop := context.AfterFunc(ictx, func() {
+		if !up.Load() {
+			kill()
+		}
+	})
+	defer stop()
 	client := mcp.NewClient(&mcp.Implementation{Name: "exocortex", Version: "1"}, nil)
 	cs, err := client.Connect(ictx, tr, nil)
 	var tools map[string]*mcp.Tool
@@ -156,8 +169,9 @@ func (sv *server) start(ctx context.Context) {
 			_ = cs.Close()
 		}
 	}
-	if err != nil && cmd != nil && cmd.Process != nil {
-		_ = cmd.Process.Kill()
+	up.Store(err == nil)
+	if err != nil {
+		kill()
 	}
 	sv.mu.Lock()
 	sv.took, sv.stderr = time.Since(t0), tail
@@ -167,7 +181,10 @@ func (sv *server) start(ctx context.Context) {
 		sv.mu.Unlock()
 		return
 	}
-	sv.cs, sv.cmd, sv.state, sv.err, sv.check, sv.backoff = cs, cmd, StateReady, "", "", 0
+	if sv.kill != nil {
+		sv.kill() // the process before a restart, gone already
+	}
+	sv.cs, sv.cmd, sv.kill, sv.state, sv.err, sv.check, sv.backoff = cs, cmd, kill, StateReady, "", "", 0
 	if sv.tools == nil {
 		sv.tools = tools
 	} else {
@@ -315,11 +332,15 @@ func (e *UnavailableError) Error() string {
 
 func (sv *server) close() error {
 	sv.mu.Lock()
-	cs := sv.cs
+	cs, kill := sv.cs, sv.kill
 	sv.cs = nil
 	sv.mu.Unlock()
-	if cs == nil {
-		return nil
+	var err error
+	if cs != nil {
+		err = cs.Close()
 	}
-	return cs.Close()
+	if kill != nil {
+		kill()
+	}
+	return err
 }
