@@ -233,3 +233,13 @@ func TestRemoteServerWithHeaders(t *testing.T) {
 		t.Errorf("wrong credentials: %+v", st)
 	}
 }
+
+func TestRemoteSSEServer(t *testing.T) {
+	hs := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return newHelperServer() }, nil))
+	defer hs.Close()
+	set := Connect(context.Background(), map[string]toolsettings.MCPServer{"sse": {URL: hs.URL, Type: "sse"}}, Options{})
+	defer set.Close()
+	if got, err := run(t, set, "sse.echo", map[string]any{"text": "events"}); err != nil || got != "echo: events" {
+		t.Errorf("sse echo: %q %v (%+v)", got, err, status(set, "sse"))
+	}
+}

@@ -149,8 +149,9 @@ func (sv *server) start(ctx context.Context) {
 	t0 := time.Now()
 	ictx, cancel := context.WithTimeout(ctx, sv.conf.Init())
 	defer cancel()
-	// A process that has not answered by the deadline is killed then, so
-	// start-up never waits on it beyond its init timeout.
+	// A process that has not answered by the deadline is killed then (and a
+	// remote connection dropped), so start-up never waits on it beyond its
+	// init timeout.
 	proc, kill := context.WithCancel(context.WithoutCancel(ctx))
 	tr, cmd, tail := sv.transport(proc)
 	var up atomic.Bool
@@ -161,10 +162,12 @@ func (sv *server) start(ctx context.Context) {
 	})
 	defer stop()
 	client := mcp.NewClient(&mcp.Implementation{Name: "exocortex", Version: "1"}, nil)
-	cs, err := client.Connect(ictx, tr, nil)
+	// The session lives on proc (an SSE stream is bound to the context it
+	// is opened with); the init deadline cancels proc unless it is up.
+	cs, err := client.Connect(proc, tr, nil)
 	var tools map[string]*mcp.Tool
 	if err == nil {
-		tools, err = listTools(ictx, cs)
+		tools, err = listTools(proc, cs)
 		if err != nil {
 			_ = cs.Close()
 		}

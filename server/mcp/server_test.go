@@ -3,6 +3,8 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/exocortex/exocortex/memory/service"
+	"github.com/exocortex/exocortex/server/route"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/wiring"
 )
@@ -259,5 +262,39 @@ func TestWiringTool(t *testing.T) {
 	g := newFixture(t, Options{})
 	if r := g.call(t, "wiring", map[string]any{}); !r.IsError || !strings.Contains(text(r), "exocortex lint") {
 		t.Errorf("wiring without a loader = %q, want it to say so", text(r))
+	}
+}
+
+// TestHTTPRoles: behind serve's authentication, a key with the agent role
+// gets the tools that read; an admin key gets memory_save and memory_delete too.
+func TestHTTPRoles(t *testing.T) {
+	f := newFixture(t, Options{})
+	for _, tc := range []struct {
+		role   route.Role
+		writes bool
+	}{{route.Agent, false}, {route.Admin, true}} {
+		t.Run(tc.role.String(), func(t *testing.T) {
+			h := f.srv.Handler()
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				h.ServeHTTP(w, r.WithContext(route.WithCaller(r.Context(), route.Caller{Key: "k", Role: tc.role})))
+			}))
+			defer hs.Close()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			tools, err := cs.ListTools(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			has := map[string]bool{}
+			for _, tl := range tools.Tools {
+				has[tl.Name] = true
+			}
+			if !has["search_memory"] || has["memory_save"] != tc.writes || has["memory_delete"] != tc.writes {
+				t.Errorf("role %s lists %v", tc.role, has)
+			}
+		})
 	}
 }
