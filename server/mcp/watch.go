@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"slices"
@@ -10,12 +9,13 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/exocortex/exocortex/memory"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
 
 // kindAccess is the journal's access event (memory.KindAccess): a recall
 // counted, no change a client needs to hear about.
-const kindAccess = "memory.access.v1"
+const kindAccess = memory.KindAccess
 
 // Watch lists the memory's records as resources and follows the journal
 // until ctx ends: a new or deleted record changes the list (the SDK sends
@@ -82,29 +82,8 @@ func (s *Server) follow(ctx context.Context, seq uint64) (uint64, error) {
 	}
 }
 
-// refs are the record ids an event's payload names.
-func refs(payload []byte) []string {
-	var p struct {
-		ID           string   `json:"id"`
-		IDs          []string `json:"ids"`
-		Into         string   `json:"into"`
-		From         []string `json:"from"`
-		SupersededBy string   `json:"superseded_by"`
-	}
-	if json.Unmarshal(payload, &p) != nil {
-		return nil
-	}
-	var out []string
-	for _, id := range append(append([]string{p.ID, p.Into, p.SupersededBy}, p.IDs...), p.From...) {
-		if id != "" && !slices.Contains(out, id) {
-			out = append(out, id)
-		}
-	}
-	return out
-}
-
 func (s *Server) apply(ctx context.Context, ev *exocortexv1.MemoryJournalEvent) {
-	ids := refs(ev.GetPayload())
+	ids := slices.Compact(memory.EventRefs(ev.GetPayload()))
 	for _, id := range ids {
 		res, err := s.opts.Memory.Get(ctx, &exocortexv1.MemoryGetRequest{Id: id})
 		switch {
