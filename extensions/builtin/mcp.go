@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/extensions/mcpclient"
 	"github.com/exocortex/exocortex/sdk"
 	"github.com/exocortex/exocortex/toolsettings"
@@ -45,8 +44,8 @@ func Plugin(ctx context.Context, name string) (sdk.Plugin, bool) {
 		return mcpPlugin(mcpclient.Connect(ctx, nil, mcpclient.Options{Logger: log})), true
 	}
 	opts := mcpclient.Options{Logger: log, Problems: sent.MCPProblems}
-	if home, err := config.Home(); err == nil {
-		opts.StatusFile = filepath.Join(home, MCPStatusFile)
+	if sent.Home != "" {
+		opts.StatusFile = filepath.Join(sent.Home, MCPStatusFile)
 	}
 	return mcpPlugin(mcpclient.Connect(ctx, sent.MCPServers, opts)), true
 }

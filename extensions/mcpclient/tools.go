@@ -127,9 +127,9 @@ func contentText(res *mcp.CallToolResult) string {
 type Notice struct{ Set *Set }
 
 // Spec declares it.
-func (Notice) Spec() sdk.Spec {
+func (n Notice) Spec() sdk.Spec {
 	return sdk.Spec{
-		Name: "mcp_servers_notice", Order: 17, InjectsPrompt: true, EffectsDeclared: true,
+		Name: "mcp_servers_notice", Hooks: []sdk.Hook{sdk.SystemPrompt(n)}, Order: 17, InjectsPrompt: true, EffectsDeclared: true,
 		Description: "Adds MCP SERVERS, naming the configured MCP servers that are unavailable (their tools fail until they are back) and why.",
 	}
 }

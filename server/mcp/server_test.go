@@ -13,8 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/exocortex/exocortex/memory/service"
-	"github.com/exocortex/exocortex/server/route"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/server/route"
 	"github.com/exocortex/exocortex/wiring"
 )
 
