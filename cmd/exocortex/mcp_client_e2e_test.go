@@ -41,9 +41,11 @@ mcp_servers:
   everything:
     command: node
     args: [` + filepath.Join(pkg, "server-everything", "dist", "index.js") + `]
+    init_timeout: 8s
   fs:
     command: node
     args: [` + filepath.Join(pkg, "server-filesystem", "dist", "index.js") + `, ` + files + `]
+    init_timeout: 8
   typo:
     command: nodee
     args: [server.js]
@@ -126,7 +128,7 @@ mcp_servers:
 	}
 	for tool, w := range want {
 		if !strings.Contains(results[tool], w) {
-			t.Errorf("%s answered %q, want %q", tool, results[tool], w)
+			t.Errorf("%s answered %q, want %q; notices:\n%s", tool, results[tool], w, strings.Join(notices, "\n"))
 		}
 		hooks := strings.Join(hooksAround[tool], " ")
 		if !strings.Contains(hooks, "tool_execute_before") || !strings.Contains(hooks, "tool_execute_after") {
