@@ -15,6 +15,10 @@ import (
 // servers (extensions/mcpclient).
 const MCPPlugin = "mcp-servers"
 
+// MCPToolCache keeps, inside the home, the tools each MCP server listed
+// when it last started, so that the next start declares them at once.
+const MCPToolCache = "run/mcp-tools.json"
+
 // MCPStatusFile is where the MCP plugin reports its servers' state, inside
 // the home: `exocortex mcp list`, run and the session read it.
 const MCPStatusFile = "run/mcp-servers.json"
@@ -46,6 +50,7 @@ func Plugin(ctx context.Context, name string) (sdk.Plugin, bool) {
 	opts := mcpclient.Options{Logger: log, Problems: sent.MCPProblems}
 	if sent.Home != "" {
 		opts.StatusFile = filepath.Join(sent.Home, MCPStatusFile)
+		opts.ToolCache = filepath.Join(sent.Home, MCPToolCache)
 	}
 	return mcpPlugin(mcpclient.Connect(ctx, sent.MCPServers, opts)), true
 }

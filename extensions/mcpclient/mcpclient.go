@@ -38,6 +38,7 @@ const (
 	StateReady       = "ready"
 	StateFailed      = "failed"
 	StateUnavailable = "unavailable" // crashed after start; restarted on a later call
+	StateStarting    = "starting"    // declared from the tool cache, starting in the background
 )
 
 // Status is one server as Status reports it.
@@ -66,8 +67,9 @@ type Set struct {
 	servers  []*server
 	problems []string
 	status   string // the status file ("" : none)
+	cache    string // the tool cache ("" : none)
 	log      *slog.Logger
-	mu       sync.Mutex // the status file
+	mu       sync.Mutex // the status file and the cache
 }
 
 // Options configure Connect.
@@ -79,6 +81,10 @@ type Options struct {
 	Logger     *slog.Logger
 	// Problems are configuration problems found before (left-out entries).
 	Problems []string
+	// ToolCache, when set, keeps the tools each server listed
+	// ($EXOCORTEX_HOME/run/mcp-tools.json): a server whose configuration is
+	// unchanged since declares them at once and starts in the background.
+	ToolCache string
 }
 
 // Connect starts every server in parallel, each within its init timeout,
@@ -87,17 +93,29 @@ func Connect(ctx context.Context, servers map[string]toolsettings.MCPServer, opt
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Set{problems: opts.Problems, status: opts.StatusFile, log: opts.Logger}
+	s := &Set{problems: opts.Problems, status: opts.StatusFile, cache: opts.ToolCache, log: opts.Logger}
+	cache := readCache(opts.ToolCache)
 	for _, name := range toolsettings.MCPNames(servers) {
 		s.servers = append(s.servers, &server{name: name, conf: servers[name], set: s})
 	}
 	var wg sync.WaitGroup
 	for _, sv := range s.servers {
+		if tools, ok := cache.cached(sv); ok {
+			sv.tools, sv.state, sv.starting = tools, StateStarting, make(chan struct{})
+			go func() {
+				sv.start(context.WithoutCancel(ctx))
+				close(sv.starting)
+				s.write()
+				s.writeCache()
+			}()
+			continue
+		}
 		wg.Go(func() { sv.start(ctx) })
 	}
 	wg.Wait()
+	s.writeCache()
 	for _, sv := range s.servers {
-		if st := sv.snapshot(); st.State != StateReady {
+		if st := sv.snapshot(); st.State != StateReady && st.State != StateStarting {
 			s.log.Warn("MCP server unavailable", "server", st.Name, "err", st.Error, "check", st.Check, "stderr", st.Stderr)
 		}
 	}
@@ -165,7 +183,7 @@ func (r Report) Lines() []string {
 		out = append(out, "MCP: "+p)
 	}
 	for _, st := range r.Servers {
-		if st.State == StateReady {
+		if st.State == StateReady || st.State == StateStarting {
 			continue
 		}
 		line := fmt.Sprintf("MCP server %s (%s) is %s: %s", st.Name, st.Target, st.State, st.Error)

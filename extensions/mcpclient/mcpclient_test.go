@@ -243,3 +243,38 @@ func TestRemoteSSEServer(t *testing.T) {
 		t.Errorf("sse echo: %q %v (%+v)", got, err, status(set, "sse"))
 	}
 }
+
+// TestToolCache: a server started once declares its tools from the cache the
+// next time, at once, and starts in the background; a call waits for it. A
+// cached server that no longer answers is reported when a call finds it so.
+func TestToolCache(t *testing.T) {
+	cache := filepath.Join(t.TempDir(), "mcp-tools.json")
+	servers := map[string]toolsettings.MCPServer{"h": helper("serve")}
+	first := Connect(context.Background(), servers, Options{ToolCache: cache})
+	first.Close()
+	if st := status(first, "h"); st.State != StateReady {
+		t.Fatalf("first start: %+v", st)
+	}
+	second := Connect(context.Background(), servers, Options{ToolCache: cache})
+	defer second.Close()
+	if n := len(second.Tools()); n != 3 {
+		t.Fatalf("declared %d tools from the cache, want 3", n)
+	}
+	if got, err := run(t, second, "h.echo", map[string]any{"text": "warm"}); err != nil || got != "echo: warm" {
+		t.Errorf("a call during the background start: %q %v", got, err)
+	}
+
+	silent := helper("silent", func(s *toolsettings.MCPServer) { s.InitTimeout = 0.5 })
+	b, _ := json.Marshal(toolCache{"s": {Config: configKey(silent), Tools: []*mcp.Tool{{Name: "echo", InputSchema: map[string]any{"type": "object"}}}}})
+	if err := os.WriteFile(cache, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	third := Connect(context.Background(), map[string]toolsettings.MCPServer{"s": silent}, Options{ToolCache: cache})
+	defer third.Close()
+	if st := status(third, "s"); st.State != StateStarting && st.State != StateFailed {
+		t.Errorf("a cached server right after Connect: %+v", st)
+	}
+	if _, err := run(t, third, "s.echo", map[string]any{"text": "x"}); err == nil || !strings.Contains(err.Error(), "did not answer initialize") {
+		t.Errorf("a cached server that does not answer: %v", err)
+	}
+}

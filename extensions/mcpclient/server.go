@@ -64,6 +64,10 @@ type server struct {
 	backoff  time.Duration
 	// refused is the last HTTP status >= 400 a remote server answered.
 	refused atomic.Int32
+	// listed are the tools the server listed at its last start (the cache's).
+	listed map[string]*mcp.Tool
+	// starting, when not nil, is closed once a background start is done.
+	starting chan struct{}
 }
 
 // target is the command line or the URL.
@@ -188,6 +192,7 @@ func (sv *server) start(ctx context.Context) {
 		sv.kill() // the process before a restart, gone already
 	}
 	sv.cs, sv.cmd, sv.kill, sv.state, sv.err, sv.check, sv.backoff = cs, cmd, kill, StateReady, "", "", 0
+	sv.listed = tools
 	if sv.tools == nil {
 		sv.tools = tools
 	} else {
@@ -287,6 +292,13 @@ func (sv *server) hint(ctx context.Context, err error, tail *tailBuffer) string 
 // session returns the live session, restarting the server first when it is
 // down and its back-off has passed.
 func (sv *server) session(ctx context.Context) (*mcp.ClientSession, error) {
+	if sv.starting != nil {
+		select {
+		case <-sv.starting:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	sv.mu.Lock()
 	cs, state, retryAt := sv.cs, sv.state, sv.retryAt
 	sv.mu.Unlock()
