@@ -25,7 +25,7 @@ const mcpClientSnippets = `Claude Desktop (claude_desktop_config.json: ~/.config
 Claude Code:
 
   claude mcp add exocortex -- exocortex mcp
-  claude mcp add --transport http exocortex http://127.0.0.1:8080/mcp --header "Authorization: Bearer $KEY"
+  claude mcp add --transport http exocortex http://127.0.0.1:8765/mcp --header "Authorization: Bearer $KEY"
 
 Cursor (~/.cursor/mcp.json, or .cursor/mcp.json in a project):
 
