@@ -18,7 +18,8 @@ import (
 // @modelcontextprotocol/server-everything and server-filesystem (started on
 // stdio from config.yaml's mcp_servers) as SERVER.TOOL; a scripted monologue
 // calls them, and each call goes through tool_execute_before and
-// tool_execute_after like a plugin tool. Beside them a misspelled command, a
+// tool_execute_after like a plugin tool; fs.write_file, which its server marks
+// destructive, is held for approval and, with no operator to ask, refused. Beside them a misspelled command, a
 // server that never answers initialize, a remote URL that refuses and an
 // mcp_servers_file that is not there are each reported by name on run's
 // --json, with what to check, and the turn completes.
@@ -67,6 +68,7 @@ mcp_servers:
 		{"everything.echo", map[string]any{"message": "hello from the monologue"}},
 		{"everything.get-sum", map[string]any{"a": 19, "b": 23}},
 		{"fs.read_text_file", map[string]any{"path": filepath.Join(files, "note.txt")}},
+		{"fs.write_file", map[string]any{"path": filepath.Join(files, "new.txt"), "content": "should not be written"}},
 	}
 	var replies []map[string]any
 	for _, c := range calls {
@@ -105,9 +107,11 @@ mcp_servers:
 	results := map[string]string{}
 	hooksAround := map[string][]string{}
 	current := ""
-	var notices []string
+	var notices, approvals []string
 	for _, e := range events {
 		switch {
+		case e.Type == "approval":
+			approvals = append(approvals, e.Tool+": "+e.Result)
 		case e.Type == "tool_call":
 			current = e.Tool
 		case e.Type == "hook" && current != "" && (e.Hook == "tool_execute_before" || e.Hook == "tool_execute_after"):
@@ -134,6 +138,17 @@ mcp_servers:
 		if !strings.Contains(hooks, "tool_execute_before") || !strings.Contains(hooks, "tool_execute_after") {
 			t.Errorf("around %s the hooks %q fired, want tool_execute_before and tool_execute_after", tool, hooks)
 		}
+	}
+	// fs.write_file is marked destructive by its server: held, and refused
+	// with no operator to ask (run -p, approval default).
+	if a := strings.Join(approvals, "\n"); !strings.Contains(a, "fs.write_file: deny") {
+		t.Errorf("approvals: %q, want fs.write_file denied", a)
+	}
+	if _, err := os.Stat(filepath.Join(files, "new.txt")); err == nil {
+		t.Error("the held fs.write_file ran")
+	}
+	if hooks := strings.Join(hooksAround["fs.write_file"], " "); !strings.Contains(hooks, "tool_execute_before") {
+		t.Errorf("around fs.write_file the hooks %q fired", hooks)
 	}
 	all := strings.Join(notices, "\n")
 	for _, w := range []string{

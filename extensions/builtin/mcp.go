@@ -25,10 +25,14 @@ const MCPStatusFile = "run/mcp-servers.json"
 
 // mcpPlugin is the MCP plugin over set.
 func mcpPlugin(set *mcpclient.Set) sdk.Plugin {
+	exts := []sdk.Extension{mcpclient.Notice{Set: set}}
+	if len(set.Destructive()) > 0 {
+		exts = append(exts, mcpclient.Gate{Set: set})
+	}
 	return sdk.Plugin{
 		Name: MCPPlugin, Version: Version,
 		Tools:      set.Tools(),
-		Extensions: []sdk.Extension{mcpclient.Notice{Set: set}},
+		Extensions: exts,
 		Close:      set.Close,
 	}
 }

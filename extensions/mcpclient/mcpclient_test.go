@@ -59,7 +59,7 @@ func newHelperServer() *mcp.Server {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "slept"}}}, nil, nil
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "crash", Description: "Exit in the middle of the call."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+	mcp.AddTool(srv, &mcp.Tool{Name: "crash", Description: "Exit in the middle of the call.", Annotations: &mcp.ToolAnnotations{DestructiveHint: new(true)}}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		fmt.Fprintln(os.Stderr, "panic: dying on purpose")
 		os.Exit(2)
 		return nil, nil, nil
@@ -104,6 +104,9 @@ func TestStdioServer(t *testing.T) {
 	st := status(set, "helper")
 	if st.State != StateReady || strings.Join(st.Tools, ",") != "helper.crash,helper.echo,helper.slow" {
 		t.Fatalf("status = %+v", st)
+	}
+	if d := set.Destructive(); strings.Join(d, ",") != "helper.crash" {
+		t.Errorf("destructive tools %v, want helper.crash (the one marked so)", d)
 	}
 	if got, err := run(t, set, "helper.echo", map[string]any{"text": "hi"}); err != nil || got != "echo: hi" {
 		t.Errorf("echo = %q, %v", got, err)
