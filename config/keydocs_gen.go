@@ -20,6 +20,12 @@ func fieldDoc(typeField string) string {
 		return "FullToolDocs puts every tool's full documentation in the system prompt instead of one line per tool until the tool is used."
 	case "config.Config.IdleSleep":
 		return "IdleSleep is how long an operator session stays idle before it runs the sleep consolidation the trigger asked for; 0 turns it off."
+	case "config.Config.MCP":
+		return "MCP configures `exocortex mcp`, the Model Context Protocol server."
+	case "config.Config.MCPServers":
+		return "MCPServers are MCP servers whose tools the agent uses (named SERVER.TOOL), by name, each as the desktop clients write an mcpServers entry: {command, args, env} for a local server on stdio, or {url (or serverUrl), headers, type: sse or streamable-http} for a remote one, with init_timeout and tool_timeout (seconds or a duration) and disabled."
+	case "config.Config.MCPServersFile":
+		return "MCPServersFile is a JSON file with a top-level mcpServers object, as Claude Desktop and Cursor write it (a relative path starts at the home); mcp_servers entries of the same name win."
 	case "config.Config.MaxIterations":
 		return "MaxIterations bounds the iterations (model replies) of one monologue."
 	case "config.Config.MaxNumCtx":
@@ -72,6 +78,12 @@ func fieldDoc(typeField string) string {
 		return "Origins maps a key (a map's entry as KEY.NAME) to where its value came from; a key not in it has its default."
 	case "config.Loaded.Path":
 		return "Path is the configuration file (which may not exist)."
+	case "config.MCPServer.Agent":
+		return "Agent adds Agent Zero's send_message and finish_chat tools: an MCP client may run the agent, each chat in its own session (mcp-ID)."
+	case "config.MCPServer.Approval":
+		return "Approval is the approval mode of the agent's chats over MCP: a tool call held for approval is refused with the reason (an MCP client cannot answer), unless the mode lets it run."
+	case "config.MCPServer.MaxResultBytes":
+		return "MaxResultBytes bounds one tool result; a larger one is answered with an error naming its size and the limit, never cut (default 1048576)."
 	case "config.MemoryTools.Embedder":
 		return "Embedder computes the store's vectors, for the tools, the recall extensions and the CLI alike: \"auto\" (the default: the full offline GloVe file if it is found, else the compact table built into the binary), \"none\" (BM25 alone), \"glove:PATH\", \"glove:compact\", \"ollama:MODEL\" (e.g. ollama:nomic-embed-text) or \"openai:MODEL\" (the OpenAI-compatible server under openai:). $EXOCORTEX_EMBEDDER overrides it. Changing the model re-embeds every record from the journal on the next open."
 	case "config.MemoryTools.IdleClose":
@@ -184,6 +196,22 @@ func fieldDoc(typeField string) string {
 		return "MaxReadLines bounds the lines one read returns (default 400)."
 	case "toolsettings.Editor.Roots":
 		return "Roots are the directories text_editor may read and write in; a relative root is taken from the project directory. Default: the project directory. A relative path given to the tool starts at the first root."
+	case "toolsettings.MCPServer.Args":
+		return "Command and Args start a stdio server; Env is added to its environment."
+	case "toolsettings.MCPServer.Command":
+		return "Command and Args start a stdio server; Env is added to its environment."
+	case "toolsettings.MCPServer.Env":
+		return "Command and Args start a stdio server; Env is added to its environment."
+	case "toolsettings.MCPServer.InitTimeout":
+		return "InitTimeout bounds the start and the initialize handshake; ToolTimeout one tool call (seconds, or a duration such as 30s)."
+	case "toolsettings.MCPServer.ServerURL":
+		return "URL (or ServerURL, Agent Zero's spelling) names a remote server."
+	case "toolsettings.MCPServer.ToolTimeout":
+		return "InitTimeout bounds the start and the initialize handshake; ToolTimeout one tool call (seconds, or a duration such as 30s)."
+	case "toolsettings.MCPServer.Type":
+		return "Type is stdio, sse, or streamable-http (http); empty: stdio with a command, streamable HTTP with a url."
+	case "toolsettings.MCPServer.URL":
+		return "URL (or ServerURL, Agent Zero's spelling) names a remote server."
 	case "toolsettings.Recall.AreaLimits":
 		return "AreaLimits caps the memories of one area in the block, e.g. {main: 5, solutions: 3, fragments: 2}; areas not named share Limit."
 	case "toolsettings.Recall.BlockChars":
@@ -210,6 +238,10 @@ func fieldDoc(typeField string) string {
 		return "Editor is text_editor's."
 	case "toolsettings.Tools.Home":
 		return "Home is the Exocortex home directory: the memory store, staging.jsonl and the library catalog live in it."
+	case "toolsettings.Tools.MCPProblems":
+		return "MCPProblems say why configured MCP servers were left out (an unreadable mcp_servers_file, an entry without command or url), by server name or file."
+	case "toolsettings.Tools.MCPServers":
+		return "MCPServers are the MCP servers whose tools the agent uses, by name (config.yaml's mcp_servers and the mcp_servers_file's, merged)."
 	case "toolsettings.Tools.Recall":
 		return "Recall is the recall extensions' (tools.memory.recall)."
 	case "toolsettings.Tools.WebSearch":

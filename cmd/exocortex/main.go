@@ -63,6 +63,7 @@ func newRootCmd() *cobra.Command {
 		newSecretsCmd(),
 		newConfigCmd(),
 		newReplayCmd(),
+		newMCPCmd(),
 	)
 	// Without a subcommand: the operator's terminal session (session.go).
 	setSessionCmd(root)

@@ -32,6 +32,7 @@ func newPluginsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			started := time.Now().UTC()
 			h, err := a.openHost(cmd.Context(), false)
 			if err != nil {
 				return err
@@ -47,6 +48,8 @@ func newPluginsCmd() *cobra.Command {
 			for _, n := range h.Notices() {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", n)
 			}
+			// The MCP servers the mcp-servers plugin could not start.
+			reportMCP(cmd.ErrOrStderr(), a.home, started, false, nil)
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")

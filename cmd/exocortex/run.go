@@ -228,6 +228,7 @@ is a context event with the state of the context window (as /context shows it).`
 				}
 				defer reportQuarantine(cmd.ErrOrStderr(), staged, quarantinedBefore)
 			}
+			started := time.Now().UTC()
 			r, err := a.start(ctx, &f, f.sessionName, observer, nil)
 			if err != nil {
 				return err
@@ -237,6 +238,7 @@ is a context event with the state of the context window (as /context shows it).`
 				enc.encode(modelEvent{Time: time.Now().UTC(), Type: "model", Provider: r.llm.Name(), Model: r.model, BaseURL: r.llm.BaseURL(), Scripted: scriptOf(a.cfg.Model)})
 			}
 			reportLoad(cmd.ErrOrStderr(), r.host, asJSON, enc)
+			reportMCP(cmd.ErrOrStderr(), a.home, started, asJSON, enc)
 			reportSandbox(cmd.ErrOrStderr(), a, asJSON, enc)
 			if d := prompts.UntrustedOverrides(cwd(), a.home, a.cfg.TrustedProjects); d != "" {
 				msg := fmt.Sprintf("the prompt overrides in %s are not loaded: this project is not trusted (exocortex trust, if you mean them)", d)

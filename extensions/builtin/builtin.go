@@ -28,6 +28,7 @@
 package builtin
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -46,6 +47,7 @@ import (
 	"github.com/exocortex/exocortex/extensions/failures"
 	"github.com/exocortex/exocortex/extensions/htn"
 	"github.com/exocortex/exocortex/extensions/library"
+	"github.com/exocortex/exocortex/extensions/mcpclient"
 	"github.com/exocortex/exocortex/extensions/memorize"
 	"github.com/exocortex/exocortex/extensions/memorytools"
 	"github.com/exocortex/exocortex/extensions/ontology"
@@ -186,6 +188,8 @@ func Plugins() map[string]sdk.Plugin {
 			Tools: []sdk.Tool{writeguard.RestoreTool(writePaths)},
 			Files: writeguard.Files(),
 		},
+		// Without servers to start: the plugin as listed; Plugin starts them.
+		MCPPlugin: mcpPlugin(mcpclient.Connect(context.Background(), nil, mcpclient.Options{})),
 		"cognition": {
 			Name: "cognition", Version: Version,
 			Extensions: []sdk.Extension{
