@@ -10,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/exocortex/exocortex/secrets"
+	"github.com/exocortex/exocortex/toolsettings"
 )
 
 //go:generate go run ./internal/genkeydocs -out keydocs_gen.go
@@ -89,6 +90,9 @@ type Config struct {
 	// Tools configures the built-in tools (config/tools.go); the tool plugins
 	// load it themselves with LoadTools.
 	Tools Tools `yaml:"tools"`
+	// CommandHooks configures the bridge that runs Claude Code, Gemini CLI and
+	// Codex hook scripts (docs/command-hooks.md).
+	CommandHooks toolsettings.CommandHooks `yaml:"command_hooks"`
 }
 
 // OllamaProvider is the ollama: section.

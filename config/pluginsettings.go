@@ -60,6 +60,8 @@ func (c Config) PluginSettingsEnv(home, project string) (string, error) {
 		return "", err
 	}
 	s.Tools.Editor = &t.Editor
+	hooks := c.CommandHooksSettings(home, project)
+	s.Tools.CommandHooks = &hooks
 	b, err := json.Marshal(s)
 	if err != nil {
 		return "", fmt.Errorf("encoding the settings for the plugins: %w", err)

@@ -28,6 +28,8 @@ const EnvSettings = "EXOCORTEX_SETTINGS"
 type Tools struct {
 	// Editor is text_editor's.
 	Editor *Editor `json:"editor,omitempty"`
+	// CommandHooks is the command-hook bridge's (commandhooks.go).
+	CommandHooks *CommandHooks `json:"command_hooks,omitempty"`
 }
 
 // Editor configures text_editor.

@@ -264,6 +264,8 @@ func failureLine(e host.Event) string {
 		return fmt.Sprintf("warning: extension %s kept exceeding its time budget at %s and is not called again this monologue", name, e.Hook)
 	case host.EventLateStateWrite:
 		return fmt.Sprintf("warning: plugin %s, extension %s changed state key %q after its call at %s had returned (from a goroutine or background task), so the change was refused: state changes travel with the call's response; make the change before the method returns (await the task), or at the extension's next call", e.Plugin, e.Extension, e.Detail, e.Hook)
+	case host.EventCommandHook:
+		return "warning: " + e.Detail
 	case host.EventOverBudget:
 		return fmt.Sprintf("warning: extension %s took %d ms at %s, over its %d ms budget", name, e.TookMS, e.Hook, e.BudgetMS)
 	}

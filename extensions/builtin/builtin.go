@@ -39,6 +39,7 @@ import (
 	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/extensions/agenttools"
 	"github.com/exocortex/exocortex/extensions/belief"
+	"github.com/exocortex/exocortex/extensions/cmdhooks"
 	"github.com/exocortex/exocortex/extensions/boundary"
 	"github.com/exocortex/exocortex/extensions/codeexec"
 	"github.com/exocortex/exocortex/extensions/datatools"
@@ -184,6 +185,9 @@ func Plugins() map[string]sdk.Plugin {
 			Tools: []sdk.Tool{writeguard.RestoreTool(writePaths)},
 			Files: writeguard.Files(),
 		},
+		// The command hooks of Claude Code, Gemini CLI and Codex
+		// (extensions/cmdhooks), read from the files the host names.
+		cmdhooks.PluginName: cmdhooks.FromEnv(os.Getenv).Plugin(Version),
 		"cognition": {
 			Name: "cognition", Version: Version,
 			Extensions: []sdk.Extension{
