@@ -346,6 +346,7 @@ func (a *app) agentOptions(h *host.Host, client llm.Provider, loader *prompts.Lo
 	return loop.Options{
 		Host: h, LLM: client, Prompts: loader, Model: model,
 		NumCtx: a.cfg.NumCtx, MaxNumCtx: a.cfg.MaxNumCtx, MaxIterations: a.cfg.MaxIterations, UnusableLimit: a.cfg.UnusableLimit,
+		MaxResumes:   a.cfg.CommandHooks.WithDefaults().StopContinues,
 		UtilityModel: a.cfg.UtilityModel, CompressTimeout: time.Duration(a.cfg.Timeouts.Compress), FullToolDocs: a.cfg.FullToolDocs,
 		PersistentState: filepath.Join(a.home, "state.json"), Logger: a.log,
 		ToolTimeout: time.Duration(a.cfg.Timeouts.Tool), ToolTimeouts: durations(a.cfg.Timeouts.Tools),
