@@ -61,6 +61,7 @@ func newRootCmd() *cobra.Command {
 		newSleepCmd(),
 		newSecretsCmd(),
 		newConfigCmd(),
+		newHooksCmd(),
 	)
 	// Without a subcommand: the operator's terminal session (session.go).
 	setSessionCmd(root)

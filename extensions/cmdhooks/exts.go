@@ -36,6 +36,11 @@ func (s status) AgentInit(_ context.Context, c *sdk.Call, _ *exocortexv1.AgentIn
 	for _, f := range s.b.Settings.Skipped {
 		warn(c, fmt.Sprintf("command hooks in %s are not run: the project is not trusted (exocortex trust %s)", f.Path, s.b.Project))
 	}
+	for _, h := range s.b.Hooks {
+		if p := Check(h, s.b.Project); p != "" {
+			warn(c, fmt.Sprintf("command hook %s (%s) cannot run: %s; when its event comes it fails%s", h.Ext(), h.Where(), p, closedOrOpen(h)))
+		}
+	}
 	return &exocortexv1.AgentInitResponse{}, problemsError(s.b.Problems)
 }
 
@@ -256,4 +261,15 @@ func (startContext) MessageLoopPromptsAfter(_ context.Context, c *sdk.Call, _ *e
 		return &exocortexv1.MessageLoopPromptsAfterResponse{}, nil
 	}
 	return &exocortexv1.MessageLoopPromptsAfterResponse{PromptBlocks: []*exocortexv1.PromptBlock{{Title: "SESSION CONTEXT (command hooks)", Content: v.GetValue(), Priority: 5}}}, nil
+}
+
+// closedOrOpen says what a failure of h does.
+func closedOrOpen(h Hook) string {
+	switch {
+	case h.Event != PreToolUse:
+		return " and is reported"
+	case h.FailOpen:
+		return " open (fail_open): the call goes ahead"
+	}
+	return " closed: the tool call is stopped"
 }

@@ -49,3 +49,10 @@ func (m matcher) match(name string) bool {
 	}
 	return false
 }
+
+// Matches reports whether h's matcher selects subject (a tool's name in
+// h's dialect, or SessionStart's source).
+func (h Hook) Matches(subject string) bool {
+	m, err := compileMatcher(h.Matcher)
+	return err == nil && m.match(subject)
+}

@@ -132,3 +132,26 @@ func Back(call ToolCall, argsJSON string, updated map[string]any) (string, error
 	}
 	return string(b), nil
 }
+
+// NameFor gives a tool's name, in any dialect's terms (Bash,
+// run_shell_command, Read, read_file, ...), in dialect's.
+func NameFor(dialect, name string) string {
+	for kind, names := range dialectNames {
+		for _, n := range names {
+			if n == name {
+				return dialectName(kind, dialect)
+			}
+		}
+	}
+	return name
+}
+
+// EventOf gives an event's Claude Code name, from a Claude Code, Codex or
+// Gemini CLI name; ok is false for an event the bridge does not know.
+func EventOf(name string) (string, bool) {
+	if ev, ok := geminiEvents[name]; ok {
+		return ev, true
+	}
+	_, ok := supported[name]
+	return name, ok
+}
