@@ -126,6 +126,10 @@ func (r Runner) Exec(ctx context.Context, h Hook, input []byte) (Run, error) {
 	case 126:
 		return run, &Failure{Kind: NotExecutable, Hook: h, Detail: "the command is not executable (exit 126; chmod +x it)" + tail(run.Stderr)}
 	}
+	if run.ExitCode > 128 && run.ExitCode < 160 {
+		// The shell's report of a child ended by signal N: 128+N.
+		return run, &Failure{Kind: Crashed, Hook: h, Detail: fmt.Sprintf("was killed by signal %s (exit %d)%s", syscall.Signal(run.ExitCode-128), run.ExitCode, tail(run.Stderr))}
+	}
 	return run, nil
 }
 
