@@ -45,6 +45,9 @@ type app struct {
 	// extension over its time budget; failed loads are reported at start): `run -p` without --json sets it
 	// to stderr, so none of them passes unseen.
 	failures io.Writer
+	// failureEvents, when set, gets the same failures as events: `run --json`
+	// sets it, so they are in its output.
+	failureEvents func(host.Event, string)
 
 	mu sync.Mutex
 	// notify, when set, shows the operator a notice (a retried model request).
@@ -240,9 +243,12 @@ func (a *app) eventLogger() func(host.Event) {
 		}
 		_, _ = f.Write(append(b, '\n'))
 		f.Close()
-		if a.failures != nil {
-			if line := failureLine(e); line != "" {
+		if line := failureLine(e); line != "" {
+			if a.failures != nil {
 				fmt.Fprintln(a.failures, a.secrets.Masker().Mask(line))
+			}
+			if a.failureEvents != nil {
+				a.failureEvents(e, a.secrets.Masker().Mask(line))
 			}
 		}
 	}

@@ -191,6 +191,11 @@ is a context event with the state of the context window (as /context shows it).`
 			if asJSON {
 				observer = enc.event
 				a.setNotify(func(msg string) { enc.event(loop.Event{Type: loop.EventNotice, Text: msg}) })
+				// The host's failure reports (a crash, a command hook's
+				// warning) as notices, named by their kind.
+				a.failureEvents = func(e host.Event, line string) {
+					enc.event(loop.Event{Type: loop.EventNotice, Plugin: e.Plugin, Extension: e.Extension, Hook: e.Hook, Code: e.Kind, Text: line})
+				}
 			} else {
 				a.setNotify(func(msg string) { fmt.Fprintln(cmd.ErrOrStderr(), "notice:", msg) })
 				// The model's reasoning is one folded line on stderr per

@@ -32,7 +32,13 @@ func (s status) Spec() sdk.Spec {
 }
 
 func (s status) AgentInit(_ context.Context, c *sdk.Call, _ *exocortexv1.AgentInitRequest) (*exocortexv1.AgentInitResponse, error) {
-	s.b.env(c)
+	e := s.b.env(c)
+	if len(s.b.Hooks) > 0 {
+		// The transcript exists from the start, empty, as the hooks expect.
+		if err := touch(e.TranscriptPath); err != nil {
+			return nil, err
+		}
+	}
 	for _, f := range s.b.Settings.Skipped {
 		warn(c, fmt.Sprintf("command hooks in %s are not run: the project is not trusted (exocortex trust %s)", f.Path, s.b.Project))
 	}

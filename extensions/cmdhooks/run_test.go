@@ -55,7 +55,7 @@ func TestHookScripts(t *testing.T) {
 				}
 			}},
 		{name: "Gemini deny decision", dialect: toolsettings.DialectGemini, event: "BeforeTool", file: "gdeny.py", python: true,
-			text: "#!/usr/bin/env python3\nimport json,sys\nd=json.load(sys.stdin)\nassert 'timestamp' in d\nprint(json.dumps({'decision':'deny','reason':'gemini says no'}))\n",
+			text:   "#!/usr/bin/env python3\nimport json,sys\nd=json.load(sys.stdin)\nassert 'timestamp' in d\nprint(json.dumps({'decision':'deny','reason':'gemini says no'}))\n",
 			fields: map[string]any{"tool_name": "run_shell_command", "tool_input": map[string]any{"command": "ls"}},
 			check: func(t *testing.T, d Decision) {
 				if !d.Block || d.Reason != "gemini says no" {
@@ -63,7 +63,7 @@ func TestHookScripts(t *testing.T) {
 				}
 			}},
 		{name: "updatedInput", dialect: toolsettings.DialectCodex, event: PreToolUse, file: "rewrite.sh",
-			text: "#!/bin/sh\ncat >/dev/null\necho '{\"hookSpecificOutput\":{\"permissionDecision\":\"allow\",\"updatedInput\":{\"command\":\"echo safe\"}}}'\n",
+			text:   "#!/bin/sh\ncat >/dev/null\necho '{\"hookSpecificOutput\":{\"permissionDecision\":\"allow\",\"updatedInput\":{\"command\":\"echo safe\"}}}'\n",
 			fields: shellCall,
 			check: func(t *testing.T, d Decision) {
 				if d.Block || !d.Allow || d.Input["command"] != "echo safe" {
@@ -71,7 +71,7 @@ func TestHookScripts(t *testing.T) {
 				}
 			}},
 		{name: "Gemini tool_input merge", dialect: toolsettings.DialectGemini, event: "BeforeTool", file: "gmerge.sh",
-			text: "#!/bin/sh\ncat >/dev/null\necho '{\"hookSpecificOutput\":{\"tool_input\":{\"command\":\"ls -la\"}}}'\n",
+			text:   "#!/bin/sh\ncat >/dev/null\necho '{\"hookSpecificOutput\":{\"tool_input\":{\"command\":\"ls -la\"}}}'\n",
 			fields: map[string]any{"tool_name": "run_shell_command", "tool_input": map[string]any{"command": "ls"}},
 			check: func(t *testing.T, d Decision) {
 				if d.Input["command"] != "ls -la" {
@@ -79,7 +79,7 @@ func TestHookScripts(t *testing.T) {
 				}
 			}},
 		{name: "ask", dialect: toolsettings.DialectClaude, event: PreToolUse, file: "ask.sh",
-			text: "#!/bin/sh\necho '{\"hookSpecificOutput\":{\"permissionDecision\":\"ask\",\"permissionDecisionReason\":\"are you sure\"}}'\n",
+			text:   "#!/bin/sh\necho '{\"hookSpecificOutput\":{\"permissionDecision\":\"ask\",\"permissionDecisionReason\":\"are you sure\"}}'\n",
 			fields: shellCall,
 			check: func(t *testing.T, d Decision) {
 				if !d.Ask || d.Block || d.Reason != "are you sure" {
@@ -87,7 +87,7 @@ func TestHookScripts(t *testing.T) {
 				}
 			}},
 		{name: "additionalContext at UserPromptSubmit", dialect: toolsettings.DialectClaude, event: UserPromptSubmit, file: "ctx.py", python: true,
-			text: "#!/usr/bin/env python3\nimport json,sys\nd=json.load(sys.stdin)\nprint(json.dumps({'hookSpecificOutput':{'hookEventName':'UserPromptSubmit','additionalContext':'ctx for '+d['prompt']}}))\n",
+			text:   "#!/usr/bin/env python3\nimport json,sys\nd=json.load(sys.stdin)\nprint(json.dumps({'hookSpecificOutput':{'hookEventName':'UserPromptSubmit','additionalContext':'ctx for '+d['prompt']}}))\n",
 			fields: map[string]any{"prompt": "hello"},
 			check: func(t *testing.T, d Decision) {
 				if d.Context != "ctx for hello" {
@@ -102,7 +102,7 @@ func TestHookScripts(t *testing.T) {
 				}
 			}},
 		{name: "PostToolUse block is a note", dialect: toolsettings.DialectClaude, event: PostToolUse, file: "post.sh",
-			text: "#!/bin/sh\necho '{\"decision\":\"block\",\"reason\":\"lint failed: fix line 3\"}'\n",
+			text:   "#!/bin/sh\necho '{\"decision\":\"block\",\"reason\":\"lint failed: fix line 3\"}'\n",
 			fields: map[string]any{"tool_name": "Write", "tool_response": map[string]any{"content": "ok"}},
 			check: func(t *testing.T, d Decision) {
 				if d.Block || d.Context != "lint failed: fix line 3" {
@@ -110,7 +110,7 @@ func TestHookScripts(t *testing.T) {
 				}
 			}},
 		{name: "updatedToolOutput", dialect: toolsettings.DialectClaude, event: PostToolUse, file: "out.sh",
-			text: "#!/bin/sh\necho '{\"hookSpecificOutput\":{\"updatedToolOutput\":\"redacted\"}}'\n",
+			text:   "#!/bin/sh\necho '{\"hookSpecificOutput\":{\"updatedToolOutput\":\"redacted\"}}'\n",
 			fields: map[string]any{"tool_name": "Bash"},
 			check: func(t *testing.T, d Decision) {
 				if d.Output == nil || *d.Output != "redacted" {
@@ -118,7 +118,7 @@ func TestHookScripts(t *testing.T) {
 				}
 			}},
 		{name: "Stop block", dialect: toolsettings.DialectClaude, event: Stop, file: "stop.py", python: true,
-			text: "#!/usr/bin/env python3\nimport json,sys\nd=json.load(sys.stdin)\nif not d['stop_hook_active']:\n  print(json.dumps({'decision':'block','reason':'run the tests first'}))\n",
+			text:   "#!/usr/bin/env python3\nimport json,sys\nd=json.load(sys.stdin)\nif not d['stop_hook_active']:\n  print(json.dumps({'decision':'block','reason':'run the tests first'}))\n",
 			fields: map[string]any{"stop_hook_active": false, "last_assistant_message": "done"},
 			check: func(t *testing.T, d Decision) {
 				if !d.Block || d.Reason != "run the tests first" {
@@ -140,7 +140,7 @@ func TestHookScripts(t *testing.T) {
 				}
 			}},
 		{name: "environment", dialect: toolsettings.DialectClaude, event: PreToolUse, file: "env.sh",
-			text: "#!/bin/sh\n[ \"$CLAUDE_PROJECT_DIR\" = \"$GEMINI_PROJECT_DIR\" ] && [ -n \"$CLAUDE_PROJECT_DIR\" ] && [ \"$(pwd)\" = \"$CLAUDE_PROJECT_DIR\" ] || { echo \"bad env $CLAUDE_PROJECT_DIR\" >&2; exit 2; }\n",
+			text:   "#!/bin/sh\n[ \"$CLAUDE_PROJECT_DIR\" = \"$GEMINI_PROJECT_DIR\" ] && [ -n \"$CLAUDE_PROJECT_DIR\" ] && [ \"$(pwd)\" = \"$CLAUDE_PROJECT_DIR\" ] || { echo \"bad env $CLAUDE_PROJECT_DIR\" >&2; exit 2; }\n",
 			fields: shellCall,
 			check: func(t *testing.T, d Decision) {
 				if d.Block {

@@ -55,6 +55,18 @@ func (t transcript) HistAddBefore(_ context.Context, c *sdk.Call, req *exocortex
 	return &exocortexv1.HistAddBeforeResponse{}, nil
 }
 
+// touch creates the transcript at path if it does not exist.
+func touch(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("creating the transcript's directory for %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("creating the transcript %s: %w", path, err)
+	}
+	return f.Close()
+}
+
 func appendLine(path string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
