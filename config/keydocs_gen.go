@@ -26,6 +26,8 @@ func fieldDoc(typeField string) string {
 		return "Approval is the approval mode: default, auto-edit or yolo."
 	case "config.Config.Checksums":
 		return "Checksums pins plugins by name to the hex SHA-256 of their executable."
+	case "config.Config.CommandHooks":
+		return "CommandHooks configures the bridge that runs Claude Code, Gemini CLI and Codex hook scripts (docs/command-hooks.md)."
 	case "config.Config.DisabledExtensions":
 		return "DisabledExtensions are not run; EnabledExtensions turns on ones shipped disabled."
 	case "config.Config.EmbedModel":
@@ -196,12 +198,24 @@ func fieldDoc(typeField string) string {
 		return "Secrets are files and directories the command may not read (absolute); they appear empty inside the sandbox."
 	case "sandbox.Policy.WriteRoots":
 		return "WriteRoots are the directories the command may write beneath (absolute)."
+	case "toolsettings.CommandHooks.Files":
+		return "Files are the hook configurations to read, in their order (filled in by the host: the user's always, a project's when it is trusted)."
+	case "toolsettings.CommandHooks.MaxOutputBytes":
+		return "MaxOutputBytes bounds what one hook run may print on stdout and on stderr (default 1 MiB); a hook over it is reported, and its output is not used (a blocking event fails closed), never cut silently."
+	case "toolsettings.CommandHooks.Off":
+		return "Off turns the bridge off: no hook configuration is read."
+	case "toolsettings.CommandHooks.Skipped":
+		return "Skipped are the project's configurations that exist but were not read, because the project is not trusted (`exocortex trust`)."
+	case "toolsettings.CommandHooks.StopContinues":
+		return "StopContinues caps how many times Stop hooks (and Gemini's AfterAgent) may keep one monologue going after its final response (default 3)."
 	case "toolsettings.Editor.MaxFileBytes":
 		return "MaxFileBytes bounds the files text_editor reads whole, writes or patches (default 10 MiB)."
 	case "toolsettings.Editor.MaxReadLines":
 		return "MaxReadLines bounds the lines one read returns (default 400)."
 	case "toolsettings.Editor.Roots":
 		return "Roots are the directories text_editor may read and write in; a relative root is taken from the project directory. Default: the project directory. A relative path given to the tool starts at the first root."
+	case "toolsettings.Tools.CommandHooks":
+		return "CommandHooks is the command-hook bridge's (commandhooks.go)."
 	case "toolsettings.Tools.Editor":
 		return "Editor is text_editor's."
 	}
