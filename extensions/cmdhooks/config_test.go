@@ -10,7 +10,7 @@ import (
 	"github.com/exocortex/exocortex/toolsettings"
 )
 
-func write(t *testing.T, dir, name, text string) string {
+func write(t testing.TB, dir, name, text string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

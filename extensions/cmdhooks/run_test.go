@@ -14,7 +14,7 @@ import (
 )
 
 // script writes an executable hook script into dir.
-func script(t *testing.T, dir, name, text string) string {
+func script(t testing.TB, dir, name, text string) string {
 	t.Helper()
 	return write(t, dir, name, text)
 }
