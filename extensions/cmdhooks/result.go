@@ -59,7 +59,8 @@ var takesPlainContext = map[string]bool{UserPromptSubmit: true, SessionStart: tr
 
 // Decide reads a hook run: exit 0 with JSON (or plain text where the event
 // takes it), exit 2 blocks with stderr as the reason, any other exit is a
-// warning. Output that is neither JSON nor taken as text is a Failure.
+// warning. Plain text where the event reads JSON is a warning; JSON that
+// cannot be read, or a decision no tool defines, is a Failure.
 func Decide(h Hook, r Run) (Decision, error) {
 	var d Decision
 	switch r.ExitCode {
@@ -92,7 +93,10 @@ func Decide(h Hook, r Run) (Decision, error) {
 			d.Context = string(out)
 			return d, nil
 		}
-		return d, &Failure{Kind: Unparseable, Hook: h, Detail: fmt.Sprintf("exited 0 and printed text that is not a JSON object (%.120q); at %s only JSON is read: print logs to stderr", out, h.NativeEvent)}
+		// Claude Code shows such text in its transcript view only; it is
+		// said here, never dropped without a word.
+		d.Warnings = append(d.Warnings, fmt.Sprintf("command hook %s (%s) printed text that is not JSON (%.120q); at %s only a JSON object is read, so it was ignored: print logs to stderr", h.Ext(), h.Where(), out, h.NativeEvent))
+		return d, nil
 	}
 	var o output
 	if err := json.Unmarshal(out, &o); err != nil {
