@@ -191,6 +191,8 @@ func Codes() []CodeInfo {
 		{"EXO137", Warning, 0, 0, "A ported Agent Zero file stores an asyncio task (or a DeferredTask) in agent data the port declares as shared state: the layer keeps it in the plugin process, where the tree's later hooks await or poll it; other plugins never see it."},
 		{"EXO138", Info, 0, 0, "The third-party imports of a Python plugin's files were not checked, because no Python interpreter could be asked which modules are installed."},
 		{"EXO139", Warning, 0, 0, "A plugin's code reads the operator's secrets (Agent Zero's get_secrets_manager, load_secrets, replace_placeholders, an A0_SECRET_ variable) but none of its tools declares uses_secrets: the host keeps the values from it."},
+		{"EXO141", Error, 0, 0, "A command hook (Claude Code, Gemini CLI or Codex hook configuration) cannot run: its script does not exist or is not executable, or its program is not on PATH; at a tool call it guards, the call is stopped."},
+		{"EXO142", Warning, 0, 0, "A command-hook configuration cannot be used in full: a file that is not JSON, an event Exocortex has no hook for, an entry that is not a command, a bad matcher or timeout, or a project's file left out because the project is not trusted."},
 	}
 }
 

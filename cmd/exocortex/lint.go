@@ -17,11 +17,13 @@ import (
 	"github.com/exocortex/exocortex/core/discover"
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/state"
+	"github.com/exocortex/exocortex/extensions/cmdhooks"
 	"github.com/exocortex/exocortex/lint"
 	"github.com/exocortex/exocortex/prompts"
 	"github.com/exocortex/exocortex/scaffold/a0port"
 	"github.com/exocortex/exocortex/sdk/python/pyimport"
 	"github.com/exocortex/exocortex/signals"
+	"github.com/exocortex/exocortex/toolsettings"
 	"github.com/exocortex/exocortex/wiring"
 )
 
@@ -99,6 +101,10 @@ func runLint(ctx context.Context, out, errOut io.Writer, f lintFlags) (int, erro
 		return 0, err
 	}
 	defer a.close()
+	if f.builtinsOnly {
+		// The shipped defaults: no operator's command hooks either.
+		a.cfg.CommandHooks.Off = true
+	}
 	opts, err := a.hostOptions()
 	if err != nil {
 		return 0, err
@@ -159,6 +165,9 @@ func runLint(ctx context.Context, out, errOut io.Writer, f lintFlags) (int, erro
 	}
 
 	findings := lint.Check(in)
+	if !f.builtinsOnly {
+		findings = append(findings, hookFindings(a.cfg.CommandHooksSettings(a.home, wd), wd)...)
+	}
 	if f.json {
 		err = lint.WriteJSON(out, findings)
 	} else {
@@ -339,4 +348,28 @@ func writeFileAtomic(path string, data []byte) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// hookFindings are the lint's findings about the command hooks
+// (docs/command-hooks.md): EXO141 for a hook that cannot run, EXO142 for a
+// configuration that cannot be used in full.
+func hookFindings(s toolsettings.CommandHooks, project string) []lint.Finding {
+	hooks, probs := cmdhooks.Load(s.Files)
+	var out []lint.Finding
+	for _, h := range hooks {
+		if p := cmdhooks.Check(h, project); p != "" {
+			out = append(out, lint.Finding{Code: "EXO141", Severity: lint.Error, Plugin: cmdhooks.PluginName, Extension: h.Ext(), File: h.File,
+				Message: fmt.Sprintf("command hook %s (%s) cannot run: %s", h.Ext(), h.Where(), p),
+				Fix:     "create the script or chmod +x it, or remove the entry"})
+		}
+	}
+	for _, p := range probs {
+		out = append(out, lint.Finding{Code: "EXO142", Severity: lint.Warning, Plugin: cmdhooks.PluginName, File: p.File, Message: p.String(),
+			Fix: "fix the file (docs/command-hooks.md)"})
+	}
+	for _, f := range s.Skipped {
+		out = append(out, lint.Finding{Code: "EXO142", Severity: lint.Warning, Plugin: cmdhooks.PluginName, File: f.Path,
+			Message: fmt.Sprintf("the command hooks in %s are not run: the project is not trusted", f.Path), Fix: "exocortex trust " + project})
+	}
+	return out
 }

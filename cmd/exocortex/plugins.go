@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/exocortex/exocortex/core/host"
+	"github.com/exocortex/exocortex/extensions/cmdhooks"
 )
 
 func newPluginsCmd() *cobra.Command {
@@ -46,6 +47,13 @@ func newPluginsCmd() *cobra.Command {
 			// a plugin file without its execute bit.
 			for _, n := range h.Notices() {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", n)
+			}
+			// The command hooks that cannot run or be read (the lint's
+			// EXO141 and EXO142): the plugin serves the others.
+			if len(names) == 0 || slices.Contains(names, cmdhooks.PluginName) {
+				for _, f := range hookFindings(a.cfg.CommandHooksSettings(a.home, cwd()), cwd()) {
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %s (%s)\n", f.Code, f.Message, f.Fix)
+				}
 			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
