@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,9 +20,13 @@ type hookRun struct {
 	files  map[string]string
 	config string
 	script string
+	// plain runs without --json: the reports are on stderr.
+	plain bool
 }
 
 type hookRunResult struct {
+	// dir holds the test's scripts and what they write.
+	dir    string
 	evs    []loop.Event
 	stderr string
 	err    error
@@ -89,13 +94,20 @@ func runWithHooks(t *testing.T, exe string, r hookRun) hookRunResult {
 		t.Fatal(err)
 	}
 	// yolo: the hooks hold whatever the approval mode.
-	cmd := exec.Command(exe, "run", "-p", "Do the task.", "--json", "--approval", "yolo", "--model", "script:"+script)
+	args := []string{"run", "-p", "Do the task.", "--json", "--approval", "yolo", "--model", "script:" + script}
+	if r.plain {
+		args = slices.DeleteFunc(args, func(a string) bool { return a == "--json" })
+	}
+	cmd := exec.Command(exe, args...)
 	cmd.Dir = project
 	cmd.Env = append(os.Environ(), "HOME="+userHome, "EXOCORTEX_HOME="+home)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	return hookRunResult{evs: readEvents(t, out), stderr: stderr.String(), err: err}
+	if r.plain {
+		return hookRunResult{dir: dir, stderr: stderr.String(), err: err}
+	}
+	return hookRunResult{dir: dir, evs: readEvents(t, out), stderr: stderr.String(), err: err}
 }
 
 // shellCall is a scripted model reply running cmd in the terminal.
@@ -181,6 +193,16 @@ func TestCommandHooksEndToEnd(t *testing.T) {
 					t.Errorf("the monologue ended with %q, want the third answer", last)
 				}
 			}},
+		{"claude: SessionStart's plain stdout is context in the prompt, and SessionEnd runs when the session ends",
+			hookRun{files: map[string]string{"~/.claude/settings.json": `{"hooks": {"SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "echo SESSIONCTX: the build is green"}]}],
+				"SessionEnd": [{"hooks": [{"type": "command", "command": "cat > $DIR/ended.json"}]}]}}`},
+				script: hookAnswer("ok", "SESSIONCTX: the build is green")},
+			func(t *testing.T, r hookRunResult) {
+				b, err := os.ReadFile(filepath.Join(r.dir, "ended.json"))
+				if err != nil || !strings.Contains(string(b), `"hook_event_name":"SessionEnd"`) {
+					t.Errorf("SessionEnd did not run: %v %s", err, b)
+				}
+			}},
 		{"a missing script fails closed: the shell command is stopped and the operator told",
 			hookRun{files: map[string]string{"~/.claude/settings.json": claudeHooks("PreToolUse", "Bash", "$DIR/absent.sh", "")},
 				script: hookShell("echo SHOULD-NOT-RUN") + hookAnswer("ok", "guards fail closed")},
@@ -214,6 +236,16 @@ func TestCommandHooksEndToEnd(t *testing.T) {
 			func(t *testing.T, r hookRunResult) {
 				if !r.reported("WARN-EXIT-ONE") {
 					t.Errorf("the warning is not on stderr:\n%s", r.stderr)
+				}
+			}},
+		{"without --json, every report is a line on run's stderr",
+			hookRun{files: map[string]string{"~/.claude/settings.json": `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "$DIR/warn.sh"}, {"type": "command", "command": "$DIR/absent.sh"}]}], "PreCompact": [{"hooks": [{"type": "command", "command": "true"}]}]}}`},
+				script: hookShell("echo SHOULD-NOT-RUN") + hookAnswer("ok", "guards fail closed"), plain: true},
+			func(t *testing.T, r hookRunResult) {
+				for _, want := range []string{"WARN-EXIT-ONE", "absent.sh does not exist", "PreCompact: has no Exocortex hook yet"} {
+					if !strings.Contains(r.stderr, want) {
+						t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+					}
 				}
 			}},
 		{"an untrusted project's hooks do not run, and the operator is told",
