@@ -8,9 +8,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/exocortex/exocortex/protocol"
+	"github.com/exocortex/exocortex/toolsettings"
 )
 
 // FailureKind says how a hook could not run or answer.
@@ -82,7 +86,7 @@ func (r Runner) Exec(ctx context.Context, h Hook, input []byte) (Run, error) {
 	defer cancel()
 	cmd := exec.Command("/bin/sh", "-c", h.Command)
 	cmd.Dir = r.Dir
-	cmd.Env = append(os.Environ(), r.Env...)
+	cmd.Env = append(hookEnviron(os.Environ()), r.Env...)
 	cmd.Stdin = bytes.NewReader(input)
 	stdout, stderr := &capped{limit: r.MaxOutput}, &capped{limit: r.MaxOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
@@ -131,6 +135,22 @@ func (r Runner) Exec(ctx context.Context, h Hook, input []byte) (Run, error) {
 		return run, &Failure{Kind: Crashed, Hook: h, Detail: fmt.Sprintf("was killed by signal %s (exit %d)%s", syscall.Signal(run.ExitCode-128), run.ExitCode, tail(run.Stderr))}
 	}
 	return run, nil
+}
+
+// hookEnviron is the plugin's environment without what is the host's and
+// the plugin's own business: the settings the host sent
+// (toolsettings.EnvSettings), go-plugin's handshake variables and the
+// protocol's magic cookie.
+func hookEnviron(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == toolsettings.EnvSettings || k == protocol.Handshake().MagicCookieKey || strings.HasPrefix(k, "PLUGIN_") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }
 
 // tail is the end of a hook's stderr, for a failure's detail.

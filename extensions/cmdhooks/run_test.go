@@ -29,6 +29,8 @@ func needPython(t *testing.T) {
 // TestHookScripts runs real shell and Python hook scripts, in each dialect,
 // through the runner and the decision reader, as a session does.
 func TestHookScripts(t *testing.T) {
+	// The host's settings are in the plugin's environment, never in a hook's.
+	t.Setenv(toolsettings.EnvSettings, `{"tools":{}}`)
 	dir := t.TempDir()
 	env := Env{SessionID: "s1", TranscriptPath: filepath.Join(dir, "t.jsonl"), Project: dir, Approval: "yolo"}
 	shellCall := map[string]any{"tool_name": "Bash", "tool_input": map[string]any{"command": "rm -rf /"}, "tool_use_id": "c1"}
@@ -147,7 +149,7 @@ func TestHookScripts(t *testing.T) {
 				}
 			}},
 		{name: "environment", dialect: toolsettings.DialectClaude, event: PreToolUse, file: "env.sh",
-			text:   "#!/bin/sh\n[ \"$CLAUDE_PROJECT_DIR\" = \"$GEMINI_PROJECT_DIR\" ] && [ -n \"$CLAUDE_PROJECT_DIR\" ] && [ \"$(pwd)\" = \"$CLAUDE_PROJECT_DIR\" ] || { echo \"bad env $CLAUDE_PROJECT_DIR\" >&2; exit 2; }\n",
+			text:   "#!/bin/sh\n[ \"$CLAUDE_PROJECT_DIR\" = \"$GEMINI_PROJECT_DIR\" ] && [ -n \"$CLAUDE_PROJECT_DIR\" ] && [ \"$(pwd)\" = \"$CLAUDE_PROJECT_DIR\" ] && [ -z \"$EXOCORTEX_SETTINGS\" ] || { echo \"bad env $CLAUDE_PROJECT_DIR\" >&2; exit 2; }\n",
 			fields: shellCall,
 			check: func(t *testing.T, d Decision) {
 				if d.Block {
