@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -93,6 +92,42 @@ type Config struct {
 	// CommandHooks configures the bridge that runs Claude Code, Gemini CLI and
 	// Codex hook scripts (docs/command-hooks.md).
 	CommandHooks toolsettings.CommandHooks `yaml:"command_hooks"`
+	// Serve configures `exocortex serve`, the HTTP server (docs/api.md).
+	Serve Serve `yaml:"serve"`
+}
+
+// Serve is the serve: section: `exocortex serve`'s address, API keys and limits.
+//
+//	serve:
+//	  addr: 127.0.0.1:8765
+//	  api_key: …            # admin; better in EXOCORTEX_API_KEY
+//	  agent_key: …          # chat, read and search only
+type Serve struct {
+	// Addr is the address serve listens on; an address other than loopback
+	// needs api_key or agent_key.
+	Addr string `yaml:"addr" env:"EXOCORTEX_SERVE_ADDR"`
+	// APIKey is the key with the admin role (chat, read, search, write,
+	// delete, register tools, approve), sent as X-API-KEY or Authorization:
+	// Bearer. With no key, serve listens on loopback only and every local
+	// caller is an admin.
+	APIKey string `yaml:"api_key" env:"EXOCORTEX_API_KEY" secret:"true"`
+	// AgentKey is the key with the agent role: chat, read and search.
+	AgentKey string `yaml:"agent_key" env:"EXOCORTEX_AGENT_KEY" secret:"true"`
+	// MaxBodyBytes bounds a request body (attachments included).
+	MaxBodyBytes int `yaml:"max_body_bytes" check:"positive"`
+	// RequestTimeout bounds a request (a whole turn of api_message), except
+	// streamed answers.
+	RequestTimeout Duration `yaml:"request_timeout" check:"positive"`
+	// RatePerSecond and RateBurst are each key's rate limit: requests a
+	// second, and at once after a quiet spell.
+	RatePerSecond int `yaml:"rate_per_second" check:"positive"`
+	RateBurst     int `yaml:"rate_burst" check:"positive"`
+	// ShutdownTimeout is how long running turns may take to finish when serve
+	// is stopped.
+	ShutdownTimeout Duration `yaml:"shutdown_timeout" check:"positive"`
+	// ApprovalTimeout is how long a held tool call of a served session waits
+	// for POST /api/v1/approvals/{id} before it is refused.
+	ApprovalTimeout Duration `yaml:"approval_timeout" check:"positive"`
 }
 
 // OllamaProvider is the ollama: section.
@@ -192,30 +227,9 @@ type TimeBudgets struct {
 	Hooks map[string]Duration `yaml:"hooks" check:"positive"`
 }
 
-// Duration is a time.Duration written as "10s" in YAML.
-type Duration time.Duration
-
-// UnmarshalYAML reads "10s", "1m30s" or a number of seconds.
-func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	var s string
-	if err := n.Decode(&s); err != nil {
-		return err
-	}
-	if v, err := time.ParseDuration(s); err == nil {
-		*d = Duration(v)
-		return nil
-	}
-	if secs, err := strconv.ParseFloat(s, 64); err == nil {
-		*d = Duration(secs * float64(time.Second))
-		return nil
-	}
-	// A TypeError lets the decoder go on to the other keys, so every
-	// problem of the file is found at once (Inspect names this one too).
-	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %q is not a duration (write e.g. 10s or 2m)", n.Line, s)}}
-}
-
-// MarshalYAML writes the duration as a string.
-func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+// Duration is a time.Duration written as "10s" in YAML
+// (toolsettings.Duration, which the tools' settings share).
+type Duration = toolsettings.Duration
 
 // Default returns the configuration used when there is no file.
 func Default() Config {
@@ -229,6 +243,8 @@ func Default() Config {
 		Timeouts:      Timeouts{Default: Duration(10 * time.Second), Tool: Duration(2 * time.Minute), Compress: Duration(20 * time.Second)},
 		Approval:      "default",
 		IdleSleep:     Duration(10 * time.Minute),
+		Serve: Serve{Addr: "127.0.0.1:8765", MaxBodyBytes: 8 << 20, RequestTimeout: Duration(10 * time.Minute),
+			RatePerSecond: 20, RateBurst: 40, ShutdownTimeout: Duration(30 * time.Second), ApprovalTimeout: Duration(5 * time.Minute)},
 	}
 }
 

@@ -18,7 +18,9 @@ import (
 // extension: a shell command containing "rm -rf" is blocked.
 type nativeGuard struct{}
 
-func (nativeGuard) Spec() sdk.Spec { return sdk.Spec{Name: "native_guard", Order: 901} }
+func (g nativeGuard) Spec() sdk.Spec {
+	return sdk.Spec{Name: "native_guard", Hooks: []sdk.Hook{sdk.ToolExecuteBefore(g)}, Order: 901}
+}
 
 func (nativeGuard) ToolExecuteBefore(_ context.Context, _ *sdk.Call, req *exocortexv1.ToolExecuteBeforeRequest) (*exocortexv1.ToolExecuteBeforeResponse, error) {
 	call, err := Translate(toolsettings.DialectClaude, req.GetToolCall().GetName(), req.GetToolCall().GetArgsJson(), "")

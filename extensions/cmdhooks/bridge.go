@@ -59,6 +59,9 @@ func FromEnv(getenv func(string) string) *Bridge {
 	}
 	_ = json.Unmarshal([]byte(getenv(toolsettings.EnvSettings)), &s)
 	b.Approval = s.Approval
+	if t.Home != "" {
+		b.Home = t.Home
+	}
 	if t.CommandHooks != nil {
 		b.Settings = *t.CommandHooks
 	}

@@ -16,8 +16,8 @@ import (
 // spec is a command hook's extension declaration: its own name and order,
 // a deadline past the hook's own (so the hook's timeout is the one that
 // fires, and is reported as such), and fail_open when the entry says so.
-func spec(h Hook) sdk.Spec {
-	return sdk.Spec{Name: h.Ext(), Order: Order + h.Index, Timeout: h.Timeout + 5*time.Second,
+func spec(h Hook, at sdk.Hook) sdk.Spec {
+	return sdk.Spec{Name: h.Ext(), Hooks: []sdk.Hook{at}, Order: Order + h.Index, Timeout: h.Timeout + 5*time.Second,
 		FailOpen: h.FailOpen && h.Event == PreToolUse, Description: describe(h)}
 }
 
@@ -28,7 +28,7 @@ func spec(h Hook) sdk.Spec {
 type status struct{ b *Bridge }
 
 func (s status) Spec() sdk.Spec {
-	return sdk.Spec{Name: "command_hooks", Order: Order, Description: "Reports the command-hook configurations that cannot be used (docs/command-hooks.md)."}
+	return sdk.Spec{Name: "command_hooks", Hooks: []sdk.Hook{sdk.AgentInit(s)}, Order: Order, Description: "Reports the command-hook configurations that cannot be used (docs/command-hooks.md)."}
 }
 
 func (s status) AgentInit(_ context.Context, c *sdk.Call, _ *exocortexv1.AgentInitRequest) (*exocortexv1.AgentInitResponse, error) {
@@ -70,7 +70,7 @@ type preTool struct {
 	h Hook
 }
 
-func (p preTool) Spec() sdk.Spec { return spec(p.h) }
+func (p preTool) Spec() sdk.Spec { return spec(p.h, sdk.ToolExecuteBefore(p)) }
 
 func (p preTool) ToolExecuteBefore(ctx context.Context, c *sdk.Call, req *exocortexv1.ToolExecuteBeforeRequest) (*exocortexv1.ToolExecuteBeforeResponse, error) {
 	call, fields, ok, err := toolFields(p.b, p.h, req.GetToolCall())
@@ -116,7 +116,7 @@ type postTool struct {
 	h Hook
 }
 
-func (p postTool) Spec() sdk.Spec { return spec(p.h) }
+func (p postTool) Spec() sdk.Spec { return spec(p.h, sdk.ToolExecuteAfter(p)) }
 
 func (p postTool) ToolExecuteAfter(ctx context.Context, c *sdk.Call, req *exocortexv1.ToolExecuteAfterRequest) (*exocortexv1.ToolExecuteAfterResponse, error) {
 	failed := req.GetResult().GetError() != ""
@@ -157,7 +157,7 @@ type prompt struct {
 	h Hook
 }
 
-func (p prompt) Spec() sdk.Spec { return spec(p.h) }
+func (p prompt) Spec() sdk.Spec { return spec(p.h, sdk.HistAddBefore(p)) }
 
 func (p prompt) HistAddBefore(ctx context.Context, c *sdk.Call, req *exocortexv1.HistAddBeforeRequest) (*exocortexv1.HistAddBeforeResponse, error) {
 	m := req.GetMessage()
@@ -190,7 +190,7 @@ type stop struct {
 	h Hook
 }
 
-func (s stop) Spec() sdk.Spec { return spec(s.h) }
+func (s stop) Spec() sdk.Spec { return spec(s.h, sdk.MessageLoopEnd(s)) }
 
 func (s stop) MessageLoopEnd(ctx context.Context, c *sdk.Call, req *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
 	if !req.GetFinal() {
@@ -231,7 +231,7 @@ type sessionStart struct {
 }
 
 func (s sessionStart) Spec() sdk.Spec {
-	sp := spec(s.h)
+	sp := spec(s.h, sdk.AgentInit(s))
 	sp.Reads, sp.Writes = []sdk.KeyRef{contextKey()}, []sdk.KeyRef{contextKey()}
 	return sp
 }
@@ -256,8 +256,8 @@ func (s sessionStart) AgentInit(ctx context.Context, c *sdk.Call, _ *exocortexv1
 // startContext puts the SessionStart hooks' context in every prompt.
 type startContext struct{}
 
-func (startContext) Spec() sdk.Spec {
-	return sdk.Spec{Name: "command_hooks_context", Order: Order, InjectsPrompt: true, Reads: []sdk.KeyRef{contextKey()},
+func (x startContext) Spec() sdk.Spec {
+	return sdk.Spec{Name: "command_hooks_context", Hooks: []sdk.Hook{sdk.MessageLoopPromptsAfter(x)}, Order: Order, InjectsPrompt: true, Reads: []sdk.KeyRef{contextKey()},
 		Description: "Adds the context the SessionStart command hooks gave to the prompt."}
 }
 

@@ -20,7 +20,7 @@ import (
 type transcript struct{ b *Bridge }
 
 func (t transcript) Spec() sdk.Spec {
-	return sdk.Spec{Name: "command_hooks_transcript", Order: 10000,
+	return sdk.Spec{Name: "command_hooks_transcript", Hooks: []sdk.Hook{sdk.HistAddBefore(t)}, Order: 10000,
 		Description: "Writes the session's JSONL transcript that command hooks read (transcript_path)."}
 }
 
