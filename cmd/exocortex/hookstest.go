@@ -134,7 +134,7 @@ func runHookTest(ctx context.Context, b *cmdhooks.Bridge, event string, payload 
 			if err != nil {
 				rows[i].Failure = err.Error()
 				var f *cmdhooks.Failure
-				if errorsAs(err, &f) {
+				if errors.As(err, &f) {
 					rows[i].Kind = string(f.Kind)
 				}
 				// As in a session: a blocking event fails closed.
@@ -204,5 +204,3 @@ func describeDecision(d *decisionReport) string {
 	}
 	return s
 }
-
-func errorsAs(err error, target **cmdhooks.Failure) bool { return errors.As(err, target) }

@@ -164,10 +164,10 @@ func runLint(ctx context.Context, out, errOut io.Writer, f lintFlags) (int, erro
 		}
 	}
 
-	findings := lint.Check(in)
 	if !f.builtinsOnly {
-		findings = append(findings, hookFindings(a.cfg.CommandHooksSettings(a.home, wd), wd)...)
+		in.CommandHooks = hookProblems(a.cfg.CommandHooksSettings(a.home, wd), wd)
 	}
+	findings := lint.Check(in)
 	if f.json {
 		err = lint.WriteJSON(out, findings)
 	} else {
@@ -350,26 +350,25 @@ func writeFileAtomic(path string, data []byte) error {
 	return nil
 }
 
-// hookFindings are the lint's findings about the command hooks
-// (docs/command-hooks.md): EXO141 for a hook that cannot run, EXO142 for a
-// configuration that cannot be used in full.
-func hookFindings(s toolsettings.CommandHooks, project string) []lint.Finding {
+// hookProblems are the command hooks' problems for the lint
+// (docs/command-hooks.md): a hook that cannot run (EXO141), a configuration
+// that cannot be used in full (EXO142).
+func hookProblems(s toolsettings.CommandHooks, project string) []lint.CommandHookProblem {
 	hooks, probs := cmdhooks.Load(s.Files)
-	var out []lint.Finding
+	var out []lint.CommandHookProblem
 	for _, h := range hooks {
 		if p := cmdhooks.Check(h, project); p != "" {
-			out = append(out, lint.Finding{Code: "EXO141", Severity: lint.Error, Plugin: cmdhooks.PluginName, Extension: h.Ext(), File: h.File,
+			out = append(out, lint.CommandHookProblem{Extension: h.Ext(), File: h.File, CannotRun: true,
 				Message: fmt.Sprintf("command hook %s (%s) cannot run: %s", h.Ext(), h.Where(), p),
 				Fix:     "create the script or chmod +x it, or remove the entry"})
 		}
 	}
 	for _, p := range probs {
-		out = append(out, lint.Finding{Code: "EXO142", Severity: lint.Warning, Plugin: cmdhooks.PluginName, File: p.File, Message: p.String(),
-			Fix: "fix the file (docs/command-hooks.md)"})
+		out = append(out, lint.CommandHookProblem{File: p.File, Message: p.String(), Fix: "fix the file (docs/command-hooks.md)"})
 	}
 	for _, f := range s.Skipped {
-		out = append(out, lint.Finding{Code: "EXO142", Severity: lint.Warning, Plugin: cmdhooks.PluginName, File: f.Path,
-			Message: fmt.Sprintf("the command hooks in %s are not run: the project is not trusted", f.Path), Fix: "exocortex trust " + project})
+		out = append(out, lint.CommandHookProblem{File: f.Path, Message: fmt.Sprintf("the command hooks in %s are not run: the project is not trusted", f.Path),
+			Fix: "exocortex trust " + project})
 	}
 	return out
 }

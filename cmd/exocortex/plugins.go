@@ -51,8 +51,8 @@ func newPluginsCmd() *cobra.Command {
 			// The command hooks that cannot run or be read (the lint's
 			// EXO141 and EXO142): the plugin serves the others.
 			if len(names) == 0 || slices.Contains(names, cmdhooks.PluginName) {
-				for _, f := range hookFindings(a.cfg.CommandHooksSettings(a.home, cwd()), cwd()) {
-					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %s (%s)\n", f.Code, f.Message, f.Fix)
+				for _, p := range hookProblems(a.cfg.CommandHooksSettings(a.home, cwd()), cwd()) {
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s (%s)\n", p.Message, p.Fix)
 				}
 			}
 			if asJSON {
