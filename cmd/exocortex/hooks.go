@@ -69,7 +69,7 @@ func hookRows(b *cmdhooks.Bridge) []hookRow {
 	rows := make([]hookRow, 0, len(b.Hooks))
 	for _, h := range b.Hooks {
 		on := "reported"
-		if h.Event == cmdhooks.PreToolUse {
+		if h.Blocking() {
 			on = "fails closed"
 			if h.FailOpen {
 				on = "fails open"

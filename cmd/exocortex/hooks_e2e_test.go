@@ -214,6 +214,14 @@ func TestCommandHooksEndToEnd(t *testing.T) {
 					t.Errorf("the missing script is not reported on stderr and in --json:\n%s", r.stderr)
 				}
 			}},
+		{"a UserPromptSubmit hook that cannot run holds the message back (fails closed)",
+			hookRun{files: map[string]string{"~/.claude/settings.json": claudeHooks("UserPromptSubmit", "", "$DIR/absent.sh", "")},
+				script: hookAnswer("ok", "blocked by command hook hook_claude_user_prompt_submit_1: the hook could not run")},
+			func(t *testing.T, r hookRunResult) {
+				if !r.reported("the operator's message was held back") {
+					t.Error("the held-back message is not reported")
+				}
+			}},
 		{"fail_open: a missing script lets the command run, and is reported",
 			hookRun{files: map[string]string{"~/.claude/settings.json": claudeHooks("PreToolUse", "Bash", "$DIR/absent.sh", `, "fail_open": true`)},
 				script: hookShell("echo RAN-OK") + hookAnswer("ok", "RAN-OK")},

@@ -47,9 +47,11 @@ var supported = map[string]string{
 	SessionStart: "agent_init", SessionEnd: "(plugin close)",
 }
 
-// blocking are the events whose hooks can stop what they precede: a hook
-// there that cannot run stops it (fails closed) unless it is fail_open.
-var blocking = map[string]bool{PreToolUse: true, UserPromptSubmit: true, Stop: true, SubagentStop: true}
+// blocking are the events whose hooks guard what they precede: a hook there
+// that cannot run stops it (fails closed) unless it is fail_open. A Stop
+// hook that cannot run is reported and the monologue ends: going on would
+// not make it run.
+var blocking = map[string]bool{PreToolUse: true, UserPromptSubmit: true}
 
 // Hook is one command hook read from a configuration file.
 type Hook struct {

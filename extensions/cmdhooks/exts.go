@@ -168,7 +168,13 @@ func (p prompt) HistAddBefore(ctx context.Context, c *sdk.Call, req *exocortexv1
 	// Gemini CLI): every hook runs for every prompt.
 	d, err := p.b.run(ctx, c, p.h, map[string]any{"prompt": m.GetContent()})
 	if err != nil {
-		return nil, err
+		if p.h.FailOpen {
+			return nil, err // reported by the host; the message goes in as it is
+		}
+		// Fails closed: the message is not acted on, and the operator and
+		// the model are told why.
+		warn(c, err.Error()+"; the operator's message was held back (the hook fails closed)")
+		d = Decision{Block: true, Reason: "the hook could not run (" + err.Error() + ")"}
 	}
 	switch {
 	case d.Block || d.Halt:
@@ -272,10 +278,10 @@ func (startContext) MessageLoopPromptsAfter(_ context.Context, c *sdk.Call, _ *e
 // closedOrOpen says what a failure of h does.
 func closedOrOpen(h Hook) string {
 	switch {
-	case h.Event != PreToolUse:
+	case !h.Blocking():
 		return " and is reported"
 	case h.FailOpen:
 		return " open (fail_open): the call goes ahead"
 	}
-	return " closed: the tool call is stopped"
+	return " closed: the action it guards is stopped"
 }
