@@ -25,7 +25,8 @@ func newHooksTestCmd() *cobra.Command {
 such as PreToolUse, or a Gemini CLI one such as BeforeTool) whose matcher
 selects the payload's tool_name (in any tool's terms: Bash, run_shell_command,
 Read, read_file, ...; each hook gets its own tool's name) on the payload in
-FILE ("-": stdin), as a session would: the hooks that match run at once, and
+FILE ("-": stdin). The hooks that match run at once (a session runs them one
+after another, each seeing the input the earlier ones left), and
 their results combine in their order (a block wins, contexts join in order,
 input changes apply in order). It shows each hook's result and the combined
 decision, and exits 1 when a hook could not run or answer.`,
