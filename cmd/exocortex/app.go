@@ -21,6 +21,7 @@ import (
 	"github.com/exocortex/exocortex/lint"
 	"github.com/exocortex/exocortex/memory"
 	"github.com/exocortex/exocortex/prompts"
+	"github.com/exocortex/exocortex/replay"
 	"github.com/exocortex/exocortex/secrets"
 )
 
@@ -55,6 +56,8 @@ type app struct {
 	// retried, when set, is told of each retried model request instead of
 	// notify (the terminal session shows them in its status line).
 	retried func(llm.Retry)
+	// recorders record the sessions held, for `exocortex replay` (record.go).
+	recorders map[string]*replay.Recorder
 }
 
 // setNotify sets where notices go.
@@ -98,6 +101,7 @@ func (a *app) promptDirs(projectDir string) []string {
 }
 
 func (a *app) close() {
+	a.closeRecorders()
 	if a.logFile != nil {
 		a.logFile.Close()
 	}

@@ -62,6 +62,7 @@ func newRootCmd() *cobra.Command {
 		newSleepCmd(),
 		newSecretsCmd(),
 		newConfigCmd(),
+		newReplayCmd(),
 		newHooksCmd(),
 	)
 	// Without a subcommand: the operator's terminal session (session.go).

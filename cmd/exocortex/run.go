@@ -34,6 +34,8 @@ type agentFlags struct {
 	emitContext bool
 	// allowWiringErrors starts plugins with wiring-lint errors anyway.
 	allowWiringErrors bool
+	// record adds each request and tool result to the events (run --json).
+	record bool
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
@@ -131,6 +133,11 @@ func (a *app) start(ctx context.Context, f *agentFlags, sessionName string, obse
 	opts := a.agentOptions(r.host, r.llm, prompts.NewLoader(dirs...), r.model)
 	opts.Session, opts.ApprovalMode, opts.Approver, opts.Observer = r.session, mode, approver, observer
 	opts.EmitContext = f.emitContext
+	opts.RecordRequests = f.record
+	if err := a.record(&opts); err != nil {
+		r.close()
+		return nil, err
+	}
 	r.agent, err = loop.New(opts)
 	if err != nil {
 		r.close()
@@ -216,7 +223,7 @@ is a context event with the state of the context window (as /context shows it).`
 				}
 			}
 			ctx := cmd.Context()
-			f.emitContext = showContext
+			f.emitContext, f.record = showContext, asJSON
 			staged := filepath.Join(a.home, staging.InboxFile)
 			quarantinedBefore := 0
 			if !asJSON {

@@ -81,6 +81,12 @@ type Options struct {
 	NoBatching bool
 	// EmitContext adds the ACP context object to hook events.
 	EmitContext bool
+	// RecordRequests adds what a replay needs to the events: each request
+	// (EventRequest) and each tool's own result (EventToolExecuted).
+	RecordRequests bool
+	// ToolExecutor, when set, is asked for a tool's result before the tool
+	// runs (a replay serves the recorded one); nil from it runs the tool.
+	ToolExecutor ToolExecutor
 	// TimeBudgets are the hooks' time budgets (timebudget.go).
 	TimeBudgets TimeBudgets
 	Logger      *slog.Logger

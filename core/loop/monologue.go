@@ -476,6 +476,7 @@ func (a *Agent) callModel(ctx context.Context, t *turn, p assembled) (llm.Reply,
 		Type: EventLLMReply, Iteration: t.iteration, Text: r.Content,
 		PromptTokens: r.Usage.PromptTokens, OutputTokens: r.Usage.OutputTokens,
 		TokensPerSec: r.Usage.TokensPerSecond(), ContextFill: r.Usage.ContextFill(),
+		NativeCalls: nativeCalls(r.ToolCalls),
 	})
 	var calls []*exocortexv1.ToolCall
 	for _, tc := range r.ToolCalls {

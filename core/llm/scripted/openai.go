@@ -168,6 +168,13 @@ func (s *OpenAIServer) Remaining() int {
 	return len(s.script.Replies) - s.next
 }
 
+// Seek makes reply i the next one served (see Server.Seek).
+func (s *OpenAIServer) Seek(i int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.next = max(0, min(i, len(s.script.Replies)))
+}
+
 func (s *OpenAIServer) take(req OpenAIRequest) (Reply, int, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -457,6 +464,7 @@ type Running interface {
 	EmbedModel() string
 	Failures() []error
 	Remaining() int
+	Seek(i int)
 	Close() error
 }
 

@@ -159,6 +159,14 @@ func (s *Server) Remaining() int {
 	return len(s.script.Replies) - s.next
 }
 
+// Seek makes reply i the next one served, clamped to the script: a replay
+// that stopped a turn early skips the replies that no longer fit.
+func (s *Server) Seek(i int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.next = max(0, min(i, len(s.script.Replies)))
+}
+
 // errorBody is Ollama's error shape.
 type errorBody struct {
 	Error string `json:"error"`
