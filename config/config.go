@@ -101,6 +101,9 @@ type Config struct {
 	// Claude Desktop and Cursor write it (a relative path starts at the home);
 	// mcp_servers entries of the same name win.
 	MCPServersFile string `yaml:"mcp_servers_file"`
+	// CommandHooks configures the bridge that runs Claude Code, Gemini CLI and
+	// Codex hook scripts (docs/command-hooks.md).
+	CommandHooks toolsettings.CommandHooks `yaml:"command_hooks"`
 	// Serve configures `exocortex serve`, the HTTP server (docs/api.md).
 	Serve Serve `yaml:"serve"`
 }

@@ -10,6 +10,8 @@ func fieldDoc(typeField string) string {
 		return "Approval is the approval mode: default, auto-edit or yolo."
 	case "config.Config.Checksums":
 		return "Checksums pins plugins by name to the hex SHA-256 of their executable."
+	case "config.Config.CommandHooks":
+		return "CommandHooks configures the bridge that runs Claude Code, Gemini CLI and Codex hook scripts (docs/command-hooks.md)."
 	case "config.Config.DisabledExtensions":
 		return "DisabledExtensions are not run; EnabledExtensions turns on ones shipped disabled."
 	case "config.Config.EmbedModel":
@@ -174,6 +176,16 @@ func fieldDoc(typeField string) string {
 		return "Timeout bounds one call; the command's processes are killed when it passes (default 60s). Keep it below timeouts.tool: the host kills the whole plugin at that deadline, and the tool shortens its own timeout to fit inside it."
 	case "toolsettings.CodeExecution.WorkDir":
 		return "WorkDir is where a new session's shell starts (default the project directory)."
+	case "toolsettings.CommandHooks.Files":
+		return "Files are the hook configurations to read, in their order (filled in by the host: the user's always, a project's when it is trusted)."
+	case "toolsettings.CommandHooks.MaxOutputBytes":
+		return "MaxOutputBytes bounds what one hook run may print on stdout and on stderr (default 1 MiB); a hook over it is reported, and its output is not used (a blocking event fails closed), never cut silently."
+	case "toolsettings.CommandHooks.Off":
+		return "Off turns the bridge off: no hook configuration is read."
+	case "toolsettings.CommandHooks.Skipped":
+		return "Skipped are the project's configurations that exist but were not read, because the project is not trusted (`exocortex trust`)."
+	case "toolsettings.CommandHooks.StopContinues":
+		return "StopContinues caps how many times Stop hooks (and Gemini's AfterAgent) may keep one monologue going after its final response (default 3)."
 	case "toolsettings.Confinement.Off":
 		return "Off is tools.sandbox.UNSAFE_disable_sandbox."
 	case "toolsettings.Confinement.Policy":
@@ -232,6 +244,8 @@ func fieldDoc(typeField string) string {
 		return "WritePaths are more directories the sandboxed processes may write beneath (relative to the project directory; ~ is the home directory)."
 	case "toolsettings.Tools.CodeExecution":
 		return "CodeExecution is code_execution's, with the sandbox its shells run in."
+	case "toolsettings.Tools.CommandHooks":
+		return "CommandHooks is the command-hook bridge's (commandhooks.go)."
 	case "toolsettings.Tools.Data":
 		return "Data is data_analyze's and data_visualize's, with their sandbox."
 	case "toolsettings.Tools.Editor":

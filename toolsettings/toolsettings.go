@@ -42,6 +42,8 @@ type Tools struct {
 	// mcp_servers_file, an entry without command or url), by server name or
 	// file.
 	MCPProblems []string `json:"mcp_problems,omitempty"`
+	// CommandHooks is the command-hook bridge's (commandhooks.go).
+	CommandHooks *CommandHooks `json:"command_hooks,omitempty"`
 	// CodeExecution is code_execution's, with the sandbox its shells run in.
 	CodeExecution *CodeExecution `json:"code_execution,omitempty"`
 	// Data is data_analyze's and data_visualize's, with their sandbox.

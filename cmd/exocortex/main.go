@@ -64,6 +64,7 @@ func newRootCmd() *cobra.Command {
 		newConfigCmd(),
 		newReplayCmd(),
 		newMCPCmd(),
+		newHooksCmd(),
 	)
 	// Without a subcommand: the operator's terminal session (session.go).
 	setSessionCmd(root)

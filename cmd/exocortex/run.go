@@ -198,6 +198,11 @@ is a context event with the state of the context window (as /context shows it).`
 			if asJSON {
 				observer = enc.event
 				a.setNotify(func(msg string) { enc.event(loop.Event{Type: loop.EventNotice, Text: msg}) })
+				// The host's failure reports (a crash, a command hook's
+				// warning) as notices, named by their kind.
+				a.failureEvents = func(e host.Event, line string) {
+					enc.event(loop.Event{Type: loop.EventNotice, Plugin: e.Plugin, Extension: e.Extension, Hook: e.Hook, Code: e.Kind, Text: line})
+				}
 			} else {
 				a.setNotify(func(msg string) { fmt.Fprintln(cmd.ErrOrStderr(), "notice:", msg) })
 				// The model's reasoning is one folded line on stderr per
@@ -355,6 +360,7 @@ func (a *app) agentOptions(h *host.Host, client llm.Provider, loader *prompts.Lo
 	return loop.Options{
 		Host: h, LLM: client, Prompts: loader, Model: model,
 		NumCtx: a.cfg.NumCtx, MaxNumCtx: a.cfg.MaxNumCtx, MaxIterations: a.cfg.MaxIterations, UnusableLimit: a.cfg.UnusableLimit,
+		MaxResumes:   a.cfg.CommandHooks.WithDefaults().StopContinues,
 		UtilityModel: a.cfg.UtilityModel, CompressTimeout: time.Duration(a.cfg.Timeouts.Compress), FullToolDocs: a.cfg.FullToolDocs,
 		PersistentState: filepath.Join(a.home, "state.json"), Logger: a.log,
 		ToolTimeout: time.Duration(a.cfg.Timeouts.Tool), ToolTimeouts: durations(a.cfg.Timeouts.Tools),

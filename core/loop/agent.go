@@ -45,6 +45,9 @@ type Options struct {
 	FullToolDocs bool
 	// MaxIterations bounds one monologue (25 when 0).
 	MaxIterations int
+	// MaxResumes bounds how many times message_loop_end's resume may keep one
+	// monologue going after its final response (3 when 0; -1: never).
+	MaxResumes int
 	// UnusableLimit stops a monologue after this many unusable replies in a row
 	// (misformatted, repeated, empty); 5 when 0, which leaves the supervisor room
 	// for its three tiers of intervention first.
@@ -155,6 +158,9 @@ func New(opts Options) (*Agent, error) {
 	}
 	if opts.MaxIterations == 0 {
 		opts.MaxIterations = 25
+	}
+	if opts.MaxResumes == 0 {
+		opts.MaxResumes = 3
 	}
 	if opts.UnusableLimit == 0 {
 		opts.UnusableLimit = 5

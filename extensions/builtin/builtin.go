@@ -38,6 +38,7 @@ import (
 	"github.com/exocortex/exocortex/extensions/agenttools"
 	"github.com/exocortex/exocortex/extensions/belief"
 	"github.com/exocortex/exocortex/extensions/boundary"
+	"github.com/exocortex/exocortex/extensions/cmdhooks"
 	"github.com/exocortex/exocortex/extensions/codeexec"
 	"github.com/exocortex/exocortex/extensions/datatools"
 	"github.com/exocortex/exocortex/extensions/diagnosis"
@@ -190,6 +191,9 @@ func Plugins() map[string]sdk.Plugin {
 		},
 		// Without servers to start: the plugin as listed; Plugin starts them.
 		MCPPlugin: mcpPlugin(mcpclient.Connect(context.Background(), nil, mcpclient.Options{})),
+		// The command hooks of Claude Code, Gemini CLI and Codex
+		// (extensions/cmdhooks), read from the files the host names.
+		cmdhooks.PluginName: cmdhooks.FromEnv(os.Getenv).Plugin(Version),
 		"cognition": {
 			Name: "cognition", Version: Version,
 			Extensions: []sdk.Extension{

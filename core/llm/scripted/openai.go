@@ -262,6 +262,13 @@ func (s *OpenAIServer) chat(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
+	if reply.ExpectInRequest != "" && !slices.ContainsFunc(req.Messages, func(m OpenAIMessage) bool { return strings.Contains(string(m.Content), reply.ExpectInRequest) }) {
+		err := fmt.Errorf("scripted model: %s: expected a message of the request to contain %q; none did", s.script.where(i), reply.ExpectInRequest)
+		s.fail(err)
+		openAIError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+		return
+	}
+
 	id := fmt.Sprintf("chatcmpl-scripted-%d", i)
 	created := time.Now().Unix()
 	prompt := 0

@@ -261,6 +261,14 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
+	if reply.ExpectInRequest != "" && !slices.ContainsFunc(req.Messages, func(m api.Message) bool { return strings.Contains(m.Content, reply.ExpectInRequest) }) {
+		err := fmt.Errorf("scripted model: %s: expected a message of the request to contain %q; none did (last user message %q)",
+			s.script.where(i), reply.ExpectInRequest, clip(lastUserText(req.Messages), 300))
+		s.fail(err)
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+
 	promptTokens := countTokens(req.Messages, s.script.BytesPerToken)
 	if n := numCtx(req.Options); n > 0 && promptTokens > n {
 		promptTokens = n // Ollama, too, keeps only what fits the window.
