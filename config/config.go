@@ -89,6 +89,42 @@ type Config struct {
 	// Tools configures the built-in tools (config/tools.go); the tool plugins
 	// load it themselves with LoadTools.
 	Tools Tools `yaml:"tools"`
+	// Serve configures `exocortex serve`, the HTTP server (docs/api.md).
+	Serve Serve `yaml:"serve"`
+}
+
+// Serve is the serve: section: `exocortex serve`'s address, API keys and limits.
+//
+//	serve:
+//	  addr: 127.0.0.1:8765
+//	  api_key: …            # admin; better in EXOCORTEX_API_KEY
+//	  agent_key: …          # chat, read and search only
+type Serve struct {
+	// Addr is the address serve listens on; an address other than loopback
+	// needs api_key or agent_key.
+	Addr string `yaml:"addr" env:"EXOCORTEX_SERVE_ADDR"`
+	// APIKey is the key with the admin role (chat, read, search, write,
+	// delete, register tools, approve), sent as X-API-KEY or Authorization:
+	// Bearer. With no key, serve listens on loopback only and every local
+	// caller is an admin.
+	APIKey string `yaml:"api_key" env:"EXOCORTEX_API_KEY" secret:"true"`
+	// AgentKey is the key with the agent role: chat, read and search.
+	AgentKey string `yaml:"agent_key" env:"EXOCORTEX_AGENT_KEY" secret:"true"`
+	// MaxBodyBytes bounds a request body (attachments included).
+	MaxBodyBytes int `yaml:"max_body_bytes" check:"positive"`
+	// RequestTimeout bounds a request (a whole turn of api_message), except
+	// streamed answers.
+	RequestTimeout Duration `yaml:"request_timeout" check:"positive"`
+	// RatePerSecond and RateBurst are each key's rate limit: requests a
+	// second, and at once after a quiet spell.
+	RatePerSecond int `yaml:"rate_per_second" check:"positive"`
+	RateBurst     int `yaml:"rate_burst" check:"positive"`
+	// ShutdownTimeout is how long running turns may take to finish when serve
+	// is stopped.
+	ShutdownTimeout Duration `yaml:"shutdown_timeout" check:"positive"`
+	// ApprovalTimeout is how long a held tool call of a served session waits
+	// for POST /api/v1/approvals/{id} before it is refused.
+	ApprovalTimeout Duration `yaml:"approval_timeout" check:"positive"`
 }
 
 // OllamaProvider is the ollama: section.
@@ -204,6 +240,8 @@ func Default() Config {
 		Timeouts:      Timeouts{Default: Duration(10 * time.Second), Tool: Duration(2 * time.Minute), Compress: Duration(20 * time.Second)},
 		Approval:      "default",
 		IdleSleep:     Duration(10 * time.Minute),
+		Serve: Serve{Addr: "127.0.0.1:8765", MaxBodyBytes: 8 << 20, RequestTimeout: Duration(10 * time.Minute),
+			RatePerSecond: 20, RateBurst: 40, ShutdownTimeout: Duration(30 * time.Second), ApprovalTimeout: Duration(5 * time.Minute)},
 	}
 }
 

@@ -42,6 +42,8 @@ func fieldDoc(typeField string) string {
 		return "Python is the interpreter `plugins port` writes into a ported Agent Zero tree's plugin.json, and checks the tree against (\"\": Debian's /usr/bin/python3, which has the SDK's gRPC packages). A plugin's own plugin.json names its interpreter; this is the default for new ports."
 	case "config.Config.Secrets":
 		return "Secrets are the credentials the agent's tools may use and the model never sees, by name, each with its source: {env: VAR}, {file: PATH} (mode 0600) or {keyring: NAME} (package secrets, docs/secrets.md)."
+	case "config.Config.Serve":
+		return "Serve configures `exocortex serve`, the HTTP server (docs/api.md)."
 	case "config.Config.TimeBudgets":
 		return "TimeBudgets are the hooks' time budgets: an extension over its budget is reported, and a stream extension that keeps exceeding it is not called for the rest of the monologue."
 	case "config.Config.Tools":
@@ -90,6 +92,24 @@ func fieldDoc(typeField string) string {
 		return "Kind is OriginDefault, OriginFile, OriginEnv or OriginFlag."
 	case "config.PluginSettings.Tools":
 		return "Tools are the built-in tools' settings, from the tools: section resolved at the home (ToolsAt), so that the tool plugins need not read config.yaml."
+	case "config.Serve.APIKey":
+		return "APIKey is the key with the admin role (chat, read, search, write, delete, register tools, approve), sent as X-API-KEY or Authorization: Bearer. With no key, serve listens on loopback only and every local caller is an admin."
+	case "config.Serve.Addr":
+		return "Addr is the address serve listens on; an address other than loopback needs api_key or agent_key."
+	case "config.Serve.AgentKey":
+		return "AgentKey is the key with the agent role: chat, read and search."
+	case "config.Serve.ApprovalTimeout":
+		return "ApprovalTimeout is how long a held tool call of a served session waits for POST /api/v1/approvals/{id} before it is refused."
+	case "config.Serve.MaxBodyBytes":
+		return "MaxBodyBytes bounds a request body (attachments included)."
+	case "config.Serve.RateBurst":
+		return "RatePerSecond and RateBurst are each key's rate limit: requests a second, and at once after a quiet spell."
+	case "config.Serve.RatePerSecond":
+		return "RatePerSecond and RateBurst are each key's rate limit: requests a second, and at once after a quiet spell."
+	case "config.Serve.RequestTimeout":
+		return "RequestTimeout bounds a request (a whole turn of api_message), except streamed answers."
+	case "config.Serve.ShutdownTimeout":
+		return "ShutdownTimeout is how long running turns may take to finish when serve is stopped."
 	case "config.TimeBudgets.Hooks":
 		return "Hooks overrides the budget per hook name."
 	case "config.TimeBudgets.Iteration":

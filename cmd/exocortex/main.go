@@ -54,6 +54,7 @@ func newRootCmd() *cobra.Command {
 		newRunCmd(),
 		newPluginsCmd(),
 		newPluginServeCmd(),
+		newHTTPServeCmd(),
 		newMemoryCmd(),
 		newLintCmd(),
 		newDevCmd(),

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -67,6 +68,13 @@ type Approver interface {
 	Approve(ctx context.Context, req Approval) (Decision, error)
 }
 
+// Refused is an Approver's error for a call refused with a reason the model
+// should be given as it is (an operator's reason, a deadline that passed),
+// rather than as a failed approval.
+type Refused struct{ Reason string }
+
+func (r *Refused) Error() string { return r.Reason }
+
 // ApproverFunc adapts a function to Approver.
 type ApproverFunc func(ctx context.Context, req Approval) (Decision, error)
 
@@ -103,6 +111,10 @@ func (a *Agent) decide(ctx context.Context, req Approval) (Decision, string) {
 		return Deny, "no operator to ask (run interactively, or choose --approval yolo)"
 	}
 	d, err := a.opts.Approver.Approve(ctx, req)
+	var refused *Refused
+	if errors.As(err, &refused) {
+		return Deny, refused.Reason
+	}
 	if err != nil {
 		return Deny, "the approval failed: " + err.Error()
 	}

@@ -1,0 +1,236 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/exocortex/exocortex/core/loop"
+	"github.com/exocortex/exocortex/core/session"
+)
+
+// DefaultLifetime is how long a session stays open while idle (Agent Zero's
+// lifetime_hours default, 24).
+const DefaultLifetime = 24 * time.Hour
+
+// Errors of the manager, for the surfaces to answer with.
+var (
+	// ErrNotFound: no session of that name, open or on disk.
+	ErrNotFound = errors.New("no such session")
+	// ErrProfile: the session already runs another agent profile.
+	ErrProfile = errors.New("the session runs another agent profile")
+	// ErrClosed: the manager is closing.
+	ErrClosed = errors.New("the server is shutting down")
+)
+
+// AgentSpec is what a session's agent is built from.
+type AgentSpec struct {
+	Session  *session.Session
+	Approver loop.Approver
+	Observer func(loop.Event)
+	// Profile is the agent profile asked for ("" for the default).
+	Profile string
+}
+
+// NewAgent builds a session's agent (cmd/exocortex builds it as `run` does).
+type NewAgent func(ctx context.Context, spec AgentSpec) (*loop.Agent, error)
+
+// Options configure a Manager.
+type Options struct {
+	// Dir is the sessions directory ($EXOCORTEX_HOME/sessions).
+	Dir      string
+	NewAgent NewAgent
+	// Approvals receives the held tool calls (NewApprovals(0) when nil).
+	Approvals *Approvals
+	Logger    *slog.Logger
+}
+
+// Manager keeps the open sessions. It is safe for concurrent use.
+type Manager struct {
+	opts Options
+	log  *slog.Logger
+
+	mu     sync.Mutex
+	live   map[string]*Live
+	closed bool
+}
+
+// NewManager returns a manager of the sessions under opts.Dir.
+func NewManager(opts Options) *Manager {
+	if opts.Approvals == nil {
+		opts.Approvals = NewApprovals(0)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Manager{opts: opts, log: opts.Logger, live: map[string]*Live{}}
+}
+
+// Approvals is the registry of the sessions' held tool calls.
+func (m *Manager) Approvals() *Approvals { return m.opts.Approvals }
+
+// Live is an open session: its agent, log and files.
+type Live struct {
+	name    string
+	m       *Manager
+	sess    *session.Session
+	agent   *loop.Agent
+	log     *Log
+	profile string
+	// turn holds one token: a monologue takes it, so they run one at a time.
+	turn chan struct{}
+
+	mu        sync.Mutex
+	listeners map[int]func(loop.Event)
+	nextL     int
+	cancel    context.CancelFunc // the running turn's
+	expires   time.Time
+}
+
+// Name is the session's name (Agent Zero's context_id).
+func (l *Live) Name() string { return l.name }
+
+// Log is the session's log.
+func (l *Live) Log() *Log { return l.log }
+
+// Agent is the session's agent (for the host's services; never run it
+// outside Run).
+func (l *Live) Agent() *loop.Agent { return l.agent }
+
+// FilesDir is the session's own directory of files: the attachments of its
+// messages. It may not exist yet.
+func (l *Live) FilesDir() string { return FilesDir(l.m.opts.Dir, l.name) }
+
+// FilesDir is the files directory of session name under dir.
+func FilesDir(dir, name string) string { return filepath.Join(dir, name+".files") }
+
+func (m *Manager) exists(name string) bool {
+	_, err := os.Stat(filepath.Join(m.opts.Dir, name+".jsonl"))
+	return err == nil
+}
+
+// Open returns the open session name, opening it (from disk, or new when
+// create is set) when it is not. profile, when set, must be the session's.
+func (m *Manager) Open(ctx context.Context, name string, create bool, profile string) (*Live, error) {
+	if err := session.ValidateName(name); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	if l := m.live[name]; l != nil {
+		if profile != "" && l.profile != "" && profile != l.profile {
+			return nil, fmt.Errorf("session %s runs profile %q, not %q: %w", name, l.profile, profile, ErrProfile)
+		}
+		return l, nil
+	}
+	if !create && !m.exists(name) {
+		return nil, fmt.Errorf("session %q: %w", name, ErrNotFound)
+	}
+	s, err := session.Open(ctx, m.opts.Dir, name)
+	if err != nil {
+		return nil, err
+	}
+	l := &Live{name: name, m: m, sess: s, log: newLog(), profile: profile, turn: make(chan struct{}, 1),
+		listeners: map[int]func(loop.Event){}, expires: time.Now().Add(DefaultLifetime)}
+	l.log.fromHistory(s.History())
+	approver := m.opts.Approvals.approver(name, func(p Pending) {
+		l.log.add("info", "Approval needed for "+p.Tool, p.Action, map[string]any{"approval_id": p.ID, "reason": p.Reason, "deadline": p.Deadline}, 0)
+		l.emit(loop.Event{Type: loop.EventNotice, Time: time.Now(), Tool: p.Tool, Text: "waiting for approval " + p.ID + " of " + p.Tool})
+	})
+	agent, err := m.opts.NewAgent(ctx, AgentSpec{Session: s, Approver: approver, Observer: l.observe, Profile: profile})
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("starting the agent of session %q: %w", name, err)
+	}
+	l.agent = agent
+	m.live[name] = l
+	m.log.Info("serve: session opened", "session", name)
+	return l, nil
+}
+
+// BySessionID finds the open session whose agent has the ACP session id
+// (the host's services route a plugin's call to its agent with it).
+func (m *Manager) BySessionID(id string) *Live {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, l := range m.live {
+		if l.agent.SessionID() == id {
+			return l
+		}
+	}
+	return nil
+}
+
+// Get returns the open session name, or opens it from disk; ErrNotFound when
+// there is none.
+func (m *Manager) Get(ctx context.Context, name string) (*Live, error) {
+	return m.Open(ctx, name, false, "")
+}
+
+func (l *Live) observe(e loop.Event) {
+	l.log.observe(e)
+	l.emit(e)
+}
+
+func (l *Live) emit(e loop.Event) {
+	l.mu.Lock()
+	fns := make([]func(loop.Event), 0, len(l.listeners))
+	for _, fn := range l.listeners {
+		fns = append(fns, fn)
+	}
+	l.mu.Unlock()
+	for _, fn := range fns {
+		fn(e)
+	}
+}
+
+// listen adds fn to the session's listeners until the returned func is called.
+func (l *Live) listen(fn func(loop.Event)) func() {
+	if fn == nil {
+		return func() {}
+	}
+	l.mu.Lock()
+	id := l.nextL
+	l.nextL++
+	l.listeners[id] = fn
+	l.mu.Unlock()
+	return func() {
+		l.mu.Lock()
+		delete(l.listeners, id)
+		l.mu.Unlock()
+	}
+}
+
+// Touch keeps the session open for lifetime from now (DefaultLifetime when 0).
+func (l *Live) Touch(lifetime time.Duration) {
+	if lifetime <= 0 {
+		lifetime = DefaultLifetime
+	}
+	l.mu.Lock()
+	l.expires = time.Now().Add(lifetime)
+	l.mu.Unlock()
+}
+
+// Busy reports whether a monologue runs.
+func (l *Live) Busy() bool { return len(l.turn) == 1 }
+
+// Each calls fn with every open session.
+func (m *Manager) Each(fn func(*Live)) {
+	m.mu.Lock()
+	live := make([]*Live, 0, len(m.live))
+	for _, l := range m.live {
+		live = append(live, l)
+	}
+	m.mu.Unlock()
+	for _, l := range live {
+		fn(l)
+	}
+}

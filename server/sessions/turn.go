@@ -1,0 +1,238 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/exocortex/exocortex/core/loop"
+	"github.com/exocortex/exocortex/core/session"
+)
+
+// Attachment is a file sent with a message.
+type Attachment struct {
+	Filename string
+	Data     []byte
+}
+
+// Turn is one message to a session's agent.
+type Turn struct {
+	// Session names the session; "" starts a new one (its name is returned).
+	Session string
+	// Create opens the session new when it does not exist; without it an
+	// unknown session is ErrNotFound.
+	Create      bool
+	Message     string
+	Attachments []Attachment
+	// Lifetime keeps the session open while idle (DefaultLifetime when 0).
+	Lifetime time.Duration
+	Profile  string
+	// OnEvent is told of the turn's loop events (approvals waiting included).
+	OnEvent func(loop.Event)
+	// Before, when set, is called with the open session before the turn
+	// waits for its place (to say which session it is, at once).
+	Before func(*Live)
+}
+
+// Run runs t's monologue, after any running in the same session, and
+// returns the session's name and the result. A monologue the loop stopped
+// returns its result with a *loop.StopError.
+func (m *Manager) Run(ctx context.Context, t Turn) (string, *loop.Result, error) {
+	name := t.Session
+	if name == "" {
+		name, t.Create = session.NewName(time.Now()), true
+	}
+	l, err := m.Open(ctx, name, t.Create, t.Profile)
+	if err != nil {
+		return name, nil, err
+	}
+	l.Touch(t.Lifetime)
+	if t.Before != nil {
+		t.Before(l)
+	}
+	text := t.Message
+	if len(t.Attachments) > 0 {
+		paths, err := l.saveAttachments(t.Attachments)
+		if err != nil {
+			return name, nil, err
+		}
+		text += "\n\nAttached files (in this session's files directory):\n- " + strings.Join(paths, "\n- ")
+	}
+	select {
+	case l.turn <- struct{}{}:
+	case <-ctx.Done():
+		return name, nil, fmt.Errorf("waiting for the running turn of session %s: %w", name, ctx.Err())
+	}
+	defer func() { <-l.turn }()
+	stop := l.listen(t.OnEvent)
+	defer stop()
+	turnCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	l.mu.Lock()
+	l.cancel = cancel
+	l.mu.Unlock()
+	l.log.add("user", "", t.Message, map[string]any{"attachments": names(t.Attachments)}, 0)
+	res, err := l.agent.Monologue(turnCtx, text)
+	l.mu.Lock()
+	l.cancel = nil
+	l.mu.Unlock()
+	l.log.setProgress("", false)
+	if err != nil {
+		l.log.add("error", "", err.Error(), nil, 0)
+	}
+	l.Touch(t.Lifetime)
+	return name, res, err
+}
+
+func names(as []Attachment) []string {
+	out := make([]string, 0, len(as))
+	for _, a := range as {
+		out = append(out, a.Filename)
+	}
+	return out
+}
+
+// SafeFilename is name reduced to a file name that stays in a directory, or
+// an error naming it.
+func SafeFilename(name string) (string, error) {
+	base := filepath.Base(filepath.Clean("/" + strings.ReplaceAll(name, "\\", "/")))
+	if base == "/" || base == "." || base == ".." || strings.HasPrefix(base, ".") {
+		return "", fmt.Errorf("attachment filename %q: name a file, e.g. notes.txt", name)
+	}
+	return base, nil
+}
+
+func (l *Live) saveAttachments(as []Attachment) ([]string, error) {
+	dir := l.FilesDir()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating the files of session %s: %w", l.name, err)
+	}
+	var paths []string
+	for _, a := range as {
+		base, err := SafeFilename(a.Filename)
+		if err != nil {
+			return nil, err
+		}
+		p := filepath.Join(dir, base)
+		if err := os.WriteFile(p, a.Data, 0o600); err != nil {
+			return nil, fmt.Errorf("saving attachment %s: %w", a.Filename, err)
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
+}
+
+// close stops the running turn, waits for it (up to ctx), and closes the session.
+func (l *Live) close(ctx context.Context) error {
+	l.mu.Lock()
+	if l.cancel != nil {
+		l.cancel()
+	}
+	l.mu.Unlock()
+	select {
+	case l.turn <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("session %s: its turn did not stop: %w", l.name, ctx.Err())
+	}
+	return l.sess.Close()
+}
+
+// Terminate stops and closes session name and moves its files to the
+// sessions directory's .trash (Agent Zero's api_terminate_chat removes the
+// chat; ours can be fetched back by hand).
+func (m *Manager) Terminate(ctx context.Context, name string) error {
+	if err := m.drop(ctx, name); err != nil {
+		return err
+	}
+	return m.trash(name)
+}
+
+// Reset empties session name's history, keeping the session (Agent Zero's
+// api_reset_chat); the old history goes to .trash.
+func (m *Manager) Reset(ctx context.Context, name string) error {
+	var profile string
+	m.mu.Lock()
+	if l := m.live[name]; l != nil {
+		profile = l.profile
+	}
+	m.mu.Unlock()
+	if err := m.Terminate(ctx, name); err != nil {
+		return err
+	}
+	_, err := m.Open(ctx, name, true, profile)
+	return err
+}
+
+// drop closes the open session name (ErrNotFound when neither open nor on disk).
+func (m *Manager) drop(ctx context.Context, name string) error {
+	if err := session.ValidateName(name); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	l := m.live[name]
+	delete(m.live, name)
+	m.mu.Unlock()
+	if l == nil {
+		if !m.exists(name) {
+			return fmt.Errorf("session %q: %w", name, ErrNotFound)
+		}
+		return nil
+	}
+	return l.close(ctx)
+}
+
+func (m *Manager) trash(name string) error {
+	dir := filepath.Join(m.opts.Dir, ".trash")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	stamp := time.Now().UTC().Format("20060102-150405.000000")
+	for _, suffix := range []string{".jsonl", ".files"} {
+		from := filepath.Join(m.opts.Dir, name+suffix)
+		if err := os.Rename(from, filepath.Join(dir, name+"-"+stamp+suffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("moving %s to %s: %w", from, dir, err)
+		}
+	}
+	return nil
+}
+
+// Expire terminates the sessions idle past their lifetime at now, and
+// returns their names.
+func (m *Manager) Expire(ctx context.Context, now time.Time) []string {
+	m.mu.Lock()
+	var gone []string
+	for name, l := range m.live {
+		l.mu.Lock()
+		expired := now.After(l.expires)
+		l.mu.Unlock()
+		if expired && !l.Busy() {
+			gone = append(gone, name)
+		}
+	}
+	m.mu.Unlock()
+	for _, name := range gone {
+		if err := m.Terminate(ctx, name); err != nil {
+			m.log.Warn("serve: expiring a session", "session", name, "err", err)
+		}
+	}
+	return gone
+}
+
+// Close closes every open session, stopping running turns (a graceful
+// shutdown lets them finish first); nothing opens after it.
+func (m *Manager) Close(ctx context.Context) error {
+	m.mu.Lock()
+	m.closed = true
+	live := m.live
+	m.live = map[string]*Live{}
+	m.mu.Unlock()
+	var errs []error
+	for _, l := range live {
+		errs = append(errs, l.close(ctx))
+	}
+	return errors.Join(errs...)
+}
