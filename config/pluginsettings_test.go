@@ -57,12 +57,13 @@ func TestPluginSettingsEnv(t *testing.T) {
 	}
 }
 
-// The secret settings are found by their declaration (secret:"true"), with
-// the environment over the file: web_search's key, under the key the plugin
-// declares (toolsettings.APIKeySetting).
+// The secret settings a plugin may receive are found by their declaration
+// (secret:"true" plugin:"true"), with the environment over the file:
+// web_search's key, under the key the plugin declares
+// (toolsettings.APIKeySetting); serve's API keys are secret but for no plugin.
 func TestSecretSettings(t *testing.T) {
 	home := t.TempDir()
-	if err := os.WriteFile(filepath.Join(home, FileName), []byte("tools:\n  web_search:\n    api_key: tvly-from-the-file\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(home, FileName), []byte("tools:\n  web_search:\n    api_key: tvly-from-the-file\nserve:\n  api_key: admin-key-not-for-plugins\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {

@@ -42,18 +42,19 @@ func (l *Loaded) Settings(project string) []Setting {
 	return out
 }
 
-// SecretSettings returns the keys declared secret (tools.web_search.api_key)
-// with their values, the environment's overrides applied, "" when unset. The
-// host masks the values set like the secrets: section's and hands one only to
-// a plugin that declares it (docs/secrets.md); the plugin settings never
-// carry them.
+// SecretSettings returns the secret keys a plugin may receive, those declared
+// secret:"true" plugin:"true" (tools.web_search.api_key), with their values,
+// the environment's overrides applied, "" when unset. The host masks the
+// values set like the secrets: section's and hands one only to a plugin that
+// declares it (docs/secrets.md); the plugin settings never carry them. The
+// other secret keys (serve's API keys) reach no plugin at all.
 func (c Config) SecretSettings() map[string]string {
 	out, _ := c.secretSettings()
 	return out
 }
 
-// SecretSettingsEnv lists the environment variables the secret settings may
-// be read from (EXOCORTEX_SEARCH_API_KEY), which no plugin may see.
+// SecretSettingsEnv lists the environment variables SecretSettings may be
+// read from (EXOCORTEX_SEARCH_API_KEY), which no plugin may see.
 func (c Config) SecretSettingsEnv() []string {
 	_, env := c.secretSettings()
 	return env
@@ -64,7 +65,7 @@ func (c Config) secretSettings() (map[string]string, []string) {
 	out := map[string]string{}
 	var env []string
 	for _, f := range fields(v.Type()) {
-		if f.sf.Tag.Get("secret") != "true" || f.entries {
+		if f.sf.Tag.Get("secret") != "true" || f.sf.Tag.Get("plugin") != "true" || f.entries {
 			continue
 		}
 		out[f.path] = v.FieldByIndex(f.index).String()
