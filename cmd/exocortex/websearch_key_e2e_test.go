@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -72,17 +71,7 @@ func TestWebSearchKeyFromHost(t *testing.T) {
 			}
 			cmd := exec.Command(exe, "run", "-p", "Search the web.", "--json")
 			cmd.Dir, cmd.Env = project, env
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Run(); err != nil {
-				t.Fatalf("exocortex run: %v\nstderr:\n%s\nstdout:\n%s", err, stderr.String(), tail(stdout.String()))
-			}
-			for _, f := range srv.Failures() {
-				t.Errorf("scripted server: %v", f)
-			}
-			if n := srv.Remaining(); n != 0 {
-				t.Errorf("%d scripted replies left: the session stopped early\n%s", n, tail(stdout.String()))
-			}
+			stdout, stderr := runScripted(t, cmd, srv)
 			mu.Lock()
 			got := strings.Join(auth, ",")
 			mu.Unlock()
