@@ -169,7 +169,9 @@ func (s *Searcher) search(ctx context.Context, c *sdk.Call, query string, n int)
 	if err != nil {
 		return "", fmt.Errorf("%s: loading the configuration: %w", ToolName, err)
 	}
-	if cfg.APIKey == "" && s.hostKey && c != nil {
+	// The key is asked for only when a provider is configured (the host
+	// chose tavily from a key it holds, or the operator named one).
+	if cfg.APIKey == "" && cfg.Provider != "" && s.hostKey && c != nil {
 		if cfg.APIKey, err = c.SettingSecret(ctx, toolsettings.APIKeySetting); err != nil {
 			return "", fmt.Errorf("%s: asking the host for the API key: %w", ToolName, err)
 		}
