@@ -135,6 +135,9 @@ func Plugins() map[string]sdk.Plugin {
 	return map[string]sdk.Plugin{
 		"agent-tools": {
 			Name: "agent-tools", Version: Version,
+			// web_search's API key is a secret: the host hands it to this
+			// plugin alone, on request, and masks it everywhere else.
+			SettingSecrets: []string{toolsettings.APIKeySetting},
 			// Close ends the shells (and what they started) when the host stops us.
 			Close: shells.Close,
 			Tools: []sdk.Tool{
@@ -143,7 +146,7 @@ func Plugins() map[string]sdk.Plugin {
 				editor.New(editorSettings).Tool(),
 				data.Analyze(),
 				data.Visualize(),
-				websearch.New(searchSettings, nil).Tool(),
+				websearch.New(searchSettings, nil).HostKey().Tool(),
 				subordinate.Tool(),
 			},
 		},
