@@ -70,6 +70,10 @@ type Set struct {
 	cache    string // the tool cache ("" : none)
 	log      *slog.Logger
 	mu       sync.Mutex // the status file and the cache
+	// bg are the background starts of servers known from the cache; Close
+	// cancels them (stop) and waits, so no file is written after it returns.
+	bg   sync.WaitGroup
+	stop context.CancelFunc
 }
 
 // Options configure Connect.
@@ -99,15 +103,17 @@ func Connect(ctx context.Context, servers map[string]toolsettings.MCPServer, opt
 		s.servers = append(s.servers, &server{name: name, conf: servers[name], set: s})
 	}
 	var wg sync.WaitGroup
+	bgCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.stop = stop
 	for _, sv := range s.servers {
 		if tools, ok := cache.cached(sv); ok {
 			sv.tools, sv.state, sv.starting = tools, StateStarting, make(chan struct{})
-			go func() {
-				sv.start(context.WithoutCancel(ctx))
+			s.bg.Go(func() {
+				sv.start(bgCtx)
 				close(sv.starting)
 				s.write()
 				s.writeCache()
-			}()
+			})
 			continue
 		}
 		wg.Go(func() { sv.start(ctx) })
@@ -137,6 +143,10 @@ func (s *Set) Problems() []string { return s.problems }
 
 // Close ends every server's session (and a stdio server's process).
 func (s *Set) Close() error {
+	if s.stop != nil {
+		s.stop()
+	}
+	s.bg.Wait()
 	var errs []error
 	for _, sv := range s.servers {
 		errs = append(errs, sv.close())
