@@ -56,6 +56,10 @@ type State struct {
 	tally   tally
 	tallyOK bool
 	tallyMu sync.Mutex
+	// counted is set when kept had to count the records (an older build's
+	// snapshot kept no tally): the store's next Close then rewrites the
+	// snapshot with it, so the count is paid once, not at every open.
+	counted atomic.Bool
 }
 
 func (s *State) intern(x string) string {

@@ -204,6 +204,7 @@ func (s *State) kept() *tally {
 			return true
 		})
 		s.tally, s.tallyOK = t, true
+		s.counted.Store(true)
 	}
 	return &s.tally
 }

@@ -199,3 +199,47 @@ func TestAreaHashesKeptByWrites(t *testing.T) {
 		t.Fatalf("reopened: kept %v, %v; want %v", s.state.tallyOK, got, want)
 	}
 }
+
+// TestCountedTallyIsSavedOnce: a snapshot written by a build that kept no
+// tally (here: the kept tally dropped after the open) makes the first reader
+// count the records; Close then rewrites the snapshot with the tally, so the
+// next open reads it instead of counting again at every open.
+func TestCountedTallyIsSavedOnce(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s := openStore(t, dir, Options{})
+	for _, text := range []string{"rivers run", "lakes lie", "seas swell"} {
+		if _, err := s.Put(ctx, Input{Area: "main", Text: text}, Source{Source: "test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openStore(t, dir, Options{})
+	s.mu.Lock()
+	s.state.tallyOK = false // as an older build's snapshot leaves it
+	s.mu.Unlock()
+	want, err := s.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.state.counted.Load() {
+		t.Fatal("counting the tally was not noted")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openStore(t, dir, Options{})
+	defer s.Close()
+	if !s.state.tallyOK {
+		t.Fatal("the reopened snapshot holds no tally: every open counts the records again")
+	}
+	got, err := s.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.StateHash != want.StateHash || !maps.Equal(got.AreaHashes, want.AreaHashes) {
+		t.Fatalf("reopened hash %s %v, counted %s %v", got.StateHash, got.AreaHashes, want.StateHash, want.AreaHashes)
+	}
+}

@@ -524,7 +524,15 @@ const (
 // snapshotLag events behind the journal.
 func (s *Store) snapshotDue() bool {
 	last, at := s.journal.LastSeq(), s.snapSeq.Load()
-	return last > at && (at == 0 || last-at >= snapshotLag)
+	return last > at && (at == 0 || last-at >= snapshotLag) || last > 0 && s.tallyCounted()
+}
+
+// tallyCounted reports whether the state's tally was counted in this process
+// rather than read from the snapshot, which then lacks it.
+func (s *Store) tallyCounted() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.state != nil && s.state.counted.Load()
 }
 
 // replayProgress returns a function to call with the number of events replayed
@@ -549,7 +557,7 @@ func (s *Store) replayProgress(total uint64) func(done uint64) {
 func (s *Store) saveSnapshot() {
 	at := s.journal.Position()
 	s.mu.RLock()
-	if at.Seq == 0 || at.Seq == s.snapSeq.Load() || s.state.applied != at.Seq {
+	if at.Seq == 0 || at.Seq == s.snapSeq.Load() && !s.state.counted.Load() || s.state.applied != at.Seq {
 		// nothing new, or the state stopped short of the journal (a replay
 		// that failed): a snapshot must hold exactly what it says
 		s.mu.RUnlock()
@@ -562,6 +570,7 @@ func (s *Store) saveSnapshot() {
 		return
 	}
 	s.snapSeq.Store(at.Seq)
+	s.state.counted.Store(false)
 }
 
 // rebuildFulltext discards the full-text index and indexes every record again.
