@@ -160,3 +160,9 @@ func curl(t *testing.T, args ...string) (int, map[string]any) {
 	}
 	return status, body
 }
+
+// serveBuild builds the plugin package pkg for a serve test.
+func serveBuild(t *testing.T, pkg string) string {
+	t.Helper()
+	return sdktest.BuildPlugin(t, pkg)
+}
