@@ -166,3 +166,16 @@ func serveBuild(t *testing.T, pkg string) string {
 	t.Helper()
 	return sdktest.BuildPlugin(t, pkg)
 }
+
+// mkSession makes an empty session file, as the terminal leaves one, so
+// that api_message may name it.
+func mkSession(t *testing.T, s *served, name string) {
+	t.Helper()
+	dir := filepath.Join(s.home, "sessions")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".jsonl"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -125,6 +125,18 @@ func (m *Manager) Open(ctx context.Context, name string, create bool, profile st
 	if m.closed {
 		return nil, ErrClosed
 	}
+	if l := m.live[name]; l != nil && l.expired(time.Now()) && !l.Busy() {
+		// Idle past its lifetime: it ends now rather than at the next sweep.
+		m.mu.Unlock()
+		err := m.Terminate(ctx, name)
+		m.mu.Lock()
+		if err != nil {
+			return nil, err
+		}
+		if !create {
+			return nil, fmt.Errorf("session %q ended after its lifetime: %w", name, ErrNotFound)
+		}
+	}
 	if l := m.live[name]; l != nil {
 		if profile != "" && l.profile != "" && profile != l.profile {
 			return nil, fmt.Errorf("session %s runs profile %q, not %q: %w", name, l.profile, profile, ErrProfile)
@@ -217,6 +229,12 @@ func (l *Live) Touch(lifetime time.Duration) {
 	l.mu.Lock()
 	l.expires = time.Now().Add(lifetime)
 	l.mu.Unlock()
+}
+
+func (l *Live) expired(now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return now.After(l.expires)
 }
 
 // Busy reports whether a monologue runs.

@@ -206,10 +206,7 @@ func (m *Manager) Expire(ctx context.Context, now time.Time) []string {
 	m.mu.Lock()
 	var gone []string
 	for name, l := range m.live {
-		l.mu.Lock()
-		expired := now.After(l.expires)
-		l.mu.Unlock()
-		if expired && !l.Busy() {
+		if l.expired(now) && !l.Busy() {
 			gone = append(gone, name)
 		}
 	}
