@@ -33,7 +33,7 @@ func TestServeHelpCurlsWork(t *testing.T) {
 		}
 		curls = append(curls, l)
 	}
-	for _, surface := range []string{"/api/api_message", "/api/api_log_get", "/api/api_reset_chat", "/api/api_terminate_chat", "/v1/models", "/v1/chat/completions", "/api/v1/approvals"} {
+	for _, surface := range []string{"/api/api_message", "/api/api_log_get", "/api/api_reset_chat", "/api/api_terminate_chat", "/v1/models", "/v1/chat/completions", "/api/v1/approvals", "/api/v1/tasks"} {
 		if !strings.Contains(strings.Join(curls, "\n"), surface) {
 			t.Errorf("serve --help has no curl for %s:\n%s", surface, help)
 		}
@@ -42,14 +42,19 @@ func TestServeHelpCurlsWork(t *testing.T) {
 replies:
   - content: '{"thoughts":["a"],"tool_name":"response","tool_args":{"text":"hello from a0"}}'
   - content: '{"thoughts":["b"],"tool_name":"response","tool_args":{"text":"hello from openai"}}'
+  - content: '{"thoughts":["c"],"tool_name":"response","tool_args":{"text":"the summary"}}'
 `, "", nil, "EXOCORTEX_API_KEY=help-key")
-	ctxID := ""
+	ctxID, taskID := "", ""
 	for _, c := range curls {
 		c = strings.ReplaceAll(c, "http://127.0.0.1:8765", s.url)
 		want := "200"
 		switch {
 		case strings.Contains(c, "approvals/ID"):
 			want = "404"
+		case strings.Contains(c, "/api/v1/tasks -H"):
+			want = "202"
+		case strings.Contains(c, "TASK"):
+			c = strings.ReplaceAll(c, "TASK", taskID)
 		case strings.Contains(c, "NAME"):
 			if ctxID == "" {
 				t.Fatalf("no context_id from api_message before %s", c)
@@ -77,6 +82,15 @@ replies:
 				t.Fatalf("%s: %q (%v)", c, body, err)
 			}
 			ctxID = m.ContextID
+		}
+		if want == "202" {
+			var task struct {
+				ID string `json:"task_id"`
+			}
+			if err := json.Unmarshal([]byte(body), &task); err != nil || task.ID == "" {
+				t.Fatalf("%s: %q (%v)", c, body, err)
+			}
+			taskID = task.ID
 		}
 	}
 }

@@ -25,6 +25,7 @@ type served struct {
 	cmd       *exec.Cmd
 	mu        sync.Mutex
 	stderr    bytes.Buffer
+	stopped   bool
 }
 
 func (s *served) log() string {
@@ -44,7 +45,12 @@ func serveBinary(t *testing.T) string {
 // until the test ends, and returns it once it listens.
 func startServe(t *testing.T, exe, script, config string, plugins map[string]string, env ...string) *served {
 	t.Helper()
-	home := t.TempDir()
+	return startServeIn(t, t.TempDir(), exe, script, config, plugins, env...)
+}
+
+// startServeIn is startServe in the home directory home (a restart).
+func startServeIn(t *testing.T, home, exe, script, config string, plugins map[string]string, env ...string) *served {
+	t.Helper()
 	for name, path := range plugins {
 		copyExecutable(t, path, filepath.Join(home, "plugins", name))
 	}
@@ -80,26 +86,37 @@ func startServe(t *testing.T, exe, script, config string, plugins map[string]str
 			}
 		}
 	}()
-	t.Cleanup(func() {
-		_ = s.cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- s.cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("exocortex serve ended with %v after SIGTERM; stderr:\n%s", err, s.log())
-			}
-		case <-time.After(60 * time.Second):
-			_ = s.cmd.Process.Kill()
-			t.Errorf("exocortex serve did not stop within 60s of SIGTERM; stderr:\n%s", s.log())
-		}
-	})
+	t.Cleanup(func() { s.stop(t) })
 	select {
 	case s.url = <-found:
 	case <-time.After(90 * time.Second):
 		t.Fatalf("exocortex serve did not listen within 90s; stderr:\n%s", s.log())
 	}
 	return s
+}
+
+// stop ends the server with SIGTERM and waits for it (once).
+func (s *served) stop(t *testing.T) {
+	t.Helper()
+	s.mu.Lock()
+	stopped := s.stopped
+	s.stopped = true
+	s.mu.Unlock()
+	if stopped {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("exocortex serve ended with %v after SIGTERM; stderr:\n%s", err, s.log())
+		}
+	case <-time.After(60 * time.Second):
+		_ = s.cmd.Process.Kill()
+		t.Errorf("exocortex serve did not stop within 60s of SIGTERM; stderr:\n%s", s.log())
+	}
 }
 
 // do sends a JSON request (body "" for none) with the headers hdr (name,
