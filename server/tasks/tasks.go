@@ -265,7 +265,9 @@ func (ts *Tasks) Cancel(id string) (Task, error) {
 	}
 	if !over {
 		now := time.Now().UTC()
-		ts.update(id, func(t *Task) { t.Status, t.Error, t.Finished = Cancelled, "cancelled by DELETE /api/v1/tasks/"+id, &now })
+		ts.update(id, func(t *Task) {
+			t.Status, t.Error, t.Finished = Cancelled, "cancelled by DELETE /api/v1/tasks/"+id, &now
+		})
 		if cancel != nil {
 			cancel()
 		}
