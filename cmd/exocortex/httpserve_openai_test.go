@@ -93,6 +93,7 @@ replies:
 		{`{"model":"exocortex","messages":[{"role":"system","content":"be brief"}]}`, "messages"},
 		{`{"model":"exocortex","messages":[{"role":"user","content":7}]}`, "messages[0].content"},
 		{`{"model":"exocortex","messages":"hello"}`, "messages"},
+		{`{"model":"exocortex","user":"me@example.com/x","messages":[{"role":"user","content":"hi"}]}`, "user"},
 	} {
 		st, body := s.do(t, "POST", "/v1/chat/completions", tc.body)
 		e, _ := body["error"].(map[string]any)
