@@ -3,13 +3,13 @@ package config
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/exocortex/exocortex/secrets"
+	"github.com/exocortex/exocortex/toolsettings"
 )
 
 //go:generate go run ./internal/genkeydocs -out keydocs_gen.go
@@ -224,30 +224,9 @@ type TimeBudgets struct {
 	Hooks map[string]Duration `yaml:"hooks" check:"positive"`
 }
 
-// Duration is a time.Duration written as "10s" in YAML.
-type Duration time.Duration
-
-// UnmarshalYAML reads "10s", "1m30s" or a number of seconds.
-func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	var s string
-	if err := n.Decode(&s); err != nil {
-		return err
-	}
-	if v, err := time.ParseDuration(s); err == nil {
-		*d = Duration(v)
-		return nil
-	}
-	if secs, err := strconv.ParseFloat(s, 64); err == nil {
-		*d = Duration(secs * float64(time.Second))
-		return nil
-	}
-	// A TypeError lets the decoder go on to the other keys, so every
-	// problem of the file is found at once (Inspect names this one too).
-	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %q is not a duration (write e.g. 10s or 2m)", n.Line, s)}}
-}
-
-// MarshalYAML writes the duration as a string.
-func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+// Duration is a time.Duration written as "10s" in YAML
+// (toolsettings.Duration, which the tools' settings share).
+type Duration = toolsettings.Duration
 
 // Default returns the configuration used when there is no file.
 func Default() Config {

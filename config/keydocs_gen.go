@@ -6,22 +6,6 @@ package config
 // configuration struct, as written in its declaration.
 func fieldDoc(typeField string) string {
 	switch typeField {
-	case "config.CodeExecution.Confine":
-		return "Confine is the sandbox its shells run in (from tools.sandbox)."
-	case "config.CodeExecution.MaxSessions":
-		return "MaxSessions bounds the live shells of the plugin; starting one more stops the least recently used (default 8)."
-	case "config.CodeExecution.Node":
-		return "Shell, Python and Node are the programs behind the runtimes terminal, python and nodejs (default bash, python3, node)."
-	case "config.CodeExecution.OutputLimit":
-		return "OutputLimit is how many bytes of output the model sees; longer output is cut to its last OutputLimit bytes, with a note saying so (default 10000)."
-	case "config.CodeExecution.Python":
-		return "Shell, Python and Node are the programs behind the runtimes terminal, python and nodejs (default bash, python3, node)."
-	case "config.CodeExecution.Shell":
-		return "Shell, Python and Node are the programs behind the runtimes terminal, python and nodejs (default bash, python3, node)."
-	case "config.CodeExecution.Timeout":
-		return "Timeout bounds one call; the command's processes are killed when it passes (default 60s). Keep it below timeouts.tool: the host kills the whole plugin at that deadline, and the tool shortens its own timeout to fit inside it."
-	case "config.CodeExecution.WorkDir":
-		return "WorkDir is where a new session's shell starts (default the project directory)."
 	case "config.Config.Approval":
 		return "Approval is the approval mode: default, auto-edit or yolo."
 	case "config.Config.Checksums":
@@ -72,22 +56,6 @@ func fieldDoc(typeField string) string {
 		return "UtilityCalls bound the plugins' calls of the utility model (Agent Zero's call_utility_model), per plugin; zero values take core/host's defaults."
 	case "config.Config.UtilityModel":
 		return "UtilityModel does the small jobs: the summaries of history compression (\"\": an extractive summary, no model call; timeouts.compress bounds it), sleep's summaries with --model config and the plugins' utility-model calls (utility_calls bounds them) (\"\": the chat model)."
-	case "config.Confinement.Off":
-		return "Off is tools.sandbox.UNSAFE_disable_sandbox."
-	case "config.Confinement.Policy":
-		return "Policy is the sandbox policy; the session's own scratch directory is added to its write roots when the session starts."
-	case "config.Confinement.ScratchDir":
-		return "ScratchDir is where the per-session scratch directories are made."
-	case "config.Data.BaseDir":
-		return "BaseDir is where relative input and output paths start (default the project directory)."
-	case "config.Data.Confine":
-		return "Confine is the sandbox the scripts run in (from tools.sandbox)."
-	case "config.Data.OutputLimit":
-		return "OutputLimit bounds the standard output returned (default 10000 bytes)."
-	case "config.Data.Python":
-		return "Python is the interpreter that runs the scripts (default python3)."
-	case "config.Data.Timeout":
-		return "Timeout bounds one script (default 60s)."
 	case "config.Key.Allowed":
 		return "Allowed are the values a choice takes."
 	case "config.Key.Default":
@@ -124,24 +92,6 @@ func fieldDoc(typeField string) string {
 		return "Kind is OriginDefault, OriginFile, OriginEnv or OriginFlag."
 	case "config.PluginSettings.Tools":
 		return "Tools are the built-in tools' settings, from the tools: section resolved at the home (ToolsAt), so that the tool plugins need not read config.yaml."
-	case "config.Recall.AreaLimits":
-		return "AreaLimits caps the memories of one area in the block, e.g. {main: 5, solutions: 3, fragments: 2}; areas not named share Limit."
-	case "config.Recall.BlockChars":
-		return "BlockChars bounds the block within the prompt (default 2000)."
-	case "config.Recall.Limit":
-		return "Limit is how many memories the block holds (default 5)."
-	case "config.Recall.Threshold":
-		return "Threshold is the least similarity a recalled memory needs: its BM25 score over the best, or with vectors the better of that and its cosine similarity to the prompt (memory.MatchScore; default 0: the relevance filter's relative floor alone decides)."
-	case "config.Sandbox.Network":
-		return "Network is \"on\" (the default) or \"off\" (a network namespace with nothing in it: no connection anywhere, localhost included)."
-	case "config.Sandbox.ScratchDir":
-		return "ScratchDir holds the per-session scratch directories (default $TMPDIR/exocortex-scratch); each session may write only its own."
-	case "config.Sandbox.Secrets":
-		return "Secrets are more files and directories they may not read, beside ~/.ssh, ~/.gnupg, ~/.aws, ~/.netrc, ... (sandbox.DefaultSecrets) and the Exocortex config.yaml, which may hold API keys."
-	case "config.Sandbox.UnsafeDisable":
-		return "UnsafeDisable turns the sandbox off: the agent's commands then run with all the operator's rights. The approval mode (even yolo) never does this."
-	case "config.Sandbox.WritePaths":
-		return "WritePaths are more directories the sandboxed processes may write beneath (relative to the project directory; ~ is the home directory)."
 	case "config.Serve.APIKey":
 		return "APIKey is the key with the admin role (chat, read, search, write, delete, register tools, approve), sent as X-API-KEY or Authorization: Bearer. With no key, serve listens on loopback only and every local caller is an admin."
 	case "config.Serve.Addr":
@@ -194,36 +144,90 @@ func fieldDoc(typeField string) string {
 		return "PerMinute is how many calls a plugin may start per minute."
 	case "config.UtilityCalls.Timeout":
 		return "Timeout bounds one call, the util_model_call hooks included."
-	case "config.WebSearch.APIKey":
-		return "APIKey is the provider's key (tavily: required; searxng: sent as a bearer token when set, for instances behind a proxy)."
-	case "config.WebSearch.Burst":
-		return "Rate is the sustained requests per second (default 1); Burst how many may go at once after a quiet spell (default 1)."
-	case "config.WebSearch.MaxResults":
-		return "MaxResults is the default number of results (default 5, at most 20)."
-	case "config.WebSearch.Provider":
-		return "Provider is \"searxng\" or \"tavily\". Empty: searxng when URL is set, else tavily when APIKey is set."
-	case "config.WebSearch.Rate":
-		return "Rate is the sustained requests per second (default 1); Burst how many may go at once after a quiet spell (default 1)."
-	case "config.WebSearch.Timeout":
-		return "Timeout bounds one request (default 20s)."
-	case "config.WebSearch.URL":
-		return "URL is the SearXNG instance (GET URL/search?q=...&format=json), or for tavily a replacement of https://api.tavily.com."
 	case "config.field.entries":
 		return "entries: a map whose values are the settings (timeouts.tools.NAME)."
-	case "sandbox.Policy.Network":
-		return "Network lets the command use the network; without it the command has a network namespace of its own with nothing in it."
-	case "sandbox.Policy.Secrets":
-		return "Secrets are files and directories the command may not read (absolute); they appear empty inside the sandbox."
-	case "sandbox.Policy.WriteRoots":
-		return "WriteRoots are the directories the command may write beneath (absolute)."
+	case "toolsettings.CodeExecution.Confine":
+		return "Confine is the sandbox its shells run in (from tools.sandbox)."
+	case "toolsettings.CodeExecution.MaxSessions":
+		return "MaxSessions bounds the live shells of the plugin; starting one more stops the least recently used (default 8)."
+	case "toolsettings.CodeExecution.Node":
+		return "Shell, Python and Node are the programs behind the runtimes terminal, python and nodejs (default bash, python3, node)."
+	case "toolsettings.CodeExecution.OutputLimit":
+		return "OutputLimit is how many bytes of output the model sees; longer output is cut to its last OutputLimit bytes, with a note saying so (default 10000)."
+	case "toolsettings.CodeExecution.Python":
+		return "Shell, Python and Node are the programs behind the runtimes terminal, python and nodejs (default bash, python3, node)."
+	case "toolsettings.CodeExecution.Shell":
+		return "Shell, Python and Node are the programs behind the runtimes terminal, python and nodejs (default bash, python3, node)."
+	case "toolsettings.CodeExecution.Timeout":
+		return "Timeout bounds one call; the command's processes are killed when it passes (default 60s). Keep it below timeouts.tool: the host kills the whole plugin at that deadline, and the tool shortens its own timeout to fit inside it."
+	case "toolsettings.CodeExecution.WorkDir":
+		return "WorkDir is where a new session's shell starts (default the project directory)."
+	case "toolsettings.Confinement.Off":
+		return "Off is tools.sandbox.UNSAFE_disable_sandbox."
+	case "toolsettings.Confinement.Policy":
+		return "Policy is the sandbox policy; the session's own scratch directory is added to its write roots when the session starts."
+	case "toolsettings.Confinement.ScratchDir":
+		return "ScratchDir is where the per-session scratch directories are made."
+	case "toolsettings.Data.BaseDir":
+		return "BaseDir is where relative input and output paths start (default the project directory)."
+	case "toolsettings.Data.Confine":
+		return "Confine is the sandbox the scripts run in (from tools.sandbox)."
+	case "toolsettings.Data.OutputLimit":
+		return "OutputLimit bounds the standard output returned (default 10000 bytes)."
+	case "toolsettings.Data.Python":
+		return "Python is the interpreter that runs the scripts (default python3)."
+	case "toolsettings.Data.Timeout":
+		return "Timeout bounds one script (default 60s)."
 	case "toolsettings.Editor.MaxFileBytes":
 		return "MaxFileBytes bounds the files text_editor reads whole, writes or patches (default 10 MiB)."
 	case "toolsettings.Editor.MaxReadLines":
 		return "MaxReadLines bounds the lines one read returns (default 400)."
 	case "toolsettings.Editor.Roots":
 		return "Roots are the directories text_editor may read and write in; a relative root is taken from the project directory. Default: the project directory. A relative path given to the tool starts at the first root."
+	case "toolsettings.Recall.AreaLimits":
+		return "AreaLimits caps the memories of one area in the block, e.g. {main: 5, solutions: 3, fragments: 2}; areas not named share Limit."
+	case "toolsettings.Recall.BlockChars":
+		return "BlockChars bounds the block within the prompt (default 2000)."
+	case "toolsettings.Recall.Limit":
+		return "Limit is how many memories the block holds (default 5)."
+	case "toolsettings.Recall.Threshold":
+		return "Threshold is the least similarity a recalled memory needs: its BM25 score over the best, or with vectors the better of that and its cosine similarity to the prompt (memory.MatchScore; default 0: the relevance filter's relative floor alone decides)."
+	case "toolsettings.Sandbox.Network":
+		return "Network is \"on\" (the default) or \"off\" (a network namespace with nothing in it: no connection anywhere, localhost included)."
+	case "toolsettings.Sandbox.ScratchDir":
+		return "ScratchDir holds the per-session scratch directories (default $TMPDIR/exocortex-scratch); each session may write only its own."
+	case "toolsettings.Sandbox.Secrets":
+		return "Secrets are more files and directories they may not read, beside ~/.ssh, ~/.gnupg, ~/.aws, ~/.netrc, ... (sandbox.DefaultSecrets) and the Exocortex config.yaml, which may hold API keys."
+	case "toolsettings.Sandbox.UnsafeDisable":
+		return "UnsafeDisable turns the sandbox off: the agent's commands then run with all the operator's rights. The approval mode (even yolo) never does this."
+	case "toolsettings.Sandbox.WritePaths":
+		return "WritePaths are more directories the sandboxed processes may write beneath (relative to the project directory; ~ is the home directory)."
+	case "toolsettings.Tools.CodeExecution":
+		return "CodeExecution is code_execution's, with the sandbox its shells run in."
+	case "toolsettings.Tools.Data":
+		return "Data is data_analyze's and data_visualize's, with their sandbox."
 	case "toolsettings.Tools.Editor":
 		return "Editor is text_editor's."
+	case "toolsettings.Tools.Home":
+		return "Home is the Exocortex home directory: the memory store, staging.jsonl and the library catalog live in it."
+	case "toolsettings.Tools.Recall":
+		return "Recall is the recall extensions' (tools.memory.recall)."
+	case "toolsettings.Tools.WebSearch":
+		return "WebSearch is web_search's, without the API key."
+	case "toolsettings.WebSearch.APIKey":
+		return "APIKey is the provider's key (tavily: required; searxng: sent as a bearer token when set, for instances behind a proxy)."
+	case "toolsettings.WebSearch.Burst":
+		return "Rate is the sustained requests per second (default 1); Burst how many may go at once after a quiet spell (default 1)."
+	case "toolsettings.WebSearch.MaxResults":
+		return "MaxResults is the default number of results (default 5, at most 20)."
+	case "toolsettings.WebSearch.Provider":
+		return "Provider is \"searxng\" or \"tavily\". Empty: searxng when URL is set, else tavily when APIKey is set."
+	case "toolsettings.WebSearch.Rate":
+		return "Rate is the sustained requests per second (default 1); Burst how many may go at once after a quiet spell (default 1)."
+	case "toolsettings.WebSearch.Timeout":
+		return "Timeout bounds one request (default 20s)."
+	case "toolsettings.WebSearch.URL":
+		return "URL is the SearXNG instance (GET URL/search?q=...&format=json), or for tavily a replacement of https://api.tavily.com."
 	}
 	return ""
 }

@@ -17,8 +17,10 @@ const EnvSettings = toolsettings.EnvSettings
 
 // PluginSettings are the settings a plugin may see: the models, the context
 // window and the loop's limits, with the environment's overrides applied.
-// Secrets (API keys, their variables' names) are left out, and so are paths
-// but the built-in tools' own (Tools: text_editor's roots).
+// Secrets (API keys, their variables' names) are left out (web_search's key
+// is not encoded; the plugin asks the host for it, Host.GetSettingSecret), and
+// so are paths but the built-in tools' own (Tools: the home, text_editor's
+// roots, the work directories and the sandbox's policy).
 type PluginSettings struct {
 	Model         string `json:"model"`
 	Provider      string `json:"provider"`
@@ -59,7 +61,10 @@ func (c Config) PluginSettingsEnv(home, project string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s.Tools.Editor = &t.Editor
+	s.Tools = toolsettings.Tools{
+		Home: t.Home, Editor: &t.Editor, CodeExecution: &t.CodeExecution, Data: &t.Data,
+		WebSearch: &t.WebSearch, Recall: &t.Memory.Recall,
+	}
 	b, err := json.Marshal(s)
 	if err != nil {
 		return "", fmt.Errorf("encoding the settings for the plugins: %w", err)

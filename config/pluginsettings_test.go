@@ -12,7 +12,7 @@ import (
 // settings: config.yaml with the environment over it, and no secret.
 func TestPluginSettingsEnv(t *testing.T) {
 	home := t.TempDir()
-	yaml := "model: qwen3:8b\nutility_model: qwen3:1.7b\nnum_ctx: 8192\nprovider: openai\nopenai:\n  base_url: http://127.0.0.1:1\n  api_key_env: KEEPER_SECRET_KEY_VAR\n"
+	yaml := "model: qwen3:8b\nutility_model: qwen3:1.7b\nnum_ctx: 8192\nprovider: openai\nopenai:\n  base_url: http://127.0.0.1:1\n  api_key_env: KEEPER_SECRET_KEY_VAR\ntools:\n  web_search:\n    api_key: tvly-KEEPER-KEY-123\n"
 	if err := os.WriteFile(filepath.Join(home, FileName), []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,10 @@ func TestPluginSettingsEnv(t *testing.T) {
 			t.Errorf("%s = %v, want %v", tt.key, got[tt.key], tt.want)
 		}
 	}
-	if strings.Contains(js, "KEEPER_SECRET_KEY_VAR") || strings.Contains(js, "127.0.0.1") {
+	if ws, _ := got["tools"].(map[string]any)["web_search"].(map[string]any); ws["provider"] != SearchTavily {
+		t.Errorf("web_search settings %v: want the provider the key chose (tavily) sent", ws)
+	}
+	if strings.Contains(js, "KEEPER_SECRET_KEY_VAR") || strings.Contains(js, "127.0.0.1") || strings.Contains(js, "KEEPER-KEY") {
 		t.Errorf("the settings shown to plugins carry a secret or an address: %s", js)
 	}
 }

@@ -26,23 +26,6 @@ type pkg struct {
 // here as it does. An entry whose package no longer imports any of them fails
 // the test, so the list cannot outlive its reason; a package not listed that
 // imports them fails too.
-// awaitingHostSettings lists, with the host package each still imports, the
-// packages that read the host's configuration (config.yaml's tools: section)
-// or use the sandbox themselves, because what they need has not yet been moved
-// into the plugin settings the host sends (config.PluginSettings) or into
-// extensions/internal/. It is a debt, not a permission: an entry whose import
-// is gone fails the test (remove it), and a new import of config or sandbox
-// by an extension fails unless listed here. The memory-owning extensions'
-// config imports (memorytools, recall) go with their move to the memory
-// service.
-var awaitingHostSettings = map[string][]string{
-	"extensions/builtin":   {"config", "sandbox"},
-	"extensions/codeexec":  {"config", "sandbox"},
-	"extensions/datatools": {"config", "sandbox"},
-	"extensions/recall":    {"config"},
-	"extensions/websearch": {"config"},
-}
-
 var awaitingMemoryService = map[string]bool{}
 
 // listPackages runs `go list -json` over the module.
@@ -92,10 +75,18 @@ func isExtension(path string) bool {
 
 // hostOnly are the host's packages no extension imports: the configuration
 // (host settings reach a plugin through the settings the host sends,
-// config.PluginSettings), the sandbox (extensions/internal/confine holds what a
-// tool needs of it), the memory store and the staging log (the memory
-// service's, through the Host service).
-var hostOnly = []string{"config", "sandbox", "memory", "staging"}
+// config.PluginSettings, as typed sections of package toolsettings), the
+// memory store and the staging log (the memory service's, through the Host
+// service).
+var hostOnly = []string{"config", "memory", "staging"}
+
+// sharedLibraries are the packages outside extensions/ that extensions may
+// import beside the SDK and the protocol, because they hold no host state:
+// the sandbox launcher (a plugin confines the processes it starts itself, as
+// they are its children: see extensions/doc.go) and the tools' settings
+// contract. Each must stay so: it compiles in none of the host's packages
+// (hostOnly), core, or the SDK.
+var sharedLibraries = []string{"sandbox", "toolsettings"}
 
 func memoryOrStaging(imp string) bool { return under(imp, "memory") || under(imp, "staging") }
 
@@ -111,10 +102,13 @@ func memoryOrStaging(imp string) bool { return under(imp, "memory") || under(imp
 //   - an extension, and the package that groups them (extensions/builtin),
 //     imports none of the host's packages (hostOnly), but for the memory and
 //     staging imports of awaitingMemoryService;
+//   - a shared library (sharedLibraries: sandbox, toolsettings) compiles in
+//     none of the host's packages, core or the SDK, so that an extension
+//     importing it imports no host state through it;
 //   - a library under extensions/internal/ compiles in no extension;
 //   - no package outside extensions/ imports extensions/internal/... (the
 //     compiler refuses it too; this names it in the same terms).
-func violations(pkgs map[string]pkg, awaiting map[string]bool, settings map[string][]string) []string {
+func violations(pkgs map[string]pkg, awaiting map[string]bool) []string {
 	var out []string
 	bad := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 	names := make([]string, 0, len(pkgs))
@@ -129,11 +123,11 @@ func violations(pkgs map[string]pkg, awaiting map[string]bool, settings map[stri
 			case isExtension(name) && isExtension(imp) && !under(imp, name) && !under(name, imp):
 				bad("extension package %s imports extension package %s: take what it needs through declared state, or move the shared code into a library under extensions/internal/", name, imp)
 			case (isExtension(name) || under(name, "extensions/builtin")) && slices.ContainsFunc(hostOnly, func(h string) bool { return under(imp, h) }):
-				if memoryOrStaging(imp) && awaiting[name] || slices.Contains(settings[name], imp) {
+				if memoryOrStaging(imp) && awaiting[name] {
 					continue
 				}
 				bad("%s imports the host's package %s: an extension imports only the SDK, the protocol, signals and extensions/internal/ "+
-					"(host settings come through the plugin settings the host sends, config.PluginSettings; memory and staging through the Host service)", name, imp)
+					"(host settings come through the plugin settings the host sends, config.PluginSettings, read with package toolsettings; memory and staging through the Host service)", name, imp)
 			case !under(name, "extensions") && under(imp, "extensions/internal"):
 				bad("package %s imports %s: the extensions' shared libraries are for extensions only", name, imp)
 			}
@@ -141,6 +135,13 @@ func violations(pkgs map[string]pkg, awaiting map[string]bool, settings map[stri
 		if under(name, "core") {
 			for _, chain := range forbiddenFromCore(pkgs, name) {
 				bad("core package %s imports %s: core is below the SDK, the extensions, the lint, the wiring model and the terminal (use package protocol for the plugin binding, core/wirecheck for the wiring check)", name, strings.Join(chain, " → "))
+			}
+		}
+		if slices.ContainsFunc(sharedLibraries, func(l string) bool { return under(name, l) }) {
+			for _, chain := range reaching(pkgs, name, func(p string) bool {
+				return slices.ContainsFunc(append([]string{"core", "sdk"}, hostOnly...), func(h string) bool { return under(p, h) })
+			}) {
+				bad("package %s, a library extensions may import, compiles in %s: it must hold no host state (move what needs the host behind the plugin settings or the Host service)", name, strings.Join(chain, " → "))
 			}
 		}
 		if under(name, "extensions/internal") {
@@ -158,19 +159,6 @@ func violations(pkgs map[string]pkg, awaiting map[string]bool, settings map[stri
 	}) {
 		if p, ok := pkgs[name]; !ok || !slices.ContainsFunc(p.Imports, memoryOrStaging) {
 			bad("%s is in awaitingMemoryService but imports neither memory nor staging any more: remove it from the list", name)
-		}
-	}
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for n := range settings {
-			if !yield(n) {
-				return
-			}
-		}
-	}) {
-		for _, imp := range settings[name] {
-			if !slices.Contains(pkgs[name].Imports, imp) {
-				bad("%s is in awaitingHostSettings for %s but no longer imports it: remove it from the list", name, imp)
-			}
 		}
 	}
 	return out
@@ -222,7 +210,7 @@ func TestLayers(t *testing.T) {
 	if n < 10 {
 		t.Fatalf("go list shows only %d extension packages; the rules would check nothing", n)
 	}
-	for _, v := range violations(pkgs, awaitingMemoryService, awaitingHostSettings) {
+	for _, v := range violations(pkgs, awaitingMemoryService) {
 		t.Error(v)
 	}
 }
@@ -235,7 +223,8 @@ func TestLayersCatchPlantedViolations(t *testing.T) {
 		"core/hooks":                 {},
 		"protocol":                   {},
 		"sdk":                        {Imports: []string{"protocol"}},
-		"config":                     {},
+		"config":                     {Imports: []string{"toolsettings"}},
+		"toolsettings":               {Imports: []string{"sandbox"}},
 		"sandbox":                    {},
 		"memory":                     {Imports: []string{"staging"}},
 		"memory/embed":               {},
@@ -246,7 +235,7 @@ func TestLayersCatchPlantedViolations(t *testing.T) {
 		"extensions/recall":          {Imports: []string{"sdk", "extensions/internal/turn", "memory"}},
 		"extensions/belief":          {Imports: []string{"sdk", "signals"}},
 		"extensions/builtin":         {Imports: []string{"extensions/recall", "extensions/belief", "sdk"}},
-		"extensions/codeexec":        {Imports: []string{"sdk"}},
+		"extensions/codeexec":        {Imports: []string{"sdk", "sandbox", "toolsettings"}},
 		"extensions/codeexec/shells": {Imports: []string{"sdk"}},
 	}
 	awaiting := map[string]bool{"extensions/recall": true}
@@ -257,31 +246,29 @@ func TestLayersCatchPlantedViolations(t *testing.T) {
 		want  string // in the message
 		allow map[string]bool
 		also  map[string][]string // further planted imports
-		// settings is the awaitingHostSettings of the case.
-		settings map[string][]string
 	}{
-		{"core imports sdk", "core/host", "sdk", "core package core/host imports sdk", awaiting, nil, nil},
-		{"core reaches sdk through another package", "core/hooks", "config", "core package core/hooks imports config → sdk", awaiting, map[string][]string{"config": {"sdk"}}, nil},
-		{"core imports an extension", "core/host", "extensions/belief", "core/host imports extensions/belief", awaiting, nil, nil},
-		{"core imports tui", "core/host", "tui", "core/host imports tui", awaiting, nil, nil},
-		{"extension imports extension", "extensions/belief", "extensions/recall", "extension package extensions/belief imports extension package extensions/recall", awaiting, nil, nil},
-		{"extension imports config", "extensions/belief", "config", "extensions/belief imports the host's package config", awaiting, nil, nil},
-		{"extension imports sandbox", "extensions/codeexec", "sandbox", "extensions/codeexec imports the host's package sandbox", awaiting, nil, nil},
-		{"extension imports memory", "extensions/belief", "memory", "extensions/belief imports the host's package memory", awaiting, nil, nil},
-		{"extension imports memory/embed", "extensions/belief", "memory/embed", "extensions/belief imports the host's package memory/embed", awaiting, nil, nil},
-		{"extension imports staging", "extensions/belief", "staging", "extensions/belief imports the host's package staging", awaiting, nil, nil},
-		{"awaiting the memory service allows memory, not config", "extensions/recall", "config", "extensions/recall imports the host's package config", awaiting, nil, nil},
-		{"builtin imports config", "extensions/builtin", "config", "extensions/builtin imports the host's package config", awaiting, nil, nil},
-		{"outside extensions imports extensions/internal", "lint", "extensions/internal/turn", "package lint imports extensions/internal/turn", awaiting, nil, nil},
-		{"library compiles in an extension", "extensions/internal/turn", "extensions/belief", "library package extensions/internal/turn compiles in extension package extensions/belief", awaiting, nil, nil},
-		{"allowlist outlives its reason", "extensions/belief", "signals", "extensions/codeexec is in awaitingMemoryService", map[string]bool{"extensions/recall": true, "extensions/codeexec": true}, nil, nil},
-		{"settings debt covers only its import", "extensions/codeexec", "config", "extensions/codeexec imports the host's package config", awaiting, nil, map[string][]string{"extensions/codeexec": {"sandbox"}}},
-		{"settings debt outlives its reason", "extensions/belief", "signals", "extensions/belief is in awaitingHostSettings for config", awaiting, nil, map[string][]string{"extensions/belief": {"config"}}},
+		{"core imports sdk", "core/host", "sdk", "core package core/host imports sdk", awaiting, nil},
+		{"core reaches sdk through another package", "core/hooks", "config", "core package core/hooks imports config → sdk", awaiting, map[string][]string{"config": {"sdk"}}},
+		{"core imports an extension", "core/host", "extensions/belief", "core/host imports extensions/belief", awaiting, nil},
+		{"core imports tui", "core/host", "tui", "core/host imports tui", awaiting, nil},
+		{"extension imports extension", "extensions/belief", "extensions/recall", "extension package extensions/belief imports extension package extensions/recall", awaiting, nil},
+		{"extension imports config", "extensions/belief", "config", "extensions/belief imports the host's package config", awaiting, nil},
+		{"sandbox imports config", "sandbox", "config", "package sandbox, a library extensions may import, compiles in config", awaiting, nil},
+		{"toolsettings reaches memory through another package", "toolsettings", "internal/procstat", "package toolsettings, a library extensions may import, compiles in internal/procstat → memory", awaiting, map[string][]string{"internal/procstat": {"memory"}}},
+		{"sandbox imports core", "sandbox", "core/hooks", "package sandbox, a library extensions may import, compiles in core/hooks", awaiting, nil},
+		{"extension imports memory", "extensions/belief", "memory", "extensions/belief imports the host's package memory", awaiting, nil},
+		{"extension imports memory/embed", "extensions/belief", "memory/embed", "extensions/belief imports the host's package memory/embed", awaiting, nil},
+		{"extension imports staging", "extensions/belief", "staging", "extensions/belief imports the host's package staging", awaiting, nil},
+		{"awaiting the memory service allows memory, not config", "extensions/recall", "config", "extensions/recall imports the host's package config", awaiting, nil},
+		{"builtin imports config", "extensions/builtin", "config", "extensions/builtin imports the host's package config", awaiting, nil},
+		{"outside extensions imports extensions/internal", "lint", "extensions/internal/turn", "package lint imports extensions/internal/turn", awaiting, nil},
+		{"library compiles in an extension", "extensions/internal/turn", "extensions/belief", "library package extensions/internal/turn compiles in extension package extensions/belief", awaiting, nil},
+		{"allowlist outlives its reason", "extensions/belief", "signals", "extensions/codeexec is in awaitingMemoryService", map[string]bool{"extensions/recall": true, "extensions/codeexec": true}, nil},
 	}
-	if got := violations(clean, awaiting, nil); len(got) != 0 {
+	if got := violations(clean, awaiting); len(got) != 0 {
 		t.Fatalf("the clean graph has violations: %q", got)
 	}
-	if got := violations(clean, nil, nil); len(got) != 1 || !strings.Contains(got[0], "extensions/recall imports the host's package memory") {
+	if got := violations(clean, nil); len(got) != 1 || !strings.Contains(got[0], "extensions/recall imports the host's package memory") {
 		t.Fatalf("without the allowlist, want only recall's memory import named, got %q", got)
 	}
 	for _, tt := range tests {
@@ -301,7 +288,7 @@ func TestLayersCatchPlantedViolations(t *testing.T) {
 				q.Imports = append(q.Imports, imps...)
 				g[from] = q
 			}
-			got := violations(g, tt.allow, tt.settings)
+			got := violations(g, tt.allow)
 			if !slices.ContainsFunc(got, func(v string) bool { return strings.Contains(v, tt.want) }) {
 				t.Fatalf("planted %s → %s: got %q, want a violation naming %q", tt.pkg, tt.add, got, tt.want)
 			}

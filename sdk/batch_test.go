@@ -21,7 +21,11 @@ type before struct {
 	run  func(c *sdk.Call, req *exocortexv1.MessageLoopPromptsBeforeRequest) (*exocortexv1.MessageLoopPromptsBeforeResponse, error)
 }
 
-func (e before) Spec() sdk.Spec { return e.spec }
+func (e before) Spec() sdk.Spec {
+	s := e.spec
+	s.Hooks = []sdk.Hook{sdk.MessageLoopPromptsBefore(e)}
+	return s
+}
 
 func (e before) MessageLoopPromptsBefore(_ context.Context, c *sdk.Call, req *exocortexv1.MessageLoopPromptsBeforeRequest) (*exocortexv1.MessageLoopPromptsBeforeResponse, error) {
 	return e.run(c, req)
@@ -155,7 +159,11 @@ type after struct {
 	seen map[string]string
 }
 
-func (e after) Spec() sdk.Spec { return e.spec }
+func (e after) Spec() sdk.Spec {
+	s := e.spec
+	s.Hooks = []sdk.Hook{sdk.MessageLoopPromptsAfter(e)}
+	return s
+}
 
 func (e after) MessageLoopPromptsAfter(_ context.Context, _ *sdk.Call, req *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
 	e.seen[e.spec.Name] = fmt.Sprintf("extras=%d tokens=%d history=%d num_ctx=%d", len(req.GetExtras()), req.GetPromptTokens(), len(req.GetHistory()), req.GetNumCtx())

@@ -26,9 +26,10 @@
 //		return sdk.KeyOf[*exocortexv1.FailureTracker]()
 //	}
 //
-//	func (failureCounter) Spec() sdk.Spec {
+//	func (e failureCounter) Spec() sdk.Spec {
 //		return sdk.Spec{
 //			Name:        "failure_counter",
+//			Hooks:       []sdk.Hook{sdk.ToolExecuteAfter(e)},
 //			Order:       20,
 //			Reads:       []sdk.KeyRef{tracker()},
 //			Writes:      []sdk.KeyRef{tracker()},
@@ -81,16 +82,24 @@
 //
 // # Extensions and hooks
 //
-// An Extension has a Spec and implements one or more hook interfaces, one per hook
-// of the agent loop: AgentInitHook, MonologueStartHook, HistAddBeforeHook,
-// MessageLoopStartHook, MessageLoopPromptsBeforeHook, SystemPromptHook,
-// MessageLoopPromptsAfterHook, BeforeMainLLMCallHook, ResponseStreamChunkHook,
-// ResponseStreamEndHook, ErrorFormatHook, ToolExecuteBeforeHook,
-// ToolExecuteAfterHook, MessageLoopEndHook and MonologueEndHook, and Agent Zero
-// v1.7's model-side points: ChatModelCallBeforeHook, ChatModelCallAfterHook,
+// An Extension has a Spec that declares the hooks it handles (Spec.Hooks) and
+// implements their interfaces, one per hook of the agent loop: AgentInitHook,
+// MonologueStartHook, HistAddBeforeHook, MessageLoopStartHook,
+// MessageLoopPromptsBeforeHook, SystemPromptHook, MessageLoopPromptsAfterHook,
+// BeforeMainLLMCallHook, ResponseStreamChunkHook, ResponseStreamEndHook,
+// ErrorFormatHook, ToolExecuteBeforeHook, ToolExecuteAfterHook,
+// MessageLoopEndHook and MonologueEndHook, and Agent Zero v1.7's model-side
+// points: ChatModelCallBeforeHook, ChatModelCallAfterHook,
 // UtilModelCallBeforeHook, UtilModelCallAfterHook, ReasoningStreamChunkHook,
 // ReasoningStreamHook, ReasoningStreamEndHook, ResponseStreamHook,
-// MessageLoopExceptionHook and ProcessChainEndHook. Each method takes
+// MessageLoopExceptionHook and ProcessChainEndHook. Each hook is declared with its
+// generated constructor, named like the method (sdk.ToolExecuteAfter(e),
+// sdk.MessageLoopEnd(e), ...), which takes the hook's interface: a declared hook
+// whose method is missing or misspelled is a compile error naming the method,
+// not a hook that is silently never served, and NewServer refuses a hook method
+// the Spec does not declare. (The Python SDK cannot check this before it runs:
+// it finds an extension's hooks by its method names when the plugin loads, and
+// refuses there what it cannot serve.) Each method takes
 // the hook's request message and returns its response message; the types fix what an
 // extension may see and change there. A nil response (with a nil error) means "no
 // change". The SDK fills in the response's changes field itself, from the Call (a
@@ -106,7 +115,7 @@
 //
 // # The manifest
 //
-// The host first asks the plugin for its manifest. Each hook an extension implements
+// The host first asks the plugin for its manifest. Each hook an extension declares
 // becomes one ExtensionSpec with the extension's name, the hook, and the Spec's
 // fields (Order, or HookOrder's entry for that hook). Plugin keys (NewKey) used in a
 // Spec go into state_keys; tools into tools with implemented set; Plugin.Files and
@@ -118,11 +127,12 @@
 // without duplicates.
 //
 // NewServer (and Serve) check the plugin first and refuse, naming the culprit: an
-// extension implementing no hook, InjectsPrompt without a prompt-assembly hook, a
+// extension declaring no hook, a hook method not declared, a hook declared
+// twice, InjectsPrompt without a prompt-assembly hook, a
 // key in Resets but not in Writes, a zero key, a NewKey that reuses a built-in name
 // or has no scope, one key name declared with two types, duplicate extension or tool
 // names, a tool without Run, a tool schema that is not JSON, a HookOrder entry for a
-// hook not implemented, a consumed signal that is not a constant of package signals,
+// hook not declared, a consumed signal that is not a constant of package signals,
 // a panic in Spec.
 //
 // # Memory

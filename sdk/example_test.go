@@ -11,9 +11,10 @@ import (
 // failureCounter counts consecutive failures per tool in failure_tracker.
 type failureCounter struct{}
 
-func (failureCounter) Spec() sdk.Spec {
+func (e failureCounter) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:   "failure_counter",
+		Hooks:  []sdk.Hook{sdk.ToolExecuteAfter(e)},
 		Order:  20,
 		Reads:  []sdk.KeyRef{tracker()},
 		Writes: []sdk.KeyRef{tracker()},

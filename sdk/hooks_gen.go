@@ -10,20 +10,35 @@ import (
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
 
-// One interface per hook. An extension implements the ones it handles; each becomes
-// one ExtensionSpec of the manifest. A nil response with a nil error means "no
-// change". To have the compiler check a method's spelling, assert the interface:
+// One interface per hook, and one constructor that declares it: an extension lists
+// the hooks it handles in Spec.Hooks, each made by the hook's constructor from the
+// value whose method handles it,
 //
-//	var _ sdk.MessageLoopEndHook = (*Supervisor)(nil)
+//	Hooks: []sdk.Hook{sdk.MessageLoopEnd(s)},
+//
+// and each becomes one ExtensionSpec of the manifest. The constructor takes the
+// hook's interface, so declaring a hook whose method the value lacks (or
+// misspells) does not compile, and the compiler names the method. A nil response
+// with a nil error means "no change".
 
 // AgentInitHook runs once, when the agent is created for a session.
 type AgentInitHook interface {
 	AgentInit(ctx context.Context, c *Call, req *exocortexv1.AgentInitRequest) (*exocortexv1.AgentInitResponse, error)
 }
 
+// AgentInit declares, in Spec.Hooks, that h handles agent_init with its method
+// AgentInit (AgentInitHook).
+func AgentInit(h AgentInitHook) Hook { return Hook{id: exocortexv1.Hook_HOOK_AGENT_INIT, handler: h} }
+
 // MonologueStartHook runs when a user message starts a monologue.
 type MonologueStartHook interface {
 	MonologueStart(ctx context.Context, c *Call, req *exocortexv1.MonologueStartRequest) (*exocortexv1.MonologueStartResponse, error)
+}
+
+// MonologueStart declares, in Spec.Hooks, that h handles monologue_start with its
+// method MonologueStart (MonologueStartHook).
+func MonologueStart(h MonologueStartHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_MONOLOGUE_START, handler: h}
 }
 
 // HistAddBeforeHook runs before each message is added to the history.
@@ -31,9 +46,21 @@ type HistAddBeforeHook interface {
 	HistAddBefore(ctx context.Context, c *Call, req *exocortexv1.HistAddBeforeRequest) (*exocortexv1.HistAddBeforeResponse, error)
 }
 
+// HistAddBefore declares, in Spec.Hooks, that h handles hist_add_before with its method
+// HistAddBefore (HistAddBeforeHook).
+func HistAddBefore(h HistAddBeforeHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_HIST_ADD_BEFORE, handler: h}
+}
+
 // MessageLoopStartHook runs when an iteration begins.
 type MessageLoopStartHook interface {
 	MessageLoopStart(ctx context.Context, c *Call, req *exocortexv1.MessageLoopStartRequest) (*exocortexv1.MessageLoopStartResponse, error)
+}
+
+// MessageLoopStart declares, in Spec.Hooks, that h handles message_loop_start with its
+// method MessageLoopStart (MessageLoopStartHook).
+func MessageLoopStart(h MessageLoopStartHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_MESSAGE_LOOP_START, handler: h}
 }
 
 // MessageLoopPromptsBeforeHook runs when prompt assembly begins; it may add prompt
@@ -42,9 +69,22 @@ type MessageLoopPromptsBeforeHook interface {
 	MessageLoopPromptsBefore(ctx context.Context, c *Call, req *exocortexv1.MessageLoopPromptsBeforeRequest) (*exocortexv1.MessageLoopPromptsBeforeResponse, error)
 }
 
+// MessageLoopPromptsBefore declares, in Spec.Hooks, that h handles
+// message_loop_prompts_before with its method MessageLoopPromptsBefore
+// (MessageLoopPromptsBeforeHook).
+func MessageLoopPromptsBefore(h MessageLoopPromptsBeforeHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE, handler: h}
+}
+
 // SystemPromptHook runs when the system prompt is assembled; it may append blocks.
 type SystemPromptHook interface {
 	SystemPrompt(ctx context.Context, c *Call, req *exocortexv1.SystemPromptRequest) (*exocortexv1.SystemPromptResponse, error)
+}
+
+// SystemPrompt declares, in Spec.Hooks, that h handles system_prompt with its method
+// SystemPrompt (SystemPromptHook).
+func SystemPrompt(h SystemPromptHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_SYSTEM_PROMPT, handler: h}
 }
 
 // MessageLoopPromptsAfterHook is the last point at which text reaches this LLM call; it
@@ -53,9 +93,22 @@ type MessageLoopPromptsAfterHook interface {
 	MessageLoopPromptsAfter(ctx context.Context, c *Call, req *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error)
 }
 
+// MessageLoopPromptsAfter declares, in Spec.Hooks, that h handles
+// message_loop_prompts_after with its method MessageLoopPromptsAfter
+// (MessageLoopPromptsAfterHook).
+func MessageLoopPromptsAfter(h MessageLoopPromptsAfterHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER, handler: h}
+}
+
 // BeforeMainLLMCallHook runs when the prompt is final: state work only.
 type BeforeMainLLMCallHook interface {
 	BeforeMainLLMCall(ctx context.Context, c *Call, req *exocortexv1.BeforeMainLLMCallRequest) (*exocortexv1.BeforeMainLLMCallResponse, error)
+}
+
+// BeforeMainLLMCall declares, in Spec.Hooks, that h handles before_main_llm_call with
+// its method BeforeMainLLMCall (BeforeMainLLMCallHook).
+func BeforeMainLLMCall(h BeforeMainLLMCallHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL, handler: h}
 }
 
 // ResponseStreamChunkHook runs for each streamed piece of the model's reply.
@@ -63,14 +116,32 @@ type ResponseStreamChunkHook interface {
 	ResponseStreamChunk(ctx context.Context, c *Call, req *exocortexv1.ResponseStreamChunkRequest) (*exocortexv1.ResponseStreamChunkResponse, error)
 }
 
+// ResponseStreamChunk declares, in Spec.Hooks, that h handles response_stream_chunk
+// with its method ResponseStreamChunk (ResponseStreamChunkHook).
+func ResponseStreamChunk(h ResponseStreamChunkHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK, handler: h}
+}
+
 // ResponseStreamEndHook runs when the reply is complete.
 type ResponseStreamEndHook interface {
 	ResponseStreamEnd(ctx context.Context, c *Call, req *exocortexv1.ResponseStreamEndRequest) (*exocortexv1.ResponseStreamEndResponse, error)
 }
 
+// ResponseStreamEnd declares, in Spec.Hooks, that h handles response_stream_end with
+// its method ResponseStreamEnd (ResponseStreamEndHook).
+func ResponseStreamEnd(h ResponseStreamEndHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_RESPONSE_STREAM_END, handler: h}
+}
+
 // ErrorFormatHook runs when the reply could not be used.
 type ErrorFormatHook interface {
 	ErrorFormat(ctx context.Context, c *Call, req *exocortexv1.ErrorFormatRequest) (*exocortexv1.ErrorFormatResponse, error)
+}
+
+// ErrorFormat declares, in Spec.Hooks, that h handles error_format with its method
+// ErrorFormat (ErrorFormatHook).
+func ErrorFormat(h ErrorFormatHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_ERROR_FORMAT, handler: h}
 }
 
 // ToolExecuteBeforeHook runs before a tool runs; it may rewrite the arguments or block
@@ -79,9 +150,21 @@ type ToolExecuteBeforeHook interface {
 	ToolExecuteBefore(ctx context.Context, c *Call, req *exocortexv1.ToolExecuteBeforeRequest) (*exocortexv1.ToolExecuteBeforeResponse, error)
 }
 
+// ToolExecuteBefore declares, in Spec.Hooks, that h handles tool_execute_before with
+// its method ToolExecuteBefore (ToolExecuteBeforeHook).
+func ToolExecuteBefore(h ToolExecuteBeforeHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE, handler: h}
+}
+
 // ToolExecuteAfterHook runs after a tool has run.
 type ToolExecuteAfterHook interface {
 	ToolExecuteAfter(ctx context.Context, c *Call, req *exocortexv1.ToolExecuteAfterRequest) (*exocortexv1.ToolExecuteAfterResponse, error)
+}
+
+// ToolExecuteAfter declares, in Spec.Hooks, that h handles tool_execute_after with its
+// method ToolExecuteAfter (ToolExecuteAfterHook).
+func ToolExecuteAfter(h ToolExecuteAfterHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER, handler: h}
 }
 
 // MessageLoopEndHook runs when an iteration is over, even when it failed.
@@ -89,9 +172,21 @@ type MessageLoopEndHook interface {
 	MessageLoopEnd(ctx context.Context, c *Call, req *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error)
 }
 
+// MessageLoopEnd declares, in Spec.Hooks, that h handles message_loop_end with its
+// method MessageLoopEnd (MessageLoopEndHook).
+func MessageLoopEnd(h MessageLoopEndHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_MESSAGE_LOOP_END, handler: h}
+}
+
 // MonologueEndHook runs when the monologue is over, even when it failed.
 type MonologueEndHook interface {
 	MonologueEnd(ctx context.Context, c *Call, req *exocortexv1.MonologueEndRequest) (*exocortexv1.MonologueEndResponse, error)
+}
+
+// MonologueEnd declares, in Spec.Hooks, that h handles monologue_end with its method
+// MonologueEnd (MonologueEndHook).
+func MonologueEnd(h MonologueEndHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_MONOLOGUE_END, handler: h}
 }
 
 // ChatModelCallBeforeHook runs just before the main model is called, with the request
@@ -100,10 +195,22 @@ type ChatModelCallBeforeHook interface {
 	ChatModelCallBefore(ctx context.Context, c *Call, req *exocortexv1.ChatModelCallBeforeRequest) (*exocortexv1.ChatModelCallBeforeResponse, error)
 }
 
+// ChatModelCallBefore declares, in Spec.Hooks, that h handles chat_model_call_before
+// with its method ChatModelCallBefore (ChatModelCallBeforeHook).
+func ChatModelCallBefore(h ChatModelCallBeforeHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_BEFORE, handler: h}
+}
+
 // ChatModelCallAfterHook runs when the main model has answered, before the reply is
 // parsed; it may replace the reply's text.
 type ChatModelCallAfterHook interface {
 	ChatModelCallAfter(ctx context.Context, c *Call, req *exocortexv1.ChatModelCallAfterRequest) (*exocortexv1.ChatModelCallAfterResponse, error)
+}
+
+// ChatModelCallAfter declares, in Spec.Hooks, that h handles chat_model_call_after with
+// its method ChatModelCallAfter (ChatModelCallAfterHook).
+func ChatModelCallAfter(h ChatModelCallAfterHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_AFTER, handler: h}
 }
 
 // UtilModelCallBeforeHook runs before a utility model call (history compression's
@@ -112,15 +219,33 @@ type UtilModelCallBeforeHook interface {
 	UtilModelCallBefore(ctx context.Context, c *Call, req *exocortexv1.UtilModelCallBeforeRequest) (*exocortexv1.UtilModelCallBeforeResponse, error)
 }
 
+// UtilModelCallBefore declares, in Spec.Hooks, that h handles util_model_call_before
+// with its method UtilModelCallBefore (UtilModelCallBeforeHook).
+func UtilModelCallBefore(h UtilModelCallBeforeHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_BEFORE, handler: h}
+}
+
 // UtilModelCallAfterHook runs when the utility model has answered; it may replace the
 // answer.
 type UtilModelCallAfterHook interface {
 	UtilModelCallAfter(ctx context.Context, c *Call, req *exocortexv1.UtilModelCallAfterRequest) (*exocortexv1.UtilModelCallAfterResponse, error)
 }
 
+// UtilModelCallAfter declares, in Spec.Hooks, that h handles util_model_call_after with
+// its method UtilModelCallAfter (UtilModelCallAfterHook).
+func UtilModelCallAfter(h UtilModelCallAfterHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_AFTER, handler: h}
+}
+
 // ReasoningStreamChunkHook runs for each streamed piece of the model's reasoning.
 type ReasoningStreamChunkHook interface {
 	ReasoningStreamChunk(ctx context.Context, c *Call, req *exocortexv1.ReasoningStreamChunkRequest) (*exocortexv1.ReasoningStreamChunkResponse, error)
+}
+
+// ReasoningStreamChunk declares, in Spec.Hooks, that h handles reasoning_stream_chunk
+// with its method ReasoningStreamChunk (ReasoningStreamChunkHook).
+func ReasoningStreamChunk(h ReasoningStreamChunkHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_REASONING_STREAM_CHUNK, handler: h}
 }
 
 // ReasoningStreamHook runs with the reasoning so far, after each
@@ -129,14 +254,32 @@ type ReasoningStreamHook interface {
 	ReasoningStream(ctx context.Context, c *Call, req *exocortexv1.ReasoningStreamRequest) (*exocortexv1.ReasoningStreamResponse, error)
 }
 
+// ReasoningStream declares, in Spec.Hooks, that h handles reasoning_stream with its
+// method ReasoningStream (ReasoningStreamHook).
+func ReasoningStream(h ReasoningStreamHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_REASONING_STREAM, handler: h}
+}
+
 // ReasoningStreamEndHook runs when the model's call is over, with its whole reasoning.
 type ReasoningStreamEndHook interface {
 	ReasoningStreamEnd(ctx context.Context, c *Call, req *exocortexv1.ReasoningStreamEndRequest) (*exocortexv1.ReasoningStreamEndResponse, error)
 }
 
+// ReasoningStreamEnd declares, in Spec.Hooks, that h handles reasoning_stream_end with
+// its method ReasoningStreamEnd (ReasoningStreamEndHook).
+func ReasoningStreamEnd(h ReasoningStreamEndHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_REASONING_STREAM_END, handler: h}
+}
+
 // ResponseStreamHook runs with the reply so far, after each response_stream_chunk.
 type ResponseStreamHook interface {
 	ResponseStream(ctx context.Context, c *Call, req *exocortexv1.ResponseStreamRequest) (*exocortexv1.ResponseStreamResponse, error)
+}
+
+// ResponseStream declares, in Spec.Hooks, that h handles response_stream with its
+// method ResponseStream (ResponseStreamHook).
+func ResponseStream(h ResponseStreamHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_RESPONSE_STREAM, handler: h}
 }
 
 // MessageLoopExceptionHook runs when an iteration fails with an error; it may mark it
@@ -145,10 +288,22 @@ type MessageLoopExceptionHook interface {
 	MessageLoopException(ctx context.Context, c *Call, req *exocortexv1.MessageLoopExceptionRequest) (*exocortexv1.MessageLoopExceptionResponse, error)
 }
 
+// MessageLoopException declares, in Spec.Hooks, that h handles message_loop_exception
+// with its method MessageLoopException (MessageLoopExceptionHook).
+func MessageLoopException(h MessageLoopExceptionHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_MESSAGE_LOOP_EXCEPTION, handler: h}
+}
+
 // ProcessChainEndHook runs when the top-level monologue's chain is finished, after
 // monologue_end.
 type ProcessChainEndHook interface {
 	ProcessChainEnd(ctx context.Context, c *Call, req *exocortexv1.ProcessChainEndRequest) (*exocortexv1.ProcessChainEndResponse, error)
+}
+
+// ProcessChainEnd declares, in Spec.Hooks, that h handles process_chain_end with its
+// method ProcessChainEnd (ProcessChainEndHook).
+func ProcessChainEnd(h ProcessChainEndHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_PROCESS_CHAIN_END, handler: h}
 }
 
 // HistAddToolResultHook runs when a tool's result is about to be added to the history;
@@ -157,10 +312,22 @@ type HistAddToolResultHook interface {
 	HistAddToolResult(ctx context.Context, c *Call, req *exocortexv1.HistAddToolResultRequest) (*exocortexv1.HistAddToolResultResponse, error)
 }
 
+// HistAddToolResult declares, in Spec.Hooks, that h handles hist_add_tool_result with
+// its method HistAddToolResult (HistAddToolResultHook).
+func HistAddToolResult(h HistAddToolResultHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_HIST_ADD_TOOL_RESULT, handler: h}
+}
+
 // ToolOutputUpdateHook runs for each piece of partial output a running tool reports; it
 // may change what the operator sees.
 type ToolOutputUpdateHook interface {
 	ToolOutputUpdate(ctx context.Context, c *Call, req *exocortexv1.ToolOutputUpdateRequest) (*exocortexv1.ToolOutputUpdateResponse, error)
+}
+
+// ToolOutputUpdate declares, in Spec.Hooks, that h handles tool_output_update with its
+// method ToolOutputUpdate (ToolOutputUpdateHook).
+func ToolOutputUpdate(h ToolOutputUpdateHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_TOOL_OUTPUT_UPDATE, handler: h}
 }
 
 // TextEditorReadAfterHook runs after text_editor read a file; it may change what the
@@ -169,15 +336,34 @@ type TextEditorReadAfterHook interface {
 	TextEditorReadAfter(ctx context.Context, c *Call, req *exocortexv1.TextEditorReadAfterRequest) (*exocortexv1.TextEditorReadAfterResponse, error)
 }
 
+// TextEditorReadAfter declares, in Spec.Hooks, that h handles text_editor_read_after
+// with its method TextEditorReadAfter (TextEditorReadAfterHook).
+func TextEditorReadAfter(h TextEditorReadAfterHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_TEXT_EDITOR_READ_AFTER, handler: h}
+}
+
 // TextEditorWriteBeforeHook runs before text_editor writes a file; it may change the
 // content or refuse the write.
 type TextEditorWriteBeforeHook interface {
 	TextEditorWriteBefore(ctx context.Context, c *Call, req *exocortexv1.TextEditorWriteBeforeRequest) (*exocortexv1.TextEditorWriteBeforeResponse, error)
 }
 
+// TextEditorWriteBefore declares, in Spec.Hooks, that h handles
+// text_editor_write_before with its method TextEditorWriteBefore
+// (TextEditorWriteBeforeHook).
+func TextEditorWriteBefore(h TextEditorWriteBeforeHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_BEFORE, handler: h}
+}
+
 // TextEditorWriteAfterHook runs after text_editor wrote a file.
 type TextEditorWriteAfterHook interface {
 	TextEditorWriteAfter(ctx context.Context, c *Call, req *exocortexv1.TextEditorWriteAfterRequest) (*exocortexv1.TextEditorWriteAfterResponse, error)
+}
+
+// TextEditorWriteAfter declares, in Spec.Hooks, that h handles text_editor_write_after
+// with its method TextEditorWriteAfter (TextEditorWriteAfterHook).
+func TextEditorWriteAfter(h TextEditorWriteAfterHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_AFTER, handler: h}
 }
 
 // TextEditorPatchBeforeHook runs before text_editor patches a file; it may change the
@@ -186,9 +372,22 @@ type TextEditorPatchBeforeHook interface {
 	TextEditorPatchBefore(ctx context.Context, c *Call, req *exocortexv1.TextEditorPatchBeforeRequest) (*exocortexv1.TextEditorPatchBeforeResponse, error)
 }
 
+// TextEditorPatchBefore declares, in Spec.Hooks, that h handles
+// text_editor_patch_before with its method TextEditorPatchBefore
+// (TextEditorPatchBeforeHook).
+func TextEditorPatchBefore(h TextEditorPatchBeforeHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_BEFORE, handler: h}
+}
+
 // TextEditorPatchAfterHook runs after text_editor patched a file.
 type TextEditorPatchAfterHook interface {
 	TextEditorPatchAfter(ctx context.Context, c *Call, req *exocortexv1.TextEditorPatchAfterRequest) (*exocortexv1.TextEditorPatchAfterResponse, error)
+}
+
+// TextEditorPatchAfter declares, in Spec.Hooks, that h handles text_editor_patch_after
+// with its method TextEditorPatchAfter (TextEditorPatchAfterHook).
+func TextEditorPatchAfter(h TextEditorPatchAfterHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_AFTER, handler: h}
 }
 
 // EmbeddingModelChangedHook runs when the memory store was built with another embedding
@@ -197,247 +396,256 @@ type EmbeddingModelChangedHook interface {
 	EmbeddingModelChanged(ctx context.Context, c *Call, req *exocortexv1.EmbeddingModelChangedRequest) (*exocortexv1.EmbeddingModelChangedResponse, error)
 }
 
+// EmbeddingModelChanged declares, in Spec.Hooks, that h handles embedding_model_changed
+// with its method EmbeddingModelChanged (EmbeddingModelChangedHook).
+func EmbeddingModelChanged(h EmbeddingModelChangedHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_EMBEDDING_MODEL_CHANGED, handler: h}
+}
+
 // hookDefs lists every hook in enum order, which is also the order of an extension's
-// entries in the manifest. A function, not a variable: no mutable package state.
+// entries in the manifest, with a test of whether a value has the hook's method (to
+// name a method Spec.Hooks leaves undeclared). A function, not a variable: no
+// mutable package state.
 func hookDefs() []hookDef {
 	return []hookDef{
-		{exocortexv1.Hook_HOOK_AGENT_INIT, is[AgentInitHook]},
-		{exocortexv1.Hook_HOOK_MONOLOGUE_START, is[MonologueStartHook]},
-		{exocortexv1.Hook_HOOK_HIST_ADD_BEFORE, is[HistAddBeforeHook]},
-		{exocortexv1.Hook_HOOK_MESSAGE_LOOP_START, is[MessageLoopStartHook]},
-		{exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE, is[MessageLoopPromptsBeforeHook]},
-		{exocortexv1.Hook_HOOK_SYSTEM_PROMPT, is[SystemPromptHook]},
-		{exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER, is[MessageLoopPromptsAfterHook]},
-		{exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL, is[BeforeMainLLMCallHook]},
-		{exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK, is[ResponseStreamChunkHook]},
-		{exocortexv1.Hook_HOOK_RESPONSE_STREAM_END, is[ResponseStreamEndHook]},
-		{exocortexv1.Hook_HOOK_ERROR_FORMAT, is[ErrorFormatHook]},
-		{exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE, is[ToolExecuteBeforeHook]},
-		{exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER, is[ToolExecuteAfterHook]},
-		{exocortexv1.Hook_HOOK_MESSAGE_LOOP_END, is[MessageLoopEndHook]},
-		{exocortexv1.Hook_HOOK_MONOLOGUE_END, is[MonologueEndHook]},
-		{exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_BEFORE, is[ChatModelCallBeforeHook]},
-		{exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_AFTER, is[ChatModelCallAfterHook]},
-		{exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_BEFORE, is[UtilModelCallBeforeHook]},
-		{exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_AFTER, is[UtilModelCallAfterHook]},
-		{exocortexv1.Hook_HOOK_REASONING_STREAM_CHUNK, is[ReasoningStreamChunkHook]},
-		{exocortexv1.Hook_HOOK_REASONING_STREAM, is[ReasoningStreamHook]},
-		{exocortexv1.Hook_HOOK_REASONING_STREAM_END, is[ReasoningStreamEndHook]},
-		{exocortexv1.Hook_HOOK_RESPONSE_STREAM, is[ResponseStreamHook]},
-		{exocortexv1.Hook_HOOK_MESSAGE_LOOP_EXCEPTION, is[MessageLoopExceptionHook]},
-		{exocortexv1.Hook_HOOK_PROCESS_CHAIN_END, is[ProcessChainEndHook]},
-		{exocortexv1.Hook_HOOK_HIST_ADD_TOOL_RESULT, is[HistAddToolResultHook]},
-		{exocortexv1.Hook_HOOK_TOOL_OUTPUT_UPDATE, is[ToolOutputUpdateHook]},
-		{exocortexv1.Hook_HOOK_TEXT_EDITOR_READ_AFTER, is[TextEditorReadAfterHook]},
-		{exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_BEFORE, is[TextEditorWriteBeforeHook]},
-		{exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_AFTER, is[TextEditorWriteAfterHook]},
-		{exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_BEFORE, is[TextEditorPatchBeforeHook]},
-		{exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_AFTER, is[TextEditorPatchAfterHook]},
-		{exocortexv1.Hook_HOOK_EMBEDDING_MODEL_CHANGED, is[EmbeddingModelChangedHook]},
+		{exocortexv1.Hook_HOOK_AGENT_INIT, "AgentInit", is[AgentInitHook]},
+		{exocortexv1.Hook_HOOK_MONOLOGUE_START, "MonologueStart", is[MonologueStartHook]},
+		{exocortexv1.Hook_HOOK_HIST_ADD_BEFORE, "HistAddBefore", is[HistAddBeforeHook]},
+		{exocortexv1.Hook_HOOK_MESSAGE_LOOP_START, "MessageLoopStart", is[MessageLoopStartHook]},
+		{exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE, "MessageLoopPromptsBefore", is[MessageLoopPromptsBeforeHook]},
+		{exocortexv1.Hook_HOOK_SYSTEM_PROMPT, "SystemPrompt", is[SystemPromptHook]},
+		{exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER, "MessageLoopPromptsAfter", is[MessageLoopPromptsAfterHook]},
+		{exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL, "BeforeMainLLMCall", is[BeforeMainLLMCallHook]},
+		{exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK, "ResponseStreamChunk", is[ResponseStreamChunkHook]},
+		{exocortexv1.Hook_HOOK_RESPONSE_STREAM_END, "ResponseStreamEnd", is[ResponseStreamEndHook]},
+		{exocortexv1.Hook_HOOK_ERROR_FORMAT, "ErrorFormat", is[ErrorFormatHook]},
+		{exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE, "ToolExecuteBefore", is[ToolExecuteBeforeHook]},
+		{exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER, "ToolExecuteAfter", is[ToolExecuteAfterHook]},
+		{exocortexv1.Hook_HOOK_MESSAGE_LOOP_END, "MessageLoopEnd", is[MessageLoopEndHook]},
+		{exocortexv1.Hook_HOOK_MONOLOGUE_END, "MonologueEnd", is[MonologueEndHook]},
+		{exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_BEFORE, "ChatModelCallBefore", is[ChatModelCallBeforeHook]},
+		{exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_AFTER, "ChatModelCallAfter", is[ChatModelCallAfterHook]},
+		{exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_BEFORE, "UtilModelCallBefore", is[UtilModelCallBeforeHook]},
+		{exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_AFTER, "UtilModelCallAfter", is[UtilModelCallAfterHook]},
+		{exocortexv1.Hook_HOOK_REASONING_STREAM_CHUNK, "ReasoningStreamChunk", is[ReasoningStreamChunkHook]},
+		{exocortexv1.Hook_HOOK_REASONING_STREAM, "ReasoningStream", is[ReasoningStreamHook]},
+		{exocortexv1.Hook_HOOK_REASONING_STREAM_END, "ReasoningStreamEnd", is[ReasoningStreamEndHook]},
+		{exocortexv1.Hook_HOOK_RESPONSE_STREAM, "ResponseStream", is[ResponseStreamHook]},
+		{exocortexv1.Hook_HOOK_MESSAGE_LOOP_EXCEPTION, "MessageLoopException", is[MessageLoopExceptionHook]},
+		{exocortexv1.Hook_HOOK_PROCESS_CHAIN_END, "ProcessChainEnd", is[ProcessChainEndHook]},
+		{exocortexv1.Hook_HOOK_HIST_ADD_TOOL_RESULT, "HistAddToolResult", is[HistAddToolResultHook]},
+		{exocortexv1.Hook_HOOK_TOOL_OUTPUT_UPDATE, "ToolOutputUpdate", is[ToolOutputUpdateHook]},
+		{exocortexv1.Hook_HOOK_TEXT_EDITOR_READ_AFTER, "TextEditorReadAfter", is[TextEditorReadAfterHook]},
+		{exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_BEFORE, "TextEditorWriteBefore", is[TextEditorWriteBeforeHook]},
+		{exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_AFTER, "TextEditorWriteAfter", is[TextEditorWriteAfterHook]},
+		{exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_BEFORE, "TextEditorPatchBefore", is[TextEditorPatchBeforeHook]},
+		{exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_AFTER, "TextEditorPatchAfter", is[TextEditorPatchAfterHook]},
+		{exocortexv1.Hook_HOOK_EMBEDDING_MODEL_CHANGED, "EmbeddingModelChanged", is[EmbeddingModelChangedHook]},
 	}
 }
 
 // The Plugin service's hook methods: each finds the extension named in the HookCall
-// and calls its method for the hook through handle. Every one is written here, and
+// and calls the handler its Spec.Hooks declares for the hook (the constructor took
+// the hook's interface, so the assertion holds) through handle. Every one is written here, and
 // server embeds no Unimplemented stub: a hook added to the protocol without
 // `make generate` leaves *server short of a PluginServer method, which the compiler
 // names.
 
 func (s *server) AgentInit(ctx context.Context, req *exocortexv1.AgentInitRequest) (*exocortexv1.AgentInitResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_AGENT_INIT, req, func(e Extension, c *Call) (*exocortexv1.AgentInitResponse, error) {
-		return e.(AgentInitHook).AgentInit(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_AGENT_INIT, req, func(h any, c *Call) (*exocortexv1.AgentInitResponse, error) {
+		return h.(AgentInitHook).AgentInit(ctx, c, req)
 	})
 }
 
 func (s *server) MonologueStart(ctx context.Context, req *exocortexv1.MonologueStartRequest) (*exocortexv1.MonologueStartResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_MONOLOGUE_START, req, func(e Extension, c *Call) (*exocortexv1.MonologueStartResponse, error) {
-		return e.(MonologueStartHook).MonologueStart(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_MONOLOGUE_START, req, func(h any, c *Call) (*exocortexv1.MonologueStartResponse, error) {
+		return h.(MonologueStartHook).MonologueStart(ctx, c, req)
 	})
 }
 
 func (s *server) HistAddBefore(ctx context.Context, req *exocortexv1.HistAddBeforeRequest) (*exocortexv1.HistAddBeforeResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_HIST_ADD_BEFORE, req, func(e Extension, c *Call) (*exocortexv1.HistAddBeforeResponse, error) {
-		return e.(HistAddBeforeHook).HistAddBefore(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_HIST_ADD_BEFORE, req, func(h any, c *Call) (*exocortexv1.HistAddBeforeResponse, error) {
+		return h.(HistAddBeforeHook).HistAddBefore(ctx, c, req)
 	})
 }
 
 func (s *server) MessageLoopStart(ctx context.Context, req *exocortexv1.MessageLoopStartRequest) (*exocortexv1.MessageLoopStartResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_MESSAGE_LOOP_START, req, func(e Extension, c *Call) (*exocortexv1.MessageLoopStartResponse, error) {
-		return e.(MessageLoopStartHook).MessageLoopStart(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_MESSAGE_LOOP_START, req, func(h any, c *Call) (*exocortexv1.MessageLoopStartResponse, error) {
+		return h.(MessageLoopStartHook).MessageLoopStart(ctx, c, req)
 	})
 }
 
 func (s *server) MessageLoopPromptsBefore(ctx context.Context, req *exocortexv1.MessageLoopPromptsBeforeRequest) (*exocortexv1.MessageLoopPromptsBeforeResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE, req, func(e Extension, c *Call) (*exocortexv1.MessageLoopPromptsBeforeResponse, error) {
-		return e.(MessageLoopPromptsBeforeHook).MessageLoopPromptsBefore(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE, req, func(h any, c *Call) (*exocortexv1.MessageLoopPromptsBeforeResponse, error) {
+		return h.(MessageLoopPromptsBeforeHook).MessageLoopPromptsBefore(ctx, c, req)
 	})
 }
 
 func (s *server) SystemPrompt(ctx context.Context, req *exocortexv1.SystemPromptRequest) (*exocortexv1.SystemPromptResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_SYSTEM_PROMPT, req, func(e Extension, c *Call) (*exocortexv1.SystemPromptResponse, error) {
-		return e.(SystemPromptHook).SystemPrompt(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_SYSTEM_PROMPT, req, func(h any, c *Call) (*exocortexv1.SystemPromptResponse, error) {
+		return h.(SystemPromptHook).SystemPrompt(ctx, c, req)
 	})
 }
 
 func (s *server) MessageLoopPromptsAfter(ctx context.Context, req *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER, req, func(e Extension, c *Call) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
-		return e.(MessageLoopPromptsAfterHook).MessageLoopPromptsAfter(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER, req, func(h any, c *Call) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
+		return h.(MessageLoopPromptsAfterHook).MessageLoopPromptsAfter(ctx, c, req)
 	})
 }
 
 func (s *server) BeforeMainLLMCall(ctx context.Context, req *exocortexv1.BeforeMainLLMCallRequest) (*exocortexv1.BeforeMainLLMCallResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL, req, func(e Extension, c *Call) (*exocortexv1.BeforeMainLLMCallResponse, error) {
-		return e.(BeforeMainLLMCallHook).BeforeMainLLMCall(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL, req, func(h any, c *Call) (*exocortexv1.BeforeMainLLMCallResponse, error) {
+		return h.(BeforeMainLLMCallHook).BeforeMainLLMCall(ctx, c, req)
 	})
 }
 
 func (s *server) ResponseStreamChunk(ctx context.Context, req *exocortexv1.ResponseStreamChunkRequest) (*exocortexv1.ResponseStreamChunkResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK, req, func(e Extension, c *Call) (*exocortexv1.ResponseStreamChunkResponse, error) {
-		return e.(ResponseStreamChunkHook).ResponseStreamChunk(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK, req, func(h any, c *Call) (*exocortexv1.ResponseStreamChunkResponse, error) {
+		return h.(ResponseStreamChunkHook).ResponseStreamChunk(ctx, c, req)
 	})
 }
 
 func (s *server) ResponseStreamEnd(ctx context.Context, req *exocortexv1.ResponseStreamEndRequest) (*exocortexv1.ResponseStreamEndResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_RESPONSE_STREAM_END, req, func(e Extension, c *Call) (*exocortexv1.ResponseStreamEndResponse, error) {
-		return e.(ResponseStreamEndHook).ResponseStreamEnd(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_RESPONSE_STREAM_END, req, func(h any, c *Call) (*exocortexv1.ResponseStreamEndResponse, error) {
+		return h.(ResponseStreamEndHook).ResponseStreamEnd(ctx, c, req)
 	})
 }
 
 func (s *server) ErrorFormat(ctx context.Context, req *exocortexv1.ErrorFormatRequest) (*exocortexv1.ErrorFormatResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_ERROR_FORMAT, req, func(e Extension, c *Call) (*exocortexv1.ErrorFormatResponse, error) {
-		return e.(ErrorFormatHook).ErrorFormat(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_ERROR_FORMAT, req, func(h any, c *Call) (*exocortexv1.ErrorFormatResponse, error) {
+		return h.(ErrorFormatHook).ErrorFormat(ctx, c, req)
 	})
 }
 
 func (s *server) ToolExecuteBefore(ctx context.Context, req *exocortexv1.ToolExecuteBeforeRequest) (*exocortexv1.ToolExecuteBeforeResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE, req, func(e Extension, c *Call) (*exocortexv1.ToolExecuteBeforeResponse, error) {
-		return e.(ToolExecuteBeforeHook).ToolExecuteBefore(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE, req, func(h any, c *Call) (*exocortexv1.ToolExecuteBeforeResponse, error) {
+		return h.(ToolExecuteBeforeHook).ToolExecuteBefore(ctx, c, req)
 	})
 }
 
 func (s *server) ToolExecuteAfter(ctx context.Context, req *exocortexv1.ToolExecuteAfterRequest) (*exocortexv1.ToolExecuteAfterResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER, req, func(e Extension, c *Call) (*exocortexv1.ToolExecuteAfterResponse, error) {
-		return e.(ToolExecuteAfterHook).ToolExecuteAfter(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER, req, func(h any, c *Call) (*exocortexv1.ToolExecuteAfterResponse, error) {
+		return h.(ToolExecuteAfterHook).ToolExecuteAfter(ctx, c, req)
 	})
 }
 
 func (s *server) MessageLoopEnd(ctx context.Context, req *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_MESSAGE_LOOP_END, req, func(e Extension, c *Call) (*exocortexv1.MessageLoopEndResponse, error) {
-		return e.(MessageLoopEndHook).MessageLoopEnd(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_MESSAGE_LOOP_END, req, func(h any, c *Call) (*exocortexv1.MessageLoopEndResponse, error) {
+		return h.(MessageLoopEndHook).MessageLoopEnd(ctx, c, req)
 	})
 }
 
 func (s *server) MonologueEnd(ctx context.Context, req *exocortexv1.MonologueEndRequest) (*exocortexv1.MonologueEndResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_MONOLOGUE_END, req, func(e Extension, c *Call) (*exocortexv1.MonologueEndResponse, error) {
-		return e.(MonologueEndHook).MonologueEnd(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_MONOLOGUE_END, req, func(h any, c *Call) (*exocortexv1.MonologueEndResponse, error) {
+		return h.(MonologueEndHook).MonologueEnd(ctx, c, req)
 	})
 }
 
 func (s *server) ChatModelCallBefore(ctx context.Context, req *exocortexv1.ChatModelCallBeforeRequest) (*exocortexv1.ChatModelCallBeforeResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_BEFORE, req, func(e Extension, c *Call) (*exocortexv1.ChatModelCallBeforeResponse, error) {
-		return e.(ChatModelCallBeforeHook).ChatModelCallBefore(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_BEFORE, req, func(h any, c *Call) (*exocortexv1.ChatModelCallBeforeResponse, error) {
+		return h.(ChatModelCallBeforeHook).ChatModelCallBefore(ctx, c, req)
 	})
 }
 
 func (s *server) ChatModelCallAfter(ctx context.Context, req *exocortexv1.ChatModelCallAfterRequest) (*exocortexv1.ChatModelCallAfterResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_AFTER, req, func(e Extension, c *Call) (*exocortexv1.ChatModelCallAfterResponse, error) {
-		return e.(ChatModelCallAfterHook).ChatModelCallAfter(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_CHAT_MODEL_CALL_AFTER, req, func(h any, c *Call) (*exocortexv1.ChatModelCallAfterResponse, error) {
+		return h.(ChatModelCallAfterHook).ChatModelCallAfter(ctx, c, req)
 	})
 }
 
 func (s *server) UtilModelCallBefore(ctx context.Context, req *exocortexv1.UtilModelCallBeforeRequest) (*exocortexv1.UtilModelCallBeforeResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_BEFORE, req, func(e Extension, c *Call) (*exocortexv1.UtilModelCallBeforeResponse, error) {
-		return e.(UtilModelCallBeforeHook).UtilModelCallBefore(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_BEFORE, req, func(h any, c *Call) (*exocortexv1.UtilModelCallBeforeResponse, error) {
+		return h.(UtilModelCallBeforeHook).UtilModelCallBefore(ctx, c, req)
 	})
 }
 
 func (s *server) UtilModelCallAfter(ctx context.Context, req *exocortexv1.UtilModelCallAfterRequest) (*exocortexv1.UtilModelCallAfterResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_AFTER, req, func(e Extension, c *Call) (*exocortexv1.UtilModelCallAfterResponse, error) {
-		return e.(UtilModelCallAfterHook).UtilModelCallAfter(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_AFTER, req, func(h any, c *Call) (*exocortexv1.UtilModelCallAfterResponse, error) {
+		return h.(UtilModelCallAfterHook).UtilModelCallAfter(ctx, c, req)
 	})
 }
 
 func (s *server) ReasoningStreamChunk(ctx context.Context, req *exocortexv1.ReasoningStreamChunkRequest) (*exocortexv1.ReasoningStreamChunkResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_REASONING_STREAM_CHUNK, req, func(e Extension, c *Call) (*exocortexv1.ReasoningStreamChunkResponse, error) {
-		return e.(ReasoningStreamChunkHook).ReasoningStreamChunk(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_REASONING_STREAM_CHUNK, req, func(h any, c *Call) (*exocortexv1.ReasoningStreamChunkResponse, error) {
+		return h.(ReasoningStreamChunkHook).ReasoningStreamChunk(ctx, c, req)
 	})
 }
 
 func (s *server) ReasoningStream(ctx context.Context, req *exocortexv1.ReasoningStreamRequest) (*exocortexv1.ReasoningStreamResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_REASONING_STREAM, req, func(e Extension, c *Call) (*exocortexv1.ReasoningStreamResponse, error) {
-		return e.(ReasoningStreamHook).ReasoningStream(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_REASONING_STREAM, req, func(h any, c *Call) (*exocortexv1.ReasoningStreamResponse, error) {
+		return h.(ReasoningStreamHook).ReasoningStream(ctx, c, req)
 	})
 }
 
 func (s *server) ReasoningStreamEnd(ctx context.Context, req *exocortexv1.ReasoningStreamEndRequest) (*exocortexv1.ReasoningStreamEndResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_REASONING_STREAM_END, req, func(e Extension, c *Call) (*exocortexv1.ReasoningStreamEndResponse, error) {
-		return e.(ReasoningStreamEndHook).ReasoningStreamEnd(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_REASONING_STREAM_END, req, func(h any, c *Call) (*exocortexv1.ReasoningStreamEndResponse, error) {
+		return h.(ReasoningStreamEndHook).ReasoningStreamEnd(ctx, c, req)
 	})
 }
 
 func (s *server) ResponseStream(ctx context.Context, req *exocortexv1.ResponseStreamRequest) (*exocortexv1.ResponseStreamResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_RESPONSE_STREAM, req, func(e Extension, c *Call) (*exocortexv1.ResponseStreamResponse, error) {
-		return e.(ResponseStreamHook).ResponseStream(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_RESPONSE_STREAM, req, func(h any, c *Call) (*exocortexv1.ResponseStreamResponse, error) {
+		return h.(ResponseStreamHook).ResponseStream(ctx, c, req)
 	})
 }
 
 func (s *server) MessageLoopException(ctx context.Context, req *exocortexv1.MessageLoopExceptionRequest) (*exocortexv1.MessageLoopExceptionResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_MESSAGE_LOOP_EXCEPTION, req, func(e Extension, c *Call) (*exocortexv1.MessageLoopExceptionResponse, error) {
-		return e.(MessageLoopExceptionHook).MessageLoopException(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_MESSAGE_LOOP_EXCEPTION, req, func(h any, c *Call) (*exocortexv1.MessageLoopExceptionResponse, error) {
+		return h.(MessageLoopExceptionHook).MessageLoopException(ctx, c, req)
 	})
 }
 
 func (s *server) ProcessChainEnd(ctx context.Context, req *exocortexv1.ProcessChainEndRequest) (*exocortexv1.ProcessChainEndResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_PROCESS_CHAIN_END, req, func(e Extension, c *Call) (*exocortexv1.ProcessChainEndResponse, error) {
-		return e.(ProcessChainEndHook).ProcessChainEnd(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_PROCESS_CHAIN_END, req, func(h any, c *Call) (*exocortexv1.ProcessChainEndResponse, error) {
+		return h.(ProcessChainEndHook).ProcessChainEnd(ctx, c, req)
 	})
 }
 
 func (s *server) HistAddToolResult(ctx context.Context, req *exocortexv1.HistAddToolResultRequest) (*exocortexv1.HistAddToolResultResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_HIST_ADD_TOOL_RESULT, req, func(e Extension, c *Call) (*exocortexv1.HistAddToolResultResponse, error) {
-		return e.(HistAddToolResultHook).HistAddToolResult(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_HIST_ADD_TOOL_RESULT, req, func(h any, c *Call) (*exocortexv1.HistAddToolResultResponse, error) {
+		return h.(HistAddToolResultHook).HistAddToolResult(ctx, c, req)
 	})
 }
 
 func (s *server) ToolOutputUpdate(ctx context.Context, req *exocortexv1.ToolOutputUpdateRequest) (*exocortexv1.ToolOutputUpdateResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_TOOL_OUTPUT_UPDATE, req, func(e Extension, c *Call) (*exocortexv1.ToolOutputUpdateResponse, error) {
-		return e.(ToolOutputUpdateHook).ToolOutputUpdate(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_TOOL_OUTPUT_UPDATE, req, func(h any, c *Call) (*exocortexv1.ToolOutputUpdateResponse, error) {
+		return h.(ToolOutputUpdateHook).ToolOutputUpdate(ctx, c, req)
 	})
 }
 
 func (s *server) TextEditorReadAfter(ctx context.Context, req *exocortexv1.TextEditorReadAfterRequest) (*exocortexv1.TextEditorReadAfterResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_TEXT_EDITOR_READ_AFTER, req, func(e Extension, c *Call) (*exocortexv1.TextEditorReadAfterResponse, error) {
-		return e.(TextEditorReadAfterHook).TextEditorReadAfter(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_TEXT_EDITOR_READ_AFTER, req, func(h any, c *Call) (*exocortexv1.TextEditorReadAfterResponse, error) {
+		return h.(TextEditorReadAfterHook).TextEditorReadAfter(ctx, c, req)
 	})
 }
 
 func (s *server) TextEditorWriteBefore(ctx context.Context, req *exocortexv1.TextEditorWriteBeforeRequest) (*exocortexv1.TextEditorWriteBeforeResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_BEFORE, req, func(e Extension, c *Call) (*exocortexv1.TextEditorWriteBeforeResponse, error) {
-		return e.(TextEditorWriteBeforeHook).TextEditorWriteBefore(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_BEFORE, req, func(h any, c *Call) (*exocortexv1.TextEditorWriteBeforeResponse, error) {
+		return h.(TextEditorWriteBeforeHook).TextEditorWriteBefore(ctx, c, req)
 	})
 }
 
 func (s *server) TextEditorWriteAfter(ctx context.Context, req *exocortexv1.TextEditorWriteAfterRequest) (*exocortexv1.TextEditorWriteAfterResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_AFTER, req, func(e Extension, c *Call) (*exocortexv1.TextEditorWriteAfterResponse, error) {
-		return e.(TextEditorWriteAfterHook).TextEditorWriteAfter(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_AFTER, req, func(h any, c *Call) (*exocortexv1.TextEditorWriteAfterResponse, error) {
+		return h.(TextEditorWriteAfterHook).TextEditorWriteAfter(ctx, c, req)
 	})
 }
 
 func (s *server) TextEditorPatchBefore(ctx context.Context, req *exocortexv1.TextEditorPatchBeforeRequest) (*exocortexv1.TextEditorPatchBeforeResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_BEFORE, req, func(e Extension, c *Call) (*exocortexv1.TextEditorPatchBeforeResponse, error) {
-		return e.(TextEditorPatchBeforeHook).TextEditorPatchBefore(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_BEFORE, req, func(h any, c *Call) (*exocortexv1.TextEditorPatchBeforeResponse, error) {
+		return h.(TextEditorPatchBeforeHook).TextEditorPatchBefore(ctx, c, req)
 	})
 }
 
 func (s *server) TextEditorPatchAfter(ctx context.Context, req *exocortexv1.TextEditorPatchAfterRequest) (*exocortexv1.TextEditorPatchAfterResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_AFTER, req, func(e Extension, c *Call) (*exocortexv1.TextEditorPatchAfterResponse, error) {
-		return e.(TextEditorPatchAfterHook).TextEditorPatchAfter(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_AFTER, req, func(h any, c *Call) (*exocortexv1.TextEditorPatchAfterResponse, error) {
+		return h.(TextEditorPatchAfterHook).TextEditorPatchAfter(ctx, c, req)
 	})
 }
 
 func (s *server) EmbeddingModelChanged(ctx context.Context, req *exocortexv1.EmbeddingModelChangedRequest) (*exocortexv1.EmbeddingModelChangedResponse, error) {
-	return handle(s, exocortexv1.Hook_HOOK_EMBEDDING_MODEL_CHANGED, req, func(e Extension, c *Call) (*exocortexv1.EmbeddingModelChangedResponse, error) {
-		return e.(EmbeddingModelChangedHook).EmbeddingModelChanged(ctx, c, req)
+	return handle(s, exocortexv1.Hook_HOOK_EMBEDDING_MODEL_CHANGED, req, func(h any, c *Call) (*exocortexv1.EmbeddingModelChangedResponse, error) {
+		return h.(EmbeddingModelChangedHook).EmbeddingModelChanged(ctx, c, req)
 	})
 }
 

@@ -18,11 +18,13 @@ import (
 
 // extEntry is an extension as the server dispatches to it.
 type extEntry struct {
-	ext    Extension
-	spec   Spec
-	hooks  map[exocortexv1.Hook]bool
-	reads  map[string]bool
-	writes map[string]bool
+	ext   Extension
+	spec  Spec
+	hooks map[exocortexv1.Hook]bool
+	// handlers are the values Spec.Hooks declares, by hook.
+	handlers map[exocortexv1.Hook]any
+	reads    map[string]bool
+	writes   map[string]bool
 }
 
 // built is a validated plugin: the manifest and the dispatch tables.
@@ -87,17 +89,11 @@ func build(p Plugin) (*built, error) {
 			continue
 		}
 		e := &extEntry{ext: ext, spec: spec, hooks: make(map[exocortexv1.Hook]bool),
-			reads: make(map[string]bool), writes: make(map[string]bool)}
-		promptHook := false
-		for _, d := range hookDefs() {
-			if d.implements(ext) {
-				e.hooks[d.hook] = true
-				promptHook = promptHook || IsPromptHook(d.hook)
-			}
-		}
+			handlers: make(map[exocortexv1.Hook]any), reads: make(map[string]bool), writes: make(map[string]bool)}
+		promptHook := declareHooks(name, ext, spec.Hooks, e, bad)
 		if len(e.hooks) == 0 {
-			bad("extension %q (%T) implements no hook method; implement one of the sdk.*Hook interfaces, "+
-				"e.g. MessageLoopEnd(ctx, *sdk.Call, *exocortexv1.MessageLoopEndRequest)", name, ext)
+			bad("extension %q (%T) declares no hook; list the hooks it handles in Spec.Hooks, each made by the hook's constructor, "+
+				"e.g. Hooks: []sdk.Hook{sdk.MessageLoopEnd(e)} with a method MessageLoopEnd(ctx, *sdk.Call, *exocortexv1.MessageLoopEndRequest)", name, ext)
 			continue
 		}
 		if spec.InjectsPrompt && !promptHook {
@@ -106,7 +102,7 @@ func build(p Plugin) (*built, error) {
 		}
 		for h := range spec.HookOrder {
 			if !e.hooks[h] {
-				bad("extension %q: HookOrder names %s, a hook it does not implement", name, HookName(h))
+				bad("extension %q: HookOrder names %s, a hook its Spec.Hooks does not declare", name, HookName(h))
 			}
 		}
 		for _, sig := range spec.ConsumesSignals {
@@ -260,6 +256,32 @@ func sortManifest(m *exocortexv1.ManifestResponse) {
 	slices.SortStableFunc(m.Files, func(a, b *exocortexv1.FileSpec) int {
 		return cmp.Or(strings.Compare(a.Id, b.Id), strings.Compare(a.User, b.User), strings.Compare(a.Path, b.Path))
 	})
+}
+
+// declareHooks records in e the hooks declared (Spec.Hooks) and their
+// handlers, reporting through bad a zero or repeated declaration and a hook
+// method ext has but does not declare (it would never be called). It returns
+// whether a prompt-assembly hook is among them.
+func declareHooks(name string, ext Extension, declared []Hook, e *extEntry, bad func(string, ...any)) (promptHook bool) {
+	for i, h := range declared {
+		switch {
+		case h.handler == nil:
+			bad("extension %q: Spec.Hooks[%d] is empty; make it with the hook's constructor, e.g. sdk.MessageLoopEnd(e)", name, i)
+		case e.hooks[h.id]:
+			bad("extension %q: Spec.Hooks declares %s twice", name, HookName(h.id))
+		default:
+			e.hooks[h.id], e.handlers[h.id] = true, h.handler
+			promptHook = promptHook || IsPromptHook(h.id)
+		}
+	}
+	for _, d := range hookDefs() {
+		if d.implements(ext) && !e.hooks[d.hook] {
+			m := d.method
+			bad("extension %q (%T) has the method %s but its Spec.Hooks does not declare %s: add sdk.%s(…) to Spec.Hooks, or rename the method",
+				name, ext, m, HookName(d.hook), m)
+		}
+	}
+	return promptHook
 }
 
 // specOf calls ext.Spec, turning a panic (e.g. KeyOf on a message that is not a

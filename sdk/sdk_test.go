@@ -25,7 +25,11 @@ type ender struct {
 	run  func(c *sdk.Call, req *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error)
 }
 
-func (e ender) Spec() sdk.Spec { return e.spec }
+func (e ender) Spec() sdk.Spec {
+	s := e.spec
+	s.Hooks = []sdk.Hook{sdk.MessageLoopEnd(e)}
+	return s
+}
 
 func (e ender) MessageLoopEnd(_ context.Context, c *sdk.Call, req *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
 	return e.run(c, req)
@@ -34,7 +38,11 @@ func (e ender) MessageLoopEnd(_ context.Context, c *sdk.Call, req *exocortexv1.M
 // multi handles three hooks, one of them a prompt-assembly hook.
 type multi struct{ spec sdk.Spec }
 
-func (m multi) Spec() sdk.Spec { return m.spec }
+func (m multi) Spec() sdk.Spec {
+	s := m.spec
+	s.Hooks = []sdk.Hook{sdk.ToolExecuteAfter(m), sdk.MessageLoopEnd(m), sdk.MessageLoopPromptsAfter(m)}
+	return s
+}
 
 func (multi) ToolExecuteAfter(context.Context, *sdk.Call, *exocortexv1.ToolExecuteAfterRequest) (*exocortexv1.ToolExecuteAfterResponse, error) {
 	return nil, nil
@@ -195,7 +203,7 @@ func TestNewServerRefusesInvalidPlugins(t *testing.T) {
 	}{
 		{"no name", sdk.Plugin{Extensions: []sdk.Extension{ender{spec: sdk.Spec{Name: "e"}, run: ok}}}, []string{"no Name"}},
 		{"nothing served", sdk.Plugin{Name: "p"}, []string{"no extension and no tool"}},
-		{"no hook", with(noHooks{}), []string{`"idle"`, "implements no hook"}},
+		{"no hook", with(noHooks{}), []string{`"idle"`, "declares no hook"}},
 		{"injects prompt off prompt hooks", with(ender{spec: sdk.Spec{Name: "e", InjectsPrompt: true}, run: ok}),
 			[]string{`"e"`, "InjectsPrompt", "prompt-assembly hook"}},
 		{"reset not written", with(ender{spec: sdk.Spec{Name: "e", Resets: []sdk.KeyRef{loopActive()}}, run: ok}),

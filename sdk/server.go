@@ -65,9 +65,9 @@ type hookRequest interface {
 }
 
 // handle runs one hook call: it finds the extension, builds the Call, runs the
-// method with panics recovered, checks the result and attaches the state changes.
+// method of the handler its Spec.Hooks declares with panics recovered, checks the result and attaches the state changes.
 func handle[Req hookRequest, Resp proto.Message](s *server, hook exocortexv1.Hook, req Req,
-	run func(e Extension, c *Call) (Resp, error)) (Resp, error) {
+	run func(handler any, c *Call) (Resp, error)) (Resp, error) {
 	var zero Resp
 	hc := req.GetCall()
 	if hc == nil {
@@ -83,7 +83,7 @@ func handle[Req hookRequest, Resp proto.Message](s *server, hook exocortexv1.Hoo
 	// The request as received, to tell a handler that changed it (readonly.go).
 	before := proto.Clone(req)
 
-	resp, err, perr := protect(c, func() (Resp, error) { return run(e.ext, c) })
+	resp, err, perr := protect(c, func() (Resp, error) { return run(e.handlers[hook], c) })
 	if perr != nil {
 		return zero, perr
 	}

@@ -9,24 +9,35 @@ import (
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
 
-// Extension is a type with a Spec and at least one hook method (the *Hook
-// interfaces of this package). Its methods may be called concurrently: keep what
-// must survive a call in shared state, through keys, not in fields.
+// Extension is a type with a Spec that declares at least one hook (Spec.Hooks),
+// and the hook methods it declares (the *Hook interfaces of this package). Its
+// methods may be called concurrently: keep what must survive a call in shared
+// state, through keys, not in fields.
 type Extension interface {
 	Spec() Spec
 }
 
 // Spec declares an extension. Spec is called once, when the server is built; each
-// hook the extension implements becomes one ExtensionSpec of the manifest, with the
-// same name and these fields.
+// hook in Hooks becomes one ExtensionSpec of the manifest, with the same name and
+// these fields.
 type Spec struct {
 	// Name is unique across all plugins, e.g. "failure_tracker".
 	Name string
+	// Hooks declares the hooks the extension handles, each made by the hook's
+	// constructor from the value with its method, usually the receiver of Spec:
+	//
+	//	func (g Guard) Spec() sdk.Spec {
+	//		return sdk.Spec{Name: "guard", Hooks: []sdk.Hook{sdk.ToolExecuteBefore(g)}}
+	//	}
+	//
+	// A declared hook whose method is missing does not compile; a hook method
+	// the extension has but does not declare is refused by Serve, naming it.
+	Hooks []Hook
 	// Order places the extension among the others at the same hook (ascending,
 	// across all plugins).
 	Order int
 	// HookOrder overrides Order at particular hooks, for an extension that
-	// handles more than one. Each hook named must be one the extension implements.
+	// handles more than one. Each hook named must be one Hooks declares.
 	HookOrder map[exocortexv1.Hook]int
 
 	// Reads lists the keys the extension reads: the host hands it only these, and

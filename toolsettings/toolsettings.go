@@ -9,8 +9,10 @@
 // nothing of either side, so the extensions may import it where they may not
 // import config.
 //
-// The tools' settings move here one tool at a time; text_editor's is the
-// first (config.Editor is an alias of Editor).
+// Every built-in tool's settings are here (config's Editor, CodeExecution,
+// Data, WebSearch, Recall, Sandbox and Duration are aliases of these types),
+// so no extension reads config.yaml. The one secret among them, web_search's
+// API key, is never sent: the plugin asks the host for it (docs/secrets.md).
 package toolsettings
 
 import (
@@ -24,10 +26,33 @@ import (
 // host shows its plugins (config.PluginSettings, as JSON), Tools among them.
 const EnvSettings = "EXOCORTEX_SETTINGS"
 
-// Tools are the built-in tools' settings as the host sends them, resolved.
+// Tools are the built-in tools' settings as the host sends them, resolved:
+// each nil when the host sent none. Secrets are never among them (WebSearch's
+// APIKey is not encoded); a plugin asks the host for the one it declares.
 type Tools struct {
+	// Home is the Exocortex home directory: the memory store, staging.jsonl
+	// and the library catalog live in it.
+	Home string `json:"home,omitempty"`
 	// Editor is text_editor's.
 	Editor *Editor `json:"editor,omitempty"`
+	// CodeExecution is code_execution's, with the sandbox its shells run in.
+	CodeExecution *CodeExecution `json:"code_execution,omitempty"`
+	// Data is data_analyze's and data_visualize's, with their sandbox.
+	Data *Data `json:"data,omitempty"`
+	// WebSearch is web_search's, without the API key.
+	WebSearch *WebSearch `json:"web_search,omitempty"`
+	// Recall is the recall extensions' (tools.memory.recall).
+	Recall *Recall `json:"recall,omitempty"`
+}
+
+// Setting returns the value a setting of s points to, or an error naming the
+// section (key, e.g. "tools.code_execution") when the host sent none.
+func Setting[T any](s Tools, key string, v *T) (T, error) {
+	if v == nil {
+		var zero T
+		return zero, fmt.Errorf("the host sent no %s settings (%s has no %s): start the plugin through an exocortex that sends them", key, EnvSettings, key)
+	}
+	return *v, nil
 }
 
 // Editor configures text_editor.

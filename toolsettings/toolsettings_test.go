@@ -81,3 +81,57 @@ func TestFromEnvWithoutHost(t *testing.T) {
 		t.Fatalf("FromEnv of a malformed value: %v, want an error naming %s", err, toolsettings.EnvSettings)
 	}
 }
+
+// Every tool's section arrives resolved, the sandbox policy with it, and the
+// web_search key does not: it is a secret, asked of the host.
+func TestHostSendsEveryToolSectionButTheKey(t *testing.T) {
+	home, proj := t.TempDir(), t.TempDir()
+	yaml := "tools:\n  code_execution:\n    timeout: 5s\n    work_dir: src\n  data:\n    base_dir: data\n" +
+		"  web_search:\n    url: http://search.example\n    api_key: tvly-SENTINEL-0123456789\n  memory:\n    recall:\n      limit: 9\n" +
+		"  sandbox:\n    network: off\n"
+	if err := os.WriteFile(filepath.Join(home, config.FileName), []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry, err := cfg.PluginSettingsEnv(home, proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(entry, "SENTINEL") {
+		t.Fatalf("the settings carry web_search's API key: %s", entry)
+	}
+	_, value, _ := strings.Cut(entry, "=")
+	got, err := toolsettings.FromEnv(func(string) string { return value })
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := toolsettings.Setting(got, "tools.code_execution", got.CodeExecution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		what      string
+		got, want any
+	}{
+		{"home", got.Home, home},
+		{"code_execution.timeout", code.Timeout, toolsettings.Duration(5e9)},
+		{"code_execution.work_dir", code.WorkDir, filepath.Join(proj, "src")},
+		{"code_execution's sandbox network", code.Confine.Policy.Network, false},
+		{"code_execution's sandbox hides config.yaml", slices.Contains(code.Confine.Policy.Secrets, filepath.Join(home, config.FileName)), true},
+		{"data.base_dir", got.Data.BaseDir, filepath.Join(proj, "data")},
+		{"web_search.url", got.WebSearch.URL, "http://search.example"},
+		{"web_search.api_key", got.WebSearch.APIKey, ""},
+		{"memory.recall.limit", got.Recall.Limit, 9},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s: the plugin read %v, want %v", c.what, c.got, c.want)
+		}
+	}
+	if _, err := toolsettings.Setting(toolsettings.Tools{}, "tools.data", (*toolsettings.Data)(nil)); err == nil || !strings.Contains(err.Error(), "tools.data") {
+		t.Errorf("a section the host did not send: %v, want an error naming tools.data", err)
+	}
+}

@@ -184,8 +184,8 @@ func benchExtensions() []sdk.Extension {
 
 type benchEnd struct{}
 
-func (benchEnd) Spec() sdk.Spec {
-	return sdk.Spec{Name: "bench_8", Order: 8, Reads: []sdk.KeyRef{sdk.KeyOf[*exocortexv1.FailureTracker]()}}
+func (e benchEnd) Spec() sdk.Spec {
+	return sdk.Spec{Name: "bench_8", Hooks: []sdk.Hook{sdk.MessageLoopEnd(e)}, Order: 8, Reads: []sdk.KeyRef{sdk.KeyOf[*exocortexv1.FailureTracker]()}}
 }
 
 func (benchEnd) MessageLoopEnd(context.Context, *sdk.Call, *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {

@@ -20,11 +20,10 @@ import (
 // hello adds the HELLO block to every prompt.
 type hello struct{}
 
-var _ sdk.MessageLoopPromptsAfterHook = hello{}
-
-func (hello) Spec() sdk.Spec {
+func (e hello) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:          "hello",
+		Hooks:         []sdk.Hook{sdk.MessageLoopPromptsAfter(e)},
 		Order:         500,
 		InjectsPrompt: true,
 		Description:   "Adds a HELLO block naming the iteration to every prompt.",

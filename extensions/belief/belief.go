@@ -152,9 +152,10 @@ func key() sdk.Key[*exocortexv1.BeliefState] { return sdk.KeyOf[*exocortexv1.Bel
 type Tracker struct{}
 
 // Spec declares the tracker.
-func (Tracker) Spec() sdk.Spec {
+func (e Tracker) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:            "belief_state_tracker",
+		Hooks:           []sdk.Hook{sdk.MessageLoopStart(e)},
 		Order:           11,
 		Reads:           []sdk.KeyRef{key()},
 		Writes:          []sdk.KeyRef{key()},

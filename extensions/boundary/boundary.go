@@ -506,9 +506,10 @@ type Boundary struct {
 }
 
 // Spec declares it.
-func (Boundary) Spec() sdk.Spec {
+func (e Boundary) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:            "action_boundary",
+		Hooks:           []sdk.Hook{sdk.ToolExecuteBefore(e)},
 		Order:           15,
 		Writes:          []sdk.KeyRef{gateKey()},
 		Description:     "Classifies each tool call into tiers 1-4; holds tier 4 (destructive or out of bounds) for the operator and sets action_gate_active for the rest of the iteration.",

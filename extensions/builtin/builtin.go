@@ -5,14 +5,12 @@
 // # Configuration of the built-in tools
 //
 // The host sends the tools' settings in the plugin settings
-// (toolsettings.FromEnv): text_editor's so far. The tool plugins not yet moved
-// there read their configuration themselves, on their first tool call, with
-// config.LoadToolsFromEnv: they are this binary re-executed, so they
-// find the same home directory ($EXOCORTEX_HOME or ~/.exocortex) and the same
-// config.yaml (its `tools:` section) as the host. What only the running host knows
-// comes through the environment it gives its plugins (host.Options.PluginEnv):
-// EXOCORTEX_PROJECT, the project directory that relative paths of the tools start
-// from (default: the plugin's working directory), and EXOCORTEX_HOME.
+// (toolsettings.FromEnv): config.yaml's tools: section resolved at the host
+// (the home, text_editor's roots, code_execution's and the data tools' with
+// their sandbox, web_search's, recall's), read once per plugin process on first
+// use; no plugin here reads config.yaml. The one secret, web_search's API key,
+// is not among them: agent-tools declares it (SettingSecrets) and web_search
+// asks the host for it on each call (docs/secrets.md).
 //
 // Plugin processes are few: "agent-tools" holds the stateless tools and
 // code_execution's shells; "memory-tools" holds the memory tools and the memory
@@ -36,7 +34,6 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/extensions/agenttools"
 	"github.com/exocortex/exocortex/extensions/belief"
 	"github.com/exocortex/exocortex/extensions/boundary"
@@ -85,28 +82,29 @@ func Plugins() map[string]sdk.Plugin {
 	// The tools' settings the host sends (toolsettings), read once per
 	// plugin process, on first use.
 	sent := sync.OnceValues(func() (toolsettings.Tools, error) { return toolsettings.FromEnv(os.Getenv) })
-	editorSettings := func() (toolsettings.Editor, error) {
-		s, err := sent()
-		if err == nil && s.Editor == nil {
-			err = fmt.Errorf("the host sent no text_editor settings (%s has no tools.editor)", toolsettings.EnvSettings)
+	editorSettings := setting(sent, "tools.editor", func(t toolsettings.Tools) *toolsettings.Editor { return t.Editor })
+	codeSettings := setting(sent, "tools.code_execution", func(t toolsettings.Tools) *toolsettings.CodeExecution { return t.CodeExecution })
+	dataSettings := setting(sent, "tools.data", func(t toolsettings.Tools) *toolsettings.Data { return t.Data })
+	searchSettings := setting(sent, "tools.web_search", func(t toolsettings.Tools) *toolsettings.WebSearch { return t.WebSearch })
+	home := func() (string, error) {
+		t, err := sent()
+		if err == nil && t.Home == "" {
+			err = fmt.Errorf("the host sent no home directory (%s has no tools.home)", toolsettings.EnvSettings)
 		}
-		if err != nil {
-			return toolsettings.Editor{}, err
-		}
-		return *s.Editor, nil
+		return t.Home, err
 	}
-	// The tools not yet moved to the settings load config.yaml themselves,
-	// once per plugin process, on first use.
-	tools := sync.OnceValues(config.LoadToolsFromEnv)
-	data := datatools.New(func() (config.Data, error) { t, err := tools(); return t.Data, err })
-	home := func() (string, error) { t, err := tools(); return t.Home, err }
+	data := datatools.New(dataSettings)
 	memTools := memorytools.New(home)
 	probe := sync.OnceValue(func() sandbox.Status { return sandbox.Probe("") })
 	bounds := func() (boundary.Bounds, error) {
-		t, err := tools()
-		b := boundary.Bounds{WorkDir: t.CodeExecution.WorkDir, Roots: t.Editor.Roots, Scratch: t.CodeExecution.Confine.ScratchDir}
+		c, err := codeSettings()
+		if err != nil {
+			return boundary.Bounds{}, err
+		}
+		e, err := editorSettings()
+		b := boundary.Bounds{WorkDir: c.WorkDir, Roots: e.Roots, Scratch: c.Confine.ScratchDir}
 		b.Unconfined = func() string {
-			if st := probe(); !st.Available && !t.CodeExecution.Confine.Off {
+			if st := probe(); !st.Available && !c.Confine.Off {
 				return st.Reason
 			}
 			return ""
@@ -114,19 +112,23 @@ func Plugins() map[string]sdk.Plugin {
 		return b, err
 	}
 	writePaths := func() (writeguard.Paths, error) {
-		t, err := tools()
-		return writeguard.Paths{Home: t.Home, Roots: t.Editor.Roots}, err
-	}
-	// Recall's settings (threshold, limits, per-area limits, block size) come
-	// from tools.memory.recall in config.yaml.
-	recallOpts := recall.Options{Config: func() config.Recall {
-		t, err := tools()
+		h, err := home()
 		if err != nil {
-			return config.Recall{}
+			return writeguard.Paths{}, err
 		}
-		return t.Memory.Recall
+		e, err := editorSettings()
+		return writeguard.Paths{Home: h, Roots: e.Roots}, err
+	}
+	// Recall's settings (threshold, limits, per-area limits, block size) are
+	// tools.memory.recall in config.yaml, as the host sends them.
+	recallOpts := recall.Options{Config: func() toolsettings.Recall {
+		t, err := sent()
+		if err != nil || t.Recall == nil {
+			return toolsettings.Recall{}
+		}
+		return *t.Recall
 	}}
-	shells := codeexec.New(func() (config.CodeExecution, error) { t, err := tools(); return t.CodeExecution, err })
+	shells := codeexec.New(codeSettings)
 	return map[string]sdk.Plugin{
 		"agent-tools": {
 			Name: "agent-tools", Version: Version,
@@ -138,7 +140,7 @@ func Plugins() map[string]sdk.Plugin {
 				editor.New(editorSettings).Tool(),
 				data.Analyze(),
 				data.Visualize(),
-				websearch.New(func() (config.WebSearch, error) { t, err := tools(); return t.WebSearch, err }, nil).Tool(),
+				websearch.New(searchSettings, nil).Tool(),
 				subordinate.Tool(),
 			},
 		},
@@ -232,4 +234,17 @@ func Names() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// setting returns a function giving one section of the settings the host sent
+// (pick), or an error naming the section (key) when none came.
+func setting[T any](sent func() (toolsettings.Tools, error), key string, pick func(toolsettings.Tools) *T) func() (T, error) {
+	return func() (T, error) {
+		t, err := sent()
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return toolsettings.Setting(t, key, pick(t))
+	}
 }

@@ -343,13 +343,13 @@ func TestHistoryScanFindsReaders(t *testing.T) {
 	}
 	got := historyProblems(pkg, func(typ string) (specDecl, bool) { d, ok := pkg.Specs[typ]; return d, ok })
 	want := []struct{ at, ext, decl string }{
-		{"testdata/historyreaders/readers.go:36:6:", "undeclared", "ReadsHistory"},       // req.History
-		{"testdata/historyreaders/readers.go:55:10:", "via_helper", "ReadsHistory"},      // through last(0, r), then tail(req)
-		{"testdata/historyreaders/readers.go:75:1:", "needless", "ReadsHistory"},         // its Spec
-		{"testdata/historyreaders/prompt.go:29:6:", "tokens_undeclared", "ReadsPrompt"},  // req.PromptTokens
-		{"testdata/historyreaders/prompt.go:45:20:", "extras_via_helper", "ReadsPrompt"}, // through titles(req)
-		{"testdata/historyreaders/prompt.go:63:37:", "mixed", "ReadsPrompt"},             // req.Extras beside the declared req.GetHistory()
-		{"testdata/historyreaders/prompt.go:91:1:", "prompt_needless", "ReadsPrompt"},    // its Spec
+		{"testdata/historyreaders/readers.go:37:6:", "undeclared", "ReadsHistory"},       // req.History
+		{"testdata/historyreaders/readers.go:58:10:", "via_helper", "ReadsHistory"},      // through last(0, r), then tail(req)
+		{"testdata/historyreaders/readers.go:80:1:", "needless", "ReadsHistory"},         // its Spec
+		{"testdata/historyreaders/prompt.go:31:6:", "tokens_undeclared", "ReadsPrompt"},  // req.PromptTokens
+		{"testdata/historyreaders/prompt.go:49:20:", "extras_via_helper", "ReadsPrompt"}, // through titles(req)
+		{"testdata/historyreaders/prompt.go:69:37:", "mixed", "ReadsPrompt"},             // req.Extras beside the declared req.GetHistory()
+		{"testdata/historyreaders/prompt.go:99:1:", "prompt_needless", "ReadsPrompt"},    // its Spec
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d problems, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))

@@ -74,12 +74,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/extensions/internal/toolargs"
 	"github.com/exocortex/exocortex/extensions/internal/toolstream"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sandbox"
 	"github.com/exocortex/exocortex/sdk"
+	"github.com/exocortex/exocortex/toolsettings"
 )
 
 // ToolName is the tool's name.
@@ -108,7 +108,7 @@ const defaultGrace = time.Second
 // Runner owns the sessions of one plugin process. Its methods are safe for
 // concurrent use; calls to one session run one at a time.
 type Runner struct {
-	load  func() (config.CodeExecution, error)
+	load  func() (toolsettings.CodeExecution, error)
 	grace time.Duration
 	// reportEvery is the least time between two reports of partial output.
 	reportEvery time.Duration
@@ -128,14 +128,14 @@ type Runner struct {
 // New returns a Runner whose configuration comes from load, called on every tool
 // call (it should cache: the built-in plugins pass a once-loaded config). Zero
 // fields take their defaults.
-func New(load func() (config.CodeExecution, error)) *Runner {
+func New(load func() (toolsettings.CodeExecution, error)) *Runner {
 	return &Runner{load: load, grace: defaultGrace, reportEvery: toolstream.Every, sessions: map[string]*session{}, lastDir: map[string]string{},
 		probe: sync.OnceValue(func() sandbox.Status { return sandbox.Probe("") })}
 }
 
 // Fixed is a load function returning cfg, for tests and embedders.
-func Fixed(cfg config.CodeExecution) func() (config.CodeExecution, error) {
-	return func() (config.CodeExecution, error) { return cfg, nil }
+func Fixed(cfg toolsettings.CodeExecution) func() (toolsettings.CodeExecution, error) {
+	return func() (toolsettings.CodeExecution, error) { return cfg, nil }
 }
 
 // Close kills every session's processes and removes their scratch files. The
@@ -275,7 +275,7 @@ func sessionKey(ctx *exocortexv1.Context, n int) string {
 // session returns the live session for key, starting one (in the last known
 // directory of a replaced one) when needed. note says why a new shell was started
 // where the model might have expected the old one.
-func (r *Runner) session(key string, n int, cfg config.CodeExecution) (*session, string, error) {
+func (r *Runner) session(key string, n int, cfg toolsettings.CodeExecution) (*session, string, error) {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -384,7 +384,7 @@ func (r *Runner) retire(key string, s *session, cwd string) {
 }
 
 // reset kills the session and forgets its directory.
-func (r *Runner) reset(key string, n int, cfg config.CodeExecution) string {
+func (r *Runner) reset(key string, n int, cfg toolsettings.CodeExecution) string {
 	r.mu.Lock()
 	s := r.sessions[key]
 	delete(r.sessions, key)

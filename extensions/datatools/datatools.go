@@ -46,12 +46,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/extensions/internal/toolargs"
 	"github.com/exocortex/exocortex/extensions/internal/toolstream"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sandbox"
 	"github.com/exocortex/exocortex/sdk"
+	"github.com/exocortex/exocortex/toolsettings"
 )
 
 // Tool names.
@@ -62,20 +62,20 @@ const (
 
 // Tools are the data tools.
 type Tools struct {
-	load func() (config.Data, error)
+	load func() (toolsettings.Data, error)
 	// probe says, once per process, whether the sandbox works here.
 	probe func() sandbox.Status
 }
 
 // New returns the data tools; load gives their configuration on every call (the
 // built-in plugins pass a once-loaded config).
-func New(load func() (config.Data, error)) *Tools {
+func New(load func() (toolsettings.Data, error)) *Tools {
 	return &Tools{load: load, probe: sync.OnceValue(func() sandbox.Status { return sandbox.Probe("") })}
 }
 
 // Fixed is a load function returning cfg.
-func Fixed(cfg config.Data) func() (config.Data, error) {
-	return func() (config.Data, error) { return cfg, nil }
+func Fixed(cfg toolsettings.Data) func() (toolsettings.Data, error) {
+	return func() (toolsettings.Data, error) { return cfg, nil }
 }
 
 type analyzeArgs struct {
@@ -168,7 +168,7 @@ func (d *Tools) Visualize() sdk.Tool {
 	}
 }
 
-func (d *Tools) config(tool string) (config.Data, error) {
+func (d *Tools) config(tool string) (toolsettings.Data, error) {
 	cfg, err := d.load()
 	if err != nil {
 		return cfg, fmt.Errorf("%s: loading the configuration: %w", tool, err)
@@ -192,7 +192,7 @@ func absUnder(base, p string) string {
 // its standard output, cut to the limit. The error explains a failure. While
 // the script runs, what it prints (standard output and error) is reported to
 // the host as it comes, through c (package toolstream: tool_output_update).
-func runScript(ctx context.Context, c *sdk.Call, tool string, cfg config.Data, probe func() sandbox.Status, script, input, output string) (string, error) {
+func runScript(ctx context.Context, c *sdk.Call, tool string, cfg toolsettings.Data, probe func() sandbox.Status, script, input, output string) (string, error) {
 	if strings.TrimSpace(script) == "" {
 		return "", fmt.Errorf("%s: the script is empty: give the full Python script", tool)
 	}

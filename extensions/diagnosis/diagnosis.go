@@ -63,9 +63,10 @@ func bstKey() sdk.Key[*exocortexv1.BeliefState]     { return sdk.KeyOf[*exocorte
 type Comprehension struct{}
 
 // Spec declares it.
-func (Comprehension) Spec() sdk.Spec {
+func (e Comprehension) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:            "error_comprehension",
+		Hooks:           []sdk.Hook{sdk.ToolExecuteAfter(e)},
 		Order:           19,
 		Reads:           []sdk.KeyRef{gateKey()},
 		Writes:          []sdk.KeyRef{diagKey(), gateKey()},
@@ -91,9 +92,10 @@ func (Comprehension) ToolExecuteAfter(_ context.Context, c *sdk.Call, req *exoco
 type Advisor struct{}
 
 // Spec declares it.
-func (Advisor) Spec() sdk.Spec {
+func (e Advisor) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:            "tool_fallback_advisor",
+		Hooks:           []sdk.Hook{sdk.ToolExecuteBefore(e)},
 		Order:           30,
 		Reads:           []sdk.KeyRef{diagKey(), ledgerKey()},
 		Description:     "Blocks a call that repeats the call that just failed (same tool and arguments, not a transient error), giving the diagnosis and what to do instead.",
@@ -153,9 +155,10 @@ func Fallbacks(tool, domain string) []string {
 type Logger struct{}
 
 // Spec declares it.
-func (Logger) Spec() sdk.Spec {
+func (e Logger) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:            "tool_fallback_logger",
+		Hooks:           []sdk.Hook{sdk.ToolExecuteAfter(e)},
 		Order:           30,
 		Reads:           []sdk.KeyRef{diagKey(), ledgerKey(), catalogKey(), bstKey()},
 		Description:     fmt.Sprintf("After %d failures in a row of one tool, annotates the result with the tools to try instead and logs it.", FallbackAfter),

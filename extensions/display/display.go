@@ -136,8 +136,8 @@ func Final(text string) string {
 type PlainText struct{}
 
 // Spec declares it.
-func (PlainText) Spec() sdk.Spec {
-	return sdk.Spec{Name: "plain_text_response", Order: 21,
+func (e PlainText) Spec() sdk.Spec {
+	return sdk.Spec{Name: "plain_text_response", Hooks: []sdk.Hook{sdk.ResponseStreamChunk(e)}, Order: 21,
 		EffectsDeclared: true,
 		Description:     "Shows a prose reply as it streams, and a JSON reply as its headline so far."}
 }
@@ -152,8 +152,8 @@ func (PlainText) ResponseStreamChunk(_ context.Context, _ *sdk.Call, req *exocor
 type ClearGenerating struct{}
 
 // Spec declares it.
-func (ClearGenerating) Spec() sdk.Spec {
-	return sdk.Spec{Name: "clear_generating_content", Order: 20,
+func (e ClearGenerating) Spec() sdk.Spec {
+	return sdk.Spec{Name: "clear_generating_content", Hooks: []sdk.Hook{sdk.ResponseStreamEnd(e)}, Order: 20,
 		EffectsDeclared: true,
 		Description:     "Replaces the raw JSON of a complete reply in the operator's view by its headline, thoughts and tool call."}
 }

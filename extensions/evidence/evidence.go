@@ -66,9 +66,10 @@ func qualityKey() sdk.Key[*exocortexv1.CodeQuality] { return sdk.KeyOf[*exocorte
 type Recorder struct{}
 
 // Spec declares it.
-func (Recorder) Spec() sdk.Spec {
+func (e Recorder) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:            "evidence_ledger_recorder",
+		Hooks:           []sdk.Hook{sdk.ToolExecuteAfter(e)},
 		Order:           24,
 		Reads:           []sdk.KeyRef{LedgerKey(), loopKey()},
 		Writes:          []sdk.KeyRef{LedgerKey()},
@@ -116,9 +117,10 @@ func (Recorder) ToolExecuteAfter(_ context.Context, c *sdk.Call, req *exocortexv
 type Integrity struct{}
 
 // Spec declares it.
-func (Integrity) Spec() sdk.Spec {
+func (e Integrity) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:        "epistemic_integrity",
+		Hooks:       []sdk.Hook{sdk.MonologueEnd(e)},
 		Order:       25,
 		Reads:       []sdk.KeyRef{LedgerKey(), bstKey(), qualityKey()},
 		Description: "Checks the claims of the final answer against the evidence ledger and reports those without evidence to the operator.",

@@ -28,9 +28,10 @@ func key() sdk.Key[*exocortexv1.FailureTracker] { return sdk.KeyOf[*exocortexv1.
 type Tracker struct{}
 
 // Spec declares the tracker.
-func (Tracker) Spec() sdk.Spec {
+func (e Tracker) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:            "failure_tracker",
+		Hooks:           []sdk.Hook{sdk.ErrorFormat(e)},
 		Order:           30,
 		Reads:           []sdk.KeyRef{key()},
 		Writes:          []sdk.KeyRef{key()},
@@ -62,9 +63,10 @@ func (Tracker) ErrorFormat(_ context.Context, c *sdk.Call, req *exocortexv1.Erro
 type Reset struct{}
 
 // Spec declares the reset.
-func (Reset) Spec() sdk.Spec {
+func (e Reset) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:            "reset_failure_counter",
+		Hooks:           []sdk.Hook{sdk.ToolExecuteAfter(e)},
 		Order:           20,
 		Reads:           []sdk.KeyRef{key()},
 		Writes:          []sdk.KeyRef{key()},

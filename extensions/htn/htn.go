@@ -124,9 +124,10 @@ func Render(p *exocortexv1.HTNPlan) string {
 type Selector struct{}
 
 // Spec declares it.
-func (Selector) Spec() sdk.Spec {
+func (e Selector) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:            "htn_plan_selector",
+		Hooks:           []sdk.Hook{sdk.MessageLoopPromptsBefore(e)},
 		Order:           15,
 		Reads:           []sdk.KeyRef{key(), bstKey(), ledgerKey()},
 		Writes:          []sdk.KeyRef{key()},

@@ -49,9 +49,10 @@ func File() *exocortexv1.FileSpec {
 }
 
 // Spec declares it.
-func (Catalog) Spec() sdk.Spec {
+func (e Catalog) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:            "library_catalog",
+		Hooks:           []sdk.Hook{sdk.MessageLoopPromptsBefore(e)},
 		Order:           17,
 		InjectsPrompt:   true,
 		Description:     "Adds the LIBRARY block: documents, words, collections (tags) and recent titles from library/catalog.json.",

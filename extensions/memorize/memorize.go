@@ -146,9 +146,10 @@ type Memorize struct {
 }
 
 // Spec declares it.
-func (Memorize) Spec() sdk.Spec {
+func (e Memorize) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:        "memorize",
+		Hooks:       []sdk.Hook{sdk.MonologueEnd(e)},
 		Order:       50,
 		Reads:       []sdk.KeyRef{bstKey(), loopKey(), ledgerKey()},
 		Description: "Appends the finished monologue as a memorize episode to staging.jsonl (request, answer, domain, tools, loop period) for the sleep consolidation.",
@@ -193,9 +194,10 @@ func (m Memorize) MonologueEnd(ctx context.Context, c *sdk.Call, req *exocortexv
 type Selective struct{}
 
 // Spec declares it.
-func (Selective) Spec() sdk.Spec {
+func (e Selective) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:        "selective_memorizer",
+		Hooks:       []sdk.Hook{sdk.MonologueEnd(e)},
 		Order:       52,
 		Reads:       []sdk.KeyRef{bstKey(), loopKey(), ledgerKey()},
 		Description: "Stores the monologue's high-signal parts in memory: failed-then-fixed tool calls as solutions, checked answers in main; tags loop-period ones.",
@@ -317,9 +319,10 @@ type Capture struct {
 }
 
 // Spec declares it.
-func (Capture) Spec() sdk.Spec {
+func (e Capture) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:        "insight_capture",
+		Hooks:       []sdk.Hook{sdk.MonologueEnd(e)},
 		Order:       53,
 		Reads:       []sdk.KeyRef{bstKey()},
 		Description: "Appends the decisions, intents and framings stated by the operator or in the answer to staging.jsonl as insight records.",
@@ -384,9 +387,10 @@ type Classifier struct{}
 const MaxClassify = 50
 
 // Spec declares it.
-func (Classifier) Spec() sdk.Spec {
+func (e Classifier) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:        "memory_classifier",
+		Hooks:       []sdk.Hook{sdk.MonologueEnd(e)},
 		Order:       55,
 		Reads:       []sdk.KeyRef{bstKey(), loopKey()},
 		Description: "Tags the session's unclassified memories with axis (procedural, episodic, semantic), domain and loop_period (while loop_active).",
@@ -441,9 +445,10 @@ type Maintenance struct {
 }
 
 // Spec declares it.
-func (Maintenance) Spec() sdk.Spec {
+func (e Maintenance) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:        "memory_maintenance",
+		Hooks:       []sdk.Hook{sdk.MonologueEnd(e)},
 		Order:       57,
 		Reads:       []sdk.KeyRef{maintKey()},
 		Writes:      []sdk.KeyRef{maintKey()},

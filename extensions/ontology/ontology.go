@@ -143,9 +143,10 @@ type Maintenance struct {
 }
 
 // Spec declares it.
-func (Maintenance) Spec() sdk.Spec {
+func (e Maintenance) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:        "ontology_maintenance",
+		Hooks:       []sdk.Hook{sdk.MonologueEnd(e)},
 		Order:       59,
 		Description: "Resolves the monologue's entities into ontology records (one per lower-cased name, with aliases) and appends new typed relationships to ontology/relationships.jsonl.",
 		// The monologue's messages, from the operator's message on.
@@ -306,9 +307,10 @@ type relCache struct {
 func NewQuery(home func() (string, error)) Query { return Query{Home: home, cache: &relCache{}} }
 
 // Spec declares it.
-func (Query) Spec() sdk.Spec {
+func (e Query) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:          "ontology_query",
+		Hooks:         []sdk.Hook{sdk.MessageLoopPromptsAfter(e)},
 		Order:         58,
 		Reads:         []sdk.KeyRef{entities.Key()},
 		InjectsPrompt: true,

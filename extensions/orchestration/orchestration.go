@@ -85,9 +85,10 @@ func Subtasks(text string) []string {
 type Gate struct{}
 
 // Spec declares it.
-func (Gate) Spec() sdk.Spec {
+func (e Gate) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:            "orchestration_gate",
+		Hooks:           []sdk.Hook{sdk.MessageLoopStart(e)},
 		Order:           17,
 		Reads:           []sdk.KeyRef{key(), bstKey(), supKey()},
 		Writes:          []sdk.KeyRef{key()},
@@ -136,9 +137,10 @@ func decide(text string) *exocortexv1.Orchestration {
 type Mode struct{}
 
 // Spec declares it.
-func (Mode) Spec() sdk.Spec {
+func (e Mode) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:            "orchestration_mode",
+		Hooks:           []sdk.Hook{sdk.MessageLoopPromptsAfter(e)},
 		Order:           57,
 		Reads:           []sdk.KeyRef{key(), catalogKey()},
 		InjectsPrompt:   true,

@@ -36,9 +36,10 @@ func writeLogKey() sdk.Key[*exocortexv1.WriteLog]   { return sdk.KeyOf[*exocorte
 type Extension struct{}
 
 // Spec declares it.
-func (Extension) Spec() sdk.Spec {
+func (e Extension) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:            "situational_orientation",
+		Hooks:           []sdk.Hook{sdk.MessageLoopPromptsAfter(e)},
 		Order:           14,
 		Reads:           []sdk.KeyRef{diagKey(), bstKey(), taskKey(), qualityKey(), writeLogKey()},
 		InjectsPrompt:   true,

@@ -263,9 +263,10 @@ func catalogKey() sdk.Key[*exocortexv1.ToolCatalog] { return sdk.KeyOf[*exocorte
 type Gate struct{}
 
 // Spec declares it.
-func (Gate) Spec() sdk.Spec {
+func (e Gate) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:            "meta_reasoning_gate",
+		Hooks:           []sdk.Hook{sdk.ToolExecuteBefore(e)},
 		Order:           20,
 		Reads:           []sdk.KeyRef{catalogKey()},
 		Description:     "Corrects tool arguments against the tool's schema: names (case, synonyms), exact type conversions, enum case, code fences.",

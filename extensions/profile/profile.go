@@ -147,9 +147,10 @@ func article(s string) string {
 type Extension struct{}
 
 // Spec declares it.
-func (Extension) Spec() sdk.Spec {
+func (e Extension) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:            "operator_profile",
+		Hooks:           []sdk.Hook{sdk.MessageLoopPromptsBefore(e)},
 		Order:           13,
 		Reads:           []sdk.KeyRef{key(), bstKey()},
 		Writes:          []sdk.KeyRef{key()},

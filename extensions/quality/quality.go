@@ -76,9 +76,10 @@ func Clean(content string) string {
 type Finalizer struct{}
 
 // Spec declares it.
-func (Finalizer) Spec() sdk.Spec {
+func (e Finalizer) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:            "response_finalizer",
+		Hooks:           []sdk.Hook{sdk.ToolExecuteAfter(e)},
 		Order:           22,
 		Description:     fmt.Sprintf("Cleans tool output for the model: terminal escapes, progress-bar rewrites, trailing spaces, blank runs; keeps head and tail of output over %d characters.", MaxContent),
 		EffectsDeclared: true,
@@ -191,9 +192,10 @@ func Judge(tool string, r *exocortexv1.ToolResult) *exocortexv1.CodeQuality {
 type Gate struct{}
 
 // Spec declares it.
-func (Gate) Spec() sdk.Spec {
+func (e Gate) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:        "code_quality_gate",
+		Hooks:       []sdk.Hook{sdk.ToolExecuteAfter(e)},
 		Order:       27,
 		Writes:      []sdk.KeyRef{qualityKey()},
 		Description: "Judges code_execution output (failing and passing tests, warnings, errors) into code_quality and annotates problems.",

@@ -82,9 +82,10 @@ type SessionInit struct {
 }
 
 // Spec declares it.
-func (SessionInit) Spec() sdk.Spec {
+func (e SessionInit) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:           "session_init",
+		Hooks:          []sdk.Hook{sdk.MessageLoopPromptsBefore(e)},
 		Order:          10,
 		InjectsPrompt:  true,
 		OncePerSession: true,
@@ -164,9 +165,10 @@ func (si SessionInit) MessageLoopPromptsBefore(ctx context.Context, c *sdk.Call,
 type State struct{}
 
 // Spec declares it.
-func (State) Spec() sdk.Spec {
+func (e State) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:          "reasoning_state",
+		Hooks:         []sdk.Hook{sdk.MessageLoopPromptsBefore(e)},
 		Order:         14,
 		Reads:         []sdk.KeyRef{key()},
 		InjectsPrompt: true,
@@ -234,9 +236,10 @@ type Update struct {
 }
 
 // Spec declares it.
-func (Update) Spec() sdk.Spec {
+func (e Update) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:        "reasoning_state_update",
+		Hooks:       []sdk.Hook{sdk.MessageLoopEnd(e)},
 		Order:       49,
 		Reads:       []sdk.KeyRef{key()},
 		Writes:      []sdk.KeyRef{key()},

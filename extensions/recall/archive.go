@@ -48,9 +48,10 @@ type upsert struct {
 const ArchiveOrder = 5
 
 // Spec declares it.
-func (Archive) Spec() sdk.Spec {
+func (e Archive) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:         "history_archive",
+		Hooks:        []sdk.Hook{sdk.MessageLoopPromptsBefore(e)},
 		Order:        ArchiveOrder,
 		ReadsHistory: true,
 		Description:  "Writes the messages leaving the prompt's verbatim window (history compression) to the fragments area of long-term memory, with session, message id and position, before the prompt goes without them.",

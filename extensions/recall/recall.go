@@ -66,13 +66,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/extensions/internal/entities"
 	"github.com/exocortex/exocortex/extensions/internal/textfacts"
 	"github.com/exocortex/exocortex/extensions/internal/turn"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/protocol"
 	"github.com/exocortex/exocortex/sdk"
+	"github.com/exocortex/exocortex/toolsettings"
 )
 
 // Defaults.
@@ -120,14 +120,14 @@ type Options struct {
 	// 3); an area not named is bounded by Limit alone.
 	AreaLimits map[string]int
 	// Config supplies tools.memory.recall from config.yaml (nil: none).
-	Config func() config.Recall
+	Config func() toolsettings.Recall
 	// Now is the time for decay (time.Now when nil).
 	Now func() time.Time
 }
 
-func (o Options) config() config.Recall {
+func (o Options) config() toolsettings.Recall {
 	if o.Config == nil {
-		return config.Recall{}
+		return toolsettings.Recall{}
 	}
 	return o.Config()
 }
@@ -215,9 +215,10 @@ type Search struct {
 }
 
 // Spec declares it.
-func (Search) Spec() sdk.Spec {
+func (e Search) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:        "recall_search",
+		Hooks:       []sdk.Hook{sdk.MessageLoopPromptsAfter(e)},
 		Order:       51,
 		Reads:       []sdk.KeyRef{CandidatesKey()},
 		Writes:      []sdk.KeyRef{CandidatesKey()},
@@ -314,9 +315,10 @@ func hasTag(cd *exocortexv1.MemoryCandidate, tag string) bool {
 type Filter struct{}
 
 // Spec declares it.
-func (Filter) Spec() sdk.Spec {
+func (e Filter) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:        "memory_relevance_filter",
+		Hooks:       []sdk.Hook{sdk.MessageLoopPromptsAfter(e)},
 		Order:       55,
 		Reads:       []sdk.KeyRef{CandidatesKey(), entities.Key()},
 		Writes:      []sdk.KeyRef{CandidatesKey()},
@@ -368,9 +370,10 @@ type Enhancement struct {
 }
 
 // Spec declares it.
-func (Enhancement) Spec() sdk.Spec {
+func (e Enhancement) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:        "memory_enhancement",
+		Hooks:       []sdk.Hook{sdk.MessageLoopPromptsAfter(e)},
 		Order:       56,
 		Reads:       []sdk.KeyRef{CandidatesKey(), bstKey(), entities.Key()},
 		Writes:      []sdk.KeyRef{CandidatesKey()},
@@ -446,9 +449,10 @@ type Block struct {
 }
 
 // Spec declares it.
-func (Block) Spec() sdk.Spec {
+func (e Block) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:          "recall",
+		Hooks:         []sdk.Hook{sdk.MessageLoopPromptsAfter(e)},
 		Order:         59,
 		Reads:         []sdk.KeyRef{CandidatesKey()},
 		InjectsPrompt: true,
@@ -521,9 +525,10 @@ type Catalog struct{}
 const TopCatalogTags = 6
 
 // Spec declares it.
-func (Catalog) Spec() sdk.Spec {
+func (e Catalog) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:           "memory_catalog",
+		Hooks:          []sdk.Hook{sdk.MessageLoopPromptsAfter(e)},
 		Order:          18,
 		Writes:         []sdk.KeyRef{catalogBuilt()},
 		InjectsPrompt:  true,

@@ -147,9 +147,10 @@ func Correction(reply, fault, tool, parserError string, attempt int) string {
 type Structured struct{}
 
 // Spec declares it.
-func (Structured) Spec() sdk.Spec {
+func (e Structured) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:            "structured_retry",
+		Hooks:           []sdk.Hook{sdk.ErrorFormat(e)},
 		Order:           20,
 		Reads:           []sdk.KeyRef{tracker()},
 		ConsumesSignals: []string{signals.Misformat},

@@ -29,8 +29,8 @@ import (
 // adds its block at before_main_llm_call, after the prompt is built.
 type seedOrchestrationGate struct{}
 
-func (seedOrchestrationGate) Spec() sdk.Spec {
-	return sdk.Spec{Name: "_17_orchestration_gate", Order: 17, InjectsPrompt: true}
+func (e seedOrchestrationGate) Spec() sdk.Spec {
+	return sdk.Spec{Name: "_17_orchestration_gate", Hooks: []sdk.Hook{sdk.BeforeMainLLMCall(e)}, Order: 17, InjectsPrompt: true}
 }
 
 func (seedOrchestrationGate) BeforeMainLLMCall(context.Context, *sdk.Call, *exocortexv1.BeforeMainLLMCallRequest) (*exocortexv1.BeforeMainLLMCallResponse, error) {

@@ -68,9 +68,10 @@ func File() *exocortexv1.FileSpec {
 }
 
 // Spec declares it.
-func (Trigger) Spec() sdk.Spec {
+func (e Trigger) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:            "sleep_trigger",
+		Hooks:           []sdk.Hook{sdk.ToolExecuteAfter(e)},
 		Order:           60,
 		Reads:           []sdk.KeyRef{stateKey(), supKey()},
 		Writes:          []sdk.KeyRef{stateKey()},

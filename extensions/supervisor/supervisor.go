@@ -86,9 +86,10 @@ func completion() sdk.Key[*exocortexv1.Completion] { return sdk.KeyOf[*exocortex
 type Loop struct{}
 
 // Spec declares the supervisor.
-func (Loop) Spec() sdk.Spec {
+func (e Loop) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:            "supervisor_loop",
+		Hooks:           []sdk.Hook{sdk.MessageLoopEnd(e)},
 		Order:           50,
 		Reads:           []sdk.KeyRef{supState(), loopActive(), failures(), actionGate(), ledger(), diagnosis(), supSignals(), bst()},
 		Writes:          []sdk.KeyRef{supState(), loopActive()},
@@ -247,9 +248,10 @@ func ptr(s string) *string { return &s }
 type Proactive struct{}
 
 // Spec declares it.
-func (Proactive) Spec() sdk.Spec {
+func (e Proactive) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:            "proactive_supervisor",
+		Hooks:           []sdk.Hook{sdk.BeforeMainLLMCall(e)},
 		Order:           13,
 		Reads:           []sdk.KeyRef{ledger(), completion(), supSignals()},
 		Writes:          []sdk.KeyRef{supSignals()},

@@ -78,9 +78,10 @@ var (
 type Completion struct{}
 
 // Spec declares it.
-func (Completion) Spec() sdk.Spec {
+func (e Completion) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:            "completion_tracker",
+		Hooks:           []sdk.Hook{sdk.BeforeMainLLMCall(e)},
 		Order:           12,
 		Reads:           []sdk.KeyRef{CompletionKey(), ledgerKey()},
 		Writes:          []sdk.KeyRef{CompletionKey()},
@@ -169,9 +170,10 @@ func lineAt(text string, off int) string {
 type Tracker struct{}
 
 // Spec declares it.
-func (Tracker) Spec() sdk.Spec {
+func (e Tracker) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:            "task_tracker",
+		Hooks:           []sdk.Hook{sdk.MessageLoopEnd(e)},
 		Order:           48,
 		Reads:           []sdk.KeyRef{StateKey(), CompletionKey(), gateKey()},
 		Writes:          []sdk.KeyRef{StateKey()},

@@ -129,9 +129,10 @@ func File() *exocortexv1.FileSpec {
 }
 
 // Spec declares it.
-func (Registry) Spec() sdk.Spec {
+func (e Registry) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:          "tool_registry",
+		Hooks:         []sdk.Hook{sdk.SystemPrompt(e)},
 		Order:         16,
 		Writes:        []sdk.KeyRef{catalogKey()},
 		InjectsPrompt: true,
@@ -233,9 +234,10 @@ func (r Registry) programs(c *sdk.Call) string {
 type Tiered struct{}
 
 // Spec declares it.
-func (Tiered) Spec() sdk.Spec {
+func (e Tiered) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:          "tiered_tool_injection",
+		Hooks:         []sdk.Hook{sdk.MessageLoopPromptsAfter(e)},
 		Order:         95,
 		Reads:         []sdk.KeyRef{catalogKey(), seenKey(), ledgerKey()},
 		Writes:        []sdk.KeyRef{seenKey()},

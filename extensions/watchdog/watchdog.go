@@ -21,9 +21,10 @@ func fill() sdk.Key[*exocortexv1.ContextFill] { return sdk.KeyOf[*exocortexv1.Co
 type Context struct{}
 
 // Spec declares the watchdog.
-func (Context) Spec() sdk.Spec {
+func (e Context) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:          "context_watchdog",
+		Hooks:         []sdk.Hook{sdk.MessageLoopPromptsAfter(e)},
 		Order:         20,
 		Writes:        []sdk.KeyRef{fill()},
 		InjectsPrompt: true,

@@ -39,10 +39,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/extensions/internal/toolargs"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sdk"
+	"github.com/exocortex/exocortex/toolsettings"
 )
 
 // ToolName is the tool's name.
@@ -66,7 +66,7 @@ type Result struct {
 
 // Searcher runs searches. Its methods are safe for concurrent use.
 type Searcher struct {
-	load   func() (config.WebSearch, error)
+	load   func() (toolsettings.WebSearch, error)
 	client *http.Client
 	clock  Clock
 
@@ -77,7 +77,7 @@ type Searcher struct {
 
 // New returns a Searcher; load gives the configuration on every call (the
 // built-in plugins pass a once-loaded config). A nil clock is the system clock.
-func New(load func() (config.WebSearch, error), clock Clock) *Searcher {
+func New(load func() (toolsettings.WebSearch, error), clock Clock) *Searcher {
 	if clock == nil {
 		clock = SystemClock{}
 	}
@@ -85,12 +85,12 @@ func New(load func() (config.WebSearch, error), clock Clock) *Searcher {
 }
 
 // Fixed is a load function returning cfg.
-func Fixed(cfg config.WebSearch) func() (config.WebSearch, error) {
-	return func() (config.WebSearch, error) { return cfg, nil }
+func Fixed(cfg toolsettings.WebSearch) func() (toolsettings.WebSearch, error) {
+	return func() (toolsettings.WebSearch, error) { return cfg, nil }
 }
 
 // limiterFor returns the limiter for the configured rate and burst.
-func (s *Searcher) limiterFor(cfg config.WebSearch) *Limiter {
+func (s *Searcher) limiterFor(cfg toolsettings.WebSearch) *Limiter {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	shape := [2]float64{cfg.Rate, float64(cfg.Burst)}
@@ -141,7 +141,7 @@ func (s *Searcher) Tool() sdk.Tool {
 func unconfigured(what string) error {
 	return fmt.Errorf("%s: %s. Set tools.web_search.url in %s to a SearXNG instance (with the json format enabled), "+
 		"or tools.web_search.api_key to a Tavily API key; or the environment variables %s / %s",
-		ToolName, what, "$EXOCORTEX_HOME/"+config.FileName, config.EnvSearchURL, config.EnvSearchKey)
+		ToolName, what, "$EXOCORTEX_HOME/config.yaml", toolsettings.EnvSearchURL, toolsettings.EnvSearchKey)
 }
 
 // Search runs one rate-limited search and renders the results for the model. n
@@ -156,22 +156,22 @@ func (s *Searcher) Search(ctx context.Context, query string, n int) (string, err
 		n = cfg.MaxResults
 	}
 	n = min(n, maxResults)
-	var do func(context.Context, *http.Client, config.WebSearch, string, int) ([]Result, string, error)
+	var do func(context.Context, *http.Client, toolsettings.WebSearch, string, int) ([]Result, string, error)
 	switch cfg.Provider {
 	case "":
 		return "", unconfigured("no search provider is configured")
-	case config.SearchSearXNG:
+	case toolsettings.SearchSearXNG:
 		if cfg.URL == "" {
 			return "", unconfigured("provider searxng needs the instance's address")
 		}
 		do = searxng
-	case config.SearchTavily:
+	case toolsettings.SearchTavily:
 		if cfg.APIKey == "" {
 			return "", unconfigured("provider tavily needs an API key")
 		}
 		do = tavily
 	default:
-		return "", fmt.Errorf("%s: unknown provider %q in tools.web_search.provider: use %q or %q", ToolName, cfg.Provider, config.SearchSearXNG, config.SearchTavily)
+		return "", fmt.Errorf("%s: unknown provider %q in tools.web_search.provider: use %q or %q", ToolName, cfg.Provider, toolsettings.SearchSearXNG, toolsettings.SearchTavily)
 	}
 	waited, err := s.limiterFor(cfg).Wait(ctx)
 	if err != nil {
@@ -256,7 +256,7 @@ func fetch(client *http.Client, req *http.Request, provider string, explain func
 }
 
 // searxng queries a SearXNG instance's JSON API.
-func searxng(ctx context.Context, client *http.Client, cfg config.WebSearch, query string, _ int) ([]Result, string, error) {
+func searxng(ctx context.Context, client *http.Client, cfg toolsettings.WebSearch, query string, _ int) ([]Result, string, error) {
 	base, err := url.Parse(strings.TrimRight(cfg.URL, "/") + "/search")
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") {
 		return nil, "", fmt.Errorf("tools.web_search.url %q is not an http(s) address", cfg.URL)
@@ -296,7 +296,7 @@ func searxng(ctx context.Context, client *http.Client, cfg config.WebSearch, que
 }
 
 // tavily queries the Tavily search API.
-func tavily(ctx context.Context, client *http.Client, cfg config.WebSearch, query string, n int) ([]Result, string, error) {
+func tavily(ctx context.Context, client *http.Client, cfg toolsettings.WebSearch, query string, n int) ([]Result, string, error) {
 	base := cfg.URL
 	if base == "" {
 		base = TavilyURL
@@ -318,7 +318,7 @@ func tavily(ctx context.Context, client *http.Client, cfg config.WebSearch, quer
 	}
 	err = fetch(client, req, "Tavily", func(status int) string {
 		if status == http.StatusUnauthorized || status == http.StatusForbidden {
-			return "the API key was refused; check tools.web_search.api_key or " + config.EnvSearchKey
+			return "the API key was refused; check tools.web_search.api_key or " + toolsettings.EnvSearchKey
 		}
 		return ""
 	}, &out)

@@ -37,9 +37,10 @@ func Key() sdk.Key[*exocortexv1.WorkingMemory] { return entities.Key() }
 type Extension struct{}
 
 // Spec declares it.
-func (Extension) Spec() sdk.Spec {
+func (e Extension) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:            "working_memory",
+		Hooks:           []sdk.Hook{sdk.HistAddBefore(e)},
 		Order:           11,
 		Reads:           []sdk.KeyRef{Key()},
 		Writes:          []sdk.KeyRef{Key()},

@@ -167,9 +167,10 @@ type Guard struct {
 }
 
 // Spec declares it.
-func (Guard) Spec() sdk.Spec {
+func (e Guard) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:        "write_guard",
+		Hooks:       []sdk.Hook{sdk.ToolExecuteBefore(e)},
 		Order:       25,
 		Reads:       []sdk.KeyRef{logKey()},
 		Writes:      []sdk.KeyRef{logKey()},
@@ -269,9 +270,10 @@ type Validator struct {
 }
 
 // Spec declares it.
-func (Validator) Spec() sdk.Spec {
+func (e Validator) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:        "write_validator",
+		Hooks:       []sdk.Hook{sdk.ToolExecuteAfter(e)},
 		Order:       26,
 		Reads:       []sdk.KeyRef{logKey()},
 		Writes:      []sdk.KeyRef{logKey()},

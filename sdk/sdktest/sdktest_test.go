@@ -22,8 +22,8 @@ func note() sdk.Key[*wrapperspb.StringValue] {
 	return sdk.NewKey[*wrapperspb.StringValue]("echo_note", exocortexv1.Scope_SCOPE_SESSION, "Echoed back.")
 }
 
-func (echo) Spec() sdk.Spec {
-	return sdk.Spec{Name: "echo", Reads: []sdk.KeyRef{note()}, Writes: []sdk.KeyRef{note()}}
+func (e echo) Spec() sdk.Spec {
+	return sdk.Spec{Name: "echo", Hooks: []sdk.Hook{sdk.MonologueStart(e)}, Reads: []sdk.KeyRef{note()}, Writes: []sdk.KeyRef{note()}}
 }
 
 // MonologueStart writes the note it got with "!" appended, or resets it when the

@@ -30,11 +30,10 @@ func tracker() sdk.Key[*exocortexv1.FailureTracker] { return sdk.KeyOf[*exocorte
 // failureAlarm warns the model about a tool that keeps failing.
 type failureAlarm struct{}
 
-var _ sdk.MessageLoopEndHook = failureAlarm{}
-
-func (failureAlarm) Spec() sdk.Spec {
+func (e failureAlarm) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:        "statepair_failure_alarm",
+		Hooks:       []sdk.Hook{sdk.MessageLoopEnd(e)},
 		Order:       500,
 		Reads:       []sdk.KeyRef{tracker()},
 		Description: fmt.Sprintf("Queues an intervention when a tool has failed %d times in a row.", FailureLimit),
@@ -64,11 +63,10 @@ func (failureAlarm) MessageLoopEnd(_ context.Context, c *sdk.Call, _ *exocortexv
 // repeatAlarm reacts to the core's repeat signal.
 type repeatAlarm struct{}
 
-var _ sdk.MessageLoopEndHook = repeatAlarm{}
-
-func (repeatAlarm) Spec() sdk.Spec {
+func (e repeatAlarm) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:            "statepair_repeat_alarm",
+		Hooks:           []sdk.Hook{sdk.MessageLoopEnd(e)},
 		Order:           501,
 		ConsumesSignals: []string{signals.Repeat},
 		Description:     "Queues an intervention when the model repeated its previous reply.",

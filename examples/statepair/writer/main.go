@@ -17,13 +17,12 @@ import (
 // failureCounter keeps failure_tracker up to date after every tool call.
 type failureCounter struct{}
 
-var _ sdk.ToolExecuteAfterHook = failureCounter{}
-
 func tracker() sdk.Key[*exocortexv1.FailureTracker] { return sdk.KeyOf[*exocortexv1.FailureTracker]() }
 
-func (failureCounter) Spec() sdk.Spec {
+func (e failureCounter) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:        "statepair_failure_counter",
+		Hooks:       []sdk.Hook{sdk.ToolExecuteAfter(e)},
 		Order:       500,
 		Reads:       []sdk.KeyRef{tracker()},
 		Writes:      []sdk.KeyRef{tracker()},

@@ -1,6 +1,7 @@
 // Package hookgen writes the SDKs' per-hook code from the protocol, so that a
 // hook exists in the Go and Python SDKs exactly when it exists in proto/: the
-// Go SDK's hook interfaces, hookDefs, the server's hook RPCs and its batch
+// Go SDK's hook interfaces and their declaring constructors (sdk.ToolExecuteBefore,
+// ...), hookDefs, the server's hook RPCs and its batch
 // dispatch (sdk/hooks_gen.go), and the Python SDK's hook sets
 // (sdk/python/exocortex/_hooks_gen.py).
 //
@@ -112,32 +113,41 @@ func Go(hs []Hook) ([]byte, error) {
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("// %s\n\npackage sdk\n\n", Header)
 	p("import (\n\t\"context\"\n\n\texocortexv1 \"github.com/exocortex/exocortex/proto/exocortex/v1\"\n)\n\n")
-	p("// One interface per hook. An extension implements the ones it handles; each becomes\n")
-	p("// one ExtensionSpec of the manifest. A nil response with a nil error means \"no\n")
-	p("// change\". To have the compiler check a method's spelling, assert the interface:\n")
-	p("//\n//\tvar _ sdk.MessageLoopEndHook = (*Supervisor)(nil)\n\n")
+	p("// One interface per hook, and one constructor that declares it: an extension lists\n")
+	p("// the hooks it handles in Spec.Hooks, each made by the hook's constructor from the\n")
+	p("// value whose method handles it,\n")
+	p("//\n//\tHooks: []sdk.Hook{sdk.MessageLoopEnd(s)},\n//\n")
+	p("// and each becomes one ExtensionSpec of the manifest. The constructor takes the\n")
+	p("// hook's interface, so declaring a hook whose method the value lacks (or\n")
+	p("// misspells) does not compile, and the compiler names the method. A nil response\n")
+	p("// with a nil error means \"no change\".\n\n")
 	for _, h := range hs {
 		p("%s\n", comment(h.Method+"Hook"+strings.TrimPrefix(h.Doc, h.Method)))
 		p("type %sHook interface {\n", h.Method)
 		p("\t%s(ctx context.Context, c *Call, req *exocortexv1.%s) (*exocortexv1.%s, error)\n}\n\n", h.Method, h.Request.Name(), h.Response.Name())
+		p("%s\n", comment(fmt.Sprintf("%s declares, in Spec.Hooks, that h handles %s with its method %s (%sHook).", h.Method, h.Name, h.Method, h.Method)))
+		p("func %s(h %sHook) Hook { return Hook{id: exocortexv1.Hook_%s, handler: h} }\n\n", h.Method, h.Method, h.Enum)
 	}
 	p("// hookDefs lists every hook in enum order, which is also the order of an extension's\n")
-	p("// entries in the manifest. A function, not a variable: no mutable package state.\n")
+	p("// entries in the manifest, with a test of whether a value has the hook's method (to\n")
+	p("// name a method Spec.Hooks leaves undeclared). A function, not a variable: no\n")
+	p("// mutable package state.\n")
 	p("func hookDefs() []hookDef {\n\treturn []hookDef{\n")
 	for _, h := range hs {
-		p("\t\t{exocortexv1.Hook_%s, is[%sHook]},\n", h.Enum, h.Method)
+		p("\t\t{exocortexv1.Hook_%s, %q, is[%sHook]},\n", h.Enum, h.Method, h.Method)
 	}
 	p("\t}\n}\n\n")
 	p("// The Plugin service's hook methods: each finds the extension named in the HookCall\n")
-	p("// and calls its method for the hook through handle. Every one is written here, and\n")
+	p("// and calls the handler its Spec.Hooks declares for the hook (the constructor took\n")
+	p("// the hook's interface, so the assertion holds) through handle. Every one is written here, and\n")
 	p("// server embeds no Unimplemented stub: a hook added to the protocol without\n")
 	p("// `make generate` leaves *server short of a PluginServer method, which the compiler\n")
 	p("// names.\n\n")
 	for _, h := range hs {
 		req, resp := h.Request.Name(), h.Response.Name()
 		p("func (s *server) %s(ctx context.Context, req *exocortexv1.%s) (*exocortexv1.%s, error) {\n", h.Method, req, resp)
-		p("\treturn handle(s, exocortexv1.Hook_%s, req, func(e Extension, c *Call) (*exocortexv1.%s, error) {\n", h.Enum, resp)
-		p("\t\treturn e.(%sHook).%s(ctx, c, req)\n\t})\n}\n\n", h.Method, h.Method)
+		p("\treturn handle(s, exocortexv1.Hook_%s, req, func(h any, c *Call) (*exocortexv1.%s, error) {\n", h.Enum, resp)
+		p("\t\treturn h.(%sHook).%s(ctx, c, req)\n\t})\n}\n\n", h.Method, h.Method)
 	}
 	p("// hookMethod is the server's method for hook, taking and returning the hook's\n// own messages.\n")
 	p("func (s *server) hookMethod(hook exocortexv1.Hook) func(context.Context, proto.Message) (proto.Message, error) {\n\tswitch hook {\n")

@@ -22,8 +22,8 @@ import (
 // makes it panic.
 type probe struct{}
 
-func (probe) Spec() sdk.Spec {
-	return sdk.Spec{Name: "probe", Order: 50, Description: "Answers with the iteration it saw."}
+func (e probe) Spec() sdk.Spec {
+	return sdk.Spec{Name: "probe", Hooks: []sdk.Hook{sdk.MessageLoopEnd(e)}, Order: 50, Description: "Answers with the iteration it saw."}
 }
 
 func (probe) MessageLoopEnd(_ context.Context, c *sdk.Call, req *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {

@@ -17,8 +17,8 @@ type gate struct{}
 
 var _ sdk.ToolExecuteBeforeHook = gate{}
 
-func (gate) Spec() sdk.Spec {
-	return sdk.Spec{Name: "shell_gate", Order: 10, Description: "Holds shell_echo calls for the operator."}
+func (e gate) Spec() sdk.Spec {
+	return sdk.Spec{Name: "shell_gate", Hooks: []sdk.Hook{sdk.ToolExecuteBefore(e)}, Order: 10, Description: "Holds shell_echo calls for the operator."}
 }
 
 func (gate) ToolExecuteBefore(_ context.Context, _ *sdk.Call, req *exocortexv1.ToolExecuteBeforeRequest) (*exocortexv1.ToolExecuteBeforeResponse, error) {

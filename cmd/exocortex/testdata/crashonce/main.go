@@ -14,8 +14,8 @@ import (
 
 type crashOnce struct{}
 
-func (crashOnce) Spec() sdk.Spec {
-	return sdk.Spec{Name: "crash_once", Order: 900, Description: "Exits mid-hook on its first call."}
+func (e crashOnce) Spec() sdk.Spec {
+	return sdk.Spec{Name: "crash_once", Hooks: []sdk.Hook{sdk.MessageLoopEnd(e)}, Order: 900, Description: "Exits mid-hook on its first call."}
 }
 
 func (crashOnce) MessageLoopEnd(context.Context, *sdk.Call, *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {

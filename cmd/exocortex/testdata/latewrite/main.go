@@ -21,8 +21,8 @@ func note() sdk.Key[*wrapperspb.StringValue] {
 
 type writer struct{ done chan struct{} }
 
-func (writer) Spec() sdk.Spec {
-	return sdk.Spec{Name: "late_writer", Order: 920, Writes: []sdk.KeyRef{note()}, Description: "Writes its key from a goroutine, too late."}
+func (e writer) Spec() sdk.Spec {
+	return sdk.Spec{Name: "late_writer", Hooks: []sdk.Hook{sdk.MonologueStart(e)}, Order: 920, Writes: []sdk.KeyRef{note()}, Description: "Writes its key from a goroutine, too late."}
 }
 
 func (w writer) MonologueStart(_ context.Context, c *sdk.Call, _ *exocortexv1.MonologueStartRequest) (*exocortexv1.MonologueStartResponse, error) {
@@ -36,8 +36,8 @@ func (w writer) MonologueStart(_ context.Context, c *sdk.Call, _ *exocortexv1.Mo
 
 type waiter struct{ done chan struct{} }
 
-func (waiter) Spec() sdk.Spec {
-	return sdk.Spec{Name: "late_waiter", Order: 921, Reads: []sdk.KeyRef{note()}, Description: "Waits for the late write."}
+func (e waiter) Spec() sdk.Spec {
+	return sdk.Spec{Name: "late_waiter", Hooks: []sdk.Hook{sdk.MessageLoopEnd(e)}, Order: 921, Reads: []sdk.KeyRef{note()}, Description: "Waits for the late write."}
 }
 
 func (w waiter) MessageLoopEnd(context.Context, *sdk.Call, *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {

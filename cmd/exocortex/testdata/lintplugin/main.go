@@ -23,7 +23,7 @@ type ext struct {
 }
 
 func (e ext) Spec() sdk.Spec {
-	s := sdk.Spec{Name: e.name, Order: e.order, Description: "A test extension that does nothing."}
+	s := sdk.Spec{Name: e.name, Hooks: []sdk.Hook{sdk.MonologueEnd(e)}, Order: e.order, Description: "A test extension that does nothing."}
 	if e.gate {
 		s.Writes = []sdk.KeyRef{gateKey()}
 	}

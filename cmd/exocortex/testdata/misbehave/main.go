@@ -14,8 +14,8 @@ import (
 
 type mutator struct{}
 
-func (mutator) Spec() sdk.Spec {
-	return sdk.Spec{Name: "misbehave_mutator", Order: 910, Description: "Changes its request's reply."}
+func (e mutator) Spec() sdk.Spec {
+	return sdk.Spec{Name: "misbehave_mutator", Hooks: []sdk.Hook{sdk.MessageLoopEnd(e)}, Order: 910, Description: "Changes its request's reply."}
 }
 
 func (mutator) MessageLoopEnd(_ context.Context, _ *sdk.Call, req *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
@@ -25,8 +25,8 @@ func (mutator) MessageLoopEnd(_ context.Context, _ *sdk.Call, req *exocortexv1.M
 
 type peeker struct{}
 
-func (peeker) Spec() sdk.Spec {
-	return sdk.Spec{Name: "misbehave_peeker", Order: 911, Description: "Reads failure_tracker without declaring it."}
+func (e peeker) Spec() sdk.Spec {
+	return sdk.Spec{Name: "misbehave_peeker", Hooks: []sdk.Hook{sdk.MessageLoopEnd(e)}, Order: 911, Description: "Reads failure_tracker without declaring it."}
 }
 
 func (peeker) MessageLoopEnd(_ context.Context, c *sdk.Call, _ *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {

@@ -16,8 +16,8 @@ import (
 
 type loopEscalator struct{}
 
-func (loopEscalator) Spec() sdk.Spec {
-	return sdk.Spec{Name: "loop_escalator", Order: 50, Description: "Escalates when the model repeats itself."}
+func (e loopEscalator) Spec() sdk.Spec {
+	return sdk.Spec{Name: "loop_escalator", Hooks: []sdk.Hook{sdk.HistAddBefore(e)}, Order: 50, Description: "Escalates when the model repeats itself."}
 }
 
 func (loopEscalator) HistAddBefore(_ context.Context, c *sdk.Call, req *exocortexv1.HistAddBeforeRequest) (*exocortexv1.HistAddBeforeResponse, error) {

@@ -12,8 +12,8 @@ import (
 
 type twice struct{}
 
-func (twice) Spec() sdk.Spec {
-	return sdk.Spec{Name: "repeat_notes", Order: 940, InjectsPrompt: true, Description: "Returns its note twice."}
+func (e twice) Spec() sdk.Spec {
+	return sdk.Spec{Name: "repeat_notes", Hooks: []sdk.Hook{sdk.MessageLoopPromptsAfter(e)}, Order: 940, InjectsPrompt: true, Description: "Returns its note twice."}
 }
 
 func (twice) MessageLoopPromptsAfter(context.Context, *sdk.Call, *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {

@@ -38,8 +38,8 @@ var retryCount = sdk.NewKey[*wrapperspb.Int32Value]("retry_count", session, "How
 
 type retryOnce struct{}
 
-func (retryOnce) Spec() sdk.Spec {
-	return sdk.Spec{Name: "retry_once", Order: 40, Reads: []sdk.KeyRef{retryCount}, Writes: []sdk.KeyRef{retryCount}}
+func (e retryOnce) Spec() sdk.Spec {
+	return sdk.Spec{Name: "retry_once", Hooks: []sdk.Hook{sdk.BeforeMainLLMCall(e), sdk.MessageLoopEnd(e)}, Order: 40, Reads: []sdk.KeyRef{retryCount}, Writes: []sdk.KeyRef{retryCount}}
 }
 
 func (retryOnce) bump(c *sdk.Call) bool {
@@ -67,8 +67,8 @@ var catalogFlags = sdk.NewKey[*structpb.Struct]("catalog_flags", session, "What 
 
 type catalogOnce struct{}
 
-func (catalogOnce) Spec() sdk.Spec {
-	return sdk.Spec{Name: "catalog_once", Order: 18, Reads: []sdk.KeyRef{catalogFlags}, Writes: []sdk.KeyRef{catalogFlags}}
+func (e catalogOnce) Spec() sdk.Spec {
+	return sdk.Spec{Name: "catalog_once", Hooks: []sdk.Hook{sdk.BeforeMainLLMCall(e), sdk.MonologueEnd(e)}, Order: 18, Reads: []sdk.KeyRef{catalogFlags}, Writes: []sdk.KeyRef{catalogFlags}}
 }
 
 func (catalogOnce) mark(c *sdk.Call) {
@@ -96,8 +96,8 @@ var catalogDone = sdk.NewKey[*wrapperspb.BoolValue]("memory_catalog_done", sessi
 
 type catalogEarly struct{}
 
-func (catalogEarly) Spec() sdk.Spec {
-	return sdk.Spec{Name: "memory_catalog_early", Order: 18, Reads: []sdk.KeyRef{catalogDone}, Writes: []sdk.KeyRef{catalogDone}}
+func (e catalogEarly) Spec() sdk.Spec {
+	return sdk.Spec{Name: "memory_catalog_early", Hooks: []sdk.Hook{sdk.BeforeMainLLMCall(e)}, Order: 18, Reads: []sdk.KeyRef{catalogDone}, Writes: []sdk.KeyRef{catalogDone}}
 }
 
 func (catalogEarly) BeforeMainLLMCall(_ context.Context, c *sdk.Call, _ *exocortexv1.BeforeMainLLMCallRequest) (*exocortexv1.BeforeMainLLMCallResponse, error) {
@@ -109,8 +109,8 @@ func (catalogEarly) BeforeMainLLMCall(_ context.Context, c *sdk.Call, _ *exocort
 
 type catalogLate struct{}
 
-func (catalogLate) Spec() sdk.Spec {
-	return sdk.Spec{Name: "memory_catalog_late", Order: 18, Reads: []sdk.KeyRef{catalogDone}, Writes: []sdk.KeyRef{catalogDone}}
+func (e catalogLate) Spec() sdk.Spec {
+	return sdk.Spec{Name: "memory_catalog_late", Hooks: []sdk.Hook{sdk.MessageLoopEnd(e)}, Order: 18, Reads: []sdk.KeyRef{catalogDone}, Writes: []sdk.KeyRef{catalogDone}}
 }
 
 func (catalogLate) MessageLoopEnd(_ context.Context, c *sdk.Call, _ *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
@@ -126,8 +126,8 @@ var approvalPending = sdk.NewKey[*wrapperspb.BoolValue]("approval_pending", sess
 
 type approvalGate struct{}
 
-func (approvalGate) Spec() sdk.Spec {
-	return sdk.Spec{Name: "approval_gate", Order: 15, Writes: []sdk.KeyRef{approvalPending}}
+func (e approvalGate) Spec() sdk.Spec {
+	return sdk.Spec{Name: "approval_gate", Hooks: []sdk.Hook{sdk.ToolExecuteBefore(e)}, Order: 15, Writes: []sdk.KeyRef{approvalPending}}
 }
 
 func (approvalGate) ToolExecuteBefore(_ context.Context, c *sdk.Call, _ *exocortexv1.ToolExecuteBeforeRequest) (*exocortexv1.ToolExecuteBeforeResponse, error) {
@@ -137,8 +137,8 @@ func (approvalGate) ToolExecuteBefore(_ context.Context, c *sdk.Call, _ *exocort
 
 type approvalClear struct{}
 
-func (approvalClear) Spec() sdk.Spec {
-	return sdk.Spec{Name: "approval_clear", Order: 20, Reads: []sdk.KeyRef{approvalPending},
+func (e approvalClear) Spec() sdk.Spec {
+	return sdk.Spec{Name: "approval_clear", Hooks: []sdk.Hook{sdk.ToolExecuteAfter(e)}, Order: 20, Reads: []sdk.KeyRef{approvalPending},
 		Writes: []sdk.KeyRef{approvalPending}, Resets: []sdk.KeyRef{approvalPending}}
 }
 
@@ -156,8 +156,8 @@ var (
 
 type failCounter struct{}
 
-func (failCounter) Spec() sdk.Spec {
-	return sdk.Spec{Name: "fail_counter", Order: 731, Writes: []sdk.KeyRef{failTracker}}
+func (e failCounter) Spec() sdk.Spec {
+	return sdk.Spec{Name: "fail_counter", Hooks: []sdk.Hook{sdk.ErrorFormat(e)}, Order: 731, Writes: []sdk.KeyRef{failTracker}}
 }
 
 func (failCounter) ErrorFormat(_ context.Context, c *sdk.Call, _ *exocortexv1.ErrorFormatRequest) (*exocortexv1.ErrorFormatResponse, error) {
@@ -167,8 +167,8 @@ func (failCounter) ErrorFormat(_ context.Context, c *sdk.Call, _ *exocortexv1.Er
 
 type failAdvisor struct{}
 
-func (failAdvisor) Spec() sdk.Spec {
-	return sdk.Spec{Name: "fail_advisor", Order: 732, Reads: []sdk.KeyRef{failTrackers}}
+func (e failAdvisor) Spec() sdk.Spec {
+	return sdk.Spec{Name: "fail_advisor", Hooks: []sdk.Hook{sdk.ToolExecuteBefore(e)}, Order: 732, Reads: []sdk.KeyRef{failTrackers}}
 }
 
 func (failAdvisor) ToolExecuteBefore(_ context.Context, c *sdk.Call, _ *exocortexv1.ToolExecuteBeforeRequest) (*exocortexv1.ToolExecuteBeforeResponse, error) {
@@ -180,7 +180,9 @@ func (failAdvisor) ToolExecuteBefore(_ context.Context, c *sdk.Call, _ *exocorte
 
 type quiet struct{}
 
-func (quiet) Spec() sdk.Spec { return sdk.Spec{Name: "quiet", Order: 77} }
+func (e quiet) Spec() sdk.Spec {
+	return sdk.Spec{Name: "quiet", Hooks: []sdk.Hook{sdk.MonologueEnd(e)}, Order: 77}
+}
 
 func (quiet) MonologueEnd(context.Context, *sdk.Call, *exocortexv1.MonologueEndRequest) (*exocortexv1.MonologueEndResponse, error) {
 	return nil, nil

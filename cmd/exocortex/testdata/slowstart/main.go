@@ -13,8 +13,8 @@ import (
 
 type idle struct{}
 
-func (idle) Spec() sdk.Spec {
-	return sdk.Spec{Name: "slow_idle", Order: 930, Description: "Does nothing, after a slow start."}
+func (e idle) Spec() sdk.Spec {
+	return sdk.Spec{Name: "slow_idle", Hooks: []sdk.Hook{sdk.MessageLoopEnd(e)}, Order: 930, Description: "Does nothing, after a slow start."}
 }
 
 func (idle) MessageLoopEnd(context.Context, *sdk.Call, *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {

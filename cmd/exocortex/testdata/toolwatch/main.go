@@ -16,8 +16,8 @@ import (
 
 type watcher struct{}
 
-func (watcher) Spec() sdk.Spec {
-	return sdk.Spec{Name: "tool_watch", Order: 50, Description: "Watches every tool-side hook and changes nothing."}
+func (e watcher) Spec() sdk.Spec {
+	return sdk.Spec{Name: "tool_watch", Hooks: []sdk.Hook{sdk.HistAddToolResult(e), sdk.ToolOutputUpdate(e), sdk.TextEditorReadAfter(e), sdk.TextEditorWriteBefore(e), sdk.TextEditorWriteAfter(e), sdk.TextEditorPatchBefore(e), sdk.TextEditorPatchAfter(e), sdk.EmbeddingModelChanged(e)}, Order: 50, Description: "Watches every tool-side hook and changes nothing."}
 }
 
 func (watcher) TextEditorReadAfter(context.Context, *sdk.Call, *exocortexv1.TextEditorReadAfterRequest) (*exocortexv1.TextEditorReadAfterResponse, error) {

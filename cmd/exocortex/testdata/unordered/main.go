@@ -11,8 +11,8 @@ import (
 
 type first struct{}
 
-func (first) Spec() sdk.Spec {
-	return sdk.Spec{Name: "unordered_first", Description: "Declares no order."}
+func (e first) Spec() sdk.Spec {
+	return sdk.Spec{Name: "unordered_first", Hooks: []sdk.Hook{sdk.MessageLoopEnd(e)}, Description: "Declares no order."}
 }
 
 func (first) MessageLoopEnd(context.Context, *sdk.Call, *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {

@@ -40,8 +40,8 @@ func sawNote(c *sdk.Call, into string) {
 
 type writeNote struct{}
 
-func (writeNote) Spec() sdk.Spec {
-	return sdk.Spec{Name: "b_write", Order: 1, Writes: []sdk.KeyRef{note()}}
+func (e writeNote) Spec() sdk.Spec {
+	return sdk.Spec{Name: "b_write", Hooks: []sdk.Hook{sdk.MessageLoopEnd(e)}, Order: 1, Writes: []sdk.KeyRef{note()}}
 }
 func (writeNote) MessageLoopEnd(_ context.Context, c *sdk.Call, req *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
 	note().Set(c, wrapperspb.String(fmt.Sprintf("iteration %d", req.GetIteration())))
@@ -52,7 +52,7 @@ type readNote struct{ name, into string }
 
 func (e readNote) Spec() sdk.Spec {
 	order := map[string]int{"b_read": 2, "b_read_after_reset": 4}[e.name]
-	return sdk.Spec{Name: e.name, Order: order, Reads: []sdk.KeyRef{note()}, Writes: []sdk.KeyRef{key(e.into)}}
+	return sdk.Spec{Name: e.name, Hooks: []sdk.Hook{sdk.MessageLoopEnd(e)}, Order: order, Reads: []sdk.KeyRef{note()}, Writes: []sdk.KeyRef{key(e.into)}}
 }
 func (e readNote) MessageLoopEnd(_ context.Context, c *sdk.Call, _ *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
 	sawNote(c, e.into)
@@ -61,8 +61,8 @@ func (e readNote) MessageLoopEnd(_ context.Context, c *sdk.Call, _ *exocortexv1.
 
 type resetNote struct{}
 
-func (resetNote) Spec() sdk.Spec {
-	return sdk.Spec{Name: "b_reset", Order: 3, Writes: []sdk.KeyRef{note()}, Resets: []sdk.KeyRef{note()}}
+func (e resetNote) Spec() sdk.Spec {
+	return sdk.Spec{Name: "b_reset", Hooks: []sdk.Hook{sdk.MessageLoopEnd(e)}, Order: 3, Writes: []sdk.KeyRef{note()}, Resets: []sdk.KeyRef{note()}}
 }
 func (resetNote) MessageLoopEnd(_ context.Context, c *sdk.Call, _ *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
 	note().Reset(c)
@@ -71,15 +71,17 @@ func (resetNote) MessageLoopEnd(_ context.Context, c *sdk.Call, _ *exocortexv1.M
 
 type failing struct{}
 
-func (failing) Spec() sdk.Spec { return sdk.Spec{Name: "b_fail", Order: 5} }
+func (e failing) Spec() sdk.Spec {
+	return sdk.Spec{Name: "b_fail", Hooks: []sdk.Hook{sdk.MessageLoopEnd(e)}, Order: 5}
+}
 func (failing) MessageLoopEnd(context.Context, *sdk.Call, *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
 	return nil, fmt.Errorf("b_fail fails on purpose")
 }
 
 type lastOfEnd struct{}
 
-func (lastOfEnd) Spec() sdk.Spec {
-	return sdk.Spec{Name: "b_last", Order: 6, Writes: []sdk.KeyRef{key("last")}}
+func (e lastOfEnd) Spec() sdk.Spec {
+	return sdk.Spec{Name: "b_last", Hooks: []sdk.Hook{sdk.MessageLoopEnd(e)}, Order: 6, Writes: []sdk.KeyRef{key("last")}}
 }
 func (lastOfEnd) MessageLoopEnd(_ context.Context, c *sdk.Call, req *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
 	key("last").Set(c, wrapperspb.String(fmt.Sprintf("ran at iteration %d", req.GetIteration())))
@@ -88,7 +90,9 @@ func (lastOfEnd) MessageLoopEnd(_ context.Context, c *sdk.Call, req *exocortexv1
 
 type inject struct{}
 
-func (inject) Spec() sdk.Spec { return sdk.Spec{Name: "p_inject", Order: 1, InjectsPrompt: true} }
+func (e inject) Spec() sdk.Spec {
+	return sdk.Spec{Name: "p_inject", Hooks: []sdk.Hook{sdk.MessageLoopPromptsAfter(e)}, Order: 1, InjectsPrompt: true}
+}
 func (inject) MessageLoopPromptsAfter(context.Context, *sdk.Call, *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
 	return &exocortexv1.MessageLoopPromptsAfterResponse{PromptBlocks: []*exocortexv1.PromptBlock{{Title: "INJECTED", Content: "from p_inject"}}}, nil
 }
@@ -102,7 +106,7 @@ type count struct {
 }
 
 func (e count) Spec() sdk.Spec {
-	return sdk.Spec{Name: e.name, Order: e.order, ReadsHistory: e.history, ReadsPrompt: e.prompt, Writes: []sdk.KeyRef{key(e.name)}}
+	return sdk.Spec{Name: e.name, Hooks: []sdk.Hook{sdk.MessageLoopPromptsAfter(e)}, Order: e.order, ReadsHistory: e.history, ReadsPrompt: e.prompt, Writes: []sdk.KeyRef{key(e.name)}}
 }
 func (e count) MessageLoopPromptsAfter(_ context.Context, c *sdk.Call, req *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
 	key(e.name).Set(c, wrapperspb.String(fmt.Sprintf("extras=%d history=%d recent=%d", len(req.GetExtras()), len(req.GetHistory()),
@@ -112,8 +116,8 @@ func (e count) MessageLoopPromptsAfter(_ context.Context, c *sdk.Call, req *exoc
 
 type onlyX struct{}
 
-func (onlyX) Spec() sdk.Spec {
-	return sdk.Spec{Name: "t_only_x", Order: 1, ForTools: []string{"x"}, Reads: []sdk.KeyRef{key("tools")}, Writes: []sdk.KeyRef{key("tools")}}
+func (e onlyX) Spec() sdk.Spec {
+	return sdk.Spec{Name: "t_only_x", Hooks: []sdk.Hook{sdk.ToolExecuteAfter(e)}, Order: 1, ForTools: []string{"x"}, Reads: []sdk.KeyRef{key("tools")}, Writes: []sdk.KeyRef{key("tools")}}
 }
 func (onlyX) ToolExecuteAfter(_ context.Context, c *sdk.Call, req *exocortexv1.ToolExecuteAfterRequest) (*exocortexv1.ToolExecuteAfterResponse, error) {
 	seen, _ := key("tools").Get(c)
@@ -123,7 +127,9 @@ func (onlyX) ToolExecuteAfter(_ context.Context, c *sdk.Call, req *exocortexv1.T
 
 type crash struct{}
 
-func (crash) Spec() sdk.Spec { return sdk.Spec{Name: "s_crash", Order: 1} }
+func (e crash) Spec() sdk.Spec {
+	return sdk.Spec{Name: "s_crash", Hooks: []sdk.Hook{sdk.MessageLoopStart(e)}, Order: 1}
+}
 func (crash) MessageLoopStart(context.Context, *sdk.Call, *exocortexv1.MessageLoopStartRequest) (*exocortexv1.MessageLoopStartResponse, error) {
 	// Once: the marker file the variable names is made before dying.
 	if f := os.Getenv("BATCHPLUGIN_CRASH"); f != "" {
@@ -137,8 +143,8 @@ func (crash) MessageLoopStart(context.Context, *sdk.Call, *exocortexv1.MessageLo
 
 type afterCrash struct{}
 
-func (afterCrash) Spec() sdk.Spec {
-	return sdk.Spec{Name: "s_after_crash", Order: 2, Writes: []sdk.KeyRef{key("start")}}
+func (e afterCrash) Spec() sdk.Spec {
+	return sdk.Spec{Name: "s_after_crash", Hooks: []sdk.Hook{sdk.MessageLoopStart(e)}, Order: 2, Writes: []sdk.KeyRef{key("start")}}
 }
 func (afterCrash) MessageLoopStart(_ context.Context, c *sdk.Call, req *exocortexv1.MessageLoopStartRequest) (*exocortexv1.MessageLoopStartResponse, error) {
 	key("start").Set(c, wrapperspb.String(fmt.Sprintf("ran at iteration %d", req.GetIteration())))
@@ -149,8 +155,8 @@ func (afterCrash) MessageLoopStart(_ context.Context, c *sdk.Call, req *exocorte
 // not exist yet, or until its context ends; its deadline is half a second.
 type hang struct{}
 
-func (hang) Spec() sdk.Spec {
-	return sdk.Spec{Name: "s_hang", Order: 3, Timeout: 500 * time.Millisecond}
+func (e hang) Spec() sdk.Spec {
+	return sdk.Spec{Name: "s_hang", Hooks: []sdk.Hook{sdk.MessageLoopStart(e)}, Order: 3, Timeout: 500 * time.Millisecond}
 }
 func (hang) MessageLoopStart(ctx context.Context, _ *sdk.Call, _ *exocortexv1.MessageLoopStartRequest) (*exocortexv1.MessageLoopStartResponse, error) {
 	if f := os.Getenv("BATCHPLUGIN_HANG"); f != "" {

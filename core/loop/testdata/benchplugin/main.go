@@ -21,14 +21,18 @@ type base struct {
 
 type start struct{ base }
 
-func (e start) Spec() sdk.Spec { return sdk.Spec{Name: e.name, Order: e.order} }
+func (e start) Spec() sdk.Spec {
+	return sdk.Spec{Name: e.name, Hooks: []sdk.Hook{sdk.MessageLoopStart(e)}, Order: e.order}
+}
 func (start) MessageLoopStart(context.Context, *sdk.Call, *exocortexv1.MessageLoopStartRequest) (*exocortexv1.MessageLoopStartResponse, error) {
 	return nil, nil
 }
 
 type prompts struct{ base }
 
-func (e prompts) Spec() sdk.Spec { return sdk.Spec{Name: e.name, Order: e.order, InjectsPrompt: true} }
+func (e prompts) Spec() sdk.Spec {
+	return sdk.Spec{Name: e.name, Hooks: []sdk.Hook{sdk.MessageLoopPromptsAfter(e)}, Order: e.order, InjectsPrompt: true}
+}
 func (e prompts) MessageLoopPromptsAfter(_ context.Context, _ *sdk.Call, req *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
 	return &exocortexv1.MessageLoopPromptsAfterResponse{PromptBlocks: []*exocortexv1.PromptBlock{{Title: e.name, Content: fmt.Sprintf("iteration %d", req.GetIteration())}}}, nil
 }
@@ -36,7 +40,7 @@ func (e prompts) MessageLoopPromptsAfter(_ context.Context, _ *sdk.Call, req *ex
 type before struct{ base }
 
 func (e before) Spec() sdk.Spec {
-	return sdk.Spec{Name: e.name, Order: e.order, Reads: []sdk.KeyRef{tracker()}}
+	return sdk.Spec{Name: e.name, Hooks: []sdk.Hook{sdk.BeforeMainLLMCall(e)}, Order: e.order, Reads: []sdk.KeyRef{tracker()}}
 }
 func (before) BeforeMainLLMCall(_ context.Context, c *sdk.Call, _ *exocortexv1.BeforeMainLLMCallRequest) (*exocortexv1.BeforeMainLLMCallResponse, error) {
 	tracker().Get(c)
@@ -46,7 +50,7 @@ func (before) BeforeMainLLMCall(_ context.Context, c *sdk.Call, _ *exocortexv1.B
 type after struct{ base }
 
 func (e after) Spec() sdk.Spec {
-	return sdk.Spec{Name: e.name, Order: e.order, Reads: []sdk.KeyRef{tracker()}, Writes: []sdk.KeyRef{tracker()}}
+	return sdk.Spec{Name: e.name, Hooks: []sdk.Hook{sdk.ToolExecuteAfter(e)}, Order: e.order, Reads: []sdk.KeyRef{tracker()}, Writes: []sdk.KeyRef{tracker()}}
 }
 func (e after) ToolExecuteAfter(_ context.Context, c *sdk.Call, req *exocortexv1.ToolExecuteAfterRequest) (*exocortexv1.ToolExecuteAfterResponse, error) {
 	ft, _ := tracker().Get(c)
@@ -61,7 +65,7 @@ func (e after) ToolExecuteAfter(_ context.Context, c *sdk.Call, req *exocortexv1
 type end struct{ base }
 
 func (e end) Spec() sdk.Spec {
-	return sdk.Spec{Name: e.name, Order: e.order, Reads: []sdk.KeyRef{tracker()}}
+	return sdk.Spec{Name: e.name, Hooks: []sdk.Hook{sdk.MessageLoopEnd(e)}, Order: e.order, Reads: []sdk.KeyRef{tracker()}}
 }
 func (end) MessageLoopEnd(context.Context, *sdk.Call, *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
 	return nil, nil

@@ -39,14 +39,16 @@ func fail(ctx context.Context) error {
 	return errors.New("HandledException: writing outside the sandbox is forbidden")
 }
 
-func spec(name string, tools ...string) sdk.Spec {
-	return sdk.Spec{Name: name, Order: 10, Description: "A guard that fails (test).", FailOpen: os.Getenv("GUARD_FAIL_OPEN") == "1",
+func spec(name string, h sdk.Hook, tools ...string) sdk.Spec {
+	return sdk.Spec{Name: name, Hooks: []sdk.Hook{h}, Order: 10, Description: "A guard that fails (test).", FailOpen: os.Getenv("GUARD_FAIL_OPEN") == "1",
 		ForTools: tools}
 }
 
 type toolGuard struct{}
 
-func (toolGuard) Spec() sdk.Spec { return spec("guard", "text_editor", "shell") }
+func (g toolGuard) Spec() sdk.Spec {
+	return spec("guard", sdk.ToolExecuteBefore(g), "text_editor", "shell")
+}
 
 func (toolGuard) ToolExecuteBefore(ctx context.Context, _ *sdk.Call, _ *exocortexv1.ToolExecuteBeforeRequest) (*exocortexv1.ToolExecuteBeforeResponse, error) {
 	return nil, fail(ctx)
@@ -54,7 +56,7 @@ func (toolGuard) ToolExecuteBefore(ctx context.Context, _ *sdk.Call, _ *exocorte
 
 type writeGuard struct{}
 
-func (writeGuard) Spec() sdk.Spec { return spec("guard") }
+func (g writeGuard) Spec() sdk.Spec { return spec("guard", sdk.TextEditorWriteBefore(g)) }
 
 func (writeGuard) TextEditorWriteBefore(ctx context.Context, _ *sdk.Call, _ *exocortexv1.TextEditorWriteBeforeRequest) (*exocortexv1.TextEditorWriteBeforeResponse, error) {
 	return nil, fail(ctx)

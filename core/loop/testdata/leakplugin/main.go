@@ -44,8 +44,8 @@ func ptr(s string) *string { return &s }
 
 type leaker struct{}
 
-func (leaker) Spec() sdk.Spec {
-	return sdk.Spec{Name: "leaker", Order: 1, InjectsPrompt: true, ReadsHistory: true}
+func (e leaker) Spec() sdk.Spec {
+	return sdk.Spec{Name: "leaker", Hooks: []sdk.Hook{sdk.HistAddBefore(e), sdk.SystemPrompt(e), sdk.MessageLoopPromptsAfter(e), sdk.ToolExecuteBefore(e), sdk.ToolExecuteAfter(e), sdk.MessageLoopEnd(e)}, Order: 1, InjectsPrompt: true, ReadsHistory: true}
 }
 
 func (leaker) SystemPrompt(context.Context, *sdk.Call, *exocortexv1.SystemPromptRequest) (*exocortexv1.SystemPromptResponse, error) {

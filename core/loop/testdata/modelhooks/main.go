@@ -48,8 +48,8 @@ func (l *logger) log(hook string, fields map[string]any) {
 
 type watcher struct{ l *logger }
 
-func (watcher) Spec() sdk.Spec {
-	return sdk.Spec{Name: "model_watch", Order: 50, ReadsHistory: true,
+func (e watcher) Spec() sdk.Spec {
+	return sdk.Spec{Name: "model_watch", Hooks: []sdk.Hook{sdk.ChatModelCallBefore(e), sdk.ChatModelCallAfter(e), sdk.UtilModelCallBefore(e), sdk.UtilModelCallAfter(e), sdk.ReasoningStreamChunk(e), sdk.ReasoningStream(e), sdk.ReasoningStreamEnd(e), sdk.ResponseStream(e), sdk.MessageLoopException(e), sdk.ProcessChainEnd(e)}, Order: 50, ReadsHistory: true,
 		Description: "Records every model-side hook call and changes what each allows."}
 }
 

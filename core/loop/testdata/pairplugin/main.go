@@ -60,8 +60,8 @@ func waitFor(name string) string {
 
 type a1 struct{}
 
-func (a1) Spec() sdk.Spec {
-	return sdk.Spec{Name: "a1", Order: 1, Writes: []sdk.KeyRef{key("note"), key("a1")}, EffectsDeclared: true}
+func (e a1) Spec() sdk.Spec {
+	return sdk.Spec{Name: "a1", Hooks: []sdk.Hook{sdk.MessageLoopEnd(e)}, Order: 1, Writes: []sdk.KeyRef{key("note"), key("a1")}, EffectsDeclared: true}
 }
 func (a1) MessageLoopEnd(_ context.Context, c *sdk.Call, _ *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
 	key("note").Set(c, wrapperspb.String("from a1"))
@@ -72,8 +72,8 @@ func (a1) MessageLoopEnd(_ context.Context, c *sdk.Call, _ *exocortexv1.MessageL
 // pa1 adds a prompt block at message_loop_prompts_after, waiting for pb2 first.
 type pa1 struct{}
 
-func (pa1) Spec() sdk.Spec {
-	return sdk.Spec{Name: "pa1", Order: 1, InjectsPrompt: true, Writes: []sdk.KeyRef{key("pa1")}, EffectsDeclared: true}
+func (e pa1) Spec() sdk.Spec {
+	return sdk.Spec{Name: "pa1", Hooks: []sdk.Hook{sdk.MessageLoopPromptsAfter(e)}, Order: 1, InjectsPrompt: true, Writes: []sdk.KeyRef{key("pa1")}, EffectsDeclared: true}
 }
 func (pa1) MessageLoopPromptsAfter(_ context.Context, c *sdk.Call, _ *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
 	key("pa1").Set(c, wrapperspb.String(waitFor("pb2")))
@@ -89,7 +89,7 @@ type extras struct {
 }
 
 func (e extras) Spec() sdk.Spec {
-	return sdk.Spec{Name: e.name, Order: e.order, ReadsPrompt: e.prompt, Writes: []sdk.KeyRef{key(e.name)},
+	return sdk.Spec{Name: e.name, Hooks: []sdk.Hook{sdk.MessageLoopPromptsAfter(e)}, Order: e.order, ReadsPrompt: e.prompt, Writes: []sdk.KeyRef{key(e.name)},
 		EffectsDeclared: os.Getenv("PAIR_UNDECLARED") == ""}
 }
 func (e extras) MessageLoopPromptsAfter(_ context.Context, c *sdk.Call, req *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
@@ -108,7 +108,7 @@ type reader struct {
 }
 
 func (r reader) Spec() sdk.Spec {
-	return sdk.Spec{Name: r.name, Order: r.order, Reads: []sdk.KeyRef{key("note")}, Writes: []sdk.KeyRef{key(r.name)}, EffectsDeclared: true}
+	return sdk.Spec{Name: r.name, Hooks: []sdk.Hook{sdk.MessageLoopEnd(r)}, Order: r.order, Reads: []sdk.KeyRef{key("note")}, Writes: []sdk.KeyRef{key(r.name)}, EffectsDeclared: true}
 }
 func (r reader) MessageLoopEnd(_ context.Context, c *sdk.Call, _ *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
 	v, _ := key("note").Get(c)
@@ -118,8 +118,8 @@ func (r reader) MessageLoopEnd(_ context.Context, c *sdk.Call, _ *exocortexv1.Me
 
 type b2 struct{}
 
-func (b2) Spec() sdk.Spec {
-	return sdk.Spec{Name: "b2", Order: 2, Writes: []sdk.KeyRef{key("b2")}, EffectsDeclared: os.Getenv("PAIR_UNDECLARED") == ""}
+func (e b2) Spec() sdk.Spec {
+	return sdk.Spec{Name: "b2", Hooks: []sdk.Hook{sdk.MessageLoopEnd(e)}, Order: 2, Writes: []sdk.KeyRef{key("b2")}, EffectsDeclared: os.Getenv("PAIR_UNDECLARED") == ""}
 }
 func (b2) MessageLoopEnd(_ context.Context, c *sdk.Call, _ *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
 	if err := os.WriteFile(started(), nil, 0o644); err != nil {

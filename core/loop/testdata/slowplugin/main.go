@@ -28,8 +28,8 @@ func pause(env string, def time.Duration) {
 
 type display struct{}
 
-func (display) Spec() sdk.Spec {
-	return sdk.Spec{Name: "slow_display", Order: 10, Description: "Shows the reply in capitals, slowly."}
+func (e display) Spec() sdk.Spec {
+	return sdk.Spec{Name: "slow_display", Hooks: []sdk.Hook{sdk.ResponseStreamChunk(e)}, Order: 10, Description: "Shows the reply in capitals, slowly."}
 }
 
 func (display) ResponseStreamChunk(_ context.Context, _ *sdk.Call, req *exocortexv1.ResponseStreamChunkRequest) (*exocortexv1.ResponseStreamChunkResponse, error) {
@@ -40,8 +40,8 @@ func (display) ResponseStreamChunk(_ context.Context, _ *sdk.Call, req *exocorte
 
 type end struct{}
 
-func (end) Spec() sdk.Spec {
-	return sdk.Spec{Name: "slow_end", Order: 10, Description: "Takes its time at the end of each iteration."}
+func (e end) Spec() sdk.Spec {
+	return sdk.Spec{Name: "slow_end", Hooks: []sdk.Hook{sdk.MessageLoopEnd(e)}, Order: 10, Description: "Takes its time at the end of each iteration."}
 }
 
 func (end) MessageLoopEnd(context.Context, *sdk.Call, *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {

@@ -49,8 +49,8 @@ func ptr(s string) *string { return &s }
 
 type watcher struct{}
 
-func (watcher) Spec() sdk.Spec {
-	return sdk.Spec{Name: "tool_watch", Order: 50, Description: "Records every tool-side hook call and changes what each allows."}
+func (e watcher) Spec() sdk.Spec {
+	return sdk.Spec{Name: "tool_watch", Hooks: []sdk.Hook{sdk.ToolExecuteAfter(e), sdk.HistAddToolResult(e), sdk.ToolOutputUpdate(e), sdk.TextEditorReadAfter(e), sdk.TextEditorWriteBefore(e), sdk.TextEditorWriteAfter(e), sdk.TextEditorPatchBefore(e), sdk.TextEditorPatchAfter(e), sdk.EmbeddingModelChanged(e)}, Order: 50, Description: "Records every tool-side hook call and changes what each allows."}
 }
 
 func (watcher) TextEditorWriteBefore(_ context.Context, _ *sdk.Call, req *exocortexv1.TextEditorWriteBeforeRequest) (*exocortexv1.TextEditorWriteBeforeResponse, error) {

@@ -29,8 +29,8 @@ import (
 
 type asker struct{}
 
-func (asker) Spec() sdk.Spec {
-	return sdk.Spec{Name: "util_ask", Order: 40, InjectsPrompt: true, ReadsHistory: true,
+func (e asker) Spec() sdk.Spec {
+	return sdk.Spec{Name: "util_ask", Hooks: []sdk.Hook{sdk.MessageLoopPromptsAfter(e)}, Order: 40, InjectsPrompt: true, ReadsHistory: true,
 		Description: "Asks the utility model about the user's message and shows the answer to the main model."}
 }
 
@@ -57,8 +57,8 @@ func (asker) MessageLoopPromptsAfter(ctx context.Context, c *sdk.Call, req *exoc
 
 type watcher struct{}
 
-func (watcher) Spec() sdk.Spec {
-	return sdk.Spec{Name: "util_watch", Order: 10, Description: "Marks the utility model's calls and answers."}
+func (e watcher) Spec() sdk.Spec {
+	return sdk.Spec{Name: "util_watch", Hooks: []sdk.Hook{sdk.UtilModelCallBefore(e), sdk.UtilModelCallAfter(e)}, Order: 10, Description: "Marks the utility model's calls and answers."}
 }
 
 func note(hook, purpose string, c *sdk.Call) {

@@ -10,8 +10,8 @@ import (
 // PromptDeclared reads the system prompt so far and says so.
 type PromptDeclared struct{}
 
-func (PromptDeclared) Spec() sdk.Spec {
-	return sdk.Spec{Name: "prompt_declared", ReadsPrompt: true}
+func (e PromptDeclared) Spec() sdk.Spec {
+	return sdk.Spec{Name: "prompt_declared", Hooks: []sdk.Hook{sdk.SystemPrompt(e)}, ReadsPrompt: true}
 }
 
 func (PromptDeclared) SystemPrompt(_ context.Context, _ *sdk.Call, req *exocortexv1.SystemPromptRequest) (*exocortexv1.SystemPromptResponse, error) {
@@ -22,7 +22,9 @@ func (PromptDeclared) SystemPrompt(_ context.Context, _ *sdk.Call, req *exocorte
 // TokensUndeclared measures the prompt so far without saying so.
 type TokensUndeclared struct{}
 
-func (TokensUndeclared) Spec() sdk.Spec { return sdk.Spec{Name: "tokens_undeclared"} }
+func (e TokensUndeclared) Spec() sdk.Spec {
+	return sdk.Spec{Hooks: []sdk.Hook{sdk.MessageLoopPromptsAfter(e)}, Name: "tokens_undeclared"}
+}
 
 func (TokensUndeclared) MessageLoopPromptsAfter(_ context.Context, _ *sdk.Call, req *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
 	_ = req.GetNumCtx()
@@ -33,7 +35,9 @@ func (TokensUndeclared) MessageLoopPromptsAfter(_ context.Context, _ *sdk.Call, 
 // ExtrasViaHelper reads the extras in a function it passes the request to.
 type ExtrasViaHelper struct{}
 
-func (ExtrasViaHelper) Spec() sdk.Spec { return sdk.Spec{Name: "extras_via_helper"} }
+func (e ExtrasViaHelper) Spec() sdk.Spec {
+	return sdk.Spec{Hooks: []sdk.Hook{sdk.MessageLoopPromptsAfter(e)}, Name: "extras_via_helper"}
+}
 
 func (ExtrasViaHelper) MessageLoopPromptsAfter(_ context.Context, _ *sdk.Call, req *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
 	_ = titles(req)
@@ -52,7 +56,9 @@ func titles(req *exocortexv1.MessageLoopPromptsAfterRequest) []string {
 // helper: each declaration is checked on its own.
 type Mixed struct{}
 
-func (Mixed) Spec() sdk.Spec { return sdk.Spec{Name: "mixed", ReadsHistory: true} }
+func (e Mixed) Spec() sdk.Spec {
+	return sdk.Spec{Name: "mixed", Hooks: []sdk.Hook{sdk.MessageLoopPromptsAfter(e)}, ReadsHistory: true}
+}
 
 func (Mixed) MessageLoopPromptsAfter(_ context.Context, _ *sdk.Call, req *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
 	_ = seenSoFar(req)
@@ -68,7 +74,9 @@ func seenSoFar(req *exocortexv1.MessageLoopPromptsAfterRequest) int {
 // the tokens of the final prompt at before_main_llm_call.
 type Ungoverned struct{}
 
-func (Ungoverned) Spec() sdk.Spec { return sdk.Spec{Name: "ungoverned"} }
+func (e Ungoverned) Spec() sdk.Spec {
+	return sdk.Spec{Hooks: []sdk.Hook{sdk.SystemPrompt(e), sdk.MessageLoopPromptsAfter(e), sdk.BeforeMainLLMCall(e)}, Name: "ungoverned"}
+}
 
 func (Ungoverned) SystemPrompt(_ context.Context, _ *sdk.Call, req *exocortexv1.SystemPromptRequest) (*exocortexv1.SystemPromptResponse, error) {
 	_ = req.GetTools()
@@ -88,7 +96,9 @@ func (Ungoverned) BeforeMainLLMCall(_ context.Context, _ *sdk.Call, req *exocort
 // PromptNeedless declares the prompt so far, but reads only the context size.
 type PromptNeedless struct{}
 
-func (PromptNeedless) Spec() sdk.Spec { return sdk.Spec{Name: "prompt_needless", ReadsPrompt: true} }
+func (e PromptNeedless) Spec() sdk.Spec {
+	return sdk.Spec{Name: "prompt_needless", Hooks: []sdk.Hook{sdk.MessageLoopPromptsAfter(e)}, ReadsPrompt: true}
+}
 
 func (PromptNeedless) MessageLoopPromptsAfter(_ context.Context, _ *sdk.Call, req *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
 	_ = req.GetNumCtx()

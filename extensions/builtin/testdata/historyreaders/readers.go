@@ -13,8 +13,8 @@ import (
 // Declared reads the history and says so.
 type Declared struct{}
 
-func (Declared) Spec() sdk.Spec {
-	return sdk.Spec{Name: "declared", ReadsHistory: true}
+func (e Declared) Spec() sdk.Spec {
+	return sdk.Spec{Name: "declared", Hooks: []sdk.Hook{sdk.MonologueEnd(e)}, ReadsHistory: true}
 }
 
 func (Declared) MonologueEnd(_ context.Context, _ *sdk.Call, req *exocortexv1.MonologueEndRequest) (*exocortexv1.MonologueEndResponse, error) {
@@ -25,9 +25,10 @@ func (Declared) MonologueEnd(_ context.Context, _ *sdk.Call, req *exocortexv1.Mo
 // Undeclared reads the history without saying so.
 type Undeclared struct{}
 
-func (Undeclared) Spec() sdk.Spec {
+func (e Undeclared) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:  "undeclared",
+		Hooks: []sdk.Hook{sdk.MessageLoopPromptsAfter(e)},
 		Order: 1,
 	}
 }
@@ -40,7 +41,9 @@ func (Undeclared) MessageLoopPromptsAfter(_ context.Context, _ *sdk.Call, req *e
 // ViaHelper reads the prompt in a function it passes the request to.
 type ViaHelper struct{}
 
-func (*ViaHelper) Spec() sdk.Spec { return sdk.Spec{Name: "via_helper"} }
+func (e *ViaHelper) Spec() sdk.Spec {
+	return sdk.Spec{Hooks: []sdk.Hook{sdk.BeforeMainLLMCall(e)}, Name: "via_helper"}
+}
 
 func (v *ViaHelper) BeforeMainLLMCall(_ context.Context, _ *sdk.Call, r *exocortexv1.BeforeMainLLMCallRequest) (*exocortexv1.BeforeMainLLMCallResponse, error) {
 	_ = last(0, r)
@@ -61,7 +64,9 @@ func tail(req *exocortexv1.BeforeMainLLMCallRequest) *exocortexv1.Message {
 // Recent uses the context's recent messages, and its own request's other fields.
 type Recent struct{}
 
-func (Recent) Spec() sdk.Spec { return sdk.Spec{Name: "recent"} }
+func (e Recent) Spec() sdk.Spec {
+	return sdk.Spec{Hooks: []sdk.Hook{sdk.MessageLoopPromptsBefore(e)}, Name: "recent"}
+}
 
 func (Recent) MessageLoopPromptsBefore(_ context.Context, c *sdk.Call, req *exocortexv1.MessageLoopPromptsBeforeRequest) (*exocortexv1.MessageLoopPromptsBeforeResponse, error) {
 	_ = c.Context().GetInteractionHistory().GetRecentMessages()
@@ -72,7 +77,9 @@ func (Recent) MessageLoopPromptsBefore(_ context.Context, c *sdk.Call, req *exoc
 // Needless declares what it does not read.
 type Needless struct{}
 
-func (Needless) Spec() sdk.Spec { return sdk.Spec{Name: "needless", ReadsHistory: true} }
+func (e Needless) Spec() sdk.Spec {
+	return sdk.Spec{Name: "needless", Hooks: []sdk.Hook{sdk.MonologueEnd(e)}, ReadsHistory: true}
+}
 
 func (Needless) MonologueEnd(_ context.Context, _ *sdk.Call, req *exocortexv1.MonologueEndRequest) (*exocortexv1.MonologueEndResponse, error) {
 	_ = req.GetFinalResponse()

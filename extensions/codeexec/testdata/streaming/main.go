@@ -12,12 +12,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/extensions/codeexec"
 	"github.com/exocortex/exocortex/extensions/datatools"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/sandbox"
 	"github.com/exocortex/exocortex/sdk"
+	"github.com/exocortex/exocortex/toolsettings"
 )
 
 type watcher struct{ mu *sync.Mutex }
@@ -34,8 +34,8 @@ func (w watcher) log(fields map[string]any) {
 	_, _ = f.Write(append(b, '\n'))
 }
 
-func (watcher) Spec() sdk.Spec {
-	return sdk.Spec{Name: "output_watch", Order: 50, Description: "Records the partial output of tools and shows it upper-cased."}
+func (e watcher) Spec() sdk.Spec {
+	return sdk.Spec{Name: "output_watch", Hooks: []sdk.Hook{sdk.ToolExecuteAfter(e), sdk.ToolOutputUpdate(e)}, Order: 50, Description: "Records the partial output of tools and shows it upper-cased."}
 }
 
 func (w watcher) ToolOutputUpdate(_ context.Context, _ *sdk.Call, req *exocortexv1.ToolOutputUpdateRequest) (*exocortexv1.ToolOutputUpdateResponse, error) {
@@ -55,9 +55,9 @@ func main() {
 	// The shells run through this executable re-executed as the sandbox's
 	// launcher or reaper, as the exocortex binary does.
 	sandbox.Launch()
-	shells := codeexec.New(codeexec.Fixed(config.CodeExecution{Timeout: config.Duration(time.Minute), WorkDir: os.Getenv("STREAMING_DIR")}))
-	data := datatools.New(func() (config.Data, error) {
-		return config.Data{Timeout: config.Duration(time.Minute), BaseDir: os.Getenv("STREAMING_DIR")}, nil
+	shells := codeexec.New(codeexec.Fixed(toolsettings.CodeExecution{Timeout: toolsettings.Duration(time.Minute), WorkDir: os.Getenv("STREAMING_DIR")}))
+	data := datatools.New(func() (toolsettings.Data, error) {
+		return toolsettings.Data{Timeout: toolsettings.Duration(time.Minute), BaseDir: os.Getenv("STREAMING_DIR")}, nil
 	})
 	sdk.Serve(sdk.Plugin{Name: "streaming", Version: "test", Close: shells.Close,
 		Extensions: []sdk.Extension{watcher{mu: &sync.Mutex{}}},

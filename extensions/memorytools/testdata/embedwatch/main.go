@@ -31,8 +31,8 @@ func (w watcher) log(fields map[string]any) {
 	_, _ = f.Write(append(b, '\n'))
 }
 
-func (watcher) Spec() sdk.Spec {
-	return sdk.Spec{Name: "embedding_watch", Order: 50, Description: "Records embedding model changes and tool calls."}
+func (e watcher) Spec() sdk.Spec {
+	return sdk.Spec{Name: "embedding_watch", Hooks: []sdk.Hook{sdk.ToolExecuteAfter(e), sdk.EmbeddingModelChanged(e)}, Order: 50, Description: "Records embedding model changes and tool calls."}
 }
 
 func (w watcher) EmbeddingModelChanged(_ context.Context, _ *sdk.Call, req *exocortexv1.EmbeddingModelChangedRequest) (*exocortexv1.EmbeddingModelChangedResponse, error) {

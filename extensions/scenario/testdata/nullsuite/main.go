@@ -39,47 +39,18 @@ func main() {
 
 func hooksOf(e sdk.Extension) []exocortexv1.Hook {
 	var hs []exocortexv1.Hook
-	add := func(ok bool, h exocortexv1.Hook) {
-		if ok {
-			hs = append(hs, h)
-		}
+	for _, h := range e.Spec().Hooks {
+		hs = append(hs, h.ID())
 	}
-	_, a := e.(sdk.AgentInitHook)
-	add(a, exocortexv1.Hook_HOOK_AGENT_INIT)
-	_, a = e.(sdk.MonologueStartHook)
-	add(a, exocortexv1.Hook_HOOK_MONOLOGUE_START)
-	_, a = e.(sdk.HistAddBeforeHook)
-	add(a, exocortexv1.Hook_HOOK_HIST_ADD_BEFORE)
-	_, a = e.(sdk.MessageLoopStartHook)
-	add(a, exocortexv1.Hook_HOOK_MESSAGE_LOOP_START)
-	_, a = e.(sdk.MessageLoopPromptsBeforeHook)
-	add(a, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE)
-	_, a = e.(sdk.SystemPromptHook)
-	add(a, exocortexv1.Hook_HOOK_SYSTEM_PROMPT)
-	_, a = e.(sdk.MessageLoopPromptsAfterHook)
-	add(a, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER)
-	_, a = e.(sdk.BeforeMainLLMCallHook)
-	add(a, exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL)
-	_, a = e.(sdk.ResponseStreamChunkHook)
-	add(a, exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK)
-	_, a = e.(sdk.ResponseStreamEndHook)
-	add(a, exocortexv1.Hook_HOOK_RESPONSE_STREAM_END)
-	_, a = e.(sdk.ErrorFormatHook)
-	add(a, exocortexv1.Hook_HOOK_ERROR_FORMAT)
-	_, a = e.(sdk.ToolExecuteBeforeHook)
-	add(a, exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE)
-	_, a = e.(sdk.ToolExecuteAfterHook)
-	add(a, exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER)
-	_, a = e.(sdk.MessageLoopEndHook)
-	add(a, exocortexv1.Hook_HOOK_MESSAGE_LOOP_END)
-	_, a = e.(sdk.MonologueEndHook)
-	add(a, exocortexv1.Hook_HOOK_MONOLOGUE_END)
 	return hs
 }
 
 type spec struct{ s sdk.Spec }
 
 func (n spec) Spec() sdk.Spec { return n.s }
+
+// at is n declaring the one hook h (a no-op handler's).
+func (n spec) at(h sdk.Hook) spec { n.s.Hooks = []sdk.Hook{h}; return n }
 
 type (
 	nHist   struct{ spec }
@@ -142,29 +113,29 @@ func nullAt(h exocortexv1.Hook, s sdk.Spec) sdk.Extension {
 	sp := spec{s}
 	switch h {
 	case exocortexv1.Hook_HOOK_HIST_ADD_BEFORE:
-		return nHist{sp}
+		return nHist{sp.at(sdk.HistAddBefore(nHist{}))}
 	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_START:
-		return nStart{sp}
+		return nStart{sp.at(sdk.MessageLoopStart(nStart{}))}
 	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE:
-		return nBefore{sp}
+		return nBefore{sp.at(sdk.MessageLoopPromptsBefore(nBefore{}))}
 	case exocortexv1.Hook_HOOK_SYSTEM_PROMPT:
-		return nSys{sp}
+		return nSys{sp.at(sdk.SystemPrompt(nSys{}))}
 	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER:
-		return nAfter{sp}
+		return nAfter{sp.at(sdk.MessageLoopPromptsAfter(nAfter{}))}
 	case exocortexv1.Hook_HOOK_BEFORE_MAIN_LLM_CALL:
-		return nLLM{sp}
+		return nLLM{sp.at(sdk.BeforeMainLLMCall(nLLM{}))}
 	case exocortexv1.Hook_HOOK_RESPONSE_STREAM_CHUNK:
-		return nChunk{sp}
+		return nChunk{sp.at(sdk.ResponseStreamChunk(nChunk{}))}
 	case exocortexv1.Hook_HOOK_RESPONSE_STREAM_END:
-		return nEnd{sp}
+		return nEnd{sp.at(sdk.ResponseStreamEnd(nEnd{}))}
 	case exocortexv1.Hook_HOOK_ERROR_FORMAT:
-		return nFormat{sp}
+		return nFormat{sp.at(sdk.ErrorFormat(nFormat{}))}
 	case exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE:
-		return nTB{sp}
+		return nTB{sp.at(sdk.ToolExecuteBefore(nTB{}))}
 	case exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER:
-		return nTA{sp}
+		return nTA{sp.at(sdk.ToolExecuteAfter(nTA{}))}
 	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_END:
-		return nLEnd{sp}
+		return nLEnd{sp.at(sdk.MessageLoopEnd(nLEnd{}))}
 	}
-	return nMEnd{sp}
+	return nMEnd{sp.at(sdk.MonologueEnd(nMEnd{}))}
 }

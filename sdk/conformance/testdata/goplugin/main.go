@@ -48,9 +48,10 @@ func ptr(s string) *string { return &s }
 // echo answers every hook from its request.
 type echo struct{}
 
-func (echo) Spec() sdk.Spec {
+func (e echo) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:          "echo",
+		Hooks:         []sdk.Hook{sdk.AgentInit(e), sdk.MonologueStart(e), sdk.HistAddBefore(e), sdk.MessageLoopStart(e), sdk.MessageLoopPromptsBefore(e), sdk.SystemPrompt(e), sdk.MessageLoopPromptsAfter(e), sdk.BeforeMainLLMCall(e), sdk.ResponseStreamChunk(e), sdk.ResponseStreamEnd(e), sdk.ErrorFormat(e), sdk.ToolExecuteBefore(e), sdk.ToolExecuteAfter(e), sdk.MessageLoopEnd(e), sdk.MonologueEnd(e), sdk.ChatModelCallBefore(e), sdk.ChatModelCallAfter(e), sdk.UtilModelCallBefore(e), sdk.UtilModelCallAfter(e), sdk.ReasoningStreamChunk(e), sdk.ReasoningStream(e), sdk.ReasoningStreamEnd(e), sdk.ResponseStream(e), sdk.MessageLoopException(e), sdk.ProcessChainEnd(e), sdk.HistAddToolResult(e), sdk.ToolOutputUpdate(e), sdk.TextEditorReadAfter(e), sdk.TextEditorWriteBefore(e), sdk.TextEditorWriteAfter(e), sdk.TextEditorPatchBefore(e), sdk.TextEditorPatchAfter(e), sdk.EmbeddingModelChanged(e)},
 		Order:         10,
 		HookOrder:     map[exocortexv1.Hook]int{exocortexv1.Hook_HOOK_SYSTEM_PROMPT: 15},
 		Writes:        []sdk.KeyRef{seen()},
@@ -261,9 +262,10 @@ func (echo) EmbeddingModelChanged(_ context.Context, c *sdk.Call, _ *exocortexv1
 // counter counts consecutive failures per tool and clears loop_active.
 type counter struct{}
 
-func (counter) Spec() sdk.Spec {
+func (e counter) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:        "counter",
+		Hooks:       []sdk.Hook{sdk.ToolExecuteAfter(e)},
 		Order:       20,
 		Reads:       []sdk.KeyRef{tracker(), loopActive(), seen()},
 		Writes:      []sdk.KeyRef{tracker(), loopActive()},
@@ -305,8 +307,8 @@ func (counter) ToolExecuteAfter(_ context.Context, c *sdk.Call, req *exocortexv1
 // nosy touches keys it did not declare, as its request's reply says.
 type nosy struct{}
 
-func (nosy) Spec() sdk.Spec {
-	return sdk.Spec{Name: "nosy", Order: 30, Reads: []sdk.KeyRef{seen()}, Description: "Touches keys it did not declare."}
+func (e nosy) Spec() sdk.Spec {
+	return sdk.Spec{Name: "nosy", Hooks: []sdk.Hook{sdk.MessageLoopEnd(e)}, Order: 30, Reads: []sdk.KeyRef{seen()}, Description: "Touches keys it did not declare."}
 }
 
 func (nosy) MessageLoopEnd(_ context.Context, c *sdk.Call, req *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
@@ -324,8 +326,8 @@ func (nosy) MessageLoopEnd(_ context.Context, c *sdk.Call, req *exocortexv1.Mess
 // repeatWatch reacts to a repeated reply.
 type repeatWatch struct{}
 
-func (repeatWatch) Spec() sdk.Spec {
-	return sdk.Spec{Name: "repeat_watch", Order: 40, ConsumesSignals: []string{signals.Repeat},
+func (e repeatWatch) Spec() sdk.Spec {
+	return sdk.Spec{Name: "repeat_watch", Hooks: []sdk.Hook{sdk.MessageLoopEnd(e)}, Order: 40, ConsumesSignals: []string{signals.Repeat},
 		Description: "Asks for another approach when the model repeats itself."}
 }
 
@@ -341,8 +343,8 @@ func (repeatWatch) MessageLoopEnd(_ context.Context, _ *sdk.Call, req *exocortex
 // fragile fails as its request's reply says.
 type fragile struct{}
 
-func (fragile) Spec() sdk.Spec {
-	return sdk.Spec{Name: "fragile", Order: 50, Description: "Fails on request."}
+func (e fragile) Spec() sdk.Spec {
+	return sdk.Spec{Name: "fragile", Hooks: []sdk.Hook{sdk.MessageLoopEnd(e)}, Order: 50, Description: "Fails on request."}
 }
 
 func (fragile) MessageLoopEnd(_ context.Context, _ *sdk.Call, req *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
@@ -360,8 +362,8 @@ func (fragile) MessageLoopEnd(_ context.Context, _ *sdk.Call, req *exocortexv1.M
 // undeclaredBlocks returns prompt blocks without declaring InjectsPrompt.
 type undeclaredBlocks struct{}
 
-func (undeclaredBlocks) Spec() sdk.Spec {
-	return sdk.Spec{Name: "undeclared_blocks", Order: 60, Description: "Adds prompt blocks it did not declare."}
+func (e undeclaredBlocks) Spec() sdk.Spec {
+	return sdk.Spec{Name: "undeclared_blocks", Hooks: []sdk.Hook{sdk.MessageLoopPromptsAfter(e)}, Order: 60, Description: "Adds prompt blocks it did not declare."}
 }
 
 func (undeclaredBlocks) MessageLoopPromptsAfter(_ context.Context, _ *sdk.Call, _ *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
@@ -371,8 +373,8 @@ func (undeclaredBlocks) MessageLoopPromptsAfter(_ context.Context, _ *sdk.Call, 
 // sleepy hangs when asked to, past its own deadline.
 type sleepy struct{}
 
-func (sleepy) Spec() sdk.Spec {
-	return sdk.Spec{Name: "sleepy", Order: 70, Timeout: 300 * time.Millisecond, OncePerSession: true,
+func (e sleepy) Spec() sdk.Spec {
+	return sdk.Spec{Name: "sleepy", Hooks: []sdk.Hook{sdk.MonologueStart(e)}, Order: 70, Timeout: 300 * time.Millisecond, OncePerSession: true,
 		Description: "Hangs on request."}
 }
 
@@ -391,7 +393,7 @@ type relay struct {
 }
 
 func (r relay) Spec() sdk.Spec {
-	return sdk.Spec{Name: r.name, Order: r.order, Reads: []sdk.KeyRef{seen()}, Writes: []sdk.KeyRef{seen()},
+	return sdk.Spec{Name: r.name, Hooks: []sdk.Hook{sdk.MessageLoopEnd(r)}, Order: r.order, Reads: []sdk.KeyRef{seen()}, Writes: []sdk.KeyRef{seen()},
 		Resets: []sdk.KeyRef{seen()}, Description: "Passes a note along a batch."}
 }
 
@@ -413,8 +415,8 @@ func (r relay) MessageLoopEnd(_ context.Context, c *sdk.Call, req *exocortexv1.M
 // naming the field and the response field that does the job.
 type porter struct{}
 
-func (porter) Spec() sdk.Spec {
-	return sdk.Spec{Name: "porter", Order: 64, Description: "Changes its requests instead of answering."}
+func (e porter) Spec() sdk.Spec {
+	return sdk.Spec{Name: "porter", Hooks: []sdk.Hook{sdk.MonologueStart(e), sdk.HistAddBefore(e), sdk.MessageLoopPromptsBefore(e), sdk.BeforeMainLLMCall(e), sdk.ToolExecuteAfter(e), sdk.MessageLoopEnd(e)}, Order: 64, Description: "Changes its requests instead of answering."}
 }
 
 func (porter) MonologueStart(_ context.Context, _ *sdk.Call, req *exocortexv1.MonologueStartRequest) (*exocortexv1.MonologueStartResponse, error) {
@@ -457,7 +459,7 @@ type promptWatch struct {
 }
 
 func (w promptWatch) Spec() sdk.Spec {
-	return sdk.Spec{Name: w.name, Order: w.order, Writes: []sdk.KeyRef{seen()}, ReadsPrompt: w.reads,
+	return sdk.Spec{Name: w.name, Hooks: []sdk.Hook{sdk.SystemPrompt(w), sdk.MessageLoopPromptsAfter(w)}, Order: w.order, Writes: []sdk.KeyRef{seen()}, ReadsPrompt: w.reads,
 		Description: "Says which of the prompt's fields it was given."}
 }
 

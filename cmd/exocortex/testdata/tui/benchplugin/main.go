@@ -24,7 +24,7 @@ type note struct {
 var _ sdk.MonologueStartHook = note{}
 
 func (n note) Spec() sdk.Spec {
-	return sdk.Spec{Name: n.name + "_note", Order: n.order, Description: "Does nothing at monologue_start; it is there to be loaded."}
+	return sdk.Spec{Hooks: []sdk.Hook{sdk.MonologueStart(n)}, Name: n.name + "_note", Order: n.order, Description: "Does nothing at monologue_start; it is there to be loaded."}
 }
 
 func (note) MonologueStart(context.Context, *sdk.Call, *exocortexv1.MonologueStartRequest) (*exocortexv1.MonologueStartResponse, error) {

@@ -24,8 +24,8 @@ func servedBy() sdk.Key[*wrapperspb.StringValue] {
 
 type greeter struct{}
 
-func (greeter) Spec() sdk.Spec {
-	return sdk.Spec{Name: "greeter", Order: 50, InjectsPrompt: true, Writes: []sdk.KeyRef{servedBy()},
+func (e greeter) Spec() sdk.Spec {
+	return sdk.Spec{Name: "greeter", Hooks: []sdk.Hook{sdk.MessageLoopPromptsAfter(e)}, Order: 50, InjectsPrompt: true, Writes: []sdk.KeyRef{servedBy()},
 		Description: "Adds a GREETER block naming the plugin version."}
 }
 
