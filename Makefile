@@ -8,7 +8,7 @@ PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 PROTO_FILES   := $(wildcard proto/exocortex/v1/*.proto)
 export PATH   := $(TOOLS):$(PATH)
 
-.PHONY: all build run test openai-client test-race vet fmt-check tidy-check generate check-generated deps tools bench eval glove glove-compact lint clean
+.PHONY: node-tools openai-client all build run test test-race vet fmt-check tidy-check generate check-generated deps tools bench eval glove glove-compact lint clean
 
 all: build
 
@@ -29,8 +29,9 @@ run: build
 # System packages the build and tests use: protoc (and its gRPC Python plugin)
 # for `make generate`, tmux for the terminal end-to-end test, Debian's Python gRPC
 # for the Python SDK and its conformance run (always /usr/bin/python3: a pyenv or
-# virtualenv python does not see Debian's packages). Installed from Debian when missing (as root, or with sudo).
-APT_PACKAGES := protobuf-compiler protobuf-compiler-grpc tmux python3-grpcio python3-protobuf
+# virtualenv python does not see Debian's packages), wrk for serve's load test
+# (server/memoryapi). Installed from Debian when missing (as root, or with sudo).
+APT_PACKAGES := protobuf-compiler protobuf-compiler-grpc tmux python3-grpcio python3-protobuf wrk
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 ## deps: install the missing system packages
@@ -49,6 +50,16 @@ $(TOOLS)/protoc-gen-go:
 
 $(TOOLS)/protoc-gen-go-grpc:
 	GOBIN=$(TOOLS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+
+## node-tools: the npm tools the tests run (into .tools/node): Redocly's
+## OpenAPI linter over `exocortex serve`'s description (server/openapi)
+REDOCLY_VERSION := 2.77.0
+NODE_TOOLS      := $(CURDIR)/.tools/node
+node-tools: $(NODE_TOOLS)/node_modules/.bin/redocly
+
+$(NODE_TOOLS)/node_modules/.bin/redocly:
+	@command -v npm >/dev/null || { echo "npm is needed for the OpenAPI linter (apt-get install npm)"; exit 1; }
+	mkdir -p $(NODE_TOOLS) && npm install --no-audit --no-fund --silent --prefix $(NODE_TOOLS) @redocly/cli@$(REDOCLY_VERSION)
 
 ## generate: every generated file (protocol code, the SDKs' hook code, signal constants)
 generate: tools
@@ -85,7 +96,7 @@ tidy-check:
 # precision and recall among them); if npm cannot be reached they skip, saying so.
 # The end-to-end package runs real binaries and tmux sessions for minutes; the
 # timeout (per package) leaves room for a loaded machine, far inside CI's limit.
-test: deps check-generated fmt-check tidy-check vet lint openai-client
+test: deps node-tools openai-client check-generated fmt-check tidy-check vet lint
 	@scripts/fetch-glove.sh || echo "full GloVe vectors unavailable: the tests that need data/glove-100d.bin will skip"
 	EXOCORTEX_CONFORMANCE_PYTHON=require $(GO) test -count=1 -timeout 30m ./...
 

@@ -631,7 +631,9 @@ func SnapshotCount(dir string) (records int, seq uint64, ok bool) {
 		return 0, 0, false
 	}
 	defer f.Close()
-	line, err := bufio.NewReaderSize(f, 512).ReadSlice('\n')
+	// The header grows with the areas (their counts and hashes): read the
+	// whole line, whatever its length.
+	line, err := bufio.NewReaderSize(f, 4096).ReadBytes('\n')
 	if err != nil {
 		return 0, 0, false
 	}

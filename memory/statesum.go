@@ -90,17 +90,26 @@ type tally struct {
 	sum      stateSum
 	byArea   map[string]int
 	byStatus map[string]int
+	// areaSum is each area's share of sum (the same set hash over the area's
+	// records): the state hash of one namespace, kept as cheaply.
+	areaSum map[string]stateSum
 }
 
-func newTally() tally { return tally{byArea: map[string]int{}, byStatus: map[string]int{}} }
+func newTally() tally {
+	return tally{byArea: map[string]int{}, byStatus: map[string]int{}, areaSum: map[string]stateSum{}}
+}
 
 func (t *tally) add(r *Record, sign int) {
 	d := recordDigest(r)
+	as := t.areaSum[r.Area]
 	if sign > 0 {
 		t.sum.add(d)
+		as.add(d)
 	} else {
 		t.sum.sub(d)
+		as.sub(d)
 	}
+	t.areaSum[r.Area] = as
 	for _, c := range []struct {
 		m map[string]int
 		k string
@@ -109,6 +118,18 @@ func (t *tally) add(r *Record, sign int) {
 			delete(c.m, c.k)
 		}
 	}
+	if t.byArea[r.Area] == 0 {
+		delete(t.areaSum, r.Area)
+	}
+}
+
+// areaHashes renders each area's sum.
+func (t *tally) areaHashes() map[string]string {
+	out := make(map[string]string, len(t.areaSum))
+	for a, s := range t.areaSum {
+		out[a] = s.String()
+	}
+	return out
 }
 
 // snapshotTally is a tally in the snapshot's header.
@@ -116,6 +137,9 @@ type snapshotTally struct {
 	StateSum string         `json:"state_sum"`
 	ByArea   map[string]int `json:"by_area"`
 	ByStatus map[string]int `json:"by_status"`
+	// AreaSums are the areas' shares of StateSum (absent from an older
+	// build's snapshot: the first reader then counts the records once).
+	AreaSums map[string]string `json:"area_sums,omitempty"`
 }
 
 // unsum takes r out of the kept tally, before r changes; resum puts it back
@@ -144,7 +168,20 @@ func (s *State) setTally(t *snapshotTally) {
 	if !ok {
 		return
 	}
-	s.tally = tally{sum: sum, byArea: maps.Clone(t.ByArea), byStatus: maps.Clone(t.ByStatus)}
+	areaSum := make(map[string]stateSum, len(t.AreaSums))
+	for a, x := range t.AreaSums {
+		as, ok := parseStateSum(x)
+		if !ok {
+			return
+		}
+		areaSum[a] = as
+	}
+	for a := range t.ByArea {
+		if _, ok := areaSum[a]; !ok {
+			return
+		}
+	}
+	s.tally = tally{sum: sum, byArea: maps.Clone(t.ByArea), byStatus: maps.Clone(t.ByStatus), areaSum: areaSum}
 	if s.tally.byArea == nil {
 		s.tally.byArea = map[string]int{}
 	}
@@ -174,7 +211,7 @@ func (s *State) kept() *tally {
 // snapshotTally is the kept tally for the snapshot's header.
 func (s *State) snapshotTally() *snapshotTally {
 	t := s.kept()
-	return &snapshotTally{StateSum: t.sum.String(), ByArea: t.byArea, ByStatus: t.byStatus}
+	return &snapshotTally{StateSum: t.sum.String(), ByArea: t.byArea, ByStatus: t.byStatus, AreaSums: t.areaHashes()}
 }
 
 // Hash is the state hash: the sum of the records' digests (see stateSum). It

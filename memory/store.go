@@ -1404,24 +1404,27 @@ func (s *Store) Hash(ctx context.Context) string {
 
 // Stats describes the store.
 type Stats struct {
-	Dir            string         `json:"dir"`
-	Records        int            `json:"records"`
-	ByArea         map[string]int `json:"by_area"`
-	ByStatus       map[string]int `json:"by_status"`
-	JournalSeq     uint64         `json:"journal_seq"`
-	JournalBytes   int64          `json:"journal_bytes"`
-	SnapshotSeq    uint64         `json:"snapshot_seq"` // journal sequence of the state snapshot (0: none yet)
-	FulltextSeq    uint64         `json:"fulltext_seq"`
-	FulltextDocs   uint64         `json:"fulltext_docs"`
-	Vectors        string         `json:"vectors"` // "on", or why not
-	VectorModel    string         `json:"vector_model,omitempty"`
-	VectorSeq      uint64         `json:"vector_seq,omitempty"`
-	VectorCount    int            `json:"vector_count,omitempty"`
-	UnknownEvents  map[string]int `json:"unknown_events,omitempty"`
-	SkippedEvents  int            `json:"skipped_events,omitempty"`
-	StateHash      string         `json:"state_hash"`
-	Notices        []string       `json:"notices,omitempty"`
-	VectorsLagging bool           `json:"vectors_lagging,omitempty"`
+	Dir           string         `json:"dir"`
+	Records       int            `json:"records"`
+	ByArea        map[string]int `json:"by_area"`
+	ByStatus      map[string]int `json:"by_status"`
+	JournalSeq    uint64         `json:"journal_seq"`
+	JournalBytes  int64          `json:"journal_bytes"`
+	SnapshotSeq   uint64         `json:"snapshot_seq"` // journal sequence of the state snapshot (0: none yet)
+	FulltextSeq   uint64         `json:"fulltext_seq"`
+	FulltextDocs  uint64         `json:"fulltext_docs"`
+	Vectors       string         `json:"vectors"` // "on", or why not
+	VectorModel   string         `json:"vector_model,omitempty"`
+	VectorSeq     uint64         `json:"vector_seq,omitempty"`
+	VectorCount   int            `json:"vector_count,omitempty"`
+	UnknownEvents map[string]int `json:"unknown_events,omitempty"`
+	SkippedEvents int            `json:"skipped_events,omitempty"`
+	StateHash     string         `json:"state_hash"`
+	// AreaHashes are each area's share of StateHash, kept as cheaply: the
+	// state hash of one namespace (GET /api/v1/state?ns=).
+	AreaHashes     map[string]string `json:"area_hashes,omitempty"`
+	Notices        []string          `json:"notices,omitempty"`
+	VectorsLagging bool              `json:"vectors_lagging,omitempty"`
 	// Embedder names the active embedder for people ("offline GloVe 100d",
 	// "ollama nomic-embed-text", "none (BM25 only)"); the caller that chose it
 	// fills it in (the store knows only VectorModel).
@@ -1437,6 +1440,7 @@ func (s *Store) Stats(ctx context.Context) Stats {
 	maps.Copy(st.ByArea, t.byArea)
 	maps.Copy(st.ByStatus, t.byStatus)
 	st.StateHash = t.sum.String()
+	st.AreaHashes = t.areaHashes()
 	for k, n := range s.state.unknown {
 		st.UnknownEvents[k] = n
 	}

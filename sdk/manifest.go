@@ -213,6 +213,8 @@ func build(p Plugin) (*built, error) {
 			bad("tool %q has no Run function", t.Name)
 		case t.Parameters != "" && !json.Valid([]byte(t.Parameters)):
 			bad("tool %q: Parameters is not valid JSON (it must be a JSON Schema)", t.Name)
+		case t.Returns != "" && !json.Valid([]byte(t.Returns)):
+			bad("tool %q: Returns is not valid JSON (it must be a JSON Schema)", t.Name)
 		}
 		if _, dup := b.tools[t.Name]; dup {
 			bad("plugin %q: two tools are named %q", p.Name, t.Name)
@@ -226,6 +228,8 @@ func build(p Plugin) (*built, error) {
 			Implemented:          true,
 			PromptFile:           t.PromptFile,
 			UsesSecrets:          t.UsesSecrets,
+			Category:             t.Category,
+			ReturnsJsonSchema:    t.Returns,
 		})
 	}
 

@@ -231,6 +231,8 @@ func TestNewServerRefusesInvalidPlugins(t *testing.T) {
 		{"tool without Run", sdk.Plugin{Name: "p", Tools: []sdk.Tool{{Name: "t"}}}, []string{`tool "t"`, "no Run"}},
 		{"tool with bad schema", sdk.Plugin{Name: "p", Tools: []sdk.Tool{{Name: "t", Parameters: "{", Run: run}}},
 			[]string{`tool "t"`, "not valid JSON"}},
+		{"tool with bad returns schema", sdk.Plugin{Name: "p", Tools: []sdk.Tool{{Name: "t", Returns: "{", Run: run}}},
+			[]string{`tool "t"`, "Returns is not valid JSON"}},
 		{"duplicate tool", sdk.Plugin{Name: "p", Tools: []sdk.Tool{{Name: "t", Run: run}, {Name: "t", Run: run}}},
 			[]string{`two tools are named "t"`}},
 		{"file without path", sdk.Plugin{Name: "p", Tools: []sdk.Tool{{Name: "t", Run: run}}, Files: []*exocortexv1.FileSpec{{Id: "x"}}},

@@ -117,6 +117,12 @@ type Tool struct {
 	// PromptFile is the prompt file documenting the tool, e.g.
 	// "agent.system.tool.hello_time.md".
 	PromptFile string
+	// Category groups the tool in the tool registry (`exocortex serve`'s
+	// GET /tools?category=): "retrieval", "data_processing", "analysis", ...
+	Category string
+	// Returns is the JSON Schema of the tool's result, for the registry;
+	// empty means none declared (the result is the tool's text).
+	Returns string
 	// UsesSecrets names the operator's secrets the tool may receive: the host
 	// puts their values in place of §§secret(NAME) in the arguments it sends
 	// this tool only (the model, the history and every other plugin keep the

@@ -81,7 +81,7 @@ agent role). Keys are sent as X-API-KEY or Authorization: Bearer. A held tool
 call waits for POST /api/v1/approvals/{id} up to serve.approval_timeout, then
 is refused. Stop it with Ctrl+C or SIGTERM: running turns may finish within
 serve.shutdown_timeout. docs/api.md describes every endpoint.`,
-		Example: serveExamples,
+		Example: serveExamples + restExamples,
 		Args:    cobra.NoArgs,
 		RunE:    func(cmd *cobra.Command, _ []string) error { return runHTTPServe(cmd, f) },
 	}
@@ -161,6 +161,11 @@ func runHTTPServe(cmd *cobra.Command, f *serveFlags) error {
 	if err := srv.Mount(ts.Routes()...); err != nil {
 		return err
 	}
+	stopREST, err := mountREST(ctx, srv, h, a.home, versionText())
+	if err != nil {
+		return err
+	}
+	defer stopREST()
 	announce(cmd.ErrOrStderr(), srv, model)
 	go expireSessions(ctx, m, time.Minute)
 	err = srv.Serve(ctx)

@@ -62,6 +62,13 @@ func (s *Services) WarmMemory(ctx context.Context) {
 	}
 }
 
+// Memory returns the home's memory service, connecting on first use: the
+// connection the plugins' memory calls go through, which a process serving
+// memory to other clients too (exocortex serve's REST surfaces) shares.
+func (s *Services) Memory(ctx context.Context) (exocortexv1.MemoryServiceClient, error) {
+	return s.memory(ctx)
+}
+
 // memory returns the memory service, connecting on first use. Once connected,
 // an embedding model change the store reports (it was built with another
 // model and re-embedded its records) goes to the embedding sink, which fires

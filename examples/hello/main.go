@@ -63,6 +63,8 @@ func plugin() sdk.Plugin {
 			Name:        "hello_time",
 			Description: "Answers with the arguments it got, as `hello_time args=<JSON object, keys sorted>`.",
 			Parameters:  `{"type":"object","properties":{"name":{"type":"string"}},"additionalProperties":true}`,
+			Category:    "demo",
+			Returns:     `{"type":"string","description":"hello_time args=<the arguments as JSON>"}`,
 			Run:         helloTime,
 		}},
 	}

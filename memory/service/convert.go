@@ -229,7 +229,7 @@ func statsProto(st memory.Stats) *exocortexv1.MemoryStatsResponse {
 		JournalBytes: st.JournalBytes, SnapshotSeq: st.SnapshotSeq, FulltextSeq: st.FulltextSeq, FulltextDocs: st.FulltextDocs,
 		Vectors: st.Vectors, VectorModel: st.VectorModel, VectorSeq: st.VectorSeq, VectorCount: int32(st.VectorCount),
 		UnknownEvents: counts(st.UnknownEvents), SkippedEvents: int32(st.SkippedEvents), StateHash: st.StateHash,
-		Notices: st.Notices, VectorsLagging: st.VectorsLagging, Embedder: st.Embedder,
+		Notices: st.Notices, VectorsLagging: st.VectorsLagging, Embedder: st.Embedder, AreaHashes: st.AreaHashes,
 	}
 }
 
@@ -241,6 +241,7 @@ func Stats(p *exocortexv1.MemoryStatsResponse) memory.Stats {
 		FulltextDocs: p.GetFulltextDocs(), Vectors: p.GetVectors(), VectorModel: p.GetVectorModel(), VectorSeq: p.GetVectorSeq(),
 		VectorCount: int(p.GetVectorCount()), UnknownEvents: uncounts(p.GetUnknownEvents()), SkippedEvents: int(p.GetSkippedEvents()),
 		StateHash: p.GetStateHash(), Notices: p.GetNotices(), VectorsLagging: p.GetVectorsLagging(), Embedder: p.GetEmbedder(),
+		AreaHashes: p.GetAreaHashes(),
 	}
 }
 

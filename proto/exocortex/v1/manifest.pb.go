@@ -806,9 +806,16 @@ type ToolSpec struct {
 	// shell, code execution and HTTP tools). A tool that declares none gets the
 	// placeholders as the model wrote them; one that names other secrets is
 	// refused the call with an error naming the undeclared one.
-	UsesSecrets   []string `protobuf:"bytes,6,rep,name=uses_secrets,json=usesSecrets,proto3" json:"uses_secrets,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	UsesSecrets []string `protobuf:"bytes,6,rep,name=uses_secrets,json=usesSecrets,proto3" json:"uses_secrets,omitempty"`
+	// The tool's category in the tool registry (GET /tools?category=), as the
+	// ECE seed names them: "retrieval", "data_processing", "analysis", ...
+	// (empty: uncategorized).
+	Category string `protobuf:"bytes,7,opt,name=category,proto3" json:"category,omitempty"`
+	// JSON Schema of the tool's result (the registry's "returns"); empty means
+	// none declared (the result is the tool's text).
+	ReturnsJsonSchema string `protobuf:"bytes,8,opt,name=returns_json_schema,json=returnsJsonSchema,proto3" json:"returns_json_schema,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *ToolSpec) Reset() {
@@ -881,6 +888,20 @@ func (x *ToolSpec) GetUsesSecrets() []string {
 		return x.UsesSecrets
 	}
 	return nil
+}
+
+func (x *ToolSpec) GetCategory() string {
+	if x != nil {
+		return x.Category
+	}
+	return ""
+}
+
+func (x *ToolSpec) GetReturnsJsonSchema() string {
+	if x != nil {
+		return x.ReturnsJsonSchema
+	}
+	return ""
 }
 
 // FileSpec declares a data file, so the wiring lint can see every reader and writer.
@@ -1014,7 +1035,7 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\x05scope\x18\x03 \x01(\x0e2\x13.exocortex.v1.ScopeR\x05scope\x12\x14\n" +
 	"\x05owner\x18\x04 \x01(\tR\x05owner\x12\x10\n" +
 	"\x03doc\x18\x05 \x01(\tR\x03doc\x12\x12\n" +
-	"\x04flag\x18\x06 \x01(\bR\x04flag\"\xdc\x01\n" +
+	"\x04flag\x18\x06 \x01(\bR\x04flag\"\xa8\x02\n" +
 	"\bToolSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x124\n" +
@@ -1022,7 +1043,9 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\vimplemented\x18\x04 \x01(\bR\vimplemented\x12\x1f\n" +
 	"\vprompt_file\x18\x05 \x01(\tR\n" +
 	"promptFile\x12!\n" +
-	"\fuses_secrets\x18\x06 \x03(\tR\vusesSecrets\"\x82\x01\n" +
+	"\fuses_secrets\x18\x06 \x03(\tR\vusesSecrets\x12\x1a\n" +
+	"\bcategory\x18\a \x01(\tR\bcategory\x12.\n" +
+	"\x13returns_json_schema\x18\b \x01(\tR\x11returnsJsonSchema\"\x82\x01\n" +
 	"\bFileSpec\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12,\n" +

@@ -2993,7 +2993,10 @@ type MemoryStatsResponse struct {
 	// embedding model than its embedder's.
 	EmbeddingChange *MemoryEmbeddingChange `protobuf:"bytes,21,opt,name=embedding_change,json=embeddingChange,proto3" json:"embedding_change,omitempty"`
 	// owner_pid is the process serving the store.
-	OwnerPid      int32 `protobuf:"varint,22,opt,name=owner_pid,json=ownerPid,proto3" json:"owner_pid,omitempty"`
+	OwnerPid int32 `protobuf:"varint,22,opt,name=owner_pid,json=ownerPid,proto3" json:"owner_pid,omitempty"`
+	// area_hashes are each area's share of state_hash (the same set hash over
+	// the area's records), kept current by the writes as it is.
+	AreaHashes    map[string]string `protobuf:"bytes,23,rep,name=area_hashes,json=areaHashes,proto3" json:"area_hashes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3180,6 +3183,13 @@ func (x *MemoryStatsResponse) GetOwnerPid() int32 {
 		return x.OwnerPid
 	}
 	return 0
+}
+
+func (x *MemoryStatsResponse) GetAreaHashes() map[string]string {
+	if x != nil {
+		return x.AreaHashes
+	}
+	return nil
 }
 
 type MemoryEmbeddingChange struct {
@@ -4715,7 +4725,7 @@ const file_exocortex_v1_memory_proto_rawDesc = "" +
 	"\x15MemoryHistoryResponse\x12:\n" +
 	"\aentries\x18\x01 \x03(\v2 .exocortex.v1.MemoryHistoryEntryR\aentries\x122\n" +
 	"\x06record\x18\x02 \x01(\v2\x1a.exocortex.v1.MemoryRecordR\x06record\"\x14\n" +
-	"\x12MemoryStatsRequest\"\xd3\b\n" +
+	"\x12MemoryStatsRequest\"\xe6\t\n" +
 	"\x13MemoryStatsResponse\x12\x10\n" +
 	"\x03dir\x18\x01 \x01(\tR\x03dir\x12\x18\n" +
 	"\arecords\x18\x02 \x01(\x05R\arecords\x12F\n" +
@@ -4742,7 +4752,9 @@ const file_exocortex_v1_memory_proto_rawDesc = "" +
 	"\bembedder\x18\x13 \x01(\tR\bembedder\x12!\n" +
 	"\fjournal_path\x18\x14 \x01(\tR\vjournalPath\x12N\n" +
 	"\x10embedding_change\x18\x15 \x01(\v2#.exocortex.v1.MemoryEmbeddingChangeR\x0fembeddingChange\x12\x1b\n" +
-	"\towner_pid\x18\x16 \x01(\x05R\bownerPid\x1a9\n" +
+	"\towner_pid\x18\x16 \x01(\x05R\bownerPid\x12R\n" +
+	"\varea_hashes\x18\x17 \x03(\v21.exocortex.v1.MemoryStatsResponse.AreaHashesEntryR\n" +
+	"areaHashes\x1a9\n" +
 	"\vByAreaEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a;\n" +
@@ -4751,7 +4763,10 @@ const file_exocortex_v1_memory_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a@\n" +
 	"\x12UnknownEventsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\";\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a=\n" +
+	"\x0fAreaHashesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\";\n" +
 	"\x15MemoryEmbeddingChange\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\tR\x04from\x12\x0e\n" +
 	"\x02to\x18\x02 \x01(\tR\x02to\"F\n" +
@@ -4872,7 +4887,7 @@ func file_exocortex_v1_memory_proto_rawDescGZIP() []byte {
 	return file_exocortex_v1_memory_proto_rawDescData
 }
 
-var file_exocortex_v1_memory_proto_msgTypes = make([]protoimpl.MessageInfo, 72)
+var file_exocortex_v1_memory_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
 var file_exocortex_v1_memory_proto_goTypes = []any{
 	(*MemorySource)(nil),               // 0: exocortex.v1.MemorySource
 	(*MemoryProvenance)(nil),           // 1: exocortex.v1.MemoryProvenance
@@ -4946,22 +4961,23 @@ var file_exocortex_v1_memory_proto_goTypes = []any{
 	nil,                                // 69: exocortex.v1.MemoryStatsResponse.ByAreaEntry
 	nil,                                // 70: exocortex.v1.MemoryStatsResponse.ByStatusEntry
 	nil,                                // 71: exocortex.v1.MemoryStatsResponse.UnknownEventsEntry
-	(*structpb.Struct)(nil),            // 72: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),      // 73: google.protobuf.Timestamp
+	nil,                                // 72: exocortex.v1.MemoryStatsResponse.AreaHashesEntry
+	(*structpb.Struct)(nil),            // 73: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),      // 74: google.protobuf.Timestamp
 }
 var file_exocortex_v1_memory_proto_depIdxs = []int32{
-	72, // 0: exocortex.v1.MemoryRecord.metadata:type_name -> google.protobuf.Struct
-	73, // 1: exocortex.v1.MemoryRecord.created:type_name -> google.protobuf.Timestamp
-	73, // 2: exocortex.v1.MemoryRecord.updated:type_name -> google.protobuf.Timestamp
-	73, // 3: exocortex.v1.MemoryRecord.last_access:type_name -> google.protobuf.Timestamp
+	73, // 0: exocortex.v1.MemoryRecord.metadata:type_name -> google.protobuf.Struct
+	74, // 1: exocortex.v1.MemoryRecord.created:type_name -> google.protobuf.Timestamp
+	74, // 2: exocortex.v1.MemoryRecord.updated:type_name -> google.protobuf.Timestamp
+	74, // 3: exocortex.v1.MemoryRecord.last_access:type_name -> google.protobuf.Timestamp
 	1,  // 4: exocortex.v1.MemoryRecord.provenance:type_name -> exocortex.v1.MemoryProvenance
-	72, // 5: exocortex.v1.MemoryInput.metadata:type_name -> google.protobuf.Struct
-	73, // 6: exocortex.v1.MemoryInput.created:type_name -> google.protobuf.Timestamp
-	73, // 7: exocortex.v1.MemoryFilter.from:type_name -> google.protobuf.Timestamp
-	73, // 8: exocortex.v1.MemoryFilter.to:type_name -> google.protobuf.Timestamp
+	73, // 5: exocortex.v1.MemoryInput.metadata:type_name -> google.protobuf.Struct
+	74, // 6: exocortex.v1.MemoryInput.created:type_name -> google.protobuf.Timestamp
+	74, // 7: exocortex.v1.MemoryFilter.from:type_name -> google.protobuf.Timestamp
+	74, // 8: exocortex.v1.MemoryFilter.to:type_name -> google.protobuf.Timestamp
 	4,  // 9: exocortex.v1.MemorySearchOptions.filter:type_name -> exocortex.v1.MemoryFilter
 	0,  // 10: exocortex.v1.MemorySearchOptions.source:type_name -> exocortex.v1.MemorySource
-	73, // 11: exocortex.v1.MemorySearchOptions.now:type_name -> google.protobuf.Timestamp
+	74, // 11: exocortex.v1.MemorySearchOptions.now:type_name -> google.protobuf.Timestamp
 	2,  // 12: exocortex.v1.MemoryHit.record:type_name -> exocortex.v1.MemoryRecord
 	5,  // 13: exocortex.v1.MemorySearchRequest.options:type_name -> exocortex.v1.MemorySearchOptions
 	6,  // 14: exocortex.v1.MemorySearchResponse.hits:type_name -> exocortex.v1.MemoryHit
@@ -4977,7 +4993,7 @@ var file_exocortex_v1_memory_proto_depIdxs = []int32{
 	0,  // 24: exocortex.v1.MemorySaveRequest.source:type_name -> exocortex.v1.MemorySource
 	2,  // 25: exocortex.v1.MemorySaveResponse.records:type_name -> exocortex.v1.MemoryRecord
 	20, // 26: exocortex.v1.MemoryUpdateRequest.tags:type_name -> exocortex.v1.MemoryTags
-	72, // 27: exocortex.v1.MemoryUpdateRequest.metadata:type_name -> google.protobuf.Struct
+	73, // 27: exocortex.v1.MemoryUpdateRequest.metadata:type_name -> google.protobuf.Struct
 	0,  // 28: exocortex.v1.MemoryUpdateRequest.source:type_name -> exocortex.v1.MemorySource
 	2,  // 29: exocortex.v1.MemoryUpdateResponse.record:type_name -> exocortex.v1.MemoryRecord
 	0,  // 30: exocortex.v1.MemoryArchiveRequest.source:type_name -> exocortex.v1.MemorySource
@@ -4986,9 +5002,9 @@ var file_exocortex_v1_memory_proto_depIdxs = []int32{
 	0,  // 33: exocortex.v1.MemoryForgetRequest.source:type_name -> exocortex.v1.MemorySource
 	0,  // 34: exocortex.v1.MemoryMergeRequest.source:type_name -> exocortex.v1.MemorySource
 	0,  // 35: exocortex.v1.MemoryRecordAccessRequest.source:type_name -> exocortex.v1.MemorySource
-	73, // 36: exocortex.v1.MemoryJournalEntry.ts:type_name -> google.protobuf.Timestamp
+	74, // 36: exocortex.v1.MemoryJournalEntry.ts:type_name -> google.protobuf.Timestamp
 	35, // 37: exocortex.v1.MemoryAppendRequest.entries:type_name -> exocortex.v1.MemoryJournalEntry
-	73, // 38: exocortex.v1.MemoryJournalEvent.ts:type_name -> google.protobuf.Timestamp
+	74, // 38: exocortex.v1.MemoryJournalEvent.ts:type_name -> google.protobuf.Timestamp
 	37, // 39: exocortex.v1.MemoryAppendResponse.events:type_name -> exocortex.v1.MemoryJournalEvent
 	37, // 40: exocortex.v1.MemoryHistoryEntry.event:type_name -> exocortex.v1.MemoryJournalEvent
 	40, // 41: exocortex.v1.MemoryHistoryResponse.entries:type_name -> exocortex.v1.MemoryHistoryEntry
@@ -4997,77 +5013,78 @@ var file_exocortex_v1_memory_proto_depIdxs = []int32{
 	70, // 44: exocortex.v1.MemoryStatsResponse.by_status:type_name -> exocortex.v1.MemoryStatsResponse.ByStatusEntry
 	71, // 45: exocortex.v1.MemoryStatsResponse.unknown_events:type_name -> exocortex.v1.MemoryStatsResponse.UnknownEventsEntry
 	44, // 46: exocortex.v1.MemoryStatsResponse.embedding_change:type_name -> exocortex.v1.MemoryEmbeddingChange
-	48, // 47: exocortex.v1.MemoryVectorsResponse.vectors:type_name -> exocortex.v1.MemoryVector
-	48, // 48: exocortex.v1.MemoryEmbedResponse.vectors:type_name -> exocortex.v1.MemoryVector
-	0,  // 49: exocortex.v1.MemoryImportRequest.source:type_name -> exocortex.v1.MemorySource
-	54, // 50: exocortex.v1.MemoryImportReport.bad:type_name -> exocortex.v1.MemoryBadInput
-	53, // 51: exocortex.v1.MemoryImportResponse.progress:type_name -> exocortex.v1.MemoryImportProgress
-	55, // 52: exocortex.v1.MemoryImportResponse.report:type_name -> exocortex.v1.MemoryImportReport
-	37, // 53: exocortex.v1.MemoryWatchResponse.event:type_name -> exocortex.v1.MemoryJournalEvent
-	0,  // 54: exocortex.v1.MemoryToolSaveRequest.source:type_name -> exocortex.v1.MemorySource
-	0,  // 55: exocortex.v1.MemoryToolLoadRequest.source:type_name -> exocortex.v1.MemorySource
-	0,  // 56: exocortex.v1.MemoryToolForgetRequest.source:type_name -> exocortex.v1.MemorySource
-	0,  // 57: exocortex.v1.MemoryToolDeleteRequest.source:type_name -> exocortex.v1.MemorySource
-	16, // 58: exocortex.v1.MemoryCensusResponse.AreasEntry.value:type_name -> exocortex.v1.MemoryAreaCensus
-	7,  // 59: exocortex.v1.MemoryService.Search:input_type -> exocortex.v1.MemorySearchRequest
-	9,  // 60: exocortex.v1.MemoryService.Compile:input_type -> exocortex.v1.MemoryCompileRequest
-	11, // 61: exocortex.v1.MemoryService.Get:input_type -> exocortex.v1.MemoryGetRequest
-	13, // 62: exocortex.v1.MemoryService.List:input_type -> exocortex.v1.MemoryListRequest
-	15, // 63: exocortex.v1.MemoryService.Census:input_type -> exocortex.v1.MemoryCensusRequest
-	18, // 64: exocortex.v1.MemoryService.Save:input_type -> exocortex.v1.MemorySaveRequest
-	21, // 65: exocortex.v1.MemoryService.Update:input_type -> exocortex.v1.MemoryUpdateRequest
-	23, // 66: exocortex.v1.MemoryService.Archive:input_type -> exocortex.v1.MemoryArchiveRequest
-	25, // 67: exocortex.v1.MemoryService.Restore:input_type -> exocortex.v1.MemoryRestoreRequest
-	27, // 68: exocortex.v1.MemoryService.Delete:input_type -> exocortex.v1.MemoryDeleteRequest
-	29, // 69: exocortex.v1.MemoryService.Forget:input_type -> exocortex.v1.MemoryForgetRequest
-	31, // 70: exocortex.v1.MemoryService.Merge:input_type -> exocortex.v1.MemoryMergeRequest
-	33, // 71: exocortex.v1.MemoryService.RecordAccess:input_type -> exocortex.v1.MemoryRecordAccessRequest
-	36, // 72: exocortex.v1.MemoryService.Append:input_type -> exocortex.v1.MemoryAppendRequest
-	39, // 73: exocortex.v1.MemoryService.History:input_type -> exocortex.v1.MemoryHistoryRequest
-	42, // 74: exocortex.v1.MemoryService.Stats:input_type -> exocortex.v1.MemoryStatsRequest
-	45, // 75: exocortex.v1.MemoryService.Check:input_type -> exocortex.v1.MemoryCheckRequest
-	47, // 76: exocortex.v1.MemoryService.Vectors:input_type -> exocortex.v1.MemoryVectorsRequest
-	50, // 77: exocortex.v1.MemoryService.Embed:input_type -> exocortex.v1.MemoryEmbedRequest
-	52, // 78: exocortex.v1.MemoryService.Import:input_type -> exocortex.v1.MemoryImportRequest
-	57, // 79: exocortex.v1.MemoryService.Export:input_type -> exocortex.v1.MemoryExportRequest
-	59, // 80: exocortex.v1.MemoryService.Watch:input_type -> exocortex.v1.MemoryWatchRequest
-	61, // 81: exocortex.v1.MemoryService.ToolSave:input_type -> exocortex.v1.MemoryToolSaveRequest
-	62, // 82: exocortex.v1.MemoryService.ToolRetrieve:input_type -> exocortex.v1.MemoryToolRetrieveRequest
-	63, // 83: exocortex.v1.MemoryService.ToolLoad:input_type -> exocortex.v1.MemoryToolLoadRequest
-	64, // 84: exocortex.v1.MemoryService.ToolForget:input_type -> exocortex.v1.MemoryToolForgetRequest
-	65, // 85: exocortex.v1.MemoryService.ToolDelete:input_type -> exocortex.v1.MemoryToolDeleteRequest
-	8,  // 86: exocortex.v1.MemoryService.Search:output_type -> exocortex.v1.MemorySearchResponse
-	10, // 87: exocortex.v1.MemoryService.Compile:output_type -> exocortex.v1.MemoryCompileResponse
-	12, // 88: exocortex.v1.MemoryService.Get:output_type -> exocortex.v1.MemoryGetResponse
-	14, // 89: exocortex.v1.MemoryService.List:output_type -> exocortex.v1.MemoryListResponse
-	17, // 90: exocortex.v1.MemoryService.Census:output_type -> exocortex.v1.MemoryCensusResponse
-	19, // 91: exocortex.v1.MemoryService.Save:output_type -> exocortex.v1.MemorySaveResponse
-	22, // 92: exocortex.v1.MemoryService.Update:output_type -> exocortex.v1.MemoryUpdateResponse
-	24, // 93: exocortex.v1.MemoryService.Archive:output_type -> exocortex.v1.MemoryArchiveResponse
-	26, // 94: exocortex.v1.MemoryService.Restore:output_type -> exocortex.v1.MemoryRestoreResponse
-	28, // 95: exocortex.v1.MemoryService.Delete:output_type -> exocortex.v1.MemoryDeleteResponse
-	30, // 96: exocortex.v1.MemoryService.Forget:output_type -> exocortex.v1.MemoryForgetResponse
-	32, // 97: exocortex.v1.MemoryService.Merge:output_type -> exocortex.v1.MemoryMergeResponse
-	34, // 98: exocortex.v1.MemoryService.RecordAccess:output_type -> exocortex.v1.MemoryRecordAccessResponse
-	38, // 99: exocortex.v1.MemoryService.Append:output_type -> exocortex.v1.MemoryAppendResponse
-	41, // 100: exocortex.v1.MemoryService.History:output_type -> exocortex.v1.MemoryHistoryResponse
-	43, // 101: exocortex.v1.MemoryService.Stats:output_type -> exocortex.v1.MemoryStatsResponse
-	46, // 102: exocortex.v1.MemoryService.Check:output_type -> exocortex.v1.MemoryCheckResponse
-	49, // 103: exocortex.v1.MemoryService.Vectors:output_type -> exocortex.v1.MemoryVectorsResponse
-	51, // 104: exocortex.v1.MemoryService.Embed:output_type -> exocortex.v1.MemoryEmbedResponse
-	56, // 105: exocortex.v1.MemoryService.Import:output_type -> exocortex.v1.MemoryImportResponse
-	58, // 106: exocortex.v1.MemoryService.Export:output_type -> exocortex.v1.MemoryExportResponse
-	60, // 107: exocortex.v1.MemoryService.Watch:output_type -> exocortex.v1.MemoryWatchResponse
-	66, // 108: exocortex.v1.MemoryService.ToolSave:output_type -> exocortex.v1.MemoryToolResponse
-	66, // 109: exocortex.v1.MemoryService.ToolRetrieve:output_type -> exocortex.v1.MemoryToolResponse
-	66, // 110: exocortex.v1.MemoryService.ToolLoad:output_type -> exocortex.v1.MemoryToolResponse
-	66, // 111: exocortex.v1.MemoryService.ToolForget:output_type -> exocortex.v1.MemoryToolResponse
-	66, // 112: exocortex.v1.MemoryService.ToolDelete:output_type -> exocortex.v1.MemoryToolResponse
-	86, // [86:113] is the sub-list for method output_type
-	59, // [59:86] is the sub-list for method input_type
-	59, // [59:59] is the sub-list for extension type_name
-	59, // [59:59] is the sub-list for extension extendee
-	0,  // [0:59] is the sub-list for field type_name
+	72, // 47: exocortex.v1.MemoryStatsResponse.area_hashes:type_name -> exocortex.v1.MemoryStatsResponse.AreaHashesEntry
+	48, // 48: exocortex.v1.MemoryVectorsResponse.vectors:type_name -> exocortex.v1.MemoryVector
+	48, // 49: exocortex.v1.MemoryEmbedResponse.vectors:type_name -> exocortex.v1.MemoryVector
+	0,  // 50: exocortex.v1.MemoryImportRequest.source:type_name -> exocortex.v1.MemorySource
+	54, // 51: exocortex.v1.MemoryImportReport.bad:type_name -> exocortex.v1.MemoryBadInput
+	53, // 52: exocortex.v1.MemoryImportResponse.progress:type_name -> exocortex.v1.MemoryImportProgress
+	55, // 53: exocortex.v1.MemoryImportResponse.report:type_name -> exocortex.v1.MemoryImportReport
+	37, // 54: exocortex.v1.MemoryWatchResponse.event:type_name -> exocortex.v1.MemoryJournalEvent
+	0,  // 55: exocortex.v1.MemoryToolSaveRequest.source:type_name -> exocortex.v1.MemorySource
+	0,  // 56: exocortex.v1.MemoryToolLoadRequest.source:type_name -> exocortex.v1.MemorySource
+	0,  // 57: exocortex.v1.MemoryToolForgetRequest.source:type_name -> exocortex.v1.MemorySource
+	0,  // 58: exocortex.v1.MemoryToolDeleteRequest.source:type_name -> exocortex.v1.MemorySource
+	16, // 59: exocortex.v1.MemoryCensusResponse.AreasEntry.value:type_name -> exocortex.v1.MemoryAreaCensus
+	7,  // 60: exocortex.v1.MemoryService.Search:input_type -> exocortex.v1.MemorySearchRequest
+	9,  // 61: exocortex.v1.MemoryService.Compile:input_type -> exocortex.v1.MemoryCompileRequest
+	11, // 62: exocortex.v1.MemoryService.Get:input_type -> exocortex.v1.MemoryGetRequest
+	13, // 63: exocortex.v1.MemoryService.List:input_type -> exocortex.v1.MemoryListRequest
+	15, // 64: exocortex.v1.MemoryService.Census:input_type -> exocortex.v1.MemoryCensusRequest
+	18, // 65: exocortex.v1.MemoryService.Save:input_type -> exocortex.v1.MemorySaveRequest
+	21, // 66: exocortex.v1.MemoryService.Update:input_type -> exocortex.v1.MemoryUpdateRequest
+	23, // 67: exocortex.v1.MemoryService.Archive:input_type -> exocortex.v1.MemoryArchiveRequest
+	25, // 68: exocortex.v1.MemoryService.Restore:input_type -> exocortex.v1.MemoryRestoreRequest
+	27, // 69: exocortex.v1.MemoryService.Delete:input_type -> exocortex.v1.MemoryDeleteRequest
+	29, // 70: exocortex.v1.MemoryService.Forget:input_type -> exocortex.v1.MemoryForgetRequest
+	31, // 71: exocortex.v1.MemoryService.Merge:input_type -> exocortex.v1.MemoryMergeRequest
+	33, // 72: exocortex.v1.MemoryService.RecordAccess:input_type -> exocortex.v1.MemoryRecordAccessRequest
+	36, // 73: exocortex.v1.MemoryService.Append:input_type -> exocortex.v1.MemoryAppendRequest
+	39, // 74: exocortex.v1.MemoryService.History:input_type -> exocortex.v1.MemoryHistoryRequest
+	42, // 75: exocortex.v1.MemoryService.Stats:input_type -> exocortex.v1.MemoryStatsRequest
+	45, // 76: exocortex.v1.MemoryService.Check:input_type -> exocortex.v1.MemoryCheckRequest
+	47, // 77: exocortex.v1.MemoryService.Vectors:input_type -> exocortex.v1.MemoryVectorsRequest
+	50, // 78: exocortex.v1.MemoryService.Embed:input_type -> exocortex.v1.MemoryEmbedRequest
+	52, // 79: exocortex.v1.MemoryService.Import:input_type -> exocortex.v1.MemoryImportRequest
+	57, // 80: exocortex.v1.MemoryService.Export:input_type -> exocortex.v1.MemoryExportRequest
+	59, // 81: exocortex.v1.MemoryService.Watch:input_type -> exocortex.v1.MemoryWatchRequest
+	61, // 82: exocortex.v1.MemoryService.ToolSave:input_type -> exocortex.v1.MemoryToolSaveRequest
+	62, // 83: exocortex.v1.MemoryService.ToolRetrieve:input_type -> exocortex.v1.MemoryToolRetrieveRequest
+	63, // 84: exocortex.v1.MemoryService.ToolLoad:input_type -> exocortex.v1.MemoryToolLoadRequest
+	64, // 85: exocortex.v1.MemoryService.ToolForget:input_type -> exocortex.v1.MemoryToolForgetRequest
+	65, // 86: exocortex.v1.MemoryService.ToolDelete:input_type -> exocortex.v1.MemoryToolDeleteRequest
+	8,  // 87: exocortex.v1.MemoryService.Search:output_type -> exocortex.v1.MemorySearchResponse
+	10, // 88: exocortex.v1.MemoryService.Compile:output_type -> exocortex.v1.MemoryCompileResponse
+	12, // 89: exocortex.v1.MemoryService.Get:output_type -> exocortex.v1.MemoryGetResponse
+	14, // 90: exocortex.v1.MemoryService.List:output_type -> exocortex.v1.MemoryListResponse
+	17, // 91: exocortex.v1.MemoryService.Census:output_type -> exocortex.v1.MemoryCensusResponse
+	19, // 92: exocortex.v1.MemoryService.Save:output_type -> exocortex.v1.MemorySaveResponse
+	22, // 93: exocortex.v1.MemoryService.Update:output_type -> exocortex.v1.MemoryUpdateResponse
+	24, // 94: exocortex.v1.MemoryService.Archive:output_type -> exocortex.v1.MemoryArchiveResponse
+	26, // 95: exocortex.v1.MemoryService.Restore:output_type -> exocortex.v1.MemoryRestoreResponse
+	28, // 96: exocortex.v1.MemoryService.Delete:output_type -> exocortex.v1.MemoryDeleteResponse
+	30, // 97: exocortex.v1.MemoryService.Forget:output_type -> exocortex.v1.MemoryForgetResponse
+	32, // 98: exocortex.v1.MemoryService.Merge:output_type -> exocortex.v1.MemoryMergeResponse
+	34, // 99: exocortex.v1.MemoryService.RecordAccess:output_type -> exocortex.v1.MemoryRecordAccessResponse
+	38, // 100: exocortex.v1.MemoryService.Append:output_type -> exocortex.v1.MemoryAppendResponse
+	41, // 101: exocortex.v1.MemoryService.History:output_type -> exocortex.v1.MemoryHistoryResponse
+	43, // 102: exocortex.v1.MemoryService.Stats:output_type -> exocortex.v1.MemoryStatsResponse
+	46, // 103: exocortex.v1.MemoryService.Check:output_type -> exocortex.v1.MemoryCheckResponse
+	49, // 104: exocortex.v1.MemoryService.Vectors:output_type -> exocortex.v1.MemoryVectorsResponse
+	51, // 105: exocortex.v1.MemoryService.Embed:output_type -> exocortex.v1.MemoryEmbedResponse
+	56, // 106: exocortex.v1.MemoryService.Import:output_type -> exocortex.v1.MemoryImportResponse
+	58, // 107: exocortex.v1.MemoryService.Export:output_type -> exocortex.v1.MemoryExportResponse
+	60, // 108: exocortex.v1.MemoryService.Watch:output_type -> exocortex.v1.MemoryWatchResponse
+	66, // 109: exocortex.v1.MemoryService.ToolSave:output_type -> exocortex.v1.MemoryToolResponse
+	66, // 110: exocortex.v1.MemoryService.ToolRetrieve:output_type -> exocortex.v1.MemoryToolResponse
+	66, // 111: exocortex.v1.MemoryService.ToolLoad:output_type -> exocortex.v1.MemoryToolResponse
+	66, // 112: exocortex.v1.MemoryService.ToolForget:output_type -> exocortex.v1.MemoryToolResponse
+	66, // 113: exocortex.v1.MemoryService.ToolDelete:output_type -> exocortex.v1.MemoryToolResponse
+	87, // [87:114] is the sub-list for method output_type
+	60, // [60:87] is the sub-list for method input_type
+	60, // [60:60] is the sub-list for extension type_name
+	60, // [60:60] is the sub-list for extension extendee
+	0,  // [0:60] is the sub-list for field type_name
 }
 
 func init() { file_exocortex_v1_memory_proto_init() }
@@ -5087,7 +5104,7 @@ func file_exocortex_v1_memory_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_exocortex_v1_memory_proto_rawDesc), len(file_exocortex_v1_memory_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   72,
+			NumMessages:   73,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -247,24 +247,22 @@ def build(p: Plugin) -> Built:
         if not isinstance(t.name, str) or not t.name or _has_space(t.name):
             bad(f'plugin "{pname}": tools[{i}] has an empty name or one with spaces ({t.name!r})')
             continue
-        params = t.parameters
-        if not isinstance(params, str):
-            try:
-                params = json.dumps(params, sort_keys=True, separators=(",", ":"))
-            except (TypeError, ValueError) as e:
-                bad(f'tool "{t.name}": parameters cannot be written as JSON: {e}')
-                params = ""
+        params = _schema_text(t, "parameters", t.parameters, bad)
+        returns = _schema_text(t, "returns", t.returns, bad)
         if not callable(t.run):
             bad(f'tool "{t.name}" has no run function')
         elif params and not _valid_json(params):
             bad(f'tool "{t.name}": parameters is not valid JSON (it must be a JSON Schema)')
+        elif returns and not _valid_json(returns):
+            bad(f'tool "{t.name}": returns is not valid JSON (it must be a JSON Schema)')
         if t.name in tools:
             bad(f'plugin "{pname}": two tools are named "{t.name}"')
             continue
         tools[t.name] = t
         manifest.tools.add(name=t.name, description=t.description or "", parameters_json_schema=params,
                            implemented=True, prompt_file=t.prompt_file or "",
-                           uses_secrets=list(t.uses_secrets or ()))
+                           uses_secrets=list(t.uses_secrets or ()), category=t.category or "",
+                           returns_json_schema=returns)
 
     for i, f in enumerate(p.files):
         if not isinstance(f, manifest_pb2.FileSpec) or not f.id or not f.path:
@@ -301,6 +299,17 @@ def _check_for_tools(name: str, tools: Any, hooks: FrozenSet[int], bad) -> List[
         else:
             names.append(t)
     return _sorted_unique(names)
+
+
+def _schema_text(t, field, schema, bad):
+    """A tool's schema field (JSON text or a dict) as JSON text."""
+    if isinstance(schema, str):
+        return schema
+    try:
+        return json.dumps(schema, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError) as e:
+        bad(f'tool "{t.name}": {field} cannot be written as JSON: {e}')
+        return ""
 
 
 def _valid_json(s: str) -> bool:

@@ -104,6 +104,10 @@ class Tool:
     # place of §§secret(NAME) in the arguments it sends this tool only; "*" takes
     # every configured secret. A tool that declares none sees the placeholders.
     uses_secrets: Sequence[str] = ()
+    # The tool's category in the tool registry (exocortex serve's GET /tools?category=).
+    category: str = ""
+    # The JSON Schema of the tool's result, as JSON text or a dict; "" for none.
+    returns: Union[str, Mapping[str, Any]] = ""
 
 
 @dataclass

@@ -153,20 +153,24 @@ class StateKeySpec(_message.Message):
     def __init__(self, name: _Optional[str] = ..., type: _Optional[str] = ..., scope: _Optional[_Union[Scope, str]] = ..., owner: _Optional[str] = ..., doc: _Optional[str] = ..., flag: bool = ...) -> None: ...
 
 class ToolSpec(_message.Message):
-    __slots__ = ["description", "implemented", "name", "parameters_json_schema", "prompt_file", "uses_secrets"]
+    __slots__ = ["category", "description", "implemented", "name", "parameters_json_schema", "prompt_file", "returns_json_schema", "uses_secrets"]
+    CATEGORY_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     IMPLEMENTED_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     PARAMETERS_JSON_SCHEMA_FIELD_NUMBER: _ClassVar[int]
     PROMPT_FILE_FIELD_NUMBER: _ClassVar[int]
+    RETURNS_JSON_SCHEMA_FIELD_NUMBER: _ClassVar[int]
     USES_SECRETS_FIELD_NUMBER: _ClassVar[int]
+    category: str
     description: str
     implemented: bool
     name: str
     parameters_json_schema: str
     prompt_file: str
+    returns_json_schema: str
     uses_secrets: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., parameters_json_schema: _Optional[str] = ..., implemented: bool = ..., prompt_file: _Optional[str] = ..., uses_secrets: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., parameters_json_schema: _Optional[str] = ..., implemented: bool = ..., prompt_file: _Optional[str] = ..., uses_secrets: _Optional[_Iterable[str]] = ..., category: _Optional[str] = ..., returns_json_schema: _Optional[str] = ...) -> None: ...
 
 class Hook(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

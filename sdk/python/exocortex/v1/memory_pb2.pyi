@@ -594,7 +594,14 @@ class MemoryStatsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class MemoryStatsResponse(_message.Message):
-    __slots__ = ["by_area", "by_status", "dir", "embedder", "embedding_change", "fulltext_docs", "fulltext_seq", "journal_bytes", "journal_path", "journal_seq", "notices", "owner_pid", "records", "skipped_events", "snapshot_seq", "state_hash", "unknown_events", "vector_count", "vector_model", "vector_seq", "vectors", "vectors_lagging"]
+    __slots__ = ["area_hashes", "by_area", "by_status", "dir", "embedder", "embedding_change", "fulltext_docs", "fulltext_seq", "journal_bytes", "journal_path", "journal_seq", "notices", "owner_pid", "records", "skipped_events", "snapshot_seq", "state_hash", "unknown_events", "vector_count", "vector_model", "vector_seq", "vectors", "vectors_lagging"]
+    class AreaHashesEntry(_message.Message):
+        __slots__ = ["key", "value"]
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     class ByAreaEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -616,6 +623,7 @@ class MemoryStatsResponse(_message.Message):
         key: str
         value: int
         def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    AREA_HASHES_FIELD_NUMBER: _ClassVar[int]
     BY_AREA_FIELD_NUMBER: _ClassVar[int]
     BY_STATUS_FIELD_NUMBER: _ClassVar[int]
     DIR_FIELD_NUMBER: _ClassVar[int]
@@ -638,6 +646,7 @@ class MemoryStatsResponse(_message.Message):
     VECTOR_COUNT_FIELD_NUMBER: _ClassVar[int]
     VECTOR_MODEL_FIELD_NUMBER: _ClassVar[int]
     VECTOR_SEQ_FIELD_NUMBER: _ClassVar[int]
+    area_hashes: _containers.ScalarMap[str, str]
     by_area: _containers.ScalarMap[str, int]
     by_status: _containers.ScalarMap[str, int]
     dir: str
@@ -660,7 +669,7 @@ class MemoryStatsResponse(_message.Message):
     vector_seq: int
     vectors: str
     vectors_lagging: bool
-    def __init__(self, dir: _Optional[str] = ..., records: _Optional[int] = ..., by_area: _Optional[_Mapping[str, int]] = ..., by_status: _Optional[_Mapping[str, int]] = ..., journal_seq: _Optional[int] = ..., journal_bytes: _Optional[int] = ..., snapshot_seq: _Optional[int] = ..., fulltext_seq: _Optional[int] = ..., fulltext_docs: _Optional[int] = ..., vectors: _Optional[str] = ..., vector_model: _Optional[str] = ..., vector_seq: _Optional[int] = ..., vector_count: _Optional[int] = ..., unknown_events: _Optional[_Mapping[str, int]] = ..., skipped_events: _Optional[int] = ..., state_hash: _Optional[str] = ..., notices: _Optional[_Iterable[str]] = ..., vectors_lagging: bool = ..., embedder: _Optional[str] = ..., journal_path: _Optional[str] = ..., embedding_change: _Optional[_Union[MemoryEmbeddingChange, _Mapping]] = ..., owner_pid: _Optional[int] = ...) -> None: ...
+    def __init__(self, dir: _Optional[str] = ..., records: _Optional[int] = ..., by_area: _Optional[_Mapping[str, int]] = ..., by_status: _Optional[_Mapping[str, int]] = ..., journal_seq: _Optional[int] = ..., journal_bytes: _Optional[int] = ..., snapshot_seq: _Optional[int] = ..., fulltext_seq: _Optional[int] = ..., fulltext_docs: _Optional[int] = ..., vectors: _Optional[str] = ..., vector_model: _Optional[str] = ..., vector_seq: _Optional[int] = ..., vector_count: _Optional[int] = ..., unknown_events: _Optional[_Mapping[str, int]] = ..., skipped_events: _Optional[int] = ..., state_hash: _Optional[str] = ..., notices: _Optional[_Iterable[str]] = ..., vectors_lagging: bool = ..., embedder: _Optional[str] = ..., journal_path: _Optional[str] = ..., embedding_change: _Optional[_Union[MemoryEmbeddingChange, _Mapping]] = ..., owner_pid: _Optional[int] = ..., area_hashes: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class MemoryTags(_message.Message):
     __slots__ = ["tags"]

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/exocortex/exocortex/core/host"
+	"github.com/exocortex/exocortex/server"
+	"github.com/exocortex/exocortex/server/deltas"
+	"github.com/exocortex/exocortex/server/memoryapi"
+	"github.com/exocortex/exocortex/server/openapi"
+	"github.com/exocortex/exocortex/server/route"
+	"github.com/exocortex/exocortex/server/tools"
+)
+
+// restExamples are `serve --help`'s curls for the REST surfaces.
+const restExamples = `
+
+  # Memory and state (REST under /api/v1/; writes need the admin key)
+  curl -s 'http://127.0.0.1:8765/api/v1/memory/search?q=deploy&k=5&area=main' -H "X-API-KEY: $EXOCORTEX_API_KEY"
+  curl -s http://127.0.0.1:8765/api/v1/memory -H "X-API-KEY: $EXOCORTEX_API_KEY" \
+    -H 'Content-Type: application/json' -d '{"text": "deploys go out on Tuesdays", "tags": ["ops"]}'
+  curl -s http://127.0.0.1:8765/api/v1/memory/compile -H "X-API-KEY: $EXOCORTEX_API_KEY" \
+    -H 'Content-Type: application/json' -d '{"query": "deploy", "token_budget": 300}'
+  curl -s 'http://127.0.0.1:8765/api/v1/state?ns=main' -H "X-API-KEY: $EXOCORTEX_API_KEY"
+
+  # Deltas: what changed since a sequence number, and the live stream (-N)
+  curl -s 'http://127.0.0.1:8765/api/v1/deltas?since=0' -H "X-API-KEY: $EXOCORTEX_API_KEY"
+  curl -sN http://127.0.0.1:8765/api/v1/deltas/stream -H "X-API-KEY: $EXOCORTEX_API_KEY" -H 'Last-Event-ID: 0'
+
+  # The tool registry, its health, and the OpenAPI description (no key needed for the last two)
+  curl -s 'http://127.0.0.1:8765/tools?category=retrieval' -H "X-API-KEY: $EXOCORTEX_API_KEY"
+  curl -s http://127.0.0.1:8765/health
+  curl -s http://127.0.0.1:8765/api/v1/openapi.json`
+
+// mountREST mounts memory and state, the deltas, the tool registry and the
+// OpenAPI description (last, so that it describes every surface) on srv, as
+// clients of the memory service h's plugins use. The returned func stops the
+// deltas' watch.
+func mountREST(ctx context.Context, srv *server.Server, h *host.Host, home, version string) (func(), error) {
+	mem, err := h.Services().Memory(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("serve: the memory service: %w", err)
+	}
+	reg, err := tools.Open(filepath.Join(home, tools.File), tools.FromHost(h))
+	if err != nil {
+		return nil, err
+	}
+	d := deltas.New(mem, deltas.Options{})
+	for _, routes := range [][]route.Route{memoryapi.New(mem), d.Routes(), reg.Routes()} {
+		if err := srv.Mount(routes...); err != nil {
+			d.Close()
+			return nil, err
+		}
+	}
+	doc := openapi.Route(openapi.Info{Title: "Exocortex", Version: version,
+		Description: "The agent and its memory over HTTP (exocortex serve). docs/api.md describes each surface."},
+		srv.Routes, memoryapi.Ops(), deltas.Ops(), tools.Ops())
+	if err := srv.Mount(doc); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return func() { d.Close() }, nil
+}
