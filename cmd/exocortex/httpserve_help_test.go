@@ -46,6 +46,9 @@ replies:
 `, "", nil, "EXOCORTEX_API_KEY=help-key")
 	ctxID, taskID := "", ""
 	for _, c := range curls {
+		if strings.Contains(c, "/stream") {
+			continue // a live stream never ends; TestServeRESTSurfaces reads it
+		}
 		c = strings.ReplaceAll(c, "http://127.0.0.1:8765", s.url)
 		want := "200"
 		switch {
@@ -61,7 +64,7 @@ replies:
 			}
 			c = strings.ReplaceAll(c, "NAME", ctxID)
 		}
-		cmd := exec.Command("sh", "-c", c+` -w '\n%{http_code}'`)
+		cmd := exec.Command("sh", "-c", c+` --max-time 60 -w '\n%{http_code}'`)
 		cmd.Env = append(os.Environ(), "EXOCORTEX_API_KEY=help-key")
 		out, err := cmd.Output()
 		if err != nil {
@@ -69,7 +72,7 @@ replies:
 		}
 		i := strings.LastIndex(string(out), "\n")
 		body, status := string(out[:i]), string(out[i+1:])
-		if status != want {
+		if status != want && !(want == "200" && strings.HasPrefix(status, "2")) {
 			t.Errorf("%s: %s, want status %s", c, out, want)
 			continue
 		}
