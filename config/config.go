@@ -89,8 +89,38 @@ type Config struct {
 	// Tools configures the built-in tools (config/tools.go); the tool plugins
 	// load it themselves with LoadTools.
 	Tools Tools `yaml:"tools"`
+	// MCP configures `exocortex mcp`, the Model Context Protocol server.
+	MCP MCPServer `yaml:"mcp"`
+	// MCPServers are MCP servers whose tools the agent uses (named
+	// SERVER.TOOL), by name, each as the desktop clients write an mcpServers
+	// entry: {command, args, env} for a local server on stdio, or {url (or
+	// serverUrl), headers, type: sse or streamable-http} for a remote one, with
+	// init_timeout and tool_timeout (seconds or a duration) and disabled.
+	MCPServers map[string]toolsettings.MCPServer `yaml:"mcp_servers"`
+	// MCPServersFile is a JSON file with a top-level mcpServers object, as
+	// Claude Desktop and Cursor write it (a relative path starts at the home);
+	// mcp_servers entries of the same name win.
+	MCPServersFile string `yaml:"mcp_servers_file"`
+	// CommandHooks configures the bridge that runs Claude Code, Gemini CLI and
+	// Codex hook scripts (docs/command-hooks.md).
+	CommandHooks toolsettings.CommandHooks `yaml:"command_hooks"`
 	// Serve configures `exocortex serve`, the HTTP server (docs/api.md).
 	Serve Serve `yaml:"serve"`
+}
+
+// MCPServer is the mcp: section: Exocortex served over the Model Context
+// Protocol (`exocortex mcp`, and /mcp in `exocortex serve`).
+type MCPServer struct {
+	// MaxResultBytes bounds one tool result; a larger one is answered with an
+	// error naming its size and the limit, never cut (default 1048576).
+	MaxResultBytes int `yaml:"max_result_bytes" check:"nonnegative" zero:"takes the default"`
+	// Agent adds Agent Zero's send_message and finish_chat tools: an MCP
+	// client may run the agent, each chat in its own session (mcp-ID).
+	Agent bool `yaml:"agent"`
+	// Approval is the approval mode of the agent's chats over MCP: a tool
+	// call held for approval is refused with the reason (an MCP client cannot
+	// answer), unless the mode lets it run.
+	Approval string `yaml:"approval" allowed:"default,auto-edit,auto_edit,yolo"`
 }
 
 // Serve is the serve: section: `exocortex serve`'s address, API keys and limits.
@@ -240,6 +270,7 @@ func Default() Config {
 		Timeouts:      Timeouts{Default: Duration(10 * time.Second), Tool: Duration(2 * time.Minute), Compress: Duration(20 * time.Second)},
 		Approval:      "default",
 		IdleSleep:     Duration(10 * time.Minute),
+		MCP:           MCPServer{Approval: "default"},
 		Serve: Serve{Addr: "127.0.0.1:8765", MaxBodyBytes: 8 << 20, RequestTimeout: Duration(10 * time.Minute),
 			RatePerSecond: 20, RateBurst: 40, ShutdownTimeout: Duration(30 * time.Second), ApprovalTimeout: Duration(5 * time.Minute)},
 	}

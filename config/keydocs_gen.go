@@ -10,6 +10,8 @@ func fieldDoc(typeField string) string {
 		return "Approval is the approval mode: default, auto-edit or yolo."
 	case "config.Config.Checksums":
 		return "Checksums pins plugins by name to the hex SHA-256 of their executable."
+	case "config.Config.CommandHooks":
+		return "CommandHooks configures the bridge that runs Claude Code, Gemini CLI and Codex hook scripts (docs/command-hooks.md)."
 	case "config.Config.DisabledExtensions":
 		return "DisabledExtensions are not run; EnabledExtensions turns on ones shipped disabled."
 	case "config.Config.EmbedModel":
@@ -20,6 +22,12 @@ func fieldDoc(typeField string) string {
 		return "FullToolDocs puts every tool's full documentation in the system prompt instead of one line per tool until the tool is used."
 	case "config.Config.IdleSleep":
 		return "IdleSleep is how long an operator session stays idle before it runs the sleep consolidation the trigger asked for; 0 turns it off."
+	case "config.Config.MCP":
+		return "MCP configures `exocortex mcp`, the Model Context Protocol server."
+	case "config.Config.MCPServers":
+		return "MCPServers are MCP servers whose tools the agent uses (named SERVER.TOOL), by name, each as the desktop clients write an mcpServers entry: {command, args, env} for a local server on stdio, or {url (or serverUrl), headers, type: sse or streamable-http} for a remote one, with init_timeout and tool_timeout (seconds or a duration) and disabled."
+	case "config.Config.MCPServersFile":
+		return "MCPServersFile is a JSON file with a top-level mcpServers object, as Claude Desktop and Cursor write it (a relative path starts at the home); mcp_servers entries of the same name win."
 	case "config.Config.MaxIterations":
 		return "MaxIterations bounds the iterations (model replies) of one monologue."
 	case "config.Config.MaxNumCtx":
@@ -72,6 +80,12 @@ func fieldDoc(typeField string) string {
 		return "Origins maps a key (a map's entry as KEY.NAME) to where its value came from; a key not in it has its default."
 	case "config.Loaded.Path":
 		return "Path is the configuration file (which may not exist)."
+	case "config.MCPServer.Agent":
+		return "Agent adds Agent Zero's send_message and finish_chat tools: an MCP client may run the agent, each chat in its own session (mcp-ID)."
+	case "config.MCPServer.Approval":
+		return "Approval is the approval mode of the agent's chats over MCP: a tool call held for approval is refused with the reason (an MCP client cannot answer), unless the mode lets it run."
+	case "config.MCPServer.MaxResultBytes":
+		return "MaxResultBytes bounds one tool result; a larger one is answered with an error naming its size and the limit, never cut (default 1048576)."
 	case "config.MemoryTools.Embedder":
 		return "Embedder computes the store's vectors, for the tools, the recall extensions and the CLI alike: \"auto\" (the default: the full offline GloVe file if it is found, else the compact table built into the binary), \"none\" (BM25 alone), \"glove:PATH\", \"glove:compact\", \"ollama:MODEL\" (e.g. ollama:nomic-embed-text) or \"openai:MODEL\" (the OpenAI-compatible server under openai:). $EXOCORTEX_EMBEDDER overrides it. Changing the model re-embeds every record from the journal on the next open."
 	case "config.MemoryTools.IdleClose":
@@ -162,6 +176,16 @@ func fieldDoc(typeField string) string {
 		return "Timeout bounds one call; the command's processes are killed when it passes (default 60s). Keep it below timeouts.tool: the host kills the whole plugin at that deadline, and the tool shortens its own timeout to fit inside it."
 	case "toolsettings.CodeExecution.WorkDir":
 		return "WorkDir is where a new session's shell starts (default the project directory)."
+	case "toolsettings.CommandHooks.Files":
+		return "Files are the hook configurations to read, in their order (filled in by the host: the user's always, a project's when it is trusted)."
+	case "toolsettings.CommandHooks.MaxOutputBytes":
+		return "MaxOutputBytes bounds what one hook run may print on stdout and on stderr (default 1 MiB); a hook over it is reported, and its output is not used (a blocking event fails closed), never cut silently."
+	case "toolsettings.CommandHooks.Off":
+		return "Off turns the bridge off: no hook configuration is read."
+	case "toolsettings.CommandHooks.Skipped":
+		return "Skipped are the project's configurations that exist but were not read, because the project is not trusted (`exocortex trust`)."
+	case "toolsettings.CommandHooks.StopContinues":
+		return "StopContinues caps how many times Stop hooks (and Gemini's AfterAgent) may keep one monologue going after its final response (default 3)."
 	case "toolsettings.Confinement.Off":
 		return "Off is tools.sandbox.UNSAFE_disable_sandbox."
 	case "toolsettings.Confinement.Policy":
@@ -184,6 +208,22 @@ func fieldDoc(typeField string) string {
 		return "MaxReadLines bounds the lines one read returns (default 400)."
 	case "toolsettings.Editor.Roots":
 		return "Roots are the directories text_editor may read and write in; a relative root is taken from the project directory. Default: the project directory. A relative path given to the tool starts at the first root."
+	case "toolsettings.MCPServer.Args":
+		return "Command and Args start a stdio server; Env is added to its environment."
+	case "toolsettings.MCPServer.Command":
+		return "Command and Args start a stdio server; Env is added to its environment."
+	case "toolsettings.MCPServer.Env":
+		return "Command and Args start a stdio server; Env is added to its environment."
+	case "toolsettings.MCPServer.InitTimeout":
+		return "InitTimeout bounds the start and the initialize handshake; ToolTimeout one tool call (seconds, or a duration such as 30s)."
+	case "toolsettings.MCPServer.ServerURL":
+		return "URL (or ServerURL, Agent Zero's spelling) names a remote server."
+	case "toolsettings.MCPServer.ToolTimeout":
+		return "InitTimeout bounds the start and the initialize handshake; ToolTimeout one tool call (seconds, or a duration such as 30s)."
+	case "toolsettings.MCPServer.Type":
+		return "Type is stdio, sse, or streamable-http (http); empty: stdio with a command, streamable HTTP with a url."
+	case "toolsettings.MCPServer.URL":
+		return "URL (or ServerURL, Agent Zero's spelling) names a remote server."
 	case "toolsettings.Recall.AreaLimits":
 		return "AreaLimits caps the memories of one area in the block, e.g. {main: 5, solutions: 3, fragments: 2}; areas not named share Limit."
 	case "toolsettings.Recall.BlockChars":
@@ -204,12 +244,18 @@ func fieldDoc(typeField string) string {
 		return "WritePaths are more directories the sandboxed processes may write beneath (relative to the project directory; ~ is the home directory)."
 	case "toolsettings.Tools.CodeExecution":
 		return "CodeExecution is code_execution's, with the sandbox its shells run in."
+	case "toolsettings.Tools.CommandHooks":
+		return "CommandHooks is the command-hook bridge's (commandhooks.go)."
 	case "toolsettings.Tools.Data":
 		return "Data is data_analyze's and data_visualize's, with their sandbox."
 	case "toolsettings.Tools.Editor":
 		return "Editor is text_editor's."
 	case "toolsettings.Tools.Home":
 		return "Home is the Exocortex home directory: the memory store, staging.jsonl and the library catalog live in it."
+	case "toolsettings.Tools.MCPProblems":
+		return "MCPProblems say why configured MCP servers were left out (an unreadable mcp_servers_file, an entry without command or url), by server name or file."
+	case "toolsettings.Tools.MCPServers":
+		return "MCPServers are the MCP servers whose tools the agent uses, by name (config.yaml's mcp_servers and the mcp_servers_file's, merged)."
 	case "toolsettings.Tools.Recall":
 		return "Recall is the recall extensions' (tools.memory.recall)."
 	case "toolsettings.Tools.WebSearch":

@@ -65,6 +65,9 @@ func (c Config) PluginSettingsEnv(home, project string) (string, error) {
 		Home: t.Home, Editor: &t.Editor, CodeExecution: &t.CodeExecution, Data: &t.Data,
 		WebSearch: &t.WebSearch, Recall: &t.Memory.Recall,
 	}
+	s.Tools.MCPServers, s.Tools.MCPProblems = c.MCPServersAt(home)
+	hooks := c.CommandHooksSettings(home, project)
+	s.Tools.CommandHooks = &hooks
 	b, err := json.Marshal(s)
 	if err != nil {
 		return "", fmt.Errorf("encoding the settings for the plugins: %w", err)

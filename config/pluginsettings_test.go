@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/exocortex/exocortex/toolsettings"
 )
 
 // TestPluginSettingsEnv checks what a plugin is shown of the session's
@@ -52,5 +54,37 @@ func TestPluginSettingsEnv(t *testing.T) {
 	}
 	if strings.Contains(js, "KEEPER_SECRET_KEY_VAR") || strings.Contains(js, "127.0.0.1") || strings.Contains(js, "KEEPER-KEY") {
 		t.Errorf("the settings shown to plugins carry a secret or an address: %s", js)
+	}
+}
+
+// The secret settings a plugin may receive are found by their declaration
+// (secret:"true" plugin:"true"), with the environment over the file:
+// web_search's key, under the key the plugin declares
+// (toolsettings.APIKeySetting); serve's API keys are secret but for no plugin.
+func TestSecretSettings(t *testing.T) {
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, FileName), []byte("tools:\n  web_search:\n    api_key: tvly-from-the-file\nserve:\n  api_key: admin-key-not-for-plugins\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, env, want string
+	}{
+		{"the file", "", "tvly-from-the-file"},
+		{"the environment over it", "tvly-from-the-environment", "tvly-from-the-environment"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.env != "" {
+				t.Setenv(EnvSearchKey, tt.env)
+			}
+			cfg, err := Load(home)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := cfg.SecretSettings()
+			if len(got) != 1 || got[toolsettings.APIKeySetting] != tt.want {
+				t.Fatalf("SecretSettings() = %v, want only %s = %q", got, toolsettings.APIKeySetting, tt.want)
+			}
+		})
 	}
 }

@@ -41,3 +41,37 @@ func (l *Loaded) Settings(project string) []Setting {
 	}
 	return out
 }
+
+// SecretSettings returns the secret keys a plugin may receive, those declared
+// secret:"true" plugin:"true" (tools.web_search.api_key), with their values,
+// the environment's overrides applied, "" when unset. The host masks the
+// values set like the secrets: section's and hands one only to a plugin that
+// declares it (docs/secrets.md); the plugin settings never carry them. The
+// other secret keys (serve's API keys) reach no plugin at all.
+func (c Config) SecretSettings() map[string]string {
+	out, _ := c.secretSettings()
+	return out
+}
+
+// SecretSettingsEnv lists the environment variables SecretSettings may be
+// read from (EXOCORTEX_SEARCH_API_KEY), which no plugin may see.
+func (c Config) SecretSettingsEnv() []string {
+	_, env := c.secretSettings()
+	return env
+}
+
+func (c Config) secretSettings() (map[string]string, []string) {
+	v := reflect.ValueOf(c)
+	out := map[string]string{}
+	var env []string
+	for _, f := range fields(v.Type()) {
+		if f.sf.Tag.Get("secret") != "true" || f.sf.Tag.Get("plugin") != "true" || f.entries {
+			continue
+		}
+		out[f.path] = v.FieldByIndex(f.index).String()
+		if e := f.sf.Tag.Get("env"); e != "" {
+			env = append(env, e)
+		}
+	}
+	return out, env
+}

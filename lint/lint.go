@@ -53,6 +53,24 @@ type Input struct {
 	// SecretReads are the places plugins' code reads the operator's secrets
 	// (FindSecretReads), for EXO139.
 	SecretReads []SecretRead
+	// CommandHooks are the problems of the command hooks (the command-hooks
+	// plugin's Claude Code, Gemini CLI and Codex configurations), as the
+	// bridge's loader and checker find them (EXO141, EXO142).
+	CommandHooks []CommandHookProblem
+}
+
+// CommandHookProblem is one problem of the command hooks
+// (docs/command-hooks.md).
+type CommandHookProblem struct {
+	// Extension is the hook's extension name; "" for a problem of a file.
+	Extension string `json:"extension,omitempty"`
+	File      string `json:"file"`
+	Message   string `json:"message"`
+	// CannotRun: the hook's command cannot run (EXO141); otherwise the
+	// configuration cannot be used in full (EXO142).
+	CannotRun bool `json:"cannot_run,omitempty"`
+	// Fix says what to do, in one line.
+	Fix string `json:"fix"`
 }
 
 // Entry is one file or directory found in or under a scanned directory.
@@ -191,6 +209,8 @@ func Codes() []CodeInfo {
 		{"EXO137", Warning, 0, 0, "A ported Agent Zero file stores an asyncio task (or a DeferredTask) in agent data the port declares as shared state: the layer keeps it in the plugin process, where the tree's later hooks await or poll it; other plugins never see it."},
 		{"EXO138", Info, 0, 0, "The third-party imports of a Python plugin's files were not checked, because no Python interpreter could be asked which modules are installed."},
 		{"EXO139", Warning, 0, 0, "A plugin's code reads the operator's secrets (Agent Zero's get_secrets_manager, load_secrets, replace_placeholders, an A0_SECRET_ variable) but none of its tools declares uses_secrets: the host keeps the values from it."},
+		{"EXO141", Error, 0, 0, "A command hook (Claude Code, Gemini CLI or Codex hook configuration) cannot run: its script does not exist or is not executable, or its program is not on PATH; at a tool call it guards, the call is stopped."},
+		{"EXO142", Warning, 0, 0, "A command-hook configuration cannot be used in full: a file that is not JSON, an event Exocortex has no hook for, an entry that is not a command, a bad matcher or timeout, or a project's file left out because the project is not trusted."},
 	}
 }
 
@@ -219,6 +239,7 @@ func Check(in Input) []Finding {
 	c.ported()
 	c.imports()
 	c.secretReads()
+	c.commandHooks()
 	SortFindings(c.out)
 	return slices.CompactFunc(c.out, func(a, b Finding) bool { return a == b })
 }
@@ -261,6 +282,18 @@ type checker struct {
 }
 
 func (c *checker) add(f Finding) { c.out = append(c.out, f) }
+
+// commandHooks reports the command hooks that cannot run (EXO141) and the
+// configurations that cannot be used in full (EXO142).
+func (c *checker) commandHooks() {
+	for _, p := range c.in.CommandHooks {
+		f := Finding{Code: "EXO142", Severity: Warning, Plugin: "command-hooks", Extension: p.Extension, File: p.File, Message: p.Message, Fix: p.Fix}
+		if p.CannotRun {
+			f.Code, f.Severity = "EXO141", Error
+		}
+		c.add(f)
+	}
+}
 
 // at names an extension at its hook for messages: "recall at message_loop_prompts_after (order 55)".
 func at(e *wiring.Extension) string {

@@ -47,12 +47,13 @@ type testCase struct {
 		Message string   `json:"message"`
 		Fix     string   `json:"fix"`
 	} `json:"skipped"`
-	PromptText []PromptText    `json:"prompt_text"`
-	Ported     []Ported        `json:"ported"`
-	Imports    []PluginImports `json:"imports"`
-	Secrets    []SecretRead    `json:"secret_reads"`
-	WiringPath string          `json:"wiring_path"`
-	Wiring     *string         `json:"wiring"`
+	PromptText []PromptText         `json:"prompt_text"`
+	Ported     []Ported             `json:"ported"`
+	Imports    []PluginImports      `json:"imports"`
+	Secrets    []SecretRead         `json:"secret_reads"`
+	Hooks      []CommandHookProblem `json:"command_hooks"`
+	WiringPath string               `json:"wiring_path"`
+	Wiring     *string              `json:"wiring"`
 	// Want lists findings that must be reported, location fields exactly.
 	Want []Finding `json:"want"`
 }
@@ -91,6 +92,7 @@ func readCase(t *testing.T, path string) (Input, []Finding) {
 	in.Ported = tc.Ported
 	in.Imports = tc.Imports
 	in.SecretReads = tc.Secrets
+	in.CommandHooks = tc.Hooks
 	if tc.Wiring != nil {
 		in.Wiring = []byte(*tc.Wiring)
 	}

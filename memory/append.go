@@ -36,7 +36,10 @@ func (s *Store) Append(ctx context.Context, entries []staging.Entry) ([]staging.
 		return nil, errors.New("memory: the store is closed")
 	}
 	err := s.checkEntries(entries)
-	if s.repairLocked(ctx) {
+	if damaged, rerr := s.repairLocked(ctx); rerr != nil {
+		// The entries were checked on a state that reads records as missing.
+		return nil, rerr
+	} else if damaged {
 		err = s.checkEntries(entries)
 	}
 	if err != nil {
@@ -167,43 +170,52 @@ func (s *Store) ReadJournal(ctx context.Context, since uint64, fn func(staging.R
 // JournalSeq is the sequence number of the last journal record.
 func (s *Store) JournalSeq() uint64 { return s.journal.LastSeq() }
 
-// Records returns copies of every record, of every area and status, sorted by id.
-func (s *Store) Records(ctx context.Context) []*Record {
-	s.mu.RLock()
-	out := make([]*Record, 0, s.state.Len())
-	s.state.each(func(r *Record) bool {
-		out = append(out, r.clone())
-		return true
+// Records returns copies of every record, of every area and status, sorted
+// by id. The error is a *RepairError (see Get).
+func (s *Store) Records(ctx context.Context) ([]*Record, error) {
+	var out []*Record
+	err := s.reading(ctx, func() error {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		out = make([]*Record, 0, s.state.Len())
+		s.state.each(func(r *Record) bool {
+			out = append(out, r.clone())
+			return true
+		})
+		return nil
 	})
-	s.mu.RUnlock()
-	if s.repairState(ctx) {
-		return s.Records(ctx)
+	if err != nil {
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
+	return out, nil
 }
 
 // Vector returns the vector the index holds for the record id (a copy), and false
 // when the store has no embedder, the record does not exist or its vector is not
 // (yet) in the index.
-func (s *Store) Vector(ctx context.Context, id string) ([]float32, bool) {
+//
+// The error is a *RepairError (see Get).
+func (s *Store) Vector(ctx context.Context, id string) ([]float32, bool, error) {
 	if s.vec == nil {
-		return nil, false
+		return nil, false, nil
 	}
-	s.mu.RLock()
-	r := s.state.get(id)
-	area := ""
-	if r != nil {
-		area = r.Area
+	var area string
+	var found bool
+	err := s.reading(ctx, func() error {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		r := s.state.get(id)
+		if found = r != nil; found {
+			area = r.Area
+		}
+		return nil
+	})
+	if err != nil || !found {
+		return nil, false, err
 	}
-	s.mu.RUnlock()
-	if s.repairState(ctx) {
-		return s.Vector(ctx, id)
-	}
-	if r == nil {
-		return nil, false
-	}
-	return s.vec.lookup(id, area)
+	v, ok := s.vec.lookup(id, area)
+	return v, ok, nil
 }
 
 // Embedder returns the store's embedder, nil when it runs on BM25 alone.

@@ -31,16 +31,16 @@ func TestAppendBatchOfEvents(t *testing.T) {
 	if len(recs) != 4 || recs[0].Seq != before+1 || s.JournalSeq() != before+4 {
 		t.Fatalf("records %v, journal seq %d (was %d)", recs, s.JournalSeq(), before)
 	}
-	c, _ := s.Get(context.Background(), "coffee")
-	c2, _ := s.Get(context.Background(), "coffee2")
-	db, _ := s.Get(context.Background(), "db")
+	c, _ := must2(s.Get(context.Background(), "coffee"))
+	c2, _ := must2(s.Get(context.Background(), "coffee2"))
+	db, _ := must2(s.Get(context.Background(), "db"))
 	if c.Importance != 0.9 || c2.Status != StatusArchived || c2.SupersededBy != "coffee" || db.Status != StatusArchived {
 		t.Fatalf("after the batch: coffee %+v, coffee2 %+v, db %+v", c, c2, db)
 	}
 	if c2.Provenance.Session != "s9" || c2.Provenance.Source != "batch" {
 		t.Fatalf("provenance from the payload, not the journal record: %+v", c2.Provenance)
 	}
-	if st := s.Stats(context.Background()); len(st.UnknownEvents) != 0 || st.SkippedEvents != 0 {
+	if st := must(s.Stats(context.Background())); len(st.UnknownEvents) != 0 || st.SkippedEvents != 0 {
 		t.Fatalf("a non-memory kind counted: %+v", st)
 	}
 	hist, err := s.History(ctx, "coffee2")
@@ -56,7 +56,7 @@ func TestAppendBatchOfEvents(t *testing.T) {
 	}
 
 	// The journal alone rebuilds the same state.
-	hash := s.Hash(context.Background())
+	hash := must(s.Hash(context.Background()))
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -90,13 +90,13 @@ func TestAppendRefusesABadBatchWhole(t *testing.T) {
 		{"no kind", []staging.Entry{{Payload: map[string]string{}}}, 0},
 	}
 	for _, c := range cases {
-		before, hash := s.JournalSeq(), s.Hash(context.Background())
+		before, hash := s.JournalSeq(), must(s.Hash(context.Background()))
 		_, err := s.Append(ctx, c.batch)
 		var ie *InputError
 		if !errors.As(err, &ie) || ie.Index != c.index {
 			t.Errorf("%s: error %v, want an InputError at %d", c.name, err, c.index)
 		}
-		if s.JournalSeq() != before || s.Hash(context.Background()) != hash {
+		if s.JournalSeq() != before || must(s.Hash(context.Background())) != hash {
 			t.Errorf("%s: something was written", c.name)
 		}
 	}
@@ -107,7 +107,7 @@ func TestAppendRefusesABadBatchWhole(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if r, _ := s.Get(context.Background(), "new"); r.Status != StatusArchived {
+	if r, _ := must2(s.Get(context.Background(), "new")); r.Status != StatusArchived {
 		t.Fatalf("new: %+v", r)
 	}
 }
@@ -120,18 +120,18 @@ func TestRecordsAndVectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ids []string
-	for _, r := range s.Records(context.Background()) {
+	for _, r := range must(s.Records(context.Background())) {
 		ids = append(ids, r.ID)
 	}
 	if !slices.Equal(ids, []string{"book", "cat", "coffee", "db", "deploy", "theme"}) {
 		t.Fatalf("Records: %v (every area and status, by id)", ids)
 	}
-	v, ok := s.Vector(context.Background(), "book")
+	v, ok := must2(s.Vector(context.Background(), "book"))
 	want, _ := newHashEmbedder().Embed(ctx, []string{facts[4].Text})
 	if !ok || len(v) != 64 || cosine(v, want[0]) < 0.999 {
 		t.Fatalf("Vector(book) = %v, %v", v, ok)
 	}
-	if _, ok := s.Vector(context.Background(), "nope"); ok {
+	if _, ok := must2(s.Vector(context.Background(), "nope")); ok {
 		t.Fatal("a vector for a record that does not exist")
 	}
 	if s.Embedder() == nil {
@@ -139,7 +139,7 @@ func TestRecordsAndVectors(t *testing.T) {
 	}
 	bare := openStore(t, t.TempDir(), Options{})
 	putFacts(t, bare)
-	if _, ok := bare.Vector(context.Background(), "book"); ok || bare.Embedder() != nil {
+	if _, ok := must2(bare.Vector(context.Background(), "book")); ok || bare.Embedder() != nil {
 		t.Fatal("a store without an embedder has vectors")
 	}
 }

@@ -53,7 +53,7 @@ func TestDamagedJournalLineIsNamedAndRecovered(t *testing.T) {
 			dir := t.TempDir()
 			s := openStore(t, dir, Options{})
 			putMany(t, s, 40)
-			before := s.Stats(context.Background()).StateHash
+			before := must(s.Stats(context.Background())).StateHash
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -79,7 +79,7 @@ func TestDamagedJournalLineIsNamedAndRecovered(t *testing.T) {
 					t.Errorf("the notice lacks %q: %q (all: %q)", want, named, s2.Notices())
 				}
 			}
-			rec, ok := s2.Get(context.Background(), "r0007")
+			rec, ok := must2(s2.Get(context.Background(), "r0007"))
 			if ok != tc.recovered {
 				t.Fatalf("record r0007 present %v, want %v; notice %q", ok, tc.recovered, named)
 			}
@@ -87,7 +87,7 @@ func TestDamagedJournalLineIsNamedAndRecovered(t *testing.T) {
 				if rec.Area != AreaMain || !strings.Contains(rec.Text, "fact 7 ") || !strings.Contains(named, "recovered from the state snapshot") {
 					t.Errorf("recovered %+v; notice %q", rec, named)
 				}
-				if got := s2.Stats(context.Background()).StateHash; got != before {
+				if got := must(s2.Stats(context.Background())).StateHash; got != before {
 					t.Errorf("state hash after the recovery %s, want the undamaged store's %s", got, before)
 				}
 				if ids := searchIDs(t, s2, "topic7"); !slices.Contains(ids, "r0007") {
@@ -96,7 +96,7 @@ func TestDamagedJournalLineIsNamedAndRecovered(t *testing.T) {
 			} else if !strings.Contains(named, "no snapshot holds it") {
 				t.Errorf("the notice does not say the record is lost: %q", named)
 			}
-			if n := s2.Stats(context.Background()).Records; n != 40-boolInt(!tc.recovered) {
+			if n := must(s2.Stats(context.Background())).Records; n != 40-boolInt(!tc.recovered) {
 				t.Errorf("%d records after open, want %d", n, 40-boolInt(!tc.recovered))
 			}
 

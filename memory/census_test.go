@@ -19,7 +19,7 @@ func TestCensusMatchesList(t *testing.T) {
 	defer s.Close()
 	for _, f := range []Filter{{}, {Statuses: []Status{StatusArchived}}, {Areas: []string{AreaMain, AreaLibrary}}} {
 		want := map[string]Census{}
-		for _, r := range s.List(context.Background(), f) {
+		for _, r := range must(s.List(context.Background(), f)) {
 			c, ok := want[r.Area]
 			if !ok {
 				c.Tags = map[string]int{}
@@ -30,7 +30,7 @@ func TestCensusMatchesList(t *testing.T) {
 			}
 			want[r.Area] = c
 		}
-		if got := s.Census(context.Background(), f); !reflect.DeepEqual(got, want) {
+		if got := must(s.Census(context.Background(), f)); !reflect.DeepEqual(got, want) {
 			t.Errorf("Census(%+v) = %v, want %v", f, got, want)
 		}
 	}
@@ -51,10 +51,10 @@ func TestCensusKeptUntilWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := s.Census(context.Background(), Filter{})
+	first := must(s.Census(context.Background(), Filter{}))
 	first[AreaMain].Tags["a"] = 99 // the caller's copy
 	delete(first, AreaMain)
-	if got := s.Census(context.Background(), Filter{}); !reflect.DeepEqual(got, count()) || got[AreaMain].Tags["a"] != 1 {
+	if got := must(s.Census(context.Background(), Filter{})); !reflect.DeepEqual(got, count()) || got[AreaMain].Tags["a"] != 1 {
 		t.Fatalf("a change to a returned census reached the next call: %v", got)
 	}
 	for _, tc := range []struct {
@@ -82,11 +82,11 @@ func TestCensusKeptUntilWrite(t *testing.T) {
 		{"delete", func() error { return s.Delete(ctx, r.ID, "test", Source{}) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := s.Census(context.Background(), Filter{})
+			before := must(s.Census(context.Background(), Filter{}))
 			if err := tc.write(); err != nil {
 				t.Fatal(err)
 			}
-			got, want := s.Census(context.Background(), Filter{}), count()
+			got, want := must(s.Census(context.Background(), Filter{})), count()
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("after %s: Census = %v, counted %v", tc.name, got, want)
 			}
@@ -180,7 +180,7 @@ func TestCensusFile(t *testing.T) {
 				}
 			}
 			s = openStore(t, dir, Options{})
-			got := s.Census(context.Background(), Filter{})
+			got := must(s.Census(context.Background(), Filter{}))
 			s.mu.RLock()
 			counted := s.countCensus(Filter{})
 			s.mu.RUnlock()

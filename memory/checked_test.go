@@ -74,7 +74,7 @@ func TestCheckedFilesTrustedUntilWritten(t *testing.T) {
 			s := openStore(t, dir, Options{Embedder: newHashEmbedder()})
 			putFacts(t, s)
 			want, _ := s.Search(ctx, "user terminal", SearchOptions{})
-			hash := s.Hash(context.Background())
+			hash := must(s.Hash(context.Background()))
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -100,8 +100,8 @@ func TestCheckedFilesTrustedUntilWritten(t *testing.T) {
 				t.Errorf("notices %q, want %q", notes, tc.notice)
 			}
 			got, err := s.Search(ctx, "user terminal", SearchOptions{})
-			if err != nil || fmt.Sprint(hitIDs(got)) != fmt.Sprint(hitIDs(want)) || s.Hash(context.Background()) != hash {
-				t.Fatalf("search %v (%v), want %v; hash equal %v", hitIDs(got), err, hitIDs(want), s.Hash(context.Background()) == hash)
+			if err != nil || fmt.Sprint(hitIDs(got)) != fmt.Sprint(hitIDs(want)) || must(s.Hash(context.Background())) != hash {
+				t.Fatalf("search %v (%v), want %v; hash equal %v", hitIDs(got), err, hitIDs(want), must(s.Hash(context.Background())) == hash)
 			}
 			// What the open rebuilt is written on Close: then every file is
 			// sound again.
@@ -157,14 +157,7 @@ func TestCheckFilesFindsDamageTheStampHides(t *testing.T) {
 			}
 			b[at] ^= 0x10
 			os.WriteFile(p, b, 0o600)
-			fi, _ := os.Stat(p)
-			st, ok := stampOf(fi)
-			if !ok {
-				t.Skip("no change times on this system")
-			}
-			if err := writeChecked(dir, map[string]fileStamp{name: st}); err != nil {
-				t.Fatal(err)
-			}
+			trustFile(t, dir, name)
 			s = openStore(t, dir, Options{Embedder: newHashEmbedder()})
 			defer s.Close()
 			if !slices.Contains(s.trusted, name) {
@@ -238,10 +231,10 @@ func TestSnapshotParts(t *testing.T) {
 			if tc.notice == "" && notes != "" || !strings.Contains(notes, tc.notice) {
 				t.Errorf("notices %q, want %q", notes, tc.notice)
 			}
-			if got := s.Hash(context.Background()); got != want {
+			if got := must(s.Hash(context.Background())); got != want {
 				t.Errorf("state hash %s, journal replay %s", got, want)
 			}
-			if r, ok := s.GetByKey(context.Background(), AreaMain, "k1"); !ok || r.ID != "zz-tags" || fmt.Sprint(r.Tags) != "[a b]" {
+			if r, ok := must2(s.GetByKey(context.Background(), AreaMain, "k1")); !ok || r.ID != "zz-tags" || fmt.Sprint(r.Tags) != "[a b]" {
 				t.Errorf("key lookup: %+v %v", r, ok)
 			}
 			if n, _, ok := SnapshotCount(dir); !ok || n != h.Records {

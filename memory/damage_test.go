@@ -148,7 +148,7 @@ func TestHugeRecordIsStoredWholeAndIndexedBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := s.Get(context.Background(), r.ID); len(got.Text) != len(text) {
+	if got, _ := must2(s.Get(context.Background(), r.ID)); len(got.Text) != len(text) {
 		t.Fatalf("stored %d bytes of %d", len(got.Text), len(text))
 	}
 	found := false

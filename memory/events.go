@@ -112,4 +112,8 @@ func eventRefs(payload json.RawMessage) []string {
 	return out
 }
 
+// EventRefs is eventRefs for the memory service's clients (an MCP server
+// telling its subscribers which records an event changed).
+func EventRefs(payload json.RawMessage) []string { return eventRefs(payload) }
+
 func isMemoryKind(kind string) bool { return strings.HasPrefix(kind, KindPrefix) }

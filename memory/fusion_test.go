@@ -94,7 +94,7 @@ func fusionFixture(t *testing.T) (*Store, []string) {
 	// Re-create some deleted ids.
 	var again []Input
 	for _, id := range ids[:40] {
-		if _, ok := s.Get(context.Background(), id); !ok {
+		if _, ok := must2(s.Get(context.Background(), id)); !ok {
 			again = append(again, Input{ID: id, Area: AreaMain, Text: text()})
 		}
 	}

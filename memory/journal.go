@@ -254,7 +254,14 @@ func invalidUTF8(line []byte) string {
 // Export writes every record (active and archived) as JSONL, oldest first, in a
 // form Import reads back.
 func (s *Store) Export(ctx context.Context, w io.Writer) (int, error) {
-	recs := s.List(ctx, Filter{Areas: s.allAreas(ctx), Statuses: []Status{StatusActive, StatusArchived}})
+	areas, err := s.allAreas(ctx)
+	if err != nil {
+		return 0, err
+	}
+	recs, err := s.List(ctx, Filter{Areas: areas, Statuses: []Status{StatusActive, StatusArchived}})
+	if err != nil {
+		return 0, err
+	}
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
@@ -272,25 +279,28 @@ func (s *Store) Export(ctx context.Context, w io.Writer) (int, error) {
 	return len(recs), bw.Flush()
 }
 
-func (s *Store) allAreas(ctx context.Context) []string {
-	areas := s.areas(ctx)
-	if len(areas) == 0 {
-		return []string{AreaMain}
+func (s *Store) allAreas(ctx context.Context) ([]string, error) {
+	areas, err := s.areas(ctx)
+	if err == nil && len(areas) == 0 {
+		return []string{AreaMain}, nil
 	}
-	return areas
+	return areas, err
 }
 
 // areas lists the areas that hold records (of any status), sorted, from the
 // counts the writes keep: no pass over the records.
-func (s *Store) areas(ctx context.Context) []string {
-	s.mu.RLock()
-	areas := sortedKeys(s.state.kept().byArea)
-	damaged := s.state.damaged() != nil
-	s.mu.RUnlock()
-	if damaged && s.repairState(ctx) {
-		return s.areas(ctx)
+func (s *Store) areas(ctx context.Context) ([]string, error) {
+	var areas []string
+	err := s.reading(ctx, func() error {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		areas = sortedKeys(s.state.kept().byArea)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return areas
+	return areas, nil
 }
 
 // ReplayReport is the result of rebuilding a store from its journal.

@@ -40,7 +40,7 @@ func TestLoadEmbedder(t *testing.T) {
 			if tc.wantNotice == "" && notices != "" || !strings.Contains(notices, tc.wantNotice) {
 				t.Fatalf("notices %q, want %q", notices, tc.wantNotice)
 			}
-			st := s.Stats(context.Background())
+			st := must(s.Stats(context.Background()))
 			if got := st.VectorCount == len(facts) && s.Embedder() != nil; got != tc.wantVec {
 				t.Fatalf("vectors on: %v (%d vectors, embedder %v), want %v", got, st.VectorCount, s.Embedder(), tc.wantVec)
 			}

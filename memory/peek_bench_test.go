@@ -36,7 +36,7 @@ func BenchmarkPeekStore(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					got = s.Stats(context.Background()).Records
+					got = must(s.Stats(context.Background())).Records
 					if err := s.Close(); err != nil {
 						b.Fatal(err)
 					}

@@ -45,7 +45,7 @@ func TestPeekStoreWhileHeld(t *testing.T) {
 	if err := s.Delete(ctx, last.ID, "test", Source{}); err != nil {
 		t.Fatal(err)
 	}
-	want := s.Stats(ctx)
+	want := must(s.Stats(ctx))
 	p, err := PeekStore(ctx, dir)
 	if err != nil {
 		t.Fatal(err)

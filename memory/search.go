@@ -28,6 +28,12 @@ type Filter struct {
 	// values do not bound.
 	From time.Time `json:"from,omitzero"`
 	To   time.Time `json:"to,omitzero"`
+	// Session and Source, when set, admit only the records whose provenance
+	// names that session and source (what a session wrote): List and Census
+	// test them on each record without decoding the others in full; the
+	// indexes know neither, so a search filters its hits by them.
+	Session string `json:"session,omitempty"`
+	Source  string `json:"source,omitempty"`
 }
 
 func (f Filter) match(r *Record) bool {
@@ -57,6 +63,12 @@ func (f Filter) match(r *Record) bool {
 		return false
 	}
 	if !f.To.IsZero() && !r.Created.Before(f.To) {
+		return false
+	}
+	if f.Session != "" && r.Provenance.Session != f.Session {
+		return false
+	}
+	if f.Source != "" && r.Provenance.Source != f.Source {
 		return false
 	}
 	return true
@@ -272,6 +284,10 @@ type Result struct {
 // same) lists what the filter admits, by id, through the BM25 leg alone: a lookup
 // by key or tag. The CLI refuses a blank query, which without a filter would
 // list arbitrary records.
+//
+// A search that finds the record state damaged (see reading) runs again on
+// the state rebuilt from the journal; a rebuild that does not finish (ctx) is
+// a *RepairError.
 func (s *Store) Search(ctx context.Context, query string, o SearchOptions) (Result, error) {
 	if o.Limit <= 0 {
 		o.Limit = 10
@@ -285,6 +301,31 @@ func (s *Store) Search(ctx context.Context, query string, o SearchOptions) (Resu
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
+	var res Result
+	err := s.reading(ctx, func() error {
+		var err error
+		res, err = s.search(ctx, query, o)
+		return err
+	})
+	if err != nil {
+		return res, err
+	}
+	res.render(o.TokenBudget)
+	if o.RecordAccess && len(res.Hits) > 0 {
+		ids := make([]string, len(res.Hits))
+		for i, h := range res.Hits {
+			ids[i] = h.Record.ID
+		}
+		if err := s.RecordAccess(ctx, ids, o.Source); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// search is one reading of Search (o has its defaults): the hits, not yet
+// rendered.
+func (s *Store) search(ctx context.Context, query string, o SearchOptions) (Result, error) {
 	res := Result{Query: query, Mode: o.Mode}
 	if res.Mode == "" {
 		res.Mode = ModeHybrid
@@ -435,21 +476,6 @@ func (s *Store) Search(ctx context.Context, query string, o SearchOptions) (Resu
 		}
 		res.Hits = append(res.Hits, h)
 	}
-	if s.repairState(ctx) {
-		// A record of the snapshot turned out damaged: the state was rebuilt
-		// from the journal, and the search runs again on it.
-		return s.Search(ctx, query, o)
-	}
-	res.render(o.TokenBudget)
-	if o.RecordAccess && len(res.Hits) > 0 {
-		ids := make([]string, len(res.Hits))
-		for i, h := range res.Hits {
-			ids[i] = h.Record.ID
-		}
-		if err := s.RecordAccess(ctx, ids, o.Source); err != nil {
-			return res, err
-		}
-	}
 	return res, nil
 }
 
@@ -528,9 +554,8 @@ func (s *Store) exactVectors(ctx context.Context, vec []float32, f Filter, k int
 	if over {
 		return nil, false
 	}
-	if s.repairState(ctx) {
-		return s.exactVectors(ctx, vec, f, k, sims)
-	}
+	// A damaged record read as missing here is seen by Search (reading),
+	// which searches again on the repaired state.
 	type scored struct {
 		id  string
 		sim float64

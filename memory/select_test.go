@@ -50,7 +50,7 @@ func TestSelect(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			for _, r := range s.Select(context.Background(), tc.f, tc.keep) {
+			for _, r := range must(s.Select(context.Background(), tc.f, tc.keep)) {
 				got = append(got, r.ID)
 			}
 			if !slices.Equal(got, tc.want) {
@@ -58,7 +58,7 @@ func TestSelect(t *testing.T) {
 			}
 			if tc.keep == nil {
 				var list []string
-				for _, r := range s.List(context.Background(), tc.f) {
+				for _, r := range must(s.List(context.Background(), tc.f)) {
 					list = append(list, r.ID)
 				}
 				if !slices.Equal(list, got) {
@@ -67,83 +67,67 @@ func TestSelect(t *testing.T) {
 			}
 		})
 	}
-	got := s.Select(context.Background(), Filter{}, of("s1"))
+	got := must(s.Select(context.Background(), Filter{}, of("s1")))
 	got[0].Text, got[0].Tags = "changed", append(got[0].Tags, "changed")
-	if r, _ := s.Get(context.Background(), got[0].ID); r.Text == "changed" || slices.Contains(r.Tags, "changed") {
+	if r, _ := must2(s.Get(context.Background(), got[0].ID)); r.Text == "changed" || slices.Contains(r.Tags, "changed") {
 		t.Errorf("changing a record Select returned changed the store's: %+v", r)
 	}
 }
 
-// TestWritten: Written sees the records this open's writes created or changed
-// (the filter and keep still apply), not those written before the open, nor
-// deleted ones.
-func TestWritten(t *testing.T) {
+// TestFilterSession: a Filter's Session and Source admit what one session
+// (and source) wrote, both the records of the snapshot the store was opened
+// from and those written since, in List and in Census; the other criteria
+// still apply.
+func TestFilterSession(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := openStore(t, dir, Options{})
-	for _, id := range []string{"old1", "old2", "old3"} {
-		if _, err := s.Put(ctx, Input{ID: id, Text: "before " + id}, Source{Session: "s1"}); err != nil {
+	put := func(id, area, session, source string) {
+		t.Helper()
+		if _, err := s.Put(ctx, Input{ID: id, Area: area, Text: "text " + id}, Source{Session: session, Source: source}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	put("old1", AreaMain, "s1", "tool:a")
+	put("old2", AreaMain, "s2", "tool:a")
+	put("old3", AreaFragments, "s1", "tool:b")
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	s = openStore(t, dir, Options{})
-	for _, in := range []Input{{ID: "new1", Text: "after"}, {ID: "new2", Text: "after", Area: AreaFragments}, {ID: "old2", Text: "changed"}, {ID: "gone", Text: "deleted soon"}} {
-		if _, err := s.Put(ctx, in, Source{Session: "s1"}); err != nil {
-			t.Fatal(err)
-		}
+	if st := must(s.Stats(ctx)); st.SnapshotSeq == 0 {
+		t.Fatal("no snapshot after the close: the test needs records in its base")
 	}
-	if err := s.Delete(ctx, "gone", "test", Source{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Archive(ctx, "old3", "test", "", Source{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.RecordAccess(ctx, []string{"old1"}, Source{}); err != nil {
-		t.Fatal(err)
-	}
+	put("new1", AreaMain, "s1", "tool:a")
+	put("new2", AreaMain, "s2", "tool:b")
 	for _, tc := range []struct {
 		name string
 		f    Filter
-		keep func(*Record) bool
 		want []string
 	}{
-		{"active", Filter{}, nil, []string{"new1", "new2", "old2"}},
-		{"archived", Filter{Statuses: []Status{StatusArchived}}, nil, []string{"old3"}},
-		{"keep", Filter{}, func(r *Record) bool { return r.Area == AreaFragments }, []string{"new2"}},
+		{"session", Filter{Session: "s1"}, []string{"new1", "old1", "old3"}},
+		{"other session", Filter{Session: "s2"}, []string{"new2", "old2"}},
+		{"session and area", Filter{Session: "s1", Areas: []string{AreaFragments}}, []string{"old3"}},
+		{"source", Filter{Source: "tool:b"}, []string{"new2", "old3"}},
+		{"session and source", Filter{Session: "s1", Source: "tool:a"}, []string{"new1", "old1"}},
+		{"no such session", Filter{Session: "s3"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			for _, r := range s.Written(context.Background(), tc.f, tc.keep) {
+			for _, r := range must(s.List(ctx, tc.f)) {
 				got = append(got, r.ID)
 			}
 			slices.Sort(got)
 			if !slices.Equal(got, tc.want) {
-				t.Errorf("Written = %v, want %v", got, tc.want)
+				t.Errorf("List = %v, want %v", got, tc.want)
+			}
+			n := 0
+			for _, c := range must(s.Census(ctx, tc.f)) {
+				n += c.Records
+			}
+			if n != len(tc.want) {
+				t.Errorf("Census counts %d records, want %d", n, len(tc.want))
 			}
 		})
-	}
-	// Opened again with what it wrote (as a holder that closes it when idle
-	// does), the next Store's Written returns the same records, and its own.
-	ids := s.WrittenIDs()
-	if want := []string{"gone", "new1", "new2", "old2", "old3"}; !slices.Equal(ids, want) {
-		t.Errorf("WrittenIDs = %v, want %v", ids, want)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s = openStore(t, dir, Options{Written: ids})
-	if _, err := s.Put(ctx, Input{ID: "new3", Text: "after the reopen"}, Source{Session: "s1"}); err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, r := range s.Written(context.Background(), Filter{}, nil) {
-		got = append(got, r.ID)
-	}
-	slices.Sort(got)
-	if want := []string{"new1", "new2", "new3", "old2"}; !slices.Equal(got, want) {
-		t.Errorf("Written after a reopen with Options.Written = %v, want %v", got, want)
 	}
 }

@@ -92,13 +92,13 @@ func TestSnapshotOnDemand(t *testing.T) {
 			return true
 		})
 		before := decodedRecords(s.state)
-		if got := s.Census(context.Background(), f); fmt.Sprint(got) != fmt.Sprint(want) {
+		if got := must(s.Census(context.Background(), f)); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("Census(%+v) = %v, want %v", f, got, want)
 		}
 		if n := decodedRecords(s.state); n != before {
 			t.Errorf("Census(%+v) decoded %d records", f, n-before)
 		}
-		if got := s.List(context.Background(), f); len(got) != nwant {
+		if got := must(s.List(context.Background(), f)); len(got) != nwant {
 			t.Errorf("List(%+v): %d records, want %d", f, len(got), nwant)
 		}
 	}
@@ -149,16 +149,16 @@ func TestSnapshotOnDemand(t *testing.T) {
 		}
 	}
 	want := replayedHash(t, dir)
-	if got := s.Hash(context.Background()); got != want {
+	if got := must(s.Hash(context.Background())); got != want {
 		t.Fatalf("state after writes over the snapshot %s, journal replay %s", got, want)
 	}
-	if r, ok := s.GetByKey(context.Background(), AreaMain, "user_theme"); !ok || r.ID != "theme" || !strings.Contains(r.Text, "light") {
+	if r, ok := must2(s.GetByKey(context.Background(), AreaMain, "user_theme")); !ok || r.ID != "theme" || !strings.Contains(r.Text, "light") {
 		t.Errorf("key lookup after an update: %+v %v", r, ok)
 	}
-	if _, ok := s.Get(context.Background(), "db"); ok {
+	if _, ok := must2(s.Get(context.Background(), "db")); ok {
 		t.Error("a deleted snapshot record is still there")
 	}
-	if r, ok := s.Get(context.Background(), "coffee"); !ok || r.Text != "Coffee again, green tea too" {
+	if r, ok := must2(s.Get(context.Background(), "coffee")); !ok || r.Text != "Coffee again, green tea too" {
 		t.Errorf("a snapshot record deleted and created again: %+v %v", r, ok)
 	}
 	if err := s.Close(); err != nil {
@@ -171,7 +171,7 @@ func TestSnapshotOnDemand(t *testing.T) {
 	s.snapSeq.Store(0)
 	s.saveSnapshot()
 	s.wmu.Unlock()
-	if got := s.Hash(context.Background()); got != want {
+	if got := must(s.Hash(context.Background())); got != want {
 		t.Errorf("reopened: %s, want %s", got, want)
 	}
 	s.Close()
@@ -186,7 +186,7 @@ func TestSnapshotOnDemand(t *testing.T) {
 	if n := s.Notices(); len(n) > 0 {
 		t.Errorf("notices: %q", n)
 	}
-	if got := s.Hash(context.Background()); got != want {
+	if got := must(s.Hash(context.Background())); got != want {
 		t.Errorf("opened from the rewritten snapshot: %s, want %s", got, want)
 	}
 }
@@ -249,14 +249,7 @@ func TestSnapshotFormat2Damage(t *testing.T) {
 					t.Fatal(err)
 				}
 				if tc.trusted {
-					fi, _ := os.Stat(p)
-					st, ok := stampOf(fi)
-					if !ok {
-						t.Skip("no change times on this system")
-					}
-					if err := writeChecked(dir, map[string]fileStamp{SnapshotFile: st}); err != nil {
-						t.Fatal(err)
-					}
+					trustFile(t, dir, SnapshotFile)
 				}
 				s := openStore(t, dir, Options{Embedder: newHashEmbedder()})
 				notes := strings.Join(s.Notices(), "\n")
@@ -274,7 +267,7 @@ func TestSnapshotFormat2Damage(t *testing.T) {
 							t.Errorf("search over the damaged record: %v", ids)
 						}
 					case "get":
-						if r, ok := s.Get(context.Background(), "meta"); !ok || !strings.Contains(r.Text, "support group") {
+						if r, ok := must2(s.Get(context.Background(), "meta")); !ok || !strings.Contains(r.Text, "support group") {
 							t.Errorf("Get of the damaged record: %+v %v", r, ok)
 						}
 					}
@@ -283,10 +276,10 @@ func TestSnapshotFormat2Damage(t *testing.T) {
 						t.Errorf("notices %q do not name the snapshot and the rebuild", notes)
 					}
 				}
-				if got := s.Hash(context.Background()); got != want {
+				if got := must(s.Hash(context.Background())); got != want {
 					t.Errorf("state hash %s, journal replay %s", got, want)
 				}
-				if st := s.Stats(context.Background()); st.SnapshotSeq != st.JournalSeq {
+				if st := must(s.Stats(context.Background())); st.SnapshotSeq != st.JournalSeq {
 					t.Errorf("snapshot not rewritten: seq %d, journal %d", st.SnapshotSeq, st.JournalSeq)
 				}
 				if err := s.CheckFulltext(); err != nil {
@@ -300,7 +293,7 @@ func TestSnapshotFormat2Damage(t *testing.T) {
 				if n := s.Notices(); len(n) > 0 {
 					t.Errorf("notices on the next open: %q", n)
 				}
-				if got := s.Hash(context.Background()); got != want {
+				if got := must(s.Hash(context.Background())); got != want {
 					t.Errorf("next open: state hash %s, want %s", got, want)
 				}
 			})

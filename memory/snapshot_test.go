@@ -114,11 +114,11 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if n := s.Notices(); len(n) > 0 {
 		t.Errorf("notices on a clean open: %q", n)
 	}
-	st := s.Stats(context.Background())
+	st := must(s.Stats(context.Background()))
 	if st.StateHash != want || st.SnapshotSeq != st.JournalSeq {
 		t.Errorf("opened from the snapshot: hash %s (want %s), snapshot seq %d, journal seq %d", st.StateHash, want, st.SnapshotSeq, st.JournalSeq)
 	}
-	if r, ok := s.GetByKey(context.Background(), AreaMain, "user_theme"); !ok || r.ID != "theme" {
+	if r, ok := must2(s.GetByKey(context.Background(), AreaMain, "user_theme")); !ok || r.ID != "theme" {
 		t.Errorf("key lookup after a snapshot open: %v %v", r, ok)
 	}
 	if ids := hitIDs(must(s.Search(context.Background(), "support group", SearchOptions{}))); len(ids) == 0 || ids[0] != "meta" {
@@ -136,7 +136,7 @@ func TestSnapshotCount(t *testing.T) {
 	}
 	richStore(t, dir, newHashEmbedder())
 	s := openStore(t, dir, Options{Embedder: newHashEmbedder()})
-	st := s.Stats(context.Background())
+	st := must(s.Stats(context.Background()))
 	n, seq, ok := SnapshotCount(dir) // while s holds the lock
 	if !ok || n != st.Records || seq != st.SnapshotSeq {
 		t.Errorf("SnapshotCount = %d, %d, %v; the store has %d records, snapshot at %d", n, seq, ok, st.Records, st.SnapshotSeq)
@@ -163,6 +163,14 @@ func must[T any](v T, err error) T {
 	return v
 }
 
+// must2 is must for the reads that say whether they found something.
+func must2[T any](v T, ok bool, err error) (T, bool) {
+	if err != nil {
+		panic(err)
+	}
+	return v, ok
+}
+
 // TestSnapshotTail opens a store whose snapshot is older than its journal (the
 // process that wrote the tail died before it could write another): the state is
 // the snapshot plus the replayed tail, with no notice.
@@ -184,7 +192,7 @@ func TestSnapshotTail(t *testing.T) {
 	if n := s.Notices(); len(n) > 0 {
 		t.Errorf("notices: %q", n)
 	}
-	if got := s.Hash(context.Background()); got != want {
+	if got := must(s.Hash(context.Background())); got != want {
 		t.Errorf("hash %s after snapshot + tail, want %s", got, want)
 	}
 	if ids := hitIDs(must(s.Search(context.Background(), "zebras", SearchOptions{}))); len(ids) == 0 || ids[0] != "tail" {
@@ -256,10 +264,10 @@ func TestDamagedOrStaleSnapshot(t *testing.T) {
 			if !strings.Contains(notes, "state snapshot") || !strings.Contains(notes, tc.notice) || !strings.Contains(notes, "rebuilding the state from the journal") {
 				t.Errorf("notices %q do not say the snapshot %s and is rebuilt", notes, tc.notice)
 			}
-			if got := s.Hash(context.Background()); got != want {
+			if got := must(s.Hash(context.Background())); got != want {
 				t.Errorf("state hash %s, journal replay %s", got, want)
 			}
-			if st := s.Stats(context.Background()); st.SnapshotSeq != st.JournalSeq {
+			if st := must(s.Stats(context.Background())); st.SnapshotSeq != st.JournalSeq {
 				t.Errorf("snapshot not rewritten: seq %d, journal %d", st.SnapshotSeq, st.JournalSeq)
 			}
 			s.Close()
@@ -268,7 +276,7 @@ func TestDamagedOrStaleSnapshot(t *testing.T) {
 			if n := s.Notices(); len(n) > 0 {
 				t.Errorf("notices on the next open: %q", n)
 			}
-			if got := s.Hash(context.Background()); got != want {
+			if got := must(s.Hash(context.Background())); got != want {
 				t.Errorf("state hash %s on the next open, want %s", got, want)
 			}
 		})

@@ -60,12 +60,6 @@ type Options struct {
 	// BatchSize bounds the records per index batch and per embedding call when
 	// catching up or importing (default 1000).
 	BatchSize int
-	// Written lists records an earlier Store of the same process wrote
-	// (its WrittenIDs, taken before its Close), which this one's Written
-	// returns as its own: a holder that closes the store when idle and opens
-	// it again keeps the session's records in view.
-	Written []string
-
 	// checkClock is the time CheckedFile's margin is measured against
 	// (default time.Now): tests move it to stamp files just written.
 	checkClock func() time.Time
@@ -114,10 +108,6 @@ type Store struct {
 	// trusted lists the files Open took as verified by CheckedFile, sorted.
 	trusted []string
 
-	// written holds the ids of the records this Store's writes created or
-	// changed since it was opened (guarded by mu), for Written.
-	written map[string]struct{}
-
 	// kept is the Census of every active record (the zero Filter), kept
 	// current by the writes (censusTrack) and between opens (CensusFile).
 	kept struct {
@@ -146,12 +136,6 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("memory: creating the store directory %s: %w", dir, err)
 	}
 	s := &Store{dir: dir, opts: opts, log: opts.Logger, state: newState()}
-	if len(opts.Written) > 0 {
-		s.written = make(map[string]struct{}, len(opts.Written))
-		for _, id := range opts.Written {
-			s.written[id] = struct{}{}
-		}
-	}
 	// Once the journal's lock is held, the snapshot is read and the two indexes
 	// are opened concurrently while the journal checks the snapshot's position
 	// and scans its tail: none of them needs another's result, and on a large
@@ -522,82 +506,6 @@ func (s *Store) openProjections(ctx context.Context, loads *indexLoads, stamps m
 	return nil
 }
 
-// repairState rebuilds the record state from the journal if a record of the
-// snapshot it was opened from turned out damaged (see repairLocked), and
-// reports whether it did: the caller then reads again, once, since a state
-// rebuilt from the journal has no snapshot base left to find damaged. A
-// rebuild that fails or is cancelled (ctx) reports false: the caller returns
-// what it read, and the next reader tries again. The caller holds no lock of
-// the store.
-func (s *Store) repairState(ctx context.Context) bool {
-	s.mu.RLock()
-	d := s.state.damaged()
-	s.mu.RUnlock()
-	if d == nil || ctx.Err() != nil {
-		return false
-	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	s.repairLocked(ctx)
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.state.damaged() == nil
-}
-
-// repairLocked is repairState for a caller that holds s.wmu (or a store not
-// yet shared): a record of the snapshot's base that does not decode means the
-// snapshot is damaged in a way its checks at open could not see (the file was
-// taken on trust, see CheckedFile), so the state is replayed from sequence 1,
-// the snapshot written again, and the records that could not be read are
-// projected into the indexes again (they were read as missing). It reports
-// whether the state was damaged.
-func (s *Store) repairLocked(ctx context.Context) bool {
-	s.mu.RLock()
-	old := s.state
-	s.mu.RUnlock()
-	d := old.damaged()
-	if d == nil {
-		return false
-	}
-	st := newState()
-	err := s.journal.Read(ctx, 0, func(r staging.Record) error {
-		if _, err := st.apply(r); err != nil {
-			s.notice(fmt.Sprintf("journal record %d (%s) could not be applied and was skipped: %v", r.Seq, r.Kind, err))
-		}
-		return nil
-	})
-	if err != nil {
-		// The damaged state stays marked: the next reader tries again.
-		s.notice(fmt.Sprintf("%v; rebuilding the state from the journal failed: %v", d, err))
-		return true
-	}
-	s.mu.Lock()
-	s.state = st
-	s.ord.reset()
-	s.mu.Unlock()
-	s.notice(fmt.Sprintf("%v: rebuilt the state from the journal", d))
-	s.snapSeq.Store(0)
-	s.saveSnapshot()
-	if lost := old.lostIDs(); len(lost) > 0 {
-		slices.Sort(lost)
-		lost = slices.Compact(lost)
-		if s.ft != nil {
-			if err := s.projectFulltext(lost, s.ft.AppliedSeq()); err != nil {
-				s.notice(fmt.Sprintf("re-indexing the records the damaged snapshot hid: %v (the next open catches up)", err))
-			}
-		}
-		if s.vec != nil && !s.vectorsLagging() {
-			s.vec.mu.RLock()
-			seq := s.vec.applied
-			s.vec.mu.RUnlock()
-			if err := s.projectVectors(ctx, lost, seq); err != nil {
-				s.vectorFailure(err)
-			}
-		}
-	}
-	return true
-}
-
 // Open and Close leave the files of the state and the vector index as they are
 // when the journal is only a little ahead of them: rewriting them (20 MB and 55
 // MB at 100k records) costs far more than the next open's replay of a short
@@ -874,12 +782,6 @@ func (s *Store) commit(ctx context.Context, entries []staging.Entry) ([]staging.
 			s.notice(fmt.Sprintf("journal record %d (%s) could not be applied: %v", r.Seq, r.Kind, err))
 		}
 		for _, c := range chs {
-			if c.content && !c.deleted {
-				if s.written == nil {
-					s.written = map[string]struct{}{}
-				}
-				s.written[c.id] = struct{}{}
-			}
 			if rec := s.state.get(c.id); rec != nil && rec.Provenance.Seq == r.Seq {
 				s.ord.created(rec)
 			} else if rec == nil && c.deleted {
@@ -896,7 +798,7 @@ func (s *Store) commit(ctx context.Context, entries []staging.Entry) ([]staging.
 		}
 	}
 	s.mu.Unlock()
-	if s.repairLocked(ctx) {
+	if damaged, _ := s.repairLocked(ctx); damaged {
 		// The batch was applied to a damaged state; the rebuilt one has it.
 		// Every record its events name is projected again.
 		for _, r := range recs {
@@ -1027,7 +929,10 @@ func (s *Store) PutBatch(ctx context.Context, ins []Input, src Source) ([]*Recor
 		return nil, errors.New("memory: the store is closed")
 	}
 	entries, ids, err := s.upsertEntries(ins, src)
-	if s.repairLocked(ctx) {
+	if damaged, rerr := s.repairLocked(ctx); rerr != nil {
+		// The entries were planned on a state that reads records as missing.
+		return nil, rerr
+	} else if damaged {
 		entries, ids, err = s.upsertEntries(ins, src)
 	}
 	if err != nil {
@@ -1132,7 +1037,10 @@ func (s *Store) event(ctx context.Context, id, kind string, payload any, src Sou
 	damaged := s.state.damaged() != nil
 	s.mu.RUnlock()
 	if damaged {
-		s.repairLocked(ctx)
+		// A record read as missing from a damaged state may well exist.
+		if _, err := s.repairLocked(ctx); err != nil {
+			return err
+		}
 	}
 	s.mu.RLock()
 	r = s.state.get(id)
@@ -1197,36 +1105,38 @@ func (s *Store) RecordAccess(ctx context.Context, ids []string, src Source) erro
 	return err
 }
 
-// Get returns a copy of the record with id.
-func (s *Store) Get(ctx context.Context, id string) (*Record, bool) {
-	s.mu.RLock()
-	r := s.state.get(id)
-	if r != nil {
-		r = r.clone()
-	}
-	s.mu.RUnlock()
-	if s.repairState(ctx) {
-		return s.Get(ctx, id)
-	}
-	return r, r != nil
+// Get returns a copy of the record with id, false when there is none. The
+// error is a *RepairError: the state turned out damaged and could not be
+// rebuilt (ctx was cancelled, see reading).
+func (s *Store) Get(ctx context.Context, id string) (*Record, bool, error) {
+	return s.getOne(ctx, func(st *State) *Record { return st.get(id) })
 }
 
-// GetByKey returns a copy of the record with key in area.
-func (s *Store) GetByKey(ctx context.Context, area, key string) (*Record, bool) {
-	s.mu.RLock()
-	r := s.state.byKey(area, key)
-	if r != nil {
-		r = r.clone()
+// GetByKey returns a copy of the record with key in area (see Get).
+func (s *Store) GetByKey(ctx context.Context, area, key string) (*Record, bool, error) {
+	return s.getOne(ctx, func(st *State) *Record { return st.byKey(area, key) })
+}
+
+// getOne returns a copy of the record find picks from the state.
+func (s *Store) getOne(ctx context.Context, find func(*State) *Record) (*Record, bool, error) {
+	var r *Record
+	err := s.reading(ctx, func() error {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		r = find(s.state)
+		if r != nil {
+			r = r.clone()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
 	}
-	s.mu.RUnlock()
-	if s.repairState(ctx) {
-		return s.GetByKey(ctx, area, key)
-	}
-	return r, r != nil
+	return r, r != nil, nil
 }
 
 // List returns copies of the records the filter admits, oldest first (then by id).
-func (s *Store) List(ctx context.Context, f Filter) []*Record {
+func (s *Store) List(ctx context.Context, f Filter) ([]*Record, error) {
 	return s.Select(ctx, f, nil)
 }
 
@@ -1236,40 +1146,29 @@ func (s *Store) List(ctx context.Context, f Filter) []*Record {
 // store. Only the records kept are copied, so picking a few records out of a
 // large store costs one pass over it, not a copy of it (List copies every
 // record it admits: on 100k records, about 60 CPU-ms and 100k allocations).
-func (s *Store) Select(ctx context.Context, f Filter, keep func(*Record) bool) []*Record {
+func (s *Store) Select(ctx context.Context, f Filter, keep func(*Record) bool) ([]*Record, error) {
 	return s.pick(ctx, keep, func(fn func(*Record) bool) { s.state.eachMatch(f, false, fn) })
-}
-
-// Written is Select over the records this Store's own writes created or
-// changed since it was opened, and those Options.Written lists: what a
-// session wrote, found without a pass over the whole store (on a store opened
-// from a snapshot, a pass over every record decodes every record: about 0.25
-// CPU-s at 100k records). Records another process wrote are not in it.
-func (s *Store) Written(ctx context.Context, f Filter, keep func(*Record) bool) []*Record {
-	return s.pick(ctx, keep, func(fn func(*Record) bool) {
-		for id := range s.written {
-			if r := s.state.get(id); r != nil && f.match(r) && !fn(r) {
-				return
-			}
-		}
-	})
 }
 
 // pick returns copies of the records walk yields (under the read lock) that
 // keep admits, oldest first (then by id), reading again if the walk found the
-// state damaged (repairState).
-func (s *Store) pick(ctx context.Context, keep func(*Record) bool, walk func(fn func(*Record) bool)) []*Record {
-	s.mu.RLock()
+// state damaged (see reading).
+func (s *Store) pick(ctx context.Context, keep func(*Record) bool, walk func(fn func(*Record) bool)) ([]*Record, error) {
 	var out []*Record
-	walk(func(r *Record) bool {
-		if keep == nil || keep(r) {
-			out = append(out, r.clone())
-		}
-		return true
+	err := s.reading(ctx, func() error {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		out = nil
+		walk(func(r *Record) bool {
+			if keep == nil || keep(r) {
+				out = append(out, r.clone())
+			}
+			return true
+		})
+		return nil
 	})
-	s.mu.RUnlock()
-	if s.repairState(ctx) {
-		return s.pick(ctx, keep, walk)
+	if err != nil {
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].Created.Equal(out[j].Created) {
@@ -1277,20 +1176,7 @@ func (s *Store) pick(ctx context.Context, keep func(*Record) bool, walk func(fn 
 		}
 		return out[i].ID < out[j].ID
 	})
-	return out
-}
-
-// WrittenIDs lists the ids Written looks at, sorted: for Options.Written when
-// the store is opened again by the same process.
-func (s *Store) WrittenIDs() []string {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	ids := make([]string, 0, len(s.written))
-	for id := range s.written {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
+	return out, nil
 }
 
 // Census is the records a filter admits, counted per area with their tags.
@@ -1307,17 +1193,20 @@ type Census struct {
 // asks for once per session) is kept until the state changes, so a caller
 // that counts ahead of time (memorytools' Warm, while the host starts up) makes
 // the next call free; the result is the caller's own copy either way.
-func (s *Store) Census(ctx context.Context, f Filter) map[string]Census {
-	if out, ok := s.census(f); ok {
-		return out
+func (s *Store) Census(ctx context.Context, f Filter) (map[string]Census, error) {
+	var out map[string]Census
+	err := s.reading(ctx, func() error {
+		out = s.census(f)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	s.repairState(ctx)
-	out, _ := s.census(f)
-	return out
+	return out, nil
 }
 
-// census is Census; ok is false when it found the state damaged.
-func (s *Store) census(f Filter) (map[string]Census, bool) {
+// census is Census without the repair: the state may turn out damaged.
+func (s *Store) census(f Filter) map[string]Census {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	whole := f.zero()
@@ -1328,23 +1217,23 @@ func (s *Store) census(f Filter) (map[string]Census, bool) {
 			s.readCensus()
 		}
 		if s.kept.byArea != nil && s.kept.seq == s.state.applied {
-			return copyCensus(s.kept.byArea), true
+			return copyCensus(s.kept.byArea)
 		}
 	}
 	out := s.countCensus(f)
 	if s.state.damaged() != nil {
-		return out, false
+		return out
 	}
 	if whole {
 		s.kept.seq, s.kept.byArea = s.state.applied, copyCensus(out)
 	}
-	return out, true
+	return out
 }
 
 // zero reports whether f is the zero Filter (every active record outside the
 // library).
 func (f Filter) zero() bool {
-	return len(f.Areas) == 0 && len(f.Tags) == 0 && f.Key == "" && len(f.Statuses) == 0 && f.From.IsZero() && f.To.IsZero()
+	return len(f.Areas) == 0 && len(f.Tags) == 0 && f.Key == "" && len(f.Statuses) == 0 && f.From.IsZero() && f.To.IsZero() && f.Session == "" && f.Source == ""
 }
 
 func copyCensus(in map[string]Census) map[string]Census {
@@ -1391,15 +1280,20 @@ func (s *Store) countCensus(f Filter) map[string]Census {
 	return out
 }
 
-// Hash is the state hash (see State.Hash).
-func (s *Store) Hash(ctx context.Context) string {
-	s.mu.RLock()
-	h := s.state.Hash()
-	s.mu.RUnlock()
-	if s.repairState(ctx) {
-		return s.Hash(ctx)
+// Hash is the state hash (see State.Hash). The error is a *RepairError (see
+// Get).
+func (s *Store) Hash(ctx context.Context) (string, error) {
+	var h string
+	err := s.reading(ctx, func() error {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		h = s.state.Hash()
+		return nil
+	})
+	if err != nil {
+		return "", err
 	}
-	return h
+	return h, nil
 }
 
 // Stats describes the store.
@@ -1431,25 +1325,26 @@ type Stats struct {
 	Embedder string `json:"embedder,omitempty"`
 }
 
-// Stats counts records and reports each projection's position.
-func (s *Store) Stats(ctx context.Context) Stats {
-	st := Stats{Dir: s.dir, ByArea: map[string]int{}, ByStatus: map[string]int{}, UnknownEvents: map[string]int{}}
-	s.mu.RLock()
-	st.Records = s.state.Len()
-	t := s.state.kept()
-	maps.Copy(st.ByArea, t.byArea)
-	maps.Copy(st.ByStatus, t.byStatus)
-	st.StateHash = t.sum.String()
-	st.AreaHashes = t.areaHashes()
-	for k, n := range s.state.unknown {
-		st.UnknownEvents[k] = n
-	}
-	st.SkippedEvents = s.state.skipped
-	damaged := s.state.damaged() != nil
-	s.mu.RUnlock()
-	if damaged {
-		s.repairState(ctx)
-		return s.Stats(ctx)
+// Stats counts records and reports each projection's position. The error is
+// a *RepairError (see Get).
+func (s *Store) Stats(ctx context.Context) (Stats, error) {
+	var st Stats
+	err := s.reading(ctx, func() error {
+		st = Stats{Dir: s.dir, ByArea: map[string]int{}, ByStatus: map[string]int{}, UnknownEvents: map[string]int{}}
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		st.Records = s.state.Len()
+		t := s.state.kept()
+		maps.Copy(st.ByArea, t.byArea)
+		maps.Copy(st.ByStatus, t.byStatus)
+		st.StateHash = t.sum.String()
+		st.AreaHashes = t.areaHashes()
+		maps.Copy(st.UnknownEvents, s.state.unknown)
+		st.SkippedEvents = s.state.skipped
+		return nil
+	})
+	if err != nil {
+		return Stats{}, err
 	}
 	st.JournalSeq = s.journal.LastSeq()
 	st.JournalBytes = s.journal.Size()
@@ -1466,7 +1361,7 @@ func (s *Store) Stats(ctx context.Context) Stats {
 		st.VectorsLagging = s.vectorsLagging()
 	}
 	st.Notices = s.Notices()
-	return st
+	return st, nil
 }
 
 // vectorMode says whether vectors take part in recall, and if not, why.

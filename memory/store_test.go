@@ -96,7 +96,7 @@ func TestHybridSearchExplainsAndFilters(t *testing.T) {
 	if len(res.Hits) == 0 || res.Hits[0].Record.ID != "coffee" {
 		t.Fatalf("restored record not recalled: %v", hitIDs(res))
 	}
-	if r, _ := s.Get(context.Background(), "coffee"); r.AccessCount != 1 || r.LastAccess.IsZero() {
+	if r, _ := must2(s.Get(context.Background(), "coffee")); r.AccessCount != 1 || r.LastAccess.IsZero() {
 		t.Fatalf("access not counted: %+v", r)
 	}
 }
@@ -160,7 +160,7 @@ func TestWithoutEmbedderBM25Only(t *testing.T) {
 	if res.Mode != ModeBM25 || !strings.Contains(res.Notice, "no embedder") || res.Hits[0].Record.ID != "deploy" || res.Hits[0].VectorRank != 0 {
 		t.Fatalf("BM25-only search: %+v", res)
 	}
-	if st := s.Stats(context.Background()); !strings.HasPrefix(st.Vectors, "off") {
+	if st := must(s.Stats(context.Background())); !strings.HasPrefix(st.Vectors, "off") {
 		t.Fatalf("Stats.Vectors = %q", st.Vectors)
 	}
 }
@@ -228,8 +228,8 @@ func TestReplayHashEqualsLiveHash(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir, Options{Embedder: newHashEmbedder()})
 	randomOps(t, s, 300)
-	live := s.Hash(context.Background())
-	st := s.Stats(context.Background())
+	live := must(s.Hash(context.Background()))
+	st := must(s.Stats(context.Background()))
 
 	rep, err := Replay(ctx, s.JournalPath(), filepath.Join(t.TempDir(), "scratch"), Options{Embedder: newHashEmbedder()})
 	if err != nil {
@@ -244,7 +244,7 @@ func TestReplayHashEqualsLiveHash(t *testing.T) {
 	// Reopening (a replay at another time) gives the same hash.
 	s.Close()
 	s2 := openStore(t, dir, Options{Embedder: newHashEmbedder(), Now: func() time.Time { return time.Unix(0, 0) }})
-	if s2.Hash(context.Background()) != live {
+	if must(s2.Hash(context.Background())) != live {
 		t.Fatal("hash changed across reopen")
 	}
 	if n := s2.Notices(); len(n) != 0 {
@@ -258,7 +258,7 @@ func TestReplayHashEqualsLiveHash(t *testing.T) {
 func TestIdempotentApply(t *testing.T) {
 	s := openStore(t, t.TempDir(), Options{})
 	randomOps(t, s, 60)
-	before := s.Hash(context.Background())
+	before := must(s.Hash(context.Background()))
 	// Applying the whole journal again changes nothing.
 	if err := s.journal.Read(context.Background(), 0, func(r stagingRecord) error {
 		_, err := s.state.apply(r)
@@ -266,7 +266,7 @@ func TestIdempotentApply(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if s.Hash(context.Background()) != before {
+	if must(s.Hash(context.Background())) != before {
 		t.Fatal("re-applying the journal changed the state")
 	}
 }
@@ -322,7 +322,7 @@ func TestDamagedIndexesAreRebuilt(t *testing.T) {
 			s := openStore(t, dir, Options{Embedder: newHashEmbedder()})
 			putFacts(t, s)
 			want, _ := s.Search(ctx, "user terminal", SearchOptions{})
-			hash := s.Hash(context.Background())
+			hash := must(s.Hash(context.Background()))
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -336,10 +336,10 @@ func TestDamagedIndexesAreRebuilt(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if fmt.Sprint(hitIDs(got)) != fmt.Sprint(hitIDs(want)) || s2.Hash(context.Background()) != hash {
+			if fmt.Sprint(hitIDs(got)) != fmt.Sprint(hitIDs(want)) || must(s2.Hash(context.Background())) != hash {
 				t.Fatalf("after rebuild: %v, want %v", hitIDs(got), hitIDs(want))
 			}
-			if st := s2.Stats(context.Background()); st.FulltextDocs != uint64(len(facts)) || st.VectorCount != len(facts) {
+			if st := must(s2.Stats(context.Background())); st.FulltextDocs != uint64(len(facts)) || st.VectorCount != len(facts) {
 				t.Fatalf("after rebuild: %d docs, %d vectors", st.FulltextDocs, st.VectorCount)
 			}
 		})
@@ -358,8 +358,8 @@ func TestModelChangeReembeds(t *testing.T) {
 	if !strings.Contains(strings.Join(s2.Notices(), "\n"), "re-embedding every record") {
 		t.Fatalf("notices: %v", s2.Notices())
 	}
-	if e2.calls.Load() == 0 || s2.Stats(context.Background()).VectorCount != len(facts) || s2.Stats(context.Background()).VectorModel != "test-hash-64-v2" {
-		t.Fatalf("not re-embedded: %+v", s2.Stats(context.Background()))
+	if e2.calls.Load() == 0 || must(s2.Stats(context.Background())).VectorCount != len(facts) || must(s2.Stats(context.Background())).VectorModel != "test-hash-64-v2" {
+		t.Fatalf("not re-embedded: %+v", must(s2.Stats(context.Background())))
 	}
 	// Without an embedder the vector file is left as it is.
 	s2.Close()
@@ -410,8 +410,8 @@ func TestEmbeddingChangeReported(t *testing.T) {
 			case tc.want != nil && (!changed || got != *tc.want):
 				t.Fatalf("change %+v (%v), want %+v", got, changed, *tc.want)
 			}
-			if tc.want != nil && s2.Stats(context.Background()).VectorCount != len(facts) {
-				t.Fatalf("not re-embedded: %+v", s2.Stats(context.Background()))
+			if tc.want != nil && must(s2.Stats(context.Background())).VectorCount != len(facts) {
+				t.Fatalf("not re-embedded: %+v", must(s2.Stats(context.Background())))
 			}
 			s2.Close()
 			s3 := openStore(t, dir, Options{Embedder: tc.second})
@@ -433,7 +433,7 @@ func TestEmbedderFailureKeepsRecords(t *testing.T) {
 	if _, err := s.Put(ctx, Input{ID: "late", Text: "the staging log lives in the home directory"}, Source{}); err != nil {
 		t.Fatalf("a failing embedder blocked a save: %v", err)
 	}
-	if !s.Stats(context.Background()).VectorsLagging {
+	if !must(s.Stats(context.Background())).VectorsLagging {
 		t.Fatal("lag not reported")
 	}
 	res, err := s.Search(ctx, "staging log", SearchOptions{})
@@ -446,8 +446,8 @@ func TestEmbedderFailureKeepsRecords(t *testing.T) {
 	s.Close()
 	e.fail.Store(false)
 	s2 := openStore(t, dir, Options{Embedder: e})
-	if s2.Stats(context.Background()).VectorCount != len(facts)+1 || s2.Stats(context.Background()).VectorsLagging {
-		t.Fatalf("vectors did not catch up: %+v", s2.Stats(context.Background()))
+	if must(s2.Stats(context.Background())).VectorCount != len(facts)+1 || must(s2.Stats(context.Background())).VectorsLagging {
+		t.Fatalf("vectors did not catch up: %+v", must(s2.Stats(context.Background())))
 	}
 	res, _ = s2.Search(ctx, "staging log", SearchOptions{Mode: ModeVector})
 	if len(res.Hits) == 0 || res.Hits[0].Record.ID != "late" {
@@ -471,8 +471,8 @@ func TestHistoryAndMerge(t *testing.T) {
 	if err := s.Merge(ctx, MergeEvent{Into: "theme", From: []string{"coffee"}, Text: "The user prefers a dark theme and black coffee", Reason: "sleep: same user preferences", Source: Source{Source: "sleep"}}); err != nil {
 		t.Fatal(err)
 	}
-	coffee, _ := s.Get(context.Background(), "coffee")
-	theme, _ := s.Get(context.Background(), "theme")
+	coffee, _ := must2(s.Get(context.Background(), "coffee"))
+	theme, _ := must2(s.Get(context.Background(), "theme"))
 	if coffee.Status != StatusArchived || coffee.SupersededBy != "theme" || fmt.Sprint(theme.Tags) != "[habit pref]" {
 		t.Fatalf("merge: %+v %+v", coffee, theme)
 	}
@@ -495,8 +495,8 @@ func TestHistoryAndMerge(t *testing.T) {
 	if h, _ := s2.History(ctx, "theme"); h[len(h)-1].Kind != "memory.pin.v1" {
 		t.Fatalf("unknown event missing from history: %+v", h)
 	}
-	if s2.Stats(context.Background()).UnknownEvents["memory.pin.v1"] != 1 {
-		t.Fatalf("unknown events: %+v", s2.Stats(context.Background()).UnknownEvents)
+	if must(s2.Stats(context.Background())).UnknownEvents["memory.pin.v1"] != 1 {
+		t.Fatalf("unknown events: %+v", must(s2.Stats(context.Background())).UnknownEvents)
 	}
 	if err := s2.Delete(ctx, "nope", "", Source{}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("delete of a missing id: %v", err)
@@ -533,13 +533,13 @@ not json
 	if len(progress) == 0 || progress[len(progress)-1].Imported != 4 {
 		t.Fatalf("progress %+v", progress)
 	}
-	if hits := s.List(context.Background(), Filter{Areas: []string{AreaMain}}); !slices.ContainsFunc(hits, func(r *Record) bool { return r.Text == "no area" }) {
+	if hits := must(s.List(context.Background(), Filter{Areas: []string{AreaMain}})); !slices.ContainsFunc(hits, func(r *Record) bool { return r.Text == "no area" }) {
 		t.Fatalf("the record without an area is not in main: %+v", hits)
 	}
-	if r, _ := s.GetByKey(context.Background(), AreaMain, "f1"); r.Text != "third fact" {
+	if r, _ := must2(s.GetByKey(context.Background(), AreaMain, "f1")); r.Text != "third fact" {
 		t.Fatalf("key f1 = %+v", r)
 	}
-	if r, _ := s.Get(context.Background(), "fixed"); !r.Created.Equal(time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)) || r.Metadata["src"] != "x" {
+	if r, _ := must2(s.Get(context.Background(), "fixed")); !r.Created.Equal(time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)) || r.Metadata["src"] != "x" {
 		t.Fatalf("fixed = %+v", r)
 	}
 	var out bytes.Buffer
@@ -551,8 +551,8 @@ not json
 	if rep, err := s2.Import(ctx, &out, Source{}, nil); err != nil || rep.Imported != 3 || len(rep.Bad) != 0 {
 		t.Fatalf("re-import %+v %v", rep, err)
 	}
-	a, _ := s.Get(context.Background(), "fixed")
-	b, _ := s2.Get(context.Background(), "fixed")
+	a, _ := must2(s.Get(context.Background(), "fixed"))
+	b, _ := must2(s2.Get(context.Background(), "fixed"))
 	if a.Text != b.Text || !a.Created.Equal(b.Created) || a.Area != b.Area {
 		t.Fatalf("round trip: %+v vs %+v", a, b)
 	}

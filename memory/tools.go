@@ -58,13 +58,19 @@ func (s *Store) MemoryRetrieve(ctx context.Context, key string, tags []string) (
 	}
 	var found []*Record
 	if key != "" {
-		r, ok := s.GetByKey(ctx, AreaMain, key)
+		r, ok, err := s.GetByKey(ctx, AreaMain, key)
+		if err != nil {
+			return "", fmt.Errorf("memory_retrieve: %w", err)
+		}
 		if !ok || !r.Active() {
 			return "", fmt.Errorf("memory_retrieve: no memory item with key '%s'", key)
 		}
 		found = append(found, r)
 	} else {
-		found = s.List(ctx, Filter{Areas: []string{AreaMain}})
+		var err error
+		if found, err = s.List(ctx, Filter{Areas: []string{AreaMain}}); err != nil {
+			return "", fmt.Errorf("memory_retrieve: %w", err)
+		}
 	}
 	if len(tags) > 0 {
 		var keep []*Record
@@ -114,7 +120,10 @@ func (s *Store) MemoryDelete(ctx context.Context, key string, src Source) (strin
 	if key == "" {
 		return "", errors.New("memory_delete: key is required")
 	}
-	r, ok := s.GetByKey(ctx, AreaMain, key)
+	r, ok, err := s.GetByKey(ctx, AreaMain, key)
+	if err != nil {
+		return "", fmt.Errorf("memory_delete: %w", err)
+	}
 	if !ok {
 		return "", fmt.Errorf("memory_delete: no memory item with key '%s'", key)
 	}
@@ -198,7 +207,11 @@ func (s *Store) MemoryLoad(ctx context.Context, query string, threshold float64,
 	if limit <= 0 {
 		limit = DefaultLoadLimit
 	}
-	hits, err := s.thresholded(ctx, query, threshold, limit, filter, SearchOptions{RecordAccess: false, Filter: Filter{Areas: s.areasFor(ctx, filter)}}, MatchScore)
+	areas, err := s.areasFor(ctx, filter)
+	if err != nil {
+		return "", fmt.Errorf("memory_load: %w", err)
+	}
+	hits, err := s.thresholded(ctx, query, threshold, limit, filter, SearchOptions{RecordAccess: false, Filter: Filter{Areas: areas}}, MatchScore)
 	if err != nil {
 		return "", fmt.Errorf("memory_load: %w", err)
 	}
@@ -234,7 +247,11 @@ func (s *Store) MemoryForget(ctx context.Context, query string, threshold float6
 	if threshold <= 0 {
 		threshold = DefaultForgetThreshold
 	}
-	hits, err := s.thresholded(ctx, query, threshold, 1000, filter, SearchOptions{Filter: Filter{Areas: s.areasFor(ctx, filter)}}, forgetScore)
+	areas, err := s.areasFor(ctx, filter)
+	if err != nil {
+		return "", fmt.Errorf("memory_forget: %w", err)
+	}
+	hits, err := s.thresholded(ctx, query, threshold, 1000, filter, SearchOptions{Filter: Filter{Areas: areas}}, forgetScore)
 	if err != nil {
 		return "", fmt.Errorf("memory_forget: %w", err)
 	}
@@ -251,9 +268,9 @@ func (s *Store) MemoryForget(ctx context.Context, query string, threshold float6
 
 // areasFor chooses the areas a filter expression searches: every area when it
 // names the library, otherwise the default (all but the library).
-func (s *Store) areasFor(ctx context.Context, filter string) []string {
+func (s *Store) areasFor(ctx context.Context, filter string) ([]string, error) {
 	if !namesLibrary(filter) {
-		return nil
+		return nil, nil
 	}
 	return s.areas(ctx)
 }

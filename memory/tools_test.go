@@ -55,7 +55,7 @@ func TestEchomenToolStrings(t *testing.T) {
 			t.Errorf("%s: got %q, %v; want %q", st.name, got, err, st.want)
 		}
 	}
-	if r, _ := s.GetByKey(context.Background(), AreaMain, "user_project_goals"); r.Provenance.Source != "tool:memory_save" {
+	if r, _ := must2(s.GetByKey(context.Background(), AreaMain, "user_project_goals")); r.Provenance.Source != "tool:memory_save" {
 		t.Errorf("provenance source = %q", r.Provenance.Source)
 	}
 }
@@ -74,7 +74,7 @@ func TestAgentZeroLoadAndForget(t *testing.T) {
 	if strings.Contains(out, "id: deploy") {
 		t.Fatalf("an unrelated memory passed the threshold:\n%s", out)
 	}
-	if r, _ := s.Get(context.Background(), "theme"); r.AccessCount != 1 {
+	if r, _ := must2(s.Get(context.Background(), "theme")); r.AccessCount != 1 {
 		t.Fatalf("memory_load did not count the access: %d", r.AccessCount)
 	}
 	out, _ = s.MemoryLoad(ctx, "deploy", 0.1, 5, "area == 'library'", Source{})
@@ -92,10 +92,10 @@ func TestAgentZeroLoadAndForget(t *testing.T) {
 	if err != nil || out != "2 memories deleted." {
 		t.Fatalf("memory_forget: %q %v", out, err)
 	}
-	if _, ok := s.Get(context.Background(), "theme"); ok {
+	if _, ok := must2(s.Get(context.Background(), "theme")); ok {
 		t.Fatal("forgotten record still there")
 	}
-	if _, ok := s.Get(context.Background(), "cat"); !ok {
+	if _, ok := must2(s.Get(context.Background(), "cat")); !ok {
 		t.Fatal("memory_forget deleted outside its filter")
 	}
 }
@@ -221,11 +221,11 @@ func TestKill9DuringImport(t *testing.T) {
 	}
 	s := openStore(t, dir, Options{Embedder: newHashEmbedder()})
 	for id := range acked {
-		if _, ok := s.Get(context.Background(), id); !ok {
+		if _, ok := must2(s.Get(context.Background(), id)); !ok {
 			t.Fatalf("record %s was acknowledged but is missing after the crash (notices: %v)", id, s.Notices())
 		}
 	}
-	st := s.Stats(context.Background())
+	st := must(s.Stats(context.Background()))
 	if st.Records < len(acked) || st.FulltextDocs != uint64(st.Records) || st.VectorCount != st.Records {
 		t.Fatalf("after the crash: %+v (acked %d)", st, len(acked))
 	}

@@ -141,7 +141,7 @@ func TestVectorFileVersions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if fmt.Sprint(hitIDs(got)) != fmt.Sprint(hitIDs(want)) || s2.Stats(context.Background()).VectorCount != len(facts) {
+			if fmt.Sprint(hitIDs(got)) != fmt.Sprint(hitIDs(want)) || must(s2.Stats(context.Background())).VectorCount != len(facts) {
 				t.Fatalf("vector search %v, want %v", hitIDs(got), hitIDs(want))
 			}
 			if err := s2.Close(); err != nil {
@@ -198,7 +198,7 @@ func TestCloseLeavesShortTails(t *testing.T) {
 			if _, err := s.PutBatch(ctx, in, Source{}); err != nil {
 				t.Fatal(err)
 			}
-			want := s.Hash(context.Background())
+			want := must(s.Hash(context.Background()))
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -214,7 +214,7 @@ func TestCloseLeavesShortTails(t *testing.T) {
 			if n := s.Notices(); len(n) != 0 {
 				t.Fatalf("notices: %q", n)
 			}
-			if s.Hash(context.Background()) != want {
+			if must(s.Hash(context.Background())) != want {
 				t.Fatal("the state after the tail's replay differs")
 			}
 			res, err := s.Search(ctx, "giraffe", SearchOptions{Mode: ModeVector, Limit: 500})

@@ -107,3 +107,10 @@ const LogEventAttr = "exocortex_event"
 // change the SDK refused because its hook call had returned. The host reads
 // it from the plugin's stderr and reports the plugin, extension, hook and key.
 const LogEventLateStateWrite = "late_state_write"
+
+// LogEventCommandHook is the value of LogEventAttr on the record of a
+// command hook's warning (the command-hook bridge, extensions/cmdhooks): a
+// hook that exited with a code other than 0 and 2, a systemMessage, a
+// configuration it could not read. Its "detail" attribute says what; the
+// host reports it as an event and on run's stderr.
+const LogEventCommandHook = "command_hook"

@@ -156,3 +156,20 @@ func (c *Call) CallUtilityModel(ctx context.Context, u UtilityCall) (string, err
 		}
 	}
 }
+
+// SettingSecret returns the value of a secret setting of config.yaml (e.g.
+// "tools.web_search.api_key"), "" when the operator has not set it, from the
+// host, which answers only a key the plugin declares (Plugin.SettingSecrets).
+// Keep the value in the call that needs it: the host masks it in everything
+// else, so a value repeated in a result or a log line reaches no one.
+func (c *Call) SettingSecret(ctx context.Context, key string) (string, error) {
+	h, err := c.Host()
+	if err != nil {
+		return "", fmt.Errorf("the secret setting %s: %w", key, err)
+	}
+	resp, err := h.GetSettingSecret(ctx, &exocortexv1.GetSettingSecretRequest{Key: key})
+	if err != nil {
+		return "", fmt.Errorf("the secret setting %s: %w", key, err)
+	}
+	return resp.GetValue(), nil
+}

@@ -49,6 +49,11 @@ func build(p Plugin) (*built, error) {
 	if len(p.MemoryWriteAreas) > 0 && !p.UsesMemory {
 		bad("plugin %q declares MemoryWriteAreas %v without UsesMemory: set UsesMemory too", p.Name, p.MemoryWriteAreas)
 	}
+	for _, k := range p.SettingSecrets {
+		if strings.TrimSpace(k) == "" || strings.ContainsAny(k, " \t\r\n") {
+			bad("plugin %q: SettingSecrets has %q, which is not a key of config.yaml (e.g. tools.web_search.api_key)", p.Name, k)
+		}
+	}
 	for _, a := range p.MemoryWriteAreas {
 		if a != MemoryAnyArea && !memoryAreaRE.MatchString(a) {
 			bad("plugin %q: memory write area %q is not an area name (lower-case letters, digits, '-' and '_', at most 64) nor %q", p.Name, a, MemoryAnyArea)
@@ -56,7 +61,8 @@ func build(p Plugin) (*built, error) {
 	}
 	b := &built{
 		manifest: &exocortexv1.ManifestResponse{Plugin: p.Name, Version: p.Version, ServesBatches: true, ServesDispatch: true,
-			UsesUtilityModel: p.UsesUtilityModel, UsesMemory: p.UsesMemory, MemoryWriteAreas: p.MemoryWriteAreas},
+			UsesUtilityModel: p.UsesUtilityModel, UsesMemory: p.UsesMemory, MemoryWriteAreas: p.MemoryWriteAreas,
+			SettingSecrets: sortedUnique(p.SettingSecrets)},
 		exts:  make(map[string]*extEntry),
 		tools: make(map[string]Tool),
 	}

@@ -161,6 +161,12 @@ type Plugin struct {
 	// "fragments", ...; "*" for every area); the host refuses a write to any
 	// other, naming the area. Reads reach every area. It needs UsesMemory.
 	MemoryWriteAreas []string
+	// SettingSecrets are the secret settings of config.yaml the plugin's tools
+	// receive from the host (Call.SettingSecret), by key, e.g.
+	// "tools.web_search.api_key": the plugin settings never carry a secret, and
+	// the host refuses a key not listed here. The value is masked in everything
+	// else that crosses the host.
+	SettingSecrets []string
 	// Logger receives the plugin's log, including every Call's Logger. Nil means
 	// the plugin's stderr in the JSON form go-plugin forwards to the host's log,
 	// at Info level.

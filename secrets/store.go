@@ -3,7 +3,9 @@ package secrets
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -24,6 +26,15 @@ type LoadOptions struct {
 	// Keyring reads the desktop keyring (nil: keyring sources fail with a
 	// clear error).
 	Keyring Keyring
+	// Settings are config.yaml's secret settings, by key
+	// (tools.web_search.api_key: value, "" when unset): masked like the
+	// secrets, handed by the host only to a plugin that declares the key
+	// (Setting), and never a placeholder the model may use.
+	Settings map[string]string
+	// SettingsEnv are the environment variables the settings may come from
+	// (EXOCORTEX_SEARCH_API_KEY): the host removes them from its plugins'
+	// environment, as it removes the secrets' env sources (HiddenEnv).
+	SettingsEnv []string
 }
 
 // Store holds the secrets' values. A nil *Store has no secrets: every method
@@ -32,7 +43,10 @@ type Store struct {
 	names   []string
 	sources map[string]Source
 	values  map[string]string
-	masker  *Masker
+	// settings are the secret settings, by key (LoadOptions.Settings).
+	settings    map[string]string
+	settingsEnv []string
+	masker      *Masker
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -41,15 +55,27 @@ var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // error names every secret that failed (errors.Join of *SourceError and
 // *RefusedError), never a value.
 func Load(cfg Config, opts LoadOptions) (*Store, error) {
-	if len(cfg) == 0 {
-		return nil, nil
+	if len(cfg) == 0 && !slices.ContainsFunc(slices.Collect(maps.Values(opts.Settings)), func(v string) bool { return v != "" }) {
+		return nil, nil // nothing to mask
 	}
 	env := opts.Env
 	if env == nil {
 		env = osLookupEnv
 	}
-	s := &Store{sources: map[string]Source{}, values: map[string]string{}}
+	s := &Store{sources: map[string]Source{}, values: map[string]string{}, settings: map[string]string{}, settingsEnv: slices.Clone(opts.SettingsEnv)}
 	var errs []error
+	masked := map[string]string{}
+	for key, v := range opts.Settings {
+		s.settings[key] = v
+		if v == "" {
+			continue
+		}
+		if err := refuse(key, Source{}, v); err != nil {
+			errs = append(errs, fmt.Errorf("the secret setting %s of config.yaml is refused: %s", key, err.(*RefusedError).Reason))
+			continue
+		}
+		masked[key] = v
+	}
 	for name := range cfg {
 		s.names = append(s.names, name)
 	}
@@ -79,7 +105,10 @@ func Load(cfg Config, opts LoadOptions) (*Store, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	s.masker = newMasker(s.values)
+	for name, v := range s.values {
+		masked[name] = v
+	}
+	s.masker = newMasker(masked)
 	return s, nil
 }
 
@@ -121,6 +150,44 @@ func (s *Store) Source(name string) (Source, bool) {
 	}
 	src, ok := s.sources[name]
 	return src, ok
+}
+
+// Setting returns the value of the secret setting key (LoadOptions.Settings),
+// "" when it is unset, and whether key is a secret setting at all.
+func (s *Store) Setting(key string) (string, bool) {
+	if s == nil {
+		return "", false
+	}
+	v, ok := s.settings[key]
+	return v, ok
+}
+
+// HiddenEnv lists the environment variables no plugin may see: the env
+// sources of the secrets and the variables of the secret settings.
+func (s *Store) HiddenEnv() []string {
+	if s == nil {
+		return nil
+	}
+	out := slices.Clone(s.settingsEnv)
+	for _, n := range s.names {
+		if src := s.sources[n]; src.Env != "" {
+			out = append(out, src.Env)
+		}
+	}
+	return out
+}
+
+// SettingKeys lists the secret settings' keys, sorted.
+func (s *Store) SettingKeys() []string {
+	if s == nil {
+		return nil
+	}
+	keys := make([]string, 0, len(s.settings))
+	for k := range s.settings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // Masker is the store's masker (nil for a nil store: it masks nothing).

@@ -88,7 +88,7 @@ func TestDedupPrecisionRecallGloVe(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := openRead(t, dir, e)
-	sc := scoreDedup(g, s.Records(context.Background()))
+	sc := scoreDedup(g, must(s.Records(context.Background())))
 	var kinds []string
 	for k, v := range sc.byKind {
 		kinds = append(kinds, fmt.Sprintf("%s %d/%d", k, v[0], v[1]))

@@ -60,7 +60,27 @@ func storeHash(t testing.TB, dir string) string {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	return s.Hash(context.Background())
+	h, err := s.Hash(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// must is v, for a read of a test's store that is not to fail.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// must2 is must for the reads that say whether they found something.
+func must2[T any](v T, ok bool, err error) (T, bool) {
+	if err != nil {
+		panic(err)
+	}
+	return v, ok
 }
 
 // gloveEmbedder loads the offline GloVe embedder from data/glove-100d.bin (or

@@ -41,26 +41,26 @@ func TestLoopAdjudication(t *testing.T) {
 		t.Fatalf("loop counts %v", c)
 	}
 	s := openRead(t, dir, hashEmb)
-	a, _ := s.Get(context.Background(), "a-loop")
+	a, _ := must2(s.Get(context.Background(), "a-loop"))
 	if !a.Active() || !a.HasTag(TagAdjudicated) || !strings.Contains(fmt.Sprint(a.Metadata[MetaAdjudicated]), "a-out") {
 		t.Errorf("corroborated: %+v", a)
 	}
 	for _, id := range []string{"b-loop", "c-loop", "e-loop"} {
-		r, _ := s.Get(context.Background(), id)
+		r, _ := must2(s.Get(context.Background(), id))
 		hist, _ := s.History(ctx, id)
 		last := hist[len(hist)-1]
 		if r.Active() || last.Kind != memory.KindArchive || !strings.Contains(string(last.Payload), QuarantineReason) {
 			t.Errorf("%s: %+v, last event %s %s", id, r, last.Kind, last.Payload)
 		}
 	}
-	if d, _ := s.Get(context.Background(), "d-loop"); !d.Active() || !d.HasTag(TagAdjudicated) {
+	if d, _ := must2(s.Get(context.Background(), "d-loop")); !d.Active() || !d.HasTag(TagAdjudicated) {
 		t.Errorf("pinned loop record: %+v", d)
 	}
 	// Quarantined records come back whole with a restore.
 	if err := s.Restore(ctx, "b-loop", "checked by hand", memory.Source{}); err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := s.Get(context.Background(), "b-loop"); !b.Active() || b.Text != "The build server password rotates every Friday evening." {
+	if b, _ := must2(s.Get(context.Background(), "b-loop")); !b.Active() || b.Text != "The build server password rotates every Friday evening." {
 		t.Fatalf("restored: %+v", b)
 	}
 }
@@ -92,7 +92,7 @@ func TestConsolidateExtractive(t *testing.T) {
 	}
 	s := openRead(t, dir, hashEmb)
 	var sum *memory.Record
-	for _, r := range s.Records(context.Background()) {
+	for _, r := range must(s.Records(context.Background())) {
 		if isSummary(r) {
 			sum = r
 		}
@@ -103,7 +103,7 @@ func TestConsolidateExtractive(t *testing.T) {
 		t.Fatalf("summary %+v", sum)
 	}
 	for _, id := range []string{"k1", "k2", "k3"} {
-		if r, _ := s.Get(context.Background(), id); !r.Active() {
+		if r, _ := must2(s.Get(context.Background(), id)); !r.Active() {
 			t.Errorf("source %s was archived", id)
 		}
 	}
@@ -145,7 +145,7 @@ func TestConsolidateWithAModel(t *testing.T) {
 					t.Fatalf("the request did not match the script: %v", f)
 				}
 				var sum *memory.Record
-				for _, r := range openRead(t, dir, hashEmb).Records(context.Background()) {
+				for _, r := range must(openRead(t, dir, hashEmb).Records(context.Background())) {
 					if isSummary(r) {
 						sum = r
 					}

@@ -72,7 +72,7 @@ func TestFullRunThenNothingLeft(t *testing.T) {
 	s := openRead(t, fx.store, hashEmb)
 	// Ingested memories: areas, tags, provenance.
 	var ingested []*memory.Record
-	for _, r := range s.Records(context.Background()) {
+	for _, r := range must(s.Records(context.Background())) {
 		if strings.HasPrefix(r.ID, "stg-") {
 			ingested = append(ingested, r)
 		}
@@ -103,7 +103,7 @@ func TestFullRunThenNothingLeft(t *testing.T) {
 		return b.String()
 	}
 	var merged, decayed, quarantined int
-	for _, r := range s.Records(context.Background()) {
+	for _, r := range must(s.Records(context.Background())) {
 		if r.Active() {
 			continue
 		}
@@ -126,7 +126,7 @@ func TestFullRunThenNothingLeft(t *testing.T) {
 		t.Errorf("merged %d decayed %d quarantined %d", merged, decayed, quarantined)
 	}
 	// A canonical record carries its sources' provenance.
-	for _, r := range s.Records(context.Background()) {
+	for _, r := range must(s.Records(context.Background())) {
 		if r.Active() && r.Metadata[MetaSources] != nil {
 			if len(asList(r.Metadata[MetaSources])) == 0 {
 				t.Errorf("canonical %s: sources %v", r.ID, r.Metadata[MetaSources])
@@ -136,16 +136,16 @@ func TestFullRunThenNothingLeft(t *testing.T) {
 	}
 	// Entities: variants merged, python2 and python3 apart.
 	for id, want := range map[string]string{"ent-kubernetis": "ent-kubernetes", "ent-agent-zero": "ent-agent_zero", "ent-postgres": "ent-postgresql"} {
-		if r, _ := s.Get(context.Background(), id); r.SupersededBy != want {
+		if r, _ := must2(s.Get(context.Background(), id)); r.SupersededBy != want {
 			t.Errorf("%s superseded by %q, want %s", id, r.SupersededBy, want)
 		}
 	}
 	for _, id := range []string{"ent-python2", "ent-python3", "ent-redis", "ent-kubernetes"} {
-		if r, _ := s.Get(context.Background(), id); !r.Active() {
+		if r, _ := must2(s.Get(context.Background(), id)); !r.Active() {
 			t.Errorf("%s archived", id)
 		}
 	}
-	if r, _ := s.Get(context.Background(), "ent-kubernetes"); !slices.Contains(idsOf(r.Metadata["aliases"]), "Kubernetis") || r.Metadata["mentions"] != float64(6) {
+	if r, _ := must2(s.Get(context.Background(), "ent-kubernetes")); !slices.Contains(idsOf(r.Metadata["aliases"]), "Kubernetis") || r.Metadata["mentions"] != float64(6) {
 		t.Errorf("canonical entity %+v", r)
 	}
 	rels := relationshipKeys(t, fx.rels)
@@ -155,7 +155,7 @@ func TestFullRunThenNothingLeft(t *testing.T) {
 			t.Errorf("relationships.jsonl lacks %q: %q", want, rels)
 		}
 	}
-	hash := s.Hash(context.Background())
+	hash := must(s.Hash(context.Background()))
 	seq := s.JournalSeq()
 	s.Close()
 
@@ -206,7 +206,7 @@ func TestRestoredAndPinnedStay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, _ := s.Get(context.Background(), "old"); r.Active() {
+	if r, _ := must2(s.Get(context.Background(), "old")); r.Active() {
 		t.Fatal("the weak record was not archived")
 	}
 	// The operator brings it back; the next run leaves it.
@@ -222,7 +222,7 @@ func TestRestoredAndPinnedStay(t *testing.T) {
 	if d := rep.Phases[Decay].Counts; d["archived"] != 0 || d["exempt_restored"] != 1 {
 		t.Fatalf("after the restore: decay counts %v", d)
 	}
-	if r, _ := openRead(t, dir, hashEmb).Get(context.Background(), "old"); !r.Active() {
+	if r, _ := must2(openRead(t, dir, hashEmb).Get(context.Background(), "old")); !r.Active() {
 		t.Fatal("the restored record was archived again")
 	}
 }

@@ -16,7 +16,7 @@ type WebSearch struct {
 	URL string `yaml:"url" json:"url" env:"EXOCORTEX_SEARCH_URL"`
 	// APIKey is the provider's key (tavily: required; searxng: sent as a bearer
 	// token when set, for instances behind a proxy).
-	APIKey string `yaml:"api_key" json:"-" env:"EXOCORTEX_SEARCH_API_KEY" secret:"true"`
+	APIKey string `yaml:"api_key" json:"-" env:"EXOCORTEX_SEARCH_API_KEY" secret:"true" plugin:"true"`
 	// Rate is the sustained requests per second (default 1); Burst how many may
 	// go at once after a quiet spell (default 1).
 	Rate  float64 `yaml:"rate" json:"rate" env:"EXOCORTEX_SEARCH_RATE" check:"nonnegative"`

@@ -35,6 +35,15 @@ type Tools struct {
 	Home string `json:"home,omitempty"`
 	// Editor is text_editor's.
 	Editor *Editor `json:"editor,omitempty"`
+	// MCPServers are the MCP servers whose tools the agent uses, by name
+	// (config.yaml's mcp_servers and the mcp_servers_file's, merged).
+	MCPServers map[string]MCPServer `json:"mcp_servers,omitempty"`
+	// MCPProblems say why configured MCP servers were left out (an unreadable
+	// mcp_servers_file, an entry without command or url), by server name or
+	// file.
+	MCPProblems []string `json:"mcp_problems,omitempty"`
+	// CommandHooks is the command-hook bridge's (commandhooks.go).
+	CommandHooks *CommandHooks `json:"command_hooks,omitempty"`
 	// CodeExecution is code_execution's, with the sandbox its shells run in.
 	CodeExecution *CodeExecution `json:"code_execution,omitempty"`
 	// Data is data_analyze's and data_visualize's, with their sandbox.

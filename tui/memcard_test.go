@@ -45,7 +45,11 @@ func TestMemorySummaryCountsTheHeldStore(t *testing.T) {
 		t.Fatalf("the snapshot header counts %d; the test wants it stale at 1", n)
 	}
 	got := NewEngine(Config{MemoryDir: dir}).MemorySummary(ctx)
-	want := fmt.Sprintf("%d records · ", held.Stats(ctx).Records)
+	hst, err := held.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%d records · ", hst.Records)
 	if !strings.HasPrefix(got, want) || !strings.HasSuffix(got, "no vectors on disk yet · embedder none (BM25 only) (configured)") {
 		t.Errorf("MemorySummary = %q, want it to start %q and name the embedder as configured", got, want)
 	}

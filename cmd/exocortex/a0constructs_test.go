@@ -10,12 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/exocortex/exocortex/core/discover"
-	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/llm/scripted"
 	"github.com/exocortex/exocortex/core/loop"
-	"github.com/exocortex/exocortex/lint"
-	"github.com/exocortex/exocortex/prompts"
 	"github.com/exocortex/exocortex/scaffold/a0port"
 	"github.com/exocortex/exocortex/sdk/sdktest"
 )
@@ -113,24 +109,8 @@ func TestPortedConstructsRun(t *testing.T) {
 	if _, err := a0port.Port(t.Context(), constructsTree, plugin, "a0-constructs"); err != nil {
 		t.Fatal(err)
 	}
-	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
 	var plog sdktest.Buffer
-	h, err := host.New(context.Background(), host.Options{
-		Dirs:        []discover.Dir{{Path: filepath.Join(home, "plugins"), Source: discover.User}},
-		Builtins:    []discover.Candidate{builtinCandidate(exe, "agent-tools")},
-		PluginEnv:   pluginEnv(t, home, project),
-		PluginLog:   &plog,
-		WiringCheck: lint.HostCheck(prompts.Embedded()),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(h.Close)
-	for _, st := range h.Status() {
-		if st.Name == "a0-constructs" && st.State != host.StateRunning {
-			t.Fatalf("the ported plugin is %s, not running: %s %s", st.State, st.LastError, st.LastRejection)
-		}
-	}
+	h := portedHostChecked(t, home, project, "a0-constructs", &plog)
 	var mu sync.Mutex
 	var errs []string
 	ran := map[string][]string{}

@@ -192,10 +192,9 @@ func TestPortRealTree(t *testing.T) {
 		{Content: `{"thoughts":["check"],"headline":"checking","tool_name":"memory_load","tool_args":{"query":"token §§secret(API_TOKEN)"}}`},
 		{Content: `{"thoughts":["done"],"headline":"answering","tool_name":"response","tool_args":{"text":"the token is §§secret(API_TOKEN)"}}`},
 	})
-	res, err := a.Monologue(context.Background(), "my api token is "+token+", remember my project notes")
-	if err != nil {
-		t.Fatalf("monologue: %v\nplugin log:\n%s", err, plog.String())
-	}
+	// A monologue that fails (a guard that does not load stops every tool, the
+	// answer too) is recorded all the same, and fails the test at the end.
+	res, monoErr := a.Monologue(context.Background(), "my api token is "+token+", remember my project notes")
 	var reqs strings.Builder
 	for i, req := range srv.Requests() {
 		fmt.Fprintf(&reqs, "===== request %d\n", i+1)
@@ -220,6 +219,14 @@ func TestPortRealTree(t *testing.T) {
 		fmt.Fprintf(&ranText, "%s %s\n", ext, strings.Join(ran[ext], ","))
 	}
 	fmt.Fprintf(&ranText, "final response: %s\n", res.Response)
+	if monoErr != nil {
+		fmt.Fprintf(&ranText, "monologue failed: %v\n", monoErr)
+	}
+	for _, m := range a.History() {
+		if strings.Contains(m.GetContent(), "guards fail closed") {
+			fmt.Fprintf(&ranText, "stopped by a guard: %s\n", m.GetContent())
+		}
+	}
 	ranText.WriteString(realTreeFigures(t, h, plugin, &r, ran, failed))
 	chats, _ := filepath.Glob(filepath.Join(plugin, "chats", "*", "messages", "*"))
 	for _, c := range chats {
@@ -238,4 +245,7 @@ func TestPortRealTree(t *testing.T) {
 		}
 	}
 	t.Logf("record in %s:\n%s", out, ranText.String())
+	if monoErr != nil {
+		t.Errorf("monologue: %v (the record in %s says what stopped it)", monoErr, out)
+	}
 }

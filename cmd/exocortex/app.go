@@ -21,6 +21,7 @@ import (
 	"github.com/exocortex/exocortex/lint"
 	"github.com/exocortex/exocortex/memory"
 	"github.com/exocortex/exocortex/prompts"
+	"github.com/exocortex/exocortex/replay"
 	"github.com/exocortex/exocortex/secrets"
 )
 
@@ -45,6 +46,9 @@ type app struct {
 	// extension over its time budget; failed loads are reported at start): `run -p` without --json sets it
 	// to stderr, so none of them passes unseen.
 	failures io.Writer
+	// failureEvents, when set, gets the same failures as events: `run --json`
+	// sets it, so they are in its output.
+	failureEvents func(host.Event, string)
 
 	mu sync.Mutex
 	// notify, when set, shows the operator a notice (a retried model request).
@@ -52,6 +56,8 @@ type app struct {
 	// retried, when set, is told of each retried model request instead of
 	// notify (the terminal session shows them in its status line).
 	retried func(llm.Retry)
+	// recorders record the sessions held, for `exocortex replay` (record.go).
+	recorders map[string]*replay.Recorder
 }
 
 // setNotify sets where notices go.
@@ -95,6 +101,7 @@ func (a *app) promptDirs(projectDir string) []string {
 }
 
 func (a *app) close() {
+	a.closeRecorders()
 	if a.logFile != nil {
 		a.logFile.Close()
 	}
@@ -240,9 +247,12 @@ func (a *app) eventLogger() func(host.Event) {
 		}
 		_, _ = f.Write(append(b, '\n'))
 		f.Close()
-		if a.failures != nil {
-			if line := failureLine(e); line != "" {
+		if line := failureLine(e); line != "" {
+			if a.failures != nil {
 				fmt.Fprintln(a.failures, a.secrets.Masker().Mask(line))
+			}
+			if a.failureEvents != nil {
+				a.failureEvents(e, a.secrets.Masker().Mask(line))
 			}
 		}
 	}
@@ -264,6 +274,8 @@ func failureLine(e host.Event) string {
 		return fmt.Sprintf("warning: extension %s kept exceeding its time budget at %s and is not called again this monologue", name, e.Hook)
 	case host.EventLateStateWrite:
 		return fmt.Sprintf("warning: plugin %s, extension %s changed state key %q after its call at %s had returned (from a goroutine or background task), so the change was refused: state changes travel with the call's response; make the change before the method returns (await the task), or at the extension's next call", e.Plugin, e.Extension, e.Detail, e.Hook)
+	case host.EventCommandHook:
+		return "warning: " + e.Detail
 	case host.EventOverBudget:
 		return fmt.Sprintf("warning: extension %s took %d ms at %s, over its %d ms budget", name, e.TookMS, e.Hook, e.BudgetMS)
 	}

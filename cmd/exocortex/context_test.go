@@ -193,7 +193,11 @@ func TestLongSession(t *testing.T) {
 	}
 	defer st.Close()
 	var rec *memory.Record
-	for _, r := range st.Records(context.Background()) {
+	recs, err := st.Records(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
 		if r.ID == recall.FragmentID(first.GetId()) {
 			rec = r
 		}

@@ -36,12 +36,17 @@ prints the compiler's messages with their file:line.
 A Python plugin (DIR holds plugin.json) is checked for syntax errors, then its
 directory is copied into place the same way (a hidden copy, then renames).
 
+With --replay SESSION, every successful build is followed by exocortex replay
+SESSION through the plugin directory: what the new version changes in what
+the model is shown, printed after the build line (docs/replay.md).
+
 Build failures are also written to $EXOCORTEX_HOME/logs/events.jsonl, where
 exocortex plugins status finds them. Stop with Ctrl+C.`,
 		Example: `  exocortex dev                       # the plugin in the current directory
   exocortex dev ./my-notes
   exocortex dev --plugin-dir .exocortex/plugins ./my-notes
-  exocortex dev --once ./my-notes     # build and install once`,
+  exocortex dev --once ./my-notes     # build and install once
+  exocortex dev --replay testdata/session.jsonl ./my-notes`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.src = "."
@@ -72,6 +77,7 @@ exocortex plugins status finds them. Stop with Ctrl+C.`,
 	fl.StringVar(&o.name, "name", "", "the plugin's name in the plugin directory (default: DIR's name)")
 	fl.BoolVar(&o.once, "once", false, "build and install once, then exit (status 1 when the build fails)")
 	fl.StringArrayVar(&o.flags, "build-flag", nil, "an extra go build flag, e.g. --build-flag=-race (repeatable)")
+	fl.StringVar(&o.replay, "replay", "", "after every build, replay SESSION through the new version and print what differs (exocortex replay)")
 	return cmd
 }
 
@@ -79,7 +85,9 @@ type devOptions struct {
 	src, pluginDir, name string
 	once                 bool
 	flags                []string
-	debounce             time.Duration
+	// replay is the session replayed after every successful build.
+	replay   string
+	debounce time.Duration
 	// onEvent records build failures in the event log.
 	onEvent func(host.Event)
 }
@@ -153,6 +161,9 @@ func runDev(ctx context.Context, w io.Writer, o devOptions) error {
 			fmt.Fprintf(w, "[%s] %s: %v\n", now(), why, err)
 		default:
 			fmt.Fprintf(w, "[%s] %s: installed %s in %s -> %s; a running session swaps it in at its next iteration\n", now(), why, name, took, dest)
+			if o.replay != "" {
+				devReplay(ctx, w, o)
+			}
 		}
 		return err
 	}

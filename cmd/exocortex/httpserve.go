@@ -147,6 +147,9 @@ func runHTTPServe(cmd *cobra.Command, f *serveFlags) error {
 			opts := a.agentOptions(h, client, loader, model)
 			opts.Session, opts.ApprovalMode, opts.Approver, opts.Observer = spec.Session, mode, spec.Approver, spec.Observer
 			opts.AgentProfile = spec.Profile
+			if err := a.record(&opts); err != nil {
+				return nil, err
+			}
 			return loop.New(opts)
 		},
 	})

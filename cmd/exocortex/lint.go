@@ -17,11 +17,13 @@ import (
 	"github.com/exocortex/exocortex/core/discover"
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/state"
+	"github.com/exocortex/exocortex/extensions/cmdhooks"
 	"github.com/exocortex/exocortex/lint"
 	"github.com/exocortex/exocortex/prompts"
 	"github.com/exocortex/exocortex/scaffold/a0port"
 	"github.com/exocortex/exocortex/sdk/python/pyimport"
 	"github.com/exocortex/exocortex/signals"
+	"github.com/exocortex/exocortex/toolsettings"
 	"github.com/exocortex/exocortex/wiring"
 )
 
@@ -99,6 +101,10 @@ func runLint(ctx context.Context, out, errOut io.Writer, f lintFlags) (int, erro
 		return 0, err
 	}
 	defer a.close()
+	if f.builtinsOnly {
+		// The shipped defaults: no operator's command hooks either.
+		a.cfg.CommandHooks.Off = true
+	}
 	opts, err := a.hostOptions()
 	if err != nil {
 		return 0, err
@@ -158,6 +164,9 @@ func runLint(ctx context.Context, out, errOut io.Writer, f lintFlags) (int, erro
 		}
 	}
 
+	if !f.builtinsOnly {
+		in.CommandHooks = hookProblems(a.cfg.CommandHooksSettings(a.home, wd), wd)
+	}
 	findings := lint.Check(in)
 	if f.json {
 		err = lint.WriteJSON(out, findings)
@@ -339,4 +348,27 @@ func writeFileAtomic(path string, data []byte) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// hookProblems are the command hooks' problems for the lint
+// (docs/command-hooks.md): a hook that cannot run (EXO141), a configuration
+// that cannot be used in full (EXO142).
+func hookProblems(s toolsettings.CommandHooks, project string) []lint.CommandHookProblem {
+	hooks, probs := cmdhooks.Load(s.Files)
+	var out []lint.CommandHookProblem
+	for _, h := range hooks {
+		if p := cmdhooks.Check(h, project); p != "" {
+			out = append(out, lint.CommandHookProblem{Extension: h.Ext(), File: h.File, CannotRun: true,
+				Message: fmt.Sprintf("command hook %s (%s) cannot run: %s", h.Ext(), h.Where(), p),
+				Fix:     "create the script or chmod +x it, or remove the entry"})
+		}
+	}
+	for _, p := range probs {
+		out = append(out, lint.CommandHookProblem{File: p.File, Message: p.String(), Fix: "fix the file (docs/command-hooks.md)"})
+	}
+	for _, f := range s.Skipped {
+		out = append(out, lint.CommandHookProblem{File: f.Path, Message: fmt.Sprintf("the command hooks in %s are not run: the project is not trusted", f.Path),
+			Fix: "exocortex trust " + project})
+	}
+	return out
 }

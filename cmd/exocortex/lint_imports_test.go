@@ -79,7 +79,7 @@ func TestLintRepeatsImportFindings(t *testing.T) {
 		}
 		tests = append(tests, want{c, "a0-imports", "a0/extensions/python/" + p.File[len("usr/extensions/python/"):] + ":" + strconv.Itoa(p.Line), p.Fix})
 	}
-	tests = append(tests, want{"EXO136", "summariser", "main.py:4", pyimport.InstallFix("openai")})
+	tests = append(tests, want{"EXO136", "summariser", "main.py:4", pyimport.InstallFix("openai", pyimport.Unknown)})
 	for _, tt := range tests {
 		if !has(tt.code, tt.plugin, tt.file, tt.fix) {
 			t.Errorf("no %s for %s at %s with fix %q:\n%s", tt.code, tt.plugin, tt.file, tt.fix, out)

@@ -62,6 +62,9 @@ func newRootCmd() *cobra.Command {
 		newSleepCmd(),
 		newSecretsCmd(),
 		newConfigCmd(),
+		newReplayCmd(),
+		newMCPCmd(),
+		newHooksCmd(),
 	)
 	// Without a subcommand: the operator's terminal session (session.go).
 	setSessionCmd(root)

@@ -190,21 +190,7 @@ replies:
 	}
 
 	// Every write once; the replay agrees.
-	texts := map[string]int{}
-	ids := map[string]int{}
-	sc := bufio.NewScanner(strings.NewReader(run("memory", "export")))
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		var r struct {
-			ID   string `json:"id"`
-			Text string `json:"text"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("export line %q: %v", sc.Text(), err)
-		}
-		ids[r.ID]++
-		texts[r.Text]++
-	}
+	ids, texts := exportCounts(t, run("memory", "export"))
 	for _, id := range []string{seed, added} {
 		if ids[id] != 1 {
 			t.Errorf("record %s: %d times in the store; want once", id, ids[id])
@@ -221,6 +207,26 @@ replies:
 	if err := json.Unmarshal([]byte(run("memory", "replay", "--verify", "--json")), &rep); err != nil || !rep.OK {
 		t.Fatalf("replay --verify: %+v %v", rep, err)
 	}
+}
+
+// exportCounts counts the records of a `memory export` by id and by text.
+func exportCounts(t *testing.T, export string) (ids, texts map[string]int) {
+	t.Helper()
+	ids, texts = map[string]int{}, map[string]int{}
+	sc := bufio.NewScanner(strings.NewReader(export))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var r struct {
+			ID   string `json:"id"`
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("export line %q: %v", sc.Text(), err)
+		}
+		ids[r.ID]++
+		texts[r.Text]++
+	}
+	return ids, texts
 }
 
 // checkTools fails when a tool call in a run --json output failed, or when

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/exocortex/exocortex/sdk/sdktest"
 )
 
 // TestHelperExocortex runs the exocortex command line named by
@@ -213,5 +215,155 @@ func TestMemoryServiceAcrossProcesses(t *testing.T) {
 	}
 	if _, err := os.Stat(sock); !os.IsNotExist(err) {
 		t.Fatalf("the socket outlived its owner: %v", err)
+	}
+}
+
+// TestMemoryServiceKillLiveSession: a live `run -p` session (scripted model,
+// its reply streamed slowly) owns the home's memory while other processes
+// write through it and a `memory serve` stands by; the session is killed with
+// SIGKILL mid-write; the standby takes the store over, every acknowledged
+// write is there exactly once, and memory replay --verify agrees.
+func TestMemoryServiceKillLiveSession(t *testing.T) {
+	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	home := serviceHome(t)
+	project := t.TempDir()
+	exo := func(args ...string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, exe, args...)
+		cmd.Dir = project
+		cmd.Env = append(os.Environ(), "EXOCORTEX_HOME="+home, "EXOCORTEX_EMBEDDER=none")
+		return cmd
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		cmd := exo(args...)
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, errb.String())
+		}
+		return out.String()
+	}
+	ownerPID := func() int {
+		t.Helper()
+		var st struct {
+			OwnerPID int `json:"owner_pid"`
+		}
+		if err := json.Unmarshal([]byte(run("memory", "stats", "--json")), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.OwnerPID
+	}
+	waitOwner := func(who string, pid int) {
+		t.Helper()
+		for deadline := time.Now().Add(60 * time.Second); ownerPID() != pid; time.Sleep(200 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s (pid %d) did not become the owner", who, pid)
+			}
+		}
+	}
+	seed := strings.TrimSpace(run("memory", "add", "the breakwater was lengthened in spring"))
+
+	// The session: its one reply streams for about a minute.
+	hold := `{"thoughts": ["` + strings.Repeat("keeping the session open ", 24) + `"], "tool_name": "response", "tool_args": {"text": "HELD"}}`
+	script := liveScript(t, project, "hold.yaml", fmt.Sprintf("model: hold\nreplies:\n  - content: '%s'\n    chunk_size: 1\n    delay: 100ms\n", hold))
+	session := exo("run", "-p", "hold the memory", "--json", "--model", "script:"+script)
+	// Its own process group, so that its plugin processes can be ended with
+	// it once the test is done (the kill itself is the session's alone).
+	session.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var sessErr bytes.Buffer
+	session.Stderr = &sessErr
+	if err := session.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sessDone := make(chan error, 1)
+	go func() { sessDone <- session.Wait() }()
+	t.Cleanup(func() {
+		syscall.Kill(-session.Process.Pid, syscall.SIGKILL)
+		<-sessDone
+	})
+	waitOwner("the live session", session.Process.Pid)
+
+	// A standby client, to take the store over.
+	standby := exo("memory", "serve", "--embedder", "none")
+	out, err := standby.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := standby.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { standby.Process.Kill(); standby.Wait() })
+	sc := bufio.NewScanner(out)
+	if !sc.Scan() || !strings.HasPrefix(sc.Text(), fmt.Sprintf("standing by: pid %d serves", session.Process.Pid)) {
+		t.Fatalf("the standby says %q", sc.Text())
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+
+	// Writes go on through the session while it is killed.
+	var acked []string
+	acks := make(chan string)
+	go func() {
+		defer close(acks)
+		for i := range 20 {
+			var out, errb bytes.Buffer
+			cmd := exo("memory", "add", fmt.Sprintf("buoy %d marks the channel", i))
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			if err := cmd.Run(); err != nil {
+				t.Errorf("memory add %d: %v\n%s", i, err, errb.String())
+				return
+			}
+			acks <- strings.TrimSpace(out.String())
+		}
+	}()
+	for id := range acks {
+		acked = append(acked, id)
+		if len(acked) == 5 {
+			select {
+			case err := <-sessDone:
+				sessDone <- err
+				t.Fatalf("the live session ended before the kill (make its reply slower): %v\n%s", err, sessErr.String())
+			default:
+			}
+			if err := session.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	if len(acked) != 20 {
+		t.Fatalf("%d writes acknowledged; want 20", len(acked))
+	}
+	waitOwner("the standby", standby.Process.Pid)
+
+	// Every acknowledged write is in the store exactly once.
+	ids, texts := exportCounts(t, run("memory", "export"))
+	for _, id := range append([]string{seed}, acked...) {
+		if ids[id] != 1 {
+			t.Errorf("record %s: %d times in the store; want once", id, ids[id])
+		}
+	}
+	for i := range 20 {
+		if n := texts[fmt.Sprintf("buoy %d marks the channel", i)]; n != 1 {
+			t.Errorf("buoy %d: %d records; want one", i, n)
+		}
+	}
+	var rep struct {
+		OK bool `json:"ok"`
+	}
+	if err := json.Unmarshal([]byte(run("memory", "replay", "--verify", "--json")), &rep); err != nil || !rep.OK {
+		t.Fatalf("replay --verify: %+v %v", rep, err)
+	}
+	if err := standby.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := standby.Wait(); err != nil {
+		t.Fatalf("the standby's exit: %v", err)
 	}
 }

@@ -22,26 +22,32 @@ import (
 // store itself.
 func homeMemory(home, spec string, log *slog.Logger) host.MemoryConnector {
 	return func(ctx context.Context) (exocortexv1.MemoryServiceClient, error) {
-		load := func() (memory.Embedder, error) {
-			e, err := embed.Open(context.WithoutCancel(ctx), embed.Spec(spec), home)
-			if err != nil {
-				log.Warn("the embedder is not available, recall runs on BM25 alone", "embedder", spec, "err", err)
-				return nil, nil
-			}
-			if e == nil {
-				return nil, nil
-			}
-			return e, nil
-		}
-		c, err := service.Connect(ctx, service.Config{
-			Dir:      filepath.Join(home, "memory"),
-			Options:  memory.Options{Logger: log, LoadEmbedder: load},
-			Describe: describeEmbedder,
-			Logger:   log,
-		})
+		c, err := connectHomeMemory(ctx, home, spec, log)
 		if err != nil {
 			return nil, err
 		}
 		return c, nil
 	}
+}
+
+// connectHomeMemory is homeMemory's connection, for a command that closes it
+// itself (`exocortex mcp`).
+func connectHomeMemory(ctx context.Context, home, spec string, log *slog.Logger) (*service.Client, error) {
+	load := func() (memory.Embedder, error) {
+		e, err := embed.Open(context.WithoutCancel(ctx), embed.Spec(spec), home)
+		if err != nil {
+			log.Warn("the embedder is not available, recall runs on BM25 alone", "embedder", spec, "err", err)
+			return nil, nil
+		}
+		if e == nil {
+			return nil, nil
+		}
+		return e, nil
+	}
+	return service.Connect(ctx, service.Config{
+		Dir:      filepath.Join(home, "memory"),
+		Options:  memory.Options{Logger: log, LoadEmbedder: load},
+		Describe: describeEmbedder,
+		Logger:   log,
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/exocortex/exocortex/core/host"
+	"github.com/exocortex/exocortex/extensions/cmdhooks"
 )
 
 func newPluginsCmd() *cobra.Command {
@@ -32,6 +33,7 @@ func newPluginsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			started := time.Now().UTC()
 			h, err := a.openHost(cmd.Context(), false)
 			if err != nil {
 				return err
@@ -46,6 +48,15 @@ func newPluginsCmd() *cobra.Command {
 			// a plugin file without its execute bit.
 			for _, n := range h.Notices() {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", n)
+			}
+			// The MCP servers the mcp-servers plugin could not start.
+			reportMCP(cmd.ErrOrStderr(), a.home, started, false, nil)
+			// The command hooks that cannot run or be read (the lint's
+			// EXO141 and EXO142): the plugin serves the others.
+			if len(names) == 0 || slices.Contains(names, cmdhooks.PluginName) {
+				for _, p := range hookProblems(a.cfg.CommandHooksSettings(a.home, cwd()), cwd()) {
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s (%s)\n", p.Message, p.Fix)
+				}
 			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())

@@ -33,6 +33,8 @@ func newPluginsNewCmd() *cobra.Command {
 		dir    string
 		src    string
 		asJSON bool
+		// noSession skips recording testdata/session.jsonl.
+		noSession bool
 	)
 	cmd := &cobra.Command{
 		Use:   "new NAME",
@@ -94,6 +96,18 @@ make dev runs the exocortex binary that wrote it (EXOCORTEX=... overrides it). H
 			if err != nil {
 				return err
 			}
+			if !noSession {
+				// The plugin is written whatever happens here: a session
+				// that could not be recorded costs make replay only.
+				switch err := recordScaffoldSession(cmd.Context(), dir); {
+				case errors.Is(err, errNotExocortex):
+					// A test binary: nothing to record with.
+				case err != nil:
+					fmt.Fprintln(cmd.ErrOrStderr(), "warning:", err, "(make replay needs testdata/session.jsonl: record one with exocortex run --json)")
+				default:
+					files = append(files, scaffoldSession)
+				}
+			}
 			return reportNew(cmd.OutOrStdout(), dir, o, files, asJSON)
 		},
 	}
@@ -106,6 +120,7 @@ make dev runs the exocortex binary that wrote it (EXOCORTEX=... overrides it). H
 	fl.StringVar(&src, "exocortex-src", "", "an Exocortex checkout to build a Go plugin against (default: found above the current directory or the exocortex binary)")
 	fl.StringVar(&o.SDKVersion, "sdk-version", "", "the SDK version a Go plugin requires when there is no checkout")
 	fl.BoolVar(&asJSON, "json", false, "write what was created as JSON")
+	fl.BoolVar(&noSession, "no-session", false, "do not record testdata/session.jsonl (the session make replay replays)")
 	return cmd
 }
 

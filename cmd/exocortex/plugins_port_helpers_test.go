@@ -52,6 +52,9 @@ func TestPortedHelperStandIns(t *testing.T) {
 			"line 17: plugins._model_config.helpers.model_config.build_chat_model has no counterpart here",
 		},
 		"_40_tools_prompt.py": {"line 16: reads a prompt file named at run time"},
+		// A plugin's own module importing another that cannot load: the
+		// reason is followed through both.
+		"_88_chained_module.py": {"line 4: imports the plugin's own module shelf_handler.py, copied with the plugin, which cannot load: line 3 imports shelf_client.py, which cannot load: line 3 imports not_installed_shelf_sdk_xyz"},
 	}
 	for _, f := range r.Files {
 		want, ok := needsHand[path.Base(f.Source)]
@@ -71,6 +74,15 @@ func TestPortedHelperStandIns(t *testing.T) {
 			}
 		}
 	}
+	// A skill in the plugin's skills/ (Agent Zero's SKILL.md), and files in the
+	// project, the agent's working directory.
+	skill := filepath.Join(plugin, "skills", "shelf-keeping", "SKILL.md")
+	if err := os.MkdirAll(filepath.Dir(skill), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(skill, []byte("---\nname: shelf-keeping\ndescription: keep the shelf tidy\n---\nSort by colour.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// A secret of the plugin's own secrets.env, Agent Zero's usr/secrets.env format.
 	if err := os.WriteFile(filepath.Join(plugin, "secrets.env"), []byte("# keeper\nSHELF_KEY=\"shelf-77aa\"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -80,6 +92,14 @@ func TestPortedHelperStandIns(t *testing.T) {
 	cfg := config.Default()
 	cfg.UtilityModel = "keeper-util:1b"
 	project := t.TempDir()
+	for _, f := range []string{"README.md", "src/main.go", "scratch.tmp"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(project, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(project, f), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	settings, err := cfg.PluginSettingsEnv(home, project)
 	if err != nil {
 		t.Fatal(err)
@@ -154,6 +174,12 @@ func TestPortedHelperStandIns(t *testing.T) {
 			"A0-MARKER-no-counterpart remove_chat=named get_agents_list=named set_settings=named build_chat_model=named"},
 		{"helpers.tokens: trim_to_tokens fits", first, "trimmed_fits=True trimmed_end=True"},
 		{"helpers.history: output_text of the request's history", first, "A0-MARKER-history messages=1 first_label=operator keeper_said=True"},
+		{"helpers.projects, runtime, file_tree: no project active, the workdir is the project, its tree drawn with the ignore patterns", first,
+			"A0-MARKER-projects active=None dockerized=False same=True title=" + filepath.Base(project) + " tree=src/|main.go|README.md"},
+		{"helpers.strings and helpers.tool: §§include replaced from the file, a missing one kept", first,
+			"A0-MARKER-strings text=before INCLUDED-TEXT and §§include(missing.txt) cut=ab..hij response=done/False id=12"},
+		{"helpers.message_queue, skills, mcp_handler, agent types", first,
+			"A0-MARKER-queue empty=True refused=yes first=queued hello skills=['shelf-keeping'] loaded=Skill: shelf-keeping mcp=0 user=True msg=hi"},
 	}
 	for _, tt := range tests {
 		if !strings.Contains(tt.in, tt.want) {
@@ -195,7 +221,7 @@ func TestPortedHelperStandIns(t *testing.T) {
 		t.Errorf("final answer %q, want %q (the placeholder unmasked for the tool)", res.Response, want)
 	}
 	log := plog.String()
-	for _, want := range []string{"A0-LOG-print-style from the keeper", "A0-LOG-print-style error from the keeper", "A0-LOG-context-log from the keeper"} {
+	for _, want := range []string{"A0-LOG-print-style from the keeper", "A0-LOG-print-style error from the keeper", "A0-LOG-context-log from the keeper", "notification (warning): A0-LOG-notification from the keeper"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("the plugin log lacks %q (helpers.print_style / context.log):\n%s", want, log)
 		}

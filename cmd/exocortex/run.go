@@ -34,6 +34,8 @@ type agentFlags struct {
 	emitContext bool
 	// allowWiringErrors starts plugins with wiring-lint errors anyway.
 	allowWiringErrors bool
+	// record adds each request and tool result to the events (run --json).
+	record bool
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
@@ -131,6 +133,11 @@ func (a *app) start(ctx context.Context, f *agentFlags, sessionName string, obse
 	opts := a.agentOptions(r.host, r.llm, prompts.NewLoader(dirs...), r.model)
 	opts.Session, opts.ApprovalMode, opts.Approver, opts.Observer = r.session, mode, approver, observer
 	opts.EmitContext = f.emitContext
+	opts.RecordRequests = f.record
+	if err := a.record(&opts); err != nil {
+		r.close()
+		return nil, err
+	}
 	r.agent, err = loop.New(opts)
 	if err != nil {
 		r.close()
@@ -191,6 +198,11 @@ is a context event with the state of the context window (as /context shows it).`
 			if asJSON {
 				observer = enc.event
 				a.setNotify(func(msg string) { enc.event(loop.Event{Type: loop.EventNotice, Text: msg}) })
+				// The host's failure reports (a crash, a command hook's
+				// warning) as notices, named by their kind.
+				a.failureEvents = func(e host.Event, line string) {
+					enc.event(loop.Event{Type: loop.EventNotice, Plugin: e.Plugin, Extension: e.Extension, Hook: e.Hook, Code: e.Kind, Text: line})
+				}
 			} else {
 				a.setNotify(func(msg string) { fmt.Fprintln(cmd.ErrOrStderr(), "notice:", msg) })
 				// The model's reasoning is one folded line on stderr per
@@ -211,7 +223,7 @@ is a context event with the state of the context window (as /context shows it).`
 				}
 			}
 			ctx := cmd.Context()
-			f.emitContext = showContext
+			f.emitContext, f.record = showContext, asJSON
 			staged := filepath.Join(a.home, staging.InboxFile)
 			quarantinedBefore := 0
 			if !asJSON {
@@ -221,6 +233,7 @@ is a context event with the state of the context window (as /context shows it).`
 				}
 				defer reportQuarantine(cmd.ErrOrStderr(), staged, quarantinedBefore)
 			}
+			started := time.Now().UTC()
 			r, err := a.start(ctx, &f, f.sessionName, observer, nil)
 			if err != nil {
 				return err
@@ -230,6 +243,7 @@ is a context event with the state of the context window (as /context shows it).`
 				enc.encode(modelEvent{Time: time.Now().UTC(), Type: "model", Provider: r.llm.Name(), Model: r.model, BaseURL: r.llm.BaseURL(), Scripted: scriptOf(a.cfg.Model)})
 			}
 			reportLoad(cmd.ErrOrStderr(), r.host, asJSON, enc)
+			reportMCP(cmd.ErrOrStderr(), a.home, started, asJSON, enc)
 			reportSandbox(cmd.ErrOrStderr(), a, asJSON, enc)
 			if d := prompts.UntrustedOverrides(cwd(), a.home, a.cfg.TrustedProjects); d != "" {
 				msg := fmt.Sprintf("the prompt overrides in %s are not loaded: this project is not trusted (exocortex trust, if you mean them)", d)
@@ -346,6 +360,7 @@ func (a *app) agentOptions(h *host.Host, client llm.Provider, loader *prompts.Lo
 	return loop.Options{
 		Host: h, LLM: client, Prompts: loader, Model: model,
 		NumCtx: a.cfg.NumCtx, MaxNumCtx: a.cfg.MaxNumCtx, MaxIterations: a.cfg.MaxIterations, UnusableLimit: a.cfg.UnusableLimit,
+		MaxResumes:   a.cfg.CommandHooks.WithDefaults().StopContinues,
 		UtilityModel: a.cfg.UtilityModel, CompressTimeout: time.Duration(a.cfg.Timeouts.Compress), FullToolDocs: a.cfg.FullToolDocs,
 		PersistentState: filepath.Join(a.home, "state.json"), Logger: a.log,
 		ToolTimeout: time.Duration(a.cfg.Timeouts.Tool), ToolTimeouts: durations(a.cfg.Timeouts.Tools),

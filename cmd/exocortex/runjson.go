@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/core/loop"
+	"github.com/exocortex/exocortex/replay"
 )
 
 // eventEncoder writes run --json's lines, one JSON object each. Every event
@@ -16,6 +17,9 @@ import (
 type eventEncoder struct {
 	mu  sync.Mutex
 	enc *json.Encoder
+	// dedup sends a request message's content once per stream (its hash
+	// after), which keeps a run --json file a replayable recording.
+	dedup replay.Dedup
 }
 
 func newEventEncoder(w io.Writer) *eventEncoder { return &eventEncoder{enc: json.NewEncoder(w)} }
@@ -25,7 +29,9 @@ func (e *eventEncoder) event(ev loop.Event) {
 	if ev.Time.IsZero() {
 		ev.Time = time.Now().UTC()
 	}
-	e.encode(ev)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_ = e.enc.Encode(e.dedup.StreamEvent(ev))
 }
 
 // encode writes any other line (the model line).

@@ -129,7 +129,11 @@ func (a *app) loadSecrets() (*secrets.Store, error) {
 	if a.secretsLoaded {
 		return a.secrets, nil
 	}
-	s, err := secrets.Load(a.cfg.Secrets, secretLoadOptions())
+	opts := secretLoadOptions()
+	// config.yaml's secret settings (web_search's API key): masked as the
+	// secrets are, and handed only to a plugin that declares one.
+	opts.Settings, opts.SettingsEnv = a.cfg.SecretSettings(), a.cfg.SecretSettingsEnv()
+	s, err := secrets.Load(a.cfg.Secrets, opts)
 	if err != nil {
 		return nil, fmt.Errorf("the secrets in %s: %w", filepath.Join(a.home, config.FileName), err)
 	}

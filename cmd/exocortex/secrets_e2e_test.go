@@ -123,17 +123,7 @@ func TestSecretCanary(t *testing.T) {
 			// Zero's way): its answer is masked like every plugin's, so the
 			// values never reach the TOOL SPECS block or the history.
 			cmd.Env = append(os.Environ(), "EXOCORTEX_HOME="+home, "EXO_TEST_CANARY="+canaryValue, "A0_SECRET_CANARY="+canaryValue)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Run(); err != nil {
-				t.Fatalf("exocortex run: %v\nstderr:\n%s\nstdout:\n%s", err, stderr.String(), tail(stdout.String()))
-			}
-			for _, f := range srv.Failures() {
-				t.Errorf("scripted server: %v", f)
-			}
-			if n := srv.Remaining(); n != 0 {
-				t.Errorf("%d scripted replies left: the session stopped early\n%s", n, tail(stdout.String()))
-			}
+			stdout, stderr := runScripted(t, cmd, srv)
 
 			// The tools got the value.
 			sum := sha256.Sum256([]byte(canaryValue))
@@ -172,6 +162,25 @@ func TestSecretCanary(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runScripted runs cmd (an `exocortex run --json` against srv) to its end,
+// failing the test when it fails or leaves scripted replies, and returns its
+// standard output and error.
+func runScripted(t *testing.T, cmd *exec.Cmd, srv scripted.Running) (stdout, stderr *bytes.Buffer) {
+	t.Helper()
+	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("exocortex run: %v\nstderr:\n%s\nstdout:\n%s", err, stderr.String(), tail(stdout.String()))
+	}
+	for _, f := range srv.Failures() {
+		t.Errorf("scripted server: %v", f)
+	}
+	if n := srv.Remaining(); n != 0 {
+		t.Errorf("%d scripted replies left: the session stopped early\n%s", n, tail(stdout.String()))
+	}
+	return stdout, stderr
 }
 
 func tail(s string) string {

@@ -41,8 +41,8 @@ With ` + PluginCPUProfileEnv + `=DIR in the environment, the plugin writes a CPU
 profile of its whole life to DIR/NAME-PID.pprof (read it with go tool pprof),
 and its CPU time (user and system, ms) at Close to DIR/NAME-PID.cpu.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
-			p, ok := builtin.Plugins()[args[0]]
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, ok := builtin.Plugin(cmd.Context(), args[0])
 			if !ok {
 				return fmt.Errorf("no built-in plugin %q (have: %s)", args[0], strings.Join(builtin.Names(), ", "))
 			}

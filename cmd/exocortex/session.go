@@ -222,6 +222,9 @@ func (a *app) sessionAgent(client llm.Provider, loader *prompts.Loader, idle *id
 	return func(s tui.AgentSpec) (*loop.Agent, error) {
 		opts := a.agentOptions(s.Host, client, loader, s.Model)
 		opts.Session, opts.ApprovalMode, opts.Approver, opts.Observer = s.Session, s.Mode, s.Approver, idle.observe(s.Observer)
+		if err := a.record(&opts); err != nil {
+			return nil, err
+		}
 		agent, err := loop.New(opts)
 		if err != nil {
 			return nil, err

@@ -435,7 +435,7 @@ func (h *Host) emit(e Event) {
 	// A crash's report quotes the plugin's stderr: no value goes out in it.
 	e.Detail = h.opts.Secrets.Masker().Mask(e.Detail)
 	switch e.Kind {
-	case "crash", "quarantine", "load_failed", EventLateStateWrite:
+	case "crash", "quarantine", "load_failed", EventLateStateWrite, EventCommandHook:
 		h.logger.Warn("plugin "+e.Kind, "plugin", e.Plugin, "extension", e.Extension, "hook", e.Hook, "detail", e.Detail)
 	default:
 		h.logger.Debug("plugin "+e.Kind, "plugin", e.Plugin, "detail", e.Detail)

@@ -56,10 +56,20 @@ func (s *Services) SetMemory(f MemoryConnector) {
 // runs it beside its start-up, so the store's open and the embedder's load
 // overlap the first model call. A failure is left for the first call to meet
 // again.
+//
+// Once connected it primes the store: the census the memory catalog shows (the
+// store keeps it until a write) and a first search (at 100k records the first
+// touch of the mapped vector graphs and full-text segments costs tens of
+// milliseconds, which the first prompt's recall would otherwise wait for).
+// The results are dropped; such a search records no access.
 func (s *Services) WarmMemory(ctx context.Context) {
-	if _, err := s.memory(ctx); err != nil {
+	c, err := s.memory(ctx)
+	if err != nil {
 		s.memLog("the memory service is not reachable yet (the first memory call tries again)", err)
+		return
 	}
+	_, _ = c.Census(ctx, &exocortexv1.MemoryCensusRequest{})
+	_, _ = c.Search(ctx, &exocortexv1.MemorySearchRequest{Query: WarmQuery, Options: &exocortexv1.MemorySearchOptions{Limit: 1}})
 }
 
 // Memory returns the home's memory service, connecting on first use: the
@@ -68,6 +78,9 @@ func (s *Services) WarmMemory(ctx context.Context) {
 func (s *Services) Memory(ctx context.Context) (exocortexv1.MemoryServiceClient, error) {
 	return s.memory(ctx)
 }
+
+// WarmQuery is the search WarmMemory runs once the memory service answers.
+const WarmQuery = "memory"
 
 // memory returns the memory service, connecting on first use. Once connected,
 // an embedding model change the store reports (it was built with another

@@ -99,8 +99,8 @@ func TestPluginMemoryThroughTheHost(t *testing.T) {
 			t.Fatalf("note_add: %q, error %q", res.GetContent(), res.GetError())
 		}
 		id := strings.Fields(res.GetContent())[2]
-		r, ok := store.Get(context.Background(), id)
-		if !ok || r.Area != "notes" || r.Provenance.Session != "s1" || r.Provenance.Message != "m1" || r.Provenance.Source != "tool:note_add" {
+		r, ok, err := store.Get(context.Background(), id)
+		if err != nil || !ok || r.Area != "notes" || r.Provenance.Session != "s1" || r.Provenance.Message != "m1" || r.Provenance.Source != "tool:note_add" {
 			t.Fatalf("the record in the home's store: %+v", r)
 		}
 		res = tool(t, h, "note_find", `{"query":"where is the deploy script"}`)
@@ -116,8 +116,8 @@ func TestPluginMemoryThroughTheHost(t *testing.T) {
 		if strings.Contains(res.GetError(), "rpc error") {
 			t.Errorf("note_add to main: the error shows the transport: %q", res.GetError())
 		}
-		if n := len(store.List(context.Background(), memory.Filter{Areas: []string{memory.AreaMain}})); n != 0 {
-			t.Errorf("the refused write left %d records in main", n)
+		if recs, err := store.List(context.Background(), memory.Filter{Areas: []string{memory.AreaMain}}); err != nil || len(recs) != 0 {
+			t.Errorf("the refused write left %d records in main (%v)", len(recs), err)
 		}
 	})
 	t.Run("undeclared", func(t *testing.T) {
@@ -223,11 +223,11 @@ func TestGateWrites(t *testing.T) {
 			}
 		})
 	}
-	if r, ok := store.Get(context.Background(), theirs.ID); !ok || !r.Active() || r.Text != "a main record" {
-		t.Errorf("the main record after the refused writes: %+v", r)
+	if r, ok, err := store.Get(context.Background(), theirs.ID); err != nil || !ok || !r.Active() || r.Text != "a main record" {
+		t.Errorf("the main record after the refused writes: %+v (%v)", r, err)
 	}
-	if r, _ := store.Get(context.Background(), mine.ID); r.Text != "changed" {
-		t.Errorf("the notes record after its update: %+v", r)
+	if r, ok, err := store.Get(context.Background(), mine.ID); err != nil || !ok || r.Text != "changed" {
+		t.Errorf("the notes record after its update: %+v (%v)", r, err)
 	}
 }
 

@@ -124,6 +124,9 @@ func (p *Plugin) start(ctx context.Context) error {
 		HandshakeConfig:  protocol.Handshake(),
 		VersionedPlugins: protocol.HostPluginSet(p.h.services.forPlugin(p), p.h.services.memoryFor(p)),
 		Cmd:              cmd,
+		// cmd.Env is the whole environment (pluginEnviron): go-plugin would
+		// otherwise append the host's own, the secrets' variables with it.
+		SkipHostEnv:      true,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           p.h.hclog.Named(p.cand.Name),
 		Stderr:           p.stderr,

@@ -1,10 +1,14 @@
 package host
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
@@ -48,8 +52,9 @@ func (h *Host) substituteTool(t *Tool, req *exocortexv1.ExecuteToolRequest) (*ex
 	return c, nil
 }
 
-// pluginEnviron is the host's environment less the variables secrets are read
-// from: a plugin gets a value only through a tool call that declares it.
+// pluginEnviron is the host's environment less the variables secrets and
+// secret settings are read from: a plugin gets a value only through a tool
+// call that declares it, or from GetSettingSecret.
 func (h *Host) pluginEnviron() []string {
 	env := os.Environ()
 	s := h.opts.Secrets
@@ -57,10 +62,8 @@ func (h *Host) pluginEnviron() []string {
 		return env
 	}
 	hidden := map[string]bool{}
-	for _, n := range s.Names() {
-		if src, _ := s.Source(n); src.Env != "" {
-			hidden[src.Env] = true
-		}
+	for _, k := range s.HiddenEnv() {
+		hidden[k] = true
 	}
 	out := env[:0:0]
 	for _, kv := range env {
@@ -70,4 +73,30 @@ func (h *Host) pluginEnviron() []string {
 		}
 	}
 	return out
+}
+
+// GetSettingSecret hands the plugin the value of a secret setting of
+// config.yaml it declares (ManifestResponse.setting_secrets), from the
+// secrets' store (secrets.LoadOptions.Settings), whose masker masks the value
+// in everything else that crosses the host. A key the manifest does not list
+// is refused naming the declaration; a key that is no secret setting, naming
+// the ones there are.
+func (ps *pluginServices) GetSettingSecret(_ context.Context, req *exocortexv1.GetSettingSecretRequest) (*exocortexv1.GetSettingSecretResponse, error) {
+	key := req.GetKey()
+	if !slices.Contains(ps.p.Manifest().GetSettingSecrets(), key) {
+		return nil, status.Errorf(codes.PermissionDenied, "plugin %s asked for the secret setting %q, but its manifest does not declare it in setting_secrets: "+
+			"declare it (Go: sdk.Plugin{SettingSecrets: []string{%q}})", ps.p.Name(), key, key)
+	}
+	ps.mu.RLock()
+	h := ps.Services.host
+	ps.mu.RUnlock()
+	var store *secrets.Store
+	if h != nil {
+		store = h.opts.Secrets
+	}
+	v, ok := store.Setting(key)
+	if !ok && store != nil {
+		return nil, status.Errorf(codes.NotFound, "%q is not a secret setting of config.yaml (the secret settings are: %s)", key, strings.Join(store.SettingKeys(), ", "))
+	}
+	return &exocortexv1.GetSettingSecretResponse{Value: v, Set: v != ""}, nil
 }

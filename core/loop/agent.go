@@ -45,6 +45,9 @@ type Options struct {
 	FullToolDocs bool
 	// MaxIterations bounds one monologue (25 when 0).
 	MaxIterations int
+	// MaxResumes bounds how many times message_loop_end's resume may keep one
+	// monologue going after its final response (3 when 0; -1: never).
+	MaxResumes int
 	// UnusableLimit stops a monologue after this many unusable replies in a row
 	// (misformatted, repeated, empty); 5 when 0, which leaves the supervisor room
 	// for its three tiers of intervention first.
@@ -78,6 +81,12 @@ type Options struct {
 	NoBatching bool
 	// EmitContext adds the ACP context object to hook events.
 	EmitContext bool
+	// RecordRequests adds what a replay needs to the events: each request
+	// (EventRequest) and each tool's own result (EventToolExecuted).
+	RecordRequests bool
+	// ToolExecutor, when set, is asked for a tool's result before the tool
+	// runs (a replay serves the recorded one); nil from it runs the tool.
+	ToolExecutor ToolExecutor
 	// TimeBudgets are the hooks' time budgets (timebudget.go).
 	TimeBudgets TimeBudgets
 	Logger      *slog.Logger
@@ -149,6 +158,9 @@ func New(opts Options) (*Agent, error) {
 	}
 	if opts.MaxIterations == 0 {
 		opts.MaxIterations = 25
+	}
+	if opts.MaxResumes == 0 {
+		opts.MaxResumes = 3
 	}
 	if opts.UnusableLimit == 0 {
 		opts.UnusableLimit = 5

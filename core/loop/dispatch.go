@@ -29,6 +29,9 @@ type turn struct {
 	added []*exocortexv1.Message
 	// tool is the tool being called, at tool_execute_before/after (for_tools).
 	tool string
+	// resumed counts how many times message_loop_end's resume kept this
+	// monologue going after its final response (resume.go).
+	resumed int
 	// usage is each extension's time against its budget (timebudget.go).
 	usage map[string]*usage
 	// asked is the context of the plugin call a utility-model call came from
@@ -269,6 +272,7 @@ func (a *Agent) context(t *turn, h hooks.Info) *exocortexv1.Context {
 			CustomTokensPerByte:   structpb.NewNumberValue(a.perByte()),
 			CustomMessageOverhead: structpb.NewNumberValue(messageOverhead),
 			CustomNumCtx:          structpb.NewNumberValue(float64(a.window)),
+			CustomAgentDepth:      structpb.NewNumberValue(float64(a.depth)),
 		}},
 		Hook:         h.Name,
 		Iteration:    int32(t.iteration),
@@ -286,6 +290,9 @@ const (
 	CustomMessageOverhead = "exocortex_message_overhead"
 	// CustomNumCtx is the context window of the model calls (0 before it is known).
 	CustomNumCtx = "exocortex_num_ctx"
+	// CustomAgentDepth is 0 for the operator's agent, 1 for its subordinates,
+	// and so on (the command bridge tells Stop from SubagentStop by it).
+	CustomAgentDepth = "exocortex_agent_depth"
 )
 
 func requestedAction(h hooks.Info) string {

@@ -105,14 +105,23 @@ type Event struct {
 	Args   json.RawMessage `json:"args,omitempty"`
 	Result string          `json:"result,omitempty"`
 
+	// NativeCalls, on llm_reply, are the reply's native tool calls.
+	NativeCalls []NativeCall `json:"native_tool_calls,omitempty"`
+
 	// Model usage, on llm_reply.
 	PromptTokens int     `json:"prompt_tokens,omitempty"`
 	OutputTokens int     `json:"output_tokens,omitempty"`
 	TokensPerSec float64 `json:"tokens_per_second,omitempty"`
 	ContextFill  float64 `json:"context_fill,omitempty"`
 
+	// BreakLoop, on tool_executed, says the tool ended the monologue.
+	BreakLoop bool `json:"break_loop,omitempty"`
+
 	// Monologue end.
 	StopReason string `json:"stop_reason,omitempty"`
+
+	// Request is the payload of EventRequest (record.go).
+	Request *Request `json:"request,omitempty"`
 
 	// The prompt budget.
 	Budget      *Budget      `json:"budget,omitempty"`

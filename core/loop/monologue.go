@@ -143,9 +143,12 @@ func (a *Agent) iterate(ctx context.Context, t *turn, res *Result, lastReply *st
 		}
 		var interventions []string
 		var stop, stopper string
+		var resumes resumeAsks
+		final := err == nil && done && toolResult.GetBreakLoop()
 		ferr := fire(ectx, a, t, exocortexv1.Hook_HOOK_MESSAGE_LOOP_END,
 			func(c *exocortexv1.HookCall, _ fields) *exocortexv1.MessageLoopEndRequest {
-				return &exocortexv1.MessageLoopEndRequest{Call: c, Iteration: int32(t.iteration), Reply: reply, ToolCall: toolCall, ToolResult: toolResult, Added: t.added}
+				return &exocortexv1.MessageLoopEndRequest{Call: c, Iteration: int32(t.iteration), Reply: reply, ToolCall: toolCall, ToolResult: toolResult, Added: t.added,
+					Final: final, Resumed: int32(t.resumed)}
 			}, exocortexv1.PluginClient.MessageLoopEnd,
 			func(ext *host.Extension, r *exocortexv1.MessageLoopEndResponse) error {
 				if r.Intervention != nil {
@@ -154,10 +157,17 @@ func (a *Agent) iterate(ctx context.Context, t *turn, res *Result, lastReply *st
 				if r.Stop != nil && stop == "" {
 					stop, stopper = r.GetStop(), ext.Name()
 				}
+				if r.Resume != nil {
+					resumes.add(ext.Name(), r.GetResume())
+				}
 				return nil
 			})
 		if err == nil && ferr != nil {
 			err = ferr
+		}
+		if final && stop == "" && ctx.Err() == nil && ferr == nil && a.resume(t, res, resumes) {
+			done = false
+			interventions = append(interventions, resumes.messages...)
 		}
 		if err != nil || done || ctx.Err() != nil {
 			return
@@ -466,6 +476,7 @@ func (a *Agent) callModel(ctx context.Context, t *turn, p assembled) (llm.Reply,
 		Type: EventLLMReply, Iteration: t.iteration, Text: r.Content,
 		PromptTokens: r.Usage.PromptTokens, OutputTokens: r.Usage.OutputTokens,
 		TokensPerSec: r.Usage.TokensPerSecond(), ContextFill: r.Usage.ContextFill(),
+		NativeCalls: nativeCalls(r.ToolCalls),
 	})
 	var calls []*exocortexv1.ToolCall
 	for _, tc := range r.ToolCalls {

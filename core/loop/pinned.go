@@ -114,12 +114,7 @@ func (a *Agent) insertTokensAfter(j int) int {
 // the changed blocks not yet pinned in this monologue. The rest are sent last
 // and not pinned.
 func (a *Agent) unchangedBlocks(blocks []*promptBlock, monologue string) map[*promptBlock]string {
-	latest := map[string]string{}
-	for _, p := range a.visibleInserts() {
-		for _, b := range p.Blocks {
-			latest[blockKey(b.Source, b.Title)] = b.Sum
-		}
-	}
+	latest := a.pinnedSums()
 	thisMonologue := map[string]bool{}
 	for _, p := range a.inserts {
 		if p.Monologue == monologue {
@@ -143,6 +138,19 @@ func (a *Agent) unchangedBlocks(blocks []*promptBlock, monologue string) map[*pr
 		}
 	}
 	return sums
+}
+
+// pinnedSums returns the content sums of the blocks pinned in the visible
+// history, by source and title: a block of the same sum is there already and
+// is not sent again.
+func (a *Agent) pinnedSums() map[string]string {
+	latest := map[string]string{}
+	for _, p := range a.visibleInserts() {
+		for _, b := range p.Blocks {
+			latest[blockKey(b.Source, b.Title)] = b.Sum
+		}
+	}
+	return latest
 }
 
 // pin records the message made of the (fitted) message_loop_prompts_after

@@ -101,9 +101,18 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 	// The blocks get what the rest leaves (at least their share, since the
 	// history keeps to its own), less the overhead of their two messages.
 	blockBudget := limit - sysTokens - summaryTokens - histTokens - 2*messageOverhead
-	blockTokens := func() int {
+	// sentTokens is what the blocks so far take in the request as it will be
+	// sent: a message_loop_prompts_after block already pinned in the history
+	// unchanged is not sent again (unchangedBlocks), and the blocks never take
+	// more than their budget (fitBlocks cuts the rest), so the prompt size an
+	// extension is told (the watchdog's context fill) is the request's.
+	pinned := a.pinnedSums()
+	sentTokens := func() int {
 		n := 0
 		for _, b := range blocks {
+			if b.where == 2 && pinned[blockKey(b.GetSource(), b.GetTitle())] == contentSum(b.GetContent()) {
+				continue
+			}
 			n += a.tokens.text(b.GetTitle()) + a.tokens.text(b.GetContent()) + 2
 		}
 		return n
@@ -112,13 +121,13 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 	pause()
 	err = fire(ctx, a, t, exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_AFTER,
 		func(c *exocortexv1.HookCall, f fields) *exocortexv1.MessageLoopPromptsAfterRequest {
-			left := blockBudget - blockTokens()
+			sent := sentTokens()
 			r := &exocortexv1.MessageLoopPromptsAfterRequest{
 				Call: c, Iteration: int32(t.iteration), History: ifFull(f.history, visible), NumCtx: int32(window),
-				BlockBudgetTokens: int32(max(1, left)),
+				BlockBudgetTokens: int32(max(1, blockBudget-sent)),
 			}
 			if f.prompt {
-				r.Extras, r.PromptTokens = extras, int32(limit-left)
+				r.Extras, r.PromptTokens = extras, int32(limit-blockBudget+min(sent, blockBudget))
 			}
 			return r
 		}, exocortexv1.PluginClient.MessageLoopPromptsAfter,
@@ -179,10 +188,14 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 	}
 	msgs := []llm.Message{{Role: llm.RoleSystem, Content: full}}
 	msgs = append(msgs, summaryMessages(a.summaries)...)
+	parts := partsOf(nil, PartSystem, 1)
+	parts = partsOf(parts, PartSummary, len(msgs)-1)
 	if bs := render(1); len(bs) > 0 {
 		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: renderBlocks(bs)})
+		parts = append(parts, PartBlocks)
 	}
 	msgs = append(msgs, a.promptHistory(histBudget)...)
+	parts = partsOf(parts, PartHistory, len(msgs)-len(parts))
 	// The changed blocks first seen in this monologue are pinned; the others
 	// (changed again within it) follow them, sent this time only.
 	var toPin, once []*exocortexv1.PromptBlock
@@ -201,6 +214,7 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 	if len(once) > 0 {
 		msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: renderBlocks(once)})
 	}
+	parts = partsOf(parts, PartBlocks, len(msgs)-len(parts))
 	budget.Tokens = a.tokens.messages(msgs)
 	budget.History = histTokens
 	budget.Messages = len(visible)
@@ -216,6 +230,7 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 	budget.HostUS = hostTime.Microseconds()
 	a.lastBudget = &budget
 	a.emit(Event{Type: EventBudget, Iteration: t.iteration, Budget: &budget, PromptTokens: budget.Tokens, ContextFill: budget.Fill()})
+	a.emitRequest(t, system, append(append(placed(0), placed(1)...), placed(2)...), msgs, parts)
 	return assembled{messages: msgs, tokens: budget.Tokens}, nil
 }
 

@@ -48,6 +48,14 @@ func maskEvent(mk *secrets.Masker, e *Event) {
 	e.StopReason = mk.Mask(e.StopReason)
 	e.Args = mk.MaskBytes(e.Args)
 	e.Context = mk.MaskBytes(e.Context)
+	e.Request = maskRequest(mk, e.Request)
+	if len(e.NativeCalls) > 0 {
+		calls := make([]NativeCall, len(e.NativeCalls))
+		for i, c := range e.NativeCalls {
+			calls[i] = NativeCall{Name: c.Name, Arguments: mk.MaskBytes(c.Arguments)}
+		}
+		e.NativeCalls = calls
+	}
 	if c := e.Compression; c != nil && (mk.Contains(c.Added) || mk.Contains(c.Summary)) {
 		cc := *c
 		cc.Added, cc.Summary = mk.Mask(c.Added), mk.Mask(c.Summary)

@@ -90,8 +90,9 @@ func (a *Agent) runTool(ctx context.Context, t *turn, tc *exocortexv1.ToolCall) 
 		}
 	}
 	if result == nil {
-		resp, err := a.executeTool(ctx, t, tool, tc, a.toolTimeout(tc.GetName()))
-		result = resp.GetResult()
+		result, err = a.execute(ctx, t, func(ctx context.Context) (*exocortexv1.ExecuteToolResponse, error) {
+			return a.executeTool(ctx, t, tool, tc, a.toolTimeout(tc.GetName()))
+		}, tc)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

@@ -83,7 +83,7 @@ func TestPythonNotebookThroughTheHost(t *testing.T) {
 		t.Fatalf("note_add: %q, error %q", res.GetContent(), res.GetError())
 	}
 	id := strings.Fields(res.GetContent())[2]
-	if r, ok := mem.Store().Get(context.Background(), id); !ok || r.Area != "notes" || r.Provenance.Session != "s1" || r.Provenance.Source != "tool:note_add" {
+	if r, ok, err := mem.Store().Get(context.Background(), id); err != nil || !ok || r.Area != "notes" || r.Provenance.Session != "s1" || r.Provenance.Source != "tool:note_add" {
 		t.Fatalf("the record in the home's store: %+v", r)
 	}
 	if res := run("note_find", `{"query":"when is the staging cluster rebuilt"}`); !strings.Contains(res.GetContent(), id+": The staging cluster is rebuilt every Sunday night (why: BM25 rank 1") {
@@ -93,7 +93,7 @@ func TestPythonNotebookThroughTheHost(t *testing.T) {
 	if !strings.Contains(res.GetError(), `plugin pynotebook may not write memory area "main"`) || !strings.Contains(res.GetError(), "memory_write_areas") {
 		t.Errorf("note_add to main: %q", res.GetError())
 	}
-	if n := len(mem.Store().List(context.Background(), memory.Filter{Areas: []string{memory.AreaMain}})); n != 0 {
-		t.Errorf("the refused write left %d records in main", n)
+	if recs, err := mem.Store().List(context.Background(), memory.Filter{Areas: []string{memory.AreaMain}}); err != nil || len(recs) != 0 {
+		t.Errorf("the refused write left %d records in main (%v)", len(recs), err)
 	}
 }

@@ -28,6 +28,7 @@
 package builtin
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -37,6 +38,7 @@ import (
 	"github.com/exocortex/exocortex/extensions/agenttools"
 	"github.com/exocortex/exocortex/extensions/belief"
 	"github.com/exocortex/exocortex/extensions/boundary"
+	"github.com/exocortex/exocortex/extensions/cmdhooks"
 	"github.com/exocortex/exocortex/extensions/codeexec"
 	"github.com/exocortex/exocortex/extensions/datatools"
 	"github.com/exocortex/exocortex/extensions/diagnosis"
@@ -46,6 +48,7 @@ import (
 	"github.com/exocortex/exocortex/extensions/failures"
 	"github.com/exocortex/exocortex/extensions/htn"
 	"github.com/exocortex/exocortex/extensions/library"
+	"github.com/exocortex/exocortex/extensions/mcpclient"
 	"github.com/exocortex/exocortex/extensions/memorize"
 	"github.com/exocortex/exocortex/extensions/memorytools"
 	"github.com/exocortex/exocortex/extensions/ontology"
@@ -132,6 +135,9 @@ func Plugins() map[string]sdk.Plugin {
 	return map[string]sdk.Plugin{
 		"agent-tools": {
 			Name: "agent-tools", Version: Version,
+			// web_search's API key is a secret: the host hands it to this
+			// plugin alone, on request, and masks it everywhere else.
+			SettingSecrets: []string{toolsettings.APIKeySetting},
 			// Close ends the shells (and what they started) when the host stops us.
 			Close: shells.Close,
 			Tools: []sdk.Tool{
@@ -140,7 +146,7 @@ func Plugins() map[string]sdk.Plugin {
 				editor.New(editorSettings).Tool(),
 				data.Analyze(),
 				data.Visualize(),
-				websearch.New(searchSettings, nil).Tool(),
+				websearch.New(searchSettings, nil).HostKey().Tool(),
 				subordinate.Tool(),
 			},
 		},
@@ -186,6 +192,11 @@ func Plugins() map[string]sdk.Plugin {
 			Tools: []sdk.Tool{writeguard.RestoreTool(writePaths)},
 			Files: writeguard.Files(),
 		},
+		// Without servers to start: the plugin as listed; Plugin starts them.
+		MCPPlugin: mcpPlugin(mcpclient.Connect(context.Background(), nil, mcpclient.Options{})),
+		// The command hooks of Claude Code, Gemini CLI and Codex
+		// (extensions/cmdhooks), read from the files the host names.
+		cmdhooks.PluginName: cmdhooks.FromEnv(os.Getenv).Plugin(Version),
 		"cognition": {
 			Name: "cognition", Version: Version,
 			Extensions: []sdk.Extension{

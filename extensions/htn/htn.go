@@ -7,7 +7,9 @@
 // before_main_llm_call, where its block never reached the model. Rules:
 //   - a plan is selected when the primary domain of bst_store has one in Plans
 //     and the operator's message has at least MinWords words (a one-line
-//     question needs no plan); the same plan is kept for the whole monologue;
+//     question needs no plan) and is about the plan's task (isAbout: a cue
+//     word of the domain's count alone is no task); the same plan is kept
+//     for the whole monologue;
 //   - progress is replayed from the evidence ledger in order: a successful call
 //     of one of the current step's tools completes the step and moves to the
 //     next, so steps are done in order and a failed call completes nothing;
@@ -144,7 +146,7 @@ func (Selector) MessageLoopPromptsBefore(_ context.Context, c *sdk.Call, _ *exoc
 		bs, _ := bstKey().Get(c)
 		plan, has := Plans()[bs.GetPrimaryDomain()]
 		m := turn.UserMessage(c)
-		if !has || m == nil || len(strings.Fields(m.GetContent())) < MinWords {
+		if !has || m == nil || len(strings.Fields(m.GetContent())) < MinWords || !isAbout(bs.GetPrimaryDomain(), m.GetContent()) {
 			return nil, nil
 		}
 		p = &exocortexv1.HTNPlan{Domain: bs.GetPrimaryDomain(), Plan: plan.Name, Steps: plan.Steps}

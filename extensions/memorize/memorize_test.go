@@ -54,7 +54,10 @@ func TestMonologueEndThroughProtocol(t *testing.T) {
 	if kinds[stagelog.KindMemorize] != 1 || kinds[stagelog.KindInsight] != 2 || ep.ToolCalls != 2 || ep.Failures != 1 || !ep.LoopPeriod || ep.Domain != "debugging+coding" {
 		t.Fatalf("staging kinds %v, episode %+v", kinds, ep)
 	}
-	recs := st.List(context.Background(), memory.Filter{})
+	recs, err := st.List(context.Background(), memory.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(recs) != 2 {
 		t.Fatalf("%d memories, want a solution and an answer", len(recs))
 	}
@@ -73,8 +76,8 @@ func TestMonologueEndThroughProtocol(t *testing.T) {
 	if _, err := client.MonologueEnd(t.Context(), &exocortexv1.MonologueEndRequest{Call: hooktest.Call("selective_memorizer", 3, hist, state...), FinalResponse: final, History: hist}); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(st.List(context.Background(), memory.Filter{})); n != 2 {
-		t.Errorf("%d memories after a second run", n)
+	if recs, err := st.List(context.Background(), memory.Filter{}); err != nil || len(recs) != 2 {
+		t.Errorf("%d memories after a second run (%v)", len(recs), err)
 	}
 }
 

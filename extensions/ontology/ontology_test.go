@@ -61,8 +61,8 @@ func TestMaintenanceAndQueryThroughProtocol(t *testing.T) {
 		t.Fatalf("relationships %+v", rels)
 	}
 	n := len(rels)
-	r, ok := st.GetByKey(context.Background(), memory.AreaOntology, "entity:agent zero")
-	if !ok || !strings.Contains(r.Text, "Agent Zero") {
+	r, ok, err := st.GetByKey(context.Background(), memory.AreaOntology, "entity:agent zero")
+	if err != nil || !ok || !strings.Contains(r.Text, "Agent Zero") {
 		t.Fatalf("entity record %v", r)
 	}
 	if m, _ := r.Metadata["mentions"].(float64); m < 2 {

@@ -98,7 +98,11 @@ func TestPipelineThroughProtocol(t *testing.T) {
 	}
 	// Accesses were recorded for the memories shown.
 	n := 0
-	for _, r := range st.List(t.Context(), memory.Filter{}) {
+	recs, err := st.List(t.Context(), memory.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
 		n += int(r.AccessCount)
 		if r.AccessCount > 0 && r.LastAccess.IsZero() {
 			t.Errorf("record %s counted an access without its time", r.ID)

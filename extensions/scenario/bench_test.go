@@ -78,7 +78,7 @@ func benchSuite(b *testing.B, command func(string) []string, noBatching bool) {
 		cands = append(cands, discover.Candidate{Name: name, Path: strings.Join(cmd, " "), Command: cmd,
 			WorkDir: proj, Dir: discover.Dir{Path: "(built in)", Source: discover.Builtin}})
 	}
-	h, err := host.New(context.Background(), host.Options{Builtins: cands})
+	h, err := host.New(context.Background(), host.Options{Builtins: cands, PluginEnv: pluginSettings(b, home, proj)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/core/discover"
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/llm"
@@ -39,6 +40,22 @@ func newEnv(t *testing.T) env {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// pluginSettings is the plugin settings entry the host sends the built-ins
+// for home's config.yaml and proj, as exocortex does (app.hostOptions): the
+// tools read their settings from it, never from config.yaml.
+func pluginSettings(tb testing.TB, home, proj string) []string {
+	tb.Helper()
+	cfg, err := config.Load(home)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	entry, err := cfg.PluginSettingsEnv(home, proj)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return []string{entry}
 }
 
 func (e env) write(t *testing.T, name, content string) string {
@@ -206,7 +223,7 @@ func TestDestructiveCommandRunsWhenAllowed(t *testing.T) {
 		cands = append(cands, discover.Candidate{Name: name, Path: e.exe + " plugin serve " + name, Command: []string{e.exe, "plugin", "serve", name},
 			WorkDir: e.proj, Dir: discover.Dir{Path: "(built in)", Source: discover.Builtin}})
 	}
-	h, err := host.New(context.Background(), host.Options{Builtins: cands})
+	h, err := host.New(context.Background(), host.Options{Builtins: cands, PluginEnv: pluginSettings(t, e.home, e.proj)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +399,7 @@ func TestDeniedCommandLeavesNoGate(t *testing.T) {
 		cands = append(cands, discover.Candidate{Name: name, Path: e.exe + " plugin serve " + name, Command: []string{e.exe, "plugin", "serve", name},
 			WorkDir: e.proj, Dir: discover.Dir{Path: "(built in)", Source: discover.Builtin}})
 	}
-	h, err := host.New(context.Background(), host.Options{Builtins: cands})
+	h, err := host.New(context.Background(), host.Options{Builtins: cands, PluginEnv: pluginSettings(t, e.home, e.proj)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,6 +70,10 @@ type Searcher struct {
 	client *http.Client
 	clock  Clock
 
+	// hostKey: ask the host for the API key when the settings carry none
+	// (HostKey).
+	hostKey bool
+
 	mu      sync.Mutex
 	limiter *Limiter
 	shape   [2]float64 // the rate and burst limiter was made with
@@ -82,6 +86,15 @@ func New(load func() (toolsettings.WebSearch, error), clock Clock) *Searcher {
 		clock = SystemClock{}
 	}
 	return &Searcher{load: load, client: &http.Client{}, clock: clock}
+}
+
+// HostKey makes s ask the host for the API key on each call
+// (sdk.Call.SettingSecret of toolsettings.APIKeySetting) when the settings
+// carry none, as the settings the host sends never do: the key is a secret.
+// The plugin serving the tool declares the key in sdk.Plugin.SettingSecrets.
+func (s *Searcher) HostKey() *Searcher {
+	s.hostKey = true
+	return s
 }
 
 // Fixed is a load function returning cfg.
@@ -115,7 +128,7 @@ func (s *Searcher) Tool() sdk.Tool {
 			`"max_results":{"type":"integer","minimum":1,"maximum":20,"description":"How many results (default 5)."}},` +
 			`"required":["query"]}`,
 		PromptFile: "agent.system.tool.web_search.md",
-		Run: func(ctx context.Context, _ *sdk.Call, raw json.RawMessage) (*exocortexv1.ToolResult, error) {
+		Run: func(ctx context.Context, c *sdk.Call, raw json.RawMessage) (*exocortexv1.ToolResult, error) {
 			var a args
 			if err := toolargs.Decode(ToolName, raw, &a); err != nil {
 				return nil, err
@@ -128,7 +141,7 @@ func (s *Searcher) Tool() sdk.Tool {
 			if a.MaxResults.Set {
 				n = a.MaxResults.V
 			}
-			out, err := s.Search(ctx, q, n)
+			out, err := s.search(ctx, c, q, n)
 			if err != nil {
 				return nil, err
 			}
@@ -147,9 +160,21 @@ func unconfigured(what string) error {
 // Search runs one rate-limited search and renders the results for the model. n
 // is the number of results (0: the configured default).
 func (s *Searcher) Search(ctx context.Context, query string, n int) (string, error) {
+	return s.search(ctx, nil, query, n)
+}
+
+// search is Search for the tool call c (nil: none, and no key from the host).
+func (s *Searcher) search(ctx context.Context, c *sdk.Call, query string, n int) (string, error) {
 	cfg, err := s.load()
 	if err != nil {
 		return "", fmt.Errorf("%s: loading the configuration: %w", ToolName, err)
+	}
+	// The key is asked for only when a provider is configured (the host
+	// chose tavily from a key it holds, or the operator named one).
+	if cfg.APIKey == "" && cfg.Provider != "" && s.hostKey && c != nil {
+		if cfg.APIKey, err = c.SettingSecret(ctx, toolsettings.APIKeySetting); err != nil {
+			return "", fmt.Errorf("%s: asking the host for the API key: %w", ToolName, err)
+		}
 	}
 	cfg = cfg.WithDefaults()
 	if n <= 0 {

@@ -115,19 +115,20 @@ func (s *Server) Compile(ctx context.Context, req *exocortexv1.MemoryCompileRequ
 func (s *Server) Get(ctx context.Context, req *exocortexv1.MemoryGetRequest) (*exocortexv1.MemoryGetResponse, error) {
 	var r *memory.Record
 	var ok bool
+	var err error
 	switch {
 	case req.GetId() != "":
-		r, ok = s.store.Get(ctx, req.GetId())
+		r, ok, err = s.store.Get(ctx, req.GetId())
 	case req.GetKey() != "":
 		area := req.GetArea()
 		if area == "" {
 			area = memory.AreaMain
 		}
-		r, ok = s.store.GetByKey(ctx, area, req.GetKey())
+		r, ok, err = s.store.GetByKey(ctx, area, req.GetKey())
 	default:
 		return nil, status.Error(codes.InvalidArgument, "memory get: give an id, or a key (and its area)")
 	}
-	if err := ctx.Err(); err != nil {
+	if err != nil {
 		return nil, statusOf(err)
 	}
 	return &exocortexv1.MemoryGetResponse{Found: ok, Record: RecordProto(r)}, nil
@@ -139,14 +140,26 @@ func (s *Server) List(req *exocortexv1.MemoryListRequest, stream exocortexv1.Mem
 		return (req.GetSession() == "" || r.Provenance.Session == req.GetSession()) &&
 			(req.GetSource() == "" || r.Provenance.Source == req.GetSource())
 	}
+	// The session and the source are part of the filter, tested before a
+	// record is decoded in full: a session's few records out of 100k cost a
+	// pass over the records' fields, not a copy of every record.
+	f := filter(req.GetFilter())
+	f.Session, f.Source = req.GetSession(), req.GetSource()
 	if req.GetAll() {
-		for _, r := range s.store.Records(stream.Context()) {
+		all, err := s.store.Records(stream.Context())
+		if err != nil {
+			return statusOf(err)
+		}
+		for _, r := range all {
 			if keep(r) {
 				recs = append(recs, r)
 			}
 		}
 	} else {
-		recs = s.store.Select(stream.Context(), filter(req.GetFilter()), keep)
+		var err error
+		if recs, err = s.store.List(stream.Context(), f); err != nil {
+			return statusOf(err)
+		}
 	}
 	batch := int(req.GetBatch())
 	if batch <= 0 {
@@ -169,7 +182,11 @@ func (s *Server) List(req *exocortexv1.MemoryListRequest, stream exocortexv1.Mem
 
 func (s *Server) Census(ctx context.Context, req *exocortexv1.MemoryCensusRequest) (*exocortexv1.MemoryCensusResponse, error) {
 	out := &exocortexv1.MemoryCensusResponse{Areas: map[string]*exocortexv1.MemoryAreaCensus{}}
-	for area, c := range s.store.Census(ctx, filter(req.GetFilter())) {
+	census, err := s.store.Census(ctx, filter(req.GetFilter()))
+	if err != nil {
+		return nil, statusOf(err)
+	}
+	for area, c := range census {
 		out.Areas[area] = &exocortexv1.MemoryAreaCensus{Records: int32(c.Records), Tags: counts(c.Tags)}
 	}
 	return out, nil
@@ -196,7 +213,10 @@ func (s *Server) Save(ctx context.Context, req *exocortexv1.MemorySaveRequest) (
 func (s *Server) Update(ctx context.Context, req *exocortexv1.MemoryUpdateRequest) (*exocortexv1.MemoryUpdateResponse, error) {
 	s.umu.Lock()
 	defer s.umu.Unlock()
-	r, ok := s.store.Get(ctx, req.GetId())
+	r, ok, err := s.store.Get(ctx, req.GetId())
+	if err != nil {
+		return nil, statusOf(err)
+	}
 	if !ok {
 		return nil, statusOf(fmt.Errorf("memory update: record %s: %w", req.GetId(), memory.ErrNotFound))
 	}
@@ -310,14 +330,21 @@ func (s *Server) History(ctx context.Context, req *exocortexv1.MemoryHistoryRequ
 		out.Entries[i] = &exocortexv1.MemoryHistoryEntry{Summary: h.Summary(), Event: &exocortexv1.MemoryJournalEvent{
 			Seq: h.Seq, Ts: ts(h.TS), Kind: h.Kind, Session: h.Session, Payload: h.Payload}}
 	}
-	if r, ok := s.store.Get(ctx, req.GetId()); ok {
+	r, ok, err := s.store.Get(ctx, req.GetId())
+	if err != nil {
+		return nil, statusOf(err)
+	}
+	if ok {
 		out.Record = RecordProto(r)
 	}
 	return out, nil
 }
 
 func (s *Server) Stats(ctx context.Context, req *exocortexv1.MemoryStatsRequest) (*exocortexv1.MemoryStatsResponse, error) {
-	st := s.store.Stats(ctx)
+	st, err := s.store.Stats(ctx)
+	if err != nil {
+		return nil, statusOf(err)
+	}
 	st.Embedder = s.embedder
 	out := statsProto(st)
 	out.JournalPath = s.store.JournalPath()
@@ -347,7 +374,10 @@ func (s *Server) Check(ctx context.Context, req *exocortexv1.MemoryCheckRequest)
 func (s *Server) Vectors(ctx context.Context, req *exocortexv1.MemoryVectorsRequest) (*exocortexv1.MemoryVectorsResponse, error) {
 	out := &exocortexv1.MemoryVectorsResponse{Vectors: make([]*exocortexv1.MemoryVector, len(req.GetIds()))}
 	for i, id := range req.GetIds() {
-		v, ok := s.store.Vector(ctx, id)
+		v, ok, err := s.store.Vector(ctx, id)
+		if err != nil {
+			return nil, statusOf(err)
+		}
 		out.Vectors[i] = &exocortexv1.MemoryVector{Id: id, Found: ok, Values: v}
 	}
 	return out, nil

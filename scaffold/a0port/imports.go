@@ -81,6 +81,25 @@ func (r *Report) checkImports(ctx context.Context, files []portFile) {
 	if err != nil {
 		r.ImportCheck = err.Error()
 	}
+	// The advice for a third-party module names the package to install: Debian's
+	// when apt-cache says it has it, else pip's distribution.
+	var debs []string
+	for _, p := range probs {
+		if p.Kind == pyimport.KindThirdParty {
+			_, deb := pyimport.Distribution(p.Module)
+			if !slices.Contains(debs, deb) {
+				debs = append(debs, deb)
+			}
+		}
+	}
+	if has := debianHas(ctx, debs); len(has) > 0 {
+		for i := range probs {
+			if probs[i].Kind == pyimport.KindThirdParty {
+				_, deb := pyimport.Distribution(probs[i].Module)
+				probs[i].Fix = pyimport.InstallFix(probs[i].Module, has[deb])
+			}
+		}
+	}
 	r.Imports = probs
 	bad := map[string]string{}
 	r.badModules = bad

@@ -34,8 +34,8 @@ func (m Module) Shim() string { return strings.ReplaceAll(m.Name, ".", "/") + ".
 // `exocortex lint` repeats the port's import findings by.
 func Modules() []Module {
 	return []Module{
-		{Name: "agent", Impl: "exocortex.a0compat", Names: []string{"Agent", "LoopData", "AgentContext=Agent"},
-			Maps: "the layer's Agent and LoopData (agent data on typed state, loop data from the hook's request)"},
+		{Name: "agent", Impl: "exocortex.a0compat", Names: []string{"Agent", "LoopData", "AgentContext=Agent", "UserMessage", "AgentContextType"},
+			Maps: "the layer's Agent and LoopData (agent data on typed state, loop data from the hook's request); UserMessage; AgentContextType (every context is the user's session: USER)"},
 		{Name: "helpers.defer", Impl: "exocortex.a0.defer",
 			Maps: "DeferredTask runs its coroutine on a named event loop thread of the plugin process, with the starting call's agent"},
 		{Name: "helpers.dirty_json", Impl: "exocortex.a0.dirty_json",
@@ -44,8 +44,11 @@ func Modules() []Module {
 			Maps: "format_error, error_text and the exception classes; raised out of a file, the host reports the extension's error"},
 		{Name: "helpers.extension", Impl: "exocortex.a0compat", Names: []string{"Extension", "extensible"},
 			Maps: "the layer's Extension; @extensible returns the function as is"},
+		{Name: "helpers.file_tree", Impl: "exocortex.a0.file_tree",
+			Maps: "file_tree: a folder of the plugin's directory or the project drawn as a tree within Agent Zero's limits, .gitignore patterns read by the standard library (not pathspec)"},
 		{Name: "helpers.files", Impl: "exocortex.a0.files",
 			Maps: "files of the ported plugin's directory (Agent Zero's base directory) and the project, the two roots the manifest declares"},
+		{Name: "helpers.guids", Impl: "exocortex.a0.guids", Maps: "generate_id: random ids"},
 		{Name: "helpers.history", Impl: "exocortex.a0.history",
 			Maps: "output_text of the history's messages (self.agent.history: the hook request's, read-only)",
 			NoCounterpart: map[string]string{
@@ -56,6 +59,15 @@ func Modules() []Module {
 			Maps: "Localization: the host's timezone (TZ, else the system's), time formatting from the host's clock; set_timezone for the plugin process only"},
 		{Name: "helpers.log", Impl: "exocortex.a0.log",
 			Maps: "Log and LogItem on the plugin's log"},
+		{Name: "helpers.mcp_handler", Impl: "exocortex.a0.mcp_handler",
+			Maps: "MCPConfig: no MCP servers of the plugin's own (the host's one tool catalogue is what the model gets), so its tools prompt is empty; MCPConfig.update raises"},
+		{Name: "helpers.message_queue", Impl: "exocortex.a0.message_queue",
+			Maps: "the chat's queue of user messages in the context's data, as Agent Zero keeps it (Exocortex's front ends queue input themselves, so it holds only what the tree adds; send_next and send_all_aggregated raise when it is not empty)",
+			NoCounterpart: map[string]string{
+				"send_message": "a queued message starts a new turn, which only the operator's front end does: give the text to the model as a prompt block",
+			}},
+		{Name: "helpers.notification", Impl: "exocortex.a0.notification",
+			Maps: "NotificationManager.send_notification: the notice in the plugin's log, which the host shows the operator"},
 		{Name: "helpers.persist_chat", Impl: "exocortex.a0.persist_chat",
 			Maps: "the host saves the session as it changes (save_tmp_chat has nothing to do); a chat's folder is chats/<session id> in the plugin's directory",
 			NoCounterpart: map[string]string{
@@ -68,6 +80,11 @@ func Modules() []Module {
 			Maps: "get_plugin_config(name) reads the ported plugin's config/<name>.json (the tree's default_config.yaml, its config.json over it)"},
 		{Name: "helpers.print_style", Impl: "exocortex.a0.print_style",
 			Maps: "PrintStyle prints to the plugin's log"},
+		{Name: "helpers.projects", Impl: "exocortex.a0.projects",
+			Maps:          "projects on Exocortex's project directory: none active until the context's project data names one; the project named after the directory is it (its .a0proj/project.json read as Agent Zero writes it)",
+			NoCounterpart: projectsNoCounterpart()},
+		{Name: "helpers.runtime", Impl: "exocortex.a0.runtime",
+			Maps: "the plugin runs where its files are: not dockerized, call_development_function calls the function here, paths need no mapping"},
 		{Name: "helpers.secrets", Impl: "exocortex.a0.secrets",
 			Maps: "§§secret(NAME) placeholders from A0_SECRET_<NAME> in the environment and the plugin's secrets.env; values never logged"},
 		{Name: "helpers.settings", Impl: "exocortex.a0.settings",
@@ -76,13 +93,23 @@ func Modules() []Module {
 				"set_settings":       "settings are the operator's config.yaml: keep the plugin's own values with helpers.plugins.save_plugin_config or agent.set_data",
 				"set_settings_delta": "settings are the operator's config.yaml: keep the plugin's own values with helpers.plugins.save_plugin_config or agent.set_data",
 			}},
+		{Name: "helpers.skills", Impl: "exocortex.a0.skills",
+			Maps:          "skills: SKILL.md folders under the agent's skills/ roots (the plugin's and the project's); Exocortex has no skills_tool, so a listed skill is read with the file tools",
+			NoCounterpart: map[string]string{"delete_skill": "a ported plugin does not delete skills: remove the folder by hand"}},
+		{Name: "helpers.strings", Impl: "exocortex.a0.strings",
+			Maps: "text helpers (sanitize, truncate, format_key) and §§include(path) replaced with the file's text through helpers.files"},
 		{Name: "helpers.subagents", Impl: "exocortex.a0.subagents",
 			Maps:          "get_paths: the ported plugin's (and the project's) directories; the running call's agent profile",
 			NoCounterpart: subagentsNoCounterpart()},
 		{Name: "helpers.tokens", Impl: "exocortex.a0.tokens",
 			Maps: "count_tokens, approximate_tokens, trim_to_tokens by the host's own token estimate (the factor its context budget counts with, sent with every call)"},
+		{Name: "helpers.tool", Impl: "exocortex.a0.tool",
+			Maps: "Response, the tool result tool_execute_after hands over (its message onto the hook's response), and Tool for type hints (the host runs its own tools)"},
 		{Name: "helpers.tool_policy", Impl: "exocortex.a0.tool_policy",
 			Maps: "a tool is allowed when the host gives it to the model (the tools of the last request that listed them); filter_tool_prompts drops the prompts of the others"},
+		{Name: "initialize", Impl: "exocortex.a0.initialize",
+			Maps:          "initialize_agent has no counterpart: the agent's configuration is the operator's",
+			NoCounterpart: map[string]string{"initialize_agent": "the agent's configuration is the operator's (config.yaml, --profile): drop the call"}},
 		{Name: "plugins._memory.helpers.memory", Impl: "exocortex.a0.memory",
 			Maps: "Memory on Exocortex's memory store through the host's UseMemory service (memory_load, memory_save, memory_forget, memory_delete of memory-tools)"},
 		{Name: "plugins._memory.tools.memory_load", Impl: "exocortex.a0.memory", Names: []string{"DEFAULT_THRESHOLD"},
@@ -90,7 +117,20 @@ func Modules() []Module {
 		{Name: "plugins._model_config.helpers.model_config", Impl: "exocortex.a0.model_config",
 			Maps:          "get_chat/utility/embedding_model_config: the session's models (the call's model, utility_model, the embedder) as Agent Zero's dicts; no vision model",
 			NoCounterpart: modelConfigNoCounterpart()},
+		{Name: "tools.skills_tool", Impl: "exocortex.a0.skills_tool", Names: []string{"DATA_NAME_LOADED_SKILLS"},
+			Maps: "the agent data key of the skills the model loaded (Exocortex has no skills_tool: only the tree's own files set it)"},
 	}
+}
+
+func projectsNoCounterpart() map[string]string {
+	const fix = "the project is the directory Exocortex runs in, chosen by the operator: drop the call"
+	out := map[string]string{}
+	for _, f := range []string{"create_project", "clone_git_project", "update_project", "delete_project", "save_project_header",
+		"activate_project", "deactivate_project", "reactivate_project_in_chats", "deactivate_project_in_chats",
+		"save_project_variables", "save_project_subagents", "save_project_secrets", "create_project_meta_folders"} {
+		out[f] = fix
+	}
+	return out
 }
 
 func subagentsNoCounterpart() map[string]string {

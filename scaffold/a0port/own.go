@@ -84,6 +84,7 @@ func (r *Report) copyModules(out string) error {
 // load (an import of its own the plugin has no module for) as files that
 // cannot load, naming the module and why.
 func (r *Report) moduleProblems(bad map[string]string) {
+	r.spreadModuleProblems(bad)
 	for i := range r.Files {
 		f := &r.Files[i]
 		for _, d := range f.modDeps {
@@ -93,7 +94,49 @@ func (r *Report) moduleProblems(bad map[string]string) {
 			}
 			f.Status = statusNeedsHand
 			f.Notes = append(f.Notes, fmt.Sprintf("line %d: imports the plugin's own module %s, copied with the plugin, which cannot load: %s", d.line, path.Base(d.file), why))
-			f.cannotLoad(fmt.Sprintf("line %d imports %s, which cannot load", d.line, d.file))
+			f.cannotLoad(fmt.Sprintf("line %d imports %s, which cannot load: %s", d.line, d.file, why))
+		}
+	}
+}
+
+// spreadModuleProblems marks, in bad, every own module that imports an own
+// module that cannot load (at any depth: a handler importing a client that
+// imports a missing package fails as the client does), with the line and why.
+func (r *Report) spreadModuleProblems(bad map[string]string) {
+	deps := map[string][]loc{}
+	for _, m := range r.modules {
+		code, err := os.ReadFile(filepath.Join(r.Source, filepath.FromSlash(m.rel)))
+		if err != nil {
+			continue
+		}
+		for _, imp := range pyimport.Parse(code) {
+			if imp.Guarded {
+				continue
+			}
+			names := []string{imp.Module}
+			for _, n := range imp.Names {
+				names = append(names, imp.Module+"."+n)
+			}
+			for _, n := range names {
+				if d, ok := r.ownModuleFor(n); ok && d.rel != m.rel {
+					deps[m.rel] = append(deps[m.rel], loc{d.rel, imp.Line})
+				}
+			}
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, m := range r.modules {
+			if _, done := bad[m.rel]; done {
+				continue
+			}
+			for _, d := range deps[m.rel] {
+				if why, ok := bad[d.file]; ok {
+					bad[m.rel] = fmt.Sprintf("line %d imports %s, which cannot load: %s", d.line, path.Base(d.file), why)
+					changed = true
+					break
+				}
+			}
 		}
 	}
 }

@@ -151,6 +151,11 @@ type Report struct {
 	// caller against the plugins installed where it will run (CheckWiring);
 	// the report says it first.
 	Refused []string `json:"refused,omitempty"`
+	// Blocking are the guards that cannot load (a file at a hook whose
+	// response can stop the action, which needs a hand to load): the layer
+	// serves each as a guard that fails at every call, so the host stops every
+	// action it guards until the file is fixed. The report says it first.
+	Blocking []string `json:"blocking,omitempty"`
 	// Identity is the choice between the tree's identity and tool catalogue
 	// and Exocortex's (chooseIdentity), and Tools the tree's tools, each with
 	// its Exocortex counterpart if it has one.
@@ -188,6 +193,8 @@ var (
 	}{
 		{regexp.MustCompile(`\bcall_chat_model\b`), "a chat-model call", "no chat-model service for plugins: the host's utility model is the nearest; rewrite it as self.agent.call_utility_model(system=..., message=...)"},
 		{regexp.MustCompile(`hist_add_|\.history\.(?:add|append|extend|insert|pop|clear|set|new_topic|compress|merge|serialize)\w*\(`), "a history mutation", "no counterpart: history belongs to the core; add a prompt block instead"},
+		{regexp.MustCompile(`\.handle_intervention\(`), "an intervention check", "no counterpart: interventions are the host's (a message_loop_end extension queues one with its response's intervention)"},
+		{regexp.MustCompile(`\.get_(?:chat|utility|embedding|browser)_model\(`), "a model object", "no counterpart: the host makes the model calls; ask self.agent.call_utility_model, or watch the main model at chat_model_call_before/after"},
 	}
 )
 
@@ -452,6 +459,7 @@ func analyze(ctx context.Context, src, out, name string, opts Options) (*Report,
 	r.checkPython(ctx, files)
 	r.moduleProblems(r.badModules)
 	r.propagateNoLoad()
+	r.noteBlockingGuards()
 	r.externalKeys()
 	for k, files := range prefixes {
 		if len(files) > 1 {
@@ -828,6 +836,19 @@ func (r *Report) propagateNoLoad() {
 				break
 			}
 		}
+	}
+}
+
+// noteBlockingGuards lists the files at a gate that cannot load (Blocking).
+func (r *Report) noteBlockingGuards() {
+	for i := range r.Files {
+		f := &r.Files[i]
+		info, ok := hooks.Lookup(f.Hook)
+		if !ok || !info.Gates || !f.noLoad || f.Status == statusNotPorted || f.Status == statusOverridden {
+			continue
+		}
+		r.Blocking = append(r.Blocking, fmt.Sprintf("`%s` at %s does not load (%s): it is served as a guard that fails at every call, so every action it guards is stopped (guards fail closed); make it load, or remove it from the plugin", f.Source, f.Hook, f.noLoadWhy))
+		f.Notes = append(f.Notes, "a guard that does not load: every action at "+f.Hook+" is stopped until it loads")
 	}
 }
 

@@ -250,3 +250,44 @@ func TestNoCounterpartCalls(t *testing.T) {
 		t.Errorf("stand-ins that do not raise naming the function:\n%s", s)
 	}
 }
+
+// TestAgentCallsWithNoCounterpart: a file calling an Agent method the layer's
+// Agent raises for (exocortex.a0._agent_calls) needs a hand, at the line, with
+// what corresponds; the config getter of the same prefix is no such call.
+func TestAgentCallsWithNoCounterpart(t *testing.T) {
+	tests := []struct {
+		name, call, note string
+		needs            bool
+	}{
+		{"a model object", "m = self.agent.get_chat_model()", "line 7: a model object -> no counterpart: the host makes the model calls", true},
+		{"the utility model object", "m = self.agent.get_utility_model()", "line 7: a model object", true},
+		{"an intervention check", "await self.agent.handle_intervention()", "line 7: an intervention check -> no counterpart", true},
+		{"a warning into the history", "self.agent.hist_add_warning(message='x')", "line 7: a history mutation", true},
+		{"a model's config", "c = model_config.get_chat_model_config(self.agent)", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tree := t.TempDir()
+			code := "from helpers.extension import Extension\nfrom plugins._model_config.helpers import model_config\n\n\nclass Calls(Extension):\n    async def execute(self, **kwargs):\n        " + tt.call + "\n"
+			p := filepath.Join(tree, "extensions", "python", "message_loop_end", "_10_calls.py")
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(code), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r, err := Port(t.Context(), tree, filepath.Join(t.TempDir(), "out"), "a0-calls")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := r.Files[0]
+			notes := strings.Join(f.Notes, "\n")
+			if got := f.Status == statusNeedsHand; got != tt.needs {
+				t.Errorf("status %q, want needs a hand: %v; notes:\n%s", f.Status, tt.needs, notes)
+			}
+			if tt.note != "" && !strings.Contains(notes, tt.note) {
+				t.Errorf("notes lack %q:\n%s", tt.note, notes)
+			}
+		})
+	}
+}

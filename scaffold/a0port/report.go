@@ -25,6 +25,12 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 			fmt.Fprintf(w, "- %s\n", s)
 		}
 	}
+	if len(r.Blocking) > 0 {
+		fmt.Fprintf(w, "\n## Guards that do not load stop every action they guard\n\n")
+		for _, s := range r.Blocking {
+			fmt.Fprintf(w, "- %s\n", s)
+		}
+	}
 	if len(r.Identity)+len(r.Tools) > 0 {
 		fmt.Fprintf(w, "\n## Identity and tools\n\n")
 		for _, c := range r.Identity {

@@ -55,6 +55,7 @@ type wireFile struct {
 	order  int32
 	hook   hooks.Info
 	loads  bool
+	nokeys bool // served without its keys (a guard that does not load)
 	notes  []string
 	model  string
 	inject bool
@@ -102,7 +103,10 @@ func (r *Report) wire() []wireFile {
 				name = fmt.Sprintf("%s_%d", strings.TrimRight(name, "_0123456789"), n)
 			}
 			names[name] = true
-			wf := wireFile{f: f, name: name, order: int32(order), hook: info, loads: !f.noLoad, inject: f.injects}
+			// A guard that does not load is still served, failing at every
+			// call (noteBlockingGuards), under its name and order, with no keys.
+			guard := f.noLoad && info.Gates
+			wf := wireFile{f: f, name: name, order: int32(order), hook: info, loads: !f.noLoad || guard, inject: f.injects && !guard, nokeys: guard}
 			if order != f.Order {
 				wf.notes = append(wf.notes, fmt.Sprintf("prefix _%02d_ taken: served at order %d", f.Order, order))
 			}
@@ -140,6 +144,9 @@ func (r *Report) manifest(wf []wireFile) *exocortexv1.ManifestResponse {
 	for _, w := range wf {
 		reads := prefixed(r.Plugin, uniqSorted(append(slices.Clone(w.f.Reads), w.f.Writes...)))
 		writes := prefixed(r.Plugin, w.f.Writes)
+		if w.nokeys {
+			reads, writes = nil, nil
+		}
 		desc := fmt.Sprintf("Agent Zero extension %s, ported.", path.Base(w.f.Source))
 		if len(w.notes) > 0 {
 			desc += " " + strings.Join(w.notes, "; ")

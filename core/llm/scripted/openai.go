@@ -168,6 +168,13 @@ func (s *OpenAIServer) Remaining() int {
 	return len(s.script.Replies) - s.next
 }
 
+// Seek makes reply i the next one served (see Server.Seek).
+func (s *OpenAIServer) Seek(i int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.next = max(0, min(i, len(s.script.Replies)))
+}
+
 func (s *OpenAIServer) take(req OpenAIRequest) (Reply, int, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -253,6 +260,13 @@ func (s *OpenAIServer) chat(w http.ResponseWriter, r *http.Request) {
 			openAIError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 			return
 		}
+	}
+
+	if reply.ExpectInRequest != "" && !slices.ContainsFunc(req.Messages, func(m OpenAIMessage) bool { return strings.Contains(string(m.Content), reply.ExpectInRequest) }) {
+		err := fmt.Errorf("scripted model: %s: expected a message of the request to contain %q; none did", s.script.where(i), reply.ExpectInRequest)
+		s.fail(err)
+		openAIError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+		return
 	}
 
 	id := fmt.Sprintf("chatcmpl-scripted-%d", i)
@@ -450,6 +464,7 @@ type Running interface {
 	EmbedModel() string
 	Failures() []error
 	Remaining() int
+	Seek(i int)
 	Close() error
 }
 

@@ -74,6 +74,10 @@ type Reply struct {
 	// side (role user or tool) of the request; otherwise the server answers
 	// with an error naming this reply and records a failure.
 	ExpectContains string
+	// ExpectInRequest, when set, must occur in some message of the request
+	// (the system prompt, the history, the prompt blocks), wherever the host
+	// put it; otherwise the server answers with an error as for ExpectContains.
+	ExpectInRequest string
 	// DoneReason is the final done_reason; "stop" if "". Use "length" to
 	// play a reply cut off by the output limit.
 	DoneReason string
@@ -200,6 +204,7 @@ func (s Script) withDefaults() (Script, error) {
 //	    chunk_size: 4          # optional
 //	    delay: 50ms            # optional, before each chunk after the first
 //	    expect_contains: hello # optional, checked against the last user message
+//	    expect_in_request: note # optional, checked against every message of the request
 //	  - tool_calls:
 //	      - name: memory_load
 //	        arguments: {query: "notes"}
@@ -285,7 +290,7 @@ func parseReply(n *yaml.Node) (Reply, error) {
 		return Reply{}, errors.New("want a mapping with content, tool_calls, ...")
 	}
 	r := Reply{Line: n.Line}
-	err := eachKey(n, []string{"content", "thinking", "tool_calls", "chunk_size", "delay", "expect_contains", "done_reason", "error", "status", "fault", "hang"}, func(key string, v *yaml.Node) error {
+	err := eachKey(n, []string{"content", "thinking", "tool_calls", "chunk_size", "delay", "expect_contains", "expect_in_request", "done_reason", "error", "status", "fault", "hang"}, func(key string, v *yaml.Node) error {
 		switch key {
 		case "content":
 			return v.Decode(&r.Content)
@@ -295,6 +300,8 @@ func parseReply(n *yaml.Node) (Reply, error) {
 			return v.Decode(&r.ChunkSize)
 		case "expect_contains":
 			return v.Decode(&r.ExpectContains)
+		case "expect_in_request":
+			return v.Decode(&r.ExpectInRequest)
 		case "done_reason":
 			return v.Decode(&r.DoneReason)
 		case "error":

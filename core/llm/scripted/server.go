@@ -159,6 +159,14 @@ func (s *Server) Remaining() int {
 	return len(s.script.Replies) - s.next
 }
 
+// Seek makes reply i the next one served, clamped to the script: a replay
+// that stopped a turn early skips the replies that no longer fit.
+func (s *Server) Seek(i int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.next = max(0, min(i, len(s.script.Replies)))
+}
+
 // errorBody is Ollama's error shape.
 type errorBody struct {
 	Error string `json:"error"`
@@ -251,6 +259,14 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, err.Error())
 			return
 		}
+	}
+
+	if reply.ExpectInRequest != "" && !slices.ContainsFunc(req.Messages, func(m api.Message) bool { return strings.Contains(m.Content, reply.ExpectInRequest) }) {
+		err := fmt.Errorf("scripted model: %s: expected a message of the request to contain %q; none did (last user message %q)",
+			s.script.where(i), reply.ExpectInRequest, clip(lastUserText(req.Messages), 300))
+		s.fail(err)
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
 	}
 
 	promptTokens := countTokens(req.Messages, s.script.BytesPerToken)

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"time"
@@ -77,8 +78,14 @@ func recordOf(r staging.Record) Record {
 	return Record{Seq: r.Seq, TS: r.TS, Kind: r.Kind, Session: r.Session, Payload: r.Payload}
 }
 
-// LockWait is how long Append waits for another writer.
-const LockWait = 3 * time.Second
+// LockWait is how long Append waits for the other writers: long enough for a
+// queue of them (each append holds the lock for one fsync), so that a note is
+// not dropped because several plugin processes wrote at once.
+const LockWait = 10 * time.Second
+
+// maxRetry bounds the pause between two tries for the lock; the pauses are
+// jittered so that waiting writers do not retry in step.
+const maxRetry = 100 * time.Millisecond
 
 // File returns a FileSpec for one of the logs.
 func File(id, rel string, access exocortexv1.Access, user, doc string) *exocortexv1.FileSpec {
@@ -87,7 +94,10 @@ func File(id, rel string, access exocortexv1.Access, user, doc string) *exocorte
 
 // Append opens the log at path (creating its directory), appends the entries in
 // one write and closes it. While another writer holds the lock it retries for up
-// to LockWait, then returns the lock error naming the holder.
+// to LockWait (the ctx permitting), then returns the lock error naming the
+// holder. Appends from several processes at once are serialised by the lock:
+// each lands whole, once, with the next sequence number
+// (TestConcurrentProcesses).
 func Append(ctx context.Context, path string, in []Entry, log *slog.Logger) ([]Record, error) {
 	if len(in) == 0 {
 		return nil, nil
@@ -125,9 +135,9 @@ func Append(ctx context.Context, path string, in []Entry, log *slog.Logger) ([]R
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("%w (while waiting for the lock: %v)", err, ctx.Err())
-		case <-time.After(wait):
+		case <-time.After(wait/2 + rand.N(wait/2+1)):
 		}
-		wait = min(2*wait, 400*time.Millisecond)
+		wait = min(2*wait, maxRetry)
 	}
 }
 

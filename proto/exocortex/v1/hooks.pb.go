@@ -1627,7 +1627,13 @@ type MessageLoopEndRequest struct {
 	ToolCall   *ToolCall   `protobuf:"bytes,4,opt,name=tool_call,json=toolCall,proto3" json:"tool_call,omitempty"`
 	ToolResult *ToolResult `protobuf:"bytes,5,opt,name=tool_result,json=toolResult,proto3" json:"tool_result,omitempty"`
 	// Messages added to the history this iteration, signals included.
-	Added         []*Message `protobuf:"bytes,6,rep,name=added,proto3" json:"added,omitempty"`
+	Added []*Message `protobuf:"bytes,6,rep,name=added,proto3" json:"added,omitempty"`
+	// The iteration ended the monologue with its final response (the response
+	// tool): the monologue is about to end unless a response's resume keeps it
+	// going.
+	Final bool `protobuf:"varint,7,opt,name=final,proto3" json:"final,omitempty"`
+	// How many times this monologue was kept going by resume already.
+	Resumed       int32 `protobuf:"varint,8,opt,name=resumed,proto3" json:"resumed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1704,6 +1710,20 @@ func (x *MessageLoopEndRequest) GetAdded() []*Message {
 	return nil
 }
 
+func (x *MessageLoopEndRequest) GetFinal() bool {
+	if x != nil {
+		return x.Final
+	}
+	return false
+}
+
+func (x *MessageLoopEndRequest) GetResumed() int32 {
+	if x != nil {
+		return x.Resumed
+	}
+	return 0
+}
+
 type MessageLoopEndResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Changes *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
@@ -1711,7 +1731,12 @@ type MessageLoopEndResponse struct {
 	// intervention signal).
 	Intervention *string `protobuf:"bytes,2,opt,name=intervention,proto3,oneof" json:"intervention,omitempty"`
 	// Stop the monologue after this iteration, with this reason.
-	Stop          *string `protobuf:"bytes,3,opt,name=stop,proto3,oneof" json:"stop,omitempty"`
+	Stop *string `protobuf:"bytes,3,opt,name=stop,proto3,oneof" json:"stop,omitempty"`
+	// On a final iteration (request.final): keep the monologue going, with this
+	// message for the model (the intervention signal), instead of ending it. The
+	// host caps how many times one monologue is resumed (loop.Options.MaxResumes)
+	// and says so when the cap is reached. Ignored on other iterations.
+	Resume        *string `protobuf:"bytes,4,opt,name=resume,proto3,oneof" json:"resume,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1763,6 +1788,13 @@ func (x *MessageLoopEndResponse) GetIntervention() string {
 func (x *MessageLoopEndResponse) GetStop() string {
 	if x != nil && x.Stop != nil {
 		return *x.Stop
+	}
+	return ""
+}
+
+func (x *MessageLoopEndResponse) GetResume() string {
+	if x != nil && x.Resume != nil {
+		return *x.Resume
 	}
 	return ""
 }
@@ -4379,7 +4411,7 @@ const file_exocortex_v1_hooks_proto_rawDesc = "" +
 	"\vannotations\x18\x02 \x03(\tB\x04\xf0\xe0\x18\x01R\vannotations\x12#\n" +
 	"\acontent\x18\x03 \x01(\tB\x04\xf0\xe0\x18\x01H\x00R\acontent\x88\x01\x01B\n" +
 	"\n" +
-	"\b_contentJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xca\x02\n" +
+	"\b_contentJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\x86\x03\n" +
 	"\x15MessageLoopEndRequest\x12*\n" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x1c\n" +
 	"\titeration\x18\x02 \x01(\x05R\titeration\x12&\n" +
@@ -4387,13 +4419,18 @@ const file_exocortex_v1_hooks_proto_rawDesc = "" +
 	"\ttool_call\x18\x04 \x01(\v2\x16.exocortex.v1.ToolCallR\btoolCall\x12K\n" +
 	"\vtool_result\x18\x05 \x01(\v2\x18.exocortex.v1.ToolResultB\x10\xfa\xe0\x18\finterventionR\n" +
 	"toolResult\x12=\n" +
-	"\x05added\x18\x06 \x03(\v2\x15.exocortex.v1.MessageB\x10\xfa\xe0\x18\finterventionR\x05added\"\xbf\x01\n" +
+	"\x05added\x18\x06 \x03(\v2\x15.exocortex.v1.MessageB\x10\xfa\xe0\x18\finterventionR\x05added\x12 \n" +
+	"\x05final\x18\a \x01(\bB\n" +
+	"\xfa\xe0\x18\x06resumeR\x05final\x12\x18\n" +
+	"\aresumed\x18\b \x01(\x05R\aresumed\"\xe7\x01\n" +
 	"\x16MessageLoopEndResponse\x124\n" +
 	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12'\n" +
 	"\fintervention\x18\x02 \x01(\tH\x00R\fintervention\x88\x01\x01\x12\x17\n" +
-	"\x04stop\x18\x03 \x01(\tH\x01R\x04stop\x88\x01\x01B\x0f\n" +
+	"\x04stop\x18\x03 \x01(\tH\x01R\x04stop\x88\x01\x01\x12\x1b\n" +
+	"\x06resume\x18\x04 \x01(\tH\x02R\x06resume\x88\x01\x01B\x0f\n" +
 	"\r_interventionB\a\n" +
-	"\x05_stopJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xc7\x01\n" +
+	"\x05_stopB\t\n" +
+	"\a_resumeJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xc7\x01\n" +
 	"\x13MonologueEndRequest\x12*\n" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x122\n" +
 	"\x0efinal_response\x18\x02 \x01(\tB\v\xfa\xe0\x18\anoticesR\rfinalResponse\x12/\n" +

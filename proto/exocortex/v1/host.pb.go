@@ -72,6 +72,105 @@ func (HostBroker) EnumDescriptor() ([]byte, []int) {
 	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{0}
 }
 
+type GetSettingSecretRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The setting's key in config.yaml, as setting_secrets lists it.
+	Key           string `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSettingSecretRequest) Reset() {
+	*x = GetSettingSecretRequest{}
+	mi := &file_exocortex_v1_host_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSettingSecretRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSettingSecretRequest) ProtoMessage() {}
+
+func (x *GetSettingSecretRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_host_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSettingSecretRequest.ProtoReflect.Descriptor instead.
+func (*GetSettingSecretRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *GetSettingSecretRequest) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+type GetSettingSecretResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The value, "" when the operator has not set it.
+	Value string `protobuf:"bytes,1,opt,name=value,proto3" json:"value,omitempty"`
+	// Whether the operator set it (in config.yaml or its environment variable).
+	Set           bool `protobuf:"varint,2,opt,name=set,proto3" json:"set,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSettingSecretResponse) Reset() {
+	*x = GetSettingSecretResponse{}
+	mi := &file_exocortex_v1_host_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSettingSecretResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSettingSecretResponse) ProtoMessage() {}
+
+func (x *GetSettingSecretResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_host_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSettingSecretResponse.ProtoReflect.Descriptor instead.
+func (*GetSettingSecretResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *GetSettingSecretResponse) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *GetSettingSecretResponse) GetSet() bool {
+	if x != nil {
+		return x.Set
+	}
+	return false
+}
+
 type RunSubordinateRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The context of the tool call that asks: the child belongs to its session and
@@ -89,7 +188,7 @@ type RunSubordinateRequest struct {
 
 func (x *RunSubordinateRequest) Reset() {
 	*x = RunSubordinateRequest{}
-	mi := &file_exocortex_v1_host_proto_msgTypes[0]
+	mi := &file_exocortex_v1_host_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -101,7 +200,7 @@ func (x *RunSubordinateRequest) String() string {
 func (*RunSubordinateRequest) ProtoMessage() {}
 
 func (x *RunSubordinateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_exocortex_v1_host_proto_msgTypes[0]
+	mi := &file_exocortex_v1_host_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -114,7 +213,7 @@ func (x *RunSubordinateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSubordinateRequest.ProtoReflect.Descriptor instead.
 func (*RunSubordinateRequest) Descriptor() ([]byte, []int) {
-	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{0}
+	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *RunSubordinateRequest) GetContext() *Context {
@@ -157,7 +256,7 @@ type RunSubordinateResponse struct {
 
 func (x *RunSubordinateResponse) Reset() {
 	*x = RunSubordinateResponse{}
-	mi := &file_exocortex_v1_host_proto_msgTypes[1]
+	mi := &file_exocortex_v1_host_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -169,7 +268,7 @@ func (x *RunSubordinateResponse) String() string {
 func (*RunSubordinateResponse) ProtoMessage() {}
 
 func (x *RunSubordinateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_exocortex_v1_host_proto_msgTypes[1]
+	mi := &file_exocortex_v1_host_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -182,7 +281,7 @@ func (x *RunSubordinateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSubordinateResponse.ProtoReflect.Descriptor instead.
 func (*RunSubordinateResponse) Descriptor() ([]byte, []int) {
-	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{1}
+	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *RunSubordinateResponse) GetResponse() string {
@@ -218,7 +317,7 @@ type ReportToolOutputRequest struct {
 
 func (x *ReportToolOutputRequest) Reset() {
 	*x = ReportToolOutputRequest{}
-	mi := &file_exocortex_v1_host_proto_msgTypes[2]
+	mi := &file_exocortex_v1_host_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -230,7 +329,7 @@ func (x *ReportToolOutputRequest) String() string {
 func (*ReportToolOutputRequest) ProtoMessage() {}
 
 func (x *ReportToolOutputRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_exocortex_v1_host_proto_msgTypes[2]
+	mi := &file_exocortex_v1_host_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -243,7 +342,7 @@ func (x *ReportToolOutputRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportToolOutputRequest.ProtoReflect.Descriptor instead.
 func (*ReportToolOutputRequest) Descriptor() ([]byte, []int) {
-	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{2}
+	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ReportToolOutputRequest) GetContext() *Context {
@@ -270,7 +369,7 @@ type ReportToolOutputResponse struct {
 
 func (x *ReportToolOutputResponse) Reset() {
 	*x = ReportToolOutputResponse{}
-	mi := &file_exocortex_v1_host_proto_msgTypes[3]
+	mi := &file_exocortex_v1_host_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -282,7 +381,7 @@ func (x *ReportToolOutputResponse) String() string {
 func (*ReportToolOutputResponse) ProtoMessage() {}
 
 func (x *ReportToolOutputResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_exocortex_v1_host_proto_msgTypes[3]
+	mi := &file_exocortex_v1_host_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -295,7 +394,7 @@ func (x *ReportToolOutputResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportToolOutputResponse.ProtoReflect.Descriptor instead.
 func (*ReportToolOutputResponse) Descriptor() ([]byte, []int) {
-	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{3}
+	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ReportToolOutputResponse) GetDisplay() string {
@@ -320,7 +419,7 @@ type ReportEmbeddingModelChangedRequest struct {
 
 func (x *ReportEmbeddingModelChangedRequest) Reset() {
 	*x = ReportEmbeddingModelChangedRequest{}
-	mi := &file_exocortex_v1_host_proto_msgTypes[4]
+	mi := &file_exocortex_v1_host_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -332,7 +431,7 @@ func (x *ReportEmbeddingModelChangedRequest) String() string {
 func (*ReportEmbeddingModelChangedRequest) ProtoMessage() {}
 
 func (x *ReportEmbeddingModelChangedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_exocortex_v1_host_proto_msgTypes[4]
+	mi := &file_exocortex_v1_host_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -345,7 +444,7 @@ func (x *ReportEmbeddingModelChangedRequest) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use ReportEmbeddingModelChangedRequest.ProtoReflect.Descriptor instead.
 func (*ReportEmbeddingModelChangedRequest) Descriptor() ([]byte, []int) {
-	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{4}
+	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ReportEmbeddingModelChangedRequest) GetContext() *Context {
@@ -398,7 +497,7 @@ type ReportEmbeddingModelChangedResponse struct {
 
 func (x *ReportEmbeddingModelChangedResponse) Reset() {
 	*x = ReportEmbeddingModelChangedResponse{}
-	mi := &file_exocortex_v1_host_proto_msgTypes[5]
+	mi := &file_exocortex_v1_host_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -410,7 +509,7 @@ func (x *ReportEmbeddingModelChangedResponse) String() string {
 func (*ReportEmbeddingModelChangedResponse) ProtoMessage() {}
 
 func (x *ReportEmbeddingModelChangedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_exocortex_v1_host_proto_msgTypes[5]
+	mi := &file_exocortex_v1_host_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -423,7 +522,7 @@ func (x *ReportEmbeddingModelChangedResponse) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use ReportEmbeddingModelChangedResponse.ProtoReflect.Descriptor instead.
 func (*ReportEmbeddingModelChangedResponse) Descriptor() ([]byte, []int) {
-	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{5}
+	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{7}
 }
 
 type UseMemoryRequest struct {
@@ -441,7 +540,7 @@ type UseMemoryRequest struct {
 
 func (x *UseMemoryRequest) Reset() {
 	*x = UseMemoryRequest{}
-	mi := &file_exocortex_v1_host_proto_msgTypes[6]
+	mi := &file_exocortex_v1_host_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -453,7 +552,7 @@ func (x *UseMemoryRequest) String() string {
 func (*UseMemoryRequest) ProtoMessage() {}
 
 func (x *UseMemoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_exocortex_v1_host_proto_msgTypes[6]
+	mi := &file_exocortex_v1_host_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -466,7 +565,7 @@ func (x *UseMemoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UseMemoryRequest.ProtoReflect.Descriptor instead.
 func (*UseMemoryRequest) Descriptor() ([]byte, []int) {
-	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{6}
+	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *UseMemoryRequest) GetContext() *Context {
@@ -500,7 +599,7 @@ type UseMemoryResponse struct {
 
 func (x *UseMemoryResponse) Reset() {
 	*x = UseMemoryResponse{}
-	mi := &file_exocortex_v1_host_proto_msgTypes[7]
+	mi := &file_exocortex_v1_host_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -512,7 +611,7 @@ func (x *UseMemoryResponse) String() string {
 func (*UseMemoryResponse) ProtoMessage() {}
 
 func (x *UseMemoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_exocortex_v1_host_proto_msgTypes[7]
+	mi := &file_exocortex_v1_host_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -525,7 +624,7 @@ func (x *UseMemoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UseMemoryResponse.ProtoReflect.Descriptor instead.
 func (*UseMemoryResponse) Descriptor() ([]byte, []int) {
-	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{7}
+	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *UseMemoryResponse) GetResult() *ToolResult {
@@ -555,7 +654,7 @@ type CallUtilityModelRequest struct {
 
 func (x *CallUtilityModelRequest) Reset() {
 	*x = CallUtilityModelRequest{}
-	mi := &file_exocortex_v1_host_proto_msgTypes[8]
+	mi := &file_exocortex_v1_host_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -567,7 +666,7 @@ func (x *CallUtilityModelRequest) String() string {
 func (*CallUtilityModelRequest) ProtoMessage() {}
 
 func (x *CallUtilityModelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_exocortex_v1_host_proto_msgTypes[8]
+	mi := &file_exocortex_v1_host_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -580,7 +679,7 @@ func (x *CallUtilityModelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallUtilityModelRequest.ProtoReflect.Descriptor instead.
 func (*CallUtilityModelRequest) Descriptor() ([]byte, []int) {
-	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{8}
+	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CallUtilityModelRequest) GetContext() *Context {
@@ -633,7 +732,7 @@ type CallUtilityModelReply struct {
 
 func (x *CallUtilityModelReply) Reset() {
 	*x = CallUtilityModelReply{}
-	mi := &file_exocortex_v1_host_proto_msgTypes[9]
+	mi := &file_exocortex_v1_host_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -645,7 +744,7 @@ func (x *CallUtilityModelReply) String() string {
 func (*CallUtilityModelReply) ProtoMessage() {}
 
 func (x *CallUtilityModelReply) ProtoReflect() protoreflect.Message {
-	mi := &file_exocortex_v1_host_proto_msgTypes[9]
+	mi := &file_exocortex_v1_host_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -658,7 +757,7 @@ func (x *CallUtilityModelReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallUtilityModelReply.ProtoReflect.Descriptor instead.
 func (*CallUtilityModelReply) Descriptor() ([]byte, []int) {
-	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{9}
+	return file_exocortex_v1_host_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CallUtilityModelReply) GetDelta() string {
@@ -693,7 +792,12 @@ var File_exocortex_v1_host_proto protoreflect.FileDescriptor
 
 const file_exocortex_v1_host_proto_rawDesc = "" +
 	"\n" +
-	"\x17exocortex/v1/host.proto\x12\fexocortex.v1\x1a\x1aexocortex/v1/context.proto\"\x92\x01\n" +
+	"\x17exocortex/v1/host.proto\x12\fexocortex.v1\x1a\x1aexocortex/v1/context.proto\"+\n" +
+	"\x17GetSettingSecretRequest\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\"B\n" +
+	"\x18GetSettingSecretResponse\x12\x14\n" +
+	"\x05value\x18\x01 \x01(\tR\x05value\x12\x10\n" +
+	"\x03set\x18\x02 \x01(\bR\x03set\"\x92\x01\n" +
 	"\x15RunSubordinateRequest\x12/\n" +
 	"\acontext\x18\x01 \x01(\v2\x15.exocortex.v1.ContextR\acontext\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x18\n" +
@@ -739,13 +843,14 @@ const file_exocortex_v1_host_proto_rawDesc = "" +
 	"\n" +
 	"HostBroker\x12\x1b\n" +
 	"\x17HOST_BROKER_UNSPECIFIED\x10\x00\x12\x12\n" +
-	"\x0eHOST_BROKER_ID\x10\x012\xfb\x03\n" +
+	"\x0eHOST_BROKER_ID\x10\x012\xde\x04\n" +
 	"\x04Host\x12[\n" +
 	"\x0eRunSubordinate\x12#.exocortex.v1.RunSubordinateRequest\x1a$.exocortex.v1.RunSubordinateResponse\x12a\n" +
 	"\x10ReportToolOutput\x12%.exocortex.v1.ReportToolOutputRequest\x1a&.exocortex.v1.ReportToolOutputResponse\x12\x82\x01\n" +
 	"\x1bReportEmbeddingModelChanged\x120.exocortex.v1.ReportEmbeddingModelChangedRequest\x1a1.exocortex.v1.ReportEmbeddingModelChangedResponse\x12L\n" +
 	"\tUseMemory\x12\x1e.exocortex.v1.UseMemoryRequest\x1a\x1f.exocortex.v1.UseMemoryResponse\x12`\n" +
-	"\x10CallUtilityModel\x12%.exocortex.v1.CallUtilityModelRequest\x1a#.exocortex.v1.CallUtilityModelReply0\x01B?Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1b\x06proto3"
+	"\x10CallUtilityModel\x12%.exocortex.v1.CallUtilityModelRequest\x1a#.exocortex.v1.CallUtilityModelReply0\x01\x12a\n" +
+	"\x10GetSettingSecret\x12%.exocortex.v1.GetSettingSecretRequest\x1a&.exocortex.v1.GetSettingSecretResponseB?Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1b\x06proto3"
 
 var (
 	file_exocortex_v1_host_proto_rawDescOnce sync.Once
@@ -760,41 +865,45 @@ func file_exocortex_v1_host_proto_rawDescGZIP() []byte {
 }
 
 var file_exocortex_v1_host_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_exocortex_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_exocortex_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_exocortex_v1_host_proto_goTypes = []any{
 	(HostBroker)(0),                             // 0: exocortex.v1.HostBroker
-	(*RunSubordinateRequest)(nil),               // 1: exocortex.v1.RunSubordinateRequest
-	(*RunSubordinateResponse)(nil),              // 2: exocortex.v1.RunSubordinateResponse
-	(*ReportToolOutputRequest)(nil),             // 3: exocortex.v1.ReportToolOutputRequest
-	(*ReportToolOutputResponse)(nil),            // 4: exocortex.v1.ReportToolOutputResponse
-	(*ReportEmbeddingModelChangedRequest)(nil),  // 5: exocortex.v1.ReportEmbeddingModelChangedRequest
-	(*ReportEmbeddingModelChangedResponse)(nil), // 6: exocortex.v1.ReportEmbeddingModelChangedResponse
-	(*UseMemoryRequest)(nil),                    // 7: exocortex.v1.UseMemoryRequest
-	(*UseMemoryResponse)(nil),                   // 8: exocortex.v1.UseMemoryResponse
-	(*CallUtilityModelRequest)(nil),             // 9: exocortex.v1.CallUtilityModelRequest
-	(*CallUtilityModelReply)(nil),               // 10: exocortex.v1.CallUtilityModelReply
-	(*Context)(nil),                             // 11: exocortex.v1.Context
-	(*ToolResult)(nil),                          // 12: exocortex.v1.ToolResult
+	(*GetSettingSecretRequest)(nil),             // 1: exocortex.v1.GetSettingSecretRequest
+	(*GetSettingSecretResponse)(nil),            // 2: exocortex.v1.GetSettingSecretResponse
+	(*RunSubordinateRequest)(nil),               // 3: exocortex.v1.RunSubordinateRequest
+	(*RunSubordinateResponse)(nil),              // 4: exocortex.v1.RunSubordinateResponse
+	(*ReportToolOutputRequest)(nil),             // 5: exocortex.v1.ReportToolOutputRequest
+	(*ReportToolOutputResponse)(nil),            // 6: exocortex.v1.ReportToolOutputResponse
+	(*ReportEmbeddingModelChangedRequest)(nil),  // 7: exocortex.v1.ReportEmbeddingModelChangedRequest
+	(*ReportEmbeddingModelChangedResponse)(nil), // 8: exocortex.v1.ReportEmbeddingModelChangedResponse
+	(*UseMemoryRequest)(nil),                    // 9: exocortex.v1.UseMemoryRequest
+	(*UseMemoryResponse)(nil),                   // 10: exocortex.v1.UseMemoryResponse
+	(*CallUtilityModelRequest)(nil),             // 11: exocortex.v1.CallUtilityModelRequest
+	(*CallUtilityModelReply)(nil),               // 12: exocortex.v1.CallUtilityModelReply
+	(*Context)(nil),                             // 13: exocortex.v1.Context
+	(*ToolResult)(nil),                          // 14: exocortex.v1.ToolResult
 }
 var file_exocortex_v1_host_proto_depIdxs = []int32{
-	11, // 0: exocortex.v1.RunSubordinateRequest.context:type_name -> exocortex.v1.Context
-	11, // 1: exocortex.v1.ReportToolOutputRequest.context:type_name -> exocortex.v1.Context
-	11, // 2: exocortex.v1.ReportEmbeddingModelChangedRequest.context:type_name -> exocortex.v1.Context
-	11, // 3: exocortex.v1.UseMemoryRequest.context:type_name -> exocortex.v1.Context
-	12, // 4: exocortex.v1.UseMemoryResponse.result:type_name -> exocortex.v1.ToolResult
-	11, // 5: exocortex.v1.CallUtilityModelRequest.context:type_name -> exocortex.v1.Context
-	1,  // 6: exocortex.v1.Host.RunSubordinate:input_type -> exocortex.v1.RunSubordinateRequest
-	3,  // 7: exocortex.v1.Host.ReportToolOutput:input_type -> exocortex.v1.ReportToolOutputRequest
-	5,  // 8: exocortex.v1.Host.ReportEmbeddingModelChanged:input_type -> exocortex.v1.ReportEmbeddingModelChangedRequest
-	7,  // 9: exocortex.v1.Host.UseMemory:input_type -> exocortex.v1.UseMemoryRequest
-	9,  // 10: exocortex.v1.Host.CallUtilityModel:input_type -> exocortex.v1.CallUtilityModelRequest
-	2,  // 11: exocortex.v1.Host.RunSubordinate:output_type -> exocortex.v1.RunSubordinateResponse
-	4,  // 12: exocortex.v1.Host.ReportToolOutput:output_type -> exocortex.v1.ReportToolOutputResponse
-	6,  // 13: exocortex.v1.Host.ReportEmbeddingModelChanged:output_type -> exocortex.v1.ReportEmbeddingModelChangedResponse
-	8,  // 14: exocortex.v1.Host.UseMemory:output_type -> exocortex.v1.UseMemoryResponse
-	10, // 15: exocortex.v1.Host.CallUtilityModel:output_type -> exocortex.v1.CallUtilityModelReply
-	11, // [11:16] is the sub-list for method output_type
-	6,  // [6:11] is the sub-list for method input_type
+	13, // 0: exocortex.v1.RunSubordinateRequest.context:type_name -> exocortex.v1.Context
+	13, // 1: exocortex.v1.ReportToolOutputRequest.context:type_name -> exocortex.v1.Context
+	13, // 2: exocortex.v1.ReportEmbeddingModelChangedRequest.context:type_name -> exocortex.v1.Context
+	13, // 3: exocortex.v1.UseMemoryRequest.context:type_name -> exocortex.v1.Context
+	14, // 4: exocortex.v1.UseMemoryResponse.result:type_name -> exocortex.v1.ToolResult
+	13, // 5: exocortex.v1.CallUtilityModelRequest.context:type_name -> exocortex.v1.Context
+	3,  // 6: exocortex.v1.Host.RunSubordinate:input_type -> exocortex.v1.RunSubordinateRequest
+	5,  // 7: exocortex.v1.Host.ReportToolOutput:input_type -> exocortex.v1.ReportToolOutputRequest
+	7,  // 8: exocortex.v1.Host.ReportEmbeddingModelChanged:input_type -> exocortex.v1.ReportEmbeddingModelChangedRequest
+	9,  // 9: exocortex.v1.Host.UseMemory:input_type -> exocortex.v1.UseMemoryRequest
+	11, // 10: exocortex.v1.Host.CallUtilityModel:input_type -> exocortex.v1.CallUtilityModelRequest
+	1,  // 11: exocortex.v1.Host.GetSettingSecret:input_type -> exocortex.v1.GetSettingSecretRequest
+	4,  // 12: exocortex.v1.Host.RunSubordinate:output_type -> exocortex.v1.RunSubordinateResponse
+	6,  // 13: exocortex.v1.Host.ReportToolOutput:output_type -> exocortex.v1.ReportToolOutputResponse
+	8,  // 14: exocortex.v1.Host.ReportEmbeddingModelChanged:output_type -> exocortex.v1.ReportEmbeddingModelChangedResponse
+	10, // 15: exocortex.v1.Host.UseMemory:output_type -> exocortex.v1.UseMemoryResponse
+	12, // 16: exocortex.v1.Host.CallUtilityModel:output_type -> exocortex.v1.CallUtilityModelReply
+	2,  // 17: exocortex.v1.Host.GetSettingSecret:output_type -> exocortex.v1.GetSettingSecretResponse
+	12, // [12:18] is the sub-list for method output_type
+	6,  // [6:12] is the sub-list for method input_type
 	6,  // [6:6] is the sub-list for extension type_name
 	6,  // [6:6] is the sub-list for extension extendee
 	0,  // [0:6] is the sub-list for field type_name
@@ -812,7 +921,7 @@ func file_exocortex_v1_host_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_exocortex_v1_host_proto_rawDesc), len(file_exocortex_v1_host_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   10,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -28,6 +28,7 @@ const (
 	Host_ReportEmbeddingModelChanged_FullMethodName = "/exocortex.v1.Host/ReportEmbeddingModelChanged"
 	Host_UseMemory_FullMethodName                   = "/exocortex.v1.Host/UseMemory"
 	Host_CallUtilityModel_FullMethodName            = "/exocortex.v1.Host/CallUtilityModel"
+	Host_GetSettingSecret_FullMethodName            = "/exocortex.v1.Host/GetSettingSecret"
 )
 
 // HostClient is the client API for Host service.
@@ -62,6 +63,13 @@ type HostClient interface {
 	// at util_model_call_after left it. Bounded by the host: a deadline, calls at
 	// once and per minute per plugin, and a largest prompt.
 	CallUtilityModel(ctx context.Context, in *CallUtilityModelRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[CallUtilityModelReply], error)
+	// GetSettingSecret returns the value of a secret setting of config.yaml
+	// (e.g. tools.web_search.api_key) to a plugin whose manifest lists the key in
+	// setting_secrets; any other key, or a plugin that did not declare it, is
+	// refused. The value is masked everywhere else: a plugin that repeats it in
+	// a tool result, a log line or a prompt block has it replaced by its
+	// placeholder.
+	GetSettingSecret(ctx context.Context, in *GetSettingSecretRequest, opts ...grpc.CallOption) (*GetSettingSecretResponse, error)
 }
 
 type hostClient struct {
@@ -131,6 +139,16 @@ func (c *hostClient) CallUtilityModel(ctx context.Context, in *CallUtilityModelR
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Host_CallUtilityModelClient = grpc.ServerStreamingClient[CallUtilityModelReply]
 
+func (c *hostClient) GetSettingSecret(ctx context.Context, in *GetSettingSecretRequest, opts ...grpc.CallOption) (*GetSettingSecretResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetSettingSecretResponse)
+	err := c.cc.Invoke(ctx, Host_GetSettingSecret_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostServer is the server API for Host service.
 // All implementations must embed UnimplementedHostServer
 // for forward compatibility.
@@ -163,6 +181,13 @@ type HostServer interface {
 	// at util_model_call_after left it. Bounded by the host: a deadline, calls at
 	// once and per minute per plugin, and a largest prompt.
 	CallUtilityModel(*CallUtilityModelRequest, grpc.ServerStreamingServer[CallUtilityModelReply]) error
+	// GetSettingSecret returns the value of a secret setting of config.yaml
+	// (e.g. tools.web_search.api_key) to a plugin whose manifest lists the key in
+	// setting_secrets; any other key, or a plugin that did not declare it, is
+	// refused. The value is masked everywhere else: a plugin that repeats it in
+	// a tool result, a log line or a prompt block has it replaced by its
+	// placeholder.
+	GetSettingSecret(context.Context, *GetSettingSecretRequest) (*GetSettingSecretResponse, error)
 	mustEmbedUnimplementedHostServer()
 }
 
@@ -187,6 +212,9 @@ func (UnimplementedHostServer) UseMemory(context.Context, *UseMemoryRequest) (*U
 }
 func (UnimplementedHostServer) CallUtilityModel(*CallUtilityModelRequest, grpc.ServerStreamingServer[CallUtilityModelReply]) error {
 	return status.Error(codes.Unimplemented, "method CallUtilityModel not implemented")
+}
+func (UnimplementedHostServer) GetSettingSecret(context.Context, *GetSettingSecretRequest) (*GetSettingSecretResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetSettingSecret not implemented")
 }
 func (UnimplementedHostServer) mustEmbedUnimplementedHostServer() {}
 func (UnimplementedHostServer) testEmbeddedByValue()              {}
@@ -292,6 +320,24 @@ func _Host_CallUtilityModel_Handler(srv interface{}, stream grpc.ServerStream) e
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Host_CallUtilityModelServer = grpc.ServerStreamingServer[CallUtilityModelReply]
 
+func _Host_GetSettingSecret_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetSettingSecretRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).GetSettingSecret(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_GetSettingSecret_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).GetSettingSecret(ctx, req.(*GetSettingSecretRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Host_ServiceDesc is the grpc.ServiceDesc for Host service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -314,6 +360,10 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "UseMemory",
 			Handler:    _Host_UseMemory_Handler,
+		},
+		{
+			MethodName: "GetSettingSecret",
+			Handler:    _Host_GetSettingSecret_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

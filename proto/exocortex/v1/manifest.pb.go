@@ -366,8 +366,14 @@ type ManifestResponse struct {
 	// an error naming the plugin, the area and this field. "*" is every area
 	// (needed for forget, whose query may reach any area, and for import).
 	MemoryWriteAreas []string `protobuf:"bytes,11,rep,name=memory_write_areas,json=memoryWriteAreas,proto3" json:"memory_write_areas,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The secret settings of config.yaml the plugin receives from the host
+	// (Host.GetSettingSecret), by key, e.g. "tools.web_search.api_key". The
+	// plugin settings never carry a secret; the host answers only a key listed
+	// here, and masks the value in everything else that crosses it, as it masks
+	// the secrets: section's (docs/secrets.md).
+	SettingSecrets []string `protobuf:"bytes,12,rep,name=setting_secrets,json=settingSecrets,proto3" json:"setting_secrets,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ManifestResponse) Reset() {
@@ -473,6 +479,13 @@ func (x *ManifestResponse) GetUsesMemory() bool {
 func (x *ManifestResponse) GetMemoryWriteAreas() []string {
 	if x != nil {
 		return x.MemoryWriteAreas
+	}
+	return nil
+}
+
+func (x *ManifestResponse) GetSettingSecrets() []string {
+	if x != nil {
+		return x.SettingSecrets
 	}
 	return nil
 }
@@ -990,7 +1003,7 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\n" +
 	"\x1bexocortex/v1/manifest.proto\x12\fexocortex.v1\"<\n" +
 	"\x0fManifestRequest\x12)\n" +
-	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\"\xe5\x03\n" +
+	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\"\x8e\x04\n" +
 	"\x10ManifestResponse\x12\x16\n" +
 	"\x06plugin\x18\x01 \x01(\tR\x06plugin\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12;\n" +
@@ -1007,7 +1020,8 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\vuses_memory\x18\n" +
 	" \x01(\bR\n" +
 	"usesMemory\x12,\n" +
-	"\x12memory_write_areas\x18\v \x03(\tR\x10memoryWriteAreas\"\xc9\x04\n" +
+	"\x12memory_write_areas\x18\v \x03(\tR\x10memoryWriteAreas\x12'\n" +
+	"\x0fsetting_secrets\x18\f \x03(\tR\x0esettingSecrets\"\xc9\x04\n" +
 	"\rExtensionSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12&\n" +
 	"\x04hook\x18\x02 \x01(\x0e2\x12.exocortex.v1.HookR\x04hook\x12\x14\n" +

@@ -59,7 +59,9 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 from google.protobuf import json_format, struct_pb2
 
 from exocortex import aio
-from exocortex.a0 import _host, _runtime, prompts, utility
+from exocortex.a0 import _host, _runtime, _unloaded, prompts, utility
+from exocortex.a0._agent_calls import NoCounterpartCalls
+from exocortex.a0.agent_types import AgentContextType, UserMessage  # noqa: F401 - the agent shim's names
 from exocortex.a0._kwargs import BLOCKS, KWARGS, POINTS, REFUSES, Response  # noqa: F401 - Response: the tool response files get
 from exocortex.hooks import HOOKS, lookup
 from exocortex.keys import Key
@@ -229,6 +231,13 @@ class _Context:
         self.id = "exocortex"
         self.agent0 = agent
         self.data: Dict[str, Any] = {}
+        # Every context of a ported plugin is the user's session.
+        self.type = AgentContextType.USER
+
+    def is_running(self) -> bool:
+        """Whether the agent is in a turn: a file runs inside one, or in a task
+        it started, which outlives the call only when the turn goes on."""
+        return self.agent0._call is not None
 
     def get_data(self, key: str, recursive: bool = True) -> Any:
         return self.data.get(key)
@@ -286,9 +295,10 @@ class Observed:
             print(f"a0compat: recording observed keys in {self.path}: {e}", file=sys.stderr)
 
 
-class Agent:
+class Agent(NoCounterpartCalls):
     """The part of Agent Zero's Agent an extension sees: get_data/set_data on typed
-    state, context.log on the host log, and attributes (number, agent_name)."""
+    state, context.log on the host log, and attributes (number, agent_name); the
+    calls with no counterpart raise naming themselves (exocortex.a0._agent_calls)."""
 
     def __init__(self, keys: Dict[str, Key], owner: str, file: str = "",
                  observed: Optional[Observed] = None, local: Optional[Dict[str, Any]] = None,
@@ -695,9 +705,14 @@ def load_tree(root: str, plugin: str, failed: Optional[List[Tuple[str, str]]] = 
             rel = os.path.relpath(path, plugin_dir).replace(os.sep, "/")
             a = Adapter(path, hook, order, name, plugin, shared, observed, rel, local, held, params=params, **kw)
         except Exception as ex:  # noqa: BLE001
+            why = f"{type(ex).__name__}: {ex}"
             if failed is not None:
-                failed.append((path, f"{type(ex).__name__}: {ex}"))
-            print(f"a0compat: {path} left out: {type(ex).__name__}: {ex}", file=sys.stderr)
+                failed.append((path, why))
+            if hook in HOOK_MAP and _unloaded.gates(hook):
+                # A guard that does not load fails closed (exocortex.a0._unloaded).
+                print(f"a0compat: {path} did not load, served as a guard that stops every action: {why}", file=sys.stderr)
+                return _unloaded.UnloadedGuard(path, hook, order, kw.get("ext_name") or f"a0_{name}", why)
+            print(f"a0compat: {path} left out: {why}", file=sys.stderr)
             return None
         a.agent.prompts_dir = os.path.join(plugin_dir, "prompts")
         return a

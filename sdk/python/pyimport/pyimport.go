@@ -331,13 +331,57 @@ type Env struct {
 	Interpreter string
 }
 
-// InstallFix is how a third-party module is installed for a Python plugin:
-// where its interpreter finds it (see sdk/python/README.md).
-func InstallFix(module string) string {
-	top, _, _ := strings.Cut(module, ".")
-	return fmt.Sprintf("install it in the plugin's environment, where %s finds it: Debian's python3-%s package if there is one (apt-get install python3-%s), or `pip install --target PLUGIN_DIR %s` (the plugin's directory is first on its import path); or rewrite the use against the SDK",
-		python.Interpreter, strings.ReplaceAll(strings.ToLower(top), "_", "-"), strings.ReplaceAll(strings.ToLower(top), "_", "-"), top)
+// distributions are the pip distributions, and Debian's packages, of the
+// modules whose import name is not their distribution's name (bs4 is
+// beautifulsoup4 on pip, python3-bs4 in Debian); any other module is
+// distribution <module> and package python3-<module> ("_" as "-").
+var distributions = map[string][2]string{
+	"bs4": {"beautifulsoup4", "python3-bs4"}, "yaml": {"PyYAML", "python3-yaml"}, "PIL": {"Pillow", "python3-pil"},
+	"cv2": {"opencv-python", "python3-opencv"}, "sklearn": {"scikit-learn", "python3-sklearn"},
+	"dateutil": {"python-dateutil", "python3-dateutil"}, "dotenv": {"python-dotenv", "python3-dotenv"},
+	"docx": {"python-docx", "python3-docx"}, "fitz": {"PyMuPDF", "python3-fitz"}, "Crypto": {"pycryptodome", "python3-pycryptodome"},
+	"jwt": {"PyJWT", "python3-jwt"}, "magic": {"python-magic", "python3-magic"}, "serial": {"pyserial", "python3-serial"},
+	"git": {"GitPython", "python3-git"}, "imapclient": {"IMAPClient", "python3-imapclient"},
+	"telegram": {"python-telegram-bot", "python3-python-telegram-bot"}, "google": {"protobuf", "python3-protobuf"},
+	"attr": {"attrs", "python3-attr"}, "langchain_core": {"langchain-core", "python3-langchain-core"},
+	"faiss": {"faiss-cpu", "python3-faiss"}, "duckduckgo_search": {"duckduckgo-search", "python3-duckduckgo-search"},
 }
+
+// Distribution returns the pip distribution and Debian package names of a
+// third-party module (its top-level name counts).
+func Distribution(module string) (pip, debian string) {
+	top, _, _ := strings.Cut(module, ".")
+	if d, ok := distributions[top]; ok {
+		return d[0], d[1]
+	}
+	return top, "python3-" + strings.ReplaceAll(strings.ToLower(top), "_", "-")
+}
+
+// InstallFix is how a third-party module is installed for a Python plugin:
+// where its interpreter finds it (see sdk/python/README.md). debian says
+// whether Debian has its package, when known (Unknown: not asked).
+func InstallFix(module string, debian Availability) string {
+	pip, deb := Distribution(module)
+	where := fmt.Sprintf("install it in the plugin's environment, where %s finds it: ", python.Interpreter)
+	target := fmt.Sprintf("`pip install --target PLUGIN_DIR %s` (the plugin's directory is first on its import path)", pip)
+	switch debian {
+	case Available:
+		return where + fmt.Sprintf("apt-get install %s (Debian's package), or %s; or rewrite the use against the SDK", deb, target)
+	case Absent:
+		return where + fmt.Sprintf("%s (Debian has no %s); or rewrite the use against the SDK", target, deb)
+	}
+	return where + fmt.Sprintf("Debian's %s package if there is one (apt-get install %s), or %s; or rewrite the use against the SDK", deb, deb, target)
+}
+
+// Availability is whether Debian has a module's package.
+type Availability int
+
+// The answers of apt-cache (Unknown: not asked, or it could not say).
+const (
+	Unknown Availability = iota
+	Available
+	Absent
+)
 
 // Check returns the imports of files that the plugin cannot load, by file and
 // line. When the interpreter cannot be asked, the third-party imports cannot be
@@ -404,7 +448,7 @@ func (e Env) Check(ctx context.Context, files []Source) ([]Problem, error) {
 				}
 				out = append(out, Problem{File: p.file, Line: p.imp.Line, Module: p.imp.Module, Kind: KindThirdParty,
 					What: fmt.Sprintf("imports %s, a third-party module not installed for the plugin (not in the standard library, not the plugin's own): the file cannot load", top),
-					Fix:  InstallFix(top)})
+					Fix:  InstallFix(top, Unknown)})
 			}
 		}
 	}

@@ -96,7 +96,7 @@ func TestCheck(t *testing.T) {
 		fix    string
 	}{
 		{9, "litellm", KindThirdParty, "litellm, a third-party module not installed for the plugin", "install it in the plugin's environment"},
-		{10, "langchain_core.messages", KindThirdParty, "langchain_core, a third-party module", "pip install --target PLUGIN_DIR langchain_core"},
+		{10, "langchain_core.messages", KindThirdParty, "langchain_core, a third-party module", "pip install --target PLUGIN_DIR langchain-core"},
 		{22, "tiktoken", KindThirdParty, "tiktoken, a third-party module", "python3-tiktoken"},
 		{31, "exo_not_installed_xyz", KindThirdParty, "exo_not_installed_xyz, a third-party module", "install it"},
 		{35, "helpers.files", KindAgentZero, "helpers.files, an Agent Zero internal the compatibility layer has no stand-in for", "docs/porting.md"},

@@ -26,6 +26,22 @@ import, served to a ported tree by `exocortex plugins port` through shim modules
   helpers.subagents    get_paths: the plugin's directories; the call's profile
   helpers.tool_policy  the tools the host gives the model
   plugins._model_config  model_config: the session's models
+  helpers.projects     projects on the host's project directory (none active
+                       until the context's "project" data names one)
+  helpers.runtime      the plugin runs where its files are (not dockerized)
+  helpers.file_tree    a folder drawn as a tree, .gitignore patterns
+  helpers.strings      text helpers, §§include(path) placeholders
+  helpers.tool         Response and Tool
+  helpers.message_queue  the chat's queue in the context's data
+  helpers.skills       SKILL.md folders under the agent's skills/ roots
+  helpers.mcp_handler  no MCP servers of the plugin's own
+  helpers.notification notices in the plugin's log
+  helpers.guids        random ids
+  initialize           initialize_agent raises (the configuration is the operator's)
+  agent types          UserMessage, AgentContextType (agent_types)
+The Agent's calls with no counterpart (hist_add_*, handle_intervention, the
+model getters) raise naming themselves (_agent_calls); a guard file at a gate
+that does not load is served as one failing at every call (_unloaded).
 Functions with no counterpart raise an error naming the call and what to do
 (_host reads what the host tells the plugin: settings, token estimate, tools).
 

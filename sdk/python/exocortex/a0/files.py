@@ -33,6 +33,18 @@ def fix_dev_path(path: str) -> str:
     return get_abs_path(path)
 
 
+def get_abs_path_development(*relative_paths: str) -> str:
+    """Agent Zero's path on the development host: the same path here, as the
+    plugin runs where its files are (no docker runtime beside it)."""
+    return get_abs_path(*relative_paths)
+
+
+def normalize_a0_path(path: str) -> str:
+    """Agent Zero's mapping between its docker (/a0/...) and development paths:
+    the path as it is here, where there is one file system."""
+    return str(path)
+
+
 def _allowed(*relative_paths: str) -> str:
     path = os.path.realpath(get_abs_path(*relative_paths))
     roots = _runtime.get().roots()
@@ -99,6 +111,11 @@ def delete_file(relative_path: str) -> None:
 
 def make_dirs(relative_path: str) -> None:
     os.makedirs(_allowed(relative_path), exist_ok=True)
+
+
+def create_dir(relative_path: str) -> None:
+    """Agent Zero's create_dir: make_dirs."""
+    make_dirs(relative_path)
 
 
 def list_files(relative_path: str, filter: str = "*") -> List[str]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterator, Mapping, Optional
 
-from exocortex.a0 import _host
+from exocortex.a0 import _host, _runtime
 
 
 class SettingsReadOnly(RuntimeError):
@@ -90,6 +90,15 @@ def _values() -> Dict[str, Any]:
         "embed_model_name": embed_name,
         "agent_profile": _host.agent_profile() or "default",
         "timezone": _local_timezone(),
+        # Agent Zero's working directory is the project Exocortex runs in; its
+        # file-structure prompt's limits are Agent Zero's defaults.
+        "workdir_path": _runtime.get().project_dir,
+        "workdir_show": True,
+        "workdir_max_depth": 5,
+        "workdir_max_files": 20,
+        "workdir_max_folders": 20,
+        "workdir_max_lines": 250,
+        "workdir_gitignore": ".git/\n__pycache__/\nnode_modules/\n.venv/\n*.pyc\n",
     }
     for k, v in s.items():
         if k == "tools":  # the built-in tools' own settings (toolsettings), not the session's

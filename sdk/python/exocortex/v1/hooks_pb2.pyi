@@ -182,30 +182,36 @@ class HistAddToolResultResponse(_message.Message):
     def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., text: _Optional[str] = ...) -> None: ...
 
 class MessageLoopEndRequest(_message.Message):
-    __slots__ = ["added", "call", "iteration", "reply", "tool_call", "tool_result"]
+    __slots__ = ["added", "call", "final", "iteration", "reply", "resumed", "tool_call", "tool_result"]
     ADDED_FIELD_NUMBER: _ClassVar[int]
     CALL_FIELD_NUMBER: _ClassVar[int]
+    FINAL_FIELD_NUMBER: _ClassVar[int]
     ITERATION_FIELD_NUMBER: _ClassVar[int]
     REPLY_FIELD_NUMBER: _ClassVar[int]
+    RESUMED_FIELD_NUMBER: _ClassVar[int]
     TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     TOOL_RESULT_FIELD_NUMBER: _ClassVar[int]
     added: _containers.RepeatedCompositeFieldContainer[_context_pb2.Message]
     call: _context_pb2.HookCall
+    final: bool
     iteration: int
     reply: str
+    resumed: int
     tool_call: _context_pb2.ToolCall
     tool_result: _context_pb2.ToolResult
-    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., iteration: _Optional[int] = ..., reply: _Optional[str] = ..., tool_call: _Optional[_Union[_context_pb2.ToolCall, _Mapping]] = ..., tool_result: _Optional[_Union[_context_pb2.ToolResult, _Mapping]] = ..., added: _Optional[_Iterable[_Union[_context_pb2.Message, _Mapping]]] = ...) -> None: ...
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., iteration: _Optional[int] = ..., reply: _Optional[str] = ..., tool_call: _Optional[_Union[_context_pb2.ToolCall, _Mapping]] = ..., tool_result: _Optional[_Union[_context_pb2.ToolResult, _Mapping]] = ..., added: _Optional[_Iterable[_Union[_context_pb2.Message, _Mapping]]] = ..., final: bool = ..., resumed: _Optional[int] = ...) -> None: ...
 
 class MessageLoopEndResponse(_message.Message):
-    __slots__ = ["changes", "intervention", "stop"]
+    __slots__ = ["changes", "intervention", "resume", "stop"]
     CHANGES_FIELD_NUMBER: _ClassVar[int]
     INTERVENTION_FIELD_NUMBER: _ClassVar[int]
+    RESUME_FIELD_NUMBER: _ClassVar[int]
     STOP_FIELD_NUMBER: _ClassVar[int]
     changes: _context_pb2.StateChanges
     intervention: str
+    resume: str
     stop: str
-    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., intervention: _Optional[str] = ..., stop: _Optional[str] = ...) -> None: ...
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., intervention: _Optional[str] = ..., stop: _Optional[str] = ..., resume: _Optional[str] = ...) -> None: ...
 
 class MessageLoopExceptionRequest(_message.Message):
     __slots__ = ["call", "error", "iteration", "stage"]

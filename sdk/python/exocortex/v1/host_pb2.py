@@ -15,7 +15,7 @@ _sym_db = _symbol_database.Default()
 from exocortex.v1 import context_pb2 as exocortex_dot_v1_dot_context__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x65xocortex/v1/host.proto\x12\x0c\x65xocortex.v1\x1a\x1a\x65xocortex/v1/context.proto\"p\n\x15RunSubordinateRequest\x12&\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x15.exocortex.v1.Context\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x0f\n\x07profile\x18\x03 \x01(\t\x12\r\n\x05\x66resh\x18\x04 \x01(\x08\"S\n\x16RunSubordinateResponse\x12\x10\n\x08response\x18\x01 \x01(\t\x12\x13\n\x0bstop_reason\x18\x02 \x01(\t\x12\x12\n\niterations\x18\x03 \x01(\x05\"P\n\x17ReportToolOutputRequest\x12&\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x15.exocortex.v1.Context\x12\r\n\x05\x64\x65lta\x18\x02 \x01(\t\"+\n\x18ReportToolOutputResponse\x12\x0f\n\x07\x64isplay\x18\x01 \x01(\t\"\xa5\x01\n\"ReportEmbeddingModelChangedRequest\x12&\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x15.exocortex.v1.Context\x12\x11\n\told_model\x18\x02 \x01(\t\x12\x11\n\tnew_model\x18\x03 \x01(\t\x12\x10\n\x08old_dims\x18\x04 \x01(\x05\x12\x10\n\x08new_dims\x18\x05 \x01(\x05\x12\r\n\x05store\x18\x06 \x01(\t\"%\n#ReportEmbeddingModelChangedResponse\"[\n\x10UseMemoryRequest\x12&\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x15.exocortex.v1.Context\x12\x0c\n\x04tool\x18\x02 \x01(\t\x12\x11\n\targs_json\x18\x03 \x01(\t\"=\n\x11UseMemoryResponse\x12(\n\x06result\x18\x01 \x01(\x0b\x32\x18.exocortex.v1.ToolResult\"\x83\x01\n\x17\x43\x61llUtilityModelRequest\x12&\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x15.exocortex.v1.Context\x12\x0e\n\x06system\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\x0f\n\x07purpose\x18\x04 \x01(\t\x12\x0e\n\x06stream\x18\x05 \x01(\x08\"U\n\x15\x43\x61llUtilityModelReply\x12\r\n\x05\x64\x65lta\x18\x01 \x01(\t\x12\x0c\n\x04\x64one\x18\x02 \x01(\x08\x12\x10\n\x08response\x18\x03 \x01(\t\x12\r\n\x05model\x18\x04 \x01(\t*=\n\nHostBroker\x12\x1b\n\x17HOST_BROKER_UNSPECIFIED\x10\x00\x12\x12\n\x0eHOST_BROKER_ID\x10\x01\x32\xfb\x03\n\x04Host\x12[\n\x0eRunSubordinate\x12#.exocortex.v1.RunSubordinateRequest\x1a$.exocortex.v1.RunSubordinateResponse\x12\x61\n\x10ReportToolOutput\x12%.exocortex.v1.ReportToolOutputRequest\x1a&.exocortex.v1.ReportToolOutputResponse\x12\x82\x01\n\x1bReportEmbeddingModelChanged\x12\x30.exocortex.v1.ReportEmbeddingModelChangedRequest\x1a\x31.exocortex.v1.ReportEmbeddingModelChangedResponse\x12L\n\tUseMemory\x12\x1e.exocortex.v1.UseMemoryRequest\x1a\x1f.exocortex.v1.UseMemoryResponse\x12`\n\x10\x43\x61llUtilityModel\x12%.exocortex.v1.CallUtilityModelRequest\x1a#.exocortex.v1.CallUtilityModelReply0\x01\x42?Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x65xocortex/v1/host.proto\x12\x0c\x65xocortex.v1\x1a\x1a\x65xocortex/v1/context.proto\"&\n\x17GetSettingSecretRequest\x12\x0b\n\x03key\x18\x01 \x01(\t\"6\n\x18GetSettingSecretResponse\x12\r\n\x05value\x18\x01 \x01(\t\x12\x0b\n\x03set\x18\x02 \x01(\x08\"p\n\x15RunSubordinateRequest\x12&\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x15.exocortex.v1.Context\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x0f\n\x07profile\x18\x03 \x01(\t\x12\r\n\x05\x66resh\x18\x04 \x01(\x08\"S\n\x16RunSubordinateResponse\x12\x10\n\x08response\x18\x01 \x01(\t\x12\x13\n\x0bstop_reason\x18\x02 \x01(\t\x12\x12\n\niterations\x18\x03 \x01(\x05\"P\n\x17ReportToolOutputRequest\x12&\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x15.exocortex.v1.Context\x12\r\n\x05\x64\x65lta\x18\x02 \x01(\t\"+\n\x18ReportToolOutputResponse\x12\x0f\n\x07\x64isplay\x18\x01 \x01(\t\"\xa5\x01\n\"ReportEmbeddingModelChangedRequest\x12&\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x15.exocortex.v1.Context\x12\x11\n\told_model\x18\x02 \x01(\t\x12\x11\n\tnew_model\x18\x03 \x01(\t\x12\x10\n\x08old_dims\x18\x04 \x01(\x05\x12\x10\n\x08new_dims\x18\x05 \x01(\x05\x12\r\n\x05store\x18\x06 \x01(\t\"%\n#ReportEmbeddingModelChangedResponse\"[\n\x10UseMemoryRequest\x12&\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x15.exocortex.v1.Context\x12\x0c\n\x04tool\x18\x02 \x01(\t\x12\x11\n\targs_json\x18\x03 \x01(\t\"=\n\x11UseMemoryResponse\x12(\n\x06result\x18\x01 \x01(\x0b\x32\x18.exocortex.v1.ToolResult\"\x83\x01\n\x17\x43\x61llUtilityModelRequest\x12&\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x15.exocortex.v1.Context\x12\x0e\n\x06system\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\x0f\n\x07purpose\x18\x04 \x01(\t\x12\x0e\n\x06stream\x18\x05 \x01(\x08\"U\n\x15\x43\x61llUtilityModelReply\x12\r\n\x05\x64\x65lta\x18\x01 \x01(\t\x12\x0c\n\x04\x64one\x18\x02 \x01(\x08\x12\x10\n\x08response\x18\x03 \x01(\t\x12\r\n\x05model\x18\x04 \x01(\t*=\n\nHostBroker\x12\x1b\n\x17HOST_BROKER_UNSPECIFIED\x10\x00\x12\x12\n\x0eHOST_BROKER_ID\x10\x01\x32\xde\x04\n\x04Host\x12[\n\x0eRunSubordinate\x12#.exocortex.v1.RunSubordinateRequest\x1a$.exocortex.v1.RunSubordinateResponse\x12\x61\n\x10ReportToolOutput\x12%.exocortex.v1.ReportToolOutputRequest\x1a&.exocortex.v1.ReportToolOutputResponse\x12\x82\x01\n\x1bReportEmbeddingModelChanged\x12\x30.exocortex.v1.ReportEmbeddingModelChangedRequest\x1a\x31.exocortex.v1.ReportEmbeddingModelChangedResponse\x12L\n\tUseMemory\x12\x1e.exocortex.v1.UseMemoryRequest\x1a\x1f.exocortex.v1.UseMemoryResponse\x12`\n\x10\x43\x61llUtilityModel\x12%.exocortex.v1.CallUtilityModelRequest\x1a#.exocortex.v1.CallUtilityModelReply0\x01\x12\x61\n\x10GetSettingSecret\x12%.exocortex.v1.GetSettingSecretRequest\x1a&.exocortex.v1.GetSettingSecretResponseB?Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'exocortex.v1.host_pb2', globals())
@@ -23,28 +23,32 @@ if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
   DESCRIPTOR._serialized_options = b'Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1'
-  _HOSTBROKER._serialized_start=979
-  _HOSTBROKER._serialized_end=1040
-  _RUNSUBORDINATEREQUEST._serialized_start=69
-  _RUNSUBORDINATEREQUEST._serialized_end=181
-  _RUNSUBORDINATERESPONSE._serialized_start=183
-  _RUNSUBORDINATERESPONSE._serialized_end=266
-  _REPORTTOOLOUTPUTREQUEST._serialized_start=268
-  _REPORTTOOLOUTPUTREQUEST._serialized_end=348
-  _REPORTTOOLOUTPUTRESPONSE._serialized_start=350
-  _REPORTTOOLOUTPUTRESPONSE._serialized_end=393
-  _REPORTEMBEDDINGMODELCHANGEDREQUEST._serialized_start=396
-  _REPORTEMBEDDINGMODELCHANGEDREQUEST._serialized_end=561
-  _REPORTEMBEDDINGMODELCHANGEDRESPONSE._serialized_start=563
-  _REPORTEMBEDDINGMODELCHANGEDRESPONSE._serialized_end=600
-  _USEMEMORYREQUEST._serialized_start=602
-  _USEMEMORYREQUEST._serialized_end=693
-  _USEMEMORYRESPONSE._serialized_start=695
-  _USEMEMORYRESPONSE._serialized_end=756
-  _CALLUTILITYMODELREQUEST._serialized_start=759
-  _CALLUTILITYMODELREQUEST._serialized_end=890
-  _CALLUTILITYMODELREPLY._serialized_start=892
-  _CALLUTILITYMODELREPLY._serialized_end=977
-  _HOST._serialized_start=1043
-  _HOST._serialized_end=1550
+  _HOSTBROKER._serialized_start=1075
+  _HOSTBROKER._serialized_end=1136
+  _GETSETTINGSECRETREQUEST._serialized_start=69
+  _GETSETTINGSECRETREQUEST._serialized_end=107
+  _GETSETTINGSECRETRESPONSE._serialized_start=109
+  _GETSETTINGSECRETRESPONSE._serialized_end=163
+  _RUNSUBORDINATEREQUEST._serialized_start=165
+  _RUNSUBORDINATEREQUEST._serialized_end=277
+  _RUNSUBORDINATERESPONSE._serialized_start=279
+  _RUNSUBORDINATERESPONSE._serialized_end=362
+  _REPORTTOOLOUTPUTREQUEST._serialized_start=364
+  _REPORTTOOLOUTPUTREQUEST._serialized_end=444
+  _REPORTTOOLOUTPUTRESPONSE._serialized_start=446
+  _REPORTTOOLOUTPUTRESPONSE._serialized_end=489
+  _REPORTEMBEDDINGMODELCHANGEDREQUEST._serialized_start=492
+  _REPORTEMBEDDINGMODELCHANGEDREQUEST._serialized_end=657
+  _REPORTEMBEDDINGMODELCHANGEDRESPONSE._serialized_start=659
+  _REPORTEMBEDDINGMODELCHANGEDRESPONSE._serialized_end=696
+  _USEMEMORYREQUEST._serialized_start=698
+  _USEMEMORYREQUEST._serialized_end=789
+  _USEMEMORYRESPONSE._serialized_start=791
+  _USEMEMORYRESPONSE._serialized_end=852
+  _CALLUTILITYMODELREQUEST._serialized_start=855
+  _CALLUTILITYMODELREQUEST._serialized_end=986
+  _CALLUTILITYMODELREPLY._serialized_start=988
+  _CALLUTILITYMODELREPLY._serialized_end=1073
+  _HOST._serialized_start=1139
+  _HOST._serialized_end=1745
 # @@protoc_insertion_point(module_scope)

@@ -35,6 +35,20 @@ class CallUtilityModelRequest(_message.Message):
     system: str
     def __init__(self, context: _Optional[_Union[_context_pb2.Context, _Mapping]] = ..., system: _Optional[str] = ..., message: _Optional[str] = ..., purpose: _Optional[str] = ..., stream: bool = ...) -> None: ...
 
+class GetSettingSecretRequest(_message.Message):
+    __slots__ = ["key"]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    def __init__(self, key: _Optional[str] = ...) -> None: ...
+
+class GetSettingSecretResponse(_message.Message):
+    __slots__ = ["set", "value"]
+    SET_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    set: bool
+    value: str
+    def __init__(self, value: _Optional[str] = ..., set: bool = ...) -> None: ...
+
 class ReportEmbeddingModelChangedRequest(_message.Message):
     __slots__ = ["context", "new_dims", "new_model", "old_dims", "old_model", "store"]
     CONTEXT_FIELD_NUMBER: _ClassVar[int]

@@ -41,6 +41,11 @@ class HostStub(object):
                 request_serializer=exocortex_dot_v1_dot_host__pb2.CallUtilityModelRequest.SerializeToString,
                 response_deserializer=exocortex_dot_v1_dot_host__pb2.CallUtilityModelReply.FromString,
                 )
+        self.GetSettingSecret = channel.unary_unary(
+                '/exocortex.v1.Host/GetSettingSecret',
+                request_serializer=exocortex_dot_v1_dot_host__pb2.GetSettingSecretRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_host__pb2.GetSettingSecretResponse.FromString,
+                )
 
 
 class HostServicer(object):
@@ -98,6 +103,18 @@ class HostServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetSettingSecret(self, request, context):
+        """GetSettingSecret returns the value of a secret setting of config.yaml
+        (e.g. tools.web_search.api_key) to a plugin whose manifest lists the key in
+        setting_secrets; any other key, or a plugin that did not declare it, is
+        refused. The value is masked everywhere else: a plugin that repeats it in
+        a tool result, a log line or a prompt block has it replaced by its
+        placeholder.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_HostServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -125,6 +142,11 @@ def add_HostServicer_to_server(servicer, server):
                     servicer.CallUtilityModel,
                     request_deserializer=exocortex_dot_v1_dot_host__pb2.CallUtilityModelRequest.FromString,
                     response_serializer=exocortex_dot_v1_dot_host__pb2.CallUtilityModelReply.SerializeToString,
+            ),
+            'GetSettingSecret': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetSettingSecret,
+                    request_deserializer=exocortex_dot_v1_dot_host__pb2.GetSettingSecretRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_host__pb2.GetSettingSecretResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -219,5 +241,22 @@ class Host(object):
         return grpc.experimental.unary_stream(request, target, '/exocortex.v1.Host/CallUtilityModel',
             exocortex_dot_v1_dot_host__pb2.CallUtilityModelRequest.SerializeToString,
             exocortex_dot_v1_dot_host__pb2.CallUtilityModelReply.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def GetSettingSecret(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Host/GetSettingSecret',
+            exocortex_dot_v1_dot_host__pb2.GetSettingSecretRequest.SerializeToString,
+            exocortex_dot_v1_dot_host__pb2.GetSettingSecretResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)

@@ -111,13 +111,14 @@ class ManifestRequest(_message.Message):
     def __init__(self, protocol_version: _Optional[int] = ...) -> None: ...
 
 class ManifestResponse(_message.Message):
-    __slots__ = ["extensions", "files", "memory_write_areas", "plugin", "serves_batches", "serves_dispatch", "state_keys", "tools", "uses_memory", "uses_utility_model", "version"]
+    __slots__ = ["extensions", "files", "memory_write_areas", "plugin", "serves_batches", "serves_dispatch", "setting_secrets", "state_keys", "tools", "uses_memory", "uses_utility_model", "version"]
     EXTENSIONS_FIELD_NUMBER: _ClassVar[int]
     FILES_FIELD_NUMBER: _ClassVar[int]
     MEMORY_WRITE_AREAS_FIELD_NUMBER: _ClassVar[int]
     PLUGIN_FIELD_NUMBER: _ClassVar[int]
     SERVES_BATCHES_FIELD_NUMBER: _ClassVar[int]
     SERVES_DISPATCH_FIELD_NUMBER: _ClassVar[int]
+    SETTING_SECRETS_FIELD_NUMBER: _ClassVar[int]
     STATE_KEYS_FIELD_NUMBER: _ClassVar[int]
     TOOLS_FIELD_NUMBER: _ClassVar[int]
     USES_MEMORY_FIELD_NUMBER: _ClassVar[int]
@@ -129,12 +130,13 @@ class ManifestResponse(_message.Message):
     plugin: str
     serves_batches: bool
     serves_dispatch: bool
+    setting_secrets: _containers.RepeatedScalarFieldContainer[str]
     state_keys: _containers.RepeatedCompositeFieldContainer[StateKeySpec]
     tools: _containers.RepeatedCompositeFieldContainer[ToolSpec]
     uses_memory: bool
     uses_utility_model: bool
     version: str
-    def __init__(self, plugin: _Optional[str] = ..., version: _Optional[str] = ..., extensions: _Optional[_Iterable[_Union[ExtensionSpec, _Mapping]]] = ..., state_keys: _Optional[_Iterable[_Union[StateKeySpec, _Mapping]]] = ..., tools: _Optional[_Iterable[_Union[ToolSpec, _Mapping]]] = ..., files: _Optional[_Iterable[_Union[FileSpec, _Mapping]]] = ..., serves_batches: bool = ..., serves_dispatch: bool = ..., uses_utility_model: bool = ..., uses_memory: bool = ..., memory_write_areas: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, plugin: _Optional[str] = ..., version: _Optional[str] = ..., extensions: _Optional[_Iterable[_Union[ExtensionSpec, _Mapping]]] = ..., state_keys: _Optional[_Iterable[_Union[StateKeySpec, _Mapping]]] = ..., tools: _Optional[_Iterable[_Union[ToolSpec, _Mapping]]] = ..., files: _Optional[_Iterable[_Union[FileSpec, _Mapping]]] = ..., serves_batches: bool = ..., serves_dispatch: bool = ..., uses_utility_model: bool = ..., uses_memory: bool = ..., memory_write_areas: _Optional[_Iterable[str]] = ..., setting_secrets: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class StateKeySpec(_message.Message):
     __slots__ = ["doc", "flag", "name", "owner", "scope", "type"]

@@ -1,0 +1,60 @@
+package builtin
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/exocortex/exocortex/extensions/mcpclient"
+	"github.com/exocortex/exocortex/sdk"
+	"github.com/exocortex/exocortex/toolsettings"
+)
+
+// MCPPlugin is the built-in plugin serving the tools of the configured MCP
+// servers (extensions/mcpclient).
+const MCPPlugin = "mcp-servers"
+
+// MCPToolCache keeps, inside the home, the tools each MCP server listed
+// when it last started, so that the next start declares them at once.
+const MCPToolCache = "run/mcp-tools.json"
+
+// MCPStatusFile is where the MCP plugin reports its servers' state, inside
+// the home: `exocortex mcp list`, run and the session read it.
+const MCPStatusFile = "run/mcp-servers.json"
+
+// mcpPlugin is the MCP plugin over set.
+func mcpPlugin(set *mcpclient.Set) sdk.Plugin {
+	exts := []sdk.Extension{mcpclient.Notice{Set: set}}
+	if len(set.Destructive()) > 0 {
+		exts = append(exts, mcpclient.Gate{Set: set})
+	}
+	return sdk.Plugin{
+		Name: MCPPlugin, Version: Version,
+		Tools:      set.Tools(),
+		Extensions: exts,
+		Close:      set.Close,
+	}
+}
+
+// Plugin returns the built-in plugin name as served: for the MCP plugin this
+// starts the configured servers (each within its init timeout) first, since
+// their tools are its manifest.
+func Plugin(ctx context.Context, name string) (sdk.Plugin, bool) {
+	if name != MCPPlugin {
+		p, ok := Plugins()[name]
+		return p, ok
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	sent, err := toolsettings.FromEnv(os.Getenv)
+	if err != nil {
+		log.Warn("no MCP servers: the settings did not come from the host", "err", err)
+		return mcpPlugin(mcpclient.Connect(ctx, nil, mcpclient.Options{Logger: log})), true
+	}
+	opts := mcpclient.Options{Logger: log, Problems: sent.MCPProblems}
+	if sent.Home != "" {
+		opts.StatusFile = filepath.Join(sent.Home, MCPStatusFile)
+		opts.ToolCache = filepath.Join(sent.Home, MCPToolCache)
+	}
+	return mcpPlugin(mcpclient.Connect(ctx, sent.MCPServers, opts)), true
+}

@@ -1,0 +1,43 @@
+"""The methods of Agent Zero's Agent that a ported file may call and that have
+no counterpart in a plugin: each raises NoCounterpart naming the call and what
+to do instead (the porting report calls a file that calls one "needs a hand"
+at that line), instead of an AttributeError that names nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class NoCounterpart(RuntimeError):
+    """An Agent method whose work belongs to the host here."""
+
+
+_HISTORY = ("the history is the core's: a plugin adds text to what the model reads with a prompt block "
+            "(loop_data.extras_temporary / extras_persistent at message_loop_prompts_after), or rewrites a message "
+            "as it is added at hist_add_before")
+_MODEL = ("the host makes the model calls: ask for a utility-model answer with self.agent.call_utility_model, "
+          "or watch the main model's calls at chat_model_call_before/after")
+
+
+def _refuse(call: str, what: str) -> Any:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        raise NoCounterpart(f"a0compat: Agent.{call} has no counterpart in a ported plugin: {what}")
+    method.__name__ = call
+    return method
+
+
+class NoCounterpartCalls:
+    """Mixed into the layer's Agent."""
+
+    hist_add_ai_response = _refuse("hist_add_ai_response", _HISTORY)
+    hist_add_user_message = _refuse("hist_add_user_message", _HISTORY)
+    hist_add_warning = _refuse("hist_add_warning", _HISTORY)
+    hist_add_message = _refuse("hist_add_message", _HISTORY)
+    hist_add_tool_result = _refuse("hist_add_tool_result", _HISTORY)
+    handle_intervention = _refuse(
+        "handle_intervention", "interventions are the host's: a message_loop_end extension queues one with its "
+        "response's intervention")
+    call_chat_model = _refuse("call_chat_model", _MODEL)
+    get_chat_model = _refuse("get_chat_model", _MODEL)
+    get_utility_model = _refuse("get_utility_model", _MODEL)
+    get_embedding_model = _refuse("get_embedding_model", _MODEL)
