@@ -8,7 +8,7 @@ PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 PROTO_FILES   := $(wildcard proto/exocortex/v1/*.proto)
 export PATH   := $(TOOLS):$(PATH)
 
-.PHONY: node-tools all build run test test-race vet fmt-check tidy-check generate check-generated deps tools bench eval glove glove-compact mcp-clients lint clean
+.PHONY: node-tools openai-client all build run test test-race vet fmt-check tidy-check generate check-generated deps tools bench eval glove glove-compact mcp-clients lint clean
 
 all: build
 
@@ -96,9 +96,15 @@ tidy-check:
 # precision and recall among them); if npm cannot be reached they skip, saying so.
 # The end-to-end package runs real binaries and tmux sessions for minutes; the
 # timeout (per package) leaves room for a loaded machine, far inside CI's limit.
-test: deps node-tools check-generated fmt-check tidy-check vet lint mcp-clients
+test: deps node-tools openai-client check-generated fmt-check tidy-check vet lint mcp-clients
 	@scripts/fetch-glove.sh || echo "full GloVe vectors unavailable: the tests that need data/glove-100d.bin will skip"
 	EXOCORTEX_CONFORMANCE_PYTHON=require $(GO) test -count=1 -timeout 30m ./...
+
+## openai-client: the official openai npm client that exocortex serve's OpenAI-compatible
+## endpoint is tested with (cmd/exocortex/testdata/openaiclient, pinned by its package-lock.json)
+openai-client:
+	@command -v npm >/dev/null || { echo "installing nodejs and npm"; $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq nodejs npm >/dev/null; }
+	npm ci --prefix cmd/exocortex/testdata/openaiclient --no-audit --no-fund --silent
 
 ## lint: the wiring lint over the built-in extensions, and WIRING.md's freshness
 lint: build

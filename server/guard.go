@@ -58,7 +58,13 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rt route.R
 	if len(s.opts.Keys) == 0 {
 		return route.Caller{Key: "local", Role: route.Admin}, true
 	}
-	sent := presentedKey(r)
+	sent, err := presentedKey(r)
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		errs(w, http.StatusRequestEntityTooLarge, route.Problem{Code: "body_too_large",
+			Message: fmt.Sprintf("the body is over %d bytes (serve.max_body_bytes); send less, or raise the limit", tooBig.Limit)})
+		return route.Caller{}, false
+	}
 	if sent == "" {
 		if rt.Role == route.Public {
 			return route.Caller{Role: route.Public}, true
@@ -104,20 +110,20 @@ func (s *Server) match(sent string) (Key, bool) {
 // presentedKey is the key the request carries: X-API-KEY, a bearer token,
 // or api_key in a JSON body (Agent Zero's clients). The body is read within
 // the size limit and put back for the handler.
-func presentedKey(r *http.Request) string {
+func presentedKey(r *http.Request) (string, error) {
 	if k := strings.TrimSpace(r.Header.Get("X-API-KEY")); k != "" {
-		return k
+		return k, nil
 	}
 	if a := r.Header.Get("Authorization"); a != "" {
 		if scheme, tok, ok := strings.Cut(a, " "); ok && strings.EqualFold(scheme, "Bearer") {
-			return strings.TrimSpace(tok)
+			return strings.TrimSpace(tok), nil
 		}
 	}
 	if r.Body == nil || r.Method == http.MethodGet {
-		return ""
+		return "", nil
 	}
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
-		return ""
+		return "", nil
 	}
 	b, err := io.ReadAll(r.Body)
 	// The handler reads the same bytes, and the same error past the limit.
@@ -126,15 +132,15 @@ func presentedKey(r *http.Request) string {
 		io.Closer
 	}{io.MultiReader(bytes.NewReader(b), errReader{err}), r.Body}
 	if err != nil {
-		return ""
+		return "", err
 	}
 	var body struct {
 		APIKey string `json:"api_key"`
 	}
 	if json.Unmarshal(b, &body) != nil {
-		return ""
+		return "", nil
 	}
-	return body.APIKey
+	return body.APIKey, nil
 }
 
 // errReader returns err (io.EOF when nil).

@@ -75,7 +75,7 @@ func call(t *testing.T, method, url, body string, hdr ...string) (int, map[strin
 }
 
 func TestAuthenticationAndRoles(t *testing.T) {
-	s := start(t, Options{Keys: keys},
+	s := start(t, Options{Keys: keys, MaxBodyBytes: 256},
 		route.Route{Method: "GET", Pattern: "/chat", Role: route.Agent, Handler: whoami},
 		route.Route{Method: "POST", Pattern: "/admin", Role: route.Admin, Handler: whoami},
 		route.Route{Method: "GET", Pattern: "/health", Role: route.Public, Handler: whoami},
@@ -98,6 +98,7 @@ func TestAuthenticationAndRoles(t *testing.T) {
 		{"wrong api_key in the body", "POST", "/admin", `{"api_key":"x"}`, nil, 401, "", MsgKeyInvalid},
 		{"public route, no key", "GET", "/health", "", nil, 200, "", ""},
 		{"unknown route", "GET", "/nothing", "", []string{"X-API-KEY", "admin-secret"}, 404, "", "no route"},
+		{"oversized body, key in it", "POST", "/admin", `{"api_key":"admin-secret","x":"` + strings.Repeat("x", 300) + `"}`, nil, 413, "", "over 256 bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, out := call(t, tc.method, u+tc.path, tc.body, tc.hdr...)

@@ -21,6 +21,7 @@ import (
 	"github.com/exocortex/exocortex/server/openai"
 	"github.com/exocortex/exocortex/server/route"
 	"github.com/exocortex/exocortex/server/sessions"
+	"github.com/exocortex/exocortex/server/tasks"
 )
 
 // serveExamples are `serve --help`'s curls, one per surface; each works as
@@ -45,6 +46,12 @@ const serveExamples = `  export EXOCORTEX_API_KEY=change-me     # optional on lo
   curl -sN http://127.0.0.1:8765/v1/chat/completions -H "Authorization: Bearer $EXOCORTEX_API_KEY" \
     -H 'Content-Type: application/json' \
     -d '{"model": "exocortex", "user": "ops", "stream": true, "messages": [{"role": "user", "content": "hello"}]}'
+
+  # Long tasks: start one (the answer comes at once), then poll it, or cancel it
+  curl -s http://127.0.0.1:8765/api/v1/tasks -H "X-API-KEY: $EXOCORTEX_API_KEY" \
+    -H 'Content-Type: application/json' -d '{"message": "summarise the notes", "session": "ops"}'
+  curl -s http://127.0.0.1:8765/api/v1/tasks/TASK -H "X-API-KEY: $EXOCORTEX_API_KEY"
+  curl -s -X DELETE http://127.0.0.1:8765/api/v1/tasks/TASK -H "X-API-KEY: $EXOCORTEX_API_KEY"
 
   # Approvals: the held tool calls, and an answer (admin key)
   curl -s http://127.0.0.1:8765/api/v1/approvals -H "X-API-KEY: $EXOCORTEX_API_KEY"
@@ -147,7 +154,14 @@ func runHTTPServe(cmd *cobra.Command, f *serveFlags) error {
 		},
 	})
 	routeServices(h, m)
+	ts, err := tasks.Open(m, dir, srv, a.log)
+	if err != nil {
+		return err
+	}
 	if err := mountSurfaces(srv, m, dir); err != nil {
+		return err
+	}
+	if err := srv.Mount(ts.Routes()...); err != nil {
 		return err
 	}
 	stopREST, err := mountREST(ctx, srv, h, a.home, versionText())

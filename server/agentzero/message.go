@@ -81,6 +81,8 @@ func failure(err error, notFound string) (int, string) {
 		return http.StatusNotFound, notFound
 	case errors.Is(err, sessions.ErrProfile):
 		return http.StatusBadRequest, "Cannot override agent profile on existing context"
+	case errors.Is(err, sessions.ErrBadName):
+		return http.StatusBadRequest, err.Error()
 	case errors.Is(err, sessions.ErrClosed):
 		return http.StatusServiceUnavailable, err.Error()
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/exocortex/exocortex/core/loop"
+	"github.com/exocortex/exocortex/core/session"
 	"github.com/exocortex/exocortex/server"
 	"github.com/exocortex/exocortex/server/route"
 	"github.com/exocortex/exocortex/server/sessions"
@@ -123,9 +124,15 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 		bad(w, fmt.Sprintf("messages[%d].content", last), "the last user message is empty")
 		return
 	}
-	name := r.Header.Get(SessionHeader)
+	name, from := r.Header.Get(SessionHeader), SessionHeader
 	if name == "" {
-		name = req.User
+		name, from = req.User, "user"
+	}
+	if name != "" {
+		if err := session.ValidateName(name); err != nil {
+			bad(w, from, from+": "+err.Error())
+			return
+		}
 	}
 	model := req.Model
 	if model == "" {

@@ -26,6 +26,8 @@ var (
 	ErrProfile = errors.New("the session runs another agent profile")
 	// ErrClosed: the manager is closing.
 	ErrClosed = errors.New("the server is shutting down")
+	// ErrBadName: the name cannot name a session.
+	ErrBadName = errors.New("not a session name")
 )
 
 // AgentSpec is what a session's agent is built from.
@@ -90,6 +92,9 @@ type Live struct {
 	nextL     int
 	cancel    context.CancelFunc // the running turn's
 	expires   time.Time
+	// ephemeral sessions end (to .trash) when their lifetime passes, as
+	// Agent Zero's chats do; the others are only closed, and stay listed.
+	ephemeral bool
 }
 
 // Name is the session's name (Agent Zero's context_id).
@@ -118,12 +123,27 @@ func (m *Manager) exists(name string) bool {
 // create is set) when it is not. profile, when set, must be the session's.
 func (m *Manager) Open(ctx context.Context, name string, create bool, profile string) (*Live, error) {
 	if err := session.ValidateName(name); err != nil {
-		return nil, err
+		if !create {
+			return nil, fmt.Errorf("session %q: %w", name, ErrNotFound)
+		}
+		return nil, fmt.Errorf("%w: %w", ErrBadName, err)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return nil, ErrClosed
+	}
+	if l := m.live[name]; l != nil && l.expired(time.Now()) && !l.Busy() {
+		// Idle past its lifetime: it ends now rather than at the next sweep.
+		m.mu.Unlock()
+		ended, err := m.expire(ctx, l)
+		m.mu.Lock()
+		if err != nil {
+			return nil, err
+		}
+		if ended && !create {
+			return nil, fmt.Errorf("session %q ended after its lifetime: %w", name, ErrNotFound)
+		}
 	}
 	if l := m.live[name]; l != nil {
 		if profile != "" && l.profile != "" && profile != l.profile {
@@ -209,14 +229,24 @@ func (l *Live) listen(fn func(loop.Event)) func() {
 	}
 }
 
-// Touch keeps the session open for lifetime from now (DefaultLifetime when 0).
+// Touch keeps the session open for lifetime from now; a session given a
+// lifetime ends when it passes idle (Agent Zero's lifetime_hours), while one
+// given 0 is only closed after DefaultLifetime idle.
 func (l *Live) Touch(lifetime time.Duration) {
-	if lifetime <= 0 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if lifetime > 0 {
+		l.ephemeral = true
+	} else {
 		lifetime = DefaultLifetime
 	}
-	l.mu.Lock()
 	l.expires = time.Now().Add(lifetime)
-	l.mu.Unlock()
+}
+
+func (l *Live) expired(now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return now.After(l.expires)
 }
 
 // Busy reports whether a monologue runs.

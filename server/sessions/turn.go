@@ -200,26 +200,37 @@ func (m *Manager) trash(name string) error {
 	return nil
 }
 
-// Expire terminates the sessions idle past their lifetime at now, and
-// returns their names.
+// Expire ends the sessions idle past their lifetime at now (closes those
+// with no lifetime of their own), and returns the names of those ended.
 func (m *Manager) Expire(ctx context.Context, now time.Time) []string {
-	m.mu.Lock()
-	var gone []string
-	for name, l := range m.live {
-		l.mu.Lock()
-		expired := now.After(l.expires)
-		l.mu.Unlock()
-		if expired && !l.Busy() {
-			gone = append(gone, name)
+	var idle []*Live
+	m.Each(func(l *Live) {
+		if l.expired(now) && !l.Busy() {
+			idle = append(idle, l)
 		}
-	}
-	m.mu.Unlock()
-	for _, name := range gone {
-		if err := m.Terminate(ctx, name); err != nil {
-			m.log.Warn("serve: expiring a session", "session", name, "err", err)
+	})
+	var gone []string
+	for _, l := range idle {
+		ended, err := m.expire(ctx, l)
+		if err != nil {
+			m.log.Warn("serve: expiring a session", "session", l.name, "err", err)
+		}
+		if ended {
+			gone = append(gone, l.name)
 		}
 	}
 	return gone
+}
+
+// expire ends l (ephemeral) or closes it, and reports whether it ended.
+func (m *Manager) expire(ctx context.Context, l *Live) (bool, error) {
+	l.mu.Lock()
+	ephemeral := l.ephemeral
+	l.mu.Unlock()
+	if ephemeral {
+		return true, m.Terminate(ctx, l.name)
+	}
+	return false, m.drop(ctx, l.name)
 }
 
 // Close closes every open session, stopping running turns (a graceful
