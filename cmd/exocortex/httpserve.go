@@ -169,6 +169,11 @@ func runHTTPServe(cmd *cobra.Command, f *serveFlags) error {
 		return err
 	}
 	defer stopREST()
+	stopMCP, err := mountMCP(ctx, srv, a, h)
+	if err != nil {
+		return err
+	}
+	defer stopMCP()
 	announce(cmd.ErrOrStderr(), srv, model)
 	go expireSessions(ctx, m, time.Minute)
 	err = srv.Serve(ctx)
