@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,5 +74,43 @@ func TestReplayRerunTools(t *testing.T) {
 				t.Fatalf("the re-run read's new content is reported at %v, want first at turn 1 iteration 2:\n%s", at, out)
 			}
 		})
+	}
+}
+
+// TestReplayRerunToolsDeniesHeldWrites records a `run -p` session (approval
+// yolo) whose text_editor write out of bounds the action boundary holds, and
+// replays it: from the recording the held call gets its recorded answer (no
+// difference); with --rerun-tools a held call that is not read-only is denied
+// (there is no operator to ask), reported where the paths parted, and the file
+// is not written.
+func TestReplayRerunToolsDeniesHeldWrites(t *testing.T) {
+	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
+	home, work := t.TempDir(), t.TempDir()
+	target := filepath.Join("/usr/local", "exocortex-replay-probe-"+filepath.Base(work)+".txt")
+	write := map[string]any{"thoughts": []string{"write"}, "tool_name": "text_editor", "tool_args": map[string]any{"action": "write", "path": target, "content": "x"}}
+	done := map[string]any{"thoughts": []string{"done"}, "tool_name": "response", "tool_args": map[string]any{"text": "Done."}}
+	script := writeScript(t, 64, 0, write, done)
+	if out, stderr, code := runExo(t, exe, work, home, "run", "-p", "write the probe", "--session", "held", "--approval", "yolo", "--model", "script:"+script); code != 0 {
+		t.Fatalf("recording: exit %d\nstderr:\n%s\nstdout:\n%s", code, stderr, out)
+	}
+	t.Setenv("OLLAMA_HOST", "http://127.0.0.1:9")
+	if out, stderr, code := runExo(t, exe, work, home, "replay", "held", "--check"); code != 0 {
+		t.Fatalf("replay from the recording: exit %d\nstderr:\n%s\nstdout:\n%s", code, stderr, out)
+	}
+	out, stderr, code := runExo(t, exe, work, home, "replay", "held", "--json", "--rerun-tools")
+	if code != 0 {
+		t.Fatalf("replay --rerun-tools: exit %d\nstderr:\n%s", code, stderr)
+	}
+	rep := decodeReport(t, out, stderr)
+	if len(rep.Divergences) != 1 {
+		t.Fatalf("divergences %+v, want one (the held write denied)\n%s", rep.Divergences, out)
+	}
+	d := rep.Divergences[0]
+	if d.Turn != 1 || d.Iteration != 1 || !strings.HasPrefix(d.Recorded, "ran text_editor") || !strings.HasPrefix(d.Replayed, "refused text_editor") || !strings.Contains(d.Replayed, "tier 4") {
+		t.Errorf("divergence %+v, want turn 1 iteration 1, ran → refused by the boundary", d)
+	}
+	if _, err := os.Stat(target); !errors.Is(err, fs.ErrNotExist) {
+		os.Remove(target)
+		t.Errorf("%s was written during the replay (stat: %v)", target, err)
 	}
 }
