@@ -95,11 +95,7 @@ func writeMCPList(w io.Writer, rep mcpclient.Report) {
 // reportMCP tells the operator about the MCP servers the mcp-servers plugin
 // could not start in this run (its status file, written after since).
 func reportMCP(w io.Writer, home string, since time.Time, asJSON bool, enc *eventEncoder) {
-	rep, err := mcpclient.ReadReport(filepath.Join(home, builtin.MCPStatusFile))
-	if err != nil || rep.Updated.Before(since) {
-		return
-	}
-	for _, line := range rep.Lines() {
+	for _, line := range mcpclient.Problems(filepath.Join(home, builtin.MCPStatusFile), since) {
 		if asJSON {
 			enc.event(loop.Event{Type: loop.EventNotice, Plugin: builtin.MCPPlugin, Text: line})
 			continue

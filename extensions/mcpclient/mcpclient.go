@@ -185,6 +185,17 @@ func ReadReport(path string) (Report, error) {
 	return r, nil
 }
 
+// Problems are the problem lines (Report.Lines) of the status file at path
+// when it was written at or after since (a run's or a session's start): nil
+// when there is none, it is older, or it cannot be read.
+func Problems(path string, since time.Time) []string {
+	rep, err := ReadReport(path)
+	if err != nil || rep.Updated.Before(since) {
+		return nil
+	}
+	return rep.Lines()
+}
+
 // Lines are a report's problems as one line each, for a terminal: every
 // server not ready, with what to check, and every configuration problem.
 func (r Report) Lines() []string {
