@@ -87,3 +87,21 @@ func (s *Store) SubstituteJSON(args, tool string, declared []string) (out string
 	})
 	return out, true, nil
 }
+
+// Substitute puts the values of the secrets named by placeholders in text
+// (a header's or an environment variable's value of an MCP server's
+// configuration), as they are; a name no secret has is an *UnknownError.
+func (s *Store) Substitute(text string) (string, error) {
+	names := Placeholders(text)
+	for _, n := range names {
+		if _, ok := s.values[n]; s == nil || !ok {
+			return "", &UnknownError{Name: n, Known: s.Names()}
+		}
+	}
+	if len(names) == 0 {
+		return text, nil
+	}
+	return placeholderRE.ReplaceAllStringFunc(text, func(p string) string {
+		return s.values[placeholderRE.FindStringSubmatch(p)[1]]
+	}), nil
+}

@@ -83,6 +83,14 @@ type Config struct {
 	SandboxProbe func() sandbox.Status
 	// Fullscreen draws on the alternate screen instead of inline.
 	Fullscreen bool
+	// Problems, when set, are the start-up and health problems the plugins
+	// report outside the host, one line each: the MCP servers that failed to
+	// start, crashed or hang, with their stderr and what to check (the
+	// command reads $EXOCORTEX_HOME/run/mcp-servers.json). The welcome card
+	// shows those found once the plugins are up; each new one after is a
+	// transcript line (read at every status tick). Called off the UI
+	// goroutine.
+	Problems func() []string
 }
 
 // provider is the model server's protocol, Ollama unless said otherwise.
@@ -267,6 +275,14 @@ func (e *Engine) WindowWarning() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.windowWarning
+}
+
+// Problems are the plugins' problems reported outside the host (Config.Problems).
+func (e *Engine) Problems() []string {
+	if e.cfg.Problems == nil {
+		return nil
+	}
+	return e.cfg.Problems()
 }
 
 // Host returns the plugin host (nil until started).

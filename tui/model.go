@@ -38,7 +38,10 @@ type (
 		info llm.ServerInfo
 		err  error
 	}
-	memoryMsg  struct{ summary string }
+	memoryMsg struct {
+		summary  string
+		problems []string
+	}
 	printedMsg struct{}
 	// reflowedMsg ends a clear-and-print (clearAndPrint).
 	reflowedMsg struct{}
@@ -108,6 +111,10 @@ type Model struct {
 	tools   []toolRecord
 	// notices are the multi-line notices of this run, for /details.
 	notices []string
+	// problems are the plugins' problems of Config.Problems shown on the
+	// welcome card; problemsShown, every one shown (each is shown once).
+	problems      []string
+	problemsShown map[string]bool
 	// shownErr is set once recording what was shown failed (said once).
 	shownErr bool
 	spin     spinner.Model
@@ -329,7 +336,11 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.maybeWelcome()
 	case memoryMsg:
 		m.boot.memDone, m.boot.memory = true, msg.summary
+		m.startProblems(msg.problems)
 		return m.maybeWelcome()
+	case problemsMsg:
+		m.problemsFound(msg.lines)
+		return nil
 	case printedMsg:
 		m.printing = false
 		if m.reflowing {
@@ -353,7 +364,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return nil
 	case statusTickMsg:
 		m.refreshPlugins()
-		return tea.Tick(5*time.Second, func(time.Time) tea.Msg { return statusTickMsg{} })
+		return tea.Batch(m.readProblems(), tea.Tick(5*time.Second, func(time.Time) tea.Msg { return statusTickMsg{} }))
 	}
 	return nil
 }
@@ -401,7 +412,7 @@ func (m *Model) hostStarted(msg hostMsg) tea.Cmd {
 	// The memory store is read after the plugins are up, so the count does
 	// not race a memory plugin opening it at start.
 	return tea.Batch(
-		func() tea.Msg { return memoryMsg{summary: eng.MemorySummary(ctx)} },
+		func() tea.Msg { return memoryMsg{summary: eng.MemorySummary(ctx), problems: eng.Problems()} },
 		tea.Tick(5*time.Second, func(time.Time) tea.Msg { return statusTickMsg{} }),
 	)
 }

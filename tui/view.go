@@ -357,6 +357,9 @@ func (m *Model) welcomeCardAt(width int) string {
 				b.WriteString("\n" + label("") + m.st.warn.Render(clip(oneLine(n), inner*2)))
 			}
 		}
+		for _, p := range m.problems {
+			b.WriteString("\n" + label("") + m.st.warn.Render(clip(oneLine(p), inner*3)))
+		}
 		if m.boot.agentErr != nil {
 			b.WriteString("\n" + label("") + m.st.err.Render("✗ "+clip(oneLine(m.boot.agentErr.Error()), inner*2)))
 		}

@@ -44,7 +44,7 @@ Exit status: 0 when every server is ready, 1 otherwise.`,
 			if len(servers) > 0 && !asJSON {
 				fmt.Fprintf(cmd.ErrOrStderr(), "starting %d MCP server(s)...\n", len(servers))
 			}
-			set := mcpclient.Connect(cmd.Context(), servers, mcpclient.Options{Problems: problems, Logger: slog.New(slog.DiscardHandler)})
+			set := mcpclient.Connect(cmd.Context(), servers, mcpclient.Options{Problems: problems, Logger: slog.New(slog.DiscardHandler), Secrets: mcpSecrets()})
 			defer set.Close()
 			rep := mcpclient.Report{Updated: time.Now().UTC(), Servers: set.Statuses(), Problems: problems}
 			if asJSON {
@@ -95,11 +95,7 @@ func writeMCPList(w io.Writer, rep mcpclient.Report) {
 // reportMCP tells the operator about the MCP servers the mcp-servers plugin
 // could not start in this run (its status file, written after since).
 func reportMCP(w io.Writer, home string, since time.Time, asJSON bool, enc *eventEncoder) {
-	rep, err := mcpclient.ReadReport(filepath.Join(home, builtin.MCPStatusFile))
-	if err != nil || rep.Updated.Before(since) {
-		return
-	}
-	for _, line := range rep.Lines() {
+	for _, line := range mcpclient.Problems(filepath.Join(home, builtin.MCPStatusFile), since) {
 		if asJSON {
 			enc.event(loop.Event{Type: loop.EventNotice, Plugin: builtin.MCPPlugin, Text: line})
 			continue

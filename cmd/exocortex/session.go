@@ -18,6 +18,8 @@ import (
 	"github.com/exocortex/exocortex/core/llm"
 	"github.com/exocortex/exocortex/core/loop"
 	"github.com/exocortex/exocortex/core/session"
+	"github.com/exocortex/exocortex/extensions/builtin"
+	"github.com/exocortex/exocortex/extensions/mcpclient"
 	"github.com/exocortex/exocortex/prompts"
 	"github.com/exocortex/exocortex/sandbox"
 	"github.com/exocortex/exocortex/tui"
@@ -179,6 +181,7 @@ func runSession(cmd *cobra.Command, f *sessionFlags) error {
 	if err != nil {
 		return err
 	}
+	started := time.Now().UTC()
 	eng := tui.NewEngine(tui.Config{
 		Mask:  store.Masker().Mask,
 		Model: model, Address: client.BaseURL(), Provider: client.Name(), Scripted: scripted, LLM: client, NumCtx: numCtx,
@@ -191,6 +194,9 @@ func runSession(cmd *cobra.Command, f *sessionFlags) error {
 		WorkDir: wd, ApprovalMode: mode, Fullscreen: f.fullscreen,
 		Confine:      &tools.CodeExecution.Confine,
 		SandboxProbe: func() sandbox.Status { return sandbox.Probe("") },
+		// The MCP servers the mcp-servers plugin started for this session:
+		// its status file, rewritten whenever a server's state changes.
+		Problems: func() []string { return mcpclient.Problems(filepath.Join(a.home, builtin.MCPStatusFile), started) },
 	})
 
 	// Ctrl+C belongs to the session (it stops a turn), so the root's SIGINT

@@ -39,8 +39,10 @@ func mcpPlugin(set *mcpclient.Set) sdk.Plugin {
 
 // Plugin returns the built-in plugin name as served: for the MCP plugin this
 // starts the configured servers (each within its init timeout) first, since
-// their tools are its manifest.
-func Plugin(ctx context.Context, name string) (sdk.Plugin, bool) {
+// their tools are its manifest. secrets resolves the §§secret(NAME)
+// placeholders of their env and headers (mcpclient.Options.Secrets; nil:
+// a server with one does not start, saying so).
+func Plugin(ctx context.Context, name string, secrets func(string) (string, error)) (sdk.Plugin, bool) {
 	if name != MCPPlugin {
 		p, ok := Plugins()[name]
 		return p, ok
@@ -51,7 +53,7 @@ func Plugin(ctx context.Context, name string) (sdk.Plugin, bool) {
 		log.Warn("no MCP servers: the settings did not come from the host", "err", err)
 		return mcpPlugin(mcpclient.Connect(ctx, nil, mcpclient.Options{Logger: log})), true
 	}
-	opts := mcpclient.Options{Logger: log, Problems: sent.MCPProblems}
+	opts := mcpclient.Options{Logger: log, Problems: sent.MCPProblems, Secrets: secrets}
 	if sent.Home != "" {
 		opts.StatusFile = filepath.Join(sent.Home, MCPStatusFile)
 		opts.ToolCache = filepath.Join(sent.Home, MCPToolCache)

@@ -74,6 +74,11 @@ type Set struct {
 	// cancels them (stop) and waits, so no file is written after it returns.
 	bg   sync.WaitGroup
 	stop context.CancelFunc
+	// secrets resolves placeholders (Options.Secrets); resolved maps each
+	// value it gave to the text it came from, for mask (under resolvedMu).
+	secrets    func(string) (string, error)
+	resolvedMu sync.Mutex
+	resolved   map[string]string
 }
 
 // Options configure Connect.
@@ -89,6 +94,10 @@ type Options struct {
 	// ($EXOCORTEX_HOME/run/mcp-tools.json): a server whose configuration is
 	// unchanged since declares them at once and starts in the background.
 	ToolCache string
+	// Secrets, when set, resolves the §§secret(NAME) placeholders of a
+	// value of env or headers (the host's secrets store, secrets.Store's
+	// Substitute); a placeholder without it fails the server's start.
+	Secrets func(text string) (string, error)
 }
 
 // Connect starts every server in parallel, each within its init timeout,
@@ -97,7 +106,8 @@ func Connect(ctx context.Context, servers map[string]toolsettings.MCPServer, opt
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Set{problems: opts.Problems, status: opts.StatusFile, cache: opts.ToolCache, log: opts.Logger}
+	s := &Set{problems: opts.Problems, status: opts.StatusFile, cache: opts.ToolCache, log: opts.Logger,
+		secrets: opts.Secrets, resolved: map[string]string{}}
 	cache := readCache(opts.ToolCache)
 	for _, name := range toolsettings.MCPNames(servers) {
 		s.servers = append(s.servers, &server{name: name, conf: servers[name], set: s})
@@ -183,6 +193,17 @@ func ReadReport(path string) (Report, error) {
 		return r, fmt.Errorf("%s: %w", path, err)
 	}
 	return r, nil
+}
+
+// Problems are the problem lines (Report.Lines) of the status file at path
+// when it was written at or after since (a run's or a session's start): nil
+// when there is none, it is older, or it cannot be read.
+func Problems(path string, since time.Time) []string {
+	rep, err := ReadReport(path)
+	if err != nil || rep.Updated.Before(since) {
+		return nil
+	}
+	return rep.Lines()
 }
 
 // Lines are a report's problems as one line each, for a terminal: every

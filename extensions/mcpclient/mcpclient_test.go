@@ -259,13 +259,15 @@ func TestToolCache(t *testing.T) {
 		t.Fatalf("first start: %+v", st)
 	}
 	second := Connect(context.Background(), servers, Options{ToolCache: cache})
-	defer second.Close()
 	if n := len(second.Tools()); n != 3 {
 		t.Fatalf("declared %d tools from the cache, want 3", n)
 	}
 	if got, err := run(t, second, "h.echo", map[string]any{"text": "warm"}); err != nil || got != "echo: warm" {
 		t.Errorf("a call during the background start: %q %v", got, err)
 	}
+	// Closed before the cache is rewritten below: its background start
+	// writes the cache when it ends.
+	second.Close()
 
 	silent := helper("silent", func(s *toolsettings.MCPServer) { s.InitTimeout = 0.5 })
 	b, _ := json.Marshal(toolCache{"s": {Config: configKey(silent), Tools: []*mcp.Tool{{Name: "echo", InputSchema: map[string]any{"type": "object"}}}}})
@@ -279,5 +281,52 @@ func TestToolCache(t *testing.T) {
 	}
 	if _, err := run(t, third, "s.echo", map[string]any{"text": "x"}); err == nil || !strings.Contains(err.Error(), "did not answer initialize") {
 		t.Errorf("a cached server that does not answer: %v", err)
+	}
+}
+
+// TestSecretPlaceholders: a placeholder in env or headers is resolved by
+// Options.Secrets for the process alone, and the value is masked back in the
+// status (the helper prints its environment's value on stderr and exits); a
+// placeholder with no resolver, or one the resolver refuses, fails the start
+// naming the server and the field.
+func TestSecretPlaceholders(t *testing.T) {
+	const value = "s3cr3t-value-8812"
+	resolve := func(p string) (string, error) {
+		if p == "§§secret(TOKEN)" {
+			return value, nil
+		}
+		return "", fmt.Errorf("%s names no secret", p)
+	}
+	cases := []struct {
+		name    string
+		conf    toolsettings.MCPServer
+		secrets func(string) (string, error)
+		want    []string
+	}{
+		{"resolved and masked", toolsettings.MCPServer{Command: "sh", Args: []string{"-c", `echo "token is $TOKEN" >&2; exit 3`}, Env: map[string]string{"TOKEN": "§§secret(TOKEN)"}},
+			resolve, []string{"token is §§secret(TOKEN)"}},
+		{"no resolver", toolsettings.MCPServer{URL: "http://127.0.0.1:1/mcp", Headers: map[string]string{"Authorization": "Bearer §§secret(TOKEN)"}},
+			nil, []string{"headers.Authorization of MCP server", "no secrets reach the plugin"}},
+		{"unknown", toolsettings.MCPServer{Command: "true", Env: map[string]string{"K": "§§secret(OTHER)"}},
+			resolve, []string{"env.K of MCP server unknown", "§§secret(OTHER) names no secret"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			set := Connect(context.Background(), map[string]toolsettings.MCPServer{strings.Fields(c.name)[0]: c.conf}, Options{Secrets: c.secrets})
+			defer set.Close()
+			st := set.Statuses()[0]
+			text := st.Error + " | " + st.Stderr
+			if st.State != StateFailed {
+				t.Fatalf("state %s, want failed: %s", st.State, text)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("the status %q lacks %q", text, w)
+				}
+			}
+			if strings.Contains(text, value) {
+				t.Errorf("the status holds the value: %s", text)
+			}
+		})
 	}
 }

@@ -93,6 +93,7 @@ func (sv *server) snapshot() Status {
 	if sv.stderr != nil {
 		st.Stderr = sv.stderr.String()
 	}
+	st.Error, st.Stderr = sv.set.mask(st.Error), sv.set.mask(st.Stderr)
 	return st
 }
 
@@ -127,25 +128,31 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // transport builds the connection to the server (a new process for stdio).
 // proc ends the process of a stdio server (it is killed when proc is
 // cancelled).
-func (sv *server) transport(proc context.Context) (mcp.Transport, *exec.Cmd, *tailBuffer) {
+func (sv *server) transport(proc context.Context) (mcp.Transport, *exec.Cmd, *tailBuffer, error) {
 	switch sv.conf.Transport() {
 	case "stdio":
+		env, err := sv.set.resolve(sv.name, "env", sv.conf.Env)
+		if err != nil {
+			return nil, nil, nil, err
+		}
 		cmd := exec.CommandContext(proc, sv.conf.Command, sv.conf.Args...)
 		cmd.Env = os.Environ()
-		for k, v := range sv.conf.Env {
+		for k, v := range env {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
 		tail := &tailBuffer{}
 		cmd.Stderr = tail
-		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, cmd, tail
-	case "sse":
-		return &mcp.SSEClientTransport{Endpoint: sv.conf.Endpoint(), HTTPClient: sv.httpClient()}, nil, nil
+		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, cmd, tail, nil
 	}
-	return &mcp.StreamableClientTransport{Endpoint: sv.conf.Endpoint(), HTTPClient: sv.httpClient(), MaxRetries: 1}, nil, nil
-}
-
-func (sv *server) httpClient() *http.Client {
-	return &http.Client{Transport: headerTransport{headers: sv.conf.Headers, base: http.DefaultTransport, refused: &sv.refused}}
+	headers, err := sv.set.resolve(sv.name, "headers", sv.conf.Headers)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	hc := &http.Client{Transport: headerTransport{headers: headers, base: http.DefaultTransport, refused: &sv.refused}}
+	if sv.conf.Transport() == "sse" {
+		return &mcp.SSEClientTransport{Endpoint: sv.conf.Endpoint(), HTTPClient: hc}, nil, nil, nil
+	}
+	return &mcp.StreamableClientTransport{Endpoint: sv.conf.Endpoint(), HTTPClient: hc, MaxRetries: 1}, nil, nil, nil
 }
 
 // start connects and lists the tools, within the init timeout.
@@ -157,7 +164,16 @@ func (sv *server) start(ctx context.Context) {
 	// remote connection dropped), so start-up never waits on it beyond its
 	// init timeout.
 	proc, kill := context.WithCancel(context.WithoutCancel(ctx))
-	tr, cmd, tail := sv.transport(proc)
+	tr, cmd, tail, err := sv.transport(proc)
+	if err != nil {
+		kill()
+		sv.mu.Lock()
+		sv.took, sv.state, sv.err = time.Since(t0), StateFailed, err.Error()
+		sv.check = "secrets: in config.yaml (each §§secret(NAME) of env and headers names a secret there; exocortex secrets list shows them)"
+		sv.scheduleRetry()
+		sv.mu.Unlock()
+		return
+	}
 	var up atomic.Bool
 	stop := context.AfterFunc(ictx, func() {
 		if !up.Load() {
