@@ -56,9 +56,7 @@ func (a *API) Routes() []route.Route {
 }
 
 func (a *API) models(w http.ResponseWriter, _ *http.Request) {
-	route.JSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{
-		{"id": ModelID, "object": "model", "created": 0, "owned_by": "exocortex"},
-	}})
+	route.JSON(w, http.StatusOK, ModelList{Object: "list", Data: []Model{{ID: ModelID, Object: "model", OwnedBy: "exocortex"}}})
 }
 
 type message struct {
@@ -179,17 +177,13 @@ func finish(res *loop.Result) string {
 	return "stop"
 }
 
-func (c completion) whole(res *loop.Result) map[string]any {
-	return map[string]any{
-		"id": c.id, "object": "chat.completion", "created": c.created, "model": c.model,
-		"choices": []map[string]any{{"index": 0, "message": map[string]any{"role": "assistant", "content": res.Response}, "finish_reason": finish(res)}},
-		"usage":   map[string]int{"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-	}
+func (c completion) whole(res *loop.Result) Completion {
+	return Completion{ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model,
+		Choices: []Choice{{Message: ChoiceMessage{Role: "assistant", Content: res.Response}, FinishReason: finish(res)}}}
 }
 
-func (c completion) chunk(delta map[string]any, finish any) map[string]any {
-	return map[string]any{
-		"id": c.id, "object": "chat.completion.chunk", "created": c.created, "model": c.model,
-		"choices": []map[string]any{{"index": 0, "delta": delta, "finish_reason": finish}},
-	}
+// chunk is one streamed event; finish is nil until the last.
+func (c completion) chunk(delta Delta, finish *string) Chunk {
+	return Chunk{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.model,
+		Choices: []ChunkChoice{{Delta: delta, FinishReason: finish}}}
 }
