@@ -94,7 +94,7 @@ func (m message) text() (string, error) {
 }
 
 func bad(w http.ResponseWriter, field, msg string) {
-	route.Error(w, http.StatusBadRequest, route.Problem{Code: "invalid_field", Field: field, Message: msg})
+	route.Error(w, http.StatusBadRequest, route.Problem{Code: route.CodeInvalidField, Field: field, Message: msg})
 }
 
 func (a *API) completions(w http.ResponseWriter, r *http.Request) {
@@ -160,7 +160,7 @@ func fail(w http.ResponseWriter, err error) {
 	case errors.Is(err, sessions.ErrNotFound):
 		status = http.StatusNotFound
 	}
-	route.Error(w, status, route.Problem{Code: "turn_failed", Message: err.Error()})
+	route.Error(w, status, route.Problem{Code: route.CodeTurnFailed, Message: err.Error()})
 }
 
 // completion is what every answer of one request shares.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/core/loop"
+	"github.com/exocortex/exocortex/server/route"
 	"github.com/exocortex/exocortex/server/sessions"
 )
 
@@ -74,7 +75,7 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request, c completion, turn 
 	}
 	if res == nil {
 		// The stream has begun: the error goes in it, as OpenAI's servers send one.
-		send(map[string]any{"error": map[string]string{"message": err.Error(), "code": "turn_failed"}})
+		send(map[string]any{"error": map[string]string{"message": err.Error(), "code": route.CodeTurnFailed}})
 	} else {
 		send(c.chunk(Delta{Content: &res.Response}, nil))
 		reason := finish(res)

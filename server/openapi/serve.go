@@ -48,7 +48,7 @@ func Route(info Info, mounted func() []route.Route, ops ...[]Op) route.Route {
 			}
 		})
 		if problem != nil {
-			route.Error(w, http.StatusInternalServerError, route.Problem{Code: "internal", Message: problem.Error()})
+			route.Error(w, http.StatusInternalServerError, route.Problem{Code: route.CodeInternal, Message: problem.Error()})
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")

@@ -39,7 +39,7 @@ func (a *Approvals) answer(w http.ResponseWriter, r *http.Request) {
 	}
 	d, err := ParseDecision(b.Decision)
 	if err != nil {
-		route.Error(w, http.StatusBadRequest, route.Problem{Code: "invalid_field", Field: "decision", Message: err.Error()})
+		route.Error(w, http.StatusBadRequest, route.Problem{Code: route.CodeInvalidField, Field: "decision", Message: err.Error()})
 		return
 	}
 	by := "?"
@@ -48,7 +48,7 @@ func (a *Approvals) answer(w http.ResponseWriter, r *http.Request) {
 	}
 	p, err := a.Answer(r.PathValue("id"), d, b.Reason, by)
 	if errors.Is(err, ErrNoApproval) {
-		route.Error(w, http.StatusNotFound, route.Problem{Code: "not_found", Message: err.Error() + " (it was answered, timed out, or never asked; GET /api/v1/approvals lists those waiting)"})
+		route.Error(w, http.StatusNotFound, route.Problem{Code: route.CodeNotFound, Message: err.Error() + " (it was answered, timed out, or never asked; GET /api/v1/approvals lists those waiting)"})
 		return
 	}
 	route.JSON(w, http.StatusOK, AnswerReply{Approval: p, Decision: d.String()})

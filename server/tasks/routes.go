@@ -29,18 +29,18 @@ func (ts *Tasks) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if msg := validMessage(b.Message); msg != "" {
-		route.Error(w, http.StatusBadRequest, route.Problem{Code: "missing_field", Field: "message", Message: msg})
+		route.Error(w, http.StatusBadRequest, route.Problem{Code: route.CodeMissingField, Field: "message", Message: msg})
 		return
 	}
 	if b.Session != "" {
 		if err := session.ValidateName(b.Session); err != nil {
-			route.Error(w, http.StatusBadRequest, route.Problem{Code: "invalid_field", Field: "session", Message: err.Error()})
+			route.Error(w, http.StatusBadRequest, route.Problem{Code: route.CodeInvalidField, Field: "session", Message: err.Error()})
 			return
 		}
 	}
 	t, err := ts.Start(b.Session, b.Message)
 	if err != nil {
-		route.Error(w, http.StatusServiceUnavailable, route.Problem{Code: "unavailable", Message: err.Error()})
+		route.Error(w, http.StatusServiceUnavailable, route.Problem{Code: route.CodeUnavailable, Message: err.Error()})
 		return
 	}
 	w.Header().Set("Location", "/api/v1/tasks/"+t.ID)
@@ -49,7 +49,7 @@ func (ts *Tasks) create(w http.ResponseWriter, r *http.Request) {
 
 func (ts *Tasks) answer(w http.ResponseWriter, t Task, err error) {
 	if errors.Is(err, ErrNotFound) {
-		route.Error(w, http.StatusNotFound, route.Problem{Code: "not_found", Message: err.Error() + " (GET /api/v1/tasks lists them)"})
+		route.Error(w, http.StatusNotFound, route.Problem{Code: route.CodeNotFound, Message: err.Error() + " (GET /api/v1/tasks lists them)"})
 		return
 	}
 	route.JSON(w, http.StatusOK, t)
