@@ -2,8 +2,6 @@ package memory
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -73,7 +71,8 @@ type Store struct {
 	opts Options
 	log  *slog.Logger
 
-	wmu     sync.Mutex // serialises writers: journal append, then projections
+	wmu     sync.Mutex    // serialises writers: journal append, then projections
+	lastID  [idBytes]byte // the last id nextID made (s.wmu)
 	journal *staging.Log
 
 	mu    sync.RWMutex // guards state
@@ -895,14 +894,6 @@ func (s *Store) closeAll() error {
 // retry updates them instead of adding them twice.
 func NewID() string { return newID() }
 
-func newID() string {
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(err) // crypto/rand does not fail on supported systems
-	}
-	return hex.EncodeToString(b[:])
-}
-
 // Input is a record to save. Area defaults to main. With an empty ID, a record
 // with the same key in the same area is updated, otherwise a new id is made.
 type Input struct {
@@ -1014,7 +1005,7 @@ func (s *Store) upsertEntries(ins []Input, src Source) ([]staging.Entry, []strin
 			}
 		}
 		if in.ID == "" {
-			in.ID = newID()
+			in.ID = s.nextID()
 		}
 		if in.Key != "" {
 			batchKeys[[2]string{in.Area, in.Key}] = in.ID

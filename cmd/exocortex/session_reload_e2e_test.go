@@ -118,7 +118,7 @@ func TestHotReloadInTmux(t *testing.T) {
 	run, pidFile := envRunner(t, exe, home, work, "OLLAMA_HOST="+srv.URL())
 	tm.run("new-session", "-d", "-s", "r", "-x", "120", "-y", "40", "sh "+run+" --model "+srv.Model())
 	tm.track(pidFile)
-	tm.waitFor("r", "✓ answered", "✓ demo", " · embedder ")
+	tm.waitFor("r", "✓ answered", "✓ demo", " records · ")
 	before := tm.waitFooter("r", "")
 
 	tm.typeLine("r", "first")
