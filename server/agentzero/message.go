@@ -20,11 +20,11 @@ type attachment struct {
 
 type messageBody struct {
 	Message       string       `json:"message"`
-	ContextID     string       `json:"context_id"`
-	Attachments   []attachment `json:"attachments"`
-	LifetimeHours *float64     `json:"lifetime_hours"`
-	ProjectName   string       `json:"project_name"`
-	AgentProfile  string       `json:"agent_profile"`
+	ContextID     string       `json:"context_id,omitempty"`
+	Attachments   []attachment `json:"attachments,omitempty"`
+	LifetimeHours *float64     `json:"lifetime_hours,omitempty"`
+	ProjectName   string       `json:"project_name,omitempty"`
+	AgentProfile  string       `json:"agent_profile,omitempty"`
 }
 
 // message is api_message: one monologue, answered when it ends.

@@ -67,8 +67,8 @@ type message struct {
 type request struct {
 	Model    string    `json:"model"`
 	Messages []message `json:"messages"`
-	Stream   bool      `json:"stream"`
-	User     string    `json:"user"`
+	Stream   bool      `json:"stream,omitempty"`
+	User     string    `json:"user,omitempty"`
 }
 
 // text is a message's content: a string, or the text parts of an array.
