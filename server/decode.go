@@ -27,12 +27,12 @@ func Decode(r *http.Request, v any) *BodyError {
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		return &BodyError{http.StatusRequestEntityTooLarge, route.Problem{Code: "body_too_large",
+		return &BodyError{http.StatusRequestEntityTooLarge, route.Problem{Code: route.CodeBodyTooLarge,
 			Message: fmt.Sprintf("the body is over %d bytes (serve.max_body_bytes); send less, or raise the limit", tooBig.Limit)}}
 	case err != nil:
-		return &BodyError{http.StatusBadRequest, route.Problem{Code: "bad_body", Message: "reading the body: " + err.Error()}}
+		return &BodyError{http.StatusBadRequest, route.Problem{Code: route.CodeBadBody, Message: "reading the body: " + err.Error()}}
 	case len(b) == 0:
-		return &BodyError{http.StatusBadRequest, route.Problem{Code: "bad_body", Message: "the body is empty; send a JSON object"}}
+		return &BodyError{http.StatusBadRequest, route.Problem{Code: route.CodeBadBody, Message: "the body is empty; send a JSON object"}}
 	}
 	err = json.Unmarshal(b, v)
 	var typeErr *json.UnmarshalTypeError
@@ -43,19 +43,19 @@ func Decode(r *http.Request, v any) *BodyError {
 	case errors.As(err, &typeErr):
 		field := typeErr.Field
 		if field == "" {
-			return &BodyError{http.StatusBadRequest, route.Problem{Code: "bad_body", Message: fmt.Sprintf("the body is a JSON %s; send a JSON object", typeErr.Value)}}
+			return &BodyError{http.StatusBadRequest, route.Problem{Code: route.CodeBadBody, Message: fmt.Sprintf("the body is a JSON %s; send a JSON object", typeErr.Value)}}
 		}
-		return &BodyError{http.StatusBadRequest, route.Problem{Code: "invalid_field", Field: field,
+		return &BodyError{http.StatusBadRequest, route.Problem{Code: route.CodeInvalidField, Field: field,
 			Message: fmt.Sprintf("field %q is a JSON %s; it must be %s", field, typeErr.Value, jsonKind(typeErr.Type.Kind().String()))}}
 	case errors.As(err, &syntaxErr):
-		return &BodyError{http.StatusBadRequest, route.Problem{Code: "bad_json", Message: fmt.Sprintf("the body is not valid JSON at byte %d: %v", syntaxErr.Offset, err)}}
+		return &BodyError{http.StatusBadRequest, route.Problem{Code: route.CodeBadJSON, Message: fmt.Sprintf("the body is not valid JSON at byte %d: %v", syntaxErr.Offset, err)}}
 	}
-	return &BodyError{http.StatusBadRequest, route.Problem{Code: "bad_json", Message: "the body is not valid JSON: " + err.Error()}}
+	return &BodyError{http.StatusBadRequest, route.Problem{Code: route.CodeBadJSON, Message: "the body is not valid JSON: " + err.Error()}}
 }
 
 // Missing is the problem of a required field left out.
 func Missing(field, what string) *BodyError {
-	return &BodyError{http.StatusBadRequest, route.Problem{Code: "missing_field", Field: field, Message: fmt.Sprintf("field %q is required: %s", field, what)}}
+	return &BodyError{http.StatusBadRequest, route.Problem{Code: route.CodeMissingField, Field: field, Message: fmt.Sprintf("field %q is required: %s", field, what)}}
 }
 
 // jsonKind names a Go kind as a JSON type.

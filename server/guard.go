@@ -48,7 +48,7 @@ func (s *Server) guard(rt route.Route, errs ErrorWriter) http.Handler {
 		tw := &trackingWriter{ResponseWriter: w}
 		rt.Handler.ServeHTTP(tw, r.WithContext(ctx))
 		if !tw.wrote && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			errs(w, http.StatusGatewayTimeout, route.Problem{Code: "timeout", Message: fmt.Sprintf("the request took longer than serve.request_timeout (%s)", s.opts.RequestTimeout)})
+			errs(w, http.StatusGatewayTimeout, route.Problem{Code: route.CodeTimeout, Message: fmt.Sprintf("the request took longer than serve.request_timeout (%s)", s.opts.RequestTimeout)})
 		}
 	})
 }
@@ -61,7 +61,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rt route.R
 	sent, err := presentedKey(r)
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		errs(w, http.StatusRequestEntityTooLarge, route.Problem{Code: "body_too_large",
+		errs(w, http.StatusRequestEntityTooLarge, route.Problem{Code: route.CodeBodyTooLarge,
 			Message: fmt.Sprintf("the body is over %d bytes (serve.max_body_bytes); send less, or raise the limit", tooBig.Limit)})
 		return route.Caller{}, false
 	}
@@ -69,7 +69,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rt route.R
 		if rt.Role == route.Public {
 			return route.Caller{Role: route.Public}, true
 		}
-		errs(w, http.StatusUnauthorized, route.Problem{Code: "unauthenticated", Message: MsgKeyRequired})
+		errs(w, http.StatusUnauthorized, route.Problem{Code: route.CodeUnauthenticated, Message: MsgKeyRequired})
 		return route.Caller{}, false
 	}
 	k, found := s.match(sent)
@@ -78,12 +78,12 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rt route.R
 			return route.Caller{Role: route.Public}, true
 		}
 		s.log.Warn("serve: a request with an unknown API key", "path", r.URL.Path, "remote", r.RemoteAddr)
-		errs(w, http.StatusUnauthorized, route.Problem{Code: "unauthenticated", Message: MsgKeyInvalid})
+		errs(w, http.StatusUnauthorized, route.Problem{Code: route.CodeUnauthenticated, Message: MsgKeyInvalid})
 		return route.Caller{}, false
 	}
 	c := route.Caller{Key: k.Name, Role: k.Role}
 	if !c.Role.Allows(rt.Role) {
-		errs(w, http.StatusForbidden, route.Problem{Code: "forbidden",
+		errs(w, http.StatusForbidden, route.Problem{Code: route.CodeForbidden,
 			Message: fmt.Sprintf("%s %s needs the %s role; key %q has the %s role", r.Method, rt.Pattern, rt.Role, k.Name, k.Role)})
 		return route.Caller{}, false
 	}
@@ -170,7 +170,7 @@ func (s *Server) allow(w http.ResponseWriter, c route.Caller, errs ErrorWriter) 
 	if d := res.Delay(); d > 0 {
 		res.Cancel()
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(max(d, time.Second).Seconds()))))
-		errs(w, http.StatusTooManyRequests, route.Problem{Code: "rate_limited",
+		errs(w, http.StatusTooManyRequests, route.Problem{Code: route.CodeRateLimited,
 			Message: fmt.Sprintf("key %q is over its rate limit (serve.rate_per_second %g, serve.rate_burst %d); retry after %s", name, s.opts.Rate, s.opts.Burst, d.Round(time.Millisecond))})
 		return false
 	}

@@ -130,7 +130,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		ErrorLog:          slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn),
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		route.Error(w, http.StatusNotFound, route.Problem{Code: "not_found", Message: fmt.Sprintf("no route %s %s; GET /api/v1/openapi.json lists them", r.Method, r.URL.Path)})
+		route.Error(w, http.StatusNotFound, route.Problem{Code: route.CodeNotFound, Message: fmt.Sprintf("no route %s %s; GET /api/v1/openapi.json lists them", r.Method, r.URL.Path)})
 	})
 	return s, nil
 }

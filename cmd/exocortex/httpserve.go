@@ -164,7 +164,7 @@ func runHTTPServe(cmd *cobra.Command, f *serveFlags) error {
 	if err := srv.Mount(ts.Routes()...); err != nil {
 		return err
 	}
-	stopREST, err := mountREST(ctx, srv, h, a.home, versionText())
+	stopREST, err := mountREST(ctx, srv, h, a.home)
 	if err != nil {
 		return err
 	}
@@ -174,6 +174,9 @@ func runHTTPServe(cmd *cobra.Command, f *serveFlags) error {
 		return err
 	}
 	defer stopMCP()
+	if err := mountOpenAPI(srv, versionText()); err != nil {
+		return err
+	}
 	announce(cmd.ErrOrStderr(), srv, model)
 	go expireSessions(ctx, m, time.Minute)
 	err = srv.Serve(ctx)

@@ -7,10 +7,15 @@ import (
 
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/server"
+	"github.com/exocortex/exocortex/server/agentzero"
 	"github.com/exocortex/exocortex/server/deltas"
+	mcpserver "github.com/exocortex/exocortex/server/mcp"
 	"github.com/exocortex/exocortex/server/memoryapi"
+	"github.com/exocortex/exocortex/server/openai"
 	"github.com/exocortex/exocortex/server/openapi"
 	"github.com/exocortex/exocortex/server/route"
+	"github.com/exocortex/exocortex/server/sessions"
+	"github.com/exocortex/exocortex/server/tasks"
 	"github.com/exocortex/exocortex/server/tools"
 )
 
@@ -34,11 +39,10 @@ const restExamples = `
   curl -s http://127.0.0.1:8765/health
   curl -s http://127.0.0.1:8765/api/v1/openapi.json`
 
-// mountREST mounts memory and state, the deltas, the tool registry and the
-// OpenAPI description (last, so that it describes every surface) on srv, as
-// clients of the memory service h's plugins use. The returned func stops the
-// deltas' watch.
-func mountREST(ctx context.Context, srv *server.Server, h *host.Host, home, version string) (func(), error) {
+// mountREST mounts memory and state, the deltas and the tool registry on
+// srv, as clients of the memory service h's plugins use. The returned func
+// stops the deltas' watch.
+func mountREST(ctx context.Context, srv *server.Server, h *host.Host, home string) (func(), error) {
 	mem, err := h.Services().Memory(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("serve: the memory service: %w", err)
@@ -54,12 +58,16 @@ func mountREST(ctx context.Context, srv *server.Server, h *host.Host, home, vers
 			return nil, err
 		}
 	}
-	doc := openapi.Route(openapi.Info{Title: "Exocortex", Version: version,
-		Description: "The agent and its memory over HTTP (exocortex serve). docs/api.md describes each surface."},
-		srv.Routes, memoryapi.Ops(), deltas.Ops(), tools.Ops())
-	if err := srv.Mount(doc); err != nil {
-		d.Close()
-		return nil, err
-	}
 	return func() { d.Close() }, nil
+}
+
+// mountOpenAPI mounts the OpenAPI description of every surface on srv; it
+// goes last, after every surface is mounted. Each surface's Ops are listed
+// here: a route mounted without them makes the description refuse to serve
+// (TestServeRESTSurfaces checks it).
+func mountOpenAPI(srv *server.Server, version string) error {
+	return srv.Mount(openapi.Route(openapi.Info{Title: "Exocortex", Version: version,
+		Description: "The agent and its memory over HTTP (exocortex serve). docs/api.md describes each surface."},
+		srv.Routes, agentzero.Ops(), openai.Ops(), sessions.ApprovalOps(), tasks.Ops(),
+		memoryapi.Ops(), deltas.Ops(), tools.Ops(), mcpserver.Ops()))
 }

@@ -23,16 +23,26 @@ replies:
     delay: 50ms
   - content: '{"thoughts":["c"],"tool_name":"response","tool_args":{"text":"c answer"}}'
     delay: 50ms
+  - content: '{"thoughts":["n"],"tool_name":"note","tool_args":{"set":"alpha secret"}}'
+  - content: '{"thoughts":["n"],"tool_name":"response","tool_args":{"text":"noted"}}'
+  - content: '{"thoughts":["n"],"tool_name":"note","tool_args":{}}'
+  - content: '{"thoughts":["n"],"tool_name":"response","tool_args":{"text":"read"}}'
+  - content: '{"thoughts":["n"],"tool_name":"note","tool_args":{}}'
+  - content: '{"thoughts":["n"],"tool_name":"response","tool_args":{"text":"read"}}'
+  - content: '{"thoughts":["n"],"tool_name":"note","tool_args":{}}'
+  - content: '{"thoughts":["n"],"tool_name":"response","tool_args":{"text":"read"}}'
 `
 
 // TestServeSessionsAndApprovals: a held tool call of one session waits for
 // an admin's answer while another session runs to its end (their histories,
 // approvals and files apart); a call granted runs, one refused and one timed
 // out do not, and the model is told why; two turns of one session run one
-// after the other.
+// after the other; a session-scope state key one session writes is not
+// visible in another (testdata/statenote).
 func TestServeSessionsAndApprovals(t *testing.T) {
 	gate := serveBuild(t, "github.com/exocortex/exocortex/tui/testdata/gate")
-	s := startServe(t, serveBinary(t), sessionsScript, "serve:\n  approval_timeout: 2s\n", map[string]string{"gate": gate},
+	statenote := serveBuild(t, "github.com/exocortex/exocortex/cmd/exocortex/testdata/statenote")
+	s := startServe(t, serveBinary(t), sessionsScript, "serve:\n  approval_timeout: 2s\n", map[string]string{"gate": gate, "statenote": statenote},
 		"EXOCORTEX_API_KEY=admin-key", "EXOCORTEX_AGENT_KEY=agent-key")
 	agent := []string{"X-API-KEY", "agent-key"}
 	admin := []string{"X-API-KEY", "admin-key"}
@@ -149,6 +159,26 @@ func TestServeSessionsAndApprovals(t *testing.T) {
 				t.Errorf("session %s's history holds %q: %v", name, other, got)
 			}
 		}
+	}
+	// State keys: alpha writes its session-scope note; beta (open already)
+	// and delta (opened after the write), served by the same plugin process,
+	// read none; alpha reads its own back.
+	mkSession(t, s, "delta")
+	for _, step := range []struct{ session, text, want string }{
+		{"alpha", "note this", "noted"}, {"beta", "what is the note", "read"}, {"alpha", "what is the note", "read"},
+		{"delta", "what is the note", "read"},
+	} {
+		if st, body := message(step.session, step.text); st != 200 || body["response"] != step.want {
+			t.Fatalf("%s %q: %d %v", step.session, step.text, st, body)
+		}
+	}
+	for _, other := range []string{"beta", "delta"} {
+		if got := toolResults(t, s, other); strings.Join(got, "|") != "note: unset" {
+			t.Errorf("%s's note results %q: want only %q (alpha's state key must not reach it)", other, got, "note: unset")
+		}
+	}
+	if got := toolResults(t, s, "alpha"); len(got) != 3 || got[1] != "noted: alpha secret" || got[2] != "note: alpha secret" {
+		t.Errorf("alpha's tool results %q: want its note written, then read back", got)
 	}
 }
 

@@ -83,7 +83,7 @@ func WriteError(w http.ResponseWriter, status int, p route.Problem) {
 }
 
 func fail(w http.ResponseWriter, status int, msg string) {
-	route.JSON(w, status, map[string]string{"error": msg})
+	route.JSON(w, status, ErrorReply{Error: msg})
 }
 
 // decode reads the body into v, answering Agent Zero's error when it cannot.
@@ -122,5 +122,5 @@ func (a *API) contextCall(w http.ResponseWriter, r *http.Request, done string, f
 		fail(w, status, msg)
 		return
 	}
-	route.JSON(w, http.StatusOK, map[string]any{"success": true, "message": done, "context_id": b.ContextID})
+	route.JSON(w, http.StatusOK, ContextReply{Success: true, Message: done, ContextID: b.ContextID})
 }

@@ -20,11 +20,11 @@ type attachment struct {
 
 type messageBody struct {
 	Message       string       `json:"message"`
-	ContextID     string       `json:"context_id"`
-	Attachments   []attachment `json:"attachments"`
-	LifetimeHours *float64     `json:"lifetime_hours"`
-	ProjectName   string       `json:"project_name"`
-	AgentProfile  string       `json:"agent_profile"`
+	ContextID     string       `json:"context_id,omitempty"`
+	Attachments   []attachment `json:"attachments,omitempty"`
+	LifetimeHours *float64     `json:"lifetime_hours,omitempty"`
+	ProjectName   string       `json:"project_name,omitempty"`
+	AgentProfile  string       `json:"agent_profile,omitempty"`
 }
 
 // message is api_message: one monologue, answered when it ends.
@@ -70,7 +70,7 @@ func (a *API) message(w http.ResponseWriter, r *http.Request) {
 		fail(w, status, msg)
 		return
 	}
-	route.JSON(w, http.StatusOK, map[string]string{"context_id": name, "response": res.Response})
+	route.JSON(w, http.StatusOK, MessageReply{ContextID: name, Response: res.Response})
 }
 
 // failure is the status and Agent Zero's message for a manager's error;
@@ -122,5 +122,5 @@ func (a *API) logGet(w http.ResponseWriter, r *http.Request) {
 		fail(w, status, msg)
 		return
 	}
-	route.JSON(w, http.StatusOK, map[string]any{"context_id": l.Name(), "log": l.Log().Last(length)})
+	route.JSON(w, http.StatusOK, LogReply{ContextID: l.Name(), Log: l.Log().Last(length)})
 }

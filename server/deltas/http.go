@@ -27,7 +27,7 @@ type SinceReply struct {
 }
 
 func badField(w http.ResponseWriter, field, msg string) {
-	route.Error(w, http.StatusBadRequest, route.Problem{Code: "invalid_field", Field: field, Message: msg})
+	route.Error(w, http.StatusBadRequest, route.Problem{Code: route.CodeInvalidField, Field: field, Message: msg})
 }
 
 func (s *Service) since(w http.ResponseWriter, r *http.Request) {
@@ -55,7 +55,7 @@ func (s *Service) since(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
-		route.Error(w, http.StatusServiceUnavailable, route.Problem{Code: "unavailable", Message: "reading the journal: " + err.Error()})
+		route.Error(w, http.StatusServiceUnavailable, route.Problem{Code: route.CodeUnavailable, Message: "reading the journal: " + err.Error()})
 		return
 	}
 	route.JSON(w, http.StatusOK, out)
@@ -149,14 +149,14 @@ func (s *Service) stream(w http.ResponseWriter, r *http.Request) {
 		// written meanwhile is replayed below or comes from the hub.
 		st, err := s.mem.Stats(r.Context(), &exocortexv1.MemoryStatsRequest{})
 		if err != nil {
-			route.Error(w, http.StatusServiceUnavailable, route.Problem{Code: "unavailable", Message: "the memory service: " + err.Error()})
+			route.Error(w, http.StatusServiceUnavailable, route.Problem{Code: route.CodeUnavailable, Message: "the memory service: " + err.Error()})
 			return
 		}
 		pos = position{seq: st.GetJournalSeq()}
 	}
 	u, ok := s.hub.subscribe()
 	if !ok {
-		route.Error(w, http.StatusServiceUnavailable, route.Problem{Code: "unavailable", Message: "the server is shutting down"})
+		route.Error(w, http.StatusServiceUnavailable, route.Problem{Code: route.CodeUnavailable, Message: "the server is shutting down"})
 		return
 	}
 	defer s.hub.unsubscribe(u)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/exocortex/exocortex/memory/service"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/server/openapi"
 	"github.com/exocortex/exocortex/server/route"
 	"github.com/exocortex/exocortex/wiring"
 )
@@ -296,5 +297,12 @@ func TestHTTPRoles(t *testing.T) {
 				t.Errorf("role %s lists %v", tc.role, has)
 			}
 		})
+	}
+}
+
+func TestOpsDescribeEveryRoute(t *testing.T) {
+	f := newFixture(t, Options{})
+	if err := openapi.Check(f.srv.Routes(), Ops()); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -20,11 +20,11 @@ import (
 )
 
 func fieldError(w http.ResponseWriter, field, msg string) {
-	route.Error(w, http.StatusBadRequest, route.Problem{Code: "invalid_field", Field: field, Message: msg})
+	route.Error(w, http.StatusBadRequest, route.Problem{Code: route.CodeInvalidField, Field: field, Message: msg})
 }
 
 func notFound(w http.ResponseWriter, id string) {
-	route.Error(w, http.StatusNotFound, route.Problem{Code: "not_found", Field: "id",
+	route.Error(w, http.StatusNotFound, route.Problem{Code: route.CodeNotFound, Field: "id",
 		Message: "no memory record has the id " + quote(id) + " (search for it, or list the records with `exocortex memory list`)"})
 }
 
@@ -85,7 +85,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	case errors.As(err, &typ):
 		fieldError(w, typ.Field, fmt.Sprintf("%s is a JSON %s, but must be %s", typ.Field, typ.Value, jsonType(typ.Type.Kind().String())))
 	case errors.As(err, &maxBytes):
-		route.Error(w, http.StatusRequestEntityTooLarge, route.Problem{Code: "too_large",
+		route.Error(w, http.StatusRequestEntityTooLarge, route.Problem{Code: route.CodeBodyTooLarge,
 			Message: fmt.Sprintf("the body is larger than %d bytes", maxBytes.Limit)})
 	case len(b) == 0:
 		fieldError(w, "", "the body is empty: send a JSON object")
@@ -153,20 +153,20 @@ func jsonType(kind string) string {
 func serviceError(w http.ResponseWriter, err error, field string) {
 	var re *service.RemoteError
 	if !errors.As(service.Error(err), &re) {
-		route.Error(w, http.StatusInternalServerError, route.Problem{Code: "internal", Message: err.Error()})
+		route.Error(w, http.StatusInternalServerError, route.Problem{Code: route.CodeInternal, Message: err.Error()})
 		return
 	}
 	switch re.Code {
 	case codes.InvalidArgument:
 		fieldError(w, field, re.Msg)
 	case codes.NotFound:
-		route.Error(w, http.StatusNotFound, route.Problem{Code: "not_found", Field: field, Message: re.Msg})
+		route.Error(w, http.StatusNotFound, route.Problem{Code: route.CodeNotFound, Field: field, Message: re.Msg})
 	case codes.FailedPrecondition, codes.AlreadyExists:
-		route.Error(w, http.StatusConflict, route.Problem{Code: "conflict", Field: field, Message: re.Msg})
+		route.Error(w, http.StatusConflict, route.Problem{Code: route.CodeConflict, Field: field, Message: re.Msg})
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
-		route.Error(w, http.StatusServiceUnavailable, route.Problem{Code: "unavailable", Message: re.Msg})
+		route.Error(w, http.StatusServiceUnavailable, route.Problem{Code: route.CodeUnavailable, Message: re.Msg})
 	default:
-		route.Error(w, http.StatusInternalServerError, route.Problem{Code: "internal", Message: re.Msg})
+		route.Error(w, http.StatusInternalServerError, route.Problem{Code: route.CodeInternal, Message: re.Msg})
 	}
 }
 

@@ -326,7 +326,7 @@ func (a *API) state(w http.ResponseWriter, r *http.Request) {
 		n, ok := out.ByArea[out.NS]
 		h, hashed := st.GetAreaHashes()[out.NS]
 		if !ok || !hashed {
-			route.Error(w, http.StatusNotFound, route.Problem{Code: "not_found", Field: "ns",
+			route.Error(w, http.StatusNotFound, route.Problem{Code: route.CodeNotFound, Field: "ns",
 				Message: "ns " + quote(out.NS) + " is no memory area of this store (its areas: " + areas(out.ByArea) + ")"})
 			return
 		}

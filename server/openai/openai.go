@@ -56,9 +56,7 @@ func (a *API) Routes() []route.Route {
 }
 
 func (a *API) models(w http.ResponseWriter, _ *http.Request) {
-	route.JSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{
-		{"id": ModelID, "object": "model", "created": 0, "owned_by": "exocortex"},
-	}})
+	route.JSON(w, http.StatusOK, ModelList{Object: "list", Data: []Model{{ID: ModelID, Object: "model", OwnedBy: "exocortex"}}})
 }
 
 type message struct {
@@ -69,8 +67,8 @@ type message struct {
 type request struct {
 	Model    string    `json:"model"`
 	Messages []message `json:"messages"`
-	Stream   bool      `json:"stream"`
-	User     string    `json:"user"`
+	Stream   bool      `json:"stream,omitempty"`
+	User     string    `json:"user,omitempty"`
 }
 
 // text is a message's content: a string, or the text parts of an array.
@@ -96,7 +94,7 @@ func (m message) text() (string, error) {
 }
 
 func bad(w http.ResponseWriter, field, msg string) {
-	route.Error(w, http.StatusBadRequest, route.Problem{Code: "invalid_field", Field: field, Message: msg})
+	route.Error(w, http.StatusBadRequest, route.Problem{Code: route.CodeInvalidField, Field: field, Message: msg})
 }
 
 func (a *API) completions(w http.ResponseWriter, r *http.Request) {
@@ -162,7 +160,7 @@ func fail(w http.ResponseWriter, err error) {
 	case errors.Is(err, sessions.ErrNotFound):
 		status = http.StatusNotFound
 	}
-	route.Error(w, status, route.Problem{Code: "turn_failed", Message: err.Error()})
+	route.Error(w, status, route.Problem{Code: route.CodeTurnFailed, Message: err.Error()})
 }
 
 // completion is what every answer of one request shares.
@@ -179,17 +177,13 @@ func finish(res *loop.Result) string {
 	return "stop"
 }
 
-func (c completion) whole(res *loop.Result) map[string]any {
-	return map[string]any{
-		"id": c.id, "object": "chat.completion", "created": c.created, "model": c.model,
-		"choices": []map[string]any{{"index": 0, "message": map[string]any{"role": "assistant", "content": res.Response}, "finish_reason": finish(res)}},
-		"usage":   map[string]int{"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-	}
+func (c completion) whole(res *loop.Result) Completion {
+	return Completion{ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model,
+		Choices: []Choice{{Message: ChoiceMessage{Role: "assistant", Content: res.Response}, FinishReason: finish(res)}}}
 }
 
-func (c completion) chunk(delta map[string]any, finish any) map[string]any {
-	return map[string]any{
-		"id": c.id, "object": "chat.completion.chunk", "created": c.created, "model": c.model,
-		"choices": []map[string]any{{"index": 0, "delta": delta, "finish_reason": finish}},
-	}
+// chunk is one streamed event; finish is nil until the last.
+func (c completion) chunk(delta Delta, finish *string) Chunk {
+	return Chunk{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.model,
+		Choices: []ChunkChoice{{Delta: delta, FinishReason: finish}}}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/core/loop"
+	"github.com/exocortex/exocortex/server/route"
 	"github.com/exocortex/exocortex/server/sessions"
 )
 
@@ -35,14 +36,14 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request, c completion, turn 
 		w.WriteHeader(http.StatusOK)
 		started = true
 		mu.Unlock()
-		send(c.chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+		send(c.chunk(Delta{Role: "assistant", Content: new(string)}, nil))
 	}
 	turn.Before = begin
 	turn.OnEvent = func(e loop.Event) {
 		if p := sessions.Progress(e); p != "" {
-			send(c.chunk(map[string]any{"reasoning_content": p + "\n"}, nil))
+			send(c.chunk(Delta{ReasoningContent: p + "\n"}, nil))
 		} else if e.Type == loop.EventNotice && e.Text != "" && e.Agent == "" {
-			send(c.chunk(map[string]any{"reasoning_content": e.Text + "\n"}, nil))
+			send(c.chunk(Delta{ReasoningContent: e.Text + "\n"}, nil))
 		}
 	}
 	done := make(chan struct{})
@@ -74,10 +75,11 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request, c completion, turn 
 	}
 	if res == nil {
 		// The stream has begun: the error goes in it, as OpenAI's servers send one.
-		send(map[string]any{"error": map[string]string{"message": err.Error(), "code": "turn_failed"}})
+		send(map[string]any{"error": map[string]string{"message": err.Error(), "code": route.CodeTurnFailed}})
 	} else {
-		send(c.chunk(map[string]any{"content": res.Response}, nil))
-		send(c.chunk(map[string]any{}, finish(res)))
+		send(c.chunk(Delta{Content: &res.Response}, nil))
+		reason := finish(res)
+		send(c.chunk(Delta{}, &reason))
 	}
 	mu.Lock()
 	fmt.Fprint(w, "data: [DONE]\n\n")

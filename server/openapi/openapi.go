@@ -48,6 +48,9 @@ type Op struct {
 	Stream bool
 	// Description is more than the route's one-line summary.
 	Description string
+	// ErrorReply is a value of the error replies' type (nil: the common
+	// Error, {"error": {code, message, field}}).
+	ErrorReply any
 }
 
 // Param is one query parameter.
@@ -207,8 +210,12 @@ func operation(r route.Route, o Op, path, method string) map[string]any {
 	case o.Reply != nil:
 		ok["content"] = map[string]any{"application/json": map[string]any{"schema": reflectSchema(o.Reply)}}
 	}
+	var errSchema any = map[string]any{"$ref": "#/components/schemas/Error"}
+	if o.ErrorReply != nil {
+		errSchema = reflectSchema(o.ErrorReply)
+	}
 	errRef := map[string]any{"description": "an error, naming the field at fault", "content": map[string]any{
-		"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/Error"}}}}
+		"application/json": map[string]any{"schema": errSchema}}}
 	op["responses"] = map[string]any{fmt.Sprint(status): ok, "4XX": errRef, "5XX": errRef}
 	return op
 }

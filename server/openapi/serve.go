@@ -19,10 +19,14 @@ func decode(b []byte) (map[string]any, error) {
 // Route serves the document of the routes mounted returns (it is called
 // once, at the first request, when every surface is mounted) at [Path], with
 // no key needed. ops are the surfaces' Ops; the document describes itself too.
+// A route without its Op, or an Op without its route, is a programming error
+// that [Check] names: the document is then refused (500, code internal)
+// rather than served incomplete, so a test of the real server catches it.
 func Route(info Info, mounted func() []route.Route, ops ...[]Op) route.Route {
 	var (
-		once sync.Once
-		body []byte
+		once    sync.Once
+		body    []byte
+		problem error
 	)
 	self := route.Route{Method: "GET", Pattern: Path, Role: route.Public, Summary: "This API's OpenAPI 3.1 description"}
 	all := []Op{{Method: "GET", Pattern: Path, Reply: map[string]any{}, Description: "Generated from the mounted routes."}}
@@ -39,8 +43,14 @@ func Route(info Info, mounted func() []route.Route, ops ...[]Op) route.Route {
 			if !seen {
 				routes = append(routes, self)
 			}
-			body, _ = json.MarshalIndent(Document(info, routes, all), "", "  ")
+			if problem = Check(routes, all); problem == nil {
+				body, problem = json.MarshalIndent(Document(info, routes, all), "", "  ")
+			}
 		})
+		if problem != nil {
+			route.Error(w, http.StatusInternalServerError, route.Problem{Code: route.CodeInternal, Message: problem.Error()})
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(body)
 	})

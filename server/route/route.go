@@ -83,6 +83,7 @@ func CallerFrom(ctx context.Context) (Caller, bool) {
 
 // Problem is the body of every error answer.
 type Problem struct {
+	// Code is one of [Codes].
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	// Field names the request field at fault, when one is.

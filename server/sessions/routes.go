@@ -19,7 +19,7 @@ func (a *Approvals) Routes() []route.Route {
 	return []route.Route{
 		{Method: "GET", Pattern: "/api/v1/approvals", Role: route.Agent, Summary: "the held tool calls waiting for an answer",
 			Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				route.JSON(w, http.StatusOK, map[string]any{"approvals": a.List(r.URL.Query().Get("session")), "timeout": a.timeout.String()})
+				route.JSON(w, http.StatusOK, ApprovalList{Approvals: a.List(r.URL.Query().Get("session")), Timeout: a.timeout.String()})
 			})},
 		{Method: "POST", Pattern: "/api/v1/approvals/{id}", Role: route.Admin, Summary: "grant or refuse a held tool call",
 			Handler: http.HandlerFunc(a.answer)},
@@ -27,10 +27,7 @@ func (a *Approvals) Routes() []route.Route {
 }
 
 func (a *Approvals) answer(w http.ResponseWriter, r *http.Request) {
-	var b struct {
-		Decision string `json:"decision"`
-		Reason   string `json:"reason"`
-	}
+	var b AnswerRequest
 	if be := server.Decode(r, &b); be != nil {
 		route.Error(w, be.Status, be.Problem)
 		return
@@ -42,7 +39,7 @@ func (a *Approvals) answer(w http.ResponseWriter, r *http.Request) {
 	}
 	d, err := ParseDecision(b.Decision)
 	if err != nil {
-		route.Error(w, http.StatusBadRequest, route.Problem{Code: "invalid_field", Field: "decision", Message: err.Error()})
+		route.Error(w, http.StatusBadRequest, route.Problem{Code: route.CodeInvalidField, Field: "decision", Message: err.Error()})
 		return
 	}
 	by := "?"
@@ -51,8 +48,8 @@ func (a *Approvals) answer(w http.ResponseWriter, r *http.Request) {
 	}
 	p, err := a.Answer(r.PathValue("id"), d, b.Reason, by)
 	if errors.Is(err, ErrNoApproval) {
-		route.Error(w, http.StatusNotFound, route.Problem{Code: "not_found", Message: err.Error() + " (it was answered, timed out, or never asked; GET /api/v1/approvals lists those waiting)"})
+		route.Error(w, http.StatusNotFound, route.Problem{Code: route.CodeNotFound, Message: err.Error() + " (it was answered, timed out, or never asked; GET /api/v1/approvals lists those waiting)"})
 		return
 	}
-	route.JSON(w, http.StatusOK, map[string]any{"approval": p, "decision": d.String()})
+	route.JSON(w, http.StatusOK, AnswerReply{Approval: p, Decision: d.String()})
 }

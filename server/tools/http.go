@@ -68,7 +68,7 @@ func (r *Registry) register(w http.ResponseWriter, req *http.Request) {
 	b, err := io.ReadAll(req.Body)
 	var maxBytes *http.MaxBytesError
 	if errors.As(err, &maxBytes) {
-		route.Error(w, http.StatusRequestEntityTooLarge, route.Problem{Code: "too_large", Message: fmt.Sprintf("the body is larger than %d bytes", maxBytes.Limit)})
+		route.Error(w, http.StatusRequestEntityTooLarge, route.Problem{Code: route.CodeBodyTooLarge, Message: fmt.Sprintf("the body is larger than %d bytes", maxBytes.Limit)})
 		return
 	}
 	var d Definition
@@ -76,7 +76,7 @@ func (r *Registry) register(w http.ResponseWriter, req *http.Request) {
 		err = json.Unmarshal(b, &d)
 	}
 	if err != nil {
-		p := route.Problem{Code: "invalid_field", Message: "the body is not a tool definition (a JSON object): " + err.Error()}
+		p := route.Problem{Code: route.CodeInvalidField, Message: "the body is not a tool definition (a JSON object): " + err.Error()}
 		var typ *json.UnmarshalTypeError
 		if errors.As(err, &typ) {
 			p.Field, p.Message = typ.Field, fmt.Sprintf("%s is a JSON %s, but must be %s", typ.Field, typ.Value, typ.Type.Kind())
@@ -122,12 +122,12 @@ func answerError(w http.ResponseWriter, err error) {
 	var fe *FieldError
 	switch {
 	case errors.As(err, &fe):
-		route.Error(w, http.StatusBadRequest, route.Problem{Code: "invalid_field", Field: fe.Field, Message: fe.Error()})
+		route.Error(w, http.StatusBadRequest, route.Problem{Code: route.CodeInvalidField, Field: fe.Field, Message: fe.Error()})
 	case errors.Is(err, ErrNotFound):
-		route.Error(w, http.StatusNotFound, route.Problem{Code: "not_found", Field: "id", Message: err.Error() + " (GET /tools lists them)"})
+		route.Error(w, http.StatusNotFound, route.Problem{Code: route.CodeNotFound, Field: "id", Message: err.Error() + " (GET /tools lists them)"})
 	case errors.Is(err, ErrPluginTool):
-		route.Error(w, http.StatusConflict, route.Problem{Code: "conflict", Field: "id", Message: err.Error()})
+		route.Error(w, http.StatusConflict, route.Problem{Code: route.CodeConflict, Field: "id", Message: err.Error()})
 	default:
-		route.Error(w, http.StatusInternalServerError, route.Problem{Code: "internal", Message: err.Error()})
+		route.Error(w, http.StatusInternalServerError, route.Problem{Code: route.CodeInternal, Message: err.Error()})
 	}
 }

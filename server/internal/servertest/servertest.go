@@ -50,7 +50,7 @@ func Mux(routes []route.Route) *http.ServeMux {
 				c = route.Caller{Key: "test-admin", Role: route.Admin}
 			}
 			if !c.Role.Allows(r.Role) {
-				route.Error(w, http.StatusForbidden, route.Problem{Code: "forbidden", Message: "this needs the " + r.Role.String() + " role"})
+				route.Error(w, http.StatusForbidden, route.Problem{Code: route.CodeForbidden, Message: "this needs the " + r.Role.String() + " role"})
 				return
 			}
 			r.Handler.ServeHTTP(w, req.WithContext(route.WithCaller(req.Context(), c)))

@@ -1,0 +1,14 @@
+package sessions
+
+import (
+	"testing"
+	"time"
+
+	"github.com/exocortex/exocortex/server/openapi"
+)
+
+func TestApprovalOpsDescribeEveryRoute(t *testing.T) {
+	if err := openapi.Check(NewApprovals(time.Minute).Routes(), ApprovalOps()); err != nil {
+		t.Fatal(err)
+	}
+}
