@@ -96,6 +96,21 @@ func (f *fixture) wait(t *testing.T, want string) {
 	}
 }
 
+// waitWithin reports whether the notification want arrives within d.
+func (f *fixture) waitWithin(d time.Duration, want string) bool {
+	deadline := time.After(d)
+	for {
+		select {
+		case e := <-f.events:
+			if e == want {
+				return true
+			}
+		case <-deadline:
+			return false
+		}
+	}
+}
+
 func TestEchomenToolsAnswerTheSeedsStrings(t *testing.T) {
 	f := newFixture(t, Options{})
 	cases := []struct {
@@ -238,10 +253,28 @@ func TestResourcesAndNotifications(t *testing.T) {
 	if err := f.client.Subscribe(ctx, &mcp.SubscribeParams{URI: MemoryURIPrefix + id}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.mem.Archive(ctx, &exocortexv1.MemoryArchiveRequest{Id: id, Reason: "test"}); err != nil {
-		t.Fatal(err)
+	// Under the 2026-07-28 protocol the SDK registers a subscription through
+	// a subscriptions/listen stream that may take effect just after Subscribe
+	// returns (seen once under CI load): change the record until the update
+	// arrives, archive then restore, each change a fresh chance, for a minute.
+	deadline := time.Now().Add(60 * time.Second)
+	for n := 0; ; n++ {
+		var err error
+		if n%2 == 0 {
+			_, err = f.mem.Archive(ctx, &exocortexv1.MemoryArchiveRequest{Id: id, Reason: "test"})
+		} else {
+			_, err = f.mem.Restore(ctx, &exocortexv1.MemoryRestoreRequest{Id: id})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.waitWithin(5*time.Second, "updated "+MemoryURIPrefix+id) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q notification within 60s of changes", "updated "+MemoryURIPrefix+id)
+		}
 	}
-	f.wait(t, "updated "+MemoryURIPrefix+id)
 	if _, err := f.client.ReadResource(ctx, &mcp.ReadResourceParams{URI: MemoryURIPrefix + "nope"}); err == nil {
 		t.Error("reading an unknown record succeeded")
 	}
