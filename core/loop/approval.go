@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
 
 // ApprovalMode says which held tool calls pass without asking the operator, as in
@@ -92,11 +94,17 @@ func (a *Agent) SetApprovalMode(m ApprovalMode) {
 
 // decide returns the decision for a held call, asking the operator when the mode
 // and the session's earlier answers do not settle it.
-func (a *Agent) decide(ctx context.Context, req Approval) (Decision, string) {
+// Before the mode decides, tool_approval_request offers the held call to the
+// extensions (approvalhooks.go): a refusal denies it in every mode, yolo
+// included; an allow lets it pass without asking.
+func (a *Agent) decide(ctx context.Context, t *turn, tc *exocortexv1.ToolCall, req Approval) (Decision, string) {
 	a.mu.Lock()
 	mode := a.opts.ApprovalMode
 	memo := a.sessionAllo[req.Tool+"\x00"+req.Action]
 	a.mu.Unlock()
+	if d, why, ok := a.approvalHooks(ctx, t, tc, req, mode); ok {
+		return d, why
+	}
 	if req.AlwaysAsk {
 		mode = ApprovalDefault
 	}
@@ -110,6 +118,7 @@ func (a *Agent) decide(ctx context.Context, req Approval) (Decision, string) {
 	case a.opts.Approver == nil:
 		return Deny, "no operator to ask (run interactively, or choose --approval yolo)"
 	}
+	a.notifyOperator(ctx, t, tc, req)
 	d, err := a.opts.Approver.Approve(ctx, req)
 	var refused *Refused
 	if errors.As(err, &refused) {

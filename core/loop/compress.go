@@ -132,11 +132,11 @@ func (a *Agent) partsTokens(parts []string) int {
 // compressIfNeeded moves the verbatim window forward when the history exceeds
 // budget, queues the messages that left for the archive, and appends their
 // summary (merging the parts when they exceed their share).
-func (a *Agent) compressIfNeeded(ctx context.Context, t *turn, budget int) {
+func (a *Agent) compressIfNeeded(ctx context.Context, t *turn, budget int) error {
 	visible := a.visibleHistory()
 	used := a.historyTokens(budget) + a.summaryTokens()
 	if used <= budget || len(visible) < 2 {
-		return
+		return nil
 	}
 	start := time.Now()
 	// Newest first, keep what fits the low-water mark (the newest message
@@ -152,11 +152,17 @@ func (a *Agent) compressIfNeeded(ctx context.Context, t *turn, budget int) {
 		keep++
 	}
 	if keep == len(visible) {
-		return // only clipping helps; the messages are clipped already
+		return nil // only clipping helps; the messages are clipped already
 	}
 	from := a.verbatimFrom
 	leaving := visible[:len(visible)-keep]
 	kept := visible[len(visible)-keep:]
+	// history_compress_before: the extensions are told what leaves, and may
+	// say what the summary must keep.
+	keepText, err := a.beforeCompress(ctx, t, compressRequest{trigger: TriggerAuto, leaving: leaving, from: from, tokens: used, budget: budget})
+	if err != nil {
+		return err
+	}
 	a.verbatimFrom += len(leaving)
 	a.dropCompressedInserts()
 	for i, m := range leaving {
@@ -174,7 +180,7 @@ func (a *Agent) compressIfNeeded(ctx context.Context, t *turn, budget int) {
 	capTokens := int(float64(budget) * summaryShare)
 	refs := referredResults(leaving, kept)
 	c.KeptResults = len(refs)
-	added, method, fallback := a.summarize(ctx, t, leaving, refs, a.summaryCap(capTokens, summaryPartShare))
+	added, method, fallback := a.summarize(ctx, t, leaving, refs, a.summaryCap(capTokens, summaryPartShare), keepText)
 	parts := append(slices.Clip(a.summaries), added)
 	if a.partsTokens(parts) > capTokens {
 		// Merged into one, the oldest points dropped.
@@ -189,6 +195,7 @@ func (a *Agent) compressIfNeeded(ctx context.Context, t *turn, budget int) {
 	a.lastCompression = &c
 	a.emit(Event{Type: EventCompression, Iteration: t.iteration, Compression: &c})
 	a.saveContext(ctx)
+	return nil
 }
 
 // summaryCap is share of capTokens, the summary's share, but room for a few
@@ -244,11 +251,11 @@ func (a *Agent) archivedBy(ids []string) {
 // summarize writes the summary of the messages leaving the prompt (a new
 // part; the parts before it stay as they are): the utility model's within the
 // deadline, else the extractive one. It is at most capTokens.
-func (a *Agent) summarize(ctx context.Context, t *turn, leaving []*exocortexv1.Message, refs map[string][]string, capTokens int) (summary, method, fallback string) {
+func (a *Agent) summarize(ctx context.Context, t *turn, leaving []*exocortexv1.Message, refs map[string][]string, capTokens int, keep []string) (summary, method, fallback string) {
 	if a.opts.UtilityModel != "" {
-		s, err := a.utilitySummary(ctx, t, leaving, capTokens)
+		s, err := a.utilitySummary(ctx, t, leaving, capTokens, keep)
 		if err == nil {
-			return a.capSummary(s+excerpts(leaving, refs), capTokens), "utility", ""
+			return a.capSummary(s+excerpts(leaving, refs)+keptLines(keep), capTokens), "utility", ""
 		}
 		fallback = err.Error()
 		a.log.Warn("history compression: the utility model's summary is not used", "model", a.opts.UtilityModel, "err", err)
@@ -257,7 +264,7 @@ func (a *Agent) summarize(ctx context.Context, t *turn, leaving []*exocortexv1.M
 	if len(lines) == 0 {
 		lines = append(lines, fmt.Sprintf("- %d messages of the core", len(leaving)))
 	}
-	return a.capSummary(strings.Join(lines, "\n")+excerpts(leaving, refs), capTokens), "extractive", fallback
+	return a.capSummary(strings.Join(lines, "\n")+excerpts(leaving, refs)+keptLines(keep), capTokens), "extractive", fallback
 }
 
 // capSummary drops the oldest lines of a summary until its message (as the
@@ -307,7 +314,7 @@ const droppedMark = "(%d earlier points are only in long-term memory)"
 // util_model_call_before and util_model_call_after around the call (purpose
 // "compress_history"); a failure of either (a required extension) fails the
 // summary, and the extractive one is used.
-func (a *Agent) utilitySummary(ctx context.Context, t *turn, leaving []*exocortexv1.Message, capTokens int) (string, error) {
+func (a *Agent) utilitySummary(ctx context.Context, t *turn, leaving []*exocortexv1.Message, capTokens int, keep []string) (string, error) {
 	timeout := a.opts.CompressTimeout
 	if timeout <= 0 {
 		timeout = DefaultCompressTimeout
@@ -321,6 +328,9 @@ func (a *Agent) utilitySummary(ctx context.Context, t *turn, leaving []*exocorte
 	}
 	words := max(40, int(float64(capTokens)*0.6))
 	system := fmt.Sprintf("Summarise the messages below in at most %d words, as short lines starting with \"- \". Keep names, numbers, paths, decisions and open questions; leave out pleasantries. When a summary so far is given, write only what the new messages add.", words)
+	if len(keep) > 0 {
+		system += "\nThese points are kept word for word after your summary; do not repeat them:\n" + strings.Join(keep, "\n")
+	}
 	response, _, err := a.utilityCall(ctx, t, "compress_history", system, b.String(), timeout, nil)
 	switch {
 	case errors.Is(err, errUtilityLate):

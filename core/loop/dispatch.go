@@ -41,6 +41,9 @@ type turn struct {
 	// gate is the first failure of a fail-closed extension at the gating hook
 	// being fired (failclosed.go); the caller stops the action.
 	gate *gateFailure
+	// only, when set, limits the extensions called to those it selects (the
+	// operator's own tool calls: OperatorCall).
+	only func(*host.Extension) bool
 }
 
 type changer interface {

@@ -342,7 +342,7 @@ func TestApproval(t *testing.T) {
 	a.opts.Approver = ApproverFunc(func(context.Context, Approval) (Decision, error) { asked++; return AllowSession, nil })
 	req := Approval{Tool: "code_execution", Action: "rm -rf build"}
 	for i := 0; i < 2; i++ {
-		if d, _ := a.decide(context.Background(), req); d == Deny {
+		if d, _ := a.decide(context.Background(), &turn{}, &exocortexv1.ToolCall{}, req); d == Deny {
 			t.Fatal("denied")
 		}
 	}
@@ -350,16 +350,16 @@ func TestApproval(t *testing.T) {
 		t.Fatalf("asked %d times; allow-for-session must be remembered", asked)
 	}
 	a.opts.Approver = nil
-	if d, why := a.decide(context.Background(), Approval{Tool: "code_execution", Action: "other"}); d != Deny || !strings.Contains(why, "no operator") {
+	if d, why := a.decide(context.Background(), &turn{}, &exocortexv1.ToolCall{}, Approval{Tool: "code_execution", Action: "other"}); d != Deny || !strings.Contains(why, "no operator") {
 		t.Fatalf("without an approver: %v %q", d, why)
 	}
 	a.SetApprovalMode(ApprovalYolo)
-	if d, _ := a.decide(context.Background(), Approval{Tool: "x"}); d == Deny {
+	if d, _ := a.decide(context.Background(), &turn{}, &exocortexv1.ToolCall{}, Approval{Tool: "x"}); d == Deny {
 		t.Fatal("yolo denied")
 	}
 	// Yolo lifts the approvals, not the sandbox: a call that would run
 	// unconfined is asked for (here: nobody to ask, so denied).
-	if d, why := a.decide(context.Background(), Approval{Tool: "code_execution", Action: "ls", AlwaysAsk: true}); d != Deny || !strings.Contains(why, "no operator") {
+	if d, why := a.decide(context.Background(), &turn{}, &exocortexv1.ToolCall{}, Approval{Tool: "code_execution", Action: "ls", AlwaysAsk: true}); d != Deny || !strings.Contains(why, "no operator") {
 		t.Fatalf("always-ask in yolo: %v %q", d, why)
 	}
 	_ = time.Second

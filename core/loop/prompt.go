@@ -47,7 +47,9 @@ func (a *Agent) preparePrompt(ctx context.Context, t *turn) (assembled, error) {
 		return assembled{}, fmt.Errorf("the fixed prompt takes about %d tokens, more than the %d the context window of %d leaves after %d for the reply: raise num_ctx (config.yaml, --num-ctx) or load fewer tools", sysTokens, limit, window, reserve)
 	}
 	histBudget := int(float64(limit-sysTokens) * historyShare)
-	a.compressIfNeeded(ctx, t, histBudget)
+	if err := a.compressIfNeeded(ctx, t, histBudget); err != nil {
+		return assembled{}, err
+	}
 	visible := a.visibleHistory()
 	pause()
 

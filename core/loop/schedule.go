@@ -141,13 +141,16 @@ type batchState struct {
 // runnable is the extensions that run at hook now: not yet run when once per
 // session, and at the tool hooks only those for the tool called.
 func (a *Agent) runnable(t *turn, hook exocortexv1.Hook) []*host.Extension {
+	if a.opts.Host == nil {
+		return nil // an agent without plugins (tests of the loop's own rules)
+	}
 	all := a.opts.Host.Extensions(hook)
 	exts := make([]*host.Extension, 0, len(all))
 	for _, ext := range all {
 		if ext.Spec.GetOncePerSession() && a.ran(ext) {
 			continue
 		}
-		if t.stoppedForBudget(ext) {
+		if t.stoppedForBudget(ext) || (t.only != nil && !t.only(ext)) {
 			continue
 		}
 		if tools := ext.Spec.GetForTools(); len(tools) > 0 && t.tool != "" && !slices.Contains(tools, t.tool) {

@@ -67,7 +67,7 @@ func (a *Agent) runTool(ctx context.Context, t *turn, tc *exocortexv1.ToolCall) 
 			if action == "" {
 				action = tc.GetName() + " " + tc.GetArgsJson()
 			}
-			d, why := a.decide(ctx, Approval{Tool: tc.GetName(), Action: action, Reason: reason, Extension: blocker, AlwaysAsk: block.GetAlwaysAsk()})
+			d, why := a.decide(ctx, t, tc, Approval{Tool: tc.GetName(), Action: action, Reason: reason, Extension: blocker, AlwaysAsk: block.GetAlwaysAsk()})
 			a.emit(Event{Type: EventApproval, Iteration: t.iteration, Tool: tc.GetName(), Extension: blocker, Text: action, Result: d.String() + ": " + why})
 			allowed = d != Deny
 			if !allowed {

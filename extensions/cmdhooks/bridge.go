@@ -36,6 +36,7 @@ type Bridge struct {
 
 	mu      sync.Mutex
 	session string
+	groups  groups
 }
 
 // FromEnv builds the bridge from a plugin's environment: the settings the
@@ -89,6 +90,12 @@ func (b *Bridge) Plugin(version string) sdk.Plugin {
 		case SessionStart:
 			exts = append(exts, sessionStart{b, h})
 			hasStart = true
+		case PreCompact:
+			exts = append(exts, preCompact{b, h})
+		case PermissionRequest:
+			exts = append(exts, permission{b, h})
+		case Notification:
+			exts = append(exts, notification{b, h})
 		}
 	}
 	if len(b.Hooks) > 0 {

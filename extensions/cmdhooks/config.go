@@ -38,20 +38,23 @@ var geminiEvents = map[string]string{
 }
 
 // supported are the events the bridge runs, with the Exocortex hook each runs
-// at (docs/command-hooks.md). Notification and PermissionRequest are read
-// and listed but have no Exocortex hook yet: they are reported, never
-// silently dropped.
+// at (docs/command-hooks.md). Any other event is reported, never silently
+// dropped.
 var supported = map[string]string{
 	PreToolUse: "tool_execute_before", PostToolUse: "tool_execute_after", PostToolUseFailure: "tool_execute_after",
 	UserPromptSubmit: "hist_add_before", Stop: "message_loop_end", SubagentStop: "message_loop_end",
 	SessionStart: "agent_init", SessionEnd: "(plugin close)",
+	PreCompact: "history_compress_before", PermissionRequest: "tool_approval_request", Notification: "operator_notification",
 }
 
 // blocking are the events whose hooks guard what they precede: a hook there
-// that cannot run stops it (fails closed) unless it is fail_open. A Stop
-// hook that cannot run is reported and the monologue ends: going on would
-// not make it run.
-var blocking = map[string]bool{PreToolUse: true, UserPromptSubmit: true}
+// that cannot run stops it (fails closed) unless it is fail_open: the tool
+// call (PreToolUse), the operator's message (UserPromptSubmit), the held
+// call, which is denied (PermissionRequest). A Stop hook that cannot run is
+// reported and the monologue ends: going on would not make it run. A
+// PreCompact hook that cannot run is reported and the compression goes
+// ahead: the prompt must fit the model's window.
+var blocking = map[string]bool{PreToolUse: true, UserPromptSubmit: true, PermissionRequest: true}
 
 // Hook is one command hook read from a configuration file.
 type Hook struct {
@@ -186,11 +189,7 @@ func loadFile(f toolsettings.HookFile) ([]Hook, []Problem) {
 			continue
 		}
 		if _, ok := supported[event]; !ok {
-			known := event == Notification || event == PermissionRequest || event == PreCompact
-			d := "is not an event of Claude Code, Gemini CLI or Codex that Exocortex knows: its hooks do not run"
-			if known {
-				d = "has no Exocortex hook yet (docs/command-hooks.md): its hooks do not run"
-			}
+			d := "is not an event of Claude Code, Gemini CLI or Codex that Exocortex runs (docs/command-hooks.md): its hooks do not run"
 			probs = append(probs, Problem{File: f.Path, Event: native, Detail: d})
 			continue
 		}

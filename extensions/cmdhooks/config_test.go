@@ -27,13 +27,16 @@ func TestLoadReadsEachDialect(t *testing.T) {
 	claude := write(t, dir, "claude.json", `{"hooks":{
 		"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"a.sh","timeout":5},{"type":"command","command":"b.sh","fail_open":true}]}],
 		"Stop":[{"hooks":[{"type":"command","command":"stop.sh"}]}],
-		"PreCompact":[{"hooks":[{"type":"command","command":"c.sh"}]}],
+		"PreCompact":[{"matcher":"auto","hooks":[{"type":"command","command":"c.sh"}]}],
+		"PermissionRequest":[{"matcher":"Bash","hooks":[{"type":"command","command":"p.sh","fail_open":true}]}],
+		"Notification":[{"hooks":[{"type":"command","command":"n.sh"}]}],
 		"Bogus":[{"hooks":[{"type":"command","command":"c.sh"}]}],
 		"UserPromptSubmit":[{"hooks":[{"type":"prompt","prompt":"judge"},{"type":"command","command":""}]}],
 		"PostToolUse":[{"matcher":"(","hooks":[{"type":"command","command":"x"}]}]}}`)
 	gemini := write(t, dir, "gemini.json", `{"hooks":{"enabled":true,
 		"BeforeTool":[{"matcher":"run_shell_command","hooks":[{"type":"command","command":"g.sh","timeout":250,"name":"guard"}]}],
 		"AfterAgent":[{"hooks":[{"type":"command","command":"after.sh"}]}],
+		"PreCompress":[{"hooks":[{"type":"command","command":"pc.sh"}]}],
 		"BeforeModel":[{"hooks":[{"type":"command","command":"m.sh"}]}]}}`)
 	codex := write(t, dir, "codex.json", `{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"codex.sh","timeout":2}]}]}}`)
 	broken := write(t, dir, "broken.json", `{"hooks": {`)
@@ -53,6 +56,10 @@ func TestLoadReadsEachDialect(t *testing.T) {
 		{"hook_claude_pre_tool_use_1", PreToolUse, PreToolUse, "tool_execute_before", 5 * time.Second, false},
 		{"hook_claude_pre_tool_use_2", PreToolUse, PreToolUse, "tool_execute_before", DefaultTimeout, true},
 		{"hook_claude_stop_1", Stop, Stop, "message_loop_end", DefaultTimeout, false},
+		{"hook_claude_pre_compact_1", PreCompact, PreCompact, "history_compress_before", DefaultTimeout, false},
+		{"hook_gemini_pre_compact_2", PreCompact, "PreCompress", "history_compress_before", DefaultTimeout, false},
+		{"hook_claude_permission_request_1", PermissionRequest, PermissionRequest, "tool_approval_request", DefaultTimeout, true},
+		{"hook_claude_notification_1", Notification, Notification, "operator_notification", DefaultTimeout, false},
 		{"hook_gemini_stop_2", Stop, "AfterAgent", "message_loop_end", DefaultTimeout, false},
 		{"hook_gemini_pre_tool_use_3", PreToolUse, "BeforeTool", "tool_execute_before", 250 * time.Millisecond, false},
 		{"hook_codex_pre_tool_use_4", PreToolUse, PreToolUse, "tool_execute_before", 2 * time.Second, false},
@@ -75,7 +82,7 @@ func TestLoadReadsEachDialect(t *testing.T) {
 		}
 	}
 	// Every entry that is not run is a problem naming its file and event.
-	wantProbs := []string{"PreCompact", "Bogus", `type "prompt"`, "no command", "not a valid regular expression", "BeforeModel", "broken.json: is not valid JSON"}
+	wantProbs := []string{"Bogus", `type "prompt"`, "no command", "not a valid regular expression", "BeforeModel", "broken.json: is not valid JSON"}
 	all := ""
 	for _, p := range probs {
 		all += p.String() + "\n"

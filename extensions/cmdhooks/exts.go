@@ -18,7 +18,7 @@ import (
 // fires, and is reported as such), and fail_open when the entry says so.
 func spec(h Hook, at sdk.Hook) sdk.Spec {
 	return sdk.Spec{Name: h.Ext(), Hooks: []sdk.Hook{at}, Order: Order + h.Index, Timeout: h.Timeout + 5*time.Second,
-		FailOpen: h.FailOpen && h.Event == PreToolUse, Description: describe(h)}
+		FailOpen: h.FailOpen && (h.Event == PreToolUse || h.Event == PermissionRequest), Description: describe(h)}
 }
 
 // status reports the bridge's configuration problems once per session: a
@@ -73,11 +73,15 @@ type preTool struct {
 func (p preTool) Spec() sdk.Spec { return spec(p.h, sdk.ToolExecuteBefore(p)) }
 
 func (p preTool) ToolExecuteBefore(ctx context.Context, c *sdk.Call, req *exocortexv1.ToolExecuteBeforeRequest) (*exocortexv1.ToolExecuteBeforeResponse, error) {
-	call, fields, ok, err := toolFields(p.b, p.h, req.GetToolCall())
+	tc := req.GetToolCall()
+	call, _, ok, err := toolFields(p.b, p.h, tc)
 	if err != nil || !ok {
 		return &exocortexv1.ToolExecuteBeforeResponse{}, err
 	}
-	d, err := p.b.run(ctx, c, p.h, fields)
+	d, _, err := p.b.runGroup(ctx, c, "pre\x00"+occurrence(c, tc), p.h, func(o Hook) (map[string]any, bool) {
+		_, f, ok, err := toolFields(p.b, o, tc)
+		return f, ok && err == nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +108,36 @@ func (p preTool) ToolExecuteBefore(ctx context.Context, c *sdk.Call, req *exocor
 	return out, nil
 }
 
+// occurrence names one tool call for the hooks that run at once for it.
+func occurrence(c *sdk.Call, tc *exocortexv1.ToolCall) string {
+	return fmt.Sprintf("%s\x00%d\x00%s\x00%s", c.Context().GetRequestId(), c.Context().GetIteration(), tc.GetId(), tc.GetName())
+}
+
+// postFields is the PostToolUse payload of a tool result for h, and whether
+// h runs for it (PostToolUseFailure for a failed call, PostToolUse for the
+// others, Gemini's AfterTool for both; and h's matcher).
+func postFields(b *Bridge, h Hook, req *exocortexv1.ToolExecuteAfterRequest) (map[string]any, bool, error) {
+	res := req.GetResult()
+	failed := res.GetError() != ""
+	if h.NativeEvent != "AfterTool" && failed != (h.Event == PostToolUseFailure) {
+		return nil, false, nil
+	}
+	call, fields, ok, err := toolFields(b, h, req.GetToolCall())
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	resp := map[string]any{"content": res.GetContent()}
+	if call.kind == kindShell {
+		resp = map[string]any{"stdout": res.GetContent(), "stderr": "", "interrupted": false}
+	}
+	if failed {
+		resp["error"] = res.GetError()
+		fields["error"] = res.GetError()
+	}
+	fields["tool_response"] = resp
+	return fields, true, nil
+}
+
 func compact(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
@@ -119,26 +153,13 @@ type postTool struct {
 func (p postTool) Spec() sdk.Spec { return spec(p.h, sdk.ToolExecuteAfter(p)) }
 
 func (p postTool) ToolExecuteAfter(ctx context.Context, c *sdk.Call, req *exocortexv1.ToolExecuteAfterRequest) (*exocortexv1.ToolExecuteAfterResponse, error) {
-	failed := req.GetResult().GetError() != ""
-	gemini := p.h.NativeEvent == "AfterTool"
-	if !gemini && failed != (p.h.Event == PostToolUseFailure) {
-		return &exocortexv1.ToolExecuteAfterResponse{}, nil
-	}
-	call, fields, ok, err := toolFields(p.b, p.h, req.GetToolCall())
-	if err != nil || !ok {
+	if _, ok, err := postFields(p.b, p.h, req); err != nil || !ok {
 		return &exocortexv1.ToolExecuteAfterResponse{}, err
 	}
-	res := req.GetResult()
-	resp := map[string]any{"content": res.GetContent()}
-	if call.kind == kindShell {
-		resp = map[string]any{"stdout": res.GetContent(), "stderr": "", "interrupted": false}
-	}
-	if failed {
-		resp["error"] = res.GetError()
-		fields["error"] = res.GetError()
-	}
-	fields["tool_response"] = resp
-	d, err := p.b.run(ctx, c, p.h, fields)
+	d, _, err := p.b.runGroup(ctx, c, "post\x00"+occurrence(c, req.GetToolCall()), p.h, func(o Hook) (map[string]any, bool) {
+		f, ok, err := postFields(p.b, o, req)
+		return f, ok && err == nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +187,10 @@ func (p prompt) HistAddBefore(ctx context.Context, c *sdk.Call, req *exocortexv1
 	}
 	// UserPromptSubmit has no matcher in Claude Code (nor BeforeAgent in
 	// Gemini CLI): every hook runs for every prompt.
-	d, err := p.b.run(ctx, c, p.h, map[string]any{"prompt": m.GetContent()})
+	prompt := m.GetContent()
+	d, _, err := p.b.runGroup(ctx, c, "prompt\x00"+m.GetId()+"\x00"+c.Context().GetRequestId(), p.h, func(Hook) (map[string]any, bool) {
+		return map[string]any{"prompt": prompt}, true
+	})
 	if err != nil {
 		if p.h.FailOpen {
 			return nil, err // reported by the host; the message goes in as it is
@@ -207,11 +231,14 @@ func (s stop) MessageLoopEnd(ctx context.Context, c *sdk.Call, req *exocortexv1.
 		return &exocortexv1.MessageLoopEndResponse{}, nil
 	}
 	last := req.GetToolResult().GetContent()
-	fields := map[string]any{"stop_hook_active": req.GetResumed() > 0, "last_assistant_message": last}
-	if s.h.Dialect == "gemini" {
-		fields["prompt_response"] = last
-	}
-	d, err := s.b.run(ctx, c, s.h, fields)
+	key := fmt.Sprintf("stop\x00%s\x00%d\x00%d", c.Context().GetRequestId(), req.GetIteration(), req.GetResumed())
+	d, _, err := s.b.runGroup(ctx, c, key, s.h, func(o Hook) (map[string]any, bool) {
+		fields := map[string]any{"stop_hook_active": req.GetResumed() > 0, "last_assistant_message": last}
+		if o.Dialect == "gemini" {
+			fields["prompt_response"] = last
+		}
+		return fields, true
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -50,6 +50,8 @@ type output struct {
 		UpdatedMCPToolOutput     json.RawMessage `json:"updatedMCPToolOutput"`
 		// Gemini CLI's BeforeTool: fields merged into the tool's input.
 		ToolInput map[string]any `json:"tool_input"`
+		// PermissionRequest's decision.
+		Decision *permissionOutput `json:"decision"`
 	} `json:"hookSpecificOutput"`
 }
 
@@ -139,6 +141,11 @@ func Decide(h Hook, r Run) (Decision, error) {
 	case "":
 	default:
 		return d, &Failure{Kind: Unparseable, Hook: h, Detail: fmt.Sprintf("permissionDecision %q is none of allow, deny, ask", s.PermissionDecision)}
+	}
+	if s.Decision != nil {
+		if err := s.Decision.apply(h, &d); err != nil {
+			return d, err
+		}
 	}
 	if d.Block && d.Reason == "" {
 		d.Reason = "blocked by the command hook " + h.Command
