@@ -22,11 +22,17 @@ type hookRun struct {
 	script string
 	// plain runs without --json: the reports are on stderr.
 	plain bool
+	// approval is the approval mode (yolo when empty); args are added.
+	approval string
+	args     []string
+	// scripts are more hook scripts for $DIR, by name.
+	scripts map[string]string
 }
 
 type hookRunResult struct {
-	// dir holds the test's scripts and what they write.
-	dir    string
+	// dir holds the test's scripts and what they write; project is the
+	// session's project directory.
+	dir, project string
 	evs    []loop.Event
 	stderr string
 	err    error
@@ -73,6 +79,11 @@ func runWithHooks(t *testing.T, exe string, r hookRun) hookRunResult {
 			t.Fatal(err)
 		}
 	}
+	for name, text := range r.scripts {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for name, text := range r.files {
 		p := filepath.Join(userHome, strings.TrimPrefix(name, "~/"))
 		if rest, ok := strings.CutPrefix(name, "./"); ok {
@@ -90,11 +101,15 @@ func runWithHooks(t *testing.T, exe string, r hookRun) hookRunResult {
 		t.Fatal(err)
 	}
 	script := filepath.Join(dir, "script.yaml")
-	if err := os.WriteFile(script, []byte("model: hooks\nreplies:\n"+r.script), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte("model: hooks\nreplies:\n"+strings.ReplaceAll(r.script, "$DIR", dir)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// yolo: the hooks hold whatever the approval mode.
-	args := []string{"run", "-p", "Do the task.", "--json", "--approval", "yolo", "--model", "script:" + script}
+	mode := r.approval
+	if mode == "" {
+		mode = "yolo"
+	}
+	args := append([]string{"run", "-p", "Do the task.", "--json", "--approval", mode, "--model", "script:" + script}, r.args...)
 	if r.plain {
 		args = slices.DeleteFunc(args, func(a string) bool { return a == "--json" })
 	}
@@ -105,9 +120,9 @@ func runWithHooks(t *testing.T, exe string, r hookRun) hookRunResult {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if r.plain {
-		return hookRunResult{dir: dir, stderr: stderr.String(), err: err}
+		return hookRunResult{dir: dir, project: project, stderr: stderr.String(), err: err}
 	}
-	return hookRunResult{dir: dir, evs: readEvents(t, out), stderr: stderr.String(), err: err}
+	return hookRunResult{dir: dir, project: project, evs: readEvents(t, out), stderr: stderr.String(), err: err}
 }
 
 // shellCall is a scripted model reply running cmd in the terminal.
@@ -247,10 +262,10 @@ func TestCommandHooksEndToEnd(t *testing.T) {
 				}
 			}},
 		{"without --json, every report is a line on run's stderr",
-			hookRun{files: map[string]string{"~/.claude/settings.json": `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "$DIR/warn.sh"}, {"type": "command", "command": "$DIR/absent.sh"}]}], "PreCompact": [{"hooks": [{"type": "command", "command": "true"}]}]}}`},
+			hookRun{files: map[string]string{"~/.claude/settings.json": `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "$DIR/warn.sh"}, {"type": "command", "command": "$DIR/absent.sh"}]}], "SubagentStart": [{"hooks": [{"type": "command", "command": "true"}]}]}}`},
 				script: hookShell("echo SHOULD-NOT-RUN") + hookAnswer("ok", "guards fail closed"), plain: true},
 			func(t *testing.T, r hookRunResult) {
-				for _, want := range []string{"WARN-EXIT-ONE", "absent.sh does not exist", "PreCompact: has no Exocortex hook yet"} {
+				for _, want := range []string{"WARN-EXIT-ONE", "absent.sh does not exist", "SubagentStart: is not an event"} {
 					if !strings.Contains(r.stderr, want) {
 						t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 					}
