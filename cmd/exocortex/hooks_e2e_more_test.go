@@ -23,8 +23,8 @@ var moreHookScripts = map[string]string{
 	"allow.sh": "#!/bin/sh\ncat > /dev/null\necho '{\"hookSpecificOutput\":{\"hookEventName\":\"PermissionRequest\",\"decision\":{\"behavior\":\"allow\",\"message\":\"PERM-ALLOWED\"}}}'\n",
 	// Two slow PreToolUse hooks: each writes when it started and ended, and
 	// rewrites the command its own way.
-	"slowA.py": slowHook("A", "echo FIRST"),
-	"slowB.py": slowHook("B", "echo SECOND"),
+	"slowA.py":     slowHook("A", "echo FIRST"),
+	"slowB.py":     slowHook("B", "echo SECOND"),
 	"allowfast.sh": "#!/bin/sh\ncat > /dev/null\necho '{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"allow\"}}'\n",
 	"denyslow.sh":  "#!/bin/sh\ncat > /dev/null\nsleep 1\necho 'DENY-WINS: the second hook says no' >&2\nexit 2\n",
 }

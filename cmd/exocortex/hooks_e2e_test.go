@@ -33,9 +33,9 @@ type hookRunResult struct {
 	// dir holds the test's scripts and what they write; project is the
 	// session's project directory.
 	dir, project string
-	evs    []loop.Event
-	stderr string
-	err    error
+	evs          []loop.Event
+	stderr       string
+	err          error
 }
 
 func (r hookRunResult) has(kind, sub string) bool {
