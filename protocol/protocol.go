@@ -114,3 +114,10 @@ const LogEventLateStateWrite = "late_state_write"
 // configuration it could not read. Its "detail" attribute says what; the
 // host reports it as an event and on run's stderr.
 const LogEventCommandHook = "command_hook"
+
+// PluginCommandHooks is the built-in plugin that runs the operator's command
+// hooks (Claude Code, Gemini CLI and Codex hook scripts, extensions/cmdhooks).
+// The terminal has the operator's own !commands reviewed by its extensions
+// only: they are the operator's scripts; the agent's guards do not review
+// the operator.
+const PluginCommandHooks = "command-hooks"

@@ -593,10 +593,20 @@ func (e *Engine) RunShell(ctx context.Context, command string) (shell.Result, er
 	e.busy = true
 	e.mu.Unlock()
 	defer e.end()
-	if e.hasTool(ShellTool) {
-		return e.shell.RunWith(ctx, command, e.shellThroughTool)
+	review, err := e.reviewShell(ctx, command)
+	if err != nil {
+		return shell.Result{Command: command}, err
 	}
-	return e.shell.Run(ctx, command)
+	var res shell.Result
+	if e.hasTool(ShellTool) {
+		res, err = e.shell.RunWith(ctx, review.command, e.shellThroughTool)
+	} else {
+		res, err = e.shell.Run(ctx, review.command)
+	}
+	if err == nil {
+		res, err = review.after(ctx, res)
+	}
+	return res, err
 }
 
 // History returns the open session's messages as saved: the agent's

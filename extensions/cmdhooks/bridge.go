@@ -17,7 +17,7 @@ import (
 )
 
 // PluginName is the built-in plugin that serves the bridge.
-const PluginName = "command-hooks"
+const PluginName = protocol.PluginCommandHooks
 
 // Order places the command hooks at their Exocortex hook: after Exocortex's
 // own extensions (the action boundary at 15, the argument gate at 20, ...),

@@ -1,0 +1,63 @@
+package tui
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// TestShellEscapeReviewedByCommandHooks: the operator's !command is
+// reviewed by the command hooks as Bash, with tool_input.command: a real
+// shell PreToolUse hook blocks it (the reason shown to the operator, the
+// command not run), a real Python PostToolUse hook's note is shown below
+// the output, and a hook that cannot run blocks the command (fails closed).
+func TestShellEscapeReviewedByCommandHooks(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"block.sh": "#!/bin/sh\ngrep -q forbidden && { echo 'BLOCKED-BY-OPERATOR-HOOK no forbidden files' >&2; exit 2; }\nexit 0\n",
+		"post.py": "#!/usr/bin/env python3\nimport json, sys\nd = json.load(sys.stdin)\nassert d['tool_name'] == 'Bash'\n" +
+			"print(json.dumps({'hookSpecificOutput': {'hookEventName': 'PostToolUse', 'additionalContext': 'POSTNOTE-OP for ' + d['tool_input']['command']}}))\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name, hooks, command string
+		printed              []string
+		notRun               string
+	}{
+		{"a PreToolUse block stops the command with its reason",
+			`{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "` + dir + `/block.sh"}]}]}}`,
+			"!touch forbidden-file", []string{"BLOCKED-BY-OPERATOR-HOOK no forbidden files", "was not run"}, "forbidden-file"},
+		{"a PostToolUse note is shown below the output",
+			`{"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "python3 ` + dir + `/post.py"}]}]}}`,
+			"!ls -a", []string{"POSTNOTE-OP for ls -a"}, ""},
+		{"a PreToolUse hook that cannot run blocks the command (fails closed)",
+			`{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "` + dir + `/absent.sh"}]}]}}`,
+			"!touch never-made", []string{"guards fail closed"}, "never-made"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			hooks := filepath.Join(t.TempDir(), "settings.json")
+			if err := os.WriteFile(hooks, []byte(c.hooks), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("EXO_TEST_HOOKS", hooks)
+			e := newEnv(t, "optools", "command-hooks")
+			eng, _ := e.engine(t, "hooks")
+			u := start(t, eng)
+			u.submit(c.command)
+			u.idle()
+			u.waitPrinted(c.printed...)
+			if c.notRun != "" {
+				if _, err := os.Stat(filepath.Join(e.work, c.notRun)); err == nil {
+					t.Errorf("the blocked command ran: %s exists", c.notRun)
+				}
+			}
+		})
+	}
+}
