@@ -18,6 +18,12 @@
 //	Stop, SubagentStop (AfterAgent)  message_loop_end of the final iteration
 //	SessionStart                     agent_init; its context in every prompt
 //	SessionEnd                       when the host stops the plugin
+//	PreCompact (PreCompress)         history_compress_before (keep in the summary)
+//	PermissionRequest                tool_approval_request (allow, deny; fails closed)
+//	Notification                     operator_notification (advisory)
+//
+// Hooks that match one occurrence run at once (group.go); the host takes
+// their answers in order, so deny wins and changes combine in order.
 //
 // A hook reads its payload (Payload) on stdin and answers as in those tools
 // (Decide): exit 0 with JSON, exit 2 blocks with stderr as the reason, any
