@@ -1,9 +1,13 @@
 package tui
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -60,4 +64,66 @@ func TestShellEscapeReviewedByCommandHooks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestApprovalHooksInTheTerminal: a call held for approval in the terminal
+// runs the command hooks: a Notification hook (real Python) is told before
+// the operator is asked, with notification_type permission_prompt, and a
+// PermissionRequest hook (real shell) that allows lets the call run without
+// the dialog.
+func TestApprovalHooksInTheTerminal(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	dir := t.TempDir()
+	notified := filepath.Join(dir, "notified.json")
+	for name, text := range map[string]string{
+		"notify.py": "#!/usr/bin/env python3\nimport json, sys\nd = json.load(sys.stdin)\nopen(" + strconv.Quote(notified) + ", 'w').write(json.dumps(d))\n",
+		"allow.sh":  "#!/bin/sh\ncat > /dev/null\necho '{\"hookSpecificOutput\":{\"hookEventName\":\"PermissionRequest\",\"decision\":{\"behavior\":\"allow\",\"message\":\"TERMINAL-ALLOW\"}}}'\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("Notification is told before the operator is asked", func(t *testing.T) {
+		hooks := filepath.Join(t.TempDir(), "settings.json")
+		if err := os.WriteFile(hooks, []byte(`{"hooks": {"Notification": [{"matcher": "permission_prompt", "hooks": [{"type": "command", "command": "python3 `+dir+`/notify.py"}]}]}}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("EXO_TEST_HOOKS", hooks)
+		e := newEnv(t, "command-hooks")
+		eng, _ := e.engine(t, "n1", approvalScript(1)...)
+		u := start(t, eng)
+		u.submit("clean up")
+		u.waitFor("the approval dialog", func(m *Model) bool { return len(m.dialogs) > 0 })
+		b, err := os.ReadFile(notified)
+		var p map[string]any
+		if err != nil || json.Unmarshal(b, &p) != nil {
+			t.Fatalf("the Notification hook did not run before the dialog: %v %s", err, b)
+		}
+		if p["hook_event_name"] != "Notification" || p["notification_type"] != "permission_prompt" || !strings.Contains(fmt.Sprint(p["message"]), "shell_echo") {
+			t.Errorf("Notification payload %s", b)
+		}
+		u.typeText("n")
+		u.idle()
+		u.waitPrinted("✗ deny")
+	})
+	t.Run("PermissionRequest's allow lets the held call run without asking", func(t *testing.T) {
+		hooks := filepath.Join(t.TempDir(), "settings.json")
+		if err := os.WriteFile(hooks, []byte(`{"hooks": {"PermissionRequest": [{"matcher": "shell_echo", "hooks": [{"type": "command", "command": "`+dir+`/allow.sh"}]}]}}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("EXO_TEST_HOOKS", hooks)
+		e := newEnv(t, "command-hooks")
+		eng, _ := e.engine(t, "p1", approvalScript(1)...)
+		u := start(t, eng)
+		u.submit("clean up")
+		u.idle()
+		u.waitPrinted("ran: rm -rf /tmp/x", "TERMINAL-ALLOW", "done")
+		var asked bool
+		u.inspect(func(m *Model) { asked = len(m.dialogs) > 0 })
+		if asked {
+			t.Error("the operator was asked although the hook allowed the call")
+		}
+	})
 }
