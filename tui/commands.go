@@ -52,6 +52,7 @@ func Commands() *slash.Registry {
 		slash.Command{Name: "wiring", Summary: "the hooks that fired in the last turn, in order, with timings and the state keys read and written"},
 		slash.Command{Name: "context", Summary: "the context window: budget, compression, summary", Subs: []slash.Sub{
 			{Name: "json", Summary: "the summary, then the context object the last hook received, as JSON"},
+			{Name: "compress", Summary: "compress the history now (every message but the newest into the summary); words after it are instructions for the summary"},
 		}},
 		slash.Command{Name: "stats", Summary: "tokens, model latency, tool and hook time of this run"},
 		slash.Command{Name: "approval", Args: "[default|auto-edit|yolo]", Summary: "show or set which held tool calls run without asking (shift+tab cycles)", Kind: slash.KindMode},
@@ -97,7 +98,7 @@ func (e *Engine) Exec(ctx context.Context, in slash.Invocation) (Output, error) 
 	case "wiring":
 		return Output{Title: "wiring of the last turn", Text: FormatWiring(e.LastWiring())}, nil
 	case "context":
-		return e.cmdContext(in)
+		return e.cmdContext(ctx, in)
 	case "stats":
 		return Output{Title: "stats", Text: FormatStats(e.Stats(), e.cfg.NumCtx)}, nil
 	case "approval":
@@ -486,7 +487,7 @@ func (e *Engine) cmdTools() (Output, error) {
 	return Output{Title: "tools", Text: strings.TrimRight(b.String(), "\n"), Table: true}, nil
 }
 
-func (e *Engine) cmdContext(in slash.Invocation) (Output, error) {
+func (e *Engine) cmdContext(ctx context.Context, in slash.Invocation) (Output, error) {
 	a := e.Agent()
 	if a == nil {
 		return Output{}, ErrNotReady
@@ -504,6 +505,8 @@ func (e *Engine) cmdContext(in slash.Invocation) (Output, error) {
 			return Output{Title: "context", Text: window}, nil
 		}
 		return Output{Title: "context", Text: window + "\n(/context json adds the context object the last hook call received: " + c.GetHook() + ")"}, nil
+	case "compress":
+		return e.compressNow(ctx, strings.TrimSpace(strings.Join(in.Args[1:], " ")))
 	case "json":
 		if c == nil {
 			return Output{Title: "context", Text: window + "\nno hook has been called yet: send a prompt first"}, nil

@@ -127,3 +127,56 @@ func TestApprovalHooksInTheTerminal(t *testing.T) {
 		}
 	})
 }
+
+// TestManualCompressionRunsPreCompact: /context compress runs the PreCompact
+// hooks with trigger manual and the operator's words as custom_instructions;
+// a real Python hook's context is kept in the summary, and a real shell
+// hook's exit 2 holds the compression back with its reason.
+func TestManualCompressionRunsPreCompact(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	dir := t.TempDir()
+	payload := filepath.Join(dir, "precompact.json")
+	for name, text := range map[string]string{
+		"keep.py": "#!/usr/bin/env python3\nimport json, sys\nd = json.load(sys.stdin)\nopen(" + strconv.Quote(payload) + ", 'w').write(json.dumps(d))\n" +
+			"print(json.dumps({'hookSpecificOutput': {'hookEventName': 'PreCompact', 'additionalContext': 'KEEP-MANUAL ' + d['custom_instructions']}}))\n",
+		"hold.sh": "#!/bin/sh\ncat > /dev/null\necho 'HOLD-IT: the review is not done' >&2\nexit 2\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name, command string
+		printed       []string
+	}{
+		{"a PreCompact hook's context is kept", "python3 " + dir + "/keep.py", []string{"compressed", "KEEP-MANUAL keep the API names"}},
+		{"a PreCompact hook's exit 2 holds it back", dir + "/hold.sh", []string{"not compressed", "HOLD-IT: the review is not done"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			hooks := filepath.Join(t.TempDir(), "settings.json")
+			if err := os.WriteFile(hooks, []byte(`{"hooks": {"PreCompact": [{"matcher": "manual", "hooks": [{"type": "command", "command": "`+c.command+`"}]}]}}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("EXO_TEST_HOOKS", hooks)
+			e := newEnv(t, "command-hooks")
+			eng, _ := e.engine(t, "c1", answer("first answer"), answer("second answer"))
+			u := start(t, eng)
+			u.submit("hello")
+			u.idle()
+			u.waitPrinted("first answer")
+			u.submit("again")
+			u.idle()
+			u.waitPrinted("second answer")
+			u.submit("/context compress keep the API names")
+			u.idle()
+			u.waitPrinted(c.printed...)
+		})
+	}
+	b, err := os.ReadFile(payload)
+	var p map[string]any
+	if err != nil || json.Unmarshal(b, &p) != nil || p["trigger"] != "manual" || p["custom_instructions"] != "keep the API names" || p["hook_event_name"] != "PreCompact" {
+		t.Errorf("PreCompact's payload: %v %s", err, b)
+	}
+}

@@ -133,15 +133,27 @@ func (a *Agent) partsTokens(parts []string) int {
 // budget, queues the messages that left for the archive, and appends their
 // summary (merging the parts when they exceed their share).
 func (a *Agent) compressIfNeeded(ctx context.Context, t *turn, budget int) error {
-	visible := a.visibleHistory()
 	used := a.historyTokens(budget) + a.summaryTokens()
-	if used <= budget || len(visible) < 2 {
+	if used <= budget || len(a.visibleHistory()) < 2 {
 		return nil
 	}
+	_, err := a.compress(ctx, t, budget, used, compressRequest{trigger: TriggerAuto})
+	return err
+}
+
+// compress moves the verbatim window forward: the messages that leave are
+// queued for the archive and summarised. An automatic compression keeps the
+// newest messages that fit the low-water mark; the operator's (manual)
+// keeps only the newest. It returns nil when nothing could leave.
+func (a *Agent) compress(ctx context.Context, t *turn, budget, used int, r compressRequest) (*Compression, error) {
+	visible := a.visibleHistory()
 	start := time.Now()
 	// Newest first, keep what fits the low-water mark (the newest message
 	// always stays, clipped if needed).
 	target := int(float64(budget) * verbatimLowWater)
+	if r.trigger == TriggerManual {
+		target = 0
+	}
 	acc, keep := 0, 0
 	for i := len(visible) - 1; i >= 0; i-- {
 		n := a.tokens.message(a.promptMessage(visible[i], budget)) + a.insertTokensAfter(a.verbatimFrom+i)
@@ -152,16 +164,17 @@ func (a *Agent) compressIfNeeded(ctx context.Context, t *turn, budget int) error
 		keep++
 	}
 	if keep == len(visible) {
-		return nil // only clipping helps; the messages are clipped already
+		return nil, nil // only clipping helps; the messages are clipped already
 	}
 	from := a.verbatimFrom
 	leaving := visible[:len(visible)-keep]
 	kept := visible[len(visible)-keep:]
 	// history_compress_before: the extensions are told what leaves, and may
 	// say what the summary must keep.
-	keepText, err := a.beforeCompress(ctx, t, compressRequest{trigger: TriggerAuto, leaving: leaving, from: from, tokens: used, budget: budget})
+	r.leaving, r.from, r.tokens, r.budget = leaving, from, used, budget
+	keepText, err := a.beforeCompress(ctx, t, r)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	a.verbatimFrom += len(leaving)
 	a.dropCompressedInserts()
@@ -180,7 +193,7 @@ func (a *Agent) compressIfNeeded(ctx context.Context, t *turn, budget int) error
 	capTokens := int(float64(budget) * summaryShare)
 	refs := referredResults(leaving, kept)
 	c.KeptResults = len(refs)
-	added, method, fallback := a.summarize(ctx, t, leaving, refs, a.summaryCap(capTokens, summaryPartShare), keepText)
+	added, method, fallback := a.summarize(ctx, t, leaving, refs, a.summaryCap(capTokens, summaryPartShare), keepText, r.instructions)
 	parts := append(slices.Clip(a.summaries), added)
 	if a.partsTokens(parts) > capTokens {
 		// Merged into one, the oldest points dropped.
@@ -195,7 +208,7 @@ func (a *Agent) compressIfNeeded(ctx context.Context, t *turn, budget int) error
 	a.lastCompression = &c
 	a.emit(Event{Type: EventCompression, Iteration: t.iteration, Compression: &c})
 	a.saveContext(ctx)
-	return nil
+	return &c, nil
 }
 
 // summaryCap is share of capTokens, the summary's share, but room for a few
@@ -251,9 +264,9 @@ func (a *Agent) archivedBy(ids []string) {
 // summarize writes the summary of the messages leaving the prompt (a new
 // part; the parts before it stay as they are): the utility model's within the
 // deadline, else the extractive one. It is at most capTokens.
-func (a *Agent) summarize(ctx context.Context, t *turn, leaving []*exocortexv1.Message, refs map[string][]string, capTokens int, keep []string) (summary, method, fallback string) {
+func (a *Agent) summarize(ctx context.Context, t *turn, leaving []*exocortexv1.Message, refs map[string][]string, capTokens int, keep []string, instructions string) (summary, method, fallback string) {
 	if a.opts.UtilityModel != "" {
-		s, err := a.utilitySummary(ctx, t, leaving, capTokens, keep)
+		s, err := a.utilitySummary(ctx, t, leaving, capTokens, keep, instructions)
 		if err == nil {
 			return a.capSummary(s+excerpts(leaving, refs)+keptLines(keep), capTokens), "utility", ""
 		}
@@ -314,7 +327,7 @@ const droppedMark = "(%d earlier points are only in long-term memory)"
 // util_model_call_before and util_model_call_after around the call (purpose
 // "compress_history"); a failure of either (a required extension) fails the
 // summary, and the extractive one is used.
-func (a *Agent) utilitySummary(ctx context.Context, t *turn, leaving []*exocortexv1.Message, capTokens int, keep []string) (string, error) {
+func (a *Agent) utilitySummary(ctx context.Context, t *turn, leaving []*exocortexv1.Message, capTokens int, keep []string, instructions string) (string, error) {
 	timeout := a.opts.CompressTimeout
 	if timeout <= 0 {
 		timeout = DefaultCompressTimeout
@@ -328,6 +341,9 @@ func (a *Agent) utilitySummary(ctx context.Context, t *turn, leaving []*exocorte
 	}
 	words := max(40, int(float64(capTokens)*0.6))
 	system := fmt.Sprintf("Summarise the messages below in at most %d words, as short lines starting with \"- \". Keep names, numbers, paths, decisions and open questions; leave out pleasantries. When a summary so far is given, write only what the new messages add.", words)
+	if instructions = strings.TrimSpace(instructions); instructions != "" {
+		system += "\nThe operator's instructions for this summary: " + instructions
+	}
 	if len(keep) > 0 {
 		system += "\nThese points are kept word for word after your summary; do not repeat them:\n" + strings.Join(keep, "\n")
 	}
