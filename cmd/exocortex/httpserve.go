@@ -164,6 +164,9 @@ func runHTTPServe(cmd *cobra.Command, f *serveFlags) error {
 	if err := srv.Mount(ts.Routes()...); err != nil {
 		return err
 	}
+	if err := srv.Mount(inspectSurface(h, m, dir).Routes()...); err != nil {
+		return err
+	}
 	stopREST, err := mountREST(ctx, srv, h, a.home)
 	if err != nil {
 		return err

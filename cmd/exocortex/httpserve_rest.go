@@ -9,6 +9,7 @@ import (
 	"github.com/exocortex/exocortex/server"
 	"github.com/exocortex/exocortex/server/agentzero"
 	"github.com/exocortex/exocortex/server/deltas"
+	"github.com/exocortex/exocortex/server/inspect"
 	mcpserver "github.com/exocortex/exocortex/server/mcp"
 	"github.com/exocortex/exocortex/server/memoryapi"
 	"github.com/exocortex/exocortex/server/openai"
@@ -69,5 +70,17 @@ func mountOpenAPI(srv *server.Server, version string) error {
 	return srv.Mount(openapi.Route(openapi.Info{Title: "Exocortex", Version: version,
 		Description: "The agent and its memory over HTTP (exocortex serve). docs/api.md describes each surface."},
 		srv.Routes, agentzero.Ops(), openai.Ops(), sessions.ApprovalOps(), tasks.Ops(),
-		memoryapi.Ops(), deltas.Ops(), tools.Ops(), mcpserver.Ops()))
+		memoryapi.Ops(), deltas.Ops(), tools.Ops(), mcpserver.Ops(), inspect.Ops()))
+}
+
+// inspectSurface is the dashboard's inspection routes: what the model saw
+// and the wiring of a turn (from the sessions' recordings in dir), and the
+// plugins of h, reloaded at once when no session of m is mid-turn.
+func inspectSurface(h *host.Host, m *sessions.Manager, dir string) *inspect.Inspect {
+	busy := func() bool {
+		running := false
+		m.Each(func(l *sessions.Live) { running = running || l.Busy() })
+		return running
+	}
+	return inspect.New(inspect.Options{Dir: dir, Plugins: h, Busy: busy})
 }
