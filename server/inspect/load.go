@@ -50,7 +50,7 @@ func loadTurn(dir, name, turn string) (*replay.Recording, *replay.Turn, error) {
 	}
 	file := filepath.Join(dir, name+".jsonl")
 	if _, err := os.Stat(file); err != nil {
-		return nil, nil, fmt.Errorf("session %q: %w (GET /api/v1/openapi.json lists the surfaces; the terminal's /sessions lists the sessions)", name, ErrNotFound)
+		return nil, nil, fmt.Errorf("session %q: %w (there is no %s.jsonl among the sessions; the terminal's /sessions lists them)", name, ErrNotFound, name)
 	}
 	events := filepath.Join(replay.DirFor(file), replay.EventsFile)
 	if _, err := os.Stat(events); errors.Is(err, fs.ErrNotExist) {
