@@ -8,6 +8,7 @@ import (
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/server"
 	"github.com/exocortex/exocortex/server/agentzero"
+	"github.com/exocortex/exocortex/server/dashboard"
 	"github.com/exocortex/exocortex/server/deltas"
 	mcpserver "github.com/exocortex/exocortex/server/mcp"
 	"github.com/exocortex/exocortex/server/memoryapi"
@@ -69,5 +70,5 @@ func mountOpenAPI(srv *server.Server, version string) error {
 	return srv.Mount(openapi.Route(openapi.Info{Title: "Exocortex", Version: version,
 		Description: "The agent and its memory over HTTP (exocortex serve). docs/api.md describes each surface."},
 		srv.Routes, agentzero.Ops(), openai.Ops(), sessions.ApprovalOps(), tasks.Ops(),
-		memoryapi.Ops(), deltas.Ops(), tools.Ops(), mcpserver.Ops()))
+		memoryapi.Ops(), deltas.Ops(), tools.Ops(), mcpserver.Ops(), server.SignInOps(), dashboard.Ops()))
 }
