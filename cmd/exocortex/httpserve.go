@@ -197,7 +197,7 @@ func mountSurfaces(srv *server.Server, m *sessions.Manager, dir string) error {
 	if err := srv.Mount(openai.New(m).Routes()...); err != nil {
 		return err
 	}
-	if err := srv.Mount(m.Approvals().Routes()...); err != nil {
+	if err := srv.Mount(append(m.Approvals().Routes(), m.ChatRoutes()...)...); err != nil {
 		return err
 	}
 	dash, err := dashboard.New()

@@ -69,6 +69,6 @@ func mountREST(ctx context.Context, srv *server.Server, h *host.Host, home strin
 func mountOpenAPI(srv *server.Server, version string) error {
 	return srv.Mount(openapi.Route(openapi.Info{Title: "Exocortex", Version: version,
 		Description: "The agent and its memory over HTTP (exocortex serve). docs/api.md describes each surface."},
-		srv.Routes, agentzero.Ops(), openai.Ops(), sessions.ApprovalOps(), tasks.Ops(),
+		srv.Routes, agentzero.Ops(), openai.Ops(), sessions.ApprovalOps(), sessions.ChatOps(), tasks.Ops(),
 		memoryapi.Ops(), deltas.Ops(), tools.Ops(), mcpserver.Ops(), server.SignInOps(), dashboard.Ops()))
 }
