@@ -96,7 +96,7 @@ func (d *Dashboard) Weight() (gz, raw int) {
 // (which opens the chat view).
 func FirstLoad(name string) bool {
 	switch {
-	case name == "index.html", name == "app.js", name == "app.css", name == "views/chat.js", name == "views/chat.css":
+	case name == "index.html", name == "app.js", name == "app.css", name == "views/chat.js", name == "views/chat.css", name == "views/approval.js":
 		return true
 	case strings.HasPrefix(name, "lib/") && !strings.HasSuffix(name, ".txt") && !strings.HasSuffix(name, "LICENSE"):
 		return true
