@@ -8,6 +8,7 @@ import (
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/server"
 	"github.com/exocortex/exocortex/server/agentzero"
+	"github.com/exocortex/exocortex/server/dashboard"
 	"github.com/exocortex/exocortex/server/deltas"
 	"github.com/exocortex/exocortex/server/inspect"
 	mcpserver "github.com/exocortex/exocortex/server/mcp"
@@ -69,8 +70,8 @@ func mountREST(ctx context.Context, srv *server.Server, h *host.Host, home strin
 func mountOpenAPI(srv *server.Server, version string) error {
 	return srv.Mount(openapi.Route(openapi.Info{Title: "Exocortex", Version: version,
 		Description: "The agent and its memory over HTTP (exocortex serve). docs/api.md describes each surface."},
-		srv.Routes, agentzero.Ops(), openai.Ops(), sessions.ApprovalOps(), tasks.Ops(),
-		memoryapi.Ops(), deltas.Ops(), tools.Ops(), mcpserver.Ops(), inspect.Ops()))
+		srv.Routes, agentzero.Ops(), openai.Ops(), sessions.ApprovalOps(), sessions.ChatOps(), tasks.Ops(),
+		memoryapi.Ops(), deltas.Ops(), tools.Ops(), mcpserver.Ops(), server.SignInOps(), dashboard.Ops(), inspect.Ops()))
 }
 
 // inspectSurface is the dashboard's inspection routes: what the model saw
