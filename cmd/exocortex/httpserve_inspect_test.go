@@ -195,6 +195,16 @@ func TestServeInspectSawWiringPlugins(t *testing.T) {
 		t.Fatalf("turn=1: %+v", saw.Turn)
 	}
 
+	// The description is served only when every route has its Op.
+	var doc struct{ Paths map[string]map[string]any }
+	s.getJSON(t, "GET", "/api/v1/openapi.json", 200, &doc)
+	for p, m := range map[string]string{"/api/v1/saw/{session}": "get", "/api/v1/wiring/{session}": "get", "/api/v1/plugins": "get",
+		"/api/v1/plugins/{name}": "get", "/api/v1/plugins/{name}/reload": "post"} {
+		if doc.Paths[p][m] == nil {
+			t.Errorf("the OpenAPI description lacks %s %s", m, p)
+		}
+	}
+
 	for _, tc := range []struct {
 		name, method, path string
 		status             int

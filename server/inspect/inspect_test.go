@@ -120,7 +120,7 @@ func TestWiringGroupsFirings(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rec, turn, err := loadTurn(dir, "s", "")
+	rec, turn, err := new(cache).loadTurn(dir, "s", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,3 +163,36 @@ func (nilHost) FailedPlugins() []*host.StartError    { return nil }
 func (nilHost) Reload(context.Context, string) error { return nil }
 func (nilHost) ApplyPending() bool                   { return false }
 func (nilHost) Pending() []string                    { return nil }
+
+// TestCacheSeesAppendedTurns: a recording read once is read again when the
+// session records another turn, and kept while nothing changed.
+func TestCacheSeesAppendedTurns(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "s.jsonl")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var c cache
+	for i, want := range []int{1, 2} {
+		r, err := replay.NewRecorder(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Observe(loop.Event{Type: loop.EventMonologueStart, Time: time.Now(), Text: "turn"})
+		r.Observe(loop.Event{Type: loop.EventMonologueEnd, Time: time.Now()})
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		rec, turn, err := c.loadTurn(dir, "s", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rec.Turns) != want || turn.N != want {
+			t.Fatalf("round %d: %d turns, the last %d; want %d", i, len(rec.Turns), turn.N, want)
+		}
+		again, _, _ := c.loadTurn(dir, "s", "")
+		if again != rec {
+			t.Errorf("round %d: an unchanged recording was read again", i)
+		}
+	}
+}

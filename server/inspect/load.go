@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/exocortex/exocortex/core/session"
 	"github.com/exocortex/exocortex/replay"
@@ -41,10 +43,52 @@ type TurnRef struct {
 	TookUS int64  `json:"took_us,omitempty"`
 }
 
+// cache keeps the recordings read last, by events file, while the file's
+// size and modification time are unchanged (a followed wiring view asks
+// every few seconds; a recording grows only by appends).
+type cache struct {
+	mu      sync.Mutex
+	entries map[string]cached
+}
+
+type cached struct {
+	size int64
+	mod  time.Time
+	rec  *replay.Recording
+}
+
+// cacheSize bounds the recordings kept.
+const cacheSize = 8
+
+func (c *cache) load(dir, events string) (*replay.Recording, error) {
+	fi, err := os.Stat(events)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	e, ok := c.entries[events]
+	c.mu.Unlock()
+	if ok && e.size == fi.Size() && e.mod.Equal(fi.ModTime()) {
+		return e.rec, nil
+	}
+	rec, err := replay.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= cacheSize {
+		c.entries = map[string]cached{}
+	}
+	c.entries[events] = cached{size: fi.Size(), mod: fi.ModTime(), rec: rec}
+	return rec, nil
+}
+
 // loadTurn reads the recording of session name in dir and returns it and
 // its turn n (the last ended turn when turn is "", the last turn if none
-// ended).
-func loadTurn(dir, name, turn string) (*replay.Recording, *replay.Turn, error) {
+// ended). The recording is read as it is: a turn is never changed once
+// loaded, so the answer may share it with the cache.
+func (c *cache) loadTurn(dir, name, turn string) (*replay.Recording, *replay.Turn, error) {
 	if err := session.ValidateName(name); err != nil {
 		return nil, nil, &InputError{Field: "session", Message: err.Error(), Err: ErrBadInput}
 	}
@@ -56,7 +100,7 @@ func loadTurn(dir, name, turn string) (*replay.Recording, *replay.Turn, error) {
 	if _, err := os.Stat(events); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("session %q has no recorded turn yet (%s is missing): send it a message first: %w", name, events, ErrNotFound)
 	}
-	rec, err := replay.Load(replay.DirFor(file))
+	rec, err := c.load(replay.DirFor(file), events)
 	if err != nil {
 		// A recording with no monologue yet is a session with no turn.
 		return nil, nil, fmt.Errorf("session %q: %v: %w", name, err, ErrNotFound)

@@ -22,7 +22,10 @@ type Options struct {
 }
 
 // Inspect serves the inspection routes.
-type Inspect struct{ opts Options }
+type Inspect struct {
+	opts  Options
+	cache cache
+}
 
 // New returns the inspection surface.
 func New(opts Options) *Inspect { return &Inspect{opts: opts} }
@@ -46,7 +49,7 @@ func (s *Inspect) Routes() []route.Route {
 
 func (s *Inspect) saw(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("session")
-	rec, t, err := loadTurn(s.opts.Dir, name, r.URL.Query().Get("turn"))
+	rec, t, err := s.cache.loadTurn(s.opts.Dir, name, r.URL.Query().Get("turn"))
 	if err != nil {
 		answer(w, err)
 		return
@@ -56,7 +59,7 @@ func (s *Inspect) saw(w http.ResponseWriter, r *http.Request) {
 
 func (s *Inspect) wiring(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("session")
-	rec, t, err := loadTurn(s.opts.Dir, name, r.URL.Query().Get("turn"))
+	rec, t, err := s.cache.loadTurn(s.opts.Dir, name, r.URL.Query().Get("turn"))
 	if err != nil {
 		answer(w, err)
 		return
