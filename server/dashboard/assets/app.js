@@ -4,6 +4,7 @@
 // assets/README.md).
 import { h, clear } from './lib/dom.js';
 import { md } from './lib/md.js';
+import { followDeltas } from './lib/deltas.js';
 
 // NAV lists the views in the order the navigation shows them; admin views
 // are hidden from an agent key.
@@ -22,6 +23,7 @@ const who = document.getElementById('who');
 const signout = document.getElementById('signout');
 let leaving = [];
 let routeToken = 0;
+let stopDeltas = null; // the badge's stream, while signed in
 
 export class ApiError extends Error {
   constructor(status, code, message) {
@@ -158,6 +160,16 @@ function drawNav(current) {
   signout.hidden = !!auth.open;
 }
 
+function startDeltas() {
+  stopDeltas?.();
+  stopDeltas = followDeltas({ sse }, document.getElementById('delta-badge'));
+}
+function endDeltas() {
+  stopDeltas?.();
+  stopDeltas = null;
+  document.getElementById('delta-badge').hidden = true;
+}
+
 async function route() {
   const token = ++routeToken;
   for (const fn of leaving.splice(0)) { try { fn(); } catch (e) { console.error(e); } }
@@ -201,6 +213,7 @@ async function route() {
 }
 
 function showSignIn(message = '') {
+  endDeltas();
   for (const fn of leaving.splice(0)) { try { fn(); } catch (e) { console.error(e); } }
   drawNav('');
   who.textContent = '';
@@ -222,6 +235,7 @@ function showSignIn(message = '') {
     try {
       auth = await api('/api/v1/auth/login', { body: { key: input.value }, quiet: true });
       input.value = '';
+      startDeltas();
       if (!location.hash) location.hash = '#/chat';
       route();
     } catch (e) {
@@ -274,6 +288,7 @@ async function boot() {
     showSignIn(e.status === 401 ? '' : e.message);
     return;
   }
+  startDeltas();
   route();
 }
 
