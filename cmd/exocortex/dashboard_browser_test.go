@@ -101,8 +101,8 @@ func TestDashboardBrowser(t *testing.T) {
 		p.run(chromedpType(".approval:not(.answered) .deny-reason", "not on this machine")...)
 		p.run(clickText(".approval:not(.answered) button", "Deny"))
 		// The script answers DENIED-ANSWER only when the reason is in the request.
-		p.waitFor("the answer after the denial", `[...document.querySelectorAll('.answer')].some(a => a.textContent.includes('DENIED-ANSWER')) || document.querySelector('.msg.agent .error')`)
-		if got := p.js(`document.querySelector('.msg.agent .error')?.textContent || ''`); got != `""` {
+		p.waitFor("the answer after the denial", `[...document.querySelectorAll('.answer')].some(a => a.textContent.includes('DENIED-ANSWER')) || document.querySelector('.msg.agent > .error')`)
+		if got := p.js(`document.querySelector('.msg.agent > .error')?.textContent || ''`); got != `""` {
 			t.Fatalf("the turn failed (the reason did not reach the model?): %s", got)
 		}
 	})
