@@ -146,7 +146,7 @@ func TestDashboardBrowser(t *testing.T) {
 
 	step("a memory saved by another client raises the delta badge", func(t *testing.T) {
 		p.run(navigate(p.url + "/#/chat/" + session))
-		p.waitFor("the chat", `document.querySelector('#chat-input') && document.querySelector('#delta-badge').hidden`)
+		p.waitFor("the chat", `document.querySelector('#chat-input')`)
 		start := time.Now()
 		st, body := s.do(t, "POST", "/api/v1/memory", `{"text":"the staging cluster is called amber-otter-7"}`, admin...)
 		if st != 201 {
@@ -173,11 +173,33 @@ func TestDashboardBrowser(t *testing.T) {
 		p.waitFor("the chat", `document.querySelector('#chat-input')`)
 	})
 
+	step("dark theme by the toggle", func(t *testing.T) {
+		// The toggle cycles system → light → dark.
+		for i := 0; i < 3 && p.js(`document.documentElement.dataset.theme || ''`) != `"dark"`; i++ {
+			p.run(chromedp.Click(chromedp.CSS("#theme")))
+		}
+		if bg := p.js(`getComputedStyle(document.body).backgroundColor`); bg != `"rgb(21, 23, 28)"` {
+			t.Errorf("the dark background: %s", bg)
+		}
+		p.axe("chat (dark)")
+		p.run(navigate(p.url + "/#/memory"))
+		p.waitFor("the memory view", `document.querySelector('.mem-counts table')`)
+		p.axe("memory (dark)")
+		p.run(navigate(p.url + "/#/plugins"))
+		p.waitFor("the plugins", `document.querySelector('[data-plugin="gate"]')`)
+		p.axe("plugins (dark)")
+		p.run(navigate(p.url + "/#/chat/" + session))
+		p.waitFor("the chat", `document.querySelector('#chat-input')`)
+	})
+
 	step("stop", func(t *testing.T) {
 		send("slowly")
 		p.waitFor("the slow answer to begin", `[...document.querySelectorAll('.msg.agent.live .answer')].some(a => a.textContent.includes('this'))`)
 		p.run(clickText(".composer button", "Stop"))
-		p.waitFor("the turn to stop", `[...document.querySelectorAll('.msg.agent .notice')].some(n => n.textContent.includes('stopped'))`)
+		p.waitFor("the turn to stop", `[...document.querySelectorAll('.msg.agent .notice')].some(n => /stop/i.test(n.textContent))`)
+		if got := p.js(`[...document.querySelectorAll('.answer')].some(a => a.textContent.includes('its end'))`); got != "false" {
+			t.Errorf("the stopped answer ran to its end")
+		}
 	})
 
 	step("sign out and be refused", func(t *testing.T) {
