@@ -8,7 +8,7 @@ PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 PROTO_FILES   := $(wildcard proto/exocortex/v1/*.proto)
 export PATH   := $(TOOLS):$(PATH)
 
-.PHONY: node-tools openai-client all build run test test-race vet fmt-check tidy-check generate check-generated deps tools bench eval glove glove-compact mcp-clients lint clean
+.PHONY: browser dashboard-shots node-tools openai-client all build run test test-race vet fmt-check tidy-check generate check-generated deps tools bench eval glove glove-compact mcp-clients lint clean
 
 all: build
 
@@ -96,7 +96,7 @@ tidy-check:
 # precision and recall among them); if npm cannot be reached they skip, saying so.
 # The end-to-end package runs real binaries and tmux sessions for minutes; the
 # timeout (per package) leaves room for a loaded machine, far inside CI's limit.
-test: deps node-tools openai-client check-generated fmt-check tidy-check vet lint mcp-clients
+test: deps node-tools openai-client check-generated fmt-check tidy-check vet lint mcp-clients browser
 	@scripts/fetch-glove.sh || echo "full GloVe vectors unavailable: the tests that need data/glove-100d.bin will skip"
 	EXOCORTEX_CONFORMANCE_PYTHON=require $(GO) test -count=1 -timeout 30m ./...
 
@@ -112,6 +112,23 @@ lint: build
 
 test-race:
 	$(GO) test -count=1 -race ./core/... ./staging/... ./memory/... ./sdk/...
+
+## browser: the real browser the dashboard's tests drive (Debian's chromium, via
+## chromedp) and axe-core, the accessibility engine they inject (npm, pinned, in
+## .tools/axe); the tests skip, saying so, when either is missing
+AXE_VERSION := 4.14.1
+AXE_DIR     := $(CURDIR)/.tools/axe
+browser: $(AXE_DIR)/node_modules/axe-core/axe.min.js
+	@command -v chromium >/dev/null || { echo "installing chromium"; $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium fonts-dejavu-core >/dev/null; }
+
+$(AXE_DIR)/node_modules/axe-core/axe.min.js:
+	@command -v npm >/dev/null || { echo "npm is needed for axe-core (apt-get install npm)"; exit 1; }
+	mkdir -p $(AXE_DIR) && npm install --no-audit --no-fund --silent --prefix $(AXE_DIR) axe-core@$(AXE_VERSION)
+
+## dashboard-shots: the dashboard's screenshots under docs/dashboard/ (light and
+## dark, 1280x800 and a 390-wide phone), taken by a real browser
+dashboard-shots: browser build
+	EXOCORTEX_DASHBOARD_SHOTS=$(CURDIR)/docs/dashboard $(GO) test -count=1 -run 'TestDashboardShots' -timeout 20m ./cmd/exocortex
 
 ## mcp-clients: the real MCP clients and servers the MCP tests drive (npm, pinned in
 ## scripts/mcp-clients/package.json) in .tools/mcp-node

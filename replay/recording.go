@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/exocortex/exocortex/core/llm/scripted"
 	"github.com/exocortex/exocortex/core/loop"
@@ -38,6 +39,11 @@ type Turn struct {
 	StopReason string
 	// Took is the monologue's wall time, as recorded (0 when unknown).
 	TookUS int64
+	// Start is when the monologue began (its monologue_start event); Ended
+	// says its monologue_end was recorded (false for a turn still running,
+	// or cut off).
+	Start time.Time
+	Ended bool
 }
 
 // Iteration is what one iteration did.
@@ -59,6 +65,11 @@ type Iteration struct {
 	Notices  []loop.Event
 	// Approvals are the answers to held calls.
 	Approvals []loop.Event
+	// Timeline is the hook and hook_done events in the order they came (a
+	// hook_done closes the calls of one firing before it: its wall time and
+	// round trips); Budget is how the iteration's request was sized.
+	Timeline []loop.Event
+	Budget   *loop.Budget
 	// Responded is set when the monologue ended at this iteration's tool.
 	Responded bool
 }
@@ -147,7 +158,7 @@ func (b *builder) add(e loop.Event) error {
 		return nil // a subordinate's events: its own monologue, not replayed
 	}
 	if e.Type == loop.EventMonologueStart {
-		b.turn = &Turn{N: len(b.rec.Turns) + 1, User: e.Text, Opening: &Iteration{}}
+		b.turn = &Turn{N: len(b.rec.Turns) + 1, User: e.Text, Opening: &Iteration{}, Start: e.Time}
 		b.turn.TookUS = -e.Time.UnixMicro()
 		b.rec.Turns = append(b.rec.Turns, b.turn)
 		return nil
@@ -160,6 +171,7 @@ func (b *builder) add(e loop.Event) error {
 	switch e.Type {
 	case loop.EventHook:
 		it.Hooks = append(it.Hooks, e)
+		it.Timeline = append(it.Timeline, e)
 	case loop.EventSignal:
 		it.Signals = append(it.Signals, e)
 	case loop.EventToolCall:
@@ -172,6 +184,10 @@ func (b *builder) add(e loop.Event) error {
 		it.Notices = append(it.Notices, e)
 	case loop.EventApproval:
 		it.Approvals = append(it.Approvals, e)
+	case loop.EventHookDone:
+		it.Timeline = append(it.Timeline, e)
+	case loop.EventBudget:
+		it.Budget = e.Budget
 	case loop.EventReasoning:
 		it.Thinking += e.Text
 	case loop.EventLLMReply:
@@ -188,6 +204,7 @@ func (b *builder) add(e loop.Event) error {
 	case loop.EventMonologueEnd:
 		t.StopReason = e.StopReason
 		t.TookUS += e.Time.UnixMicro()
+		t.Ended = true
 		b.turn = nil
 	}
 	return nil

@@ -10,7 +10,11 @@
 //     [route.Admin]); a route needs one, and [route.Public] routes need none.
 //     With no key configured the server only listens on a loopback address
 //     and every local caller is an admin called "local"; any other address is
-//     refused at start until at least one key is configured.
+//     refused at start until at least one key is configured. A browser
+//     signed in to the dashboard (POST /api/v1/auth/login, [Server.SignInRoutes])
+//     sends instead an HttpOnly, SameSite=Strict session cookie standing for
+//     its key, and on every state-changing request the session's CSRF token
+//     as X-CSRF-Token (websession.go).
 //   - a rate limit per key (a token bucket, golang.org/x/time/rate): a caller
 //     over it is answered 429 with Retry-After.
 //   - a body size limit ([net/http.MaxBytesReader]): a larger body is

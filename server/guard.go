@@ -66,6 +66,21 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rt route.R
 		return route.Caller{}, false
 	}
 	if sent == "" {
+		if c, found, status, p := s.cookieCaller(r); found {
+			if status != 0 {
+				if rt.Role == route.Public {
+					return route.Caller{Role: route.Public}, true
+				}
+				errs(w, status, p)
+				return route.Caller{}, false
+			}
+			if !c.Role.Allows(rt.Role) {
+				errs(w, http.StatusForbidden, route.Problem{Code: route.CodeForbidden,
+					Message: fmt.Sprintf("%s %s needs the %s role; key %q has the %s role", r.Method, rt.Pattern, rt.Role, c.Key, c.Role)})
+				return route.Caller{}, false
+			}
+			return c, true
+		}
 		if rt.Role == route.Public {
 			return route.Caller{Role: route.Public}, true
 		}

@@ -76,6 +76,9 @@ type Server struct {
 	routes   []route.Route
 	limiters map[string]*rate.Limiter
 	closing  bool
+
+	// web are the browsers signed in to the dashboard (websession.go).
+	web webSessions
 }
 
 // New checks opts and listens on opts.Addr. The server answers nothing until

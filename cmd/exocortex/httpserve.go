@@ -18,6 +18,7 @@ import (
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/server"
 	"github.com/exocortex/exocortex/server/agentzero"
+	"github.com/exocortex/exocortex/server/dashboard"
 	"github.com/exocortex/exocortex/server/openai"
 	"github.com/exocortex/exocortex/server/route"
 	"github.com/exocortex/exocortex/server/sessions"
@@ -164,6 +165,9 @@ func runHTTPServe(cmd *cobra.Command, f *serveFlags) error {
 	if err := srv.Mount(ts.Routes()...); err != nil {
 		return err
 	}
+	if err := srv.Mount(inspectSurface(h, m, dir).Routes()...); err != nil {
+		return err
+	}
 	stopREST, err := mountREST(ctx, srv, h, a.home)
 	if err != nil {
 		return err
@@ -196,7 +200,14 @@ func mountSurfaces(srv *server.Server, m *sessions.Manager, dir string) error {
 	if err := srv.Mount(openai.New(m).Routes()...); err != nil {
 		return err
 	}
-	return srv.Mount(m.Approvals().Routes()...)
+	if err := srv.Mount(append(m.Approvals().Routes(), m.ChatRoutes()...)...); err != nil {
+		return err
+	}
+	dash, err := dashboard.New()
+	if err != nil {
+		return err
+	}
+	return srv.Mount(append(srv.SignInRoutes(), dash.Routes()...)...)
 }
 
 // announce says where the server listens and who may call it.

@@ -8,7 +8,9 @@ import (
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/server"
 	"github.com/exocortex/exocortex/server/agentzero"
+	"github.com/exocortex/exocortex/server/dashboard"
 	"github.com/exocortex/exocortex/server/deltas"
+	"github.com/exocortex/exocortex/server/inspect"
 	mcpserver "github.com/exocortex/exocortex/server/mcp"
 	"github.com/exocortex/exocortex/server/memoryapi"
 	"github.com/exocortex/exocortex/server/openai"
@@ -68,6 +70,18 @@ func mountREST(ctx context.Context, srv *server.Server, h *host.Host, home strin
 func mountOpenAPI(srv *server.Server, version string) error {
 	return srv.Mount(openapi.Route(openapi.Info{Title: "Exocortex", Version: version,
 		Description: "The agent and its memory over HTTP (exocortex serve). docs/api.md describes each surface."},
-		srv.Routes, agentzero.Ops(), openai.Ops(), sessions.ApprovalOps(), tasks.Ops(),
-		memoryapi.Ops(), deltas.Ops(), tools.Ops(), mcpserver.Ops()))
+		srv.Routes, agentzero.Ops(), openai.Ops(), sessions.ApprovalOps(), sessions.ChatOps(), tasks.Ops(),
+		memoryapi.Ops(), deltas.Ops(), tools.Ops(), mcpserver.Ops(), server.SignInOps(), dashboard.Ops(), inspect.Ops()))
+}
+
+// inspectSurface is the dashboard's inspection routes: what the model saw
+// and the wiring of a turn (from the sessions' recordings in dir), and the
+// plugins of h, reloaded at once when no session of m is mid-turn.
+func inspectSurface(h *host.Host, m *sessions.Manager, dir string) *inspect.Inspect {
+	busy := func() bool {
+		running := false
+		m.Each(func(l *sessions.Live) { running = running || l.Busy() })
+		return running
+	}
+	return inspect.New(inspect.Options{Dir: dir, Plugins: h, Busy: busy})
 }

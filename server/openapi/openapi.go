@@ -118,7 +118,7 @@ func Document(info Info, routes []route.Route, ops []Op) map[string]any {
 	ids := map[string]int{}
 	for _, r := range routes {
 		o := byKey[Key(r.Method, r.Pattern)]
-		path := pathParam.ReplaceAllString(r.Pattern, "{$1}")
+		path := pathParam.ReplaceAllString(strings.TrimSuffix(r.Pattern, "{$}"), "{$1}")
 		if paths[path] == nil {
 			paths[path] = map[string]any{}
 		}

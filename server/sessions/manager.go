@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -91,6 +92,7 @@ type Live struct {
 	listeners map[int]func(loop.Event)
 	nextL     int
 	cancel    context.CancelFunc // the running turn's
+	stopped   bool               // Stop cancelled the running turn
 	expires   time.Time
 	// ephemeral sessions end (to .trash) when their lifetime passes, as
 	// Agent Zero's chats do; the others are only closed, and stay listed.
@@ -163,7 +165,9 @@ func (m *Manager) Open(ctx context.Context, name string, create bool, profile st
 	l.log.fromHistory(s.History())
 	approver := m.opts.Approvals.approver(name, func(p Pending) {
 		l.log.add("info", "Approval needed for "+p.Tool, p.Action, map[string]any{"approval_id": p.ID, "reason": p.Reason, "deadline": p.Deadline}, 0)
-		l.emit(loop.Event{Type: loop.EventNotice, Time: time.Now(), Tool: p.Tool, Text: "waiting for approval " + p.ID + " of " + p.Tool})
+		held, _ := json.Marshal(p)
+		l.emit(loop.Event{Type: loop.EventNotice, Code: NoticeApprovalWaiting, Time: time.Now(), Tool: p.Tool, Args: held,
+			Text: "waiting for approval " + p.ID + " of " + p.Tool})
 	})
 	agent, err := m.opts.NewAgent(ctx, AgentSpec{Session: s, Approver: approver, Observer: l.observe, Profile: profile})
 	if err != nil {

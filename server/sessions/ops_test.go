@@ -12,3 +12,9 @@ func TestApprovalOpsDescribeEveryRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestChatOpsDescribeEveryRoute(t *testing.T) {
+	if err := openapi.Check(NewManager(Options{Dir: t.TempDir()}).ChatRoutes(), ChatOps()); err != nil {
+		t.Fatal(err)
+	}
+}
