@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -59,6 +61,7 @@ func TestDashboardSawAndWiringBrowser(t *testing.T) {
 			t.Errorf("no budget bar segments")
 		}
 		p.axe("saw")
+		p.shot("saw-light")
 	})
 
 	step("live wiring", func(t *testing.T) {
@@ -92,10 +95,31 @@ func TestDashboardSawAndWiringBrowser(t *testing.T) {
 			t.Errorf("the budget bar's label: %s", got)
 		}
 		p.axe("wiring (light)")
+		p.shot("wiring-light")
 		p.js(`document.documentElement.dataset.theme = 'dark'`)
 		p.axe("wiring (dark)")
+		p.shot("wiring-dark")
 		p.js(fmt.Sprintf(`location.hash = %q`, "#/saw/"+session))
 		p.waitFor("the recall block", `document.querySelector('.saw-block.recall')`)
 		p.axe("saw (dark)")
 	})
+}
+
+// shot saves a full-page screenshot as NAME.png in the directory
+// EXOCORTEX_INSPECT_SHOTS names, when it is set (to look at the views).
+func (p *page) shot(name string) {
+	p.t.Helper()
+	dir := os.Getenv("EXOCORTEX_INSPECT_SHOTS")
+	if dir == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(p.ctx, waitLong)
+	defer cancel()
+	buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	if err != nil {
+		p.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), buf, 0o644); err != nil {
+		p.t.Fatal(err)
+	}
 }
