@@ -85,6 +85,9 @@ func TestDashboardSawAndWiringBrowser(t *testing.T) {
 		}
 		p.run(chromedp.Focus(chromedp.CSS(".tl-bar.failed")))
 		p.waitFor("the call's details", `document.querySelector('.tl-detail').textContent.includes('FAILED (crashed)')`)
+		if got := p.js(`document.querySelector('.tl-detail').textContent`); strings.Contains(got, "null") || !strings.Contains(got, "message_loop_end") {
+			t.Errorf("the call's details: %s", got)
+		}
 		if got := p.js(`document.querySelector('.wiring-problems')?.textContent || ''`); !strings.Contains(got, "crashonce/crash_once") {
 			t.Errorf("the failures box: %s", got)
 		}
@@ -115,7 +118,7 @@ func (p *page) shot(name string) {
 	}
 	ctx, cancel := context.WithTimeout(p.ctx, waitLong)
 	defer cancel()
-	buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		p.t.Fatalf("screenshot %s: %v", name, err)
 	}
