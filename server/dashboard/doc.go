@@ -31,6 +31,7 @@
 //	ctx.h(tag, attrs, ...children)  a DOM element (text children are escaped)
 //	ctx.md(text)             Markdown as a sanitised DocumentFragment, code highlighted
 //	ctx.toast(text, kind)    a passing message (kind "error" for a failure)
+//	ctx.css(path)            load the stylesheet assets/PATH once (views/NAME.css)
 //	ctx.onCleanup(fn)        run fn when the view is left
 //
 // Views never build HTML from strings holding data (ctx.h and ctx.md escape);

@@ -20,6 +20,10 @@ export async function render(root, ctx) {
   const side = h('aside', { class: 'chat-side', 'aria-label': 'Sessions' }, h('h2', null, 'Sessions'), newBtn, sessionList);
   const title = h('h1', { class: 'chat-title' }, current || 'New session');
   const status = h('span', { class: 'chat-status muted', role: 'status', 'aria-live': 'polite' });
+  const inspect = h('span', { class: 'chat-links' });
+  const drawLinks = () => inspect.replaceChildren(...(current ? [
+    h('a', { href: '#/saw/' + encodeURIComponent(current) }, 'What the model saw'), ' · ',
+    h('a', { href: '#/wiring/' + encodeURIComponent(current) }, 'Live wiring')] : []));
   const log = h('div', { class: 'messages', role: 'log', 'aria-label': 'Conversation', 'aria-live': 'off', tabindex: 0 });
   const input = h('textarea', { id: 'chat-input', rows: 2, placeholder: 'Message the agent (Enter sends, Shift+Enter for a new line)', 'aria-label': 'Message' });
   const fileInput = h('input', { type: 'file', multiple: true, hidden: true, 'aria-hidden': 'true', tabindex: -1 });
@@ -28,7 +32,7 @@ export async function render(root, ctx) {
   const sendBtn = h('button', { type: 'submit', class: 'primary' }, 'Send');
   const stopBtn = h('button', { type: 'button', class: 'danger', hidden: true, onclick: () => stop() }, 'Stop');
   const form = h('form', { class: 'composer' }, chips, h('div', { class: 'composer-row' }, attachBtn, fileInput, input, sendBtn, stopBtn));
-  const convo = h('section', { class: 'chat-main', 'aria-labelledby': 'chat-title' }, h('div', { class: 'chat-head' }, title, status), log, form);
+  const convo = h('section', { class: 'chat-main', 'aria-labelledby': 'chat-title' }, h('div', { class: 'chat-head' }, title, inspect, status), log, form);
   title.id = 'chat-title';
   root.append(h('div', { class: 'chat' }, side, convo));
 
@@ -137,6 +141,7 @@ export async function render(root, ctx) {
 
   async function openSession(name) {
     log.replaceChildren();
+    drawLinks();
     lastTool = null;
     title.textContent = name || 'New session';
     if (!name) {
@@ -197,6 +202,7 @@ export async function render(root, ctx) {
       current = name;
       history.replaceState(null, '', '#/chat/' + encodeURIComponent(name));
       title.textContent = name;
+      drawLinks();
       log.replaceChildren();
     }
     log.querySelector('.empty')?.remove();
