@@ -83,20 +83,24 @@ func TestDashboardLongSessionAndFirstLoad(t *testing.T) {
 	p.waitFor("the session's last messages", `document.querySelector('.chat-title')?.textContent === 'long' && document.querySelectorAll('.messages .msg').length > 10`)
 	var first float64
 	_ = p.eval(`performance.now() - window.__t0`, &first)
-	p.waitFor("every message", `document.querySelector('.messages').dataset.complete === 'true'`)
-	var all float64
-	_ = p.eval(`performance.now() - window.__t0`, &all)
 	var scroll struct {
 		Steps int
 		MS    float64
 	}
+	// Scroll up a screen a frame until the session's first message is drawn
+	// (older messages are drawn as they come near).
 	if err := p.eval(`(async () => {
 		const log = document.querySelector('.messages'); const t0 = performance.now(); let steps = 0;
-		while (log.scrollTop > 0 && steps < 1000) { log.scrollTop = Math.max(0, log.scrollTop - log.clientHeight); steps++; await new Promise(r => requestAnimationFrame(() => r())); }
+		while ((log.scrollTop > 0 || log.dataset.complete !== 'true') && steps < 5000) {
+			log.scrollTop = Math.max(0, log.scrollTop - log.clientHeight); steps++;
+			await new Promise(r => requestAnimationFrame(() => r()));
+		}
 		return {Steps: steps, MS: performance.now() - t0};
 	})()`, &scroll); err != nil {
 		t.Fatal(err)
 	}
+	var all float64
+	_ = p.eval(`performance.now() - window.__t0`, &all)
 	var long []float64
 	if err := p.eval(`window.__long`, &long); err != nil {
 		t.Fatal(err)
@@ -106,8 +110,8 @@ func TestDashboardLongSessionAndFirstLoad(t *testing.T) {
 		worst = max(worst, d)
 	}
 	drawn := p.js(`document.querySelectorAll('.messages .msg').length`)
-	t.Logf("%d-message session: last messages drawn in %.0f ms, all in %.0f ms (%s elements); scrolled to the top in %d screens, %.0f ms; long tasks over 50 ms: %d (longest %.0f ms)",
-		n, first, all, drawn, scroll.Steps, scroll.MS, len(long), worst)
+	t.Logf("%d-message session: last messages drawn %.0f ms after the route changed; scrolled to the first in %d frames, %.0f ms (%.0f ms after the route changed, %s elements); long tasks over 50 ms: %d (longest %.0f ms) in %v",
+		n, first, scroll.Steps, scroll.MS, all, drawn, len(long), worst, long)
 	if !strings.Contains(p.js(`document.querySelector('.messages .msg')?.textContent || ''`), "Question 0:") {
 		t.Errorf("the top of the session is not its first message")
 	}

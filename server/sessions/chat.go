@@ -284,8 +284,18 @@ func (l *Live) Stop() bool {
 	if l.cancel == nil {
 		return false
 	}
+	l.stopped = true
 	l.cancel()
 	return true
+}
+
+// takeStopped reports whether Stop ended the last turn, and forgets it.
+func (l *Live) takeStopped() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.stopped
+	l.stopped = false
+	return s
 }
 
 // StopReply is POST /api/v1/sessions/{name}/stop's reply.

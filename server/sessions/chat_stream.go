@@ -183,6 +183,7 @@ func (m *Manager) streamTurn(w http.ResponseWriter, r *http.Request) {
 	out := &sseWriter{w: w, rc: http.NewResponseController(w)}
 	var started bool
 	var startMu sync.Mutex
+	var live *Live
 	rp := &replies{}
 	flushReply := func(force bool) {
 		rp.mu.Lock()
@@ -202,6 +203,7 @@ func (m *Manager) streamTurn(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Accel-Buffering", "no")
 		w.WriteHeader(http.StatusOK)
 		started = true
+		live = l
 		startMu.Unlock()
 		out.send(TurnEvent{Type: "session", Session: l.Name()})
 	}
@@ -271,13 +273,10 @@ func (m *Manager) streamTurn(w http.ResponseWriter, r *http.Request) {
 	flushReply(true)
 	var stop *loop.StopError
 	switch {
+	case live.takeStopped() && err != nil:
+		out.send(TurnEvent{Type: "error", Code: "stopped", Error: "the turn was stopped (POST .../stop)"})
 	case err != nil && res == nil:
-		code := route.CodeTurnFailed
-		msg := err.Error()
-		if errors.Is(err, context.Canceled) {
-			code, msg = "stopped", "the turn was stopped"
-		}
-		out.send(TurnEvent{Type: "error", Code: code, Error: msg})
+		out.send(TurnEvent{Type: "error", Code: route.CodeTurnFailed, Error: err.Error()})
 	case errors.As(err, &stop):
 		out.send(TurnEvent{Type: "done", Text: res.Response, StopReason: res.StopReason, Iteration: res.Iterations, Error: err.Error()})
 	default:

@@ -92,6 +92,7 @@ type Live struct {
 	listeners map[int]func(loop.Event)
 	nextL     int
 	cancel    context.CancelFunc // the running turn's
+	stopped   bool               // Stop cancelled the running turn
 	expires   time.Time
 	// ephemeral sessions end (to .trash) when their lifetime passes, as
 	// Agent Zero's chats do; the others are only closed, and stay listed.

@@ -156,33 +156,40 @@ export async function render(root, ctx) {
     if (closed) return;
     const msgs = data.messages;
     if (!msgs.length) log.append(h('p', { class: 'muted empty' }, 'No messages yet.'));
-    // Draw the last messages at once, then the older ones in small tasks,
-    // keeping the view at the bottom, so a long session never blocks the page.
+    // Draw the last messages at once; the older ones a batch at a time as
+    // the reader scrolls up to them (a sentinel at the top), keeping the
+    // view where it was, so a long session never blocks the page.
     let start = Math.max(0, msgs.length - BATCH);
     const draw = (from, to) => {
       const frag = document.createDocumentFragment();
+      lastTool = null;
       for (const m of msgs.slice(from, to)) { const el = historyMsg(m); if (el) frag.append(el); }
+      lastTool = null;
       return frag;
     };
-    lastTool = null;
-    log.append(draw(start, msgs.length));
+    const sentinel = h('div', { class: 'older', 'aria-hidden': 'true' });
+    log.append(sentinel, draw(start, msgs.length));
     log.scrollTop = log.scrollHeight;
     log.dataset.loaded = String(msgs.length - start);
     for (const p of data.approvals || []) log.append(approvalCard(ctx, p));
     if (data.busy) status.textContent = 'A turn is running in this session.';
-    while (start > 0 && !closed && name === current) {
-      await new Promise((r) => setTimeout(r, 0));
+    const done = () => { sentinel.remove(); log.dataset.complete = 'true'; };
+    if (start === 0) { done(); return; }
+    const more = () => {
+      if (closed || name !== current || start === 0) return;
       const end = start;
       start = Math.max(0, start - BATCH);
       const fromBottom = log.scrollHeight - log.scrollTop;
-      const saved = lastTool;
-      lastTool = null;
-      log.prepend(draw(start, end));
-      lastTool = saved;
+      sentinel.after(draw(start, end));
       log.scrollTop = log.scrollHeight - fromBottom;
       log.dataset.loaded = String(msgs.length - start);
-    }
-    log.dataset.complete = 'true';
+      if (start === 0) { io.disconnect(); done(); return; }
+      // Still near the top (a short batch): the observer will not fire again.
+      if (log.scrollTop < 600) requestAnimationFrame(more);
+    };
+    const io = new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting)) requestAnimationFrame(more); }, { root: log, rootMargin: '600px 0px 0px 0px' });
+    io.observe(sentinel);
+    ctx.onCleanup(() => io.disconnect());
   }
 
   // ---- a turn ---------------------------------------------------------
