@@ -36,6 +36,13 @@ const restExamples = `
   curl -s 'http://127.0.0.1:8765/api/v1/deltas?since=0' -H "X-API-KEY: $EXOCORTEX_API_KEY"
   curl -sN http://127.0.0.1:8765/api/v1/deltas/stream -H "X-API-KEY: $EXOCORTEX_API_KEY" -H 'Last-Event-ID: 0'
 
+  # What the model saw in a session's last turn (?turn=N for another), its wiring as a
+  # timeline, the plugins' health, and a plugin reloaded (admin key)
+  curl -s http://127.0.0.1:8765/api/v1/saw/NAME -H "X-API-KEY: $EXOCORTEX_API_KEY"
+  curl -s 'http://127.0.0.1:8765/api/v1/wiring/NAME?turn=1' -H "X-API-KEY: $EXOCORTEX_API_KEY"
+  curl -s http://127.0.0.1:8765/api/v1/plugins -H "X-API-KEY: $EXOCORTEX_API_KEY"
+  curl -s -X POST http://127.0.0.1:8765/api/v1/plugins/PLUGIN/reload -H "X-API-KEY: $EXOCORTEX_API_KEY"
+
   # The tool registry, its health, and the OpenAPI description (no key needed for the last two)
   curl -s 'http://127.0.0.1:8765/tools?category=retrieval' -H "X-API-KEY: $EXOCORTEX_API_KEY"
   curl -s http://127.0.0.1:8765/health

@@ -1,6 +1,7 @@
 package openapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -9,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/server/deltas"
+	"github.com/exocortex/exocortex/server/inspect"
 	"github.com/exocortex/exocortex/server/internal/servertest"
 	"github.com/exocortex/exocortex/server/memoryapi"
 	"github.com/exocortex/exocortex/server/openapi"
@@ -26,12 +29,18 @@ func surfaces(t *testing.T) (string, []route.Route) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h, err := host.New(context.Background(), host.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
 	var routes []route.Route
 	routes = append(routes, memoryapi.New(mem)...)
+	routes = append(routes, inspect.New(inspect.Options{Dir: t.TempDir(), Plugins: h}).Routes()...)
 	routes = append(routes, d.Routes()...)
 	routes = append(routes, reg.Routes()...)
 	doc := openapi.Route(openapi.Info{Title: "Exocortex", Version: "test"}, func() []route.Route { return routes },
-		memoryapi.Ops(), deltas.Ops(), tools.Ops())
+		memoryapi.Ops(), deltas.Ops(), tools.Ops(), inspect.Ops())
 	routes = append(routes, doc)
 	return servertest.Serve(t, routes).URL, routes
 }

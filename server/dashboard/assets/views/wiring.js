@@ -95,11 +95,12 @@ function timeline(h, d) {
   const pct = (us) => `${Math.max(0, Math.min(100, (us / span) * 100))}%`;
   const detail = h('div', { class: 'tl-detail card', 'aria-live': 'polite' }, 'Choose a bar (Tab, then Enter) to see the call.');
   const show = (r, c) => {
-    detail.replaceChildren(h('strong', null, `${c.plugin}/${c.extension}`), ` at ${r.hook}`, c.order != null ? ` (order ${c.order})` : '',
+    // h() skips null children (replaceChildren would print them).
+    detail.replaceChildren(h('div', null, h('strong', null, `${c.plugin}/${c.extension}`), ` at ${r.hook}`, c.order != null ? ` (order ${c.order})` : '',
       h('br'), `request ${c.iteration}, ${dur(c.duration_us)}, from ${dur(c.start_us)} to ${dur(c.end_us)}` + (c.batch ? `, call ${c.batch_index} of a batch of ${c.batch}` : ''),
       c.reads?.length ? h('div', null, 'read ', c.reads.join(', ')) : null,
       c.writes?.length ? h('div', null, 'wrote ', c.writes.join(', ')) : null,
-      c.error ? h('div', { class: 'error' }, `FAILED (${c.error_kind || 'error'}): ${c.error}`) : null);
+      c.error ? h('div', { class: 'error' }, `FAILED (${c.error_kind || 'error'}): ${c.error}`) : null));
   };
   const rows = d.hooks.map((r) => {
     const bars = r.calls.map((c) => {
