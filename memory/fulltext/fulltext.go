@@ -960,13 +960,14 @@ func (ix *Index) SearchWith(ctx context.Context, text string, f Filter, k int, q
 	// Sorting by score alone (the default) keeps Bleve's fast top-k path; an _id
 	// tie-break would load the id of every matching document. Bleve picks
 	// among equal scores at the cut by internal document order, which merges
-	// change, so one more hit than asked is fetched: when it ties with the
-	// k-th, the cut falls inside a tie and the search is asked again for more,
-	// until every document scoring as the k-th is in (a blank text, where every
-	// document ties, keeps the first k Bleve finds).
+	// change, so twice as many hits as asked are fetched (the cost of a search
+	// is scoring the matches, not keeping more of them): when the last ties
+	// with the k-th, the cut falls inside a tie and the search is asked again
+	// for more, until every document scoring as the k-th is in (a blank text,
+	// where every document ties, keeps the first k Bleve finds).
 	size := k
 	if strings.TrimSpace(text) != "" {
-		size = k + 1
+		size = 2*k + 1
 	}
 	var res *bleve.SearchResult
 	for {
