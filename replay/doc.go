@@ -29,8 +29,11 @@
 // Load reads either form into turns and iterations. Run replays them: one
 // monologue per recorded user message, through a real host's plugins, with
 // a scripted model server (core/llm/scripted) serving the recorded replies,
-// so no model is called. Tools are not run again: Options.Rerun unset, the
-// recorded result of the same call is served (loop.Options.ToolExecutor).
+// so no model is called. Tools are not run again: Options.RerunTools unset,
+// the recorded result of the same call is served (loop.Options.ToolExecutor),
+// except for the tools that write the memory (memory_save, memory_delete,
+// memory_forget), which run again against the replay's own memory (the
+// caller's scratch home) so that later turns recall what they wrote.
 //
 // Each replayed iteration is compared with the recorded one (Compare): prompt
 // blocks added, removed or changed, the base system prompt, the history sent,

@@ -183,7 +183,8 @@ func (e *engine) diverge(d *Divergence) {
 	}
 }
 
-// execute serves the recorded result of the same call (loop.ToolExecutor).
+// execute serves the recorded result of the same call (loop.ToolExecutor),
+// or runs a memory-writing tool again (writesMemory).
 func (e *engine) execute(_ context.Context, iteration int, tc *exocortexv1.ToolCall) (*exocortexv1.ToolResult, error) {
 	if e.opts.RerunTools {
 		return nil, nil
@@ -197,6 +198,11 @@ func (e *engine) execute(_ context.Context, iteration int, tc *exocortexv1.ToolC
 	if iteration <= len(e.cur.Iterations) {
 		for _, x := range e.cur.Iterations[iteration-1].Executed {
 			if x.Tool == tc.GetName() && compactJSON(x.Args) == args {
+				if writesMemory(x.Tool) {
+					// Run it: into the replay's own memory (the scratch home's),
+					// which later turns recall from as the recording's did.
+					return nil, nil
+				}
 				return &exocortexv1.ToolResult{Content: x.Result, Error: x.Error, BreakLoop: x.BreakLoop}, nil
 			}
 		}
@@ -207,6 +213,21 @@ func (e *engine) execute(_ context.Context, iteration int, tc *exocortexv1.ToolC
 	}
 	e.diverge(&Divergence{Turn: e.cur.N, Iteration: iteration, Recorded: rec, Replayed: "ran " + tc.GetName() + " " + args})
 	return nil, fmt.Errorf("%w at turn %d, iteration %d", ErrDiverged, e.cur.N, iteration)
+}
+
+// writesMemory reports whether tool changes the memory: memory_save,
+// memory_delete and memory_forget. A replay runs them again (the recorded
+// call, same arguments), in the scratch home the replay's host opened, never
+// the operator's store: what they wrote is what a later turn's recall and
+// memory tools find, in the recording and in the replay alike. Their result
+// is the one they give now (the same text when the memory is the same, else
+// a difference in the next iteration's history).
+func writesMemory(tool string) bool {
+	switch tool {
+	case "memory_save", "memory_delete", "memory_forget":
+		return true
+	}
+	return false
 }
 
 // ended checks the end of a turn that did not part on the way: the last

@@ -73,8 +73,8 @@ func BenchmarkReplay60Turns(b *testing.B) {
 	b.ResetTimer()
 	var took time.Duration
 	for range b.N {
-		// Not --check: BM25 scores in the memory suite's recall depend on
-		// how far Bleve's background merges got (docs/replay.md, Limits).
+		// Not --check: this measures the cost; that a long session replays
+		// clean is TestReplayLongSessionIsClean's.
 		cmd := exec.Command(exe, "replay", "bench")
 		cmd.Dir, cmd.Env = work, append(os.Environ(), "EXOCORTEX_HOME="+home, "OLLAMA_HOST=http://127.0.0.1:9")
 		start := time.Now()

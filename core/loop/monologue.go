@@ -585,9 +585,14 @@ func (a *Agent) injectSignal(ctx context.Context, t *turn, signal string, vars m
 	return text, a.addMessage(ctx, t, m)
 }
 
+// newMessage makes a message whose id is a UUIDv7: ids sort in the order the
+// messages were made (monotonic within the process), so what is keyed by
+// them (the history archive's memory records, msg-ID) breaks equal search
+// scores the same way in a session and in its replay; v4 ids made that order
+// a coin toss per run (docs/replay.md).
 func (a *Agent) newMessage(role, sender, content string) *exocortexv1.Message {
 	return &exocortexv1.Message{
-		Id: uuid.NewString(), Role: role, SenderId: sender, Content: content,
+		Id: newMessageID(), Role: role, SenderId: sender, Content: content,
 		TimestampUtc: time.Now().UTC().Format(time.RFC3339Nano),
 	}
 }
@@ -687,4 +692,13 @@ func (a *Agent) display(t *turn, ext *host.Extension, d *string) {
 	if d != nil {
 		a.emit(Event{Type: EventDisplay, Iteration: t.iteration, Extension: ext.Name(), Text: *d})
 	}
+}
+
+// newMessageID is a UUIDv7 (time-ordered), or a v4 in the unlikely case
+// the random source fails.
+func newMessageID() string {
+	if id, err := uuid.NewV7(); err == nil {
+		return id.String()
+	}
+	return uuid.NewString()
 }

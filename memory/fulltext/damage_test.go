@@ -127,7 +127,7 @@ func TestSearchPanicIsRecovered(t *testing.T) {
 	if err := ix.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	damageSegments(t, dir, 0.05)
+	damageSegments(t, dir, 0.2) // where this layout (3000 short documents) holds a dictionary a search reads
 	_, err = ix.Search(ctx, "deploy", Filter{}, 10)
 	if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "panic") {
 		t.Fatalf("search over a damaged segment: %v, want a recovered panic wrapping ErrDamaged", err)

@@ -61,6 +61,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
 	"github.com/google/renameio/v2"
@@ -104,7 +105,10 @@ type Index struct {
 	mu      sync.RWMutex
 	idx     bleve.Index
 	applied atomic.Uint64
-	stop    analysis.TokenMap // the English analyzer's stop words
+	// totals are the BM25 statistics every search scores with (stats.go);
+	// Apply replaces them once its batch is written.
+	totals atomic.Pointer[bm25Totals]
+	stop   analysis.TokenMap // the English analyzer's stop words
 	// sound lists the segments Open found sound (vouched for by the manifest
 	// or checked in full): Close need not read them again while they keep
 	// their size, time and footer.
@@ -196,6 +200,18 @@ func Open(dir string) (ix *Index, notice string, err error) {
 		if v, err := idx.GetInternal(appliedKey); err == nil && len(v) == 8 {
 			ix.applied.Store(binary.BigEndian.Uint64(v))
 		}
+		if ok, err := ix.loadTotals(); err != nil || !ok {
+			closeQuietly(idx)
+			why := "predates its own BM25 statistics"
+			if err != nil {
+				why = fmt.Sprintf("has unreadable BM25 statistics (%v)", err)
+			}
+			notice = fmt.Sprintf("full-text index %s %s: rebuilding it from the journal", dir, why)
+			if err := os.RemoveAll(dir); err != nil {
+				return nil, "", fmt.Errorf("fulltext: removing the index %s: %w", dir, err)
+			}
+			break
+		}
 		if unclean {
 			if err := ix.probe(); err != nil {
 				closeQuietly(idx)
@@ -223,7 +239,9 @@ func Open(dir string) (ix *Index, notice string, err error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("fulltext: creating the index %s: %w", dir, err)
 	}
-	return &Index{dir: dir, idx: idx, stop: englishStopWords()}, notice, nil
+	ix = &Index{dir: dir, idx: idx, stop: englishStopWords()}
+	ix.totals.Store(&bm25Totals{})
+	return ix, notice, nil
 }
 
 // probe asks the index for its documents and for a word, so that damage the
@@ -507,6 +525,13 @@ func newMapping() mapping.IndexMapping {
 	doc.AddFieldMappingsAt("status", kw())
 	doc.AddFieldMappingsAt("tags", kw())
 	doc.AddFieldMappingsAt("created", created)
+	// The document's analysed text length, stored for the statistics (stats.go).
+	length := bleve.NewNumericFieldMapping()
+	length.Index = false
+	length.Store = true
+	length.IncludeInAll = false
+	length.DocValues = false
+	doc.AddFieldMappingsAt(lenField, length)
 
 	m := bleve.NewIndexMapping()
 	m.DefaultMapping = doc
@@ -525,6 +550,7 @@ type docFields struct {
 	Status  string    `json:"status"`
 	Tags    []string  `json:"tags,omitempty"`
 	Created time.Time `json:"created"`
+	Len     uint64    `json:"len"`
 }
 
 // Bounds on what one document puts into the index. The record keeps its whole
@@ -593,18 +619,46 @@ func (ix *Index) Dir() string { return ix.dir }
 // Apply indexes docs (replacing any with the same id), removes deletes, and records
 // seq as applied, all in one batch.
 func (ix *Index) Apply(docs []Doc, deletes []string, seq uint64) error {
+	ids := make([]string, 0, len(docs)+len(deletes))
+	for _, d := range docs {
+		ids = append(ids, d.ID)
+	}
+	ids = append(ids, deletes...)
 	ix.mu.RLock()
 	b := ix.idx.NewBatch()
+	// What the replaced and deleted documents added to the statistics.
+	held, err := ix.storedLengths(ids)
 	ix.mu.RUnlock()
+	if err != nil {
+		return fmt.Errorf("fulltext: reading the documents a batch replaces in %s: %w (%v)", ix.dir, ErrDamaged, err)
+	}
+	t := *ix.totals.Load()
 	for _, d := range docs {
 		text, _ := Bound(d.Text)
-		if err := b.Index(d.ID, docFields{Text: text, Area: d.Area, Key: d.Key, Status: d.Status, Tags: d.Tags, Created: d.Created.UTC()}); err != nil {
+		n, err := ix.textLength(text)
+		if err != nil {
+			return err
+		}
+		if old, ok := held[d.ID]; ok {
+			t.TextLen -= min(old, t.TextLen)
+		} else {
+			t.Docs++
+		}
+		held[d.ID] = n
+		t.TextLen += n
+		if err := b.Index(d.ID, docFields{Text: text, Area: d.Area, Key: d.Key, Status: d.Status, Tags: d.Tags, Created: d.Created.UTC(), Len: n}); err != nil {
 			return fmt.Errorf("fulltext: indexing record %s: %w", d.ID, err)
 		}
 	}
 	for _, id := range deletes {
+		if old, ok := held[id]; ok {
+			t.TextLen -= min(old, t.TextLen)
+			t.Docs--
+			delete(held, id)
+		}
 		b.Delete(id)
 	}
+	b.SetInternal(statsKey, t.encode())
 	if seq > ix.applied.Load() {
 		var v [8]byte
 		binary.BigEndian.PutUint64(v[:], seq)
@@ -616,6 +670,7 @@ func (ix *Index) Apply(docs []Doc, deletes []string, seq uint64) error {
 	if seq > ix.applied.Load() {
 		ix.applied.Store(seq)
 	}
+	ix.totals.Store(&t)
 	return nil
 }
 
@@ -649,7 +704,11 @@ func (ix *Index) flushLocked() error {
 	b.SetInternal(appliedKey, v[:])
 	b.SetPersistedCallback(func(err error) { done <- err })
 	if err := ix.idx.Batch(b); err != nil {
-		return fmt.Errorf("fulltext: flushing %s: %w", ix.dir, err)
+		if errors.Is(err, bleve.ErrorIndexClosed) {
+			return fmt.Errorf("fulltext: flushing %s: %w", ix.dir, err)
+		}
+		// A batch reads the segments' id dictionaries: failing, they are damaged.
+		return fmt.Errorf("fulltext: flushing %s: %w (%v)", ix.dir, ErrDamaged, err)
 	}
 	select {
 	case err := <-done:
@@ -745,6 +804,9 @@ func (ix *Index) DocFreq(ctx context.Context, terms []string) (map[string]uint64
 	}
 	return out, n, nil
 }
+
+// textAnalyzer analyses the text field (and queries of it).
+const textAnalyzer = en.AnalyzerName
 
 // DefaultMaxDF is QueryOptions.MaxDF's default (measured on the LoCoMo dev
 // conversations; docs/perf/memory.md).
@@ -892,15 +954,36 @@ func (ix *Index) SearchWith(ctx context.Context, text string, f Filter, k int, q
 		tq.SetField("status")
 		bq.AddMustNot(tq)
 	}
-	req := bleve.NewSearchRequestOptions(bq, k, 0, false)
+	// The index's own statistics, not Bleve's per-segment ones (stats.go):
+	// the same content scores the same whatever the merges have done.
+	stats := map[string]interface{}{search.BM25PreSearchDataKey: ix.totals.Load().searchStats()}
 	// Sorting by score alone (the default) keeps Bleve's fast top-k path; an _id
-	// tie-break would load the id of every matching document.
-	res, err := ix.idx.SearchInContext(ctx, req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("fulltext: searching %s for %q: %w", ix.dir, text, err)
+	// tie-break would load the id of every matching document. Bleve picks
+	// among equal scores at the cut by internal document order, which merges
+	// change, so twice as many hits as asked are fetched (the cost of a search
+	// is scoring the matches, not keeping more of them): when the last ties
+	// with the k-th, the cut falls inside a tie and the search is asked again
+	// for more, until every document scoring as the k-th is in (a blank text,
+	// where every document ties, keeps the first k Bleve finds).
+	size := k
+	if strings.TrimSpace(text) != "" {
+		size = 2*k + 1
+	}
+	var res *bleve.SearchResult
+	for {
+		req := bleve.NewSearchRequestOptions(bq, size, 0, false)
+		req.PreSearchData = stats
+		res, err = ix.idx.SearchInContext(ctx, req)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("fulltext: searching %s for %q: %w", ix.dir, text, err)
+			}
+			return nil, fmt.Errorf("fulltext: searching %s for %q: %w (%v)", ix.dir, text, ErrDamaged, err)
 		}
-		return nil, fmt.Errorf("fulltext: searching %s for %q: %w (%v)", ix.dir, text, ErrDamaged, err)
+		if size == k || len(res.Hits) < size || res.Hits[size-1].Score < res.Hits[k-1].Score {
+			break
+		}
+		size *= 2
 	}
 	hits = make([]Hit, len(res.Hits))
 	for i, h := range res.Hits {
@@ -914,6 +997,9 @@ func (ix *Index) SearchWith(ctx context.Context, text string, f Filter, k int, q
 		}
 		return hits[i].ID < hits[j].ID
 	})
+	if len(hits) > k {
+		hits = hits[:k]
+	}
 	return hits, nil
 }
 
@@ -977,5 +1063,6 @@ func (ix *Index) Reset() error {
 	ix.idx = idx
 	ix.sound = nil
 	ix.applied.Store(0)
+	ix.totals.Store(&bm25Totals{})
 	return nil
 }
