@@ -66,6 +66,11 @@ type Options struct {
 	Checksums map[string]string
 	// PluginEnv is added to every plugin's environment.
 	PluginEnv []string
+	// BuiltinEnv is added to the environment of one built-in plugin, by
+	// name (a user's plugin of the same name gets none of it): what one
+	// built-in needs and no other plugin may see, such as the values of the
+	// env-sourced secrets the MCP servers' configuration names.
+	BuiltinEnv map[string][]string
 	// Secrets are the operator's secrets: masked out of every request to a
 	// plugin and every answer, put only in the arguments of the tools that
 	// declare them, and kept out of plugins' environments (secrets.go).
