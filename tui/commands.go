@@ -478,7 +478,7 @@ func (e *Engine) cmdTools() (Output, error) {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	for _, t := range h.Tools() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Spec.GetName(), t.Plugin.Name(), oneLine(t.Spec.GetDescription()))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Spec.GetName(), t.ProviderName(), oneLine(t.Spec.GetDescription()))
 	}
 	tw.Flush()
 	if b.Len() == 0 {

@@ -212,6 +212,9 @@ func (a *app) hostOptionsFor(agent bool) (host.Options, error) {
 		if opts.Secrets, err = a.loadSecrets(); err != nil {
 			return host.Options{}, err
 		}
+		if env := a.mcpEnvSecrets(opts.Secrets); env != "" {
+			opts.BuiltinEnv = map[string][]string{builtin.MCPPlugin: {env}}
+		}
 		// The plugins reach the home's memory service through the host.
 		opts.Memory = homeMemory(a.home, a.cfg.Tools.Memory.WithDefaults().Embedder, a.log)
 	}

@@ -224,11 +224,14 @@ func announce(w io.Writer, srv *server.Server, model string) {
 // utility-model calls, embedding changes) to the agent of the session that
 // made them.
 func routeServices(h *host.Host, m *sessions.Manager) {
+	// A subordinate has a session id of its own: its calls (a nested
+	// call_subordinate, a utility call) are matched to its session by the
+	// request it runs (sessions.Manager.ByContext).
 	find := func(c *exocortexv1.Context) (*loop.Agent, error) {
-		if l := m.BySessionID(c.GetSessionId()); l != nil {
+		if l := m.ByContext(c); l != nil {
 			return l.Agent(), nil
 		}
-		return nil, status.Errorf(codes.FailedPrecondition, "no served session has id %q", c.GetSessionId())
+		return nil, status.Errorf(codes.FailedPrecondition, "no served session has id %q or runs request %q", c.GetSessionId(), c.GetRequestId())
 	}
 	h.Services().SetSubordinateRunner(func(ctx context.Context, req *exocortexv1.RunSubordinateRequest) (*exocortexv1.RunSubordinateResponse, error) {
 		agent, err := find(req.GetContext())

@@ -34,11 +34,35 @@ func (s *served) log() string {
 	return s.stderr.String()
 }
 
-// serveBinary is the exocortex binary the serve tests run.
+// serveBinary is the exocortex binary the serve tests run. Under `go test
+// -race` it is built with the race detector as well, so a race in the serve
+// process (or in its built-in plugins, the same binary) is caught: its report
+// fails the test (served.stop).
 func serveBinary(t *testing.T) string {
 	t.Helper()
-	return sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
+	if !raceBuild {
+		return sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
+	}
+	exe, err := raceServe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
 }
+
+// raceServe builds the race-detecting exocortex once per test process.
+var raceServe = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "exocortex-race-")
+	if err != nil {
+		return "", err
+	}
+	exe := filepath.Join(dir, "exocortex")
+	out, err := exec.Command("go", "build", "-race", "-o", exe, "github.com/exocortex/exocortex/cmd/exocortex").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build -race ./cmd/exocortex: %v\n%s", err, out)
+	}
+	return exe, nil
+})
 
 // startServe runs `exe serve` on a free loopback port with the scripted model
 // script and config.yaml config in a new home holding plugins (name → path),
@@ -112,6 +136,12 @@ func (s *served) stop(t *testing.T) {
 	case err := <-done:
 		if err != nil {
 			t.Errorf("exocortex serve ended with %v after SIGTERM; stderr:\n%s", err, s.log())
+		} else if strings.Contains(s.log(), "WARNING: DATA RACE") {
+			t.Errorf("exocortex serve found a data race; stderr:\n%s", s.log())
+		}
+		// The built-in plugins' stderr goes to the home's log.
+		if b, _ := os.ReadFile(filepath.Join(s.home, "logs", "exocortex.log")); bytes.Contains(b, []byte("WARNING: DATA RACE")) {
+			t.Errorf("a plugin of exocortex serve found a data race; %s:\n%s", filepath.Join(s.home, "logs", "exocortex.log"), b)
 		}
 	case <-time.After(60 * time.Second):
 		_ = s.cmd.Process.Kill()

@@ -60,6 +60,8 @@ func mountREST(ctx context.Context, srv *server.Server, h *host.Host, home strin
 	if err != nil {
 		return nil, err
 	}
+	// The registered tools are the agent's too, called like a plugin's.
+	h.AddToolProvider(reg)
 	d := deltas.New(mem, deltas.Options{})
 	for _, routes := range [][]route.Route{memoryapi.New(mem), d.Routes(), reg.Routes()} {
 		if err := srv.Mount(routes...); err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -44,7 +45,7 @@ Exit status: 0 when every server is ready, 1 otherwise.`,
 			if len(servers) > 0 && !asJSON {
 				fmt.Fprintf(cmd.ErrOrStderr(), "starting %d MCP server(s)...\n", len(servers))
 			}
-			set := mcpclient.Connect(cmd.Context(), servers, mcpclient.Options{Problems: problems, Logger: slog.New(slog.DiscardHandler), Secrets: mcpSecrets()})
+			set := mcpclient.Connect(cmd.Context(), servers, mcpclient.Options{Problems: problems, Logger: slog.New(slog.DiscardHandler), Secrets: mcpSecrets(os.LookupEnv)})
 			defer set.Close()
 			rep := mcpclient.Report{Updated: time.Now().UTC(), Servers: set.Statuses(), Problems: problems}
 			if asJSON {

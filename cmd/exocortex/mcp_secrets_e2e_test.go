@@ -21,14 +21,22 @@ import (
 
 // TestMCPServerHeaderSecret: a remote MCP server (streamable HTTP) whose
 // Authorization header is "Bearer §§secret(MCP_TOKEN)" in config.yaml gets
-// the real token from the secrets store (a file source), through a real
-// `run` whose mcp-servers plugin starts it; the plugin settings the host
-// sends hold only the placeholder; the server echoes the header back, and
-// the tool result the model reads, and the log, show the placeholder, never
-// the value.
+// the real token from the secrets store, through a real `run` whose
+// mcp-servers plugin starts it, for each source: a file, and an environment
+// variable (which the host keeps out of every plugin's environment and hands
+// the mcp-servers plugin alone); the plugin settings the host sends hold only
+// the placeholder; the server echoes the header back, and the tool result the
+// model reads, run's output and stderr, the log and the status file show the
+// placeholder, never the value.
 func TestMCPServerHeaderSecret(t *testing.T) {
-	const token = "tok-4f9a2c7e1b3d8a60"
 	exe := sdktest.BuildPlugin(t, "github.com/exocortex/exocortex/cmd/exocortex")
+	for _, source := range []string{"file", "env"} {
+		t.Run(source, func(t *testing.T) { testMCPServerHeaderSecret(t, exe, source) })
+	}
+}
+
+func testMCPServerHeaderSecret(t *testing.T, exe, source string) {
+	token := "tok-4f9a2c7e1b3d8a60-" + source
 	var (
 		mu   sync.Mutex
 		seen []string
@@ -60,12 +68,20 @@ func TestMCPServerHeaderSecret(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	src, env := "{file: "+tokenFile+"}", []string(nil)
+	if source == "env" {
+		src, env = "{env: EXO_TEST_MCP_TOKEN}", []string{"EXO_TEST_MCP_TOKEN=" + token}
+	}
 	conf := `secrets:
-  MCP_TOKEN: {file: ` + tokenFile + `}
+  MCP_TOKEN: ` + src + `
 mcp_servers:
   remote:
     url: ` + hs.URL + `/mcp
     headers: {Authorization: "Bearer §§secret(MCP_TOKEN)"}
+  dump:
+    command: sh
+    args: ["-c", "env > ` + filepath.Join(base, "dump.env") + `; exec sleep 30"]
+    init_timeout: 1
 `
 	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
@@ -91,7 +107,7 @@ mcp_servers:
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe, "run", "-p", "Who am I to the server?", "--json", "--model", "script:"+scriptFile)
-	cmd.Env = append(os.Environ(), "EXOCORTEX_HOME="+home)
+	cmd.Env = append(append(os.Environ(), "EXOCORTEX_HOME="+home), env...)
 	cmd.Dir = base
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -107,6 +123,15 @@ mcp_servers:
 	out := stdout.String()
 	if !strings.Contains(out, "you sent Bearer §§secret(MCP_TOKEN)") {
 		t.Errorf("the tool result does not show the masked header:\n%s\n%s", out, stderr.String())
+	}
+	// Another server the plugin starts inherits neither the value nor the
+	// variable that handed it over.
+	dump, err := os.ReadFile(filepath.Join(base, "dump.env"))
+	if err != nil || !strings.Contains(string(dump), "PATH=") {
+		t.Fatalf("the stdio server did not dump its environment (%v)", err)
+	}
+	if strings.Contains(string(dump), token) || strings.Contains(string(dump), mcpEnvSecretsVar) {
+		t.Errorf("another MCP server's environment holds the secret or %s:\n%s", mcpEnvSecretsVar, dump)
 	}
 	logs, _ := os.ReadFile(filepath.Join(home, "logs", "exocortex.log"))
 	status, _ := os.ReadFile(filepath.Join(home, "run", "mcp-servers.json"))

@@ -38,9 +38,12 @@ const (
 // CallError is a failed extension or tool call.
 type CallError struct {
 	Plugin, Extension, Hook string
-	Kind                    FailureKind
-	Err                     error
-	Stderr                  string
+	// Provider names the tool provider of a tool that runs outside the
+	// plugins (Plugin is then empty).
+	Provider string
+	Kind     FailureKind
+	Err      error
+	Stderr   string
 }
 
 func (e *CallError) Error() string {
@@ -48,8 +51,11 @@ func (e *CallError) Error() string {
 	if e.Extension == "" {
 		what = "tool call"
 	}
-	s := fmt.Sprintf("plugin %s, %s at %s %s: %v", e.Plugin, what, e.Hook, e.Kind, e.Err)
-	return s
+	who := "plugin " + e.Plugin
+	if e.Plugin == "" && e.Provider != "" {
+		who = e.Provider
+	}
+	return fmt.Sprintf("%s, %s at %s %s: %v", who, what, e.Hook, e.Kind, e.Err)
 }
 
 func (e *CallError) Unwrap() error { return e.Err }
@@ -77,19 +83,6 @@ func CallBatch(ctx context.Context, exts []*Extension, req *exocortexv1.BatchReq
 
 // ServesBatches reports whether the plugin answered that it serves RunBatch.
 func (p *Plugin) ServesBatches() bool { return p.Manifest().GetServesBatches() }
-
-// ExecuteTool runs a tool in the plugin that provides it.
-func (h *Host) ExecuteTool(ctx context.Context, t *Tool, req *exocortexv1.ExecuteToolRequest, timeout time.Duration) (*exocortexv1.ExecuteToolResponse, error) {
-	if timeout <= 0 {
-		timeout = h.opts.DefaultTimeout
-	}
-	req, err := h.substituteTool(t, maskReq(t.Plugin, req))
-	if err != nil {
-		return nil, err
-	}
-	resp, err := callAsIs(ctx, t.Plugin, "", "tool "+t.Spec.GetName(), timeout, req, exocortexv1.PluginClient.ExecuteTool)
-	return maskReq(t.Plugin, resp), err
-}
 
 // call is callAsIs with the request and the answer masked (secrets.go).
 func call[Req, Resp proto.Message](ctx context.Context, p *Plugin, ext, hook string, timeout time.Duration, req Req, rpc RPC[Req, Resp]) (Resp, error) {

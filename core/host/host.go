@@ -66,6 +66,11 @@ type Options struct {
 	Checksums map[string]string
 	// PluginEnv is added to every plugin's environment.
 	PluginEnv []string
+	// BuiltinEnv is added to the environment of one built-in plugin, by
+	// name (a user's plugin of the same name gets none of it): what one
+	// built-in needs and no other plugin may see, such as the values of the
+	// env-sourced secrets the MCP servers' configuration names.
+	BuiltinEnv map[string][]string
 	// Secrets are the operator's secrets: masked out of every request to a
 	// plugin and every answer, put only in the arguments of the tools that
 	// declare them, and kept out of plugins' environments (secrets.go).
@@ -118,10 +123,12 @@ type Extension struct {
 // Name is the extension's name.
 func (e *Extension) Name() string { return e.Spec.GetName() }
 
-// Tool is a tool a plugin provides.
+// Tool is a tool the agent may call: a plugin's (Plugin set) or another
+// provider's (Provider set, Plugin nil; provider.go).
 type Tool struct {
-	Spec   *exocortexv1.ToolSpec
-	Plugin *Plugin
+	Spec     *exocortexv1.ToolSpec
+	Plugin   *Plugin
+	Provider ToolProvider
 }
 
 // Shadow records an extension or tool hidden by a higher-priority plugin.
@@ -141,14 +148,16 @@ type Host struct {
 	// after it (a restart, a new version) is an event of its own (slowstart.go).
 	loaded atomic.Bool
 
-	mu       sync.RWMutex
-	plugins  []*Plugin
-	byHook   map[exocortexv1.Hook][]*Extension
-	tools    map[string]*Tool
-	shadows  []Shadow
-	failed   []*StartError
-	registry *state.Registry
-	services *Services
+	mu      sync.RWMutex
+	plugins []*Plugin
+	byHook  map[exocortexv1.Hook][]*Extension
+	tools   map[string]*Tool
+	// providers add tools that run outside the plugins (provider.go).
+	providers []ToolLister
+	shadows   []Shadow
+	failed    []*StartError
+	registry  *state.Registry
+	services  *Services
 
 	rl reloadState // hot reload (reload.go)
 }
@@ -326,7 +335,7 @@ func Wire(plugins []*Plugin, opts Options) (*state.Registry, Table, error) {
 				}
 				continue
 			}
-			t.Tools[ts.GetName()] = &Tool{Spec: ts, Plugin: p}
+			t.Tools[ts.GetName()] = &Tool{Spec: ts, Plugin: p, Provider: p}
 		}
 	}
 	for hook, exts := range t.ByHook {
@@ -365,24 +374,32 @@ func (h *Host) Extensions(hook exocortexv1.Hook) []*Extension {
 	return h.byHook[hook]
 }
 
-// Tools returns the tools, sorted by name.
+// Tools returns the tools, the plugins' and the other providers', sorted by name.
 func (h *Host) Tools() []*Tool {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	out := make([]*Tool, 0, len(h.tools))
-	for _, t := range h.tools {
+	plugin, providers := h.toolSets()
+	out := make([]*Tool, 0, len(plugin))
+	for _, t := range plugin {
 		out = append(out, t)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Spec.GetName() < out[j].Spec.GetName() })
+	more, _ := providerTools(plugin, providers)
+	out = append(out, more...)
+	sortTools(out)
 	return out
 }
 
 // Tool returns the tool called name.
 func (h *Host) Tool(name string) (*Tool, bool) {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	t, ok := h.tools[name]
-	return t, ok
+	plugin, providers := h.toolSets()
+	if t, ok := plugin[name]; ok {
+		return t, true
+	}
+	more, _ := providerTools(plugin, providers)
+	for _, t := range more {
+		if t.Spec.GetName() == name {
+			return t, true
+		}
+	}
+	return nil, false
 }
 
 // Plugins returns every plugin found, loaded or not, in priority order.
@@ -399,11 +416,14 @@ func (h *Host) FailedPlugins() []*StartError {
 	return append([]*StartError(nil), h.failed...)
 }
 
-// Shadows returns what higher-priority plugins hide.
+// Shadows returns what higher-priority plugins hide, and the other
+// providers' tools a plugin's tool of the same name hides.
 func (h *Host) Shadows() []Shadow {
+	plugin, providers := h.toolSets()
+	_, hidden := providerTools(plugin, providers)
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	return append([]Shadow(nil), h.shadows...)
+	return append(append([]Shadow(nil), h.shadows...), hidden...)
 }
 
 // Close stops watching and every plugin.

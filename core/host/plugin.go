@@ -118,6 +118,9 @@ func (p *Plugin) start(ctx context.Context) error {
 	cmd := exec.Command(p.cand.Command[0], p.cand.Command[1:]...)
 	cmd.Dir = p.cand.WorkDir
 	cmd.Env = append(p.h.pluginEnviron(), p.h.opts.PluginEnv...)
+	if p.cand.Dir.Source == discover.Builtin {
+		cmd.Env = append(cmd.Env, p.h.opts.BuiltinEnv[p.Name()]...)
+	}
 	configureProcess(cmd)
 
 	cfg := &plugin.ClientConfig{

@@ -241,6 +241,15 @@ func (a *Agent) LastContext() *exocortexv1.Context {
 // SessionID is the ACP session_id.
 func (a *Agent) SessionID() string { return a.sessionID }
 
+// Runs reports whether the request requestID is a monologue of this agent or
+// of one of its subordinates, at any depth, running now: a subordinate has a
+// session id of its own, so a host service call it makes (a nested
+// call_subordinate, a utility call) is matched to the agent whose session it
+// runs in by the request id of its context.
+func (a *Agent) Runs(requestID string) bool {
+	return requestID != "" && a.fam.asking(requestID) != nil
+}
+
 // Init fires agent_init. Monologue calls it when it was not called.
 func (a *Agent) Init(ctx context.Context) error {
 	if a.inited {

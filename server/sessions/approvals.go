@@ -98,7 +98,7 @@ func (a *Approvals) approver(session string, asked func(Pending)) loop.Approver 
 func (a *Approvals) List(session string) []Pending {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	var out []Pending
+	out := []Pending{} // none is [], not null
 	for _, p := range a.pending {
 		if session == "" || p.Session == session {
 			out = append(out, *p)

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -114,7 +115,7 @@ func Progress(e loop.Event) string {
 
 // observe records e in the log.
 func (l *Log) observe(e loop.Event) {
-	agentNo := strings.Count(e.Agent, "#")
+	agentNo := agentNumber(e.Agent)
 	switch e.Type {
 	case loop.EventMonologueStart:
 		l.setProgress("Thinking...", true)
@@ -149,6 +150,20 @@ func (l *Log) observe(e loop.Event) {
 			l.setProgress("", false)
 		}
 	}
+}
+
+// agentNumber is Agent Zero's agentno of an event's agent: 0 for the
+// session's own, N for the subordinate named "PROFILE#N" (its depth).
+func agentNumber(agent string) int {
+	_, n, ok := strings.Cut(agent, "#")
+	if !ok {
+		return 0
+	}
+	no, err := strconv.Atoi(n)
+	if err != nil {
+		return 1
+	}
+	return no
 }
 
 func firstLine(s string) string {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/exocortex/exocortex/core/loop"
 	"github.com/exocortex/exocortex/core/session"
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
 
 // DefaultLifetime is how long a session stays open while idle (Agent Zero's
@@ -187,6 +188,23 @@ func (m *Manager) BySessionID(id string) *Live {
 	defer m.mu.Unlock()
 	for _, l := range m.live {
 		if l.agent.SessionID() == id {
+			return l
+		}
+	}
+	return nil
+}
+
+// ByContext returns the open session a host service call's context comes
+// from: the session whose agent has its session id, or whose agent or
+// subordinates (which have session ids of their own) run its request.
+func (m *Manager) ByContext(c *exocortexv1.Context) *Live {
+	if l := m.BySessionID(c.GetSessionId()); l != nil {
+		return l
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, l := range m.live {
+		if l.agent.Runs(c.GetRequestId()) {
 			return l
 		}
 	}

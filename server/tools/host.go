@@ -15,6 +15,9 @@ func FromHost(h *host.Host) Plugins {
 	return func(context.Context) []Definition {
 		var out []Definition
 		for _, t := range h.Tools() {
+			if t.Plugin == nil {
+				continue // a registered tool (this registry's) or another provider's
+			}
 			s := t.Spec
 			agent := t.Plugin.Name()
 			version := ""

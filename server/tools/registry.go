@@ -29,6 +29,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -71,6 +72,8 @@ type Plugins func(context.Context) []Definition
 type Registry struct {
 	path    string
 	plugins Plugins
+	// client calls the registered tools (call.go; nil: http.DefaultClient).
+	client *http.Client
 
 	mu         sync.Mutex
 	registered map[string]Definition
@@ -222,6 +225,11 @@ func (r *Registry) Register(ctx context.Context, d Definition) (bool, error) {
 	for _, p := range r.pluginDefs(ctx) {
 		if p.ID == d.ID {
 			return false, fmt.Errorf("tool %q: %w (plugin %s): register it under another id", d.ID, ErrPluginTool, p.Agent)
+		}
+		// The agent calls a registered tool by its id: a plugin's tool of
+		// that name would hide it.
+		if p.Name == d.ID {
+			return false, fmt.Errorf("tool %q: %w: plugin %s gives the agent a tool of that name, which would hide this one: register it under another id", d.ID, ErrPluginTool, p.Agent)
 		}
 	}
 	d.Source = SourceRegistered
