@@ -149,6 +149,14 @@ func stageNote(h hooks.Info) string {
 		return "around a `text_editor` write"
 	case "text_editor_patch_before", "text_editor_patch_after":
 		return "around a `text_editor` patch"
+	case "startup_migration":
+		return "once per host process, before the first session's `agent_init`"
+	case "banners":
+		return "once per session an interactive front end opens (the terminal's welcome card, serve's session info), after `agent_init`"
+	case "job_loop":
+		return "once a minute in a long-running front end (the terminal, serve), between and during monologues"
+	case "user_message_ui":
+		return "once per message the operator sends from the terminal, before it is added to the history"
 	}
 	switch h.Stage {
 	case hooks.PerSession:

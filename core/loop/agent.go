@@ -250,6 +250,9 @@ func (a *Agent) Init(ctx context.Context) error {
 	if err := a.checkSecrets(); err != nil {
 		return err
 	}
+	if err := a.startupMigration(ctx); err != nil {
+		return err
+	}
 	t := &turn{}
 	return fire(ctx, a, t, exocortexv1.Hook_HOOK_AGENT_INIT,
 		func(c *exocortexv1.HookCall, _ fields) *exocortexv1.AgentInitRequest {

@@ -4239,6 +4239,579 @@ func (x *EmbeddingModelChangedResponse) GetChanges() *StateChanges {
 	return nil
 }
 
+// startup_migration: once per host process, after the host started its plugins
+// and before the first session's agent_init (Agent Zero's startup migration:
+// one-time moves of settings and data written by an older version). A
+// one-shot command (run) fires it too, as its process starts.
+type StartupMigrationRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Call          *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartupMigrationRequest) Reset() {
+	*x = StartupMigrationRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartupMigrationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartupMigrationRequest) ProtoMessage() {}
+
+func (x *StartupMigrationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartupMigrationRequest.ProtoReflect.Descriptor instead.
+func (*StartupMigrationRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *StartupMigrationRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+type StartupMigrationResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Changes       *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartupMigrationResponse) Reset() {
+	*x = StartupMigrationResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartupMigrationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartupMigrationResponse) ProtoMessage() {}
+
+func (x *StartupMigrationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartupMigrationResponse.ProtoReflect.Descriptor instead.
+func (*StartupMigrationResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *StartupMigrationResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+// The front end a hook call comes from (Agent Zero's frontend_context).
+type FrontendContext struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "terminal" or "serve".
+	Client string `protobuf:"bytes,1,opt,name=client,proto3" json:"client,omitempty"`
+	// The host name the client used to reach serve ("localhost" for the
+	// terminal), and its scheme with a colon ("http:", "https:"; "" for the
+	// terminal), as a browser's location has them.
+	Hostname string `protobuf:"bytes,2,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	Protocol string `protobuf:"bytes,3,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	// Whether serve requires a key (Agent Zero: credentials are set).
+	Authenticated bool `protobuf:"varint,4,opt,name=authenticated,proto3" json:"authenticated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FrontendContext) Reset() {
+	*x = FrontendContext{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FrontendContext) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FrontendContext) ProtoMessage() {}
+
+func (x *FrontendContext) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FrontendContext.ProtoReflect.Descriptor instead.
+func (*FrontendContext) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{69}
+}
+
+func (x *FrontendContext) GetClient() string {
+	if x != nil {
+		return x.Client
+	}
+	return ""
+}
+
+func (x *FrontendContext) GetHostname() string {
+	if x != nil {
+		return x.Hostname
+	}
+	return ""
+}
+
+func (x *FrontendContext) GetProtocol() string {
+	if x != nil {
+		return x.Protocol
+	}
+	return ""
+}
+
+func (x *FrontendContext) GetAuthenticated() bool {
+	if x != nil {
+		return x.Authenticated
+	}
+	return false
+}
+
+// A message for the operator at a session's start.
+type Banner struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A stable id: a front end shows one banner of an id.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// "info", "warning", "error", "hero", "feature".
+	Type string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	// Higher first.
+	Priority int32  `protobuf:"varint,3,opt,name=priority,proto3" json:"priority,omitempty"`
+	Title    string `protobuf:"bytes,4,opt,name=title,proto3" json:"title,omitempty"`
+	// The text, plain: the terminal prints it; serve sends it as is.
+	Text          string `protobuf:"bytes,5,opt,name=text,proto3" json:"text,omitempty"`
+	Dismissible   bool   `protobuf:"varint,6,opt,name=dismissible,proto3" json:"dismissible,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Banner) Reset() {
+	*x = Banner{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Banner) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Banner) ProtoMessage() {}
+
+func (x *Banner) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Banner.ProtoReflect.Descriptor instead.
+func (*Banner) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *Banner) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Banner) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *Banner) GetPriority() int32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *Banner) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *Banner) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *Banner) GetDismissible() bool {
+	if x != nil {
+		return x.Dismissible
+	}
+	return false
+}
+
+// banners: an interactive front end opens a session and asks for the messages
+// to show the operator at its start: the terminal's welcome card, serve's
+// session info (Agent Zero's welcome-screen banners). Fires after agent_init.
+type BannersRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Call          *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	Frontend      *FrontendContext       `protobuf:"bytes,2,opt,name=frontend,proto3" json:"frontend,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BannersRequest) Reset() {
+	*x = BannersRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BannersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BannersRequest) ProtoMessage() {}
+
+func (x *BannersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BannersRequest.ProtoReflect.Descriptor instead.
+func (*BannersRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *BannersRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *BannersRequest) GetFrontend() *FrontendContext {
+	if x != nil {
+		return x.Frontend
+	}
+	return nil
+}
+
+type BannersResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Changes *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	// Banners to add; the front end shows all extensions' banners, by priority.
+	Banners       []*Banner `protobuf:"bytes,2,rep,name=banners,proto3" json:"banners,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BannersResponse) Reset() {
+	*x = BannersResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[72]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BannersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BannersResponse) ProtoMessage() {}
+
+func (x *BannersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[72]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BannersResponse.ProtoReflect.Descriptor instead.
+func (*BannersResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{72}
+}
+
+func (x *BannersResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *BannersResponse) GetBanners() []*Banner {
+	if x != nil {
+		return x.Banners
+	}
+	return nil
+}
+
+// job_loop: the periodic tick of a long-running front end (the terminal and
+// serve), once a minute as Agent Zero's job loop (its SLEEP_TIME), the first a
+// minute after the session opened; never while a tick of the session is still
+// running. Work that outlives the tick (a poll loop) is the extension's own
+// task. One-shot commands (run) have no ticks.
+type JobLoopRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Call  *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	// 1 for the first tick of the session, then 2, 3, ...
+	Tick          int64 `protobuf:"varint,2,opt,name=tick,proto3" json:"tick,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobLoopRequest) Reset() {
+	*x = JobLoopRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[73]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobLoopRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobLoopRequest) ProtoMessage() {}
+
+func (x *JobLoopRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[73]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobLoopRequest.ProtoReflect.Descriptor instead.
+func (*JobLoopRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{73}
+}
+
+func (x *JobLoopRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *JobLoopRequest) GetTick() int64 {
+	if x != nil {
+		return x.Tick
+	}
+	return 0
+}
+
+type JobLoopResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Changes       *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobLoopResponse) Reset() {
+	*x = JobLoopResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[74]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobLoopResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobLoopResponse) ProtoMessage() {}
+
+func (x *JobLoopResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[74]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobLoopResponse.ProtoReflect.Descriptor instead.
+func (*JobLoopResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{74}
+}
+
+func (x *JobLoopResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+// user_message_ui: the operator sent a message from an interactive front end
+// (the terminal), before it is added to the history and starts a monologue;
+// messages from an API, MCP or a one-shot run do not fire it, as in Agent Zero.
+type UserMessageUiRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Call          *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserMessageUiRequest) Reset() {
+	*x = UserMessageUiRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[75]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserMessageUiRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserMessageUiRequest) ProtoMessage() {}
+
+func (x *UserMessageUiRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[75]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserMessageUiRequest.ProtoReflect.Descriptor instead.
+func (*UserMessageUiRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{75}
+}
+
+func (x *UserMessageUiRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *UserMessageUiRequest) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+type UserMessageUiResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Changes *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	// Replaces the message before it starts the monologue.
+	Message       *string `protobuf:"bytes,2,opt,name=message,proto3,oneof" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserMessageUiResponse) Reset() {
+	*x = UserMessageUiResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[76]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserMessageUiResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserMessageUiResponse) ProtoMessage() {}
+
+func (x *UserMessageUiResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[76]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserMessageUiResponse.ProtoReflect.Descriptor instead.
+func (*UserMessageUiResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{76}
+}
+
+func (x *UserMessageUiResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *UserMessageUiResponse) GetMessage() string {
+	if x != nil && x.Message != nil {
+		return *x.Message
+	}
+	return ""
+}
+
 var file_exocortex_v1_hooks_proto_extTypes = []protoimpl.ExtensionInfo{
 	{
 		ExtendedType:  (*descriptorpb.FieldOptions)(nil),
@@ -4618,7 +5191,42 @@ const file_exocortex_v1_hooks_proto_rawDesc = "" +
 	"\bnew_dims\x18\x05 \x01(\x05R\anewDims\x12\x14\n" +
 	"\x05store\x18\x06 \x01(\tR\x05store\"j\n" +
 	"\x1dEmbeddingModelChangedResponse\x124\n" +
-	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks:>\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"E\n" +
+	"\x17StartupMigrationRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\"e\n" +
+	"\x18StartupMigrationResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\x87\x01\n" +
+	"\x0fFrontendContext\x12\x16\n" +
+	"\x06client\x18\x01 \x01(\tR\x06client\x12\x1a\n" +
+	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x1a\n" +
+	"\bprotocol\x18\x03 \x01(\tR\bprotocol\x12$\n" +
+	"\rauthenticated\x18\x04 \x01(\bR\rauthenticated\"\x94\x01\n" +
+	"\x06Banner\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\x12\x1a\n" +
+	"\bpriority\x18\x03 \x01(\x05R\bpriority\x12\x14\n" +
+	"\x05title\x18\x04 \x01(\tR\x05title\x12\x12\n" +
+	"\x04text\x18\x05 \x01(\tR\x04text\x12 \n" +
+	"\vdismissible\x18\x06 \x01(\bR\vdismissible\"w\n" +
+	"\x0eBannersRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x129\n" +
+	"\bfrontend\x18\x02 \x01(\v2\x1d.exocortex.v1.FrontendContextR\bfrontend\"\x8c\x01\n" +
+	"\x0fBannersResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12.\n" +
+	"\abanners\x18\x02 \x03(\v2\x14.exocortex.v1.BannerR\abannersJ\x04\b\x0f\x10\x10R\rprompt_blocks\"P\n" +
+	"\x0eJobLoopRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x12\n" +
+	"\x04tick\x18\x02 \x01(\x03R\x04tick\"\\\n" +
+	"\x0fJobLoopResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"i\n" +
+	"\x14UserMessageUiRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12%\n" +
+	"\amessage\x18\x02 \x01(\tB\v\xfa\xe0\x18\amessageR\amessage\"\x93\x01\n" +
+	"\x15UserMessageUiResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12#\n" +
+	"\amessage\x18\x02 \x01(\tB\x04\xf0\xe0\x18\x01H\x00R\amessage\x88\x01\x01B\n" +
+	"\n" +
+	"\b_messageJ\x04\b\x0f\x10\x10R\rprompt_blocks:>\n" +
 	"\n" +
 	"feeds_next\x12\x1d.google.protobuf.FieldOptions\x18\x8e\x8c\x03 \x01(\bR\tfeedsNext:>\n" +
 	"\n" +
@@ -4637,7 +5245,7 @@ func file_exocortex_v1_hooks_proto_rawDescGZIP() []byte {
 	return file_exocortex_v1_hooks_proto_rawDescData
 }
 
-var file_exocortex_v1_hooks_proto_msgTypes = make([]protoimpl.MessageInfo, 67)
+var file_exocortex_v1_hooks_proto_msgTypes = make([]protoimpl.MessageInfo, 77)
 var file_exocortex_v1_hooks_proto_goTypes = []any{
 	(*AgentInitRequest)(nil),                 // 0: exocortex.v1.AgentInitRequest
 	(*AgentInitResponse)(nil),                // 1: exocortex.v1.AgentInitResponse
@@ -4706,121 +5314,141 @@ var file_exocortex_v1_hooks_proto_goTypes = []any{
 	(*TextEditorPatchAfterResponse)(nil),     // 64: exocortex.v1.TextEditorPatchAfterResponse
 	(*EmbeddingModelChangedRequest)(nil),     // 65: exocortex.v1.EmbeddingModelChangedRequest
 	(*EmbeddingModelChangedResponse)(nil),    // 66: exocortex.v1.EmbeddingModelChangedResponse
-	(*HookCall)(nil),                         // 67: exocortex.v1.HookCall
-	(*StateChanges)(nil),                     // 68: exocortex.v1.StateChanges
-	(*Message)(nil),                          // 69: exocortex.v1.Message
-	(*PromptBlock)(nil),                      // 70: exocortex.v1.PromptBlock
-	(*ToolSpec)(nil),                         // 71: exocortex.v1.ToolSpec
-	(*ToolCall)(nil),                         // 72: exocortex.v1.ToolCall
-	(*ToolResult)(nil),                       // 73: exocortex.v1.ToolResult
-	(*descriptorpb.FieldOptions)(nil),        // 74: google.protobuf.FieldOptions
+	(*StartupMigrationRequest)(nil),          // 67: exocortex.v1.StartupMigrationRequest
+	(*StartupMigrationResponse)(nil),         // 68: exocortex.v1.StartupMigrationResponse
+	(*FrontendContext)(nil),                  // 69: exocortex.v1.FrontendContext
+	(*Banner)(nil),                           // 70: exocortex.v1.Banner
+	(*BannersRequest)(nil),                   // 71: exocortex.v1.BannersRequest
+	(*BannersResponse)(nil),                  // 72: exocortex.v1.BannersResponse
+	(*JobLoopRequest)(nil),                   // 73: exocortex.v1.JobLoopRequest
+	(*JobLoopResponse)(nil),                  // 74: exocortex.v1.JobLoopResponse
+	(*UserMessageUiRequest)(nil),             // 75: exocortex.v1.UserMessageUiRequest
+	(*UserMessageUiResponse)(nil),            // 76: exocortex.v1.UserMessageUiResponse
+	(*HookCall)(nil),                         // 77: exocortex.v1.HookCall
+	(*StateChanges)(nil),                     // 78: exocortex.v1.StateChanges
+	(*Message)(nil),                          // 79: exocortex.v1.Message
+	(*PromptBlock)(nil),                      // 80: exocortex.v1.PromptBlock
+	(*ToolSpec)(nil),                         // 81: exocortex.v1.ToolSpec
+	(*ToolCall)(nil),                         // 82: exocortex.v1.ToolCall
+	(*ToolResult)(nil),                       // 83: exocortex.v1.ToolResult
+	(*descriptorpb.FieldOptions)(nil),        // 84: google.protobuf.FieldOptions
 }
 var file_exocortex_v1_hooks_proto_depIdxs = []int32{
-	67,  // 0: exocortex.v1.AgentInitRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 1: exocortex.v1.AgentInitResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 2: exocortex.v1.MonologueStartRequest.call:type_name -> exocortex.v1.HookCall
-	69,  // 3: exocortex.v1.MonologueStartRequest.user_message:type_name -> exocortex.v1.Message
-	68,  // 4: exocortex.v1.MonologueStartResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 5: exocortex.v1.HistAddBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	69,  // 6: exocortex.v1.HistAddBeforeRequest.message:type_name -> exocortex.v1.Message
-	68,  // 7: exocortex.v1.HistAddBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 8: exocortex.v1.MessageLoopStartRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 9: exocortex.v1.MessageLoopStartResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 10: exocortex.v1.MessageLoopPromptsBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	69,  // 11: exocortex.v1.MessageLoopPromptsBeforeRequest.history:type_name -> exocortex.v1.Message
-	69,  // 12: exocortex.v1.MessageLoopPromptsBeforeRequest.archive:type_name -> exocortex.v1.Message
-	68,  // 13: exocortex.v1.MessageLoopPromptsBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	70,  // 14: exocortex.v1.MessageLoopPromptsBeforeResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
-	67,  // 15: exocortex.v1.SystemPromptRequest.call:type_name -> exocortex.v1.HookCall
-	71,  // 16: exocortex.v1.SystemPromptRequest.tools:type_name -> exocortex.v1.ToolSpec
-	68,  // 17: exocortex.v1.SystemPromptResponse.changes:type_name -> exocortex.v1.StateChanges
-	70,  // 18: exocortex.v1.SystemPromptResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
-	67,  // 19: exocortex.v1.MessageLoopPromptsAfterRequest.call:type_name -> exocortex.v1.HookCall
-	69,  // 20: exocortex.v1.MessageLoopPromptsAfterRequest.history:type_name -> exocortex.v1.Message
-	70,  // 21: exocortex.v1.MessageLoopPromptsAfterRequest.extras:type_name -> exocortex.v1.PromptBlock
-	68,  // 22: exocortex.v1.MessageLoopPromptsAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	70,  // 23: exocortex.v1.MessageLoopPromptsAfterResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
-	67,  // 24: exocortex.v1.BeforeMainLLMCallRequest.call:type_name -> exocortex.v1.HookCall
-	69,  // 25: exocortex.v1.BeforeMainLLMCallRequest.prompt:type_name -> exocortex.v1.Message
-	68,  // 26: exocortex.v1.BeforeMainLLMCallResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 27: exocortex.v1.ResponseStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 28: exocortex.v1.ResponseStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 29: exocortex.v1.ResponseStreamEndRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 30: exocortex.v1.ResponseStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 31: exocortex.v1.ErrorFormatRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 32: exocortex.v1.ErrorFormatResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 33: exocortex.v1.ToolExecuteBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	72,  // 34: exocortex.v1.ToolExecuteBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	68,  // 35: exocortex.v1.ToolExecuteBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 0: exocortex.v1.AgentInitRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 1: exocortex.v1.AgentInitResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 2: exocortex.v1.MonologueStartRequest.call:type_name -> exocortex.v1.HookCall
+	79,  // 3: exocortex.v1.MonologueStartRequest.user_message:type_name -> exocortex.v1.Message
+	78,  // 4: exocortex.v1.MonologueStartResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 5: exocortex.v1.HistAddBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	79,  // 6: exocortex.v1.HistAddBeforeRequest.message:type_name -> exocortex.v1.Message
+	78,  // 7: exocortex.v1.HistAddBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 8: exocortex.v1.MessageLoopStartRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 9: exocortex.v1.MessageLoopStartResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 10: exocortex.v1.MessageLoopPromptsBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	79,  // 11: exocortex.v1.MessageLoopPromptsBeforeRequest.history:type_name -> exocortex.v1.Message
+	79,  // 12: exocortex.v1.MessageLoopPromptsBeforeRequest.archive:type_name -> exocortex.v1.Message
+	78,  // 13: exocortex.v1.MessageLoopPromptsBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	80,  // 14: exocortex.v1.MessageLoopPromptsBeforeResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
+	77,  // 15: exocortex.v1.SystemPromptRequest.call:type_name -> exocortex.v1.HookCall
+	81,  // 16: exocortex.v1.SystemPromptRequest.tools:type_name -> exocortex.v1.ToolSpec
+	78,  // 17: exocortex.v1.SystemPromptResponse.changes:type_name -> exocortex.v1.StateChanges
+	80,  // 18: exocortex.v1.SystemPromptResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
+	77,  // 19: exocortex.v1.MessageLoopPromptsAfterRequest.call:type_name -> exocortex.v1.HookCall
+	79,  // 20: exocortex.v1.MessageLoopPromptsAfterRequest.history:type_name -> exocortex.v1.Message
+	80,  // 21: exocortex.v1.MessageLoopPromptsAfterRequest.extras:type_name -> exocortex.v1.PromptBlock
+	78,  // 22: exocortex.v1.MessageLoopPromptsAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	80,  // 23: exocortex.v1.MessageLoopPromptsAfterResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
+	77,  // 24: exocortex.v1.BeforeMainLLMCallRequest.call:type_name -> exocortex.v1.HookCall
+	79,  // 25: exocortex.v1.BeforeMainLLMCallRequest.prompt:type_name -> exocortex.v1.Message
+	78,  // 26: exocortex.v1.BeforeMainLLMCallResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 27: exocortex.v1.ResponseStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 28: exocortex.v1.ResponseStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 29: exocortex.v1.ResponseStreamEndRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 30: exocortex.v1.ResponseStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 31: exocortex.v1.ErrorFormatRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 32: exocortex.v1.ErrorFormatResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 33: exocortex.v1.ToolExecuteBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	82,  // 34: exocortex.v1.ToolExecuteBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	78,  // 35: exocortex.v1.ToolExecuteBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
 	24,  // 36: exocortex.v1.ToolExecuteBeforeResponse.block:type_name -> exocortex.v1.ToolBlock
-	67,  // 37: exocortex.v1.ToolExecuteAfterRequest.call:type_name -> exocortex.v1.HookCall
-	72,  // 38: exocortex.v1.ToolExecuteAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	73,  // 39: exocortex.v1.ToolExecuteAfterRequest.result:type_name -> exocortex.v1.ToolResult
-	68,  // 40: exocortex.v1.ToolExecuteAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 41: exocortex.v1.MessageLoopEndRequest.call:type_name -> exocortex.v1.HookCall
-	72,  // 42: exocortex.v1.MessageLoopEndRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	73,  // 43: exocortex.v1.MessageLoopEndRequest.tool_result:type_name -> exocortex.v1.ToolResult
-	69,  // 44: exocortex.v1.MessageLoopEndRequest.added:type_name -> exocortex.v1.Message
-	68,  // 45: exocortex.v1.MessageLoopEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 46: exocortex.v1.MonologueEndRequest.call:type_name -> exocortex.v1.HookCall
-	69,  // 47: exocortex.v1.MonologueEndRequest.history:type_name -> exocortex.v1.Message
-	68,  // 48: exocortex.v1.MonologueEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 49: exocortex.v1.ChatModelCallBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	69,  // 50: exocortex.v1.ChatModelCallBeforeRequest.prompt:type_name -> exocortex.v1.Message
-	68,  // 51: exocortex.v1.ChatModelCallBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 52: exocortex.v1.ChatModelCallAfterRequest.call:type_name -> exocortex.v1.HookCall
-	72,  // 53: exocortex.v1.ChatModelCallAfterRequest.tool_calls:type_name -> exocortex.v1.ToolCall
-	68,  // 54: exocortex.v1.ChatModelCallAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 55: exocortex.v1.UtilModelCallBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 56: exocortex.v1.UtilModelCallBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 57: exocortex.v1.UtilModelCallAfterRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 58: exocortex.v1.UtilModelCallAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 59: exocortex.v1.ReasoningStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 60: exocortex.v1.ReasoningStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 61: exocortex.v1.ReasoningStreamRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 62: exocortex.v1.ReasoningStreamResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 63: exocortex.v1.ReasoningStreamEndRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 64: exocortex.v1.ReasoningStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 65: exocortex.v1.ResponseStreamRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 66: exocortex.v1.ResponseStreamResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 67: exocortex.v1.MessageLoopExceptionRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 68: exocortex.v1.MessageLoopExceptionResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 69: exocortex.v1.ProcessChainEndRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 70: exocortex.v1.ProcessChainEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 71: exocortex.v1.HistAddToolResultRequest.call:type_name -> exocortex.v1.HookCall
-	72,  // 72: exocortex.v1.HistAddToolResultRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	73,  // 73: exocortex.v1.HistAddToolResultRequest.result:type_name -> exocortex.v1.ToolResult
-	68,  // 74: exocortex.v1.HistAddToolResultResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 75: exocortex.v1.ToolOutputUpdateRequest.call:type_name -> exocortex.v1.HookCall
-	72,  // 76: exocortex.v1.ToolOutputUpdateRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	68,  // 77: exocortex.v1.ToolOutputUpdateResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 78: exocortex.v1.TextEditorReadAfterRequest.call:type_name -> exocortex.v1.HookCall
-	72,  // 79: exocortex.v1.TextEditorReadAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	68,  // 80: exocortex.v1.TextEditorReadAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 81: exocortex.v1.TextEditorWriteBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	72,  // 82: exocortex.v1.TextEditorWriteBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	68,  // 83: exocortex.v1.TextEditorWriteBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 84: exocortex.v1.TextEditorWriteAfterRequest.call:type_name -> exocortex.v1.HookCall
-	72,  // 85: exocortex.v1.TextEditorWriteAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	73,  // 86: exocortex.v1.TextEditorWriteAfterRequest.result:type_name -> exocortex.v1.ToolResult
-	68,  // 87: exocortex.v1.TextEditorWriteAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 88: exocortex.v1.TextEditorPatchBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	72,  // 89: exocortex.v1.TextEditorPatchBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	68,  // 90: exocortex.v1.TextEditorPatchBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 91: exocortex.v1.TextEditorPatchAfterRequest.call:type_name -> exocortex.v1.HookCall
-	72,  // 92: exocortex.v1.TextEditorPatchAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	73,  // 93: exocortex.v1.TextEditorPatchAfterRequest.result:type_name -> exocortex.v1.ToolResult
-	68,  // 94: exocortex.v1.TextEditorPatchAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 95: exocortex.v1.EmbeddingModelChangedRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 96: exocortex.v1.EmbeddingModelChangedResponse.changes:type_name -> exocortex.v1.StateChanges
-	74,  // 97: exocortex.v1.feeds_next:extendee -> google.protobuf.FieldOptions
-	74,  // 98: exocortex.v1.changed_by:extendee -> google.protobuf.FieldOptions
-	74,  // 99: exocortex.v1.change_elsewhere:extendee -> google.protobuf.FieldOptions
-	100, // [100:100] is the sub-list for method output_type
-	100, // [100:100] is the sub-list for method input_type
-	100, // [100:100] is the sub-list for extension type_name
-	97,  // [97:100] is the sub-list for extension extendee
-	0,   // [0:97] is the sub-list for field type_name
+	77,  // 37: exocortex.v1.ToolExecuteAfterRequest.call:type_name -> exocortex.v1.HookCall
+	82,  // 38: exocortex.v1.ToolExecuteAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	83,  // 39: exocortex.v1.ToolExecuteAfterRequest.result:type_name -> exocortex.v1.ToolResult
+	78,  // 40: exocortex.v1.ToolExecuteAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 41: exocortex.v1.MessageLoopEndRequest.call:type_name -> exocortex.v1.HookCall
+	82,  // 42: exocortex.v1.MessageLoopEndRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	83,  // 43: exocortex.v1.MessageLoopEndRequest.tool_result:type_name -> exocortex.v1.ToolResult
+	79,  // 44: exocortex.v1.MessageLoopEndRequest.added:type_name -> exocortex.v1.Message
+	78,  // 45: exocortex.v1.MessageLoopEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 46: exocortex.v1.MonologueEndRequest.call:type_name -> exocortex.v1.HookCall
+	79,  // 47: exocortex.v1.MonologueEndRequest.history:type_name -> exocortex.v1.Message
+	78,  // 48: exocortex.v1.MonologueEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 49: exocortex.v1.ChatModelCallBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	79,  // 50: exocortex.v1.ChatModelCallBeforeRequest.prompt:type_name -> exocortex.v1.Message
+	78,  // 51: exocortex.v1.ChatModelCallBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 52: exocortex.v1.ChatModelCallAfterRequest.call:type_name -> exocortex.v1.HookCall
+	82,  // 53: exocortex.v1.ChatModelCallAfterRequest.tool_calls:type_name -> exocortex.v1.ToolCall
+	78,  // 54: exocortex.v1.ChatModelCallAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 55: exocortex.v1.UtilModelCallBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 56: exocortex.v1.UtilModelCallBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 57: exocortex.v1.UtilModelCallAfterRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 58: exocortex.v1.UtilModelCallAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 59: exocortex.v1.ReasoningStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 60: exocortex.v1.ReasoningStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 61: exocortex.v1.ReasoningStreamRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 62: exocortex.v1.ReasoningStreamResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 63: exocortex.v1.ReasoningStreamEndRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 64: exocortex.v1.ReasoningStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 65: exocortex.v1.ResponseStreamRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 66: exocortex.v1.ResponseStreamResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 67: exocortex.v1.MessageLoopExceptionRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 68: exocortex.v1.MessageLoopExceptionResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 69: exocortex.v1.ProcessChainEndRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 70: exocortex.v1.ProcessChainEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 71: exocortex.v1.HistAddToolResultRequest.call:type_name -> exocortex.v1.HookCall
+	82,  // 72: exocortex.v1.HistAddToolResultRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	83,  // 73: exocortex.v1.HistAddToolResultRequest.result:type_name -> exocortex.v1.ToolResult
+	78,  // 74: exocortex.v1.HistAddToolResultResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 75: exocortex.v1.ToolOutputUpdateRequest.call:type_name -> exocortex.v1.HookCall
+	82,  // 76: exocortex.v1.ToolOutputUpdateRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	78,  // 77: exocortex.v1.ToolOutputUpdateResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 78: exocortex.v1.TextEditorReadAfterRequest.call:type_name -> exocortex.v1.HookCall
+	82,  // 79: exocortex.v1.TextEditorReadAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	78,  // 80: exocortex.v1.TextEditorReadAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 81: exocortex.v1.TextEditorWriteBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	82,  // 82: exocortex.v1.TextEditorWriteBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	78,  // 83: exocortex.v1.TextEditorWriteBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 84: exocortex.v1.TextEditorWriteAfterRequest.call:type_name -> exocortex.v1.HookCall
+	82,  // 85: exocortex.v1.TextEditorWriteAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	83,  // 86: exocortex.v1.TextEditorWriteAfterRequest.result:type_name -> exocortex.v1.ToolResult
+	78,  // 87: exocortex.v1.TextEditorWriteAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 88: exocortex.v1.TextEditorPatchBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	82,  // 89: exocortex.v1.TextEditorPatchBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	78,  // 90: exocortex.v1.TextEditorPatchBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 91: exocortex.v1.TextEditorPatchAfterRequest.call:type_name -> exocortex.v1.HookCall
+	82,  // 92: exocortex.v1.TextEditorPatchAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	83,  // 93: exocortex.v1.TextEditorPatchAfterRequest.result:type_name -> exocortex.v1.ToolResult
+	78,  // 94: exocortex.v1.TextEditorPatchAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 95: exocortex.v1.EmbeddingModelChangedRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 96: exocortex.v1.EmbeddingModelChangedResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 97: exocortex.v1.StartupMigrationRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 98: exocortex.v1.StartupMigrationResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 99: exocortex.v1.BannersRequest.call:type_name -> exocortex.v1.HookCall
+	69,  // 100: exocortex.v1.BannersRequest.frontend:type_name -> exocortex.v1.FrontendContext
+	78,  // 101: exocortex.v1.BannersResponse.changes:type_name -> exocortex.v1.StateChanges
+	70,  // 102: exocortex.v1.BannersResponse.banners:type_name -> exocortex.v1.Banner
+	77,  // 103: exocortex.v1.JobLoopRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 104: exocortex.v1.JobLoopResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 105: exocortex.v1.UserMessageUiRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 106: exocortex.v1.UserMessageUiResponse.changes:type_name -> exocortex.v1.StateChanges
+	84,  // 107: exocortex.v1.feeds_next:extendee -> google.protobuf.FieldOptions
+	84,  // 108: exocortex.v1.changed_by:extendee -> google.protobuf.FieldOptions
+	84,  // 109: exocortex.v1.change_elsewhere:extendee -> google.protobuf.FieldOptions
+	110, // [110:110] is the sub-list for method output_type
+	110, // [110:110] is the sub-list for method input_type
+	110, // [110:110] is the sub-list for extension type_name
+	107, // [107:110] is the sub-list for extension extendee
+	0,   // [0:107] is the sub-list for field type_name
 }
 
 func init() { file_exocortex_v1_hooks_proto_init() }
@@ -4847,13 +5475,14 @@ func file_exocortex_v1_hooks_proto_init() {
 	file_exocortex_v1_hooks_proto_msgTypes[56].OneofWrappers = []any{}
 	file_exocortex_v1_hooks_proto_msgTypes[58].OneofWrappers = []any{}
 	file_exocortex_v1_hooks_proto_msgTypes[62].OneofWrappers = []any{}
+	file_exocortex_v1_hooks_proto_msgTypes[76].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_exocortex_v1_hooks_proto_rawDesc), len(file_exocortex_v1_hooks_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   67,
+			NumMessages:   77,
 			NumExtensions: 3,
 			NumServices:   0,
 		},
