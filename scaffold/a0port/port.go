@@ -194,7 +194,7 @@ var (
 		{regexp.MustCompile(`\bcall_chat_model\b`), "a chat-model call", "no chat-model service for plugins: the host's utility model is the nearest; rewrite it as self.agent.call_utility_model(system=..., message=...)"},
 		{regexp.MustCompile(`hist_add_|\.history\.(?:add|append|extend|insert|pop|clear|set|new_topic|compress|merge|serialize)\w*\(`), "a history mutation", "no counterpart: history belongs to the core; add a prompt block instead"},
 		{regexp.MustCompile(`\.handle_intervention\(`), "an intervention check", "no counterpart: interventions are the host's (a message_loop_end extension queues one with its response's intervention)"},
-		{regexp.MustCompile(`\.get_(?:chat|utility|embedding|browser)_model\(`), "a model object", "no counterpart: the host makes the model calls; ask self.agent.call_utility_model, or watch the main model at chat_model_call_before/after"},
+		{regexp.MustCompile(`\.get_(?:chat|embedding|browser)_model\(`), "a model object", "no counterpart: the host makes the model calls; ask the utility model (self.agent.get_utility_model().unified_call, or call_utility_model), or watch the main model at chat_model_call_before/after"},
 	}
 )
 

@@ -15,8 +15,9 @@ class NoCounterpart(RuntimeError):
 _HISTORY = ("the history is the core's: a plugin adds text to what the model reads with a prompt block "
             "(loop_data.extras_temporary / extras_persistent at message_loop_prompts_after), or rewrites a message "
             "as it is added at hist_add_before")
-_MODEL = ("the host makes the model calls: ask for a utility-model answer with self.agent.call_utility_model, "
-          "or watch the main model's calls at chat_model_call_before/after")
+_MODEL = ("the host makes the model calls: ask for a utility-model answer with self.agent.call_utility_model "
+          "or self.agent.get_utility_model().unified_call, or watch the main model's calls at "
+          "chat_model_call_before/after")
 
 
 def _refuse(call: str, what: str) -> Any:
@@ -39,5 +40,9 @@ class NoCounterpartCalls:
         "response's intervention")
     call_chat_model = _refuse("call_chat_model", _MODEL)
     get_chat_model = _refuse("get_chat_model", _MODEL)
-    get_utility_model = _refuse("get_utility_model", _MODEL)
+
+    def get_utility_model(self) -> Any:
+        """The host's utility model, with Agent Zero's unified_call (exocortex.a0.models)."""
+        from exocortex.a0.models import UtilityModel
+        return UtilityModel(self)
     get_embedding_model = _refuse("get_embedding_model", _MODEL)
