@@ -136,15 +136,15 @@ type Engine struct {
 	// windowWarning: the model's window cannot hold the fixed prompt.
 	windowWarning string
 	// fe is the banners and job loop of the agent (frontend.go).
-	fe frontendState
-	sess          *session.Session
-	agent         *loop.Agent
-	model         string
-	mode          loop.ApprovalMode
-	busy          bool
-	observer      func(loop.Event)
-	approver      loop.Approver
-	retried       func(llm.Retry)
+	fe       frontendState
+	sess     *session.Session
+	agent    *loop.Agent
+	model    string
+	mode     loop.ApprovalMode
+	busy     bool
+	observer func(loop.Event)
+	approver loop.Approver
+	retried  func(llm.Retry)
 	// hostEvents is where host events go (hotreload.go); not under mu, since
 	// the host emits while the engine holds it (ApplyPending).
 	hostEvents atomic.Pointer[func(host.Event)]

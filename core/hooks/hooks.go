@@ -171,8 +171,8 @@ func firingOrder() []exocortexv1.Hook {
 	order := []exocortexv1.Hook{
 		exocortexv1.Hook_HOOK_STARTUP_MIGRATION, // the process's start, before any session
 		exocortexv1.Hook_HOOK_AGENT_INIT,
-		exocortexv1.Hook_HOOK_BANNERS,          // the front end opens the session
-		exocortexv1.Hook_HOOK_USER_MESSAGE_UI,  // the operator sends a message from the terminal
+		exocortexv1.Hook_HOOK_BANNERS,         // the front end opens the session
+		exocortexv1.Hook_HOOK_USER_MESSAGE_UI, // the operator sends a message from the terminal
 		exocortexv1.Hook_HOOK_HIST_ADD_BEFORE, // the operator's message, before the monologue starts
 		exocortexv1.Hook_HOOK_MONOLOGUE_START,
 	}
