@@ -75,10 +75,17 @@ func (x *AgentInitRequest) GetCall() *HookCall {
 }
 
 type AgentInitResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Changes       *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Changes *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	// Messages that open a session whose history is empty (Agent Zero's
+	// initial message: the agent's greeting, hist_add_ai_response at
+	// agent_init): each is added to the history as a new session's first
+	// messages, in order, through hist_add_before, with the role given
+	// ("assistant" or "user"; another role is an error naming the extension).
+	// A session resumed with messages in its history adds none.
+	OpeningMessages []*Message `protobuf:"bytes,2,rep,name=opening_messages,json=openingMessages,proto3" json:"opening_messages,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *AgentInitResponse) Reset() {
@@ -114,6 +121,13 @@ func (*AgentInitResponse) Descriptor() ([]byte, []int) {
 func (x *AgentInitResponse) GetChanges() *StateChanges {
 	if x != nil {
 		return x.Changes
+	}
+	return nil
+}
+
+func (x *AgentInitResponse) GetOpeningMessages() []*Message {
+	if x != nil {
+		return x.OpeningMessages
 	}
 	return nil
 }
@@ -4872,9 +4886,10 @@ const file_exocortex_v1_hooks_proto_rawDesc = "" +
 	"\n" +
 	"\x18exocortex/v1/hooks.proto\x12\fexocortex.v1\x1a\x1aexocortex/v1/context.proto\x1a\x1bexocortex/v1/manifest.proto\x1a google/protobuf/descriptor.proto\">\n" +
 	"\x10AgentInitRequest\x12*\n" +
-	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\"^\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\"\xa0\x01\n" +
 	"\x11AgentInitResponse\x124\n" +
-	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xea\x01\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12@\n" +
+	"\x10opening_messages\x18\x02 \x03(\v2\x15.exocortex.v1.MessageR\x0fopeningMessagesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xea\x01\n" +
 	"\x15MonologueStartRequest\x12*\n" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\xa4\x01\n" +
 	"\fuser_message\x18\x02 \x01(\v2\x15.exocortex.v1.MessageBj\x82\xe1\x18fthe user message is added to the history through hist_add_before, whose response's content replaces itR\vuserMessage\"c\n" +
@@ -5336,119 +5351,120 @@ var file_exocortex_v1_hooks_proto_goTypes = []any{
 var file_exocortex_v1_hooks_proto_depIdxs = []int32{
 	77,  // 0: exocortex.v1.AgentInitRequest.call:type_name -> exocortex.v1.HookCall
 	78,  // 1: exocortex.v1.AgentInitResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 2: exocortex.v1.MonologueStartRequest.call:type_name -> exocortex.v1.HookCall
-	79,  // 3: exocortex.v1.MonologueStartRequest.user_message:type_name -> exocortex.v1.Message
-	78,  // 4: exocortex.v1.MonologueStartResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 5: exocortex.v1.HistAddBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	79,  // 6: exocortex.v1.HistAddBeforeRequest.message:type_name -> exocortex.v1.Message
-	78,  // 7: exocortex.v1.HistAddBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 8: exocortex.v1.MessageLoopStartRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 9: exocortex.v1.MessageLoopStartResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 10: exocortex.v1.MessageLoopPromptsBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	79,  // 11: exocortex.v1.MessageLoopPromptsBeforeRequest.history:type_name -> exocortex.v1.Message
-	79,  // 12: exocortex.v1.MessageLoopPromptsBeforeRequest.archive:type_name -> exocortex.v1.Message
-	78,  // 13: exocortex.v1.MessageLoopPromptsBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	80,  // 14: exocortex.v1.MessageLoopPromptsBeforeResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
-	77,  // 15: exocortex.v1.SystemPromptRequest.call:type_name -> exocortex.v1.HookCall
-	81,  // 16: exocortex.v1.SystemPromptRequest.tools:type_name -> exocortex.v1.ToolSpec
-	78,  // 17: exocortex.v1.SystemPromptResponse.changes:type_name -> exocortex.v1.StateChanges
-	80,  // 18: exocortex.v1.SystemPromptResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
-	77,  // 19: exocortex.v1.MessageLoopPromptsAfterRequest.call:type_name -> exocortex.v1.HookCall
-	79,  // 20: exocortex.v1.MessageLoopPromptsAfterRequest.history:type_name -> exocortex.v1.Message
-	80,  // 21: exocortex.v1.MessageLoopPromptsAfterRequest.extras:type_name -> exocortex.v1.PromptBlock
-	78,  // 22: exocortex.v1.MessageLoopPromptsAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	80,  // 23: exocortex.v1.MessageLoopPromptsAfterResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
-	77,  // 24: exocortex.v1.BeforeMainLLMCallRequest.call:type_name -> exocortex.v1.HookCall
-	79,  // 25: exocortex.v1.BeforeMainLLMCallRequest.prompt:type_name -> exocortex.v1.Message
-	78,  // 26: exocortex.v1.BeforeMainLLMCallResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 27: exocortex.v1.ResponseStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 28: exocortex.v1.ResponseStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 29: exocortex.v1.ResponseStreamEndRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 30: exocortex.v1.ResponseStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 31: exocortex.v1.ErrorFormatRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 32: exocortex.v1.ErrorFormatResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 33: exocortex.v1.ToolExecuteBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	82,  // 34: exocortex.v1.ToolExecuteBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	78,  // 35: exocortex.v1.ToolExecuteBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	24,  // 36: exocortex.v1.ToolExecuteBeforeResponse.block:type_name -> exocortex.v1.ToolBlock
-	77,  // 37: exocortex.v1.ToolExecuteAfterRequest.call:type_name -> exocortex.v1.HookCall
-	82,  // 38: exocortex.v1.ToolExecuteAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	83,  // 39: exocortex.v1.ToolExecuteAfterRequest.result:type_name -> exocortex.v1.ToolResult
-	78,  // 40: exocortex.v1.ToolExecuteAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 41: exocortex.v1.MessageLoopEndRequest.call:type_name -> exocortex.v1.HookCall
-	82,  // 42: exocortex.v1.MessageLoopEndRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	83,  // 43: exocortex.v1.MessageLoopEndRequest.tool_result:type_name -> exocortex.v1.ToolResult
-	79,  // 44: exocortex.v1.MessageLoopEndRequest.added:type_name -> exocortex.v1.Message
-	78,  // 45: exocortex.v1.MessageLoopEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 46: exocortex.v1.MonologueEndRequest.call:type_name -> exocortex.v1.HookCall
-	79,  // 47: exocortex.v1.MonologueEndRequest.history:type_name -> exocortex.v1.Message
-	78,  // 48: exocortex.v1.MonologueEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 49: exocortex.v1.ChatModelCallBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	79,  // 50: exocortex.v1.ChatModelCallBeforeRequest.prompt:type_name -> exocortex.v1.Message
-	78,  // 51: exocortex.v1.ChatModelCallBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 52: exocortex.v1.ChatModelCallAfterRequest.call:type_name -> exocortex.v1.HookCall
-	82,  // 53: exocortex.v1.ChatModelCallAfterRequest.tool_calls:type_name -> exocortex.v1.ToolCall
-	78,  // 54: exocortex.v1.ChatModelCallAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 55: exocortex.v1.UtilModelCallBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 56: exocortex.v1.UtilModelCallBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 57: exocortex.v1.UtilModelCallAfterRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 58: exocortex.v1.UtilModelCallAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 59: exocortex.v1.ReasoningStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 60: exocortex.v1.ReasoningStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 61: exocortex.v1.ReasoningStreamRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 62: exocortex.v1.ReasoningStreamResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 63: exocortex.v1.ReasoningStreamEndRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 64: exocortex.v1.ReasoningStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 65: exocortex.v1.ResponseStreamRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 66: exocortex.v1.ResponseStreamResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 67: exocortex.v1.MessageLoopExceptionRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 68: exocortex.v1.MessageLoopExceptionResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 69: exocortex.v1.ProcessChainEndRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 70: exocortex.v1.ProcessChainEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 71: exocortex.v1.HistAddToolResultRequest.call:type_name -> exocortex.v1.HookCall
-	82,  // 72: exocortex.v1.HistAddToolResultRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	83,  // 73: exocortex.v1.HistAddToolResultRequest.result:type_name -> exocortex.v1.ToolResult
-	78,  // 74: exocortex.v1.HistAddToolResultResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 75: exocortex.v1.ToolOutputUpdateRequest.call:type_name -> exocortex.v1.HookCall
-	82,  // 76: exocortex.v1.ToolOutputUpdateRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	78,  // 77: exocortex.v1.ToolOutputUpdateResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 78: exocortex.v1.TextEditorReadAfterRequest.call:type_name -> exocortex.v1.HookCall
-	82,  // 79: exocortex.v1.TextEditorReadAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	78,  // 80: exocortex.v1.TextEditorReadAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 81: exocortex.v1.TextEditorWriteBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	82,  // 82: exocortex.v1.TextEditorWriteBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	78,  // 83: exocortex.v1.TextEditorWriteBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 84: exocortex.v1.TextEditorWriteAfterRequest.call:type_name -> exocortex.v1.HookCall
-	82,  // 85: exocortex.v1.TextEditorWriteAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	83,  // 86: exocortex.v1.TextEditorWriteAfterRequest.result:type_name -> exocortex.v1.ToolResult
-	78,  // 87: exocortex.v1.TextEditorWriteAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 88: exocortex.v1.TextEditorPatchBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	82,  // 89: exocortex.v1.TextEditorPatchBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	78,  // 90: exocortex.v1.TextEditorPatchBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 91: exocortex.v1.TextEditorPatchAfterRequest.call:type_name -> exocortex.v1.HookCall
-	82,  // 92: exocortex.v1.TextEditorPatchAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	83,  // 93: exocortex.v1.TextEditorPatchAfterRequest.result:type_name -> exocortex.v1.ToolResult
-	78,  // 94: exocortex.v1.TextEditorPatchAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 95: exocortex.v1.EmbeddingModelChangedRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 96: exocortex.v1.EmbeddingModelChangedResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 97: exocortex.v1.StartupMigrationRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 98: exocortex.v1.StartupMigrationResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 99: exocortex.v1.BannersRequest.call:type_name -> exocortex.v1.HookCall
-	69,  // 100: exocortex.v1.BannersRequest.frontend:type_name -> exocortex.v1.FrontendContext
-	78,  // 101: exocortex.v1.BannersResponse.changes:type_name -> exocortex.v1.StateChanges
-	70,  // 102: exocortex.v1.BannersResponse.banners:type_name -> exocortex.v1.Banner
-	77,  // 103: exocortex.v1.JobLoopRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 104: exocortex.v1.JobLoopResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 105: exocortex.v1.UserMessageUiRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 106: exocortex.v1.UserMessageUiResponse.changes:type_name -> exocortex.v1.StateChanges
-	84,  // 107: exocortex.v1.feeds_next:extendee -> google.protobuf.FieldOptions
-	84,  // 108: exocortex.v1.changed_by:extendee -> google.protobuf.FieldOptions
-	84,  // 109: exocortex.v1.change_elsewhere:extendee -> google.protobuf.FieldOptions
-	110, // [110:110] is the sub-list for method output_type
-	110, // [110:110] is the sub-list for method input_type
-	110, // [110:110] is the sub-list for extension type_name
-	107, // [107:110] is the sub-list for extension extendee
-	0,   // [0:107] is the sub-list for field type_name
+	79,  // 2: exocortex.v1.AgentInitResponse.opening_messages:type_name -> exocortex.v1.Message
+	77,  // 3: exocortex.v1.MonologueStartRequest.call:type_name -> exocortex.v1.HookCall
+	79,  // 4: exocortex.v1.MonologueStartRequest.user_message:type_name -> exocortex.v1.Message
+	78,  // 5: exocortex.v1.MonologueStartResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 6: exocortex.v1.HistAddBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	79,  // 7: exocortex.v1.HistAddBeforeRequest.message:type_name -> exocortex.v1.Message
+	78,  // 8: exocortex.v1.HistAddBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 9: exocortex.v1.MessageLoopStartRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 10: exocortex.v1.MessageLoopStartResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 11: exocortex.v1.MessageLoopPromptsBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	79,  // 12: exocortex.v1.MessageLoopPromptsBeforeRequest.history:type_name -> exocortex.v1.Message
+	79,  // 13: exocortex.v1.MessageLoopPromptsBeforeRequest.archive:type_name -> exocortex.v1.Message
+	78,  // 14: exocortex.v1.MessageLoopPromptsBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	80,  // 15: exocortex.v1.MessageLoopPromptsBeforeResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
+	77,  // 16: exocortex.v1.SystemPromptRequest.call:type_name -> exocortex.v1.HookCall
+	81,  // 17: exocortex.v1.SystemPromptRequest.tools:type_name -> exocortex.v1.ToolSpec
+	78,  // 18: exocortex.v1.SystemPromptResponse.changes:type_name -> exocortex.v1.StateChanges
+	80,  // 19: exocortex.v1.SystemPromptResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
+	77,  // 20: exocortex.v1.MessageLoopPromptsAfterRequest.call:type_name -> exocortex.v1.HookCall
+	79,  // 21: exocortex.v1.MessageLoopPromptsAfterRequest.history:type_name -> exocortex.v1.Message
+	80,  // 22: exocortex.v1.MessageLoopPromptsAfterRequest.extras:type_name -> exocortex.v1.PromptBlock
+	78,  // 23: exocortex.v1.MessageLoopPromptsAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	80,  // 24: exocortex.v1.MessageLoopPromptsAfterResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
+	77,  // 25: exocortex.v1.BeforeMainLLMCallRequest.call:type_name -> exocortex.v1.HookCall
+	79,  // 26: exocortex.v1.BeforeMainLLMCallRequest.prompt:type_name -> exocortex.v1.Message
+	78,  // 27: exocortex.v1.BeforeMainLLMCallResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 28: exocortex.v1.ResponseStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 29: exocortex.v1.ResponseStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 30: exocortex.v1.ResponseStreamEndRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 31: exocortex.v1.ResponseStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 32: exocortex.v1.ErrorFormatRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 33: exocortex.v1.ErrorFormatResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 34: exocortex.v1.ToolExecuteBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	82,  // 35: exocortex.v1.ToolExecuteBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	78,  // 36: exocortex.v1.ToolExecuteBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	24,  // 37: exocortex.v1.ToolExecuteBeforeResponse.block:type_name -> exocortex.v1.ToolBlock
+	77,  // 38: exocortex.v1.ToolExecuteAfterRequest.call:type_name -> exocortex.v1.HookCall
+	82,  // 39: exocortex.v1.ToolExecuteAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	83,  // 40: exocortex.v1.ToolExecuteAfterRequest.result:type_name -> exocortex.v1.ToolResult
+	78,  // 41: exocortex.v1.ToolExecuteAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 42: exocortex.v1.MessageLoopEndRequest.call:type_name -> exocortex.v1.HookCall
+	82,  // 43: exocortex.v1.MessageLoopEndRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	83,  // 44: exocortex.v1.MessageLoopEndRequest.tool_result:type_name -> exocortex.v1.ToolResult
+	79,  // 45: exocortex.v1.MessageLoopEndRequest.added:type_name -> exocortex.v1.Message
+	78,  // 46: exocortex.v1.MessageLoopEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 47: exocortex.v1.MonologueEndRequest.call:type_name -> exocortex.v1.HookCall
+	79,  // 48: exocortex.v1.MonologueEndRequest.history:type_name -> exocortex.v1.Message
+	78,  // 49: exocortex.v1.MonologueEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 50: exocortex.v1.ChatModelCallBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	79,  // 51: exocortex.v1.ChatModelCallBeforeRequest.prompt:type_name -> exocortex.v1.Message
+	78,  // 52: exocortex.v1.ChatModelCallBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 53: exocortex.v1.ChatModelCallAfterRequest.call:type_name -> exocortex.v1.HookCall
+	82,  // 54: exocortex.v1.ChatModelCallAfterRequest.tool_calls:type_name -> exocortex.v1.ToolCall
+	78,  // 55: exocortex.v1.ChatModelCallAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 56: exocortex.v1.UtilModelCallBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 57: exocortex.v1.UtilModelCallBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 58: exocortex.v1.UtilModelCallAfterRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 59: exocortex.v1.UtilModelCallAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 60: exocortex.v1.ReasoningStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 61: exocortex.v1.ReasoningStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 62: exocortex.v1.ReasoningStreamRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 63: exocortex.v1.ReasoningStreamResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 64: exocortex.v1.ReasoningStreamEndRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 65: exocortex.v1.ReasoningStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 66: exocortex.v1.ResponseStreamRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 67: exocortex.v1.ResponseStreamResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 68: exocortex.v1.MessageLoopExceptionRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 69: exocortex.v1.MessageLoopExceptionResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 70: exocortex.v1.ProcessChainEndRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 71: exocortex.v1.ProcessChainEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 72: exocortex.v1.HistAddToolResultRequest.call:type_name -> exocortex.v1.HookCall
+	82,  // 73: exocortex.v1.HistAddToolResultRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	83,  // 74: exocortex.v1.HistAddToolResultRequest.result:type_name -> exocortex.v1.ToolResult
+	78,  // 75: exocortex.v1.HistAddToolResultResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 76: exocortex.v1.ToolOutputUpdateRequest.call:type_name -> exocortex.v1.HookCall
+	82,  // 77: exocortex.v1.ToolOutputUpdateRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	78,  // 78: exocortex.v1.ToolOutputUpdateResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 79: exocortex.v1.TextEditorReadAfterRequest.call:type_name -> exocortex.v1.HookCall
+	82,  // 80: exocortex.v1.TextEditorReadAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	78,  // 81: exocortex.v1.TextEditorReadAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 82: exocortex.v1.TextEditorWriteBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	82,  // 83: exocortex.v1.TextEditorWriteBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	78,  // 84: exocortex.v1.TextEditorWriteBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 85: exocortex.v1.TextEditorWriteAfterRequest.call:type_name -> exocortex.v1.HookCall
+	82,  // 86: exocortex.v1.TextEditorWriteAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	83,  // 87: exocortex.v1.TextEditorWriteAfterRequest.result:type_name -> exocortex.v1.ToolResult
+	78,  // 88: exocortex.v1.TextEditorWriteAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 89: exocortex.v1.TextEditorPatchBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	82,  // 90: exocortex.v1.TextEditorPatchBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	78,  // 91: exocortex.v1.TextEditorPatchBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 92: exocortex.v1.TextEditorPatchAfterRequest.call:type_name -> exocortex.v1.HookCall
+	82,  // 93: exocortex.v1.TextEditorPatchAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	83,  // 94: exocortex.v1.TextEditorPatchAfterRequest.result:type_name -> exocortex.v1.ToolResult
+	78,  // 95: exocortex.v1.TextEditorPatchAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 96: exocortex.v1.EmbeddingModelChangedRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 97: exocortex.v1.EmbeddingModelChangedResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 98: exocortex.v1.StartupMigrationRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 99: exocortex.v1.StartupMigrationResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 100: exocortex.v1.BannersRequest.call:type_name -> exocortex.v1.HookCall
+	69,  // 101: exocortex.v1.BannersRequest.frontend:type_name -> exocortex.v1.FrontendContext
+	78,  // 102: exocortex.v1.BannersResponse.changes:type_name -> exocortex.v1.StateChanges
+	70,  // 103: exocortex.v1.BannersResponse.banners:type_name -> exocortex.v1.Banner
+	77,  // 104: exocortex.v1.JobLoopRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 105: exocortex.v1.JobLoopResponse.changes:type_name -> exocortex.v1.StateChanges
+	77,  // 106: exocortex.v1.UserMessageUiRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 107: exocortex.v1.UserMessageUiResponse.changes:type_name -> exocortex.v1.StateChanges
+	84,  // 108: exocortex.v1.feeds_next:extendee -> google.protobuf.FieldOptions
+	84,  // 109: exocortex.v1.changed_by:extendee -> google.protobuf.FieldOptions
+	84,  // 110: exocortex.v1.change_elsewhere:extendee -> google.protobuf.FieldOptions
+	111, // [111:111] is the sub-list for method output_type
+	111, // [111:111] is the sub-list for method input_type
+	111, // [111:111] is the sub-list for extension type_name
+	108, // [108:111] is the sub-list for extension extendee
+	0,   // [0:108] is the sub-list for field type_name
 }
 
 func init() { file_exocortex_v1_hooks_proto_init() }

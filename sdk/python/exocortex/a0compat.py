@@ -54,6 +54,7 @@ import os
 import re
 import sys
 import threading
+import types
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from google.protobuf import json_format, struct_pb2
@@ -321,6 +322,9 @@ class Agent(NoCounterpartCalls):
         # writes between calls, when there is no call to write it through.
         self._held: Dict[str, Any] = {} if held is None else held
         self.observed: Set[str] = set()
+        # The opening messages a file adds at agent_init (hist_add_ai_response
+        # there): the response's opening_messages, None at every other hook.
+        self._opening: Optional[List[Any]] = None
         self.number = 0
         self.agent_name = "A0"
         self.context = _Context(self)
@@ -511,6 +515,36 @@ def awaits_anything(source: str) -> bool:
 _LOOP_NAMES = {"asyncio", "create_task", "ensure_future", "get_running_loop", "get_event_loop"}
 
 
+def _own_modules_await(mod: Any) -> bool:
+    """Whether a module of the tree's own that mod imports (a plugin's helper,
+    as the module or a name from it) uses the event loop: a file that awaits
+    nothing itself but calls a helper that starts a task needs the loop too.
+    The layer's own modules and the shims (under the plugin's exocortex/) are
+    not the tree's."""
+    base = _runtime.get().plugin_dir
+    layer = os.path.join(base, "exocortex") + os.sep
+    seen: Set[str] = set()
+    for v in vars(mod).values():
+        m = v if isinstance(v, types.ModuleType) else sys.modules.get(getattr(v, "__module__", None) or "")
+        f = getattr(m, "__file__", None)
+        if not f or m is mod:
+            continue
+        f = os.path.abspath(f)
+        if f in seen or not f.startswith(base + os.sep) or f.startswith(layer):
+            continue
+        seen.add(f)
+        try:
+            with open(f, encoding="utf-8") as fh:
+                src = fh.read()
+            if "from exocortex" in src and "Shim:" in src[:200]:
+                continue
+            if awaits_anything(src):
+                return True
+        except (OSError, SyntaxError, ValueError):
+            continue
+    return False
+
+
 def _text(m: Any) -> str:
     return getattr(m, "content", "") if m is not None else ""
 
@@ -558,6 +592,7 @@ class Adapter:
         spec = importlib.util.spec_from_file_location(f"a0_{hook}_{order}_{name}", path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
+        self.awaits = self.awaits or _own_modules_await(mod)
         classes = [c for c in vars(mod).values()
                    if isinstance(c, type) and issubclass(c, Extension) and c is not Extension
                    and c.__module__ == mod.__name__]
@@ -643,6 +678,7 @@ class Adapter:
                 return None
             kwargs = made
         passed = {k: v for k, v in kwargs.items() if not k.startswith("_")}
+        self.agent._opening = [] if self.hook == "agent_init" else None
         try:
             out = self.ext.execute(loop_data=ld, **passed)
             if asyncio.iscoroutine(out):  # a plain `def execute` (Agent Zero accepts one) has run
@@ -665,6 +701,9 @@ class Adapter:
                     f"a0compat: {self.name} changed {k!r} at {self.hook}, which Exocortex's {self.hook} "
                     "response has no field for: the change is lost (the porting report names the line)")
             return self.info.response(**fields) if fields else None
+        opening, self.agent._opening = self.agent._opening, None
+        if opening:
+            return self.info.response(opening_messages=opening)
         if not self.info.prompt:
             return None
         blocks = []

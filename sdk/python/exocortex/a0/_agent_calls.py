@@ -5,7 +5,20 @@ at that line), instead of an AttributeError that names nothing."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+
+class _Said(str):
+    """What hist_add_ai_response returns: Agent Zero's Message, here its text
+    with content and output_text()."""
+
+    @property
+    def content(self) -> str:
+        return str(self)
+
+    def output_text(self) -> str:
+        return str(self)
 
 
 class NoCounterpart(RuntimeError):
@@ -30,7 +43,19 @@ def _refuse(call: str, what: str) -> Any:
 class NoCounterpartCalls:
     """Mixed into the layer's Agent."""
 
-    hist_add_ai_response = _refuse("hist_add_ai_response", _HISTORY)
+    def hist_add_ai_response(self, message: str) -> Any:
+        """At agent_init, the agent's opening message of a new session (Agent
+        Zero's initial message): the host adds it to an empty history as the
+        first assistant message (AgentInitResponse.opening_messages). Anywhere
+        else the history is the core's (NoCounterpart)."""
+        opening = getattr(self, "_opening", None)
+        if opening is None:
+            raise NoCounterpart("a0compat: Agent.hist_add_ai_response has no counterpart in a ported plugin outside "
+                                "agent_init (where it opens a new session's history): " + _HISTORY)
+        from exocortex.v1 import context_pb2
+        text = message if isinstance(message, str) else json.dumps(message, ensure_ascii=False, default=str)
+        opening.append(context_pb2.Message(role="assistant", content=text))
+        return _Said(text)
     hist_add_user_message = _refuse("hist_add_user_message", _HISTORY)
     hist_add_warning = _refuse("hist_add_warning", _HISTORY)
     hist_add_message = _refuse("hist_add_message", _HISTORY)

@@ -22,10 +22,12 @@ class AgentInitRequest(_message.Message):
     def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ...) -> None: ...
 
 class AgentInitResponse(_message.Message):
-    __slots__ = ["changes"]
+    __slots__ = ["changes", "opening_messages"]
     CHANGES_FIELD_NUMBER: _ClassVar[int]
+    OPENING_MESSAGES_FIELD_NUMBER: _ClassVar[int]
     changes: _context_pb2.StateChanges
-    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ...) -> None: ...
+    opening_messages: _containers.RepeatedCompositeFieldContainer[_context_pb2.Message]
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., opening_messages: _Optional[_Iterable[_Union[_context_pb2.Message, _Mapping]]] = ...) -> None: ...
 
 class Banner(_message.Message):
     __slots__ = ["dismissible", "id", "priority", "text", "title", "type"]
