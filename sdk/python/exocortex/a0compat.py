@@ -515,15 +515,17 @@ def awaits_anything(source: str) -> bool:
 _LOOP_NAMES = {"asyncio", "create_task", "ensure_future", "get_running_loop", "get_event_loop"}
 
 
-def _own_modules_await(mod: Any) -> bool:
-    """Whether a module of the tree's own that mod imports (a plugin's helper,
-    as the module or a name from it) uses the event loop: a file that awaits
-    nothing itself but calls a helper that starts a task needs the loop too.
-    The layer's own modules and the shims (under the plugin's exocortex/) are
-    not the tree's."""
+def _own_sources(mod: Any) -> List[str]:
+    """The sources of the modules of the tree's own that mod imports (a
+    plugin's helper, as the module or a name from it): a file that awaits
+    nothing itself but calls a helper that starts a task needs the event loop
+    too, and one whose helper calls the utility model declares it. The layer's
+    own modules (under the plugin's exocortex/) and the shims are not the
+    tree's."""
     base = _runtime.get().plugin_dir
     layer = os.path.join(base, "exocortex") + os.sep
     seen: Set[str] = set()
+    out: List[str] = []
     for v in vars(mod).values():
         m = v if isinstance(v, types.ModuleType) else sys.modules.get(getattr(v, "__module__", None) or "")
         f = getattr(m, "__file__", None)
@@ -536,13 +538,13 @@ def _own_modules_await(mod: Any) -> bool:
         try:
             with open(f, encoding="utf-8") as fh:
                 src = fh.read()
-            if "from exocortex" in src and "Shim:" in src[:200]:
+            if "Shim:" in src[:200]:
                 continue
-            if awaits_anything(src):
-                return True
+            ast.parse(src)
+            out.append(src)
         except (OSError, SyntaxError, ValueError):
             continue
-    return False
+    return out
 
 
 def _text(m: Any) -> str:
@@ -592,7 +594,8 @@ class Adapter:
         spec = importlib.util.spec_from_file_location(f"a0_{hook}_{order}_{name}", path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
-        self.awaits = self.awaits or _own_modules_await(mod)
+        own = _own_sources(mod)
+        self.awaits = self.awaits or any(awaits_anything(s) for s in own)
         classes = [c for c in vars(mod).values()
                    if isinstance(c, type) and issubclass(c, Extension) and c is not Extension
                    and c.__module__ == mod.__name__]
@@ -600,7 +603,9 @@ class Adapter:
             raise ValueError(f"{path}: no subclass of Extension: an Agent Zero extension file defines one")
         self.agent = Agent(self.keys, name, rel or os.path.basename(path), observed, local, held)
         self.uses_files = bool(_USES_FILES.search(source))
-        self.uses_utility = bool(_USES_UTILITY.search(source))
+        # A helper of the tree's own the file imports may be what calls the
+        # utility model (the infection check's checker).
+        self.uses_utility = any(_USES_UTILITY.search(s) for s in [source] + own)
         self.uses_memory = bool(_USES_MEMORY.search(source))
         self.ext = classes[0](agent=self.agent)
         self.info = lookup(hook)
@@ -832,7 +837,7 @@ def _memory_use(exts) -> dict:
 # A file that calls the utility model: the plugin declares uses_utility_model,
 # and the file's deadline covers the host's bound on one call (60 s by default)
 # and the file's own work, instead of the hooks' default of 10 s.
-_USES_UTILITY = re.compile(r"\.call_utility_model\s*\(")
+_USES_UTILITY = re.compile(r"\.call_utility_model\s*\(|\.get_utility_model\s*\(")
 
 # A file that uses Agent Zero's memory (plugins._memory.helpers.memory, or
 # python.helpers.memory in older trees): the plugin declares uses_memory.
