@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ollama/ollama/api"
+
 	"github.com/exocortex/exocortex/core/llm/scripted"
 	"github.com/exocortex/exocortex/core/loop"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
@@ -81,8 +83,7 @@ func TestPortedFrontendHooks(t *testing.T) {
 		{Content: "<ok/>"},
 		{Content: "<ok/>"},
 	}, []scripted.Reply{
-		{Content: `{"thoughts":["r"],"headline":"running","tool_name":"code_execution","tool_args":{"runtime":"terminal","code":"echo hi"}}`,
-			ExpectContains: "hello there [typed in the UI]"},
+		{Content: `{"thoughts":["r"],"headline":"running","tool_name":"code_execution","tool_args":{"runtime":"terminal","code":"echo hi"}}`},
 		{Content: `{"thoughts":["w"],"headline":"writing","tool_name":"text_editor","tool_args":{"action":"write","path":"creds.txt","content":"x"}}`},
 		{Content: `{"thoughts":["d"],"headline":"done","tool_name":"response","tool_args":{"text":"done"}}`},
 		{Content: `{"thoughts":["d"],"headline":"done","tool_name":"response","tool_args":{"text":"again"}}`,
@@ -135,8 +136,10 @@ func TestPortedFrontendHooks(t *testing.T) {
 			t.Errorf("utility request %d lacks the auditor's system message: %+v", i+1, req.Messages)
 		}
 	}
-	if n := len(srv.Requests()); n != 4 {
-		t.Errorf("%d model requests, want 4", n)
+	if reqs := srv.Requests(); len(reqs) != 4 {
+		t.Errorf("%d model requests, want 4", len(reqs))
+	} else if !slices.ContainsFunc(reqs[0].Messages, func(m api.Message) bool { return m.Content == "hello there [typed in the UI]" }) {
+		t.Errorf("the first request lacks the operator's message as user_message_ui left it: %+v", reqs[0].Messages)
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -339,10 +339,11 @@ class Agent(NoCounterpartCalls):
         """Agent Zero's read_prompt: the prompt file from the ported plugin's
         prompts/ directory, read as Agent Zero reads it (exocortex.a0.prompts:
         its .py variables file, {{if}} blocks, {{name}} placeholders,
-        {{ include "file" }})."""
+        {{ include "file" }}); a prompt that is one fenced JSON block
+        (fw.initial_message.md) loses its fences, as Agent Zero's does."""
         where = self.prompts_dir or "prompts/"
         try:
-            return prompts.read(os.path.basename(file), [where], _agent=self, **kwargs)
+            return prompts.unfence_json(prompts.read(os.path.basename(file), [where], _agent=self, **kwargs))
         except FileNotFoundError as e:
             raise FileNotFoundError(f"a0compat: {self._owner} reads the prompt file {file!r}: {e}") from e
 
