@@ -435,6 +435,14 @@ func CallHook(ctx context.Context, ext *host.Extension, call *exocortexv1.HookCa
 		return host.Call(ctx, ext, r, exocortexv1.PluginClient.TextEditorPatchAfter)
 	case *exocortexv1.EmbeddingModelChangedRequest:
 		return host.Call(ctx, ext, r, exocortexv1.PluginClient.EmbeddingModelChanged)
+	case *exocortexv1.StartupMigrationRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.StartupMigration)
+	case *exocortexv1.BannersRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.Banners)
+	case *exocortexv1.JobLoopRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.JobLoop)
+	case *exocortexv1.UserMessageUiRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.UserMessageUi)
 	}
 	return nil, fmt.Errorf("conformance: no request for hook %v", ext.Hook.Hook)
 }
@@ -510,6 +518,14 @@ func hookRequest(hook exocortexv1.Hook, call *exocortexv1.HookCall) proto.Messag
 		return &exocortexv1.TextEditorPatchAfterRequest{Call: call, ToolCall: &exocortexv1.ToolCall{Name: "text_editor"}, Path: "a.txt", OldText: "a", NewText: "b", Result: &exocortexv1.ToolResult{Content: "patched a.txt"}}
 	case exocortexv1.Hook_HOOK_EMBEDDING_MODEL_CHANGED:
 		return &exocortexv1.EmbeddingModelChangedRequest{Call: call, OldModel: "glove-100d", NewModel: "nomic-embed-text", OldDims: 100, NewDims: 768}
+	case exocortexv1.Hook_HOOK_STARTUP_MIGRATION:
+		return &exocortexv1.StartupMigrationRequest{Call: call}
+	case exocortexv1.Hook_HOOK_BANNERS:
+		return &exocortexv1.BannersRequest{Call: call, Frontend: &exocortexv1.FrontendContext{Client: "terminal", Hostname: "localhost"}}
+	case exocortexv1.Hook_HOOK_JOB_LOOP:
+		return &exocortexv1.JobLoopRequest{Call: call, Tick: 1}
+	case exocortexv1.Hook_HOOK_USER_MESSAGE_UI:
+		return &exocortexv1.UserMessageUiRequest{Call: call, Message: "hello"}
 	}
 	return nil
 }
