@@ -269,7 +269,11 @@ func (a *Agent) Init(ctx context.Context) error {
 				if m.GetRole() == "user" {
 					sender = ext.Name()
 				}
-				opening = append(opening, a.newMessage(m.GetRole(), sender, m.GetContent()))
+				om := a.newMessage(m.GetRole(), sender, m.GetContent())
+				if m.GetId() != "" {
+					om.Id = m.GetId() // the id the extension gave its message (Agent Zero's msg.id)
+				}
+				opening = append(opening, om)
 			}
 			return nil
 		})

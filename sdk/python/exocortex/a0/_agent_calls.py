@@ -6,12 +6,16 @@ at that line), instead of an AttributeError that names nothing."""
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 
 class _Said(str):
     """What hist_add_ai_response returns: Agent Zero's Message, here its text
-    with content and output_text()."""
+    with content, output_text(), ai and id (the id the history's message gets)."""
+
+    ai = True
+    id = ""
 
     @property
     def content(self) -> str:
@@ -54,8 +58,10 @@ class NoCounterpartCalls:
                                 "agent_init (where it opens a new session's history): " + _HISTORY)
         from exocortex.v1 import context_pb2
         text = message if isinstance(message, str) else json.dumps(message, ensure_ascii=False, default=str)
-        opening.append(context_pb2.Message(role="assistant", content=text))
-        return _Said(text)
+        said = _Said(text)
+        said.id = str(uuid.uuid4())
+        opening.append(context_pb2.Message(id=said.id, role="assistant", content=text))
+        return said
     hist_add_user_message = _refuse("hist_add_user_message", _HISTORY)
     hist_add_warning = _refuse("hist_add_warning", _HISTORY)
     hist_add_message = _refuse("hist_add_message", _HISTORY)
