@@ -4253,6 +4253,477 @@ func (x *EmbeddingModelChangedResponse) GetChanges() *StateChanges {
 	return nil
 }
 
+// history_compress_before: the history is about to be compressed (the oldest
+// verbatim messages leave the prompt for long-term memory, and a summary of
+// them takes their place). Claude Code's PreCompact runs here.
+type HistoryCompressBeforeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Call  *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	// Why: "auto" (the context budget: the history exceeds its share of the
+	// window) or "manual" (the operator asked for it).
+	Trigger string `protobuf:"bytes,2,opt,name=trigger,proto3" json:"trigger,omitempty"`
+	// The operator's instructions for the summary (manual only).
+	CustomInstructions string `protobuf:"bytes,3,opt,name=custom_instructions,json=customInstructions,proto3" json:"custom_instructions,omitempty"`
+	// The messages that will leave the verbatim window, oldest first.
+	Leaving []*Message `protobuf:"bytes,4,rep,name=leaving,proto3" json:"leaving,omitempty"`
+	// Positions from and to-1 of the history, and the history's tokens against
+	// its budget.
+	From          int32 `protobuf:"varint,5,opt,name=from,proto3" json:"from,omitempty"`
+	To            int32 `protobuf:"varint,6,opt,name=to,proto3" json:"to,omitempty"`
+	Tokens        int32 `protobuf:"varint,7,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	Budget        int32 `protobuf:"varint,8,opt,name=budget,proto3" json:"budget,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryCompressBeforeRequest) Reset() {
+	*x = HistoryCompressBeforeRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryCompressBeforeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryCompressBeforeRequest) ProtoMessage() {}
+
+func (x *HistoryCompressBeforeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistoryCompressBeforeRequest.ProtoReflect.Descriptor instead.
+func (*HistoryCompressBeforeRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *HistoryCompressBeforeRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *HistoryCompressBeforeRequest) GetTrigger() string {
+	if x != nil {
+		return x.Trigger
+	}
+	return ""
+}
+
+func (x *HistoryCompressBeforeRequest) GetCustomInstructions() string {
+	if x != nil {
+		return x.CustomInstructions
+	}
+	return ""
+}
+
+func (x *HistoryCompressBeforeRequest) GetLeaving() []*Message {
+	if x != nil {
+		return x.Leaving
+	}
+	return nil
+}
+
+func (x *HistoryCompressBeforeRequest) GetFrom() int32 {
+	if x != nil {
+		return x.From
+	}
+	return 0
+}
+
+func (x *HistoryCompressBeforeRequest) GetTo() int32 {
+	if x != nil {
+		return x.To
+	}
+	return 0
+}
+
+func (x *HistoryCompressBeforeRequest) GetTokens() int32 {
+	if x != nil {
+		return x.Tokens
+	}
+	return 0
+}
+
+func (x *HistoryCompressBeforeRequest) GetBudget() int32 {
+	if x != nil {
+		return x.Budget
+	}
+	return 0
+}
+
+type HistoryCompressBeforeResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Changes *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	// Text the summary keeps, word for word, after the part about these
+	// messages (the extensions' in their order); it is also given to the
+	// utility model as instructions when one writes the summary.
+	Keep []string `protobuf:"bytes,2,rep,name=keep,proto3" json:"keep,omitempty"`
+	// Hold a manual compression back, with this reason for the operator. An
+	// automatic one cannot be held (the prompt must fit the model's window):
+	// the host reports the reason and compresses.
+	Hold          *string `protobuf:"bytes,3,opt,name=hold,proto3,oneof" json:"hold,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryCompressBeforeResponse) Reset() {
+	*x = HistoryCompressBeforeResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryCompressBeforeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryCompressBeforeResponse) ProtoMessage() {}
+
+func (x *HistoryCompressBeforeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistoryCompressBeforeResponse.ProtoReflect.Descriptor instead.
+func (*HistoryCompressBeforeResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *HistoryCompressBeforeResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *HistoryCompressBeforeResponse) GetKeep() []string {
+	if x != nil {
+		return x.Keep
+	}
+	return nil
+}
+
+func (x *HistoryCompressBeforeResponse) GetHold() string {
+	if x != nil && x.Hold != nil {
+		return *x.Hold
+	}
+	return ""
+}
+
+// tool_approval_request: a tool call is held for approval (a guard at
+// tool_execute_before asked for it), before the approval mode, the session's
+// earlier answers or the operator decide it. It fires in every mode, yolo
+// included. Claude Code's PermissionRequest runs here.
+type ToolApprovalRequestRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Call     *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	ToolCall *ToolCall              `protobuf:"bytes,2,opt,name=tool_call,json=toolCall,proto3" json:"tool_call,omitempty"`
+	// What the operator would be shown, why it is held and by whom.
+	Action    string `protobuf:"bytes,3,opt,name=action,proto3" json:"action,omitempty"`
+	Reason    string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	Extension string `protobuf:"bytes,5,opt,name=extension,proto3" json:"extension,omitempty"`
+	// The approval mode (default, auto_edit, yolo), and whether the call is
+	// asked for whatever the mode (always_ask).
+	Mode          string `protobuf:"bytes,6,opt,name=mode,proto3" json:"mode,omitempty"`
+	AlwaysAsk     bool   `protobuf:"varint,7,opt,name=always_ask,json=alwaysAsk,proto3" json:"always_ask,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolApprovalRequestRequest) Reset() {
+	*x = ToolApprovalRequestRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolApprovalRequestRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolApprovalRequestRequest) ProtoMessage() {}
+
+func (x *ToolApprovalRequestRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolApprovalRequestRequest.ProtoReflect.Descriptor instead.
+func (*ToolApprovalRequestRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{69}
+}
+
+func (x *ToolApprovalRequestRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *ToolApprovalRequestRequest) GetToolCall() *ToolCall {
+	if x != nil {
+		return x.ToolCall
+	}
+	return nil
+}
+
+func (x *ToolApprovalRequestRequest) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *ToolApprovalRequestRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ToolApprovalRequestRequest) GetExtension() string {
+	if x != nil {
+		return x.Extension
+	}
+	return ""
+}
+
+func (x *ToolApprovalRequestRequest) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *ToolApprovalRequestRequest) GetAlwaysAsk() bool {
+	if x != nil {
+		return x.AlwaysAsk
+	}
+	return false
+}
+
+type ToolApprovalRequestResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Changes *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	// Refuse the call, with this reason for the model and the operator. A
+	// refusal wins over every allow.
+	Refuse *string `protobuf:"bytes,2,opt,name=refuse,proto3,oneof" json:"refuse,omitempty"`
+	// Allow it without asking the operator (for this call only).
+	Allow bool `protobuf:"varint,3,opt,name=allow,proto3" json:"allow,omitempty"`
+	// Why it was allowed, for the approval event.
+	Message       string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolApprovalRequestResponse) Reset() {
+	*x = ToolApprovalRequestResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolApprovalRequestResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolApprovalRequestResponse) ProtoMessage() {}
+
+func (x *ToolApprovalRequestResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolApprovalRequestResponse.ProtoReflect.Descriptor instead.
+func (*ToolApprovalRequestResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *ToolApprovalRequestResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *ToolApprovalRequestResponse) GetRefuse() string {
+	if x != nil && x.Refuse != nil {
+		return *x.Refuse
+	}
+	return ""
+}
+
+func (x *ToolApprovalRequestResponse) GetAllow() bool {
+	if x != nil {
+		return x.Allow
+	}
+	return false
+}
+
+func (x *ToolApprovalRequestResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+// operator_notification: the operator is asked or told something that needs
+// their attention (a held call waits for their answer). Advisory: it changes
+// only state. Claude Code's Notification runs here.
+type OperatorNotificationRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Call  *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	// What it is: "permission_prompt" (a held call waits for the operator).
+	Kind    string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	Title   string `protobuf:"bytes,3,opt,name=title,proto3" json:"title,omitempty"`
+	Message string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	// The tool call it concerns, if any.
+	ToolCall      *ToolCall `protobuf:"bytes,5,opt,name=tool_call,json=toolCall,proto3" json:"tool_call,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OperatorNotificationRequest) Reset() {
+	*x = OperatorNotificationRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OperatorNotificationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OperatorNotificationRequest) ProtoMessage() {}
+
+func (x *OperatorNotificationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OperatorNotificationRequest.ProtoReflect.Descriptor instead.
+func (*OperatorNotificationRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *OperatorNotificationRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *OperatorNotificationRequest) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *OperatorNotificationRequest) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *OperatorNotificationRequest) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *OperatorNotificationRequest) GetToolCall() *ToolCall {
+	if x != nil {
+		return x.ToolCall
+	}
+	return nil
+}
+
+type OperatorNotificationResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Changes       *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OperatorNotificationResponse) Reset() {
+	*x = OperatorNotificationResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[72]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OperatorNotificationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OperatorNotificationResponse) ProtoMessage() {}
+
+func (x *OperatorNotificationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[72]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OperatorNotificationResponse.ProtoReflect.Descriptor instead.
+func (*OperatorNotificationResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{72}
+}
+
+func (x *OperatorNotificationResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
 // startup_migration: once per host process, after the host started its plugins
 // and before the first session's agent_init (Agent Zero's startup migration:
 // one-time moves of settings and data written by an older version). A
@@ -4266,7 +4737,7 @@ type StartupMigrationRequest struct {
 
 func (x *StartupMigrationRequest) Reset() {
 	*x = StartupMigrationRequest{}
-	mi := &file_exocortex_v1_hooks_proto_msgTypes[67]
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4278,7 +4749,7 @@ func (x *StartupMigrationRequest) String() string {
 func (*StartupMigrationRequest) ProtoMessage() {}
 
 func (x *StartupMigrationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_exocortex_v1_hooks_proto_msgTypes[67]
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4291,7 +4762,7 @@ func (x *StartupMigrationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartupMigrationRequest.ProtoReflect.Descriptor instead.
 func (*StartupMigrationRequest) Descriptor() ([]byte, []int) {
-	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{67}
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *StartupMigrationRequest) GetCall() *HookCall {
@@ -4310,7 +4781,7 @@ type StartupMigrationResponse struct {
 
 func (x *StartupMigrationResponse) Reset() {
 	*x = StartupMigrationResponse{}
-	mi := &file_exocortex_v1_hooks_proto_msgTypes[68]
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4322,7 +4793,7 @@ func (x *StartupMigrationResponse) String() string {
 func (*StartupMigrationResponse) ProtoMessage() {}
 
 func (x *StartupMigrationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_exocortex_v1_hooks_proto_msgTypes[68]
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4335,7 +4806,7 @@ func (x *StartupMigrationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartupMigrationResponse.ProtoReflect.Descriptor instead.
 func (*StartupMigrationResponse) Descriptor() ([]byte, []int) {
-	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{68}
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *StartupMigrationResponse) GetChanges() *StateChanges {
@@ -4363,7 +4834,7 @@ type FrontendContext struct {
 
 func (x *FrontendContext) Reset() {
 	*x = FrontendContext{}
-	mi := &file_exocortex_v1_hooks_proto_msgTypes[69]
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4375,7 +4846,7 @@ func (x *FrontendContext) String() string {
 func (*FrontendContext) ProtoMessage() {}
 
 func (x *FrontendContext) ProtoReflect() protoreflect.Message {
-	mi := &file_exocortex_v1_hooks_proto_msgTypes[69]
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4388,7 +4859,7 @@ func (x *FrontendContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FrontendContext.ProtoReflect.Descriptor instead.
 func (*FrontendContext) Descriptor() ([]byte, []int) {
-	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{69}
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *FrontendContext) GetClient() string {
@@ -4438,7 +4909,7 @@ type Banner struct {
 
 func (x *Banner) Reset() {
 	*x = Banner{}
-	mi := &file_exocortex_v1_hooks_proto_msgTypes[70]
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4450,7 +4921,7 @@ func (x *Banner) String() string {
 func (*Banner) ProtoMessage() {}
 
 func (x *Banner) ProtoReflect() protoreflect.Message {
-	mi := &file_exocortex_v1_hooks_proto_msgTypes[70]
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4463,7 +4934,7 @@ func (x *Banner) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Banner.ProtoReflect.Descriptor instead.
 func (*Banner) Descriptor() ([]byte, []int) {
-	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{70}
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *Banner) GetId() string {
@@ -4521,7 +4992,7 @@ type BannersRequest struct {
 
 func (x *BannersRequest) Reset() {
 	*x = BannersRequest{}
-	mi := &file_exocortex_v1_hooks_proto_msgTypes[71]
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4533,7 +5004,7 @@ func (x *BannersRequest) String() string {
 func (*BannersRequest) ProtoMessage() {}
 
 func (x *BannersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_exocortex_v1_hooks_proto_msgTypes[71]
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4546,7 +5017,7 @@ func (x *BannersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BannersRequest.ProtoReflect.Descriptor instead.
 func (*BannersRequest) Descriptor() ([]byte, []int) {
-	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{71}
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *BannersRequest) GetCall() *HookCall {
@@ -4574,7 +5045,7 @@ type BannersResponse struct {
 
 func (x *BannersResponse) Reset() {
 	*x = BannersResponse{}
-	mi := &file_exocortex_v1_hooks_proto_msgTypes[72]
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4586,7 +5057,7 @@ func (x *BannersResponse) String() string {
 func (*BannersResponse) ProtoMessage() {}
 
 func (x *BannersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_exocortex_v1_hooks_proto_msgTypes[72]
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4599,7 +5070,7 @@ func (x *BannersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BannersResponse.ProtoReflect.Descriptor instead.
 func (*BannersResponse) Descriptor() ([]byte, []int) {
-	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{72}
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *BannersResponse) GetChanges() *StateChanges {
@@ -4632,7 +5103,7 @@ type JobLoopRequest struct {
 
 func (x *JobLoopRequest) Reset() {
 	*x = JobLoopRequest{}
-	mi := &file_exocortex_v1_hooks_proto_msgTypes[73]
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4644,7 +5115,7 @@ func (x *JobLoopRequest) String() string {
 func (*JobLoopRequest) ProtoMessage() {}
 
 func (x *JobLoopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_exocortex_v1_hooks_proto_msgTypes[73]
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4657,7 +5128,7 @@ func (x *JobLoopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobLoopRequest.ProtoReflect.Descriptor instead.
 func (*JobLoopRequest) Descriptor() ([]byte, []int) {
-	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{73}
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *JobLoopRequest) GetCall() *HookCall {
@@ -4683,7 +5154,7 @@ type JobLoopResponse struct {
 
 func (x *JobLoopResponse) Reset() {
 	*x = JobLoopResponse{}
-	mi := &file_exocortex_v1_hooks_proto_msgTypes[74]
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4695,7 +5166,7 @@ func (x *JobLoopResponse) String() string {
 func (*JobLoopResponse) ProtoMessage() {}
 
 func (x *JobLoopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_exocortex_v1_hooks_proto_msgTypes[74]
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4708,7 +5179,7 @@ func (x *JobLoopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobLoopResponse.ProtoReflect.Descriptor instead.
 func (*JobLoopResponse) Descriptor() ([]byte, []int) {
-	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{74}
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *JobLoopResponse) GetChanges() *StateChanges {
@@ -4731,7 +5202,7 @@ type UserMessageUiRequest struct {
 
 func (x *UserMessageUiRequest) Reset() {
 	*x = UserMessageUiRequest{}
-	mi := &file_exocortex_v1_hooks_proto_msgTypes[75]
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4743,7 +5214,7 @@ func (x *UserMessageUiRequest) String() string {
 func (*UserMessageUiRequest) ProtoMessage() {}
 
 func (x *UserMessageUiRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_exocortex_v1_hooks_proto_msgTypes[75]
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4756,7 +5227,7 @@ func (x *UserMessageUiRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UserMessageUiRequest.ProtoReflect.Descriptor instead.
 func (*UserMessageUiRequest) Descriptor() ([]byte, []int) {
-	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{75}
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *UserMessageUiRequest) GetCall() *HookCall {
@@ -4784,7 +5255,7 @@ type UserMessageUiResponse struct {
 
 func (x *UserMessageUiResponse) Reset() {
 	*x = UserMessageUiResponse{}
-	mi := &file_exocortex_v1_hooks_proto_msgTypes[76]
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4796,7 +5267,7 @@ func (x *UserMessageUiResponse) String() string {
 func (*UserMessageUiResponse) ProtoMessage() {}
 
 func (x *UserMessageUiResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_exocortex_v1_hooks_proto_msgTypes[76]
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4809,7 +5280,7 @@ func (x *UserMessageUiResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UserMessageUiResponse.ProtoReflect.Descriptor instead.
 func (*UserMessageUiResponse) Descriptor() ([]byte, []int) {
-	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{76}
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *UserMessageUiResponse) GetChanges() *StateChanges {
@@ -5206,6 +5677,43 @@ const file_exocortex_v1_hooks_proto_rawDesc = "" +
 	"\bnew_dims\x18\x05 \x01(\x05R\anewDims\x12\x14\n" +
 	"\x05store\x18\x06 \x01(\tR\x05store\"j\n" +
 	"\x1dEmbeddingModelChangedResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xda\x02\n" +
+	"\x1cHistoryCompressBeforeRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x18\n" +
+	"\atrigger\x18\x02 \x01(\tR\atrigger\x12/\n" +
+	"\x13custom_instructions\x18\x03 \x01(\tR\x12customInstructions\x12o\n" +
+	"\aleaving\x18\x04 \x03(\v2\x15.exocortex.v1.MessageB>\x82\xe1\x18:add what the summary must keep through the response's keepR\aleaving\x12\x12\n" +
+	"\x04from\x18\x05 \x01(\x05R\x04from\x12\x0e\n" +
+	"\x02to\x18\x06 \x01(\x05R\x02to\x12\x16\n" +
+	"\x06tokens\x18\a \x01(\x05R\x06tokens\x12\x16\n" +
+	"\x06budget\x18\b \x01(\x05R\x06budget\"\xa0\x01\n" +
+	"\x1dHistoryCompressBeforeResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12\x12\n" +
+	"\x04keep\x18\x02 \x03(\tR\x04keep\x12\x17\n" +
+	"\x04hold\x18\x03 \x01(\tH\x00R\x04hold\x88\x01\x01B\a\n" +
+	"\x05_holdJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xfe\x01\n" +
+	"\x1aToolApprovalRequestRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x123\n" +
+	"\ttool_call\x18\x02 \x01(\v2\x16.exocortex.v1.ToolCallR\btoolCall\x12\x16\n" +
+	"\x06action\x18\x03 \x01(\tR\x06action\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x1c\n" +
+	"\textension\x18\x05 \x01(\tR\textension\x12\x12\n" +
+	"\x04mode\x18\x06 \x01(\tR\x04mode\x12\x1d\n" +
+	"\n" +
+	"always_ask\x18\a \x01(\bR\talwaysAsk\"\xc0\x01\n" +
+	"\x1bToolApprovalRequestResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12\x1b\n" +
+	"\x06refuse\x18\x02 \x01(\tH\x00R\x06refuse\x88\x01\x01\x12\x14\n" +
+	"\x05allow\x18\x03 \x01(\bR\x05allow\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessageB\t\n" +
+	"\a_refuseJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xc2\x01\n" +
+	"\x1bOperatorNotificationRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x14\n" +
+	"\x05title\x18\x03 \x01(\tR\x05title\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\x123\n" +
+	"\ttool_call\x18\x05 \x01(\v2\x16.exocortex.v1.ToolCallR\btoolCall\"i\n" +
+	"\x1cOperatorNotificationResponse\x124\n" +
 	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"E\n" +
 	"\x17StartupMigrationRequest\x12*\n" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\"e\n" +
@@ -5260,7 +5768,7 @@ func file_exocortex_v1_hooks_proto_rawDescGZIP() []byte {
 	return file_exocortex_v1_hooks_proto_rawDescData
 }
 
-var file_exocortex_v1_hooks_proto_msgTypes = make([]protoimpl.MessageInfo, 77)
+var file_exocortex_v1_hooks_proto_msgTypes = make([]protoimpl.MessageInfo, 83)
 var file_exocortex_v1_hooks_proto_goTypes = []any{
 	(*AgentInitRequest)(nil),                 // 0: exocortex.v1.AgentInitRequest
 	(*AgentInitResponse)(nil),                // 1: exocortex.v1.AgentInitResponse
@@ -5329,142 +5837,157 @@ var file_exocortex_v1_hooks_proto_goTypes = []any{
 	(*TextEditorPatchAfterResponse)(nil),     // 64: exocortex.v1.TextEditorPatchAfterResponse
 	(*EmbeddingModelChangedRequest)(nil),     // 65: exocortex.v1.EmbeddingModelChangedRequest
 	(*EmbeddingModelChangedResponse)(nil),    // 66: exocortex.v1.EmbeddingModelChangedResponse
-	(*StartupMigrationRequest)(nil),          // 67: exocortex.v1.StartupMigrationRequest
-	(*StartupMigrationResponse)(nil),         // 68: exocortex.v1.StartupMigrationResponse
-	(*FrontendContext)(nil),                  // 69: exocortex.v1.FrontendContext
-	(*Banner)(nil),                           // 70: exocortex.v1.Banner
-	(*BannersRequest)(nil),                   // 71: exocortex.v1.BannersRequest
-	(*BannersResponse)(nil),                  // 72: exocortex.v1.BannersResponse
-	(*JobLoopRequest)(nil),                   // 73: exocortex.v1.JobLoopRequest
-	(*JobLoopResponse)(nil),                  // 74: exocortex.v1.JobLoopResponse
-	(*UserMessageUiRequest)(nil),             // 75: exocortex.v1.UserMessageUiRequest
-	(*UserMessageUiResponse)(nil),            // 76: exocortex.v1.UserMessageUiResponse
-	(*HookCall)(nil),                         // 77: exocortex.v1.HookCall
-	(*StateChanges)(nil),                     // 78: exocortex.v1.StateChanges
-	(*Message)(nil),                          // 79: exocortex.v1.Message
-	(*PromptBlock)(nil),                      // 80: exocortex.v1.PromptBlock
-	(*ToolSpec)(nil),                         // 81: exocortex.v1.ToolSpec
-	(*ToolCall)(nil),                         // 82: exocortex.v1.ToolCall
-	(*ToolResult)(nil),                       // 83: exocortex.v1.ToolResult
-	(*descriptorpb.FieldOptions)(nil),        // 84: google.protobuf.FieldOptions
+	(*HistoryCompressBeforeRequest)(nil),     // 67: exocortex.v1.HistoryCompressBeforeRequest
+	(*HistoryCompressBeforeResponse)(nil),    // 68: exocortex.v1.HistoryCompressBeforeResponse
+	(*ToolApprovalRequestRequest)(nil),       // 69: exocortex.v1.ToolApprovalRequestRequest
+	(*ToolApprovalRequestResponse)(nil),      // 70: exocortex.v1.ToolApprovalRequestResponse
+	(*OperatorNotificationRequest)(nil),      // 71: exocortex.v1.OperatorNotificationRequest
+	(*OperatorNotificationResponse)(nil),     // 72: exocortex.v1.OperatorNotificationResponse
+	(*StartupMigrationRequest)(nil),          // 73: exocortex.v1.StartupMigrationRequest
+	(*StartupMigrationResponse)(nil),         // 74: exocortex.v1.StartupMigrationResponse
+	(*FrontendContext)(nil),                  // 75: exocortex.v1.FrontendContext
+	(*Banner)(nil),                           // 76: exocortex.v1.Banner
+	(*BannersRequest)(nil),                   // 77: exocortex.v1.BannersRequest
+	(*BannersResponse)(nil),                  // 78: exocortex.v1.BannersResponse
+	(*JobLoopRequest)(nil),                   // 79: exocortex.v1.JobLoopRequest
+	(*JobLoopResponse)(nil),                  // 80: exocortex.v1.JobLoopResponse
+	(*UserMessageUiRequest)(nil),             // 81: exocortex.v1.UserMessageUiRequest
+	(*UserMessageUiResponse)(nil),            // 82: exocortex.v1.UserMessageUiResponse
+	(*HookCall)(nil),                         // 83: exocortex.v1.HookCall
+	(*StateChanges)(nil),                     // 84: exocortex.v1.StateChanges
+	(*Message)(nil),                          // 85: exocortex.v1.Message
+	(*PromptBlock)(nil),                      // 86: exocortex.v1.PromptBlock
+	(*ToolSpec)(nil),                         // 87: exocortex.v1.ToolSpec
+	(*ToolCall)(nil),                         // 88: exocortex.v1.ToolCall
+	(*ToolResult)(nil),                       // 89: exocortex.v1.ToolResult
+	(*descriptorpb.FieldOptions)(nil),        // 90: google.protobuf.FieldOptions
 }
 var file_exocortex_v1_hooks_proto_depIdxs = []int32{
-	77,  // 0: exocortex.v1.AgentInitRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 1: exocortex.v1.AgentInitResponse.changes:type_name -> exocortex.v1.StateChanges
-	79,  // 2: exocortex.v1.AgentInitResponse.opening_messages:type_name -> exocortex.v1.Message
-	77,  // 3: exocortex.v1.MonologueStartRequest.call:type_name -> exocortex.v1.HookCall
-	79,  // 4: exocortex.v1.MonologueStartRequest.user_message:type_name -> exocortex.v1.Message
-	78,  // 5: exocortex.v1.MonologueStartResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 6: exocortex.v1.HistAddBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	79,  // 7: exocortex.v1.HistAddBeforeRequest.message:type_name -> exocortex.v1.Message
-	78,  // 8: exocortex.v1.HistAddBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 9: exocortex.v1.MessageLoopStartRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 10: exocortex.v1.MessageLoopStartResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 11: exocortex.v1.MessageLoopPromptsBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	79,  // 12: exocortex.v1.MessageLoopPromptsBeforeRequest.history:type_name -> exocortex.v1.Message
-	79,  // 13: exocortex.v1.MessageLoopPromptsBeforeRequest.archive:type_name -> exocortex.v1.Message
-	78,  // 14: exocortex.v1.MessageLoopPromptsBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	80,  // 15: exocortex.v1.MessageLoopPromptsBeforeResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
-	77,  // 16: exocortex.v1.SystemPromptRequest.call:type_name -> exocortex.v1.HookCall
-	81,  // 17: exocortex.v1.SystemPromptRequest.tools:type_name -> exocortex.v1.ToolSpec
-	78,  // 18: exocortex.v1.SystemPromptResponse.changes:type_name -> exocortex.v1.StateChanges
-	80,  // 19: exocortex.v1.SystemPromptResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
-	77,  // 20: exocortex.v1.MessageLoopPromptsAfterRequest.call:type_name -> exocortex.v1.HookCall
-	79,  // 21: exocortex.v1.MessageLoopPromptsAfterRequest.history:type_name -> exocortex.v1.Message
-	80,  // 22: exocortex.v1.MessageLoopPromptsAfterRequest.extras:type_name -> exocortex.v1.PromptBlock
-	78,  // 23: exocortex.v1.MessageLoopPromptsAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	80,  // 24: exocortex.v1.MessageLoopPromptsAfterResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
-	77,  // 25: exocortex.v1.BeforeMainLLMCallRequest.call:type_name -> exocortex.v1.HookCall
-	79,  // 26: exocortex.v1.BeforeMainLLMCallRequest.prompt:type_name -> exocortex.v1.Message
-	78,  // 27: exocortex.v1.BeforeMainLLMCallResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 28: exocortex.v1.ResponseStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 29: exocortex.v1.ResponseStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 30: exocortex.v1.ResponseStreamEndRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 31: exocortex.v1.ResponseStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 32: exocortex.v1.ErrorFormatRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 33: exocortex.v1.ErrorFormatResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 34: exocortex.v1.ToolExecuteBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	82,  // 35: exocortex.v1.ToolExecuteBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	78,  // 36: exocortex.v1.ToolExecuteBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 0: exocortex.v1.AgentInitRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 1: exocortex.v1.AgentInitResponse.changes:type_name -> exocortex.v1.StateChanges
+	85,  // 2: exocortex.v1.AgentInitResponse.opening_messages:type_name -> exocortex.v1.Message
+	83,  // 3: exocortex.v1.MonologueStartRequest.call:type_name -> exocortex.v1.HookCall
+	85,  // 4: exocortex.v1.MonologueStartRequest.user_message:type_name -> exocortex.v1.Message
+	84,  // 5: exocortex.v1.MonologueStartResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 6: exocortex.v1.HistAddBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	85,  // 7: exocortex.v1.HistAddBeforeRequest.message:type_name -> exocortex.v1.Message
+	84,  // 8: exocortex.v1.HistAddBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 9: exocortex.v1.MessageLoopStartRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 10: exocortex.v1.MessageLoopStartResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 11: exocortex.v1.MessageLoopPromptsBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	85,  // 12: exocortex.v1.MessageLoopPromptsBeforeRequest.history:type_name -> exocortex.v1.Message
+	85,  // 13: exocortex.v1.MessageLoopPromptsBeforeRequest.archive:type_name -> exocortex.v1.Message
+	84,  // 14: exocortex.v1.MessageLoopPromptsBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	86,  // 15: exocortex.v1.MessageLoopPromptsBeforeResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
+	83,  // 16: exocortex.v1.SystemPromptRequest.call:type_name -> exocortex.v1.HookCall
+	87,  // 17: exocortex.v1.SystemPromptRequest.tools:type_name -> exocortex.v1.ToolSpec
+	84,  // 18: exocortex.v1.SystemPromptResponse.changes:type_name -> exocortex.v1.StateChanges
+	86,  // 19: exocortex.v1.SystemPromptResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
+	83,  // 20: exocortex.v1.MessageLoopPromptsAfterRequest.call:type_name -> exocortex.v1.HookCall
+	85,  // 21: exocortex.v1.MessageLoopPromptsAfterRequest.history:type_name -> exocortex.v1.Message
+	86,  // 22: exocortex.v1.MessageLoopPromptsAfterRequest.extras:type_name -> exocortex.v1.PromptBlock
+	84,  // 23: exocortex.v1.MessageLoopPromptsAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	86,  // 24: exocortex.v1.MessageLoopPromptsAfterResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
+	83,  // 25: exocortex.v1.BeforeMainLLMCallRequest.call:type_name -> exocortex.v1.HookCall
+	85,  // 26: exocortex.v1.BeforeMainLLMCallRequest.prompt:type_name -> exocortex.v1.Message
+	84,  // 27: exocortex.v1.BeforeMainLLMCallResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 28: exocortex.v1.ResponseStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 29: exocortex.v1.ResponseStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 30: exocortex.v1.ResponseStreamEndRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 31: exocortex.v1.ResponseStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 32: exocortex.v1.ErrorFormatRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 33: exocortex.v1.ErrorFormatResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 34: exocortex.v1.ToolExecuteBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	88,  // 35: exocortex.v1.ToolExecuteBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	84,  // 36: exocortex.v1.ToolExecuteBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
 	24,  // 37: exocortex.v1.ToolExecuteBeforeResponse.block:type_name -> exocortex.v1.ToolBlock
-	77,  // 38: exocortex.v1.ToolExecuteAfterRequest.call:type_name -> exocortex.v1.HookCall
-	82,  // 39: exocortex.v1.ToolExecuteAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	83,  // 40: exocortex.v1.ToolExecuteAfterRequest.result:type_name -> exocortex.v1.ToolResult
-	78,  // 41: exocortex.v1.ToolExecuteAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 42: exocortex.v1.MessageLoopEndRequest.call:type_name -> exocortex.v1.HookCall
-	82,  // 43: exocortex.v1.MessageLoopEndRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	83,  // 44: exocortex.v1.MessageLoopEndRequest.tool_result:type_name -> exocortex.v1.ToolResult
-	79,  // 45: exocortex.v1.MessageLoopEndRequest.added:type_name -> exocortex.v1.Message
-	78,  // 46: exocortex.v1.MessageLoopEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 47: exocortex.v1.MonologueEndRequest.call:type_name -> exocortex.v1.HookCall
-	79,  // 48: exocortex.v1.MonologueEndRequest.history:type_name -> exocortex.v1.Message
-	78,  // 49: exocortex.v1.MonologueEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 50: exocortex.v1.ChatModelCallBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	79,  // 51: exocortex.v1.ChatModelCallBeforeRequest.prompt:type_name -> exocortex.v1.Message
-	78,  // 52: exocortex.v1.ChatModelCallBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 53: exocortex.v1.ChatModelCallAfterRequest.call:type_name -> exocortex.v1.HookCall
-	82,  // 54: exocortex.v1.ChatModelCallAfterRequest.tool_calls:type_name -> exocortex.v1.ToolCall
-	78,  // 55: exocortex.v1.ChatModelCallAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 56: exocortex.v1.UtilModelCallBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 57: exocortex.v1.UtilModelCallBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 58: exocortex.v1.UtilModelCallAfterRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 59: exocortex.v1.UtilModelCallAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 60: exocortex.v1.ReasoningStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 61: exocortex.v1.ReasoningStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 62: exocortex.v1.ReasoningStreamRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 63: exocortex.v1.ReasoningStreamResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 64: exocortex.v1.ReasoningStreamEndRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 65: exocortex.v1.ReasoningStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 66: exocortex.v1.ResponseStreamRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 67: exocortex.v1.ResponseStreamResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 68: exocortex.v1.MessageLoopExceptionRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 69: exocortex.v1.MessageLoopExceptionResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 70: exocortex.v1.ProcessChainEndRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 71: exocortex.v1.ProcessChainEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 72: exocortex.v1.HistAddToolResultRequest.call:type_name -> exocortex.v1.HookCall
-	82,  // 73: exocortex.v1.HistAddToolResultRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	83,  // 74: exocortex.v1.HistAddToolResultRequest.result:type_name -> exocortex.v1.ToolResult
-	78,  // 75: exocortex.v1.HistAddToolResultResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 76: exocortex.v1.ToolOutputUpdateRequest.call:type_name -> exocortex.v1.HookCall
-	82,  // 77: exocortex.v1.ToolOutputUpdateRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	78,  // 78: exocortex.v1.ToolOutputUpdateResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 79: exocortex.v1.TextEditorReadAfterRequest.call:type_name -> exocortex.v1.HookCall
-	82,  // 80: exocortex.v1.TextEditorReadAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	78,  // 81: exocortex.v1.TextEditorReadAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 82: exocortex.v1.TextEditorWriteBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	82,  // 83: exocortex.v1.TextEditorWriteBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	78,  // 84: exocortex.v1.TextEditorWriteBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 85: exocortex.v1.TextEditorWriteAfterRequest.call:type_name -> exocortex.v1.HookCall
-	82,  // 86: exocortex.v1.TextEditorWriteAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	83,  // 87: exocortex.v1.TextEditorWriteAfterRequest.result:type_name -> exocortex.v1.ToolResult
-	78,  // 88: exocortex.v1.TextEditorWriteAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 89: exocortex.v1.TextEditorPatchBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	82,  // 90: exocortex.v1.TextEditorPatchBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	78,  // 91: exocortex.v1.TextEditorPatchBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 92: exocortex.v1.TextEditorPatchAfterRequest.call:type_name -> exocortex.v1.HookCall
-	82,  // 93: exocortex.v1.TextEditorPatchAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	83,  // 94: exocortex.v1.TextEditorPatchAfterRequest.result:type_name -> exocortex.v1.ToolResult
-	78,  // 95: exocortex.v1.TextEditorPatchAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 96: exocortex.v1.EmbeddingModelChangedRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 97: exocortex.v1.EmbeddingModelChangedResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 98: exocortex.v1.StartupMigrationRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 99: exocortex.v1.StartupMigrationResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 100: exocortex.v1.BannersRequest.call:type_name -> exocortex.v1.HookCall
-	69,  // 101: exocortex.v1.BannersRequest.frontend:type_name -> exocortex.v1.FrontendContext
-	78,  // 102: exocortex.v1.BannersResponse.changes:type_name -> exocortex.v1.StateChanges
-	70,  // 103: exocortex.v1.BannersResponse.banners:type_name -> exocortex.v1.Banner
-	77,  // 104: exocortex.v1.JobLoopRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 105: exocortex.v1.JobLoopResponse.changes:type_name -> exocortex.v1.StateChanges
-	77,  // 106: exocortex.v1.UserMessageUiRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 107: exocortex.v1.UserMessageUiResponse.changes:type_name -> exocortex.v1.StateChanges
-	84,  // 108: exocortex.v1.feeds_next:extendee -> google.protobuf.FieldOptions
-	84,  // 109: exocortex.v1.changed_by:extendee -> google.protobuf.FieldOptions
-	84,  // 110: exocortex.v1.change_elsewhere:extendee -> google.protobuf.FieldOptions
-	111, // [111:111] is the sub-list for method output_type
-	111, // [111:111] is the sub-list for method input_type
-	111, // [111:111] is the sub-list for extension type_name
-	108, // [108:111] is the sub-list for extension extendee
-	0,   // [0:108] is the sub-list for field type_name
+	83,  // 38: exocortex.v1.ToolExecuteAfterRequest.call:type_name -> exocortex.v1.HookCall
+	88,  // 39: exocortex.v1.ToolExecuteAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	89,  // 40: exocortex.v1.ToolExecuteAfterRequest.result:type_name -> exocortex.v1.ToolResult
+	84,  // 41: exocortex.v1.ToolExecuteAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 42: exocortex.v1.MessageLoopEndRequest.call:type_name -> exocortex.v1.HookCall
+	88,  // 43: exocortex.v1.MessageLoopEndRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	89,  // 44: exocortex.v1.MessageLoopEndRequest.tool_result:type_name -> exocortex.v1.ToolResult
+	85,  // 45: exocortex.v1.MessageLoopEndRequest.added:type_name -> exocortex.v1.Message
+	84,  // 46: exocortex.v1.MessageLoopEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 47: exocortex.v1.MonologueEndRequest.call:type_name -> exocortex.v1.HookCall
+	85,  // 48: exocortex.v1.MonologueEndRequest.history:type_name -> exocortex.v1.Message
+	84,  // 49: exocortex.v1.MonologueEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 50: exocortex.v1.ChatModelCallBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	85,  // 51: exocortex.v1.ChatModelCallBeforeRequest.prompt:type_name -> exocortex.v1.Message
+	84,  // 52: exocortex.v1.ChatModelCallBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 53: exocortex.v1.ChatModelCallAfterRequest.call:type_name -> exocortex.v1.HookCall
+	88,  // 54: exocortex.v1.ChatModelCallAfterRequest.tool_calls:type_name -> exocortex.v1.ToolCall
+	84,  // 55: exocortex.v1.ChatModelCallAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 56: exocortex.v1.UtilModelCallBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 57: exocortex.v1.UtilModelCallBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 58: exocortex.v1.UtilModelCallAfterRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 59: exocortex.v1.UtilModelCallAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 60: exocortex.v1.ReasoningStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 61: exocortex.v1.ReasoningStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 62: exocortex.v1.ReasoningStreamRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 63: exocortex.v1.ReasoningStreamResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 64: exocortex.v1.ReasoningStreamEndRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 65: exocortex.v1.ReasoningStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 66: exocortex.v1.ResponseStreamRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 67: exocortex.v1.ResponseStreamResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 68: exocortex.v1.MessageLoopExceptionRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 69: exocortex.v1.MessageLoopExceptionResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 70: exocortex.v1.ProcessChainEndRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 71: exocortex.v1.ProcessChainEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 72: exocortex.v1.HistAddToolResultRequest.call:type_name -> exocortex.v1.HookCall
+	88,  // 73: exocortex.v1.HistAddToolResultRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	89,  // 74: exocortex.v1.HistAddToolResultRequest.result:type_name -> exocortex.v1.ToolResult
+	84,  // 75: exocortex.v1.HistAddToolResultResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 76: exocortex.v1.ToolOutputUpdateRequest.call:type_name -> exocortex.v1.HookCall
+	88,  // 77: exocortex.v1.ToolOutputUpdateRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	84,  // 78: exocortex.v1.ToolOutputUpdateResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 79: exocortex.v1.TextEditorReadAfterRequest.call:type_name -> exocortex.v1.HookCall
+	88,  // 80: exocortex.v1.TextEditorReadAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	84,  // 81: exocortex.v1.TextEditorReadAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 82: exocortex.v1.TextEditorWriteBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	88,  // 83: exocortex.v1.TextEditorWriteBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	84,  // 84: exocortex.v1.TextEditorWriteBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 85: exocortex.v1.TextEditorWriteAfterRequest.call:type_name -> exocortex.v1.HookCall
+	88,  // 86: exocortex.v1.TextEditorWriteAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	89,  // 87: exocortex.v1.TextEditorWriteAfterRequest.result:type_name -> exocortex.v1.ToolResult
+	84,  // 88: exocortex.v1.TextEditorWriteAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 89: exocortex.v1.TextEditorPatchBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	88,  // 90: exocortex.v1.TextEditorPatchBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	84,  // 91: exocortex.v1.TextEditorPatchBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 92: exocortex.v1.TextEditorPatchAfterRequest.call:type_name -> exocortex.v1.HookCall
+	88,  // 93: exocortex.v1.TextEditorPatchAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	89,  // 94: exocortex.v1.TextEditorPatchAfterRequest.result:type_name -> exocortex.v1.ToolResult
+	84,  // 95: exocortex.v1.TextEditorPatchAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 96: exocortex.v1.EmbeddingModelChangedRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 97: exocortex.v1.EmbeddingModelChangedResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 98: exocortex.v1.HistoryCompressBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	85,  // 99: exocortex.v1.HistoryCompressBeforeRequest.leaving:type_name -> exocortex.v1.Message
+	84,  // 100: exocortex.v1.HistoryCompressBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 101: exocortex.v1.ToolApprovalRequestRequest.call:type_name -> exocortex.v1.HookCall
+	88,  // 102: exocortex.v1.ToolApprovalRequestRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	84,  // 103: exocortex.v1.ToolApprovalRequestResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 104: exocortex.v1.OperatorNotificationRequest.call:type_name -> exocortex.v1.HookCall
+	88,  // 105: exocortex.v1.OperatorNotificationRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	84,  // 106: exocortex.v1.OperatorNotificationResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 107: exocortex.v1.StartupMigrationRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 108: exocortex.v1.StartupMigrationResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 109: exocortex.v1.BannersRequest.call:type_name -> exocortex.v1.HookCall
+	75,  // 110: exocortex.v1.BannersRequest.frontend:type_name -> exocortex.v1.FrontendContext
+	84,  // 111: exocortex.v1.BannersResponse.changes:type_name -> exocortex.v1.StateChanges
+	76,  // 112: exocortex.v1.BannersResponse.banners:type_name -> exocortex.v1.Banner
+	83,  // 113: exocortex.v1.JobLoopRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 114: exocortex.v1.JobLoopResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 115: exocortex.v1.UserMessageUiRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 116: exocortex.v1.UserMessageUiResponse.changes:type_name -> exocortex.v1.StateChanges
+	90,  // 117: exocortex.v1.feeds_next:extendee -> google.protobuf.FieldOptions
+	90,  // 118: exocortex.v1.changed_by:extendee -> google.protobuf.FieldOptions
+	90,  // 119: exocortex.v1.change_elsewhere:extendee -> google.protobuf.FieldOptions
+	120, // [120:120] is the sub-list for method output_type
+	120, // [120:120] is the sub-list for method input_type
+	120, // [120:120] is the sub-list for extension type_name
+	117, // [117:120] is the sub-list for extension extendee
+	0,   // [0:117] is the sub-list for field type_name
 }
 
 func init() { file_exocortex_v1_hooks_proto_init() }
@@ -5491,14 +6014,16 @@ func file_exocortex_v1_hooks_proto_init() {
 	file_exocortex_v1_hooks_proto_msgTypes[56].OneofWrappers = []any{}
 	file_exocortex_v1_hooks_proto_msgTypes[58].OneofWrappers = []any{}
 	file_exocortex_v1_hooks_proto_msgTypes[62].OneofWrappers = []any{}
-	file_exocortex_v1_hooks_proto_msgTypes[76].OneofWrappers = []any{}
+	file_exocortex_v1_hooks_proto_msgTypes[68].OneofWrappers = []any{}
+	file_exocortex_v1_hooks_proto_msgTypes[70].OneofWrappers = []any{}
+	file_exocortex_v1_hooks_proto_msgTypes[82].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_exocortex_v1_hooks_proto_rawDesc), len(file_exocortex_v1_hooks_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   77,
+			NumMessages:   83,
 			NumExtensions: 3,
 			NumServices:   0,
 		},
