@@ -31,7 +31,12 @@ run: build
 # for the Python SDK and its conformance run (always /usr/bin/python3: a pyenv or
 # virtualenv python does not see Debian's packages), wrk for serve's load test
 # (server/memoryapi). Installed from Debian when missing (as root, or with sudo).
-APT_PACKAGES := protobuf-compiler protobuf-compiler-grpc tmux python3-grpcio python3-protobuf wrk
+# The Python modules Agent Zero v1.7's own plugins import that Debian packages
+# (aiohttp: the WhatsApp client; pathspec: _promptinclude; psutil: the system
+# resources banner): the ported-tree tests and the real-tree measurement
+# (docs/porting.md) run with them, as CI does.
+A0_APT_PACKAGES := python3-aiohttp python3-pathspec python3-psutil
+APT_PACKAGES := protobuf-compiler protobuf-compiler-grpc tmux python3-grpcio python3-protobuf wrk $(A0_APT_PACKAGES)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 ## deps: install the missing system packages

@@ -150,11 +150,16 @@ func (c *checker) timeline() {
 	for s := 1; s <= simSessions; s++ {
 		now = tick{session: s, phase: phaseInit}
 		reset(exocortexv1.Scope_SCOPE_ITERATION, exocortexv1.Scope_SCOPE_MONOLOGUE, exocortexv1.Scope_SCOPE_SESSION)
+		if s == 1 {
+			fire(exocortexv1.Hook_HOOK_STARTUP_MIGRATION) // the process's start
+		}
 		fire(exocortexv1.Hook_HOOK_AGENT_INIT)
+		fire(exocortexv1.Hook_HOOK_BANNERS)
 		for range simMonologues {
 			mono++
 			now = tick{session: s, monologue: mono, phase: phasePre}
 			reset(exocortexv1.Scope_SCOPE_MONOLOGUE)
+			fire(exocortexv1.Hook_HOOK_USER_MESSAGE_UI)
 			fire(exocortexv1.Hook_HOOK_HIST_ADD_BEFORE) // the user's message
 			fire(exocortexv1.Hook_HOOK_MONOLOGUE_START)
 			for range simIterations {
@@ -168,6 +173,7 @@ func (c *checker) timeline() {
 			now = tick{session: s, monologue: mono, phase: phasePost}
 			fire(exocortexv1.Hook_HOOK_MONOLOGUE_END)
 			fire(exocortexv1.Hook_HOOK_PROCESS_CHAIN_END)
+			fire(exocortexv1.Hook_HOOK_JOB_LOOP) // the front end's clock, between monologues
 		}
 	}
 
@@ -248,6 +254,10 @@ func stageWord(s hooks.Stage) string {
 		return "session"
 	case hooks.PerMonologue:
 		return "monologue"
+	case hooks.PerProcess:
+		return "process"
+	case hooks.Periodic:
+		return "minute"
 	}
 	return "iteration"
 }

@@ -219,6 +219,10 @@ func stageText(in hooks.Info) string {
 		return "once per monologue"
 	case hooks.PerMessage:
 		return "for every message added to the history"
+	case hooks.PerProcess:
+		return "once per host process, at its start"
+	case hooks.Periodic:
+		return "once a minute in a long-running front end"
 	}
 	return "in every iteration"
 }

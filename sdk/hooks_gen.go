@@ -437,6 +437,50 @@ func OperatorNotification(h OperatorNotificationHook) Hook {
 	return Hook{id: exocortexv1.Hook_HOOK_OPERATOR_NOTIFICATION, handler: h}
 }
 
+// StartupMigrationHook runs once per host process, before the first session's
+// agent_init.
+type StartupMigrationHook interface {
+	StartupMigration(ctx context.Context, c *Call, req *exocortexv1.StartupMigrationRequest) (*exocortexv1.StartupMigrationResponse, error)
+}
+
+// StartupMigration declares, in Spec.Hooks, that h handles startup_migration with its
+// method StartupMigration (StartupMigrationHook).
+func StartupMigration(h StartupMigrationHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_STARTUP_MIGRATION, handler: h}
+}
+
+// BannersHook runs when an interactive front end opens a session: the messages to show
+// the operator at its start.
+type BannersHook interface {
+	Banners(ctx context.Context, c *Call, req *exocortexv1.BannersRequest) (*exocortexv1.BannersResponse, error)
+}
+
+// Banners declares, in Spec.Hooks, that h handles banners with its method Banners
+// (BannersHook).
+func Banners(h BannersHook) Hook { return Hook{id: exocortexv1.Hook_HOOK_BANNERS, handler: h} }
+
+// JobLoopHook runs at every tick of a long-running front end (the terminal, serve),
+// once a minute.
+type JobLoopHook interface {
+	JobLoop(ctx context.Context, c *Call, req *exocortexv1.JobLoopRequest) (*exocortexv1.JobLoopResponse, error)
+}
+
+// JobLoop declares, in Spec.Hooks, that h handles job_loop with its method JobLoop
+// (JobLoopHook).
+func JobLoop(h JobLoopHook) Hook { return Hook{id: exocortexv1.Hook_HOOK_JOB_LOOP, handler: h} }
+
+// UserMessageUiHook runs when the operator sends a message from an interactive front
+// end, before the message starts a monologue; it may rewrite it.
+type UserMessageUiHook interface {
+	UserMessageUi(ctx context.Context, c *Call, req *exocortexv1.UserMessageUiRequest) (*exocortexv1.UserMessageUiResponse, error)
+}
+
+// UserMessageUi declares, in Spec.Hooks, that h handles user_message_ui with its method
+// UserMessageUi (UserMessageUiHook).
+func UserMessageUi(h UserMessageUiHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_USER_MESSAGE_UI, handler: h}
+}
+
 // hookDefs lists every hook in enum order, which is also the order of an extension's
 // entries in the manifest, with a test of whether a value has the hook's method (to
 // name a method Spec.Hooks leaves undeclared). A function, not a variable: no
@@ -479,6 +523,10 @@ func hookDefs() []hookDef {
 		{exocortexv1.Hook_HOOK_HISTORY_COMPRESS_BEFORE, "HistoryCompressBefore", is[HistoryCompressBeforeHook]},
 		{exocortexv1.Hook_HOOK_TOOL_APPROVAL_REQUEST, "ToolApprovalRequest", is[ToolApprovalRequestHook]},
 		{exocortexv1.Hook_HOOK_OPERATOR_NOTIFICATION, "OperatorNotification", is[OperatorNotificationHook]},
+		{exocortexv1.Hook_HOOK_STARTUP_MIGRATION, "StartupMigration", is[StartupMigrationHook]},
+		{exocortexv1.Hook_HOOK_BANNERS, "Banners", is[BannersHook]},
+		{exocortexv1.Hook_HOOK_JOB_LOOP, "JobLoop", is[JobLoopHook]},
+		{exocortexv1.Hook_HOOK_USER_MESSAGE_UI, "UserMessageUi", is[UserMessageUiHook]},
 	}
 }
 
@@ -705,6 +753,30 @@ func (s *server) OperatorNotification(ctx context.Context, req *exocortexv1.Oper
 	})
 }
 
+func (s *server) StartupMigration(ctx context.Context, req *exocortexv1.StartupMigrationRequest) (*exocortexv1.StartupMigrationResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_STARTUP_MIGRATION, req, func(h any, c *Call) (*exocortexv1.StartupMigrationResponse, error) {
+		return h.(StartupMigrationHook).StartupMigration(ctx, c, req)
+	})
+}
+
+func (s *server) Banners(ctx context.Context, req *exocortexv1.BannersRequest) (*exocortexv1.BannersResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_BANNERS, req, func(h any, c *Call) (*exocortexv1.BannersResponse, error) {
+		return h.(BannersHook).Banners(ctx, c, req)
+	})
+}
+
+func (s *server) JobLoop(ctx context.Context, req *exocortexv1.JobLoopRequest) (*exocortexv1.JobLoopResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_JOB_LOOP, req, func(h any, c *Call) (*exocortexv1.JobLoopResponse, error) {
+		return h.(JobLoopHook).JobLoop(ctx, c, req)
+	})
+}
+
+func (s *server) UserMessageUi(ctx context.Context, req *exocortexv1.UserMessageUiRequest) (*exocortexv1.UserMessageUiResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_USER_MESSAGE_UI, req, func(h any, c *Call) (*exocortexv1.UserMessageUiResponse, error) {
+		return h.(UserMessageUiHook).UserMessageUi(ctx, c, req)
+	})
+}
+
 // hookMethod is the server's method for hook, taking and returning the hook's
 // own messages.
 func (s *server) hookMethod(hook exocortexv1.Hook) func(context.Context, proto.Message) (proto.Message, error) {
@@ -781,6 +853,14 @@ func (s *server) hookMethod(hook exocortexv1.Hook) func(context.Context, proto.M
 		return method(s.ToolApprovalRequest)
 	case exocortexv1.Hook_HOOK_OPERATOR_NOTIFICATION:
 		return method(s.OperatorNotification)
+	case exocortexv1.Hook_HOOK_STARTUP_MIGRATION:
+		return method(s.StartupMigration)
+	case exocortexv1.Hook_HOOK_BANNERS:
+		return method(s.Banners)
+	case exocortexv1.Hook_HOOK_JOB_LOOP:
+		return method(s.JobLoop)
+	case exocortexv1.Hook_HOOK_USER_MESSAGE_UI:
+		return method(s.UserMessageUi)
 	}
 	return nil
 }

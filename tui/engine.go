@@ -41,6 +41,8 @@ type Config struct {
 	LLM      llm.Provider
 	// NumCtx is the context window sent with every request (for the status line).
 	NumCtx int
+	// JobLoopEvery is the job loop's period (loop.JobLoopEvery when 0).
+	JobLoopEvery time.Duration
 
 	// StartHost starts the plugins and watches their directories (hot
 	// reload, hotreload.go); onEvent is told of every host event, on the
@@ -133,14 +135,16 @@ type Engine struct {
 	hostErr error
 	// windowWarning: the model's window cannot hold the fixed prompt.
 	windowWarning string
-	sess          *session.Session
-	agent         *loop.Agent
-	model         string
-	mode          loop.ApprovalMode
-	busy          bool
-	observer      func(loop.Event)
-	approver      loop.Approver
-	retried       func(llm.Retry)
+	// fe is the banners and job loop of the agent (frontend.go).
+	fe       frontendState
+	sess     *session.Session
+	agent    *loop.Agent
+	model    string
+	mode     loop.ApprovalMode
+	busy     bool
+	observer func(loop.Event)
+	approver loop.Approver
+	retried  func(llm.Retry)
 	// hostEvents is where host events go (hotreload.go); not under mu, since
 	// the host emits while the engine holds it (ApplyPending).
 	hostEvents atomic.Pointer[func(host.Event)]
@@ -250,6 +254,7 @@ func (e *Engine) StartHost(ctx context.Context) (*host.Host, error) {
 		return nil, errors.New("no plugin host configured")
 	}
 	h, err := e.cfg.StartHost(ctx, e.hostEvent)
+	defer e.Banners(ctx) // the welcome card shows them (frontend.go)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.host, e.hostErr = h, err
@@ -360,6 +365,7 @@ func (e *Engine) buildAgentLocked() error {
 		return fmt.Errorf("building the agent for session %s: %w", e.sess.Name(), err)
 	}
 	e.agent = a
+	e.startJobLoopLocked(a)
 	return nil
 }
 
@@ -537,6 +543,11 @@ func (e *Engine) Run(ctx context.Context, text string) (*loop.Result, error) {
 	}
 	defer e.end()
 	e.rec.startTurn()
+	// The operator typed it here: user_message_ui may rewrite it first.
+	text, err = a.UserMessageUI(ctx, text)
+	if err != nil {
+		return nil, err
+	}
 	return a.Monologue(ctx, text)
 }
 
@@ -628,6 +639,10 @@ func (e *Engine) Close() {
 	if e.sess != nil {
 		e.sess.Close()
 		e.sess = nil
+	}
+	if e.fe.stopJobs != nil {
+		e.fe.stopJobs()
+		e.fe.stopJobs = nil
 	}
 	if e.host != nil {
 		e.host.Close()

@@ -63,6 +63,9 @@ func LineMode(ctx context.Context, eng *Engine, in io.Reader, out, errOut io.Wri
 			names = append(names, fmt.Sprintf("%s (%s)", p.Name, p.State))
 		}
 		say("plugins: %s", strings.Join(names, ", "))
+		for _, b := range eng.Banners(ctx) {
+			say("%s", bannerLine(b))
+		}
 		if err != nil {
 			say("agent: %v", err)
 		}

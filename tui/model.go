@@ -248,6 +248,7 @@ func (m *Model) Init() tea.Cmd {
 			if err != nil {
 				return sessionMsg{err: err}
 			}
+			eng.Banners(ctx) // when the host started first, the agent is built now
 			return sessionMsg{s: s, history: s.History()}
 		},
 		func() tea.Msg {

@@ -349,6 +349,9 @@ func (m *Model) welcomeCardAt(width int) string {
 		if w := m.eng.WindowWarning(); w != "" {
 			b.WriteString("\n" + label("") + m.st.warn.Render(clip(w, inner*2)))
 		}
+		for _, bn := range m.eng.ShownBanners() {
+			b.WriteString("\n" + label("") + m.st.warn.Render(clip(oneLine(bannerLine(bn)), inner*3)))
+		}
 		if w := m.eng.SandboxWarning(); w != "" {
 			b.WriteString("\n" + label("") + m.st.warn.Render(clip(w, inner*3)))
 		}

@@ -155,6 +155,14 @@ func stageNote(h hooks.Info) string {
 		return "when a guard at `tool_execute_before` holds a call for approval, in every approval mode"
 	case "operator_notification":
 		return "when the operator is asked to approve a held call"
+	case "startup_migration":
+		return "once per host process, before the first session's `agent_init`"
+	case "banners":
+		return "once per session an interactive front end opens (the terminal's welcome card, serve's session info), after `agent_init`"
+	case "job_loop":
+		return "once a minute in a long-running front end (the terminal, serve), between and during monologues"
+	case "user_message_ui":
+		return "once per message the operator sends from the terminal, before it is added to the history"
 	}
 	switch h.Stage {
 	case hooks.PerSession:

@@ -20,6 +20,7 @@ import (
 	"github.com/exocortex/exocortex/core/loop"
 	"github.com/exocortex/exocortex/lint"
 	"github.com/exocortex/exocortex/prompts"
+	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/scaffold/a0port"
 	"github.com/exocortex/exocortex/sdk/sdktest"
 )
@@ -194,7 +195,13 @@ func TestPortRealTree(t *testing.T) {
 	})
 	// A monologue that fails (a guard that does not load stops every tool, the
 	// answer too) is recorded all the same, and fails the test at the end.
-	res, monoErr := a.Monologue(context.Background(), "my api token is "+token+", remember my project notes")
+	// As the terminal runs a session: the welcome card's banners, the
+	// operator's message through user_message_ui, the monologue, then a tick
+	// of the job loop (startup_migration fired with agent_init).
+	banners, bannersErr := a.Banners(context.Background(), &exocortexv1.FrontendContext{Client: "terminal", Hostname: "localhost"})
+	text, uiErr := a.UserMessageUI(context.Background(), "my api token is "+token+", remember my project notes")
+	res, monoErr := a.Monologue(context.Background(), text)
+	tickErr := a.JobTick(context.Background(), 1)
 	var reqs strings.Builder
 	for i, req := range srv.Requests() {
 		fmt.Fprintf(&reqs, "===== request %d\n", i+1)
@@ -217,6 +224,23 @@ func TestPortRealTree(t *testing.T) {
 		}
 	}) {
 		fmt.Fprintf(&ranText, "%s %s\n", ext, strings.Join(ran[ext], ","))
+	}
+	for _, b := range banners {
+		fmt.Fprintf(&ranText, "banner %s (%s, %d): %s\n", b.GetId(), b.GetType(), b.GetPriority(), b.GetTitle())
+	}
+	for what, err := range map[string]error{"banners": bannersErr, "user_message_ui": uiErr, "job_loop": tickErr} {
+		if err != nil {
+			fmt.Fprintf(&ranText, "%s: %v\n", what, err)
+		}
+	}
+	for _, m := range a.History() {
+		if m.GetRole() == "assistant" && m.GetSenderId() != "" {
+			fmt.Fprintf(&ranText, "first assistant message: %.80s\n", m.GetContent())
+			break
+		}
+	}
+	if res == nil {
+		res = &loop.Result{}
 	}
 	fmt.Fprintf(&ranText, "final response: %s\n", res.Response)
 	if monoErr != nil {

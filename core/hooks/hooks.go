@@ -34,6 +34,12 @@ const (
 	PerMessage
 	// PerIteration hooks fire in every iteration of the message loop.
 	PerIteration
+	// PerProcess hooks fire once when the host's process starts
+	// (startup_migration).
+	PerProcess
+	// Periodic hooks fire on a long-running front end's clock (job_loop),
+	// between monologues as well as during them.
+	Periodic
 )
 
 func (s Stage) String() string {
@@ -46,6 +52,10 @@ func (s Stage) String() string {
 		return "message"
 	case PerIteration:
 		return "iteration"
+	case PerProcess:
+		return "process"
+	case Periodic:
+		return "periodic"
 	}
 	return fmt.Sprintf("Stage(%d)", int(s))
 }
@@ -165,7 +175,10 @@ func Iteration() []exocortexv1.Hook {
 // here (one added to the protocol and not yet placed) comes last.
 func firingOrder() []exocortexv1.Hook {
 	order := []exocortexv1.Hook{
+		exocortexv1.Hook_HOOK_STARTUP_MIGRATION, // the process's start, before any session
 		exocortexv1.Hook_HOOK_AGENT_INIT,
+		exocortexv1.Hook_HOOK_BANNERS,         // the front end opens the session
+		exocortexv1.Hook_HOOK_USER_MESSAGE_UI, // the operator sends a message from the terminal
 		exocortexv1.Hook_HOOK_HIST_ADD_BEFORE, // the operator's message, before the monologue starts
 		exocortexv1.Hook_HOOK_MONOLOGUE_START,
 	}
@@ -177,6 +190,9 @@ func firingOrder() []exocortexv1.Hook {
 	return append(order,
 		exocortexv1.Hook_HOOK_MONOLOGUE_END,
 		exocortexv1.Hook_HOOK_PROCESS_CHAIN_END,
+		// The front end's clock: placed after a monologue, where a tick first
+		// can fire in the simulation (it fires during monologues too).
+		exocortexv1.Hook_HOOK_JOB_LOOP,
 	)
 }
 
@@ -295,8 +311,14 @@ func forTools(h exocortexv1.Hook) bool {
 
 func stageOf(h exocortexv1.Hook) Stage {
 	switch h {
-	case exocortexv1.Hook_HOOK_AGENT_INIT:
+	case exocortexv1.Hook_HOOK_AGENT_INIT, exocortexv1.Hook_HOOK_BANNERS:
 		return PerSession
+	case exocortexv1.Hook_HOOK_STARTUP_MIGRATION:
+		return PerProcess
+	case exocortexv1.Hook_HOOK_JOB_LOOP:
+		return Periodic
+	case exocortexv1.Hook_HOOK_USER_MESSAGE_UI:
+		return PerMonologue
 	case exocortexv1.Hook_HOOK_MONOLOGUE_START, exocortexv1.Hook_HOOK_MONOLOGUE_END,
 		exocortexv1.Hook_HOOK_PROCESS_CHAIN_END:
 		return PerMonologue

@@ -9,7 +9,8 @@ import (
 
 func TestAllInFiringOrder(t *testing.T) {
 	want := []string{
-		"agent_init", "hist_add_before", "monologue_start", "message_loop_start",
+		"startup_migration", "agent_init", "banners", "user_message_ui",
+		"hist_add_before", "monologue_start", "message_loop_start",
 		"history_compress_before", "util_model_call_before", "util_model_call_after",
 		"message_loop_prompts_before", "system_prompt", "message_loop_prompts_after",
 		"embedding_model_changed",
@@ -21,6 +22,7 @@ func TestAllInFiringOrder(t *testing.T) {
 		"text_editor_read_after", "text_editor_write_after", "text_editor_patch_after",
 		"tool_execute_after", "hist_add_tool_result",
 		"message_loop_exception", "message_loop_end", "monologue_end", "process_chain_end",
+		"job_loop",
 	}
 	all := All()
 	if len(all) != len(want) {
@@ -96,6 +98,8 @@ func TestFeedsNext(t *testing.T) {
 		"text_editor_read_after":   {"content"},
 		"text_editor_write_before": {"content"},
 		"text_editor_patch_before": {"old_text", "new_text"},
+
+		"user_message_ui": {"message"},
 	}
 	for _, in := range All() {
 		var got []string

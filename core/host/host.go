@@ -160,7 +160,15 @@ type Host struct {
 	services  *Services
 
 	rl reloadState // hot reload (reload.go)
+
+	// startup is set by the first ClaimStartup: startup_migration fires once
+	// per host process.
+	startup atomic.Bool
 }
+
+// ClaimStartup reports whether this is the first call in the host's life: the
+// caller fires startup_migration then, and no later caller does.
+func (h *Host) ClaimStartup() bool { return h.startup.CompareAndSwap(false, true) }
 
 // Load starts every plugin and reads its manifest, without wiring them: the
 // returned host has no extensions or tools to run. It is for tools that inspect

@@ -259,11 +259,43 @@ func (a *Agent) Init(ctx context.Context) error {
 	if err := a.checkSecrets(); err != nil {
 		return err
 	}
+	if err := a.startupMigration(ctx); err != nil {
+		return err
+	}
 	t := &turn{}
-	return fire(ctx, a, t, exocortexv1.Hook_HOOK_AGENT_INIT,
+	fresh := len(a.history) == 0
+	var opening []*exocortexv1.Message
+	err := fire(ctx, a, t, exocortexv1.Hook_HOOK_AGENT_INIT,
 		func(c *exocortexv1.HookCall, _ fields) *exocortexv1.AgentInitRequest {
 			return &exocortexv1.AgentInitRequest{Call: c}
-		}, exocortexv1.PluginClient.AgentInit, nil)
+		}, exocortexv1.PluginClient.AgentInit,
+		func(ext *host.Extension, r *exocortexv1.AgentInitResponse) error {
+			for _, m := range r.GetOpeningMessages() {
+				if m.GetRole() != "assistant" && m.GetRole() != "user" {
+					return fmt.Errorf("extension %s at agent_init: an opening message has role %q: give \"assistant\" or \"user\"", ext.Name(), m.GetRole())
+				}
+				sender := a.opts.AgentProfile
+				if m.GetRole() == "user" {
+					sender = ext.Name()
+				}
+				om := a.newMessage(m.GetRole(), sender, m.GetContent())
+				if m.GetId() != "" {
+					om.Id = m.GetId() // the id the extension gave its message (Agent Zero's msg.id)
+				}
+				opening = append(opening, om)
+			}
+			return nil
+		})
+	if err != nil || !fresh {
+		return err
+	}
+	// The opening messages of a new session (Agent Zero's initial message).
+	for _, m := range opening {
+		if err := a.addMessage(ctx, t, m); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (a *Agent) emit(e Event) {

@@ -33,7 +33,7 @@ func TestPortNamesImportsItCannotLoad(t *testing.T) {
 		fix    string
 	}{
 		{3, "litellm", pyimport.KindThirdParty, "install it in the plugin's environment"},
-		{4, "langchain_core.messages", pyimport.KindThirdParty, "pip install --target PLUGIN_DIR langchain-core"},
+		{4, "langchain_core.prompts", pyimport.KindThirdParty, "pip install --target PLUGIN_DIR langchain-core"},
 		{5, "openai", pyimport.KindThirdParty, "python3-openai"},
 		{10, "models", pyimport.KindAgentZero, "rewrite the use against the SDK"},
 	}

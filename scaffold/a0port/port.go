@@ -186,6 +186,9 @@ var (
 	readPromptRE = regexp.MustCompile(`(?:read|parse)_prompt\(\s*(?:["']([^"']+)["'])?`)
 	// Agent attributes Agent Zero keeps on the object, not in agent data.
 	agentAttrs = map[string]bool{"number": true, "agent_name": true, "config": true, "context": true, "history": true, "intervention": true, "last_user_message": true}
+	// hist_add_ai_response, and no other history mutation, on a line.
+	openingRE      = regexp.MustCompile(`\.hist_add_ai_response\(`)
+	openingOtherRE = regexp.MustCompile(`hist_add_(?:user|warning|message|tool)|\.history\.(?:add|append|extend|insert|pop|clear|set|new_topic|compress|merge|serialize)\w*\(`)
 	// Calls into Agent Zero internals and what corresponds to them here.
 	internals = []struct {
 		re         *regexp.Regexp
@@ -194,7 +197,7 @@ var (
 		{regexp.MustCompile(`\bcall_chat_model\b`), "a chat-model call", "no chat-model service for plugins: the host's utility model is the nearest; rewrite it as self.agent.call_utility_model(system=..., message=...)"},
 		{regexp.MustCompile(`hist_add_|\.history\.(?:add|append|extend|insert|pop|clear|set|new_topic|compress|merge|serialize)\w*\(`), "a history mutation", "no counterpart: history belongs to the core; add a prompt block instead"},
 		{regexp.MustCompile(`\.handle_intervention\(`), "an intervention check", "no counterpart: interventions are the host's (a message_loop_end extension queues one with its response's intervention)"},
-		{regexp.MustCompile(`\.get_(?:chat|utility|embedding|browser)_model\(`), "a model object", "no counterpart: the host makes the model calls; ask self.agent.call_utility_model, or watch the main model at chat_model_call_before/after"},
+		{regexp.MustCompile(`\.get_(?:chat|embedding|browser)_model\(`), "a model object", "no counterpart: the host makes the model calls; ask the utility model (self.agent.get_utility_model().unified_call, or call_utility_model), or watch the main model at chat_model_call_before/after"},
 	}
 )
 
@@ -711,6 +714,12 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 			if strings.Contains(text, "."+c.Name+"(") {
 				adapted = append(adapted, fmt.Sprintf("line %d: %s -> %s", line, c.Name, c.Maps))
 			}
+		}
+		if f.Hook == "agent_init" && openingRE.MatchString(text) && !openingOtherRE.MatchString(text) {
+			// At agent_init, the agent's first message opens a new session
+			// (Agent Zero's initial message): the response's opening_messages.
+			adapted = append(adapted, fmt.Sprintf("line %d: hist_add_ai_response at agent_init -> the opening message of a new session: the host adds it to an empty history as its first assistant message (a resumed session adds none)", line))
+			continue
 		}
 		for _, in := range internals {
 			if in.re.MatchString(text) {

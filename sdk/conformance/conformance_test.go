@@ -747,6 +747,23 @@ func hookCases() []hookCase {
 			func(ctx context.Context, e *host.Extension, hc *exocortexv1.HookCall) (proto.Message, error) {
 				return invoke(ctx, e, &exocortexv1.OperatorNotificationRequest{Call: hc, Kind: "permission_prompt", Message: "approve?"}, exocortexv1.PluginClient.OperatorNotification)
 			}, nil},
+		{exocortexv1.Hook_HOOK_STARTUP_MIGRATION,
+			func(ctx context.Context, e *host.Extension, hc *exocortexv1.HookCall) (proto.Message, error) {
+				return invoke(ctx, e, &exocortexv1.StartupMigrationRequest{Call: hc}, exocortexv1.PluginClient.StartupMigration)
+			}, nil},
+		{exocortexv1.Hook_HOOK_BANNERS,
+			func(ctx context.Context, e *host.Extension, hc *exocortexv1.HookCall) (proto.Message, error) {
+				return invoke(ctx, e, &exocortexv1.BannersRequest{Call: hc, Frontend: &exocortexv1.FrontendContext{Client: "terminal", Hostname: "localhost"}},
+					exocortexv1.PluginClient.Banners)
+			}, nil},
+		{exocortexv1.Hook_HOOK_JOB_LOOP,
+			func(ctx context.Context, e *host.Extension, hc *exocortexv1.HookCall) (proto.Message, error) {
+				return invoke(ctx, e, &exocortexv1.JobLoopRequest{Call: hc, Tick: 1}, exocortexv1.PluginClient.JobLoop)
+			}, nil},
+		{exocortexv1.Hook_HOOK_USER_MESSAGE_UI,
+			func(ctx context.Context, e *host.Extension, hc *exocortexv1.HookCall) (proto.Message, error) {
+				return invoke(ctx, e, &exocortexv1.UserMessageUiRequest{Call: hc, Message: "hello"}, exocortexv1.PluginClient.UserMessageUi)
+			}, nil},
 	}
 }
 

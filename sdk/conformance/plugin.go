@@ -441,6 +441,14 @@ func CallHook(ctx context.Context, ext *host.Extension, call *exocortexv1.HookCa
 		return host.Call(ctx, ext, r, exocortexv1.PluginClient.ToolApprovalRequest)
 	case *exocortexv1.OperatorNotificationRequest:
 		return host.Call(ctx, ext, r, exocortexv1.PluginClient.OperatorNotification)
+	case *exocortexv1.StartupMigrationRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.StartupMigration)
+	case *exocortexv1.BannersRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.Banners)
+	case *exocortexv1.JobLoopRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.JobLoop)
+	case *exocortexv1.UserMessageUiRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.UserMessageUi)
 	}
 	return nil, fmt.Errorf("conformance: no request for hook %v", ext.Hook.Hook)
 }
@@ -522,6 +530,14 @@ func hookRequest(hook exocortexv1.Hook, call *exocortexv1.HookCall) proto.Messag
 		return &exocortexv1.ToolApprovalRequestRequest{Call: call, ToolCall: &exocortexv1.ToolCall{Name: "code_execution"}, Action: "ls", Mode: "default"}
 	case exocortexv1.Hook_HOOK_OPERATOR_NOTIFICATION:
 		return &exocortexv1.OperatorNotificationRequest{Call: call, Kind: "permission_prompt", Message: "approve?"}
+	case exocortexv1.Hook_HOOK_STARTUP_MIGRATION:
+		return &exocortexv1.StartupMigrationRequest{Call: call}
+	case exocortexv1.Hook_HOOK_BANNERS:
+		return &exocortexv1.BannersRequest{Call: call, Frontend: &exocortexv1.FrontendContext{Client: "terminal", Hostname: "localhost"}}
+	case exocortexv1.Hook_HOOK_JOB_LOOP:
+		return &exocortexv1.JobLoopRequest{Call: call, Tick: 1}
+	case exocortexv1.Hook_HOOK_USER_MESSAGE_UI:
+		return &exocortexv1.UserMessageUiRequest{Call: call, Message: "hello"}
 	}
 	return nil
 }

@@ -52,6 +52,10 @@ type Options struct {
 	// Approvals receives the held tool calls (NewApprovals(0) when nil).
 	Approvals *Approvals
 	Logger    *slog.Logger
+	// JobLoopEvery is the sessions' job loop period (loop.JobLoopEvery when 0).
+	JobLoopEvery time.Duration
+	// Frontend is what the sessions' banners are asked for (client "serve").
+	Frontend *exocortexv1.FrontendContext
 }
 
 // Manager keeps the open sessions. It is safe for concurrent use.
@@ -94,6 +98,7 @@ type Live struct {
 	nextL     int
 	cancel    context.CancelFunc // the running turn's
 	stopped   bool               // Stop cancelled the running turn
+	stopJobs  context.CancelFunc // ends the session's job loop (frontend.go)
 	expires   time.Time
 	// ephemeral sessions end (to .trash) when their lifetime passes, as
 	// Agent Zero's chats do; the others are only closed, and stay listed.
@@ -176,6 +181,7 @@ func (m *Manager) Open(ctx context.Context, name string, create bool, profile st
 		return nil, fmt.Errorf("starting the agent of session %q: %w", name, err)
 	}
 	l.agent = agent
+	l.openFrontend()
 	m.live[name] = l
 	m.log.Info("serve: session opened", "session", name)
 	return l, nil

@@ -132,6 +132,9 @@ func (l *Live) close(ctx context.Context) error {
 	if l.cancel != nil {
 		l.cancel()
 	}
+	if l.stopJobs != nil {
+		l.stopJobs()
+	}
 	l.mu.Unlock()
 	select {
 	case l.turn <- struct{}{}:

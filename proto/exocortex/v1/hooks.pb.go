@@ -75,10 +75,17 @@ func (x *AgentInitRequest) GetCall() *HookCall {
 }
 
 type AgentInitResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Changes       *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Changes *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	// Messages that open a session whose history is empty (Agent Zero's
+	// initial message: the agent's greeting, hist_add_ai_response at
+	// agent_init): each is added to the history as a new session's first
+	// messages, in order, through hist_add_before, with the role given
+	// ("assistant" or "user"; another role is an error naming the extension).
+	// A session resumed with messages in its history adds none.
+	OpeningMessages []*Message `protobuf:"bytes,2,rep,name=opening_messages,json=openingMessages,proto3" json:"opening_messages,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *AgentInitResponse) Reset() {
@@ -114,6 +121,13 @@ func (*AgentInitResponse) Descriptor() ([]byte, []int) {
 func (x *AgentInitResponse) GetChanges() *StateChanges {
 	if x != nil {
 		return x.Changes
+	}
+	return nil
+}
+
+func (x *AgentInitResponse) GetOpeningMessages() []*Message {
+	if x != nil {
+		return x.OpeningMessages
 	}
 	return nil
 }
@@ -4710,6 +4724,579 @@ func (x *OperatorNotificationResponse) GetChanges() *StateChanges {
 	return nil
 }
 
+// startup_migration: once per host process, after the host started its plugins
+// and before the first session's agent_init (Agent Zero's startup migration:
+// one-time moves of settings and data written by an older version). A
+// one-shot command (run) fires it too, as its process starts.
+type StartupMigrationRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Call          *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartupMigrationRequest) Reset() {
+	*x = StartupMigrationRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[73]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartupMigrationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartupMigrationRequest) ProtoMessage() {}
+
+func (x *StartupMigrationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[73]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartupMigrationRequest.ProtoReflect.Descriptor instead.
+func (*StartupMigrationRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{73}
+}
+
+func (x *StartupMigrationRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+type StartupMigrationResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Changes       *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartupMigrationResponse) Reset() {
+	*x = StartupMigrationResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[74]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartupMigrationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartupMigrationResponse) ProtoMessage() {}
+
+func (x *StartupMigrationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[74]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartupMigrationResponse.ProtoReflect.Descriptor instead.
+func (*StartupMigrationResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{74}
+}
+
+func (x *StartupMigrationResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+// The front end a hook call comes from (Agent Zero's frontend_context).
+type FrontendContext struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "terminal" or "serve".
+	Client string `protobuf:"bytes,1,opt,name=client,proto3" json:"client,omitempty"`
+	// The host name the client used to reach serve ("localhost" for the
+	// terminal), and its scheme with a colon ("http:", "https:"; "" for the
+	// terminal), as a browser's location has them.
+	Hostname string `protobuf:"bytes,2,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	Protocol string `protobuf:"bytes,3,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	// Whether serve requires a key (Agent Zero: credentials are set).
+	Authenticated bool `protobuf:"varint,4,opt,name=authenticated,proto3" json:"authenticated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FrontendContext) Reset() {
+	*x = FrontendContext{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[75]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FrontendContext) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FrontendContext) ProtoMessage() {}
+
+func (x *FrontendContext) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[75]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FrontendContext.ProtoReflect.Descriptor instead.
+func (*FrontendContext) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{75}
+}
+
+func (x *FrontendContext) GetClient() string {
+	if x != nil {
+		return x.Client
+	}
+	return ""
+}
+
+func (x *FrontendContext) GetHostname() string {
+	if x != nil {
+		return x.Hostname
+	}
+	return ""
+}
+
+func (x *FrontendContext) GetProtocol() string {
+	if x != nil {
+		return x.Protocol
+	}
+	return ""
+}
+
+func (x *FrontendContext) GetAuthenticated() bool {
+	if x != nil {
+		return x.Authenticated
+	}
+	return false
+}
+
+// A message for the operator at a session's start.
+type Banner struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A stable id: a front end shows one banner of an id.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// "info", "warning", "error", "hero", "feature".
+	Type string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	// Higher first.
+	Priority int32  `protobuf:"varint,3,opt,name=priority,proto3" json:"priority,omitempty"`
+	Title    string `protobuf:"bytes,4,opt,name=title,proto3" json:"title,omitempty"`
+	// The text, plain: the terminal prints it; serve sends it as is.
+	Text          string `protobuf:"bytes,5,opt,name=text,proto3" json:"text,omitempty"`
+	Dismissible   bool   `protobuf:"varint,6,opt,name=dismissible,proto3" json:"dismissible,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Banner) Reset() {
+	*x = Banner{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[76]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Banner) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Banner) ProtoMessage() {}
+
+func (x *Banner) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[76]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Banner.ProtoReflect.Descriptor instead.
+func (*Banner) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{76}
+}
+
+func (x *Banner) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Banner) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *Banner) GetPriority() int32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *Banner) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *Banner) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *Banner) GetDismissible() bool {
+	if x != nil {
+		return x.Dismissible
+	}
+	return false
+}
+
+// banners: an interactive front end opens a session and asks for the messages
+// to show the operator at its start: the terminal's welcome card, serve's
+// session info (Agent Zero's welcome-screen banners). Fires after agent_init.
+type BannersRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Call          *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	Frontend      *FrontendContext       `protobuf:"bytes,2,opt,name=frontend,proto3" json:"frontend,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BannersRequest) Reset() {
+	*x = BannersRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[77]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BannersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BannersRequest) ProtoMessage() {}
+
+func (x *BannersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[77]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BannersRequest.ProtoReflect.Descriptor instead.
+func (*BannersRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{77}
+}
+
+func (x *BannersRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *BannersRequest) GetFrontend() *FrontendContext {
+	if x != nil {
+		return x.Frontend
+	}
+	return nil
+}
+
+type BannersResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Changes *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	// Banners to add; the front end shows all extensions' banners, by priority.
+	Banners       []*Banner `protobuf:"bytes,2,rep,name=banners,proto3" json:"banners,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BannersResponse) Reset() {
+	*x = BannersResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[78]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BannersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BannersResponse) ProtoMessage() {}
+
+func (x *BannersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[78]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BannersResponse.ProtoReflect.Descriptor instead.
+func (*BannersResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{78}
+}
+
+func (x *BannersResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *BannersResponse) GetBanners() []*Banner {
+	if x != nil {
+		return x.Banners
+	}
+	return nil
+}
+
+// job_loop: the periodic tick of a long-running front end (the terminal and
+// serve), once a minute as Agent Zero's job loop (its SLEEP_TIME), the first a
+// minute after the session opened; never while a tick of the session is still
+// running. Work that outlives the tick (a poll loop) is the extension's own
+// task. One-shot commands (run) have no ticks.
+type JobLoopRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Call  *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	// 1 for the first tick of the session, then 2, 3, ...
+	Tick          int64 `protobuf:"varint,2,opt,name=tick,proto3" json:"tick,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobLoopRequest) Reset() {
+	*x = JobLoopRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[79]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobLoopRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobLoopRequest) ProtoMessage() {}
+
+func (x *JobLoopRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[79]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobLoopRequest.ProtoReflect.Descriptor instead.
+func (*JobLoopRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{79}
+}
+
+func (x *JobLoopRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *JobLoopRequest) GetTick() int64 {
+	if x != nil {
+		return x.Tick
+	}
+	return 0
+}
+
+type JobLoopResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Changes       *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobLoopResponse) Reset() {
+	*x = JobLoopResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[80]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobLoopResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobLoopResponse) ProtoMessage() {}
+
+func (x *JobLoopResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[80]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobLoopResponse.ProtoReflect.Descriptor instead.
+func (*JobLoopResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{80}
+}
+
+func (x *JobLoopResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+// user_message_ui: the operator sent a message from an interactive front end
+// (the terminal), before it is added to the history and starts a monologue;
+// messages from an API, MCP or a one-shot run do not fire it, as in Agent Zero.
+type UserMessageUiRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Call          *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserMessageUiRequest) Reset() {
+	*x = UserMessageUiRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[81]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserMessageUiRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserMessageUiRequest) ProtoMessage() {}
+
+func (x *UserMessageUiRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[81]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserMessageUiRequest.ProtoReflect.Descriptor instead.
+func (*UserMessageUiRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{81}
+}
+
+func (x *UserMessageUiRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *UserMessageUiRequest) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+type UserMessageUiResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Changes *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	// Replaces the message before it starts the monologue.
+	Message       *string `protobuf:"bytes,2,opt,name=message,proto3,oneof" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserMessageUiResponse) Reset() {
+	*x = UserMessageUiResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[82]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserMessageUiResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserMessageUiResponse) ProtoMessage() {}
+
+func (x *UserMessageUiResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[82]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserMessageUiResponse.ProtoReflect.Descriptor instead.
+func (*UserMessageUiResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{82}
+}
+
+func (x *UserMessageUiResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *UserMessageUiResponse) GetMessage() string {
+	if x != nil && x.Message != nil {
+		return *x.Message
+	}
+	return ""
+}
+
 var file_exocortex_v1_hooks_proto_extTypes = []protoimpl.ExtensionInfo{
 	{
 		ExtendedType:  (*descriptorpb.FieldOptions)(nil),
@@ -4770,9 +5357,10 @@ const file_exocortex_v1_hooks_proto_rawDesc = "" +
 	"\n" +
 	"\x18exocortex/v1/hooks.proto\x12\fexocortex.v1\x1a\x1aexocortex/v1/context.proto\x1a\x1bexocortex/v1/manifest.proto\x1a google/protobuf/descriptor.proto\">\n" +
 	"\x10AgentInitRequest\x12*\n" +
-	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\"^\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\"\xa0\x01\n" +
 	"\x11AgentInitResponse\x124\n" +
-	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xea\x01\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12@\n" +
+	"\x10opening_messages\x18\x02 \x03(\v2\x15.exocortex.v1.MessageR\x0fopeningMessagesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xea\x01\n" +
 	"\x15MonologueStartRequest\x12*\n" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\xa4\x01\n" +
 	"\fuser_message\x18\x02 \x01(\v2\x15.exocortex.v1.MessageBj\x82\xe1\x18fthe user message is added to the history through hist_add_before, whose response's content replaces itR\vuserMessage\"c\n" +
@@ -5126,7 +5714,42 @@ const file_exocortex_v1_hooks_proto_rawDesc = "" +
 	"\amessage\x18\x04 \x01(\tR\amessage\x123\n" +
 	"\ttool_call\x18\x05 \x01(\v2\x16.exocortex.v1.ToolCallR\btoolCall\"i\n" +
 	"\x1cOperatorNotificationResponse\x124\n" +
-	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks:>\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"E\n" +
+	"\x17StartupMigrationRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\"e\n" +
+	"\x18StartupMigrationResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\x87\x01\n" +
+	"\x0fFrontendContext\x12\x16\n" +
+	"\x06client\x18\x01 \x01(\tR\x06client\x12\x1a\n" +
+	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x1a\n" +
+	"\bprotocol\x18\x03 \x01(\tR\bprotocol\x12$\n" +
+	"\rauthenticated\x18\x04 \x01(\bR\rauthenticated\"\x94\x01\n" +
+	"\x06Banner\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\x12\x1a\n" +
+	"\bpriority\x18\x03 \x01(\x05R\bpriority\x12\x14\n" +
+	"\x05title\x18\x04 \x01(\tR\x05title\x12\x12\n" +
+	"\x04text\x18\x05 \x01(\tR\x04text\x12 \n" +
+	"\vdismissible\x18\x06 \x01(\bR\vdismissible\"w\n" +
+	"\x0eBannersRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x129\n" +
+	"\bfrontend\x18\x02 \x01(\v2\x1d.exocortex.v1.FrontendContextR\bfrontend\"\x8c\x01\n" +
+	"\x0fBannersResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12.\n" +
+	"\abanners\x18\x02 \x03(\v2\x14.exocortex.v1.BannerR\abannersJ\x04\b\x0f\x10\x10R\rprompt_blocks\"P\n" +
+	"\x0eJobLoopRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x12\n" +
+	"\x04tick\x18\x02 \x01(\x03R\x04tick\"\\\n" +
+	"\x0fJobLoopResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"i\n" +
+	"\x14UserMessageUiRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12%\n" +
+	"\amessage\x18\x02 \x01(\tB\v\xfa\xe0\x18\amessageR\amessage\"\x93\x01\n" +
+	"\x15UserMessageUiResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12#\n" +
+	"\amessage\x18\x02 \x01(\tB\x04\xf0\xe0\x18\x01H\x00R\amessage\x88\x01\x01B\n" +
+	"\n" +
+	"\b_messageJ\x04\b\x0f\x10\x10R\rprompt_blocks:>\n" +
 	"\n" +
 	"feeds_next\x12\x1d.google.protobuf.FieldOptions\x18\x8e\x8c\x03 \x01(\bR\tfeedsNext:>\n" +
 	"\n" +
@@ -5145,7 +5768,7 @@ func file_exocortex_v1_hooks_proto_rawDescGZIP() []byte {
 	return file_exocortex_v1_hooks_proto_rawDescData
 }
 
-var file_exocortex_v1_hooks_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
+var file_exocortex_v1_hooks_proto_msgTypes = make([]protoimpl.MessageInfo, 83)
 var file_exocortex_v1_hooks_proto_goTypes = []any{
 	(*AgentInitRequest)(nil),                 // 0: exocortex.v1.AgentInitRequest
 	(*AgentInitResponse)(nil),                // 1: exocortex.v1.AgentInitResponse
@@ -5220,130 +5843,151 @@ var file_exocortex_v1_hooks_proto_goTypes = []any{
 	(*ToolApprovalRequestResponse)(nil),      // 70: exocortex.v1.ToolApprovalRequestResponse
 	(*OperatorNotificationRequest)(nil),      // 71: exocortex.v1.OperatorNotificationRequest
 	(*OperatorNotificationResponse)(nil),     // 72: exocortex.v1.OperatorNotificationResponse
-	(*HookCall)(nil),                         // 73: exocortex.v1.HookCall
-	(*StateChanges)(nil),                     // 74: exocortex.v1.StateChanges
-	(*Message)(nil),                          // 75: exocortex.v1.Message
-	(*PromptBlock)(nil),                      // 76: exocortex.v1.PromptBlock
-	(*ToolSpec)(nil),                         // 77: exocortex.v1.ToolSpec
-	(*ToolCall)(nil),                         // 78: exocortex.v1.ToolCall
-	(*ToolResult)(nil),                       // 79: exocortex.v1.ToolResult
-	(*descriptorpb.FieldOptions)(nil),        // 80: google.protobuf.FieldOptions
+	(*StartupMigrationRequest)(nil),          // 73: exocortex.v1.StartupMigrationRequest
+	(*StartupMigrationResponse)(nil),         // 74: exocortex.v1.StartupMigrationResponse
+	(*FrontendContext)(nil),                  // 75: exocortex.v1.FrontendContext
+	(*Banner)(nil),                           // 76: exocortex.v1.Banner
+	(*BannersRequest)(nil),                   // 77: exocortex.v1.BannersRequest
+	(*BannersResponse)(nil),                  // 78: exocortex.v1.BannersResponse
+	(*JobLoopRequest)(nil),                   // 79: exocortex.v1.JobLoopRequest
+	(*JobLoopResponse)(nil),                  // 80: exocortex.v1.JobLoopResponse
+	(*UserMessageUiRequest)(nil),             // 81: exocortex.v1.UserMessageUiRequest
+	(*UserMessageUiResponse)(nil),            // 82: exocortex.v1.UserMessageUiResponse
+	(*HookCall)(nil),                         // 83: exocortex.v1.HookCall
+	(*StateChanges)(nil),                     // 84: exocortex.v1.StateChanges
+	(*Message)(nil),                          // 85: exocortex.v1.Message
+	(*PromptBlock)(nil),                      // 86: exocortex.v1.PromptBlock
+	(*ToolSpec)(nil),                         // 87: exocortex.v1.ToolSpec
+	(*ToolCall)(nil),                         // 88: exocortex.v1.ToolCall
+	(*ToolResult)(nil),                       // 89: exocortex.v1.ToolResult
+	(*descriptorpb.FieldOptions)(nil),        // 90: google.protobuf.FieldOptions
 }
 var file_exocortex_v1_hooks_proto_depIdxs = []int32{
-	73,  // 0: exocortex.v1.AgentInitRequest.call:type_name -> exocortex.v1.HookCall
-	74,  // 1: exocortex.v1.AgentInitResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 2: exocortex.v1.MonologueStartRequest.call:type_name -> exocortex.v1.HookCall
-	75,  // 3: exocortex.v1.MonologueStartRequest.user_message:type_name -> exocortex.v1.Message
-	74,  // 4: exocortex.v1.MonologueStartResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 5: exocortex.v1.HistAddBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	75,  // 6: exocortex.v1.HistAddBeforeRequest.message:type_name -> exocortex.v1.Message
-	74,  // 7: exocortex.v1.HistAddBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 8: exocortex.v1.MessageLoopStartRequest.call:type_name -> exocortex.v1.HookCall
-	74,  // 9: exocortex.v1.MessageLoopStartResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 10: exocortex.v1.MessageLoopPromptsBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	75,  // 11: exocortex.v1.MessageLoopPromptsBeforeRequest.history:type_name -> exocortex.v1.Message
-	75,  // 12: exocortex.v1.MessageLoopPromptsBeforeRequest.archive:type_name -> exocortex.v1.Message
-	74,  // 13: exocortex.v1.MessageLoopPromptsBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	76,  // 14: exocortex.v1.MessageLoopPromptsBeforeResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
-	73,  // 15: exocortex.v1.SystemPromptRequest.call:type_name -> exocortex.v1.HookCall
-	77,  // 16: exocortex.v1.SystemPromptRequest.tools:type_name -> exocortex.v1.ToolSpec
-	74,  // 17: exocortex.v1.SystemPromptResponse.changes:type_name -> exocortex.v1.StateChanges
-	76,  // 18: exocortex.v1.SystemPromptResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
-	73,  // 19: exocortex.v1.MessageLoopPromptsAfterRequest.call:type_name -> exocortex.v1.HookCall
-	75,  // 20: exocortex.v1.MessageLoopPromptsAfterRequest.history:type_name -> exocortex.v1.Message
-	76,  // 21: exocortex.v1.MessageLoopPromptsAfterRequest.extras:type_name -> exocortex.v1.PromptBlock
-	74,  // 22: exocortex.v1.MessageLoopPromptsAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	76,  // 23: exocortex.v1.MessageLoopPromptsAfterResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
-	73,  // 24: exocortex.v1.BeforeMainLLMCallRequest.call:type_name -> exocortex.v1.HookCall
-	75,  // 25: exocortex.v1.BeforeMainLLMCallRequest.prompt:type_name -> exocortex.v1.Message
-	74,  // 26: exocortex.v1.BeforeMainLLMCallResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 27: exocortex.v1.ResponseStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
-	74,  // 28: exocortex.v1.ResponseStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 29: exocortex.v1.ResponseStreamEndRequest.call:type_name -> exocortex.v1.HookCall
-	74,  // 30: exocortex.v1.ResponseStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 31: exocortex.v1.ErrorFormatRequest.call:type_name -> exocortex.v1.HookCall
-	74,  // 32: exocortex.v1.ErrorFormatResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 33: exocortex.v1.ToolExecuteBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 34: exocortex.v1.ToolExecuteBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	74,  // 35: exocortex.v1.ToolExecuteBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	24,  // 36: exocortex.v1.ToolExecuteBeforeResponse.block:type_name -> exocortex.v1.ToolBlock
-	73,  // 37: exocortex.v1.ToolExecuteAfterRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 38: exocortex.v1.ToolExecuteAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	79,  // 39: exocortex.v1.ToolExecuteAfterRequest.result:type_name -> exocortex.v1.ToolResult
-	74,  // 40: exocortex.v1.ToolExecuteAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 41: exocortex.v1.MessageLoopEndRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 42: exocortex.v1.MessageLoopEndRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	79,  // 43: exocortex.v1.MessageLoopEndRequest.tool_result:type_name -> exocortex.v1.ToolResult
-	75,  // 44: exocortex.v1.MessageLoopEndRequest.added:type_name -> exocortex.v1.Message
-	74,  // 45: exocortex.v1.MessageLoopEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 46: exocortex.v1.MonologueEndRequest.call:type_name -> exocortex.v1.HookCall
-	75,  // 47: exocortex.v1.MonologueEndRequest.history:type_name -> exocortex.v1.Message
-	74,  // 48: exocortex.v1.MonologueEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 49: exocortex.v1.ChatModelCallBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	75,  // 50: exocortex.v1.ChatModelCallBeforeRequest.prompt:type_name -> exocortex.v1.Message
-	74,  // 51: exocortex.v1.ChatModelCallBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 52: exocortex.v1.ChatModelCallAfterRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 53: exocortex.v1.ChatModelCallAfterRequest.tool_calls:type_name -> exocortex.v1.ToolCall
-	74,  // 54: exocortex.v1.ChatModelCallAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 55: exocortex.v1.UtilModelCallBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	74,  // 56: exocortex.v1.UtilModelCallBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 57: exocortex.v1.UtilModelCallAfterRequest.call:type_name -> exocortex.v1.HookCall
-	74,  // 58: exocortex.v1.UtilModelCallAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 59: exocortex.v1.ReasoningStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
-	74,  // 60: exocortex.v1.ReasoningStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 61: exocortex.v1.ReasoningStreamRequest.call:type_name -> exocortex.v1.HookCall
-	74,  // 62: exocortex.v1.ReasoningStreamResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 63: exocortex.v1.ReasoningStreamEndRequest.call:type_name -> exocortex.v1.HookCall
-	74,  // 64: exocortex.v1.ReasoningStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 65: exocortex.v1.ResponseStreamRequest.call:type_name -> exocortex.v1.HookCall
-	74,  // 66: exocortex.v1.ResponseStreamResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 67: exocortex.v1.MessageLoopExceptionRequest.call:type_name -> exocortex.v1.HookCall
-	74,  // 68: exocortex.v1.MessageLoopExceptionResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 69: exocortex.v1.ProcessChainEndRequest.call:type_name -> exocortex.v1.HookCall
-	74,  // 70: exocortex.v1.ProcessChainEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 71: exocortex.v1.HistAddToolResultRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 72: exocortex.v1.HistAddToolResultRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	79,  // 73: exocortex.v1.HistAddToolResultRequest.result:type_name -> exocortex.v1.ToolResult
-	74,  // 74: exocortex.v1.HistAddToolResultResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 75: exocortex.v1.ToolOutputUpdateRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 76: exocortex.v1.ToolOutputUpdateRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	74,  // 77: exocortex.v1.ToolOutputUpdateResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 78: exocortex.v1.TextEditorReadAfterRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 79: exocortex.v1.TextEditorReadAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	74,  // 80: exocortex.v1.TextEditorReadAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 81: exocortex.v1.TextEditorWriteBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 82: exocortex.v1.TextEditorWriteBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	74,  // 83: exocortex.v1.TextEditorWriteBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 84: exocortex.v1.TextEditorWriteAfterRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 85: exocortex.v1.TextEditorWriteAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	79,  // 86: exocortex.v1.TextEditorWriteAfterRequest.result:type_name -> exocortex.v1.ToolResult
-	74,  // 87: exocortex.v1.TextEditorWriteAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 88: exocortex.v1.TextEditorPatchBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 89: exocortex.v1.TextEditorPatchBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	74,  // 90: exocortex.v1.TextEditorPatchBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 91: exocortex.v1.TextEditorPatchAfterRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 92: exocortex.v1.TextEditorPatchAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	79,  // 93: exocortex.v1.TextEditorPatchAfterRequest.result:type_name -> exocortex.v1.ToolResult
-	74,  // 94: exocortex.v1.TextEditorPatchAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 95: exocortex.v1.EmbeddingModelChangedRequest.call:type_name -> exocortex.v1.HookCall
-	74,  // 96: exocortex.v1.EmbeddingModelChangedResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 97: exocortex.v1.HistoryCompressBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	75,  // 98: exocortex.v1.HistoryCompressBeforeRequest.leaving:type_name -> exocortex.v1.Message
-	74,  // 99: exocortex.v1.HistoryCompressBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 100: exocortex.v1.ToolApprovalRequestRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 101: exocortex.v1.ToolApprovalRequestRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	74,  // 102: exocortex.v1.ToolApprovalRequestResponse.changes:type_name -> exocortex.v1.StateChanges
-	73,  // 103: exocortex.v1.OperatorNotificationRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 104: exocortex.v1.OperatorNotificationRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	74,  // 105: exocortex.v1.OperatorNotificationResponse.changes:type_name -> exocortex.v1.StateChanges
-	80,  // 106: exocortex.v1.feeds_next:extendee -> google.protobuf.FieldOptions
-	80,  // 107: exocortex.v1.changed_by:extendee -> google.protobuf.FieldOptions
-	80,  // 108: exocortex.v1.change_elsewhere:extendee -> google.protobuf.FieldOptions
-	109, // [109:109] is the sub-list for method output_type
-	109, // [109:109] is the sub-list for method input_type
-	109, // [109:109] is the sub-list for extension type_name
-	106, // [106:109] is the sub-list for extension extendee
-	0,   // [0:106] is the sub-list for field type_name
+	83,  // 0: exocortex.v1.AgentInitRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 1: exocortex.v1.AgentInitResponse.changes:type_name -> exocortex.v1.StateChanges
+	85,  // 2: exocortex.v1.AgentInitResponse.opening_messages:type_name -> exocortex.v1.Message
+	83,  // 3: exocortex.v1.MonologueStartRequest.call:type_name -> exocortex.v1.HookCall
+	85,  // 4: exocortex.v1.MonologueStartRequest.user_message:type_name -> exocortex.v1.Message
+	84,  // 5: exocortex.v1.MonologueStartResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 6: exocortex.v1.HistAddBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	85,  // 7: exocortex.v1.HistAddBeforeRequest.message:type_name -> exocortex.v1.Message
+	84,  // 8: exocortex.v1.HistAddBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 9: exocortex.v1.MessageLoopStartRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 10: exocortex.v1.MessageLoopStartResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 11: exocortex.v1.MessageLoopPromptsBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	85,  // 12: exocortex.v1.MessageLoopPromptsBeforeRequest.history:type_name -> exocortex.v1.Message
+	85,  // 13: exocortex.v1.MessageLoopPromptsBeforeRequest.archive:type_name -> exocortex.v1.Message
+	84,  // 14: exocortex.v1.MessageLoopPromptsBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	86,  // 15: exocortex.v1.MessageLoopPromptsBeforeResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
+	83,  // 16: exocortex.v1.SystemPromptRequest.call:type_name -> exocortex.v1.HookCall
+	87,  // 17: exocortex.v1.SystemPromptRequest.tools:type_name -> exocortex.v1.ToolSpec
+	84,  // 18: exocortex.v1.SystemPromptResponse.changes:type_name -> exocortex.v1.StateChanges
+	86,  // 19: exocortex.v1.SystemPromptResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
+	83,  // 20: exocortex.v1.MessageLoopPromptsAfterRequest.call:type_name -> exocortex.v1.HookCall
+	85,  // 21: exocortex.v1.MessageLoopPromptsAfterRequest.history:type_name -> exocortex.v1.Message
+	86,  // 22: exocortex.v1.MessageLoopPromptsAfterRequest.extras:type_name -> exocortex.v1.PromptBlock
+	84,  // 23: exocortex.v1.MessageLoopPromptsAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	86,  // 24: exocortex.v1.MessageLoopPromptsAfterResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
+	83,  // 25: exocortex.v1.BeforeMainLLMCallRequest.call:type_name -> exocortex.v1.HookCall
+	85,  // 26: exocortex.v1.BeforeMainLLMCallRequest.prompt:type_name -> exocortex.v1.Message
+	84,  // 27: exocortex.v1.BeforeMainLLMCallResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 28: exocortex.v1.ResponseStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 29: exocortex.v1.ResponseStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 30: exocortex.v1.ResponseStreamEndRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 31: exocortex.v1.ResponseStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 32: exocortex.v1.ErrorFormatRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 33: exocortex.v1.ErrorFormatResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 34: exocortex.v1.ToolExecuteBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	88,  // 35: exocortex.v1.ToolExecuteBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	84,  // 36: exocortex.v1.ToolExecuteBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	24,  // 37: exocortex.v1.ToolExecuteBeforeResponse.block:type_name -> exocortex.v1.ToolBlock
+	83,  // 38: exocortex.v1.ToolExecuteAfterRequest.call:type_name -> exocortex.v1.HookCall
+	88,  // 39: exocortex.v1.ToolExecuteAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	89,  // 40: exocortex.v1.ToolExecuteAfterRequest.result:type_name -> exocortex.v1.ToolResult
+	84,  // 41: exocortex.v1.ToolExecuteAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 42: exocortex.v1.MessageLoopEndRequest.call:type_name -> exocortex.v1.HookCall
+	88,  // 43: exocortex.v1.MessageLoopEndRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	89,  // 44: exocortex.v1.MessageLoopEndRequest.tool_result:type_name -> exocortex.v1.ToolResult
+	85,  // 45: exocortex.v1.MessageLoopEndRequest.added:type_name -> exocortex.v1.Message
+	84,  // 46: exocortex.v1.MessageLoopEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 47: exocortex.v1.MonologueEndRequest.call:type_name -> exocortex.v1.HookCall
+	85,  // 48: exocortex.v1.MonologueEndRequest.history:type_name -> exocortex.v1.Message
+	84,  // 49: exocortex.v1.MonologueEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 50: exocortex.v1.ChatModelCallBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	85,  // 51: exocortex.v1.ChatModelCallBeforeRequest.prompt:type_name -> exocortex.v1.Message
+	84,  // 52: exocortex.v1.ChatModelCallBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 53: exocortex.v1.ChatModelCallAfterRequest.call:type_name -> exocortex.v1.HookCall
+	88,  // 54: exocortex.v1.ChatModelCallAfterRequest.tool_calls:type_name -> exocortex.v1.ToolCall
+	84,  // 55: exocortex.v1.ChatModelCallAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 56: exocortex.v1.UtilModelCallBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 57: exocortex.v1.UtilModelCallBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 58: exocortex.v1.UtilModelCallAfterRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 59: exocortex.v1.UtilModelCallAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 60: exocortex.v1.ReasoningStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 61: exocortex.v1.ReasoningStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 62: exocortex.v1.ReasoningStreamRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 63: exocortex.v1.ReasoningStreamResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 64: exocortex.v1.ReasoningStreamEndRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 65: exocortex.v1.ReasoningStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 66: exocortex.v1.ResponseStreamRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 67: exocortex.v1.ResponseStreamResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 68: exocortex.v1.MessageLoopExceptionRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 69: exocortex.v1.MessageLoopExceptionResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 70: exocortex.v1.ProcessChainEndRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 71: exocortex.v1.ProcessChainEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 72: exocortex.v1.HistAddToolResultRequest.call:type_name -> exocortex.v1.HookCall
+	88,  // 73: exocortex.v1.HistAddToolResultRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	89,  // 74: exocortex.v1.HistAddToolResultRequest.result:type_name -> exocortex.v1.ToolResult
+	84,  // 75: exocortex.v1.HistAddToolResultResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 76: exocortex.v1.ToolOutputUpdateRequest.call:type_name -> exocortex.v1.HookCall
+	88,  // 77: exocortex.v1.ToolOutputUpdateRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	84,  // 78: exocortex.v1.ToolOutputUpdateResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 79: exocortex.v1.TextEditorReadAfterRequest.call:type_name -> exocortex.v1.HookCall
+	88,  // 80: exocortex.v1.TextEditorReadAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	84,  // 81: exocortex.v1.TextEditorReadAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 82: exocortex.v1.TextEditorWriteBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	88,  // 83: exocortex.v1.TextEditorWriteBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	84,  // 84: exocortex.v1.TextEditorWriteBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 85: exocortex.v1.TextEditorWriteAfterRequest.call:type_name -> exocortex.v1.HookCall
+	88,  // 86: exocortex.v1.TextEditorWriteAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	89,  // 87: exocortex.v1.TextEditorWriteAfterRequest.result:type_name -> exocortex.v1.ToolResult
+	84,  // 88: exocortex.v1.TextEditorWriteAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 89: exocortex.v1.TextEditorPatchBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	88,  // 90: exocortex.v1.TextEditorPatchBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	84,  // 91: exocortex.v1.TextEditorPatchBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 92: exocortex.v1.TextEditorPatchAfterRequest.call:type_name -> exocortex.v1.HookCall
+	88,  // 93: exocortex.v1.TextEditorPatchAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	89,  // 94: exocortex.v1.TextEditorPatchAfterRequest.result:type_name -> exocortex.v1.ToolResult
+	84,  // 95: exocortex.v1.TextEditorPatchAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 96: exocortex.v1.EmbeddingModelChangedRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 97: exocortex.v1.EmbeddingModelChangedResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 98: exocortex.v1.HistoryCompressBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	85,  // 99: exocortex.v1.HistoryCompressBeforeRequest.leaving:type_name -> exocortex.v1.Message
+	84,  // 100: exocortex.v1.HistoryCompressBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 101: exocortex.v1.ToolApprovalRequestRequest.call:type_name -> exocortex.v1.HookCall
+	88,  // 102: exocortex.v1.ToolApprovalRequestRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	84,  // 103: exocortex.v1.ToolApprovalRequestResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 104: exocortex.v1.OperatorNotificationRequest.call:type_name -> exocortex.v1.HookCall
+	88,  // 105: exocortex.v1.OperatorNotificationRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	84,  // 106: exocortex.v1.OperatorNotificationResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 107: exocortex.v1.StartupMigrationRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 108: exocortex.v1.StartupMigrationResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 109: exocortex.v1.BannersRequest.call:type_name -> exocortex.v1.HookCall
+	75,  // 110: exocortex.v1.BannersRequest.frontend:type_name -> exocortex.v1.FrontendContext
+	84,  // 111: exocortex.v1.BannersResponse.changes:type_name -> exocortex.v1.StateChanges
+	76,  // 112: exocortex.v1.BannersResponse.banners:type_name -> exocortex.v1.Banner
+	83,  // 113: exocortex.v1.JobLoopRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 114: exocortex.v1.JobLoopResponse.changes:type_name -> exocortex.v1.StateChanges
+	83,  // 115: exocortex.v1.UserMessageUiRequest.call:type_name -> exocortex.v1.HookCall
+	84,  // 116: exocortex.v1.UserMessageUiResponse.changes:type_name -> exocortex.v1.StateChanges
+	90,  // 117: exocortex.v1.feeds_next:extendee -> google.protobuf.FieldOptions
+	90,  // 118: exocortex.v1.changed_by:extendee -> google.protobuf.FieldOptions
+	90,  // 119: exocortex.v1.change_elsewhere:extendee -> google.protobuf.FieldOptions
+	120, // [120:120] is the sub-list for method output_type
+	120, // [120:120] is the sub-list for method input_type
+	120, // [120:120] is the sub-list for extension type_name
+	117, // [117:120] is the sub-list for extension extendee
+	0,   // [0:117] is the sub-list for field type_name
 }
 
 func init() { file_exocortex_v1_hooks_proto_init() }
@@ -5372,13 +6016,14 @@ func file_exocortex_v1_hooks_proto_init() {
 	file_exocortex_v1_hooks_proto_msgTypes[62].OneofWrappers = []any{}
 	file_exocortex_v1_hooks_proto_msgTypes[68].OneofWrappers = []any{}
 	file_exocortex_v1_hooks_proto_msgTypes[70].OneofWrappers = []any{}
+	file_exocortex_v1_hooks_proto_msgTypes[82].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_exocortex_v1_hooks_proto_rawDesc), len(file_exocortex_v1_hooks_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   73,
+			NumMessages:   83,
 			NumExtensions: 3,
 			NumServices:   0,
 		},

@@ -75,6 +75,13 @@ const (
 	Hook_HOOK_HISTORY_COMPRESS_BEFORE Hook = 34
 	Hook_HOOK_TOOL_APPROVAL_REQUEST   Hook = 35
 	Hook_HOOK_OPERATOR_NOTIFICATION   Hook = 36
+	// The moments around the loop that Agent Zero v1.7 has hooks for (issue 28):
+	// the process's start, the operator's front end opening a session and
+	// sending a message, and the long-running front end's periodic tick.
+	Hook_HOOK_STARTUP_MIGRATION Hook = 37
+	Hook_HOOK_BANNERS           Hook = 38
+	Hook_HOOK_JOB_LOOP          Hook = 39
+	Hook_HOOK_USER_MESSAGE_UI   Hook = 40
 )
 
 // Enum value maps for Hook.
@@ -117,6 +124,10 @@ var (
 		34: "HOOK_HISTORY_COMPRESS_BEFORE",
 		35: "HOOK_TOOL_APPROVAL_REQUEST",
 		36: "HOOK_OPERATOR_NOTIFICATION",
+		37: "HOOK_STARTUP_MIGRATION",
+		38: "HOOK_BANNERS",
+		39: "HOOK_JOB_LOOP",
+		40: "HOOK_USER_MESSAGE_UI",
 	}
 	Hook_value = map[string]int32{
 		"HOOK_UNSPECIFIED":                 0,
@@ -156,6 +167,10 @@ var (
 		"HOOK_HISTORY_COMPRESS_BEFORE":     34,
 		"HOOK_TOOL_APPROVAL_REQUEST":       35,
 		"HOOK_OPERATOR_NOTIFICATION":       36,
+		"HOOK_STARTUP_MIGRATION":           37,
+		"HOOK_BANNERS":                     38,
+		"HOOK_JOB_LOOP":                    39,
+		"HOOK_USER_MESSAGE_UI":             40,
 	}
 )
 
@@ -1076,7 +1091,7 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12,\n" +
 	"\x06access\x18\x03 \x01(\x0e2\x14.exocortex.v1.AccessR\x06access\x12\x12\n" +
 	"\x04user\x18\x04 \x01(\tR\x04user\x12\x10\n" +
-	"\x03doc\x18\x05 \x01(\tR\x03doc*\xe6\b\n" +
+	"\x03doc\x18\x05 \x01(\tR\x03doc*\xc1\t\n" +
 	"\x04Hook\x12\x14\n" +
 	"\x10HOOK_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fHOOK_AGENT_INIT\x10\x01\x12\x18\n" +
@@ -1115,7 +1130,11 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\x1cHOOK_EMBEDDING_MODEL_CHANGED\x10!\x12 \n" +
 	"\x1cHOOK_HISTORY_COMPRESS_BEFORE\x10\"\x12\x1e\n" +
 	"\x1aHOOK_TOOL_APPROVAL_REQUEST\x10#\x12\x1e\n" +
-	"\x1aHOOK_OPERATOR_NOTIFICATION\x10$*q\n" +
+	"\x1aHOOK_OPERATOR_NOTIFICATION\x10$\x12\x1a\n" +
+	"\x16HOOK_STARTUP_MIGRATION\x10%\x12\x10\n" +
+	"\fHOOK_BANNERS\x10&\x12\x11\n" +
+	"\rHOOK_JOB_LOOP\x10'\x12\x18\n" +
+	"\x14HOOK_USER_MESSAGE_UI\x10(*q\n" +
 	"\x05Scope\x12\x15\n" +
 	"\x11SCOPE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fSCOPE_ITERATION\x10\x01\x12\x13\n" +

@@ -87,6 +87,10 @@ type BatchRequest struct {
 	//	*BatchRequest_HistoryCompressBefore
 	//	*BatchRequest_ToolApprovalRequest
 	//	*BatchRequest_OperatorNotification
+	//	*BatchRequest_StartupMigration
+	//	*BatchRequest_Banners
+	//	*BatchRequest_JobLoop
+	//	*BatchRequest_UserMessageUi
 	Request isBatchRequest_Request `protobuf_oneof:"request"`
 	// One per extension, in the order they run; the state each holds is the state
 	// when the batch began.
@@ -460,6 +464,42 @@ func (x *BatchRequest) GetOperatorNotification() *OperatorNotificationRequest {
 	return nil
 }
 
+func (x *BatchRequest) GetStartupMigration() *StartupMigrationRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_StartupMigration); ok {
+			return x.StartupMigration
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetBanners() *BannersRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_Banners); ok {
+			return x.Banners
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetJobLoop() *JobLoopRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_JobLoop); ok {
+			return x.JobLoop
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetUserMessageUi() *UserMessageUiRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_UserMessageUi); ok {
+			return x.UserMessageUi
+		}
+	}
+	return nil
+}
+
 func (x *BatchRequest) GetCalls() []*HookCall {
 	if x != nil {
 		return x.Calls
@@ -622,6 +662,22 @@ type BatchRequest_OperatorNotification struct {
 	OperatorNotification *OperatorNotificationRequest `protobuf:"bytes,136,opt,name=operator_notification,json=operatorNotification,proto3,oneof"`
 }
 
+type BatchRequest_StartupMigration struct {
+	StartupMigration *StartupMigrationRequest `protobuf:"bytes,137,opt,name=startup_migration,json=startupMigration,proto3,oneof"`
+}
+
+type BatchRequest_Banners struct {
+	Banners *BannersRequest `protobuf:"bytes,138,opt,name=banners,proto3,oneof"`
+}
+
+type BatchRequest_JobLoop struct {
+	JobLoop *JobLoopRequest `protobuf:"bytes,139,opt,name=job_loop,json=jobLoop,proto3,oneof"`
+}
+
+type BatchRequest_UserMessageUi struct {
+	UserMessageUi *UserMessageUiRequest `protobuf:"bytes,140,opt,name=user_message_ui,json=userMessageUi,proto3,oneof"`
+}
+
 func (*BatchRequest_AgentInit) isBatchRequest_Request() {}
 
 func (*BatchRequest_MonologueStart) isBatchRequest_Request() {}
@@ -693,6 +749,14 @@ func (*BatchRequest_HistoryCompressBefore) isBatchRequest_Request() {}
 func (*BatchRequest_ToolApprovalRequest) isBatchRequest_Request() {}
 
 func (*BatchRequest_OperatorNotification) isBatchRequest_Request() {}
+
+func (*BatchRequest_StartupMigration) isBatchRequest_Request() {}
+
+func (*BatchRequest_Banners) isBatchRequest_Request() {}
+
+func (*BatchRequest_JobLoop) isBatchRequest_Request() {}
+
+func (*BatchRequest_UserMessageUi) isBatchRequest_Request() {}
 
 // BatchResponse has one result per extension that ran, in order. The plugin stops
 // early, after a result that sets anything besides its state changes (prompt
@@ -786,6 +850,10 @@ type BatchResult struct {
 	//	*BatchResult_HistoryCompressBefore
 	//	*BatchResult_ToolApprovalRequest
 	//	*BatchResult_OperatorNotification
+	//	*BatchResult_StartupMigration
+	//	*BatchResult_Banners
+	//	*BatchResult_JobLoop
+	//	*BatchResult_UserMessageUi
 	Response isBatchResult_Response `protobuf_oneof:"response"`
 	// The extension's error, as its own call would have returned it (a panic
 	// included: the plugin keeps serving).
@@ -1157,6 +1225,42 @@ func (x *BatchResult) GetOperatorNotification() *OperatorNotificationResponse {
 	return nil
 }
 
+func (x *BatchResult) GetStartupMigration() *StartupMigrationResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_StartupMigration); ok {
+			return x.StartupMigration
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetBanners() *BannersResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_Banners); ok {
+			return x.Banners
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetJobLoop() *JobLoopResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_JobLoop); ok {
+			return x.JobLoop
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetUserMessageUi() *UserMessageUiResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_UserMessageUi); ok {
+			return x.UserMessageUi
+		}
+	}
+	return nil
+}
+
 func (x *BatchResult) GetError() string {
 	if x != nil {
 		return x.Error
@@ -1319,6 +1423,22 @@ type BatchResult_OperatorNotification struct {
 	OperatorNotification *OperatorNotificationResponse `protobuf:"bytes,136,opt,name=operator_notification,json=operatorNotification,proto3,oneof"`
 }
 
+type BatchResult_StartupMigration struct {
+	StartupMigration *StartupMigrationResponse `protobuf:"bytes,137,opt,name=startup_migration,json=startupMigration,proto3,oneof"`
+}
+
+type BatchResult_Banners struct {
+	Banners *BannersResponse `protobuf:"bytes,138,opt,name=banners,proto3,oneof"`
+}
+
+type BatchResult_JobLoop struct {
+	JobLoop *JobLoopResponse `protobuf:"bytes,139,opt,name=job_loop,json=jobLoop,proto3,oneof"`
+}
+
+type BatchResult_UserMessageUi struct {
+	UserMessageUi *UserMessageUiResponse `protobuf:"bytes,140,opt,name=user_message_ui,json=userMessageUi,proto3,oneof"`
+}
+
 func (*BatchResult_AgentInit) isBatchResult_Response() {}
 
 func (*BatchResult_MonologueStart) isBatchResult_Response() {}
@@ -1390,6 +1510,14 @@ func (*BatchResult_HistoryCompressBefore) isBatchResult_Response() {}
 func (*BatchResult_ToolApprovalRequest) isBatchResult_Response() {}
 
 func (*BatchResult_OperatorNotification) isBatchResult_Response() {}
+
+func (*BatchResult_StartupMigration) isBatchResult_Response() {}
+
+func (*BatchResult_Banners) isBatchResult_Response() {}
+
+func (*BatchResult_JobLoop) isBatchResult_Response() {}
+
+func (*BatchResult_UserMessageUi) isBatchResult_Response() {}
 
 type ExecuteToolRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1491,7 +1619,7 @@ var File_exocortex_v1_plugin_proto protoreflect.FileDescriptor
 
 const file_exocortex_v1_plugin_proto_rawDesc = "" +
 	"\n" +
-	"\x19exocortex/v1/plugin.proto\x12\fexocortex.v1\x1a\x1aexocortex/v1/context.proto\x1a\x18exocortex/v1/hooks.proto\x1a\x1bexocortex/v1/manifest.proto\"\xc3\x1a\n" +
+	"\x19exocortex/v1/plugin.proto\x12\fexocortex.v1\x1a\x1aexocortex/v1/context.proto\x1a\x18exocortex/v1/hooks.proto\x1a\x1bexocortex/v1/manifest.proto\"\xe0\x1c\n" +
 	"\fBatchRequest\x12?\n" +
 	"\n" +
 	"agent_init\x18\x01 \x01(\v2\x1e.exocortex.v1.AgentInitRequestH\x00R\tagentInit\x12N\n" +
@@ -1530,13 +1658,17 @@ const file_exocortex_v1_plugin_proto_rawDesc = "" +
 	"\x17embedding_model_changed\x18\x85\x01 \x01(\v2*.exocortex.v1.EmbeddingModelChangedRequestH\x00R\x15embeddingModelChanged\x12e\n" +
 	"\x17history_compress_before\x18\x86\x01 \x01(\v2*.exocortex.v1.HistoryCompressBeforeRequestH\x00R\x15historyCompressBefore\x12_\n" +
 	"\x15tool_approval_request\x18\x87\x01 \x01(\v2(.exocortex.v1.ToolApprovalRequestRequestH\x00R\x13toolApprovalRequest\x12a\n" +
-	"\x15operator_notification\x18\x88\x01 \x01(\v2).exocortex.v1.OperatorNotificationRequestH\x00R\x14operatorNotification\x12,\n" +
+	"\x15operator_notification\x18\x88\x01 \x01(\v2).exocortex.v1.OperatorNotificationRequestH\x00R\x14operatorNotification\x12U\n" +
+	"\x11startup_migration\x18\x89\x01 \x01(\v2%.exocortex.v1.StartupMigrationRequestH\x00R\x10startupMigration\x129\n" +
+	"\abanners\x18\x8a\x01 \x01(\v2\x1c.exocortex.v1.BannersRequestH\x00R\abanners\x12:\n" +
+	"\bjob_loop\x18\x8b\x01 \x01(\v2\x1c.exocortex.v1.JobLoopRequestH\x00R\ajobLoop\x12M\n" +
+	"\x0fuser_message_ui\x18\x8c\x01 \x01(\v2\".exocortex.v1.UserMessageUiRequestH\x00R\ruserMessageUi\x12,\n" +
 	"\x05calls\x18\x10 \x03(\v2\x16.exocortex.v1.HookCallR\x05calls\x12\x1d\n" +
 	"\n" +
 	"timeout_ms\x18\x11 \x01(\rR\ttimeoutMsB\t\n" +
 	"\arequest\"D\n" +
 	"\rBatchResponse\x123\n" +
-	"\aresults\x18\x01 \x03(\v2\x19.exocortex.v1.BatchResultR\aresults\"\xd1\x1a\n" +
+	"\aresults\x18\x01 \x03(\v2\x19.exocortex.v1.BatchResultR\aresults\"\xf2\x1c\n" +
 	"\vBatchResult\x12@\n" +
 	"\n" +
 	"agent_init\x18\x01 \x01(\v2\x1f.exocortex.v1.AgentInitResponseH\x00R\tagentInit\x12O\n" +
@@ -1575,7 +1707,11 @@ const file_exocortex_v1_plugin_proto_rawDesc = "" +
 	"\x17embedding_model_changed\x18\x85\x01 \x01(\v2+.exocortex.v1.EmbeddingModelChangedResponseH\x00R\x15embeddingModelChanged\x12f\n" +
 	"\x17history_compress_before\x18\x86\x01 \x01(\v2+.exocortex.v1.HistoryCompressBeforeResponseH\x00R\x15historyCompressBefore\x12`\n" +
 	"\x15tool_approval_request\x18\x87\x01 \x01(\v2).exocortex.v1.ToolApprovalRequestResponseH\x00R\x13toolApprovalRequest\x12b\n" +
-	"\x15operator_notification\x18\x88\x01 \x01(\v2*.exocortex.v1.OperatorNotificationResponseH\x00R\x14operatorNotification\x12\x14\n" +
+	"\x15operator_notification\x18\x88\x01 \x01(\v2*.exocortex.v1.OperatorNotificationResponseH\x00R\x14operatorNotification\x12V\n" +
+	"\x11startup_migration\x18\x89\x01 \x01(\v2&.exocortex.v1.StartupMigrationResponseH\x00R\x10startupMigration\x12:\n" +
+	"\abanners\x18\x8a\x01 \x01(\v2\x1d.exocortex.v1.BannersResponseH\x00R\abanners\x12;\n" +
+	"\bjob_loop\x18\x8b\x01 \x01(\v2\x1d.exocortex.v1.JobLoopResponseH\x00R\ajobLoop\x12N\n" +
+	"\x0fuser_message_ui\x18\x8c\x01 \x01(\v2#.exocortex.v1.UserMessageUiResponseH\x00R\ruserMessageUi\x12\x14\n" +
 	"\x05error\x18\x10 \x01(\tR\x05error\x12\x1f\n" +
 	"\vduration_us\x18\x11 \x01(\rR\n" +
 	"durationUsB\n" +
@@ -1585,7 +1721,7 @@ const file_exocortex_v1_plugin_proto_rawDesc = "" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x123\n" +
 	"\ttool_call\x18\x02 \x01(\v2\x16.exocortex.v1.ToolCallR\btoolCall\"G\n" +
 	"\x13ExecuteToolResponse\x120\n" +
-	"\x06result\x18\x01 \x01(\v2\x18.exocortex.v1.ToolResultR\x06result2\xb4\x1f\n" +
+	"\x06result\x18\x01 \x01(\v2\x18.exocortex.v1.ToolResultR\x06result2\x81\"\n" +
 	"\x06Plugin\x12I\n" +
 	"\bManifest\x12\x1d.exocortex.v1.ManifestRequest\x1a\x1e.exocortex.v1.ManifestResponse\x12L\n" +
 	"\tAgentInit\x12\x1e.exocortex.v1.AgentInitRequest\x1a\x1f.exocortex.v1.AgentInitResponse\x12[\n" +
@@ -1623,7 +1759,11 @@ const file_exocortex_v1_plugin_proto_rawDesc = "" +
 	"\x15EmbeddingModelChanged\x12*.exocortex.v1.EmbeddingModelChangedRequest\x1a+.exocortex.v1.EmbeddingModelChangedResponse\x12p\n" +
 	"\x15HistoryCompressBefore\x12*.exocortex.v1.HistoryCompressBeforeRequest\x1a+.exocortex.v1.HistoryCompressBeforeResponse\x12j\n" +
 	"\x13ToolApprovalRequest\x12(.exocortex.v1.ToolApprovalRequestRequest\x1a).exocortex.v1.ToolApprovalRequestResponse\x12m\n" +
-	"\x14OperatorNotification\x12).exocortex.v1.OperatorNotificationRequest\x1a*.exocortex.v1.OperatorNotificationResponse\x12R\n" +
+	"\x14OperatorNotification\x12).exocortex.v1.OperatorNotificationRequest\x1a*.exocortex.v1.OperatorNotificationResponse\x12a\n" +
+	"\x10StartupMigration\x12%.exocortex.v1.StartupMigrationRequest\x1a&.exocortex.v1.StartupMigrationResponse\x12F\n" +
+	"\aBanners\x12\x1c.exocortex.v1.BannersRequest\x1a\x1d.exocortex.v1.BannersResponse\x12F\n" +
+	"\aJobLoop\x12\x1c.exocortex.v1.JobLoopRequest\x1a\x1d.exocortex.v1.JobLoopResponse\x12X\n" +
+	"\rUserMessageUi\x12\".exocortex.v1.UserMessageUiRequest\x1a#.exocortex.v1.UserMessageUiResponse\x12R\n" +
 	"\vExecuteTool\x12 .exocortex.v1.ExecuteToolRequest\x1a!.exocortex.v1.ExecuteToolResponse\x12C\n" +
 	"\bRunBatch\x12\x1a.exocortex.v1.BatchRequest\x1a\x1b.exocortex.v1.BatchResponse\x12G\n" +
 	"\bDispatch\x12\x1a.exocortex.v1.BatchRequest\x1a\x1b.exocortex.v1.BatchResponse(\x010\x01B?Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1b\x06proto3"
@@ -1683,47 +1823,55 @@ var file_exocortex_v1_plugin_proto_goTypes = []any{
 	(*HistoryCompressBeforeRequest)(nil),     // 38: exocortex.v1.HistoryCompressBeforeRequest
 	(*ToolApprovalRequestRequest)(nil),       // 39: exocortex.v1.ToolApprovalRequestRequest
 	(*OperatorNotificationRequest)(nil),      // 40: exocortex.v1.OperatorNotificationRequest
-	(*HookCall)(nil),                         // 41: exocortex.v1.HookCall
-	(*AgentInitResponse)(nil),                // 42: exocortex.v1.AgentInitResponse
-	(*MonologueStartResponse)(nil),           // 43: exocortex.v1.MonologueStartResponse
-	(*HistAddBeforeResponse)(nil),            // 44: exocortex.v1.HistAddBeforeResponse
-	(*MessageLoopStartResponse)(nil),         // 45: exocortex.v1.MessageLoopStartResponse
-	(*MessageLoopPromptsBeforeResponse)(nil), // 46: exocortex.v1.MessageLoopPromptsBeforeResponse
-	(*SystemPromptResponse)(nil),             // 47: exocortex.v1.SystemPromptResponse
-	(*MessageLoopPromptsAfterResponse)(nil),  // 48: exocortex.v1.MessageLoopPromptsAfterResponse
-	(*BeforeMainLLMCallResponse)(nil),        // 49: exocortex.v1.BeforeMainLLMCallResponse
-	(*ResponseStreamChunkResponse)(nil),      // 50: exocortex.v1.ResponseStreamChunkResponse
-	(*ResponseStreamEndResponse)(nil),        // 51: exocortex.v1.ResponseStreamEndResponse
-	(*ErrorFormatResponse)(nil),              // 52: exocortex.v1.ErrorFormatResponse
-	(*ToolExecuteBeforeResponse)(nil),        // 53: exocortex.v1.ToolExecuteBeforeResponse
-	(*ToolExecuteAfterResponse)(nil),         // 54: exocortex.v1.ToolExecuteAfterResponse
-	(*MessageLoopEndResponse)(nil),           // 55: exocortex.v1.MessageLoopEndResponse
-	(*MonologueEndResponse)(nil),             // 56: exocortex.v1.MonologueEndResponse
-	(*ChatModelCallBeforeResponse)(nil),      // 57: exocortex.v1.ChatModelCallBeforeResponse
-	(*ChatModelCallAfterResponse)(nil),       // 58: exocortex.v1.ChatModelCallAfterResponse
-	(*UtilModelCallBeforeResponse)(nil),      // 59: exocortex.v1.UtilModelCallBeforeResponse
-	(*UtilModelCallAfterResponse)(nil),       // 60: exocortex.v1.UtilModelCallAfterResponse
-	(*ReasoningStreamChunkResponse)(nil),     // 61: exocortex.v1.ReasoningStreamChunkResponse
-	(*ReasoningStreamResponse)(nil),          // 62: exocortex.v1.ReasoningStreamResponse
-	(*ReasoningStreamEndResponse)(nil),       // 63: exocortex.v1.ReasoningStreamEndResponse
-	(*ResponseStreamResponse)(nil),           // 64: exocortex.v1.ResponseStreamResponse
-	(*MessageLoopExceptionResponse)(nil),     // 65: exocortex.v1.MessageLoopExceptionResponse
-	(*ProcessChainEndResponse)(nil),          // 66: exocortex.v1.ProcessChainEndResponse
-	(*HistAddToolResultResponse)(nil),        // 67: exocortex.v1.HistAddToolResultResponse
-	(*ToolOutputUpdateResponse)(nil),         // 68: exocortex.v1.ToolOutputUpdateResponse
-	(*TextEditorReadAfterResponse)(nil),      // 69: exocortex.v1.TextEditorReadAfterResponse
-	(*TextEditorWriteBeforeResponse)(nil),    // 70: exocortex.v1.TextEditorWriteBeforeResponse
-	(*TextEditorWriteAfterResponse)(nil),     // 71: exocortex.v1.TextEditorWriteAfterResponse
-	(*TextEditorPatchBeforeResponse)(nil),    // 72: exocortex.v1.TextEditorPatchBeforeResponse
-	(*TextEditorPatchAfterResponse)(nil),     // 73: exocortex.v1.TextEditorPatchAfterResponse
-	(*EmbeddingModelChangedResponse)(nil),    // 74: exocortex.v1.EmbeddingModelChangedResponse
-	(*HistoryCompressBeforeResponse)(nil),    // 75: exocortex.v1.HistoryCompressBeforeResponse
-	(*ToolApprovalRequestResponse)(nil),      // 76: exocortex.v1.ToolApprovalRequestResponse
-	(*OperatorNotificationResponse)(nil),     // 77: exocortex.v1.OperatorNotificationResponse
-	(*ToolCall)(nil),                         // 78: exocortex.v1.ToolCall
-	(*ToolResult)(nil),                       // 79: exocortex.v1.ToolResult
-	(*ManifestRequest)(nil),                  // 80: exocortex.v1.ManifestRequest
-	(*ManifestResponse)(nil),                 // 81: exocortex.v1.ManifestResponse
+	(*StartupMigrationRequest)(nil),          // 41: exocortex.v1.StartupMigrationRequest
+	(*BannersRequest)(nil),                   // 42: exocortex.v1.BannersRequest
+	(*JobLoopRequest)(nil),                   // 43: exocortex.v1.JobLoopRequest
+	(*UserMessageUiRequest)(nil),             // 44: exocortex.v1.UserMessageUiRequest
+	(*HookCall)(nil),                         // 45: exocortex.v1.HookCall
+	(*AgentInitResponse)(nil),                // 46: exocortex.v1.AgentInitResponse
+	(*MonologueStartResponse)(nil),           // 47: exocortex.v1.MonologueStartResponse
+	(*HistAddBeforeResponse)(nil),            // 48: exocortex.v1.HistAddBeforeResponse
+	(*MessageLoopStartResponse)(nil),         // 49: exocortex.v1.MessageLoopStartResponse
+	(*MessageLoopPromptsBeforeResponse)(nil), // 50: exocortex.v1.MessageLoopPromptsBeforeResponse
+	(*SystemPromptResponse)(nil),             // 51: exocortex.v1.SystemPromptResponse
+	(*MessageLoopPromptsAfterResponse)(nil),  // 52: exocortex.v1.MessageLoopPromptsAfterResponse
+	(*BeforeMainLLMCallResponse)(nil),        // 53: exocortex.v1.BeforeMainLLMCallResponse
+	(*ResponseStreamChunkResponse)(nil),      // 54: exocortex.v1.ResponseStreamChunkResponse
+	(*ResponseStreamEndResponse)(nil),        // 55: exocortex.v1.ResponseStreamEndResponse
+	(*ErrorFormatResponse)(nil),              // 56: exocortex.v1.ErrorFormatResponse
+	(*ToolExecuteBeforeResponse)(nil),        // 57: exocortex.v1.ToolExecuteBeforeResponse
+	(*ToolExecuteAfterResponse)(nil),         // 58: exocortex.v1.ToolExecuteAfterResponse
+	(*MessageLoopEndResponse)(nil),           // 59: exocortex.v1.MessageLoopEndResponse
+	(*MonologueEndResponse)(nil),             // 60: exocortex.v1.MonologueEndResponse
+	(*ChatModelCallBeforeResponse)(nil),      // 61: exocortex.v1.ChatModelCallBeforeResponse
+	(*ChatModelCallAfterResponse)(nil),       // 62: exocortex.v1.ChatModelCallAfterResponse
+	(*UtilModelCallBeforeResponse)(nil),      // 63: exocortex.v1.UtilModelCallBeforeResponse
+	(*UtilModelCallAfterResponse)(nil),       // 64: exocortex.v1.UtilModelCallAfterResponse
+	(*ReasoningStreamChunkResponse)(nil),     // 65: exocortex.v1.ReasoningStreamChunkResponse
+	(*ReasoningStreamResponse)(nil),          // 66: exocortex.v1.ReasoningStreamResponse
+	(*ReasoningStreamEndResponse)(nil),       // 67: exocortex.v1.ReasoningStreamEndResponse
+	(*ResponseStreamResponse)(nil),           // 68: exocortex.v1.ResponseStreamResponse
+	(*MessageLoopExceptionResponse)(nil),     // 69: exocortex.v1.MessageLoopExceptionResponse
+	(*ProcessChainEndResponse)(nil),          // 70: exocortex.v1.ProcessChainEndResponse
+	(*HistAddToolResultResponse)(nil),        // 71: exocortex.v1.HistAddToolResultResponse
+	(*ToolOutputUpdateResponse)(nil),         // 72: exocortex.v1.ToolOutputUpdateResponse
+	(*TextEditorReadAfterResponse)(nil),      // 73: exocortex.v1.TextEditorReadAfterResponse
+	(*TextEditorWriteBeforeResponse)(nil),    // 74: exocortex.v1.TextEditorWriteBeforeResponse
+	(*TextEditorWriteAfterResponse)(nil),     // 75: exocortex.v1.TextEditorWriteAfterResponse
+	(*TextEditorPatchBeforeResponse)(nil),    // 76: exocortex.v1.TextEditorPatchBeforeResponse
+	(*TextEditorPatchAfterResponse)(nil),     // 77: exocortex.v1.TextEditorPatchAfterResponse
+	(*EmbeddingModelChangedResponse)(nil),    // 78: exocortex.v1.EmbeddingModelChangedResponse
+	(*HistoryCompressBeforeResponse)(nil),    // 79: exocortex.v1.HistoryCompressBeforeResponse
+	(*ToolApprovalRequestResponse)(nil),      // 80: exocortex.v1.ToolApprovalRequestResponse
+	(*OperatorNotificationResponse)(nil),     // 81: exocortex.v1.OperatorNotificationResponse
+	(*StartupMigrationResponse)(nil),         // 82: exocortex.v1.StartupMigrationResponse
+	(*BannersResponse)(nil),                  // 83: exocortex.v1.BannersResponse
+	(*JobLoopResponse)(nil),                  // 84: exocortex.v1.JobLoopResponse
+	(*UserMessageUiResponse)(nil),            // 85: exocortex.v1.UserMessageUiResponse
+	(*ToolCall)(nil),                         // 86: exocortex.v1.ToolCall
+	(*ToolResult)(nil),                       // 87: exocortex.v1.ToolResult
+	(*ManifestRequest)(nil),                  // 88: exocortex.v1.ManifestRequest
+	(*ManifestResponse)(nil),                 // 89: exocortex.v1.ManifestResponse
 }
 var file_exocortex_v1_plugin_proto_depIdxs = []int32{
 	5,   // 0: exocortex.v1.BatchRequest.agent_init:type_name -> exocortex.v1.AgentInitRequest
@@ -1762,132 +1910,148 @@ var file_exocortex_v1_plugin_proto_depIdxs = []int32{
 	38,  // 33: exocortex.v1.BatchRequest.history_compress_before:type_name -> exocortex.v1.HistoryCompressBeforeRequest
 	39,  // 34: exocortex.v1.BatchRequest.tool_approval_request:type_name -> exocortex.v1.ToolApprovalRequestRequest
 	40,  // 35: exocortex.v1.BatchRequest.operator_notification:type_name -> exocortex.v1.OperatorNotificationRequest
-	41,  // 36: exocortex.v1.BatchRequest.calls:type_name -> exocortex.v1.HookCall
-	2,   // 37: exocortex.v1.BatchResponse.results:type_name -> exocortex.v1.BatchResult
-	42,  // 38: exocortex.v1.BatchResult.agent_init:type_name -> exocortex.v1.AgentInitResponse
-	43,  // 39: exocortex.v1.BatchResult.monologue_start:type_name -> exocortex.v1.MonologueStartResponse
-	44,  // 40: exocortex.v1.BatchResult.hist_add_before:type_name -> exocortex.v1.HistAddBeforeResponse
-	45,  // 41: exocortex.v1.BatchResult.message_loop_start:type_name -> exocortex.v1.MessageLoopStartResponse
-	46,  // 42: exocortex.v1.BatchResult.message_loop_prompts_before:type_name -> exocortex.v1.MessageLoopPromptsBeforeResponse
-	47,  // 43: exocortex.v1.BatchResult.system_prompt:type_name -> exocortex.v1.SystemPromptResponse
-	48,  // 44: exocortex.v1.BatchResult.message_loop_prompts_after:type_name -> exocortex.v1.MessageLoopPromptsAfterResponse
-	49,  // 45: exocortex.v1.BatchResult.before_main_llm_call:type_name -> exocortex.v1.BeforeMainLLMCallResponse
-	50,  // 46: exocortex.v1.BatchResult.response_stream_chunk:type_name -> exocortex.v1.ResponseStreamChunkResponse
-	51,  // 47: exocortex.v1.BatchResult.response_stream_end:type_name -> exocortex.v1.ResponseStreamEndResponse
-	52,  // 48: exocortex.v1.BatchResult.error_format:type_name -> exocortex.v1.ErrorFormatResponse
-	53,  // 49: exocortex.v1.BatchResult.tool_execute_before:type_name -> exocortex.v1.ToolExecuteBeforeResponse
-	54,  // 50: exocortex.v1.BatchResult.tool_execute_after:type_name -> exocortex.v1.ToolExecuteAfterResponse
-	55,  // 51: exocortex.v1.BatchResult.message_loop_end:type_name -> exocortex.v1.MessageLoopEndResponse
-	56,  // 52: exocortex.v1.BatchResult.monologue_end:type_name -> exocortex.v1.MonologueEndResponse
-	57,  // 53: exocortex.v1.BatchResult.chat_model_call_before:type_name -> exocortex.v1.ChatModelCallBeforeResponse
-	58,  // 54: exocortex.v1.BatchResult.chat_model_call_after:type_name -> exocortex.v1.ChatModelCallAfterResponse
-	59,  // 55: exocortex.v1.BatchResult.util_model_call_before:type_name -> exocortex.v1.UtilModelCallBeforeResponse
-	60,  // 56: exocortex.v1.BatchResult.util_model_call_after:type_name -> exocortex.v1.UtilModelCallAfterResponse
-	61,  // 57: exocortex.v1.BatchResult.reasoning_stream_chunk:type_name -> exocortex.v1.ReasoningStreamChunkResponse
-	62,  // 58: exocortex.v1.BatchResult.reasoning_stream:type_name -> exocortex.v1.ReasoningStreamResponse
-	63,  // 59: exocortex.v1.BatchResult.reasoning_stream_end:type_name -> exocortex.v1.ReasoningStreamEndResponse
-	64,  // 60: exocortex.v1.BatchResult.response_stream:type_name -> exocortex.v1.ResponseStreamResponse
-	65,  // 61: exocortex.v1.BatchResult.message_loop_exception:type_name -> exocortex.v1.MessageLoopExceptionResponse
-	66,  // 62: exocortex.v1.BatchResult.process_chain_end:type_name -> exocortex.v1.ProcessChainEndResponse
-	67,  // 63: exocortex.v1.BatchResult.hist_add_tool_result:type_name -> exocortex.v1.HistAddToolResultResponse
-	68,  // 64: exocortex.v1.BatchResult.tool_output_update:type_name -> exocortex.v1.ToolOutputUpdateResponse
-	69,  // 65: exocortex.v1.BatchResult.text_editor_read_after:type_name -> exocortex.v1.TextEditorReadAfterResponse
-	70,  // 66: exocortex.v1.BatchResult.text_editor_write_before:type_name -> exocortex.v1.TextEditorWriteBeforeResponse
-	71,  // 67: exocortex.v1.BatchResult.text_editor_write_after:type_name -> exocortex.v1.TextEditorWriteAfterResponse
-	72,  // 68: exocortex.v1.BatchResult.text_editor_patch_before:type_name -> exocortex.v1.TextEditorPatchBeforeResponse
-	73,  // 69: exocortex.v1.BatchResult.text_editor_patch_after:type_name -> exocortex.v1.TextEditorPatchAfterResponse
-	74,  // 70: exocortex.v1.BatchResult.embedding_model_changed:type_name -> exocortex.v1.EmbeddingModelChangedResponse
-	75,  // 71: exocortex.v1.BatchResult.history_compress_before:type_name -> exocortex.v1.HistoryCompressBeforeResponse
-	76,  // 72: exocortex.v1.BatchResult.tool_approval_request:type_name -> exocortex.v1.ToolApprovalRequestResponse
-	77,  // 73: exocortex.v1.BatchResult.operator_notification:type_name -> exocortex.v1.OperatorNotificationResponse
-	41,  // 74: exocortex.v1.ExecuteToolRequest.call:type_name -> exocortex.v1.HookCall
-	78,  // 75: exocortex.v1.ExecuteToolRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	79,  // 76: exocortex.v1.ExecuteToolResponse.result:type_name -> exocortex.v1.ToolResult
-	80,  // 77: exocortex.v1.Plugin.Manifest:input_type -> exocortex.v1.ManifestRequest
-	5,   // 78: exocortex.v1.Plugin.AgentInit:input_type -> exocortex.v1.AgentInitRequest
-	6,   // 79: exocortex.v1.Plugin.MonologueStart:input_type -> exocortex.v1.MonologueStartRequest
-	7,   // 80: exocortex.v1.Plugin.HistAddBefore:input_type -> exocortex.v1.HistAddBeforeRequest
-	8,   // 81: exocortex.v1.Plugin.MessageLoopStart:input_type -> exocortex.v1.MessageLoopStartRequest
-	9,   // 82: exocortex.v1.Plugin.MessageLoopPromptsBefore:input_type -> exocortex.v1.MessageLoopPromptsBeforeRequest
-	10,  // 83: exocortex.v1.Plugin.SystemPrompt:input_type -> exocortex.v1.SystemPromptRequest
-	11,  // 84: exocortex.v1.Plugin.MessageLoopPromptsAfter:input_type -> exocortex.v1.MessageLoopPromptsAfterRequest
-	12,  // 85: exocortex.v1.Plugin.BeforeMainLLMCall:input_type -> exocortex.v1.BeforeMainLLMCallRequest
-	13,  // 86: exocortex.v1.Plugin.ResponseStreamChunk:input_type -> exocortex.v1.ResponseStreamChunkRequest
-	14,  // 87: exocortex.v1.Plugin.ResponseStreamEnd:input_type -> exocortex.v1.ResponseStreamEndRequest
-	15,  // 88: exocortex.v1.Plugin.ErrorFormat:input_type -> exocortex.v1.ErrorFormatRequest
-	16,  // 89: exocortex.v1.Plugin.ToolExecuteBefore:input_type -> exocortex.v1.ToolExecuteBeforeRequest
-	17,  // 90: exocortex.v1.Plugin.ToolExecuteAfter:input_type -> exocortex.v1.ToolExecuteAfterRequest
-	18,  // 91: exocortex.v1.Plugin.MessageLoopEnd:input_type -> exocortex.v1.MessageLoopEndRequest
-	19,  // 92: exocortex.v1.Plugin.MonologueEnd:input_type -> exocortex.v1.MonologueEndRequest
-	20,  // 93: exocortex.v1.Plugin.ChatModelCallBefore:input_type -> exocortex.v1.ChatModelCallBeforeRequest
-	21,  // 94: exocortex.v1.Plugin.ChatModelCallAfter:input_type -> exocortex.v1.ChatModelCallAfterRequest
-	22,  // 95: exocortex.v1.Plugin.UtilModelCallBefore:input_type -> exocortex.v1.UtilModelCallBeforeRequest
-	23,  // 96: exocortex.v1.Plugin.UtilModelCallAfter:input_type -> exocortex.v1.UtilModelCallAfterRequest
-	24,  // 97: exocortex.v1.Plugin.ReasoningStreamChunk:input_type -> exocortex.v1.ReasoningStreamChunkRequest
-	25,  // 98: exocortex.v1.Plugin.ReasoningStream:input_type -> exocortex.v1.ReasoningStreamRequest
-	26,  // 99: exocortex.v1.Plugin.ReasoningStreamEnd:input_type -> exocortex.v1.ReasoningStreamEndRequest
-	27,  // 100: exocortex.v1.Plugin.ResponseStream:input_type -> exocortex.v1.ResponseStreamRequest
-	28,  // 101: exocortex.v1.Plugin.MessageLoopException:input_type -> exocortex.v1.MessageLoopExceptionRequest
-	29,  // 102: exocortex.v1.Plugin.ProcessChainEnd:input_type -> exocortex.v1.ProcessChainEndRequest
-	30,  // 103: exocortex.v1.Plugin.HistAddToolResult:input_type -> exocortex.v1.HistAddToolResultRequest
-	31,  // 104: exocortex.v1.Plugin.ToolOutputUpdate:input_type -> exocortex.v1.ToolOutputUpdateRequest
-	32,  // 105: exocortex.v1.Plugin.TextEditorReadAfter:input_type -> exocortex.v1.TextEditorReadAfterRequest
-	33,  // 106: exocortex.v1.Plugin.TextEditorWriteBefore:input_type -> exocortex.v1.TextEditorWriteBeforeRequest
-	34,  // 107: exocortex.v1.Plugin.TextEditorWriteAfter:input_type -> exocortex.v1.TextEditorWriteAfterRequest
-	35,  // 108: exocortex.v1.Plugin.TextEditorPatchBefore:input_type -> exocortex.v1.TextEditorPatchBeforeRequest
-	36,  // 109: exocortex.v1.Plugin.TextEditorPatchAfter:input_type -> exocortex.v1.TextEditorPatchAfterRequest
-	37,  // 110: exocortex.v1.Plugin.EmbeddingModelChanged:input_type -> exocortex.v1.EmbeddingModelChangedRequest
-	38,  // 111: exocortex.v1.Plugin.HistoryCompressBefore:input_type -> exocortex.v1.HistoryCompressBeforeRequest
-	39,  // 112: exocortex.v1.Plugin.ToolApprovalRequest:input_type -> exocortex.v1.ToolApprovalRequestRequest
-	40,  // 113: exocortex.v1.Plugin.OperatorNotification:input_type -> exocortex.v1.OperatorNotificationRequest
-	3,   // 114: exocortex.v1.Plugin.ExecuteTool:input_type -> exocortex.v1.ExecuteToolRequest
-	0,   // 115: exocortex.v1.Plugin.RunBatch:input_type -> exocortex.v1.BatchRequest
-	0,   // 116: exocortex.v1.Plugin.Dispatch:input_type -> exocortex.v1.BatchRequest
-	81,  // 117: exocortex.v1.Plugin.Manifest:output_type -> exocortex.v1.ManifestResponse
-	42,  // 118: exocortex.v1.Plugin.AgentInit:output_type -> exocortex.v1.AgentInitResponse
-	43,  // 119: exocortex.v1.Plugin.MonologueStart:output_type -> exocortex.v1.MonologueStartResponse
-	44,  // 120: exocortex.v1.Plugin.HistAddBefore:output_type -> exocortex.v1.HistAddBeforeResponse
-	45,  // 121: exocortex.v1.Plugin.MessageLoopStart:output_type -> exocortex.v1.MessageLoopStartResponse
-	46,  // 122: exocortex.v1.Plugin.MessageLoopPromptsBefore:output_type -> exocortex.v1.MessageLoopPromptsBeforeResponse
-	47,  // 123: exocortex.v1.Plugin.SystemPrompt:output_type -> exocortex.v1.SystemPromptResponse
-	48,  // 124: exocortex.v1.Plugin.MessageLoopPromptsAfter:output_type -> exocortex.v1.MessageLoopPromptsAfterResponse
-	49,  // 125: exocortex.v1.Plugin.BeforeMainLLMCall:output_type -> exocortex.v1.BeforeMainLLMCallResponse
-	50,  // 126: exocortex.v1.Plugin.ResponseStreamChunk:output_type -> exocortex.v1.ResponseStreamChunkResponse
-	51,  // 127: exocortex.v1.Plugin.ResponseStreamEnd:output_type -> exocortex.v1.ResponseStreamEndResponse
-	52,  // 128: exocortex.v1.Plugin.ErrorFormat:output_type -> exocortex.v1.ErrorFormatResponse
-	53,  // 129: exocortex.v1.Plugin.ToolExecuteBefore:output_type -> exocortex.v1.ToolExecuteBeforeResponse
-	54,  // 130: exocortex.v1.Plugin.ToolExecuteAfter:output_type -> exocortex.v1.ToolExecuteAfterResponse
-	55,  // 131: exocortex.v1.Plugin.MessageLoopEnd:output_type -> exocortex.v1.MessageLoopEndResponse
-	56,  // 132: exocortex.v1.Plugin.MonologueEnd:output_type -> exocortex.v1.MonologueEndResponse
-	57,  // 133: exocortex.v1.Plugin.ChatModelCallBefore:output_type -> exocortex.v1.ChatModelCallBeforeResponse
-	58,  // 134: exocortex.v1.Plugin.ChatModelCallAfter:output_type -> exocortex.v1.ChatModelCallAfterResponse
-	59,  // 135: exocortex.v1.Plugin.UtilModelCallBefore:output_type -> exocortex.v1.UtilModelCallBeforeResponse
-	60,  // 136: exocortex.v1.Plugin.UtilModelCallAfter:output_type -> exocortex.v1.UtilModelCallAfterResponse
-	61,  // 137: exocortex.v1.Plugin.ReasoningStreamChunk:output_type -> exocortex.v1.ReasoningStreamChunkResponse
-	62,  // 138: exocortex.v1.Plugin.ReasoningStream:output_type -> exocortex.v1.ReasoningStreamResponse
-	63,  // 139: exocortex.v1.Plugin.ReasoningStreamEnd:output_type -> exocortex.v1.ReasoningStreamEndResponse
-	64,  // 140: exocortex.v1.Plugin.ResponseStream:output_type -> exocortex.v1.ResponseStreamResponse
-	65,  // 141: exocortex.v1.Plugin.MessageLoopException:output_type -> exocortex.v1.MessageLoopExceptionResponse
-	66,  // 142: exocortex.v1.Plugin.ProcessChainEnd:output_type -> exocortex.v1.ProcessChainEndResponse
-	67,  // 143: exocortex.v1.Plugin.HistAddToolResult:output_type -> exocortex.v1.HistAddToolResultResponse
-	68,  // 144: exocortex.v1.Plugin.ToolOutputUpdate:output_type -> exocortex.v1.ToolOutputUpdateResponse
-	69,  // 145: exocortex.v1.Plugin.TextEditorReadAfter:output_type -> exocortex.v1.TextEditorReadAfterResponse
-	70,  // 146: exocortex.v1.Plugin.TextEditorWriteBefore:output_type -> exocortex.v1.TextEditorWriteBeforeResponse
-	71,  // 147: exocortex.v1.Plugin.TextEditorWriteAfter:output_type -> exocortex.v1.TextEditorWriteAfterResponse
-	72,  // 148: exocortex.v1.Plugin.TextEditorPatchBefore:output_type -> exocortex.v1.TextEditorPatchBeforeResponse
-	73,  // 149: exocortex.v1.Plugin.TextEditorPatchAfter:output_type -> exocortex.v1.TextEditorPatchAfterResponse
-	74,  // 150: exocortex.v1.Plugin.EmbeddingModelChanged:output_type -> exocortex.v1.EmbeddingModelChangedResponse
-	75,  // 151: exocortex.v1.Plugin.HistoryCompressBefore:output_type -> exocortex.v1.HistoryCompressBeforeResponse
-	76,  // 152: exocortex.v1.Plugin.ToolApprovalRequest:output_type -> exocortex.v1.ToolApprovalRequestResponse
-	77,  // 153: exocortex.v1.Plugin.OperatorNotification:output_type -> exocortex.v1.OperatorNotificationResponse
-	4,   // 154: exocortex.v1.Plugin.ExecuteTool:output_type -> exocortex.v1.ExecuteToolResponse
-	1,   // 155: exocortex.v1.Plugin.RunBatch:output_type -> exocortex.v1.BatchResponse
-	1,   // 156: exocortex.v1.Plugin.Dispatch:output_type -> exocortex.v1.BatchResponse
-	117, // [117:157] is the sub-list for method output_type
-	77,  // [77:117] is the sub-list for method input_type
-	77,  // [77:77] is the sub-list for extension type_name
-	77,  // [77:77] is the sub-list for extension extendee
-	0,   // [0:77] is the sub-list for field type_name
+	41,  // 36: exocortex.v1.BatchRequest.startup_migration:type_name -> exocortex.v1.StartupMigrationRequest
+	42,  // 37: exocortex.v1.BatchRequest.banners:type_name -> exocortex.v1.BannersRequest
+	43,  // 38: exocortex.v1.BatchRequest.job_loop:type_name -> exocortex.v1.JobLoopRequest
+	44,  // 39: exocortex.v1.BatchRequest.user_message_ui:type_name -> exocortex.v1.UserMessageUiRequest
+	45,  // 40: exocortex.v1.BatchRequest.calls:type_name -> exocortex.v1.HookCall
+	2,   // 41: exocortex.v1.BatchResponse.results:type_name -> exocortex.v1.BatchResult
+	46,  // 42: exocortex.v1.BatchResult.agent_init:type_name -> exocortex.v1.AgentInitResponse
+	47,  // 43: exocortex.v1.BatchResult.monologue_start:type_name -> exocortex.v1.MonologueStartResponse
+	48,  // 44: exocortex.v1.BatchResult.hist_add_before:type_name -> exocortex.v1.HistAddBeforeResponse
+	49,  // 45: exocortex.v1.BatchResult.message_loop_start:type_name -> exocortex.v1.MessageLoopStartResponse
+	50,  // 46: exocortex.v1.BatchResult.message_loop_prompts_before:type_name -> exocortex.v1.MessageLoopPromptsBeforeResponse
+	51,  // 47: exocortex.v1.BatchResult.system_prompt:type_name -> exocortex.v1.SystemPromptResponse
+	52,  // 48: exocortex.v1.BatchResult.message_loop_prompts_after:type_name -> exocortex.v1.MessageLoopPromptsAfterResponse
+	53,  // 49: exocortex.v1.BatchResult.before_main_llm_call:type_name -> exocortex.v1.BeforeMainLLMCallResponse
+	54,  // 50: exocortex.v1.BatchResult.response_stream_chunk:type_name -> exocortex.v1.ResponseStreamChunkResponse
+	55,  // 51: exocortex.v1.BatchResult.response_stream_end:type_name -> exocortex.v1.ResponseStreamEndResponse
+	56,  // 52: exocortex.v1.BatchResult.error_format:type_name -> exocortex.v1.ErrorFormatResponse
+	57,  // 53: exocortex.v1.BatchResult.tool_execute_before:type_name -> exocortex.v1.ToolExecuteBeforeResponse
+	58,  // 54: exocortex.v1.BatchResult.tool_execute_after:type_name -> exocortex.v1.ToolExecuteAfterResponse
+	59,  // 55: exocortex.v1.BatchResult.message_loop_end:type_name -> exocortex.v1.MessageLoopEndResponse
+	60,  // 56: exocortex.v1.BatchResult.monologue_end:type_name -> exocortex.v1.MonologueEndResponse
+	61,  // 57: exocortex.v1.BatchResult.chat_model_call_before:type_name -> exocortex.v1.ChatModelCallBeforeResponse
+	62,  // 58: exocortex.v1.BatchResult.chat_model_call_after:type_name -> exocortex.v1.ChatModelCallAfterResponse
+	63,  // 59: exocortex.v1.BatchResult.util_model_call_before:type_name -> exocortex.v1.UtilModelCallBeforeResponse
+	64,  // 60: exocortex.v1.BatchResult.util_model_call_after:type_name -> exocortex.v1.UtilModelCallAfterResponse
+	65,  // 61: exocortex.v1.BatchResult.reasoning_stream_chunk:type_name -> exocortex.v1.ReasoningStreamChunkResponse
+	66,  // 62: exocortex.v1.BatchResult.reasoning_stream:type_name -> exocortex.v1.ReasoningStreamResponse
+	67,  // 63: exocortex.v1.BatchResult.reasoning_stream_end:type_name -> exocortex.v1.ReasoningStreamEndResponse
+	68,  // 64: exocortex.v1.BatchResult.response_stream:type_name -> exocortex.v1.ResponseStreamResponse
+	69,  // 65: exocortex.v1.BatchResult.message_loop_exception:type_name -> exocortex.v1.MessageLoopExceptionResponse
+	70,  // 66: exocortex.v1.BatchResult.process_chain_end:type_name -> exocortex.v1.ProcessChainEndResponse
+	71,  // 67: exocortex.v1.BatchResult.hist_add_tool_result:type_name -> exocortex.v1.HistAddToolResultResponse
+	72,  // 68: exocortex.v1.BatchResult.tool_output_update:type_name -> exocortex.v1.ToolOutputUpdateResponse
+	73,  // 69: exocortex.v1.BatchResult.text_editor_read_after:type_name -> exocortex.v1.TextEditorReadAfterResponse
+	74,  // 70: exocortex.v1.BatchResult.text_editor_write_before:type_name -> exocortex.v1.TextEditorWriteBeforeResponse
+	75,  // 71: exocortex.v1.BatchResult.text_editor_write_after:type_name -> exocortex.v1.TextEditorWriteAfterResponse
+	76,  // 72: exocortex.v1.BatchResult.text_editor_patch_before:type_name -> exocortex.v1.TextEditorPatchBeforeResponse
+	77,  // 73: exocortex.v1.BatchResult.text_editor_patch_after:type_name -> exocortex.v1.TextEditorPatchAfterResponse
+	78,  // 74: exocortex.v1.BatchResult.embedding_model_changed:type_name -> exocortex.v1.EmbeddingModelChangedResponse
+	79,  // 75: exocortex.v1.BatchResult.history_compress_before:type_name -> exocortex.v1.HistoryCompressBeforeResponse
+	80,  // 76: exocortex.v1.BatchResult.tool_approval_request:type_name -> exocortex.v1.ToolApprovalRequestResponse
+	81,  // 77: exocortex.v1.BatchResult.operator_notification:type_name -> exocortex.v1.OperatorNotificationResponse
+	82,  // 78: exocortex.v1.BatchResult.startup_migration:type_name -> exocortex.v1.StartupMigrationResponse
+	83,  // 79: exocortex.v1.BatchResult.banners:type_name -> exocortex.v1.BannersResponse
+	84,  // 80: exocortex.v1.BatchResult.job_loop:type_name -> exocortex.v1.JobLoopResponse
+	85,  // 81: exocortex.v1.BatchResult.user_message_ui:type_name -> exocortex.v1.UserMessageUiResponse
+	45,  // 82: exocortex.v1.ExecuteToolRequest.call:type_name -> exocortex.v1.HookCall
+	86,  // 83: exocortex.v1.ExecuteToolRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	87,  // 84: exocortex.v1.ExecuteToolResponse.result:type_name -> exocortex.v1.ToolResult
+	88,  // 85: exocortex.v1.Plugin.Manifest:input_type -> exocortex.v1.ManifestRequest
+	5,   // 86: exocortex.v1.Plugin.AgentInit:input_type -> exocortex.v1.AgentInitRequest
+	6,   // 87: exocortex.v1.Plugin.MonologueStart:input_type -> exocortex.v1.MonologueStartRequest
+	7,   // 88: exocortex.v1.Plugin.HistAddBefore:input_type -> exocortex.v1.HistAddBeforeRequest
+	8,   // 89: exocortex.v1.Plugin.MessageLoopStart:input_type -> exocortex.v1.MessageLoopStartRequest
+	9,   // 90: exocortex.v1.Plugin.MessageLoopPromptsBefore:input_type -> exocortex.v1.MessageLoopPromptsBeforeRequest
+	10,  // 91: exocortex.v1.Plugin.SystemPrompt:input_type -> exocortex.v1.SystemPromptRequest
+	11,  // 92: exocortex.v1.Plugin.MessageLoopPromptsAfter:input_type -> exocortex.v1.MessageLoopPromptsAfterRequest
+	12,  // 93: exocortex.v1.Plugin.BeforeMainLLMCall:input_type -> exocortex.v1.BeforeMainLLMCallRequest
+	13,  // 94: exocortex.v1.Plugin.ResponseStreamChunk:input_type -> exocortex.v1.ResponseStreamChunkRequest
+	14,  // 95: exocortex.v1.Plugin.ResponseStreamEnd:input_type -> exocortex.v1.ResponseStreamEndRequest
+	15,  // 96: exocortex.v1.Plugin.ErrorFormat:input_type -> exocortex.v1.ErrorFormatRequest
+	16,  // 97: exocortex.v1.Plugin.ToolExecuteBefore:input_type -> exocortex.v1.ToolExecuteBeforeRequest
+	17,  // 98: exocortex.v1.Plugin.ToolExecuteAfter:input_type -> exocortex.v1.ToolExecuteAfterRequest
+	18,  // 99: exocortex.v1.Plugin.MessageLoopEnd:input_type -> exocortex.v1.MessageLoopEndRequest
+	19,  // 100: exocortex.v1.Plugin.MonologueEnd:input_type -> exocortex.v1.MonologueEndRequest
+	20,  // 101: exocortex.v1.Plugin.ChatModelCallBefore:input_type -> exocortex.v1.ChatModelCallBeforeRequest
+	21,  // 102: exocortex.v1.Plugin.ChatModelCallAfter:input_type -> exocortex.v1.ChatModelCallAfterRequest
+	22,  // 103: exocortex.v1.Plugin.UtilModelCallBefore:input_type -> exocortex.v1.UtilModelCallBeforeRequest
+	23,  // 104: exocortex.v1.Plugin.UtilModelCallAfter:input_type -> exocortex.v1.UtilModelCallAfterRequest
+	24,  // 105: exocortex.v1.Plugin.ReasoningStreamChunk:input_type -> exocortex.v1.ReasoningStreamChunkRequest
+	25,  // 106: exocortex.v1.Plugin.ReasoningStream:input_type -> exocortex.v1.ReasoningStreamRequest
+	26,  // 107: exocortex.v1.Plugin.ReasoningStreamEnd:input_type -> exocortex.v1.ReasoningStreamEndRequest
+	27,  // 108: exocortex.v1.Plugin.ResponseStream:input_type -> exocortex.v1.ResponseStreamRequest
+	28,  // 109: exocortex.v1.Plugin.MessageLoopException:input_type -> exocortex.v1.MessageLoopExceptionRequest
+	29,  // 110: exocortex.v1.Plugin.ProcessChainEnd:input_type -> exocortex.v1.ProcessChainEndRequest
+	30,  // 111: exocortex.v1.Plugin.HistAddToolResult:input_type -> exocortex.v1.HistAddToolResultRequest
+	31,  // 112: exocortex.v1.Plugin.ToolOutputUpdate:input_type -> exocortex.v1.ToolOutputUpdateRequest
+	32,  // 113: exocortex.v1.Plugin.TextEditorReadAfter:input_type -> exocortex.v1.TextEditorReadAfterRequest
+	33,  // 114: exocortex.v1.Plugin.TextEditorWriteBefore:input_type -> exocortex.v1.TextEditorWriteBeforeRequest
+	34,  // 115: exocortex.v1.Plugin.TextEditorWriteAfter:input_type -> exocortex.v1.TextEditorWriteAfterRequest
+	35,  // 116: exocortex.v1.Plugin.TextEditorPatchBefore:input_type -> exocortex.v1.TextEditorPatchBeforeRequest
+	36,  // 117: exocortex.v1.Plugin.TextEditorPatchAfter:input_type -> exocortex.v1.TextEditorPatchAfterRequest
+	37,  // 118: exocortex.v1.Plugin.EmbeddingModelChanged:input_type -> exocortex.v1.EmbeddingModelChangedRequest
+	38,  // 119: exocortex.v1.Plugin.HistoryCompressBefore:input_type -> exocortex.v1.HistoryCompressBeforeRequest
+	39,  // 120: exocortex.v1.Plugin.ToolApprovalRequest:input_type -> exocortex.v1.ToolApprovalRequestRequest
+	40,  // 121: exocortex.v1.Plugin.OperatorNotification:input_type -> exocortex.v1.OperatorNotificationRequest
+	41,  // 122: exocortex.v1.Plugin.StartupMigration:input_type -> exocortex.v1.StartupMigrationRequest
+	42,  // 123: exocortex.v1.Plugin.Banners:input_type -> exocortex.v1.BannersRequest
+	43,  // 124: exocortex.v1.Plugin.JobLoop:input_type -> exocortex.v1.JobLoopRequest
+	44,  // 125: exocortex.v1.Plugin.UserMessageUi:input_type -> exocortex.v1.UserMessageUiRequest
+	3,   // 126: exocortex.v1.Plugin.ExecuteTool:input_type -> exocortex.v1.ExecuteToolRequest
+	0,   // 127: exocortex.v1.Plugin.RunBatch:input_type -> exocortex.v1.BatchRequest
+	0,   // 128: exocortex.v1.Plugin.Dispatch:input_type -> exocortex.v1.BatchRequest
+	89,  // 129: exocortex.v1.Plugin.Manifest:output_type -> exocortex.v1.ManifestResponse
+	46,  // 130: exocortex.v1.Plugin.AgentInit:output_type -> exocortex.v1.AgentInitResponse
+	47,  // 131: exocortex.v1.Plugin.MonologueStart:output_type -> exocortex.v1.MonologueStartResponse
+	48,  // 132: exocortex.v1.Plugin.HistAddBefore:output_type -> exocortex.v1.HistAddBeforeResponse
+	49,  // 133: exocortex.v1.Plugin.MessageLoopStart:output_type -> exocortex.v1.MessageLoopStartResponse
+	50,  // 134: exocortex.v1.Plugin.MessageLoopPromptsBefore:output_type -> exocortex.v1.MessageLoopPromptsBeforeResponse
+	51,  // 135: exocortex.v1.Plugin.SystemPrompt:output_type -> exocortex.v1.SystemPromptResponse
+	52,  // 136: exocortex.v1.Plugin.MessageLoopPromptsAfter:output_type -> exocortex.v1.MessageLoopPromptsAfterResponse
+	53,  // 137: exocortex.v1.Plugin.BeforeMainLLMCall:output_type -> exocortex.v1.BeforeMainLLMCallResponse
+	54,  // 138: exocortex.v1.Plugin.ResponseStreamChunk:output_type -> exocortex.v1.ResponseStreamChunkResponse
+	55,  // 139: exocortex.v1.Plugin.ResponseStreamEnd:output_type -> exocortex.v1.ResponseStreamEndResponse
+	56,  // 140: exocortex.v1.Plugin.ErrorFormat:output_type -> exocortex.v1.ErrorFormatResponse
+	57,  // 141: exocortex.v1.Plugin.ToolExecuteBefore:output_type -> exocortex.v1.ToolExecuteBeforeResponse
+	58,  // 142: exocortex.v1.Plugin.ToolExecuteAfter:output_type -> exocortex.v1.ToolExecuteAfterResponse
+	59,  // 143: exocortex.v1.Plugin.MessageLoopEnd:output_type -> exocortex.v1.MessageLoopEndResponse
+	60,  // 144: exocortex.v1.Plugin.MonologueEnd:output_type -> exocortex.v1.MonologueEndResponse
+	61,  // 145: exocortex.v1.Plugin.ChatModelCallBefore:output_type -> exocortex.v1.ChatModelCallBeforeResponse
+	62,  // 146: exocortex.v1.Plugin.ChatModelCallAfter:output_type -> exocortex.v1.ChatModelCallAfterResponse
+	63,  // 147: exocortex.v1.Plugin.UtilModelCallBefore:output_type -> exocortex.v1.UtilModelCallBeforeResponse
+	64,  // 148: exocortex.v1.Plugin.UtilModelCallAfter:output_type -> exocortex.v1.UtilModelCallAfterResponse
+	65,  // 149: exocortex.v1.Plugin.ReasoningStreamChunk:output_type -> exocortex.v1.ReasoningStreamChunkResponse
+	66,  // 150: exocortex.v1.Plugin.ReasoningStream:output_type -> exocortex.v1.ReasoningStreamResponse
+	67,  // 151: exocortex.v1.Plugin.ReasoningStreamEnd:output_type -> exocortex.v1.ReasoningStreamEndResponse
+	68,  // 152: exocortex.v1.Plugin.ResponseStream:output_type -> exocortex.v1.ResponseStreamResponse
+	69,  // 153: exocortex.v1.Plugin.MessageLoopException:output_type -> exocortex.v1.MessageLoopExceptionResponse
+	70,  // 154: exocortex.v1.Plugin.ProcessChainEnd:output_type -> exocortex.v1.ProcessChainEndResponse
+	71,  // 155: exocortex.v1.Plugin.HistAddToolResult:output_type -> exocortex.v1.HistAddToolResultResponse
+	72,  // 156: exocortex.v1.Plugin.ToolOutputUpdate:output_type -> exocortex.v1.ToolOutputUpdateResponse
+	73,  // 157: exocortex.v1.Plugin.TextEditorReadAfter:output_type -> exocortex.v1.TextEditorReadAfterResponse
+	74,  // 158: exocortex.v1.Plugin.TextEditorWriteBefore:output_type -> exocortex.v1.TextEditorWriteBeforeResponse
+	75,  // 159: exocortex.v1.Plugin.TextEditorWriteAfter:output_type -> exocortex.v1.TextEditorWriteAfterResponse
+	76,  // 160: exocortex.v1.Plugin.TextEditorPatchBefore:output_type -> exocortex.v1.TextEditorPatchBeforeResponse
+	77,  // 161: exocortex.v1.Plugin.TextEditorPatchAfter:output_type -> exocortex.v1.TextEditorPatchAfterResponse
+	78,  // 162: exocortex.v1.Plugin.EmbeddingModelChanged:output_type -> exocortex.v1.EmbeddingModelChangedResponse
+	79,  // 163: exocortex.v1.Plugin.HistoryCompressBefore:output_type -> exocortex.v1.HistoryCompressBeforeResponse
+	80,  // 164: exocortex.v1.Plugin.ToolApprovalRequest:output_type -> exocortex.v1.ToolApprovalRequestResponse
+	81,  // 165: exocortex.v1.Plugin.OperatorNotification:output_type -> exocortex.v1.OperatorNotificationResponse
+	82,  // 166: exocortex.v1.Plugin.StartupMigration:output_type -> exocortex.v1.StartupMigrationResponse
+	83,  // 167: exocortex.v1.Plugin.Banners:output_type -> exocortex.v1.BannersResponse
+	84,  // 168: exocortex.v1.Plugin.JobLoop:output_type -> exocortex.v1.JobLoopResponse
+	85,  // 169: exocortex.v1.Plugin.UserMessageUi:output_type -> exocortex.v1.UserMessageUiResponse
+	4,   // 170: exocortex.v1.Plugin.ExecuteTool:output_type -> exocortex.v1.ExecuteToolResponse
+	1,   // 171: exocortex.v1.Plugin.RunBatch:output_type -> exocortex.v1.BatchResponse
+	1,   // 172: exocortex.v1.Plugin.Dispatch:output_type -> exocortex.v1.BatchResponse
+	129, // [129:173] is the sub-list for method output_type
+	85,  // [85:129] is the sub-list for method input_type
+	85,  // [85:85] is the sub-list for extension type_name
+	85,  // [85:85] is the sub-list for extension extendee
+	0,   // [0:85] is the sub-list for field type_name
 }
 
 func init() { file_exocortex_v1_plugin_proto_init() }
@@ -1935,6 +2099,10 @@ func file_exocortex_v1_plugin_proto_init() {
 		(*BatchRequest_HistoryCompressBefore)(nil),
 		(*BatchRequest_ToolApprovalRequest)(nil),
 		(*BatchRequest_OperatorNotification)(nil),
+		(*BatchRequest_StartupMigration)(nil),
+		(*BatchRequest_Banners)(nil),
+		(*BatchRequest_JobLoop)(nil),
+		(*BatchRequest_UserMessageUi)(nil),
 	}
 	file_exocortex_v1_plugin_proto_msgTypes[2].OneofWrappers = []any{
 		(*BatchResult_AgentInit)(nil),
@@ -1973,6 +2141,10 @@ func file_exocortex_v1_plugin_proto_init() {
 		(*BatchResult_HistoryCompressBefore)(nil),
 		(*BatchResult_ToolApprovalRequest)(nil),
 		(*BatchResult_OperatorNotification)(nil),
+		(*BatchResult_StartupMigration)(nil),
+		(*BatchResult_Banners)(nil),
+		(*BatchResult_JobLoop)(nil),
+		(*BatchResult_UserMessageUi)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

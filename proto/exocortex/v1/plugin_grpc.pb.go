@@ -71,6 +71,10 @@ const (
 	Plugin_HistoryCompressBefore_FullMethodName    = "/exocortex.v1.Plugin/HistoryCompressBefore"
 	Plugin_ToolApprovalRequest_FullMethodName      = "/exocortex.v1.Plugin/ToolApprovalRequest"
 	Plugin_OperatorNotification_FullMethodName     = "/exocortex.v1.Plugin/OperatorNotification"
+	Plugin_StartupMigration_FullMethodName         = "/exocortex.v1.Plugin/StartupMigration"
+	Plugin_Banners_FullMethodName                  = "/exocortex.v1.Plugin/Banners"
+	Plugin_JobLoop_FullMethodName                  = "/exocortex.v1.Plugin/JobLoop"
+	Plugin_UserMessageUi_FullMethodName            = "/exocortex.v1.Plugin/UserMessageUi"
 	Plugin_ExecuteTool_FullMethodName              = "/exocortex.v1.Plugin/ExecuteTool"
 	Plugin_RunBatch_FullMethodName                 = "/exocortex.v1.Plugin/RunBatch"
 	Plugin_Dispatch_FullMethodName                 = "/exocortex.v1.Plugin/Dispatch"
@@ -173,6 +177,18 @@ type PluginClient interface {
 	ToolApprovalRequest(ctx context.Context, in *ToolApprovalRequestRequest, opts ...grpc.CallOption) (*ToolApprovalRequestResponse, error)
 	// OperatorNotification runs when the operator is asked or told something.
 	OperatorNotification(ctx context.Context, in *OperatorNotificationRequest, opts ...grpc.CallOption) (*OperatorNotificationResponse, error)
+	// StartupMigration runs once per host process, before the first session's
+	// agent_init.
+	StartupMigration(ctx context.Context, in *StartupMigrationRequest, opts ...grpc.CallOption) (*StartupMigrationResponse, error)
+	// Banners runs when an interactive front end opens a session: the messages
+	// to show the operator at its start.
+	Banners(ctx context.Context, in *BannersRequest, opts ...grpc.CallOption) (*BannersResponse, error)
+	// JobLoop runs at every tick of a long-running front end (the terminal,
+	// serve), once a minute.
+	JobLoop(ctx context.Context, in *JobLoopRequest, opts ...grpc.CallOption) (*JobLoopResponse, error)
+	// UserMessageUi runs when the operator sends a message from an interactive
+	// front end, before the message starts a monologue; it may rewrite it.
+	UserMessageUi(ctx context.Context, in *UserMessageUiRequest, opts ...grpc.CallOption) (*UserMessageUiResponse, error)
 	// ExecuteTool runs one of the tools the manifest declares.
 	ExecuteTool(ctx context.Context, in *ExecuteToolRequest, opts ...grpc.CallOption) (*ExecuteToolResponse, error)
 	// RunBatch runs consecutive extensions of this plugin at one hook, in order, in
@@ -567,6 +583,46 @@ func (c *pluginClient) OperatorNotification(ctx context.Context, in *OperatorNot
 	return out, nil
 }
 
+func (c *pluginClient) StartupMigration(ctx context.Context, in *StartupMigrationRequest, opts ...grpc.CallOption) (*StartupMigrationResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(StartupMigrationResponse)
+	err := c.cc.Invoke(ctx, Plugin_StartupMigration_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) Banners(ctx context.Context, in *BannersRequest, opts ...grpc.CallOption) (*BannersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BannersResponse)
+	err := c.cc.Invoke(ctx, Plugin_Banners_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) JobLoop(ctx context.Context, in *JobLoopRequest, opts ...grpc.CallOption) (*JobLoopResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(JobLoopResponse)
+	err := c.cc.Invoke(ctx, Plugin_JobLoop_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) UserMessageUi(ctx context.Context, in *UserMessageUiRequest, opts ...grpc.CallOption) (*UserMessageUiResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UserMessageUiResponse)
+	err := c.cc.Invoke(ctx, Plugin_UserMessageUi_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *pluginClient) ExecuteTool(ctx context.Context, in *ExecuteToolRequest, opts ...grpc.CallOption) (*ExecuteToolResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ExecuteToolResponse)
@@ -697,6 +753,18 @@ type PluginServer interface {
 	ToolApprovalRequest(context.Context, *ToolApprovalRequestRequest) (*ToolApprovalRequestResponse, error)
 	// OperatorNotification runs when the operator is asked or told something.
 	OperatorNotification(context.Context, *OperatorNotificationRequest) (*OperatorNotificationResponse, error)
+	// StartupMigration runs once per host process, before the first session's
+	// agent_init.
+	StartupMigration(context.Context, *StartupMigrationRequest) (*StartupMigrationResponse, error)
+	// Banners runs when an interactive front end opens a session: the messages
+	// to show the operator at its start.
+	Banners(context.Context, *BannersRequest) (*BannersResponse, error)
+	// JobLoop runs at every tick of a long-running front end (the terminal,
+	// serve), once a minute.
+	JobLoop(context.Context, *JobLoopRequest) (*JobLoopResponse, error)
+	// UserMessageUi runs when the operator sends a message from an interactive
+	// front end, before the message starts a monologue; it may rewrite it.
+	UserMessageUi(context.Context, *UserMessageUiRequest) (*UserMessageUiResponse, error)
 	// ExecuteTool runs one of the tools the manifest declares.
 	ExecuteTool(context.Context, *ExecuteToolRequest) (*ExecuteToolResponse, error)
 	// RunBatch runs consecutive extensions of this plugin at one hook, in order, in
@@ -831,6 +899,18 @@ func (UnimplementedPluginServer) ToolApprovalRequest(context.Context, *ToolAppro
 }
 func (UnimplementedPluginServer) OperatorNotification(context.Context, *OperatorNotificationRequest) (*OperatorNotificationResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method OperatorNotification not implemented")
+}
+func (UnimplementedPluginServer) StartupMigration(context.Context, *StartupMigrationRequest) (*StartupMigrationResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method StartupMigration not implemented")
+}
+func (UnimplementedPluginServer) Banners(context.Context, *BannersRequest) (*BannersResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Banners not implemented")
+}
+func (UnimplementedPluginServer) JobLoop(context.Context, *JobLoopRequest) (*JobLoopResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method JobLoop not implemented")
+}
+func (UnimplementedPluginServer) UserMessageUi(context.Context, *UserMessageUiRequest) (*UserMessageUiResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UserMessageUi not implemented")
 }
 func (UnimplementedPluginServer) ExecuteTool(context.Context, *ExecuteToolRequest) (*ExecuteToolResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ExecuteTool not implemented")
@@ -1528,6 +1608,78 @@ func _Plugin_OperatorNotification_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Plugin_StartupMigration_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StartupMigrationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).StartupMigration(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_StartupMigration_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).StartupMigration(ctx, req.(*StartupMigrationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_Banners_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BannersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).Banners(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_Banners_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).Banners(ctx, req.(*BannersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_JobLoop_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(JobLoopRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).JobLoop(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_JobLoop_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).JobLoop(ctx, req.(*JobLoopRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_UserMessageUi_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UserMessageUiRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).UserMessageUi(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_UserMessageUi_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).UserMessageUi(ctx, req.(*UserMessageUiRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Plugin_ExecuteTool_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ExecuteToolRequest)
 	if err := dec(in); err != nil {
@@ -1725,6 +1877,22 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "OperatorNotification",
 			Handler:    _Plugin_OperatorNotification_Handler,
+		},
+		{
+			MethodName: "StartupMigration",
+			Handler:    _Plugin_StartupMigration_Handler,
+		},
+		{
+			MethodName: "Banners",
+			Handler:    _Plugin_Banners_Handler,
+		},
+		{
+			MethodName: "JobLoop",
+			Handler:    _Plugin_JobLoop_Handler,
+		},
+		{
+			MethodName: "UserMessageUi",
+			Handler:    _Plugin_UserMessageUi_Handler,
 		},
 		{
 			MethodName: "ExecuteTool",

@@ -33,7 +33,10 @@ READS_PROMPT_HOOKS = frozenset({
 
 # Every hook's snake_case name, in the order the loop first fires them (core/hooks).
 FIRING_ORDER = (
+    "startup_migration",
     "agent_init",
+    "banners",
+    "user_message_ui",
     "hist_add_before",
     "monologue_start",
     "message_loop_start",
@@ -69,4 +72,5 @@ FIRING_ORDER = (
     "message_loop_end",
     "monologue_end",
     "process_chain_end",
+    "job_loop",
 )

@@ -54,6 +54,7 @@ import os
 import re
 import sys
 import threading
+import types
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from google.protobuf import json_format, struct_pb2
@@ -321,6 +322,9 @@ class Agent(NoCounterpartCalls):
         # writes between calls, when there is no call to write it through.
         self._held: Dict[str, Any] = {} if held is None else held
         self.observed: Set[str] = set()
+        # The opening messages a file adds at agent_init (hist_add_ai_response
+        # there): the response's opening_messages, None at every other hook.
+        self._opening: Optional[List[Any]] = None
         self.number = 0
         self.agent_name = "A0"
         self.context = _Context(self)
@@ -335,10 +339,11 @@ class Agent(NoCounterpartCalls):
         """Agent Zero's read_prompt: the prompt file from the ported plugin's
         prompts/ directory, read as Agent Zero reads it (exocortex.a0.prompts:
         its .py variables file, {{if}} blocks, {{name}} placeholders,
-        {{ include "file" }})."""
+        {{ include "file" }}); a prompt that is one fenced JSON block
+        (fw.initial_message.md) loses its fences, as Agent Zero's does."""
         where = self.prompts_dir or "prompts/"
         try:
-            return prompts.read(os.path.basename(file), [where], _agent=self, **kwargs)
+            return prompts.unfence_json(prompts.read(os.path.basename(file), [where], _agent=self, **kwargs))
         except FileNotFoundError as e:
             raise FileNotFoundError(f"a0compat: {self._owner} reads the prompt file {file!r}: {e}") from e
 
@@ -511,6 +516,38 @@ def awaits_anything(source: str) -> bool:
 _LOOP_NAMES = {"asyncio", "create_task", "ensure_future", "get_running_loop", "get_event_loop"}
 
 
+def _own_sources(mod: Any) -> List[str]:
+    """The sources of the modules of the tree's own that mod imports (a
+    plugin's helper, as the module or a name from it): a file that awaits
+    nothing itself but calls a helper that starts a task needs the event loop
+    too, and one whose helper calls the utility model declares it. The layer's
+    own modules (under the plugin's exocortex/) and the shims are not the
+    tree's."""
+    base = _runtime.get().plugin_dir
+    layer = os.path.join(base, "exocortex") + os.sep
+    seen: Set[str] = set()
+    out: List[str] = []
+    for v in vars(mod).values():
+        m = v if isinstance(v, types.ModuleType) else sys.modules.get(getattr(v, "__module__", None) or "")
+        f = getattr(m, "__file__", None)
+        if not f or m is mod:
+            continue
+        f = os.path.abspath(f)
+        if f in seen or not f.startswith(base + os.sep) or f.startswith(layer):
+            continue
+        seen.add(f)
+        try:
+            with open(f, encoding="utf-8") as fh:
+                src = fh.read()
+            if "Shim:" in src[:200]:
+                continue
+            ast.parse(src)
+            out.append(src)
+        except (OSError, SyntaxError, ValueError):
+            continue
+    return out
+
+
 def _text(m: Any) -> str:
     return getattr(m, "content", "") if m is not None else ""
 
@@ -558,6 +595,8 @@ class Adapter:
         spec = importlib.util.spec_from_file_location(f"a0_{hook}_{order}_{name}", path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
+        own = _own_sources(mod)
+        self.awaits = self.awaits or any(awaits_anything(s) for s in own)
         classes = [c for c in vars(mod).values()
                    if isinstance(c, type) and issubclass(c, Extension) and c is not Extension
                    and c.__module__ == mod.__name__]
@@ -565,7 +604,9 @@ class Adapter:
             raise ValueError(f"{path}: no subclass of Extension: an Agent Zero extension file defines one")
         self.agent = Agent(self.keys, name, rel or os.path.basename(path), observed, local, held)
         self.uses_files = bool(_USES_FILES.search(source))
-        self.uses_utility = bool(_USES_UTILITY.search(source))
+        # A helper of the tree's own the file imports may be what calls the
+        # utility model (the infection check's checker).
+        self.uses_utility = any(_USES_UTILITY.search(s) for s in [source] + own)
         self.uses_memory = bool(_USES_MEMORY.search(source))
         self.ext = classes[0](agent=self.agent)
         self.info = lookup(hook)
@@ -643,6 +684,7 @@ class Adapter:
                 return None
             kwargs = made
         passed = {k: v for k, v in kwargs.items() if not k.startswith("_")}
+        self.agent._opening = [] if self.hook == "agent_init" else None
         try:
             out = self.ext.execute(loop_data=ld, **passed)
             if asyncio.iscoroutine(out):  # a plain `def execute` (Agent Zero accepts one) has run
@@ -665,6 +707,9 @@ class Adapter:
                     f"a0compat: {self.name} changed {k!r} at {self.hook}, which Exocortex's {self.hook} "
                     "response has no field for: the change is lost (the porting report names the line)")
             return self.info.response(**fields) if fields else None
+        opening, self.agent._opening = self.agent._opening, None
+        if opening:
+            return self.info.response(opening_messages=opening)
         if not self.info.prompt:
             return None
         blocks = []
@@ -793,7 +838,7 @@ def _memory_use(exts) -> dict:
 # A file that calls the utility model: the plugin declares uses_utility_model,
 # and the file's deadline covers the host's bound on one call (60 s by default)
 # and the file's own work, instead of the hooks' default of 10 s.
-_USES_UTILITY = re.compile(r"\.call_utility_model\s*\(")
+_USES_UTILITY = re.compile(r"\.call_utility_model\s*\(|\.get_utility_model\s*\(")
 
 # A file that uses Agent Zero's memory (plugins._memory.helpers.memory, or
 # python.helpers.memory in older trees): the plugin declares uses_memory.

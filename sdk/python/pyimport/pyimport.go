@@ -430,6 +430,10 @@ func (e Env) Check(ctx context.Context, files []Source) ([]Problem, error) {
 						What: fmt.Sprintf("imports %s from %s, which the compatibility layer's %s does not provide: the file cannot load", strings.Join(missing, ", "), imp.Module, imp.Module),
 						Fix:  "rewrite the use against the SDK (docs/porting.md maps Agent Zero's internals to Exocortex's), or remove the name from the import"})
 				}
+			case e.shimmed(imp.Module, imp.Names):
+				// A third-party module the layer stands in for
+				// (langchain_core.messages): the shim is on the plugin's path.
+				continue
 			default:
 				ask = append(ask, pending{f.File, imp})
 				tops[top] = true
@@ -523,4 +527,13 @@ func (e Env) available(ctx context.Context, names map[string]bool) (map[string]b
 		return nil, fmt.Errorf("asking %s which imports are installed: %w", interp, err)
 	}
 	return found, nil
+}
+
+// shimmed reports whether Provided serves module with every name imported.
+func (e Env) shimmed(module string, names []string) bool {
+	if e.Provided == nil {
+		return false
+	}
+	missing, ok := e.Provided(module, names)
+	return ok && len(missing) == 0
 }

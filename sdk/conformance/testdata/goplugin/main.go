@@ -51,7 +51,7 @@ type echo struct{}
 func (e echo) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:          "echo",
-		Hooks:         []sdk.Hook{sdk.AgentInit(e), sdk.MonologueStart(e), sdk.HistAddBefore(e), sdk.MessageLoopStart(e), sdk.MessageLoopPromptsBefore(e), sdk.SystemPrompt(e), sdk.MessageLoopPromptsAfter(e), sdk.BeforeMainLLMCall(e), sdk.ResponseStreamChunk(e), sdk.ResponseStreamEnd(e), sdk.ErrorFormat(e), sdk.ToolExecuteBefore(e), sdk.ToolExecuteAfter(e), sdk.MessageLoopEnd(e), sdk.MonologueEnd(e), sdk.ChatModelCallBefore(e), sdk.ChatModelCallAfter(e), sdk.UtilModelCallBefore(e), sdk.UtilModelCallAfter(e), sdk.ReasoningStreamChunk(e), sdk.ReasoningStream(e), sdk.ReasoningStreamEnd(e), sdk.ResponseStream(e), sdk.MessageLoopException(e), sdk.ProcessChainEnd(e), sdk.HistAddToolResult(e), sdk.ToolOutputUpdate(e), sdk.TextEditorReadAfter(e), sdk.TextEditorWriteBefore(e), sdk.TextEditorWriteAfter(e), sdk.TextEditorPatchBefore(e), sdk.TextEditorPatchAfter(e), sdk.EmbeddingModelChanged(e), sdk.HistoryCompressBefore(e), sdk.ToolApprovalRequest(e), sdk.OperatorNotification(e)},
+		Hooks:         []sdk.Hook{sdk.AgentInit(e), sdk.MonologueStart(e), sdk.HistAddBefore(e), sdk.MessageLoopStart(e), sdk.MessageLoopPromptsBefore(e), sdk.SystemPrompt(e), sdk.MessageLoopPromptsAfter(e), sdk.BeforeMainLLMCall(e), sdk.ResponseStreamChunk(e), sdk.ResponseStreamEnd(e), sdk.ErrorFormat(e), sdk.ToolExecuteBefore(e), sdk.ToolExecuteAfter(e), sdk.MessageLoopEnd(e), sdk.MonologueEnd(e), sdk.ChatModelCallBefore(e), sdk.ChatModelCallAfter(e), sdk.UtilModelCallBefore(e), sdk.UtilModelCallAfter(e), sdk.ReasoningStreamChunk(e), sdk.ReasoningStream(e), sdk.ReasoningStreamEnd(e), sdk.ResponseStream(e), sdk.MessageLoopException(e), sdk.ProcessChainEnd(e), sdk.HistAddToolResult(e), sdk.ToolOutputUpdate(e), sdk.TextEditorReadAfter(e), sdk.TextEditorWriteBefore(e), sdk.TextEditorWriteAfter(e), sdk.TextEditorPatchBefore(e), sdk.TextEditorPatchAfter(e), sdk.EmbeddingModelChanged(e), sdk.HistoryCompressBefore(e), sdk.ToolApprovalRequest(e), sdk.OperatorNotification(e), sdk.StartupMigration(e), sdk.Banners(e), sdk.JobLoop(e), sdk.UserMessageUi(e)},
 		Order:         10,
 		HookOrder:     map[exocortexv1.Hook]int{exocortexv1.Hook_HOOK_SYSTEM_PROMPT: 15},
 		Writes:        []sdk.KeyRef{seen()},
@@ -274,6 +274,26 @@ func (echo) ToolApprovalRequest(_ context.Context, c *sdk.Call, req *exocortexv1
 }
 
 func (echo) OperatorNotification(_ context.Context, c *sdk.Call, _ *exocortexv1.OperatorNotificationRequest) (*exocortexv1.OperatorNotificationResponse, error) {
+	mark(c)
+	return nil, nil
+}
+
+func (echo) StartupMigration(_ context.Context, c *sdk.Call, _ *exocortexv1.StartupMigrationRequest) (*exocortexv1.StartupMigrationResponse, error) {
+	mark(c)
+	return nil, nil
+}
+
+func (echo) Banners(_ context.Context, c *sdk.Call, _ *exocortexv1.BannersRequest) (*exocortexv1.BannersResponse, error) {
+	mark(c)
+	return nil, nil
+}
+
+func (echo) JobLoop(_ context.Context, c *sdk.Call, _ *exocortexv1.JobLoopRequest) (*exocortexv1.JobLoopResponse, error) {
+	mark(c)
+	return nil, nil
+}
+
+func (echo) UserMessageUi(_ context.Context, c *sdk.Call, _ *exocortexv1.UserMessageUiRequest) (*exocortexv1.UserMessageUiResponse, error) {
 	mark(c)
 	return nil, nil
 }

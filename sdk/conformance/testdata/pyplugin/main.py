@@ -207,6 +207,18 @@ class Echo:
     def operator_notification(self, call, req):
         mark(call)
 
+    def startup_migration(self, call, req):
+        mark(call)
+
+    def banners(self, call, req):
+        mark(call)
+
+    def job_loop(self, call, req):
+        mark(call)
+
+    def user_message_ui(self, call, req):
+        mark(call)
+
 
 class Counter:
     """Counts consecutive failures per tool and clears loop_active."""

@@ -5,7 +5,24 @@ at that line), instead of an AttributeError that names nothing."""
 
 from __future__ import annotations
 
+import json
+import uuid
 from typing import Any
+
+
+class _Said(str):
+    """What hist_add_ai_response returns: Agent Zero's Message, here its text
+    with content, output_text(), ai and id (the id the history's message gets)."""
+
+    ai = True
+    id = ""
+
+    @property
+    def content(self) -> str:
+        return str(self)
+
+    def output_text(self) -> str:
+        return str(self)
 
 
 class NoCounterpart(RuntimeError):
@@ -15,8 +32,9 @@ class NoCounterpart(RuntimeError):
 _HISTORY = ("the history is the core's: a plugin adds text to what the model reads with a prompt block "
             "(loop_data.extras_temporary / extras_persistent at message_loop_prompts_after), or rewrites a message "
             "as it is added at hist_add_before")
-_MODEL = ("the host makes the model calls: ask for a utility-model answer with self.agent.call_utility_model, "
-          "or watch the main model's calls at chat_model_call_before/after")
+_MODEL = ("the host makes the model calls: ask for a utility-model answer with self.agent.call_utility_model "
+          "or self.agent.get_utility_model().unified_call, or watch the main model's calls at "
+          "chat_model_call_before/after")
 
 
 def _refuse(call: str, what: str) -> Any:
@@ -29,7 +47,21 @@ def _refuse(call: str, what: str) -> Any:
 class NoCounterpartCalls:
     """Mixed into the layer's Agent."""
 
-    hist_add_ai_response = _refuse("hist_add_ai_response", _HISTORY)
+    def hist_add_ai_response(self, message: str) -> Any:
+        """At agent_init, the agent's opening message of a new session (Agent
+        Zero's initial message): the host adds it to an empty history as the
+        first assistant message (AgentInitResponse.opening_messages). Anywhere
+        else the history is the core's (NoCounterpart)."""
+        opening = getattr(self, "_opening", None)
+        if opening is None:
+            raise NoCounterpart("a0compat: Agent.hist_add_ai_response has no counterpart in a ported plugin outside "
+                                "agent_init (where it opens a new session's history): " + _HISTORY)
+        from exocortex.v1 import context_pb2
+        text = message if isinstance(message, str) else json.dumps(message, ensure_ascii=False, default=str)
+        said = _Said(text)
+        said.id = str(uuid.uuid4())
+        opening.append(context_pb2.Message(id=said.id, role="assistant", content=text))
+        return said
     hist_add_user_message = _refuse("hist_add_user_message", _HISTORY)
     hist_add_warning = _refuse("hist_add_warning", _HISTORY)
     hist_add_message = _refuse("hist_add_message", _HISTORY)
@@ -39,5 +71,9 @@ class NoCounterpartCalls:
         "response's intervention")
     call_chat_model = _refuse("call_chat_model", _MODEL)
     get_chat_model = _refuse("get_chat_model", _MODEL)
-    get_utility_model = _refuse("get_utility_model", _MODEL)
+
+    def get_utility_model(self) -> Any:
+        """The host's utility model, with Agent Zero's unified_call (exocortex.a0.models)."""
+        from exocortex.a0.models import UtilityModel
+        return UtilityModel(self)
     get_embedding_model = _refuse("get_embedding_model", _MODEL)

@@ -264,7 +264,62 @@ REFUSES = {"text_editor_write_before", "text_editor_patch_before"}
 # fails in any other way: a crash, a timeout.)
 BLOCKS = {"tool_execute_before"}
 
+# banners: Agent Zero's api/banners hands the files the list to append to and
+# the browser's location (frontend_context); each banner is a dict with id,
+# type, priority, title, html or description, dismissible. The front end
+# shows text, so the html is read as text (tags dropped, entities unescaped).
+def _html_text(h: Any) -> str:
+    import html as _html
+    import re as _re
+    t = _re.sub(r"<br\s*/?>", "\n", str(h or ""), flags=_re.I)
+    t = _re.sub(r"<[^>]+>", "", t)
+    return "\n".join(" ".join(line.split()) for line in _html.unescape(t).splitlines()).strip()
+
+
+def _banners(req: Any) -> Dict[str, Any]:
+    fe = req.frontend
+    return {"banners": [], "frontend_context": {"hostname": fe.hostname, "protocol": fe.protocol, "client": fe.client,
+                                                "authenticated": fe.authenticated}}
+
+
+def _banners_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
+    from exocortex.v1 import hooks_pb2
+    out = []
+    for b in kw["banners"]:
+        if not isinstance(b, dict):
+            continue
+        text = b.get("html") or b.get("description") or b.get("text") or ""
+        try:
+            prio = int(b.get("priority", 0))
+        except (TypeError, ValueError):
+            prio = 0
+        out.append(hooks_pb2.Banner(id=str(b.get("id", "")), type=str(b.get("type", "info")), priority=prio,
+                                    title=str(b.get("title", "")), text=_html_text(text),
+                                    dismissible=bool(b.get("dismissible", True))))
+    return {"banners": out} if out else {}
+
+
+# user_message_ui: Agent Zero's api/message hands data={"message",
+# "attachment_paths"}; a change to data["message"] is the message the
+# monologue starts with.
+def _user_message_ui(req: Any) -> Dict[str, Any]:
+    d = {"message": req.message, "attachment_paths": []}
+    return {"data": d, "_sent": req.message}
+
+
+def _user_message_ui_answer(req: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
+    m = kw["data"].get("message", "")
+    out: Dict[str, Any] = {"message": str(m)} if m != kw["_sent"] else {}
+    if kw["data"].get("attachment_paths"):
+        out["_lost"] = ["data['attachment_paths']"]
+    return out
+
+
 KWARGS = {
+    "banners": (_banners, _banners_answer),
+    "user_message_ui": (_user_message_ui, _user_message_ui_answer),
+    "startup_migration": (_no_kwargs, _none),
+    "job_loop": (_no_kwargs, _none),
     "chat_model_call_before": (_chat_before, _none),
     "chat_model_call_after": (_chat_after, _chat_after_answer),
     "util_model_call_before": (_util_before, _util_before_answer),

@@ -114,3 +114,44 @@ def save_presets(presets: Any) -> None:
 
 def get_preset_by_name(name: str) -> Any:
     raise _presets(f"get_preset_by_name({name!r})")
+
+
+# The providers whose models run where they are asked, with no key (Agent
+# Zero's LOCAL_PROVIDERS), and the ones the host itself serves: the host's
+# own clients (config.yaml provider: ollama, openai) read their keys from the
+# host's configuration, which plugins never see, and the host reports a
+# missing one at start (its model probe); so neither is missing a key here.
+LOCAL_PROVIDERS = {"ollama", "lm_studio"}
+# The host's model clients and embedders (tools.memory.embedder: auto, glove,
+# ollama, openai).
+HOST_PROVIDERS = {"ollama", "openai", "glove", "auto"}
+
+
+def has_provider_api_key(provider: str, configured_api_key: str = "") -> bool:
+    """Agent Zero's check: a key given, or API_KEY_<P>, <P>_API_KEY or
+    <P>_API_TOKEN in the plugin's environment (helpers.dotenv)."""
+    from exocortex.a0 import dotenv
+    v = (configured_api_key or "").strip()
+    if v and v != "None":
+        return True
+    p = provider.upper()
+    for k in (f"API_KEY_{p}", f"{p}_API_KEY", f"{p}_API_TOKEN"):
+        key = dotenv.get_dotenv_value(k)
+        if key and key.strip() and key != "None":
+            return True
+    return False
+
+
+def get_missing_api_key_providers(agent: Any = None) -> list:
+    """The session's model slots whose provider needs a key that is not set:
+    [{"model_type", "provider"}], as Agent Zero's (see HOST_PROVIDERS)."""
+    out = []
+    for label, cfg in (("Chat Model", get_chat_model_config(agent)), ("Utility Model", get_utility_model_config(agent)),
+                       ("Embedding Model", get_embedding_model_config(agent))):
+        provider = str(cfg.get("provider", "") or "")
+        low = provider.lower()
+        if not provider or low in LOCAL_PROVIDERS or low in HOST_PROVIDERS:
+            continue
+        if not has_provider_api_key(low, str(cfg.get("api_key", "") or "")):
+            out.append({"model_type": label, "provider": provider})
+    return out

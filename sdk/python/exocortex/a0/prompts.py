@@ -120,3 +120,13 @@ def read(file: str, dirs: Sequence[str], _seen: Optional[Set[str]] = None, **kwa
 
     text = _ORIGINAL.sub(original, text)
     return _INCLUDE.sub(lambda m: read(m.group(1), dirs, inner, **kwargs), text)
+
+
+_JSON_FENCED = re.compile(r"^\s*(```|~~~)\s*json\s*\n(.*?)\n\1\s*$", re.DOTALL)
+
+
+def unfence_json(text: str) -> str:
+    """A prompt that is wholly one ```json (or ~~~json) block, without its
+    fences; any other text as it is (Agent Zero's Agent.read_prompt)."""
+    m = _JSON_FENCED.fullmatch(text.strip())
+    return m.group(2) if m else text

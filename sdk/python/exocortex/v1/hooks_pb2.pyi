@@ -22,10 +22,44 @@ class AgentInitRequest(_message.Message):
     def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ...) -> None: ...
 
 class AgentInitResponse(_message.Message):
-    __slots__ = ["changes"]
+    __slots__ = ["changes", "opening_messages"]
     CHANGES_FIELD_NUMBER: _ClassVar[int]
+    OPENING_MESSAGES_FIELD_NUMBER: _ClassVar[int]
     changes: _context_pb2.StateChanges
-    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ...) -> None: ...
+    opening_messages: _containers.RepeatedCompositeFieldContainer[_context_pb2.Message]
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., opening_messages: _Optional[_Iterable[_Union[_context_pb2.Message, _Mapping]]] = ...) -> None: ...
+
+class Banner(_message.Message):
+    __slots__ = ["dismissible", "id", "priority", "text", "title", "type"]
+    DISMISSIBLE_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    dismissible: bool
+    id: str
+    priority: int
+    text: str
+    title: str
+    type: str
+    def __init__(self, id: _Optional[str] = ..., type: _Optional[str] = ..., priority: _Optional[int] = ..., title: _Optional[str] = ..., text: _Optional[str] = ..., dismissible: bool = ...) -> None: ...
+
+class BannersRequest(_message.Message):
+    __slots__ = ["call", "frontend"]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    FRONTEND_FIELD_NUMBER: _ClassVar[int]
+    call: _context_pb2.HookCall
+    frontend: FrontendContext
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., frontend: _Optional[_Union[FrontendContext, _Mapping]] = ...) -> None: ...
+
+class BannersResponse(_message.Message):
+    __slots__ = ["banners", "changes"]
+    BANNERS_FIELD_NUMBER: _ClassVar[int]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    banners: _containers.RepeatedCompositeFieldContainer[Banner]
+    changes: _context_pb2.StateChanges
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., banners: _Optional[_Iterable[_Union[Banner, _Mapping]]] = ...) -> None: ...
 
 class BeforeMainLLMCallRequest(_message.Message):
     __slots__ = ["call", "iteration", "num_ctx", "prompt", "prompt_tokens"]
@@ -145,6 +179,18 @@ class ErrorFormatResponse(_message.Message):
     correction: str
     def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., correction: _Optional[str] = ...) -> None: ...
 
+class FrontendContext(_message.Message):
+    __slots__ = ["authenticated", "client", "hostname", "protocol"]
+    AUTHENTICATED_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_FIELD_NUMBER: _ClassVar[int]
+    HOSTNAME_FIELD_NUMBER: _ClassVar[int]
+    PROTOCOL_FIELD_NUMBER: _ClassVar[int]
+    authenticated: bool
+    client: str
+    hostname: str
+    protocol: str
+    def __init__(self, client: _Optional[str] = ..., hostname: _Optional[str] = ..., protocol: _Optional[str] = ..., authenticated: bool = ...) -> None: ...
+
 class HistAddBeforeRequest(_message.Message):
     __slots__ = ["call", "message"]
     CALL_FIELD_NUMBER: _ClassVar[int]
@@ -209,6 +255,20 @@ class HistoryCompressBeforeResponse(_message.Message):
     hold: str
     keep: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., keep: _Optional[_Iterable[str]] = ..., hold: _Optional[str] = ...) -> None: ...
+
+class JobLoopRequest(_message.Message):
+    __slots__ = ["call", "tick"]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    TICK_FIELD_NUMBER: _ClassVar[int]
+    call: _context_pb2.HookCall
+    tick: int
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., tick: _Optional[int] = ...) -> None: ...
+
+class JobLoopResponse(_message.Message):
+    __slots__ = ["changes"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    changes: _context_pb2.StateChanges
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ...) -> None: ...
 
 class MessageLoopEndRequest(_message.Message):
     __slots__ = ["added", "call", "final", "iteration", "reply", "resumed", "tool_call", "tool_result"]
@@ -492,6 +552,18 @@ class ResponseStreamResponse(_message.Message):
     changes: _context_pb2.StateChanges
     def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ...) -> None: ...
 
+class StartupMigrationRequest(_message.Message):
+    __slots__ = ["call"]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    call: _context_pb2.HookCall
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ...) -> None: ...
+
+class StartupMigrationResponse(_message.Message):
+    __slots__ = ["changes"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    changes: _context_pb2.StateChanges
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ...) -> None: ...
+
 class SystemPromptRequest(_message.Message):
     __slots__ = ["call", "system_prompt", "tools"]
     CALL_FIELD_NUMBER: _ClassVar[int]
@@ -723,6 +795,22 @@ class ToolOutputUpdateResponse(_message.Message):
     changes: _context_pb2.StateChanges
     display: str
     def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., display: _Optional[str] = ...) -> None: ...
+
+class UserMessageUiRequest(_message.Message):
+    __slots__ = ["call", "message"]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    call: _context_pb2.HookCall
+    message: str
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., message: _Optional[str] = ...) -> None: ...
+
+class UserMessageUiResponse(_message.Message):
+    __slots__ = ["changes", "message"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    changes: _context_pb2.StateChanges
+    message: str
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., message: _Optional[str] = ...) -> None: ...
 
 class UtilModelCallAfterRequest(_message.Message):
     __slots__ = ["call", "iteration", "message", "model", "purpose", "response", "system"]

@@ -10,8 +10,9 @@ from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Map
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class BatchRequest(_message.Message):
-    __slots__ = ["agent_init", "before_main_llm_call", "calls", "chat_model_call_after", "chat_model_call_before", "embedding_model_changed", "error_format", "hist_add_before", "hist_add_tool_result", "history_compress_before", "message_loop_end", "message_loop_exception", "message_loop_prompts_after", "message_loop_prompts_before", "message_loop_start", "monologue_end", "monologue_start", "operator_notification", "process_chain_end", "reasoning_stream", "reasoning_stream_chunk", "reasoning_stream_end", "response_stream", "response_stream_chunk", "response_stream_end", "system_prompt", "text_editor_patch_after", "text_editor_patch_before", "text_editor_read_after", "text_editor_write_after", "text_editor_write_before", "timeout_ms", "tool_approval_request", "tool_execute_after", "tool_execute_before", "tool_output_update", "util_model_call_after", "util_model_call_before"]
+    __slots__ = ["agent_init", "banners", "before_main_llm_call", "calls", "chat_model_call_after", "chat_model_call_before", "embedding_model_changed", "error_format", "hist_add_before", "hist_add_tool_result", "history_compress_before", "job_loop", "message_loop_end", "message_loop_exception", "message_loop_prompts_after", "message_loop_prompts_before", "message_loop_start", "monologue_end", "monologue_start", "operator_notification", "process_chain_end", "reasoning_stream", "reasoning_stream_chunk", "reasoning_stream_end", "response_stream", "response_stream_chunk", "response_stream_end", "startup_migration", "system_prompt", "text_editor_patch_after", "text_editor_patch_before", "text_editor_read_after", "text_editor_write_after", "text_editor_write_before", "timeout_ms", "tool_approval_request", "tool_execute_after", "tool_execute_before", "tool_output_update", "user_message_ui", "util_model_call_after", "util_model_call_before"]
     AGENT_INIT_FIELD_NUMBER: _ClassVar[int]
+    BANNERS_FIELD_NUMBER: _ClassVar[int]
     BEFORE_MAIN_LLM_CALL_FIELD_NUMBER: _ClassVar[int]
     CALLS_FIELD_NUMBER: _ClassVar[int]
     CHAT_MODEL_CALL_AFTER_FIELD_NUMBER: _ClassVar[int]
@@ -21,6 +22,7 @@ class BatchRequest(_message.Message):
     HISTORY_COMPRESS_BEFORE_FIELD_NUMBER: _ClassVar[int]
     HIST_ADD_BEFORE_FIELD_NUMBER: _ClassVar[int]
     HIST_ADD_TOOL_RESULT_FIELD_NUMBER: _ClassVar[int]
+    JOB_LOOP_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_LOOP_END_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_LOOP_EXCEPTION_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_LOOP_PROMPTS_AFTER_FIELD_NUMBER: _ClassVar[int]
@@ -36,6 +38,7 @@ class BatchRequest(_message.Message):
     RESPONSE_STREAM_CHUNK_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_STREAM_END_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_STREAM_FIELD_NUMBER: _ClassVar[int]
+    STARTUP_MIGRATION_FIELD_NUMBER: _ClassVar[int]
     SYSTEM_PROMPT_FIELD_NUMBER: _ClassVar[int]
     TEXT_EDITOR_PATCH_AFTER_FIELD_NUMBER: _ClassVar[int]
     TEXT_EDITOR_PATCH_BEFORE_FIELD_NUMBER: _ClassVar[int]
@@ -47,9 +50,11 @@ class BatchRequest(_message.Message):
     TOOL_EXECUTE_AFTER_FIELD_NUMBER: _ClassVar[int]
     TOOL_EXECUTE_BEFORE_FIELD_NUMBER: _ClassVar[int]
     TOOL_OUTPUT_UPDATE_FIELD_NUMBER: _ClassVar[int]
+    USER_MESSAGE_UI_FIELD_NUMBER: _ClassVar[int]
     UTIL_MODEL_CALL_AFTER_FIELD_NUMBER: _ClassVar[int]
     UTIL_MODEL_CALL_BEFORE_FIELD_NUMBER: _ClassVar[int]
     agent_init: _hooks_pb2.AgentInitRequest
+    banners: _hooks_pb2.BannersRequest
     before_main_llm_call: _hooks_pb2.BeforeMainLLMCallRequest
     calls: _containers.RepeatedCompositeFieldContainer[_context_pb2.HookCall]
     chat_model_call_after: _hooks_pb2.ChatModelCallAfterRequest
@@ -59,6 +64,7 @@ class BatchRequest(_message.Message):
     hist_add_before: _hooks_pb2.HistAddBeforeRequest
     hist_add_tool_result: _hooks_pb2.HistAddToolResultRequest
     history_compress_before: _hooks_pb2.HistoryCompressBeforeRequest
+    job_loop: _hooks_pb2.JobLoopRequest
     message_loop_end: _hooks_pb2.MessageLoopEndRequest
     message_loop_exception: _hooks_pb2.MessageLoopExceptionRequest
     message_loop_prompts_after: _hooks_pb2.MessageLoopPromptsAfterRequest
@@ -74,6 +80,7 @@ class BatchRequest(_message.Message):
     response_stream: _hooks_pb2.ResponseStreamRequest
     response_stream_chunk: _hooks_pb2.ResponseStreamChunkRequest
     response_stream_end: _hooks_pb2.ResponseStreamEndRequest
+    startup_migration: _hooks_pb2.StartupMigrationRequest
     system_prompt: _hooks_pb2.SystemPromptRequest
     text_editor_patch_after: _hooks_pb2.TextEditorPatchAfterRequest
     text_editor_patch_before: _hooks_pb2.TextEditorPatchBeforeRequest
@@ -85,9 +92,10 @@ class BatchRequest(_message.Message):
     tool_execute_after: _hooks_pb2.ToolExecuteAfterRequest
     tool_execute_before: _hooks_pb2.ToolExecuteBeforeRequest
     tool_output_update: _hooks_pb2.ToolOutputUpdateRequest
+    user_message_ui: _hooks_pb2.UserMessageUiRequest
     util_model_call_after: _hooks_pb2.UtilModelCallAfterRequest
     util_model_call_before: _hooks_pb2.UtilModelCallBeforeRequest
-    def __init__(self, agent_init: _Optional[_Union[_hooks_pb2.AgentInitRequest, _Mapping]] = ..., monologue_start: _Optional[_Union[_hooks_pb2.MonologueStartRequest, _Mapping]] = ..., hist_add_before: _Optional[_Union[_hooks_pb2.HistAddBeforeRequest, _Mapping]] = ..., message_loop_start: _Optional[_Union[_hooks_pb2.MessageLoopStartRequest, _Mapping]] = ..., message_loop_prompts_before: _Optional[_Union[_hooks_pb2.MessageLoopPromptsBeforeRequest, _Mapping]] = ..., system_prompt: _Optional[_Union[_hooks_pb2.SystemPromptRequest, _Mapping]] = ..., message_loop_prompts_after: _Optional[_Union[_hooks_pb2.MessageLoopPromptsAfterRequest, _Mapping]] = ..., before_main_llm_call: _Optional[_Union[_hooks_pb2.BeforeMainLLMCallRequest, _Mapping]] = ..., response_stream_chunk: _Optional[_Union[_hooks_pb2.ResponseStreamChunkRequest, _Mapping]] = ..., response_stream_end: _Optional[_Union[_hooks_pb2.ResponseStreamEndRequest, _Mapping]] = ..., error_format: _Optional[_Union[_hooks_pb2.ErrorFormatRequest, _Mapping]] = ..., tool_execute_before: _Optional[_Union[_hooks_pb2.ToolExecuteBeforeRequest, _Mapping]] = ..., tool_execute_after: _Optional[_Union[_hooks_pb2.ToolExecuteAfterRequest, _Mapping]] = ..., message_loop_end: _Optional[_Union[_hooks_pb2.MessageLoopEndRequest, _Mapping]] = ..., monologue_end: _Optional[_Union[_hooks_pb2.MonologueEndRequest, _Mapping]] = ..., chat_model_call_before: _Optional[_Union[_hooks_pb2.ChatModelCallBeforeRequest, _Mapping]] = ..., chat_model_call_after: _Optional[_Union[_hooks_pb2.ChatModelCallAfterRequest, _Mapping]] = ..., util_model_call_before: _Optional[_Union[_hooks_pb2.UtilModelCallBeforeRequest, _Mapping]] = ..., util_model_call_after: _Optional[_Union[_hooks_pb2.UtilModelCallAfterRequest, _Mapping]] = ..., reasoning_stream_chunk: _Optional[_Union[_hooks_pb2.ReasoningStreamChunkRequest, _Mapping]] = ..., reasoning_stream: _Optional[_Union[_hooks_pb2.ReasoningStreamRequest, _Mapping]] = ..., reasoning_stream_end: _Optional[_Union[_hooks_pb2.ReasoningStreamEndRequest, _Mapping]] = ..., response_stream: _Optional[_Union[_hooks_pb2.ResponseStreamRequest, _Mapping]] = ..., message_loop_exception: _Optional[_Union[_hooks_pb2.MessageLoopExceptionRequest, _Mapping]] = ..., process_chain_end: _Optional[_Union[_hooks_pb2.ProcessChainEndRequest, _Mapping]] = ..., hist_add_tool_result: _Optional[_Union[_hooks_pb2.HistAddToolResultRequest, _Mapping]] = ..., tool_output_update: _Optional[_Union[_hooks_pb2.ToolOutputUpdateRequest, _Mapping]] = ..., text_editor_read_after: _Optional[_Union[_hooks_pb2.TextEditorReadAfterRequest, _Mapping]] = ..., text_editor_write_before: _Optional[_Union[_hooks_pb2.TextEditorWriteBeforeRequest, _Mapping]] = ..., text_editor_write_after: _Optional[_Union[_hooks_pb2.TextEditorWriteAfterRequest, _Mapping]] = ..., text_editor_patch_before: _Optional[_Union[_hooks_pb2.TextEditorPatchBeforeRequest, _Mapping]] = ..., text_editor_patch_after: _Optional[_Union[_hooks_pb2.TextEditorPatchAfterRequest, _Mapping]] = ..., embedding_model_changed: _Optional[_Union[_hooks_pb2.EmbeddingModelChangedRequest, _Mapping]] = ..., history_compress_before: _Optional[_Union[_hooks_pb2.HistoryCompressBeforeRequest, _Mapping]] = ..., tool_approval_request: _Optional[_Union[_hooks_pb2.ToolApprovalRequestRequest, _Mapping]] = ..., operator_notification: _Optional[_Union[_hooks_pb2.OperatorNotificationRequest, _Mapping]] = ..., calls: _Optional[_Iterable[_Union[_context_pb2.HookCall, _Mapping]]] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
+    def __init__(self, agent_init: _Optional[_Union[_hooks_pb2.AgentInitRequest, _Mapping]] = ..., monologue_start: _Optional[_Union[_hooks_pb2.MonologueStartRequest, _Mapping]] = ..., hist_add_before: _Optional[_Union[_hooks_pb2.HistAddBeforeRequest, _Mapping]] = ..., message_loop_start: _Optional[_Union[_hooks_pb2.MessageLoopStartRequest, _Mapping]] = ..., message_loop_prompts_before: _Optional[_Union[_hooks_pb2.MessageLoopPromptsBeforeRequest, _Mapping]] = ..., system_prompt: _Optional[_Union[_hooks_pb2.SystemPromptRequest, _Mapping]] = ..., message_loop_prompts_after: _Optional[_Union[_hooks_pb2.MessageLoopPromptsAfterRequest, _Mapping]] = ..., before_main_llm_call: _Optional[_Union[_hooks_pb2.BeforeMainLLMCallRequest, _Mapping]] = ..., response_stream_chunk: _Optional[_Union[_hooks_pb2.ResponseStreamChunkRequest, _Mapping]] = ..., response_stream_end: _Optional[_Union[_hooks_pb2.ResponseStreamEndRequest, _Mapping]] = ..., error_format: _Optional[_Union[_hooks_pb2.ErrorFormatRequest, _Mapping]] = ..., tool_execute_before: _Optional[_Union[_hooks_pb2.ToolExecuteBeforeRequest, _Mapping]] = ..., tool_execute_after: _Optional[_Union[_hooks_pb2.ToolExecuteAfterRequest, _Mapping]] = ..., message_loop_end: _Optional[_Union[_hooks_pb2.MessageLoopEndRequest, _Mapping]] = ..., monologue_end: _Optional[_Union[_hooks_pb2.MonologueEndRequest, _Mapping]] = ..., chat_model_call_before: _Optional[_Union[_hooks_pb2.ChatModelCallBeforeRequest, _Mapping]] = ..., chat_model_call_after: _Optional[_Union[_hooks_pb2.ChatModelCallAfterRequest, _Mapping]] = ..., util_model_call_before: _Optional[_Union[_hooks_pb2.UtilModelCallBeforeRequest, _Mapping]] = ..., util_model_call_after: _Optional[_Union[_hooks_pb2.UtilModelCallAfterRequest, _Mapping]] = ..., reasoning_stream_chunk: _Optional[_Union[_hooks_pb2.ReasoningStreamChunkRequest, _Mapping]] = ..., reasoning_stream: _Optional[_Union[_hooks_pb2.ReasoningStreamRequest, _Mapping]] = ..., reasoning_stream_end: _Optional[_Union[_hooks_pb2.ReasoningStreamEndRequest, _Mapping]] = ..., response_stream: _Optional[_Union[_hooks_pb2.ResponseStreamRequest, _Mapping]] = ..., message_loop_exception: _Optional[_Union[_hooks_pb2.MessageLoopExceptionRequest, _Mapping]] = ..., process_chain_end: _Optional[_Union[_hooks_pb2.ProcessChainEndRequest, _Mapping]] = ..., hist_add_tool_result: _Optional[_Union[_hooks_pb2.HistAddToolResultRequest, _Mapping]] = ..., tool_output_update: _Optional[_Union[_hooks_pb2.ToolOutputUpdateRequest, _Mapping]] = ..., text_editor_read_after: _Optional[_Union[_hooks_pb2.TextEditorReadAfterRequest, _Mapping]] = ..., text_editor_write_before: _Optional[_Union[_hooks_pb2.TextEditorWriteBeforeRequest, _Mapping]] = ..., text_editor_write_after: _Optional[_Union[_hooks_pb2.TextEditorWriteAfterRequest, _Mapping]] = ..., text_editor_patch_before: _Optional[_Union[_hooks_pb2.TextEditorPatchBeforeRequest, _Mapping]] = ..., text_editor_patch_after: _Optional[_Union[_hooks_pb2.TextEditorPatchAfterRequest, _Mapping]] = ..., embedding_model_changed: _Optional[_Union[_hooks_pb2.EmbeddingModelChangedRequest, _Mapping]] = ..., history_compress_before: _Optional[_Union[_hooks_pb2.HistoryCompressBeforeRequest, _Mapping]] = ..., tool_approval_request: _Optional[_Union[_hooks_pb2.ToolApprovalRequestRequest, _Mapping]] = ..., operator_notification: _Optional[_Union[_hooks_pb2.OperatorNotificationRequest, _Mapping]] = ..., startup_migration: _Optional[_Union[_hooks_pb2.StartupMigrationRequest, _Mapping]] = ..., banners: _Optional[_Union[_hooks_pb2.BannersRequest, _Mapping]] = ..., job_loop: _Optional[_Union[_hooks_pb2.JobLoopRequest, _Mapping]] = ..., user_message_ui: _Optional[_Union[_hooks_pb2.UserMessageUiRequest, _Mapping]] = ..., calls: _Optional[_Iterable[_Union[_context_pb2.HookCall, _Mapping]]] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
 
 class BatchResponse(_message.Message):
     __slots__ = ["results"]
@@ -96,8 +104,9 @@ class BatchResponse(_message.Message):
     def __init__(self, results: _Optional[_Iterable[_Union[BatchResult, _Mapping]]] = ...) -> None: ...
 
 class BatchResult(_message.Message):
-    __slots__ = ["agent_init", "before_main_llm_call", "chat_model_call_after", "chat_model_call_before", "duration_us", "embedding_model_changed", "error", "error_format", "hist_add_before", "hist_add_tool_result", "history_compress_before", "message_loop_end", "message_loop_exception", "message_loop_prompts_after", "message_loop_prompts_before", "message_loop_start", "monologue_end", "monologue_start", "operator_notification", "process_chain_end", "reasoning_stream", "reasoning_stream_chunk", "reasoning_stream_end", "response_stream", "response_stream_chunk", "response_stream_end", "system_prompt", "text_editor_patch_after", "text_editor_patch_before", "text_editor_read_after", "text_editor_write_after", "text_editor_write_before", "tool_approval_request", "tool_execute_after", "tool_execute_before", "tool_output_update", "util_model_call_after", "util_model_call_before"]
+    __slots__ = ["agent_init", "banners", "before_main_llm_call", "chat_model_call_after", "chat_model_call_before", "duration_us", "embedding_model_changed", "error", "error_format", "hist_add_before", "hist_add_tool_result", "history_compress_before", "job_loop", "message_loop_end", "message_loop_exception", "message_loop_prompts_after", "message_loop_prompts_before", "message_loop_start", "monologue_end", "monologue_start", "operator_notification", "process_chain_end", "reasoning_stream", "reasoning_stream_chunk", "reasoning_stream_end", "response_stream", "response_stream_chunk", "response_stream_end", "startup_migration", "system_prompt", "text_editor_patch_after", "text_editor_patch_before", "text_editor_read_after", "text_editor_write_after", "text_editor_write_before", "tool_approval_request", "tool_execute_after", "tool_execute_before", "tool_output_update", "user_message_ui", "util_model_call_after", "util_model_call_before"]
     AGENT_INIT_FIELD_NUMBER: _ClassVar[int]
+    BANNERS_FIELD_NUMBER: _ClassVar[int]
     BEFORE_MAIN_LLM_CALL_FIELD_NUMBER: _ClassVar[int]
     CHAT_MODEL_CALL_AFTER_FIELD_NUMBER: _ClassVar[int]
     CHAT_MODEL_CALL_BEFORE_FIELD_NUMBER: _ClassVar[int]
@@ -108,6 +117,7 @@ class BatchResult(_message.Message):
     HISTORY_COMPRESS_BEFORE_FIELD_NUMBER: _ClassVar[int]
     HIST_ADD_BEFORE_FIELD_NUMBER: _ClassVar[int]
     HIST_ADD_TOOL_RESULT_FIELD_NUMBER: _ClassVar[int]
+    JOB_LOOP_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_LOOP_END_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_LOOP_EXCEPTION_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_LOOP_PROMPTS_AFTER_FIELD_NUMBER: _ClassVar[int]
@@ -123,6 +133,7 @@ class BatchResult(_message.Message):
     RESPONSE_STREAM_CHUNK_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_STREAM_END_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_STREAM_FIELD_NUMBER: _ClassVar[int]
+    STARTUP_MIGRATION_FIELD_NUMBER: _ClassVar[int]
     SYSTEM_PROMPT_FIELD_NUMBER: _ClassVar[int]
     TEXT_EDITOR_PATCH_AFTER_FIELD_NUMBER: _ClassVar[int]
     TEXT_EDITOR_PATCH_BEFORE_FIELD_NUMBER: _ClassVar[int]
@@ -133,9 +144,11 @@ class BatchResult(_message.Message):
     TOOL_EXECUTE_AFTER_FIELD_NUMBER: _ClassVar[int]
     TOOL_EXECUTE_BEFORE_FIELD_NUMBER: _ClassVar[int]
     TOOL_OUTPUT_UPDATE_FIELD_NUMBER: _ClassVar[int]
+    USER_MESSAGE_UI_FIELD_NUMBER: _ClassVar[int]
     UTIL_MODEL_CALL_AFTER_FIELD_NUMBER: _ClassVar[int]
     UTIL_MODEL_CALL_BEFORE_FIELD_NUMBER: _ClassVar[int]
     agent_init: _hooks_pb2.AgentInitResponse
+    banners: _hooks_pb2.BannersResponse
     before_main_llm_call: _hooks_pb2.BeforeMainLLMCallResponse
     chat_model_call_after: _hooks_pb2.ChatModelCallAfterResponse
     chat_model_call_before: _hooks_pb2.ChatModelCallBeforeResponse
@@ -146,6 +159,7 @@ class BatchResult(_message.Message):
     hist_add_before: _hooks_pb2.HistAddBeforeResponse
     hist_add_tool_result: _hooks_pb2.HistAddToolResultResponse
     history_compress_before: _hooks_pb2.HistoryCompressBeforeResponse
+    job_loop: _hooks_pb2.JobLoopResponse
     message_loop_end: _hooks_pb2.MessageLoopEndResponse
     message_loop_exception: _hooks_pb2.MessageLoopExceptionResponse
     message_loop_prompts_after: _hooks_pb2.MessageLoopPromptsAfterResponse
@@ -161,6 +175,7 @@ class BatchResult(_message.Message):
     response_stream: _hooks_pb2.ResponseStreamResponse
     response_stream_chunk: _hooks_pb2.ResponseStreamChunkResponse
     response_stream_end: _hooks_pb2.ResponseStreamEndResponse
+    startup_migration: _hooks_pb2.StartupMigrationResponse
     system_prompt: _hooks_pb2.SystemPromptResponse
     text_editor_patch_after: _hooks_pb2.TextEditorPatchAfterResponse
     text_editor_patch_before: _hooks_pb2.TextEditorPatchBeforeResponse
@@ -171,9 +186,10 @@ class BatchResult(_message.Message):
     tool_execute_after: _hooks_pb2.ToolExecuteAfterResponse
     tool_execute_before: _hooks_pb2.ToolExecuteBeforeResponse
     tool_output_update: _hooks_pb2.ToolOutputUpdateResponse
+    user_message_ui: _hooks_pb2.UserMessageUiResponse
     util_model_call_after: _hooks_pb2.UtilModelCallAfterResponse
     util_model_call_before: _hooks_pb2.UtilModelCallBeforeResponse
-    def __init__(self, agent_init: _Optional[_Union[_hooks_pb2.AgentInitResponse, _Mapping]] = ..., monologue_start: _Optional[_Union[_hooks_pb2.MonologueStartResponse, _Mapping]] = ..., hist_add_before: _Optional[_Union[_hooks_pb2.HistAddBeforeResponse, _Mapping]] = ..., message_loop_start: _Optional[_Union[_hooks_pb2.MessageLoopStartResponse, _Mapping]] = ..., message_loop_prompts_before: _Optional[_Union[_hooks_pb2.MessageLoopPromptsBeforeResponse, _Mapping]] = ..., system_prompt: _Optional[_Union[_hooks_pb2.SystemPromptResponse, _Mapping]] = ..., message_loop_prompts_after: _Optional[_Union[_hooks_pb2.MessageLoopPromptsAfterResponse, _Mapping]] = ..., before_main_llm_call: _Optional[_Union[_hooks_pb2.BeforeMainLLMCallResponse, _Mapping]] = ..., response_stream_chunk: _Optional[_Union[_hooks_pb2.ResponseStreamChunkResponse, _Mapping]] = ..., response_stream_end: _Optional[_Union[_hooks_pb2.ResponseStreamEndResponse, _Mapping]] = ..., error_format: _Optional[_Union[_hooks_pb2.ErrorFormatResponse, _Mapping]] = ..., tool_execute_before: _Optional[_Union[_hooks_pb2.ToolExecuteBeforeResponse, _Mapping]] = ..., tool_execute_after: _Optional[_Union[_hooks_pb2.ToolExecuteAfterResponse, _Mapping]] = ..., message_loop_end: _Optional[_Union[_hooks_pb2.MessageLoopEndResponse, _Mapping]] = ..., monologue_end: _Optional[_Union[_hooks_pb2.MonologueEndResponse, _Mapping]] = ..., chat_model_call_before: _Optional[_Union[_hooks_pb2.ChatModelCallBeforeResponse, _Mapping]] = ..., chat_model_call_after: _Optional[_Union[_hooks_pb2.ChatModelCallAfterResponse, _Mapping]] = ..., util_model_call_before: _Optional[_Union[_hooks_pb2.UtilModelCallBeforeResponse, _Mapping]] = ..., util_model_call_after: _Optional[_Union[_hooks_pb2.UtilModelCallAfterResponse, _Mapping]] = ..., reasoning_stream_chunk: _Optional[_Union[_hooks_pb2.ReasoningStreamChunkResponse, _Mapping]] = ..., reasoning_stream: _Optional[_Union[_hooks_pb2.ReasoningStreamResponse, _Mapping]] = ..., reasoning_stream_end: _Optional[_Union[_hooks_pb2.ReasoningStreamEndResponse, _Mapping]] = ..., response_stream: _Optional[_Union[_hooks_pb2.ResponseStreamResponse, _Mapping]] = ..., message_loop_exception: _Optional[_Union[_hooks_pb2.MessageLoopExceptionResponse, _Mapping]] = ..., process_chain_end: _Optional[_Union[_hooks_pb2.ProcessChainEndResponse, _Mapping]] = ..., hist_add_tool_result: _Optional[_Union[_hooks_pb2.HistAddToolResultResponse, _Mapping]] = ..., tool_output_update: _Optional[_Union[_hooks_pb2.ToolOutputUpdateResponse, _Mapping]] = ..., text_editor_read_after: _Optional[_Union[_hooks_pb2.TextEditorReadAfterResponse, _Mapping]] = ..., text_editor_write_before: _Optional[_Union[_hooks_pb2.TextEditorWriteBeforeResponse, _Mapping]] = ..., text_editor_write_after: _Optional[_Union[_hooks_pb2.TextEditorWriteAfterResponse, _Mapping]] = ..., text_editor_patch_before: _Optional[_Union[_hooks_pb2.TextEditorPatchBeforeResponse, _Mapping]] = ..., text_editor_patch_after: _Optional[_Union[_hooks_pb2.TextEditorPatchAfterResponse, _Mapping]] = ..., embedding_model_changed: _Optional[_Union[_hooks_pb2.EmbeddingModelChangedResponse, _Mapping]] = ..., history_compress_before: _Optional[_Union[_hooks_pb2.HistoryCompressBeforeResponse, _Mapping]] = ..., tool_approval_request: _Optional[_Union[_hooks_pb2.ToolApprovalRequestResponse, _Mapping]] = ..., operator_notification: _Optional[_Union[_hooks_pb2.OperatorNotificationResponse, _Mapping]] = ..., error: _Optional[str] = ..., duration_us: _Optional[int] = ...) -> None: ...
+    def __init__(self, agent_init: _Optional[_Union[_hooks_pb2.AgentInitResponse, _Mapping]] = ..., monologue_start: _Optional[_Union[_hooks_pb2.MonologueStartResponse, _Mapping]] = ..., hist_add_before: _Optional[_Union[_hooks_pb2.HistAddBeforeResponse, _Mapping]] = ..., message_loop_start: _Optional[_Union[_hooks_pb2.MessageLoopStartResponse, _Mapping]] = ..., message_loop_prompts_before: _Optional[_Union[_hooks_pb2.MessageLoopPromptsBeforeResponse, _Mapping]] = ..., system_prompt: _Optional[_Union[_hooks_pb2.SystemPromptResponse, _Mapping]] = ..., message_loop_prompts_after: _Optional[_Union[_hooks_pb2.MessageLoopPromptsAfterResponse, _Mapping]] = ..., before_main_llm_call: _Optional[_Union[_hooks_pb2.BeforeMainLLMCallResponse, _Mapping]] = ..., response_stream_chunk: _Optional[_Union[_hooks_pb2.ResponseStreamChunkResponse, _Mapping]] = ..., response_stream_end: _Optional[_Union[_hooks_pb2.ResponseStreamEndResponse, _Mapping]] = ..., error_format: _Optional[_Union[_hooks_pb2.ErrorFormatResponse, _Mapping]] = ..., tool_execute_before: _Optional[_Union[_hooks_pb2.ToolExecuteBeforeResponse, _Mapping]] = ..., tool_execute_after: _Optional[_Union[_hooks_pb2.ToolExecuteAfterResponse, _Mapping]] = ..., message_loop_end: _Optional[_Union[_hooks_pb2.MessageLoopEndResponse, _Mapping]] = ..., monologue_end: _Optional[_Union[_hooks_pb2.MonologueEndResponse, _Mapping]] = ..., chat_model_call_before: _Optional[_Union[_hooks_pb2.ChatModelCallBeforeResponse, _Mapping]] = ..., chat_model_call_after: _Optional[_Union[_hooks_pb2.ChatModelCallAfterResponse, _Mapping]] = ..., util_model_call_before: _Optional[_Union[_hooks_pb2.UtilModelCallBeforeResponse, _Mapping]] = ..., util_model_call_after: _Optional[_Union[_hooks_pb2.UtilModelCallAfterResponse, _Mapping]] = ..., reasoning_stream_chunk: _Optional[_Union[_hooks_pb2.ReasoningStreamChunkResponse, _Mapping]] = ..., reasoning_stream: _Optional[_Union[_hooks_pb2.ReasoningStreamResponse, _Mapping]] = ..., reasoning_stream_end: _Optional[_Union[_hooks_pb2.ReasoningStreamEndResponse, _Mapping]] = ..., response_stream: _Optional[_Union[_hooks_pb2.ResponseStreamResponse, _Mapping]] = ..., message_loop_exception: _Optional[_Union[_hooks_pb2.MessageLoopExceptionResponse, _Mapping]] = ..., process_chain_end: _Optional[_Union[_hooks_pb2.ProcessChainEndResponse, _Mapping]] = ..., hist_add_tool_result: _Optional[_Union[_hooks_pb2.HistAddToolResultResponse, _Mapping]] = ..., tool_output_update: _Optional[_Union[_hooks_pb2.ToolOutputUpdateResponse, _Mapping]] = ..., text_editor_read_after: _Optional[_Union[_hooks_pb2.TextEditorReadAfterResponse, _Mapping]] = ..., text_editor_write_before: _Optional[_Union[_hooks_pb2.TextEditorWriteBeforeResponse, _Mapping]] = ..., text_editor_write_after: _Optional[_Union[_hooks_pb2.TextEditorWriteAfterResponse, _Mapping]] = ..., text_editor_patch_before: _Optional[_Union[_hooks_pb2.TextEditorPatchBeforeResponse, _Mapping]] = ..., text_editor_patch_after: _Optional[_Union[_hooks_pb2.TextEditorPatchAfterResponse, _Mapping]] = ..., embedding_model_changed: _Optional[_Union[_hooks_pb2.EmbeddingModelChangedResponse, _Mapping]] = ..., history_compress_before: _Optional[_Union[_hooks_pb2.HistoryCompressBeforeResponse, _Mapping]] = ..., tool_approval_request: _Optional[_Union[_hooks_pb2.ToolApprovalRequestResponse, _Mapping]] = ..., operator_notification: _Optional[_Union[_hooks_pb2.OperatorNotificationResponse, _Mapping]] = ..., startup_migration: _Optional[_Union[_hooks_pb2.StartupMigrationResponse, _Mapping]] = ..., banners: _Optional[_Union[_hooks_pb2.BannersResponse, _Mapping]] = ..., job_loop: _Optional[_Union[_hooks_pb2.JobLoopResponse, _Mapping]] = ..., user_message_ui: _Optional[_Union[_hooks_pb2.UserMessageUiResponse, _Mapping]] = ..., error: _Optional[str] = ..., duration_us: _Optional[int] = ...) -> None: ...
 
 class ExecuteToolRequest(_message.Message):
     __slots__ = ["call", "tool_call"]

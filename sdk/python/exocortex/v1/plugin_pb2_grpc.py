@@ -203,6 +203,26 @@ class PluginStub(object):
                 request_serializer=exocortex_dot_v1_dot_hooks__pb2.OperatorNotificationRequest.SerializeToString,
                 response_deserializer=exocortex_dot_v1_dot_hooks__pb2.OperatorNotificationResponse.FromString,
                 )
+        self.StartupMigration = channel.unary_unary(
+                '/exocortex.v1.Plugin/StartupMigration',
+                request_serializer=exocortex_dot_v1_dot_hooks__pb2.StartupMigrationRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_hooks__pb2.StartupMigrationResponse.FromString,
+                )
+        self.Banners = channel.unary_unary(
+                '/exocortex.v1.Plugin/Banners',
+                request_serializer=exocortex_dot_v1_dot_hooks__pb2.BannersRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_hooks__pb2.BannersResponse.FromString,
+                )
+        self.JobLoop = channel.unary_unary(
+                '/exocortex.v1.Plugin/JobLoop',
+                request_serializer=exocortex_dot_v1_dot_hooks__pb2.JobLoopRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_hooks__pb2.JobLoopResponse.FromString,
+                )
+        self.UserMessageUi = channel.unary_unary(
+                '/exocortex.v1.Plugin/UserMessageUi',
+                request_serializer=exocortex_dot_v1_dot_hooks__pb2.UserMessageUiRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_hooks__pb2.UserMessageUiResponse.FromString,
+                )
         self.ExecuteTool = channel.unary_unary(
                 '/exocortex.v1.Plugin/ExecuteTool',
                 request_serializer=exocortex_dot_v1_dot_plugin__pb2.ExecuteToolRequest.SerializeToString,
@@ -505,6 +525,38 @@ class PluginServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def StartupMigration(self, request, context):
+        """StartupMigration runs once per host process, before the first session's
+        agent_init.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Banners(self, request, context):
+        """Banners runs when an interactive front end opens a session: the messages
+        to show the operator at its start.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def JobLoop(self, request, context):
+        """JobLoop runs at every tick of a long-running front end (the terminal,
+        serve), once a minute.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UserMessageUi(self, request, context):
+        """UserMessageUi runs when the operator sends a message from an interactive
+        front end, before the message starts a monologue; it may rewrite it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ExecuteTool(self, request, context):
         """ExecuteTool runs one of the tools the manifest declares.
         """
@@ -721,6 +773,26 @@ def add_PluginServicer_to_server(servicer, server):
                     servicer.OperatorNotification,
                     request_deserializer=exocortex_dot_v1_dot_hooks__pb2.OperatorNotificationRequest.FromString,
                     response_serializer=exocortex_dot_v1_dot_hooks__pb2.OperatorNotificationResponse.SerializeToString,
+            ),
+            'StartupMigration': grpc.unary_unary_rpc_method_handler(
+                    servicer.StartupMigration,
+                    request_deserializer=exocortex_dot_v1_dot_hooks__pb2.StartupMigrationRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_hooks__pb2.StartupMigrationResponse.SerializeToString,
+            ),
+            'Banners': grpc.unary_unary_rpc_method_handler(
+                    servicer.Banners,
+                    request_deserializer=exocortex_dot_v1_dot_hooks__pb2.BannersRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_hooks__pb2.BannersResponse.SerializeToString,
+            ),
+            'JobLoop': grpc.unary_unary_rpc_method_handler(
+                    servicer.JobLoop,
+                    request_deserializer=exocortex_dot_v1_dot_hooks__pb2.JobLoopRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_hooks__pb2.JobLoopResponse.SerializeToString,
+            ),
+            'UserMessageUi': grpc.unary_unary_rpc_method_handler(
+                    servicer.UserMessageUi,
+                    request_deserializer=exocortex_dot_v1_dot_hooks__pb2.UserMessageUiRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_hooks__pb2.UserMessageUiResponse.SerializeToString,
             ),
             'ExecuteTool': grpc.unary_unary_rpc_method_handler(
                     servicer.ExecuteTool,
@@ -1374,6 +1446,74 @@ class Plugin(object):
         return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/OperatorNotification',
             exocortex_dot_v1_dot_hooks__pb2.OperatorNotificationRequest.SerializeToString,
             exocortex_dot_v1_dot_hooks__pb2.OperatorNotificationResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def StartupMigration(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/StartupMigration',
+            exocortex_dot_v1_dot_hooks__pb2.StartupMigrationRequest.SerializeToString,
+            exocortex_dot_v1_dot_hooks__pb2.StartupMigrationResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def Banners(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/Banners',
+            exocortex_dot_v1_dot_hooks__pb2.BannersRequest.SerializeToString,
+            exocortex_dot_v1_dot_hooks__pb2.BannersResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def JobLoop(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/JobLoop',
+            exocortex_dot_v1_dot_hooks__pb2.JobLoopRequest.SerializeToString,
+            exocortex_dot_v1_dot_hooks__pb2.JobLoopResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def UserMessageUi(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/UserMessageUi',
+            exocortex_dot_v1_dot_hooks__pb2.UserMessageUiRequest.SerializeToString,
+            exocortex_dot_v1_dot_hooks__pb2.UserMessageUiResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 

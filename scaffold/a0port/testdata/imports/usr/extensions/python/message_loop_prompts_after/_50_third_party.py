@@ -1,7 +1,7 @@
 from helpers.extension import Extension
 from agent import LoopData
 import litellm
-from langchain_core.messages import SystemMessage
+from langchain_core.prompts import ChatPromptTemplate
 from openai import AsyncOpenAI
 try:
     import tiktoken
