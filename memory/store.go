@@ -64,6 +64,9 @@ type Options struct {
 	// numbers, fed by a subscription (shared.go). nil: the store's own
 	// journal file is the journal, as for a single user. The store closes it.
 	Journal Journal
+	// OpenJournal, when set and Journal is not, makes the shared journal at
+	// each Open (a memory service that closes and reopens its store).
+	OpenJournal func(context.Context) (Journal, error)
 	// checkClock is the time CheckedFile's margin is measured against
 	// (default time.Now): tests move it to stamp files just written.
 	checkClock func() time.Time
@@ -252,8 +255,16 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	}
 	s.recordChecked(checked, stamps)
 	slices.Sort(s.trusted)
-	if opts.Journal != nil {
-		if err := s.openShared(ctx, opts.Journal); err != nil {
+	shared := opts.Journal
+	if shared == nil && opts.OpenJournal != nil {
+		if shared, err = opts.OpenJournal(ctx); err != nil {
+			s.closeAll()
+			return nil, fmt.Errorf("memory: opening the shared journal: %w", err)
+		}
+	}
+	if shared != nil {
+		if err := s.openShared(ctx, shared); err != nil {
+			shared.Close()
 			s.closeAll()
 			return nil, err
 		}

@@ -213,7 +213,7 @@ func (a *app) hostOptionsFor(agent bool) (host.Options, error) {
 			return host.Options{}, err
 		}
 		// The plugins reach the home's memory service through the host.
-		opts.Memory = homeMemory(a.home, a.cfg.Tools.Memory.WithDefaults().Embedder, a.log)
+		opts.Memory = homeMemoryOn(a.home, a.cfg.Tools.Memory.WithDefaults().Embedder, journalSetting(a.cfg), a.log)
 	}
 	return opts, nil
 }
