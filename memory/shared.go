@@ -382,6 +382,15 @@ type SharedStatus struct {
 	Lag uint64 `json:"lag"`
 	// Offline says why the journal is unreachable ("" when it answers).
 	Offline string `json:"offline,omitempty"`
+	// Promoter names the active promoter, for a journal that has one
+	// (PromoterReporter); "" otherwise.
+	Promoter string `json:"promoter,omitempty"`
+}
+
+// PromoterReporter is a shared journal whose writes pass through a promoter:
+// it names the one active now ("" if none is).
+type PromoterReporter interface {
+	Promoter(ctx context.Context) (string, error)
 }
 
 // Shared reports the store's shared journal, false for a local store.
@@ -397,6 +406,11 @@ func (s *Store) Shared(ctx context.Context) (SharedStatus, bool) {
 		return st, true
 	}
 	st.StreamSeq = last
+	if pr, ok := sh.j.(PromoterReporter); ok {
+		if who, err := pr.Promoter(ctx); err == nil {
+			st.Promoter = who
+		}
+	}
 	if last > st.Applied {
 		st.Lag = last - st.Applied
 	}
