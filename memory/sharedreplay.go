@@ -102,3 +102,24 @@ func CopyJournal(ctx context.Context, j Journal, path string, progress func(seq 
 	}
 	return l.Sync()
 }
+
+// CatchUp applies everything the shared journal holds now (a promoter that
+// must decide on the latest state). A local store has nothing to catch up.
+func (s *Store) CatchUp(ctx context.Context) error {
+	if s.shared == nil {
+		return nil
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.closed {
+		return errors.New("memory: the store is closed")
+	}
+	return s.pullToEnd(ctx)
+}
+
+// CheckEntries validates a batch of journal entries against the current state
+// as Append does, without writing it: nil, or an *InputError naming the
+// entry that cannot apply.
+func (s *Store) CheckEntries(entries []staging.Entry) error {
+	return s.checkEntries(entries)
+}

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -975,8 +976,21 @@ func (s *Store) PutBatch(ctx context.Context, ins []Input, src Source) ([]*Recor
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.commit(ctx, entries); err != nil {
+	recs, err := s.commit(ctx, entries)
+	if err != nil {
 		return nil, err
+	}
+	if s.shared != nil {
+		// A promoter may have put an entry on another record (the one that
+		// holds its key): the records stored say which.
+		for i, r := range recs {
+			var u struct {
+				ID string `json:"id"`
+			}
+			if i < len(ids) && r.Kind == KindUpsert && json.Unmarshal(r.Payload, &u) == nil && u.ID != "" {
+				ids[i] = u.ID
+			}
+		}
 	}
 	for i, in := range ins {
 		if _, cut := fulltext.Bound(in.Text); cut {

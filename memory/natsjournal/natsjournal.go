@@ -13,7 +13,7 @@
 // Open takes a URL as the memory.journal setting writes it:
 //
 //	nats://host:4222[,nats://other:4222][?stream=NAME&subject=SUBJ&replicas=3
-//	    &creds=FILE&nkey=SEEDFILE&ca=FILE&cert=FILE&key=FILE&name=CLIENT]
+//	    &promoter=true&creds=FILE&nkey=SEEDFILE&ca=FILE&cert=FILE&key=FILE&name=CLIENT]
 //
 // tls:// URLs (or ca/cert/key) use TLS; creds is a NATS credentials file (JWT
 // and NKey seed), nkey an NKey seed file, as the NATS clients take them.
@@ -61,9 +61,14 @@ type Config struct {
 	CertFile string
 	KeyFile  string
 	Name     string // client name shown by the server (default exocortex)
+	// Promoted sends writes as proposals through the promoter (?promoter=true).
+	Promoted bool
 	// WriteTimeout bounds Append's retries (default DefaultWriteTimeout).
 	WriteTimeout time.Duration
-	Logger       *slog.Logger
+	// PromoteTimeout bounds the wait for a promoter's decision (default
+	// DefaultPromoteTimeout).
+	PromoteTimeout time.Duration
+	Logger         *slog.Logger
 }
 
 // IsURL reports whether a memory.journal setting names a NATS server rather
@@ -115,8 +120,14 @@ func ParseURL(raw string) (Config, error) {
 			c.KeyFile = v
 		case "name":
 			c.Name = v
+		case "promoter":
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return c, fmt.Errorf("natsjournal: promoter=%q in %q: give true or false", v, raw)
+			}
+			c.Promoted = b
 		default:
-			return c, fmt.Errorf("natsjournal: unknown option %q in %q (known: stream, subject, replicas, creds, nkey, ca, cert, key, name)", k, raw)
+			return c, fmt.Errorf("natsjournal: unknown option %q in %q (known: stream, subject, replicas, promoter, creds, nkey, ca, cert, key, name)", k, raw)
 		}
 	}
 	if (c.CertFile == "") != (c.KeyFile == "") {
@@ -132,8 +143,9 @@ type Journal struct {
 	js  jetstream.JetStream
 	log *slog.Logger
 
-	mu     sync.Mutex
-	stream jetstream.Stream // nil until the stream is known to exist
+	mu       sync.Mutex
+	stream   jetstream.Stream // nil until the stream is known to exist
+	promoted bool             // the EVENTS and AUDIT streams exist
 }
 
 var _ memory.Journal = (*Journal)(nil)
