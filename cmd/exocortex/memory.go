@@ -69,7 +69,7 @@ command); every other is its client, through $EXOCORTEX_HOME/run/memory.sock.`,
 	cmd.AddCommand(
 		memAddCmd(f), memGetCmd(f), memSearchCmd(f), memDeleteCmd(f), memForgetCmd(f),
 		memImportCmd(f), memExportCmd(f), memStatsCmd(f), memReplayCmd(f), memWhyCmd(f),
-		memRestoreCmd(f), memArchiveCmd(f), memServeCmd(f), memMigrateCmd(f),
+		memRestoreCmd(f), memArchiveCmd(f), memServeCmd(f), memMigrateCmd(f), memPromoterCmd(f),
 	)
 	return cmd
 }
