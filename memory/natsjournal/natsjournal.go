@@ -198,7 +198,10 @@ func Open(ctx context.Context, cfg Config) (*Journal, error) {
 	}
 	log := cfg.Logger
 	opts = append(opts,
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			if nc.IsClosed() {
+				return // Close: not news
+			}
 			log.Warn("memory journal: disconnected from NATS", "servers", cfg.Servers, "err", err)
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
@@ -354,4 +357,27 @@ func Decode(seq uint64, data []byte) (staging.Record, error) {
 		return staging.Record{}, fmt.Errorf("natsjournal: stream message %d has no kind", seq)
 	}
 	return staging.Record{V: w.V, Seq: seq, TS: w.TS, Kind: w.Kind, Session: w.Session, Payload: w.Payload}, nil
+}
+
+// offlineWait is how long a write waits for a lost connection to come back
+// before it is refused.
+const offlineWait = 2 * time.Second
+
+// connected waits up to offlineWait for the connection, and says why not.
+func (j *Journal) connected(ctx context.Context) error {
+	deadline := time.Now().Add(min(offlineWait, j.cfg.WriteTimeout))
+	for !j.nc.IsConnected() {
+		if j.nc.IsClosed() {
+			return j.unavailable("writing", nats.ErrConnectionClosed)
+		}
+		if time.Now().After(deadline) {
+			return j.unavailable("writing", fmt.Errorf("not connected to any of %s (status %s); reconnecting in the background", redact(j.cfg.Servers), j.nc.Status()))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
 }

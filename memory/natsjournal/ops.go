@@ -22,6 +22,9 @@ func (j *Journal) Append(ctx context.Context, entries []staging.Entry, msgIDs []
 	if len(entries) == 0 {
 		return nil, nil
 	}
+	if err := j.connected(ctx); err != nil {
+		return nil, err
+	}
 	if j.cfg.Promoted {
 		return j.propose(ctx, entries, msgIDs)
 	}

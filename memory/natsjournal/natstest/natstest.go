@@ -78,3 +78,7 @@ func (s *Server) Restart() {
 	}
 	s.srv = srv
 }
+
+func dialTCP(port int) (net.Conn, error) {
+	return net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+}
