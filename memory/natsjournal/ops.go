@@ -61,6 +61,12 @@ func (j *Journal) Append(ctx context.Context, entries []staging.Entry, msgIDs []
 		} else {
 			lastErr = err
 		}
+		if !j.nc.IsConnected() {
+			// Lost the server: wait a little for it, then refuse.
+			if err := j.connected(ctx); err != nil {
+				return nil, err
+			}
+		}
 		wait := min(time.Duration(attempt+1)*100*time.Millisecond, time.Second)
 		select {
 		case <-wctx.Done():
