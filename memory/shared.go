@@ -171,6 +171,11 @@ func (s *Store) pullLocked(ctx context.Context, upto uint64) error {
 	if s.closed {
 		return errors.New("memory: the store is closed")
 	}
+	if upto != 0 {
+		// The subscription usually delivers a write a moment after its
+		// acknowledgement: waiting briefly for it saves reading it back.
+		s.shared.awaitPending(upto, pendingWait)
+	}
 	if err := s.applyPending(ctx); err != nil && !errors.Is(err, errGap) {
 		return err
 	}
@@ -310,6 +315,9 @@ func (s *Store) follow(ctx context.Context) {
 		if stop == nil {
 			subscribe()
 		}
+		if !polled {
+			time.Sleep(gather)
+		}
 		s.wmu.Lock()
 		var err error
 		if s.closed {
@@ -339,6 +347,29 @@ func (s *Store) pullToEnd(ctx context.Context) error {
 		return nil
 	}
 	return s.pullLocked(ctx, last)
+}
+
+// pendingWait bounds how long a write waits for the subscription to deliver
+// its own records before reading them from the journal.
+const pendingWait = 50 * time.Millisecond
+
+// gather is how long the follower lets records accumulate after the first
+// arrives, so that a burst is applied (journal append, index batch) at once.
+const gather = 2 * time.Millisecond
+
+// awaitPending waits up to d for the subscription to have delivered seq.
+func (sh *sharing) awaitPending(seq uint64, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for {
+		sh.mu.Lock()
+		n := len(sh.pending)
+		have := n > 0 && sh.pending[n-1].Seq >= seq
+		sh.mu.Unlock()
+		if have || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(500 * time.Microsecond)
+	}
 }
 
 func (sh *sharing) setOffline(err error) {
