@@ -8,7 +8,7 @@ PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 PROTO_FILES   := $(wildcard proto/exocortex/v1/*.proto)
 export PATH   := $(TOOLS):$(PATH)
 
-.PHONY: nats-server nats-cluster node-tools openai-client all build run test test-race vet fmt-check tidy-check generate check-generated deps tools bench eval glove glove-compact mcp-clients lint clean
+.PHONY: nats-server nats-cli nats-cluster node-tools openai-client all build run test test-race vet fmt-check tidy-check generate check-generated deps tools bench eval glove glove-compact mcp-clients lint clean
 
 all: build
 
@@ -112,6 +112,13 @@ nats-server: $(TOOLS)/nats-server
 
 $(TOOLS)/nats-server: go.mod
 	$(GO) build -o $@ github.com/nats-io/nats-server/v2
+
+## nats-cli: the NATS CLI (natscli v0.5.0) as .tools/bin/nats: `nats bench` gives the raw
+## JetStream publish rate the scale simulation compares the promoter with
+nats-cli: $(TOOLS)/nats
+
+$(TOOLS)/nats:
+	GOBIN=$(TOOLS) $(GO) install github.com/nats-io/natscli/nats@v0.5.0
 
 ## nats-cluster: start a local 3-node JetStream cluster (127.0.0.1:4222-4224, stores in
 ## .tools/nats-cluster); `scripts/nats-cluster.sh stop` stops it (docs/memory-nats.md)

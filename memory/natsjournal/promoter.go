@@ -20,6 +20,10 @@ import (
 // leaseKey is the key of the promoter lease in its KV bucket.
 const leaseKey = "active"
 
+// promoterBatch is how many proposals a promoter fetches at once; it still
+// decides them one after the other, in stream order.
+const promoterBatch = 32
+
 // PromoterConfig configures RunPromoter.
 type PromoterConfig struct {
 	// Journal is the shared journal's configuration (Promoted is ignored:
@@ -159,14 +163,14 @@ func (p *promoter) serve(ctx context.Context) error {
 	}()
 	rctx, cancel = context.WithTimeout(ctx, requestTimeout)
 	cons, err := js.CreateOrUpdateConsumer(rctx, p.cfg.Journal.eventsStream(), jetstream.ConsumerConfig{
-		Durable: "promoter", AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 1,
+		Durable: "promoter", AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: promoterBatch,
 		AckWait: max(5*time.Second, 2*p.cfg.Lease), DeliverPolicy: jetstream.DeliverAllPolicy})
 	cancel()
 	if err != nil {
 		return fmt.Errorf("the promoter consumer: %w", err)
 	}
 	for lctx.Err() == nil {
-		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
+		batch, err := cons.Fetch(promoterBatch, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
 			if lctx.Err() != nil {
 				break

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -38,6 +40,19 @@ func TestScaleSimulation(t *testing.T) {
 
 	raw := rawPublishRate(t, srv.URL(), 20_000)
 	t.Logf("raw JetStream async publish (1 client, 300-byte messages, R1 file store): %.0f msgs/s", raw)
+	if bench := natstest.Tool("nats"); bench == "" {
+		t.Log("nats bench: no .tools/bin/nats (make nats-cli); the raw rate above is measured in-process the same way (async publish, batches of 1000)")
+	} else {
+		out, err := exec.Command(bench, "bench", "js", "pub", "async", "exo.bench", "--create", "--msgs=20000", "--size=300B", "--no-progress", "-s", srv.URL()).CombinedOutput()
+		if err != nil {
+			t.Fatalf("nats bench: %v\n%s", err, out)
+		}
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.Contains(l, "msgs/sec") {
+				t.Logf("nats bench js pub async (20000 × 300 B): %s", strings.TrimSpace(l))
+			}
+		}
+	}
 
 	for _, promoted := range []bool{false, true} {
 		name := map[bool]string{false: "direct", true: "promoter"}[promoted]

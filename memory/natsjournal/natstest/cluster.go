@@ -17,9 +17,14 @@ func Binary() string {
 	if p := os.Getenv("EXOCORTEX_NATS_SERVER"); p != "" {
 		return p
 	}
+	return Tool("nats-server")
+}
+
+// Tool finds the program name in the repository's .tools/bin ("" if absent).
+func Tool(name string) string {
 	dir, err := os.Getwd()
 	for err == nil {
-		p := filepath.Join(dir, ".tools", "bin", "nats-server")
+		p := filepath.Join(dir, ".tools", "bin", name)
 		if _, serr := os.Stat(p); serr == nil {
 			return p
 		}
