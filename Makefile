@@ -8,7 +8,7 @@ PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 PROTO_FILES   := $(wildcard proto/exocortex/v1/*.proto)
 export PATH   := $(TOOLS):$(PATH)
 
-.PHONY: browser dashboard-shots node-tools openai-client all build run test test-race vet fmt-check tidy-check generate check-generated deps tools bench eval glove glove-compact mcp-clients lint clean
+.PHONY: browser dashboard-shots nats-server nats-cli nats-cluster node-tools openai-client all build run test test-race vet fmt-check tidy-check generate check-generated deps tools bench eval glove glove-compact mcp-clients lint clean
 
 all: build
 
@@ -101,7 +101,7 @@ tidy-check:
 # precision and recall among them); if npm cannot be reached they skip, saying so.
 # The end-to-end package runs real binaries and tmux sessions for minutes; the
 # timeout (per package) leaves room for a loaded machine, far inside CI's limit.
-test: deps node-tools openai-client check-generated fmt-check tidy-check vet lint mcp-clients browser
+test: deps node-tools openai-client check-generated fmt-check tidy-check vet lint mcp-clients browser nats-server
 	@scripts/fetch-glove.sh || echo "full GloVe vectors unavailable: the tests that need data/glove-100d.bin will skip"
 	EXOCORTEX_CONFORMANCE_PYTHON=require $(GO) test -count=1 -timeout 30m ./...
 
@@ -110,6 +110,25 @@ test: deps node-tools openai-client check-generated fmt-check tidy-check vet lin
 openai-client:
 	@command -v npm >/dev/null || { echo "installing nodejs and npm"; $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq nodejs npm >/dev/null; }
 	npm ci --prefix cmd/exocortex/testdata/openaiclient --no-audit --no-fund --silent
+
+## nats-server: the NATS server of go.mod (github.com/nats-io/nats-server/v2) as
+## .tools/bin/nats-server, for the shared memory journal's cluster tests and nats-cluster
+nats-server: $(TOOLS)/nats-server
+
+$(TOOLS)/nats-server: go.mod
+	$(GO) build -o $@ github.com/nats-io/nats-server/v2
+
+## nats-cli: the NATS CLI (natscli v0.5.0) as .tools/bin/nats: `nats bench` gives the raw
+## JetStream publish rate the scale simulation compares the promoter with
+nats-cli: $(TOOLS)/nats
+
+$(TOOLS)/nats:
+	GOBIN=$(TOOLS) $(GO) install github.com/nats-io/natscli/nats@v0.5.0
+
+## nats-cluster: start a local 3-node JetStream cluster (127.0.0.1:4222-4224, stores in
+## .tools/nats-cluster); `scripts/nats-cluster.sh stop` stops it (docs/memory-nats.md)
+nats-cluster: nats-server
+	scripts/nats-cluster.sh start
 
 ## lint: the wiring lint over the built-in extensions, and WIRING.md's freshness
 lint: build

@@ -106,6 +106,24 @@ type Config struct {
 	CommandHooks toolsettings.CommandHooks `yaml:"command_hooks"`
 	// Serve configures `exocortex serve`, the HTTP server (docs/api.md).
 	Serve Serve `yaml:"serve"`
+	// Memory configures the long-term memory store itself (the tools that
+	// use it are under tools.memory).
+	Memory Memory `yaml:"memory"`
+}
+
+// Memory is the memory: section.
+//
+//	memory:
+//	  journal: nats://nats.internal:4222?creds=/etc/exo/agent.creds
+type Memory struct {
+	// Journal is where the memory journal lives: empty (the default) for the
+	// journal file in the store's directory, one user on one machine; or a
+	// NATS JetStream URL (nats://host:4222, tls://…, several servers
+	// comma-separated, options stream=, subject=, replicas=, creds=, nkey=,
+	// ca=, cert=, key=) for a journal shared by several hosts, each keeping
+	// its store as a replica of the stream (docs/memory-nats.md).
+	// $EXOCORTEX_NATS_URL overrides it.
+	Journal string `yaml:"journal" env:"EXOCORTEX_NATS_URL"`
 }
 
 // MCPServer is the mcp: section: Exocortex served over the Model Context

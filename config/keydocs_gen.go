@@ -32,6 +32,8 @@ func fieldDoc(typeField string) string {
 		return "MaxIterations bounds the iterations (model replies) of one monologue."
 	case "config.Config.MaxNumCtx":
 		return "MaxNumCtx caps the window taken from the model (a larger window costs the server memory for its cache)."
+	case "config.Config.Memory":
+		return "Memory configures the long-term memory store itself (the tools that use it are under tools.memory)."
 	case "config.Config.Model":
 		return "Model is the chat model, e.g. \"qwen3:8b\", or \"script:FILE\" for a scripted model that replays replies without Ollama."
 	case "config.Config.NumCtx":
@@ -86,6 +88,8 @@ func fieldDoc(typeField string) string {
 		return "Approval is the approval mode of the agent's chats over MCP: a tool call held for approval is refused with the reason (an MCP client cannot answer), unless the mode lets it run."
 	case "config.MCPServer.MaxResultBytes":
 		return "MaxResultBytes bounds one tool result; a larger one is answered with an error naming its size and the limit, never cut (default 1048576)."
+	case "config.Memory.Journal":
+		return "Journal is where the memory journal lives: empty (the default) for the journal file in the store's directory, one user on one machine; or a NATS JetStream URL (nats://host:4222, tls://…, several servers comma-separated, options stream=, subject=, replicas=, creds=, nkey=, ca=, cert=, key=) for a journal shared by several hosts, each keeping its store as a replica of the stream (docs/memory-nats.md). $EXOCORTEX_NATS_URL overrides it."
 	case "config.MemoryTools.Embedder":
 		return "Embedder computes the store's vectors, for the tools, the recall extensions and the CLI alike: \"auto\" (the default: the full offline GloVe file if it is found, else the compact table built into the binary), \"none\" (BM25 alone), \"glove:PATH\", \"glove:compact\", \"ollama:MODEL\" (e.g. ollama:nomic-embed-text) or \"openai:MODEL\" (the OpenAI-compatible server under openai:). $EXOCORTEX_EMBEDDER overrides it. Changing the model re-embeds every record from the journal on the next open."
 	case "config.MemoryTools.IdleClose":

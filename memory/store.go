@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -58,6 +59,15 @@ type Options struct {
 	// BatchSize bounds the records per index batch and per embedding call when
 	// catching up or importing (default 1000).
 	BatchSize int
+	// Journal, when set, is the shared journal this store is a replica of
+	// (memory.journal: nats://…): writes go to it, and the store's own
+	// journal file follows it record for record, with the same sequence
+	// numbers, fed by a subscription (shared.go). nil: the store's own
+	// journal file is the journal, as for a single user. The store closes it.
+	Journal Journal
+	// OpenJournal, when set and Journal is not, makes the shared journal at
+	// each Open (a memory service that closes and reopens its store).
+	OpenJournal func(context.Context) (Journal, error)
 	// checkClock is the time CheckedFile's margin is measured against
 	// (default time.Now): tests move it to stamp files just written.
 	checkClock func() time.Time
@@ -103,6 +113,10 @@ type Store struct {
 	// snapSeq is the journal sequence of the state snapshot on disk (0: none),
 	// written with s.wmu held.
 	snapSeq atomic.Uint64
+
+	// shared is the journal this store is a replica of (Options.Journal), nil
+	// for a store whose own journal is the journal (shared.go).
+	shared *sharing
 
 	// trusted lists the files Open took as verified by CheckedFile, sorted.
 	trusted []string
@@ -242,6 +256,20 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	}
 	s.recordChecked(checked, stamps)
 	slices.Sort(s.trusted)
+	shared := opts.Journal
+	if shared == nil && opts.OpenJournal != nil {
+		if shared, err = opts.OpenJournal(ctx); err != nil {
+			s.closeAll()
+			return nil, fmt.Errorf("memory: opening the shared journal: %w", err)
+		}
+	}
+	if shared != nil {
+		if err := s.openShared(ctx, shared); err != nil {
+			shared.Close()
+			s.closeAll()
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -773,10 +801,19 @@ func (s *Store) vectorsLagging() bool {
 // the next Open, never undone.
 func (s *Store) commit(ctx context.Context, entries []staging.Entry) ([]staging.Record, error) {
 	// s.wmu is held by the caller.
+	if s.shared != nil {
+		return s.commitShared(ctx, entries)
+	}
 	recs, err := s.journal.AppendBatch(ctx, entries)
 	if err != nil {
 		return nil, fmt.Errorf("memory: %w", err)
 	}
+	return recs, s.applyCommitted(ctx, recs)
+}
+
+// applyCommitted applies records just written to the store's journal to the
+// state and the projections. s.wmu is held.
+func (s *Store) applyCommitted(ctx context.Context, recs []staging.Record) error {
 	ftSet, vecSet := map[string]bool{}, map[string]bool{}
 	var ftIDs, vecIDs []string
 	s.mu.Lock()
@@ -843,21 +880,22 @@ func (s *Store) commit(ctx context.Context, entries []staging.Entry) ([]staging.
 	}
 	<-done
 	if ftErr != nil {
-		return recs, fmt.Errorf("memory: saved to the journal (seq %d), but the full-text index failed (it catches up on the next open): %w", last, ftErr)
+		return fmt.Errorf("memory: saved to the journal (seq %d), but the full-text index failed (it catches up on the next open): %w", last, ftErr)
 	}
-	return recs, nil
+	return nil
 }
 
 // Close saves the vector index, closes the full-text index (marking both clean)
 // and the journal, releasing the store's lock.
 func (s *Store) Close() error {
+	s.stopFollowing()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.closed {
 		return nil
 	}
 	s.closed = true
-	return s.closeAll()
+	return errors.Join(s.closeAll(), s.closeShared())
 }
 
 func (s *Store) closeAll() error {
@@ -938,8 +976,21 @@ func (s *Store) PutBatch(ctx context.Context, ins []Input, src Source) ([]*Recor
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.commit(ctx, entries); err != nil {
+	recs, err := s.commit(ctx, entries)
+	if err != nil {
 		return nil, err
+	}
+	if s.shared != nil {
+		// A promoter may have put an entry on another record (the one that
+		// holds its key): the records stored say which.
+		for i, r := range recs {
+			var u struct {
+				ID string `json:"id"`
+			}
+			if i < len(ids) && r.Kind == KindUpsert && json.Unmarshal(r.Payload, &u) == nil && u.ID != "" {
+				ids[i] = u.ID
+			}
+		}
 	}
 	for i, in := range ins {
 		if _, cut := fulltext.Bound(in.Text); cut {

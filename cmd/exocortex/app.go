@@ -216,7 +216,7 @@ func (a *app) hostOptionsFor(agent bool) (host.Options, error) {
 			opts.BuiltinEnv = map[string][]string{builtin.MCPPlugin: {env}}
 		}
 		// The plugins reach the home's memory service through the host.
-		opts.Memory = homeMemory(a.home, a.cfg.Tools.Memory.WithDefaults().Embedder, a.log)
+		opts.Memory = homeMemoryOn(a.home, a.cfg.Tools.Memory.WithDefaults().Embedder, journalSetting(a.cfg), a.log)
 	}
 	return opts, nil
 }

@@ -90,7 +90,7 @@ func runMCP(ctx context.Context) error {
 	}
 	defer a.close()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	mem, err := connectHomeMemory(ctx, a.home, a.cfg.Tools.Memory.WithDefaults().Embedder, log)
+	mem, err := connectHomeMemoryOn(ctx, a.home, a.cfg.Tools.Memory.WithDefaults().Embedder, journalSetting(a.cfg), log)
 	if err != nil {
 		return fmt.Errorf("mcp: reaching the memory of %s: %w", a.home, err)
 	}

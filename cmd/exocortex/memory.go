@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,7 +69,7 @@ command); every other is its client, through $EXOCORTEX_HOME/run/memory.sock.`,
 	cmd.AddCommand(
 		memAddCmd(f), memGetCmd(f), memSearchCmd(f), memDeleteCmd(f), memForgetCmd(f),
 		memImportCmd(f), memExportCmd(f), memStatsCmd(f), memReplayCmd(f), memWhyCmd(f),
-		memRestoreCmd(f), memArchiveCmd(f), memServeCmd(f),
+		memRestoreCmd(f), memArchiveCmd(f), memServeCmd(f), memMigrateCmd(f), memPromoterCmd(f),
 	)
 	return cmd
 }
@@ -704,10 +705,18 @@ func memStatsCmd(f *memoryFlags) *cobra.Command {
 				if f.json {
 					// owner_pid names the process serving the store (0: this
 					// call opened it itself, no owner running).
+					// journal is the file, or the shared stream; shared
+					// (for a replica of a stream) adds its lag and promoter.
+					journal := status.JournalPath
+					if status.Shared != nil {
+						journal = status.Shared.Journal
+					}
 					return printJSON(cmd.OutOrStdout(), struct {
 						memory.Stats
-						OwnerPID int `json:"owner_pid,omitempty"`
-					}{st, status.OwnerPID})
+						OwnerPID int                  `json:"owner_pid,omitempty"`
+						Journal  string               `json:"journal,omitempty"`
+						Shared   *memory.SharedStatus `json:"shared,omitempty"`
+					}{st, status.OwnerPID, journal, status.Shared})
 				}
 				w := cmd.OutOrStdout()
 				fmt.Fprintf(w, "store:      %s\nrecords:    %d\n", st.Dir, st.Records)
@@ -728,6 +737,17 @@ func memStatsCmd(f *memoryFlags) *cobra.Command {
 				}
 				for _, k := range sortedKeys(st.UnknownEvents) {
 					fmt.Fprintf(w, "unknown:    %d %s events (written by a newer version)\n", st.UnknownEvents[k], k)
+				}
+				if sh := status.Shared; sh != nil {
+					fmt.Fprintf(w, "shared:     %s\n", sh.Journal)
+					if sh.Offline != "" {
+						fmt.Fprintf(w, "            unreachable (%s): searches answer from this host's copy, writes are refused\n", sh.Offline)
+					} else {
+						fmt.Fprintf(w, "            stream seq %d, this host at %d, lag %d\n", sh.StreamSeq, sh.Applied, sh.Lag)
+					}
+					fmt.Fprintf(w, "promoter:   %s\n", cmp.Or(sh.Promoter, "none (hosts write the stream directly)"))
+				} else if status.JournalPath != "" {
+					fmt.Fprintf(w, "journal at: %s (local)\n", status.JournalPath)
 				}
 				fmt.Fprintf(w, "state hash: %s\n", st.StateHash)
 				return nil

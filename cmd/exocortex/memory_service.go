@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -37,7 +38,26 @@ func (f *memoryFlags) connect(ctx context.Context, cmd *cobra.Command) (*service
 		}
 		opts.Embedder, opts.LoadEmbedder = e, nil
 	}
+	shared, err := f.sharedJournal(log)
+	if err != nil {
+		return nil, err
+	}
+	opts.OpenJournal = shared
 	return service.Connect(ctx, service.Config{Dir: dir, Logger: log, Options: opts, Describe: describeEmbedder})
+}
+
+// sharedJournal is the shared journal memory.journal names (nil: the store's
+// own file). A store given by --dir is the home's only when it is the home's
+// memory directory: another directory keeps its own journal unless
+// $EXOCORTEX_NATS_URL names one.
+func (f *memoryFlags) sharedJournal(log *slog.Logger) (func(context.Context) (memory.Journal, error), error) {
+	setting := os.Getenv("EXOCORTEX_NATS_URL")
+	if setting == "" && f.dir == "" {
+		if _, cfg, err := f.loadConfig(); err == nil {
+			setting = cfg.Memory.Journal
+		}
+	}
+	return sharedJournal(setting, log)
 }
 
 // withStore connects to the memory service, runs fn and closes the

@@ -21,8 +21,14 @@ import (
 // on BM25 alone, saying why, as the memory-tools plugin did when it held the
 // store itself.
 func homeMemory(home, spec string, log *slog.Logger) host.MemoryConnector {
+	return homeMemoryOn(home, spec, "", log)
+}
+
+// homeMemoryOn is homeMemory with the memory.journal setting (empty: the
+// store's own journal file).
+func homeMemoryOn(home, spec, journal string, log *slog.Logger) host.MemoryConnector {
 	return func(ctx context.Context) (exocortexv1.MemoryServiceClient, error) {
-		c, err := connectHomeMemory(ctx, home, spec, log)
+		c, err := connectHomeMemoryOn(ctx, home, spec, journal, log)
 		if err != nil {
 			return nil, err
 		}
@@ -33,6 +39,15 @@ func homeMemory(home, spec string, log *slog.Logger) host.MemoryConnector {
 // connectHomeMemory is homeMemory's connection, for a command that closes it
 // itself (`exocortex mcp`).
 func connectHomeMemory(ctx context.Context, home, spec string, log *slog.Logger) (*service.Client, error) {
+	return connectHomeMemoryOn(ctx, home, spec, "", log)
+}
+
+// connectHomeMemoryOn is connectHomeMemory with the memory.journal setting.
+func connectHomeMemoryOn(ctx context.Context, home, spec, journal string, log *slog.Logger) (*service.Client, error) {
+	shared, err := sharedJournal(journal, log)
+	if err != nil {
+		return nil, err
+	}
 	load := func() (memory.Embedder, error) {
 		e, err := embed.Open(context.WithoutCancel(ctx), embed.Spec(spec), home)
 		if err != nil {
@@ -46,7 +61,7 @@ func connectHomeMemory(ctx context.Context, home, spec string, log *slog.Logger)
 	}
 	return service.Connect(ctx, service.Config{
 		Dir:      filepath.Join(home, "memory"),
-		Options:  memory.Options{Logger: log, LoadEmbedder: load},
+		Options:  memory.Options{Logger: log, LoadEmbedder: load, OpenJournal: shared},
 		Describe: describeEmbedder,
 		Logger:   log,
 	})

@@ -159,9 +159,13 @@ func runSleep(cmd *cobra.Command, f *sleepFlags) error {
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	pr := newSleepProgress(cmd.ErrOrStderr())
+	shared, err := mf.sharedJournal(log)
+	if err != nil {
+		return err
+	}
 	cfg := sleep.Config{
 		StoreDir:          dir,
-		Store:             memory.Options{Embedder: e, Logger: log},
+		Store:             memory.Options{Embedder: e, Logger: log, OpenJournal: shared},
 		StagingPath:       orHome(f.staging, "staging.jsonl"),
 		RelationshipsPath: orHome(f.relationships, filepath.Join("ontology", "relationships.jsonl")),
 		ReportDir:         orHome(f.reports, "sleep_reports"),

@@ -113,6 +113,8 @@ type Status struct {
 	memory.Stats
 	JournalPath string
 	OwnerPID    int
+	// Shared is the store's shared journal (nil: its journal is the file).
+	Shared *memory.SharedStatus
 }
 
 // Stats describes the store.
@@ -121,7 +123,12 @@ func (r Remote) Stats(ctx context.Context) (Status, error) {
 	if err != nil {
 		return Status{}, Error(err)
 	}
-	return Status{Stats: Stats(resp), JournalPath: resp.GetJournalPath(), OwnerPID: int(resp.GetOwnerPid())}, nil
+	st := Status{Stats: Stats(resp), JournalPath: resp.GetJournalPath(), OwnerPID: int(resp.GetOwnerPid())}
+	if resp.GetJournalShared() {
+		st.Shared = &memory.SharedStatus{Journal: resp.GetJournal(), StreamSeq: resp.GetJournalStreamSeq(), Applied: resp.GetJournalSeq(),
+			Lag: resp.GetJournalLag(), Offline: resp.GetJournalOffline(), Promoter: resp.GetPromoter()}
+	}
+	return st, nil
 }
 
 // Check runs the store's file and full-text checks; the error lists what they

@@ -348,6 +348,11 @@ func (s *Server) Stats(ctx context.Context, req *exocortexv1.MemoryStatsRequest)
 	st.Embedder = s.embedder
 	out := statsProto(st)
 	out.JournalPath = s.store.JournalPath()
+	out.Journal = s.store.JournalPath()
+	if sh, ok := s.store.Shared(ctx); ok {
+		out.Journal, out.JournalShared = sh.Journal, true
+		out.JournalStreamSeq, out.JournalLag, out.JournalOffline, out.Promoter = sh.StreamSeq, sh.Lag, sh.Offline, sh.Promoter
+	}
 	out.OwnerPid = int32(os.Getpid())
 	if ch, ok := s.store.EmbeddingChange(); ok {
 		out.EmbeddingChange = &exocortexv1.MemoryEmbeddingChange{From: ch.OldModel, To: ch.NewModel}

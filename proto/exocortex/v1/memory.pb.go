@@ -2996,9 +2996,21 @@ type MemoryStatsResponse struct {
 	OwnerPid int32 `protobuf:"varint,22,opt,name=owner_pid,json=ownerPid,proto3" json:"owner_pid,omitempty"`
 	// area_hashes are each area's share of state_hash (the same set hash over
 	// the area's records), kept current by the writes as it is.
-	AreaHashes    map[string]string `protobuf:"bytes,23,rep,name=area_hashes,json=areaHashes,proto3" json:"area_hashes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	AreaHashes map[string]string `protobuf:"bytes,23,rep,name=area_hashes,json=areaHashes,proto3" json:"area_hashes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// journal is where the journal lives: the journal file, or the shared
+	// JetStream stream this store is a replica of (memory.journal).
+	Journal string `protobuf:"bytes,24,opt,name=journal,proto3" json:"journal,omitempty"`
+	// journal_shared says the store is a replica of a shared journal; then
+	// journal_stream_seq is the stream's last sequence, journal_lag how far
+	// this host is behind it, journal_offline why the stream cannot be
+	// reached ("" when it answers), promoter the active promoter ("" if none).
+	JournalShared    bool   `protobuf:"varint,25,opt,name=journal_shared,json=journalShared,proto3" json:"journal_shared,omitempty"`
+	JournalStreamSeq uint64 `protobuf:"varint,26,opt,name=journal_stream_seq,json=journalStreamSeq,proto3" json:"journal_stream_seq,omitempty"`
+	JournalLag       uint64 `protobuf:"varint,27,opt,name=journal_lag,json=journalLag,proto3" json:"journal_lag,omitempty"`
+	JournalOffline   string `protobuf:"bytes,28,opt,name=journal_offline,json=journalOffline,proto3" json:"journal_offline,omitempty"`
+	Promoter         string `protobuf:"bytes,29,opt,name=promoter,proto3" json:"promoter,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *MemoryStatsResponse) Reset() {
@@ -3190,6 +3202,48 @@ func (x *MemoryStatsResponse) GetAreaHashes() map[string]string {
 		return x.AreaHashes
 	}
 	return nil
+}
+
+func (x *MemoryStatsResponse) GetJournal() string {
+	if x != nil {
+		return x.Journal
+	}
+	return ""
+}
+
+func (x *MemoryStatsResponse) GetJournalShared() bool {
+	if x != nil {
+		return x.JournalShared
+	}
+	return false
+}
+
+func (x *MemoryStatsResponse) GetJournalStreamSeq() uint64 {
+	if x != nil {
+		return x.JournalStreamSeq
+	}
+	return 0
+}
+
+func (x *MemoryStatsResponse) GetJournalLag() uint64 {
+	if x != nil {
+		return x.JournalLag
+	}
+	return 0
+}
+
+func (x *MemoryStatsResponse) GetJournalOffline() string {
+	if x != nil {
+		return x.JournalOffline
+	}
+	return ""
+}
+
+func (x *MemoryStatsResponse) GetPromoter() string {
+	if x != nil {
+		return x.Promoter
+	}
+	return ""
 }
 
 type MemoryEmbeddingChange struct {
@@ -4725,7 +4779,7 @@ const file_exocortex_v1_memory_proto_rawDesc = "" +
 	"\x15MemoryHistoryResponse\x12:\n" +
 	"\aentries\x18\x01 \x03(\v2 .exocortex.v1.MemoryHistoryEntryR\aentries\x122\n" +
 	"\x06record\x18\x02 \x01(\v2\x1a.exocortex.v1.MemoryRecordR\x06record\"\x14\n" +
-	"\x12MemoryStatsRequest\"\xe6\t\n" +
+	"\x12MemoryStatsRequest\"\xbb\v\n" +
 	"\x13MemoryStatsResponse\x12\x10\n" +
 	"\x03dir\x18\x01 \x01(\tR\x03dir\x12\x18\n" +
 	"\arecords\x18\x02 \x01(\x05R\arecords\x12F\n" +
@@ -4754,7 +4808,14 @@ const file_exocortex_v1_memory_proto_rawDesc = "" +
 	"\x10embedding_change\x18\x15 \x01(\v2#.exocortex.v1.MemoryEmbeddingChangeR\x0fembeddingChange\x12\x1b\n" +
 	"\towner_pid\x18\x16 \x01(\x05R\bownerPid\x12R\n" +
 	"\varea_hashes\x18\x17 \x03(\v21.exocortex.v1.MemoryStatsResponse.AreaHashesEntryR\n" +
-	"areaHashes\x1a9\n" +
+	"areaHashes\x12\x18\n" +
+	"\ajournal\x18\x18 \x01(\tR\ajournal\x12%\n" +
+	"\x0ejournal_shared\x18\x19 \x01(\bR\rjournalShared\x12,\n" +
+	"\x12journal_stream_seq\x18\x1a \x01(\x04R\x10journalStreamSeq\x12\x1f\n" +
+	"\vjournal_lag\x18\x1b \x01(\x04R\n" +
+	"journalLag\x12'\n" +
+	"\x0fjournal_offline\x18\x1c \x01(\tR\x0ejournalOffline\x12\x1a\n" +
+	"\bpromoter\x18\x1d \x01(\tR\bpromoter\x1a9\n" +
 	"\vByAreaEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a;\n" +

@@ -594,7 +594,7 @@ class MemoryStatsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class MemoryStatsResponse(_message.Message):
-    __slots__ = ["area_hashes", "by_area", "by_status", "dir", "embedder", "embedding_change", "fulltext_docs", "fulltext_seq", "journal_bytes", "journal_path", "journal_seq", "notices", "owner_pid", "records", "skipped_events", "snapshot_seq", "state_hash", "unknown_events", "vector_count", "vector_model", "vector_seq", "vectors", "vectors_lagging"]
+    __slots__ = ["area_hashes", "by_area", "by_status", "dir", "embedder", "embedding_change", "fulltext_docs", "fulltext_seq", "journal", "journal_bytes", "journal_lag", "journal_offline", "journal_path", "journal_seq", "journal_shared", "journal_stream_seq", "notices", "owner_pid", "promoter", "records", "skipped_events", "snapshot_seq", "state_hash", "unknown_events", "vector_count", "vector_model", "vector_seq", "vectors", "vectors_lagging"]
     class AreaHashesEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -632,10 +632,16 @@ class MemoryStatsResponse(_message.Message):
     FULLTEXT_DOCS_FIELD_NUMBER: _ClassVar[int]
     FULLTEXT_SEQ_FIELD_NUMBER: _ClassVar[int]
     JOURNAL_BYTES_FIELD_NUMBER: _ClassVar[int]
+    JOURNAL_FIELD_NUMBER: _ClassVar[int]
+    JOURNAL_LAG_FIELD_NUMBER: _ClassVar[int]
+    JOURNAL_OFFLINE_FIELD_NUMBER: _ClassVar[int]
     JOURNAL_PATH_FIELD_NUMBER: _ClassVar[int]
     JOURNAL_SEQ_FIELD_NUMBER: _ClassVar[int]
+    JOURNAL_SHARED_FIELD_NUMBER: _ClassVar[int]
+    JOURNAL_STREAM_SEQ_FIELD_NUMBER: _ClassVar[int]
     NOTICES_FIELD_NUMBER: _ClassVar[int]
     OWNER_PID_FIELD_NUMBER: _ClassVar[int]
+    PROMOTER_FIELD_NUMBER: _ClassVar[int]
     RECORDS_FIELD_NUMBER: _ClassVar[int]
     SKIPPED_EVENTS_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_SEQ_FIELD_NUMBER: _ClassVar[int]
@@ -654,11 +660,17 @@ class MemoryStatsResponse(_message.Message):
     embedding_change: MemoryEmbeddingChange
     fulltext_docs: int
     fulltext_seq: int
+    journal: str
     journal_bytes: int
+    journal_lag: int
+    journal_offline: str
     journal_path: str
     journal_seq: int
+    journal_shared: bool
+    journal_stream_seq: int
     notices: _containers.RepeatedScalarFieldContainer[str]
     owner_pid: int
+    promoter: str
     records: int
     skipped_events: int
     snapshot_seq: int
@@ -669,7 +681,7 @@ class MemoryStatsResponse(_message.Message):
     vector_seq: int
     vectors: str
     vectors_lagging: bool
-    def __init__(self, dir: _Optional[str] = ..., records: _Optional[int] = ..., by_area: _Optional[_Mapping[str, int]] = ..., by_status: _Optional[_Mapping[str, int]] = ..., journal_seq: _Optional[int] = ..., journal_bytes: _Optional[int] = ..., snapshot_seq: _Optional[int] = ..., fulltext_seq: _Optional[int] = ..., fulltext_docs: _Optional[int] = ..., vectors: _Optional[str] = ..., vector_model: _Optional[str] = ..., vector_seq: _Optional[int] = ..., vector_count: _Optional[int] = ..., unknown_events: _Optional[_Mapping[str, int]] = ..., skipped_events: _Optional[int] = ..., state_hash: _Optional[str] = ..., notices: _Optional[_Iterable[str]] = ..., vectors_lagging: bool = ..., embedder: _Optional[str] = ..., journal_path: _Optional[str] = ..., embedding_change: _Optional[_Union[MemoryEmbeddingChange, _Mapping]] = ..., owner_pid: _Optional[int] = ..., area_hashes: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    def __init__(self, dir: _Optional[str] = ..., records: _Optional[int] = ..., by_area: _Optional[_Mapping[str, int]] = ..., by_status: _Optional[_Mapping[str, int]] = ..., journal_seq: _Optional[int] = ..., journal_bytes: _Optional[int] = ..., snapshot_seq: _Optional[int] = ..., fulltext_seq: _Optional[int] = ..., fulltext_docs: _Optional[int] = ..., vectors: _Optional[str] = ..., vector_model: _Optional[str] = ..., vector_seq: _Optional[int] = ..., vector_count: _Optional[int] = ..., unknown_events: _Optional[_Mapping[str, int]] = ..., skipped_events: _Optional[int] = ..., state_hash: _Optional[str] = ..., notices: _Optional[_Iterable[str]] = ..., vectors_lagging: bool = ..., embedder: _Optional[str] = ..., journal_path: _Optional[str] = ..., embedding_change: _Optional[_Union[MemoryEmbeddingChange, _Mapping]] = ..., owner_pid: _Optional[int] = ..., area_hashes: _Optional[_Mapping[str, str]] = ..., journal: _Optional[str] = ..., journal_shared: bool = ..., journal_stream_seq: _Optional[int] = ..., journal_lag: _Optional[int] = ..., journal_offline: _Optional[str] = ..., promoter: _Optional[str] = ...) -> None: ...
 
 class MemoryTags(_message.Message):
     __slots__ = ["tags"]

@@ -1,0 +1,352 @@
+package natsjournal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/exocortex/exocortex/memory"
+	"github.com/exocortex/exocortex/staging"
+)
+
+// leaseKey is the key of the promoter lease in its KV bucket.
+const leaseKey = "active"
+
+// promoterBatch is how many proposals a promoter fetches at once; it still
+// decides them one after the other, in stream order.
+const promoterBatch = 32
+
+// PromoterConfig configures RunPromoter.
+type PromoterConfig struct {
+	// Journal is the shared journal's configuration (Promoted is ignored:
+	// the promoter writes the deltas itself).
+	Journal Config
+	// Dir is the promoter's own replica of the journal, the state it decides
+	// on (a store directory like any host's).
+	Dir string
+	// ID names this promoter in the lease and the audit (default: the
+	// client name and the process id).
+	ID string
+	// Lease is how long the lease outlives its holder: a promoter that dies
+	// is replaced after at most this long (default 3s).
+	Lease  time.Duration
+	Logger *slog.Logger
+	// afterDeltas, when set, runs after a proposal's deltas are stored and
+	// before its decision is recorded (a test kills the promoter there).
+	afterDeltas func(proposal string)
+}
+
+// RunPromoter serves as the promoter until ctx ends: it waits for the lease
+// (one promoter is active at a time; the others are standbys), then
+// consumes the EVENTS stream through the durable consumer "promoter", one
+// proposal at a time. A proposal is decided against the promoter's replica
+// brought up to the stream's end; its deltas are written under the writer's
+// message ids, then the decision goes to AUDIT, then the proposal is
+// acknowledged. A promoter that dies anywhere in between is replaced by one
+// that finds the decision already recorded (nothing is done twice) or writes
+// the deltas again under the same ids (the stream drops the copies).
+func RunPromoter(ctx context.Context, cfg PromoterConfig) error {
+	if cfg.Lease <= 0 {
+		cfg.Lease = 3 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	jc := cfg.Journal
+	jc.Promoted = false
+	if cfg.ID == "" {
+		cfg.ID = fmt.Sprintf("%s-%d", cmpOr(jc.Name, "promoter"), time.Now().UnixNano()%1_000_000)
+	}
+	jc.Name = cfg.ID
+	jc.Logger = cfg.Logger
+	j, err := Open(ctx, jc)
+	if err != nil {
+		return err
+	}
+	st, err := memory.Open(ctx, cfg.Dir, memory.Options{Journal: j, Logger: cfg.Logger})
+	if err != nil {
+		return fmt.Errorf("natsjournal: the promoter's replica %s: %w", cfg.Dir, err)
+	}
+	defer st.Close()
+	p := &promoter{cfg: cfg, j: j, st: st, log: cfg.Logger}
+	for ctx.Err() == nil {
+		if err := p.serve(ctx); err != nil && ctx.Err() == nil {
+			p.log.Warn("memory promoter: standing by", "id", cfg.ID, "err", err)
+			sleep(ctx, cfg.Lease/3)
+		}
+	}
+	return nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+type promoter struct {
+	cfg PromoterConfig
+	j   *Journal
+	st  *memory.Store
+	log *slog.Logger
+}
+
+// serve takes the lease (waiting for it) and promotes while it holds it.
+func (p *promoter) serve(ctx context.Context) error {
+	if err := p.j.ensurePromoted(ctx); err != nil {
+		return err
+	}
+	js := p.j.js
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	kv, err := js.CreateOrUpdateKeyValue(rctx, jetstream.KeyValueConfig{Bucket: p.cfg.Journal.leaseBucket(), TTL: p.cfg.Lease,
+		Replicas: max(p.cfg.Journal.Replicas, 1), Description: "the active Exocortex memory promoter"})
+	cancel()
+	if err != nil {
+		return fmt.Errorf("the lease bucket: %w", err)
+	}
+	// Wait for the lease.
+	var rev uint64
+	for {
+		rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+		rev, err = kv.Create(rctx, leaseKey, []byte(p.cfg.ID))
+		cancel()
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		sleep(ctx, p.cfg.Lease/4)
+	}
+	p.log.Info("memory promoter: active", "id", p.cfg.ID)
+	lctx, lose := context.WithCancel(ctx)
+	renewed := make(chan struct{})
+	// Stopping lets the lease expire (after at most Lease): a standby takes
+	// over as it would from a promoter that crashed.
+	defer func() {
+		lose()
+		<-renewed
+	}()
+	go func() {
+		defer close(renewed)
+		for {
+			sleep(lctx, p.cfg.Lease/3)
+			if lctx.Err() != nil {
+				return
+			}
+			rctx, cancel := context.WithTimeout(lctx, p.cfg.Lease/2)
+			r, err := kv.Update(rctx, leaseKey, []byte(p.cfg.ID), rev)
+			cancel()
+			if err != nil {
+				p.log.Warn("memory promoter: lost the lease", "id", p.cfg.ID, "err", err)
+				lose()
+				return
+			}
+			rev = r
+		}
+	}()
+	rctx, cancel = context.WithTimeout(ctx, requestTimeout)
+	cons, err := js.CreateOrUpdateConsumer(rctx, p.cfg.Journal.eventsStream(), jetstream.ConsumerConfig{
+		Durable: "promoter", AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: promoterBatch,
+		AckWait: max(5*time.Second, 2*p.cfg.Lease), DeliverPolicy: jetstream.DeliverAllPolicy})
+	cancel()
+	if err != nil {
+		return fmt.Errorf("the promoter consumer: %w", err)
+	}
+	for lctx.Err() == nil {
+		batch, err := cons.Fetch(promoterBatch, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			if lctx.Err() != nil {
+				break
+			}
+			return err
+		}
+		if berr := batch.Error(); berr != nil && !errors.Is(berr, nats.ErrTimeout) {
+			p.log.Debug("memory promoter: fetch", "err", berr)
+		}
+		for m := range batch.Messages() {
+			if lctx.Err() != nil {
+				// The lease is gone: leave the message to the next promoter.
+				break
+			}
+			p.handle(lctx, m)
+		}
+	}
+	if ctx.Err() == nil {
+		return errors.New("the lease was lost")
+	}
+	return nil
+}
+
+// handle decides one proposal.
+func (p *promoter) handle(ctx context.Context, m jetstream.Msg) {
+	var prop proposal
+	if err := json.Unmarshal(m.Data(), &prop); err != nil || prop.ID == "" || len(prop.Entries) != len(prop.MsgIDs) {
+		p.log.Warn("memory promoter: dropping a proposal that does not decode", "err", err)
+		m.Term()
+		return
+	}
+	subj := p.cfg.Journal.auditSubject(prop.ID)
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	prev, err := p.j.lastAudit(rctx, subj)
+	cancel()
+	if err == nil {
+		var d Decision
+		if json.Unmarshal(prev.Data, &d) == nil && d.Decision != DecisionDefer {
+			m.Ack() // decided before (by a promoter that died before its ack)
+			return
+		}
+	}
+	m.InProgress() // a long catch-up must not have the proposal redelivered meanwhile
+	d, entries, ids := p.decide(ctx, prop)
+	if d.Decision == DecisionDefer {
+		p.audit(ctx, subj, d)
+		m.NakWithDelay(time.Second)
+		return
+	}
+	if len(entries) > 0 {
+		recs, err := p.j.Append(ctx, entries, ids)
+		if err != nil {
+			d = Decision{Proposal: prop.ID, Decision: DecisionDefer, Reason: "writing the deltas: " + err.Error()}
+			p.audit(ctx, subj, d)
+			m.NakWithDelay(time.Second)
+			return
+		}
+		k := 0
+		for i := range d.Seqs {
+			if d.Seqs[i] == 1<<63 {
+				d.Seqs[i] = recs[k].Seq
+				k++
+			}
+		}
+		if p.cfg.afterDeltas != nil {
+			p.cfg.afterDeltas(prop.ID)
+			if ctx.Err() != nil {
+				return
+			}
+		}
+	}
+	if err := p.audit(ctx, subj, d); err != nil {
+		m.NakWithDelay(time.Second)
+		return
+	}
+	m.Ack()
+	p.st.CatchUp(ctx)
+}
+
+// audit records a decision.
+func (p *promoter) audit(ctx context.Context, subj string, d Decision) error {
+	d.Promoter, d.At = p.cfg.ID, time.Now().UTC()
+	b, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	msg := nats.NewMsg(subj)
+	msg.Data = b
+	if d.Decision != DecisionDefer {
+		msg.Header.Set(jetstream.MsgIDHeader, "audit-"+d.Proposal)
+	}
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	_, err = p.j.js.PublishMsg(rctx, msg)
+	return err
+}
+
+// decide canonicalises the proposal's entries and checks them against the
+// state: the entries to write (with their ids), and the decision, whose Seqs
+// hold 1<<63 for each entry to write (filled in once written) and 0 for one
+// dropped as a duplicate.
+func (p *promoter) decide(ctx context.Context, prop proposal) (Decision, []staging.Entry, []string) {
+	d := Decision{Proposal: prop.ID, Decision: DecisionPromote, Seqs: make([]uint64, len(prop.Entries)), Payloads: make([]json.RawMessage, len(prop.Entries))}
+	if err := p.st.CatchUp(ctx); err != nil {
+		return Decision{Proposal: prop.ID, Decision: DecisionDefer, Reason: "catching up with the journal: " + err.Error()}, nil, nil
+	}
+	var entries []staging.Entry
+	var ids []string
+	var reasons []string
+	for i, w := range prop.Entries {
+		payload := w.Payload
+		keep := true
+		if w.Kind == memory.KindUpsert {
+			var u memory.UpsertEvent
+			if err := json.Unmarshal(w.Payload, &u); err == nil {
+				u.Key = strings.TrimSpace(u.Key)
+				u.Tags = canonicalTags(u.Tags)
+				if u.Key != "" {
+					if holder, ok, _ := p.st.GetByKey(ctx, u.Area, u.Key); ok && holder.ID != u.ID {
+						reasons = append(reasons, fmt.Sprintf("entry %d: key %q in area %s belongs to record %s: %s is written to it", i+1, u.Key, u.Area, holder.ID, u.ID))
+						u.ID = holder.ID
+						d.Decision = DecisionOverride
+					}
+				}
+				if cur, ok, _ := p.st.Get(ctx, u.ID); ok && sameContent(cur, u) {
+					keep = false
+					reasons = append(reasons, fmt.Sprintf("entry %d: record %s already holds this", i+1, u.ID))
+				}
+				if b, err := staging.EncodePayload(u); err == nil {
+					payload = b
+				}
+			}
+		}
+		d.Payloads[i] = payload
+		if keep {
+			d.Seqs[i] = 1 << 63
+			entries = append(entries, staging.Entry{Kind: w.Kind, Session: w.Session, TS: w.TS, Payload: json.RawMessage(payload)})
+			ids = append(ids, prop.MsgIDs[i])
+		}
+	}
+	if err := p.st.CheckEntries(entries); err != nil {
+		return Decision{Proposal: prop.ID, Decision: DecisionSkip, Invalid: err.Error(), Seqs: d.Seqs, Payloads: d.Payloads}, nil, nil
+	}
+	if len(entries) == 0 {
+		d.Decision = DecisionSkip
+	}
+	d.Reason = strings.Join(reasons, "; ")
+	return d, entries, ids
+}
+
+func canonicalTags(tags []string) []string {
+	if len(tags) == 0 {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range tags {
+		t = strings.TrimSpace(t)
+		if t != "" && !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// sameContent reports whether an upsert would leave the record as it is.
+func sameContent(r *memory.Record, u memory.UpsertEvent) bool {
+	if r.Area != u.Area || r.Text != u.Text || r.Key != u.Key || !slices.Equal(canonicalTags(r.Tags), u.Tags) {
+		return false
+	}
+	if u.Status != "" && u.Status != r.Status || u.Importance != nil && *u.Importance != r.Importance {
+		return false
+	}
+	a, _ := json.Marshal(r.Metadata)
+	b, _ := json.Marshal(u.Metadata)
+	return string(a) == string(b) || len(r.Metadata) == 0 && len(u.Metadata) == 0
+}

@@ -1,0 +1,215 @@
+package natsjournal
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/exocortex/exocortex/memory"
+	"github.com/exocortex/exocortex/memory/natsjournal/natstest"
+)
+
+// TestScaleSimulation is the scale run behind docs/PERFORMANCE.md ("Shared
+// memory on NATS JetStream"): 8 hosts on one embedded server write and search
+// at once, directly and through the promoter, against the raw JetStream
+// publish rate of the same server in the same run; then a fresh host catches
+// up. It takes about a minute, so it runs only with EXOCORTEX_NATS_SCALE=1
+// (EXOCORTEX_NATS_SCALE_WRITES sets the writes per host, default 150).
+func TestScaleSimulation(t *testing.T) {
+	if os.Getenv("EXOCORTEX_NATS_SCALE") != "1" {
+		t.Skip("the scale simulation runs with EXOCORTEX_NATS_SCALE=1 (about a minute)")
+	}
+	writes := 150
+	if v, err := strconv.Atoi(os.Getenv("EXOCORTEX_NATS_SCALE_WRITES")); err == nil && v > 0 {
+		writes = v
+	}
+	const hosts = 8
+	srv := natstest.Start(t)
+	ctx := context.Background()
+
+	raw := rawPublishRate(t, srv.URL(), 20_000)
+	t.Logf("raw JetStream async publish (1 client, 300-byte messages, R1 file store): %.0f msgs/s", raw)
+	if bench := natstest.Tool("nats"); bench == "" {
+		t.Log("nats bench: no .tools/bin/nats (make nats-cli); the raw rate above is measured in-process the same way (async publish, batches of 1000)")
+	} else {
+		out, err := exec.Command(bench, "bench", "js", "pub", "async", "exo.bench", "--create", "--msgs=20000", "--size=300B", "--no-progress", "-s", srv.URL()).CombinedOutput()
+		if err != nil {
+			t.Fatalf("nats bench: %v\n%s", err, out)
+		}
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.Contains(l, "msgs/sec") {
+				t.Logf("nats bench js pub async (20000 × 300 B): %s", strings.TrimSpace(l))
+			}
+		}
+	}
+
+	for _, promoted := range []bool{false, true} {
+		name := map[bool]string{false: "direct", true: "promoter"}[promoted]
+		stream := "SIM_" + name
+		url := srv.URL() + "?stream=" + stream + "&subject=sim." + name
+		if promoted {
+			stop := startPromoterCfg(t, PromoterConfig{Journal: config(t, url, false), Dir: filepath.Join(t.TempDir(), "p"), ID: "sim-promoter", Logger: quiet()}, nil)
+			defer stop()
+		}
+		stores := make([]*memory.Store, hosts)
+		for i := range stores {
+			c := config(t, url, promoted)
+			c.Name = fmt.Sprintf("host%d", i)
+			j, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := memory.Open(ctx, t.TempDir(), memory.Options{Journal: j, Logger: quiet()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			stores[i] = s
+		}
+		// Each host notes when it first holds each sequence.
+		seen := make([]map[uint64]time.Time, hosts)
+		var seenMu sync.Mutex
+		stopWatch := make(chan struct{})
+		var watchers sync.WaitGroup
+		for i, s := range stores {
+			seen[i] = map[uint64]time.Time{}
+			watchers.Add(1)
+			go func() {
+				defer watchers.Done()
+				var at uint64
+				for {
+					select {
+					case <-stopWatch:
+						return
+					case <-time.After(time.Millisecond):
+					}
+					now, last := time.Now(), s.JournalSeq()
+					seenMu.Lock()
+					for q := at + 1; q <= last; q++ {
+						seen[i][q] = now
+					}
+					seenMu.Unlock()
+					at = last
+				}
+			}()
+		}
+		type write struct {
+			host  int
+			seq   uint64
+			start time.Time
+		}
+		var wmu sync.Mutex
+		var all []write
+		var searches int
+		var wg sync.WaitGroup
+		start := time.Now()
+		for h, s := range stores {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range writes {
+					t0 := time.Now()
+					rec, err := s.Put(ctx, memory.Input{Text: fmt.Sprintf("host %d note %d about topic%d-%d", h, i, h, i)}, memory.Source{})
+					if err != nil {
+						t.Errorf("host %d write %d: %v", h, i, err)
+						return
+					}
+					if _, err := s.Search(ctx, fmt.Sprintf("topic%d-%d", (h+1)%hosts, i), memory.SearchOptions{}); err != nil {
+						t.Errorf("search: %v", err)
+					}
+					wmu.Lock()
+					all = append(all, write{h, rec.Provenance.Seq, t0})
+					searches++
+					wmu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		elapsed := time.Since(start)
+		total := hosts * writes
+		// Wait for every host to hold everything, then stop watching.
+		for _, s := range stores {
+			wctx, cancel := context.WithTimeout(ctx, patience)
+			if err := s.WaitApplied(wctx, uint64(total)); err != nil {
+				t.Fatal(err)
+			}
+			cancel()
+		}
+		time.Sleep(5 * time.Millisecond)
+		close(stopWatch)
+		watchers.Wait()
+		var lat []time.Duration
+		for _, w := range all {
+			for o := range hosts {
+				if o != w.host {
+					lat = append(lat, seen[o][w.seq].Sub(w.start))
+				}
+			}
+		}
+		slices.Sort(lat)
+		p := func(q float64) time.Duration { return lat[int(q*float64(len(lat)-1))].Round(100 * time.Microsecond) }
+		rate := float64(total) / elapsed.Seconds()
+		t.Logf("%s: %d hosts, %d writes (+%d searches) in %s: %.0f deltas/s (%.1f%% of raw); write-to-visible-elsewhere p50 %s p99 %s max %s",
+			name, hosts, total, searches, elapsed.Round(time.Millisecond), rate, 100*rate/raw, p(0.5), p(0.99), lat[len(lat)-1].Round(100*time.Microsecond))
+		h0, _ := stores[0].Hash(ctx)
+		for i, s := range stores[1:] {
+			if h, _ := s.Hash(ctx); h != h0 {
+				t.Fatalf("host %d's hash differs", i+1)
+			}
+		}
+		if !promoted {
+			// Catch-up: a fresh host replays the stream into its store.
+			j, err := Open(ctx, config(t, url, false))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c0 := time.Now()
+			s, err := memory.Open(ctx, t.TempDir(), memory.Options{Journal: j, Logger: quiet()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := time.Since(c0)
+			t.Logf("catch-up: a fresh host applied %d deltas in %s: %.0f deltas/s (state, journal copy, Bleve; no embedder)", s.JournalSeq(), d.Round(time.Millisecond), float64(s.JournalSeq())/d.Seconds())
+			s.Close()
+		}
+	}
+}
+
+// rawPublishRate publishes n messages asynchronously to a stream of their
+// own and returns the acknowledged messages per second.
+func rawPublishRate(t testing.TB, url string, n int) float64 {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx := context.Background()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "RAW", Subjects: []string{"raw"}, Storage: jetstream.FileStorage}); err != nil {
+		t.Fatal(err)
+	}
+	body := make([]byte, 300)
+	start := time.Now()
+	for i := range n {
+		if _, err := js.PublishAsync("raw", body); err != nil {
+			t.Fatal(err)
+		}
+		if i%1000 == 999 {
+			<-js.PublishAsyncComplete()
+		}
+	}
+	<-js.PublishAsyncComplete()
+	return float64(n) / time.Since(start).Seconds()
+}
