@@ -259,6 +259,10 @@ func whatReaches(h exocortexv1.Hook) string {
 		return "which changes what the operator is shown of a running tool's output, never the prompt: its text would never reach the model"
 	case exocortexv1.Hook_HOOK_TEXT_EDITOR_WRITE_AFTER, exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_AFTER, exocortexv1.Hook_HOOK_EMBEDDING_MODEL_CHANGED:
 		return "which changes only state, after this call's prompt was sent (state reaches the next iteration's prompt-assembly hooks): its text would never reach the model"
+	case exocortexv1.Hook_HOOK_HISTORY_COMPRESS_BEFORE:
+		return "which changes the history's summary (its keep field), not the prompt's blocks: its prompt text would never reach the model"
+	case exocortexv1.Hook_HOOK_TOOL_APPROVAL_REQUEST, exocortexv1.Hook_HOOK_OPERATOR_NOTIFICATION:
+		return "which decides a held tool call (allow, refuse) or tells the operator, after this call's prompt was sent: its text would never reach the model"
 	case exocortexv1.Hook_HOOK_MESSAGE_LOOP_EXCEPTION, exocortexv1.Hook_HOOK_PROCESS_CHAIN_END:
 		return "which fires after the iteration's model call: its text would never reach the model"
 	}

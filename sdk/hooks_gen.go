@@ -402,6 +402,41 @@ func EmbeddingModelChanged(h EmbeddingModelChangedHook) Hook {
 	return Hook{id: exocortexv1.Hook_HOOK_EMBEDDING_MODEL_CHANGED, handler: h}
 }
 
+// HistoryCompressBeforeHook runs before the context budget compresses the history; it
+// may add what the summary must keep.
+type HistoryCompressBeforeHook interface {
+	HistoryCompressBefore(ctx context.Context, c *Call, req *exocortexv1.HistoryCompressBeforeRequest) (*exocortexv1.HistoryCompressBeforeResponse, error)
+}
+
+// HistoryCompressBefore declares, in Spec.Hooks, that h handles history_compress_before
+// with its method HistoryCompressBefore (HistoryCompressBeforeHook).
+func HistoryCompressBefore(h HistoryCompressBeforeHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_HISTORY_COMPRESS_BEFORE, handler: h}
+}
+
+// ToolApprovalRequestHook runs when a tool call is held for approval, in every approval
+// mode; it may allow or refuse the call.
+type ToolApprovalRequestHook interface {
+	ToolApprovalRequest(ctx context.Context, c *Call, req *exocortexv1.ToolApprovalRequestRequest) (*exocortexv1.ToolApprovalRequestResponse, error)
+}
+
+// ToolApprovalRequest declares, in Spec.Hooks, that h handles tool_approval_request
+// with its method ToolApprovalRequest (ToolApprovalRequestHook).
+func ToolApprovalRequest(h ToolApprovalRequestHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_TOOL_APPROVAL_REQUEST, handler: h}
+}
+
+// OperatorNotificationHook runs when the operator is asked or told something.
+type OperatorNotificationHook interface {
+	OperatorNotification(ctx context.Context, c *Call, req *exocortexv1.OperatorNotificationRequest) (*exocortexv1.OperatorNotificationResponse, error)
+}
+
+// OperatorNotification declares, in Spec.Hooks, that h handles operator_notification
+// with its method OperatorNotification (OperatorNotificationHook).
+func OperatorNotification(h OperatorNotificationHook) Hook {
+	return Hook{id: exocortexv1.Hook_HOOK_OPERATOR_NOTIFICATION, handler: h}
+}
+
 // hookDefs lists every hook in enum order, which is also the order of an extension's
 // entries in the manifest, with a test of whether a value has the hook's method (to
 // name a method Spec.Hooks leaves undeclared). A function, not a variable: no
@@ -441,6 +476,9 @@ func hookDefs() []hookDef {
 		{exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_BEFORE, "TextEditorPatchBefore", is[TextEditorPatchBeforeHook]},
 		{exocortexv1.Hook_HOOK_TEXT_EDITOR_PATCH_AFTER, "TextEditorPatchAfter", is[TextEditorPatchAfterHook]},
 		{exocortexv1.Hook_HOOK_EMBEDDING_MODEL_CHANGED, "EmbeddingModelChanged", is[EmbeddingModelChangedHook]},
+		{exocortexv1.Hook_HOOK_HISTORY_COMPRESS_BEFORE, "HistoryCompressBefore", is[HistoryCompressBeforeHook]},
+		{exocortexv1.Hook_HOOK_TOOL_APPROVAL_REQUEST, "ToolApprovalRequest", is[ToolApprovalRequestHook]},
+		{exocortexv1.Hook_HOOK_OPERATOR_NOTIFICATION, "OperatorNotification", is[OperatorNotificationHook]},
 	}
 }
 
@@ -649,6 +687,24 @@ func (s *server) EmbeddingModelChanged(ctx context.Context, req *exocortexv1.Emb
 	})
 }
 
+func (s *server) HistoryCompressBefore(ctx context.Context, req *exocortexv1.HistoryCompressBeforeRequest) (*exocortexv1.HistoryCompressBeforeResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_HISTORY_COMPRESS_BEFORE, req, func(h any, c *Call) (*exocortexv1.HistoryCompressBeforeResponse, error) {
+		return h.(HistoryCompressBeforeHook).HistoryCompressBefore(ctx, c, req)
+	})
+}
+
+func (s *server) ToolApprovalRequest(ctx context.Context, req *exocortexv1.ToolApprovalRequestRequest) (*exocortexv1.ToolApprovalRequestResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_TOOL_APPROVAL_REQUEST, req, func(h any, c *Call) (*exocortexv1.ToolApprovalRequestResponse, error) {
+		return h.(ToolApprovalRequestHook).ToolApprovalRequest(ctx, c, req)
+	})
+}
+
+func (s *server) OperatorNotification(ctx context.Context, req *exocortexv1.OperatorNotificationRequest) (*exocortexv1.OperatorNotificationResponse, error) {
+	return handle(s, exocortexv1.Hook_HOOK_OPERATOR_NOTIFICATION, req, func(h any, c *Call) (*exocortexv1.OperatorNotificationResponse, error) {
+		return h.(OperatorNotificationHook).OperatorNotification(ctx, c, req)
+	})
+}
+
 // hookMethod is the server's method for hook, taking and returning the hook's
 // own messages.
 func (s *server) hookMethod(hook exocortexv1.Hook) func(context.Context, proto.Message) (proto.Message, error) {
@@ -719,6 +775,12 @@ func (s *server) hookMethod(hook exocortexv1.Hook) func(context.Context, proto.M
 		return method(s.TextEditorPatchAfter)
 	case exocortexv1.Hook_HOOK_EMBEDDING_MODEL_CHANGED:
 		return method(s.EmbeddingModelChanged)
+	case exocortexv1.Hook_HOOK_HISTORY_COMPRESS_BEFORE:
+		return method(s.HistoryCompressBefore)
+	case exocortexv1.Hook_HOOK_TOOL_APPROVAL_REQUEST:
+		return method(s.ToolApprovalRequest)
+	case exocortexv1.Hook_HOOK_OPERATOR_NOTIFICATION:
+		return method(s.OperatorNotification)
 	}
 	return nil
 }
@@ -730,7 +792,8 @@ func IsToolHook(h exocortexv1.Hook) bool {
 	case exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE,
 		exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER,
 		exocortexv1.Hook_HOOK_HIST_ADD_TOOL_RESULT,
-		exocortexv1.Hook_HOOK_TOOL_OUTPUT_UPDATE:
+		exocortexv1.Hook_HOOK_TOOL_OUTPUT_UPDATE,
+		exocortexv1.Hook_HOOK_TOOL_APPROVAL_REQUEST:
 		return true
 	}
 	return false

@@ -149,6 +149,12 @@ func stageNote(h hooks.Info) string {
 		return "around a `text_editor` write"
 	case "text_editor_patch_before", "text_editor_patch_after":
 		return "around a `text_editor` patch"
+	case "history_compress_before":
+		return "in an iteration whose history exceeds its budget, before the oldest messages leave the prompt"
+	case "tool_approval_request":
+		return "when a guard at `tool_execute_before` holds a call for approval, in every approval mode"
+	case "operator_notification":
+		return "when the operator is asked to approve a held call"
 	}
 	switch h.Stage {
 	case hooks.PerSession:

@@ -108,7 +108,9 @@ func All() []Info { return slices.Clone(table()) }
 func Iteration() []exocortexv1.Hook {
 	return []exocortexv1.Hook{
 		exocortexv1.Hook_HOOK_MESSAGE_LOOP_START,
-		// History compression's summary, before the prompt is assembled.
+		// History compression, before the prompt is assembled: announced,
+		// then its summary.
+		exocortexv1.Hook_HOOK_HISTORY_COMPRESS_BEFORE,
 		exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_BEFORE,
 		exocortexv1.Hook_HOOK_UTIL_MODEL_CALL_AFTER,
 		exocortexv1.Hook_HOOK_MESSAGE_LOOP_PROMPTS_BEFORE,
@@ -129,6 +131,10 @@ func Iteration() []exocortexv1.Hook {
 		exocortexv1.Hook_HOOK_HIST_ADD_BEFORE, // the model's reply
 		exocortexv1.Hook_HOOK_ERROR_FORMAT,
 		exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE,
+		// A call held for approval: offered to the extensions, then the
+		// operator is notified when asked.
+		exocortexv1.Hook_HOOK_TOOL_APPROVAL_REQUEST,
+		exocortexv1.Hook_HOOK_OPERATOR_NOTIFICATION,
 		// Around the tool's run: a text_editor call's hooks by its action, the
 		// partial output while any tool runs, a store the tool opened
 		// re-embedded.
@@ -280,7 +286,8 @@ func carriesHistory(req protoreflect.MessageDescriptor) bool {
 func forTools(h exocortexv1.Hook) bool {
 	switch h {
 	case exocortexv1.Hook_HOOK_TOOL_EXECUTE_BEFORE, exocortexv1.Hook_HOOK_TOOL_EXECUTE_AFTER,
-		exocortexv1.Hook_HOOK_HIST_ADD_TOOL_RESULT, exocortexv1.Hook_HOOK_TOOL_OUTPUT_UPDATE:
+		exocortexv1.Hook_HOOK_HIST_ADD_TOOL_RESULT, exocortexv1.Hook_HOOK_TOOL_OUTPUT_UPDATE,
+		exocortexv1.Hook_HOOK_TOOL_APPROVAL_REQUEST:
 		return true
 	}
 	return false

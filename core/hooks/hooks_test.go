@@ -10,13 +10,13 @@ import (
 func TestAllInFiringOrder(t *testing.T) {
 	want := []string{
 		"agent_init", "hist_add_before", "monologue_start", "message_loop_start",
-		"util_model_call_before", "util_model_call_after",
+		"history_compress_before", "util_model_call_before", "util_model_call_after",
 		"message_loop_prompts_before", "system_prompt", "message_loop_prompts_after",
 		"embedding_model_changed",
 		"before_main_llm_call", "chat_model_call_before",
 		"reasoning_stream_chunk", "reasoning_stream", "response_stream_chunk", "response_stream",
 		"chat_model_call_after", "reasoning_stream_end", "response_stream_end",
-		"error_format", "tool_execute_before",
+		"error_format", "tool_execute_before", "tool_approval_request", "operator_notification",
 		"text_editor_write_before", "text_editor_patch_before", "tool_output_update",
 		"text_editor_read_after", "text_editor_write_after", "text_editor_patch_after",
 		"tool_execute_after", "hist_add_tool_result",
@@ -137,7 +137,7 @@ func TestForTools(t *testing.T) {
 			got = append(got, in.Name)
 		}
 	}
-	if g, want := strings.Join(got, ","), "tool_execute_before,tool_output_update,tool_execute_after,hist_add_tool_result"; g != want {
+	if g, want := strings.Join(got, ","), "tool_execute_before,tool_approval_request,tool_output_update,tool_execute_after,hist_add_tool_result"; g != want {
 		t.Errorf("for_tools hooks %s, want %s", g, want)
 	}
 }
@@ -163,7 +163,7 @@ func TestEveryProtocolHookIsPlaced(t *testing.T) {
 // TestGating pins the hooks whose response can stop the action they precede:
 // the hooks where an extension's failure fails closed.
 func TestGating(t *testing.T) {
-	if g, want := strings.Join(Gating(), ","), "tool_execute_before,text_editor_write_before,text_editor_patch_before"; g != want {
+	if g, want := strings.Join(Gating(), ","), "tool_execute_before,tool_approval_request,text_editor_write_before,text_editor_patch_before"; g != want {
 		t.Errorf("gating hooks %s, want %s", g, want)
 	}
 }

@@ -723,6 +723,30 @@ func hookCases() []hookCase {
 				return invoke(ctx, e, &exocortexv1.EmbeddingModelChangedRequest{Call: hc, OldModel: "glove-100d", NewModel: "nomic-embed-text",
 					OldDims: 100, NewDims: 768}, exocortexv1.PluginClient.EmbeddingModelChanged)
 			}, nil},
+		{exocortexv1.Hook_HOOK_HISTORY_COMPRESS_BEFORE,
+			func(ctx context.Context, e *host.Extension, hc *exocortexv1.HookCall) (proto.Message, error) {
+				return invoke(ctx, e, &exocortexv1.HistoryCompressBeforeRequest{Call: hc, Trigger: "auto", From: 0, To: 2,
+					Leaving: []*exocortexv1.Message{{Role: "user", Content: "a"}, {Role: "assistant", Content: "b"}}}, exocortexv1.PluginClient.HistoryCompressBefore)
+			},
+			func(t *testing.T, r proto.Message) {
+				if k := r.(*exocortexv1.HistoryCompressBeforeResponse).GetKeep(); len(k) != 1 || k[0] != "keep 2 auto" {
+					t.Errorf("keep %v, want [keep 2 auto]", k)
+				}
+			}},
+		{exocortexv1.Hook_HOOK_TOOL_APPROVAL_REQUEST,
+			func(ctx context.Context, e *host.Extension, hc *exocortexv1.HookCall) (proto.Message, error) {
+				return invoke(ctx, e, &exocortexv1.ToolApprovalRequestRequest{Call: hc, ToolCall: &exocortexv1.ToolCall{Name: "forbidden", ArgsJson: "{}"},
+					Action: "forbidden {}", Mode: "yolo"}, exocortexv1.PluginClient.ToolApprovalRequest)
+			},
+			func(t *testing.T, r proto.Message) {
+				if f := r.(*exocortexv1.ToolApprovalRequestResponse).Refuse; f == nil || *f != "echo refuses forbidden in yolo" {
+					t.Errorf("refuse %v", f)
+				}
+			}},
+		{exocortexv1.Hook_HOOK_OPERATOR_NOTIFICATION,
+			func(ctx context.Context, e *host.Extension, hc *exocortexv1.HookCall) (proto.Message, error) {
+				return invoke(ctx, e, &exocortexv1.OperatorNotificationRequest{Call: hc, Kind: "permission_prompt", Message: "approve?"}, exocortexv1.PluginClient.OperatorNotification)
+			}, nil},
 	}
 }
 

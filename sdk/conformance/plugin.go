@@ -435,6 +435,12 @@ func CallHook(ctx context.Context, ext *host.Extension, call *exocortexv1.HookCa
 		return host.Call(ctx, ext, r, exocortexv1.PluginClient.TextEditorPatchAfter)
 	case *exocortexv1.EmbeddingModelChangedRequest:
 		return host.Call(ctx, ext, r, exocortexv1.PluginClient.EmbeddingModelChanged)
+	case *exocortexv1.HistoryCompressBeforeRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.HistoryCompressBefore)
+	case *exocortexv1.ToolApprovalRequestRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.ToolApprovalRequest)
+	case *exocortexv1.OperatorNotificationRequest:
+		return host.Call(ctx, ext, r, exocortexv1.PluginClient.OperatorNotification)
 	}
 	return nil, fmt.Errorf("conformance: no request for hook %v", ext.Hook.Hook)
 }
@@ -510,6 +516,12 @@ func hookRequest(hook exocortexv1.Hook, call *exocortexv1.HookCall) proto.Messag
 		return &exocortexv1.TextEditorPatchAfterRequest{Call: call, ToolCall: &exocortexv1.ToolCall{Name: "text_editor"}, Path: "a.txt", OldText: "a", NewText: "b", Result: &exocortexv1.ToolResult{Content: "patched a.txt"}}
 	case exocortexv1.Hook_HOOK_EMBEDDING_MODEL_CHANGED:
 		return &exocortexv1.EmbeddingModelChangedRequest{Call: call, OldModel: "glove-100d", NewModel: "nomic-embed-text", OldDims: 100, NewDims: 768}
+	case exocortexv1.Hook_HOOK_HISTORY_COMPRESS_BEFORE:
+		return &exocortexv1.HistoryCompressBeforeRequest{Call: call, Trigger: "auto", To: 1, Leaving: []*exocortexv1.Message{{Role: "user", Content: "a"}}}
+	case exocortexv1.Hook_HOOK_TOOL_APPROVAL_REQUEST:
+		return &exocortexv1.ToolApprovalRequestRequest{Call: call, ToolCall: &exocortexv1.ToolCall{Name: "code_execution"}, Action: "ls", Mode: "default"}
+	case exocortexv1.Hook_HOOK_OPERATOR_NOTIFICATION:
+		return &exocortexv1.OperatorNotificationRequest{Call: call, Kind: "permission_prompt", Message: "approve?"}
 	}
 	return nil
 }

@@ -4239,6 +4239,477 @@ func (x *EmbeddingModelChangedResponse) GetChanges() *StateChanges {
 	return nil
 }
 
+// history_compress_before: the history is about to be compressed (the oldest
+// verbatim messages leave the prompt for long-term memory, and a summary of
+// them takes their place). Claude Code's PreCompact runs here.
+type HistoryCompressBeforeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Call  *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	// Why: "auto" (the context budget: the history exceeds its share of the
+	// window) or "manual" (the operator asked for it).
+	Trigger string `protobuf:"bytes,2,opt,name=trigger,proto3" json:"trigger,omitempty"`
+	// The operator's instructions for the summary (manual only).
+	CustomInstructions string `protobuf:"bytes,3,opt,name=custom_instructions,json=customInstructions,proto3" json:"custom_instructions,omitempty"`
+	// The messages that will leave the verbatim window, oldest first.
+	Leaving []*Message `protobuf:"bytes,4,rep,name=leaving,proto3" json:"leaving,omitempty"`
+	// Positions from and to-1 of the history, and the history's tokens against
+	// its budget.
+	From          int32 `protobuf:"varint,5,opt,name=from,proto3" json:"from,omitempty"`
+	To            int32 `protobuf:"varint,6,opt,name=to,proto3" json:"to,omitempty"`
+	Tokens        int32 `protobuf:"varint,7,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	Budget        int32 `protobuf:"varint,8,opt,name=budget,proto3" json:"budget,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryCompressBeforeRequest) Reset() {
+	*x = HistoryCompressBeforeRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryCompressBeforeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryCompressBeforeRequest) ProtoMessage() {}
+
+func (x *HistoryCompressBeforeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistoryCompressBeforeRequest.ProtoReflect.Descriptor instead.
+func (*HistoryCompressBeforeRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *HistoryCompressBeforeRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *HistoryCompressBeforeRequest) GetTrigger() string {
+	if x != nil {
+		return x.Trigger
+	}
+	return ""
+}
+
+func (x *HistoryCompressBeforeRequest) GetCustomInstructions() string {
+	if x != nil {
+		return x.CustomInstructions
+	}
+	return ""
+}
+
+func (x *HistoryCompressBeforeRequest) GetLeaving() []*Message {
+	if x != nil {
+		return x.Leaving
+	}
+	return nil
+}
+
+func (x *HistoryCompressBeforeRequest) GetFrom() int32 {
+	if x != nil {
+		return x.From
+	}
+	return 0
+}
+
+func (x *HistoryCompressBeforeRequest) GetTo() int32 {
+	if x != nil {
+		return x.To
+	}
+	return 0
+}
+
+func (x *HistoryCompressBeforeRequest) GetTokens() int32 {
+	if x != nil {
+		return x.Tokens
+	}
+	return 0
+}
+
+func (x *HistoryCompressBeforeRequest) GetBudget() int32 {
+	if x != nil {
+		return x.Budget
+	}
+	return 0
+}
+
+type HistoryCompressBeforeResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Changes *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	// Text the summary keeps, word for word, after the part about these
+	// messages (the extensions' in their order); it is also given to the
+	// utility model as instructions when one writes the summary.
+	Keep []string `protobuf:"bytes,2,rep,name=keep,proto3" json:"keep,omitempty"`
+	// Hold a manual compression back, with this reason for the operator. An
+	// automatic one cannot be held (the prompt must fit the model's window):
+	// the host reports the reason and compresses.
+	Hold          *string `protobuf:"bytes,3,opt,name=hold,proto3,oneof" json:"hold,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryCompressBeforeResponse) Reset() {
+	*x = HistoryCompressBeforeResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryCompressBeforeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryCompressBeforeResponse) ProtoMessage() {}
+
+func (x *HistoryCompressBeforeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistoryCompressBeforeResponse.ProtoReflect.Descriptor instead.
+func (*HistoryCompressBeforeResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *HistoryCompressBeforeResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *HistoryCompressBeforeResponse) GetKeep() []string {
+	if x != nil {
+		return x.Keep
+	}
+	return nil
+}
+
+func (x *HistoryCompressBeforeResponse) GetHold() string {
+	if x != nil && x.Hold != nil {
+		return *x.Hold
+	}
+	return ""
+}
+
+// tool_approval_request: a tool call is held for approval (a guard at
+// tool_execute_before asked for it), before the approval mode, the session's
+// earlier answers or the operator decide it. It fires in every mode, yolo
+// included. Claude Code's PermissionRequest runs here.
+type ToolApprovalRequestRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Call     *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	ToolCall *ToolCall              `protobuf:"bytes,2,opt,name=tool_call,json=toolCall,proto3" json:"tool_call,omitempty"`
+	// What the operator would be shown, why it is held and by whom.
+	Action    string `protobuf:"bytes,3,opt,name=action,proto3" json:"action,omitempty"`
+	Reason    string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	Extension string `protobuf:"bytes,5,opt,name=extension,proto3" json:"extension,omitempty"`
+	// The approval mode (default, auto_edit, yolo), and whether the call is
+	// asked for whatever the mode (always_ask).
+	Mode          string `protobuf:"bytes,6,opt,name=mode,proto3" json:"mode,omitempty"`
+	AlwaysAsk     bool   `protobuf:"varint,7,opt,name=always_ask,json=alwaysAsk,proto3" json:"always_ask,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolApprovalRequestRequest) Reset() {
+	*x = ToolApprovalRequestRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolApprovalRequestRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolApprovalRequestRequest) ProtoMessage() {}
+
+func (x *ToolApprovalRequestRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolApprovalRequestRequest.ProtoReflect.Descriptor instead.
+func (*ToolApprovalRequestRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{69}
+}
+
+func (x *ToolApprovalRequestRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *ToolApprovalRequestRequest) GetToolCall() *ToolCall {
+	if x != nil {
+		return x.ToolCall
+	}
+	return nil
+}
+
+func (x *ToolApprovalRequestRequest) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *ToolApprovalRequestRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ToolApprovalRequestRequest) GetExtension() string {
+	if x != nil {
+		return x.Extension
+	}
+	return ""
+}
+
+func (x *ToolApprovalRequestRequest) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *ToolApprovalRequestRequest) GetAlwaysAsk() bool {
+	if x != nil {
+		return x.AlwaysAsk
+	}
+	return false
+}
+
+type ToolApprovalRequestResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Changes *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	// Refuse the call, with this reason for the model and the operator. A
+	// refusal wins over every allow.
+	Refuse *string `protobuf:"bytes,2,opt,name=refuse,proto3,oneof" json:"refuse,omitempty"`
+	// Allow it without asking the operator (for this call only).
+	Allow bool `protobuf:"varint,3,opt,name=allow,proto3" json:"allow,omitempty"`
+	// Why it was allowed, for the approval event.
+	Message       string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolApprovalRequestResponse) Reset() {
+	*x = ToolApprovalRequestResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolApprovalRequestResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolApprovalRequestResponse) ProtoMessage() {}
+
+func (x *ToolApprovalRequestResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolApprovalRequestResponse.ProtoReflect.Descriptor instead.
+func (*ToolApprovalRequestResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *ToolApprovalRequestResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *ToolApprovalRequestResponse) GetRefuse() string {
+	if x != nil && x.Refuse != nil {
+		return *x.Refuse
+	}
+	return ""
+}
+
+func (x *ToolApprovalRequestResponse) GetAllow() bool {
+	if x != nil {
+		return x.Allow
+	}
+	return false
+}
+
+func (x *ToolApprovalRequestResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+// operator_notification: the operator is asked or told something that needs
+// their attention (a held call waits for their answer). Advisory: it changes
+// only state. Claude Code's Notification runs here.
+type OperatorNotificationRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Call  *HookCall              `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	// What it is: "permission_prompt" (a held call waits for the operator).
+	Kind    string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	Title   string `protobuf:"bytes,3,opt,name=title,proto3" json:"title,omitempty"`
+	Message string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	// The tool call it concerns, if any.
+	ToolCall      *ToolCall `protobuf:"bytes,5,opt,name=tool_call,json=toolCall,proto3" json:"tool_call,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OperatorNotificationRequest) Reset() {
+	*x = OperatorNotificationRequest{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OperatorNotificationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OperatorNotificationRequest) ProtoMessage() {}
+
+func (x *OperatorNotificationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OperatorNotificationRequest.ProtoReflect.Descriptor instead.
+func (*OperatorNotificationRequest) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *OperatorNotificationRequest) GetCall() *HookCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *OperatorNotificationRequest) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *OperatorNotificationRequest) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *OperatorNotificationRequest) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *OperatorNotificationRequest) GetToolCall() *ToolCall {
+	if x != nil {
+		return x.ToolCall
+	}
+	return nil
+}
+
+type OperatorNotificationResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Changes       *StateChanges          `protobuf:"bytes,1,opt,name=changes,proto3" json:"changes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OperatorNotificationResponse) Reset() {
+	*x = OperatorNotificationResponse{}
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[72]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OperatorNotificationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OperatorNotificationResponse) ProtoMessage() {}
+
+func (x *OperatorNotificationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_exocortex_v1_hooks_proto_msgTypes[72]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OperatorNotificationResponse.ProtoReflect.Descriptor instead.
+func (*OperatorNotificationResponse) Descriptor() ([]byte, []int) {
+	return file_exocortex_v1_hooks_proto_rawDescGZIP(), []int{72}
+}
+
+func (x *OperatorNotificationResponse) GetChanges() *StateChanges {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
 var file_exocortex_v1_hooks_proto_extTypes = []protoimpl.ExtensionInfo{
 	{
 		ExtendedType:  (*descriptorpb.FieldOptions)(nil),
@@ -4618,6 +5089,43 @@ const file_exocortex_v1_hooks_proto_rawDesc = "" +
 	"\bnew_dims\x18\x05 \x01(\x05R\anewDims\x12\x14\n" +
 	"\x05store\x18\x06 \x01(\tR\x05store\"j\n" +
 	"\x1dEmbeddingModelChangedResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xda\x02\n" +
+	"\x1cHistoryCompressBeforeRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x18\n" +
+	"\atrigger\x18\x02 \x01(\tR\atrigger\x12/\n" +
+	"\x13custom_instructions\x18\x03 \x01(\tR\x12customInstructions\x12o\n" +
+	"\aleaving\x18\x04 \x03(\v2\x15.exocortex.v1.MessageB>\x82\xe1\x18:add what the summary must keep through the response's keepR\aleaving\x12\x12\n" +
+	"\x04from\x18\x05 \x01(\x05R\x04from\x12\x0e\n" +
+	"\x02to\x18\x06 \x01(\x05R\x02to\x12\x16\n" +
+	"\x06tokens\x18\a \x01(\x05R\x06tokens\x12\x16\n" +
+	"\x06budget\x18\b \x01(\x05R\x06budget\"\xa0\x01\n" +
+	"\x1dHistoryCompressBeforeResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12\x12\n" +
+	"\x04keep\x18\x02 \x03(\tR\x04keep\x12\x17\n" +
+	"\x04hold\x18\x03 \x01(\tH\x00R\x04hold\x88\x01\x01B\a\n" +
+	"\x05_holdJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xfe\x01\n" +
+	"\x1aToolApprovalRequestRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x123\n" +
+	"\ttool_call\x18\x02 \x01(\v2\x16.exocortex.v1.ToolCallR\btoolCall\x12\x16\n" +
+	"\x06action\x18\x03 \x01(\tR\x06action\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x1c\n" +
+	"\textension\x18\x05 \x01(\tR\textension\x12\x12\n" +
+	"\x04mode\x18\x06 \x01(\tR\x04mode\x12\x1d\n" +
+	"\n" +
+	"always_ask\x18\a \x01(\bR\talwaysAsk\"\xc0\x01\n" +
+	"\x1bToolApprovalRequestResponse\x124\n" +
+	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achanges\x12\x1b\n" +
+	"\x06refuse\x18\x02 \x01(\tH\x00R\x06refuse\x88\x01\x01\x12\x14\n" +
+	"\x05allow\x18\x03 \x01(\bR\x05allow\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessageB\t\n" +
+	"\a_refuseJ\x04\b\x0f\x10\x10R\rprompt_blocks\"\xc2\x01\n" +
+	"\x1bOperatorNotificationRequest\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x14\n" +
+	"\x05title\x18\x03 \x01(\tR\x05title\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\x123\n" +
+	"\ttool_call\x18\x05 \x01(\v2\x16.exocortex.v1.ToolCallR\btoolCall\"i\n" +
+	"\x1cOperatorNotificationResponse\x124\n" +
 	"\achanges\x18\x01 \x01(\v2\x1a.exocortex.v1.StateChangesR\achangesJ\x04\b\x0f\x10\x10R\rprompt_blocks:>\n" +
 	"\n" +
 	"feeds_next\x12\x1d.google.protobuf.FieldOptions\x18\x8e\x8c\x03 \x01(\bR\tfeedsNext:>\n" +
@@ -4637,7 +5145,7 @@ func file_exocortex_v1_hooks_proto_rawDescGZIP() []byte {
 	return file_exocortex_v1_hooks_proto_rawDescData
 }
 
-var file_exocortex_v1_hooks_proto_msgTypes = make([]protoimpl.MessageInfo, 67)
+var file_exocortex_v1_hooks_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
 var file_exocortex_v1_hooks_proto_goTypes = []any{
 	(*AgentInitRequest)(nil),                 // 0: exocortex.v1.AgentInitRequest
 	(*AgentInitResponse)(nil),                // 1: exocortex.v1.AgentInitResponse
@@ -4706,121 +5214,136 @@ var file_exocortex_v1_hooks_proto_goTypes = []any{
 	(*TextEditorPatchAfterResponse)(nil),     // 64: exocortex.v1.TextEditorPatchAfterResponse
 	(*EmbeddingModelChangedRequest)(nil),     // 65: exocortex.v1.EmbeddingModelChangedRequest
 	(*EmbeddingModelChangedResponse)(nil),    // 66: exocortex.v1.EmbeddingModelChangedResponse
-	(*HookCall)(nil),                         // 67: exocortex.v1.HookCall
-	(*StateChanges)(nil),                     // 68: exocortex.v1.StateChanges
-	(*Message)(nil),                          // 69: exocortex.v1.Message
-	(*PromptBlock)(nil),                      // 70: exocortex.v1.PromptBlock
-	(*ToolSpec)(nil),                         // 71: exocortex.v1.ToolSpec
-	(*ToolCall)(nil),                         // 72: exocortex.v1.ToolCall
-	(*ToolResult)(nil),                       // 73: exocortex.v1.ToolResult
-	(*descriptorpb.FieldOptions)(nil),        // 74: google.protobuf.FieldOptions
+	(*HistoryCompressBeforeRequest)(nil),     // 67: exocortex.v1.HistoryCompressBeforeRequest
+	(*HistoryCompressBeforeResponse)(nil),    // 68: exocortex.v1.HistoryCompressBeforeResponse
+	(*ToolApprovalRequestRequest)(nil),       // 69: exocortex.v1.ToolApprovalRequestRequest
+	(*ToolApprovalRequestResponse)(nil),      // 70: exocortex.v1.ToolApprovalRequestResponse
+	(*OperatorNotificationRequest)(nil),      // 71: exocortex.v1.OperatorNotificationRequest
+	(*OperatorNotificationResponse)(nil),     // 72: exocortex.v1.OperatorNotificationResponse
+	(*HookCall)(nil),                         // 73: exocortex.v1.HookCall
+	(*StateChanges)(nil),                     // 74: exocortex.v1.StateChanges
+	(*Message)(nil),                          // 75: exocortex.v1.Message
+	(*PromptBlock)(nil),                      // 76: exocortex.v1.PromptBlock
+	(*ToolSpec)(nil),                         // 77: exocortex.v1.ToolSpec
+	(*ToolCall)(nil),                         // 78: exocortex.v1.ToolCall
+	(*ToolResult)(nil),                       // 79: exocortex.v1.ToolResult
+	(*descriptorpb.FieldOptions)(nil),        // 80: google.protobuf.FieldOptions
 }
 var file_exocortex_v1_hooks_proto_depIdxs = []int32{
-	67,  // 0: exocortex.v1.AgentInitRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 1: exocortex.v1.AgentInitResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 2: exocortex.v1.MonologueStartRequest.call:type_name -> exocortex.v1.HookCall
-	69,  // 3: exocortex.v1.MonologueStartRequest.user_message:type_name -> exocortex.v1.Message
-	68,  // 4: exocortex.v1.MonologueStartResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 5: exocortex.v1.HistAddBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	69,  // 6: exocortex.v1.HistAddBeforeRequest.message:type_name -> exocortex.v1.Message
-	68,  // 7: exocortex.v1.HistAddBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 8: exocortex.v1.MessageLoopStartRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 9: exocortex.v1.MessageLoopStartResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 10: exocortex.v1.MessageLoopPromptsBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	69,  // 11: exocortex.v1.MessageLoopPromptsBeforeRequest.history:type_name -> exocortex.v1.Message
-	69,  // 12: exocortex.v1.MessageLoopPromptsBeforeRequest.archive:type_name -> exocortex.v1.Message
-	68,  // 13: exocortex.v1.MessageLoopPromptsBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	70,  // 14: exocortex.v1.MessageLoopPromptsBeforeResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
-	67,  // 15: exocortex.v1.SystemPromptRequest.call:type_name -> exocortex.v1.HookCall
-	71,  // 16: exocortex.v1.SystemPromptRequest.tools:type_name -> exocortex.v1.ToolSpec
-	68,  // 17: exocortex.v1.SystemPromptResponse.changes:type_name -> exocortex.v1.StateChanges
-	70,  // 18: exocortex.v1.SystemPromptResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
-	67,  // 19: exocortex.v1.MessageLoopPromptsAfterRequest.call:type_name -> exocortex.v1.HookCall
-	69,  // 20: exocortex.v1.MessageLoopPromptsAfterRequest.history:type_name -> exocortex.v1.Message
-	70,  // 21: exocortex.v1.MessageLoopPromptsAfterRequest.extras:type_name -> exocortex.v1.PromptBlock
-	68,  // 22: exocortex.v1.MessageLoopPromptsAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	70,  // 23: exocortex.v1.MessageLoopPromptsAfterResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
-	67,  // 24: exocortex.v1.BeforeMainLLMCallRequest.call:type_name -> exocortex.v1.HookCall
-	69,  // 25: exocortex.v1.BeforeMainLLMCallRequest.prompt:type_name -> exocortex.v1.Message
-	68,  // 26: exocortex.v1.BeforeMainLLMCallResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 27: exocortex.v1.ResponseStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 28: exocortex.v1.ResponseStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 29: exocortex.v1.ResponseStreamEndRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 30: exocortex.v1.ResponseStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 31: exocortex.v1.ErrorFormatRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 32: exocortex.v1.ErrorFormatResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 33: exocortex.v1.ToolExecuteBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	72,  // 34: exocortex.v1.ToolExecuteBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	68,  // 35: exocortex.v1.ToolExecuteBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 0: exocortex.v1.AgentInitRequest.call:type_name -> exocortex.v1.HookCall
+	74,  // 1: exocortex.v1.AgentInitResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 2: exocortex.v1.MonologueStartRequest.call:type_name -> exocortex.v1.HookCall
+	75,  // 3: exocortex.v1.MonologueStartRequest.user_message:type_name -> exocortex.v1.Message
+	74,  // 4: exocortex.v1.MonologueStartResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 5: exocortex.v1.HistAddBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	75,  // 6: exocortex.v1.HistAddBeforeRequest.message:type_name -> exocortex.v1.Message
+	74,  // 7: exocortex.v1.HistAddBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 8: exocortex.v1.MessageLoopStartRequest.call:type_name -> exocortex.v1.HookCall
+	74,  // 9: exocortex.v1.MessageLoopStartResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 10: exocortex.v1.MessageLoopPromptsBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	75,  // 11: exocortex.v1.MessageLoopPromptsBeforeRequest.history:type_name -> exocortex.v1.Message
+	75,  // 12: exocortex.v1.MessageLoopPromptsBeforeRequest.archive:type_name -> exocortex.v1.Message
+	74,  // 13: exocortex.v1.MessageLoopPromptsBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	76,  // 14: exocortex.v1.MessageLoopPromptsBeforeResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
+	73,  // 15: exocortex.v1.SystemPromptRequest.call:type_name -> exocortex.v1.HookCall
+	77,  // 16: exocortex.v1.SystemPromptRequest.tools:type_name -> exocortex.v1.ToolSpec
+	74,  // 17: exocortex.v1.SystemPromptResponse.changes:type_name -> exocortex.v1.StateChanges
+	76,  // 18: exocortex.v1.SystemPromptResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
+	73,  // 19: exocortex.v1.MessageLoopPromptsAfterRequest.call:type_name -> exocortex.v1.HookCall
+	75,  // 20: exocortex.v1.MessageLoopPromptsAfterRequest.history:type_name -> exocortex.v1.Message
+	76,  // 21: exocortex.v1.MessageLoopPromptsAfterRequest.extras:type_name -> exocortex.v1.PromptBlock
+	74,  // 22: exocortex.v1.MessageLoopPromptsAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	76,  // 23: exocortex.v1.MessageLoopPromptsAfterResponse.prompt_blocks:type_name -> exocortex.v1.PromptBlock
+	73,  // 24: exocortex.v1.BeforeMainLLMCallRequest.call:type_name -> exocortex.v1.HookCall
+	75,  // 25: exocortex.v1.BeforeMainLLMCallRequest.prompt:type_name -> exocortex.v1.Message
+	74,  // 26: exocortex.v1.BeforeMainLLMCallResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 27: exocortex.v1.ResponseStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
+	74,  // 28: exocortex.v1.ResponseStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 29: exocortex.v1.ResponseStreamEndRequest.call:type_name -> exocortex.v1.HookCall
+	74,  // 30: exocortex.v1.ResponseStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 31: exocortex.v1.ErrorFormatRequest.call:type_name -> exocortex.v1.HookCall
+	74,  // 32: exocortex.v1.ErrorFormatResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 33: exocortex.v1.ToolExecuteBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 34: exocortex.v1.ToolExecuteBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	74,  // 35: exocortex.v1.ToolExecuteBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
 	24,  // 36: exocortex.v1.ToolExecuteBeforeResponse.block:type_name -> exocortex.v1.ToolBlock
-	67,  // 37: exocortex.v1.ToolExecuteAfterRequest.call:type_name -> exocortex.v1.HookCall
-	72,  // 38: exocortex.v1.ToolExecuteAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	73,  // 39: exocortex.v1.ToolExecuteAfterRequest.result:type_name -> exocortex.v1.ToolResult
-	68,  // 40: exocortex.v1.ToolExecuteAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 41: exocortex.v1.MessageLoopEndRequest.call:type_name -> exocortex.v1.HookCall
-	72,  // 42: exocortex.v1.MessageLoopEndRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	73,  // 43: exocortex.v1.MessageLoopEndRequest.tool_result:type_name -> exocortex.v1.ToolResult
-	69,  // 44: exocortex.v1.MessageLoopEndRequest.added:type_name -> exocortex.v1.Message
-	68,  // 45: exocortex.v1.MessageLoopEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 46: exocortex.v1.MonologueEndRequest.call:type_name -> exocortex.v1.HookCall
-	69,  // 47: exocortex.v1.MonologueEndRequest.history:type_name -> exocortex.v1.Message
-	68,  // 48: exocortex.v1.MonologueEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 49: exocortex.v1.ChatModelCallBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	69,  // 50: exocortex.v1.ChatModelCallBeforeRequest.prompt:type_name -> exocortex.v1.Message
-	68,  // 51: exocortex.v1.ChatModelCallBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 52: exocortex.v1.ChatModelCallAfterRequest.call:type_name -> exocortex.v1.HookCall
-	72,  // 53: exocortex.v1.ChatModelCallAfterRequest.tool_calls:type_name -> exocortex.v1.ToolCall
-	68,  // 54: exocortex.v1.ChatModelCallAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 55: exocortex.v1.UtilModelCallBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 56: exocortex.v1.UtilModelCallBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 57: exocortex.v1.UtilModelCallAfterRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 58: exocortex.v1.UtilModelCallAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 59: exocortex.v1.ReasoningStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 60: exocortex.v1.ReasoningStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 61: exocortex.v1.ReasoningStreamRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 62: exocortex.v1.ReasoningStreamResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 63: exocortex.v1.ReasoningStreamEndRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 64: exocortex.v1.ReasoningStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 65: exocortex.v1.ResponseStreamRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 66: exocortex.v1.ResponseStreamResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 67: exocortex.v1.MessageLoopExceptionRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 68: exocortex.v1.MessageLoopExceptionResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 69: exocortex.v1.ProcessChainEndRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 70: exocortex.v1.ProcessChainEndResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 71: exocortex.v1.HistAddToolResultRequest.call:type_name -> exocortex.v1.HookCall
-	72,  // 72: exocortex.v1.HistAddToolResultRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	73,  // 73: exocortex.v1.HistAddToolResultRequest.result:type_name -> exocortex.v1.ToolResult
-	68,  // 74: exocortex.v1.HistAddToolResultResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 75: exocortex.v1.ToolOutputUpdateRequest.call:type_name -> exocortex.v1.HookCall
-	72,  // 76: exocortex.v1.ToolOutputUpdateRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	68,  // 77: exocortex.v1.ToolOutputUpdateResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 78: exocortex.v1.TextEditorReadAfterRequest.call:type_name -> exocortex.v1.HookCall
-	72,  // 79: exocortex.v1.TextEditorReadAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	68,  // 80: exocortex.v1.TextEditorReadAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 81: exocortex.v1.TextEditorWriteBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	72,  // 82: exocortex.v1.TextEditorWriteBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	68,  // 83: exocortex.v1.TextEditorWriteBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 84: exocortex.v1.TextEditorWriteAfterRequest.call:type_name -> exocortex.v1.HookCall
-	72,  // 85: exocortex.v1.TextEditorWriteAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	73,  // 86: exocortex.v1.TextEditorWriteAfterRequest.result:type_name -> exocortex.v1.ToolResult
-	68,  // 87: exocortex.v1.TextEditorWriteAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 88: exocortex.v1.TextEditorPatchBeforeRequest.call:type_name -> exocortex.v1.HookCall
-	72,  // 89: exocortex.v1.TextEditorPatchBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	68,  // 90: exocortex.v1.TextEditorPatchBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 91: exocortex.v1.TextEditorPatchAfterRequest.call:type_name -> exocortex.v1.HookCall
-	72,  // 92: exocortex.v1.TextEditorPatchAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	73,  // 93: exocortex.v1.TextEditorPatchAfterRequest.result:type_name -> exocortex.v1.ToolResult
-	68,  // 94: exocortex.v1.TextEditorPatchAfterResponse.changes:type_name -> exocortex.v1.StateChanges
-	67,  // 95: exocortex.v1.EmbeddingModelChangedRequest.call:type_name -> exocortex.v1.HookCall
-	68,  // 96: exocortex.v1.EmbeddingModelChangedResponse.changes:type_name -> exocortex.v1.StateChanges
-	74,  // 97: exocortex.v1.feeds_next:extendee -> google.protobuf.FieldOptions
-	74,  // 98: exocortex.v1.changed_by:extendee -> google.protobuf.FieldOptions
-	74,  // 99: exocortex.v1.change_elsewhere:extendee -> google.protobuf.FieldOptions
-	100, // [100:100] is the sub-list for method output_type
-	100, // [100:100] is the sub-list for method input_type
-	100, // [100:100] is the sub-list for extension type_name
-	97,  // [97:100] is the sub-list for extension extendee
-	0,   // [0:97] is the sub-list for field type_name
+	73,  // 37: exocortex.v1.ToolExecuteAfterRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 38: exocortex.v1.ToolExecuteAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	79,  // 39: exocortex.v1.ToolExecuteAfterRequest.result:type_name -> exocortex.v1.ToolResult
+	74,  // 40: exocortex.v1.ToolExecuteAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 41: exocortex.v1.MessageLoopEndRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 42: exocortex.v1.MessageLoopEndRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	79,  // 43: exocortex.v1.MessageLoopEndRequest.tool_result:type_name -> exocortex.v1.ToolResult
+	75,  // 44: exocortex.v1.MessageLoopEndRequest.added:type_name -> exocortex.v1.Message
+	74,  // 45: exocortex.v1.MessageLoopEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 46: exocortex.v1.MonologueEndRequest.call:type_name -> exocortex.v1.HookCall
+	75,  // 47: exocortex.v1.MonologueEndRequest.history:type_name -> exocortex.v1.Message
+	74,  // 48: exocortex.v1.MonologueEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 49: exocortex.v1.ChatModelCallBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	75,  // 50: exocortex.v1.ChatModelCallBeforeRequest.prompt:type_name -> exocortex.v1.Message
+	74,  // 51: exocortex.v1.ChatModelCallBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 52: exocortex.v1.ChatModelCallAfterRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 53: exocortex.v1.ChatModelCallAfterRequest.tool_calls:type_name -> exocortex.v1.ToolCall
+	74,  // 54: exocortex.v1.ChatModelCallAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 55: exocortex.v1.UtilModelCallBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	74,  // 56: exocortex.v1.UtilModelCallBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 57: exocortex.v1.UtilModelCallAfterRequest.call:type_name -> exocortex.v1.HookCall
+	74,  // 58: exocortex.v1.UtilModelCallAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 59: exocortex.v1.ReasoningStreamChunkRequest.call:type_name -> exocortex.v1.HookCall
+	74,  // 60: exocortex.v1.ReasoningStreamChunkResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 61: exocortex.v1.ReasoningStreamRequest.call:type_name -> exocortex.v1.HookCall
+	74,  // 62: exocortex.v1.ReasoningStreamResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 63: exocortex.v1.ReasoningStreamEndRequest.call:type_name -> exocortex.v1.HookCall
+	74,  // 64: exocortex.v1.ReasoningStreamEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 65: exocortex.v1.ResponseStreamRequest.call:type_name -> exocortex.v1.HookCall
+	74,  // 66: exocortex.v1.ResponseStreamResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 67: exocortex.v1.MessageLoopExceptionRequest.call:type_name -> exocortex.v1.HookCall
+	74,  // 68: exocortex.v1.MessageLoopExceptionResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 69: exocortex.v1.ProcessChainEndRequest.call:type_name -> exocortex.v1.HookCall
+	74,  // 70: exocortex.v1.ProcessChainEndResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 71: exocortex.v1.HistAddToolResultRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 72: exocortex.v1.HistAddToolResultRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	79,  // 73: exocortex.v1.HistAddToolResultRequest.result:type_name -> exocortex.v1.ToolResult
+	74,  // 74: exocortex.v1.HistAddToolResultResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 75: exocortex.v1.ToolOutputUpdateRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 76: exocortex.v1.ToolOutputUpdateRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	74,  // 77: exocortex.v1.ToolOutputUpdateResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 78: exocortex.v1.TextEditorReadAfterRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 79: exocortex.v1.TextEditorReadAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	74,  // 80: exocortex.v1.TextEditorReadAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 81: exocortex.v1.TextEditorWriteBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 82: exocortex.v1.TextEditorWriteBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	74,  // 83: exocortex.v1.TextEditorWriteBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 84: exocortex.v1.TextEditorWriteAfterRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 85: exocortex.v1.TextEditorWriteAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	79,  // 86: exocortex.v1.TextEditorWriteAfterRequest.result:type_name -> exocortex.v1.ToolResult
+	74,  // 87: exocortex.v1.TextEditorWriteAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 88: exocortex.v1.TextEditorPatchBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 89: exocortex.v1.TextEditorPatchBeforeRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	74,  // 90: exocortex.v1.TextEditorPatchBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 91: exocortex.v1.TextEditorPatchAfterRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 92: exocortex.v1.TextEditorPatchAfterRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	79,  // 93: exocortex.v1.TextEditorPatchAfterRequest.result:type_name -> exocortex.v1.ToolResult
+	74,  // 94: exocortex.v1.TextEditorPatchAfterResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 95: exocortex.v1.EmbeddingModelChangedRequest.call:type_name -> exocortex.v1.HookCall
+	74,  // 96: exocortex.v1.EmbeddingModelChangedResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 97: exocortex.v1.HistoryCompressBeforeRequest.call:type_name -> exocortex.v1.HookCall
+	75,  // 98: exocortex.v1.HistoryCompressBeforeRequest.leaving:type_name -> exocortex.v1.Message
+	74,  // 99: exocortex.v1.HistoryCompressBeforeResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 100: exocortex.v1.ToolApprovalRequestRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 101: exocortex.v1.ToolApprovalRequestRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	74,  // 102: exocortex.v1.ToolApprovalRequestResponse.changes:type_name -> exocortex.v1.StateChanges
+	73,  // 103: exocortex.v1.OperatorNotificationRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 104: exocortex.v1.OperatorNotificationRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	74,  // 105: exocortex.v1.OperatorNotificationResponse.changes:type_name -> exocortex.v1.StateChanges
+	80,  // 106: exocortex.v1.feeds_next:extendee -> google.protobuf.FieldOptions
+	80,  // 107: exocortex.v1.changed_by:extendee -> google.protobuf.FieldOptions
+	80,  // 108: exocortex.v1.change_elsewhere:extendee -> google.protobuf.FieldOptions
+	109, // [109:109] is the sub-list for method output_type
+	109, // [109:109] is the sub-list for method input_type
+	109, // [109:109] is the sub-list for extension type_name
+	106, // [106:109] is the sub-list for extension extendee
+	0,   // [0:106] is the sub-list for field type_name
 }
 
 func init() { file_exocortex_v1_hooks_proto_init() }
@@ -4847,13 +5370,15 @@ func file_exocortex_v1_hooks_proto_init() {
 	file_exocortex_v1_hooks_proto_msgTypes[56].OneofWrappers = []any{}
 	file_exocortex_v1_hooks_proto_msgTypes[58].OneofWrappers = []any{}
 	file_exocortex_v1_hooks_proto_msgTypes[62].OneofWrappers = []any{}
+	file_exocortex_v1_hooks_proto_msgTypes[68].OneofWrappers = []any{}
+	file_exocortex_v1_hooks_proto_msgTypes[70].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_exocortex_v1_hooks_proto_rawDesc), len(file_exocortex_v1_hooks_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   67,
+			NumMessages:   73,
 			NumExtensions: 3,
 			NumServices:   0,
 		},

@@ -70,6 +70,11 @@ const (
 	Hook_HOOK_TEXT_EDITOR_PATCH_BEFORE Hook = 31
 	Hook_HOOK_TEXT_EDITOR_PATCH_AFTER  Hook = 32
 	Hook_HOOK_EMBEDDING_MODEL_CHANGED  Hook = 33
+	// Around history compression and approvals (issue 33: the command hooks'
+	// PreCompact, PermissionRequest and Notification), numbered as added.
+	Hook_HOOK_HISTORY_COMPRESS_BEFORE Hook = 34
+	Hook_HOOK_TOOL_APPROVAL_REQUEST   Hook = 35
+	Hook_HOOK_OPERATOR_NOTIFICATION   Hook = 36
 )
 
 // Enum value maps for Hook.
@@ -109,6 +114,9 @@ var (
 		31: "HOOK_TEXT_EDITOR_PATCH_BEFORE",
 		32: "HOOK_TEXT_EDITOR_PATCH_AFTER",
 		33: "HOOK_EMBEDDING_MODEL_CHANGED",
+		34: "HOOK_HISTORY_COMPRESS_BEFORE",
+		35: "HOOK_TOOL_APPROVAL_REQUEST",
+		36: "HOOK_OPERATOR_NOTIFICATION",
 	}
 	Hook_value = map[string]int32{
 		"HOOK_UNSPECIFIED":                 0,
@@ -145,6 +153,9 @@ var (
 		"HOOK_TEXT_EDITOR_PATCH_BEFORE":    31,
 		"HOOK_TEXT_EDITOR_PATCH_AFTER":     32,
 		"HOOK_EMBEDDING_MODEL_CHANGED":     33,
+		"HOOK_HISTORY_COMPRESS_BEFORE":     34,
+		"HOOK_TOOL_APPROVAL_REQUEST":       35,
+		"HOOK_OPERATOR_NOTIFICATION":       36,
 	}
 )
 
@@ -1065,7 +1076,7 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12,\n" +
 	"\x06access\x18\x03 \x01(\x0e2\x14.exocortex.v1.AccessR\x06access\x12\x12\n" +
 	"\x04user\x18\x04 \x01(\tR\x04user\x12\x10\n" +
-	"\x03doc\x18\x05 \x01(\tR\x03doc*\x84\b\n" +
+	"\x03doc\x18\x05 \x01(\tR\x03doc*\xe6\b\n" +
 	"\x04Hook\x12\x14\n" +
 	"\x10HOOK_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fHOOK_AGENT_INIT\x10\x01\x12\x18\n" +
@@ -1101,7 +1112,10 @@ const file_exocortex_v1_manifest_proto_rawDesc = "" +
 	"\x1cHOOK_TEXT_EDITOR_WRITE_AFTER\x10\x1e\x12!\n" +
 	"\x1dHOOK_TEXT_EDITOR_PATCH_BEFORE\x10\x1f\x12 \n" +
 	"\x1cHOOK_TEXT_EDITOR_PATCH_AFTER\x10 \x12 \n" +
-	"\x1cHOOK_EMBEDDING_MODEL_CHANGED\x10!*q\n" +
+	"\x1cHOOK_EMBEDDING_MODEL_CHANGED\x10!\x12 \n" +
+	"\x1cHOOK_HISTORY_COMPRESS_BEFORE\x10\"\x12\x1e\n" +
+	"\x1aHOOK_TOOL_APPROVAL_REQUEST\x10#\x12\x1e\n" +
+	"\x1aHOOK_OPERATOR_NOTIFICATION\x10$*q\n" +
 	"\x05Scope\x12\x15\n" +
 	"\x11SCOPE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fSCOPE_ITERATION\x10\x01\x12\x13\n" +

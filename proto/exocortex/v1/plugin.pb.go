@@ -84,6 +84,9 @@ type BatchRequest struct {
 	//	*BatchRequest_TextEditorPatchBefore
 	//	*BatchRequest_TextEditorPatchAfter
 	//	*BatchRequest_EmbeddingModelChanged
+	//	*BatchRequest_HistoryCompressBefore
+	//	*BatchRequest_ToolApprovalRequest
+	//	*BatchRequest_OperatorNotification
 	Request isBatchRequest_Request `protobuf_oneof:"request"`
 	// One per extension, in the order they run; the state each holds is the state
 	// when the batch began.
@@ -430,6 +433,33 @@ func (x *BatchRequest) GetEmbeddingModelChanged() *EmbeddingModelChangedRequest 
 	return nil
 }
 
+func (x *BatchRequest) GetHistoryCompressBefore() *HistoryCompressBeforeRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_HistoryCompressBefore); ok {
+			return x.HistoryCompressBefore
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetToolApprovalRequest() *ToolApprovalRequestRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_ToolApprovalRequest); ok {
+			return x.ToolApprovalRequest
+		}
+	}
+	return nil
+}
+
+func (x *BatchRequest) GetOperatorNotification() *OperatorNotificationRequest {
+	if x != nil {
+		if x, ok := x.Request.(*BatchRequest_OperatorNotification); ok {
+			return x.OperatorNotification
+		}
+	}
+	return nil
+}
+
 func (x *BatchRequest) GetCalls() []*HookCall {
 	if x != nil {
 		return x.Calls
@@ -580,6 +610,18 @@ type BatchRequest_EmbeddingModelChanged struct {
 	EmbeddingModelChanged *EmbeddingModelChangedRequest `protobuf:"bytes,133,opt,name=embedding_model_changed,json=embeddingModelChanged,proto3,oneof"`
 }
 
+type BatchRequest_HistoryCompressBefore struct {
+	HistoryCompressBefore *HistoryCompressBeforeRequest `protobuf:"bytes,134,opt,name=history_compress_before,json=historyCompressBefore,proto3,oneof"`
+}
+
+type BatchRequest_ToolApprovalRequest struct {
+	ToolApprovalRequest *ToolApprovalRequestRequest `protobuf:"bytes,135,opt,name=tool_approval_request,json=toolApprovalRequest,proto3,oneof"`
+}
+
+type BatchRequest_OperatorNotification struct {
+	OperatorNotification *OperatorNotificationRequest `protobuf:"bytes,136,opt,name=operator_notification,json=operatorNotification,proto3,oneof"`
+}
+
 func (*BatchRequest_AgentInit) isBatchRequest_Request() {}
 
 func (*BatchRequest_MonologueStart) isBatchRequest_Request() {}
@@ -645,6 +687,12 @@ func (*BatchRequest_TextEditorPatchBefore) isBatchRequest_Request() {}
 func (*BatchRequest_TextEditorPatchAfter) isBatchRequest_Request() {}
 
 func (*BatchRequest_EmbeddingModelChanged) isBatchRequest_Request() {}
+
+func (*BatchRequest_HistoryCompressBefore) isBatchRequest_Request() {}
+
+func (*BatchRequest_ToolApprovalRequest) isBatchRequest_Request() {}
+
+func (*BatchRequest_OperatorNotification) isBatchRequest_Request() {}
 
 // BatchResponse has one result per extension that ran, in order. The plugin stops
 // early, after a result that sets anything besides its state changes (prompt
@@ -735,6 +783,9 @@ type BatchResult struct {
 	//	*BatchResult_TextEditorPatchBefore
 	//	*BatchResult_TextEditorPatchAfter
 	//	*BatchResult_EmbeddingModelChanged
+	//	*BatchResult_HistoryCompressBefore
+	//	*BatchResult_ToolApprovalRequest
+	//	*BatchResult_OperatorNotification
 	Response isBatchResult_Response `protobuf_oneof:"response"`
 	// The extension's error, as its own call would have returned it (a panic
 	// included: the plugin keeps serving).
@@ -1079,6 +1130,33 @@ func (x *BatchResult) GetEmbeddingModelChanged() *EmbeddingModelChangedResponse 
 	return nil
 }
 
+func (x *BatchResult) GetHistoryCompressBefore() *HistoryCompressBeforeResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_HistoryCompressBefore); ok {
+			return x.HistoryCompressBefore
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetToolApprovalRequest() *ToolApprovalRequestResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_ToolApprovalRequest); ok {
+			return x.ToolApprovalRequest
+		}
+	}
+	return nil
+}
+
+func (x *BatchResult) GetOperatorNotification() *OperatorNotificationResponse {
+	if x != nil {
+		if x, ok := x.Response.(*BatchResult_OperatorNotification); ok {
+			return x.OperatorNotification
+		}
+	}
+	return nil
+}
+
 func (x *BatchResult) GetError() string {
 	if x != nil {
 		return x.Error
@@ -1229,6 +1307,18 @@ type BatchResult_EmbeddingModelChanged struct {
 	EmbeddingModelChanged *EmbeddingModelChangedResponse `protobuf:"bytes,133,opt,name=embedding_model_changed,json=embeddingModelChanged,proto3,oneof"`
 }
 
+type BatchResult_HistoryCompressBefore struct {
+	HistoryCompressBefore *HistoryCompressBeforeResponse `protobuf:"bytes,134,opt,name=history_compress_before,json=historyCompressBefore,proto3,oneof"`
+}
+
+type BatchResult_ToolApprovalRequest struct {
+	ToolApprovalRequest *ToolApprovalRequestResponse `protobuf:"bytes,135,opt,name=tool_approval_request,json=toolApprovalRequest,proto3,oneof"`
+}
+
+type BatchResult_OperatorNotification struct {
+	OperatorNotification *OperatorNotificationResponse `protobuf:"bytes,136,opt,name=operator_notification,json=operatorNotification,proto3,oneof"`
+}
+
 func (*BatchResult_AgentInit) isBatchResult_Response() {}
 
 func (*BatchResult_MonologueStart) isBatchResult_Response() {}
@@ -1294,6 +1384,12 @@ func (*BatchResult_TextEditorPatchBefore) isBatchResult_Response() {}
 func (*BatchResult_TextEditorPatchAfter) isBatchResult_Response() {}
 
 func (*BatchResult_EmbeddingModelChanged) isBatchResult_Response() {}
+
+func (*BatchResult_HistoryCompressBefore) isBatchResult_Response() {}
+
+func (*BatchResult_ToolApprovalRequest) isBatchResult_Response() {}
+
+func (*BatchResult_OperatorNotification) isBatchResult_Response() {}
 
 type ExecuteToolRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1395,7 +1491,7 @@ var File_exocortex_v1_plugin_proto protoreflect.FileDescriptor
 
 const file_exocortex_v1_plugin_proto_rawDesc = "" +
 	"\n" +
-	"\x19exocortex/v1/plugin.proto\x12\fexocortex.v1\x1a\x1aexocortex/v1/context.proto\x1a\x18exocortex/v1/hooks.proto\x1a\x1bexocortex/v1/manifest.proto\"\x98\x18\n" +
+	"\x19exocortex/v1/plugin.proto\x12\fexocortex.v1\x1a\x1aexocortex/v1/context.proto\x1a\x18exocortex/v1/hooks.proto\x1a\x1bexocortex/v1/manifest.proto\"\xc3\x1a\n" +
 	"\fBatchRequest\x12?\n" +
 	"\n" +
 	"agent_init\x18\x01 \x01(\v2\x1e.exocortex.v1.AgentInitRequestH\x00R\tagentInit\x12N\n" +
@@ -1431,13 +1527,16 @@ const file_exocortex_v1_plugin_proto_rawDesc = "" +
 	"\x17text_editor_write_after\x18\x82\x01 \x01(\v2).exocortex.v1.TextEditorWriteAfterRequestH\x00R\x14textEditorWriteAfter\x12f\n" +
 	"\x18text_editor_patch_before\x18\x83\x01 \x01(\v2*.exocortex.v1.TextEditorPatchBeforeRequestH\x00R\x15textEditorPatchBefore\x12c\n" +
 	"\x17text_editor_patch_after\x18\x84\x01 \x01(\v2).exocortex.v1.TextEditorPatchAfterRequestH\x00R\x14textEditorPatchAfter\x12e\n" +
-	"\x17embedding_model_changed\x18\x85\x01 \x01(\v2*.exocortex.v1.EmbeddingModelChangedRequestH\x00R\x15embeddingModelChanged\x12,\n" +
+	"\x17embedding_model_changed\x18\x85\x01 \x01(\v2*.exocortex.v1.EmbeddingModelChangedRequestH\x00R\x15embeddingModelChanged\x12e\n" +
+	"\x17history_compress_before\x18\x86\x01 \x01(\v2*.exocortex.v1.HistoryCompressBeforeRequestH\x00R\x15historyCompressBefore\x12_\n" +
+	"\x15tool_approval_request\x18\x87\x01 \x01(\v2(.exocortex.v1.ToolApprovalRequestRequestH\x00R\x13toolApprovalRequest\x12a\n" +
+	"\x15operator_notification\x18\x88\x01 \x01(\v2).exocortex.v1.OperatorNotificationRequestH\x00R\x14operatorNotification\x12,\n" +
 	"\x05calls\x18\x10 \x03(\v2\x16.exocortex.v1.HookCallR\x05calls\x12\x1d\n" +
 	"\n" +
 	"timeout_ms\x18\x11 \x01(\rR\ttimeoutMsB\t\n" +
 	"\arequest\"D\n" +
 	"\rBatchResponse\x123\n" +
-	"\aresults\x18\x01 \x03(\v2\x19.exocortex.v1.BatchResultR\aresults\"\xa3\x18\n" +
+	"\aresults\x18\x01 \x03(\v2\x19.exocortex.v1.BatchResultR\aresults\"\xd1\x1a\n" +
 	"\vBatchResult\x12@\n" +
 	"\n" +
 	"agent_init\x18\x01 \x01(\v2\x1f.exocortex.v1.AgentInitResponseH\x00R\tagentInit\x12O\n" +
@@ -1473,7 +1572,10 @@ const file_exocortex_v1_plugin_proto_rawDesc = "" +
 	"\x17text_editor_write_after\x18\x82\x01 \x01(\v2*.exocortex.v1.TextEditorWriteAfterResponseH\x00R\x14textEditorWriteAfter\x12g\n" +
 	"\x18text_editor_patch_before\x18\x83\x01 \x01(\v2+.exocortex.v1.TextEditorPatchBeforeResponseH\x00R\x15textEditorPatchBefore\x12d\n" +
 	"\x17text_editor_patch_after\x18\x84\x01 \x01(\v2*.exocortex.v1.TextEditorPatchAfterResponseH\x00R\x14textEditorPatchAfter\x12f\n" +
-	"\x17embedding_model_changed\x18\x85\x01 \x01(\v2+.exocortex.v1.EmbeddingModelChangedResponseH\x00R\x15embeddingModelChanged\x12\x14\n" +
+	"\x17embedding_model_changed\x18\x85\x01 \x01(\v2+.exocortex.v1.EmbeddingModelChangedResponseH\x00R\x15embeddingModelChanged\x12f\n" +
+	"\x17history_compress_before\x18\x86\x01 \x01(\v2+.exocortex.v1.HistoryCompressBeforeResponseH\x00R\x15historyCompressBefore\x12`\n" +
+	"\x15tool_approval_request\x18\x87\x01 \x01(\v2).exocortex.v1.ToolApprovalRequestResponseH\x00R\x13toolApprovalRequest\x12b\n" +
+	"\x15operator_notification\x18\x88\x01 \x01(\v2*.exocortex.v1.OperatorNotificationResponseH\x00R\x14operatorNotification\x12\x14\n" +
 	"\x05error\x18\x10 \x01(\tR\x05error\x12\x1f\n" +
 	"\vduration_us\x18\x11 \x01(\rR\n" +
 	"durationUsB\n" +
@@ -1483,7 +1585,7 @@ const file_exocortex_v1_plugin_proto_rawDesc = "" +
 	"\x04call\x18\x01 \x01(\v2\x16.exocortex.v1.HookCallR\x04call\x123\n" +
 	"\ttool_call\x18\x02 \x01(\v2\x16.exocortex.v1.ToolCallR\btoolCall\"G\n" +
 	"\x13ExecuteToolResponse\x120\n" +
-	"\x06result\x18\x01 \x01(\v2\x18.exocortex.v1.ToolResultR\x06result2\xe7\x1c\n" +
+	"\x06result\x18\x01 \x01(\v2\x18.exocortex.v1.ToolResultR\x06result2\xb4\x1f\n" +
 	"\x06Plugin\x12I\n" +
 	"\bManifest\x12\x1d.exocortex.v1.ManifestRequest\x1a\x1e.exocortex.v1.ManifestResponse\x12L\n" +
 	"\tAgentInit\x12\x1e.exocortex.v1.AgentInitRequest\x1a\x1f.exocortex.v1.AgentInitResponse\x12[\n" +
@@ -1518,7 +1620,10 @@ const file_exocortex_v1_plugin_proto_rawDesc = "" +
 	"\x14TextEditorWriteAfter\x12).exocortex.v1.TextEditorWriteAfterRequest\x1a*.exocortex.v1.TextEditorWriteAfterResponse\x12p\n" +
 	"\x15TextEditorPatchBefore\x12*.exocortex.v1.TextEditorPatchBeforeRequest\x1a+.exocortex.v1.TextEditorPatchBeforeResponse\x12m\n" +
 	"\x14TextEditorPatchAfter\x12).exocortex.v1.TextEditorPatchAfterRequest\x1a*.exocortex.v1.TextEditorPatchAfterResponse\x12p\n" +
-	"\x15EmbeddingModelChanged\x12*.exocortex.v1.EmbeddingModelChangedRequest\x1a+.exocortex.v1.EmbeddingModelChangedResponse\x12R\n" +
+	"\x15EmbeddingModelChanged\x12*.exocortex.v1.EmbeddingModelChangedRequest\x1a+.exocortex.v1.EmbeddingModelChangedResponse\x12p\n" +
+	"\x15HistoryCompressBefore\x12*.exocortex.v1.HistoryCompressBeforeRequest\x1a+.exocortex.v1.HistoryCompressBeforeResponse\x12j\n" +
+	"\x13ToolApprovalRequest\x12(.exocortex.v1.ToolApprovalRequestRequest\x1a).exocortex.v1.ToolApprovalRequestResponse\x12m\n" +
+	"\x14OperatorNotification\x12).exocortex.v1.OperatorNotificationRequest\x1a*.exocortex.v1.OperatorNotificationResponse\x12R\n" +
 	"\vExecuteTool\x12 .exocortex.v1.ExecuteToolRequest\x1a!.exocortex.v1.ExecuteToolResponse\x12C\n" +
 	"\bRunBatch\x12\x1a.exocortex.v1.BatchRequest\x1a\x1b.exocortex.v1.BatchResponse\x12G\n" +
 	"\bDispatch\x12\x1a.exocortex.v1.BatchRequest\x1a\x1b.exocortex.v1.BatchResponse(\x010\x01B?Z=github.com/exocortex/exocortex/proto/exocortex/v1;exocortexv1b\x06proto3"
@@ -1575,44 +1680,50 @@ var file_exocortex_v1_plugin_proto_goTypes = []any{
 	(*TextEditorPatchBeforeRequest)(nil),     // 35: exocortex.v1.TextEditorPatchBeforeRequest
 	(*TextEditorPatchAfterRequest)(nil),      // 36: exocortex.v1.TextEditorPatchAfterRequest
 	(*EmbeddingModelChangedRequest)(nil),     // 37: exocortex.v1.EmbeddingModelChangedRequest
-	(*HookCall)(nil),                         // 38: exocortex.v1.HookCall
-	(*AgentInitResponse)(nil),                // 39: exocortex.v1.AgentInitResponse
-	(*MonologueStartResponse)(nil),           // 40: exocortex.v1.MonologueStartResponse
-	(*HistAddBeforeResponse)(nil),            // 41: exocortex.v1.HistAddBeforeResponse
-	(*MessageLoopStartResponse)(nil),         // 42: exocortex.v1.MessageLoopStartResponse
-	(*MessageLoopPromptsBeforeResponse)(nil), // 43: exocortex.v1.MessageLoopPromptsBeforeResponse
-	(*SystemPromptResponse)(nil),             // 44: exocortex.v1.SystemPromptResponse
-	(*MessageLoopPromptsAfterResponse)(nil),  // 45: exocortex.v1.MessageLoopPromptsAfterResponse
-	(*BeforeMainLLMCallResponse)(nil),        // 46: exocortex.v1.BeforeMainLLMCallResponse
-	(*ResponseStreamChunkResponse)(nil),      // 47: exocortex.v1.ResponseStreamChunkResponse
-	(*ResponseStreamEndResponse)(nil),        // 48: exocortex.v1.ResponseStreamEndResponse
-	(*ErrorFormatResponse)(nil),              // 49: exocortex.v1.ErrorFormatResponse
-	(*ToolExecuteBeforeResponse)(nil),        // 50: exocortex.v1.ToolExecuteBeforeResponse
-	(*ToolExecuteAfterResponse)(nil),         // 51: exocortex.v1.ToolExecuteAfterResponse
-	(*MessageLoopEndResponse)(nil),           // 52: exocortex.v1.MessageLoopEndResponse
-	(*MonologueEndResponse)(nil),             // 53: exocortex.v1.MonologueEndResponse
-	(*ChatModelCallBeforeResponse)(nil),      // 54: exocortex.v1.ChatModelCallBeforeResponse
-	(*ChatModelCallAfterResponse)(nil),       // 55: exocortex.v1.ChatModelCallAfterResponse
-	(*UtilModelCallBeforeResponse)(nil),      // 56: exocortex.v1.UtilModelCallBeforeResponse
-	(*UtilModelCallAfterResponse)(nil),       // 57: exocortex.v1.UtilModelCallAfterResponse
-	(*ReasoningStreamChunkResponse)(nil),     // 58: exocortex.v1.ReasoningStreamChunkResponse
-	(*ReasoningStreamResponse)(nil),          // 59: exocortex.v1.ReasoningStreamResponse
-	(*ReasoningStreamEndResponse)(nil),       // 60: exocortex.v1.ReasoningStreamEndResponse
-	(*ResponseStreamResponse)(nil),           // 61: exocortex.v1.ResponseStreamResponse
-	(*MessageLoopExceptionResponse)(nil),     // 62: exocortex.v1.MessageLoopExceptionResponse
-	(*ProcessChainEndResponse)(nil),          // 63: exocortex.v1.ProcessChainEndResponse
-	(*HistAddToolResultResponse)(nil),        // 64: exocortex.v1.HistAddToolResultResponse
-	(*ToolOutputUpdateResponse)(nil),         // 65: exocortex.v1.ToolOutputUpdateResponse
-	(*TextEditorReadAfterResponse)(nil),      // 66: exocortex.v1.TextEditorReadAfterResponse
-	(*TextEditorWriteBeforeResponse)(nil),    // 67: exocortex.v1.TextEditorWriteBeforeResponse
-	(*TextEditorWriteAfterResponse)(nil),     // 68: exocortex.v1.TextEditorWriteAfterResponse
-	(*TextEditorPatchBeforeResponse)(nil),    // 69: exocortex.v1.TextEditorPatchBeforeResponse
-	(*TextEditorPatchAfterResponse)(nil),     // 70: exocortex.v1.TextEditorPatchAfterResponse
-	(*EmbeddingModelChangedResponse)(nil),    // 71: exocortex.v1.EmbeddingModelChangedResponse
-	(*ToolCall)(nil),                         // 72: exocortex.v1.ToolCall
-	(*ToolResult)(nil),                       // 73: exocortex.v1.ToolResult
-	(*ManifestRequest)(nil),                  // 74: exocortex.v1.ManifestRequest
-	(*ManifestResponse)(nil),                 // 75: exocortex.v1.ManifestResponse
+	(*HistoryCompressBeforeRequest)(nil),     // 38: exocortex.v1.HistoryCompressBeforeRequest
+	(*ToolApprovalRequestRequest)(nil),       // 39: exocortex.v1.ToolApprovalRequestRequest
+	(*OperatorNotificationRequest)(nil),      // 40: exocortex.v1.OperatorNotificationRequest
+	(*HookCall)(nil),                         // 41: exocortex.v1.HookCall
+	(*AgentInitResponse)(nil),                // 42: exocortex.v1.AgentInitResponse
+	(*MonologueStartResponse)(nil),           // 43: exocortex.v1.MonologueStartResponse
+	(*HistAddBeforeResponse)(nil),            // 44: exocortex.v1.HistAddBeforeResponse
+	(*MessageLoopStartResponse)(nil),         // 45: exocortex.v1.MessageLoopStartResponse
+	(*MessageLoopPromptsBeforeResponse)(nil), // 46: exocortex.v1.MessageLoopPromptsBeforeResponse
+	(*SystemPromptResponse)(nil),             // 47: exocortex.v1.SystemPromptResponse
+	(*MessageLoopPromptsAfterResponse)(nil),  // 48: exocortex.v1.MessageLoopPromptsAfterResponse
+	(*BeforeMainLLMCallResponse)(nil),        // 49: exocortex.v1.BeforeMainLLMCallResponse
+	(*ResponseStreamChunkResponse)(nil),      // 50: exocortex.v1.ResponseStreamChunkResponse
+	(*ResponseStreamEndResponse)(nil),        // 51: exocortex.v1.ResponseStreamEndResponse
+	(*ErrorFormatResponse)(nil),              // 52: exocortex.v1.ErrorFormatResponse
+	(*ToolExecuteBeforeResponse)(nil),        // 53: exocortex.v1.ToolExecuteBeforeResponse
+	(*ToolExecuteAfterResponse)(nil),         // 54: exocortex.v1.ToolExecuteAfterResponse
+	(*MessageLoopEndResponse)(nil),           // 55: exocortex.v1.MessageLoopEndResponse
+	(*MonologueEndResponse)(nil),             // 56: exocortex.v1.MonologueEndResponse
+	(*ChatModelCallBeforeResponse)(nil),      // 57: exocortex.v1.ChatModelCallBeforeResponse
+	(*ChatModelCallAfterResponse)(nil),       // 58: exocortex.v1.ChatModelCallAfterResponse
+	(*UtilModelCallBeforeResponse)(nil),      // 59: exocortex.v1.UtilModelCallBeforeResponse
+	(*UtilModelCallAfterResponse)(nil),       // 60: exocortex.v1.UtilModelCallAfterResponse
+	(*ReasoningStreamChunkResponse)(nil),     // 61: exocortex.v1.ReasoningStreamChunkResponse
+	(*ReasoningStreamResponse)(nil),          // 62: exocortex.v1.ReasoningStreamResponse
+	(*ReasoningStreamEndResponse)(nil),       // 63: exocortex.v1.ReasoningStreamEndResponse
+	(*ResponseStreamResponse)(nil),           // 64: exocortex.v1.ResponseStreamResponse
+	(*MessageLoopExceptionResponse)(nil),     // 65: exocortex.v1.MessageLoopExceptionResponse
+	(*ProcessChainEndResponse)(nil),          // 66: exocortex.v1.ProcessChainEndResponse
+	(*HistAddToolResultResponse)(nil),        // 67: exocortex.v1.HistAddToolResultResponse
+	(*ToolOutputUpdateResponse)(nil),         // 68: exocortex.v1.ToolOutputUpdateResponse
+	(*TextEditorReadAfterResponse)(nil),      // 69: exocortex.v1.TextEditorReadAfterResponse
+	(*TextEditorWriteBeforeResponse)(nil),    // 70: exocortex.v1.TextEditorWriteBeforeResponse
+	(*TextEditorWriteAfterResponse)(nil),     // 71: exocortex.v1.TextEditorWriteAfterResponse
+	(*TextEditorPatchBeforeResponse)(nil),    // 72: exocortex.v1.TextEditorPatchBeforeResponse
+	(*TextEditorPatchAfterResponse)(nil),     // 73: exocortex.v1.TextEditorPatchAfterResponse
+	(*EmbeddingModelChangedResponse)(nil),    // 74: exocortex.v1.EmbeddingModelChangedResponse
+	(*HistoryCompressBeforeResponse)(nil),    // 75: exocortex.v1.HistoryCompressBeforeResponse
+	(*ToolApprovalRequestResponse)(nil),      // 76: exocortex.v1.ToolApprovalRequestResponse
+	(*OperatorNotificationResponse)(nil),     // 77: exocortex.v1.OperatorNotificationResponse
+	(*ToolCall)(nil),                         // 78: exocortex.v1.ToolCall
+	(*ToolResult)(nil),                       // 79: exocortex.v1.ToolResult
+	(*ManifestRequest)(nil),                  // 80: exocortex.v1.ManifestRequest
+	(*ManifestResponse)(nil),                 // 81: exocortex.v1.ManifestResponse
 }
 var file_exocortex_v1_plugin_proto_depIdxs = []int32{
 	5,   // 0: exocortex.v1.BatchRequest.agent_init:type_name -> exocortex.v1.AgentInitRequest
@@ -1648,123 +1759,135 @@ var file_exocortex_v1_plugin_proto_depIdxs = []int32{
 	35,  // 30: exocortex.v1.BatchRequest.text_editor_patch_before:type_name -> exocortex.v1.TextEditorPatchBeforeRequest
 	36,  // 31: exocortex.v1.BatchRequest.text_editor_patch_after:type_name -> exocortex.v1.TextEditorPatchAfterRequest
 	37,  // 32: exocortex.v1.BatchRequest.embedding_model_changed:type_name -> exocortex.v1.EmbeddingModelChangedRequest
-	38,  // 33: exocortex.v1.BatchRequest.calls:type_name -> exocortex.v1.HookCall
-	2,   // 34: exocortex.v1.BatchResponse.results:type_name -> exocortex.v1.BatchResult
-	39,  // 35: exocortex.v1.BatchResult.agent_init:type_name -> exocortex.v1.AgentInitResponse
-	40,  // 36: exocortex.v1.BatchResult.monologue_start:type_name -> exocortex.v1.MonologueStartResponse
-	41,  // 37: exocortex.v1.BatchResult.hist_add_before:type_name -> exocortex.v1.HistAddBeforeResponse
-	42,  // 38: exocortex.v1.BatchResult.message_loop_start:type_name -> exocortex.v1.MessageLoopStartResponse
-	43,  // 39: exocortex.v1.BatchResult.message_loop_prompts_before:type_name -> exocortex.v1.MessageLoopPromptsBeforeResponse
-	44,  // 40: exocortex.v1.BatchResult.system_prompt:type_name -> exocortex.v1.SystemPromptResponse
-	45,  // 41: exocortex.v1.BatchResult.message_loop_prompts_after:type_name -> exocortex.v1.MessageLoopPromptsAfterResponse
-	46,  // 42: exocortex.v1.BatchResult.before_main_llm_call:type_name -> exocortex.v1.BeforeMainLLMCallResponse
-	47,  // 43: exocortex.v1.BatchResult.response_stream_chunk:type_name -> exocortex.v1.ResponseStreamChunkResponse
-	48,  // 44: exocortex.v1.BatchResult.response_stream_end:type_name -> exocortex.v1.ResponseStreamEndResponse
-	49,  // 45: exocortex.v1.BatchResult.error_format:type_name -> exocortex.v1.ErrorFormatResponse
-	50,  // 46: exocortex.v1.BatchResult.tool_execute_before:type_name -> exocortex.v1.ToolExecuteBeforeResponse
-	51,  // 47: exocortex.v1.BatchResult.tool_execute_after:type_name -> exocortex.v1.ToolExecuteAfterResponse
-	52,  // 48: exocortex.v1.BatchResult.message_loop_end:type_name -> exocortex.v1.MessageLoopEndResponse
-	53,  // 49: exocortex.v1.BatchResult.monologue_end:type_name -> exocortex.v1.MonologueEndResponse
-	54,  // 50: exocortex.v1.BatchResult.chat_model_call_before:type_name -> exocortex.v1.ChatModelCallBeforeResponse
-	55,  // 51: exocortex.v1.BatchResult.chat_model_call_after:type_name -> exocortex.v1.ChatModelCallAfterResponse
-	56,  // 52: exocortex.v1.BatchResult.util_model_call_before:type_name -> exocortex.v1.UtilModelCallBeforeResponse
-	57,  // 53: exocortex.v1.BatchResult.util_model_call_after:type_name -> exocortex.v1.UtilModelCallAfterResponse
-	58,  // 54: exocortex.v1.BatchResult.reasoning_stream_chunk:type_name -> exocortex.v1.ReasoningStreamChunkResponse
-	59,  // 55: exocortex.v1.BatchResult.reasoning_stream:type_name -> exocortex.v1.ReasoningStreamResponse
-	60,  // 56: exocortex.v1.BatchResult.reasoning_stream_end:type_name -> exocortex.v1.ReasoningStreamEndResponse
-	61,  // 57: exocortex.v1.BatchResult.response_stream:type_name -> exocortex.v1.ResponseStreamResponse
-	62,  // 58: exocortex.v1.BatchResult.message_loop_exception:type_name -> exocortex.v1.MessageLoopExceptionResponse
-	63,  // 59: exocortex.v1.BatchResult.process_chain_end:type_name -> exocortex.v1.ProcessChainEndResponse
-	64,  // 60: exocortex.v1.BatchResult.hist_add_tool_result:type_name -> exocortex.v1.HistAddToolResultResponse
-	65,  // 61: exocortex.v1.BatchResult.tool_output_update:type_name -> exocortex.v1.ToolOutputUpdateResponse
-	66,  // 62: exocortex.v1.BatchResult.text_editor_read_after:type_name -> exocortex.v1.TextEditorReadAfterResponse
-	67,  // 63: exocortex.v1.BatchResult.text_editor_write_before:type_name -> exocortex.v1.TextEditorWriteBeforeResponse
-	68,  // 64: exocortex.v1.BatchResult.text_editor_write_after:type_name -> exocortex.v1.TextEditorWriteAfterResponse
-	69,  // 65: exocortex.v1.BatchResult.text_editor_patch_before:type_name -> exocortex.v1.TextEditorPatchBeforeResponse
-	70,  // 66: exocortex.v1.BatchResult.text_editor_patch_after:type_name -> exocortex.v1.TextEditorPatchAfterResponse
-	71,  // 67: exocortex.v1.BatchResult.embedding_model_changed:type_name -> exocortex.v1.EmbeddingModelChangedResponse
-	38,  // 68: exocortex.v1.ExecuteToolRequest.call:type_name -> exocortex.v1.HookCall
-	72,  // 69: exocortex.v1.ExecuteToolRequest.tool_call:type_name -> exocortex.v1.ToolCall
-	73,  // 70: exocortex.v1.ExecuteToolResponse.result:type_name -> exocortex.v1.ToolResult
-	74,  // 71: exocortex.v1.Plugin.Manifest:input_type -> exocortex.v1.ManifestRequest
-	5,   // 72: exocortex.v1.Plugin.AgentInit:input_type -> exocortex.v1.AgentInitRequest
-	6,   // 73: exocortex.v1.Plugin.MonologueStart:input_type -> exocortex.v1.MonologueStartRequest
-	7,   // 74: exocortex.v1.Plugin.HistAddBefore:input_type -> exocortex.v1.HistAddBeforeRequest
-	8,   // 75: exocortex.v1.Plugin.MessageLoopStart:input_type -> exocortex.v1.MessageLoopStartRequest
-	9,   // 76: exocortex.v1.Plugin.MessageLoopPromptsBefore:input_type -> exocortex.v1.MessageLoopPromptsBeforeRequest
-	10,  // 77: exocortex.v1.Plugin.SystemPrompt:input_type -> exocortex.v1.SystemPromptRequest
-	11,  // 78: exocortex.v1.Plugin.MessageLoopPromptsAfter:input_type -> exocortex.v1.MessageLoopPromptsAfterRequest
-	12,  // 79: exocortex.v1.Plugin.BeforeMainLLMCall:input_type -> exocortex.v1.BeforeMainLLMCallRequest
-	13,  // 80: exocortex.v1.Plugin.ResponseStreamChunk:input_type -> exocortex.v1.ResponseStreamChunkRequest
-	14,  // 81: exocortex.v1.Plugin.ResponseStreamEnd:input_type -> exocortex.v1.ResponseStreamEndRequest
-	15,  // 82: exocortex.v1.Plugin.ErrorFormat:input_type -> exocortex.v1.ErrorFormatRequest
-	16,  // 83: exocortex.v1.Plugin.ToolExecuteBefore:input_type -> exocortex.v1.ToolExecuteBeforeRequest
-	17,  // 84: exocortex.v1.Plugin.ToolExecuteAfter:input_type -> exocortex.v1.ToolExecuteAfterRequest
-	18,  // 85: exocortex.v1.Plugin.MessageLoopEnd:input_type -> exocortex.v1.MessageLoopEndRequest
-	19,  // 86: exocortex.v1.Plugin.MonologueEnd:input_type -> exocortex.v1.MonologueEndRequest
-	20,  // 87: exocortex.v1.Plugin.ChatModelCallBefore:input_type -> exocortex.v1.ChatModelCallBeforeRequest
-	21,  // 88: exocortex.v1.Plugin.ChatModelCallAfter:input_type -> exocortex.v1.ChatModelCallAfterRequest
-	22,  // 89: exocortex.v1.Plugin.UtilModelCallBefore:input_type -> exocortex.v1.UtilModelCallBeforeRequest
-	23,  // 90: exocortex.v1.Plugin.UtilModelCallAfter:input_type -> exocortex.v1.UtilModelCallAfterRequest
-	24,  // 91: exocortex.v1.Plugin.ReasoningStreamChunk:input_type -> exocortex.v1.ReasoningStreamChunkRequest
-	25,  // 92: exocortex.v1.Plugin.ReasoningStream:input_type -> exocortex.v1.ReasoningStreamRequest
-	26,  // 93: exocortex.v1.Plugin.ReasoningStreamEnd:input_type -> exocortex.v1.ReasoningStreamEndRequest
-	27,  // 94: exocortex.v1.Plugin.ResponseStream:input_type -> exocortex.v1.ResponseStreamRequest
-	28,  // 95: exocortex.v1.Plugin.MessageLoopException:input_type -> exocortex.v1.MessageLoopExceptionRequest
-	29,  // 96: exocortex.v1.Plugin.ProcessChainEnd:input_type -> exocortex.v1.ProcessChainEndRequest
-	30,  // 97: exocortex.v1.Plugin.HistAddToolResult:input_type -> exocortex.v1.HistAddToolResultRequest
-	31,  // 98: exocortex.v1.Plugin.ToolOutputUpdate:input_type -> exocortex.v1.ToolOutputUpdateRequest
-	32,  // 99: exocortex.v1.Plugin.TextEditorReadAfter:input_type -> exocortex.v1.TextEditorReadAfterRequest
-	33,  // 100: exocortex.v1.Plugin.TextEditorWriteBefore:input_type -> exocortex.v1.TextEditorWriteBeforeRequest
-	34,  // 101: exocortex.v1.Plugin.TextEditorWriteAfter:input_type -> exocortex.v1.TextEditorWriteAfterRequest
-	35,  // 102: exocortex.v1.Plugin.TextEditorPatchBefore:input_type -> exocortex.v1.TextEditorPatchBeforeRequest
-	36,  // 103: exocortex.v1.Plugin.TextEditorPatchAfter:input_type -> exocortex.v1.TextEditorPatchAfterRequest
-	37,  // 104: exocortex.v1.Plugin.EmbeddingModelChanged:input_type -> exocortex.v1.EmbeddingModelChangedRequest
-	3,   // 105: exocortex.v1.Plugin.ExecuteTool:input_type -> exocortex.v1.ExecuteToolRequest
-	0,   // 106: exocortex.v1.Plugin.RunBatch:input_type -> exocortex.v1.BatchRequest
-	0,   // 107: exocortex.v1.Plugin.Dispatch:input_type -> exocortex.v1.BatchRequest
-	75,  // 108: exocortex.v1.Plugin.Manifest:output_type -> exocortex.v1.ManifestResponse
-	39,  // 109: exocortex.v1.Plugin.AgentInit:output_type -> exocortex.v1.AgentInitResponse
-	40,  // 110: exocortex.v1.Plugin.MonologueStart:output_type -> exocortex.v1.MonologueStartResponse
-	41,  // 111: exocortex.v1.Plugin.HistAddBefore:output_type -> exocortex.v1.HistAddBeforeResponse
-	42,  // 112: exocortex.v1.Plugin.MessageLoopStart:output_type -> exocortex.v1.MessageLoopStartResponse
-	43,  // 113: exocortex.v1.Plugin.MessageLoopPromptsBefore:output_type -> exocortex.v1.MessageLoopPromptsBeforeResponse
-	44,  // 114: exocortex.v1.Plugin.SystemPrompt:output_type -> exocortex.v1.SystemPromptResponse
-	45,  // 115: exocortex.v1.Plugin.MessageLoopPromptsAfter:output_type -> exocortex.v1.MessageLoopPromptsAfterResponse
-	46,  // 116: exocortex.v1.Plugin.BeforeMainLLMCall:output_type -> exocortex.v1.BeforeMainLLMCallResponse
-	47,  // 117: exocortex.v1.Plugin.ResponseStreamChunk:output_type -> exocortex.v1.ResponseStreamChunkResponse
-	48,  // 118: exocortex.v1.Plugin.ResponseStreamEnd:output_type -> exocortex.v1.ResponseStreamEndResponse
-	49,  // 119: exocortex.v1.Plugin.ErrorFormat:output_type -> exocortex.v1.ErrorFormatResponse
-	50,  // 120: exocortex.v1.Plugin.ToolExecuteBefore:output_type -> exocortex.v1.ToolExecuteBeforeResponse
-	51,  // 121: exocortex.v1.Plugin.ToolExecuteAfter:output_type -> exocortex.v1.ToolExecuteAfterResponse
-	52,  // 122: exocortex.v1.Plugin.MessageLoopEnd:output_type -> exocortex.v1.MessageLoopEndResponse
-	53,  // 123: exocortex.v1.Plugin.MonologueEnd:output_type -> exocortex.v1.MonologueEndResponse
-	54,  // 124: exocortex.v1.Plugin.ChatModelCallBefore:output_type -> exocortex.v1.ChatModelCallBeforeResponse
-	55,  // 125: exocortex.v1.Plugin.ChatModelCallAfter:output_type -> exocortex.v1.ChatModelCallAfterResponse
-	56,  // 126: exocortex.v1.Plugin.UtilModelCallBefore:output_type -> exocortex.v1.UtilModelCallBeforeResponse
-	57,  // 127: exocortex.v1.Plugin.UtilModelCallAfter:output_type -> exocortex.v1.UtilModelCallAfterResponse
-	58,  // 128: exocortex.v1.Plugin.ReasoningStreamChunk:output_type -> exocortex.v1.ReasoningStreamChunkResponse
-	59,  // 129: exocortex.v1.Plugin.ReasoningStream:output_type -> exocortex.v1.ReasoningStreamResponse
-	60,  // 130: exocortex.v1.Plugin.ReasoningStreamEnd:output_type -> exocortex.v1.ReasoningStreamEndResponse
-	61,  // 131: exocortex.v1.Plugin.ResponseStream:output_type -> exocortex.v1.ResponseStreamResponse
-	62,  // 132: exocortex.v1.Plugin.MessageLoopException:output_type -> exocortex.v1.MessageLoopExceptionResponse
-	63,  // 133: exocortex.v1.Plugin.ProcessChainEnd:output_type -> exocortex.v1.ProcessChainEndResponse
-	64,  // 134: exocortex.v1.Plugin.HistAddToolResult:output_type -> exocortex.v1.HistAddToolResultResponse
-	65,  // 135: exocortex.v1.Plugin.ToolOutputUpdate:output_type -> exocortex.v1.ToolOutputUpdateResponse
-	66,  // 136: exocortex.v1.Plugin.TextEditorReadAfter:output_type -> exocortex.v1.TextEditorReadAfterResponse
-	67,  // 137: exocortex.v1.Plugin.TextEditorWriteBefore:output_type -> exocortex.v1.TextEditorWriteBeforeResponse
-	68,  // 138: exocortex.v1.Plugin.TextEditorWriteAfter:output_type -> exocortex.v1.TextEditorWriteAfterResponse
-	69,  // 139: exocortex.v1.Plugin.TextEditorPatchBefore:output_type -> exocortex.v1.TextEditorPatchBeforeResponse
-	70,  // 140: exocortex.v1.Plugin.TextEditorPatchAfter:output_type -> exocortex.v1.TextEditorPatchAfterResponse
-	71,  // 141: exocortex.v1.Plugin.EmbeddingModelChanged:output_type -> exocortex.v1.EmbeddingModelChangedResponse
-	4,   // 142: exocortex.v1.Plugin.ExecuteTool:output_type -> exocortex.v1.ExecuteToolResponse
-	1,   // 143: exocortex.v1.Plugin.RunBatch:output_type -> exocortex.v1.BatchResponse
-	1,   // 144: exocortex.v1.Plugin.Dispatch:output_type -> exocortex.v1.BatchResponse
-	108, // [108:145] is the sub-list for method output_type
-	71,  // [71:108] is the sub-list for method input_type
-	71,  // [71:71] is the sub-list for extension type_name
-	71,  // [71:71] is the sub-list for extension extendee
-	0,   // [0:71] is the sub-list for field type_name
+	38,  // 33: exocortex.v1.BatchRequest.history_compress_before:type_name -> exocortex.v1.HistoryCompressBeforeRequest
+	39,  // 34: exocortex.v1.BatchRequest.tool_approval_request:type_name -> exocortex.v1.ToolApprovalRequestRequest
+	40,  // 35: exocortex.v1.BatchRequest.operator_notification:type_name -> exocortex.v1.OperatorNotificationRequest
+	41,  // 36: exocortex.v1.BatchRequest.calls:type_name -> exocortex.v1.HookCall
+	2,   // 37: exocortex.v1.BatchResponse.results:type_name -> exocortex.v1.BatchResult
+	42,  // 38: exocortex.v1.BatchResult.agent_init:type_name -> exocortex.v1.AgentInitResponse
+	43,  // 39: exocortex.v1.BatchResult.monologue_start:type_name -> exocortex.v1.MonologueStartResponse
+	44,  // 40: exocortex.v1.BatchResult.hist_add_before:type_name -> exocortex.v1.HistAddBeforeResponse
+	45,  // 41: exocortex.v1.BatchResult.message_loop_start:type_name -> exocortex.v1.MessageLoopStartResponse
+	46,  // 42: exocortex.v1.BatchResult.message_loop_prompts_before:type_name -> exocortex.v1.MessageLoopPromptsBeforeResponse
+	47,  // 43: exocortex.v1.BatchResult.system_prompt:type_name -> exocortex.v1.SystemPromptResponse
+	48,  // 44: exocortex.v1.BatchResult.message_loop_prompts_after:type_name -> exocortex.v1.MessageLoopPromptsAfterResponse
+	49,  // 45: exocortex.v1.BatchResult.before_main_llm_call:type_name -> exocortex.v1.BeforeMainLLMCallResponse
+	50,  // 46: exocortex.v1.BatchResult.response_stream_chunk:type_name -> exocortex.v1.ResponseStreamChunkResponse
+	51,  // 47: exocortex.v1.BatchResult.response_stream_end:type_name -> exocortex.v1.ResponseStreamEndResponse
+	52,  // 48: exocortex.v1.BatchResult.error_format:type_name -> exocortex.v1.ErrorFormatResponse
+	53,  // 49: exocortex.v1.BatchResult.tool_execute_before:type_name -> exocortex.v1.ToolExecuteBeforeResponse
+	54,  // 50: exocortex.v1.BatchResult.tool_execute_after:type_name -> exocortex.v1.ToolExecuteAfterResponse
+	55,  // 51: exocortex.v1.BatchResult.message_loop_end:type_name -> exocortex.v1.MessageLoopEndResponse
+	56,  // 52: exocortex.v1.BatchResult.monologue_end:type_name -> exocortex.v1.MonologueEndResponse
+	57,  // 53: exocortex.v1.BatchResult.chat_model_call_before:type_name -> exocortex.v1.ChatModelCallBeforeResponse
+	58,  // 54: exocortex.v1.BatchResult.chat_model_call_after:type_name -> exocortex.v1.ChatModelCallAfterResponse
+	59,  // 55: exocortex.v1.BatchResult.util_model_call_before:type_name -> exocortex.v1.UtilModelCallBeforeResponse
+	60,  // 56: exocortex.v1.BatchResult.util_model_call_after:type_name -> exocortex.v1.UtilModelCallAfterResponse
+	61,  // 57: exocortex.v1.BatchResult.reasoning_stream_chunk:type_name -> exocortex.v1.ReasoningStreamChunkResponse
+	62,  // 58: exocortex.v1.BatchResult.reasoning_stream:type_name -> exocortex.v1.ReasoningStreamResponse
+	63,  // 59: exocortex.v1.BatchResult.reasoning_stream_end:type_name -> exocortex.v1.ReasoningStreamEndResponse
+	64,  // 60: exocortex.v1.BatchResult.response_stream:type_name -> exocortex.v1.ResponseStreamResponse
+	65,  // 61: exocortex.v1.BatchResult.message_loop_exception:type_name -> exocortex.v1.MessageLoopExceptionResponse
+	66,  // 62: exocortex.v1.BatchResult.process_chain_end:type_name -> exocortex.v1.ProcessChainEndResponse
+	67,  // 63: exocortex.v1.BatchResult.hist_add_tool_result:type_name -> exocortex.v1.HistAddToolResultResponse
+	68,  // 64: exocortex.v1.BatchResult.tool_output_update:type_name -> exocortex.v1.ToolOutputUpdateResponse
+	69,  // 65: exocortex.v1.BatchResult.text_editor_read_after:type_name -> exocortex.v1.TextEditorReadAfterResponse
+	70,  // 66: exocortex.v1.BatchResult.text_editor_write_before:type_name -> exocortex.v1.TextEditorWriteBeforeResponse
+	71,  // 67: exocortex.v1.BatchResult.text_editor_write_after:type_name -> exocortex.v1.TextEditorWriteAfterResponse
+	72,  // 68: exocortex.v1.BatchResult.text_editor_patch_before:type_name -> exocortex.v1.TextEditorPatchBeforeResponse
+	73,  // 69: exocortex.v1.BatchResult.text_editor_patch_after:type_name -> exocortex.v1.TextEditorPatchAfterResponse
+	74,  // 70: exocortex.v1.BatchResult.embedding_model_changed:type_name -> exocortex.v1.EmbeddingModelChangedResponse
+	75,  // 71: exocortex.v1.BatchResult.history_compress_before:type_name -> exocortex.v1.HistoryCompressBeforeResponse
+	76,  // 72: exocortex.v1.BatchResult.tool_approval_request:type_name -> exocortex.v1.ToolApprovalRequestResponse
+	77,  // 73: exocortex.v1.BatchResult.operator_notification:type_name -> exocortex.v1.OperatorNotificationResponse
+	41,  // 74: exocortex.v1.ExecuteToolRequest.call:type_name -> exocortex.v1.HookCall
+	78,  // 75: exocortex.v1.ExecuteToolRequest.tool_call:type_name -> exocortex.v1.ToolCall
+	79,  // 76: exocortex.v1.ExecuteToolResponse.result:type_name -> exocortex.v1.ToolResult
+	80,  // 77: exocortex.v1.Plugin.Manifest:input_type -> exocortex.v1.ManifestRequest
+	5,   // 78: exocortex.v1.Plugin.AgentInit:input_type -> exocortex.v1.AgentInitRequest
+	6,   // 79: exocortex.v1.Plugin.MonologueStart:input_type -> exocortex.v1.MonologueStartRequest
+	7,   // 80: exocortex.v1.Plugin.HistAddBefore:input_type -> exocortex.v1.HistAddBeforeRequest
+	8,   // 81: exocortex.v1.Plugin.MessageLoopStart:input_type -> exocortex.v1.MessageLoopStartRequest
+	9,   // 82: exocortex.v1.Plugin.MessageLoopPromptsBefore:input_type -> exocortex.v1.MessageLoopPromptsBeforeRequest
+	10,  // 83: exocortex.v1.Plugin.SystemPrompt:input_type -> exocortex.v1.SystemPromptRequest
+	11,  // 84: exocortex.v1.Plugin.MessageLoopPromptsAfter:input_type -> exocortex.v1.MessageLoopPromptsAfterRequest
+	12,  // 85: exocortex.v1.Plugin.BeforeMainLLMCall:input_type -> exocortex.v1.BeforeMainLLMCallRequest
+	13,  // 86: exocortex.v1.Plugin.ResponseStreamChunk:input_type -> exocortex.v1.ResponseStreamChunkRequest
+	14,  // 87: exocortex.v1.Plugin.ResponseStreamEnd:input_type -> exocortex.v1.ResponseStreamEndRequest
+	15,  // 88: exocortex.v1.Plugin.ErrorFormat:input_type -> exocortex.v1.ErrorFormatRequest
+	16,  // 89: exocortex.v1.Plugin.ToolExecuteBefore:input_type -> exocortex.v1.ToolExecuteBeforeRequest
+	17,  // 90: exocortex.v1.Plugin.ToolExecuteAfter:input_type -> exocortex.v1.ToolExecuteAfterRequest
+	18,  // 91: exocortex.v1.Plugin.MessageLoopEnd:input_type -> exocortex.v1.MessageLoopEndRequest
+	19,  // 92: exocortex.v1.Plugin.MonologueEnd:input_type -> exocortex.v1.MonologueEndRequest
+	20,  // 93: exocortex.v1.Plugin.ChatModelCallBefore:input_type -> exocortex.v1.ChatModelCallBeforeRequest
+	21,  // 94: exocortex.v1.Plugin.ChatModelCallAfter:input_type -> exocortex.v1.ChatModelCallAfterRequest
+	22,  // 95: exocortex.v1.Plugin.UtilModelCallBefore:input_type -> exocortex.v1.UtilModelCallBeforeRequest
+	23,  // 96: exocortex.v1.Plugin.UtilModelCallAfter:input_type -> exocortex.v1.UtilModelCallAfterRequest
+	24,  // 97: exocortex.v1.Plugin.ReasoningStreamChunk:input_type -> exocortex.v1.ReasoningStreamChunkRequest
+	25,  // 98: exocortex.v1.Plugin.ReasoningStream:input_type -> exocortex.v1.ReasoningStreamRequest
+	26,  // 99: exocortex.v1.Plugin.ReasoningStreamEnd:input_type -> exocortex.v1.ReasoningStreamEndRequest
+	27,  // 100: exocortex.v1.Plugin.ResponseStream:input_type -> exocortex.v1.ResponseStreamRequest
+	28,  // 101: exocortex.v1.Plugin.MessageLoopException:input_type -> exocortex.v1.MessageLoopExceptionRequest
+	29,  // 102: exocortex.v1.Plugin.ProcessChainEnd:input_type -> exocortex.v1.ProcessChainEndRequest
+	30,  // 103: exocortex.v1.Plugin.HistAddToolResult:input_type -> exocortex.v1.HistAddToolResultRequest
+	31,  // 104: exocortex.v1.Plugin.ToolOutputUpdate:input_type -> exocortex.v1.ToolOutputUpdateRequest
+	32,  // 105: exocortex.v1.Plugin.TextEditorReadAfter:input_type -> exocortex.v1.TextEditorReadAfterRequest
+	33,  // 106: exocortex.v1.Plugin.TextEditorWriteBefore:input_type -> exocortex.v1.TextEditorWriteBeforeRequest
+	34,  // 107: exocortex.v1.Plugin.TextEditorWriteAfter:input_type -> exocortex.v1.TextEditorWriteAfterRequest
+	35,  // 108: exocortex.v1.Plugin.TextEditorPatchBefore:input_type -> exocortex.v1.TextEditorPatchBeforeRequest
+	36,  // 109: exocortex.v1.Plugin.TextEditorPatchAfter:input_type -> exocortex.v1.TextEditorPatchAfterRequest
+	37,  // 110: exocortex.v1.Plugin.EmbeddingModelChanged:input_type -> exocortex.v1.EmbeddingModelChangedRequest
+	38,  // 111: exocortex.v1.Plugin.HistoryCompressBefore:input_type -> exocortex.v1.HistoryCompressBeforeRequest
+	39,  // 112: exocortex.v1.Plugin.ToolApprovalRequest:input_type -> exocortex.v1.ToolApprovalRequestRequest
+	40,  // 113: exocortex.v1.Plugin.OperatorNotification:input_type -> exocortex.v1.OperatorNotificationRequest
+	3,   // 114: exocortex.v1.Plugin.ExecuteTool:input_type -> exocortex.v1.ExecuteToolRequest
+	0,   // 115: exocortex.v1.Plugin.RunBatch:input_type -> exocortex.v1.BatchRequest
+	0,   // 116: exocortex.v1.Plugin.Dispatch:input_type -> exocortex.v1.BatchRequest
+	81,  // 117: exocortex.v1.Plugin.Manifest:output_type -> exocortex.v1.ManifestResponse
+	42,  // 118: exocortex.v1.Plugin.AgentInit:output_type -> exocortex.v1.AgentInitResponse
+	43,  // 119: exocortex.v1.Plugin.MonologueStart:output_type -> exocortex.v1.MonologueStartResponse
+	44,  // 120: exocortex.v1.Plugin.HistAddBefore:output_type -> exocortex.v1.HistAddBeforeResponse
+	45,  // 121: exocortex.v1.Plugin.MessageLoopStart:output_type -> exocortex.v1.MessageLoopStartResponse
+	46,  // 122: exocortex.v1.Plugin.MessageLoopPromptsBefore:output_type -> exocortex.v1.MessageLoopPromptsBeforeResponse
+	47,  // 123: exocortex.v1.Plugin.SystemPrompt:output_type -> exocortex.v1.SystemPromptResponse
+	48,  // 124: exocortex.v1.Plugin.MessageLoopPromptsAfter:output_type -> exocortex.v1.MessageLoopPromptsAfterResponse
+	49,  // 125: exocortex.v1.Plugin.BeforeMainLLMCall:output_type -> exocortex.v1.BeforeMainLLMCallResponse
+	50,  // 126: exocortex.v1.Plugin.ResponseStreamChunk:output_type -> exocortex.v1.ResponseStreamChunkResponse
+	51,  // 127: exocortex.v1.Plugin.ResponseStreamEnd:output_type -> exocortex.v1.ResponseStreamEndResponse
+	52,  // 128: exocortex.v1.Plugin.ErrorFormat:output_type -> exocortex.v1.ErrorFormatResponse
+	53,  // 129: exocortex.v1.Plugin.ToolExecuteBefore:output_type -> exocortex.v1.ToolExecuteBeforeResponse
+	54,  // 130: exocortex.v1.Plugin.ToolExecuteAfter:output_type -> exocortex.v1.ToolExecuteAfterResponse
+	55,  // 131: exocortex.v1.Plugin.MessageLoopEnd:output_type -> exocortex.v1.MessageLoopEndResponse
+	56,  // 132: exocortex.v1.Plugin.MonologueEnd:output_type -> exocortex.v1.MonologueEndResponse
+	57,  // 133: exocortex.v1.Plugin.ChatModelCallBefore:output_type -> exocortex.v1.ChatModelCallBeforeResponse
+	58,  // 134: exocortex.v1.Plugin.ChatModelCallAfter:output_type -> exocortex.v1.ChatModelCallAfterResponse
+	59,  // 135: exocortex.v1.Plugin.UtilModelCallBefore:output_type -> exocortex.v1.UtilModelCallBeforeResponse
+	60,  // 136: exocortex.v1.Plugin.UtilModelCallAfter:output_type -> exocortex.v1.UtilModelCallAfterResponse
+	61,  // 137: exocortex.v1.Plugin.ReasoningStreamChunk:output_type -> exocortex.v1.ReasoningStreamChunkResponse
+	62,  // 138: exocortex.v1.Plugin.ReasoningStream:output_type -> exocortex.v1.ReasoningStreamResponse
+	63,  // 139: exocortex.v1.Plugin.ReasoningStreamEnd:output_type -> exocortex.v1.ReasoningStreamEndResponse
+	64,  // 140: exocortex.v1.Plugin.ResponseStream:output_type -> exocortex.v1.ResponseStreamResponse
+	65,  // 141: exocortex.v1.Plugin.MessageLoopException:output_type -> exocortex.v1.MessageLoopExceptionResponse
+	66,  // 142: exocortex.v1.Plugin.ProcessChainEnd:output_type -> exocortex.v1.ProcessChainEndResponse
+	67,  // 143: exocortex.v1.Plugin.HistAddToolResult:output_type -> exocortex.v1.HistAddToolResultResponse
+	68,  // 144: exocortex.v1.Plugin.ToolOutputUpdate:output_type -> exocortex.v1.ToolOutputUpdateResponse
+	69,  // 145: exocortex.v1.Plugin.TextEditorReadAfter:output_type -> exocortex.v1.TextEditorReadAfterResponse
+	70,  // 146: exocortex.v1.Plugin.TextEditorWriteBefore:output_type -> exocortex.v1.TextEditorWriteBeforeResponse
+	71,  // 147: exocortex.v1.Plugin.TextEditorWriteAfter:output_type -> exocortex.v1.TextEditorWriteAfterResponse
+	72,  // 148: exocortex.v1.Plugin.TextEditorPatchBefore:output_type -> exocortex.v1.TextEditorPatchBeforeResponse
+	73,  // 149: exocortex.v1.Plugin.TextEditorPatchAfter:output_type -> exocortex.v1.TextEditorPatchAfterResponse
+	74,  // 150: exocortex.v1.Plugin.EmbeddingModelChanged:output_type -> exocortex.v1.EmbeddingModelChangedResponse
+	75,  // 151: exocortex.v1.Plugin.HistoryCompressBefore:output_type -> exocortex.v1.HistoryCompressBeforeResponse
+	76,  // 152: exocortex.v1.Plugin.ToolApprovalRequest:output_type -> exocortex.v1.ToolApprovalRequestResponse
+	77,  // 153: exocortex.v1.Plugin.OperatorNotification:output_type -> exocortex.v1.OperatorNotificationResponse
+	4,   // 154: exocortex.v1.Plugin.ExecuteTool:output_type -> exocortex.v1.ExecuteToolResponse
+	1,   // 155: exocortex.v1.Plugin.RunBatch:output_type -> exocortex.v1.BatchResponse
+	1,   // 156: exocortex.v1.Plugin.Dispatch:output_type -> exocortex.v1.BatchResponse
+	117, // [117:157] is the sub-list for method output_type
+	77,  // [77:117] is the sub-list for method input_type
+	77,  // [77:77] is the sub-list for extension type_name
+	77,  // [77:77] is the sub-list for extension extendee
+	0,   // [0:77] is the sub-list for field type_name
 }
 
 func init() { file_exocortex_v1_plugin_proto_init() }
@@ -1809,6 +1932,9 @@ func file_exocortex_v1_plugin_proto_init() {
 		(*BatchRequest_TextEditorPatchBefore)(nil),
 		(*BatchRequest_TextEditorPatchAfter)(nil),
 		(*BatchRequest_EmbeddingModelChanged)(nil),
+		(*BatchRequest_HistoryCompressBefore)(nil),
+		(*BatchRequest_ToolApprovalRequest)(nil),
+		(*BatchRequest_OperatorNotification)(nil),
 	}
 	file_exocortex_v1_plugin_proto_msgTypes[2].OneofWrappers = []any{
 		(*BatchResult_AgentInit)(nil),
@@ -1844,6 +1970,9 @@ func file_exocortex_v1_plugin_proto_init() {
 		(*BatchResult_TextEditorPatchBefore)(nil),
 		(*BatchResult_TextEditorPatchAfter)(nil),
 		(*BatchResult_EmbeddingModelChanged)(nil),
+		(*BatchResult_HistoryCompressBefore)(nil),
+		(*BatchResult_ToolApprovalRequest)(nil),
+		(*BatchResult_OperatorNotification)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

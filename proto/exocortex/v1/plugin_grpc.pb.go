@@ -68,6 +68,9 @@ const (
 	Plugin_TextEditorPatchBefore_FullMethodName    = "/exocortex.v1.Plugin/TextEditorPatchBefore"
 	Plugin_TextEditorPatchAfter_FullMethodName     = "/exocortex.v1.Plugin/TextEditorPatchAfter"
 	Plugin_EmbeddingModelChanged_FullMethodName    = "/exocortex.v1.Plugin/EmbeddingModelChanged"
+	Plugin_HistoryCompressBefore_FullMethodName    = "/exocortex.v1.Plugin/HistoryCompressBefore"
+	Plugin_ToolApprovalRequest_FullMethodName      = "/exocortex.v1.Plugin/ToolApprovalRequest"
+	Plugin_OperatorNotification_FullMethodName     = "/exocortex.v1.Plugin/OperatorNotification"
 	Plugin_ExecuteTool_FullMethodName              = "/exocortex.v1.Plugin/ExecuteTool"
 	Plugin_RunBatch_FullMethodName                 = "/exocortex.v1.Plugin/RunBatch"
 	Plugin_Dispatch_FullMethodName                 = "/exocortex.v1.Plugin/Dispatch"
@@ -162,6 +165,14 @@ type PluginClient interface {
 	// EmbeddingModelChanged runs when the memory store was built with another embedding
 	// model than the configured one.
 	EmbeddingModelChanged(ctx context.Context, in *EmbeddingModelChangedRequest, opts ...grpc.CallOption) (*EmbeddingModelChangedResponse, error)
+	// HistoryCompressBefore runs before the context budget compresses the history;
+	// it may add what the summary must keep.
+	HistoryCompressBefore(ctx context.Context, in *HistoryCompressBeforeRequest, opts ...grpc.CallOption) (*HistoryCompressBeforeResponse, error)
+	// ToolApprovalRequest runs when a tool call is held for approval, in every
+	// approval mode; it may allow or refuse the call.
+	ToolApprovalRequest(ctx context.Context, in *ToolApprovalRequestRequest, opts ...grpc.CallOption) (*ToolApprovalRequestResponse, error)
+	// OperatorNotification runs when the operator is asked or told something.
+	OperatorNotification(ctx context.Context, in *OperatorNotificationRequest, opts ...grpc.CallOption) (*OperatorNotificationResponse, error)
 	// ExecuteTool runs one of the tools the manifest declares.
 	ExecuteTool(ctx context.Context, in *ExecuteToolRequest, opts ...grpc.CallOption) (*ExecuteToolResponse, error)
 	// RunBatch runs consecutive extensions of this plugin at one hook, in order, in
@@ -526,6 +537,36 @@ func (c *pluginClient) EmbeddingModelChanged(ctx context.Context, in *EmbeddingM
 	return out, nil
 }
 
+func (c *pluginClient) HistoryCompressBefore(ctx context.Context, in *HistoryCompressBeforeRequest, opts ...grpc.CallOption) (*HistoryCompressBeforeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(HistoryCompressBeforeResponse)
+	err := c.cc.Invoke(ctx, Plugin_HistoryCompressBefore_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) ToolApprovalRequest(ctx context.Context, in *ToolApprovalRequestRequest, opts ...grpc.CallOption) (*ToolApprovalRequestResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ToolApprovalRequestResponse)
+	err := c.cc.Invoke(ctx, Plugin_ToolApprovalRequest_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) OperatorNotification(ctx context.Context, in *OperatorNotificationRequest, opts ...grpc.CallOption) (*OperatorNotificationResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(OperatorNotificationResponse)
+	err := c.cc.Invoke(ctx, Plugin_OperatorNotification_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *pluginClient) ExecuteTool(ctx context.Context, in *ExecuteToolRequest, opts ...grpc.CallOption) (*ExecuteToolResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ExecuteToolResponse)
@@ -648,6 +689,14 @@ type PluginServer interface {
 	// EmbeddingModelChanged runs when the memory store was built with another embedding
 	// model than the configured one.
 	EmbeddingModelChanged(context.Context, *EmbeddingModelChangedRequest) (*EmbeddingModelChangedResponse, error)
+	// HistoryCompressBefore runs before the context budget compresses the history;
+	// it may add what the summary must keep.
+	HistoryCompressBefore(context.Context, *HistoryCompressBeforeRequest) (*HistoryCompressBeforeResponse, error)
+	// ToolApprovalRequest runs when a tool call is held for approval, in every
+	// approval mode; it may allow or refuse the call.
+	ToolApprovalRequest(context.Context, *ToolApprovalRequestRequest) (*ToolApprovalRequestResponse, error)
+	// OperatorNotification runs when the operator is asked or told something.
+	OperatorNotification(context.Context, *OperatorNotificationRequest) (*OperatorNotificationResponse, error)
 	// ExecuteTool runs one of the tools the manifest declares.
 	ExecuteTool(context.Context, *ExecuteToolRequest) (*ExecuteToolResponse, error)
 	// RunBatch runs consecutive extensions of this plugin at one hook, in order, in
@@ -773,6 +822,15 @@ func (UnimplementedPluginServer) TextEditorPatchAfter(context.Context, *TextEdit
 }
 func (UnimplementedPluginServer) EmbeddingModelChanged(context.Context, *EmbeddingModelChangedRequest) (*EmbeddingModelChangedResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method EmbeddingModelChanged not implemented")
+}
+func (UnimplementedPluginServer) HistoryCompressBefore(context.Context, *HistoryCompressBeforeRequest) (*HistoryCompressBeforeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method HistoryCompressBefore not implemented")
+}
+func (UnimplementedPluginServer) ToolApprovalRequest(context.Context, *ToolApprovalRequestRequest) (*ToolApprovalRequestResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ToolApprovalRequest not implemented")
+}
+func (UnimplementedPluginServer) OperatorNotification(context.Context, *OperatorNotificationRequest) (*OperatorNotificationResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method OperatorNotification not implemented")
 }
 func (UnimplementedPluginServer) ExecuteTool(context.Context, *ExecuteToolRequest) (*ExecuteToolResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ExecuteTool not implemented")
@@ -1416,6 +1474,60 @@ func _Plugin_EmbeddingModelChanged_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Plugin_HistoryCompressBefore_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(HistoryCompressBeforeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).HistoryCompressBefore(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_HistoryCompressBefore_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).HistoryCompressBefore(ctx, req.(*HistoryCompressBeforeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_ToolApprovalRequest_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ToolApprovalRequestRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).ToolApprovalRequest(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_ToolApprovalRequest_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).ToolApprovalRequest(ctx, req.(*ToolApprovalRequestRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_OperatorNotification_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(OperatorNotificationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).OperatorNotification(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_OperatorNotification_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).OperatorNotification(ctx, req.(*OperatorNotificationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Plugin_ExecuteTool_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ExecuteToolRequest)
 	if err := dec(in); err != nil {
@@ -1601,6 +1713,18 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "EmbeddingModelChanged",
 			Handler:    _Plugin_EmbeddingModelChanged_Handler,
+		},
+		{
+			MethodName: "HistoryCompressBefore",
+			Handler:    _Plugin_HistoryCompressBefore_Handler,
+		},
+		{
+			MethodName: "ToolApprovalRequest",
+			Handler:    _Plugin_ToolApprovalRequest_Handler,
+		},
+		{
+			MethodName: "OperatorNotification",
+			Handler:    _Plugin_OperatorNotification_Handler,
 		},
 		{
 			MethodName: "ExecuteTool",

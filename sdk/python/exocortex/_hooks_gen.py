@@ -9,7 +9,8 @@ TOOL_HOOKS = frozenset({
     manifest_pb2.HOOK_TOOL_EXECUTE_BEFORE,
     manifest_pb2.HOOK_TOOL_EXECUTE_AFTER,
     manifest_pb2.HOOK_HIST_ADD_TOOL_RESULT,
-    manifest_pb2.HOOK_TOOL_OUTPUT_UPDATE
+    manifest_pb2.HOOK_TOOL_OUTPUT_UPDATE,
+    manifest_pb2.HOOK_TOOL_APPROVAL_REQUEST
 })
 
 # The hooks whose requests carry the conversation (history, or the prompt's
@@ -36,6 +37,7 @@ FIRING_ORDER = (
     "hist_add_before",
     "monologue_start",
     "message_loop_start",
+    "history_compress_before",
     "util_model_call_before",
     "util_model_call_after",
     "message_loop_prompts_before",
@@ -53,6 +55,8 @@ FIRING_ORDER = (
     "response_stream_end",
     "error_format",
     "tool_execute_before",
+    "tool_approval_request",
+    "operator_notification",
     "text_editor_write_before",
     "text_editor_patch_before",
     "tool_output_update",

@@ -51,7 +51,7 @@ type echo struct{}
 func (e echo) Spec() sdk.Spec {
 	return sdk.Spec{
 		Name:          "echo",
-		Hooks:         []sdk.Hook{sdk.AgentInit(e), sdk.MonologueStart(e), sdk.HistAddBefore(e), sdk.MessageLoopStart(e), sdk.MessageLoopPromptsBefore(e), sdk.SystemPrompt(e), sdk.MessageLoopPromptsAfter(e), sdk.BeforeMainLLMCall(e), sdk.ResponseStreamChunk(e), sdk.ResponseStreamEnd(e), sdk.ErrorFormat(e), sdk.ToolExecuteBefore(e), sdk.ToolExecuteAfter(e), sdk.MessageLoopEnd(e), sdk.MonologueEnd(e), sdk.ChatModelCallBefore(e), sdk.ChatModelCallAfter(e), sdk.UtilModelCallBefore(e), sdk.UtilModelCallAfter(e), sdk.ReasoningStreamChunk(e), sdk.ReasoningStream(e), sdk.ReasoningStreamEnd(e), sdk.ResponseStream(e), sdk.MessageLoopException(e), sdk.ProcessChainEnd(e), sdk.HistAddToolResult(e), sdk.ToolOutputUpdate(e), sdk.TextEditorReadAfter(e), sdk.TextEditorWriteBefore(e), sdk.TextEditorWriteAfter(e), sdk.TextEditorPatchBefore(e), sdk.TextEditorPatchAfter(e), sdk.EmbeddingModelChanged(e)},
+		Hooks:         []sdk.Hook{sdk.AgentInit(e), sdk.MonologueStart(e), sdk.HistAddBefore(e), sdk.MessageLoopStart(e), sdk.MessageLoopPromptsBefore(e), sdk.SystemPrompt(e), sdk.MessageLoopPromptsAfter(e), sdk.BeforeMainLLMCall(e), sdk.ResponseStreamChunk(e), sdk.ResponseStreamEnd(e), sdk.ErrorFormat(e), sdk.ToolExecuteBefore(e), sdk.ToolExecuteAfter(e), sdk.MessageLoopEnd(e), sdk.MonologueEnd(e), sdk.ChatModelCallBefore(e), sdk.ChatModelCallAfter(e), sdk.UtilModelCallBefore(e), sdk.UtilModelCallAfter(e), sdk.ReasoningStreamChunk(e), sdk.ReasoningStream(e), sdk.ReasoningStreamEnd(e), sdk.ResponseStream(e), sdk.MessageLoopException(e), sdk.ProcessChainEnd(e), sdk.HistAddToolResult(e), sdk.ToolOutputUpdate(e), sdk.TextEditorReadAfter(e), sdk.TextEditorWriteBefore(e), sdk.TextEditorWriteAfter(e), sdk.TextEditorPatchBefore(e), sdk.TextEditorPatchAfter(e), sdk.EmbeddingModelChanged(e), sdk.HistoryCompressBefore(e), sdk.ToolApprovalRequest(e), sdk.OperatorNotification(e)},
 		Order:         10,
 		HookOrder:     map[exocortexv1.Hook]int{exocortexv1.Hook_HOOK_SYSTEM_PROMPT: 15},
 		Writes:        []sdk.KeyRef{seen()},
@@ -255,6 +255,25 @@ func (echo) TextEditorPatchAfter(_ context.Context, c *sdk.Call, _ *exocortexv1.
 }
 
 func (echo) EmbeddingModelChanged(_ context.Context, c *sdk.Call, _ *exocortexv1.EmbeddingModelChangedRequest) (*exocortexv1.EmbeddingModelChangedResponse, error) {
+	mark(c)
+	return nil, nil
+}
+
+func (echo) HistoryCompressBefore(_ context.Context, c *sdk.Call, req *exocortexv1.HistoryCompressBeforeRequest) (*exocortexv1.HistoryCompressBeforeResponse, error) {
+	mark(c)
+	return &exocortexv1.HistoryCompressBeforeResponse{Keep: []string{fmt.Sprintf("keep %d %s", len(req.GetLeaving()), req.GetTrigger())}}, nil
+}
+
+func (echo) ToolApprovalRequest(_ context.Context, c *sdk.Call, req *exocortexv1.ToolApprovalRequestRequest) (*exocortexv1.ToolApprovalRequestResponse, error) {
+	mark(c)
+	if req.GetToolCall().GetName() == "forbidden" {
+		r := "echo refuses forbidden in " + req.GetMode()
+		return &exocortexv1.ToolApprovalRequestResponse{Refuse: &r}, nil
+	}
+	return &exocortexv1.ToolApprovalRequestResponse{Allow: true}, nil
+}
+
+func (echo) OperatorNotification(_ context.Context, c *sdk.Call, _ *exocortexv1.OperatorNotificationRequest) (*exocortexv1.OperatorNotificationResponse, error) {
 	mark(c)
 	return nil, nil
 }

@@ -194,6 +194,19 @@ class Echo:
     def embedding_model_changed(self, call, req):
         mark(call)
 
+    def history_compress_before(self, call, req):
+        mark(call)
+        return hooks_pb2.HistoryCompressBeforeResponse(keep=["keep %d %s" % (len(req.leaving), req.trigger)])
+
+    def tool_approval_request(self, call, req):
+        mark(call)
+        if req.tool_call.name == "forbidden":
+            return hooks_pb2.ToolApprovalRequestResponse(refuse="echo refuses forbidden in " + req.mode)
+        return hooks_pb2.ToolApprovalRequestResponse(allow=True)
+
+    def operator_notification(self, call, req):
+        mark(call)
+
 
 class Counter:
     """Counts consecutive failures per tool and clears loop_active."""

@@ -181,6 +181,35 @@ class HistAddToolResultResponse(_message.Message):
     text: str
     def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., text: _Optional[str] = ...) -> None: ...
 
+class HistoryCompressBeforeRequest(_message.Message):
+    __slots__ = ["budget", "call", "custom_instructions", "leaving", "to", "tokens", "trigger"]
+    BUDGET_FIELD_NUMBER: _ClassVar[int]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    CUSTOM_INSTRUCTIONS_FIELD_NUMBER: _ClassVar[int]
+    FROM_FIELD_NUMBER: _ClassVar[int]
+    LEAVING_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_FIELD_NUMBER: _ClassVar[int]
+    TO_FIELD_NUMBER: _ClassVar[int]
+    TRIGGER_FIELD_NUMBER: _ClassVar[int]
+    budget: int
+    call: _context_pb2.HookCall
+    custom_instructions: str
+    leaving: _containers.RepeatedCompositeFieldContainer[_context_pb2.Message]
+    to: int
+    tokens: int
+    trigger: str
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., trigger: _Optional[str] = ..., custom_instructions: _Optional[str] = ..., leaving: _Optional[_Iterable[_Union[_context_pb2.Message, _Mapping]]] = ..., to: _Optional[int] = ..., tokens: _Optional[int] = ..., budget: _Optional[int] = ..., **kwargs) -> None: ...
+
+class HistoryCompressBeforeResponse(_message.Message):
+    __slots__ = ["changes", "hold", "keep"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    HOLD_FIELD_NUMBER: _ClassVar[int]
+    KEEP_FIELD_NUMBER: _ClassVar[int]
+    changes: _context_pb2.StateChanges
+    hold: str
+    keep: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., keep: _Optional[_Iterable[str]] = ..., hold: _Optional[str] = ...) -> None: ...
+
 class MessageLoopEndRequest(_message.Message):
     __slots__ = ["added", "call", "final", "iteration", "reply", "resumed", "tool_call", "tool_result"]
     ADDED_FIELD_NUMBER: _ClassVar[int]
@@ -324,6 +353,26 @@ class MonologueStartRequest(_message.Message):
     def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., user_message: _Optional[_Union[_context_pb2.Message, _Mapping]] = ...) -> None: ...
 
 class MonologueStartResponse(_message.Message):
+    __slots__ = ["changes"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    changes: _context_pb2.StateChanges
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ...) -> None: ...
+
+class OperatorNotificationRequest(_message.Message):
+    __slots__ = ["call", "kind", "message", "title", "tool_call"]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    call: _context_pb2.HookCall
+    kind: str
+    message: str
+    title: str
+    tool_call: _context_pb2.ToolCall
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., kind: _Optional[str] = ..., title: _Optional[str] = ..., message: _Optional[str] = ..., tool_call: _Optional[_Union[_context_pb2.ToolCall, _Mapping]] = ...) -> None: ...
+
+class OperatorNotificationResponse(_message.Message):
     __slots__ = ["changes"]
     CHANGES_FIELD_NUMBER: _ClassVar[int]
     changes: _context_pb2.StateChanges
@@ -574,6 +623,36 @@ class TextEditorWriteBeforeResponse(_message.Message):
     content: str
     refuse: str
     def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., content: _Optional[str] = ..., refuse: _Optional[str] = ...) -> None: ...
+
+class ToolApprovalRequestRequest(_message.Message):
+    __slots__ = ["action", "always_ask", "call", "extension", "mode", "reason", "tool_call"]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    ALWAYS_ASK_FIELD_NUMBER: _ClassVar[int]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    EXTENSION_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    action: str
+    always_ask: bool
+    call: _context_pb2.HookCall
+    extension: str
+    mode: str
+    reason: str
+    tool_call: _context_pb2.ToolCall
+    def __init__(self, call: _Optional[_Union[_context_pb2.HookCall, _Mapping]] = ..., tool_call: _Optional[_Union[_context_pb2.ToolCall, _Mapping]] = ..., action: _Optional[str] = ..., reason: _Optional[str] = ..., extension: _Optional[str] = ..., mode: _Optional[str] = ..., always_ask: bool = ...) -> None: ...
+
+class ToolApprovalRequestResponse(_message.Message):
+    __slots__ = ["allow", "changes", "message", "refuse"]
+    ALLOW_FIELD_NUMBER: _ClassVar[int]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    REFUSE_FIELD_NUMBER: _ClassVar[int]
+    allow: bool
+    changes: _context_pb2.StateChanges
+    message: str
+    refuse: str
+    def __init__(self, changes: _Optional[_Union[_context_pb2.StateChanges, _Mapping]] = ..., refuse: _Optional[str] = ..., allow: bool = ..., message: _Optional[str] = ...) -> None: ...
 
 class ToolBlock(_message.Message):
     __slots__ = ["action", "always_ask", "needs_approval", "reason"]

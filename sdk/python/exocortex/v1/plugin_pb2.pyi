@@ -10,7 +10,7 @@ from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Map
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class BatchRequest(_message.Message):
-    __slots__ = ["agent_init", "before_main_llm_call", "calls", "chat_model_call_after", "chat_model_call_before", "embedding_model_changed", "error_format", "hist_add_before", "hist_add_tool_result", "message_loop_end", "message_loop_exception", "message_loop_prompts_after", "message_loop_prompts_before", "message_loop_start", "monologue_end", "monologue_start", "process_chain_end", "reasoning_stream", "reasoning_stream_chunk", "reasoning_stream_end", "response_stream", "response_stream_chunk", "response_stream_end", "system_prompt", "text_editor_patch_after", "text_editor_patch_before", "text_editor_read_after", "text_editor_write_after", "text_editor_write_before", "timeout_ms", "tool_execute_after", "tool_execute_before", "tool_output_update", "util_model_call_after", "util_model_call_before"]
+    __slots__ = ["agent_init", "before_main_llm_call", "calls", "chat_model_call_after", "chat_model_call_before", "embedding_model_changed", "error_format", "hist_add_before", "hist_add_tool_result", "history_compress_before", "message_loop_end", "message_loop_exception", "message_loop_prompts_after", "message_loop_prompts_before", "message_loop_start", "monologue_end", "monologue_start", "operator_notification", "process_chain_end", "reasoning_stream", "reasoning_stream_chunk", "reasoning_stream_end", "response_stream", "response_stream_chunk", "response_stream_end", "system_prompt", "text_editor_patch_after", "text_editor_patch_before", "text_editor_read_after", "text_editor_write_after", "text_editor_write_before", "timeout_ms", "tool_approval_request", "tool_execute_after", "tool_execute_before", "tool_output_update", "util_model_call_after", "util_model_call_before"]
     AGENT_INIT_FIELD_NUMBER: _ClassVar[int]
     BEFORE_MAIN_LLM_CALL_FIELD_NUMBER: _ClassVar[int]
     CALLS_FIELD_NUMBER: _ClassVar[int]
@@ -18,6 +18,7 @@ class BatchRequest(_message.Message):
     CHAT_MODEL_CALL_BEFORE_FIELD_NUMBER: _ClassVar[int]
     EMBEDDING_MODEL_CHANGED_FIELD_NUMBER: _ClassVar[int]
     ERROR_FORMAT_FIELD_NUMBER: _ClassVar[int]
+    HISTORY_COMPRESS_BEFORE_FIELD_NUMBER: _ClassVar[int]
     HIST_ADD_BEFORE_FIELD_NUMBER: _ClassVar[int]
     HIST_ADD_TOOL_RESULT_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_LOOP_END_FIELD_NUMBER: _ClassVar[int]
@@ -27,6 +28,7 @@ class BatchRequest(_message.Message):
     MESSAGE_LOOP_START_FIELD_NUMBER: _ClassVar[int]
     MONOLOGUE_END_FIELD_NUMBER: _ClassVar[int]
     MONOLOGUE_START_FIELD_NUMBER: _ClassVar[int]
+    OPERATOR_NOTIFICATION_FIELD_NUMBER: _ClassVar[int]
     PROCESS_CHAIN_END_FIELD_NUMBER: _ClassVar[int]
     REASONING_STREAM_CHUNK_FIELD_NUMBER: _ClassVar[int]
     REASONING_STREAM_END_FIELD_NUMBER: _ClassVar[int]
@@ -41,6 +43,7 @@ class BatchRequest(_message.Message):
     TEXT_EDITOR_WRITE_AFTER_FIELD_NUMBER: _ClassVar[int]
     TEXT_EDITOR_WRITE_BEFORE_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    TOOL_APPROVAL_REQUEST_FIELD_NUMBER: _ClassVar[int]
     TOOL_EXECUTE_AFTER_FIELD_NUMBER: _ClassVar[int]
     TOOL_EXECUTE_BEFORE_FIELD_NUMBER: _ClassVar[int]
     TOOL_OUTPUT_UPDATE_FIELD_NUMBER: _ClassVar[int]
@@ -55,6 +58,7 @@ class BatchRequest(_message.Message):
     error_format: _hooks_pb2.ErrorFormatRequest
     hist_add_before: _hooks_pb2.HistAddBeforeRequest
     hist_add_tool_result: _hooks_pb2.HistAddToolResultRequest
+    history_compress_before: _hooks_pb2.HistoryCompressBeforeRequest
     message_loop_end: _hooks_pb2.MessageLoopEndRequest
     message_loop_exception: _hooks_pb2.MessageLoopExceptionRequest
     message_loop_prompts_after: _hooks_pb2.MessageLoopPromptsAfterRequest
@@ -62,6 +66,7 @@ class BatchRequest(_message.Message):
     message_loop_start: _hooks_pb2.MessageLoopStartRequest
     monologue_end: _hooks_pb2.MonologueEndRequest
     monologue_start: _hooks_pb2.MonologueStartRequest
+    operator_notification: _hooks_pb2.OperatorNotificationRequest
     process_chain_end: _hooks_pb2.ProcessChainEndRequest
     reasoning_stream: _hooks_pb2.ReasoningStreamRequest
     reasoning_stream_chunk: _hooks_pb2.ReasoningStreamChunkRequest
@@ -76,12 +81,13 @@ class BatchRequest(_message.Message):
     text_editor_write_after: _hooks_pb2.TextEditorWriteAfterRequest
     text_editor_write_before: _hooks_pb2.TextEditorWriteBeforeRequest
     timeout_ms: int
+    tool_approval_request: _hooks_pb2.ToolApprovalRequestRequest
     tool_execute_after: _hooks_pb2.ToolExecuteAfterRequest
     tool_execute_before: _hooks_pb2.ToolExecuteBeforeRequest
     tool_output_update: _hooks_pb2.ToolOutputUpdateRequest
     util_model_call_after: _hooks_pb2.UtilModelCallAfterRequest
     util_model_call_before: _hooks_pb2.UtilModelCallBeforeRequest
-    def __init__(self, agent_init: _Optional[_Union[_hooks_pb2.AgentInitRequest, _Mapping]] = ..., monologue_start: _Optional[_Union[_hooks_pb2.MonologueStartRequest, _Mapping]] = ..., hist_add_before: _Optional[_Union[_hooks_pb2.HistAddBeforeRequest, _Mapping]] = ..., message_loop_start: _Optional[_Union[_hooks_pb2.MessageLoopStartRequest, _Mapping]] = ..., message_loop_prompts_before: _Optional[_Union[_hooks_pb2.MessageLoopPromptsBeforeRequest, _Mapping]] = ..., system_prompt: _Optional[_Union[_hooks_pb2.SystemPromptRequest, _Mapping]] = ..., message_loop_prompts_after: _Optional[_Union[_hooks_pb2.MessageLoopPromptsAfterRequest, _Mapping]] = ..., before_main_llm_call: _Optional[_Union[_hooks_pb2.BeforeMainLLMCallRequest, _Mapping]] = ..., response_stream_chunk: _Optional[_Union[_hooks_pb2.ResponseStreamChunkRequest, _Mapping]] = ..., response_stream_end: _Optional[_Union[_hooks_pb2.ResponseStreamEndRequest, _Mapping]] = ..., error_format: _Optional[_Union[_hooks_pb2.ErrorFormatRequest, _Mapping]] = ..., tool_execute_before: _Optional[_Union[_hooks_pb2.ToolExecuteBeforeRequest, _Mapping]] = ..., tool_execute_after: _Optional[_Union[_hooks_pb2.ToolExecuteAfterRequest, _Mapping]] = ..., message_loop_end: _Optional[_Union[_hooks_pb2.MessageLoopEndRequest, _Mapping]] = ..., monologue_end: _Optional[_Union[_hooks_pb2.MonologueEndRequest, _Mapping]] = ..., chat_model_call_before: _Optional[_Union[_hooks_pb2.ChatModelCallBeforeRequest, _Mapping]] = ..., chat_model_call_after: _Optional[_Union[_hooks_pb2.ChatModelCallAfterRequest, _Mapping]] = ..., util_model_call_before: _Optional[_Union[_hooks_pb2.UtilModelCallBeforeRequest, _Mapping]] = ..., util_model_call_after: _Optional[_Union[_hooks_pb2.UtilModelCallAfterRequest, _Mapping]] = ..., reasoning_stream_chunk: _Optional[_Union[_hooks_pb2.ReasoningStreamChunkRequest, _Mapping]] = ..., reasoning_stream: _Optional[_Union[_hooks_pb2.ReasoningStreamRequest, _Mapping]] = ..., reasoning_stream_end: _Optional[_Union[_hooks_pb2.ReasoningStreamEndRequest, _Mapping]] = ..., response_stream: _Optional[_Union[_hooks_pb2.ResponseStreamRequest, _Mapping]] = ..., message_loop_exception: _Optional[_Union[_hooks_pb2.MessageLoopExceptionRequest, _Mapping]] = ..., process_chain_end: _Optional[_Union[_hooks_pb2.ProcessChainEndRequest, _Mapping]] = ..., hist_add_tool_result: _Optional[_Union[_hooks_pb2.HistAddToolResultRequest, _Mapping]] = ..., tool_output_update: _Optional[_Union[_hooks_pb2.ToolOutputUpdateRequest, _Mapping]] = ..., text_editor_read_after: _Optional[_Union[_hooks_pb2.TextEditorReadAfterRequest, _Mapping]] = ..., text_editor_write_before: _Optional[_Union[_hooks_pb2.TextEditorWriteBeforeRequest, _Mapping]] = ..., text_editor_write_after: _Optional[_Union[_hooks_pb2.TextEditorWriteAfterRequest, _Mapping]] = ..., text_editor_patch_before: _Optional[_Union[_hooks_pb2.TextEditorPatchBeforeRequest, _Mapping]] = ..., text_editor_patch_after: _Optional[_Union[_hooks_pb2.TextEditorPatchAfterRequest, _Mapping]] = ..., embedding_model_changed: _Optional[_Union[_hooks_pb2.EmbeddingModelChangedRequest, _Mapping]] = ..., calls: _Optional[_Iterable[_Union[_context_pb2.HookCall, _Mapping]]] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
+    def __init__(self, agent_init: _Optional[_Union[_hooks_pb2.AgentInitRequest, _Mapping]] = ..., monologue_start: _Optional[_Union[_hooks_pb2.MonologueStartRequest, _Mapping]] = ..., hist_add_before: _Optional[_Union[_hooks_pb2.HistAddBeforeRequest, _Mapping]] = ..., message_loop_start: _Optional[_Union[_hooks_pb2.MessageLoopStartRequest, _Mapping]] = ..., message_loop_prompts_before: _Optional[_Union[_hooks_pb2.MessageLoopPromptsBeforeRequest, _Mapping]] = ..., system_prompt: _Optional[_Union[_hooks_pb2.SystemPromptRequest, _Mapping]] = ..., message_loop_prompts_after: _Optional[_Union[_hooks_pb2.MessageLoopPromptsAfterRequest, _Mapping]] = ..., before_main_llm_call: _Optional[_Union[_hooks_pb2.BeforeMainLLMCallRequest, _Mapping]] = ..., response_stream_chunk: _Optional[_Union[_hooks_pb2.ResponseStreamChunkRequest, _Mapping]] = ..., response_stream_end: _Optional[_Union[_hooks_pb2.ResponseStreamEndRequest, _Mapping]] = ..., error_format: _Optional[_Union[_hooks_pb2.ErrorFormatRequest, _Mapping]] = ..., tool_execute_before: _Optional[_Union[_hooks_pb2.ToolExecuteBeforeRequest, _Mapping]] = ..., tool_execute_after: _Optional[_Union[_hooks_pb2.ToolExecuteAfterRequest, _Mapping]] = ..., message_loop_end: _Optional[_Union[_hooks_pb2.MessageLoopEndRequest, _Mapping]] = ..., monologue_end: _Optional[_Union[_hooks_pb2.MonologueEndRequest, _Mapping]] = ..., chat_model_call_before: _Optional[_Union[_hooks_pb2.ChatModelCallBeforeRequest, _Mapping]] = ..., chat_model_call_after: _Optional[_Union[_hooks_pb2.ChatModelCallAfterRequest, _Mapping]] = ..., util_model_call_before: _Optional[_Union[_hooks_pb2.UtilModelCallBeforeRequest, _Mapping]] = ..., util_model_call_after: _Optional[_Union[_hooks_pb2.UtilModelCallAfterRequest, _Mapping]] = ..., reasoning_stream_chunk: _Optional[_Union[_hooks_pb2.ReasoningStreamChunkRequest, _Mapping]] = ..., reasoning_stream: _Optional[_Union[_hooks_pb2.ReasoningStreamRequest, _Mapping]] = ..., reasoning_stream_end: _Optional[_Union[_hooks_pb2.ReasoningStreamEndRequest, _Mapping]] = ..., response_stream: _Optional[_Union[_hooks_pb2.ResponseStreamRequest, _Mapping]] = ..., message_loop_exception: _Optional[_Union[_hooks_pb2.MessageLoopExceptionRequest, _Mapping]] = ..., process_chain_end: _Optional[_Union[_hooks_pb2.ProcessChainEndRequest, _Mapping]] = ..., hist_add_tool_result: _Optional[_Union[_hooks_pb2.HistAddToolResultRequest, _Mapping]] = ..., tool_output_update: _Optional[_Union[_hooks_pb2.ToolOutputUpdateRequest, _Mapping]] = ..., text_editor_read_after: _Optional[_Union[_hooks_pb2.TextEditorReadAfterRequest, _Mapping]] = ..., text_editor_write_before: _Optional[_Union[_hooks_pb2.TextEditorWriteBeforeRequest, _Mapping]] = ..., text_editor_write_after: _Optional[_Union[_hooks_pb2.TextEditorWriteAfterRequest, _Mapping]] = ..., text_editor_patch_before: _Optional[_Union[_hooks_pb2.TextEditorPatchBeforeRequest, _Mapping]] = ..., text_editor_patch_after: _Optional[_Union[_hooks_pb2.TextEditorPatchAfterRequest, _Mapping]] = ..., embedding_model_changed: _Optional[_Union[_hooks_pb2.EmbeddingModelChangedRequest, _Mapping]] = ..., history_compress_before: _Optional[_Union[_hooks_pb2.HistoryCompressBeforeRequest, _Mapping]] = ..., tool_approval_request: _Optional[_Union[_hooks_pb2.ToolApprovalRequestRequest, _Mapping]] = ..., operator_notification: _Optional[_Union[_hooks_pb2.OperatorNotificationRequest, _Mapping]] = ..., calls: _Optional[_Iterable[_Union[_context_pb2.HookCall, _Mapping]]] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
 
 class BatchResponse(_message.Message):
     __slots__ = ["results"]
@@ -90,7 +96,7 @@ class BatchResponse(_message.Message):
     def __init__(self, results: _Optional[_Iterable[_Union[BatchResult, _Mapping]]] = ...) -> None: ...
 
 class BatchResult(_message.Message):
-    __slots__ = ["agent_init", "before_main_llm_call", "chat_model_call_after", "chat_model_call_before", "duration_us", "embedding_model_changed", "error", "error_format", "hist_add_before", "hist_add_tool_result", "message_loop_end", "message_loop_exception", "message_loop_prompts_after", "message_loop_prompts_before", "message_loop_start", "monologue_end", "monologue_start", "process_chain_end", "reasoning_stream", "reasoning_stream_chunk", "reasoning_stream_end", "response_stream", "response_stream_chunk", "response_stream_end", "system_prompt", "text_editor_patch_after", "text_editor_patch_before", "text_editor_read_after", "text_editor_write_after", "text_editor_write_before", "tool_execute_after", "tool_execute_before", "tool_output_update", "util_model_call_after", "util_model_call_before"]
+    __slots__ = ["agent_init", "before_main_llm_call", "chat_model_call_after", "chat_model_call_before", "duration_us", "embedding_model_changed", "error", "error_format", "hist_add_before", "hist_add_tool_result", "history_compress_before", "message_loop_end", "message_loop_exception", "message_loop_prompts_after", "message_loop_prompts_before", "message_loop_start", "monologue_end", "monologue_start", "operator_notification", "process_chain_end", "reasoning_stream", "reasoning_stream_chunk", "reasoning_stream_end", "response_stream", "response_stream_chunk", "response_stream_end", "system_prompt", "text_editor_patch_after", "text_editor_patch_before", "text_editor_read_after", "text_editor_write_after", "text_editor_write_before", "tool_approval_request", "tool_execute_after", "tool_execute_before", "tool_output_update", "util_model_call_after", "util_model_call_before"]
     AGENT_INIT_FIELD_NUMBER: _ClassVar[int]
     BEFORE_MAIN_LLM_CALL_FIELD_NUMBER: _ClassVar[int]
     CHAT_MODEL_CALL_AFTER_FIELD_NUMBER: _ClassVar[int]
@@ -99,6 +105,7 @@ class BatchResult(_message.Message):
     EMBEDDING_MODEL_CHANGED_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     ERROR_FORMAT_FIELD_NUMBER: _ClassVar[int]
+    HISTORY_COMPRESS_BEFORE_FIELD_NUMBER: _ClassVar[int]
     HIST_ADD_BEFORE_FIELD_NUMBER: _ClassVar[int]
     HIST_ADD_TOOL_RESULT_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_LOOP_END_FIELD_NUMBER: _ClassVar[int]
@@ -108,6 +115,7 @@ class BatchResult(_message.Message):
     MESSAGE_LOOP_START_FIELD_NUMBER: _ClassVar[int]
     MONOLOGUE_END_FIELD_NUMBER: _ClassVar[int]
     MONOLOGUE_START_FIELD_NUMBER: _ClassVar[int]
+    OPERATOR_NOTIFICATION_FIELD_NUMBER: _ClassVar[int]
     PROCESS_CHAIN_END_FIELD_NUMBER: _ClassVar[int]
     REASONING_STREAM_CHUNK_FIELD_NUMBER: _ClassVar[int]
     REASONING_STREAM_END_FIELD_NUMBER: _ClassVar[int]
@@ -121,6 +129,7 @@ class BatchResult(_message.Message):
     TEXT_EDITOR_READ_AFTER_FIELD_NUMBER: _ClassVar[int]
     TEXT_EDITOR_WRITE_AFTER_FIELD_NUMBER: _ClassVar[int]
     TEXT_EDITOR_WRITE_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    TOOL_APPROVAL_REQUEST_FIELD_NUMBER: _ClassVar[int]
     TOOL_EXECUTE_AFTER_FIELD_NUMBER: _ClassVar[int]
     TOOL_EXECUTE_BEFORE_FIELD_NUMBER: _ClassVar[int]
     TOOL_OUTPUT_UPDATE_FIELD_NUMBER: _ClassVar[int]
@@ -136,6 +145,7 @@ class BatchResult(_message.Message):
     error_format: _hooks_pb2.ErrorFormatResponse
     hist_add_before: _hooks_pb2.HistAddBeforeResponse
     hist_add_tool_result: _hooks_pb2.HistAddToolResultResponse
+    history_compress_before: _hooks_pb2.HistoryCompressBeforeResponse
     message_loop_end: _hooks_pb2.MessageLoopEndResponse
     message_loop_exception: _hooks_pb2.MessageLoopExceptionResponse
     message_loop_prompts_after: _hooks_pb2.MessageLoopPromptsAfterResponse
@@ -143,6 +153,7 @@ class BatchResult(_message.Message):
     message_loop_start: _hooks_pb2.MessageLoopStartResponse
     monologue_end: _hooks_pb2.MonologueEndResponse
     monologue_start: _hooks_pb2.MonologueStartResponse
+    operator_notification: _hooks_pb2.OperatorNotificationResponse
     process_chain_end: _hooks_pb2.ProcessChainEndResponse
     reasoning_stream: _hooks_pb2.ReasoningStreamResponse
     reasoning_stream_chunk: _hooks_pb2.ReasoningStreamChunkResponse
@@ -156,12 +167,13 @@ class BatchResult(_message.Message):
     text_editor_read_after: _hooks_pb2.TextEditorReadAfterResponse
     text_editor_write_after: _hooks_pb2.TextEditorWriteAfterResponse
     text_editor_write_before: _hooks_pb2.TextEditorWriteBeforeResponse
+    tool_approval_request: _hooks_pb2.ToolApprovalRequestResponse
     tool_execute_after: _hooks_pb2.ToolExecuteAfterResponse
     tool_execute_before: _hooks_pb2.ToolExecuteBeforeResponse
     tool_output_update: _hooks_pb2.ToolOutputUpdateResponse
     util_model_call_after: _hooks_pb2.UtilModelCallAfterResponse
     util_model_call_before: _hooks_pb2.UtilModelCallBeforeResponse
-    def __init__(self, agent_init: _Optional[_Union[_hooks_pb2.AgentInitResponse, _Mapping]] = ..., monologue_start: _Optional[_Union[_hooks_pb2.MonologueStartResponse, _Mapping]] = ..., hist_add_before: _Optional[_Union[_hooks_pb2.HistAddBeforeResponse, _Mapping]] = ..., message_loop_start: _Optional[_Union[_hooks_pb2.MessageLoopStartResponse, _Mapping]] = ..., message_loop_prompts_before: _Optional[_Union[_hooks_pb2.MessageLoopPromptsBeforeResponse, _Mapping]] = ..., system_prompt: _Optional[_Union[_hooks_pb2.SystemPromptResponse, _Mapping]] = ..., message_loop_prompts_after: _Optional[_Union[_hooks_pb2.MessageLoopPromptsAfterResponse, _Mapping]] = ..., before_main_llm_call: _Optional[_Union[_hooks_pb2.BeforeMainLLMCallResponse, _Mapping]] = ..., response_stream_chunk: _Optional[_Union[_hooks_pb2.ResponseStreamChunkResponse, _Mapping]] = ..., response_stream_end: _Optional[_Union[_hooks_pb2.ResponseStreamEndResponse, _Mapping]] = ..., error_format: _Optional[_Union[_hooks_pb2.ErrorFormatResponse, _Mapping]] = ..., tool_execute_before: _Optional[_Union[_hooks_pb2.ToolExecuteBeforeResponse, _Mapping]] = ..., tool_execute_after: _Optional[_Union[_hooks_pb2.ToolExecuteAfterResponse, _Mapping]] = ..., message_loop_end: _Optional[_Union[_hooks_pb2.MessageLoopEndResponse, _Mapping]] = ..., monologue_end: _Optional[_Union[_hooks_pb2.MonologueEndResponse, _Mapping]] = ..., chat_model_call_before: _Optional[_Union[_hooks_pb2.ChatModelCallBeforeResponse, _Mapping]] = ..., chat_model_call_after: _Optional[_Union[_hooks_pb2.ChatModelCallAfterResponse, _Mapping]] = ..., util_model_call_before: _Optional[_Union[_hooks_pb2.UtilModelCallBeforeResponse, _Mapping]] = ..., util_model_call_after: _Optional[_Union[_hooks_pb2.UtilModelCallAfterResponse, _Mapping]] = ..., reasoning_stream_chunk: _Optional[_Union[_hooks_pb2.ReasoningStreamChunkResponse, _Mapping]] = ..., reasoning_stream: _Optional[_Union[_hooks_pb2.ReasoningStreamResponse, _Mapping]] = ..., reasoning_stream_end: _Optional[_Union[_hooks_pb2.ReasoningStreamEndResponse, _Mapping]] = ..., response_stream: _Optional[_Union[_hooks_pb2.ResponseStreamResponse, _Mapping]] = ..., message_loop_exception: _Optional[_Union[_hooks_pb2.MessageLoopExceptionResponse, _Mapping]] = ..., process_chain_end: _Optional[_Union[_hooks_pb2.ProcessChainEndResponse, _Mapping]] = ..., hist_add_tool_result: _Optional[_Union[_hooks_pb2.HistAddToolResultResponse, _Mapping]] = ..., tool_output_update: _Optional[_Union[_hooks_pb2.ToolOutputUpdateResponse, _Mapping]] = ..., text_editor_read_after: _Optional[_Union[_hooks_pb2.TextEditorReadAfterResponse, _Mapping]] = ..., text_editor_write_before: _Optional[_Union[_hooks_pb2.TextEditorWriteBeforeResponse, _Mapping]] = ..., text_editor_write_after: _Optional[_Union[_hooks_pb2.TextEditorWriteAfterResponse, _Mapping]] = ..., text_editor_patch_before: _Optional[_Union[_hooks_pb2.TextEditorPatchBeforeResponse, _Mapping]] = ..., text_editor_patch_after: _Optional[_Union[_hooks_pb2.TextEditorPatchAfterResponse, _Mapping]] = ..., embedding_model_changed: _Optional[_Union[_hooks_pb2.EmbeddingModelChangedResponse, _Mapping]] = ..., error: _Optional[str] = ..., duration_us: _Optional[int] = ...) -> None: ...
+    def __init__(self, agent_init: _Optional[_Union[_hooks_pb2.AgentInitResponse, _Mapping]] = ..., monologue_start: _Optional[_Union[_hooks_pb2.MonologueStartResponse, _Mapping]] = ..., hist_add_before: _Optional[_Union[_hooks_pb2.HistAddBeforeResponse, _Mapping]] = ..., message_loop_start: _Optional[_Union[_hooks_pb2.MessageLoopStartResponse, _Mapping]] = ..., message_loop_prompts_before: _Optional[_Union[_hooks_pb2.MessageLoopPromptsBeforeResponse, _Mapping]] = ..., system_prompt: _Optional[_Union[_hooks_pb2.SystemPromptResponse, _Mapping]] = ..., message_loop_prompts_after: _Optional[_Union[_hooks_pb2.MessageLoopPromptsAfterResponse, _Mapping]] = ..., before_main_llm_call: _Optional[_Union[_hooks_pb2.BeforeMainLLMCallResponse, _Mapping]] = ..., response_stream_chunk: _Optional[_Union[_hooks_pb2.ResponseStreamChunkResponse, _Mapping]] = ..., response_stream_end: _Optional[_Union[_hooks_pb2.ResponseStreamEndResponse, _Mapping]] = ..., error_format: _Optional[_Union[_hooks_pb2.ErrorFormatResponse, _Mapping]] = ..., tool_execute_before: _Optional[_Union[_hooks_pb2.ToolExecuteBeforeResponse, _Mapping]] = ..., tool_execute_after: _Optional[_Union[_hooks_pb2.ToolExecuteAfterResponse, _Mapping]] = ..., message_loop_end: _Optional[_Union[_hooks_pb2.MessageLoopEndResponse, _Mapping]] = ..., monologue_end: _Optional[_Union[_hooks_pb2.MonologueEndResponse, _Mapping]] = ..., chat_model_call_before: _Optional[_Union[_hooks_pb2.ChatModelCallBeforeResponse, _Mapping]] = ..., chat_model_call_after: _Optional[_Union[_hooks_pb2.ChatModelCallAfterResponse, _Mapping]] = ..., util_model_call_before: _Optional[_Union[_hooks_pb2.UtilModelCallBeforeResponse, _Mapping]] = ..., util_model_call_after: _Optional[_Union[_hooks_pb2.UtilModelCallAfterResponse, _Mapping]] = ..., reasoning_stream_chunk: _Optional[_Union[_hooks_pb2.ReasoningStreamChunkResponse, _Mapping]] = ..., reasoning_stream: _Optional[_Union[_hooks_pb2.ReasoningStreamResponse, _Mapping]] = ..., reasoning_stream_end: _Optional[_Union[_hooks_pb2.ReasoningStreamEndResponse, _Mapping]] = ..., response_stream: _Optional[_Union[_hooks_pb2.ResponseStreamResponse, _Mapping]] = ..., message_loop_exception: _Optional[_Union[_hooks_pb2.MessageLoopExceptionResponse, _Mapping]] = ..., process_chain_end: _Optional[_Union[_hooks_pb2.ProcessChainEndResponse, _Mapping]] = ..., hist_add_tool_result: _Optional[_Union[_hooks_pb2.HistAddToolResultResponse, _Mapping]] = ..., tool_output_update: _Optional[_Union[_hooks_pb2.ToolOutputUpdateResponse, _Mapping]] = ..., text_editor_read_after: _Optional[_Union[_hooks_pb2.TextEditorReadAfterResponse, _Mapping]] = ..., text_editor_write_before: _Optional[_Union[_hooks_pb2.TextEditorWriteBeforeResponse, _Mapping]] = ..., text_editor_write_after: _Optional[_Union[_hooks_pb2.TextEditorWriteAfterResponse, _Mapping]] = ..., text_editor_patch_before: _Optional[_Union[_hooks_pb2.TextEditorPatchBeforeResponse, _Mapping]] = ..., text_editor_patch_after: _Optional[_Union[_hooks_pb2.TextEditorPatchAfterResponse, _Mapping]] = ..., embedding_model_changed: _Optional[_Union[_hooks_pb2.EmbeddingModelChangedResponse, _Mapping]] = ..., history_compress_before: _Optional[_Union[_hooks_pb2.HistoryCompressBeforeResponse, _Mapping]] = ..., tool_approval_request: _Optional[_Union[_hooks_pb2.ToolApprovalRequestResponse, _Mapping]] = ..., operator_notification: _Optional[_Union[_hooks_pb2.OperatorNotificationResponse, _Mapping]] = ..., error: _Optional[str] = ..., duration_us: _Optional[int] = ...) -> None: ...
 
 class ExecuteToolRequest(_message.Message):
     __slots__ = ["call", "tool_call"]

@@ -188,6 +188,21 @@ class PluginStub(object):
                 request_serializer=exocortex_dot_v1_dot_hooks__pb2.EmbeddingModelChangedRequest.SerializeToString,
                 response_deserializer=exocortex_dot_v1_dot_hooks__pb2.EmbeddingModelChangedResponse.FromString,
                 )
+        self.HistoryCompressBefore = channel.unary_unary(
+                '/exocortex.v1.Plugin/HistoryCompressBefore',
+                request_serializer=exocortex_dot_v1_dot_hooks__pb2.HistoryCompressBeforeRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_hooks__pb2.HistoryCompressBeforeResponse.FromString,
+                )
+        self.ToolApprovalRequest = channel.unary_unary(
+                '/exocortex.v1.Plugin/ToolApprovalRequest',
+                request_serializer=exocortex_dot_v1_dot_hooks__pb2.ToolApprovalRequestRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_hooks__pb2.ToolApprovalRequestResponse.FromString,
+                )
+        self.OperatorNotification = channel.unary_unary(
+                '/exocortex.v1.Plugin/OperatorNotification',
+                request_serializer=exocortex_dot_v1_dot_hooks__pb2.OperatorNotificationRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_hooks__pb2.OperatorNotificationResponse.FromString,
+                )
         self.ExecuteTool = channel.unary_unary(
                 '/exocortex.v1.Plugin/ExecuteTool',
                 request_serializer=exocortex_dot_v1_dot_plugin__pb2.ExecuteToolRequest.SerializeToString,
@@ -467,6 +482,29 @@ class PluginServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def HistoryCompressBefore(self, request, context):
+        """HistoryCompressBefore runs before the context budget compresses the history;
+        it may add what the summary must keep.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ToolApprovalRequest(self, request, context):
+        """ToolApprovalRequest runs when a tool call is held for approval, in every
+        approval mode; it may allow or refuse the call.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def OperatorNotification(self, request, context):
+        """OperatorNotification runs when the operator is asked or told something.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ExecuteTool(self, request, context):
         """ExecuteTool runs one of the tools the manifest declares.
         """
@@ -668,6 +706,21 @@ def add_PluginServicer_to_server(servicer, server):
                     servicer.EmbeddingModelChanged,
                     request_deserializer=exocortex_dot_v1_dot_hooks__pb2.EmbeddingModelChangedRequest.FromString,
                     response_serializer=exocortex_dot_v1_dot_hooks__pb2.EmbeddingModelChangedResponse.SerializeToString,
+            ),
+            'HistoryCompressBefore': grpc.unary_unary_rpc_method_handler(
+                    servicer.HistoryCompressBefore,
+                    request_deserializer=exocortex_dot_v1_dot_hooks__pb2.HistoryCompressBeforeRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_hooks__pb2.HistoryCompressBeforeResponse.SerializeToString,
+            ),
+            'ToolApprovalRequest': grpc.unary_unary_rpc_method_handler(
+                    servicer.ToolApprovalRequest,
+                    request_deserializer=exocortex_dot_v1_dot_hooks__pb2.ToolApprovalRequestRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_hooks__pb2.ToolApprovalRequestResponse.SerializeToString,
+            ),
+            'OperatorNotification': grpc.unary_unary_rpc_method_handler(
+                    servicer.OperatorNotification,
+                    request_deserializer=exocortex_dot_v1_dot_hooks__pb2.OperatorNotificationRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_hooks__pb2.OperatorNotificationResponse.SerializeToString,
             ),
             'ExecuteTool': grpc.unary_unary_rpc_method_handler(
                     servicer.ExecuteTool,
@@ -1270,6 +1323,57 @@ class Plugin(object):
         return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/EmbeddingModelChanged',
             exocortex_dot_v1_dot_hooks__pb2.EmbeddingModelChangedRequest.SerializeToString,
             exocortex_dot_v1_dot_hooks__pb2.EmbeddingModelChangedResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def HistoryCompressBefore(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/HistoryCompressBefore',
+            exocortex_dot_v1_dot_hooks__pb2.HistoryCompressBeforeRequest.SerializeToString,
+            exocortex_dot_v1_dot_hooks__pb2.HistoryCompressBeforeResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def ToolApprovalRequest(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/ToolApprovalRequest',
+            exocortex_dot_v1_dot_hooks__pb2.ToolApprovalRequestRequest.SerializeToString,
+            exocortex_dot_v1_dot_hooks__pb2.ToolApprovalRequestResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def OperatorNotification(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/exocortex.v1.Plugin/OperatorNotification',
+            exocortex_dot_v1_dot_hooks__pb2.OperatorNotificationRequest.SerializeToString,
+            exocortex_dot_v1_dot_hooks__pb2.OperatorNotificationResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 
