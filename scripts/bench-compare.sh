@@ -10,8 +10,10 @@
 # ratios (the machine's neighbours move both sides of a round alike). For
 # "Nx" bench times the CPU of the whole process tree (the test binary and the
 # plugin processes it starts) per op is measured too, as the difference between
-# a run of N and one of N/10 ops, which cancels the set-up (plugin builds and
-# starts): `cpu-µs/op`, steadier than wall time on a shared machine.
+# a run of N and one of N/10 ops, which cancels the set-up (plugin starts), the
+# go command's own CPU left out (benchmarks build their plugins with `go build`:
+# a go on PATH that records its CPU stands in front of the real one):
+# `cpu-µs/op`, steadier than wall time on a shared machine.
 #
 # usage: scripts/bench-compare.sh [flags] REF [NEW]
 #   --bench REGEX     benchmarks (go test -bench syntax; default BENCH or
@@ -124,6 +126,12 @@ leafRegex() {
 	printf '%s' "$out"
 }
 
+# The go command the benchmarks' plugin builds run, timed so its CPU is left out.
+realgo="$(command -v go)"
+mkdir -p "$tmp/gobin"
+printf '#!/bin/sh\nexec /usr/bin/time -a -o "${GOCPU_FILE:-/dev/null}" -f "go %%U %%S" "%s" "$@"\n' "$realgo" >"$tmp/gobin/go"
+chmod +x "$tmp/gobin/go"
+
 data="$tmp/data"
 : >"$data"
 load_start="$(uptime | sed 's/.*load average: //')"
@@ -132,7 +140,8 @@ load_start="$(uptime | sed 's/.*load average: //')"
 run() {
 	local side="$1" leaf="$2" round="$3" bt="$4" re out
 	re="$(leafRegex "$leaf")"
-	out="$(cd "${dir[$side]}/$pkg" && /usr/bin/time -f 'cpu %U %S' -o "$tmp/time" \
+	: >"$tmp/gocpu"
+	out="$(cd "${dir[$side]}/$pkg" && PATH="$tmp/gobin:$PATH" GOCPU_FILE="$tmp/gocpu" /usr/bin/time -f 'cpu %U %S' -o "$tmp/time" \
 		"$tmp/$side.test" -test.run '^$' -test.bench "$re" -test.benchtime "$bt" 2>&1)" || {
 		say "$side $leaf failed:"
 		echo "$out" >&2
@@ -142,7 +151,7 @@ run() {
 		echo "$out" | awk -v r="$round" -v s="$side" -v l="$leaf" '
 			/^Benchmark[^ \t]*[ \t]+[0-9]+/ { for (i = 3; i < NF; i += 2) print r, s, l, $(i + 1), $i }' >>"$data"
 	fi
-	awk '/^cpu/ { print $2 + $3 }' "$tmp/time"
+	awk '/^cpu/ { t = $2 + $3 } /^go / { g += $2 + $3 } END { print t - g }' "$tmp/time" "$tmp/gocpu"
 }
 for ((r = 1; r <= count; r++)); do
 	order="old new"
