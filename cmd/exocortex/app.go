@@ -141,7 +141,6 @@ func builtinCandidate(exe, name string) discover.Candidate {
 		Name: name, Path: exe + " plugin serve " + name,
 		Command: []string{exe, "plugin", "serve", name},
 		WorkDir: filepath.Dir(exe), Dir: discover.Dir{Path: "(built in)", Source: discover.Builtin},
-		Env: startupGCEnv(),
 	}
 }
 

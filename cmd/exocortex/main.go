@@ -23,9 +23,6 @@ import (
 const softMemoryLimit = 1900 << 20
 
 func main() {
-	// A built-in plugin started with the collector off for its start-up
-	// turns it back on before anything else (startgc.go).
-	restoreStartupGC()
 	// Started as the sandbox launcher for a tool's command: set the sandbox up,
 	// run the command, never return (sandbox package).
 	sandbox.Launch()

@@ -71,9 +71,6 @@ type Candidate struct {
 	Command []string
 	WorkDir string
 	Dir     Dir
-	// Env is added to the plugin's environment, after the host's: what this
-	// one plugin is started with (the built-ins' start-up GC setting).
-	Env []string
 }
 
 // Shadowed is a plugin hidden by one of the same name in a higher-priority directory.

@@ -117,7 +117,7 @@ func (p *Plugin) start(ctx context.Context) error {
 	began := time.Now()
 	cmd := exec.Command(p.cand.Command[0], p.cand.Command[1:]...)
 	cmd.Dir = p.cand.WorkDir
-	cmd.Env = append(append(p.h.pluginEnviron(), p.h.opts.PluginEnv...), p.cand.Env...)
+	cmd.Env = append(p.h.pluginEnviron(), p.h.opts.PluginEnv...)
 	configureProcess(cmd)
 
 	cfg := &plugin.ClientConfig{
