@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -93,6 +95,8 @@ func firstRequest(b *testing.B, exe, home string) firstReqMeasure {
 	defer srv.Close()
 	target, _ := url.Parse(srv.URL())
 	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
+	// A run ends by closing its connections, which the proxy would log.
+	proxy.ErrorLog = log.New(io.Discard, "", 0)
 	var (
 		once     sync.Once
 		pid      int
