@@ -8,7 +8,7 @@ PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 PROTO_FILES   := $(wildcard proto/exocortex/v1/*.proto)
 export PATH   := $(TOOLS):$(PATH)
 
-.PHONY: browser dashboard-shots nats-server nats-cli nats-cluster node-tools openai-client all build run test test-race vet fmt-check tidy-check generate check-generated deps tools bench eval glove glove-compact mcp-clients lint clean
+.PHONY: browser dashboard-shots nats-server nats-cli nats-cluster node-tools openai-client all build run test test-race vet fmt-check tidy-check generate check-generated deps tools bench bench-compare eval glove glove-compact mcp-clients lint clean
 
 all: build
 
@@ -179,6 +179,12 @@ bench: glove
 	$(GO) test -run '^$$' -timeout 30m -bench 'CompareSynthetic' -benchtime 500x ./memory/hnsw
 	$(GO) test -run '^$$' -timeout 30m -bench 'LoadGloVe|LoadBuiltin|EmbedGloVe' -benchmem ./memory/embed
 	$(GO) test -run '^$$' -timeout 30m -bench 'OpenAIStream' -benchtime 200x ./core/llm
+
+## bench-compare: the hook-path benchmarks of REF and of the working tree in turns,
+## medians and ratios (scripts/bench-compare.sh --help; BENCH=, COUNT=, BENCHTIME=, PKG=)
+bench-compare:
+	@[ -n "$(REF)" ] || { echo "give the commit to compare against: make bench-compare REF=79a7384"; exit 2; }
+	@scripts/bench-compare.sh $(if $(JSON),--json) $(REF) $(NEW)
 
 ## eval: retrieval quality of BM25, vectors and the default, on the LoCoMo dev
 ## conversations (../shared/data/locomo-dev, skipped when absent) and a generated set

@@ -25,6 +25,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/prompts/frontmatter"
@@ -106,13 +107,35 @@ func joinVars(names []string) string {
 // message without a restart. It is safe for concurrent use.
 type Loader struct {
 	dirs []string
+	// signals maps each signal to the built-in prompt that carries it, read
+	// from the embedded files' front matter once: they cannot change, and
+	// reading them all for every signal the loop sends was a millisecond of
+	// every iteration that ran a tool.
+	signals func() (map[string]string, error)
 }
 
 // NewLoader returns a loader that looks in dirs in the order given (put the
 // project directory first, then the user directory; see Dirs) and falls back to
 // the built-in prompts. Directories that do not exist are skipped.
 func NewLoader(dirs ...string) *Loader {
-	return &Loader{dirs: append([]string(nil), dirs...)}
+	return &Loader{dirs: append([]string(nil), dirs...), signals: sync.OnceValues(builtinSignals)}
+}
+
+// builtinSignals reads which built-in prompt carries each signal.
+func builtinSignals() (map[string]string, error) {
+	files, err := frontmatter.ReadDir(builtin)
+	if err != nil {
+		return nil, fmt.Errorf("built-in prompts: %w", err)
+	}
+	out := make(map[string]string, len(files))
+	for _, f := range files {
+		if sig := f.Meta.Signal; sig != "" {
+			if _, dup := out[sig]; !dup { // the first file in name order, as before
+				out[sig] = f.Name
+			}
+		}
+	}
+	return out, nil
 }
 
 // Dirs returns the override directories a session loads for a project rooted at
@@ -210,14 +233,16 @@ func (l *Loader) Load(name string) (Prompt, error) {
 // signals), with overrides applied. The loop sends framework messages this way,
 // so the file a signal lives in is known in one place: its front matter.
 func (l *Loader) LoadSignal(signal string) (Prompt, error) {
-	files, err := frontmatter.ReadDir(builtin)
-	if err != nil {
-		return Prompt{}, fmt.Errorf("built-in prompts: %w", err)
+	read := l.signals
+	if read == nil { // a Loader not made by NewLoader
+		read = builtinSignals
 	}
-	for _, f := range files {
-		if f.Meta.Signal == signal {
-			return l.Load(f.Name)
-		}
+	names, err := read()
+	if err != nil {
+		return Prompt{}, err
+	}
+	if name, ok := names[signal]; ok && signal != "" {
+		return l.Load(name)
 	}
 	return Prompt{}, fmt.Errorf("no built-in prompt carries signal %q (see package signals for the known ones)", signal)
 }

@@ -253,3 +253,38 @@ func TestDirs(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadSignalOverrideEdited: which file carries a signal is read once, but
+// the file itself on every call, so an override written or edited while a
+// session runs is what the next signal sends.
+func TestLoadSignalOverrideEdited(t *testing.T) {
+	dir := t.TempDir()
+	l := NewLoader(dir)
+	file := filepath.Join(dir, "fw.msg_repeat.md")
+	bodies := []struct {
+		name, write, want string
+	}{
+		{"built-in", "", "Your reply is word for word"},
+		{"override written", "---\nsignal: repeat\n---\nFirst override.\n", "First override."},
+		{"override edited", "---\nsignal: repeat\n---\nSecond override.\n", "Second override."},
+	}
+	for _, b := range bodies {
+		t.Run(b.name, func(t *testing.T) {
+			if b.write != "" {
+				if err := os.WriteFile(file, []byte(b.write), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p, err := l.LoadSignal("repeat")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(p.Body, b.want) {
+				t.Errorf("LoadSignal(repeat) body %q, want it to start with %q", p.Body, b.want)
+			}
+		})
+	}
+	if _, err := l.LoadSignal(""); err == nil {
+		t.Error(`LoadSignal("") succeeded`)
+	}
+}

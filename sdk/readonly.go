@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
@@ -18,6 +19,49 @@ import (
 // difference fails the call with an error that names the field and the
 // response field that does the job. The mapping comes from the protocol: the
 // changed_by and change_elsewhere options on the request's fields (hooks.proto).
+//
+// The copy is the request's deterministic encoding, not a cloned message: two
+// encodings and a byte comparison cost about half of proto.Clone and
+// proto.Equal, whose reflection over the context's maps was most of a call's
+// time in the plugin (docs/perf/suite.md, "The read-only check"). Equal
+// messages encode to equal bytes in one binary, so nothing that changed goes
+// unseen; only when the bytes differ is the copy decoded, and the field named
+// by comparing the messages as before.
+
+// snapshot is the request as received, for requestChangedSince.
+type snapshot struct {
+	raw []byte
+	// copy is a cloned message, taken only if the request could not be
+	// encoded (not valid UTF-8 in a string field: gRPC's decoder lets none in).
+	copy proto.Message
+}
+
+var deterministic = proto.MarshalOptions{Deterministic: true}
+
+// takeSnapshot records req before its handler runs.
+func takeSnapshot(req proto.Message) snapshot {
+	raw, err := deterministic.Marshal(req)
+	if err != nil {
+		return snapshot{copy: proto.Clone(req)}
+	}
+	return snapshot{raw: raw}
+}
+
+// requestChangedSince is requestChange against the request as s recorded it.
+func requestChangedSince(s snapshot, after proto.Message) (string, protoreflect.FieldDescriptor) {
+	if s.copy != nil {
+		return requestChange(s.copy, after)
+	}
+	now, err := deterministic.Marshal(after)
+	if err == nil && bytes.Equal(now, s.raw) {
+		return "", nil
+	}
+	before := after.ProtoReflect().New().Interface()
+	if err := (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(s.raw, before); err != nil {
+		return "(the request as received could not be read back: " + err.Error() + ")", nil
+	}
+	return requestChange(before, after)
+}
 
 // requestChange compares a request after its handler ran with the copy taken
 // before: it returns the path of the first changed field ("result.content",

@@ -2,12 +2,14 @@ package sdk
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
@@ -78,19 +80,76 @@ func TestRequestChange(t *testing.T) {
 			func(m proto.Message) { m.(*exocortexv1.ProcessChainEndRequest).FinalResponse = "g" },
 			"final_response", "not something process_chain_end can change"},
 	}
+	// Each change is judged both ways: against a clone of the request
+	// (requestChange) and against its encoding as the server takes it
+	// (takeSnapshot, requestChangedSince), which must name the same field.
+	for _, tt := range tests {
+		for _, how := range []string{"clone", "snapshot"} {
+			t.Run(tt.name+"/"+how, func(t *testing.T) {
+				req := proto.Clone(tt.req)
+				var path string
+				var top protoreflect.FieldDescriptor
+				if how == "clone" {
+					before := proto.Clone(req)
+					tt.change(req)
+					path, top = requestChange(before, req)
+				} else {
+					before := takeSnapshot(req)
+					tt.change(req)
+					path, top = requestChangedSince(before, req)
+				}
+				if path != tt.path {
+					t.Fatalf("path %q, want %q", path, tt.path)
+				}
+				if path == "" {
+					return
+				}
+				if got := mutationAdvice(tt.hook, top); !strings.Contains(got, tt.advice) {
+					t.Errorf("advice %q, want it to contain %q", got, tt.advice)
+				}
+			})
+		}
+	}
+}
+
+// TestSnapshotSeesEveryChange: the encoded copy tells a change in the
+// context's maps (custom_data, whose entries encode in any order unless
+// deterministically), in a state value, in unknown fields and to a string no
+// longer valid UTF-8, and takes an unchanged request with a NaN as unchanged.
+func TestSnapshotSeesEveryChange(t *testing.T) {
+	withCustom := func() *exocortexv1.MessageLoopEndRequest {
+		hc := hookCall()
+		hc.Context.CustomData = &structpb.Struct{Fields: map[string]*structpb.Value{
+			"a": structpb.NewNumberValue(1), "b": structpb.NewNumberValue(2), "c": structpb.NewStringValue("x"),
+			"d": structpb.NewNumberValue(math.NaN()),
+		}}
+		return &exocortexv1.MessageLoopEndRequest{Call: hc, Iteration: 3}
+	}
+	tests := []struct {
+		name   string
+		change func(*exocortexv1.MessageLoopEndRequest)
+		path   string
+	}{
+		{"unchanged", func(*exocortexv1.MessageLoopEndRequest) {}, ""},
+		{"map value", func(r *exocortexv1.MessageLoopEndRequest) {
+			r.Call.Context.CustomData.Fields["b"] = structpb.NewNumberValue(3)
+		}, "call.context.custom_data.fields"},
+		{"map entry added", func(r *exocortexv1.MessageLoopEndRequest) {
+			r.Call.Context.CustomData.Fields["e"] = structpb.NewBoolValue(true)
+		}, "call.context.custom_data.fields"},
+		{"state value", func(r *exocortexv1.MessageLoopEndRequest) { r.Call.State[0].Value.Value = []byte{8, 1} }, "call.state[0].value.value"},
+		{"unknown fields", func(r *exocortexv1.MessageLoopEndRequest) {
+			r.ProtoReflect().SetUnknown(protoreflect.RawFields{0xf8, 0x01, 0x01})
+		}, "(unknown fields)"},
+		{"invalid UTF-8", func(r *exocortexv1.MessageLoopEndRequest) { r.Call.Extension = "\xff" }, "call.extension"},
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := proto.Clone(tt.req)
-			tt.change(tt.req)
-			path, top := requestChange(before, tt.req)
-			if path != tt.path {
+			req := withCustom()
+			before := takeSnapshot(req)
+			tt.change(req)
+			if path, _ := requestChangedSince(before, req); path != tt.path {
 				t.Fatalf("path %q, want %q", path, tt.path)
-			}
-			if path == "" {
-				return
-			}
-			if got := mutationAdvice(tt.hook, top); !strings.Contains(got, tt.advice) {
-				t.Errorf("advice %q, want it to contain %q", got, tt.advice)
 			}
 		})
 	}
@@ -139,11 +198,22 @@ func BenchmarkRequestReadOnlyCheck(b *testing.B) {
 			Extras: []*exocortexv1.PromptBlock{{Title: "T", Content: "c"}}, NumCtx: 8192, PromptTokens: 3000}},
 	}
 	for _, r := range reqs {
-		b.Run(r.name, func(b *testing.B) {
+		// clone is the check as it was (proto.Clone, proto.Equal); snapshot
+		// as the server makes it (two deterministic encodings compared).
+		b.Run(r.name+"/clone", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				before := proto.Clone(r.req)
 				if path, _ := requestChange(before, r.req); path != "" {
+					b.Fatal(path)
+				}
+			}
+		})
+		b.Run(r.name+"/snapshot", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				before := takeSnapshot(r.req)
+				if path, _ := requestChangedSince(before, r.req); path != "" {
 					b.Fatal(path)
 				}
 			}

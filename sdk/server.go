@@ -81,7 +81,7 @@ func handle[Req hookRequest, Resp proto.Message](s *server, hook exocortexv1.Hoo
 	c := s.newCall(e, hook, hc)
 	defer c.close()
 	// The request as received, to tell a handler that changed it (readonly.go).
-	before := proto.Clone(req)
+	before := takeSnapshot(req)
 
 	resp, err, perr := protect(c, func() (Resp, error) { return run(e.handlers[hook], c) })
 	if perr != nil {
@@ -96,7 +96,7 @@ func handle[Req hookRequest, Resp proto.Message](s *server, hook exocortexv1.Hoo
 		}
 		return zero, status.Errorf(codes.Unknown, "extension %q at %s: %v", e.spec.Name, HookName(hook), err)
 	}
-	if path, top := requestChange(before, req); path != "" {
+	if path, top := requestChangedSince(before, req); path != "" {
 		return zero, status.Error(codes.FailedPrecondition, mutationError(s.b.manifest.Plugin, e.spec.Name, hook, path, top))
 	}
 	m := resp.ProtoReflect()

@@ -30,11 +30,39 @@ func main() {
 		debug.SetMemoryLimit(softMemoryLimit)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	stopProfile := hostCPUProfile()
 	err := newRootCmd().ExecuteContext(ctx)
+	stopProfile()
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "exocortex:", err)
 		os.Exit(exitCode(err))
+	}
+}
+
+// HostCPUProfileEnv names a directory: a command of this binary other than a
+// built-in plugin's server (which has PluginCPUProfileEnv) run while it is set
+// writes a CPU profile of its life to DIR/host-PID.pprof and its CPU time to
+// DIR/host-PID.cpu. A diagnostic (docs/perf/startup.md): with
+// PluginCPUProfileEnv too, `exocortex run -p` profiles the whole process tree.
+const HostCPUProfileEnv = "EXOCORTEX_CPUPROFILE"
+
+// hostCPUProfile starts the host's CPU profile when HostCPUProfileEnv is set;
+// the returned function ends it (a failure to start is said on stderr).
+func hostCPUProfile() func() {
+	dir := os.Getenv(HostCPUProfileEnv)
+	if dir == "" || (len(os.Args) > 2 && os.Args[1] == "plugin" && os.Args[2] == "serve") {
+		return func() {}
+	}
+	stop, err := startCPUProfile(fmt.Sprintf("%s/host-%d.pprof", dir, os.Getpid()))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "exocortex:", err)
+		return func() {}
+	}
+	return func() {
+		if err := stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "exocortex:", err)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -110,6 +111,9 @@ type Agent struct {
 	depth    int
 	fam      *family
 	children map[string]*Agent
+
+	// custom is the custom_data hook contexts share (dispatch.go).
+	custom atomic.Pointer[customEntry]
 
 	mu          sync.Mutex
 	sessionAllo map[string]bool

@@ -271,17 +271,42 @@ func (a *Agent) context(t *turn, h hooks.Info) *exocortexv1.Context {
 		// The host's token estimate, so a plugin counts text as the context
 		// budget does (the Python SDK's Agent Zero tokens stand-in reads it):
 		// tokens = message_overhead + ceil(bytes * tokens_per_byte) a message.
-		CustomData: &structpb.Struct{Fields: map[string]*structpb.Value{
-			CustomTokensPerByte:   structpb.NewNumberValue(a.perByte()),
-			CustomMessageOverhead: structpb.NewNumberValue(messageOverhead),
-			CustomNumCtx:          structpb.NewNumberValue(float64(a.window)),
-			CustomAgentDepth:      structpb.NewNumberValue(float64(a.depth)),
-		}},
+		CustomData:   a.customData(),
 		Hook:         h.Name,
 		Iteration:    int32(t.iteration),
 		AgentProfile: a.opts.AgentProfile,
 		Model:        a.opts.Model,
 	}
+}
+
+// customData is the custom_data of a hook call's context. Its values change
+// only when the token count is calibrated or the window is learnt, so the
+// message is built once for each set of values and shared by the contexts
+// that carry it (nothing changes a context once built: askedContext clones),
+// instead of five allocations and a map for every call.
+func (a *Agent) customData() *structpb.Struct {
+	key := customKey{perByte: a.perByte(), window: a.window, depth: a.depth}
+	if c := a.custom.Load(); c != nil && c.key == key {
+		return c.data
+	}
+	c := &customEntry{key: key, data: &structpb.Struct{Fields: map[string]*structpb.Value{
+		CustomTokensPerByte:   structpb.NewNumberValue(key.perByte),
+		CustomMessageOverhead: structpb.NewNumberValue(messageOverhead),
+		CustomNumCtx:          structpb.NewNumberValue(float64(key.window)),
+		CustomAgentDepth:      structpb.NewNumberValue(float64(key.depth)),
+	}}}
+	a.custom.Store(c)
+	return c.data
+}
+
+type customKey struct {
+	perByte       float64
+	window, depth int
+}
+
+type customEntry struct {
+	key  customKey
+	data *structpb.Struct
 }
 
 // The keys of the custom_data every hook call's context carries.

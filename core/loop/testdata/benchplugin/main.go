@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
@@ -80,8 +82,17 @@ func Extensions(name string, b int) []sdk.Extension {
 	}
 }
 
+// BENCHPLUGIN_CPUPROFILE=DIR writes each process's CPU profile, start to close,
+// to DIR/NAME.pprof: where the plugin's side of a benchmarked call goes.
 func main() {
 	b, _ := strconv.Atoi(os.Args[1])
 	name := os.Args[2]
-	sdk.Serve(sdk.Plugin{Name: name, Version: "bench", Extensions: Extensions(name, b)})
+	p := sdk.Plugin{Name: name, Version: "bench", Extensions: Extensions(name, b)}
+	if dir := os.Getenv("BENCHPLUGIN_CPUPROFILE"); dir != "" {
+		f, err := os.Create(filepath.Join(dir, name+".pprof"))
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			p.Close = func() error { pprof.StopCPUProfile(); return f.Close() }
+		}
+	}
+	sdk.Serve(p)
 }
