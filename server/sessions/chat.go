@@ -264,6 +264,7 @@ func (m *Manager) messages(w http.ResponseWriter, r *http.Request) {
 		sessionError(w, err)
 		return
 	}
+	l.freshIfIdle(r.Context())
 	hist := l.Agent().History()
 	out := MessageList{Session: l.name, Total: len(hist), Messages: []Message{}, Busy: l.Busy(), Approvals: m.opts.Approvals.List(l.name)}
 	if out.Approvals == nil {

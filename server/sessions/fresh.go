@@ -38,3 +38,16 @@ func (l *Live) fresh(ctx context.Context) error {
 	l.m.log.Info("serve: session continued from records another host wrote", "session", l.name, "store", l.m.opts.Store.Location(), "messages", len(l.sess.History())-before)
 	return nil
 }
+
+// freshIfIdle is fresh when no turn runs (one that runs has the session as
+// this replica wrote it), for the readers of a session's history.
+func (l *Live) freshIfIdle(ctx context.Context) {
+	select {
+	case l.turn <- struct{}{}:
+		if err := l.fresh(ctx); err != nil {
+			l.m.log.Warn("serve: reading what another host wrote to a session", "session", l.name, "err", err)
+		}
+		<-l.turn
+	default:
+	}
+}
