@@ -7,6 +7,13 @@
 // line after a crash is repaired on open and a malformed line is quarantined rather
 // than taking the session with it. A small index file remembers which session was
 // used last, for `exocortex -c`.
+//
+// Where sessions live is a Store: DirStore is that directory; when the memory
+// journal is on NATS JetStream, package memory/natsjournal/natssession keeps
+// the same records in a key-value bucket every host shares, and a Session
+// reads and writes them through a Backend. Session.Refresh reads what
+// another writer appended; an append after a stale copy fails with
+// ErrConflict rather than overwriting it.
 package session
 
 import (
