@@ -34,6 +34,11 @@ type Backend interface {
 // copy last read it: the write is refused rather than losing either turn.
 var ErrConflict = errors.New("the session was changed by another writer")
 
+// ErrRemoved is wrapped by a shared session's Refresh when another writer
+// renamed or removed (trashed) the session since this copy read it: the copy
+// is closed, not written to.
+var ErrRemoved = errors.New("the session was renamed or removed by another writer")
+
 // Store is where a home's sessions live: a directory of files (DirStore, the
 // default) or a shared bucket on NATS JetStream (package
 // memory/natsjournal/natssession, when the memory journal is on JetStream), so

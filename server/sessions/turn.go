@@ -67,10 +67,18 @@ func (m *Manager) Run(ctx context.Context, t Turn) (string, *loop.Result, error)
 	case <-ctx.Done():
 		return name, nil, fmt.Errorf("waiting for the running turn of session %s: %w", name, ctx.Err())
 	}
-	defer func() { <-l.turn }()
 	if err := l.fresh(ctx); err != nil {
+		<-l.turn
+		if errors.Is(err, session.ErrRemoved) {
+			// Renamed or ended through another replica: this copy goes.
+			if derr := m.drop(ctx, name); derr != nil {
+				m.log.Warn("serve: closing a session removed elsewhere", "session", name, "err", derr)
+			}
+			return name, nil, fmt.Errorf("session %q: %w (%w)", name, ErrNotFound, err)
+		}
 		return name, nil, err
 	}
+	defer func() { <-l.turn }()
 	stop := l.listen(t.OnEvent)
 	defer stop()
 	turnCtx, cancel := context.WithCancel(ctx)

@@ -65,6 +65,9 @@ func (b *backend) scan(ctx context.Context, since uint64, fn func(seq uint64, va
 		e, err := b.s.kv.Get(gctx, recordKey("r", b.name, seq))
 		cancel()
 		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+			if seq == since+1 {
+				return b.stillThere(ctx, since)
+			}
 			return nil
 		}
 		if err != nil {
@@ -75,6 +78,21 @@ func (b *backend) scan(ctx context.Context, since uint64, fn func(seq uint64, va
 		}
 		b.advance(seq, len(e.Value()))
 	}
+}
+
+// stillThere checks that record since, the last this copy read, is still
+// in the bucket: a rename or trash on another host purges it.
+func (b *backend) stillThere(ctx context.Context, since uint64) error {
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	_, err := b.s.kv.Get(ctx, recordKey("r", b.name, since))
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+		return fmt.Errorf("session %q in %s: record %d is gone: %w", b.name, b.s.Location(), since, session.ErrRemoved)
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s from %s: %w", recordKey("r", b.name, since), b.s.Location(), err)
+	}
+	return nil
 }
 
 func (b *backend) scanAll(ctx context.Context, fn func(seq uint64, val []byte) error) error {

@@ -185,7 +185,16 @@ func TestRenameAndTrash(t *testing.T) {
 	if err := b.Trash(ctx, "taken", session.TrashStamp(time.Now())); err != nil {
 		t.Fatal(err)
 	}
-	if got := names(t, a); !slices.Equal(got, []string{"second"}) {
+	if _, err := s.Refresh(ctx); err != nil {
+		t.Fatalf("refreshing second: %v", err)
+	}
+	if err := a.Rename(ctx, "second", "third"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Refresh(ctx); !errors.Is(err, session.ErrRemoved) {
+		t.Fatalf("b's copy of a session a renamed: Refresh = %v; want ErrRemoved", err)
+	}
+	if got := names(t, a); !slices.Equal(got, []string{"third"}) {
 		t.Fatalf("after rename and trash a lists %q", got)
 	}
 }
