@@ -106,4 +106,3 @@ func TestMCPServerProblemsInLineMode(t *testing.T) {
 		t.Errorf("stdout %q, want both answers", o)
 	}
 }
-
