@@ -110,6 +110,7 @@ type File struct {
 	noLoadWhy  string // why
 	crossDeps  []loc  // other extension files of the tree it imports (file: hook/name.py), by line
 	modDeps    []loc  // the plugins' own modules it imports (file: rel path), by line
+	modLate    []loc  // the same, imported inside a function: at the call, not at load
 }
 
 // Report is the porting report.
@@ -630,7 +631,11 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 			mod := imp.Module
 			if m, ok := r.ownModuleFor(mod); ok {
 				if _, shim := LookupModule(m.name, nil); !shim {
-					f.modDeps = append(f.modDeps, loc{m.rel, line})
+					if imp.InFunction {
+						f.modLate = append(f.modLate, loc{m.rel, line})
+					} else {
+						f.modDeps = append(f.modDeps, loc{m.rel, line})
+					}
 					adapted = append(adapted, fmt.Sprintf("line %d: %s is the plugin's own module (%s), copied with it", line, mod, m.rel))
 					continue
 				}
