@@ -125,7 +125,8 @@ const (
 // host (the built-in agent-tools and memory-tools, the scripted model, four
 // replies: three tool calls (memory_load, code_execution with a result over
 // 500 characters and reasoning before it, memory_load with a §§secret
-// placeholder), then the response tool with one; then a second task whose
+// placeholder), a reply that is no tool call, then the response tool with
+// one; then a second task whose
 // model call fails), and writes to EXOCORTEX_A0_OUT the porting report, every
 // model request, the plugin log and which ported extensions ran at which hook
 // (ran.txt), for the table in docs/porting.md to be read from.
@@ -201,6 +202,8 @@ func TestPortRealTree(t *testing.T) {
 		{Content: `{"thoughts":["list"],"headline":"listing","tool_name":"code_execution","tool_args":{"runtime":"terminal","code":"seq 1 200"}}`,
 			Thinking: "the notes may be long; list them first"},
 		{Content: `{"thoughts":["check"],"headline":"checking","tool_name":"memory_load","tool_args":{"query":"token §§secret(API_TOKEN)"}}`},
+		// A reply that is not a tool call: error_format makes the correction.
+		{Content: "I will answer now."},
 		{Content: `{"thoughts":["done"],"headline":"answering","tool_name":"response","tool_args":{"text":"the token is §§secret(API_TOKEN)"}}`},
 		// A second task, whose model call fails: message_loop_exception (the
 		// handle_exception points) fires; what the tree's files make of it is
