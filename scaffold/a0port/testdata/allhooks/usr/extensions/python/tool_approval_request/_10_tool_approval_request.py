@@ -2,7 +2,8 @@ from helpers.extension import Extension
 
 
 class ToolApprovalRequest(Extension):
-    """Watches tool_approval_request: Agent Zero has no such hook; the layer serves it by name."""
+    """Counts its calls at tool_approval_request in agent data."""
 
-    async def execute(self, **kwargs):
-        self.agent.set_data("tool_approval_request_calls", (self.agent.get_data("tool_approval_request_calls") or 0) + 1)
+    def execute(self, **kwargs):
+        n = (self.agent.get_data("tool_approval_request_calls") or 0) + 1
+        self.agent.set_data("tool_approval_request_calls", n)
