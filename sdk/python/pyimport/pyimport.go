@@ -358,6 +358,14 @@ var distributions = map[string][2]string{
 	"faiss": {"faiss-cpu", "python3-faiss"}, "duckduckgo_search": {"duckduckgo-search", "python3-duckduckgo-search"},
 }
 
+// sameNameElsewhere are the modules whose Debian package of the usual name
+// installs another distribution under the same import name: advising it would
+// install the wrong library (python3-crontab is python-crontab, whose crontab
+// module is not the crontab distribution Agent Zero pins).
+var sameNameElsewhere = map[string]string{
+	"crontab": "python-crontab",
+}
+
 // Distribution returns the pip distribution and Debian package names of a
 // third-party module (its top-level name counts).
 func Distribution(module string) (pip, debian string) {
@@ -375,6 +383,10 @@ func InstallFix(module string, debian Availability) string {
 	pip, deb := Distribution(module)
 	where := fmt.Sprintf("install it in the plugin's environment, where %s finds it: ", python.Interpreter)
 	target := fmt.Sprintf("`pip install --target PLUGIN_DIR %s` (the plugin's directory is first on its import path)", pip)
+	top, _, _ := strings.Cut(module, ".")
+	if other, ok := sameNameElsewhere[top]; ok {
+		return where + fmt.Sprintf("%s (not Debian's %s: it is %s, another library under the same module name); or rewrite the use against the SDK", target, deb, other)
+	}
 	switch debian {
 	case Available:
 		return where + fmt.Sprintf("apt-get install %s (Debian's package), or %s; or rewrite the use against the SDK", deb, target)
