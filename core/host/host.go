@@ -71,6 +71,10 @@ type Options struct {
 	// built-in needs and no other plugin may see, such as the values of the
 	// env-sourced secrets the MCP servers' configuration names.
 	BuiltinEnv map[string][]string
+	// InProcess serves built-in plugins, by name, inside the host's process
+	// over the same protocol instead of starting a process each (inprocess.go).
+	// A plugin with a pinned checksum is started as a process all the same.
+	InProcess map[string]InProcessServer
 	// Secrets are the operator's secrets: masked out of every request to a
 	// plugin and every answer, put only in the arguments of the tools that
 	// declare them, and kept out of plugins' environments (secrets.go).
