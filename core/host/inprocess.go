@@ -75,9 +75,12 @@ func (p *Plugin) startInProcess(ctx context.Context, serve InProcessServer, bega
 	}
 	attached := *rc
 	attached.ReattachFunc = func() (runner.AttachedRunner, error) { return &inProcRunner{done: done, cancel: cancel}, nil }
+	set := protocol.HostPluginSet(p.h.services.forPlugin(p), p.h.services.memoryFor(p))
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  protocol.Handshake(),
-		VersionedPlugins: protocol.HostPluginSet(p.h.services.forPlugin(p), p.h.services.memoryFor(p)),
+		VersionedPlugins: set,
+		// A reattached client negotiates nothing: it dispenses from Plugins.
+		Plugins:          set[attached.ProtocolVersion],
 		Reattach:         &attached,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           p.h.hclog.Named(p.cand.Name),
