@@ -71,7 +71,7 @@ type Config struct {
 	// Checksums pins plugins by name to the hex SHA-256 of their executable.
 	Checksums map[string]string `yaml:"checksums"`
 	// BuiltinPluginsInProcess serves the built-in plugins that need no
-	// process boundary (cognition, memory-tools, supervision) inside the
+	// process boundary (cognition, memory-tools, safety, supervision) inside the
 	// host's process, over the same protocol, instead of a process each
 	// (default true: about 70-90 CPU-ms less each at start-up). false gives
 	// every built-in its own process again (docs/plugin-development.md).

@@ -18,7 +18,7 @@ import (
 // TestBuiltinsInProcessSameSession runs one scripted session (the e2e script:
 // tools, a third-party plugin that crashes once, history compression, the
 // memory extensions writing) twice, once with the built-ins cognition,
-// memory-tools and supervision served in the host's process (the default)
+// memory-tools, safety and supervision served in the host's process (the default)
 // and once with every built-in in a process of its own
 // (builtin_plugins_in_process: false): every hook call (hook, extension,
 // plugin, order, keys read and written, error), every request sent to the

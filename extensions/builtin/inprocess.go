@@ -11,10 +11,11 @@ import "strings"
 // home's files named in the settings. The others stay processes of their
 // own: agent-tools and command-hooks start the model's and the operator's
 // commands (their environment is the plugin's, without the host's secrets;
-// a hung one is killed with its process group), mcp-servers starts the MCP
-// servers with secrets of their own, and safety runs the sandbox probe and
-// Python's syntax check.
-func InProcess() []string { return []string{"cognition", "memory-tools", "supervision"} }
+// a hung one is killed with its process group), and mcp-servers starts the
+// MCP servers with secrets of their own. safety's two child processes (the
+// sandbox's probe, Python's syntax check of a written file) are fixed
+// programs on the host's side of the boundary, as the host's own probe is.
+func InProcess() []string { return []string{"cognition", "memory-tools", "safety", "supervision"} }
 
 // Getenv reads env (KEY=VALUE lines, the last of a key winning, as a
 // process's environment does) as os.Getenv reads the process's.
