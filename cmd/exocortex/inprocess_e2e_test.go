@@ -134,7 +134,9 @@ func sessionTrace(t *testing.T, evs []loop.Event, home string) (hooks, requests,
 			answer = e.Text
 		}
 	}
-	norm := func(s string) string { return timestamps.ReplaceAllString(strings.ReplaceAll(s, home, "$HOME"), "TIME") }
+	norm := func(s string) string {
+		return timestamps.ReplaceAllString(strings.ReplaceAll(s, home, "$HOME"), "TIME")
+	}
 	return norm(h.String()), norm(r.String()), norm(answer)
 }
 
