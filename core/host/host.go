@@ -11,6 +11,9 @@
 // deadline kills the plugin, so a hung plugin cannot hold the turn twice. Plugins
 // run in their own process group and die with the host.
 //
+// Built-in plugins the caller names in Options.InProcess are served inside the
+// host's process over the same protocol instead (inprocess.go).
+//
 // The host does not know what the hooks mean; the agent loop (core/loop) decides
 // what to send and what to do with the answers.
 package host

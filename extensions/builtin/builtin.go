@@ -1,6 +1,7 @@
 // Package builtin groups the built-in extensions into the plugins the exocortex
 // binary serves. The host starts each as `exocortex plugin serve NAME`, through
-// the same protocol as any third-party plugin.
+// the same protocol as any third-party plugin, or serves the ones InProcess
+// names inside its own process over that protocol (inprocess.go).
 //
 // # Configuration of the built-in tools
 //
