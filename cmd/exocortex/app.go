@@ -160,6 +160,7 @@ func (a *app) hostOptions() (host.Options, error) {
 		Disabled:       set(a.cfg.DisabledExtensions),
 		Enabled:        set(a.cfg.EnabledExtensions),
 		Checksums:      a.cfg.Checksums,
+		InProcess:      a.inProcessBuiltins(),
 		OnEvent:        a.eventLogger(),
 		// Built-in plugins run from the binary's directory; they learn the
 		// operator's project (editor roots, code_execution's start) and home here.

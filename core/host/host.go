@@ -11,6 +11,9 @@
 // deadline kills the plugin, so a hung plugin cannot hold the turn twice. Plugins
 // run in their own process group and die with the host.
 //
+// Built-in plugins the caller names in Options.InProcess are served inside the
+// host's process over the same protocol instead (inprocess.go).
+//
 // The host does not know what the hooks mean; the agent loop (core/loop) decides
 // what to send and what to do with the answers.
 package host
@@ -71,6 +74,10 @@ type Options struct {
 	// built-in needs and no other plugin may see, such as the values of the
 	// env-sourced secrets the MCP servers' configuration names.
 	BuiltinEnv map[string][]string
+	// InProcess serves built-in plugins, by name, inside the host's process
+	// over the same protocol instead of starting a process each (inprocess.go).
+	// A plugin with a pinned checksum is started as a process all the same.
+	InProcess map[string]InProcessServer
 	// Secrets are the operator's secrets: masked out of every request to a
 	// plugin and every answer, put only in the arguments of the tools that
 	// declare them, and kept out of plugins' environments (secrets.go).

@@ -78,6 +78,9 @@ type Plugin struct {
 	// disp is the Dispatch stream (dispatch.go).
 	disp dispatcher
 
+	// inproc is set while the plugin is served in the host's process
+	// (inprocess.go) instead of a process of its own.
+	inproc *inProcess
 	// overruns are the extensions' exceeded time budgets (budget.go).
 	overruns map[string]*Overrun
 }
@@ -115,6 +118,9 @@ func stampOf(path string) fileStamp {
 // start launches the process, hand-shakes and reads the manifest. p.mu is held.
 func (p *Plugin) start(ctx context.Context) error {
 	began := time.Now()
+	if serve := p.inProcessServer(); serve != nil {
+		return p.startInProcess(ctx, serve, began)
+	}
 	cmd := exec.Command(p.cand.Command[0], p.cand.Command[1:]...)
 	cmd.Dir = p.cand.WorkDir
 	cmd.Env = append(p.h.pluginEnviron(), p.h.opts.PluginEnv...)
@@ -305,7 +311,7 @@ func (p *Plugin) recordCrashLocked(err error) {
 	p.crashes = append(recent, now)
 	if p.client != nil {
 		p.disp.drop()
-		killClient(p.client, true)
+		p.killLocked(true)
 		p.client, p.rpc = nil, nil
 	}
 	if len(p.crashes) >= crashQuarantine {
@@ -341,7 +347,7 @@ func (p *Plugin) stop() {
 	defer p.mu.Unlock()
 	if p.client != nil {
 		p.disp.drop() // an open stream would hold up the plugin's graceful stop
-		killClient(p.client, false)
+		p.killLocked(false)
 		p.client, p.rpc = nil, nil
 	}
 }

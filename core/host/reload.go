@@ -808,7 +808,7 @@ func (p *Plugin) retire(wait time.Duration, closing <-chan struct{}) {
 	}
 	if p.client != nil {
 		p.disp.drop()
-		killClient(p.client, false)
+		p.killLocked(false)
 		p.client, p.rpc = nil, nil
 	}
 	p.mu.Unlock()

@@ -1,6 +1,7 @@
 // Package builtin groups the built-in extensions into the plugins the exocortex
 // binary serves. The host starts each as `exocortex plugin serve NAME`, through
-// the same protocol as any third-party plugin.
+// the same protocol as any third-party plugin, or serves the ones InProcess
+// names inside its own process over that protocol (inprocess.go).
 //
 // # Configuration of the built-in tools
 //
@@ -30,6 +31,8 @@ package builtin
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"sort"
@@ -79,12 +82,23 @@ import (
 // Version is the built-in plugins' version.
 const Version = "0.1.0"
 
-// Plugins returns the built-in plugins, by name. Building them starts nothing:
-// the tools load their configuration and start shells on first use.
-func Plugins() map[string]sdk.Plugin {
+// Plugins returns the built-in plugins, by name, as a plugin process serves
+// them (settings from its environment, logs to its stderr). Building them
+// starts nothing: the tools load their configuration and start shells on
+// first use.
+func Plugins() map[string]sdk.Plugin { return PluginsFor(os.Getenv, nil) }
+
+// PluginsFor is Plugins for plugins served inside the host (InProcess):
+// getenv reads the environment the host would have given the plugin's
+// process, and the plugins' logs go to stderr (nil: the process's stderr).
+func PluginsFor(getenv func(string) string, stderr io.Writer) map[string]sdk.Plugin {
 	// The tools' settings the host sends (toolsettings), read once per
 	// plugin process, on first use.
-	sent := sync.OnceValues(func() (toolsettings.Tools, error) { return toolsettings.FromEnv(os.Getenv) })
+	sent := sync.OnceValues(func() (toolsettings.Tools, error) { return toolsettings.FromEnv(getenv) })
+	var noteLog *slog.Logger
+	if stderr != nil {
+		noteLog = slog.New(sdk.NewHostLogHandler(stderr, stagingnote.ToolName))
+	}
 	editorSettings := setting(sent, "tools.editor", func(t toolsettings.Tools) *toolsettings.Editor { return t.Editor })
 	codeSettings := setting(sent, "tools.code_execution", func(t toolsettings.Tools) *toolsettings.CodeExecution { return t.CodeExecution })
 	dataSettings := setting(sent, "tools.data", func(t toolsettings.Tools) *toolsettings.Data { return t.Data })
@@ -157,7 +171,7 @@ func Plugins() map[string]sdk.Plugin {
 			// between them (memory_save and memory_forget take any).
 			UsesMemory:       true,
 			MemoryWriteAreas: writeAreas(memorytools.WriteAreas(), recall.WriteAreas(), ontology.WriteAreas(), memorize.WriteAreas()),
-			Tools:            append(memTools.Tools(), stagingnote.New(home).Tool()),
+			Tools:            append(memTools.Tools(), stagingnote.New(home).WithLogger(noteLog).Tool()),
 			Extensions: []sdk.Extension{
 				reasoning.SessionInit{Home: memTools.Home}, reasoning.State{}, reasoning.Update{Home: memTools.Home},
 				recall.Archive{}, recall.Catalog{}, recall.Search{Options: recallOpts}, recall.Filter{},
@@ -196,7 +210,7 @@ func Plugins() map[string]sdk.Plugin {
 		MCPPlugin: mcpPlugin(mcpclient.Connect(context.Background(), nil, mcpclient.Options{})),
 		// The command hooks of Claude Code, Gemini CLI and Codex
 		// (extensions/cmdhooks), read from the files the host names.
-		cmdhooks.PluginName: cmdhooks.FromEnv(os.Getenv).Plugin(Version),
+		cmdhooks.PluginName: cmdhooks.FromEnv(getenv).Plugin(Version),
 		"cognition": {
 			Name: "cognition", Version: Version,
 			Extensions: []sdk.Extension{

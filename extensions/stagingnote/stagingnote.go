@@ -66,6 +66,15 @@ func New(home func() (string, error)) *Note {
 	return &Note{home: home, logger: slog.New(sdk.NewHostLogHandler(os.Stderr, ToolName))}
 }
 
+// WithLogger sends the recovery notices to l instead of the process's stderr
+// (a plugin served inside the host: its stderr is the operator's terminal).
+func (n *Note) WithLogger(l *slog.Logger) *Note {
+	if l != nil {
+		n.logger = l
+	}
+	return n
+}
+
 // File declares staging.jsonl for the plugin's manifest.
 func File() *exocortexv1.FileSpec {
 	return stagelog.File(stagelog.StagingID, FileName, exocortexv1.Access_ACCESS_WRITE, ToolName,
