@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -187,9 +188,11 @@ end
 
 	// This process's CPU per request (the server and the store; wrk runs in
 	// its own process) is what the machine's load distorts least.
+	stopProfile := startProfile(t, os.Getenv("LOAD_CPUPROFILE"))
 	cpu0 := cpuTime()
 	search := runWrk(t, srv.URL(), script, secs, conns)
 	cpu1 := cpuTime()
+	stopProfile()
 	hres := runWrk(t, srv.URL(), health, secs, conns)
 	cpu2 := cpuTime()
 	rps, p99 := inProcess(t, c.Store(), queries, time.Duration(secs)*time.Second, conns)
@@ -218,6 +221,27 @@ end
 	cancel()
 	if err := <-served; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// startProfile writes a CPU profile of what follows to file (none when
+// file is empty) until the returned func is called.
+func startProfile(t *testing.T, file string) func() {
+	t.Helper()
+	if file == "" {
+		return func() {}
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+		t.Logf("CPU profile of the search over HTTP in %s (go tool pprof %s)", file, file)
 	}
 }
 
