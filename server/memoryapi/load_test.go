@@ -160,8 +160,31 @@ func TestLoadWrk(t *testing.T) {
 	if err := srv.Mount(append(New(c), reg.Routes()...)...); err != nil {
 		t.Fatal(err)
 	}
-	served := make(chan error, 1)
+	served := make(chan error, 2)
 	go func() { served <- srv.Serve(ctx) }()
+	// The same surface on a second server whose memory is a client of the
+	// socket (this process owns the store, so a second Connect is a client):
+	// what serve pays when another process (a terminal session) owns it.
+	remote, err := service.Connect(ctx, service.Config{Dir: filepath.Join(os.TempDir(), fmt.Sprintf("exocortex-bench-rest-%d", n), "memory")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer remote.Close()
+	if remote.Owner() {
+		t.Fatal("the second connection owns the store: the first should")
+	}
+	srv2, err := server.New(ctx, server.Options{Addr: "127.0.0.1:0", Keys: []server.Key{{Name: "load", Secret: key, Role: route.Agent}},
+		Rate: 1e9, Burst: 1e9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv2.Mount(New(remote)...); err != nil {
+		t.Fatal(err)
+	}
+	go func() { served <- srv2.Serve(ctx) }()
+	if resp, err := http.Get(srv2.URL() + "/api/v1/memory/search?q=w&k=1"); err == nil {
+		resp.Body.Close()
+	}
 	// Warm up, then take the baseline of goroutines and descriptors.
 	if resp, err := http.Get(srv.URL() + "/health"); err == nil {
 		resp.Body.Close()
@@ -197,14 +220,18 @@ end
 	cpu2 := cpuTime()
 	rps, p99 := inProcess(t, c.Store(), queries, time.Duration(secs)*time.Second, conns)
 	cpu3 := cpuTime()
+	sock := runWrk(t, srv2.URL(), script, secs, conns)
+	cpu4 := cpuTime()
 	perOp := func(d time.Duration, rate float64) float64 { return float64(d) / 1e6 / (rate * float64(secs)) }
-	httpCPU, inCPU := perOp(cpu1-cpu0, search.rps), perOp(cpu3-cpu2, rps)
+	httpCPU, inCPU, sockCPU := perOp(cpu1-cpu0, search.rps), perOp(cpu3-cpu2, rps), perOp(cpu4-cpu3, sock.rps)
 	t.Logf("records %d, %d connections, %d s a run, GOMAXPROCS %d", n, conns, secs, runtime.GOMAXPROCS(0))
-	t.Logf("search over HTTP: %.0f req/s, p99 %.2f ms, %.3f CPU-ms each; in-process: %.0f searches/s, p99 %.2f ms, %.3f CPU-ms each; rate ratio %.2f, CPU ratio (in-process/HTTP) %.2f",
+	t.Logf("search over HTTP (serve owns the store): %.0f req/s, p99 %.2f ms, %.3f CPU-ms each; in-process: %.0f searches/s, p99 %.2f ms, %.3f CPU-ms each; rate ratio %.2f, CPU ratio (in-process/HTTP) %.2f",
 		search.rps, search.p99ms, httpCPU, rps, p99, inCPU, search.rps/rps, inCPU/httpCPU)
+	t.Logf("search over HTTP (serve a client of the socket): %.0f req/s, p99 %.2f ms, %.3f CPU-ms each (server, client and owner); CPU ratio (in-process/HTTP) %.2f",
+		sock.rps, sock.p99ms, sockCPU, inCPU/sockCPU)
 	t.Logf("health over HTTP: %.0f req/s, p99 %.2f ms, %.3f CPU-ms each", hres.rps, hres.p99ms, perOp(cpu2-cpu1, hres.rps))
-	if search.bad+hres.bad > 0 {
-		t.Fatalf("errors under load:\n%s\n%s", search.raw, hres.raw)
+	if search.bad+hres.bad+sock.bad > 0 {
+		t.Fatalf("errors under load:\n%s\n%s\n%s", search.raw, hres.raw, sock.raw)
 	}
 	// After the load: the connections wrk opened are gone, and with them
 	// their goroutines and descriptors (polled: the server notices the
@@ -219,8 +246,10 @@ end
 		time.Sleep(50 * time.Millisecond)
 	}
 	cancel()
-	if err := <-served; err != nil {
-		t.Fatal(err)
+	for range 2 {
+		if err := <-served; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
