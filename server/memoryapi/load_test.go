@@ -138,7 +138,7 @@ func runWrk(t *testing.T, url, script string, secs, conns int) wrkResult {
 // after it; the figures are logged. By default it is small and short (2,000
 // records, 3 s a run); docs/PERFORMANCE.md's figures come from
 //
-//	LOAD_N=100000 LOAD_SECONDS=10 go test ./server/memoryapi -run LoadWrk -v -timeout 30m
+//	make load-serve   (LOAD_N=100000 LOAD_SECONDS=10 LOAD_CONNS=2; LOAD_CPUPROFILE=FILE profiles the HTTP search)
 func TestLoadWrk(t *testing.T) {
 	if _, err := exec.LookPath("wrk"); err != nil {
 		t.Skip("wrk is not installed: `make deps` installs it (Debian package wrk)")
