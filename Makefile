@@ -8,7 +8,7 @@ PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 PROTO_FILES   := $(wildcard proto/exocortex/v1/*.proto)
 export PATH   := $(TOOLS):$(PATH)
 
-.PHONY: browser dashboard-shots nats-server nats-cli nats-cluster node-tools openai-client all build run test test-race vet fmt-check tidy-check generate check-generated deps tools bench bench-compare eval glove glove-compact mcp-clients lint clean
+.PHONY: browser dashboard-shots nats-server nats-cli nats-cluster node-tools openai-client all build run test test-race vet fmt-check tidy-check generate check-generated deps tools bench bench-compare load-serve eval glove glove-compact mcp-clients lint clean
 
 all: build
 
@@ -179,6 +179,17 @@ bench: glove
 	$(GO) test -run '^$$' -timeout 30m -bench 'CompareSynthetic' -benchtime 500x ./memory/hnsw
 	$(GO) test -run '^$$' -timeout 30m -bench 'LoadGloVe|LoadBuiltin|EmbedGloVe' -benchmem ./memory/embed
 	$(GO) test -run '^$$' -timeout 30m -bench 'OpenAIStream' -benchtime 200x ./core/llm
+
+## load-serve: exocortex serve's load test (wrk on loopback, bounded: four runs of LOAD_SECONDS):
+## memory search over HTTP (serve owning the store, and a client of its socket) beside the
+## same search in-process, and /health; req/s, p99 and CPU-ms a request; fails on any error
+## or on goroutines or descriptors left after the load. LOAD_N=100000 for docs/PERFORMANCE.md.
+LOAD_N ?= 100000
+LOAD_SECONDS ?= 10
+LOAD_CONNS ?= 2
+load-serve:
+	@command -v wrk >/dev/null || { echo "wrk is not installed: make deps (Debian package wrk)"; exit 2; }
+	LOAD_N=$(LOAD_N) LOAD_SECONDS=$(LOAD_SECONDS) LOAD_CONNS=$(LOAD_CONNS) $(GO) test ./server/memoryapi -run '^TestLoadWrk$$' -count=1 -v -timeout 30m
 
 ## bench-compare: the hook-path benchmarks of REF and of the working tree in turns,
 ## medians and ratios (scripts/bench-compare.sh --help; BENCH=, COUNT=, BENCHTIME=, PKG=)

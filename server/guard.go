@@ -111,9 +111,8 @@ func (s *Server) match(sent string) (Key, bool) {
 	h := sha256.Sum256([]byte(sent))
 	var found Key
 	ok := 0
-	for _, k := range s.opts.Keys {
-		kh := sha256.Sum256([]byte(k.Secret))
-		eq := subtle.ConstantTimeCompare(h[:], kh[:])
+	for i, k := range s.opts.Keys {
+		eq := subtle.ConstantTimeCompare(h[:], s.keyHashes[i][:])
 		if eq == 1 && ok == 0 {
 			found = k
 		}
@@ -181,6 +180,9 @@ func (s *Server) allow(w http.ResponseWriter, c route.Caller, errs ErrorWriter) 
 		s.limiters[name] = l
 	}
 	s.mu.Unlock()
+	if l.Allow() {
+		return true
+	}
 	res := l.Reserve()
 	if d := res.Delay(); d > 0 {
 		res.Cancel()

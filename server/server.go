@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -72,6 +73,9 @@ type Server struct {
 	stop context.CancelFunc
 	work sync.WaitGroup
 
+	// keyHashes are the SHA-256 of opts.Keys' secrets, in order (guard.go's match).
+	keyHashes [][sha256.Size]byte
+
 	mu       sync.Mutex
 	routes   []route.Route
 	limiters map[string]*rate.Limiter
@@ -126,6 +130,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	base, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Server{opts: opts, log: opts.Logger, ln: ln, mux: http.NewServeMux(), base: base, stop: stop, limiters: map[string]*rate.Limiter{}}
+	for _, k := range opts.Keys {
+		s.keyHashes = append(s.keyHashes, sha256.Sum256([]byte(k.Secret)))
+	}
 	s.hs = &http.Server{
 		Handler:           s.mux,
 		ReadHeaderTimeout: 10 * time.Second,

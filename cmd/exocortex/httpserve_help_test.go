@@ -46,10 +46,18 @@ replies:
 `, "", nil, "EXOCORTEX_API_KEY=help-key")
 	ctxID, taskID := "", ""
 	for _, c := range curls {
-		if strings.Contains(c, "/stream") {
-			continue // a live stream never ends; TestServeRESTSurfaces reads it
-		}
 		c = strings.ReplaceAll(c, "http://127.0.0.1:8765", s.url)
+		if strings.Contains(c, "/stream") {
+			// A live stream never ends: it must answer 200 and send the
+			// deltas of the writes above within a few seconds.
+			cmd := exec.Command("sh", "-c", c+` --max-time 3 -w '\n%{http_code}'`)
+			cmd.Env = append(os.Environ(), "EXOCORTEX_API_KEY=help-key")
+			out, _ := cmd.Output() // curl exits 28 at --max-time
+			if !strings.HasSuffix(string(out), "\n200") || !strings.Contains(string(out), "event: delta") {
+				t.Errorf("%s: %q, want 200 and the deltas so far", c, out)
+			}
+			continue
+		}
 		want := "200"
 		switch {
 		case strings.Contains(c, "approvals/ID"), strings.Contains(c, "plugins/PLUGIN"):

@@ -8,7 +8,9 @@
 // directory); a process that finds the lock held is a client of that socket.
 // Every call of a Client goes through the socket, the owner's own included,
 // so all of them see the same store and every write lands in the one journal
-// in the order the owner took them.
+// in the order the owner took them; the owner's own reads (Search, Compile,
+// Get) alone are answered in its process by the same server code, without
+// the socket's round trip (local.go).
 //
 // When the owner exits (Close) or dies (kill -9: the kernel drops its flock),
 // each client's connection fails; the clients then try the lock every 100 ms,

@@ -83,6 +83,10 @@ type owner struct {
 	store *memory.Store
 	srv   *grpc.Server
 	lis   net.Listener
+	// server answers the socket's calls and this process's own reads
+	// (local.go); calls are those reads under way, which Close waits for.
+	server *Server
+	calls  sync.WaitGroup
 }
 
 // Connect reaches the memory service of cfg.Dir: if no process holds the store
@@ -220,9 +224,10 @@ func (c *Client) tryOwn(ctx context.Context) (*staging.LockedError, error) {
 		name = e.ModelID()
 	}
 	srv := grpc.NewServer(grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg))
-	exocortexv1.RegisterMemoryServiceServer(srv, NewServer(st, name))
+	server := NewServer(st, name)
+	exocortexv1.RegisterMemoryServiceServer(srv, server)
 	go srv.Serve(lis)
-	c.own = &owner{store: st, srv: srv, lis: lis}
+	c.own = &owner{store: st, srv: srv, lis: lis, server: server}
 	c.log.Debug("memory service: serving", "store", c.cfg.Dir, "socket", c.sock)
 	if c.conn != nil {
 		c.conn.ResetConnectBackoff()
@@ -294,6 +299,7 @@ func (c *Client) Close() error {
 		case <-time.After(3 * time.Second):
 			own.srv.Stop()
 		}
+		own.calls.Wait()
 		err = own.store.Close()
 	})
 	return err

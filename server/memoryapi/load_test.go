@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -137,7 +138,7 @@ func runWrk(t *testing.T, url, script string, secs, conns int) wrkResult {
 // after it; the figures are logged. By default it is small and short (2,000
 // records, 3 s a run); docs/PERFORMANCE.md's figures come from
 //
-//	LOAD_N=100000 LOAD_SECONDS=10 go test ./server/memoryapi -run LoadWrk -v -timeout 30m
+//	make load-serve   (LOAD_N=100000 LOAD_SECONDS=10 LOAD_CONNS=2; LOAD_CPUPROFILE=FILE profiles the HTTP search)
 func TestLoadWrk(t *testing.T) {
 	if _, err := exec.LookPath("wrk"); err != nil {
 		t.Skip("wrk is not installed: `make deps` installs it (Debian package wrk)")
@@ -159,8 +160,31 @@ func TestLoadWrk(t *testing.T) {
 	if err := srv.Mount(append(New(c), reg.Routes()...)...); err != nil {
 		t.Fatal(err)
 	}
-	served := make(chan error, 1)
+	served := make(chan error, 2)
 	go func() { served <- srv.Serve(ctx) }()
+	// The same surface on a second server whose memory is a client of the
+	// socket (this process owns the store, so a second Connect is a client):
+	// what serve pays when another process (a terminal session) owns it.
+	remote, err := service.Connect(ctx, service.Config{Dir: filepath.Join(os.TempDir(), fmt.Sprintf("exocortex-bench-rest-%d", n), "memory")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer remote.Close()
+	if remote.Owner() {
+		t.Fatal("the second connection owns the store: the first should")
+	}
+	srv2, err := server.New(ctx, server.Options{Addr: "127.0.0.1:0", Keys: []server.Key{{Name: "load", Secret: key, Role: route.Agent}},
+		Rate: 1e9, Burst: 1e9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv2.Mount(New(remote)...); err != nil {
+		t.Fatal(err)
+	}
+	go func() { served <- srv2.Serve(ctx) }()
+	if resp, err := http.Get(srv2.URL() + "/api/v1/memory/search?q=w&k=1"); err == nil {
+		resp.Body.Close()
+	}
 	// Warm up, then take the baseline of goroutines and descriptors.
 	if resp, err := http.Get(srv.URL() + "/health"); err == nil {
 		resp.Body.Close()
@@ -187,21 +211,27 @@ end
 
 	// This process's CPU per request (the server and the store; wrk runs in
 	// its own process) is what the machine's load distorts least.
+	stopProfile := startProfile(t, os.Getenv("LOAD_CPUPROFILE"))
 	cpu0 := cpuTime()
 	search := runWrk(t, srv.URL(), script, secs, conns)
 	cpu1 := cpuTime()
+	stopProfile()
 	hres := runWrk(t, srv.URL(), health, secs, conns)
 	cpu2 := cpuTime()
 	rps, p99 := inProcess(t, c.Store(), queries, time.Duration(secs)*time.Second, conns)
 	cpu3 := cpuTime()
+	sock := runWrk(t, srv2.URL(), script, secs, conns)
+	cpu4 := cpuTime()
 	perOp := func(d time.Duration, rate float64) float64 { return float64(d) / 1e6 / (rate * float64(secs)) }
-	httpCPU, inCPU := perOp(cpu1-cpu0, search.rps), perOp(cpu3-cpu2, rps)
+	httpCPU, inCPU, sockCPU := perOp(cpu1-cpu0, search.rps), perOp(cpu3-cpu2, rps), perOp(cpu4-cpu3, sock.rps)
 	t.Logf("records %d, %d connections, %d s a run, GOMAXPROCS %d", n, conns, secs, runtime.GOMAXPROCS(0))
-	t.Logf("search over HTTP: %.0f req/s, p99 %.2f ms, %.3f CPU-ms each; in-process: %.0f searches/s, p99 %.2f ms, %.3f CPU-ms each; rate ratio %.2f, CPU ratio (in-process/HTTP) %.2f",
+	t.Logf("search over HTTP (serve owns the store): %.0f req/s, p99 %.2f ms, %.3f CPU-ms each; in-process: %.0f searches/s, p99 %.2f ms, %.3f CPU-ms each; rate ratio %.2f, CPU ratio (in-process/HTTP) %.2f",
 		search.rps, search.p99ms, httpCPU, rps, p99, inCPU, search.rps/rps, inCPU/httpCPU)
+	t.Logf("search over HTTP (serve a client of the socket): %.0f req/s, p99 %.2f ms, %.3f CPU-ms each (server, client and owner); CPU ratio (in-process/HTTP) %.2f",
+		sock.rps, sock.p99ms, sockCPU, inCPU/sockCPU)
 	t.Logf("health over HTTP: %.0f req/s, p99 %.2f ms, %.3f CPU-ms each", hres.rps, hres.p99ms, perOp(cpu2-cpu1, hres.rps))
-	if search.bad+hres.bad > 0 {
-		t.Fatalf("errors under load:\n%s\n%s", search.raw, hres.raw)
+	if search.bad+hres.bad+sock.bad > 0 {
+		t.Fatalf("errors under load:\n%s\n%s\n%s", search.raw, hres.raw, sock.raw)
 	}
 	// After the load: the connections wrk opened are gone, and with them
 	// their goroutines and descriptors (polled: the server notices the
@@ -216,8 +246,31 @@ end
 		time.Sleep(50 * time.Millisecond)
 	}
 	cancel()
-	if err := <-served; err != nil {
+	for range 2 {
+		if err := <-served; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// startProfile writes a CPU profile of what follows to file (none when
+// file is empty) until the returned func is called.
+func startProfile(t *testing.T, file string) func() {
+	t.Helper()
+	if file == "" {
+		return func() {}
+	}
+	f, err := os.Create(file)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+		t.Logf("CPU profile of the search over HTTP in %s (go tool pprof %s)", file, file)
 	}
 }
 

@@ -13,7 +13,9 @@ package route
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strconv"
 )
 
 // Role is what an API key may do. The zero value is [Agent].
@@ -99,9 +101,19 @@ func Error(w http.ResponseWriter, status int, p Problem) {
 	}{p})
 }
 
-// JSON writes v as JSON with status.
+// JSON writes v as JSON with status. The body is encoded whole first, so it
+// goes out with its Content-Length in one write (not chunked, as an answer
+// over net/http's buffer is when encoded straight to the connection).
 func JSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
+	b, err := json.Marshal(v)
+	if err != nil {
+		Error(w, http.StatusInternalServerError, Problem{Code: CodeInternal, Message: fmt.Sprintf("encoding the answer: %v", err)})
+		return
+	}
+	b = append(b, '\n')
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	_, _ = w.Write(b)
 }
