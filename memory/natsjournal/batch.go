@@ -58,7 +58,7 @@ func (p *promoter) handleBatch(ctx context.Context, msgs []jetstream.Msg) {
 	}
 	todo = p.undecided(ctx, todo)
 	for len(todo) > 0 && ctx.Err() == nil {
-		if err := p.st.CatchUp(ctx); err != nil {
+		if err := p.syncMirror(ctx); err != nil {
 			p.deferAll(ctx, todo, "catching up with the journal: "+err.Error())
 			return
 		}
@@ -72,30 +72,44 @@ func (p *promoter) handleBatch(ctx context.Context, msgs []jetstream.Msg) {
 }
 
 // undecided acknowledges the proposals whose decision is recorded already
-// and returns the others.
+// and returns the others. The decisions are looked up with one batched
+// direct get (multi_last) for the whole batch; if that fails, one by one,
+// concurrently.
 func (p *promoter) undecided(ctx context.Context, todo []*pending) []*pending {
 	done := make([]bool, len(todo))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, lookupParallel)
+	subjs := make([]string, len(todo))
 	for i, pe := range todo {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			rctx, cancel := context.WithTimeout(ctx, requestTimeout)
-			prev, err := p.j.lastAudit(rctx, pe.subj)
-			cancel()
-			if err != nil {
-				return
-			}
-			var d Decision
-			if json.Unmarshal(prev.Data, &d) == nil && d.Decision != DecisionDefer {
-				done[i] = true
-			}
-		}()
+		subjs[i] = pe.subj
 	}
-	wg.Wait()
+	if found, err := p.j.lastAudits(ctx, subjs); err == nil {
+		for i, pe := range todo {
+			if data, ok := found[pe.subj]; ok {
+				var d Decision
+				done[i] = json.Unmarshal(data, &d) == nil && d.Decision != DecisionDefer
+			}
+		}
+	} else {
+		p.log.Debug("memory promoter: batched decision lookup", "err", err)
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, lookupParallel)
+		for i, pe := range todo {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+				prev, err := p.j.lastAudit(rctx, pe.subj)
+				cancel()
+				if err != nil {
+					return
+				}
+				var d Decision
+				done[i] = json.Unmarshal(prev.Data, &d) == nil && d.Decision != DecisionDefer
+			}()
+		}
+		wg.Wait()
+	}
 	var out []*pending
 	for i, pe := range todo {
 		if done[i] {
@@ -156,14 +170,14 @@ func (p *promoter) refs(ctx context.Context, prop proposal) ([]string, [][2]stri
 			var u memory.UpsertEvent
 			if json.Unmarshal(w.Payload, &u) == nil && u.Key != "" {
 				keys = append(keys, [2]string{u.Area, trimKey(u.Key)})
-				if h, ok, _ := p.st.GetByKey(ctx, u.Area, trimKey(u.Key)); ok {
+				if h, ok := p.mir.ByKey(u.Area, trimKey(u.Key)); ok {
 					ids = append(ids, h.ID)
 				}
 			}
 		}
 	}
 	for _, id := range ids {
-		if r, ok, _ := p.st.Get(ctx, id); ok && r.Key != "" {
+		if r, ok := p.mir.Get(id); ok && r.Key != "" {
 			keys = append(keys, [2]string{r.Area, r.Key})
 		}
 	}
@@ -185,6 +199,12 @@ func (p *promoter) writeCut(ctx context.Context, cut []*pending) bool {
 		if err != nil {
 			p.deferAll(ctx, cut, "writing the deltas: "+err.Error())
 			return false
+		}
+		// The deltas go to the mirror at once (the replica's indexes follow
+		// in the background); a gap (another writer) is read by the next
+		// syncMirror.
+		if err := p.mir.Apply(recs); err != nil {
+			p.log.Debug("memory promoter: applying its own deltas", "err", err)
 		}
 		k := 0
 		for _, pe := range cut {
@@ -262,3 +282,37 @@ func (p *promoter) auditAsync(subj string, d Decision) (jetstream.PubAckFuture, 
 }
 
 func trimKey(k string) string { return strings.TrimSpace(k) }
+
+// syncMirror brings the mirror to the stream's end: the records it lacks
+// come from the replica's journal file, then from the stream.
+func (p *promoter) syncMirror(ctx context.Context) error {
+	last, err := p.j.LastSeq(ctx)
+	if err != nil || last <= p.mir.Seq() {
+		return err
+	}
+	var batch []staging.Record
+	feed := func(r staging.Record) error {
+		batch = append(batch, r)
+		if len(batch) >= 1000 {
+			err := p.mir.Apply(batch)
+			batch = batch[:0]
+			return err
+		}
+		return nil
+	}
+	if p.st.JournalSeq() > p.mir.Seq() {
+		if err := p.st.ReadJournal(ctx, p.mir.Seq(), feed); err != nil {
+			return err
+		}
+		if err := p.mir.Apply(batch); err != nil {
+			return err
+		}
+		batch = batch[:0]
+	}
+	if last > p.mir.Seq() {
+		if err := p.j.Read(ctx, p.mir.Seq(), feed); err != nil {
+			return err
+		}
+	}
+	return p.mir.Apply(batch)
+}

@@ -23,7 +23,7 @@ const leaseKey = "active"
 // promoterBatch is how many proposals a promoter fetches at once. It decides
 // them one after the other, in stream order, but writes their deltas and
 // decisions pipelined (batch.go).
-const promoterBatch = 256
+const promoterBatch = 1024
 
 // PromoterConfig configures RunPromoter.
 type PromoterConfig struct {
@@ -106,6 +106,10 @@ type promoter struct {
 	j   *Journal
 	st  *memory.Store
 	log *slog.Logger
+	// mir is the state decisions are made on: the replica's records,
+	// rebuilt from its journal file each time the lease is taken, then fed
+	// the promoter's own deltas as they are stored (batch.go).
+	mir *memory.Mirror
 }
 
 // serve takes the lease (waiting for it) and promotes while it holds it.
@@ -136,6 +140,7 @@ func (p *promoter) serve(ctx context.Context) error {
 		sleep(ctx, p.cfg.Lease/4)
 	}
 	p.log.Info("memory promoter: active", "id", p.cfg.ID)
+	p.mir = memory.NewMirror()
 	lctx, lose := context.WithCancel(ctx)
 	renewed := make(chan struct{})
 	// Stopping lets the lease expire (after at most Lease): a standby takes
@@ -251,13 +256,13 @@ func (p *promoter) decide(ctx context.Context, prop proposal) (Decision, []stagi
 				u.Key = strings.TrimSpace(u.Key)
 				u.Tags = canonicalTags(u.Tags)
 				if u.Key != "" {
-					if holder, ok, _ := p.st.GetByKey(ctx, u.Area, u.Key); ok && holder.ID != u.ID {
+					if holder, ok := p.mir.ByKey(u.Area, u.Key); ok && holder.ID != u.ID {
 						reasons = append(reasons, fmt.Sprintf("entry %d: key %q in area %s belongs to record %s: %s is written to it", i+1, u.Key, u.Area, holder.ID, u.ID))
 						u.ID = holder.ID
 						d.Decision = DecisionOverride
 					}
 				}
-				if cur, ok, _ := p.st.Get(ctx, u.ID); ok && sameContent(cur, u) {
+				if cur, ok := p.mir.Get(u.ID); ok && sameContent(cur, u) {
 					keep = false
 					reasons = append(reasons, fmt.Sprintf("entry %d: record %s already holds this", i+1, u.ID))
 				}
@@ -273,7 +278,7 @@ func (p *promoter) decide(ctx context.Context, prop proposal) (Decision, []stagi
 			ids = append(ids, prop.MsgIDs[i])
 		}
 	}
-	if err := p.st.CheckEntries(entries); err != nil {
+	if err := p.mir.Check(entries); err != nil {
 		return Decision{Proposal: prop.ID, Decision: DecisionSkip, Invalid: err.Error(), Seqs: d.Seqs, Payloads: d.Payloads}, nil, nil
 	}
 	if len(entries) == 0 {
