@@ -48,7 +48,7 @@ func TestOptionsRefused(t *testing.T) {
 	}{
 		{Options{Name: "My Plugin", Lang: Go, Hook: "message_loop_end", SDKVersion: "v1.0.0"}, "use lower-case letters"},
 		{Options{Name: "notes", Lang: "rust", Hook: "message_loop_end"}, `language "rust": choose go or python`},
-		{Options{Name: "notes", Lang: Go, Hook: "loop_end", SDKVersion: "v1.0.0"}, "choose one of: agent_init, hist_add_before, monologue_start"},
+		{Options{Name: "notes", Lang: Go, Hook: "loop_end", SDKVersion: "v1.0.0"}, "is not a hook; choose one of: "},
 		{Options{Name: "notes", Lang: Go, Hook: "message_loop_end"}, "no Exocortex checkout"},
 	}
 	for _, tt := range tests {

@@ -24,8 +24,11 @@ const answerSeparator = "\n---"
 // continues on the next), "/command" and "!command" work as in the terminal
 // session, blank lines are skipped. Answers go to out; the welcome, the
 // agent's steps and problems go to errOut, so `exocortex < prompts.txt >
-// answers.txt` keeps the answers apart (a "---" line between two). Nobody can be asked for an approval
-// here: held calls are denied unless --approval yolo. An interrupt (SIGINT)
+// answers.txt` keeps the answers apart (a "---" line between two). The
+// plugins' problems (an MCP server that failed to start, crashed or hangs)
+// are "!" lines on errOut, each once: those found at start after the
+// plugins line, each later one when it is found. Nobody can be asked for an
+// approval here: held calls are denied unless --approval yolo. An interrupt (SIGINT)
 // stops the running turn; a second one, or one while idle, leaves.
 func LineMode(ctx context.Context, eng *Engine, in io.Reader, out, errOut io.Writer) error {
 	defer eng.Close()
@@ -70,6 +73,12 @@ func LineMode(ctx context.Context, eng *Engine, in io.Reader, out, errOut io.Wri
 			say("agent: %v", err)
 		}
 	}
+	problems := &lineProblems{eng: eng, say: say, shown: map[string]bool{}}
+	problems.report()
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() { defer close(watched); problems.watch(watchCtx) }()
+	defer func() { stopWatch(); <-watched }()
 
 	interrupts := make(chan os.Signal, 1)
 	signal.Notify(interrupts, os.Interrupt)

@@ -40,7 +40,7 @@ func TestPortReportsSeams(t *testing.T) {
 		{"usr/extensions/python/monologue_start/_10_old_import.py", a0port.SeamPythonHelpers, 1, "from helpers.extension import"},
 		{"usr/extensions/python/message_loop_prompts_after/_50_second.py", a0port.SeamPrefix, 1, "own numeric prefix"},
 		{"usr/extensions/monologue_end/_10_no_python.py", a0port.SeamNoPython, 0, "extensions/python/monologue_end/"},
-		{"usr/extensions/python/user_message_ui/_10_no_hook.py", a0port.SeamNoHookPoint, 0, "no user_message_ui hook"},
+		{"usr/extensions/python/chat_export_before/_10_no_hook.py", a0port.SeamNoHookPoint, 0, "no chat_export_before hook"},
 	}
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.file), func(t *testing.T) {
@@ -62,7 +62,7 @@ func TestPortReportsSeams(t *testing.T) {
 			t.Errorf("the ported plugin has no %s: %v", rel, err)
 		}
 	}
-	for _, rel := range []string{"a0/extensions/python/user_message_ui/_10_no_hook.py"} {
+	for _, rel := range []string{"a0/extensions/python/chat_export_before/_10_no_hook.py"} {
 		if _, err := os.Stat(filepath.Join(out, rel)); err == nil {
 			t.Errorf("%s was ported; it has no hook point", rel)
 		}

@@ -2,7 +2,7 @@ from helpers.extension import Extension
 
 
 class NoHook(Extension):
-    """At a hook point of Agent Zero's web UI, which Exocortex does not have."""
+    """At a hook point that Exocortex does not have."""
 
     async def execute(self, **kwargs):
         pass
