@@ -146,6 +146,7 @@ type Journal struct {
 	mu       sync.Mutex
 	stream   jetstream.Stream // nil until the stream is known to exist
 	promoted bool             // the EVENTS and AUDIT streams exist
+	audit    jetstream.Stream // the AUDIT stream, once looked up
 }
 
 var _ memory.Journal = (*Journal)(nil)

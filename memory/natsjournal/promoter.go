@@ -20,9 +20,10 @@ import (
 // leaseKey is the key of the promoter lease in its KV bucket.
 const leaseKey = "active"
 
-// promoterBatch is how many proposals a promoter fetches at once; it still
-// decides them one after the other, in stream order.
-const promoterBatch = 32
+// promoterBatch is how many proposals a promoter fetches at once. It decides
+// them one after the other, in stream order, but writes their deltas and
+// decisions pipelined (batch.go).
+const promoterBatch = 1024
 
 // PromoterConfig configures RunPromoter.
 type PromoterConfig struct {
@@ -105,6 +106,10 @@ type promoter struct {
 	j   *Journal
 	st  *memory.Store
 	log *slog.Logger
+	// mir is the state decisions are made on: the replica's records,
+	// rebuilt from its journal file each time the lease is taken, then fed
+	// the promoter's own deltas as they are stored (batch.go).
+	mir *memory.Mirror
 }
 
 // serve takes the lease (waiting for it) and promotes while it holds it.
@@ -135,6 +140,7 @@ func (p *promoter) serve(ctx context.Context) error {
 		sleep(ctx, p.cfg.Lease/4)
 	}
 	p.log.Info("memory promoter: active", "id", p.cfg.ID)
+	p.mir = memory.NewMirror()
 	lctx, lose := context.WithCancel(ctx)
 	renewed := make(chan struct{})
 	// Stopping lets the lease expire (after at most Lease): a standby takes
@@ -180,74 +186,38 @@ func (p *promoter) serve(ctx context.Context) error {
 		if berr := batch.Error(); berr != nil && !errors.Is(berr, nats.ErrTimeout) {
 			p.log.Debug("memory promoter: fetch", "err", berr)
 		}
-		for m := range batch.Messages() {
-			if lctx.Err() != nil {
-				// The lease is gone: leave the message to the next promoter.
+		// Messages stream in as the server delivers them: whatever has
+		// arrived is decided as one batch (one catch-up, pipelined deltas and
+		// decisions), so a backlog is taken promoterBatch at a time and a
+		// lone proposal waits for nothing.
+		msgs := batch.Messages()
+		for open := true; open && lctx.Err() == nil; {
+			var got []jetstream.Msg
+			m, ok := <-msgs
+			if !ok {
 				break
 			}
-			p.handle(lctx, m)
+			got = append(got, m)
+		gather:
+			for {
+				select {
+				case m, ok := <-msgs:
+					if !ok {
+						open = false
+						break gather
+					}
+					got = append(got, m)
+				default:
+					break gather
+				}
+			}
+			p.handleBatch(lctx, got)
 		}
 	}
 	if ctx.Err() == nil {
 		return errors.New("the lease was lost")
 	}
 	return nil
-}
-
-// handle decides one proposal.
-func (p *promoter) handle(ctx context.Context, m jetstream.Msg) {
-	var prop proposal
-	if err := json.Unmarshal(m.Data(), &prop); err != nil || prop.ID == "" || len(prop.Entries) != len(prop.MsgIDs) {
-		p.log.Warn("memory promoter: dropping a proposal that does not decode", "err", err)
-		m.Term()
-		return
-	}
-	subj := p.cfg.Journal.auditSubject(prop.ID)
-	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
-	prev, err := p.j.lastAudit(rctx, subj)
-	cancel()
-	if err == nil {
-		var d Decision
-		if json.Unmarshal(prev.Data, &d) == nil && d.Decision != DecisionDefer {
-			m.Ack() // decided before (by a promoter that died before its ack)
-			return
-		}
-	}
-	m.InProgress() // a long catch-up must not have the proposal redelivered meanwhile
-	d, entries, ids := p.decide(ctx, prop)
-	if d.Decision == DecisionDefer {
-		p.audit(ctx, subj, d)
-		m.NakWithDelay(time.Second)
-		return
-	}
-	if len(entries) > 0 {
-		recs, err := p.j.Append(ctx, entries, ids)
-		if err != nil {
-			d = Decision{Proposal: prop.ID, Decision: DecisionDefer, Reason: "writing the deltas: " + err.Error()}
-			p.audit(ctx, subj, d)
-			m.NakWithDelay(time.Second)
-			return
-		}
-		k := 0
-		for i := range d.Seqs {
-			if d.Seqs[i] == 1<<63 {
-				d.Seqs[i] = recs[k].Seq
-				k++
-			}
-		}
-		if p.cfg.afterDeltas != nil {
-			p.cfg.afterDeltas(prop.ID)
-			if ctx.Err() != nil {
-				return
-			}
-		}
-	}
-	if err := p.audit(ctx, subj, d); err != nil {
-		m.NakWithDelay(time.Second)
-		return
-	}
-	m.Ack()
-	p.st.CatchUp(ctx)
 }
 
 // audit records a decision.
@@ -274,9 +244,6 @@ func (p *promoter) audit(ctx context.Context, subj string, d Decision) error {
 // dropped as a duplicate.
 func (p *promoter) decide(ctx context.Context, prop proposal) (Decision, []staging.Entry, []string) {
 	d := Decision{Proposal: prop.ID, Decision: DecisionPromote, Seqs: make([]uint64, len(prop.Entries)), Payloads: make([]json.RawMessage, len(prop.Entries))}
-	if err := p.st.CatchUp(ctx); err != nil {
-		return Decision{Proposal: prop.ID, Decision: DecisionDefer, Reason: "catching up with the journal: " + err.Error()}, nil, nil
-	}
 	var entries []staging.Entry
 	var ids []string
 	var reasons []string
@@ -289,13 +256,13 @@ func (p *promoter) decide(ctx context.Context, prop proposal) (Decision, []stagi
 				u.Key = strings.TrimSpace(u.Key)
 				u.Tags = canonicalTags(u.Tags)
 				if u.Key != "" {
-					if holder, ok, _ := p.st.GetByKey(ctx, u.Area, u.Key); ok && holder.ID != u.ID {
+					if holder, ok := p.mir.ByKey(u.Area, u.Key); ok && holder.ID != u.ID {
 						reasons = append(reasons, fmt.Sprintf("entry %d: key %q in area %s belongs to record %s: %s is written to it", i+1, u.Key, u.Area, holder.ID, u.ID))
 						u.ID = holder.ID
 						d.Decision = DecisionOverride
 					}
 				}
-				if cur, ok, _ := p.st.Get(ctx, u.ID); ok && sameContent(cur, u) {
+				if cur, ok := p.mir.Get(u.ID); ok && sameContent(cur, u) {
 					keep = false
 					reasons = append(reasons, fmt.Sprintf("entry %d: record %s already holds this", i+1, u.ID))
 				}
@@ -311,7 +278,7 @@ func (p *promoter) decide(ctx context.Context, prop proposal) (Decision, []stagi
 			ids = append(ids, prop.MsgIDs[i])
 		}
 	}
-	if err := p.st.CheckEntries(entries); err != nil {
+	if err := p.mir.Check(entries); err != nil {
 		return Decision{Proposal: prop.ID, Decision: DecisionSkip, Invalid: err.Error(), Seqs: d.Seqs, Payloads: d.Payloads}, nil, nil
 	}
 	if len(entries) == 0 {

@@ -120,6 +120,19 @@ func TestPromoterDecides(t *testing.T) {
 			}
 		})
 	}
+	// The promoter's batched lookup finds every decision, and none for a
+	// proposal never made.
+	var subjs []string
+	for i := range tests {
+		subjs = append(subjs, raw.cfg.auditSubject(proposalID([]string{fmt.Sprintf("test-%d", i)})))
+	}
+	found, err := raw.lastAudits(ctx, append(subjs, raw.cfg.auditSubject("pnever")))
+	if err != nil || len(found) != len(tests) {
+		t.Fatalf("lastAudits: %d decisions, %v; want %d", len(found), err, len(tests))
+	}
+	if found, err := raw.lastAudits(ctx, []string{raw.cfg.auditSubject("pnever")}); err != nil || len(found) != 0 {
+		t.Fatalf("lastAudits of an undecided proposal: %v, %v", found, err)
+	}
 	if err := a.CatchUp(ctx); err != nil {
 		t.Fatal(err)
 	}

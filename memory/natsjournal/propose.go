@@ -240,11 +240,63 @@ func (j *Journal) Promoter(ctx context.Context) (string, error) {
 	return string(e.Value()), nil
 }
 
-// lastAudit reads the last decision recorded on subj.
+// lastAudit reads the last decision recorded on subj (the AUDIT stream's
+// handle is looked up once: a stream info request per lookup cost the
+// promoter a tenth of its time).
 func (j *Journal) lastAudit(ctx context.Context, subj string) (*jetstream.RawStreamMsg, error) {
-	st, err := j.js.Stream(ctx, j.cfg.auditStream())
+	j.mu.Lock()
+	st := j.audit
+	j.mu.Unlock()
+	if st == nil {
+		var err error
+		if st, err = j.js.Stream(ctx, j.cfg.auditStream()); err != nil {
+			return nil, err
+		}
+		j.mu.Lock()
+		j.audit = st
+		j.mu.Unlock()
+	}
+	return st.GetLastMsgForSubject(ctx, subj)
+}
+
+// lastAudits reads the last decision on each of subjs (at most 1024) with
+// one batched direct get of the AUDIT stream (JetStream's multi_last): the
+// bodies by subject, absent for a subject with none.
+func (j *Journal) lastAudits(ctx context.Context, subjs []string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	if len(subjs) == 0 {
+		return out, nil
+	}
+	req, err := json.Marshal(struct {
+		MultiLast []string `json:"multi_last"`
+	}{subjs})
 	if err != nil {
 		return nil, err
 	}
-	return st.GetLastMsgForSubject(ctx, subj)
+	inbox := j.nc.NewRespInbox()
+	sub, err := j.nc.SubscribeSync(inbox)
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Unsubscribe()
+	if err := j.nc.PublishRequest("$JS.API.DIRECT.GET."+j.cfg.auditStream(), inbox, req); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(requestTimeout)
+	for {
+		m, err := sub.NextMsg(time.Until(deadline))
+		if err != nil {
+			return nil, fmt.Errorf("natsjournal: reading decisions: %w", err)
+		}
+		switch m.Header.Get("Status") {
+		case "":
+			out[m.Header.Get(jetstream.SubjectHeader)] = m.Data
+		case "204": // end of the batch
+			return out, nil
+		case "404": // none of them decided
+			return out, nil
+		default:
+			return nil, fmt.Errorf("natsjournal: reading decisions: status %s %s", m.Header.Get("Status"), m.Header.Get("Description"))
+		}
+	}
 }

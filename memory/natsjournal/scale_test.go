@@ -2,6 +2,7 @@ package natsjournal
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/exocortex/exocortex/memory"
 	"github.com/exocortex/exocortex/memory/natsjournal/natstest"
+	"github.com/exocortex/exocortex/staging"
 )
 
 // TestScaleSimulation is the scale run behind docs/PERFORMANCE.md ("Shared
@@ -53,6 +55,20 @@ func TestScaleSimulation(t *testing.T) {
 			}
 		}
 	}
+
+	drain := 20_000
+	if v, err := strconv.Atoi(os.Getenv("EXOCORTEX_NATS_SCALE_BACKLOG")); err == nil && v > 0 {
+		drain = v
+	}
+	d, n := promoterDrain(t, srv.URL(), drain)
+	t.Logf("promoter throughput: a backlog of %d one-entry proposals decided and written in %s: %.0f deltas/s (%.1f%% of raw)",
+		n, d.Round(time.Millisecond), float64(n)/d.Seconds(), 100*float64(n)/d.Seconds()/raw)
+	catchN := 100_000
+	if v, err := strconv.Atoi(os.Getenv("EXOCORTEX_NATS_SCALE_CATCHUP")); err == nil && v > 0 {
+		catchN = v
+	}
+	cd, cn := catchUp(t, srv.URL(), catchN)
+	t.Logf("catch-up: a fresh host applied %d deltas in %s: %.0f deltas/s (state, journal copy, Bleve; no embedder)", cn, cd.Round(time.Millisecond), float64(cn)/cd.Seconds())
 
 	for _, promoted := range []bool{false, true} {
 		name := map[bool]string{false: "direct", true: "promoter"}[promoted]
@@ -212,4 +228,85 @@ func rawPublishRate(t testing.TB, url string, n int) float64 {
 	}
 	<-js.PublishAsyncComplete()
 	return float64(n) / time.Since(start).Seconds()
+}
+
+// promoterDrain publishes n one-entry proposals to a fresh promoted stream,
+// then starts a promoter and times it until every delta is stored.
+func promoterDrain(t *testing.T, url string, n int) (time.Duration, int) {
+	t.Helper()
+	ctx := context.Background()
+	u := url + "?stream=DRAIN&subject=drain"
+	j, err := Open(ctx, config(t, u, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if err := j.ensurePromoted(ctx); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	for i := range n {
+		id := fmt.Sprintf("w-drain-%d", i)
+		pl, _ := json.Marshal(memory.UpsertEvent{ID: fmt.Sprintf("r%d", i), Area: memory.AreaMain, Text: fmt.Sprintf("backlog note %d about topic %d", i, i%97)})
+		body, _ := json.Marshal(proposal{ID: proposalID([]string{id}), MsgIDs: []string{id},
+			Entries: []wire{{V: 1, TS: now, Kind: memory.KindUpsert, Payload: pl}}})
+		m := nats.NewMsg(j.cfg.eventsSubject())
+		m.Data = body
+		if _, err := j.js.PublishMsgAsync(m); err != nil {
+			t.Fatal(err)
+		}
+		if i%1000 == 999 {
+			<-j.js.PublishAsyncComplete()
+		}
+	}
+	<-j.js.PublishAsyncComplete()
+	start := time.Now()
+	stop := startPromoterCfg(t, PromoterConfig{Journal: config(t, u, false), Dir: filepath.Join(t.TempDir(), "drain"), ID: "drain", Logger: quiet()}, nil)
+	defer stop()
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		last, err := j.LastSeq(ctx)
+		if err == nil && last >= uint64(n) {
+			return time.Since(start), int(last)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the promoter wrote %d of %d deltas in 10 minutes", last, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// catchUp writes n records to a fresh stream in batches, then times a fresh
+// host's Open (its catch-up from sequence 1).
+func catchUp(t *testing.T, url string, n int) (time.Duration, uint64) {
+	t.Helper()
+	ctx := context.Background()
+	u := url + "?stream=CATCHUP&subject=catchup"
+	j, err := Open(ctx, config(t, u, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b := 0; b < n; b += 1000 {
+		var es []staging.Entry
+		for i := b; i < min(b+1000, n); i++ {
+			es = append(es, staging.Entry{Kind: memory.KindUpsert, Payload: memory.UpsertEvent{ID: fmt.Sprintf("c%d", i), Area: memory.AreaMain,
+				Text: fmt.Sprintf("catch-up note %d about topic %d and subject %d", i, i%97, i%1013)}})
+		}
+		if _, err := j.Append(ctx, es, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	j, err = Open(ctx, config(t, u, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	s, err := memory.Open(ctx, t.TempDir(), memory.Options{Journal: j, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := time.Since(start)
+	defer s.Close()
+	return d, s.JournalSeq()
 }

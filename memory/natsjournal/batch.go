@@ -1,0 +1,318 @@
+package natsjournal
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/exocortex/exocortex/memory"
+	"github.com/exocortex/exocortex/staging"
+)
+
+// A promoter decides proposals in batches: whatever the consumer has
+// delivered (up to promoterBatch) costs one catch-up of its replica, one
+// pipelined publish of all the batch's deltas, one of all its decisions, and
+// fire-and-forget acks, instead of those round trips per proposal. The
+// guarantees are the one-at-a-time promoter's:
+//
+//   - A proposal is decided on a state holding every earlier decision: the
+//     batch is cut before a proposal that names a record, or a key, that an
+//     earlier proposal of the same cut names (deciding it needs their deltas
+//     applied); the cut is written, applied, and deciding goes on from there.
+//   - Deltas are stored before their decision is recorded, and a proposal is
+//     acknowledged only after its decision is: a promoter that dies anywhere
+//     in between leaves the proposal to be redelivered, decided again, and
+//     its deltas dropped by the stream as duplicates of their message ids.
+//   - A proposal whose decision is already recorded is acknowledged without
+//     work (the lookups of a batch run concurrently).
+
+// lookupParallel bounds the concurrent decision lookups of a batch.
+const lookupParallel = 32
+
+// pending is one proposal of a batch.
+type pending struct {
+	m       jetstream.Msg
+	prop    proposal
+	subj    string
+	d       Decision
+	entries []staging.Entry
+	ids     []string
+}
+
+// handleBatch decides the proposals of msgs, in order.
+func (p *promoter) handleBatch(ctx context.Context, msgs []jetstream.Msg) {
+	var todo []*pending
+	for _, m := range msgs {
+		var prop proposal
+		if err := json.Unmarshal(m.Data(), &prop); err != nil || prop.ID == "" || len(prop.Entries) != len(prop.MsgIDs) {
+			p.log.Warn("memory promoter: dropping a proposal that does not decode", "err", err)
+			m.Term()
+			continue
+		}
+		todo = append(todo, &pending{m: m, prop: prop, subj: p.cfg.Journal.auditSubject(prop.ID)})
+	}
+	todo = p.undecided(ctx, todo)
+	for len(todo) > 0 && ctx.Err() == nil {
+		if err := p.syncMirror(ctx); err != nil {
+			p.deferAll(ctx, todo, "catching up with the journal: "+err.Error())
+			return
+		}
+		n := p.decideCut(ctx, todo)
+		if !p.writeCut(ctx, todo[:n]) {
+			p.deferAll(ctx, todo[n:], "an earlier proposal of the batch was not written")
+			return
+		}
+		todo = todo[n:]
+	}
+}
+
+// undecided acknowledges the proposals whose decision is recorded already
+// and returns the others. The decisions are looked up with one batched
+// direct get (multi_last) for the whole batch; if that fails, one by one,
+// concurrently.
+func (p *promoter) undecided(ctx context.Context, todo []*pending) []*pending {
+	done := make([]bool, len(todo))
+	subjs := make([]string, len(todo))
+	for i, pe := range todo {
+		subjs[i] = pe.subj
+	}
+	if found, err := p.j.lastAudits(ctx, subjs); err == nil {
+		for i, pe := range todo {
+			if data, ok := found[pe.subj]; ok {
+				var d Decision
+				done[i] = json.Unmarshal(data, &d) == nil && d.Decision != DecisionDefer
+			}
+		}
+	} else {
+		p.log.Debug("memory promoter: batched decision lookup", "err", err)
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, lookupParallel)
+		for i, pe := range todo {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+				prev, err := p.j.lastAudit(rctx, pe.subj)
+				cancel()
+				if err != nil {
+					return
+				}
+				var d Decision
+				done[i] = json.Unmarshal(prev.Data, &d) == nil && d.Decision != DecisionDefer
+			}()
+		}
+		wg.Wait()
+	}
+	var out []*pending
+	for i, pe := range todo {
+		if done[i] {
+			pe.m.Ack() // decided before (by a promoter that died before its ack)
+			continue
+		}
+		out = append(out, pe)
+	}
+	return out
+}
+
+// decideCut decides todo's proposals until one conflicts with an earlier one
+// of the cut, and returns how many it decided (at least one).
+func (p *promoter) decideCut(ctx context.Context, todo []*pending) int {
+	ids, keys := map[string]bool{}, map[[2]string]bool{}
+	for n, pe := range todo {
+		rid, rkeys := p.refs(ctx, pe.prop)
+		if n > 0 && (anyIn(rid, ids) || anyIn(rkeys, keys)) {
+			return n
+		}
+		for _, id := range rid {
+			ids[id] = true
+		}
+		for _, k := range rkeys {
+			keys[k] = true
+		}
+		pe.d, pe.entries, pe.ids = p.decide(ctx, pe.prop)
+		// An override moves an entry onto the key's holder: it names it too.
+		for _, e := range pe.entries {
+			if raw, ok := e.Payload.(json.RawMessage); ok {
+				for _, id := range memory.EventRefs(raw) {
+					ids[id] = true
+				}
+			}
+		}
+	}
+	return len(todo)
+}
+
+func anyIn[K comparable](xs []K, set map[K]bool) bool {
+	for _, x := range xs {
+		if set[x] {
+			return true
+		}
+	}
+	return false
+}
+
+// refs are the records and (area, key) pairs a proposal's decision reads:
+// the records its entries name, the holders of the keys its upserts take,
+// and the keys those records hold now.
+func (p *promoter) refs(ctx context.Context, prop proposal) ([]string, [][2]string) {
+	var ids []string
+	var keys [][2]string
+	for _, w := range prop.Entries {
+		ids = append(ids, memory.EventRefs(w.Payload)...)
+		if w.Kind == memory.KindUpsert {
+			var u memory.UpsertEvent
+			if json.Unmarshal(w.Payload, &u) == nil && u.Key != "" {
+				keys = append(keys, [2]string{u.Area, trimKey(u.Key)})
+				if h, ok := p.mir.ByKey(u.Area, trimKey(u.Key)); ok {
+					ids = append(ids, h.ID)
+				}
+			}
+		}
+	}
+	for _, id := range ids {
+		if r, ok := p.mir.Get(id); ok && r.Key != "" {
+			keys = append(keys, [2]string{r.Area, r.Key})
+		}
+	}
+	return ids, keys
+}
+
+// writeCut stores the deltas of a cut in one pipelined append, then records
+// the decisions, pipelined, then acknowledges the proposals. false: the
+// deltas were not stored (every proposal of the cut is deferred).
+func (p *promoter) writeCut(ctx context.Context, cut []*pending) bool {
+	var entries []staging.Entry
+	var ids []string
+	for _, pe := range cut {
+		entries = append(entries, pe.entries...)
+		ids = append(ids, pe.ids...)
+	}
+	if len(entries) > 0 {
+		recs, err := p.j.Append(ctx, entries, ids)
+		if err != nil {
+			p.deferAll(ctx, cut, "writing the deltas: "+err.Error())
+			return false
+		}
+		// The deltas go to the mirror at once (the replica's indexes follow
+		// in the background); a gap (another writer) is read by the next
+		// syncMirror.
+		if err := p.mir.Apply(recs); err != nil {
+			p.log.Debug("memory promoter: applying its own deltas", "err", err)
+		}
+		k := 0
+		for _, pe := range cut {
+			for i := range pe.d.Seqs {
+				if pe.d.Seqs[i] == 1<<63 {
+					pe.d.Seqs[i] = recs[k].Seq
+					k++
+				}
+			}
+		}
+		if p.cfg.afterDeltas != nil {
+			for _, pe := range cut {
+				if len(pe.entries) > 0 {
+					p.cfg.afterDeltas(pe.prop.ID)
+				}
+				if ctx.Err() != nil {
+					return true
+				}
+			}
+		}
+	}
+	futures := make([]jetstream.PubAckFuture, len(cut))
+	for i, pe := range cut {
+		f, err := p.auditAsync(pe.subj, pe.d)
+		if err != nil {
+			p.log.Warn("memory promoter: recording a decision", "proposal", pe.prop.ID, "err", err)
+			continue
+		}
+		futures[i] = f
+	}
+	timeout := time.NewTimer(requestTimeout)
+	defer timeout.Stop()
+	for i, pe := range cut {
+		ok := false
+		if f := futures[i]; f != nil {
+			select {
+			case <-f.Ok():
+				ok = true
+			case err := <-f.Err():
+				p.log.Warn("memory promoter: recording a decision", "proposal", pe.prop.ID, "err", err)
+			case <-timeout.C:
+			case <-ctx.Done():
+				return true
+			}
+		}
+		if ok {
+			pe.m.Ack()
+		} else {
+			pe.m.NakWithDelay(time.Second) // decided again; its deltas are duplicates
+		}
+	}
+	return true
+}
+
+// deferAll records that the proposals could not be decided now and has them
+// redelivered.
+func (p *promoter) deferAll(ctx context.Context, todo []*pending, reason string) {
+	for _, pe := range todo {
+		p.audit(ctx, pe.subj, Decision{Proposal: pe.prop.ID, Decision: DecisionDefer, Reason: reason})
+		pe.m.NakWithDelay(time.Second)
+	}
+}
+
+// auditAsync publishes a decision without waiting for its acknowledgement.
+func (p *promoter) auditAsync(subj string, d Decision) (jetstream.PubAckFuture, error) {
+	d.Promoter, d.At = p.cfg.ID, time.Now().UTC()
+	b, err := json.Marshal(d)
+	if err != nil {
+		return nil, err
+	}
+	msg := nats.NewMsg(subj)
+	msg.Data = b
+	msg.Header.Set(jetstream.MsgIDHeader, "audit-"+d.Proposal)
+	return p.j.js.PublishMsgAsync(msg)
+}
+
+func trimKey(k string) string { return strings.TrimSpace(k) }
+
+// syncMirror brings the mirror to the stream's end: the records it lacks
+// come from the replica's journal file, then from the stream.
+func (p *promoter) syncMirror(ctx context.Context) error {
+	last, err := p.j.LastSeq(ctx)
+	if err != nil || last <= p.mir.Seq() {
+		return err
+	}
+	var batch []staging.Record
+	feed := func(r staging.Record) error {
+		batch = append(batch, r)
+		if len(batch) >= 1000 {
+			err := p.mir.Apply(batch)
+			batch = batch[:0]
+			return err
+		}
+		return nil
+	}
+	if p.st.JournalSeq() > p.mir.Seq() {
+		if err := p.st.ReadJournal(ctx, p.mir.Seq(), feed); err != nil {
+			return err
+		}
+		if err := p.mir.Apply(batch); err != nil {
+			return err
+		}
+		batch = batch[:0]
+	}
+	if last > p.mir.Seq() {
+		if err := p.j.Read(ctx, p.mir.Seq(), feed); err != nil {
+			return err
+		}
+	}
+	return p.mir.Apply(batch)
+}
