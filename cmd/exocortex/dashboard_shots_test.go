@@ -58,7 +58,7 @@ func TestDashboardShots(t *testing.T) {
 				p.run(chromedp.EmulateViewport(vp.w, vp.h))
 				p.js(`(() => { localStorage.setItem('exocortex.theme', '` + theme + `'); return true })()`)
 				if sh.name == "signin" {
-					p.js(`fetch('/api/v1/auth/logout', {method: 'POST'}).then(() => true)`)
+					p.js(`(async () => { const s = await fetch('/api/v1/auth/session').then(r => r.ok ? r.json() : {}); await fetch('/api/v1/auth/logout', {method: 'POST', headers: {'X-CSRF-Token': s.csrf || ''}}); return true })()`)
 					p.run(navigate(s.url + "/?shot=" + vp.name + theme))
 				} else {
 					if p.js(`!!document.querySelector('#apikey')`) == "true" {
