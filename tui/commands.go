@@ -20,7 +20,6 @@ import (
 	"github.com/exocortex/exocortex/core/host"
 	"github.com/exocortex/exocortex/core/llm"
 	"github.com/exocortex/exocortex/core/loop"
-	"github.com/exocortex/exocortex/core/session"
 	"github.com/exocortex/exocortex/memory"
 	"github.com/exocortex/exocortex/memory/embed"
 	"github.com/exocortex/exocortex/memory/service"
@@ -585,7 +584,10 @@ func (e *Engine) cmdSessions() (Output, error) {
 		fmt.Fprintf(tw, "%s %s\t%s\t%s\n", mark, s.Name, s.Modified.Local().Format("2006-01-02 15:04"), bytesize(s.Size))
 	}
 	tw.Flush()
-	return Output{Title: "sessions (• this one; /resume NAME)", Text: strings.TrimRight(b.String(), "\n"), Table: true}, nil
+	// The footer says where they are: a directory, or the shared bucket of
+	// the memory journal's stream (sessions begun through other hosts).
+	fmt.Fprintf(&b, "(in %s)", e.store().Location())
+	return Output{Title: "sessions (• this one; /resume NAME)", Text: b.String(), Table: true}, nil
 }
 
 func (e *Engine) cmdExport(in slash.Invocation) (Output, error) {
@@ -650,7 +652,7 @@ func (e *Engine) cmdImport(ctx context.Context, in slash.Invocation) (Output, er
 	name = e.freeName(sanitizeName(name))
 	// Write the new session's file first, then open it: the agent starts from
 	// the imported history.
-	s, err := session.Open(ctx, e.cfg.SessionsDir, name)
+	s, err := e.store().Open(ctx, name)
 	if err != nil {
 		return Output{}, err
 	}

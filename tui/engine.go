@@ -55,8 +55,12 @@ type Config struct {
 	// SessionsDir holds the sessions; Session names the one to open (created
 	// when missing). Resumed says it was asked for by -c or --resume.
 	SessionsDir string
-	Session     string
-	Resumed     bool
+	// Sessions keeps the sessions' records (session.NewDirStore(SessionsDir)
+	// when nil; the shared bucket when the memory journal is on NATS, so
+	// the list shows sessions begun through other hosts' serve).
+	Sessions session.Store
+	Session  string
+	Resumed  bool
 
 	// Mask, when set, replaces the operator's secrets in what they type by
 	// their placeholders (package secrets) before the input history, the
@@ -399,7 +403,7 @@ func (e *Engine) openSession(ctx context.Context, name string, keepApprovals boo
 		if err := between(); err != nil {
 			// Put the old session back: the operator keeps working in it.
 			if old != nil {
-				if s, rerr := session.Open(ctx, e.cfg.SessionsDir, old.Name()); rerr == nil {
+				if s, rerr := e.store().Open(ctx, old.Name()); rerr == nil {
 					e.sess = s
 					if e.host != nil {
 						_ = e.buildAgentLocked()
@@ -409,7 +413,7 @@ func (e *Engine) openSession(ctx context.Context, name string, keepApprovals boo
 			return nil, err
 		}
 	}
-	s, err := session.Open(ctx, e.cfg.SessionsDir, name)
+	s, err := e.store().Open(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -427,12 +431,20 @@ func (e *Engine) openSession(ctx context.Context, name string, keepApprovals boo
 
 // SessionExists reports whether a session file called name exists.
 func (e *Engine) SessionExists(name string) bool {
-	_, err := os.Stat(filepath.Join(e.cfg.SessionsDir, name+".jsonl"))
-	return err == nil
+	ok, _ := e.store().Exists(context.Background(), name)
+	return ok
+}
+
+// store is where the sessions are kept.
+func (e *Engine) store() session.Store {
+	if e.cfg.Sessions != nil {
+		return e.cfg.Sessions
+	}
+	return session.NewDirStore(e.cfg.SessionsDir)
 }
 
 // Sessions lists the saved sessions, newest first.
-func (e *Engine) Sessions() ([]session.Info, error) { return session.List(e.cfg.SessionsDir) }
+func (e *Engine) Sessions() ([]session.Info, error) { return e.store().List(context.Background()) }
 
 // NewSession opens a fresh session, named from the time when name is "".
 func (e *Engine) NewSession(ctx context.Context, name string) (*session.Session, error) {
@@ -464,11 +476,9 @@ func (e *Engine) Rename(ctx context.Context, name string) (*session.Session, err
 	oldPath := cur.Path()
 	newPath := filepath.Join(e.cfg.SessionsDir, name+".jsonl")
 	return e.openSession(ctx, name, true, func() error {
-		if err := os.Rename(oldPath, newPath); err != nil {
+		if err := e.store().Rename(ctx, cur.Name(), name); err != nil {
 			return fmt.Errorf("renaming %s: %w", oldPath, err)
 		}
-		// The old lock file is stale now that the session is closed.
-		_ = os.Remove(oldPath + ".lock")
 		// What the terminal showed goes with it (there may be none).
 		_ = os.Rename(shownPath(oldPath), shownPath(newPath))
 		return nil

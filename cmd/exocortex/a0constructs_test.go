@@ -24,7 +24,8 @@ import (
 // counterpart (monologue start, handle_exception end, hist_add_ai_response
 // start) and one without (get_chat_model), the tree's identity prompt, a
 // prompt with {{ include }} and a .py variables file, a key only Agent Zero's
-// UI sets, and two tools of the tree.
+// UI sets, two tools of the tree, and a file that imports its plugin's module
+// that cannot load inside a function (it loads, and needs a hand at the line).
 const constructsTree = "testdata/a0constructs"
 
 // TestPortedConstructsReport checks the report of the constructs tree: every
@@ -65,6 +66,7 @@ func TestPortedConstructsReport(t *testing.T) {
 		{"extensions/python/system_prompt/_10_main_prompt.py", "not ported", "system_prompt", "the tree's identity"},
 		{"extensions/python/system_prompt/_20_house_rules.py", "adapted by the layer", "system_prompt", "house.rules.md"},
 		{"extensions/python/message_loop_prompts_after/_30_chat_mode.py", "adapted by the layer", "message_loop_prompts_after", "no file of the tree that runs writes"},
+		{"plugins/guardplug/extensions/python/tool_execute_after/_40_bridge_reply.py", "needs a hand", "tool_execute_after", "bridge.py inside a function, copied with the plugin, which cannot load: line 3 imports not_installed_bridge_sdk_xyz"},
 	}
 	for _, tt := range tests {
 		f, ok := got[tt.file]
@@ -73,6 +75,15 @@ func TestPortedConstructsReport(t *testing.T) {
 		}
 		if f.Status != tt.status || f.Hook != tt.hook || !strings.Contains(strings.Join(f.Notes, "\n"), tt.note) {
 			t.Errorf("%s: %s at %q, notes %q\nwant %s at %q, a note with %q", tt.file, f.Status, f.Hook, f.Notes, tt.status, tt.hook, tt.note)
+		}
+	}
+	// A file importing an own module that cannot load inside a function loads:
+	// the wiring says it runs; one importing it at the top would not.
+	for _, wh := range r.Wiring {
+		for _, e := range wh.Extensions {
+			if strings.HasSuffix(e.Source, "_40_bridge_reply.py") && !e.Runs {
+				t.Errorf("the wiring says %s does not run; it loads (its failing import is inside a function)", e.Source)
+			}
 		}
 	}
 	if len(got) != len(tree) {
@@ -166,7 +177,8 @@ func TestPortedConstructsRun(t *testing.T) {
 		t.Errorf("no reply in the history was tagged by the hist_add_ai_response point")
 	}
 	for ext, hook := range map[string]string{"a0_greet": "monologue_start", "a0_swallow": "message_loop_exception", "a0_profile": "monologue_start",
-		"a0_rule_guard": "tool_execute_before", "a0_house_rules": "system_prompt", "a0_chat_mode": "message_loop_prompts_after"} {
+		"a0_rule_guard": "tool_execute_before", "a0_house_rules": "system_prompt", "a0_chat_mode": "message_loop_prompts_after",
+		"a0_bridge_reply": "tool_execute_after"} {
 		if !slices.Contains(ran[ext], hook) {
 			t.Errorf("%s did not run at %s (ran: %v)", ext, hook, ran)
 		}

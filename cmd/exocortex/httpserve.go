@@ -142,8 +142,13 @@ func runHTTPServe(cmd *cobra.Command, f *serveFlags) error {
 	defer h.Close()
 	loader := prompts.NewLoader(a.promptDirs(cwd())...)
 	dir := filepath.Join(a.home, "sessions")
+	store, closeStore, err := sessionStore(ctx, a.home, journalSetting(a.cfg), a.log)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
 	m := sessions.NewManager(sessions.Options{
-		Dir: dir, Approvals: sessions.NewApprovals(time.Duration(sc.ApprovalTimeout)), Logger: a.log,
+		Dir: dir, Store: store, Approvals: sessions.NewApprovals(time.Duration(sc.ApprovalTimeout)), Logger: a.log,
 		NewAgent: func(_ context.Context, spec sessions.AgentSpec) (*loop.Agent, error) {
 			opts := a.agentOptions(h, client, loader, model)
 			opts.Session, opts.ApprovalMode, opts.Approver, opts.Observer = spec.Session, mode, spec.Approver, spec.Observer
@@ -182,6 +187,7 @@ func runHTTPServe(cmd *cobra.Command, f *serveFlags) error {
 		return err
 	}
 	announce(cmd.ErrOrStderr(), srv, model)
+	fmt.Fprintf(cmd.ErrOrStderr(), "exocortex serve: sessions in %s\n", store.Location())
 	go expireSessions(ctx, m, time.Minute)
 	err = srv.Serve(ctx)
 	closeCtx, cancel := context.WithTimeout(context.Background(), time.Duration(sc.ShutdownTimeout))

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/exocortex/exocortex/core/session"
 	mcpserver "github.com/exocortex/exocortex/server/mcp"
 	"github.com/exocortex/exocortex/wiring"
 )
@@ -138,7 +139,15 @@ func newMCPServer(a *app, mem mcpserver.MemoryClient, agent *mcpAgent, log *slog
 			}
 			return wiring.Render(m), nil
 		},
-		SessionsDir:    filepath.Join(a.home, "sessions"),
+		SessionsDir: filepath.Join(a.home, "sessions"),
+		ListSessions: func(ctx context.Context) ([]session.Info, error) {
+			st, closeStore, err := sessionStore(ctx, a.home, journalSetting(a.cfg), log)
+			if err != nil {
+				return nil, err
+			}
+			defer closeStore()
+			return st.List(ctx)
+		},
 		MaxResultBytes: a.cfg.MCP.MaxResultBytes,
 		Version:        versionText(),
 		Logger:         log,

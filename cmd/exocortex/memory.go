@@ -74,6 +74,15 @@ command); every other is its client, through $EXOCORTEX_HOME/run/memory.sock.`,
 	return cmd
 }
 
+// sessionsWhere names where the home's sessions live ("" without a home).
+func (f *memoryFlags) sessionsWhere() string {
+	home, cfg, err := f.loadConfig()
+	if err != nil {
+		return ""
+	}
+	return sessionsLocation(home, journalSetting(cfg))
+}
+
 func (f *memoryFlags) storeDir() (string, error) {
 	if f.dir != "" {
 		return filepath.Abs(f.dir)
@@ -707,6 +716,8 @@ func memStatsCmd(f *memoryFlags) *cobra.Command {
 					// call opened it itself, no owner running).
 					// journal is the file, or the shared stream; shared
 					// (for a replica of a stream) adds its lag and promoter.
+					// sessions names where the sessions live (the
+					// home's directory, or the shared stream's bucket).
 					journal := status.JournalPath
 					if status.Shared != nil {
 						journal = status.Shared.Journal
@@ -716,7 +727,8 @@ func memStatsCmd(f *memoryFlags) *cobra.Command {
 						OwnerPID int                  `json:"owner_pid,omitempty"`
 						Journal  string               `json:"journal,omitempty"`
 						Shared   *memory.SharedStatus `json:"shared,omitempty"`
-					}{st, status.OwnerPID, journal, status.Shared})
+						Sessions string               `json:"sessions,omitempty"`
+					}{st, status.OwnerPID, journal, status.Shared, f.sessionsWhere()})
 				}
 				w := cmd.OutOrStdout()
 				fmt.Fprintf(w, "store:      %s\nrecords:    %d\n", st.Dir, st.Records)
@@ -748,6 +760,9 @@ func memStatsCmd(f *memoryFlags) *cobra.Command {
 					fmt.Fprintf(w, "promoter:   %s\n", cmp.Or(sh.Promoter, "none (hosts write the stream directly)"))
 				} else if status.JournalPath != "" {
 					fmt.Fprintf(w, "journal at: %s (local)\n", status.JournalPath)
+				}
+				if where := f.sessionsWhere(); where != "" {
+					fmt.Fprintf(w, "sessions:   %s\n", where)
 				}
 				fmt.Fprintf(w, "state hash: %s\n", st.StateHash)
 				return nil

@@ -67,7 +67,8 @@ func TestMemoryCommandsOnNATS(t *testing.T) {
 		t.Fatalf("stats --json on a shared store: journal %q, shared %+v, seq %d", st.Journal, st.Shared, st.JournalSeq)
 	}
 	text := mustRun(t, "", "stats", b)
-	if !strings.Contains(text, "shared:     "+srv.URL()) || !strings.Contains(text, "lag 0") {
+	if !strings.Contains(text, "shared:     "+srv.URL()) || !strings.Contains(text, "lag 0") ||
+		!strings.Contains(text, "sessions:   "+srv.URL()+" bucket EXO_MEMORY_SESSIONS") {
 		t.Fatalf("stats on b:\n%s", text)
 	}
 

@@ -86,12 +86,17 @@ type runtime struct {
 	llm     llm.Provider
 	model   string
 	session *session.Session
-	stop    func()
+	// closeStore releases the session store (the shared bucket's connection).
+	closeStore func()
+	stop       func()
 }
 
 func (r *runtime) close() {
 	if r.session != nil {
 		r.session.Close()
+	}
+	if r.closeStore != nil {
+		r.closeStore()
 	}
 	if r.host != nil {
 		r.host.Close()
@@ -122,7 +127,11 @@ func (a *app) start(ctx context.Context, f *agentFlags, sessionName string, obse
 		return nil, err
 	}
 	if sessionName != "" {
-		r.session, err = session.Open(ctx, filepath.Join(a.home, "sessions"), sessionName)
+		var st session.Store
+		st, r.closeStore, err = sessionStore(ctx, a.home, journalSetting(a.cfg), a.log)
+		if err == nil {
+			r.session, err = st.Open(ctx, sessionName)
+		}
 		if err != nil {
 			r.close()
 			return nil, err

@@ -72,9 +72,15 @@ var errNothingToContinue = errors.New("nothing to continue")
 // With -c and no earlier session it returns a new name and
 // errNothingToContinue.
 func (f *sessionFlags) pickSession(dir string, now time.Time) (string, bool, error) {
+	return f.pickSessionIn(context.Background(), session.NewDirStore(dir), now)
+}
+
+// pickSessionIn is pickSession over the session store st.
+func (f *sessionFlags) pickSessionIn(ctx context.Context, st session.Store, now time.Time) (string, bool, error) {
+	dir := st.Location()
 	exists := func(name string) bool {
-		_, err := os.Stat(filepath.Join(dir, name+".jsonl"))
-		return err == nil
+		ok, _ := st.Exists(ctx, name)
+		return ok
 	}
 	set := 0
 	for _, b := range []bool{f.cont, f.resume != "", f.agent.sessionName != ""} {
@@ -95,7 +101,7 @@ func (f *sessionFlags) pickSession(dir string, now time.Time) (string, bool, err
 		}
 		return f.resume, true, nil
 	case f.cont:
-		last, err := session.Last(dir)
+		last, err := st.Last(ctx)
 		if err != nil {
 			return "", false, err
 		}
@@ -129,7 +135,12 @@ func runSession(cmd *cobra.Command, f *sessionFlags) error {
 		return &exitError{2, err}
 	}
 	sessions := filepath.Join(a.home, "sessions")
-	name, resumed, err := f.pickSession(sessions, time.Now())
+	sessStore, closeStore, err := sessionStore(cmd.Context(), a.home, journalSetting(a.cfg), a.log)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	name, resumed, err := f.pickSessionIn(cmd.Context(), sessStore, time.Now())
 	if errors.Is(err, errNothingToContinue) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "exocortex: -c: there is no earlier session in %s to continue; starting a new session, %s\n", sessions, name)
 		err = nil
@@ -187,7 +198,7 @@ func runSession(cmd *cobra.Command, f *sessionFlags) error {
 		Model: model, Address: client.BaseURL(), Provider: client.Name(), Scripted: scripted, LLM: client, NumCtx: numCtx,
 		StartHost: a.openLiveHost,
 		NewAgent:  a.sessionAgent(client, loader, idle),
-		Prompts:   loader, SessionsDir: sessions, Session: name, Resumed: resumed,
+		Prompts:   loader, SessionsDir: sessions, Sessions: sessStore, Session: name, Resumed: resumed,
 		HistoryFile: filepath.Join(a.home, "history.jsonl"),
 		MemoryDir:   filepath.Join(a.home, "memory"),
 		Embedder:    tools.Memory.Embedder, RecallThreshold: tools.Memory.Recall.Threshold,

@@ -7,6 +7,13 @@
 // line after a crash is repaired on open and a malformed line is quarantined rather
 // than taking the session with it. A small index file remembers which session was
 // used last, for `exocortex -c`.
+//
+// Where sessions live is a Store: DirStore is that directory; when the memory
+// journal is on NATS JetStream, package memory/natsjournal/natssession keeps
+// the same records in a key-value bucket every host shares, and a Session
+// reads and writes them through a Backend. Session.Refresh reads what
+// another writer appended; an append after a stale copy fails with
+// ErrConflict rather than overwriting it.
 package session
 
 import (
@@ -61,11 +68,11 @@ type Meta struct {
 
 // Session is one open session. It is safe for concurrent use.
 type Session struct {
-	dir  string
 	meta Meta
-	log  *staging.Log
+	log  Backend
 
 	mu       sync.Mutex
+	last     uint64 // the sequence of the last record read or written
 	history  []*exocortexv1.Message
 	state    json.RawMessage
 	context  json.RawMessage
@@ -75,6 +82,11 @@ type Session struct {
 // Open opens the session called name under dir (creating it when it does not
 // exist) and reads its history back.
 func Open(ctx context.Context, dir, name string) (*Session, error) {
+	return NewDirStore(dir).Open(ctx, name)
+}
+
+// openFile opens the session file of name under dir.
+func openFile(ctx context.Context, dir, name string) (*Session, error) {
 	if err := ValidateName(name); err != nil {
 		return nil, err
 	}
@@ -87,15 +99,53 @@ func Open(ctx context.Context, dir, name string) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening session %q: %w", name, err)
 	}
-	s := &Session{dir: dir, log: log, recovery: log.Recovery()}
-	err = log.Read(ctx, 0, func(r staging.Record) error {
+	s, err := OpenOn(ctx, name, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := MarkLast(dir, name); err != nil {
+		log.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// OpenOn opens the session called name kept by b (a Store's): it reads the
+// records back and, for a session without any, writes its meta record. On an
+// error b is closed.
+func OpenOn(ctx context.Context, name string, b Backend) (*Session, error) {
+	s := &Session{log: b, recovery: b.Recovery()}
+	if _, err := s.readFrom(ctx, 0); err != nil {
+		b.Close()
+		return nil, err
+	}
+	if s.meta.ID == "" {
+		s.meta = Meta{ID: uuid.NewString(), Name: name, Created: time.Now().UTC()}
+		r, err := b.Append(ctx, KindMeta, s.meta.ID, s.meta)
+		if err != nil {
+			b.Close()
+			return nil, fmt.Errorf("creating session %q: %w", name, err)
+		}
+		s.last = r.Seq
+	}
+	s.meta.Name = name
+	return s, nil
+}
+
+// readFrom applies the records above since; s.mu is held or s is not shared
+// yet. It returns how many it read.
+func (s *Session) readFrom(ctx context.Context, since uint64) (int, error) {
+	n := 0
+	err := s.log.Read(ctx, since, func(r staging.Record) error {
+		n++
+		s.last = max(s.last, r.Seq)
 		switch r.Kind {
 		case KindMeta:
 			return r.Decode(&s.meta)
 		case KindMessage:
 			m := &exocortexv1.Message{}
 			if err := protojson.Unmarshal(r.Payload, m); err != nil {
-				return fmt.Errorf("session %q, record %d: %w", name, r.Seq, err)
+				return fmt.Errorf("session %q, record %d: %w", s.meta.Name, r.Seq, err)
 			}
 			s.history = append(s.history, m)
 		case KindState:
@@ -105,23 +155,22 @@ func Open(ctx context.Context, dir, name string) (*Session, error) {
 		}
 		return nil
 	})
+	return n, err
+}
+
+// Refresh reads the records another writer (a `serve` replica on another
+// host, on a shared store) appended since this copy last read or wrote, and
+// reports whether there were any: an agent built on the old history must be
+// rebuilt on this one. A session file has one writer, so on a DirStore it
+// finds none.
+func (s *Session) Refresh(ctx context.Context) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, err := s.readFrom(ctx, s.last)
 	if err != nil {
-		log.Close()
-		return nil, err
+		return n > 0, fmt.Errorf("refreshing session %q from %s: %w", s.meta.Name, s.log.Path(), err)
 	}
-	if s.meta.ID == "" {
-		s.meta = Meta{ID: uuid.NewString(), Name: name, Created: time.Now().UTC()}
-		if _, err := log.Append(ctx, KindMeta, s.meta.ID, s.meta); err != nil {
-			log.Close()
-			return nil, fmt.Errorf("creating session %q: %w", name, err)
-		}
-	}
-	s.meta.Name = name
-	if err := markLast(dir, name); err != nil {
-		log.Close()
-		return nil, err
-	}
-	return s, nil
+	return n > 0, nil
 }
 
 // ID is the session's id (ACP's session_id).
@@ -130,7 +179,7 @@ func (s *Session) ID() string { return s.meta.ID }
 // Name is the session's name.
 func (s *Session) Name() string { return s.meta.Name }
 
-// Path is the session file.
+// Path is the session file (or where a shared store keeps it).
 func (s *Session) Path() string { return s.log.Path() }
 
 // Recovery says what was repaired when the session was opened.
@@ -151,9 +200,11 @@ func (s *Session) Append(ctx context.Context, m *exocortexv1.Message) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, err := s.log.Append(ctx, KindMessage, s.meta.ID, json.RawMessage(b)); err != nil {
+	r, err := s.log.Append(ctx, KindMessage, s.meta.ID, json.RawMessage(b))
+	if err != nil {
 		return fmt.Errorf("saving a message of session %q: %w", s.meta.Name, err)
 	}
+	s.last = r.Seq
 	s.history = append(s.history, m)
 	return nil
 }
@@ -169,9 +220,11 @@ func (s *Session) State() json.RawMessage {
 func (s *Session) SaveState(ctx context.Context, snapshot json.RawMessage) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, err := s.log.Append(ctx, KindState, s.meta.ID, snapshot); err != nil {
+	r, err := s.log.Append(ctx, KindState, s.meta.ID, snapshot)
+	if err != nil {
 		return fmt.Errorf("saving the state of session %q: %w", s.meta.Name, err)
 	}
+	s.last = r.Seq
 	s.state = snapshot
 	return nil
 }
@@ -187,9 +240,11 @@ func (s *Session) Context() json.RawMessage {
 func (s *Session) SaveContext(ctx context.Context, state json.RawMessage) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, err := s.log.Append(ctx, KindContext, s.meta.ID, state); err != nil {
+	r, err := s.log.Append(ctx, KindContext, s.meta.ID, state)
+	if err != nil {
 		return fmt.Errorf("saving the context state of session %q: %w", s.meta.Name, err)
 	}
+	s.last = r.Seq
 	s.context = state
 	return nil
 }
@@ -244,7 +299,12 @@ func Last(dir string) (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
-func markLast(dir, name string) error {
+// MarkLast records name as the session opened last under dir (a shared
+// store keeps the last session per home, in its sessions directory).
+func MarkLast(dir, name string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating the sessions directory: %w", err)
+	}
 	path := filepath.Join(dir, lastFile)
 	if err := renameio.WriteFile(path, []byte(name+"\n"), 0o644); err != nil {
 		return fmt.Errorf("recording the last session in %s: %w", path, err)

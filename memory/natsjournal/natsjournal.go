@@ -169,6 +169,28 @@ func Open(ctx context.Context, cfg Config) (*Journal, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	nc, err := Dial(cfg)
+	if err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("natsjournal: %w", err)
+	}
+	j := &Journal{cfg: cfg, nc: nc, js: js, log: log}
+	if err := j.ensure(ctx); err != nil && !errors.Is(err, memory.ErrJournalUnavailable) {
+		nc.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+// Dial connects to the servers of cfg with its credentials, NKey and TLS
+// files, reconnecting forever (an unreachable server is not an error). The
+// session store (package natssession) connects with it too.
+func Dial(cfg Config) (*nats.Conn, error) {
 	name := cfg.Name
 	if name == "" {
 		name = "exocortex"
@@ -197,6 +219,9 @@ func Open(ctx context.Context, cfg Config) (*Journal, error) {
 		opts = append(opts, nats.ClientCert(cfg.CertFile, cfg.KeyFile))
 	}
 	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
 	opts = append(opts,
 		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
 			if nc.IsClosed() {
@@ -211,17 +236,7 @@ func Open(ctx context.Context, cfg Config) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("natsjournal: connecting to %s: %w", cfg.Servers, err)
 	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		nc.Close()
-		return nil, fmt.Errorf("natsjournal: %w", err)
-	}
-	j := &Journal{cfg: cfg, nc: nc, js: js, log: log}
-	if err := j.ensure(ctx); err != nil && !errors.Is(err, memory.ErrJournalUnavailable) {
-		nc.Close()
-		return nil, err
-	}
-	return j, nil
+	return nc, nil
 }
 
 // OpenURL is ParseURL then Open.
@@ -381,3 +396,6 @@ func (j *Journal) connected(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Redact is servers without user:password, for messages and listings.
+func Redact(servers string) string { return redact(servers) }

@@ -33,6 +33,7 @@ func TestInstallFixNamesThePackage(t *testing.T) {
 	}{
 		{"bs4", pyimport.Available, "apt-get install python3-bs4 (Debian's package), or `pip install --target PLUGIN_DIR beautifulsoup4`"},
 		{"langchain_core.messages", pyimport.Absent, "`pip install --target PLUGIN_DIR langchain-core` (the plugin's directory is first on its import path) (Debian has no python3-langchain-core)"},
+		{"crontab", pyimport.Available, "`pip install --target PLUGIN_DIR crontab` (the plugin's directory is first on its import path) (not Debian's python3-crontab: it is python-crontab"},
 		{"aiohttp", pyimport.Unknown, "Debian's python3-aiohttp package if there is one (apt-get install python3-aiohttp), or `pip install --target PLUGIN_DIR aiohttp`"},
 	}
 	for _, tt := range tests {

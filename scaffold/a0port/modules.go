@@ -111,6 +111,8 @@ func Modules() []Module {
 			Maps: "Response, the tool result tool_execute_after hands over (its message onto the hook's response), and Tool for type hints (the host runs its own tools)"},
 		{Name: "helpers.tool_policy", Impl: "exocortex.a0.tool_policy",
 			Maps: "a tool is allowed when the host gives it to the model (the tools of the last request that listed them); filter_tool_prompts drops the prompts of the others"},
+		{Name: "helpers.update_check", Impl: "exocortex.a0.update_check",
+			Maps: "check_version: nothing new (no Agent Zero installation to update here; no server is asked)"},
 		{Name: "initialize", Impl: "exocortex.a0.initialize",
 			Maps:          "initialize_agent has no counterpart: the agent's configuration is the operator's",
 			NoCounterpart: map[string]string{"initialize_agent": "the agent's configuration is the operator's (config.yaml, --profile): drop the call"}},

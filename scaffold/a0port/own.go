@@ -96,6 +96,16 @@ func (r *Report) moduleProblems(bad map[string]string) {
 			f.Notes = append(f.Notes, fmt.Sprintf("line %d: imports the plugin's own module %s, copied with the plugin, which cannot load: %s", d.line, path.Base(d.file), why))
 			f.cannotLoad(fmt.Sprintf("line %d imports %s, which cannot load: %s", d.line, d.file, why))
 		}
+		// Imported inside a function, the module is loaded when the function
+		// runs: the file loads and serves, and the call reaching the line fails.
+		for _, d := range f.modLate {
+			why, ok := bad[d.file]
+			if !ok {
+				continue
+			}
+			f.Status = statusNeedsHand
+			f.Notes = append(f.Notes, fmt.Sprintf("line %d: imports the plugin's own module %s inside a function, copied with the plugin, which cannot load: %s; the file loads, and a call that reaches the line fails", d.line, path.Base(d.file), why))
+		}
 	}
 }
 
@@ -110,7 +120,9 @@ func (r *Report) spreadModuleProblems(bad map[string]string) {
 			continue
 		}
 		for _, imp := range pyimport.Parse(code) {
-			if imp.Guarded {
+			// A failure in a function's import fails that call, not the
+			// module's load.
+			if imp.Guarded || imp.InFunction {
 				continue
 			}
 			names := []string{imp.Module}
@@ -148,7 +160,7 @@ func (r *Report) keepNeededModules() {
 	need := map[string]bool{}
 	var queue []string
 	for _, f := range r.Files {
-		for _, d := range f.modDeps {
+		for _, d := range slices.Concat(f.modDeps, f.modLate) {
 			if !need[d.file] {
 				need[d.file] = true
 				queue = append(queue, d.file)

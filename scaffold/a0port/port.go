@@ -110,6 +110,7 @@ type File struct {
 	noLoadWhy  string // why
 	crossDeps  []loc  // other extension files of the tree it imports (file: hook/name.py), by line
 	modDeps    []loc  // the plugins' own modules it imports (file: rel path), by line
+	modLate    []loc  // the same, imported inside a function: at the call, not at load
 }
 
 // Report is the porting report.
@@ -175,6 +176,9 @@ var (
 	setDataRE  = regexp.MustCompile(`set_data\(\s*["']([^"']+)["']`)
 	getDataRE  = regexp.MustCompile(`get_data\(\s*["']([^"']+)["']`)
 	onceGateRE = regexp.MustCompile(`set_data\(\s*["']([^"']+)["']\s*,\s*True\s*\)`)
+	// A class attribute of the file's Extension: its failure at a gate lets
+	// the action through (a0compat serves it as Spec.fail_open).
+	failOpenRE = regexp.MustCompile(`^\s+fail_open\s*(?::\s*bool\s*)?=\s*True\b`)
 	// A task: asyncio's create_task/ensure_future (on asyncio or a loop), or a
 	// DeferredTask (helpers.defer), and a name assigned one.
 	taskCallRE   = regexp.MustCompile(`\b(?:create_task|ensure_future|DeferredTask)\(|\.start_task\(`)
@@ -596,6 +600,9 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 				f.Notes = append(f.Notes, fmt.Sprintf("line %d: %s.%s has no counterpart here (the stand-in raises): %s", line, c.module, c.fn, c.fix))
 			}
 		}
+		if info.Gates && failOpenRE.MatchString(text) {
+			f.Notes = append(f.Notes, fmt.Sprintf("line %d: declares fail_open: an exception, crash or missed deadline of this file lets the action through (without it, the guard fails closed and stops the action)", line))
+		}
 		if m := taskAssignRE.FindStringSubmatch(text); m != nil && taskCallRE.MatchString(m[2]) {
 			taskVars[m[1]] = true
 		}
@@ -624,7 +631,11 @@ func (r *Report) scan(f *File, code []byte, info hooks.Info, setters map[string]
 			mod := imp.Module
 			if m, ok := r.ownModuleFor(mod); ok {
 				if _, shim := LookupModule(m.name, nil); !shim {
-					f.modDeps = append(f.modDeps, loc{m.rel, line})
+					if imp.InFunction {
+						f.modLate = append(f.modLate, loc{m.rel, line})
+					} else {
+						f.modDeps = append(f.modDeps, loc{m.rel, line})
+					}
 					adapted = append(adapted, fmt.Sprintf("line %d: %s is the plugin's own module (%s), copied with it", line, mod, m.rel))
 					continue
 				}

@@ -39,7 +39,7 @@ func (a *API) filesGet(w http.ResponseWriter, r *http.Request) {
 			fail(w, http.StatusBadRequest, "context_id: "+err.Error())
 			return
 		}
-		if _, err := os.Stat(filepath.Join(a.dir, b.ContextID+".jsonl")); err != nil {
+		if ok, _ := a.m.Store().Exists(r.Context(), b.ContextID); !ok {
 			fail(w, http.StatusNotFound, "Context not found")
 			return
 		}

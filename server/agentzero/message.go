@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/core/loop"
+	"github.com/exocortex/exocortex/core/session"
 	"github.com/exocortex/exocortex/server/route"
 	"github.com/exocortex/exocortex/server/sessions"
 )
@@ -85,6 +86,10 @@ func failure(err error, notFound string) (int, string) {
 		return http.StatusBadRequest, err.Error()
 	case errors.Is(err, sessions.ErrClosed):
 		return http.StatusServiceUnavailable, err.Error()
+	case errors.Is(err, session.ErrConflict):
+		// Another replica wrote to the session during this turn: the next
+		// message continues on the fresh copy.
+		return http.StatusConflict, err.Error()
 	}
 	return http.StatusInternalServerError, err.Error()
 }

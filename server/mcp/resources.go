@@ -140,8 +140,11 @@ func (s *Server) readWiringDoc(ctx context.Context, _ *mcp.ReadResourceRequest) 
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: WiringURI, MIMEType: "text/markdown", Text: string(b)}}}, nil
 }
 
-func (s *Server) readSessions(_ context.Context, _ *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+func (s *Server) readSessions(ctx context.Context, _ *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	list, err := session.List(s.opts.SessionsDir)
+	if s.opts.ListSessions != nil {
+		list, err = s.opts.ListSessions(ctx)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("resources/read %s: %w", SessionsURI, err)
 	}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/exocortex/exocortex/core/session"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/server/route"
 	"github.com/exocortex/exocortex/wiring"
@@ -50,6 +51,9 @@ type Options struct {
 	WiringDoc func(ctx context.Context) ([]byte, error)
 	// SessionsDir holds the home's sessions ("" : no sessions resource).
 	SessionsDir string
+	// ListSessions, when set, lists the sessions instead of SessionsDir's
+	// files (the shared bucket when the memory journal is on NATS).
+	ListSessions func(context.Context) ([]session.Info, error)
 	// Agent, when set, adds send_message and finish_chat.
 	Agent Agent
 	// MaxResultBytes bounds a tool result; a larger one is reported as an

@@ -159,6 +159,8 @@ func fail(w http.ResponseWriter, err error) {
 		status = http.StatusServiceUnavailable
 	case errors.Is(err, sessions.ErrNotFound):
 		status = http.StatusNotFound
+	case errors.Is(err, session.ErrConflict):
+		status = http.StatusConflict // another replica wrote meanwhile; send again
 	}
 	route.Error(w, status, route.Problem{Code: route.CodeTurnFailed, Message: err.Error()})
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -35,6 +34,9 @@ type SessionInfo struct {
 // SessionList is GET /api/v1/sessions's reply.
 type SessionList struct {
 	Sessions []SessionInfo `json:"sessions"`
+	// Store names where the sessions live: the sessions directory, or the
+	// shared bucket on NATS JetStream that several serve replicas share.
+	Store string `json:"store"`
 }
 
 // NewSession is POST /api/v1/sessions's body.
@@ -127,7 +129,7 @@ func sessionError(w http.ResponseWriter, err error) {
 		route.Error(w, http.StatusNotFound, route.Problem{Code: route.CodeNotFound, Message: err.Error() + " (GET /api/v1/sessions lists them)"})
 	case errors.Is(err, ErrBadName):
 		route.Error(w, http.StatusBadRequest, route.Problem{Code: route.CodeInvalidField, Field: "name", Message: err.Error()})
-	case errors.Is(err, ErrBusy):
+	case errors.Is(err, ErrBusy), errors.Is(err, session.ErrConflict):
 		route.Error(w, http.StatusConflict, route.Problem{Code: route.CodeConflict, Message: err.Error()})
 	case errors.Is(err, ErrClosed):
 		route.Error(w, http.StatusServiceUnavailable, route.Problem{Code: route.CodeUnavailable, Message: err.Error()})
@@ -137,12 +139,12 @@ func sessionError(w http.ResponseWriter, err error) {
 }
 
 func (m *Manager) list(w http.ResponseWriter, r *http.Request) {
-	infos, err := session.List(m.opts.Dir)
+	infos, err := m.opts.Store.List(r.Context())
 	if err != nil {
 		sessionError(w, err)
 		return
 	}
-	out := SessionList{Sessions: []SessionInfo{}}
+	out := SessionList{Sessions: []SessionInfo{}, Store: m.opts.Store.Location()}
 	for _, in := range infos {
 		si := SessionInfo{Name: in.Name, Modified: in.Modified, Size: in.Size}
 		m.mu.Lock()
@@ -171,7 +173,7 @@ func (m *Manager) create(w http.ResponseWriter, r *http.Request) {
 		sessionError(w, fmt.Errorf("%w: %w", ErrBadName, err))
 		return
 	}
-	if m.exists(b.Name) {
+	if m.exists(r.Context(), b.Name) {
 		route.Error(w, http.StatusConflict, route.Problem{Code: route.CodeConflict, Field: "name", Message: fmt.Sprintf("session %q exists already; pick another name", b.Name)})
 		return
 	}
@@ -191,7 +193,7 @@ func (m *Manager) Rename(ctx context.Context, from, to string) error {
 	if err := session.ValidateName(to); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadName, err)
 	}
-	if m.exists(to) {
+	if m.exists(ctx, to) {
 		return fmt.Errorf("renaming %s: session %q exists already: %w", from, to, ErrBusy)
 	}
 	m.mu.Lock()
@@ -203,11 +205,12 @@ func (m *Manager) Rename(ctx context.Context, from, to string) error {
 	if err := m.drop(ctx, from); err != nil {
 		return err
 	}
-	for _, suffix := range []string{".jsonl", ".files"} {
-		src, dst := filepath.Join(m.opts.Dir, from+suffix), filepath.Join(m.opts.Dir, to+suffix)
-		if err := os.Rename(src, dst); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("renaming %s to %s: %w", src, dst, err)
-		}
+	if err := m.opts.Store.Rename(ctx, from, to); err != nil {
+		return err
+	}
+	src, dst := FilesDir(m.opts.Dir, from), FilesDir(m.opts.Dir, to)
+	if err := os.Rename(src, dst); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("renaming %s to %s: %w", src, dst, err)
 	}
 	return nil
 }
@@ -261,7 +264,8 @@ func (m *Manager) messages(w http.ResponseWriter, r *http.Request) {
 		sessionError(w, err)
 		return
 	}
-	hist := l.agent.History()
+	l.freshIfIdle(r.Context())
+	hist := l.Agent().History()
 	out := MessageList{Session: l.name, Total: len(hist), Messages: []Message{}, Busy: l.Busy(), Approvals: m.opts.Approvals.List(l.name)}
 	if out.Approvals == nil {
 		out.Approvals = []Pending{}
@@ -311,7 +315,7 @@ func (m *Manager) stop(w http.ResponseWriter, r *http.Request) {
 	l := m.live[name]
 	m.mu.Unlock()
 	if l == nil {
-		if !m.exists(name) {
+		if !m.exists(r.Context(), name) {
 			sessionError(w, fmt.Errorf("session %q: %w", name, ErrNotFound))
 			return
 		}

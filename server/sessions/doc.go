@@ -1,8 +1,12 @@
 // Package sessions runs the agent for `exocortex serve`: many named sessions
 // at once in one process, each its own [loop.Agent] over its own
 // [session.Session] (the very files the terminal lists and resumes, under
-// $EXOCORTEX_HOME/sessions), so two sessions never see each other's history,
-// session state, approvals or files.
+// $EXOCORTEX_HOME/sessions, or the shared bucket of Options.Store when the
+// memory journal is on NATS), so two sessions never see each other's history,
+// session state, approvals or files. On a shared store several managers (serve
+// replicas on several hosts) serve one session: each turn first reads what
+// the others appended (fresh.go), and two turns at once on two replicas end
+// with the second refused (session.ErrConflict, 409), never a lost turn.
 //
 // A [Manager] opens a session on its first use and keeps it until it is idle
 // past its lifetime, reset, terminated or the manager closes:

@@ -21,7 +21,9 @@ const bannersTimeout = 30 * time.Second
 // the background (the session is usable at once). l.agent is set.
 func (l *Live) openFrontend() {
 	ctx, cancel := context.WithCancel(context.Background())
+	l.mu.Lock()
 	l.stopJobs = cancel
+	l.mu.Unlock()
 	every := l.m.opts.JobLoopEvery
 	if every <= 0 {
 		every = loop.JobLoopEvery
@@ -39,12 +41,13 @@ func (l *Live) openFrontend() {
 			return
 		}
 		bctx, bcancel := context.WithTimeout(ctx, bannersTimeout)
-		bs, _ := l.agent.Banners(bctx, fe)
+		agent := l.Agent()
+		bs, _ := agent.Banners(bctx, fe)
 		bcancel()
 		<-l.turn
 		for _, b := range bs {
 			l.log.add("banner", b.GetTitle(), b.GetText(), map[string]any{"id": b.GetId(), "type": b.GetType(), "priority": b.GetPriority(), "dismissible": b.GetDismissible()}, 0)
 		}
-		l.agent.RunJobLoop(ctx, every)
+		agent.RunJobLoop(ctx, every)
 	}()
 }

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/exocortex/exocortex/core/loop"
@@ -46,8 +46,12 @@ type NewAgent func(ctx context.Context, spec AgentSpec) (*loop.Agent, error)
 
 // Options configure a Manager.
 type Options struct {
-	// Dir is the sessions directory ($EXOCORTEX_HOME/sessions).
-	Dir      string
+	// Dir is the sessions directory ($EXOCORTEX_HOME/sessions): the
+	// sessions' files (attachments) and, without a Store, their records.
+	Dir string
+	// Store keeps the sessions' records (session.NewDirStore(Dir) when nil);
+	// a shared store (natssession) lets several replicas serve one session.
+	Store    session.Store
 	NewAgent NewAgent
 	// Approvals receives the held tool calls (NewApprovals(0) when nil).
 	Approvals *Approvals
@@ -76,20 +80,28 @@ func NewManager(opts Options) *Manager {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.Store == nil {
+		opts.Store = session.NewDirStore(opts.Dir)
+	}
 	return &Manager{opts: opts, log: opts.Logger, live: map[string]*Live{}}
 }
+
+// Store is where the sessions' records are kept.
+func (m *Manager) Store() session.Store { return m.opts.Store }
 
 // Approvals is the registry of the sessions' held tool calls.
 func (m *Manager) Approvals() *Approvals { return m.opts.Approvals }
 
 // Live is an open session: its agent, log and files.
 type Live struct {
-	name    string
-	m       *Manager
-	sess    *session.Session
-	agent   *loop.Agent
-	log     *Log
-	profile string
+	name string
+	m    *Manager
+	sess *session.Session
+	// agent is replaced when another replica moved the session on (fresh).
+	agent    atomic.Pointer[loop.Agent]
+	approver loop.Approver
+	log      *Log
+	profile  string
 	// turn holds one token: a monologue takes it, so they run one at a time.
 	turn chan struct{}
 
@@ -113,7 +125,7 @@ func (l *Live) Log() *Log { return l.log }
 
 // Agent is the session's agent (for the host's services; never run it
 // outside Run).
-func (l *Live) Agent() *loop.Agent { return l.agent }
+func (l *Live) Agent() *loop.Agent { return l.agent.Load() }
 
 // FilesDir is the session's own directory of files: the attachments of its
 // messages. It may not exist yet.
@@ -122,9 +134,12 @@ func (l *Live) FilesDir() string { return FilesDir(l.m.opts.Dir, l.name) }
 // FilesDir is the files directory of session name under dir.
 func FilesDir(dir, name string) string { return filepath.Join(dir, name+".files") }
 
-func (m *Manager) exists(name string) bool {
-	_, err := os.Stat(filepath.Join(m.opts.Dir, name+".jsonl"))
-	return err == nil
+func (m *Manager) exists(ctx context.Context, name string) bool {
+	ok, err := m.opts.Store.Exists(ctx, name)
+	if err != nil {
+		m.log.Warn("serve: looking for a session", "session", name, "store", m.opts.Store.Location(), "err", err)
+	}
+	return ok
 }
 
 // Open returns the open session name, opening it (from disk, or new when
@@ -159,10 +174,10 @@ func (m *Manager) Open(ctx context.Context, name string, create bool, profile st
 		}
 		return l, nil
 	}
-	if !create && !m.exists(name) {
+	if !create && !m.exists(ctx, name) {
 		return nil, fmt.Errorf("session %q: %w", name, ErrNotFound)
 	}
-	s, err := session.Open(ctx, m.opts.Dir, name)
+	s, err := m.opts.Store.Open(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -175,12 +190,13 @@ func (m *Manager) Open(ctx context.Context, name string, create bool, profile st
 		l.emit(loop.Event{Type: loop.EventNotice, Code: NoticeApprovalWaiting, Time: time.Now(), Tool: p.Tool, Args: held,
 			Text: "waiting for approval " + p.ID + " of " + p.Tool})
 	})
+	l.approver = approver
 	agent, err := m.opts.NewAgent(ctx, AgentSpec{Session: s, Approver: approver, Observer: l.observe, Profile: profile})
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("starting the agent of session %q: %w", name, err)
 	}
-	l.agent = agent
+	l.agent.Store(agent)
 	l.openFrontend()
 	m.live[name] = l
 	m.log.Info("serve: session opened", "session", name)
@@ -193,7 +209,7 @@ func (m *Manager) BySessionID(id string) *Live {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, l := range m.live {
-		if l.agent.SessionID() == id {
+		if l.Agent().SessionID() == id {
 			return l
 		}
 	}
@@ -210,7 +226,7 @@ func (m *Manager) ByContext(c *exocortexv1.Context) *Live {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, l := range m.live {
-		if l.agent.Runs(c.GetRequestId()) {
+		if l.Agent().Runs(c.GetRequestId()) {
 			return l
 		}
 	}

@@ -67,6 +67,17 @@ func (m *Manager) Run(ctx context.Context, t Turn) (string, *loop.Result, error)
 	case <-ctx.Done():
 		return name, nil, fmt.Errorf("waiting for the running turn of session %s: %w", name, ctx.Err())
 	}
+	if err := l.fresh(ctx); err != nil {
+		<-l.turn
+		if errors.Is(err, session.ErrRemoved) {
+			// Renamed or ended through another replica: this copy goes.
+			if derr := m.drop(ctx, name); derr != nil {
+				m.log.Warn("serve: closing a session removed elsewhere", "session", name, "err", derr)
+			}
+			return name, nil, fmt.Errorf("session %q: %w (%w)", name, ErrNotFound, err)
+		}
+		return name, nil, err
+	}
 	defer func() { <-l.turn }()
 	stop := l.listen(t.OnEvent)
 	defer stop()
@@ -76,7 +87,7 @@ func (m *Manager) Run(ctx context.Context, t Turn) (string, *loop.Result, error)
 	l.cancel = cancel
 	l.mu.Unlock()
 	l.log.add("user", "", t.Message, map[string]any{"attachments": names(t.Attachments)}, 0)
-	res, err := l.agent.Monologue(turnCtx, text)
+	res, err := l.Agent().Monologue(turnCtx, text)
 	l.mu.Lock()
 	l.cancel = nil
 	l.mu.Unlock()
@@ -151,7 +162,7 @@ func (m *Manager) Terminate(ctx context.Context, name string) error {
 	if err := m.drop(ctx, name); err != nil {
 		return err
 	}
-	return m.trash(name)
+	return m.trash(ctx, name)
 }
 
 // Reset empties session name's history, keeping the session (Agent Zero's
@@ -180,7 +191,7 @@ func (m *Manager) drop(ctx context.Context, name string) error {
 	delete(m.live, name)
 	m.mu.Unlock()
 	if l == nil {
-		if !m.exists(name) {
+		if !m.exists(ctx, name) {
 			return fmt.Errorf("session %q: %w", name, ErrNotFound)
 		}
 		return nil
@@ -188,17 +199,21 @@ func (m *Manager) drop(ctx context.Context, name string) error {
 	return l.close(ctx)
 }
 
-func (m *Manager) trash(name string) error {
+func (m *Manager) trash(ctx context.Context, name string) error {
+	stamp := session.TrashStamp(time.Now())
+	if err := m.opts.Store.Trash(ctx, name, stamp); err != nil {
+		return err
+	}
 	dir := filepath.Join(m.opts.Dir, ".trash")
+	from := FilesDir(m.opts.Dir, name)
+	if _, err := os.Stat(from); err != nil {
+		return nil // no attachments
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
-	stamp := time.Now().UTC().Format("20060102-150405.000000")
-	for _, suffix := range []string{".jsonl", ".files"} {
-		from := filepath.Join(m.opts.Dir, name+suffix)
-		if err := os.Rename(from, filepath.Join(dir, name+"-"+stamp+suffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("moving %s to %s: %w", from, dir, err)
-		}
+	if err := os.Rename(from, filepath.Join(dir, name+"-"+stamp+".files")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("moving %s to %s: %w", from, dir, err)
 	}
 	return nil
 }

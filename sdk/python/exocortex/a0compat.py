@@ -609,6 +609,11 @@ class Adapter:
         self.uses_utility = any(_USES_UTILITY.search(s) for s in [source] + own)
         self.uses_memory = bool(_USES_MEMORY.search(source))
         self.ext = classes[0](agent=self.agent)
+        # A file at a gate fails closed (its exception, crash or missed deadline
+        # stops the action) unless its class says `fail_open = True`: one that
+        # only watches. Elsewhere a failure stops nothing, and the host refuses
+        # the declaration, so it is not passed on.
+        self.fail_open = bool(getattr(classes[0], "fail_open", False)) and _unloaded.gates(hook)
         self.info = lookup(hook)
         self.kwargs = KWARGS.get(hook)
         self.ext_name = ext_name or f"a0_{name}"
@@ -621,7 +626,8 @@ class Adapter:
                     reads=[keys[k] for k in sorted(self.reads | self.writes)],
                     writes=[keys[k] for k in sorted(self.writes)],
                     injects_prompt=self.info.prompt, reads_history=True, reads_prompt=True,
-                    timeout=UTILITY_TIMEOUT if self.uses_utility else 0)
+                    timeout=UTILITY_TIMEOUT if self.uses_utility else 0,
+                    fail_open=self.fail_open)
 
     def _handle(self, call: Any, req: Any) -> Any:
         coro = self._serve(call, req)
@@ -690,6 +696,10 @@ class Adapter:
             if asyncio.iscoroutine(out):  # a plain `def execute` (Agent Zero accepts one) has run
                 await out
         except Exception as e:  # noqa: BLE001 - refused, see REFUSES and BLOCKS
+            if self.fail_open:
+                # A watcher's exception is its failure, not a decision: the host
+                # logs it and lets the action through.
+                raise
             if self.hook in BLOCKS:
                 call.logger.warning(f"a0compat: {self.name} stopped the tool call: {type(e).__name__}: {e}")
                 return self.info.response(block=hooks_pb2.ToolBlock(reason=f"{self.name} raised {type(e).__name__}: {e}"))

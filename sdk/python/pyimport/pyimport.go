@@ -94,12 +94,17 @@ type Import struct {
 	// Dynamic is true for importlib.import_module("name") and
 	// __import__("name") with a literal name.
 	Dynamic bool
+	// InFunction is true inside a def's body: the import runs when the
+	// function is called, not when the module loads, so a failure there fails
+	// that call, not the file's load.
+	InFunction bool
 }
 
 var (
 	importRE = regexp.MustCompile(`^import\s+(.+)$`)
 	fromRE   = regexp.MustCompile(`^from\s+(\.*)([\w.]*)\s+import\s+(.+)$`)
 	tryRE    = regexp.MustCompile(`^try\s*:`)
+	defRE    = regexp.MustCompile(`^(?:async\s+)?def\s`)
 	exceptRE = regexp.MustCompile(`^except\b\s*(.*?)\s*(?:as\s+\w+\s*)?:`)
 	typeChk  = regexp.MustCompile(`^if\s+(?:typing\.)?TYPE_CHECKING\s*:`)
 	broadRE  = regexp.MustCompile(`\b(?:ImportError|ModuleNotFoundError|Exception|BaseException)\b`)
@@ -212,7 +217,13 @@ func stripStrings(prev, s string) (string, string) {
 func Parse(code []byte) []Import {
 	lines := logicalLines(code)
 	guarded := make([]bool, len(lines))
+	inFn := make([]bool, len(lines))
 	for i, l := range lines {
+		if defRE.MatchString(l.text) {
+			for j := i + 1; j < len(lines) && lines[j].indent > l.indent; j++ {
+				inFn[j] = true
+			}
+		}
 		switch {
 		case typeChk.MatchString(l.text):
 			for j := i + 1; j < len(lines) && lines[j].indent > l.indent; j++ {
@@ -253,14 +264,14 @@ func Parse(code []byte) []Import {
 		text := l.text
 		for _, m := range dynamicRE.FindAllStringSubmatch(text, -1) {
 			if m[1]+m[2] != "" {
-				out = append(out, Import{Line: l.n, Module: m[1] + m[2], Relative: m[1] != "", Guarded: guarded[i], Dynamic: true})
+				out = append(out, Import{Line: l.n, Module: m[1] + m[2], Relative: m[1] != "", Guarded: guarded[i], Dynamic: true, InFunction: inFn[i]})
 			}
 		}
 		if m := importRE.FindStringSubmatch(text); m != nil {
 			for _, part := range strings.Split(m[1], ",") {
 				mod := strings.TrimSpace(strings.Split(strings.TrimSpace(part), " as ")[0])
 				if mod != "" {
-					out = append(out, Import{Line: l.n, Module: mod, Guarded: guarded[i]})
+					out = append(out, Import{Line: l.n, Module: mod, Guarded: guarded[i], InFunction: inFn[i]})
 				}
 			}
 			continue
@@ -272,14 +283,14 @@ func Parse(code []byte) []Import {
 		names := splitNames(m[3])
 		switch {
 		case m[1] != "":
-			out = append(out, Import{Line: l.n, Module: m[1] + m[2], Names: names, Relative: true, Guarded: guarded[i]})
+			out = append(out, Import{Line: l.n, Module: m[1] + m[2], Names: names, Relative: true, Guarded: guarded[i], InFunction: inFn[i]})
 		case m[2] == "helpers":
 			// Agent Zero's helpers is a package of modules, imported by name.
 			for _, n := range names {
-				out = append(out, Import{Line: l.n, Module: "helpers." + n, Guarded: guarded[i]})
+				out = append(out, Import{Line: l.n, Module: "helpers." + n, Guarded: guarded[i], InFunction: inFn[i]})
 			}
 		default:
-			out = append(out, Import{Line: l.n, Module: m[2], Names: names, Guarded: guarded[i]})
+			out = append(out, Import{Line: l.n, Module: m[2], Names: names, Guarded: guarded[i], InFunction: inFn[i]})
 		}
 	}
 	return out
@@ -347,6 +358,14 @@ var distributions = map[string][2]string{
 	"faiss": {"faiss-cpu", "python3-faiss"}, "duckduckgo_search": {"duckduckgo-search", "python3-duckduckgo-search"},
 }
 
+// sameNameElsewhere are the modules whose Debian package of the usual name
+// installs another distribution under the same import name: advising it would
+// install the wrong library (python3-crontab is python-crontab, whose crontab
+// module is not the crontab distribution Agent Zero pins).
+var sameNameElsewhere = map[string]string{
+	"crontab": "python-crontab",
+}
+
 // Distribution returns the pip distribution and Debian package names of a
 // third-party module (its top-level name counts).
 func Distribution(module string) (pip, debian string) {
@@ -364,6 +383,10 @@ func InstallFix(module string, debian Availability) string {
 	pip, deb := Distribution(module)
 	where := fmt.Sprintf("install it in the plugin's environment, where %s finds it: ", python.Interpreter)
 	target := fmt.Sprintf("`pip install --target PLUGIN_DIR %s` (the plugin's directory is first on its import path)", pip)
+	top, _, _ := strings.Cut(module, ".")
+	if other, ok := sameNameElsewhere[top]; ok {
+		return where + fmt.Sprintf("%s (not Debian's %s: it is %s, another library under the same module name); or rewrite the use against the SDK", target, deb, other)
+	}
 	switch debian {
 	case Available:
 		return where + fmt.Sprintf("apt-get install %s (Debian's package), or %s; or rewrite the use against the SDK", deb, target)

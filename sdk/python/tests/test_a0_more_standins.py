@@ -11,7 +11,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from exocortex.a0 import _agent_calls, _runtime, _unloaded, file_tree, message_queue, projects, runtime, skills, strings
+from exocortex.a0 import _agent_calls, _runtime, _unloaded, file_tree, message_queue, projects, runtime, skills, strings, update_check
 
 
 class Ctx:
@@ -134,6 +134,13 @@ class RuntimeTest(unittest.TestCase):
         self.assertTrue(runtime.is_development())
         self.assertEqual(asyncio.run(runtime.call_development_function(double, 21)), 42)
         self.assertEqual(runtime.call_development_function_sync(len, "abc"), 3)
+
+
+class UpdateCheckTest(unittest.TestCase):
+    def test_nothing_new(self):
+        # Agent Zero's caller reads version.get("notification"): none here.
+        version = asyncio.run(update_check.check_version())
+        self.assertIsNone(version.get("notification"))
 
 
 class AgentCallsTest(unittest.TestCase):

@@ -37,6 +37,7 @@ import, served to a ported tree by `exocortex plugins port` through shim modules
   helpers.mcp_handler  no MCP servers of the plugin's own
   helpers.notification notices in the plugin's log
   helpers.guids        random ids
+  helpers.update_check check_version: nothing new (no server is asked)
   initialize           initialize_agent raises (the configuration is the operator's)
   agent types          UserMessage, AgentContextType (agent_types)
 The Agent's calls with no counterpart (hist_add_*, handle_intervention, the
