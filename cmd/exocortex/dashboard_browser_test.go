@@ -219,5 +219,14 @@ func TestDashboardBrowser(t *testing.T) {
 		if got := p.js(`(async () => { const s = await fetch('/api/v1/auth/session').then(r => r.json()); return fetch('/api/v1/memory', {method: 'POST', headers: {'Content-Type': 'application/json', 'X-CSRF-Token': s.csrf}, body: '{"text":"x"}'}).then(r => r.status) })()`); got != "403" {
 			t.Errorf("an agent's memory write: %s, want 403", got)
 		}
+		// Opened by its address, the admin view says it needs an admin key and draws no plugin.
+		p.run(navigate(p.url + "/#/plugins"))
+		p.waitFor("the admin view refused", `document.querySelector('main')?.textContent.includes('needs an admin key')`)
+		if got := p.js(`document.querySelectorAll('[data-plugin]').length`); got != "0" {
+			t.Errorf("the agent sees %s plugins in the admin view", got)
+		}
+		if got := p.js(`(async () => { const s = await fetch('/api/v1/auth/session').then(r => r.json()); return fetch('/api/v1/plugins/gate/reload', {method: 'POST', headers: {'X-CSRF-Token': s.csrf}}).then(r => r.status) })()`); got != "403" {
+			t.Errorf("an agent's plugin reload: %s, want 403", got)
+		}
 	})
 }

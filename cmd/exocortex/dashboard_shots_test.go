@@ -35,16 +35,18 @@ func TestDashboardShots(t *testing.T) {
 			t.Fatalf("saving a memory: %d %v", st, body)
 		}
 	}
-	if st, body := s.do(t, "POST", "/api/api_message", `{"message":"where does the deploy runbook live?","context_id":"runbook"}`, admin...); st != 200 {
+	st, body := s.do(t, "POST", "/api/api_message", `{"message":"where does the deploy runbook live?"}`, admin...)
+	runbook, _ := body["context_id"].(string)
+	if st != 200 || runbook == "" {
 		t.Fatalf("a turn: %d %v", st, body)
 	}
 	p := openBrowser(t, s.url, 1280, 800)
 	shots := []struct{ name, hash, ready string }{
 		{"signin", "", `document.querySelector('#apikey')`},
-		{"chat", "#/chat/runbook", `document.querySelector('.messages .md')`},
+		{"chat", "#/chat/" + runbook, `document.querySelector('.messages .md')`},
 		{"memory", "#/memory", `document.querySelector('.mem-counts table')`},
-		{"saw", "#/saw/runbook", `document.querySelector('.saw-block')`},
-		{"wiring", "#/wiring/runbook", `document.querySelector('.view-wiring h1') && !document.querySelector('.view-wiring [aria-busy=true]')`},
+		{"saw", "#/saw/" + runbook, `document.querySelector('.saw-block')`},
+		{"wiring", "#/wiring/" + runbook, `document.querySelector('.view-wiring h1') && !document.querySelector('.view-wiring [aria-busy=true]')`},
 		{"plugins", "#/plugins", `document.querySelector('.plugin, .plugins p')`},
 	}
 	for _, vp := range []struct {
@@ -56,7 +58,7 @@ func TestDashboardShots(t *testing.T) {
 				p.run(chromedp.EmulateViewport(vp.w, vp.h))
 				p.js(`(() => { localStorage.setItem('exocortex.theme', '` + theme + `'); return true })()`)
 				if sh.name == "signin" {
-					p.js(`fetch('/api/v1/auth/logout', {method: 'POST'}).then(() => true)`)
+					p.js(`(async () => { const s = await fetch('/api/v1/auth/session').then(r => r.ok ? r.json() : {}); await fetch('/api/v1/auth/logout', {method: 'POST', headers: {'X-CSRF-Token': s.csrf || ''}}); return true })()`)
 					p.run(navigate(s.url + "/?shot=" + vp.name + theme))
 				} else {
 					if p.js(`!!document.querySelector('#apikey')`) == "true" {
