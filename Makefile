@@ -182,14 +182,15 @@ bench: glove
 
 ## load-serve: exocortex serve's load test (wrk on loopback, bounded: four runs of LOAD_SECONDS):
 ## memory search over HTTP (serve owning the store, and a client of its socket) beside the
-## same search in-process, and /health; req/s, p99 and CPU-ms a request; fails on any error
-## or on goroutines or descriptors left after the load. LOAD_N=100000 for docs/PERFORMANCE.md.
+## same search in-process, and /health; then a scripted chat through the real binary; req/s,
+## p99 and CPU-ms a request; fails on any error or on goroutines or descriptors left after the load. LOAD_N=100000 for docs/PERFORMANCE.md.
 LOAD_N ?= 100000
 LOAD_SECONDS ?= 10
 LOAD_CONNS ?= 2
 load-serve:
 	@command -v wrk >/dev/null || { echo "wrk is not installed: make deps (Debian package wrk)"; exit 2; }
 	LOAD_N=$(LOAD_N) LOAD_SECONDS=$(LOAD_SECONDS) LOAD_CONNS=$(LOAD_CONNS) $(GO) test ./server/memoryapi -run '^TestLoadWrk$$' -count=1 -v -timeout 30m
+	LOAD_SECONDS=$(LOAD_SECONDS) LOAD_CONNS=$(LOAD_CONNS) $(GO) test ./cmd/exocortex -run '^TestServeChatUnderWrk$$' -count=1 -v -timeout 30m
 
 ## bench-compare: the hook-path benchmarks of REF and of the working tree in turns,
 ## medians and ratios (scripts/bench-compare.sh --help; BENCH=, COUNT=, BENCHTIME=, PKG=)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -19,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/exocortex/exocortex/internal/wrkload"
 	"github.com/exocortex/exocortex/memory"
 	"github.com/exocortex/exocortex/memory/service"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
@@ -91,42 +91,13 @@ func openFDs() int {
 	return len(ents)
 }
 
-type wrkResult struct {
-	rps, p99ms float64
-	bad        int
-	raw        string
-}
-
-var (
-	wrkRPS = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
-	wrkP99 = regexp.MustCompile(`\s99%\s+([0-9.]+)(us|ms|s)`)
-	wrkBad = regexp.MustCompile(`Non-2xx or 3xx responses: (\d+)|Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)`)
-)
-
 // runWrk runs wrk for secs seconds with conns connections over script's
 // requests, and reads its figures.
-func runWrk(t *testing.T, url, script string, secs, conns int) wrkResult {
+func runWrk(t *testing.T, url, script string, secs, conns int) wrkload.Result {
 	t.Helper()
-	out, err := exec.Command("wrk", "-t2", fmt.Sprintf("-c%d", conns), fmt.Sprintf("-d%ds", secs), "--latency", "-s", script, url).CombinedOutput()
+	r, err := wrkload.Run(t.Context(), url, script, secs, conns)
 	if err != nil {
-		t.Fatalf("wrk: %v\n%s", err, out)
-	}
-	r := wrkResult{raw: string(out)}
-	if m := wrkRPS.FindStringSubmatch(r.raw); m != nil {
-		r.rps, _ = strconv.ParseFloat(m[1], 64)
-	}
-	if m := wrkP99.FindStringSubmatch(r.raw); m != nil {
-		v, _ := strconv.ParseFloat(m[1], 64)
-		r.p99ms = map[string]float64{"us": v / 1000, "ms": v, "s": v * 1000}[m[2]]
-	}
-	for _, m := range wrkBad.FindAllStringSubmatch(r.raw, -1) {
-		for _, s := range m[1:] {
-			n, _ := strconv.Atoi(s)
-			r.bad += n
-		}
-	}
-	if r.rps == 0 {
-		t.Fatalf("wrk's output has no rate:\n%s", out)
+		t.Fatal(err)
 	}
 	return r
 }
@@ -223,15 +194,15 @@ end
 	sock := runWrk(t, srv2.URL(), script, secs, conns)
 	cpu4 := cpuTime()
 	perOp := func(d time.Duration, rate float64) float64 { return float64(d) / 1e6 / (rate * float64(secs)) }
-	httpCPU, inCPU, sockCPU := perOp(cpu1-cpu0, search.rps), perOp(cpu3-cpu2, rps), perOp(cpu4-cpu3, sock.rps)
+	httpCPU, inCPU, sockCPU := perOp(cpu1-cpu0, search.RPS), perOp(cpu3-cpu2, rps), perOp(cpu4-cpu3, sock.RPS)
 	t.Logf("records %d, %d connections, %d s a run, GOMAXPROCS %d", n, conns, secs, runtime.GOMAXPROCS(0))
 	t.Logf("search over HTTP (serve owns the store): %.0f req/s, p99 %.2f ms, %.3f CPU-ms each; in-process: %.0f searches/s, p99 %.2f ms, %.3f CPU-ms each; rate ratio %.2f, CPU ratio (in-process/HTTP) %.2f",
-		search.rps, search.p99ms, httpCPU, rps, p99, inCPU, search.rps/rps, inCPU/httpCPU)
+		search.RPS, search.P99ms, httpCPU, rps, p99, inCPU, search.RPS/rps, inCPU/httpCPU)
 	t.Logf("search over HTTP (serve a client of the socket): %.0f req/s, p99 %.2f ms, %.3f CPU-ms each (server, client and owner); CPU ratio (in-process/HTTP) %.2f",
-		sock.rps, sock.p99ms, sockCPU, inCPU/sockCPU)
-	t.Logf("health over HTTP: %.0f req/s, p99 %.2f ms, %.3f CPU-ms each", hres.rps, hres.p99ms, perOp(cpu2-cpu1, hres.rps))
-	if search.bad+hres.bad+sock.bad > 0 {
-		t.Fatalf("errors under load:\n%s\n%s\n%s", search.raw, hres.raw, sock.raw)
+		sock.RPS, sock.P99ms, sockCPU, inCPU/sockCPU)
+	t.Logf("health over HTTP: %.0f req/s, p99 %.2f ms, %.3f CPU-ms each", hres.RPS, hres.P99ms, perOp(cpu2-cpu1, hres.RPS))
+	if search.Bad+hres.Bad+sock.Bad > 0 {
+		t.Fatalf("errors under load:\n%s\n%s\n%s", search.Raw, hres.Raw, sock.Raw)
 	}
 	// After the load: the connections wrk opened are gone, and with them
 	// their goroutines and descriptors (polled: the server notices the
