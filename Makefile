@@ -8,7 +8,7 @@ PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 PROTO_FILES   := $(wildcard proto/exocortex/v1/*.proto)
 export PATH   := $(TOOLS):$(PATH)
 
-.PHONY: browser dashboard-shots nats-server nats-cli nats-cluster node-tools openai-client all build run test test-race vet fmt-check tidy-check generate check-generated deps tools bench bench-compare load-serve eval glove glove-compact mcp-clients lint clean
+.PHONY: browser dashboard-shots nats-server nats-cli nats-cluster node-tools openai-client all build run test test-race vet fmt-check tidy-check generate check-generated deps tools bench bench-compare peers peers-firstreq load-serve eval glove glove-compact mcp-clients lint clean
 
 all: build
 
@@ -197,6 +197,30 @@ load-serve:
 bench-compare:
 	@[ -n "$(REF)" ] || { echo "give the commit to compare against: make bench-compare REF=79a7384"; exit 2; }
 	@scripts/bench-compare.sh $(if $(JSON),--json) $(REF) $(NEW)
+
+## peers: the peer agents of docs/PERFORMANCE.md's side-by-side (scripts/peers/firstreq):
+## opencode-ai and @openai/codex from npm in .tools/peers, crush built from source as
+## .tools/bin/crush (`go install` of CRUSH_VERSION, or CRUSH_SRC=a checkout); a peer that
+## cannot be installed is said and skipped
+OPENCODE_VERSION ?= 1.18.33
+CODEX_VERSION    ?= 0.169.0
+CRUSH_VERSION    ?= latest
+peers:
+	@command -v npm >/dev/null || { echo "installing nodejs and npm"; $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq nodejs npm >/dev/null; }
+	@mkdir -p .tools/peers $(TOOLS)
+	npm install --prefix .tools/peers --no-audit --no-fund --silent opencode-ai@$(OPENCODE_VERSION) @openai/codex@$(CODEX_VERSION)
+	@if [ -n "$(CRUSH_SRC)" ]; then \
+		(cd "$(CRUSH_SRC)" && $(GO) build -o $(TOOLS)/crush .) || echo "peers: crush not built from $(CRUSH_SRC) (see above); the side-by-side reports it as not measured"; \
+	else \
+		GOBIN=$(TOOLS) $(GO) install github.com/charmbracelet/crush@$(CRUSH_VERSION) || echo "peers: crush not built: the module proxy here does not serve github.com/charmbracelet/crush (or one of its dependencies); give a checkout with CRUSH_SRC=dir; the side-by-side reports crush as not measured"; \
+	fi
+	@ls .tools/peers/node_modules/.bin/opencode .tools/peers/node_modules/.bin/codex $(wildcard $(TOOLS)/crush)
+
+## peers-firstreq: time to the first model request, CPU and PSS of exocortex and the peers
+## (make peers), interleaved rounds, medians and ratios (ROUNDS=, JSON=1)
+ROUNDS ?= 5
+peers-firstreq: build
+	$(GO) run ./scripts/peers/firstreq -rounds $(ROUNDS) $(if $(JSON),--json)
 
 ## eval: retrieval quality of BM25, vectors and the default, on the LoCoMo dev
 ## conversations (../shared/data/locomo-dev, skipped when absent) and a generated set

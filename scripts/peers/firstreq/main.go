@@ -105,6 +105,9 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		if len(want) > 0 && !want[t.name] {
 			continue
 		}
+		if abs, err := filepath.Abs(t.exe); err == nil {
+			t.exe = abs // runs start in their home
+		}
 		order = append(order, t.name)
 		r := &result{Tool: t.name}
 		results[t.name] = r
@@ -295,6 +298,8 @@ func once(ctx context.Context, o options, t tool, home string) sample {
 		s.err = fmt.Errorf("%s: %w: %s", t.name, werr, tail)
 	case s.firstMS == 0:
 		s.err = fmt.Errorf("%s: no model request reached the scripted server: %s", t.name, tail)
+	case !strings.Contains(out.String(), "Hello!"):
+		s.err = fmt.Errorf("%s: the scripted answer is not in its output: %s", t.name, tail)
 	}
 	return s
 }
