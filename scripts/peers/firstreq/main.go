@@ -28,6 +28,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/exocortex/exocortex/core/llm/scripted"
@@ -275,7 +276,10 @@ func once(ctx context.Context, o options, t tool, home string) sample {
 	cmd := exec.CommandContext(ctx, t.exe, args...)
 	cmd.Dir = home
 	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdin = nil
+	// Its own process group, so a run past the timeout is killed with every
+	// process under it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	t0 = time.Now()
