@@ -214,7 +214,7 @@ peers:
 	else \
 		GOBIN=$(TOOLS) $(GO) install github.com/charmbracelet/crush@$(CRUSH_VERSION) || echo "peers: crush not built: the module proxy here does not serve github.com/charmbracelet/crush (or one of its dependencies); give a checkout with CRUSH_SRC=dir; the side-by-side reports crush as not measured"; \
 	fi
-	@ls .tools/peers/node_modules/.bin/opencode .tools/peers/node_modules/.bin/codex $(wildcard $(TOOLS)/crush)
+	@ls .tools/peers/node_modules/.bin/opencode .tools/peers/node_modules/.bin/codex; ls $(TOOLS)/crush 2>/dev/null || true
 
 ## peers-firstreq: time to the first model request, CPU and PSS of exocortex and the peers
 ## (make peers), interleaved rounds, medians and ratios (ROUNDS=, JSON=1)
