@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -11,8 +10,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,6 +17,7 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/core/llm/scripted"
+	"github.com/exocortex/exocortex/internal/procstat"
 	"github.com/exocortex/exocortex/sdk/sdktest"
 )
 
@@ -66,17 +64,17 @@ func BenchmarkFirstRequest(b *testing.B) {
 	}
 	b.StopTimer()
 	for _, bl := range builds {
-		b.ReportMetric(medianF(bl.first), bl.name+"first-request-ms")
-		b.ReportMetric(medianF(bl.cpuFirst), bl.name+"cpu-to-first-ms")
-		b.ReportMetric(medianF(bl.pss), bl.name+"pss-MB")
-		b.ReportMetric(medianF(bl.wall), bl.name+"wall-ms")
-		b.ReportMetric(medianF(bl.cpu), bl.name+"cpu-ms")
+		b.ReportMetric(medianOf(bl.first), bl.name+"first-request-ms")
+		b.ReportMetric(medianOf(bl.cpuFirst), bl.name+"cpu-to-first-ms")
+		b.ReportMetric(medianOf(bl.pss), bl.name+"pss-MB")
+		b.ReportMetric(medianOf(bl.wall), bl.name+"wall-ms")
+		b.ReportMetric(medianOf(bl.cpu), bl.name+"cpu-ms")
 	}
 	if len(builds) == 2 {
-		b.ReportMetric(medianF(builds[0].first)/medianF(builds[1].first), "first-ratio")
-		b.ReportMetric(medianF(builds[0].cpuFirst)/medianF(builds[1].cpuFirst), "cpu-first-ratio")
-		b.ReportMetric(medianF(builds[0].cpu)/medianF(builds[1].cpu), "cpu-ratio")
-		b.ReportMetric(medianF(builds[0].pss)/medianF(builds[1].pss), "pss-ratio")
+		b.ReportMetric(medianOf(builds[0].first)/medianOf(builds[1].first), "first-ratio")
+		b.ReportMetric(medianOf(builds[0].cpuFirst)/medianOf(builds[1].cpuFirst), "cpu-first-ratio")
+		b.ReportMetric(medianOf(builds[0].cpu)/medianOf(builds[1].cpu), "cpu-ratio")
+		b.ReportMetric(medianOf(builds[0].pss)/medianOf(builds[1].pss), "pss-ratio")
 	}
 }
 
@@ -109,7 +107,8 @@ func firstRequest(b *testing.B, exe, home string) firstReqMeasure {
 			once.Do(func() {
 				m.first = float64(time.Since(t0).Microseconds()) / 1e3
 				<-pidReady
-				m.cpuFirst, m.pss = treeUsage(pid)
+				cpu, pss := procstat.Tree(pid)
+				m.cpuFirst, m.pss = float64(cpu.Microseconds())/1e3, pss
 			})
 		}
 		proxy.ServeHTTP(w, r)
@@ -142,83 +141,4 @@ func firstRequest(b *testing.B, exe, home string) firstReqMeasure {
 		m.cpu = float64(time.Duration(ru.Utime.Nano()+ru.Stime.Nano()).Microseconds()) / 1e3
 	}
 	return m
-}
-
-// treeUsage sums the CPU (user and system, with the children already waited
-// for) and the PSS of pid and every process under it, from /proc.
-func treeUsage(pid int) (cpuMS, pssMB float64) {
-	parent := map[int]int{}
-	ents, _ := os.ReadDir("/proc")
-	stats := map[int][]string{}
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// The command name may hold spaces: the fields start after its ')'.
-		i := bytes.LastIndexByte(raw, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(raw[i+1:]))
-		if len(f) < 15 {
-			continue
-		}
-		pp, _ := strconv.Atoi(f[1])
-		parent[p] = pp
-		stats[p] = f
-	}
-	in := func(p int) bool {
-		for ; p > 1; p = parent[p] {
-			if p == pid {
-				return true
-			}
-		}
-		return false
-	}
-	const ticksPerSecond = 100 // USER_HZ on Linux
-	for p, f := range stats {
-		if !in(p) {
-			continue
-		}
-		// utime, stime, cutime, cstime: fields 14-17 of stat, 11-14 after the name.
-		for _, s := range f[11:15] {
-			v, _ := strconv.ParseFloat(s, 64)
-			cpuMS += v * 1000 / ticksPerSecond
-		}
-		pssMB += pss(p)
-	}
-	return cpuMS, pssMB
-}
-
-// pss is a process's proportional set size in MB (smaps_rollup), 0 if unknown.
-func pss(pid int) float64 {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if rest, ok := strings.CutPrefix(line, "Pss:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
-			return kb / 1024
-		}
-	}
-	return 0
-}
-
-func medianF(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
-	if len(s) == 0 {
-		return 0
-	}
-	return s[len(s)/2]
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/exocortex/exocortex/internal/procstat"
 	"github.com/exocortex/exocortex/internal/wrkload"
 )
 
@@ -108,16 +109,11 @@ func countFDs(t *testing.T, pid int) int {
 	return len(ents)
 }
 
-// processCPU is the user and system CPU time process pid has used, from
-// /proc/PID/stat (in clock ticks of 10 ms).
+// processCPU is the CPU time serve's own process has used.
 func processCPU(t *testing.T, pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	d, err := procstat.ProcessCPU(pid)
 	if err != nil {
 		t.Fatalf("serve's CPU: %v", err)
 	}
-	_, rest, _ := strings.Cut(string(b), ") ")
-	f := strings.Fields(rest)
-	utime, _ := strconv.Atoi(f[11])
-	stime, _ := strconv.Atoi(f[12])
-	return time.Duration(utime+stime) * 10 * time.Millisecond
+	return d
 }

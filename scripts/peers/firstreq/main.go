@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/core/llm/scripted"
+	"github.com/exocortex/exocortex/internal/procstat"
 )
 
 type options struct {
@@ -257,7 +258,8 @@ func once(ctx context.Context, o options, t tool, home string) sample {
 			first.Do(func() {
 				s.firstMS = float64(time.Since(t0).Microseconds()) / 1e3
 				<-pidReady
-				s.cpuMS, s.pssMB = treeUsage(pid)
+				cpu, pss := procstat.Tree(pid)
+				s.cpuMS, s.pssMB = float64(cpu.Microseconds())/1e3, pss
 			})
 		}
 		if resp {
