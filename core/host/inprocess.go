@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"github.com/hashicorp/go-plugin/runner"
 
 	"github.com/exocortex/exocortex/core/discover"
-	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 	"github.com/exocortex/exocortex/protocol"
 )
 
@@ -94,26 +92,13 @@ func (p *Plugin) startInProcess(ctx context.Context, serve InProcessServer, bega
 		return p.startError(err)
 	}
 	ip.rpc = rpcClient
-	raw, err := rpcClient.Dispense(protocol.PluginName)
+	pc, m, err := p.handshake(ctx, rpcClient)
 	if err != nil {
 		ip.stop(true)
 		return p.startError(err)
 	}
-	pc := raw.(exocortexv1.PluginClient)
-	mctx, mcancel := context.WithTimeout(ctx, p.h.opts.StartTimeout)
-	defer mcancel()
-	m, err := pc.Manifest(mctx, &exocortexv1.ManifestRequest{ProtocolVersion: protocol.Version})
-	if err != nil {
-		ip.stop(true)
-		return p.startError(fmt.Errorf("answering its manifest: %w", err))
-	}
 	p.client, p.rpc, p.manifest, p.inproc = client, pc, m, ip
-	p.stamp = stampOf(p.cand.Path)
-	p.starts++
-	p.startTook = time.Since(began)
-	if p.h.loaded.Load() && p.h.slow(p.startTook) {
-		p.h.emit(p.slowEvent(p.startTook))
-	}
+	p.started(began)
 	return nil
 }
 

@@ -161,20 +161,36 @@ func (p *Plugin) start(ctx context.Context) error {
 		client.Kill()
 		return p.startError(err)
 	}
-	raw, err := rpcClient.Dispense(protocol.PluginName)
+	pc, m, err := p.handshake(ctx, rpcClient)
 	if err != nil {
 		client.Kill()
 		return p.startError(err)
+	}
+	p.client, p.rpc, p.manifest = client, pc, m
+	p.started(began)
+	return nil
+}
+
+// handshake dispenses the plugin's client over a connected rpcClient and asks
+// its manifest, within the start timeout: the same for a process and for a
+// server in the host's process.
+func (p *Plugin) handshake(ctx context.Context, rpcClient plugin.ClientProtocol) (exocortexv1.PluginClient, *exocortexv1.ManifestResponse, error) {
+	raw, err := rpcClient.Dispense(protocol.PluginName)
+	if err != nil {
+		return nil, nil, err
 	}
 	pc := raw.(exocortexv1.PluginClient)
 	mctx, cancel := context.WithTimeout(ctx, p.h.opts.StartTimeout)
 	defer cancel()
 	m, err := pc.Manifest(mctx, &exocortexv1.ManifestRequest{ProtocolVersion: protocol.Version})
 	if err != nil {
-		client.Kill()
-		return p.startError(fmt.Errorf("answering its manifest: %w", err))
+		return nil, nil, fmt.Errorf("answering its manifest: %w", err)
 	}
-	p.client, p.rpc, p.manifest = client, pc, m
+	return pc, m, nil
+}
+
+// started records a start that answered its manifest. p.mu is held.
+func (p *Plugin) started(began time.Time) {
 	p.stamp = stampOf(p.cand.Path)
 	p.starts++
 	p.startTook = time.Since(began)
@@ -183,7 +199,6 @@ func (p *Plugin) start(ctx context.Context) error {
 		// plugins started by Load are told there, with a notice.
 		p.h.emit(p.slowEvent(p.startTook))
 	}
-	return nil
 }
 
 // exitBeforeHandshake tells a process that ended before its handshake from one
