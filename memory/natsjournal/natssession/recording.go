@@ -2,6 +2,7 @@ package natssession
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -59,15 +60,18 @@ func (b *backend) PutEvents(ctx context.Context, lines [][]byte) error {
 	b.evMu.Lock()
 	defer b.evMu.Unlock()
 	limit := b.s.nc.MaxPayload() - 512
+	var tooBig error
 	for _, line := range lines {
 		if int64(len(line)) > limit {
-			return fmt.Errorf("session %q: a recorded line of %d bytes is more than the server takes (max_payload %d bytes, %s); raise max_payload on the NATS servers", b.name, len(line), limit+512, b.s.Location())
+			// Left out; the lines after it still go.
+			tooBig = cmp.Or(tooBig, fmt.Errorf("session %q: a recorded line of %d bytes is more than the server takes (max_payload %d bytes, %s), so the shared recording lacks it; raise max_payload on the NATS servers", b.name, len(line), limit+512, b.s.Location()))
+			continue
 		}
 		if err := b.putEvent(ctx, line); err != nil {
 			return err
 		}
 	}
-	return nil
+	return tooBig
 }
 
 func (b *backend) putEvent(ctx context.Context, line []byte) error {
