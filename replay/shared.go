@@ -171,3 +171,56 @@ func fetchBlobs(ctx context.Context, src Shared, dir string, line []byte) error 
 	}
 	return nil
 }
+
+// Push copies the recording in dir (a session's NAME.replay, as a Recorder
+// wrote it) to m: every stored content, then the lines after the first
+// skip (those m holds already: a push that stopped, or a re-run). It
+// returns how many lines it copied. A session's recording made before its
+// session moved into a shared store becomes the shared one this way.
+func Push(ctx context.Context, dir string, skip uint64, m Mirror) (int, error) {
+	events := filepath.Join(dir, EventsFile)
+	f, err := os.Open(events)
+	if err != nil {
+		return 0, fmt.Errorf("replay: %w", err)
+	}
+	defer f.Close()
+	err = filepath.WalkDir(filepath.Join(dir, BlobsDir), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if Hash(string(b)) != d.Name() {
+			return nil // not a content this recording stored; Load would say so
+		}
+		return m.PutBlob(ctx, d.Name(), b)
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return 0, fmt.Errorf("replay: copying the contents of %s: %w", dir, err)
+	}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<16), 64<<20)
+	var lines [][]byte
+	var n uint64
+	for sc.Scan() {
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		n++
+		if n > skip {
+			lines = append(lines, append([]byte(nil), sc.Bytes()...))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, fmt.Errorf("replay: reading %s: %w", events, err)
+	}
+	if len(lines) == 0 {
+		return 0, nil
+	}
+	if err := m.PutEvents(ctx, lines); err != nil {
+		return 0, fmt.Errorf("replay: copying %s: %w", events, err)
+	}
+	return len(lines), nil
+}

@@ -9,9 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/exocortex/exocortex/core/session"
 	"github.com/exocortex/exocortex/memory"
 	"github.com/exocortex/exocortex/memory/natsjournal"
 	"github.com/exocortex/exocortex/memory/natsjournal/natssession"
+	"github.com/exocortex/exocortex/replay"
 	"github.com/exocortex/exocortex/staging"
 )
 
@@ -39,8 +41,9 @@ The home's sessions go with the journal: --to nats://… copies the session
 files ($EXOCORTEX_HOME/sessions/NAME.jsonl, or --sessions-dir) into the
 stream's sessions bucket (STREAM_SESSIONS), --to DIR copies the bucket's
 sessions back to files there, each record with its number and time, verified
-by reading the copy back (count and content hash). Recordings, attachments
-and the terminal's shown lines stay where they are. --no-sessions leaves the
+by reading the copy back (count and content hash). To the bucket, the
+sessions' recordings go too (for the dashboard's inspector on every host);
+attachments and the terminal's shown lines stay where they are. --no-sessions leaves the
 sessions alone.
 
 A migration that was stopped resumes: the target may hold a prefix of the
@@ -181,8 +184,33 @@ func migrateSessions(cmd *cobra.Command, f *memoryFlags, url, dir string, toBuck
 			fmt.Fprintf(cmd.ErrOrStderr(), "migrate: %d of %d sessions\n", done, total)
 		}
 	}
-	if toBucket {
-		return st.ImportFiles(ctx, dir, progress)
+	if !toBucket {
+		return st.ExportFiles(ctx, dir, progress)
 	}
-	return st.ExportFiles(ctx, dir, progress)
+	rep, err := st.ImportFiles(ctx, dir, progress)
+	if err != nil {
+		return rep, err
+	}
+	// The sessions' recordings too, so that the dashboard's inspector of
+	// any host shows their turns.
+	list, err := session.List(dir)
+	if err != nil {
+		return rep, err
+	}
+	for _, in := range list {
+		rdir := replay.DirFor(in.Path)
+		if _, err := os.Stat(filepath.Join(rdir, replay.EventsFile)); err != nil {
+			continue
+		}
+		m, have, err := st.RecordingOf(ctx, in.Name)
+		if err != nil {
+			return rep, fmt.Errorf("memory migrate: the recording of session %s: %w", in.Name, err)
+		}
+		n, err := replay.Push(ctx, rdir, have, m)
+		if err != nil {
+			return rep, fmt.Errorf("memory migrate: the recording of session %s: %w", in.Name, err)
+		}
+		rep.RecordingLines += n
+	}
+	return rep, nil
 }

@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/config"
+	"github.com/exocortex/exocortex/core/loop"
 	"github.com/exocortex/exocortex/core/session"
 	"github.com/exocortex/exocortex/memory"
 	"github.com/exocortex/exocortex/memory/natsjournal"
 	"github.com/exocortex/exocortex/memory/natsjournal/natssession"
 	"github.com/exocortex/exocortex/memory/natsjournal/natstest"
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
+	"github.com/exocortex/exocortex/replay"
 )
 
 // TestMemoryMigrateMovesSessions: migrate --to nats://… moves the home's
@@ -41,6 +43,23 @@ func TestMemoryMigrateMovesSessions(t *testing.T) {
 		}
 		s.Close()
 	}
+	// ops has a recorded turn, as a terminal or serve leaves it.
+	rec, err := replay.NewRecorder(filepath.Join(home, "sessions", "ops.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for _, e := range []loop.Event{
+		{Type: loop.EventMonologueStart, Time: now, Text: "begun in ops"},
+		{Type: loop.EventRequest, Time: now, Iteration: 1, Request: &loop.Request{System: "sys", Messages: []loop.RequestMessage{{Role: "user", Part: loop.PartHistory, Content: "begun in ops"}}}},
+		{Type: loop.EventLLMReply, Time: now, Iteration: 1, Text: "noted"},
+		{Type: loop.EventMonologueEnd, Time: now},
+	} {
+		rec.Observe(e)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
 	mustRun(t, "", "add", "the deploy runs from the blue pipeline")
 
 	type report struct {
@@ -56,13 +75,20 @@ func TestMemoryMigrateMovesSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s := rep.Sessions; !rep.Verified || s == nil || !s.Verified || s.Sessions != 2 || s.Records != 4 || s.Copied != 4 || s.Hash == "" ||
-		!strings.Contains(s.To, "bucket EXO_MEMORY_SESSIONS") {
+		!strings.Contains(s.To, "bucket EXO_MEMORY_SESSIONS") || s.RecordingLines != 4 {
 		t.Fatalf("migrate --json: %+v, sessions %+v", rep.MigrateReport, rep.Sessions)
 	}
 	if !strings.Contains(stderr, "migrate: 2 of 2 sessions") {
 		t.Fatalf("no progress for the sessions on stderr:\n%s", stderr)
 	}
 	hash := rep.Sessions.Hash
+	var again report
+	if err := json.Unmarshal([]byte(mustRun(t, "", "migrate", "--json", "--to", srv.URL())), &again); err != nil {
+		t.Fatal(err)
+	}
+	if s := again.Sessions; s == nil || !s.Verified || s.Copied != 0 || s.RecordingLines != 0 || s.Hash != hash {
+		t.Fatalf("migrate again: %+v", again.Sessions)
+	}
 	text := mustRun(t, "", "migrate", "--to", srv.URL())
 	if !strings.Contains(text, "migrated 2 sessions, 4 records (0 copied)") || !strings.Contains(text, hash) {
 		t.Fatalf("migrate again:\n%s", text)
@@ -85,6 +111,14 @@ func TestMemoryMigrateMovesSessions(t *testing.T) {
 	}
 	if h := s.History(); len(h) != 1 || h[0].GetContent() != "begun in release.v2" {
 		t.Fatalf("the migrated session on another host: %v", h)
+	}
+	// ops's recorded turn is there for the other host's inspector.
+	shared := filepath.Join(t.TempDir(), "ops.replay")
+	if err := replay.Sync(ctx, other, "ops", shared); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := replay.Load(shared); err != nil || len(got.Turns) != 1 || got.Turns[0].Iterations[0].Request.Messages[0].Content != "begun in ops" {
+		t.Fatalf("the migrated recording on another host: %+v, %v", got, err)
 	}
 	if err := s.Append(ctx, &exocortexv1.Message{Role: "user", Content: "continued on the other host"}); err != nil {
 		t.Fatal(err)

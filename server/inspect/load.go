@@ -106,10 +106,14 @@ func (s *Inspect) loadTurn(ctx context.Context, name, turn string) (*replay.Reco
 	}
 	dir := replay.DirFor(filepath.Join(s.opts.Dir, name+".jsonl"))
 	if s.opts.Recording != nil {
-		if dir, err = s.opts.Recording(ctx, name); errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, fmt.Errorf("session %q has no recorded turn yet (%v): send it a message first: %w", name, err, ErrNotFound)
-		}
-		if err != nil {
+		shared, err := s.opts.Recording(ctx, name)
+		switch {
+		case err == nil:
+			dir = shared
+		case errors.Is(err, fs.ErrNotExist):
+			// None shared: this host's own, if any (recorded before the
+			// session was shared).
+		default:
 			return nil, nil, fmt.Errorf("session %q: %w", name, err)
 		}
 	}

@@ -32,10 +32,13 @@ type MigrateReport struct {
 	Copied   int `json:"copied"`
 	// Hash is the content hash both sides give (ContentHash); Verified says
 	// the target was read back after the copy and matched the source.
-	Hash     string        `json:"content_hash"`
-	Verified bool          `json:"verified"`
-	Skipped  []string      `json:"skipped,omitempty"`
-	Duration time.Duration `json:"duration_ns"`
+	Hash     string   `json:"content_hash"`
+	Verified bool     `json:"verified"`
+	Skipped  []string `json:"skipped,omitempty"`
+	// RecordingLines counts the recorded lines copied with the sessions
+	// (memory migrate sets it: replay.Push of each session's recording).
+	RecordingLines int           `json:"recording_lines,omitempty"`
+	Duration       time.Duration `json:"duration_ns"`
 }
 
 // sessionRecords is one session's records, in order.

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/exocortex/exocortex/core/session"
 )
 
 // A shared session's recording (what `exocortex replay` and the dashboard's
@@ -148,4 +150,26 @@ func (s *Store) RecordedBlob(ctx context.Context, hash string) ([]byte, error) {
 		return nil, fmt.Errorf("reading message %s from %s: %w", hash[:min(12, len(hash))], s.Location(), err)
 	}
 	return e.Value(), nil
+}
+
+// Recording is where a session's recording goes in the bucket (a
+// replay.Mirror).
+type Recording interface {
+	PutEvents(ctx context.Context, lines [][]byte) error
+	PutBlob(ctx context.Context, hash string, content []byte) error
+}
+
+// RecordingOf is session name's recording in the bucket, and the number of
+// lines it holds.
+func (s *Store) RecordingOf(ctx context.Context, name string) (Recording, uint64, error) {
+	if err := session.ValidateName(name); err != nil {
+		return nil, 0, err
+	}
+	b := &backend{s: s, name: name}
+	n, err := s.lastEvent(ctx, name)
+	if err != nil {
+		return nil, 0, err
+	}
+	b.events, b.evKnown = n, true
+	return b, n, nil
 }
