@@ -51,7 +51,9 @@ func TestRecordingSource(t *testing.T) {
 		wantErr   bool
 	}{
 		{"no source: beside the session", nil, "this host's turn", false},
-		{"a shared recording", func(context.Context, string) (string, error) { return replay.DirFor(filepath.Join(shared, "s.jsonl")), nil }, "a turn through another replica", false},
+		{"a shared recording", func(context.Context, string) (string, error) {
+			return replay.DirFor(filepath.Join(shared, "s.jsonl")), nil
+		}, "a turn through another replica", false},
 		{"none shared: this host's own", func(context.Context, string) (string, error) { return "", fmt.Errorf("none: %w", fs.ErrNotExist) }, "this host's turn", false},
 		{"the shared store fails", func(context.Context, string) (string, error) { return "", errors.New("unreachable") }, "", true},
 	}
