@@ -103,22 +103,26 @@ func TestBuiltinsInProcessSameSession(t *testing.T) {
 	}
 }
 
-// sessionTrace is a run's hook calls (stream hooks' pieces folded), its
+// sessionTrace is a run's hook calls (a stream hook's calls for one
+// extension in one iteration folded into the first: how many pieces a reply
+// streams in depends on timing, and two extensions' pieces interleave), its
 // requests and its answer, as text, with the run's home directory written
 // as $HOME so two runs compare.
 func sessionTrace(t *testing.T, evs []loop.Event, home string) (hooks, requests, answer string) {
 	t.Helper()
 	stream := map[string]bool{"response_stream_chunk": true, "response_stream": true, "reasoning_stream_chunk": true, "reasoning_stream": true, "tool_output_update": true}
 	var h, r strings.Builder
-	last := ""
+	streamed := map[string]bool{}
 	for _, e := range evs {
 		switch e.Type {
 		case loop.EventHook:
-			key := fmt.Sprint(e.Iteration, e.Hook, e.Extension)
-			if stream[e.Hook] && key == last {
-				continue
+			if stream[e.Hook] {
+				key := fmt.Sprint(e.Iteration, e.Hook, e.Extension)
+				if streamed[key] {
+					continue
+				}
+				streamed[key] = true
 			}
-			last = key
 			var order int32
 			if e.Order != nil {
 				order = *e.Order
