@@ -12,7 +12,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -23,35 +22,31 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/exocortex/exocortex/core/llm/scripted"
 	"github.com/exocortex/exocortex/internal/procstat"
+	"github.com/exocortex/exocortex/scripts/peers/peer"
 )
 
 type options struct {
-	rounds    int
-	jsonOut   bool
-	exocortex string
-	peers     string
-	crush     string
-	only      string
-	timeout   time.Duration
+	rounds  int
+	jsonOut bool
+	paths   peer.Paths
+	only    string
+	timeout time.Duration
 }
 
 func main() {
 	var o options
 	flag.IntVar(&o.rounds, "rounds", 5, "interleaved rounds (each tool runs once a round)")
 	flag.BoolVar(&o.jsonOut, "json", false, "print the results as JSON")
-	flag.StringVar(&o.exocortex, "exocortex", "bin/exocortex", "the exocortex binary")
-	flag.StringVar(&o.peers, "peers", ".tools/peers", "the npm prefix make peers installs opencode-ai and @openai/codex into")
-	flag.StringVar(&o.crush, "crush", ".tools/bin/crush", "the crush binary make peers builds")
+	flag.StringVar(&o.paths.Exocortex, "exocortex", "bin/exocortex", "the exocortex binary")
+	flag.StringVar(&o.paths.Peers, "peers", ".tools/peers", "the npm prefix make peers installs opencode-ai and @openai/codex into")
+	flag.StringVar(&o.paths.Crush, "crush", ".tools/bin/crush", "the crush binary make peers builds")
 	flag.StringVar(&o.only, "tools", "", "comma-separated subset of exocortex,opencode,codex,crush (default: every one found)")
 	flag.DurationVar(&o.timeout, "timeout", 60*time.Second, "a run's limit; a run past it is killed")
 	flag.Usage = func() {
@@ -91,30 +86,20 @@ type result struct {
 }
 
 func run(ctx context.Context, o options, w io.Writer) error {
-	all := tools(o)
 	var (
-		active  []tool
+		active  []peer.Tool
 		results = map[string]*result{}
 		order   []string
 	)
-	want := map[string]bool{}
-	for _, n := range strings.Split(o.only, ",") {
-		if n = strings.TrimSpace(n); n != "" {
-			want[n] = true
+	for _, t := range peer.Select(peer.Tools(o.paths), o.only) {
+		if abs, err := filepath.Abs(t.Exe); err == nil {
+			t.Exe = abs // runs start in their home
 		}
-	}
-	for _, t := range all {
-		if len(want) > 0 && !want[t.name] {
-			continue
-		}
-		if abs, err := filepath.Abs(t.exe); err == nil {
-			t.exe = abs // runs start in their home
-		}
-		order = append(order, t.name)
-		r := &result{Tool: t.name}
-		results[t.name] = r
-		if _, err := os.Stat(t.exe); err != nil {
-			r.NotMeasured = fmt.Sprintf("%s not found (make peers)", t.exe)
+		order = append(order, t.Name)
+		r := &result{Tool: t.Name}
+		results[t.Name] = r
+		if _, err := os.Stat(t.Exe); err != nil {
+			r.NotMeasured = fmt.Sprintf("%s not found (make peers)", t.Exe)
 			continue
 		}
 		active = append(active, t)
@@ -122,39 +107,39 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	homes := map[string]string{}
 	samples := map[string][]sample{}
 	for _, t := range active {
-		home, err := os.MkdirTemp("", "firstreq-"+t.name+"-")
+		home, err := os.MkdirTemp("", "firstreq-"+t.Name+"-")
 		if err != nil {
-			return fmt.Errorf("home for %s: %w", t.name, err)
+			return fmt.Errorf("home for %s: %w", t.Name, err)
 		}
 		defer os.RemoveAll(home)
-		homes[t.name] = home
+		homes[t.Name] = home
 		// Untimed: the page cache, the home's first files, a peer's first-run caches.
 		if s := once(ctx, o, t, home); s.err != nil {
-			slog.Warn("warm-up run failed", "tool", t.name, "err", s.err)
+			slog.Warn("warm-up run failed", "tool", t.Name, "err", s.err)
 		}
 	}
 	for i := 0; i < o.rounds; i++ {
 		for j := range active {
 			t := active[(i+j)%len(active)]
-			s := once(ctx, o, t, homes[t.name])
-			samples[t.name] = append(samples[t.name], s)
+			s := once(ctx, o, t, homes[t.Name])
+			samples[t.Name] = append(samples[t.Name], s)
 		}
 	}
 	for _, t := range active {
-		r := results[t.name]
+		r := results[t.Name]
 		var first, cpu, pssv, wall []float64
-		for _, s := range samples[t.name] {
+		for _, s := range samples[t.Name] {
 			r.Runs++
 			if s.err != nil {
 				r.Failed++
-				r.Errors = appendOnce(r.Errors, s.err.Error())
+				r.Errors = peer.AppendOnce(r.Errors, s.err.Error())
 				if s.firstMS == 0 {
 					continue
 				}
 			}
 			first, cpu, pssv, wall = append(first, s.firstMS), append(cpu, s.cpuMS), append(pssv, s.pssMB), append(wall, s.wallMS)
 		}
-		r.FirstMS, r.CPUMS, r.PSSMB, r.WallMS = median(first), median(cpu), median(pssv), median(wall)
+		r.FirstMS, r.CPUMS, r.PSSMB, r.WallMS = peer.Median(first), peer.Median(cpu), peer.Median(pssv), peer.Median(wall)
 		if len(first) == 0 {
 			r.NotMeasured = "no run reached the model: " + strings.Join(r.Errors, "; ")
 		}
@@ -162,11 +147,11 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	// Ratios are medians of per-round ratios to exocortex's run of the same round.
 	if base, ok := samples["exocortex"]; ok {
 		for _, t := range active {
-			if t.name == "exocortex" {
+			if t.Name == "exocortex" {
 				continue
 			}
 			var fr, cr, pr []float64
-			for i, s := range samples[t.name] {
+			for i, s := range samples[t.Name] {
 				b := base[i]
 				if s.firstMS == 0 || b.firstMS == 0 {
 					continue
@@ -179,8 +164,8 @@ func run(ctx context.Context, o options, w io.Writer) error {
 					pr = append(pr, s.pssMB/b.pssMB)
 				}
 			}
-			r := results[t.name]
-			r.FirstRatio, r.CPURatio, r.PSSRatio = median(fr), median(cr), median(pr)
+			r := results[t.Name]
+			r.FirstRatio, r.CPURatio, r.PSSRatio = peer.Median(fr), peer.Median(cr), peer.Median(pr)
 		}
 	}
 	out := make([]*result, 0, len(order))
@@ -200,7 +185,7 @@ func run(ctx context.Context, o options, w io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(w, "%-10s %10.0f %10.0f %9.1f %9.0f %7s %7s %7s  %d (%d failed)\n", r.Tool, r.FirstMS, r.CPUMS, r.PSSMB, r.WallMS,
-			ratio(r.FirstRatio), ratio(r.CPURatio), ratio(r.PSSRatio), r.Runs, r.Failed)
+			peer.Ratio(r.FirstRatio), peer.Ratio(r.CPURatio), peer.Ratio(r.PSSRatio), r.Runs, r.Failed)
 		for _, e := range r.Errors {
 			fmt.Fprintf(w, "%-10s   error: %s\n", "", e)
 		}
@@ -208,30 +193,11 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	return nil
 }
 
-func ratio(x float64) string {
-	if x == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.2f", x)
-}
-
-func appendOnce(xs []string, s string) []string {
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	for _, x := range xs {
-		if x == s {
-			return xs
-		}
-	}
-	return append(xs, s)
-}
-
 // once runs t against a fresh scripted server and measures it.
-func once(ctx context.Context, o options, t tool, home string) sample {
+func once(ctx context.Context, o options, t peer.Tool, home string) sample {
 	replies := make([]scripted.Reply, 8) // a peer may ask for a title too
 	for i := range replies {
-		replies[i] = scripted.Reply{Content: t.reply}
+		replies[i] = t.Answer("Hello!")
 	}
 	srv, err := scripted.NewOpenAIServer(scripted.Script{Replies: replies})
 	if err != nil {
@@ -256,69 +222,40 @@ func once(ctx context.Context, o options, t tool, home string) sample {
 		resp := strings.HasSuffix(r.URL.Path, "/responses")
 		if chat || resp {
 			first.Do(func() {
-				s.firstMS = float64(time.Since(t0).Microseconds()) / 1e3
+				now := time.Now()
 				<-pidReady
+				s.firstMS = peer.MS(now.Sub(t0))
 				cpu, pss := procstat.Tree(pid)
 				s.cpuMS, s.pssMB = float64(cpu.Microseconds())/1e3, pss
 			})
 		}
 		if resp {
-			serveResponses(w, r, "Hello!")
+			peer.ServeResponses(w, r, "Hello!")
 			return
 		}
 		proxy.ServeHTTP(w, r)
 	}))
 	defer front.Close()
-	args, env, err := t.setup(home, front.URL+"/v1", srv.Model())
+	args, env, err := t.Setup(peer.Run{Home: home, BaseURL: front.URL + "/v1", Model: srv.Model(), Prompt: "hello"})
 	if err != nil {
-		return sample{err: fmt.Errorf("%s setup: %w", t.name, err)}
+		return sample{err: fmt.Errorf("%s setup: %w", t.Name, err)}
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, t.exe, args...)
-	cmd.Dir = home
-	cmd.Env = append(os.Environ(), env...)
-	// Its own process group, so a run past the timeout is killed with every
-	// process under it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	t0 = time.Now()
-	if err := cmd.Start(); err != nil {
+	p := peer.Start(ctx, t.Exe, args, env, home, o.timeout, func(p int, start time.Time) {
+		pid, t0 = p, start
 		close(pidReady)
-		return sample{err: fmt.Errorf("start %s: %w", t.exe, err)}
+	})
+	if pid == 0 {
+		close(pidReady)
 	}
-	pid = cmd.Process.Pid
-	close(pidReady)
-	werr := cmd.Wait()
-	s.wallMS = float64(time.Since(t0).Microseconds()) / 1e3
-	tail := strings.TrimSpace(out.String())
-	if len(tail) > 240 {
-		tail = tail[len(tail)-240:]
-	}
+	s.wallMS = peer.MS(p.Wall)
+	tail := peer.Tail(p.Output, 240)
 	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		s.err = fmt.Errorf("%s: killed after %s: %s", t.name, o.timeout, tail)
-	case werr != nil:
-		s.err = fmt.Errorf("%s: %w: %s", t.name, werr, tail)
+	case p.Err != nil:
+		s.err = fmt.Errorf("%s: %w", t.Name, p.Err)
 	case s.firstMS == 0:
-		s.err = fmt.Errorf("%s: no model request reached the scripted server: %s", t.name, tail)
-	case !strings.Contains(out.String(), "Hello!"):
-		s.err = fmt.Errorf("%s: the scripted answer is not in its output: %s", t.name, tail)
+		s.err = fmt.Errorf("%s: no model request reached the scripted server: %s", t.Name, tail)
+	case !strings.Contains(p.Output, "Hello!"):
+		s.err = fmt.Errorf("%s: the scripted answer is not in its output: %s", t.Name, tail)
 	}
 	return s
 }
-
-// median of xs, 0 for none.
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	return s[len(s)/2]
-}
-
-// peerBin is the path of an npm-installed command under prefix.
-func peerBin(prefix, name string) string { return filepath.Join(prefix, "node_modules", ".bin", name) }
