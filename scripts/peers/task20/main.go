@@ -42,7 +42,7 @@ type options struct {
 	rounds, turns, window, outputBytes int
 	jsonOut                            bool
 	paths                              peer.Paths
-	only, dump                         string
+	only, dump, old                    string
 	timeout                            time.Duration
 }
 
@@ -56,7 +56,8 @@ func main() {
 	flag.StringVar(&o.paths.Exocortex, "exocortex", "bin/exocortex", "the exocortex binary")
 	flag.StringVar(&o.paths.Peers, "peers", ".tools/peers", "the npm prefix make peers installs opencode-ai and @openai/codex into")
 	flag.StringVar(&o.paths.Crush, "crush", ".tools/bin/crush", "the crush binary make peers builds")
-	flag.StringVar(&o.only, "tools", "", "comma-separated subset of exocortex,opencode,codex,crush (default: every one found)")
+	flag.StringVar(&o.old, "old-exocortex", "", "another exocortex build, run as the tool exocortex-old in the same rounds (new/old in turns)")
+	flag.StringVar(&o.only, "tools", "", "comma-separated subset of exocortex,opencode,codex,crush (default: every one found; exocortex-old comes with -old-exocortex)")
 	flag.StringVar(&o.dump, "dump", "", "write every chat request of every run into this directory (TOOL-RUN-N.json)")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "a run's limit; a run past it is killed")
 	flag.Usage = func() {
@@ -107,7 +108,17 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		results = map[string]*result{}
 		order   []string
 	)
-	for _, t := range peer.Select(peer.Tools(o.paths), o.only) {
+	all := peer.Tools(o.paths)
+	if o.old != "" {
+		old := all[0] // exocortex's, another binary
+		old.Name, old.Exe = "exocortex-old", o.old
+		all = append([]peer.Tool{all[0], old}, all[1:]...)
+	}
+	only := o.only
+	if o.old != "" && only != "" {
+		only += ",exocortex-old"
+	}
+	for _, t := range peer.Select(all, only) {
 		if abs, err := filepath.Abs(t.Exe); err == nil {
 			t.Exe = abs // runs start in their home
 		}
