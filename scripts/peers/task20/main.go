@@ -76,26 +76,29 @@ func main() {
 }
 
 type result struct {
-	Tool         string   `json:"tool"`
-	Window       string   `json:"window_configured_by"`
-	Runs         int      `json:"runs"`
-	Failed       int      `json:"failed"`
-	WallMS       float64  `json:"wall_ms"`
-	CPUMS        float64  `json:"cpu_ms"`
-	CPUPerReqMS  float64  `json:"cpu_per_main_request_ms"`
-	MainRequests float64  `json:"main_requests"`
-	SideRequests float64  `json:"side_requests"`
-	PSSMaxMB     float64  `json:"pss_max_mb"`
-	PSSEndMB     float64  `json:"pss_end_mb"`
-	FirstTokens  float64  `json:"first_request_tokens_o200k"`
-	MaxTokens    float64  `json:"max_request_tokens_o200k"`
-	OverWindow   float64  `json:"main_requests_over_window"`
-	WallRatio    float64  `json:"wall_ratio_to_exocortex,omitempty"`
-	CPURatio     float64  `json:"cpu_ratio_to_exocortex,omitempty"`
-	CPUPerReqRat float64  `json:"cpu_per_request_ratio_to_exocortex,omitempty"`
-	PSSMaxRatio  float64  `json:"pss_max_ratio_to_exocortex,omitempty"`
-	Errors       []string `json:"errors,omitempty"`
-	NotMeasured  string   `json:"not_measured,omitempty"`
+	Tool          string   `json:"tool"`
+	Window        string   `json:"window_configured_by"`
+	Runs          int      `json:"runs"`
+	Failed        int      `json:"failed"`
+	WallMS        float64  `json:"wall_ms"`
+	CPUMS         float64  `json:"cpu_ms"`
+	CPUPerReqMS   float64  `json:"cpu_per_main_request_ms"`
+	CPUFirstMS    float64  `json:"cpu_to_first_request_ms"`
+	CPUPerIterMS  float64  `json:"cpu_per_iteration_after_first_request_ms"`
+	MainRequests  float64  `json:"main_requests"`
+	SideRequests  float64  `json:"side_requests"`
+	PSSMaxMB      float64  `json:"pss_max_mb"`
+	PSSEndMB      float64  `json:"pss_end_mb"`
+	FirstTokens   float64  `json:"first_request_tokens_o200k"`
+	MaxTokens     float64  `json:"max_request_tokens_o200k"`
+	OverWindow    float64  `json:"main_requests_over_window"`
+	WallRatio     float64  `json:"wall_ratio_to_exocortex,omitempty"`
+	CPURatio      float64  `json:"cpu_ratio_to_exocortex,omitempty"`
+	CPUPerReqRat  float64  `json:"cpu_per_request_ratio_to_exocortex,omitempty"`
+	CPUPerIterRat float64  `json:"cpu_per_iteration_ratio_to_exocortex,omitempty"`
+	PSSMaxRatio   float64  `json:"pss_max_ratio_to_exocortex,omitempty"`
+	Errors        []string `json:"errors,omitempty"`
+	NotMeasured   string   `json:"not_measured,omitempty"`
 }
 
 func run(ctx context.Context, o options, w io.Writer) error {
@@ -180,27 +183,28 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	}
 	fmt.Fprintf(w, "%d interleaved rounds, %d turns, window %d, %d-byte results; medians; ratios are medians of per-round tool/exocortex\n",
 		o.rounds, o.turns, o.window, o.outputBytes)
-	fmt.Fprintf(w, "%-10s %8s %8s %8s %5s %5s %8s %8s %7s %7s %5s %6s %6s %6s %6s  %s\n", "tool", "wall-ms", "cpu-ms", "cpu/req", "main", "side",
-		"pssmax", "pssend", "tok1", "tokmax", "over", "×wall", "×cpu", "×c/req", "×pss", "runs")
+	fmt.Fprintf(w, "%-13s %8s %8s %8s %8s %8s %5s %5s %8s %8s %7s %7s %5s %6s %6s %6s %6s %6s  %s\n", "tool", "wall-ms", "cpu-ms", "cpu/req", "cpu1st", "cpu/it",
+		"main", "side", "pssmax", "pssend", "tok1", "tokmax", "over", "×wall", "×cpu", "×c/req", "×c/it", "×pss", "runs")
 	for _, r := range out {
 		if r.NotMeasured != "" {
-			fmt.Fprintf(w, "%-10s not measured: %s\n", r.Tool, r.NotMeasured)
+			fmt.Fprintf(w, "%-13s not measured: %s\n", r.Tool, r.NotMeasured)
 			continue
 		}
-		fmt.Fprintf(w, "%-10s %8.0f %8.0f %8.1f %5.0f %5.0f %8.1f %8.1f %7.0f %7.0f %5.0f %6s %6s %6s %6s  %d (%d failed)\n",
-			r.Tool, r.WallMS, r.CPUMS, r.CPUPerReqMS, r.MainRequests, r.SideRequests, r.PSSMaxMB, r.PSSEndMB, r.FirstTokens, r.MaxTokens, r.OverWindow,
-			peer.Ratio(r.WallRatio), peer.Ratio(r.CPURatio), peer.Ratio(r.CPUPerReqRat), peer.Ratio(r.PSSMaxRatio), r.Runs, r.Failed)
+		fmt.Fprintf(w, "%-13s %8.0f %8.0f %8.1f %8.0f %8.1f %5.0f %5.0f %8.1f %8.1f %7.0f %7.0f %5.0f %6s %6s %6s %6s %6s  %d (%d failed)\n",
+			r.Tool, r.WallMS, r.CPUMS, r.CPUPerReqMS, r.CPUFirstMS, r.CPUPerIterMS, r.MainRequests, r.SideRequests, r.PSSMaxMB, r.PSSEndMB, r.FirstTokens, r.MaxTokens, r.OverWindow,
+			peer.Ratio(r.WallRatio), peer.Ratio(r.CPURatio), peer.Ratio(r.CPUPerReqRat), peer.Ratio(r.CPUPerIterRat), peer.Ratio(r.PSSMaxRatio), r.Runs, r.Failed)
 		for _, e := range r.Errors {
-			fmt.Fprintf(w, "%-10s   error: %s\n", "", e)
+			fmt.Fprintf(w, "%-13s   error: %s\n", "", e)
 		}
 	}
 	for _, r := range out {
-		fmt.Fprintf(w, "%-10s window: %s\n", r.Tool, r.Window)
+		fmt.Fprintf(w, "%-13s window: %s\n", r.Tool, r.Window)
 	}
 	return nil
 }
 
 func summarise(r *result, ss []sample) {
+	var first, iter []float64
 	var wall, cpu, per, mainN, sideN, pmax, pend, tok1, tokmax, over []float64
 	for _, s := range ss {
 		r.Runs++
@@ -210,6 +214,7 @@ func summarise(r *result, ss []sample) {
 			continue
 		}
 		wall, cpu, per = append(wall, s.wallMS), append(cpu, s.cpuMS), append(per, s.cpuMS/float64(s.main))
+		first, iter = append(first, s.cpuFirstMS), append(iter, (s.cpuMS-s.cpuFirstMS)/float64(s.main))
 		mainN, sideN = append(mainN, float64(s.main)), append(sideN, float64(s.side))
 		pmax, pend = append(pmax, s.pssMax), append(pend, s.pssEnd)
 		tok1, tokmax, over = append(tok1, float64(s.firstTokens)), append(tokmax, float64(s.maxTokens)), append(over, float64(s.over))
@@ -219,6 +224,7 @@ func summarise(r *result, ss []sample) {
 		return
 	}
 	r.WallMS, r.CPUMS, r.CPUPerReqMS = peer.Median(wall), peer.Median(cpu), peer.Median(per)
+	r.CPUFirstMS, r.CPUPerIterMS = peer.Median(first), peer.Median(iter)
 	r.MainRequests, r.SideRequests = peer.Median(mainN), peer.Median(sideN)
 	r.PSSMaxMB, r.PSSEndMB = peer.Median(pmax), peer.Median(pend)
 	r.FirstTokens, r.MaxTokens, r.OverWindow = peer.Median(tok1), peer.Median(tokmax), peer.Median(over)
@@ -226,7 +232,7 @@ func summarise(r *result, ss []sample) {
 
 // ratios are medians of per-round ratios to exocortex's run of the same round.
 func ratios(r *result, ss, base []sample) {
-	var wr, cr, pr, mr []float64
+	var wr, cr, pr, mr, ir []float64
 	for i, s := range ss {
 		if i >= len(base) || s.err != nil || base[i].err != nil {
 			continue
@@ -235,11 +241,13 @@ func ratios(r *result, ss, base []sample) {
 		wr = append(wr, s.wallMS/b.wallMS)
 		cr = append(cr, s.cpuMS/b.cpuMS)
 		pr = append(pr, (s.cpuMS/float64(s.main))/(b.cpuMS/float64(b.main)))
+		ir = append(ir, ((s.cpuMS-s.cpuFirstMS)/float64(s.main))/((b.cpuMS-b.cpuFirstMS)/float64(b.main)))
 		if b.pssMax > 0 {
 			mr = append(mr, s.pssMax/b.pssMax)
 		}
 	}
 	r.WallRatio, r.CPURatio, r.CPUPerReqRat, r.PSSMaxRatio = peer.Median(wr), peer.Median(cr), peer.Median(pr), peer.Median(mr)
+	r.CPUPerIterRat = peer.Median(ir)
 }
 
 // writeParts writes part01.txt … partNN.txt of about size bytes each into dir.

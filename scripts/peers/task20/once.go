@@ -21,6 +21,7 @@ const finalAnswer = "All parts read: TASK20-DONE"
 // sample is one run's figures; err says why a run did not give them.
 type sample struct {
 	wallMS, cpuMS      float64
+	cpuFirstMS         float64 // the tree's CPU when the first main request arrived
 	main, side         int
 	pssMax, pssEnd     float64
 	firstTokens        int
@@ -58,7 +59,7 @@ func once(ctx context.Context, o options, counter *peer.Counter, t peer.Tool, ca
 			}
 		}
 		tokens := counter.Request(req)
-		_, pss := measure()
+		cpu, pss := measure()
 		mu.Lock()
 		defer mu.Unlock()
 		s.requests = true
@@ -69,7 +70,7 @@ func once(ctx context.Context, o options, counter *peer.Counter, t peer.Tool, ca
 			return t.Answer("Reading the parts."), true
 		}
 		if s.main == 0 {
-			s.firstTokens = tokens
+			s.firstTokens, s.cpuFirstMS = tokens, cpu
 		}
 		s.maxTokens = max(s.maxTokens, tokens)
 		if o.window > 0 && tokens > o.window {
