@@ -10,6 +10,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -67,6 +68,7 @@ func main() {
 // sample is one run's figures; err says why a run did not give them.
 type sample struct {
 	firstMS, cpuMS, pssMB, wallMS float64
+	tokens                        int // the first main request's, o200k
 	err                           error
 }
 
@@ -75,6 +77,7 @@ type result struct {
 	Runs        int      `json:"runs"`
 	Failed      int      `json:"failed"`
 	FirstMS     float64  `json:"first_request_ms"`
+	Tokens      float64  `json:"first_main_request_tokens_o200k"`
 	CPUMS       float64  `json:"cpu_to_first_ms"`
 	PSSMB       float64  `json:"pss_mb"`
 	WallMS      float64  `json:"wall_ms"`
@@ -86,6 +89,10 @@ type result struct {
 }
 
 func run(ctx context.Context, o options, w io.Writer) error {
+	counter, err := peer.NewCounter()
+	if err != nil {
+		return err
+	}
 	var (
 		active  []peer.Tool
 		results = map[string]*result{}
@@ -114,20 +121,20 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		defer os.RemoveAll(home)
 		homes[t.Name] = home
 		// Untimed: the page cache, the home's first files, a peer's first-run caches.
-		if s := once(ctx, o, t, home); s.err != nil {
+		if s := once(ctx, o, counter, t, home); s.err != nil {
 			slog.Warn("warm-up run failed", "tool", t.Name, "err", s.err)
 		}
 	}
 	for i := 0; i < o.rounds; i++ {
 		for j := range active {
 			t := active[(i+j)%len(active)]
-			s := once(ctx, o, t, homes[t.Name])
+			s := once(ctx, o, counter, t, homes[t.Name])
 			samples[t.Name] = append(samples[t.Name], s)
 		}
 	}
 	for _, t := range active {
 		r := results[t.Name]
-		var first, cpu, pssv, wall []float64
+		var first, cpu, pssv, wall, tok []float64
 		for _, s := range samples[t.Name] {
 			r.Runs++
 			if s.err != nil {
@@ -138,8 +145,12 @@ func run(ctx context.Context, o options, w io.Writer) error {
 				}
 			}
 			first, cpu, pssv, wall = append(first, s.firstMS), append(cpu, s.cpuMS), append(pssv, s.pssMB), append(wall, s.wallMS)
+			if s.tokens > 0 {
+				tok = append(tok, float64(s.tokens))
+			}
 		}
 		r.FirstMS, r.CPUMS, r.PSSMB, r.WallMS = peer.Median(first), peer.Median(cpu), peer.Median(pssv), peer.Median(wall)
+		r.Tokens = peer.Median(tok)
 		if len(first) == 0 {
 			r.NotMeasured = "no run reached the model: " + strings.Join(r.Errors, "; ")
 		}
@@ -178,13 +189,13 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		return enc.Encode(map[string]any{"rounds": o.rounds, "results": out})
 	}
 	fmt.Fprintf(w, "%d interleaved rounds; medians; ratios are medians of per-round tool/exocortex\n", o.rounds)
-	fmt.Fprintf(w, "%-10s %10s %10s %9s %9s %7s %7s %7s  %s\n", "tool", "first-ms", "cpu-ms", "pss-MB", "wall-ms", "×first", "×cpu", "×pss", "runs")
+	fmt.Fprintf(w, "%-10s %10s %10s %9s %9s %7s %7s %7s %7s  %s\n", "tool", "first-ms", "cpu-ms", "pss-MB", "wall-ms", "tokens", "×first", "×cpu", "×pss", "runs")
 	for _, r := range out {
 		if r.NotMeasured != "" {
 			fmt.Fprintf(w, "%-10s not measured: %s\n", r.Tool, r.NotMeasured)
 			continue
 		}
-		fmt.Fprintf(w, "%-10s %10.0f %10.0f %9.1f %9.0f %7s %7s %7s  %d (%d failed)\n", r.Tool, r.FirstMS, r.CPUMS, r.PSSMB, r.WallMS,
+		fmt.Fprintf(w, "%-10s %10.0f %10.0f %9.1f %9.0f %7.0f %7s %7s %7s  %d (%d failed)\n", r.Tool, r.FirstMS, r.CPUMS, r.PSSMB, r.WallMS, r.Tokens,
 			peer.Ratio(r.FirstRatio), peer.Ratio(r.CPURatio), peer.Ratio(r.PSSRatio), r.Runs, r.Failed)
 		for _, e := range r.Errors {
 			fmt.Fprintf(w, "%-10s   error: %s\n", "", e)
@@ -194,7 +205,7 @@ func run(ctx context.Context, o options, w io.Writer) error {
 }
 
 // once runs t against a fresh scripted server and measures it.
-func once(ctx context.Context, o options, t peer.Tool, home string) sample {
+func once(ctx context.Context, o options, counter *peer.Counter, t peer.Tool, home string) sample {
 	replies := make([]scripted.Reply, 8) // a peer may ask for a title too
 	for i := range replies {
 		replies[i] = t.Answer("Hello!")
@@ -211,16 +222,24 @@ func once(ctx context.Context, o options, t peer.Tool, home string) sample {
 	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
 	proxy.ErrorLog = log.New(io.Discard, "", 0)
 	var (
-		first    sync.Once
-		pid      int
-		pidReady = make(chan struct{})
-		s        sample
-		t0       time.Time
+		first     sync.Once
+		countOnce sync.Once
+		pid       int
+		pidReady  = make(chan struct{})
+		s         sample
+		t0        time.Time
 	)
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		chat := strings.HasSuffix(r.URL.Path, "/chat/completions")
 		resp := strings.HasSuffix(r.URL.Path, "/responses")
 		if chat || resp {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if req, ok := chatRequest(body, resp); ok {
+				if _, main := t.Read(req, home, "hello.txt"); main {
+					countOnce.Do(func() { s.tokens = counter.Request(req) })
+				}
+			}
 			first.Do(func() {
 				now := time.Now()
 				<-pidReady
@@ -258,4 +277,22 @@ func once(ctx context.Context, o options, t peer.Tool, home string) sample {
 		s.err = fmt.Errorf("%s: the scripted answer is not in its output: %s", t.Name, tail)
 	}
 	return s
+}
+
+// chatRequest reads a request body as the chat request it is or (a Responses
+// API request, resp) stands for.
+func chatRequest(body []byte, resp bool) (scripted.OpenAIRequest, bool) {
+	if resp {
+		var rr peer.ResponsesRequest
+		if json.Unmarshal(body, &rr) != nil {
+			return scripted.OpenAIRequest{}, false
+		}
+		b, err := json.Marshal(peer.ToChat(rr))
+		if err != nil {
+			return scripted.OpenAIRequest{}, false
+		}
+		body = b
+	}
+	req, err := peer.DecodeChat(body)
+	return req, err == nil
 }
