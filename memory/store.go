@@ -81,6 +81,13 @@ type Store struct {
 	opts Options
 	log  *slog.Logger
 
+	// ftMu serialises the full-text projections and guards ftPending: a
+	// commit's records are indexed when something reads the index (a search,
+	// the statistics, a check, Close) or a batch of them is waiting, not one
+	// Bleve batch per commit (ftdefer.go).
+	ftMu      sync.Mutex
+	ftPending pendingFulltext
+
 	wmu     sync.Mutex    // serialises writers: journal append, then projections
 	lastID  [idBytes]byte // the last id nextID made (s.wmu)
 	journal *staging.Log
@@ -603,6 +610,9 @@ func (s *Store) saveSnapshot() {
 // rebuildFulltext discards the full-text index and indexes every record again.
 // s.wmu is held (or the store is not yet shared).
 func (s *Store) rebuildFulltext() error {
+	s.ftMu.Lock()
+	defer s.ftMu.Unlock()
+	s.ftPending = pendingFulltext{} // every record is indexed again below
 	if err := s.ft.Reset(); err != nil {
 		return fmt.Errorf("memory: %w", err)
 	}
@@ -610,13 +620,14 @@ func (s *Store) rebuildFulltext() error {
 	s.mu.RLock()
 	ids := s.state.sortedIDs()
 	s.mu.RUnlock()
-	return s.projectFulltext(ids, s.journal.LastSeq())
+	return s.projectFulltextLocked(ids, s.journal.LastSeq())
 }
 
 // searchFulltext is the BM25 leg of a search. A damaged index (a panic or a read
 // error inside Bleve) never takes the process down: it is reported, rebuilt from
 // the journal's state, and asked again.
 func (s *Store) searchFulltext(ctx context.Context, query string, f fulltext.Filter, k int, qo fulltext.QueryOptions) ([]fulltext.Hit, error) {
+	s.syncFulltext()
 	gen := s.ftRebuilds.Load()
 	hits, err := s.ft.SearchWith(ctx, query, f, k, qo)
 	if err == nil || !errors.Is(err, fulltext.ErrDamaged) {
@@ -667,6 +678,7 @@ func (s *Store) CheckFiles() error {
 // which no snapshot holds yet), and the document count against the records. nil
 // means sound.
 func (s *Store) CheckFulltext() error {
+	s.syncFulltext()
 	if err := s.ft.CheckSegments(); err != nil {
 		return fmt.Errorf("full-text index %s: %w", s.ft.Dir(), err)
 	}
@@ -695,6 +707,13 @@ func sortedSet(m map[string]bool) []string {
 // projectFulltext re-derives the documents of ids from the state and records seq
 // as applied.
 func (s *Store) projectFulltext(ids []string, seq uint64) error {
+	s.ftMu.Lock()
+	defer s.ftMu.Unlock()
+	return s.projectFulltextLocked(ids, seq)
+}
+
+// projectFulltextLocked is projectFulltext with s.ftMu held.
+func (s *Store) projectFulltextLocked(ids []string, seq uint64) error {
 	bs := s.opts.BatchSize
 	for start := 0; start < len(ids) || start == 0; start += bs {
 		end := min(start+bs, len(ids))
@@ -876,7 +895,7 @@ func (s *Store) applyCommitted(ctx context.Context, recs []staging.Record) error
 	}()
 	var ftErr error
 	if len(ftIDs) > 0 {
-		ftErr = s.projectFulltext(ftIDs, last)
+		ftErr = s.deferFulltext(ftIDs, last)
 	}
 	<-done
 	if ftErr != nil {
@@ -912,6 +931,7 @@ func (s *Store) closeAll() error {
 		s.saveCensus()
 	}
 	if s.ft != nil {
+		s.syncFulltext()
 		if err := s.ft.Close(); errors.Is(err, fulltext.ErrDamaged) {
 			// The journal holds everything; the next open rebuilds the index.
 			s.log.Warn("memory: " + err.Error())
@@ -1400,6 +1420,7 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 	st.JournalSeq = s.journal.LastSeq()
 	st.JournalBytes = s.journal.Size()
 	st.SnapshotSeq = s.snapSeq.Load()
+	s.syncFulltext()
 	st.FulltextSeq = s.ft.AppliedSeq()
 	st.FulltextDocs, _ = s.ft.Count()
 	st.Vectors = s.vectorMode()
