@@ -3,6 +3,7 @@ package natsjournal
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -206,6 +207,7 @@ func (p *promoter) writeCut(ctx context.Context, cut []*pending) bool {
 		if err := p.mir.Apply(recs); err != nil {
 			p.log.Debug("memory promoter: applying its own deltas", "err", err)
 		}
+		p.rep.offer(recs)
 		k := 0
 		for _, pe := range cut {
 			for i := range pe.d.Seqs {
@@ -235,8 +237,22 @@ func (p *promoter) writeCut(ctx context.Context, cut []*pending) bool {
 		}
 		futures[i] = f
 	}
-	timeout := time.NewTimer(requestTimeout)
-	defer timeout.Stop()
+	p.inflight <- struct{}{}
+	p.finish.Add(1)
+	go func() {
+		defer p.finish.Done()
+		defer func() { <-p.inflight }()
+		p.acknowledge(ctx, cut, futures)
+	}()
+	return true
+}
+
+// acknowledge waits for the cut's decisions to be stored and acknowledges
+// their proposals; one not stored is redelivered (decided again: its deltas
+// are duplicates).
+func (p *promoter) acknowledge(ctx context.Context, cut []*pending, futures []jetstream.PubAckFuture) {
+	tctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
 	for i, pe := range cut {
 		ok := false
 		if f := futures[i]; f != nil {
@@ -245,18 +261,18 @@ func (p *promoter) writeCut(ctx context.Context, cut []*pending) bool {
 				ok = true
 			case err := <-f.Err():
 				p.log.Warn("memory promoter: recording a decision", "proposal", pe.prop.ID, "err", err)
-			case <-timeout.C:
-			case <-ctx.Done():
-				return true
+			case <-tctx.Done():
+				if ctx.Err() != nil {
+					return
+				}
 			}
 		}
 		if ok {
 			pe.m.Ack()
 		} else {
-			pe.m.NakWithDelay(time.Second) // decided again; its deltas are duplicates
+			pe.m.NakWithDelay(time.Second)
 		}
 	}
-	return true
 }
 
 // deferAll records that the proposals could not be decided now and has them
@@ -284,35 +300,47 @@ func (p *promoter) auditAsync(subj string, d Decision) (jetstream.PubAckFuture, 
 func trimKey(k string) string { return strings.TrimSpace(k) }
 
 // syncMirror brings the mirror to the stream's end: the records it lacks
-// come from the replica's journal file, then from the stream.
+// come from the replica's journal file, then from the stream (those go to
+// the replica's file too).
 func (p *promoter) syncMirror(ctx context.Context) error {
 	last, err := p.j.LastSeq(ctx)
 	if err != nil || last <= p.mir.Seq() {
 		return err
 	}
 	var batch []staging.Record
+	fromStream := false
 	feed := func(r staging.Record) error {
 		batch = append(batch, r)
 		if len(batch) >= 1000 {
-			err := p.mir.Apply(batch)
-			batch = batch[:0]
-			return err
+			return flushMirror(p, &batch, fromStream)
 		}
 		return nil
 	}
-	if p.st.JournalSeq() > p.mir.Seq() {
-		if err := p.st.ReadJournal(ctx, p.mir.Seq(), feed); err != nil {
+	if p.rep.seq() > p.mir.Seq() {
+		if err := p.rep.read(ctx, p.mir.Seq(), feed); err != nil {
 			return err
 		}
-		if err := p.mir.Apply(batch); err != nil {
+		if err := flushMirror(p, &batch, false); err != nil {
 			return err
 		}
-		batch = batch[:0]
 	}
 	if last > p.mir.Seq() {
+		fromStream = true
 		if err := p.j.Read(ctx, p.mir.Seq(), feed); err != nil {
 			return err
 		}
 	}
-	return p.mir.Apply(batch)
+	return flushMirror(p, &batch, fromStream)
+}
+
+// flushMirror applies a batch of records to the mirror (and, read from the
+// stream, hands them to the replica's file) and empties it.
+func flushMirror(p *promoter, batch *[]staging.Record, fromStream bool) error {
+	recs := *batch
+	err := p.mir.Apply(recs)
+	if fromStream {
+		p.rep.offer(slices.Clone(recs))
+	}
+	*batch = recs[:0]
+	return err
 }

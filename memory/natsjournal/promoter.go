@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -24,6 +25,15 @@ const leaseKey = "active"
 // them one after the other, in stream order, but writes their deltas and
 // decisions pipelined (batch.go).
 const promoterBatch = 1024
+
+// promoterInFlight is how many batches may await their decisions'
+// acknowledgements at once, and promoterAckPending how many proposals the
+// server delivers before it has their acks: enough for those batches and
+// the next pull.
+const (
+	promoterInFlight   = 4
+	promoterAckPending = (promoterInFlight + 2) * promoterBatch
+)
 
 // PromoterConfig configures RunPromoter.
 type PromoterConfig struct {
@@ -72,12 +82,13 @@ func RunPromoter(ctx context.Context, cfg PromoterConfig) error {
 	if err != nil {
 		return err
 	}
-	st, err := memory.Open(ctx, cfg.Dir, memory.Options{Journal: j, Logger: cfg.Logger})
+	defer j.Close()
+	rep, err := openReplica(ctx, cfg.Dir, j, cfg.Logger)
 	if err != nil {
-		return fmt.Errorf("natsjournal: the promoter's replica %s: %w", cfg.Dir, err)
+		return err
 	}
-	defer st.Close()
-	p := &promoter{cfg: cfg, j: j, st: st, log: cfg.Logger}
+	defer rep.close()
+	p := &promoter{cfg: cfg, j: j, rep: rep, log: cfg.Logger}
 	for ctx.Err() == nil {
 		if err := p.serve(ctx); err != nil && ctx.Err() == nil {
 			p.log.Warn("memory promoter: standing by", "id", cfg.ID, "err", err)
@@ -104,8 +115,12 @@ func sleep(ctx context.Context, d time.Duration) {
 type promoter struct {
 	cfg PromoterConfig
 	j   *Journal
-	st  *memory.Store
+	rep *replica
 	log *slog.Logger
+	// inflight bounds the batches awaiting their decisions' acks; finish
+	// waits for them when the lease ends.
+	inflight chan struct{}
+	finish   sync.WaitGroup
 	// mir is the state decisions are made on: the replica's records,
 	// rebuilt from its journal file each time the lease is taken, then fed
 	// the promoter's own deltas as they are stored (batch.go).
@@ -141,6 +156,8 @@ func (p *promoter) serve(ctx context.Context) error {
 	}
 	p.log.Info("memory promoter: active", "id", p.cfg.ID)
 	p.mir = memory.NewMirror()
+	p.rep.setFollowing(false)
+	defer p.rep.setFollowing(true)
 	lctx, lose := context.WithCancel(ctx)
 	renewed := make(chan struct{})
 	// Stopping lets the lease expire (after at most Lease): a standby takes
@@ -169,50 +186,52 @@ func (p *promoter) serve(ctx context.Context) error {
 	}()
 	rctx, cancel = context.WithTimeout(ctx, requestTimeout)
 	cons, err := js.CreateOrUpdateConsumer(rctx, p.cfg.Journal.eventsStream(), jetstream.ConsumerConfig{
-		Durable: "promoter", AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: promoterBatch,
+		Durable: "promoter", AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: promoterAckPending,
 		AckWait: max(5*time.Second, 2*p.cfg.Lease), DeliverPolicy: jetstream.DeliverAllPolicy})
 	cancel()
 	if err != nil {
 		return fmt.Errorf("the promoter consumer: %w", err)
 	}
+	// The consumer pulls continuously (the next pull is under way while a
+	// batch is decided); the callback hands each message to this loop.
+	in := make(chan jetstream.Msg, 2*promoterBatch)
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		select {
+		case in <- m:
+		case <-lctx.Done():
+		}
+	}, jetstream.PullMaxMessages(promoterBatch), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+		p.log.Debug("memory promoter: consuming", "err", err)
+	}))
+	if err != nil {
+		return fmt.Errorf("the promoter consumer: %w", err)
+	}
+	defer cc.Stop()
+	// Whatever has arrived is decided as one batch (one catch-up,
+	// pipelined deltas and decisions), so a backlog is taken promoterBatch
+	// at a time and a lone proposal waits for nothing. A batch's decisions
+	// are awaited, and its proposals acknowledged, while the next batch is
+	// decided (at most promoterInFlight batches at once).
+	p.inflight = make(chan struct{}, promoterInFlight)
+	defer p.finish.Wait()
 	for lctx.Err() == nil {
-		batch, err := cons.Fetch(promoterBatch, jetstream.FetchMaxWait(time.Second))
-		if err != nil {
-			if lctx.Err() != nil {
-				break
-			}
-			return err
-		}
-		if berr := batch.Error(); berr != nil && !errors.Is(berr, nats.ErrTimeout) {
-			p.log.Debug("memory promoter: fetch", "err", berr)
-		}
-		// Messages stream in as the server delivers them: whatever has
-		// arrived is decided as one batch (one catch-up, pipelined deltas and
-		// decisions), so a backlog is taken promoterBatch at a time and a
-		// lone proposal waits for nothing.
-		msgs := batch.Messages()
-		for open := true; open && lctx.Err() == nil; {
-			var got []jetstream.Msg
-			m, ok := <-msgs
-			if !ok {
-				break
-			}
+		var got []jetstream.Msg
+		select {
+		case <-lctx.Done():
+			continue
+		case m := <-in:
 			got = append(got, m)
-		gather:
-			for {
-				select {
-				case m, ok := <-msgs:
-					if !ok {
-						open = false
-						break gather
-					}
-					got = append(got, m)
-				default:
-					break gather
-				}
-			}
-			p.handleBatch(lctx, got)
 		}
+	gather:
+		for len(got) < promoterBatch {
+			select {
+			case m := <-in:
+				got = append(got, m)
+			default:
+				break gather
+			}
+		}
+		p.handleBatch(lctx, got)
 	}
 	if ctx.Err() == nil {
 		return errors.New("the lease was lost")

@@ -232,7 +232,7 @@ func rawPublishRate(t testing.TB, url string, n int) float64 {
 
 // promoterDrain publishes n one-entry proposals to a fresh promoted stream,
 // then starts a promoter and times it until every delta is stored.
-func promoterDrain(t *testing.T, url string, n int) (time.Duration, int) {
+func promoterDrain(t testing.TB, url string, n int) (time.Duration, int) {
 	t.Helper()
 	ctx := context.Background()
 	u := url + "?stream=DRAIN&subject=drain"
@@ -252,6 +252,7 @@ func promoterDrain(t *testing.T, url string, n int) (time.Duration, int) {
 			Entries: []wire{{V: 1, TS: now, Kind: memory.KindUpsert, Payload: pl}}})
 		m := nats.NewMsg(j.cfg.eventsSubject())
 		m.Data = body
+		m.Header.Set(jetstream.MsgIDHeader, proposalID([]string{id})) // as propose sends it
 		if _, err := j.js.PublishMsgAsync(m); err != nil {
 			t.Fatal(err)
 		}
