@@ -3,6 +3,7 @@ package natsjournal
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -46,7 +47,22 @@ type pending struct {
 }
 
 // handleBatch decides the proposals of msgs, in order.
+//
+// A proposal's message id is its id (propose sets it), which names the
+// subject of its decision: the lookup of decisions already recorded and the
+// mirror's catch-up both start before the batch is decoded, and run while it
+// is.
 func (p *promoter) handleBatch(ctx context.Context, msgs []jetstream.Msg) {
+	var early []string
+	for _, m := range msgs {
+		if id := m.Headers().Get(jetstream.MsgIDHeader); id != "" {
+			early = append(early, p.cfg.Journal.auditSubject(id))
+		}
+	}
+	looked := make(chan map[string]bool, 1)
+	go func() { looked <- p.decided(ctx, early) }()
+	synced := make(chan error, 1)
+	go func() { synced <- p.syncMirror(ctx) }()
 	var todo []*pending
 	for _, m := range msgs {
 		var prop proposal
@@ -57,10 +73,15 @@ func (p *promoter) handleBatch(ctx context.Context, msgs []jetstream.Msg) {
 		}
 		todo = append(todo, &pending{m: m, prop: prop, subj: p.cfg.Journal.auditSubject(prop.ID)})
 	}
-	todo = p.undecided(ctx, todo)
-	for len(todo) > 0 && ctx.Err() == nil {
-		if err := p.syncMirror(ctx); err != nil {
-			p.deferAll(ctx, todo, "catching up with the journal: "+err.Error())
+	done := <-looked
+	syncErr := <-synced
+	todo = p.undecided(ctx, todo, done)
+	for first := true; len(todo) > 0 && ctx.Err() == nil; first = false {
+		if !first {
+			syncErr = p.syncMirror(ctx)
+		}
+		if syncErr != nil {
+			p.deferAll(ctx, todo, "catching up with the journal: "+syncErr.Error())
 			return
 		}
 		n := p.decideCut(ctx, todo)
@@ -73,53 +94,81 @@ func (p *promoter) handleBatch(ctx context.Context, msgs []jetstream.Msg) {
 }
 
 // undecided acknowledges the proposals whose decision is recorded already
-// and returns the others. The decisions are looked up with one batched
-// direct get (multi_last) for the whole batch; if that fails, one by one,
-// concurrently.
-func (p *promoter) undecided(ctx context.Context, todo []*pending) []*pending {
-	done := make([]bool, len(todo))
-	subjs := make([]string, len(todo))
-	for i, pe := range todo {
-		subjs[i] = pe.subj
+// and returns the others. done holds the subjects looked up already (true:
+// decided); the others are looked up now.
+func (p *promoter) undecided(ctx context.Context, todo []*pending, done map[string]bool) []*pending {
+	var rest []string
+	for _, pe := range todo {
+		if _, ok := done[pe.subj]; !ok {
+			rest = append(rest, pe.subj)
+		}
 	}
-	if found, err := p.j.lastAudits(ctx, subjs); err == nil {
-		for i, pe := range todo {
-			if data, ok := found[pe.subj]; ok {
-				var d Decision
-				done[i] = json.Unmarshal(data, &d) == nil && d.Decision != DecisionDefer
-			}
+	if len(rest) > 0 {
+		for subj, d := range p.decided(ctx, rest) {
+			done[subj] = d
 		}
-	} else {
-		p.log.Debug("memory promoter: batched decision lookup", "err", err)
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, lookupParallel)
-		for i, pe := range todo {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer wg.Done()
-				defer func() { <-sem }()
-				rctx, cancel := context.WithTimeout(ctx, requestTimeout)
-				prev, err := p.j.lastAudit(rctx, pe.subj)
-				cancel()
-				if err != nil {
-					return
-				}
-				var d Decision
-				done[i] = json.Unmarshal(prev.Data, &d) == nil && d.Decision != DecisionDefer
-			}()
-		}
-		wg.Wait()
 	}
 	var out []*pending
-	for i, pe := range todo {
-		if done[i] {
+	for _, pe := range todo {
+		if done[pe.subj] {
 			pe.m.Ack() // decided before (by a promoter that died before its ack)
 			continue
 		}
 		out = append(out, pe)
 	}
 	return out
+}
+
+// decided looks up the decisions on subjs: for each subject looked up, true
+// if a decision other than defer is recorded (a subject whose lookup failed
+// is absent). One batched direct get (multi_last) for them all; if that
+// fails, one by one, concurrently.
+func (p *promoter) decided(ctx context.Context, subjs []string) map[string]bool {
+	done := make(map[string]bool, len(subjs))
+	if len(subjs) == 0 {
+		return done
+	}
+	isDecided := func(data []byte) bool {
+		var d Decision
+		return json.Unmarshal(data, &d) == nil && d.Decision != DecisionDefer
+	}
+	if found, err := p.j.lastAudits(ctx, subjs); err == nil {
+		for _, subj := range subjs {
+			data, ok := found[subj]
+			done[subj] = ok && isDecided(data)
+		}
+		return done
+	} else {
+		p.log.Debug("memory promoter: batched decision lookup", "err", err)
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, lookupParallel)
+	for _, subj := range subjs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+			prev, err := p.j.lastAudit(rctx, subj)
+			cancel()
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				mu.Lock()
+				done[subj] = false
+				mu.Unlock()
+				return
+			}
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			done[subj] = isDecided(prev.Data)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return done
 }
 
 // decideCut decides todo's proposals until one conflicts with an earlier one
