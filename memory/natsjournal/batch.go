@@ -44,6 +44,28 @@ type pending struct {
 	d       Decision
 	entries []staging.Entry
 	ids     []string
+	// ups are the proposal's upserts, decoded once (nil for another kind,
+	// or one that does not decode); names are the records its written
+	// entries name.
+	ups   []*memory.UpsertEvent
+	names []string
+}
+
+// decodeUpserts decodes the proposal's upserts once, for refs and decide.
+func (pe *pending) decodeUpserts() {
+	if pe.ups != nil {
+		return
+	}
+	pe.ups = make([]*memory.UpsertEvent, len(pe.prop.Entries))
+	for i, w := range pe.prop.Entries {
+		if w.Kind != memory.KindUpsert {
+			continue
+		}
+		var u memory.UpsertEvent
+		if json.Unmarshal(w.Payload, &u) == nil {
+			pe.ups[i] = &u
+		}
+	}
 }
 
 // handleBatch decides the proposals of msgs, in order.
@@ -176,7 +198,7 @@ func (p *promoter) decided(ctx context.Context, subjs []string) map[string]bool 
 func (p *promoter) decideCut(ctx context.Context, todo []*pending) int {
 	ids, keys := map[string]bool{}, map[[2]string]bool{}
 	for n, pe := range todo {
-		rid, rkeys := p.refs(ctx, pe.prop)
+		rid, rkeys := p.refs(pe)
 		if n > 0 && (anyIn(rid, ids) || anyIn(rkeys, keys)) {
 			return n
 		}
@@ -186,14 +208,10 @@ func (p *promoter) decideCut(ctx context.Context, todo []*pending) int {
 		for _, k := range rkeys {
 			keys[k] = true
 		}
-		pe.d, pe.entries, pe.ids = p.decide(ctx, pe.prop)
+		p.decide(pe)
 		// An override moves an entry onto the key's holder: it names it too.
-		for _, e := range pe.entries {
-			if raw, ok := e.Payload.(json.RawMessage); ok {
-				for _, id := range memory.EventRefs(raw) {
-					ids[id] = true
-				}
-			}
+		for _, id := range pe.names {
+			ids[id] = true
 		}
 	}
 	return len(todo)
@@ -211,18 +229,23 @@ func anyIn[K comparable](xs []K, set map[K]bool) bool {
 // refs are the records and (area, key) pairs a proposal's decision reads:
 // the records its entries name, the holders of the keys its upserts take,
 // and the keys those records hold now.
-func (p *promoter) refs(ctx context.Context, prop proposal) ([]string, [][2]string) {
+func (p *promoter) refs(pe *pending) ([]string, [][2]string) {
+	pe.decodeUpserts()
 	var ids []string
 	var keys [][2]string
-	for _, w := range prop.Entries {
-		ids = append(ids, memory.EventRefs(w.Payload)...)
-		if w.Kind == memory.KindUpsert {
-			var u memory.UpsertEvent
-			if json.Unmarshal(w.Payload, &u) == nil && u.Key != "" {
-				keys = append(keys, [2]string{u.Area, trimKey(u.Key)})
-				if h, ok := p.mir.ByKey(u.Area, trimKey(u.Key)); ok {
-					ids = append(ids, h.ID)
-				}
+	for i, w := range pe.prop.Entries {
+		u := pe.ups[i]
+		if u == nil {
+			ids = append(ids, memory.EventRefs(w.Payload)...)
+			continue
+		}
+		if u.ID != "" {
+			ids = append(ids, u.ID)
+		}
+		if k := trimKey(u.Key); k != "" {
+			keys = append(keys, [2]string{u.Area, k})
+			if h, ok := p.mir.ByKey(u.Area, k); ok {
+				ids = append(ids, h.ID)
 			}
 		}
 	}

@@ -258,53 +258,61 @@ func (p *promoter) audit(ctx context.Context, subj string, d Decision) error {
 }
 
 // decide canonicalises the proposal's entries and checks them against the
-// state: the entries to write (with their ids), and the decision, whose Seqs
-// hold 1<<63 for each entry to write (filled in once written) and 0 for one
-// dropped as a duplicate.
-func (p *promoter) decide(ctx context.Context, prop proposal) (Decision, []staging.Entry, []string) {
+// state: it sets the entries to write (with their ids and the records they
+// name), and the decision, whose Seqs hold 1<<63 for each entry to write
+// (filled in once written) and 0 for one dropped as a duplicate.
+func (p *promoter) decide(pe *pending) {
+	pe.decodeUpserts()
+	prop := pe.prop
 	d := Decision{Proposal: prop.ID, Decision: DecisionPromote, Seqs: make([]uint64, len(prop.Entries)), Payloads: make([]json.RawMessage, len(prop.Entries))}
 	var entries []staging.Entry
-	var ids []string
+	var ids, names []string
 	var reasons []string
 	for i, w := range prop.Entries {
 		payload := w.Payload
 		keep := true
-		if w.Kind == memory.KindUpsert {
-			var u memory.UpsertEvent
-			if err := json.Unmarshal(w.Payload, &u); err == nil {
-				u.Key = strings.TrimSpace(u.Key)
-				u.Tags = canonicalTags(u.Tags)
-				if u.Key != "" {
-					if holder, ok := p.mir.ByKey(u.Area, u.Key); ok && holder.ID != u.ID {
-						reasons = append(reasons, fmt.Sprintf("entry %d: key %q in area %s belongs to record %s: %s is written to it", i+1, u.Key, u.Area, holder.ID, u.ID))
-						u.ID = holder.ID
-						d.Decision = DecisionOverride
-					}
-				}
-				if cur, ok := p.mir.Get(u.ID); ok && sameContent(cur, u) {
-					keep = false
-					reasons = append(reasons, fmt.Sprintf("entry %d: record %s already holds this", i+1, u.ID))
-				}
-				if b, err := staging.EncodePayload(u); err == nil {
-					payload = b
+		var named []string
+		if pu := pe.ups[i]; pu != nil {
+			u := *pu
+			u.Key = strings.TrimSpace(u.Key)
+			u.Tags = canonicalTags(u.Tags)
+			if u.Key != "" {
+				if holder, ok := p.mir.ByKey(u.Area, u.Key); ok && holder.ID != u.ID {
+					reasons = append(reasons, fmt.Sprintf("entry %d: key %q in area %s belongs to record %s: %s is written to it", i+1, u.Key, u.Area, holder.ID, u.ID))
+					u.ID = holder.ID
+					d.Decision = DecisionOverride
 				}
 			}
+			if cur, ok := p.mir.Get(u.ID); ok && sameContent(cur, u) {
+				keep = false
+				reasons = append(reasons, fmt.Sprintf("entry %d: record %s already holds this", i+1, u.ID))
+			}
+			if b, err := staging.EncodePayload(u); err == nil {
+				payload = b
+			}
+			if u.ID != "" {
+				named = []string{u.ID}
+			}
+		} else {
+			named = memory.EventRefs(payload)
 		}
 		d.Payloads[i] = payload
 		if keep {
 			d.Seqs[i] = 1 << 63
 			entries = append(entries, staging.Entry{Kind: w.Kind, Session: w.Session, TS: w.TS, Payload: json.RawMessage(payload)})
 			ids = append(ids, prop.MsgIDs[i])
+			names = append(names, named...)
 		}
 	}
 	if err := p.mir.Check(entries); err != nil {
-		return Decision{Proposal: prop.ID, Decision: DecisionSkip, Invalid: err.Error(), Seqs: d.Seqs, Payloads: d.Payloads}, nil, nil
+		pe.d, pe.entries, pe.ids, pe.names = Decision{Proposal: prop.ID, Decision: DecisionSkip, Invalid: err.Error(), Seqs: d.Seqs, Payloads: d.Payloads}, nil, nil, nil
+		return
 	}
 	if len(entries) == 0 {
 		d.Decision = DecisionSkip
 	}
 	d.Reason = strings.Join(reasons, "; ")
-	return d, entries, ids
+	pe.d, pe.entries, pe.ids, pe.names = d, entries, ids, names
 }
 
 func canonicalTags(tags []string) []string {
