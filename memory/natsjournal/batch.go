@@ -68,13 +68,20 @@ func (pe *pending) decodeUpserts() {
 	}
 }
 
-// handleBatch decides the proposals of msgs, in order.
-//
-// A proposal's message id is its id (propose sets it), which names the
-// subject of its decision: the lookup of decisions already recorded and the
-// mirror's catch-up both start before the batch is decoded, and run while it
-// is.
-func (p *promoter) handleBatch(ctx context.Context, msgs []jetstream.Msg) {
+// prepared is a batch decoded, and its recorded decisions looked up, in the
+// background: while the batch before it is decided and written.
+type prepared struct {
+	ready chan struct{}
+	todo  []*pending
+	done  map[string]bool
+}
+
+// prepare decodes msgs and looks up the decisions already recorded on them,
+// in the background. A proposal's message id is its id (propose sets it),
+// which names the subject of its decision: the lookup starts before the
+// batch is decoded and runs while it is.
+func (p *promoter) prepare(ctx context.Context, msgs []jetstream.Msg) *prepared {
+	pr := &prepared{ready: make(chan struct{})}
 	var early []string
 	for _, m := range msgs {
 		if id := m.Headers().Get(jetstream.MsgIDHeader); id != "" {
@@ -83,21 +90,30 @@ func (p *promoter) handleBatch(ctx context.Context, msgs []jetstream.Msg) {
 	}
 	looked := make(chan map[string]bool, 1)
 	go func() { looked <- p.decided(ctx, early) }()
+	go func() {
+		defer close(pr.ready)
+		for _, m := range msgs {
+			var prop proposal
+			if err := json.Unmarshal(m.Data(), &prop); err != nil || prop.ID == "" || len(prop.Entries) != len(prop.MsgIDs) {
+				p.log.Warn("memory promoter: dropping a proposal that does not decode", "err", err)
+				m.Term()
+				continue
+			}
+			pr.todo = append(pr.todo, &pending{m: m, prop: prop, subj: p.cfg.Journal.auditSubject(prop.ID)})
+		}
+		pr.done = <-looked
+	}()
+	return pr
+}
+
+// handleBatch decides the proposals of a prepared batch, in order; the
+// mirror's catch-up runs while the batch's preparation ends.
+func (p *promoter) handleBatch(ctx context.Context, pr *prepared) {
 	synced := make(chan error, 1)
 	go func() { synced <- p.syncMirror(ctx) }()
-	var todo []*pending
-	for _, m := range msgs {
-		var prop proposal
-		if err := json.Unmarshal(m.Data(), &prop); err != nil || prop.ID == "" || len(prop.Entries) != len(prop.MsgIDs) {
-			p.log.Warn("memory promoter: dropping a proposal that does not decode", "err", err)
-			m.Term()
-			continue
-		}
-		todo = append(todo, &pending{m: m, prop: prop, subj: p.cfg.Journal.auditSubject(prop.ID)})
-	}
-	done := <-looked
+	<-pr.ready
 	syncErr := <-synced
-	todo = p.undecided(ctx, todo, done)
+	todo := p.undecided(ctx, pr.todo, pr.done)
 	for first := true; len(todo) > 0 && ctx.Err() == nil; first = false {
 		if !first {
 			syncErr = p.syncMirror(ctx)

@@ -209,29 +209,48 @@ func (p *promoter) serve(ctx context.Context) error {
 	defer cc.Stop()
 	// Whatever has arrived is decided as one batch (one catch-up,
 	// pipelined deltas and decisions), so a backlog is taken promoterBatch
-	// at a time and a lone proposal waits for nothing. A batch's decisions
-	// are awaited, and its proposals acknowledged, while the next batch is
-	// decided (at most promoterInFlight batches at once).
+	// at a time and a lone proposal waits for nothing. The next batch, if
+	// its messages are here, is decoded and its recorded decisions looked up
+	// while this one is decided; a batch's decisions are awaited, and its
+	// proposals acknowledged, while the next is decided (at most
+	// promoterInFlight batches at once).
 	p.inflight = make(chan struct{}, promoterInFlight)
 	defer p.finish.Wait()
-	for lctx.Err() == nil {
+	gather := func(wait bool) []jetstream.Msg {
 		var got []jetstream.Msg
-		select {
-		case <-lctx.Done():
-			continue
-		case m := <-in:
-			got = append(got, m)
+		if wait {
+			select {
+			case <-lctx.Done():
+				return nil
+			case m := <-in:
+				got = append(got, m)
+			}
 		}
-	gather:
 		for len(got) < promoterBatch {
 			select {
 			case m := <-in:
 				got = append(got, m)
 			default:
-				break gather
+				return got
 			}
 		}
-		p.handleBatch(lctx, got)
+		return got
+	}
+	var next *prepared
+	for lctx.Err() == nil {
+		cur := next
+		if cur == nil {
+			got := gather(true)
+			if len(got) == 0 {
+				continue
+			}
+			cur = p.prepare(lctx, got)
+		}
+		next = nil
+		if got := gather(false); len(got) > 0 {
+			next = p.prepare(lctx, got)
+		}
+		p.handleBatch(lctx, cur)
 	}
 	if ctx.Err() == nil {
 		return errors.New("the lease was lost")
