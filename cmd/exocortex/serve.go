@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/extensions/builtin"
 	"github.com/exocortex/exocortex/internal/procstat"
 	"github.com/exocortex/exocortex/sdk"
@@ -42,7 +43,7 @@ profile of its whole life to DIR/NAME-PID.pprof (read it with go tool pprof),
 and its CPU time (user and system, ms) at Close to DIR/NAME-PID.cpu.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, ok := builtin.Plugin(cmd.Context(), args[0], mcpSecrets(takeMCPEnvSecrets()))
+			p, ok := builtin.Plugin(cmd.Context(), args[0], mcpSecrets(config.Home, takeMCPEnvSecrets()))
 			if !ok {
 				return fmt.Errorf("no built-in plugin %q (have: %s)", args[0], strings.Join(builtin.Names(), ", "))
 			}

@@ -86,12 +86,17 @@ const Version = "0.1.0"
 // them (settings from its environment, logs to its stderr). Building them
 // starts nothing: the tools load their configuration and start shells on
 // first use.
-func Plugins() map[string]sdk.Plugin { return PluginsFor(os.Getenv, nil) }
+func Plugins() map[string]sdk.Plugin { return PluginsFor(os.Environ(), nil) }
 
-// PluginsFor is Plugins for plugins served inside the host (InProcess):
-// getenv reads the environment the host would have given the plugin's
-// process, and the plugins' logs go to stderr (nil: the process's stderr).
-func PluginsFor(getenv func(string) string, stderr io.Writer) map[string]sdk.Plugin {
+// PluginsFor is Plugins for plugins served inside the host (InProcess): env
+// is the environment the host would have given the plugin's process
+// (KEY=VALUE lines: the host's less the secrets' variables, and the plugin
+// settings), read for the settings and given, explicitly, to every process
+// a plugin starts (code_execution's shells, the data tools' scripts, the
+// command hooks, the sandbox's probe), so none sees what the host keeps from
+// its plugins; the plugins' logs go to stderr (nil: the process's stderr).
+func PluginsFor(env []string, stderr io.Writer) map[string]sdk.Plugin {
+	getenv := Getenv(env)
 	// The tools' settings the host sends (toolsettings), read once per
 	// plugin process, on first use.
 	sent := sync.OnceValues(func() (toolsettings.Tools, error) { return toolsettings.FromEnv(getenv) })
@@ -110,9 +115,9 @@ func PluginsFor(getenv func(string) string, stderr io.Writer) map[string]sdk.Plu
 		}
 		return t.Home, err
 	}
-	data := datatools.New(dataSettings)
+	data := datatools.New(dataSettings).WithEnv(env)
 	memTools := memorytools.New(home)
-	probe := sync.OnceValue(func() sandbox.Status { return sandbox.Probe("") })
+	probe := sync.OnceValue(func() sandbox.Status { return sandbox.ProbeEnv("", env) })
 	bounds := func() (boundary.Bounds, error) {
 		c, err := codeSettings()
 		if err != nil {
@@ -145,7 +150,9 @@ func PluginsFor(getenv func(string) string, stderr io.Writer) map[string]sdk.Plu
 		}
 		return *t.Recall
 	}}
-	shells := codeexec.New(codeSettings)
+	shells := codeexec.New(codeSettings).WithEnv(env)
+	hooks := cmdhooks.FromEnv(getenv)
+	hooks.Environ = env
 	return map[string]sdk.Plugin{
 		"agent-tools": {
 			Name: "agent-tools", Version: Version,
@@ -210,7 +217,7 @@ func PluginsFor(getenv func(string) string, stderr io.Writer) map[string]sdk.Plu
 		MCPPlugin: mcpPlugin(mcpclient.Connect(context.Background(), nil, mcpclient.Options{})),
 		// The command hooks of Claude Code, Gemini CLI and Codex
 		// (extensions/cmdhooks), read from the files the host names.
-		cmdhooks.PluginName: cmdhooks.FromEnv(getenv).Plugin(Version),
+		cmdhooks.PluginName: hooks.Plugin(Version),
 		"cognition": {
 			Name: "cognition", Version: Version,
 			Extensions: []sdk.Extension{
