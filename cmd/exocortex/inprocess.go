@@ -32,7 +32,7 @@ func (a *app) inProcessBuiltins() map[string]host.InProcessServer {
 			continue
 		}
 		out[name] = func(ctx context.Context, env []string, stderr io.Writer) (*plugin.ReattachConfig, <-chan struct{}, error) {
-			p, ok := builtin.PluginsFor(env, stderr)[name]
+			p, ok := builtin.PluginFor(name, env, stderr)
 			if !ok {
 				return nil, nil, fmt.Errorf("no built-in plugin %q to serve in process", name)
 			}

@@ -46,8 +46,7 @@ func mcpPlugin(set *mcpclient.Set) sdk.Plugin {
 // so).
 func Plugin(ctx context.Context, name string, secrets func(string) (string, error)) (sdk.Plugin, bool) {
 	if name != MCPPlugin {
-		p, ok := Plugins()[name]
-		return p, ok
+		return PluginFor(name, os.Environ(), nil)
 	}
 	return MCPPluginFor(ctx, os.Environ(), "", nil, secrets), true
 }
