@@ -21,7 +21,9 @@ import (
 // DIR/NAME-PID.pprof, for `go tool pprof`, and its CPU time at Close to
 // DIR/NAME-PID.cpu. A diagnostic (docs/perf/memory.md,
 // "Where a `run -p` at 100k spends its time"); the host passes its environment
-// to the plugins it starts, so setting it for `exocortex run` profiles them all.
+// to the plugins it starts, so setting it for `exocortex run` profiles every
+// plugin process (the built-ins served in the host's process, the default,
+// are in the host's own profile: EXOCORTEX_CPUPROFILE).
 const PluginCPUProfileEnv = "EXOCORTEX_PLUGIN_CPUPROFILE"
 
 // newPluginServeCmd is how the host starts a built-in plugin: this binary,
