@@ -17,9 +17,10 @@ import (
 
 // TestBuiltinsInProcessSameSession runs one scripted session (the e2e script:
 // tools, a third-party plugin that crashes once, history compression, the
-// memory extensions writing) twice, once with the built-ins cognition,
-// memory-tools, safety and supervision served in the host's process (the default)
-// and once with every built-in in a process of its own
+// memory extensions writing) twice, once with every built-in (agent-tools,
+// cognition, command-hooks, mcp-servers, memory-tools, safety, supervision)
+// served in the host's process (the default) and once with every built-in
+// in a process of its own
 // (builtin_plugins_in_process: false): every hook call (hook, extension,
 // plugin, order, keys read and written, error), every request sent to the
 // model and the answer must be the same, and `plugins status` must show the
@@ -90,8 +91,18 @@ func TestBuiltinsInProcessSameSession(t *testing.T) {
 		runs[mode.name] = r
 	}
 	a, b := runs["in-process"], runs["processes"]
-	if a.requests == "" || !strings.Contains(a.hooks, " memory-tools ") || !strings.Contains(a.hooks, " cognition ") || !strings.Contains(a.hooks, " supervision ") {
-		t.Fatalf("the in-process run recorded no requests, or no calls of the in-process built-ins:\n%s", a.hooks)
+	if a.requests == "" {
+		t.Fatalf("the in-process run recorded no requests")
+	}
+	// Every built-in's hooks ran (agent-tools has tools only: its results
+	// are in the requests, text_editor's among them).
+	for _, p := range []string{"memory-tools", "cognition", "supervision", "safety", "command-hooks", "mcp-servers"} {
+		if !strings.Contains(a.hooks, " "+p+" ") {
+			t.Fatalf("the in-process run recorded no call of the built-in %s:\n%s", p, a.hooks)
+		}
+	}
+	if !strings.Contains(a.requests, "remember the milk") {
+		t.Fatalf("the in-process run's requests hold no text_editor result (agent-tools):\n%s", a.requests)
 	}
 	for _, c := range []struct{ what, in, out string }{
 		{"hook calls", a.hooks, b.hooks}, {"requests", a.requests, b.requests},
