@@ -3,10 +3,13 @@ package sdk
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
@@ -31,6 +34,10 @@ import (
 // snapshot is the request as received, for requestChangedSince.
 type snapshot struct {
 	raw []byte
+	// custom is the context's custom_data, encoded apart (customBytes): a map
+	// of messages, whose deterministic encoding by reflection cost more than
+	// the rest of the request together. raw is then the request without it.
+	custom []byte
 	// copy is a cloned message, taken only if the request could not be
 	// encoded (not valid UTF-8 in a string field: gRPC's decoder lets none in).
 	copy proto.Message
@@ -40,11 +47,91 @@ var deterministic = proto.MarshalOptions{Deterministic: true}
 
 // takeSnapshot records req before its handler runs.
 func takeSnapshot(req proto.Message) snapshot {
-	raw, err := deterministic.Marshal(req)
+	raw, custom, err := encodeRequest(req)
 	if err != nil {
 		return snapshot{copy: proto.Clone(req)}
 	}
-	return snapshot{raw: raw}
+	return snapshot{raw: raw, custom: custom}
+}
+
+// encodeRequest is req's deterministic encoding with the context's custom_data
+// left out, and custom_data encoded by customBytes (nil when the request has no
+// context). Nothing of req is written: the encoding is of a shallow copy.
+func encodeRequest(req proto.Message) (raw, custom []byte, err error) {
+	rm := req.ProtoReflect()
+	callFd := rm.Descriptor().Fields().ByName("call")
+	if callFd == nil || callFd.Message() == nil || !rm.Has(callFd) {
+		raw, err = deterministic.Marshal(req)
+		return raw, nil, err
+	}
+	hc, ok := rm.Get(callFd).Message().Interface().(*exocortexv1.HookCall)
+	if !ok || hc.GetContext() == nil {
+		raw, err = deterministic.Marshal(req)
+		return raw, nil, err
+	}
+	cm := hc.GetContext().ProtoReflect()
+	cdFd := cm.Descriptor().Fields().ByName("custom_data")
+	custom, err = customBytes(hc.GetContext().GetCustomData())
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx := shallowWithout(cm, cdFd)
+	call := shallowWithout(hc.ProtoReflect(), nil)
+	call.Set(call.Descriptor().Fields().ByName("context"), protoreflect.ValueOfMessage(ctx))
+	top := shallowWithout(rm, nil)
+	top.Set(callFd, protoreflect.ValueOfMessage(call))
+	raw, err = deterministic.Marshal(top.Interface())
+	return raw, custom, err
+}
+
+// shallowWithout is a new message of m's type holding m's fields but skip (nil:
+// all of them) and its unknown fields, sharing their values with m.
+func shallowWithout(m protoreflect.Message, skip protoreflect.FieldDescriptor) protoreflect.Message {
+	out := m.New()
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if fd != skip {
+			out.Set(fd, v)
+		}
+		return true
+	})
+	if u := m.GetUnknown(); len(u) > 0 {
+		out.SetUnknown(u)
+	}
+	return out
+}
+
+// customBytes encodes a context's custom_data so that two equal Structs give
+// equal bytes and unequal ones different bytes: whether it is set, the number
+// of entries, each entry in key order as the key and the value's deterministic
+// encoding (a number, string or bool encodes without a map), then the Struct's
+// unknown fields; keys and encodings length-prefixed.
+func customBytes(s *structpb.Struct) ([]byte, error) {
+	if s == nil {
+		return []byte{0}, nil
+	}
+	out := []byte{1}
+	keys := make([]string, 0, len(s.GetFields()))
+	for k := range s.GetFields() {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out = protowire.AppendVarint(out, uint64(len(keys)))
+	for _, k := range keys {
+		v := s.GetFields()[k]
+		out = protowire.AppendString(out, k)
+		if v == nil {
+			// A nil entry encodes as an empty Value, yet it is not one here.
+			out = protowire.AppendVarint(out, 0)
+			continue
+		}
+		b, err := deterministic.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("custom_data[%q]: %w", k, err)
+		}
+		out = protowire.AppendVarint(out, 1)
+		out = protowire.AppendBytes(out, b)
+	}
+	return protowire.AppendBytes(out, s.ProtoReflect().GetUnknown()), nil
 }
 
 // requestChangedSince is requestChange against the request as s recorded it.
@@ -52,15 +139,74 @@ func requestChangedSince(s snapshot, after proto.Message) (string, protoreflect.
 	if s.copy != nil {
 		return requestChange(s.copy, after)
 	}
-	now, err := deterministic.Marshal(after)
-	if err == nil && bytes.Equal(now, s.raw) {
+	now, custom, err := encodeRequest(after)
+	if err == nil && bytes.Equal(now, s.raw) && bytes.Equal(custom, s.custom) {
 		return "", nil
 	}
 	before := after.ProtoReflect().New().Interface()
 	if err := (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(s.raw, before); err != nil {
 		return "(the request as received could not be read back: " + err.Error() + ")", nil
 	}
-	return requestChange(before, after)
+	if s.custom != nil {
+		cd, err := customStruct(s.custom)
+		if err != nil {
+			return "(the request as received could not be read back: " + err.Error() + ")", nil
+		}
+		before.ProtoReflect().Get(before.ProtoReflect().Descriptor().Fields().ByName("call")).Message().Interface().(*exocortexv1.HookCall).GetContext().CustomData = cd
+	}
+	path, top := requestChange(before, after)
+	if path == "" {
+		// The encodings differ but the messages are equal: a nil entry in
+		// custom_data's map became an empty Value, or the other way round.
+		return "call.context.custom_data", before.ProtoReflect().Descriptor().Fields().ByName("call")
+	}
+	return path, top
+}
+
+// customStruct decodes customBytes' encoding.
+func customStruct(b []byte) (*structpb.Struct, error) {
+	if len(b) == 0 || b[0] == 0 {
+		return nil, nil
+	}
+	count, n := protowire.ConsumeVarint(b[1:])
+	if n < 0 {
+		return nil, protowire.ParseError(n)
+	}
+	b = b[1+n:]
+	s := &structpb.Struct{Fields: map[string]*structpb.Value{}}
+	for range count {
+		k, n := protowire.ConsumeString(b)
+		if n < 0 {
+			return nil, protowire.ParseError(n)
+		}
+		set, m := protowire.ConsumeVarint(b[n:])
+		if m < 0 {
+			return nil, protowire.ParseError(m)
+		}
+		b = b[n+m:]
+		if set == 0 {
+			s.Fields[k] = nil
+			continue
+		}
+		raw, n := protowire.ConsumeBytes(b)
+		if n < 0 {
+			return nil, protowire.ParseError(n)
+		}
+		b = b[n:]
+		v := &structpb.Value{}
+		if err := (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(raw, v); err != nil {
+			return nil, fmt.Errorf("custom_data[%q]: %w", k, err)
+		}
+		s.Fields[k] = v
+	}
+	unknown, n := protowire.ConsumeBytes(b)
+	if n < 0 {
+		return nil, protowire.ParseError(n)
+	}
+	if len(unknown) > 0 {
+		s.ProtoReflect().SetUnknown(unknown)
+	}
+	return s, nil
 }
 
 // requestChange compares a request after its handler ran with the copy taken

@@ -137,6 +137,27 @@ func TestSnapshotSeesEveryChange(t *testing.T) {
 		{"map entry added", func(r *exocortexv1.MessageLoopEndRequest) {
 			r.Call.Context.CustomData.Fields["e"] = structpb.NewBoolValue(true)
 		}, "call.context.custom_data.fields"},
+		{"map entry deleted", func(r *exocortexv1.MessageLoopEndRequest) {
+			delete(r.Call.Context.CustomData.Fields, "a")
+		}, "call.context.custom_data.fields"},
+		{"map value changed in place", func(r *exocortexv1.MessageLoopEndRequest) {
+			r.Call.Context.CustomData.Fields["c"].Kind = &structpb.Value_StringValue{StringValue: "y"}
+		}, "call.context.custom_data.fields"},
+		{"map value nested", func(r *exocortexv1.MessageLoopEndRequest) {
+			r.Call.Context.CustomData.Fields["c"] = structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{"z": structpb.NewNullValue()}})
+		}, "call.context.custom_data.fields"},
+		{"map value unknown fields", func(r *exocortexv1.MessageLoopEndRequest) {
+			r.Call.Context.CustomData.Fields["a"].ProtoReflect().SetUnknown(protoreflect.RawFields{0xf8, 0x01, 0x01})
+		}, "call.context.custom_data.fields"},
+		{"custom_data unknown fields", func(r *exocortexv1.MessageLoopEndRequest) {
+			r.Call.Context.CustomData.ProtoReflect().SetUnknown(protoreflect.RawFields{0xf8, 0x01, 0x01})
+		}, "call.context.custom_data"},
+		{"custom_data emptied", func(r *exocortexv1.MessageLoopEndRequest) {
+			r.Call.Context.CustomData = &structpb.Struct{}
+		}, "call.context.custom_data.fields"},
+		{"custom_data removed", func(r *exocortexv1.MessageLoopEndRequest) { r.Call.Context.CustomData = nil }, "call.context.custom_data"},
+		{"context removed", func(r *exocortexv1.MessageLoopEndRequest) { r.Call.Context = nil }, "call.context"},
+		{"context field beside custom_data", func(r *exocortexv1.MessageLoopEndRequest) { r.Call.Context.Iteration++ }, "call.context.iteration"},
 		{"state value", func(r *exocortexv1.MessageLoopEndRequest) { r.Call.State[0].Value.Value = []byte{8, 1} }, "call.state[0].value.value"},
 		{"unknown fields", func(r *exocortexv1.MessageLoopEndRequest) {
 			r.ProtoReflect().SetUnknown(protoreflect.RawFields{0xf8, 0x01, 0x01})
