@@ -3,6 +3,8 @@ package sdk
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"math"
 	"slices"
 	"strings"
 
@@ -56,83 +58,97 @@ func takeSnapshot(req proto.Message) snapshot {
 
 // encodeRequest is req's deterministic encoding with the context's custom_data
 // left out, and custom_data encoded by customBytes (nil when the request has no
-// context). Nothing of req is written: the encoding is of a shallow copy.
+// context). The field is taken out of the context for the encoding and put
+// back: encodeRequest runs before the handler and after it returned, when
+// nothing else holds the request (a handler runs in the goroutine that called
+// it, and the request is its own copy).
 func encodeRequest(req proto.Message) (raw, custom []byte, err error) {
-	rm := req.ProtoReflect()
-	callFd := rm.Descriptor().Fields().ByName("call")
-	if callFd == nil || callFd.Message() == nil || !rm.Has(callFd) {
+	ctx := contextOf(req)
+	if ctx == nil {
 		raw, err = deterministic.Marshal(req)
 		return raw, nil, err
 	}
-	hc, ok := rm.Get(callFd).Message().Interface().(*exocortexv1.HookCall)
-	if !ok || hc.GetContext() == nil {
-		raw, err = deterministic.Marshal(req)
-		return raw, nil, err
-	}
-	cm := hc.GetContext().ProtoReflect()
-	cdFd := cm.Descriptor().Fields().ByName("custom_data")
-	custom, err = customBytes(hc.GetContext().GetCustomData())
-	if err != nil {
+	cd := ctx.CustomData
+	if custom, err = customBytes(cd); err != nil {
 		return nil, nil, err
 	}
-	ctx := shallowWithout(cm, cdFd)
-	call := shallowWithout(hc.ProtoReflect(), nil)
-	call.Set(call.Descriptor().Fields().ByName("context"), protoreflect.ValueOfMessage(ctx))
-	top := shallowWithout(rm, nil)
-	top.Set(callFd, protoreflect.ValueOfMessage(call))
-	raw, err = deterministic.Marshal(top.Interface())
+	ctx.CustomData = nil
+	raw, err = deterministic.Marshal(req)
+	ctx.CustomData = cd
 	return raw, custom, err
 }
 
-// shallowWithout is a new message of m's type holding m's fields but skip (nil:
-// all of them) and its unknown fields, sharing their values with m.
-func shallowWithout(m protoreflect.Message, skip protoreflect.FieldDescriptor) protoreflect.Message {
-	out := m.New()
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		if fd != skip {
-			out.Set(fd, v)
-		}
-		return true
-	})
-	if u := m.GetUnknown(); len(u) > 0 {
-		out.SetUnknown(u)
+// contextOf is the context of a hook request's call, or nil.
+func contextOf(req proto.Message) *exocortexv1.Context {
+	if r, ok := req.(interface{ GetCall() *exocortexv1.HookCall }); ok {
+		return r.GetCall().GetContext()
 	}
-	return out
+	return nil
 }
 
 // customBytes encodes a context's custom_data so that two equal Structs give
 // equal bytes and unequal ones different bytes: whether it is set, the number
-// of entries, each entry in key order as the key and the value's deterministic
-// encoding (a number, string or bool encodes without a map), then the Struct's
-// unknown fields; keys and encodings length-prefixed.
+// of entries, then each entry in key order: the key, the value's kind and
+// content (a number by its bits, so an unchanged NaN is unchanged; a struct or
+// list value by its deterministic encoding) and the value's unknown fields;
+// last the Struct's unknown fields. Strings and byte runs are length-prefixed.
+// A flat Struct, which is what the host sends, encodes without reflection.
 func customBytes(s *structpb.Struct) ([]byte, error) {
 	if s == nil {
 		return []byte{0}, nil
 	}
-	out := []byte{1}
-	keys := make([]string, 0, len(s.GetFields()))
-	for k := range s.GetFields() {
+	fields := s.GetFields()
+	out := make([]byte, 1, 16+32*len(fields))
+	out[0] = 1
+	var buf [8]string
+	keys := buf[:0]
+	for k := range fields {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	out = protowire.AppendVarint(out, uint64(len(keys)))
 	for _, k := range keys {
-		v := s.GetFields()[k]
+		v := fields[k]
 		out = protowire.AppendString(out, k)
-		if v == nil {
-			// A nil entry encodes as an empty Value, yet it is not one here.
-			out = protowire.AppendVarint(out, 0)
-			continue
+		switch kind := v.GetKind().(type) {
+		case *structpb.Value_NumberValue:
+			out = protowire.AppendFixed64(append(out, kindNumber), math.Float64bits(kind.NumberValue))
+		case *structpb.Value_StringValue:
+			out = protowire.AppendString(append(out, kindString), kind.StringValue)
+		case *structpb.Value_BoolValue:
+			out = protowire.AppendVarint(append(out, kindBool), protowire.EncodeBool(kind.BoolValue))
+		case *structpb.Value_NullValue:
+			out = protowire.AppendVarint(append(out, kindNull), uint64(kind.NullValue))
+		case nil:
+			if v == nil {
+				// A nil entry encodes as an empty Value, yet it is not one here.
+				out = append(out, kindNilEntry)
+				continue
+			}
+			out = append(out, kindUnset)
+		default:
+			b, err := deterministic.Marshal(v)
+			if err != nil {
+				return nil, fmt.Errorf("custom_data[%q]: %w", k, err)
+			}
+			out = protowire.AppendBytes(append(out, kindEncoded), b)
+			continue // the encoding holds the unknown fields
 		}
-		b, err := deterministic.Marshal(v)
-		if err != nil {
-			return nil, fmt.Errorf("custom_data[%q]: %w", k, err)
-		}
-		out = protowire.AppendVarint(out, 1)
-		out = protowire.AppendBytes(out, b)
+		out = protowire.AppendBytes(out, v.ProtoReflect().GetUnknown())
 	}
 	return protowire.AppendBytes(out, s.ProtoReflect().GetUnknown()), nil
 }
+
+// The kinds of a custom_data value in customBytes' encoding.
+const (
+	kindNilEntry byte = iota
+	kindUnset
+	kindNumber
+	kindString
+	kindBool
+	kindNull
+	kindEncoded
+)
 
 // requestChangedSince is requestChange against the request as s recorded it.
 func requestChangedSince(s snapshot, after proto.Message) (string, protoreflect.FieldDescriptor) {
@@ -168,45 +184,80 @@ func customStruct(b []byte) (*structpb.Struct, error) {
 	if len(b) == 0 || b[0] == 0 {
 		return nil, nil
 	}
-	count, n := protowire.ConsumeVarint(b[1:])
-	if n < 0 {
-		return nil, protowire.ParseError(n)
-	}
-	b = b[1+n:]
+	d := decoder{b: b[1:]}
+	count := d.varint()
 	s := &structpb.Struct{Fields: map[string]*structpb.Value{}}
-	for range count {
-		k, n := protowire.ConsumeString(b)
-		if n < 0 {
-			return nil, protowire.ParseError(n)
+	for i := uint64(0); i < count && d.err == nil; i++ {
+		k := string(d.bytes())
+		if len(d.b) == 0 {
+			d.err = io.ErrUnexpectedEOF
+			break
 		}
-		set, m := protowire.ConsumeVarint(b[n:])
-		if m < 0 {
-			return nil, protowire.ParseError(m)
-		}
-		b = b[n+m:]
-		if set == 0 {
+		kind := d.b[0]
+		d.b = d.b[1:]
+		v := &structpb.Value{}
+		switch kind {
+		case kindNilEntry:
 			s.Fields[k] = nil
 			continue
+		case kindUnset:
+		case kindNumber:
+			x, n := protowire.ConsumeFixed64(d.b)
+			d.advance(n)
+			v.Kind = &structpb.Value_NumberValue{NumberValue: math.Float64frombits(x)}
+		case kindString:
+			v.Kind = &structpb.Value_StringValue{StringValue: string(d.bytes())}
+		case kindBool:
+			v.Kind = &structpb.Value_BoolValue{BoolValue: protowire.DecodeBool(d.varint())}
+		case kindNull:
+			v.Kind = &structpb.Value_NullValue{NullValue: structpb.NullValue(d.varint())}
+		case kindEncoded:
+			if err := (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(d.bytes(), v); err != nil {
+				return nil, fmt.Errorf("custom_data[%q]: %w", k, err)
+			}
+			s.Fields[k] = v
+			continue
+		default:
+			return nil, fmt.Errorf("custom_data[%q]: value kind %d", k, kind)
 		}
-		raw, n := protowire.ConsumeBytes(b)
-		if n < 0 {
-			return nil, protowire.ParseError(n)
-		}
-		b = b[n:]
-		v := &structpb.Value{}
-		if err := (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(raw, v); err != nil {
-			return nil, fmt.Errorf("custom_data[%q]: %w", k, err)
+		if u := d.bytes(); len(u) > 0 {
+			v.ProtoReflect().SetUnknown(u)
 		}
 		s.Fields[k] = v
 	}
-	unknown, n := protowire.ConsumeBytes(b)
+	if u := d.bytes(); len(u) > 0 {
+		s.ProtoReflect().SetUnknown(u)
+	}
+	return s, d.err
+}
+
+// decoder reads customBytes' encoding; its first error sticks.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) advance(n int) {
 	if n < 0 {
-		return nil, protowire.ParseError(n)
+		if d.err == nil {
+			d.err = protowire.ParseError(n)
+		}
+		d.b = nil
+		return
 	}
-	if len(unknown) > 0 {
-		s.ProtoReflect().SetUnknown(unknown)
-	}
-	return s, nil
+	d.b = d.b[n:]
+}
+
+func (d *decoder) varint() uint64 {
+	x, n := protowire.ConsumeVarint(d.b)
+	d.advance(n)
+	return x
+}
+
+func (d *decoder) bytes() []byte {
+	x, n := protowire.ConsumeBytes(d.b)
+	d.advance(n)
+	return x
 }
 
 // requestChange compares a request after its handler ran with the copy taken

@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"strings"
@@ -237,6 +238,49 @@ func BenchmarkRequestReadOnlyCheck(b *testing.B) {
 				if path, _ := requestChangedSince(before, r.req); path != "" {
 					b.Fatal(path)
 				}
+			}
+		})
+	}
+}
+
+// TestCustomBytesRoundTrip: customStruct reads back every kind of value
+// customBytes writes, unknown fields included, so a changed custom_data is
+// named against the Struct as received.
+func TestCustomBytesRoundTrip(t *testing.T) {
+	withUnknown := func(m proto.Message) proto.Message {
+		m.ProtoReflect().SetUnknown(protoreflect.RawFields{0xf8, 0x01, 0x01})
+		return m
+	}
+	nested, _ := structpb.NewStruct(map[string]any{"list": []any{1.0, "two", true, nil}, "obj": map[string]any{"k": "v"}})
+	tests := []struct {
+		name string
+		in   *structpb.Struct
+	}{
+		{"nil", nil},
+		{"empty", &structpb.Struct{}},
+		{"scalars", &structpb.Struct{Fields: map[string]*structpb.Value{
+			"n": structpb.NewNumberValue(math.Inf(-1)), "s": structpb.NewStringValue("é"), "b": structpb.NewBoolValue(true),
+			"z": structpb.NewNullValue(), "unset": {}}}},
+		{"nested", nested},
+		{"unknown fields", withUnknown(&structpb.Struct{Fields: map[string]*structpb.Value{
+			"n": withUnknown(structpb.NewNumberValue(1)).(*structpb.Value)}}).(*structpb.Struct)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := customBytes(tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := customStruct(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (got == nil) != (tt.in == nil) || !proto.Equal(got, tt.in) {
+				t.Fatalf("read back %v, want %v", got, tt.in)
+			}
+			again, _ := customBytes(got)
+			if !bytes.Equal(again, b) {
+				t.Fatalf("encodings differ after a round trip")
 			}
 		})
 	}
