@@ -8,7 +8,7 @@ PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 PROTO_FILES   := $(wildcard proto/exocortex/v1/*.proto)
 export PATH   := $(TOOLS):$(PATH)
 
-.PHONY: browser dashboard-shots nats-server nats-cli nats-cluster node-tools openai-client all build run test test-race vet fmt-check tidy-check generate check-generated deps tools bench bench-compare peers peers-firstreq load-serve eval glove glove-compact mcp-clients lint clean
+.PHONY: browser dashboard-shots nats-server nats-cli nats-cluster node-tools openai-client all build run test test-race vet fmt-check tidy-check generate check-generated deps tools bench bench-compare peers peers-firstreq peers-task20 load-serve eval glove glove-compact mcp-clients lint clean
 
 all: build
 
@@ -221,6 +221,12 @@ peers:
 ROUNDS ?= 5
 peers-firstreq: build
 	$(GO) run ./scripts/peers/firstreq -rounds $(ROUNDS) $(if $(JSON),--json)
+
+## peers-task20: issue 36's 20-turn task (a native read/shell call a turn, 2 KB results, a 4,096
+## window) for exocortex and the peers (make peers): wall, the tree's CPU in total and per main
+## request, PSS, the first request's o200k tokens, requests over the window (ROUNDS=, JSON=)
+peers-task20: build
+	$(GO) run ./scripts/peers/task20 -rounds $(ROUNDS) $(if $(JSON),--json)
 
 ## eval: retrieval quality of BM25, vectors and the default, on the LoCoMo dev
 ## conversations (../shared/data/locomo-dev, skipped when absent) and a generated set

@@ -70,11 +70,12 @@ type Config struct {
 	EnabledExtensions  []string `yaml:"enabled_extensions"`
 	// Checksums pins plugins by name to the hex SHA-256 of their executable.
 	Checksums map[string]string `yaml:"checksums"`
-	// BuiltinPluginsInProcess serves the built-in plugins that need no
-	// process boundary (cognition, memory-tools, safety, supervision) inside the
-	// host's process, over the same protocol, instead of a process each
-	// (default true: about 70-90 CPU-ms less each at start-up). false gives
-	// every built-in its own process again (docs/plugin-development.md).
+	// BuiltinPluginsInProcess serves the built-in plugins inside the host's
+	// process, over the same protocol, instead of a process each (default
+	// true: about 70-90 CPU-ms less each at start-up; the processes they start
+	// get the plugin environment, without the secrets' variables, as from a
+	// process of their own). false gives every built-in its own process again
+	// (docs/plugin-development.md).
 	BuiltinPluginsInProcess *bool `yaml:"builtin_plugins_in_process"`
 	// Approval is the approval mode: default, auto-edit or yolo.
 	Approval string `yaml:"approval" allowed:"default,auto-edit,auto_edit,yolo"`

@@ -9,7 +9,7 @@ func fieldDoc(typeField string) string {
 	case "config.Config.Approval":
 		return "Approval is the approval mode: default, auto-edit or yolo."
 	case "config.Config.BuiltinPluginsInProcess":
-		return "BuiltinPluginsInProcess serves the built-in plugins that need no process boundary (cognition, memory-tools, safety, supervision) inside the host's process, over the same protocol, instead of a process each (default true: about 70-90 CPU-ms less each at start-up). false gives every built-in its own process again (docs/plugin-development.md)."
+		return "BuiltinPluginsInProcess serves the built-in plugins inside the host's process, over the same protocol, instead of a process each (default true: about 70-90 CPU-ms less each at start-up; the processes they start get the plugin environment, without the secrets' variables, as from a process of their own). false gives every built-in its own process again (docs/plugin-development.md)."
 	case "config.Config.Checksums":
 		return "Checksums pins plugins by name to the hex SHA-256 of their executable."
 	case "config.Config.CommandHooks":

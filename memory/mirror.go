@@ -16,8 +16,13 @@ type Mirror struct {
 	st *State
 }
 
-// NewMirror is an empty mirror (sequence 0).
-func NewMirror() *Mirror { return &Mirror{st: newState()} }
+// NewMirror is an empty mirror (sequence 0). It keeps no state hash (no
+// tally: nothing reads it), which halves the cost of applying an upsert.
+func NewMirror() *Mirror {
+	st := newState()
+	st.tallyOK = false
+	return &Mirror{st: st}
+}
 
 // Seq is the last sequence applied.
 func (m *Mirror) Seq() uint64 { return m.st.applied }

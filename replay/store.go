@@ -95,6 +95,11 @@ type Recorder struct {
 	w     *bufio.Writer
 	dedup Dedup
 	err   error
+	// mirror, when set, gets a copy of every line (pending until the next
+	// flush) and content (shared.go).
+	mirror    Mirror
+	pending   [][]byte
+	mirrorErr error
 }
 
 // DirFor is the recording directory of the session file sessionPath.
@@ -157,13 +162,18 @@ func (r *Recorder) Observe(e loop.Event) {
 		return
 	}
 	r.w.Write(append(b, '\n'))
+	if r.mirror != nil {
+		r.pending = append(r.pending, b)
+	}
 	// A turn's end is where a killed terminal must have lost nothing.
 	if e.Type == loop.EventMonologueEnd || e.Type == loop.EventRequest {
 		r.err = r.w.Flush()
+		r.mirrorFlush()
 	}
 }
 
 func (r *Recorder) putBlob(hash, content string) error {
+	r.mirrorBlob(hash, content)
 	path := blobPath(r.dir, hash)
 	if _, err := os.Stat(path); err == nil {
 		return nil
@@ -203,6 +213,10 @@ func readBlob(dir, hash string) (string, error) {
 func (r *Recorder) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.mirrorFlush()
+	if r.err == nil {
+		r.err = r.mirrorErr
+	}
 	if r.f == nil {
 		return r.err
 	}

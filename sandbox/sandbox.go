@@ -193,10 +193,16 @@ const EnvUnavailable = "EXOCORTEX_SANDBOX_UNAVAILABLE"
 
 // Probe starts the launcher once, with a throwaway policy, to find out whether
 // the sandbox works here (the kernel's Landlock version, and whether this user
-// may create the namespaces). exe is as for Wrap.
-func Probe(exe string) Status {
+// may create the namespaces). exe is as for Wrap. The launcher gets this
+// process's environment.
+func Probe(exe string) Status { return ProbeEnv(exe, nil) }
+
+// ProbeEnv is Probe with the launcher started from env (KEY=VALUE lines; nil:
+// this process's environment), for a caller that runs inside the host on
+// behalf of a plugin and gives its children the plugin's environment.
+func ProbeEnv(exe string, env []string) Status {
 	abi := landlockABI()
-	if v := os.Getenv(EnvUnavailable); v != "" {
+	if v := lookup(env, EnvUnavailable); v != "" {
 		return Status{LandlockABI: abi, Reason: fmt.Sprintf("forced off by $%s (%s)", EnvUnavailable, v)}
 	}
 	if abi < MinLandlockABI {
@@ -220,6 +226,7 @@ func Probe(exe string) Status {
 	p := Policy{WriteRoots: []string{dir}, Secrets: []string{filepath.Join(dir, "secret")}}
 	spec, _ := json.Marshal(p)
 	cmd := exec.Command(exe, LauncherArg, string(spec), "", "--")
+	cmd.Env = slices.Clip(env)
 	if err := namespaces(cmd, p); err != nil {
 		return Status{LandlockABI: abi, Reason: err.Error()}
 	}
@@ -232,4 +239,19 @@ func Probe(exe string) Status {
 		return Status{LandlockABI: abi, Reason: "starting a sandboxed process failed (" + msg + "); unprivileged user namespaces may be turned off (sysctl kernel.unprivileged_userns_clone, or an AppArmor restriction)"}
 	}
 	return Status{Available: true, LandlockABI: abi}
+}
+
+// lookup is the value of key in env (the last one wins, as in a process's
+// environment), or in this process's environment when env is nil.
+func lookup(env []string, key string) string {
+	if env == nil {
+		return os.Getenv(key)
+	}
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
 }

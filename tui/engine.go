@@ -140,15 +140,18 @@ type Engine struct {
 	// windowWarning: the model's window cannot hold the fixed prompt.
 	windowWarning string
 	// fe is the banners and job loop of the agent (frontend.go).
-	fe       frontendState
-	sess     *session.Session
-	agent    *loop.Agent
-	model    string
-	mode     loop.ApprovalMode
-	busy     bool
-	observer func(loop.Event)
-	approver loop.Approver
-	retried  func(llm.Retry)
+	fe    frontendState
+	sess  *session.Session
+	agent *loop.Agent
+	model string
+	mode  loop.ApprovalMode
+	busy  bool
+	// pendingNotice is what begin found another host wrote to the session
+	// (fresh.go), said at the turn's start.
+	pendingNotice string
+	observer      func(loop.Event)
+	approver      loop.Approver
+	retried       func(llm.Retry)
 	// hostEvents is where host events go (hotreload.go); not under mu, since
 	// the host emits while the engine holds it (ApplyPending).
 	hostEvents atomic.Pointer[func(host.Event)]
@@ -511,8 +514,9 @@ func (e *Engine) SetModel(ctx context.Context, model string) (llm.ServerInfo, er
 	return info, nil
 }
 
-// begin marks a turn as running and returns the agent.
-func (e *Engine) begin() (*loop.Agent, *session.Session, error) {
+// begin marks a turn as running, brings the open session up to its store
+// (fresh) and returns the agent.
+func (e *Engine) begin(ctx context.Context) (*loop.Agent, *session.Session, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.busy {
@@ -524,7 +528,14 @@ func (e *Engine) begin() (*loop.Agent, *session.Session, error) {
 		}
 		return nil, nil, ErrNotReady
 	}
+	n, err := e.freshLocked(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	e.busy = true
+	if n > 0 {
+		e.pendingNotice = freshNotice(n, e.sess.Name(), e.store().Location())
+	}
 	return e.agent, e.sess, nil
 }
 
@@ -547,18 +558,20 @@ func (e *Engine) Busy() bool {
 // Run runs one monologue on the operator's text. Events reach the frontend
 // as they happen; cancel ctx to stop it.
 func (e *Engine) Run(ctx context.Context, text string) (*loop.Result, error) {
-	a, _, err := e.begin()
+	a, _, err := e.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer e.end()
 	e.rec.startTurn()
+	e.noticeFresh()
 	// The operator typed it here: user_message_ui may rewrite it first.
 	text, err = a.UserMessageUI(ctx, text)
 	if err != nil {
 		return nil, err
 	}
-	return a.Monologue(ctx, text)
+	res, err := a.Monologue(ctx, text)
+	return res, e.conflictError(err)
 }
 
 // Reflect runs the cohesion loop: a monologue on the reflection instruction
@@ -574,14 +587,16 @@ func (e *Engine) Reflect(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	a, s, err := e.begin()
+	a, s, err := e.begin(ctx)
 	if err != nil {
 		return "", err
 	}
 	defer e.end()
 	e.rec.startTurn()
+	e.noticeFresh()
 	before := len(a.History())
 	res, err := a.Monologue(ctx, strings.TrimSpace(instruction))
+	err = e.conflictError(err)
 	hist := a.History()
 	if len(hist) <= before || s == nil {
 		return "", err

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sync"
 
 	"github.com/exocortex/exocortex/core/host"
+	"github.com/exocortex/exocortex/replay"
 	"github.com/exocortex/exocortex/server"
 	"github.com/exocortex/exocortex/server/agentzero"
 	"github.com/exocortex/exocortex/server/dashboard"
@@ -84,13 +86,32 @@ func mountOpenAPI(srv *server.Server, version string) error {
 }
 
 // inspectSurface is the dashboard's inspection routes: what the model saw
-// and the wiring of a turn (from the sessions' recordings in dir), and the
-// plugins of h, reloaded at once when no session of m is mid-turn.
+// and the wiring of a turn (from the sessions' recordings in dir, or, for
+// sessions in the shared bucket, from the bucket's recording: every
+// replica's turns), and the plugins of h, reloaded at once when no session
+// of m is mid-turn.
 func inspectSurface(h *host.Host, m *sessions.Manager, dir string) *inspect.Inspect {
 	busy := func() bool {
 		running := false
 		m.Each(func(l *sessions.Live) { running = running || l.Busy() })
 		return running
 	}
-	return inspect.New(inspect.Options{Dir: dir, Plugins: h, Busy: busy})
+	opts := inspect.Options{Dir: dir, Sessions: m.Store(), Plugins: h, Busy: busy}
+	if shared, ok := m.Store().(replay.Shared); ok {
+		opts.Recording = sharedRecording(shared, dir)
+	}
+	return inspect.New(opts)
+}
+
+// sharedRecording is the inspector's Recording on a shared store: a copy of
+// each session's shared recording under dir/.shared, brought up to date on
+// every look.
+func sharedRecording(src replay.Shared, dir string) func(ctx context.Context, name string) (string, error) {
+	var mu sync.Mutex
+	return func(ctx context.Context, name string) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		local := filepath.Join(dir, ".shared", name+replay.DirSuffix)
+		return local, replay.Sync(ctx, src, name, local)
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/core/loop"
 	"github.com/exocortex/exocortex/extensions/builtin"
 	"github.com/exocortex/exocortex/extensions/mcpclient"
@@ -45,7 +46,7 @@ Exit status: 0 when every server is ready, 1 otherwise.`,
 			if len(servers) > 0 && !asJSON {
 				fmt.Fprintf(cmd.ErrOrStderr(), "starting %d MCP server(s)...\n", len(servers))
 			}
-			set := mcpclient.Connect(cmd.Context(), servers, mcpclient.Options{Problems: problems, Logger: slog.New(slog.DiscardHandler), Secrets: mcpSecrets(os.LookupEnv)})
+			set := mcpclient.Connect(cmd.Context(), servers, mcpclient.Options{Problems: problems, Logger: slog.New(slog.DiscardHandler), Secrets: mcpSecrets(config.Home, os.LookupEnv)})
 			defer set.Close()
 			rep := mcpclient.Report{Updated: time.Now().UTC(), Servers: set.Statuses(), Problems: problems}
 			if asJSON {

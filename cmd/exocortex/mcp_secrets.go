@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/exocortex/exocortex/config"
@@ -54,6 +55,27 @@ func (a *app) mcpEnvSecrets(store *secrets.Store) string {
 func takeMCPEnvSecrets() func(string) (string, bool) {
 	raw, ok := os.LookupEnv(mcpEnvSecretsVar)
 	_ = os.Unsetenv(mcpEnvSecretsVar)
+	return mcpEnvLookup(raw, ok)
+}
+
+// splitMCPEnvSecrets is takeMCPEnvSecrets for the mcp-servers plugin served
+// in the host's process: it reads mcpEnvSecretsVar from env, the environment
+// the plugin's process would have had, and returns that environment without
+// it (what the MCP servers start from) beside the lookup.
+func splitMCPEnvSecrets(env []string) (rest []string, lookup func(string) (string, bool)) {
+	raw, found := "", false
+	rest = make([]string, 0, len(env))
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, mcpEnvSecretsVar+"="); ok {
+			raw, found = v, true
+			continue
+		}
+		rest = append(rest, kv)
+	}
+	return rest, mcpEnvLookup(raw, found)
+}
+
+func mcpEnvLookup(raw string, ok bool) func(string) (string, bool) {
 	vals := map[string]string{}
 	if ok {
 		_ = json.Unmarshal([]byte(raw), &vals)
@@ -72,8 +94,9 @@ func takeMCPEnvSecrets() func(string) (string, bool) {
 // env source's variable is looked up with env: in the plugin, the values the
 // host handed over (takeMCPEnvSecrets), since the host keeps the secrets'
 // variables out of every plugin's environment; in `exocortex mcp list`, the
-// process's own environment.
-func mcpSecrets(env func(string) (string, bool)) func(string) (string, error) {
+// process's own environment. The home is homeDir's (config.Home for a
+// process of its own; the plugin's environment's for one in the host's).
+func mcpSecrets(homeDir func() (string, error), env func(string) (string, bool)) func(string) (string, error) {
 	var (
 		once sync.Once
 		cfg  secrets.Config
@@ -81,7 +104,7 @@ func mcpSecrets(env func(string) (string, bool)) func(string) (string, error) {
 	)
 	return func(placeholder string) (string, error) {
 		once.Do(func() {
-			home, herr := config.Home()
+			home, herr := homeDir()
 			if herr != nil {
 				err = herr
 				return

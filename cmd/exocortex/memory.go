@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -727,8 +726,9 @@ func memStatsCmd(f *memoryFlags) *cobra.Command {
 						OwnerPID int                  `json:"owner_pid,omitempty"`
 						Journal  string               `json:"journal,omitempty"`
 						Shared   *memory.SharedStatus `json:"shared,omitempty"`
+						Promoted bool                 `json:"promoted,omitempty"`
 						Sessions string               `json:"sessions,omitempty"`
-					}{st, status.OwnerPID, journal, status.Shared, f.sessionsWhere()})
+					}{st, status.OwnerPID, journal, status.Shared, status.Shared != nil && f.promoted(), f.sessionsWhere()})
 				}
 				w := cmd.OutOrStdout()
 				fmt.Fprintf(w, "store:      %s\nrecords:    %d\n", st.Dir, st.Records)
@@ -757,7 +757,7 @@ func memStatsCmd(f *memoryFlags) *cobra.Command {
 					} else {
 						fmt.Fprintf(w, "            stream seq %d, this host at %d, lag %d\n", sh.StreamSeq, sh.Applied, sh.Lag)
 					}
-					fmt.Fprintf(w, "promoter:   %s\n", cmp.Or(sh.Promoter, "none (hosts write the stream directly)"))
+					fmt.Fprintf(w, "promoter:   %s\n", promoterLine(sh.Promoter, f.promoted()))
 				} else if status.JournalPath != "" {
 					fmt.Fprintf(w, "journal at: %s (local)\n", status.JournalPath)
 				}

@@ -39,3 +39,27 @@ func sharedJournal(setting string, log *slog.Logger) (func(context.Context) (mem
 		return natsjournal.Open(ctx, cfg)
 	}, nil
 }
+
+// promoted reports whether the home's journal setting sends writes through
+// a promoter (?promoter=true).
+func (f *memoryFlags) promoted() bool {
+	_, cfg, err := f.loadConfig()
+	if err != nil {
+		return false
+	}
+	jc, err := natsjournal.ParseURL(journalSetting(cfg))
+	return err == nil && jc.Promoted
+}
+
+// promoterLine is stats' promoter line: the one holding the lease, or why
+// there is none.
+func promoterLine(who string, promoted bool) string {
+	switch {
+	case who != "":
+		return who
+	case promoted:
+		return "none holds the lease: writes wait for one (start `exocortex memory promoter`)"
+	default:
+		return "none (hosts write the stream directly)"
+	}
+}

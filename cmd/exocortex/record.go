@@ -23,6 +23,11 @@ func (a *app) record(opts *loop.Options) error {
 		if r, err = replay.NewRecorder(path); err != nil {
 			return err
 		}
+		// A shared session (the sessions bucket) is recorded there too, so
+		// that another replica's dashboard inspects this one's turns.
+		if m, ok := opts.Session.Backend().(replay.Mirror); ok {
+			r.MirrorTo(m)
+		}
 		if a.recorders == nil {
 			a.recorders = map[string]*replay.Recorder{}
 		}

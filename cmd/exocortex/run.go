@@ -201,6 +201,8 @@ is a context event with the state of the context window (as /context shows it).`
 				return err
 			}
 			defer a.close()
+			// The sandbox's probe beside the start-up; reportSandbox waits for it.
+			probe := probeSandbox(a.home)
 			out := cmd.OutOrStdout()
 			enc := newEventEncoder(out)
 			var observer func(loop.Event)
@@ -253,7 +255,7 @@ is a context event with the state of the context window (as /context shows it).`
 			}
 			reportLoad(cmd.ErrOrStderr(), r.host, asJSON, enc)
 			reportMCP(cmd.ErrOrStderr(), a.home, started, asJSON, enc)
-			reportSandbox(cmd.ErrOrStderr(), a, asJSON, enc)
+			reportSandbox(cmd.ErrOrStderr(), a, probe, asJSON, enc)
 			if d := prompts.UntrustedOverrides(cwd(), a.home, a.cfg.TrustedProjects); d != "" {
 				msg := fmt.Sprintf("the prompt overrides in %s are not loaded: this project is not trusted (exocortex trust, if you mean them)", d)
 				if asJSON {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/exocortex/exocortex/config"
 	"github.com/exocortex/exocortex/extensions/builtin"
 	"github.com/exocortex/exocortex/internal/procstat"
 	"github.com/exocortex/exocortex/sdk"
@@ -20,7 +21,9 @@ import (
 // DIR/NAME-PID.pprof, for `go tool pprof`, and its CPU time at Close to
 // DIR/NAME-PID.cpu. A diagnostic (docs/perf/memory.md,
 // "Where a `run -p` at 100k spends its time"); the host passes its environment
-// to the plugins it starts, so setting it for `exocortex run` profiles them all.
+// to the plugins it starts, so setting it for `exocortex run` profiles every
+// plugin process (the built-ins served in the host's process, the default,
+// are in the host's own profile: EXOCORTEX_CPUPROFILE).
 const PluginCPUProfileEnv = "EXOCORTEX_PLUGIN_CPUPROFILE"
 
 // newPluginServeCmd is how the host starts a built-in plugin: this binary,
@@ -42,7 +45,7 @@ profile of its whole life to DIR/NAME-PID.pprof (read it with go tool pprof),
 and its CPU time (user and system, ms) at Close to DIR/NAME-PID.cpu.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, ok := builtin.Plugin(cmd.Context(), args[0], mcpSecrets(takeMCPEnvSecrets()))
+			p, ok := builtin.Plugin(cmd.Context(), args[0], mcpSecrets(config.Home, takeMCPEnvSecrets()))
 			if !ok {
 				return fmt.Errorf("no built-in plugin %q (have: %s)", args[0], strings.Join(builtin.Names(), ", "))
 			}

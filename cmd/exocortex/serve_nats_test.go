@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/exocortex/exocortex/memory/natsjournal/natstest"
+	"github.com/exocortex/exocortex/server/inspect"
 )
 
 // TestServeReplicasShareSessions: two `serve` processes on two homes whose
@@ -13,7 +14,9 @@ import (
 // model checks that a's turn is in the request: the history came along), the
 // third on a again (a's open copy is stale: it reads b's turn first); both
 // list the session and name the bucket, and the history is whole and in order
-// on each.
+// on each. Each replica's dashboard inspector shows every turn, the other's
+// too: what b's model saw (a's turn in its request) through a's
+// /api/v1/saw, a's first turn through b's, the wiring of b's turn through a.
 func TestServeReplicasShareSessions(t *testing.T) {
 	srv := natstest.Start(t)
 	exe := serveBinary(t)
@@ -85,5 +88,38 @@ replies:
 		if strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("%s: the history of ops:\n got %q\nwant %q", s.url, got, want)
 		}
+	}
+	// The inspectors: every turn, whichever replica ran it.
+	users := []string{"remember: the code is 42", "what is the code?", "and now?"}
+	for _, s := range []*served{a, b} {
+		var saw inspect.SawReply
+		s.getJSON(t, "GET", "/api/v1/saw/ops?turn=2", 200, &saw)
+		if len(saw.Turns) != 3 || saw.Turn.N != 2 || len(saw.Iterations) != 1 || !strings.Contains(saw.Iterations[0].Reply, "answered on b") {
+			t.Fatalf("%s: what the model saw in turn 2 (run on b): turns %+v, turn %+v, %d iterations", s.url, saw.Turns, saw.Turn, len(saw.Iterations))
+		}
+		for i, tr := range saw.Turns {
+			if tr.User != users[i] || !tr.Ended {
+				t.Errorf("%s: turn %d is %+v, want %q, ended", s.url, i+1, tr, users[i])
+			}
+		}
+		sent := false
+		for _, m := range saw.Iterations[0].Messages {
+			sent = sent || strings.Contains(m.Content, "remember: the code is 42")
+		}
+		if !sent {
+			t.Errorf("%s: turn 2's request lacks a's turn: %+v", s.url, saw.Iterations[0].Messages)
+		}
+		s.getJSON(t, "GET", "/api/v1/saw/ops?turn=1", 200, &saw)
+		if len(saw.Iterations) != 1 || !strings.Contains(saw.Iterations[0].Reply, "noted on a") {
+			t.Fatalf("%s: turn 1 (run on a): %+v", s.url, saw.Iterations)
+		}
+		var w inspect.WiringReply
+		s.getJSON(t, "GET", "/api/v1/wiring/ops?turn=2", 200, &w)
+		if w.Turn.N != 2 || len(w.Hooks) == 0 {
+			t.Fatalf("%s: the wiring of turn 2 (run on b): turn %+v, %d hook rows", s.url, w.Turn, len(w.Hooks))
+		}
+	}
+	if st, _ := b.do(t, "GET", "/api/v1/saw/no-such-session", ""); st != 404 {
+		t.Errorf("an unknown session through b's inspector: %d, want 404", st)
 	}
 }

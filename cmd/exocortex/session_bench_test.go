@@ -85,8 +85,13 @@ func (s *screenLog) waitFor(b *testing.B, text string, limit time.Duration) time
 // from exec to the first frame with the welcome card (first-paint) and to the
 // card's final form, every plugin started (ready). The budget is 300 ms to
 // first paint with 10 plugins; plugins start after it, behind the card.
+// FIRSTPAINT_EXE names another build of exocortex to measure instead of
+// this tree's (run the benchmark with and without it in turns to compare).
 func BenchmarkFirstPaint(b *testing.B) {
-	exe := sdktest.BuildPlugin(b, "github.com/exocortex/exocortex/cmd/exocortex")
+	exe := os.Getenv("FIRSTPAINT_EXE")
+	if exe == "" {
+		exe = sdktest.BuildPlugin(b, "github.com/exocortex/exocortex/cmd/exocortex")
+	}
 	plugin := sdktest.BuildPlugin(b, "./testdata/tui/benchplugin")
 	script, err := filepath.Abs(filepath.Join("testdata", "tui", "session.yaml"))
 	if err != nil {

@@ -8,12 +8,15 @@ import (
 
 // PluginStatus is a plugin's health, for `exocortex plugins status` and /plugins.
 type PluginStatus struct {
-	Name    string `json:"name"`
-	Path    string `json:"path"`
-	Source  string `json:"source"`
-	Version string `json:"version,omitempty"`
-	State   State  `json:"state"`
-	Crashes int    `json:"crashes"`
+	Name string `json:"name"`
+	// Path is the plugin's program, or InProcessPath for a built-in served
+	// in the host's process (InProcess set).
+	Path      string `json:"path"`
+	InProcess bool   `json:"in_process,omitempty"`
+	Source    string `json:"source"`
+	Version   string `json:"version,omitempty"`
+	State     State  `json:"state"`
+	Crashes   int    `json:"crashes"`
 	// StartMS is how long the plugin's last start took (process start to
 	// manifest), in milliseconds; every run waits for it. 0 when it never
 	// started.
@@ -41,6 +44,10 @@ type PluginStatus struct {
 	// (budget.go), by extension and hook.
 	OverBudget []Overrun `json:"over_budget,omitempty"`
 }
+
+// InProcessPath is the path a status gives a built-in plugin served inside
+// the host's process: it has no program of its own.
+const InProcessPath = "in-process (served inside the host's own process)"
 
 // ExtensionInfo is one extension in a status report.
 type ExtensionInfo struct {
@@ -72,6 +79,9 @@ func (h *Host) Status() []PluginStatus {
 		st := PluginStatus{
 			Name: p.Name(), Path: p.cand.Path, Source: p.cand.Dir.Source.String(),
 			Crashes: p.totalCrash, Restarts: p.restarts, StartMS: p.startTook.Milliseconds(),
+		}
+		if p.inProcessServer() != nil {
+			st.Path, st.InProcess = InProcessPath, true
 		}
 		switch {
 		case p.quarantined:

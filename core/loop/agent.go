@@ -127,6 +127,7 @@ type Agent struct {
 	window       int
 	tokens       *tokenCounter
 	expanded     map[string]bool
+	toolLines    toolLines
 	blockLimit   map[string]int
 	verbatimFrom int
 	// summaries are the parts of the summary of the compressed turns, oldest

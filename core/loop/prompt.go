@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/exocortex/exocortex/core/host"
@@ -269,7 +270,7 @@ func (a *Agent) toolList() string {
 	for _, t := range a.opts.Host.Tools() {
 		name := t.Spec.GetName()
 		if !a.opts.FullToolDocs && !a.expanded[name] && name != finishTool {
-			b.WriteString(toolLine(t.Spec) + "\n")
+			b.WriteString(a.toolLines.get(t.Spec) + "\n")
 			continue
 		}
 		b.WriteString("\n")
@@ -299,6 +300,29 @@ func (a *Agent) toolList() string {
 // would change the system prompt in the second request and break the prefix
 // the server's KV cache reuses, for no saving.
 const finishTool = "response"
+
+// toolLines keeps the tools' one-line entries by spec: toolLine parses the
+// schema, which the tool section of every request did for every tool. A spec
+// does not change (a reloaded plugin's tools come with new ones), so the line
+// made from it is the same every time. The zero value is ready.
+type toolLines struct {
+	mu    sync.Mutex
+	lines map[*exocortexv1.ToolSpec]string
+}
+
+func (l *toolLines) get(spec *exocortexv1.ToolSpec) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if line, ok := l.lines[spec]; ok {
+		return line
+	}
+	if l.lines == nil {
+		l.lines = map[*exocortexv1.ToolSpec]string{}
+	}
+	line := toolLine(spec)
+	l.lines[spec] = line
+	return line
+}
 
 // toolLine is a tool's one-line entry: name, arguments, first sentence.
 func toolLine(spec *exocortexv1.ToolSpec) string {

@@ -182,6 +182,11 @@ func (s *Session) Name() string { return s.meta.Name }
 // Path is the session file (or where a shared store keeps it).
 func (s *Session) Path() string { return s.log.Path() }
 
+// Backend is what keeps the session's records: a staging log, or a shared
+// store's (which may offer more, such as a place for the session's
+// recording: replay.Mirror).
+func (s *Session) Backend() Backend { return s.log }
+
 // Recovery says what was repaired when the session was opened.
 func (s *Session) Recovery() staging.Recovery { return s.recovery }
 

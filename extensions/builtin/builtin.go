@@ -86,12 +86,36 @@ const Version = "0.1.0"
 // them (settings from its environment, logs to its stderr). Building them
 // starts nothing: the tools load their configuration and start shells on
 // first use.
-func Plugins() map[string]sdk.Plugin { return PluginsFor(os.Getenv, nil) }
+func Plugins() map[string]sdk.Plugin { return PluginsFor(os.Environ(), nil) }
 
-// PluginsFor is Plugins for plugins served inside the host (InProcess):
-// getenv reads the environment the host would have given the plugin's
-// process, and the plugins' logs go to stderr (nil: the process's stderr).
-func PluginsFor(getenv func(string) string, stderr io.Writer) map[string]sdk.Plugin {
+// PluginsFor is Plugins for plugins served inside the host (InProcess): env
+// is the environment the host would have given the plugin's process
+// (KEY=VALUE lines: the host's less the secrets' variables, and the plugin
+// settings), read for the settings and given, explicitly, to every process
+// a plugin starts (code_execution's shells, the data tools' scripts, the
+// command hooks, the sandbox's probe), so none sees what the host keeps from
+// its plugins; the plugins' logs go to stderr (nil: the process's stderr).
+func PluginsFor(env []string, stderr io.Writer) map[string]sdk.Plugin {
+	out := map[string]sdk.Plugin{}
+	for name, build := range builders(env, stderr) {
+		out[name] = build()
+	}
+	return out
+}
+
+// PluginFor is PluginsFor's plugin name alone, without building the others
+// (their tools, their command hooks read from their files).
+func PluginFor(name string, env []string, stderr io.Writer) (sdk.Plugin, bool) {
+	build, ok := builders(env, stderr)[name]
+	if !ok {
+		return sdk.Plugin{}, false
+	}
+	return build(), true
+}
+
+// builders build each built-in plugin of PluginsFor, by name.
+func builders(env []string, stderr io.Writer) map[string]func() sdk.Plugin {
+	getenv := Getenv(env)
 	// The tools' settings the host sends (toolsettings), read once per
 	// plugin process, on first use.
 	sent := sync.OnceValues(func() (toolsettings.Tools, error) { return toolsettings.FromEnv(getenv) })
@@ -110,9 +134,7 @@ func PluginsFor(getenv func(string) string, stderr io.Writer) map[string]sdk.Plu
 		}
 		return t.Home, err
 	}
-	data := datatools.New(dataSettings)
-	memTools := memorytools.New(home)
-	probe := sync.OnceValue(func() sandbox.Status { return sandbox.Probe("") })
+	probe := sync.OnceValue(func() sandbox.Status { return sandbox.ProbeEnv("", env) })
 	bounds := func() (boundary.Bounds, error) {
 		c, err := codeSettings()
 		if err != nil {
@@ -145,82 +167,98 @@ func PluginsFor(getenv func(string) string, stderr io.Writer) map[string]sdk.Plu
 		}
 		return *t.Recall
 	}}
-	shells := codeexec.New(codeSettings)
-	return map[string]sdk.Plugin{
-		"agent-tools": {
-			Name: "agent-tools", Version: Version,
-			// web_search's API key is a secret: the host hands it to this
-			// plugin alone, on request, and masks it everywhere else.
-			SettingSecrets: []string{toolsettings.APIKeySetting},
-			// Close ends the shells (and what they started) when the host stops us.
-			Close: shells.Close,
-			Tools: []sdk.Tool{
-				agenttools.Response(),
-				shells.Tool(),
-				editor.New(editorSettings).Tool(),
-				data.Analyze(),
-				data.Visualize(),
-				websearch.New(searchSettings, nil).HostKey().Tool(),
-				subordinate.Tool(),
-			},
+	return map[string]func() sdk.Plugin{
+		"agent-tools": func() sdk.Plugin {
+			shells := codeexec.New(codeSettings).WithEnv(env)
+			data := datatools.New(dataSettings).WithEnv(env)
+			return sdk.Plugin{
+				Name: "agent-tools", Version: Version,
+				// web_search's API key is a secret: the host hands it to this
+				// plugin alone, on request, and masks it everywhere else.
+				SettingSecrets: []string{toolsettings.APIKeySetting},
+				// Close ends the shells (and what they started) when the host stops us.
+				Close: shells.Close,
+				Tools: []sdk.Tool{
+					agenttools.Response(),
+					shells.Tool(),
+					editor.New(editorSettings).Tool(),
+					data.Analyze(),
+					data.Visualize(),
+					websearch.New(searchSettings, nil).HostKey().Tool(),
+					subordinate.Tool(),
+				},
+			}
 		},
-		"memory-tools": {
-			Name: "memory-tools", Version: Version,
-			// The store is the home's memory service, reached through the
-			// host; the tools and the memory extensions write every area
-			// between them (memory_save and memory_forget take any).
-			UsesMemory:       true,
-			MemoryWriteAreas: writeAreas(memorytools.WriteAreas(), recall.WriteAreas(), ontology.WriteAreas(), memorize.WriteAreas()),
-			Tools:            append(memTools.Tools(), stagingnote.New(home).WithLogger(noteLog).Tool()),
-			Extensions: []sdk.Extension{
-				reasoning.SessionInit{Home: memTools.Home}, reasoning.State{}, reasoning.Update{Home: memTools.Home},
-				recall.Archive{}, recall.Catalog{}, recall.Search{Options: recallOpts}, recall.Filter{},
-				recall.Enhancement{Options: recallOpts}, recall.Block{Options: recallOpts},
-				ontology.NewQuery(memTools.Home), ontology.Maintenance{Home: memTools.Home},
-				memorize.Memorize{Home: memTools.Home}, memorize.Selective{}, memorize.Capture{Home: memTools.Home},
-				memorize.Classifier{}, memorize.Maintenance{},
-			},
-			Files: concat(memorytools.Files(), []*exocortexv1.FileSpec{stagingnote.File()},
-				reasoning.Files(), recall.Files(), ontology.Files(), memorize.Files()),
+		"memory-tools": func() sdk.Plugin {
+			memTools := memorytools.New(home)
+			return sdk.Plugin{
+				Name: "memory-tools", Version: Version,
+				// The store is the home's memory service, reached through the
+				// host; the tools and the memory extensions write every area
+				// between them (memory_save and memory_forget take any).
+				UsesMemory:       true,
+				MemoryWriteAreas: writeAreas(memorytools.WriteAreas(), recall.WriteAreas(), ontology.WriteAreas(), memorize.WriteAreas()),
+				Tools:            append(memTools.Tools(), stagingnote.New(home).WithLogger(noteLog).Tool()),
+				Extensions: []sdk.Extension{
+					reasoning.SessionInit{Home: memTools.Home}, reasoning.State{}, reasoning.Update{Home: memTools.Home},
+					recall.Archive{}, recall.Catalog{}, recall.Search{Options: recallOpts}, recall.Filter{},
+					recall.Enhancement{Options: recallOpts}, recall.Block{Options: recallOpts},
+					ontology.NewQuery(memTools.Home), ontology.Maintenance{Home: memTools.Home},
+					memorize.Memorize{Home: memTools.Home}, memorize.Selective{}, memorize.Capture{Home: memTools.Home},
+					memorize.Classifier{}, memorize.Maintenance{},
+				},
+				Files: concat(memorytools.Files(), []*exocortexv1.FileSpec{stagingnote.File()},
+					reasoning.Files(), recall.Files(), ontology.Files(), memorize.Files()),
+			}
 		},
-		"supervision": {
-			Name: "supervision", Version: Version,
-			Extensions: []sdk.Extension{
-				failures.Tracker{}, failures.Reset{}, retry.Structured{},
-				supervisor.Loop{}, supervisor.Proactive{}, watchdog.Context{},
-				tasks.Completion{}, tasks.Tracker{},
-				diagnosis.Comprehension{}, diagnosis.Advisor{}, diagnosis.Logger{},
-				evidence.Recorder{}, evidence.Integrity{},
-				quality.Finalizer{}, quality.Gate{},
-				display.PlainText{}, display.ClearGenerating{},
-				sleep.Trigger{Home: home},
-			},
-			Files: []*exocortexv1.FileSpec{sleep.File()},
+		"supervision": func() sdk.Plugin {
+			return sdk.Plugin{
+				Name: "supervision", Version: Version,
+				Extensions: []sdk.Extension{
+					failures.Tracker{}, failures.Reset{}, retry.Structured{},
+					supervisor.Loop{}, supervisor.Proactive{}, watchdog.Context{},
+					tasks.Completion{}, tasks.Tracker{},
+					diagnosis.Comprehension{}, diagnosis.Advisor{}, diagnosis.Logger{},
+					evidence.Recorder{}, evidence.Integrity{},
+					quality.Finalizer{}, quality.Gate{},
+					display.PlainText{}, display.ClearGenerating{},
+					sleep.Trigger{Home: home},
+				},
+				Files: []*exocortexv1.FileSpec{sleep.File()},
+			}
 		},
-		"safety": {
-			Name: "safety", Version: Version,
-			Extensions: []sdk.Extension{
-				boundary.Boundary{Bounds: bounds}, paramgate.Gate{},
-				writeguard.Guard{Paths: writePaths}, writeguard.Validator{Paths: writePaths},
-			},
-			Tools: []sdk.Tool{writeguard.RestoreTool(writePaths)},
-			Files: writeguard.Files(),
+		"safety": func() sdk.Plugin {
+			return sdk.Plugin{
+				Name: "safety", Version: Version,
+				Extensions: []sdk.Extension{
+					boundary.Boundary{Bounds: bounds}, paramgate.Gate{},
+					writeguard.Guard{Paths: writePaths}, writeguard.Validator{Paths: writePaths},
+				},
+				Tools: []sdk.Tool{writeguard.RestoreTool(writePaths)},
+				Files: writeguard.Files(),
+			}
 		},
 		// Without servers to start: the plugin as listed; Plugin starts them.
-		MCPPlugin: mcpPlugin(mcpclient.Connect(context.Background(), nil, mcpclient.Options{})),
+		MCPPlugin: func() sdk.Plugin { return mcpPlugin(mcpclient.Connect(context.Background(), nil, mcpclient.Options{})) },
 		// The command hooks of Claude Code, Gemini CLI and Codex
 		// (extensions/cmdhooks), read from the files the host names.
-		cmdhooks.PluginName: cmdhooks.FromEnv(getenv).Plugin(Version),
-		"cognition": {
-			Name: "cognition", Version: Version,
-			Extensions: []sdk.Extension{
-				workingmemory.Extension{}, belief.Tracker{},
-				orchestration.Gate{}, orchestration.Mode{},
-				profile.Extension{}, htn.Selector{}, library.Catalog{Home: home},
-				toolregistry.NewRegistry(home), toolregistry.Tiered{},
-				orientation.Extension{},
-			},
-			Files: []*exocortexv1.FileSpec{library.File(), toolregistry.File()},
+		cmdhooks.PluginName: func() sdk.Plugin {
+			hooks := cmdhooks.FromEnv(getenv)
+			hooks.Environ = env
+			return hooks.Plugin(Version)
+		},
+		"cognition": func() sdk.Plugin {
+			return sdk.Plugin{
+				Name: "cognition", Version: Version,
+				Extensions: []sdk.Extension{
+					workingmemory.Extension{}, belief.Tracker{},
+					orchestration.Gate{}, orchestration.Mode{},
+					profile.Extension{}, htn.Selector{}, library.Catalog{Home: home},
+					toolregistry.NewRegistry(home), toolregistry.Tiered{},
+					orientation.Extension{},
+				},
+				Files: []*exocortexv1.FileSpec{library.File(), toolregistry.File()},
+			}
 		},
 	}
 }

@@ -1,21 +1,34 @@
 package builtin
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/exocortex/exocortex/extensions/cmdhooks"
+)
 
 // InProcess names the built-in plugins the host may serve inside its own
 // process, over the same protocol, instead of starting a process for each
-// (config: builtin_plugins_in_process). They are the ones for which the
-// process boundary buys nothing: they start no processes, read no
-// environment but the settings the host sends (PluginsFor's getenv), keep
-// no process-wide state, and write only through the host (memory) or to the
-// home's files named in the settings. The others stay processes of their
-// own: agent-tools and command-hooks start the model's and the operator's
-// commands (their environment is the plugin's, without the host's secrets;
-// a hung one is killed with its process group), and mcp-servers starts the
-// MCP servers with secrets of their own. safety's two child processes (the
-// sandbox's probe, Python's syntax check of a written file) are fixed
-// programs on the host's side of the boundary, as the host's own probe is.
-func InProcess() []string { return []string{"cognition", "memory-tools", "safety", "supervision"} }
+// (config: builtin_plugins_in_process): all of them. What a process of its
+// own gave each and what stands in for it here:
+//
+//   - Their environment: each reads only the environment the host hands it
+//     (PluginsFor's env, the host's less the secrets' variables, with the
+//     plugin settings), never the host's own.
+//   - The processes they start (code_execution's shells, the data tools'
+//     scripts, the command hooks, the MCP servers, the sandbox's probe) start
+//     from that environment, passed explicitly, so none sees a secret's
+//     variable; a hung shell or hook is still killed with its process group
+//     at its deadline, and the shells end when the plugin is stopped (Close).
+//   - Their state: none is process-wide; a restart after a crash builds the
+//     plugin afresh.
+//
+// What is given up: a hung handler cannot be killed, only abandoned, and a
+// panic outside a handler ends the host (docs/plugin-development.md,
+// "Built-in plugins in the host's process"). Third-party plugins keep a
+// process each.
+func InProcess() []string {
+	return []string{"agent-tools", "cognition", cmdhooks.PluginName, "memory-tools", MCPPlugin, "safety", "supervision"}
+}
 
 // Getenv reads env (KEY=VALUE lines, the last of a key winning, as a
 // process's environment does) as os.Getenv reads the process's.

@@ -33,6 +33,10 @@ type Bridge struct {
 	Problems []Problem
 	// Env is the session as the host gave it (the session id is filled in per call).
 	Project, Home, Approval string
+	// Environ is the environment the hooks start from (KEY=VALUE lines; nil:
+	// this process's). A plugin served inside the host sets the environment
+	// its process would have had: the host's less the secrets' variables.
+	Environ []string
 
 	mu      sync.Mutex
 	session string
@@ -148,12 +152,26 @@ func (b *Bridge) Test(ctx context.Context, h Hook, e Env, fields map[string]any)
 	if err != nil {
 		return Decision{}, err
 	}
-	r := Runner{MaxOutput: b.Settings.WithDefaults().MaxOutputBytes, Env: HookEnv(e), Dir: e.Project}
+	r := Runner{MaxOutput: b.Settings.WithDefaults().MaxOutputBytes, Base: b.Environ, Env: HookEnv(e), Dir: e.Project}
 	res, err := r.Exec(ctx, h, in)
 	if err != nil {
 		return Decision{}, err
 	}
 	return Decide(h, res)
+}
+
+// getenv reads the hooks' environment (Environ, or this process's).
+func (b *Bridge) getenv(k string) string {
+	if b.Environ == nil {
+		return os.Getenv(k)
+	}
+	v := ""
+	for _, kv := range b.Environ {
+		if key, val, ok := strings.Cut(kv, "="); ok && key == k {
+			v = val
+		}
+	}
+	return v
 }
 
 // warn tells the host of a hook's warning (protocol.LogEventCommandHook):

@@ -16,7 +16,11 @@ var interpreters = map[string]bool{"sh": true, "bash": true, "zsh": true, "pytho
 // expands what the shell would ($CLAUDE_PROJECT_DIR, $GEMINI_PROJECT_DIR,
 // ~) with project as the project directory. "" means nothing was found
 // wrong (the command may still fail when it runs; that is reported then).
-func Check(h Hook, project string) string {
+func Check(h Hook, project string) string { return CheckEnv(h, project, os.Getenv) }
+
+// CheckEnv is Check with the other variables read by getenv (the hooks'
+// environment, Bridge.Environ, rather than this process's).
+func CheckEnv(h Hook, project string, getenv func(string) string) string {
 	words := strings.Fields(h.Command)
 	if len(words) == 0 {
 		return "the command is empty"
@@ -28,7 +32,7 @@ func Check(h Hook, project string) string {
 			case "CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "EXOCORTEX_PROJECT":
 				return project
 			}
-			return os.Getenv(k)
+			return getenv(k)
 		})
 		if rest, ok := strings.CutPrefix(w, "~/"); ok {
 			if home, err := os.UserHomeDir(); err == nil {

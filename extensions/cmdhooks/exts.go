@@ -43,7 +43,7 @@ func (s status) AgentInit(_ context.Context, c *sdk.Call, _ *exocortexv1.AgentIn
 		warn(c, fmt.Sprintf("command hooks in %s are not run: the project is not trusted (exocortex trust %s)", f.Path, s.b.Project))
 	}
 	for _, h := range s.b.Hooks {
-		if p := Check(h, s.b.Project); p != "" {
+		if p := CheckEnv(h, s.b.Project, s.b.getenv); p != "" {
 			warn(c, fmt.Sprintf("command hook %s (%s) cannot run: %s; when its event comes it fails%s", h.Ext(), h.Where(), p, closedOrOpen(h)))
 		}
 	}

@@ -54,7 +54,10 @@ type Run struct {
 type Runner struct {
 	// MaxOutput bounds stdout and stderr, each.
 	MaxOutput int
-	// Env is added to the process environment (CLAUDE_PROJECT_DIR, ...).
+	// Base is the environment the command starts from, less the plugin's
+	// own variables (nil: this process's environment).
+	Base []string
+	// Env is added to it (CLAUDE_PROJECT_DIR, ...).
 	Env []string
 	// Dir is the working directory (the project).
 	Dir string
@@ -86,7 +89,11 @@ func (r Runner) Exec(ctx context.Context, h Hook, input []byte) (Run, error) {
 	defer cancel()
 	cmd := exec.Command("/bin/sh", "-c", h.Command)
 	cmd.Dir = r.Dir
-	cmd.Env = append(hookEnviron(os.Environ()), r.Env...)
+	base := r.Base
+	if base == nil {
+		base = os.Environ()
+	}
+	cmd.Env = append(hookEnviron(base), r.Env...)
 	cmd.Stdin = bytes.NewReader(input)
 	stdout, stderr := &capped{limit: r.MaxOutput}, &capped{limit: r.MaxOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr

@@ -21,7 +21,7 @@ func BenchmarkOutputReporting(b *testing.B) {
 	}
 	for _, mode := range []string{"off", "reported"} {
 		b.Run(mode, func(b *testing.B) {
-			s, err := startSession("bash", b.TempDir(), b.TempDir(), nil)
+			s, err := startSession("bash", b.TempDir(), b.TempDir(), nil, nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -68,6 +68,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -116,6 +117,8 @@ type Runner struct {
 	probe func() sandbox.Status
 	// warned is set once the model was told the sandbox is off or missing.
 	warned atomic.Bool
+	// env is the environment the shells start from (nil: this process's).
+	env []string
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -131,6 +134,17 @@ type Runner struct {
 func New(load func() (toolsettings.CodeExecution, error)) *Runner {
 	return &Runner{load: load, grace: defaultGrace, reportEvery: toolstream.Every, sessions: map[string]*session{}, lastDir: map[string]string{},
 		probe: sync.OnceValue(func() sandbox.Status { return sandbox.Probe("") })}
+}
+
+// WithEnv makes the shells start from env (KEY=VALUE lines) instead of this
+// process's environment: a plugin served inside the host passes the
+// environment its process would have had (the host's less the secrets'
+// variables), so no shell sees what the host keeps from its plugins. The
+// sandbox's probe is given env too. It returns r.
+func (r *Runner) WithEnv(env []string) *Runner {
+	r.env = slices.Clip(env)
+	r.probe = sync.OnceValue(func() sandbox.Status { return sandbox.ProbeEnv("", env) })
+	return r
 }
 
 // Fixed is a load function returning cfg, for tests and embedders.
@@ -319,7 +333,7 @@ func (r *Runner) session(key string, n int, cfg toolsettings.CodeExecution) (*se
 	default:
 		confine = &cfg.Confine.Policy
 	}
-	s, err := startSession(cfg.Shell, dir, cfg.Confine.ScratchDir, confine)
+	s, err := startSession(cfg.Shell, dir, cfg.Confine.ScratchDir, confine, r.env)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", ToolName, err)
 	}

@@ -212,7 +212,7 @@ func TestEndedSessionsSweepSparesTheNext(t *testing.T) {
 	needSandbox(t)
 	dir := t.TempDir()
 	policy := sandbox.Policy{WriteRoots: []string{dir}}
-	old, err := startSession("bash", dir, t.TempDir(), &policy)
+	old, err := startSession("bash", dir, t.TempDir(), &policy, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestEndedSessionsSweepSparesTheNext(t *testing.T) {
 			next.kill()
 			time.Sleep(50 * time.Millisecond)
 		}
-		if next, err = startSession("bash", dir, t.TempDir(), &policy); err != nil {
+		if next, err = startSession("bash", dir, t.TempDir(), &policy, nil); err != nil {
 			t.Fatal(err)
 		}
 		if old.ns != "" && old.ns == next.ns {

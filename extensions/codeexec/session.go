@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,10 +69,10 @@ type session struct {
 	killed   []proc
 }
 
-// startSession starts a shell in dir, in the sandbox unless confine is nil.
-// The session's scratch directory (its cells, and TMPDIR) is made in
-// scratchBase.
-func startSession(shell, dir, scratchBase string, confine *sandbox.Policy) (*session, error) {
+// startSession starts a shell in dir, in the sandbox unless confine is nil,
+// from the environment env (nil: this process's). The session's scratch
+// directory (its cells, and TMPDIR) is made in scratchBase.
+func startSession(shell, dir, scratchBase string, confine *sandbox.Policy, env []string) (*session, error) {
 	path, err := exec.LookPath(shell)
 	if err != nil {
 		return nil, fmt.Errorf("the shell %q is not installed or not on PATH: install it or set tools.code_execution.shell", shell)
@@ -99,7 +100,10 @@ func startSession(shell, dir, scratchBase string, confine *sandbox.Policy) (*ses
 	}
 	cmd := exec.Command(path, argv...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "TERM=dumb", "PAGER=cat", "GIT_PAGER=cat", "PYTHONUNBUFFERED=1", "TMPDIR="+scratch)
+	if env == nil {
+		env = os.Environ()
+	}
+	cmd.Env = append(slices.Clip(env), "TERM=dumb", "PAGER=cat", "GIT_PAGER=cat", "PYTHONUNBUFFERED=1", "TMPDIR="+scratch)
 	cmd.SysProcAttr = sysProcAttr()
 	if confine != nil {
 		p := *confine

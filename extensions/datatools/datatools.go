@@ -41,6 +41,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -65,12 +66,24 @@ type Tools struct {
 	load func() (toolsettings.Data, error)
 	// probe says, once per process, whether the sandbox works here.
 	probe func() sandbox.Status
+	// env is the environment the scripts start from (nil: this process's).
+	env []string
 }
 
 // New returns the data tools; load gives their configuration on every call (the
 // built-in plugins pass a once-loaded config).
 func New(load func() (toolsettings.Data, error)) *Tools {
 	return &Tools{load: load, probe: sync.OnceValue(func() sandbox.Status { return sandbox.Probe("") })}
+}
+
+// WithEnv makes the scripts start from env (KEY=VALUE lines) instead of this
+// process's environment, and the sandbox's probe too: a plugin served inside
+// the host passes the environment its process would have had (the host's
+// less the secrets' variables). It returns d.
+func (d *Tools) WithEnv(env []string) *Tools {
+	d.env = slices.Clip(env)
+	d.probe = sync.OnceValue(func() sandbox.Status { return sandbox.ProbeEnv("", env) })
+	return d
 }
 
 // Fixed is a load function returning cfg.
@@ -108,7 +121,7 @@ func (d *Tools) Analyze() sdk.Tool {
 			if err != nil {
 				return nil, err
 			}
-			out, err := runScript(ctx, c, AnalyzeName, cfg, d.probe, string(a.Script), string(a.Input), "")
+			out, err := d.runScript(ctx, c, AnalyzeName, cfg, string(a.Script), string(a.Input), "")
 			if err != nil {
 				return &exocortexv1.ToolResult{Content: out}, err
 			}
@@ -148,7 +161,7 @@ func (d *Tools) Visualize() sdk.Tool {
 				return nil, fmt.Errorf("%s: creating the directory of %s: %w", VisualizeName, output, err)
 			}
 			before, _ := os.Stat(output)
-			out, err := runScript(ctx, c, VisualizeName, cfg, d.probe, string(a.Script), string(a.Input), output)
+			out, err := d.runScript(ctx, c, VisualizeName, cfg, string(a.Script), string(a.Input), output)
 			if err != nil {
 				return &exocortexv1.ToolResult{Content: out}, err
 			}
@@ -192,7 +205,8 @@ func absUnder(base, p string) string {
 // its standard output, cut to the limit. The error explains a failure. While
 // the script runs, what it prints (standard output and error) is reported to
 // the host as it comes, through c (package toolstream: tool_output_update).
-func runScript(ctx context.Context, c *sdk.Call, tool string, cfg toolsettings.Data, probe func() sandbox.Status, script, input, output string) (string, error) {
+func (d *Tools) runScript(ctx context.Context, c *sdk.Call, tool string, cfg toolsettings.Data, script, input, output string) (string, error) {
+	probe := d.probe
 	if strings.TrimSpace(script) == "" {
 		return "", fmt.Errorf("%s: the script is empty: give the full Python script", tool)
 	}
@@ -236,7 +250,11 @@ func runScript(ctx context.Context, c *sdk.Call, tool string, cfg toolsettings.D
 	}
 	cmd := exec.CommandContext(rctx, python, argv...)
 	cmd.Dir = scratch
-	cmd.Env = append(os.Environ(), "INPUT_FILE_PATH="+in, "OUTPUT_IMAGE_PATH="+output, "MPLBACKEND=Agg",
+	env := d.env
+	if env == nil {
+		env = os.Environ()
+	}
+	cmd.Env = append(slices.Clip(env), "INPUT_FILE_PATH="+in, "OUTPUT_IMAGE_PATH="+output, "MPLBACKEND=Agg",
 		"PYTHONUNBUFFERED=1", "PYTHONDONTWRITEBYTECODE=1", "TMPDIR="+scratch, "MPLCONFIGDIR="+scratch)
 	cmd.Stdin = nil
 	stdout := &capped{limit: cfg.OutputLimit}

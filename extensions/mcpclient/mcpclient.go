@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -79,6 +80,9 @@ type Set struct {
 	secrets    func(string) (string, error)
 	resolvedMu sync.Mutex
 	resolved   map[string]string
+	// env and dir are where a stdio server starts (Options.Env, Options.Dir).
+	env []string
+	dir string
 }
 
 // Options configure Connect.
@@ -98,6 +102,12 @@ type Options struct {
 	// value of env or headers (the host's secrets store, secrets.Store's
 	// Substitute); a placeholder without it fails the server's start.
 	Secrets func(text string) (string, error)
+	// Env is the environment a stdio server starts from (KEY=VALUE lines,
+	// its configured env added; nil: this process's environment), and Dir
+	// its working directory ("": this process's). A plugin served inside the
+	// host gives the environment and directory its process would have had.
+	Env []string
+	Dir string
 }
 
 // Connect starts every server in parallel, each within its init timeout,
@@ -107,7 +117,7 @@ func Connect(ctx context.Context, servers map[string]toolsettings.MCPServer, opt
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Set{problems: opts.Problems, status: opts.StatusFile, cache: opts.ToolCache, log: opts.Logger,
-		secrets: opts.Secrets, resolved: map[string]string{}}
+		secrets: opts.Secrets, resolved: map[string]string{}, env: slices.Clip(opts.Env), dir: opts.Dir}
 	cache := readCache(opts.ToolCache)
 	for _, name := range toolsettings.MCPNames(servers) {
 		s.servers = append(s.servers, &server{name: name, conf: servers[name], set: s})

@@ -136,7 +136,11 @@ func (sv *server) transport(proc context.Context) (mcp.Transport, *exec.Cmd, *ta
 			return nil, nil, nil, err
 		}
 		cmd := exec.CommandContext(proc, sv.conf.Command, sv.conf.Args...)
-		cmd.Env = os.Environ()
+		cmd.Env = sv.set.env
+		if cmd.Env == nil {
+			cmd.Env = os.Environ()
+		}
+		cmd.Dir = sv.set.dir
 		for k, v := range env {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}

@@ -20,6 +20,7 @@
 package natsjournal
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -350,14 +351,42 @@ type wire struct {
 	Payload json.RawMessage `json:"payload"`
 }
 
-// Encode is the body of a stream message for e stamped ts.
+// Encode is the body of a stream message for e stamped ts: the bytes
+// json.Marshal gives for its wire form, written directly (marshalling the
+// struct validated and compacted the payload a second time, a tenth of the
+// promoter's work per delta).
 func Encode(e staging.Entry, ts time.Time) ([]byte, json.RawMessage, error) {
 	p, err := staging.EncodePayload(e.Payload)
 	if err != nil {
 		return nil, nil, fmt.Errorf("natsjournal: encoding a %s payload: %w", e.Kind, err)
 	}
-	b, err := json.Marshal(wire{V: staging.SchemaVersion, TS: ts.UTC(), Kind: e.Kind, Session: e.Session, Payload: p})
-	return b, p, err
+	b := make([]byte, 0, len(p)+96+len(e.Kind)+len(e.Session))
+	b = append(b, `{"v":`...)
+	b = strconv.AppendInt(b, staging.SchemaVersion, 10)
+	b = append(b, `,"ts":`...)
+	tb, err := ts.UTC().MarshalJSON()
+	if err != nil {
+		return nil, nil, fmt.Errorf("natsjournal: the time of a %s record: %w", e.Kind, err)
+	}
+	b = append(b, tb...)
+	b = append(b, `,"kind":`...)
+	b = appendString(b, e.Kind)
+	if e.Session != "" {
+		b = append(b, `,"session":`...)
+		b = appendString(b, e.Session)
+	}
+	b = append(b, `,"payload":`...)
+	var esc bytes.Buffer
+	json.HTMLEscape(&esc, p) // as json.Marshal writes a RawMessage
+	b = append(b, esc.Bytes()...)
+	b = append(b, '}')
+	return b, p, nil
+}
+
+// appendString appends s as json.Marshal writes a string.
+func appendString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s) // a string always marshals (bad UTF-8 becomes U+FFFD)
+	return append(b, q...)
 }
 
 // Decode reads a stream message's body as the record with sequence seq.

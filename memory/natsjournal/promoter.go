@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -24,6 +25,15 @@ const leaseKey = "active"
 // them one after the other, in stream order, but writes their deltas and
 // decisions pipelined (batch.go).
 const promoterBatch = 1024
+
+// promoterInFlight is how many batches may await their decisions'
+// acknowledgements at once, and promoterAckPending how many proposals the
+// server delivers before it has their acks: enough for those batches and
+// the next pull.
+const (
+	promoterInFlight   = 4
+	promoterAckPending = (promoterInFlight + 2) * promoterBatch
+)
 
 // PromoterConfig configures RunPromoter.
 type PromoterConfig struct {
@@ -72,12 +82,13 @@ func RunPromoter(ctx context.Context, cfg PromoterConfig) error {
 	if err != nil {
 		return err
 	}
-	st, err := memory.Open(ctx, cfg.Dir, memory.Options{Journal: j, Logger: cfg.Logger})
+	defer j.Close()
+	rep, err := openReplica(ctx, cfg.Dir, j, cfg.Logger)
 	if err != nil {
-		return fmt.Errorf("natsjournal: the promoter's replica %s: %w", cfg.Dir, err)
+		return err
 	}
-	defer st.Close()
-	p := &promoter{cfg: cfg, j: j, st: st, log: cfg.Logger}
+	defer rep.close()
+	p := &promoter{cfg: cfg, j: j, rep: rep, log: cfg.Logger}
 	for ctx.Err() == nil {
 		if err := p.serve(ctx); err != nil && ctx.Err() == nil {
 			p.log.Warn("memory promoter: standing by", "id", cfg.ID, "err", err)
@@ -104,8 +115,12 @@ func sleep(ctx context.Context, d time.Duration) {
 type promoter struct {
 	cfg PromoterConfig
 	j   *Journal
-	st  *memory.Store
+	rep *replica
 	log *slog.Logger
+	// inflight bounds the batches awaiting their decisions' acks; finish
+	// waits for them when the lease ends.
+	inflight chan struct{}
+	finish   sync.WaitGroup
 	// mir is the state decisions are made on: the replica's records,
 	// rebuilt from its journal file each time the lease is taken, then fed
 	// the promoter's own deltas as they are stored (batch.go).
@@ -141,6 +156,8 @@ func (p *promoter) serve(ctx context.Context) error {
 	}
 	p.log.Info("memory promoter: active", "id", p.cfg.ID)
 	p.mir = memory.NewMirror()
+	p.rep.setFollowing(false)
+	defer p.rep.setFollowing(true)
 	lctx, lose := context.WithCancel(ctx)
 	renewed := make(chan struct{})
 	// Stopping lets the lease expire (after at most Lease): a standby takes
@@ -169,50 +186,71 @@ func (p *promoter) serve(ctx context.Context) error {
 	}()
 	rctx, cancel = context.WithTimeout(ctx, requestTimeout)
 	cons, err := js.CreateOrUpdateConsumer(rctx, p.cfg.Journal.eventsStream(), jetstream.ConsumerConfig{
-		Durable: "promoter", AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: promoterBatch,
+		Durable: "promoter", AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: promoterAckPending,
 		AckWait: max(5*time.Second, 2*p.cfg.Lease), DeliverPolicy: jetstream.DeliverAllPolicy})
 	cancel()
 	if err != nil {
 		return fmt.Errorf("the promoter consumer: %w", err)
 	}
+	// The consumer pulls continuously (the next pull is under way while a
+	// batch is decided); the callback hands each message to this loop.
+	in := make(chan jetstream.Msg, 2*promoterBatch)
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		select {
+		case in <- m:
+		case <-lctx.Done():
+		}
+	}, jetstream.PullMaxMessages(promoterBatch), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+		p.log.Debug("memory promoter: consuming", "err", err)
+	}))
+	if err != nil {
+		return fmt.Errorf("the promoter consumer: %w", err)
+	}
+	defer cc.Stop()
+	// Whatever has arrived is decided as one batch (one catch-up,
+	// pipelined deltas and decisions), so a backlog is taken promoterBatch
+	// at a time and a lone proposal waits for nothing. The next batch, if
+	// its messages are here, is decoded and its recorded decisions looked up
+	// while this one is decided; a batch's decisions are awaited, and its
+	// proposals acknowledged, while the next is decided (at most
+	// promoterInFlight batches at once).
+	p.inflight = make(chan struct{}, promoterInFlight)
+	defer p.finish.Wait()
+	gather := func(wait bool) []jetstream.Msg {
+		var got []jetstream.Msg
+		if wait {
+			select {
+			case <-lctx.Done():
+				return nil
+			case m := <-in:
+				got = append(got, m)
+			}
+		}
+		for len(got) < promoterBatch {
+			select {
+			case m := <-in:
+				got = append(got, m)
+			default:
+				return got
+			}
+		}
+		return got
+	}
+	var next *prepared
 	for lctx.Err() == nil {
-		batch, err := cons.Fetch(promoterBatch, jetstream.FetchMaxWait(time.Second))
-		if err != nil {
-			if lctx.Err() != nil {
-				break
+		cur := next
+		if cur == nil {
+			got := gather(true)
+			if len(got) == 0 {
+				continue
 			}
-			return err
+			cur = p.prepare(lctx, got)
 		}
-		if berr := batch.Error(); berr != nil && !errors.Is(berr, nats.ErrTimeout) {
-			p.log.Debug("memory promoter: fetch", "err", berr)
+		next = nil
+		if got := gather(false); len(got) > 0 {
+			next = p.prepare(lctx, got)
 		}
-		// Messages stream in as the server delivers them: whatever has
-		// arrived is decided as one batch (one catch-up, pipelined deltas and
-		// decisions), so a backlog is taken promoterBatch at a time and a
-		// lone proposal waits for nothing.
-		msgs := batch.Messages()
-		for open := true; open && lctx.Err() == nil; {
-			var got []jetstream.Msg
-			m, ok := <-msgs
-			if !ok {
-				break
-			}
-			got = append(got, m)
-		gather:
-			for {
-				select {
-				case m, ok := <-msgs:
-					if !ok {
-						open = false
-						break gather
-					}
-					got = append(got, m)
-				default:
-					break gather
-				}
-			}
-			p.handleBatch(lctx, got)
-		}
+		p.handleBatch(lctx, cur)
 	}
 	if ctx.Err() == nil {
 		return errors.New("the lease was lost")
@@ -239,53 +277,61 @@ func (p *promoter) audit(ctx context.Context, subj string, d Decision) error {
 }
 
 // decide canonicalises the proposal's entries and checks them against the
-// state: the entries to write (with their ids), and the decision, whose Seqs
-// hold 1<<63 for each entry to write (filled in once written) and 0 for one
-// dropped as a duplicate.
-func (p *promoter) decide(ctx context.Context, prop proposal) (Decision, []staging.Entry, []string) {
+// state: it sets the entries to write (with their ids and the records they
+// name), and the decision, whose Seqs hold 1<<63 for each entry to write
+// (filled in once written) and 0 for one dropped as a duplicate.
+func (p *promoter) decide(pe *pending) {
+	pe.decodeUpserts()
+	prop := pe.prop
 	d := Decision{Proposal: prop.ID, Decision: DecisionPromote, Seqs: make([]uint64, len(prop.Entries)), Payloads: make([]json.RawMessage, len(prop.Entries))}
 	var entries []staging.Entry
-	var ids []string
+	var ids, names []string
 	var reasons []string
 	for i, w := range prop.Entries {
 		payload := w.Payload
 		keep := true
-		if w.Kind == memory.KindUpsert {
-			var u memory.UpsertEvent
-			if err := json.Unmarshal(w.Payload, &u); err == nil {
-				u.Key = strings.TrimSpace(u.Key)
-				u.Tags = canonicalTags(u.Tags)
-				if u.Key != "" {
-					if holder, ok := p.mir.ByKey(u.Area, u.Key); ok && holder.ID != u.ID {
-						reasons = append(reasons, fmt.Sprintf("entry %d: key %q in area %s belongs to record %s: %s is written to it", i+1, u.Key, u.Area, holder.ID, u.ID))
-						u.ID = holder.ID
-						d.Decision = DecisionOverride
-					}
-				}
-				if cur, ok := p.mir.Get(u.ID); ok && sameContent(cur, u) {
-					keep = false
-					reasons = append(reasons, fmt.Sprintf("entry %d: record %s already holds this", i+1, u.ID))
-				}
-				if b, err := staging.EncodePayload(u); err == nil {
-					payload = b
+		var named []string
+		if pu := pe.ups[i]; pu != nil {
+			u := *pu
+			u.Key = strings.TrimSpace(u.Key)
+			u.Tags = canonicalTags(u.Tags)
+			if u.Key != "" {
+				if holder, ok := p.mir.ByKey(u.Area, u.Key); ok && holder.ID != u.ID {
+					reasons = append(reasons, fmt.Sprintf("entry %d: key %q in area %s belongs to record %s: %s is written to it", i+1, u.Key, u.Area, holder.ID, u.ID))
+					u.ID = holder.ID
+					d.Decision = DecisionOverride
 				}
 			}
+			if cur, ok := p.mir.Get(u.ID); ok && sameContent(cur, u) {
+				keep = false
+				reasons = append(reasons, fmt.Sprintf("entry %d: record %s already holds this", i+1, u.ID))
+			}
+			if b, err := staging.EncodePayload(u); err == nil {
+				payload = b
+			}
+			if u.ID != "" {
+				named = []string{u.ID}
+			}
+		} else {
+			named = memory.EventRefs(payload)
 		}
 		d.Payloads[i] = payload
 		if keep {
 			d.Seqs[i] = 1 << 63
 			entries = append(entries, staging.Entry{Kind: w.Kind, Session: w.Session, TS: w.TS, Payload: json.RawMessage(payload)})
 			ids = append(ids, prop.MsgIDs[i])
+			names = append(names, named...)
 		}
 	}
 	if err := p.mir.Check(entries); err != nil {
-		return Decision{Proposal: prop.ID, Decision: DecisionSkip, Invalid: err.Error(), Seqs: d.Seqs, Payloads: d.Payloads}, nil, nil
+		pe.d, pe.entries, pe.ids, pe.names = Decision{Proposal: prop.ID, Decision: DecisionSkip, Invalid: err.Error(), Seqs: d.Seqs, Payloads: d.Payloads}, nil, nil, nil
+		return
 	}
 	if len(entries) == 0 {
 		d.Decision = DecisionSkip
 	}
 	d.Reason = strings.Join(reasons, "; ")
-	return d, entries, ids
+	pe.d, pe.entries, pe.ids, pe.names = d, entries, ids, names
 }
 
 func canonicalTags(tags []string) []string {

@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -69,17 +70,17 @@ func BenchmarkWiringLastTurn(b *testing.B) {
 	dir := benchRecording(b, turns, 30)
 	for _, mode := range []string{"cold", "cached", "saw-cached"} {
 		b.Run(mode, func(b *testing.B) {
-			var c cache
+			c := New(Options{Dir: dir})
 			if mode != "cold" {
-				if _, _, err := c.loadTurn(dir, "s", ""); err != nil {
+				if _, _, err := c.loadTurn(context.Background(), "s", ""); err != nil {
 					b.Fatal(err)
 				}
 			}
 			for b.Loop() {
 				if mode == "cold" {
-					c = cache{}
+					c.cache = cache{}
 				}
-				rec, t, err := c.loadTurn(dir, "s", "")
+				rec, t, err := c.loadTurn(context.Background(), "s", "")
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -120,7 +120,7 @@ func TestWiringGroupsFirings(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rec, turn, err := new(cache).loadTurn(dir, "s", "")
+	rec, turn, err := New(Options{Dir: dir}).loadTurn(context.Background(), "s", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestCacheSeesAppendedTurns(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var c cache
+	c := New(Options{Dir: dir})
 	for i, want := range []int{1, 2} {
 		r, err := replay.NewRecorder(file)
 		if err != nil {
@@ -183,14 +183,14 @@ func TestCacheSeesAppendedTurns(t *testing.T) {
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
 		}
-		rec, turn, err := c.loadTurn(dir, "s", "")
+		rec, turn, err := c.loadTurn(context.Background(), "s", "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(rec.Turns) != want || turn.N != want {
 			t.Fatalf("round %d: %d turns, the last %d; want %d", i, len(rec.Turns), turn.N, want)
 		}
-		again, _, _ := c.loadTurn(dir, "s", "")
+		again, _, _ := c.loadTurn(context.Background(), "s", "")
 		if again != rec {
 			t.Errorf("round %d: an unchanged recording was read again", i)
 		}

@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -84,23 +85,43 @@ func (c *cache) load(dir, events string) (*replay.Recording, error) {
 	return rec, nil
 }
 
-// loadTurn reads the recording of session name in dir and returns it and
-// its turn n (the last ended turn when turn is "", the last turn if none
+// loadTurn reads the recording of session name and returns it and its
+// turn n (the last ended turn when turn is "", the last turn if none
 // ended). The recording is read as it is: a turn is never changed once
 // loaded, so the answer may share it with the cache.
-func (c *cache) loadTurn(dir, name, turn string) (*replay.Recording, *replay.Turn, error) {
+func (s *Inspect) loadTurn(ctx context.Context, name, turn string) (*replay.Recording, *replay.Turn, error) {
 	if err := session.ValidateName(name); err != nil {
 		return nil, nil, &InputError{Field: "session", Message: err.Error(), Err: ErrBadInput}
 	}
-	file := filepath.Join(dir, name+".jsonl")
-	if _, err := os.Stat(file); err != nil {
-		return nil, nil, fmt.Errorf("session %q: %w (there is no %s.jsonl among the sessions; the terminal's /sessions lists them)", name, ErrNotFound, name)
+	store := s.opts.Sessions
+	if store == nil {
+		store = session.NewDirStore(s.opts.Dir)
 	}
-	events := filepath.Join(replay.DirFor(file), replay.EventsFile)
+	ok, err := store.Exists(ctx, name)
+	if err != nil {
+		return nil, nil, fmt.Errorf("session %q: %w", name, err)
+	}
+	if !ok {
+		return nil, nil, fmt.Errorf("session %q: %w (there is no such session in %s; the terminal's /sessions lists them)", name, ErrNotFound, store.Location())
+	}
+	dir := replay.DirFor(filepath.Join(s.opts.Dir, name+".jsonl"))
+	if s.opts.Recording != nil {
+		shared, err := s.opts.Recording(ctx, name)
+		switch {
+		case err == nil:
+			dir = shared
+		case errors.Is(err, fs.ErrNotExist):
+			// None shared: this host's own, if any (recorded before the
+			// session was shared).
+		default:
+			return nil, nil, fmt.Errorf("session %q: %w", name, err)
+		}
+	}
+	events := filepath.Join(dir, replay.EventsFile)
 	if _, err := os.Stat(events); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("session %q has no recorded turn yet (%s is missing): send it a message first: %w", name, events, ErrNotFound)
 	}
-	rec, err := c.load(replay.DirFor(file), events)
+	rec, err := s.cache.load(dir, events)
 	if err != nil {
 		// A recording with no monologue yet is a session with no turn.
 		return nil, nil, fmt.Errorf("session %q: %v: %w", name, err, ErrNotFound)

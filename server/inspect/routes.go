@@ -1,10 +1,12 @@
 package inspect
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
 	"github.com/exocortex/exocortex/core/host"
+	"github.com/exocortex/exocortex/core/session"
 	"github.com/exocortex/exocortex/server/route"
 )
 
@@ -12,6 +14,17 @@ import (
 type Options struct {
 	// Dir is the sessions directory ($EXOCORTEX_HOME/sessions).
 	Dir string
+	// Sessions is where the sessions are (session.NewDirStore(Dir) when
+	// nil): a session is inspectable when the store has it, wherever it was
+	// written.
+	Sessions session.Store
+	// Recording finds the recording directory of session name, the one
+	// replay.Load reads (nil: Dir/NAME.replay, beside the session file). On
+	// a shared store it is a host-local copy of the shared recording,
+	// brought up to date (replay.Sync), so that a turn run through another
+	// replica is inspected through this one. An error wrapping
+	// fs.ErrNotExist is a session with no recorded turn.
+	Recording func(ctx context.Context, name string) (string, error)
 	// Plugins is the host (nil: no plugin routes, and no plugin health in
 	// the wiring).
 	Plugins Plugins
@@ -49,7 +62,7 @@ func (s *Inspect) Routes() []route.Route {
 
 func (s *Inspect) saw(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("session")
-	rec, t, err := s.cache.loadTurn(s.opts.Dir, name, r.URL.Query().Get("turn"))
+	rec, t, err := s.loadTurn(r.Context(), name, r.URL.Query().Get("turn"))
 	if err != nil {
 		answer(w, err)
 		return
@@ -59,7 +72,7 @@ func (s *Inspect) saw(w http.ResponseWriter, r *http.Request) {
 
 func (s *Inspect) wiring(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("session")
-	rec, t, err := s.cache.loadTurn(s.opts.Dir, name, r.URL.Query().Get("turn"))
+	rec, t, err := s.loadTurn(r.Context(), name, r.URL.Query().Get("turn"))
 	if err != nil {
 		answer(w, err)
 		return

@@ -179,6 +179,18 @@ func (s *OpenAIServer) take(req OpenAIRequest) (Reply, int, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, req)
+	if s.script.Choose != nil {
+		i := s.next
+		s.next++
+		r, ok := s.script.Choose(req, i)
+		if r.ChunkSize == 0 {
+			r.ChunkSize = DefaultChunkSize
+		}
+		if r.DoneReason == "" {
+			r.DoneReason = "stop"
+		}
+		return r, i, ok
+	}
 	if s.next >= len(s.script.Replies) {
 		return Reply{}, s.next, false
 	}

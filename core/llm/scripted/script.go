@@ -47,6 +47,12 @@ type Script struct {
 	APIKey string
 	// Replies are the model's replies, one per chat request.
 	Replies []Reply
+	// Choose, when set, makes the OpenAI-compatible server's reply depend on
+	// the request: request i (from 0) gets Choose's reply instead of
+	// Replies[i], and ok false answers as when the replies have run out. For
+	// scripts built in code (a measuring harness whose agents offer different
+	// tools); the Ollama server ignores it.
+	Choose func(req OpenAIRequest, i int) (reply Reply, ok bool)
 }
 
 // Faults a reply can play on the OpenAI-compatible server.

@@ -27,6 +27,12 @@ type backend struct {
 	mu   sync.Mutex
 	last uint64 // the last record read or written
 	size int64
+
+	// evMu guards the recording's position (recording.go): the number of
+	// the last line recorded, when known.
+	evMu    sync.Mutex
+	events  uint64
+	evKnown bool
 }
 
 var _ session.Backend = (*backend)(nil)

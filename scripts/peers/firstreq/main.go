@@ -10,9 +10,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -23,35 +23,31 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/exocortex/exocortex/core/llm/scripted"
 	"github.com/exocortex/exocortex/internal/procstat"
+	"github.com/exocortex/exocortex/scripts/peers/peer"
 )
 
 type options struct {
-	rounds    int
-	jsonOut   bool
-	exocortex string
-	peers     string
-	crush     string
-	only      string
-	timeout   time.Duration
+	rounds  int
+	jsonOut bool
+	paths   peer.Paths
+	only    string
+	timeout time.Duration
 }
 
 func main() {
 	var o options
 	flag.IntVar(&o.rounds, "rounds", 5, "interleaved rounds (each tool runs once a round)")
 	flag.BoolVar(&o.jsonOut, "json", false, "print the results as JSON")
-	flag.StringVar(&o.exocortex, "exocortex", "bin/exocortex", "the exocortex binary")
-	flag.StringVar(&o.peers, "peers", ".tools/peers", "the npm prefix make peers installs opencode-ai and @openai/codex into")
-	flag.StringVar(&o.crush, "crush", ".tools/bin/crush", "the crush binary make peers builds")
+	flag.StringVar(&o.paths.Exocortex, "exocortex", "bin/exocortex", "the exocortex binary")
+	flag.StringVar(&o.paths.Peers, "peers", ".tools/peers", "the npm prefix make peers installs opencode-ai and @openai/codex into")
+	flag.StringVar(&o.paths.Crush, "crush", ".tools/bin/crush", "the crush binary make peers builds")
 	flag.StringVar(&o.only, "tools", "", "comma-separated subset of exocortex,opencode,codex,crush (default: every one found)")
 	flag.DurationVar(&o.timeout, "timeout", 60*time.Second, "a run's limit; a run past it is killed")
 	flag.Usage = func() {
@@ -72,6 +68,7 @@ func main() {
 // sample is one run's figures; err says why a run did not give them.
 type sample struct {
 	firstMS, cpuMS, pssMB, wallMS float64
+	tokens                        int // the first main request's, o200k
 	err                           error
 }
 
@@ -80,6 +77,7 @@ type result struct {
 	Runs        int      `json:"runs"`
 	Failed      int      `json:"failed"`
 	FirstMS     float64  `json:"first_request_ms"`
+	Tokens      float64  `json:"first_main_request_tokens_o200k"`
 	CPUMS       float64  `json:"cpu_to_first_ms"`
 	PSSMB       float64  `json:"pss_mb"`
 	WallMS      float64  `json:"wall_ms"`
@@ -91,30 +89,24 @@ type result struct {
 }
 
 func run(ctx context.Context, o options, w io.Writer) error {
-	all := tools(o)
+	counter, err := peer.NewCounter()
+	if err != nil {
+		return err
+	}
 	var (
-		active  []tool
+		active  []peer.Tool
 		results = map[string]*result{}
 		order   []string
 	)
-	want := map[string]bool{}
-	for _, n := range strings.Split(o.only, ",") {
-		if n = strings.TrimSpace(n); n != "" {
-			want[n] = true
+	for _, t := range peer.Select(peer.Tools(o.paths), o.only) {
+		if abs, err := filepath.Abs(t.Exe); err == nil {
+			t.Exe = abs // runs start in their home
 		}
-	}
-	for _, t := range all {
-		if len(want) > 0 && !want[t.name] {
-			continue
-		}
-		if abs, err := filepath.Abs(t.exe); err == nil {
-			t.exe = abs // runs start in their home
-		}
-		order = append(order, t.name)
-		r := &result{Tool: t.name}
-		results[t.name] = r
-		if _, err := os.Stat(t.exe); err != nil {
-			r.NotMeasured = fmt.Sprintf("%s not found (make peers)", t.exe)
+		order = append(order, t.Name)
+		r := &result{Tool: t.Name}
+		results[t.Name] = r
+		if _, err := os.Stat(t.Exe); err != nil {
+			r.NotMeasured = fmt.Sprintf("%s not found (make peers)", t.Exe)
 			continue
 		}
 		active = append(active, t)
@@ -122,39 +114,43 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	homes := map[string]string{}
 	samples := map[string][]sample{}
 	for _, t := range active {
-		home, err := os.MkdirTemp("", "firstreq-"+t.name+"-")
+		home, err := os.MkdirTemp("", "firstreq-"+t.Name+"-")
 		if err != nil {
-			return fmt.Errorf("home for %s: %w", t.name, err)
+			return fmt.Errorf("home for %s: %w", t.Name, err)
 		}
 		defer os.RemoveAll(home)
-		homes[t.name] = home
+		homes[t.Name] = home
 		// Untimed: the page cache, the home's first files, a peer's first-run caches.
-		if s := once(ctx, o, t, home); s.err != nil {
-			slog.Warn("warm-up run failed", "tool", t.name, "err", s.err)
+		if s := once(ctx, o, counter, t, home); s.err != nil {
+			slog.Warn("warm-up run failed", "tool", t.Name, "err", s.err)
 		}
 	}
 	for i := 0; i < o.rounds; i++ {
 		for j := range active {
 			t := active[(i+j)%len(active)]
-			s := once(ctx, o, t, homes[t.name])
-			samples[t.name] = append(samples[t.name], s)
+			s := once(ctx, o, counter, t, homes[t.Name])
+			samples[t.Name] = append(samples[t.Name], s)
 		}
 	}
 	for _, t := range active {
-		r := results[t.name]
-		var first, cpu, pssv, wall []float64
-		for _, s := range samples[t.name] {
+		r := results[t.Name]
+		var first, cpu, pssv, wall, tok []float64
+		for _, s := range samples[t.Name] {
 			r.Runs++
 			if s.err != nil {
 				r.Failed++
-				r.Errors = appendOnce(r.Errors, s.err.Error())
+				r.Errors = peer.AppendOnce(r.Errors, s.err.Error())
 				if s.firstMS == 0 {
 					continue
 				}
 			}
 			first, cpu, pssv, wall = append(first, s.firstMS), append(cpu, s.cpuMS), append(pssv, s.pssMB), append(wall, s.wallMS)
+			if s.tokens > 0 {
+				tok = append(tok, float64(s.tokens))
+			}
 		}
-		r.FirstMS, r.CPUMS, r.PSSMB, r.WallMS = median(first), median(cpu), median(pssv), median(wall)
+		r.FirstMS, r.CPUMS, r.PSSMB, r.WallMS = peer.Median(first), peer.Median(cpu), peer.Median(pssv), peer.Median(wall)
+		r.Tokens = peer.Median(tok)
 		if len(first) == 0 {
 			r.NotMeasured = "no run reached the model: " + strings.Join(r.Errors, "; ")
 		}
@@ -162,11 +158,11 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	// Ratios are medians of per-round ratios to exocortex's run of the same round.
 	if base, ok := samples["exocortex"]; ok {
 		for _, t := range active {
-			if t.name == "exocortex" {
+			if t.Name == "exocortex" {
 				continue
 			}
 			var fr, cr, pr []float64
-			for i, s := range samples[t.name] {
+			for i, s := range samples[t.Name] {
 				b := base[i]
 				if s.firstMS == 0 || b.firstMS == 0 {
 					continue
@@ -179,8 +175,8 @@ func run(ctx context.Context, o options, w io.Writer) error {
 					pr = append(pr, s.pssMB/b.pssMB)
 				}
 			}
-			r := results[t.name]
-			r.FirstRatio, r.CPURatio, r.PSSRatio = median(fr), median(cr), median(pr)
+			r := results[t.Name]
+			r.FirstRatio, r.CPURatio, r.PSSRatio = peer.Median(fr), peer.Median(cr), peer.Median(pr)
 		}
 	}
 	out := make([]*result, 0, len(order))
@@ -193,14 +189,14 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		return enc.Encode(map[string]any{"rounds": o.rounds, "results": out})
 	}
 	fmt.Fprintf(w, "%d interleaved rounds; medians; ratios are medians of per-round tool/exocortex\n", o.rounds)
-	fmt.Fprintf(w, "%-10s %10s %10s %9s %9s %7s %7s %7s  %s\n", "tool", "first-ms", "cpu-ms", "pss-MB", "wall-ms", "×first", "×cpu", "×pss", "runs")
+	fmt.Fprintf(w, "%-10s %10s %10s %9s %9s %7s %7s %7s %7s  %s\n", "tool", "first-ms", "cpu-ms", "pss-MB", "wall-ms", "tokens", "×first", "×cpu", "×pss", "runs")
 	for _, r := range out {
 		if r.NotMeasured != "" {
 			fmt.Fprintf(w, "%-10s not measured: %s\n", r.Tool, r.NotMeasured)
 			continue
 		}
-		fmt.Fprintf(w, "%-10s %10.0f %10.0f %9.1f %9.0f %7s %7s %7s  %d (%d failed)\n", r.Tool, r.FirstMS, r.CPUMS, r.PSSMB, r.WallMS,
-			ratio(r.FirstRatio), ratio(r.CPURatio), ratio(r.PSSRatio), r.Runs, r.Failed)
+		fmt.Fprintf(w, "%-10s %10.0f %10.0f %9.1f %9.0f %7.0f %7s %7s %7s  %d (%d failed)\n", r.Tool, r.FirstMS, r.CPUMS, r.PSSMB, r.WallMS, r.Tokens,
+			peer.Ratio(r.FirstRatio), peer.Ratio(r.CPURatio), peer.Ratio(r.PSSRatio), r.Runs, r.Failed)
 		for _, e := range r.Errors {
 			fmt.Fprintf(w, "%-10s   error: %s\n", "", e)
 		}
@@ -208,30 +204,11 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	return nil
 }
 
-func ratio(x float64) string {
-	if x == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.2f", x)
-}
-
-func appendOnce(xs []string, s string) []string {
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	for _, x := range xs {
-		if x == s {
-			return xs
-		}
-	}
-	return append(xs, s)
-}
-
 // once runs t against a fresh scripted server and measures it.
-func once(ctx context.Context, o options, t tool, home string) sample {
+func once(ctx context.Context, o options, counter *peer.Counter, t peer.Tool, home string) sample {
 	replies := make([]scripted.Reply, 8) // a peer may ask for a title too
 	for i := range replies {
-		replies[i] = scripted.Reply{Content: t.reply}
+		replies[i] = t.Answer("Hello!")
 	}
 	srv, err := scripted.NewOpenAIServer(scripted.Script{Replies: replies})
 	if err != nil {
@@ -245,80 +222,77 @@ func once(ctx context.Context, o options, t tool, home string) sample {
 	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
 	proxy.ErrorLog = log.New(io.Discard, "", 0)
 	var (
-		first    sync.Once
-		pid      int
-		pidReady = make(chan struct{})
-		s        sample
-		t0       time.Time
+		first     sync.Once
+		countOnce sync.Once
+		pid       int
+		pidReady  = make(chan struct{})
+		s         sample
+		t0        time.Time
 	)
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		chat := strings.HasSuffix(r.URL.Path, "/chat/completions")
 		resp := strings.HasSuffix(r.URL.Path, "/responses")
 		if chat || resp {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if req, ok := chatRequest(body, resp); ok {
+				if _, main := t.Read(req, home, "hello.txt"); main {
+					countOnce.Do(func() { s.tokens = counter.Request(req) })
+				}
+			}
 			first.Do(func() {
-				s.firstMS = float64(time.Since(t0).Microseconds()) / 1e3
+				now := time.Now()
 				<-pidReady
+				s.firstMS = peer.MS(now.Sub(t0))
 				cpu, pss := procstat.Tree(pid)
 				s.cpuMS, s.pssMB = float64(cpu.Microseconds())/1e3, pss
 			})
 		}
 		if resp {
-			serveResponses(w, r, "Hello!")
+			peer.ServeResponses(w, r, "Hello!")
 			return
 		}
 		proxy.ServeHTTP(w, r)
 	}))
 	defer front.Close()
-	args, env, err := t.setup(home, front.URL+"/v1", srv.Model())
+	args, env, err := t.Setup(peer.Run{Home: home, BaseURL: front.URL + "/v1", Model: srv.Model(), Prompt: "hello"})
 	if err != nil {
-		return sample{err: fmt.Errorf("%s setup: %w", t.name, err)}
+		return sample{err: fmt.Errorf("%s setup: %w", t.Name, err)}
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, t.exe, args...)
-	cmd.Dir = home
-	cmd.Env = append(os.Environ(), env...)
-	// Its own process group, so a run past the timeout is killed with every
-	// process under it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	t0 = time.Now()
-	if err := cmd.Start(); err != nil {
+	p := peer.Start(ctx, t.Exe, args, env, home, o.timeout, func(p int, start time.Time) {
+		pid, t0 = p, start
 		close(pidReady)
-		return sample{err: fmt.Errorf("start %s: %w", t.exe, err)}
+	})
+	if pid == 0 {
+		close(pidReady)
 	}
-	pid = cmd.Process.Pid
-	close(pidReady)
-	werr := cmd.Wait()
-	s.wallMS = float64(time.Since(t0).Microseconds()) / 1e3
-	tail := strings.TrimSpace(out.String())
-	if len(tail) > 240 {
-		tail = tail[len(tail)-240:]
-	}
+	s.wallMS = peer.MS(p.Wall)
+	tail := peer.Tail(p.Output, 240)
 	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		s.err = fmt.Errorf("%s: killed after %s: %s", t.name, o.timeout, tail)
-	case werr != nil:
-		s.err = fmt.Errorf("%s: %w: %s", t.name, werr, tail)
+	case p.Err != nil:
+		s.err = fmt.Errorf("%s: %w", t.Name, p.Err)
 	case s.firstMS == 0:
-		s.err = fmt.Errorf("%s: no model request reached the scripted server: %s", t.name, tail)
-	case !strings.Contains(out.String(), "Hello!"):
-		s.err = fmt.Errorf("%s: the scripted answer is not in its output: %s", t.name, tail)
+		s.err = fmt.Errorf("%s: no model request reached the scripted server: %s", t.Name, tail)
+	case !strings.Contains(p.Output, "Hello!"):
+		s.err = fmt.Errorf("%s: the scripted answer is not in its output: %s", t.Name, tail)
 	}
 	return s
 }
 
-// median of xs, 0 for none.
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
+// chatRequest reads a request body as the chat request it is or (a Responses
+// API request, resp) stands for.
+func chatRequest(body []byte, resp bool) (scripted.OpenAIRequest, bool) {
+	if resp {
+		var rr peer.ResponsesRequest
+		if json.Unmarshal(body, &rr) != nil {
+			return scripted.OpenAIRequest{}, false
+		}
+		b, err := json.Marshal(peer.ToChat(rr))
+		if err != nil {
+			return scripted.OpenAIRequest{}, false
+		}
+		body = b
 	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	return s[len(s)/2]
+	req, err := peer.DecodeChat(body)
+	return req, err == nil
 }
-
-// peerBin is the path of an npm-installed command under prefix.
-func peerBin(prefix, name string) string { return filepath.Join(prefix, "node_modules", ".bin", name) }
