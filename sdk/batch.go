@@ -35,6 +35,11 @@ func (s *server) RunBatch(ctx context.Context, req *exocortexv1.BatchRequest) (*
 		return nil, status.Errorf(codes.InvalidArgument, "plugin %q: a batch for unknown hook %s (field %d)", s.b.manifest.Plugin, fd.Name(), fd.Number())
 	}
 	base := rm.Get(fd).Message().Interface()
+	// Every extension's request gets its own call below (withCall), so a call the
+	// host sent in the hook request is never seen: dropped before the copies,
+	// which would clone its context for nothing.
+	bm := base.ProtoReflect()
+	bm.Clear(bm.Descriptor().Fields().ByName("call"))
 	calls := req.GetCalls()
 	resultField := (&exocortexv1.BatchResult{}).ProtoReflect().Descriptor().Fields().ByName(fd.Name())
 

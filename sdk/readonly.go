@@ -3,10 +3,15 @@ package sdk
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"math"
+	"slices"
 	"strings"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	exocortexv1 "github.com/exocortex/exocortex/proto/exocortex/v1"
 )
@@ -31,6 +36,10 @@ import (
 // snapshot is the request as received, for requestChangedSince.
 type snapshot struct {
 	raw []byte
+	// custom is the context's custom_data, encoded apart (customBytes): a map
+	// of messages, whose deterministic encoding by reflection cost more than
+	// the rest of the request together. raw is then the request without it.
+	custom []byte
 	// copy is a cloned message, taken only if the request could not be
 	// encoded (not valid UTF-8 in a string field: gRPC's decoder lets none in).
 	copy proto.Message
@@ -40,27 +49,215 @@ var deterministic = proto.MarshalOptions{Deterministic: true}
 
 // takeSnapshot records req before its handler runs.
 func takeSnapshot(req proto.Message) snapshot {
-	raw, err := deterministic.Marshal(req)
+	raw, custom, err := encodeRequest(req)
 	if err != nil {
 		return snapshot{copy: proto.Clone(req)}
 	}
-	return snapshot{raw: raw}
+	return snapshot{raw: raw, custom: custom}
 }
+
+// encodeRequest is req's deterministic encoding with the context's custom_data
+// left out, and custom_data encoded by customBytes (nil when the request has no
+// context). The field is taken out of the context for the encoding and put
+// back: encodeRequest runs before the handler and after it returned, when
+// nothing else holds the request (a handler runs in the goroutine that called
+// it, and the request is its own copy).
+func encodeRequest(req proto.Message) (raw, custom []byte, err error) {
+	ctx := contextOf(req)
+	if ctx == nil {
+		raw, err = deterministic.Marshal(req)
+		return raw, nil, err
+	}
+	cd := ctx.CustomData
+	if custom, err = customBytes(cd); err != nil {
+		return nil, nil, err
+	}
+	ctx.CustomData = nil
+	raw, err = deterministic.Marshal(req)
+	ctx.CustomData = cd
+	return raw, custom, err
+}
+
+// contextOf is the context of a hook request's call, or nil.
+func contextOf(req proto.Message) *exocortexv1.Context {
+	if r, ok := req.(interface{ GetCall() *exocortexv1.HookCall }); ok {
+		return r.GetCall().GetContext()
+	}
+	return nil
+}
+
+// customBytes encodes a context's custom_data so that two equal Structs give
+// equal bytes and unequal ones different bytes: whether it is set, the number
+// of entries, then each entry in key order: the key, the value's kind and
+// content (a number by its bits, so an unchanged NaN is unchanged; a struct or
+// list value by its deterministic encoding) and the value's unknown fields;
+// last the Struct's unknown fields. Strings and byte runs are length-prefixed.
+// A flat Struct, which is what the host sends, encodes without reflection.
+func customBytes(s *structpb.Struct) ([]byte, error) {
+	if s == nil {
+		return []byte{0}, nil
+	}
+	fields := s.GetFields()
+	out := make([]byte, 1, 16+32*len(fields))
+	out[0] = 1
+	var buf [8]string
+	keys := buf[:0]
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out = protowire.AppendVarint(out, uint64(len(keys)))
+	for _, k := range keys {
+		v := fields[k]
+		out = protowire.AppendString(out, k)
+		switch kind := v.GetKind().(type) {
+		case *structpb.Value_NumberValue:
+			out = protowire.AppendFixed64(append(out, kindNumber), math.Float64bits(kind.NumberValue))
+		case *structpb.Value_StringValue:
+			out = protowire.AppendString(append(out, kindString), kind.StringValue)
+		case *structpb.Value_BoolValue:
+			out = protowire.AppendVarint(append(out, kindBool), protowire.EncodeBool(kind.BoolValue))
+		case *structpb.Value_NullValue:
+			out = protowire.AppendVarint(append(out, kindNull), uint64(kind.NullValue))
+		case nil:
+			if v == nil {
+				// A nil entry encodes as an empty Value, yet it is not one here.
+				out = append(out, kindNilEntry)
+				continue
+			}
+			out = append(out, kindUnset)
+		default:
+			b, err := deterministic.Marshal(v)
+			if err != nil {
+				return nil, fmt.Errorf("custom_data[%q]: %w", k, err)
+			}
+			out = protowire.AppendBytes(append(out, kindEncoded), b)
+			continue // the encoding holds the unknown fields
+		}
+		out = protowire.AppendBytes(out, v.ProtoReflect().GetUnknown())
+	}
+	return protowire.AppendBytes(out, s.ProtoReflect().GetUnknown()), nil
+}
+
+// The kinds of a custom_data value in customBytes' encoding.
+const (
+	kindNilEntry byte = iota
+	kindUnset
+	kindNumber
+	kindString
+	kindBool
+	kindNull
+	kindEncoded
+)
 
 // requestChangedSince is requestChange against the request as s recorded it.
 func requestChangedSince(s snapshot, after proto.Message) (string, protoreflect.FieldDescriptor) {
 	if s.copy != nil {
 		return requestChange(s.copy, after)
 	}
-	now, err := deterministic.Marshal(after)
-	if err == nil && bytes.Equal(now, s.raw) {
+	now, custom, err := encodeRequest(after)
+	if err == nil && bytes.Equal(now, s.raw) && bytes.Equal(custom, s.custom) {
 		return "", nil
 	}
 	before := after.ProtoReflect().New().Interface()
 	if err := (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(s.raw, before); err != nil {
 		return "(the request as received could not be read back: " + err.Error() + ")", nil
 	}
-	return requestChange(before, after)
+	if s.custom != nil {
+		cd, err := customStruct(s.custom)
+		if err != nil {
+			return "(the request as received could not be read back: " + err.Error() + ")", nil
+		}
+		before.ProtoReflect().Get(before.ProtoReflect().Descriptor().Fields().ByName("call")).Message().Interface().(*exocortexv1.HookCall).GetContext().CustomData = cd
+	}
+	path, top := requestChange(before, after)
+	if path == "" {
+		// The encodings differ but the messages are equal: a nil entry in
+		// custom_data's map became an empty Value, or the other way round.
+		return "call.context.custom_data", before.ProtoReflect().Descriptor().Fields().ByName("call")
+	}
+	return path, top
+}
+
+// customStruct decodes customBytes' encoding.
+func customStruct(b []byte) (*structpb.Struct, error) {
+	if len(b) == 0 || b[0] == 0 {
+		return nil, nil
+	}
+	d := decoder{b: b[1:]}
+	count := d.varint()
+	s := &structpb.Struct{Fields: map[string]*structpb.Value{}}
+	for i := uint64(0); i < count && d.err == nil; i++ {
+		k := string(d.bytes())
+		if len(d.b) == 0 {
+			d.err = io.ErrUnexpectedEOF
+			break
+		}
+		kind := d.b[0]
+		d.b = d.b[1:]
+		v := &structpb.Value{}
+		switch kind {
+		case kindNilEntry:
+			s.Fields[k] = nil
+			continue
+		case kindUnset:
+		case kindNumber:
+			x, n := protowire.ConsumeFixed64(d.b)
+			d.advance(n)
+			v.Kind = &structpb.Value_NumberValue{NumberValue: math.Float64frombits(x)}
+		case kindString:
+			v.Kind = &structpb.Value_StringValue{StringValue: string(d.bytes())}
+		case kindBool:
+			v.Kind = &structpb.Value_BoolValue{BoolValue: protowire.DecodeBool(d.varint())}
+		case kindNull:
+			v.Kind = &structpb.Value_NullValue{NullValue: structpb.NullValue(d.varint())}
+		case kindEncoded:
+			if err := (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(d.bytes(), v); err != nil {
+				return nil, fmt.Errorf("custom_data[%q]: %w", k, err)
+			}
+			s.Fields[k] = v
+			continue
+		default:
+			return nil, fmt.Errorf("custom_data[%q]: value kind %d", k, kind)
+		}
+		if u := d.bytes(); len(u) > 0 {
+			v.ProtoReflect().SetUnknown(u)
+		}
+		s.Fields[k] = v
+	}
+	if u := d.bytes(); len(u) > 0 {
+		s.ProtoReflect().SetUnknown(u)
+	}
+	return s, d.err
+}
+
+// decoder reads customBytes' encoding; its first error sticks.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) advance(n int) {
+	if n < 0 {
+		if d.err == nil {
+			d.err = protowire.ParseError(n)
+		}
+		d.b = nil
+		return
+	}
+	d.b = d.b[n:]
+}
+
+func (d *decoder) varint() uint64 {
+	x, n := protowire.ConsumeVarint(d.b)
+	d.advance(n)
+	return x
+}
+
+func (d *decoder) bytes() []byte {
+	x, n := protowire.ConsumeBytes(d.b)
+	d.advance(n)
+	return x
 }
 
 // requestChange compares a request after its handler ran with the copy taken

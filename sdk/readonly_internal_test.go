@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"strings"
@@ -137,6 +138,27 @@ func TestSnapshotSeesEveryChange(t *testing.T) {
 		{"map entry added", func(r *exocortexv1.MessageLoopEndRequest) {
 			r.Call.Context.CustomData.Fields["e"] = structpb.NewBoolValue(true)
 		}, "call.context.custom_data.fields"},
+		{"map entry deleted", func(r *exocortexv1.MessageLoopEndRequest) {
+			delete(r.Call.Context.CustomData.Fields, "a")
+		}, "call.context.custom_data.fields"},
+		{"map value changed in place", func(r *exocortexv1.MessageLoopEndRequest) {
+			r.Call.Context.CustomData.Fields["c"].Kind = &structpb.Value_StringValue{StringValue: "y"}
+		}, "call.context.custom_data.fields"},
+		{"map value nested", func(r *exocortexv1.MessageLoopEndRequest) {
+			r.Call.Context.CustomData.Fields["c"] = structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{"z": structpb.NewNullValue()}})
+		}, "call.context.custom_data.fields"},
+		{"map value unknown fields", func(r *exocortexv1.MessageLoopEndRequest) {
+			r.Call.Context.CustomData.Fields["a"].ProtoReflect().SetUnknown(protoreflect.RawFields{0xf8, 0x01, 0x01})
+		}, "call.context.custom_data.fields"},
+		{"custom_data unknown fields", func(r *exocortexv1.MessageLoopEndRequest) {
+			r.Call.Context.CustomData.ProtoReflect().SetUnknown(protoreflect.RawFields{0xf8, 0x01, 0x01})
+		}, "call.context.custom_data"},
+		{"custom_data emptied", func(r *exocortexv1.MessageLoopEndRequest) {
+			r.Call.Context.CustomData = &structpb.Struct{}
+		}, "call.context.custom_data.fields"},
+		{"custom_data removed", func(r *exocortexv1.MessageLoopEndRequest) { r.Call.Context.CustomData = nil }, "call.context.custom_data"},
+		{"context removed", func(r *exocortexv1.MessageLoopEndRequest) { r.Call.Context = nil }, "call.context"},
+		{"context field beside custom_data", func(r *exocortexv1.MessageLoopEndRequest) { r.Call.Context.Iteration++ }, "call.context.iteration"},
 		{"state value", func(r *exocortexv1.MessageLoopEndRequest) { r.Call.State[0].Value.Value = []byte{8, 1} }, "call.state[0].value.value"},
 		{"unknown fields", func(r *exocortexv1.MessageLoopEndRequest) {
 			r.ProtoReflect().SetUnknown(protoreflect.RawFields{0xf8, 0x01, 0x01})
@@ -216,6 +238,49 @@ func BenchmarkRequestReadOnlyCheck(b *testing.B) {
 				if path, _ := requestChangedSince(before, r.req); path != "" {
 					b.Fatal(path)
 				}
+			}
+		})
+	}
+}
+
+// TestCustomBytesRoundTrip: customStruct reads back every kind of value
+// customBytes writes, unknown fields included, so a changed custom_data is
+// named against the Struct as received.
+func TestCustomBytesRoundTrip(t *testing.T) {
+	withUnknown := func(m proto.Message) proto.Message {
+		m.ProtoReflect().SetUnknown(protoreflect.RawFields{0xf8, 0x01, 0x01})
+		return m
+	}
+	nested, _ := structpb.NewStruct(map[string]any{"list": []any{1.0, "two", true, nil}, "obj": map[string]any{"k": "v"}})
+	tests := []struct {
+		name string
+		in   *structpb.Struct
+	}{
+		{"nil", nil},
+		{"empty", &structpb.Struct{}},
+		{"scalars", &structpb.Struct{Fields: map[string]*structpb.Value{
+			"n": structpb.NewNumberValue(math.Inf(-1)), "s": structpb.NewStringValue("é"), "b": structpb.NewBoolValue(true),
+			"z": structpb.NewNullValue(), "unset": {}}}},
+		{"nested", nested},
+		{"unknown fields", withUnknown(&structpb.Struct{Fields: map[string]*structpb.Value{
+			"n": withUnknown(structpb.NewNumberValue(1)).(*structpb.Value)}}).(*structpb.Struct)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := customBytes(tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := customStruct(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (got == nil) != (tt.in == nil) || !proto.Equal(got, tt.in) {
+				t.Fatalf("read back %v, want %v", got, tt.in)
+			}
+			again, _ := customBytes(got)
+			if !bytes.Equal(again, b) {
+				t.Fatalf("encodings differ after a round trip")
 			}
 		})
 	}

@@ -342,8 +342,14 @@ func callGroup[Req proto.Message, Resp changer](
 	}
 	breq := &exocortexv1.BatchRequest{Calls: hcs}
 	// The plugin clears those fields again for the extensions that did not
-	// declare reading them.
-	breq.ProtoReflect().Set(batchField(breq.ProtoReflect(), exts[0].Hook.Hook), protoreflect.ValueOfMessage(build(hcs[0], f).ProtoReflect()))
+	// declare reading them. The hook request goes without its call: each
+	// extension's request gets calls[i] in its place (both SDKs set it before the
+	// handler runs), so a call there would be a second copy of calls[0], its
+	// context and custom_data map the costliest part of the message to encode and
+	// decode (docs/perf/suite.md, "The hook path's remaining regression").
+	base := build(hcs[0], f).ProtoReflect()
+	base.Clear(base.Descriptor().Fields().ByName("call"))
+	breq.ProtoReflect().Set(batchField(breq.ProtoReflect(), exts[0].Hook.Hook), protoreflect.ValueOfMessage(base))
 	start := time.Now()
 	var bresp *exocortexv1.BatchResponse
 	var err error

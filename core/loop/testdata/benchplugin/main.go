@@ -1,5 +1,9 @@
 // Command benchplugin serves ten small extensions for the dispatch benchmarks:
 // two at each of five hooks, with orders base+0 … base+9 (benchplugin BASE NAME).
+// Their only effects are the keys they declare, and they say so
+// (EffectsDeclared), so the loop calls the plugins' batches at a hook at once,
+// as it called every extension before issue 12 made in-order the default for
+// extensions that do not declare it.
 package main
 
 import (
@@ -24,7 +28,7 @@ type base struct {
 type start struct{ base }
 
 func (e start) Spec() sdk.Spec {
-	return sdk.Spec{Name: e.name, Hooks: []sdk.Hook{sdk.MessageLoopStart(e)}, Order: e.order}
+	return sdk.Spec{Name: e.name, Hooks: []sdk.Hook{sdk.MessageLoopStart(e)}, Order: e.order, EffectsDeclared: true}
 }
 func (start) MessageLoopStart(context.Context, *sdk.Call, *exocortexv1.MessageLoopStartRequest) (*exocortexv1.MessageLoopStartResponse, error) {
 	return nil, nil
@@ -33,7 +37,7 @@ func (start) MessageLoopStart(context.Context, *sdk.Call, *exocortexv1.MessageLo
 type prompts struct{ base }
 
 func (e prompts) Spec() sdk.Spec {
-	return sdk.Spec{Name: e.name, Hooks: []sdk.Hook{sdk.MessageLoopPromptsAfter(e)}, Order: e.order, InjectsPrompt: true}
+	return sdk.Spec{Name: e.name, Hooks: []sdk.Hook{sdk.MessageLoopPromptsAfter(e)}, Order: e.order, EffectsDeclared: true, InjectsPrompt: true}
 }
 func (e prompts) MessageLoopPromptsAfter(_ context.Context, _ *sdk.Call, req *exocortexv1.MessageLoopPromptsAfterRequest) (*exocortexv1.MessageLoopPromptsAfterResponse, error) {
 	return &exocortexv1.MessageLoopPromptsAfterResponse{PromptBlocks: []*exocortexv1.PromptBlock{{Title: e.name, Content: fmt.Sprintf("iteration %d", req.GetIteration())}}}, nil
@@ -42,7 +46,7 @@ func (e prompts) MessageLoopPromptsAfter(_ context.Context, _ *sdk.Call, req *ex
 type before struct{ base }
 
 func (e before) Spec() sdk.Spec {
-	return sdk.Spec{Name: e.name, Hooks: []sdk.Hook{sdk.BeforeMainLLMCall(e)}, Order: e.order, Reads: []sdk.KeyRef{tracker()}}
+	return sdk.Spec{Name: e.name, Hooks: []sdk.Hook{sdk.BeforeMainLLMCall(e)}, Order: e.order, EffectsDeclared: true, Reads: []sdk.KeyRef{tracker()}}
 }
 func (before) BeforeMainLLMCall(_ context.Context, c *sdk.Call, _ *exocortexv1.BeforeMainLLMCallRequest) (*exocortexv1.BeforeMainLLMCallResponse, error) {
 	tracker().Get(c)
@@ -52,7 +56,7 @@ func (before) BeforeMainLLMCall(_ context.Context, c *sdk.Call, _ *exocortexv1.B
 type after struct{ base }
 
 func (e after) Spec() sdk.Spec {
-	return sdk.Spec{Name: e.name, Hooks: []sdk.Hook{sdk.ToolExecuteAfter(e)}, Order: e.order, Reads: []sdk.KeyRef{tracker()}, Writes: []sdk.KeyRef{tracker()}}
+	return sdk.Spec{Name: e.name, Hooks: []sdk.Hook{sdk.ToolExecuteAfter(e)}, Order: e.order, EffectsDeclared: true, Reads: []sdk.KeyRef{tracker()}, Writes: []sdk.KeyRef{tracker()}}
 }
 func (e after) ToolExecuteAfter(_ context.Context, c *sdk.Call, req *exocortexv1.ToolExecuteAfterRequest) (*exocortexv1.ToolExecuteAfterResponse, error) {
 	ft, _ := tracker().Get(c)
@@ -67,7 +71,7 @@ func (e after) ToolExecuteAfter(_ context.Context, c *sdk.Call, req *exocortexv1
 type end struct{ base }
 
 func (e end) Spec() sdk.Spec {
-	return sdk.Spec{Name: e.name, Hooks: []sdk.Hook{sdk.MessageLoopEnd(e)}, Order: e.order, Reads: []sdk.KeyRef{tracker()}}
+	return sdk.Spec{Name: e.name, Hooks: []sdk.Hook{sdk.MessageLoopEnd(e)}, Order: e.order, EffectsDeclared: true, Reads: []sdk.KeyRef{tracker()}}
 }
 func (end) MessageLoopEnd(context.Context, *sdk.Call, *exocortexv1.MessageLoopEndRequest) (*exocortexv1.MessageLoopEndResponse, error) {
 	return nil, nil
