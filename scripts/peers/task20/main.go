@@ -40,7 +40,7 @@ import (
 
 type options struct {
 	rounds, turns, window, outputBytes int
-	jsonOut                            bool
+	jsonOut, fresh                     bool
 	paths                              peer.Paths
 	only, dump, old                    string
 	timeout                            time.Duration
@@ -56,6 +56,7 @@ func main() {
 	flag.StringVar(&o.paths.Exocortex, "exocortex", "bin/exocortex", "the exocortex binary")
 	flag.StringVar(&o.paths.Peers, "peers", ".tools/peers", "the npm prefix make peers installs opencode-ai and @openai/codex into")
 	flag.StringVar(&o.paths.Crush, "crush", ".tools/bin/crush", "the crush binary make peers builds")
+	flag.BoolVar(&o.fresh, "fresh", true, "run fresh copies of the exocortex and crush binaries, so both start from the same page-cache state (peer.Paths.Fresh)")
 	flag.StringVar(&o.old, "old-exocortex", "", "another exocortex build, run as the tool exocortex-old in the same rounds (new/old in turns)")
 	flag.StringVar(&o.only, "tools", "", "comma-separated subset of exocortex,opencode,codex,crush (default: every one found; exocortex-old comes with -old-exocortex)")
 	flag.StringVar(&o.dump, "dump", "", "write every chat request of every run into this directory (TOOL-RUN-N.json)")
@@ -111,6 +112,23 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		results = map[string]*result{}
 		order   []string
 	)
+	if o.fresh {
+		dir, err := os.MkdirTemp("", "peers-bin-")
+		if err != nil {
+			return fmt.Errorf("a directory for fresh copies of the binaries: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		if o.paths, err = o.paths.Fresh(dir); err != nil {
+			return err
+		}
+		if o.old != "" {
+			dst := filepath.Join(dir, "exocortex-old")
+			if err := peer.FreshFile(o.old, dst); err != nil {
+				return err
+			}
+			o.old = dst
+		}
+	}
 	all := peer.Tools(o.paths)
 	if o.old != "" {
 		old := all[0] // exocortex's, another binary
