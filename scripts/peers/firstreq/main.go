@@ -49,7 +49,7 @@ func main() {
 	flag.StringVar(&o.paths.Exocortex, "exocortex", "bin/exocortex", "the exocortex binary")
 	flag.StringVar(&o.paths.Peers, "peers", ".tools/peers", "the npm prefix make peers installs opencode-ai and @openai/codex into")
 	flag.StringVar(&o.paths.Crush, "crush", ".tools/bin/crush", "the crush binary make peers builds")
-	flag.BoolVar(&o.fresh, "fresh", true, "run fresh copies of the exocortex and crush binaries, so both start from the same page-cache state (peer.Paths.Fresh)")
+	flag.BoolVar(&o.fresh, "fresh", true, "run fresh copies of the exocortex and crush binaries, so both start from the same page-cache state (peer.FreshCopies)")
 	flag.StringVar(&o.only, "tools", "", "comma-separated subset of exocortex,opencode,codex,crush (default: every one found)")
 	flag.DurationVar(&o.timeout, "timeout", 60*time.Second, "a run's limit; a run past it is killed")
 	flag.Usage = func() {
@@ -101,14 +101,11 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		order   []string
 	)
 	if o.fresh {
-		dir, err := os.MkdirTemp("", "peers-bin-")
+		done, err := peer.FreshCopies(&o.paths.Exocortex, &o.paths.Crush)
 		if err != nil {
-			return fmt.Errorf("a directory for fresh copies of the binaries: %w", err)
-		}
-		defer os.RemoveAll(dir)
-		if o.paths, err = o.paths.Fresh(dir); err != nil {
 			return err
 		}
+		defer done()
 	}
 	for _, t := range peer.Select(peer.Tools(o.paths), o.only) {
 		if abs, err := filepath.Abs(t.Exe); err == nil {

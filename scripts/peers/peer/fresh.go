@@ -5,35 +5,49 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
-// Fresh copies the exocortex and crush binaries of p into dir and returns the
-// paths of the copies, so that both start from the same page-cache state.
+// FreshCopies copies the binary at each path into a new directory and points
+// the path at its copy, so that every binary starts from the same page-cache
+// state; done removes the directory. An empty path, or one with no file, is
+// left as it is (the harness reports a binary that is not there).
 //
 // Why: the kernel may hold a file read often (a binary run hundreds of times
 // by the test suite, say) in 2 MB pages, and a process that maps it then has
 // whole 2 MB pages resident where it touched a few 4 KB ones. Measured here,
 // the same exocortex build showed a PSS of 90.8 MB run from bin/ and 63.9 MB
 // run from a fresh copy, while crush's stayed at 67.4 MB: the ratio between
-// the two said more about the files' histories than about the programs.
-// A copy is a new file, whose page cache is filled in small pages as it runs.
-// A binary that is not there is left as it is (the harness reports it).
-func (p Paths) Fresh(dir string) (Paths, error) {
-	for _, exe := range []*string{&p.Exocortex, &p.Crush} {
-		if _, err := os.Stat(*exe); err != nil {
+// the two said more about the files' histories than about the programs. A
+// copy is a new file, whose page cache fills in small pages as it runs.
+func FreshCopies(paths ...*string) (done func(), err error) {
+	dir, err := os.MkdirTemp("", "peers-bin-")
+	if err != nil {
+		return nil, fmt.Errorf("a directory for fresh copies of the binaries: %w", err)
+	}
+	done = func() { os.RemoveAll(dir) }
+	for i, p := range paths {
+		if *p == "" {
 			continue
 		}
-		dst := filepath.Join(dir, filepath.Base(*exe))
-		if err := FreshFile(*exe, dst); err != nil {
-			return p, err
+		if _, err := os.Stat(*p); err != nil {
+			continue
 		}
-		*exe = dst
+		// Numbered: two builds of one program have the same name.
+		dst := filepath.Join(dir, strconv.Itoa(i), filepath.Base(*p))
+		if err := copyExecutable(*p, dst); err != nil {
+			done()
+			return nil, err
+		}
+		*p = dst
 	}
-	return p, nil
+	return done, nil
 }
 
-// FreshFile copies the executable src to the new file dst (see Paths.Fresh).
-func FreshFile(src, dst string) error {
+func copyExecutable(src, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return fmt.Errorf("copying %s for a fresh start: %w", src, err)
+	}
 	in, err := os.Open(src)
 	if err != nil {
 		return fmt.Errorf("copying %s for a fresh start: %w", src, err)

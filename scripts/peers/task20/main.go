@@ -56,7 +56,7 @@ func main() {
 	flag.StringVar(&o.paths.Exocortex, "exocortex", "bin/exocortex", "the exocortex binary")
 	flag.StringVar(&o.paths.Peers, "peers", ".tools/peers", "the npm prefix make peers installs opencode-ai and @openai/codex into")
 	flag.StringVar(&o.paths.Crush, "crush", ".tools/bin/crush", "the crush binary make peers builds")
-	flag.BoolVar(&o.fresh, "fresh", true, "run fresh copies of the exocortex and crush binaries, so both start from the same page-cache state (peer.Paths.Fresh)")
+	flag.BoolVar(&o.fresh, "fresh", true, "run fresh copies of the exocortex and crush binaries, so both start from the same page-cache state (peer.FreshCopies)")
 	flag.StringVar(&o.old, "old-exocortex", "", "another exocortex build, run as the tool exocortex-old in the same rounds (new/old in turns)")
 	flag.StringVar(&o.only, "tools", "", "comma-separated subset of exocortex,opencode,codex,crush (default: every one found; exocortex-old comes with -old-exocortex)")
 	flag.StringVar(&o.dump, "dump", "", "write every chat request of every run into this directory (TOOL-RUN-N.json)")
@@ -113,21 +113,11 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		order   []string
 	)
 	if o.fresh {
-		dir, err := os.MkdirTemp("", "peers-bin-")
+		done, err := peer.FreshCopies(&o.paths.Exocortex, &o.paths.Crush, &o.old)
 		if err != nil {
-			return fmt.Errorf("a directory for fresh copies of the binaries: %w", err)
-		}
-		defer os.RemoveAll(dir)
-		if o.paths, err = o.paths.Fresh(dir); err != nil {
 			return err
 		}
-		if o.old != "" {
-			dst := filepath.Join(dir, "exocortex-old")
-			if err := peer.FreshFile(o.old, dst); err != nil {
-				return err
-			}
-			o.old = dst
-		}
+		defer done()
 	}
 	all := peer.Tools(o.paths)
 	if o.old != "" {
